@@ -1,0 +1,152 @@
+/*
+ * KVM ioctl wrappers: 0/-errno, CLOEXEC everywhere, EINTR retried where
+ * an ioctl is not meant to be interrupted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kvm.h"
+
+int
+kvm_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do
+		ret = ioctl(fd, req, arg);
+	while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : ret;
+}
+
+int
+kvm_open(void)
+{
+	int fd, version;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	version = ioctl(fd, KVM_GET_API_VERSION, 0);
+	if (version != KVM_API_VERSION) {
+		close(fd);
+		return -ENOTSUP;
+	}
+	return fd;
+}
+
+int
+kvm_check_extension(int fd, long cap)
+{
+	return kvm_ioctl(fd, KVM_CHECK_EXTENSION, (void *)cap);
+}
+
+int
+kvm_create_vm(int kvm_fd)
+{
+	int fd;
+
+	fd = kvm_ioctl(kvm_fd, KVM_CREATE_VM, 0);
+	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int
+kvm_vcpu_mmap_size(int kvm_fd)
+{
+	return kvm_ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+}
+
+int
+kvm_set_memory(int vm_fd, uint32_t slot, uint64_t gpa, uint64_t size,
+    void *host)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = slot,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uintptr_t)host,
+	};
+
+	return kvm_ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region);
+}
+
+int
+kvm_create_irqchip(int vm_fd)
+{
+	return kvm_ioctl(vm_fd, KVM_CREATE_IRQCHIP, 0);
+}
+
+int
+kvm_create_pit2(int vm_fd)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+
+	return kvm_ioctl(vm_fd, KVM_CREATE_PIT2, &pit);
+}
+
+int
+kvm_set_tss_addr(int vm_fd, uint64_t addr)
+{
+	return kvm_ioctl(vm_fd, KVM_SET_TSS_ADDR, (void *)(uintptr_t)addr);
+}
+
+int
+kvm_set_identity_map_addr(int vm_fd, uint64_t addr)
+{
+	return kvm_ioctl(vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &addr);
+}
+
+int
+kvm_irq_line(int vm_fd, uint32_t gsi, int level)
+{
+	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+
+	return kvm_ioctl(vm_fd, KVM_IRQ_LINE, &irq);
+}
+
+int
+kvm_create_vcpu(int vm_fd, unsigned int id)
+{
+	int fd;
+
+	fd = kvm_ioctl(vm_fd, KVM_CREATE_VCPU, (void *)(uintptr_t)id);
+	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int
+kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
+{
+	struct kvm_cpuid2 *cpuid;
+	unsigned int nent = 64;
+	int ret;
+
+	/* The kernel says E2BIG until the table is big enough. */
+	for (;;) {
+		cpuid = calloc(1, sizeof(*cpuid) +
+		    nent * sizeof(struct kvm_cpuid_entry2));
+		if (cpuid == NULL)
+			return -ENOMEM;
+		cpuid->nent = nent;
+		ret = kvm_ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid);
+		if (ret == 0)
+			break;
+		free(cpuid);
+		if (ret != -E2BIG || nent >= 4096)
+			return ret;
+		nent *= 2;
+	}
+	*out = cpuid;
+	return 0;
+}

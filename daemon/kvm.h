@@ -1,0 +1,28 @@
+/*
+ * Thin wrappers around the KVM ioctls the worker uses.  Every function
+ * returns 0 (or a non-negative result) or a negative errno, so callers
+ * never look at errno themselves.
+ */
+#ifndef VMMD_KVM_H
+#define VMMD_KVM_H
+
+#include <stdint.h>
+#include <linux/kvm.h>
+
+int kvm_open(void);
+int kvm_check_extension(int fd, long cap);
+int kvm_create_vm(int kvm_fd);
+int kvm_vcpu_mmap_size(int kvm_fd);
+int kvm_set_memory(int vm_fd, uint32_t slot, uint64_t gpa, uint64_t size,
+    void *host);
+int kvm_create_irqchip(int vm_fd);
+int kvm_create_pit2(int vm_fd);
+int kvm_set_tss_addr(int vm_fd, uint64_t addr);
+int kvm_set_identity_map_addr(int vm_fd, uint64_t addr);
+int kvm_irq_line(int vm_fd, uint32_t gsi, int level);
+int kvm_create_vcpu(int vm_fd, unsigned int id);
+/* Returns a malloc'd table of what the host supports (free() it). */
+int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);
+int kvm_ioctl(int fd, unsigned long req, void *arg);
+
+#endif

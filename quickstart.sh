@@ -1,0 +1,103 @@
+#!/bin/sh
+# vmmd quick start for a fresh Debian 12 machine (run as root).
+#
+#   ./quickstart.sh          install what is needed, build, start vmmd and
+#                            boot the default guest on this terminal
+#   ./quickstart.sh test     the same set-up, then the whole test suite
+#                            (also with AddressSanitizer and UBSan)
+#
+# Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR.
+set -eu
+
+top=$(cd "$(dirname "$0")" && pwd)
+builddir=${BUILDDIR:-$top/build}
+cache=$top/.cache
+mode=${1:-demo}
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
+case $mode in demo|test) ;; *) die "usage: $0 [test]" ;; esac
+
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev"
+test_deps="strace"
+
+install_packages() {
+	missing=
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		    grep -q 'install ok installed' || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	say "installing:$missing"
+	# The package lists may be missing or stale on a fresh machine.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $missing >/dev/null 2>&1 ||
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $missing >/dev/null; }
+}
+
+# Debian's current kernel, for the boot tests: resolved at run time, cached.
+fetch_debian_kernel() {
+	mkdir -p "$cache/debian"
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+	    awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	[ -n "$pkg" ] || { apt-get update -qq; pkg=$(apt-cache depends \
+	    linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'); }
+	[ -n "$pkg" ] || die "cannot resolve linux-image-amd64"
+	dir=$cache/debian/$pkg
+	if [ ! -d "$dir/boot" ]; then
+		say "fetching $pkg"
+		tmp=$(mktemp -d)
+		(cd "$tmp" && apt-get download -qq "$pkg" >/dev/null) ||
+		    die "cannot download $pkg"
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+		dpkg-deb -x "$tmp"/*.deb "$dir.tmp"
+		rm -rf "$tmp"
+		mv "$dir.tmp" "$dir"
+	fi
+	ls "$dir"/boot/vmlinuz-* | head -n 1
+}
+
+configure() {
+	dir=$1; shift
+	if [ -d "$dir/meson-private" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$top" "$@" >/dev/null
+	fi
+	ninja -C "$dir"
+}
+
+if [ "$mode" = demo ]; then
+	install_packages $build_deps
+	say "building in $builddir"
+	configure "$builddir"
+	sock=${VMMD_SOCKET:-/run/vmmd/control.sock}
+	state=${VMMD_STATEDIR:-/var/lib/vmmd}
+	if ! "$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1; then
+		say "starting vmmd (socket $sock, state $state)"
+		"$builddir/daemon/vmmd" -s "$sock" -d "$state" \
+		    -g "$builddir/tests/guests/demo.elf"
+	fi
+	say "the host's /dev/kvm cannot be assumed to run a stock kernel: booting the demo guest"
+	say "detach with Ctrl-]; the transient guest stops when you detach"
+	exec "$builddir/ctl/vmctl" -s "$sock" run demo
+fi
+
+install_packages $build_deps $test_deps
+vmlinuz=$(fetch_debian_kernel)
+say "building in $builddir (warnings are errors)"
+configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz"
+say "running the test suite"
+meson test -C "$builddir" --print-errorlogs --num-processes 2
+say "building with AddressSanitizer and UBSan in $builddir-asan"
+configure "$builddir-asan" -Dwerror=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dtest_vmlinuz="$vmlinuz"
+say "running the unit and kvm suites under the sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    meson test -C "$builddir-asan" --suite unit --suite kvm \
+    --print-errorlogs --num-processes 2
+say "all tests passed"
