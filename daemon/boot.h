@@ -22,6 +22,54 @@
 #define BOOT_HIGH_RAM_START	0x100000000ULL	/* ... and resumes at 4 GiB */
 
 /*
+ * Fixed layout of what the loaders write below 1 MiB.  All of it is
+ * ordinary RAM in the e820 map (the kernel copies what it keeps before
+ * it reuses the memory) except the MP table, which is in reserved memory.
+ *
+ *   0x00500  GDT: 0x10 flat code (64- or 32-bit), 0x18 flat data,
+ *            0x20 a 32-bit TSS (base 0, limit 0x67) for TR
+ *   0x06000  PVH: hvm_start_info, then the module list and memory map
+ *   0x07000  bzImage: boot_params ("zero page")
+ *   0x08000  scratch stack, growing down from 0x9000 (initial RSP)
+ *   0x09000  PML4, 0x0a000 PDPT, 0x0b000-0x0efff four page directories:
+ *            the first 4 GiB identity-mapped with 2 MiB pages
+ *   0x20000  command line (up to 64 KiB with its NUL)
+ *   0x30000  end of the loader's area: PVH segments may start here
+ *   0x9fc00  MP floating pointer and configuration table (EBDA, reserved)
+ *   0xf0000  MP configuration table when it does not fit in the EBDA's
+ *            1 KiB (more than 40 vCPUs); reserved like a PC's BIOS
+ *   1 MiB    bzImage protected-mode kernel; PVH segments (at p_paddr)
+ *   top      initrd, as high in low RAM as the kernel allows
+ */
+#define BOOT_GDT_ADDR		0x500ULL
+#define BOOT_GDT_CODE_SEL	0x10	/* the kernel's __BOOT_CS */
+#define BOOT_GDT_DATA_SEL	0x18	/* the kernel's __BOOT_DS */
+#define BOOT_GDT_TSS_SEL	0x20	/* busy 32-bit TSS, base 0, limit 0x67 */
+#define BOOT_PVH_INFO_ADDR	0x6000ULL
+#define BOOT_ZERO_PAGE_ADDR	0x7000ULL
+#define BOOT_STACK_TOP		0x9000ULL
+#define BOOT_PML4_ADDR		0x9000ULL
+#define BOOT_PDPT_ADDR		0xa000ULL
+#define BOOT_PD_ADDR		0xb000ULL	/* 4 pages */
+#define BOOT_CMDLINE_ADDR	0x20000ULL
+#define BOOT_CMDLINE_MAX	0x10000ULL	/* bytes, including the NUL */
+#define BOOT_AREA_END		0x30000ULL
+#define BOOT_MPTABLE_ALT_ADDR	BOOT_BIOS_START
+#define BOOT_KERNEL_ADDR	BOOT_HIGH_MEM_START
+#define BOOT_MIN_LOW_SIZE	0x200000ULL	/* 2 MiB: layout + something */
+
+/* Interrupt controllers as the MP table describes them. */
+#define BOOT_LAPIC_ADDR		0xfee00000U
+#define BOOT_IOAPIC_ADDR	0xfec00000U
+#define BOOT_IOAPIC_PINS	24
+/*
+ * ISA IRQ 0 (the PIT) is described as wired to IOAPIC pin 2, as on PCs;
+ * every other ISA IRQ n to pin n.  The worker's GSI routing must match.
+ */
+#define BOOT_MPTABLE_IRQ0_PIN	2
+#define BOOT_MAX_CPUS		254	/* IOAPIC ID = ncpus must fit in 8 bits */
+
+/*
  * Guest RAM as the loaders see it: one host mapping of everything below
  * BOOT_PCI_HOLE_START (low_size bytes from guest physical 0), plus
  * high_size bytes at BOOT_HIGH_RAM_START that the loaders only describe
@@ -78,6 +126,14 @@ struct boot_e820 {
 int boot_load(const struct boot_mem *mem, const struct boot_args *args,
     struct boot_cpu *cpu, char *err, size_t errlen);
 
+/*
+ * Check that path is a kernel boot_load could load (a bzImage with the
+ * 64-bit entry point, or an ELF file with a PVH entry note) without
+ * loading it.  0 if so; -ENOEXEC with a reason in err if not; another
+ * negative errno (and a reason) if the file cannot be opened or read.
+ */
+int boot_probe(const char *path, char *err, size_t errlen);
+
 /* Fill out[] with the guest's memory map; returns the number of entries. */
 unsigned int boot_e820_build(const struct boot_mem *mem,
     struct boot_e820 out[BOOT_E820_MAX]);
@@ -87,6 +143,12 @@ unsigned int boot_e820_build(const struct boot_mem *mem,
  * one processor entry per vCPU with APIC ID = index, the ISA bus, the
  * IOAPIC at 0xfec00000 and the 16 ISA interrupts routed to it) at
  * guest physical address addr.  Returns bytes written or -errno.
+ *
+ * The floating pointer goes at addr (16-byte aligned).  The configuration
+ * table follows it when both fit in the 1 KiB from addr, which operating
+ * systems scan (up to 40 vCPUs); otherwise it goes at
+ * BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).  mem maps guest
+ * physical 0 to mem_size.
  */
 int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
     unsigned int ncpus);

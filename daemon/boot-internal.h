@@ -1,0 +1,113 @@
+/*
+ * Private interface between the boot loader files: open kernel files,
+ * read them with bounds checks, place initrds, and the x86 tables that
+ * both entry protocols need.
+ */
+#ifndef VMMD_BOOT_INTERNAL_H
+#define VMMD_BOOT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot.h"
+
+/*
+ * Enough of the start of a kernel file to recognise its format and parse
+ * the bzImage setup header (which ends before 0x300) or an ELF header.
+ */
+#define BOOT_HEAD_SIZE		1024
+
+/* An open kernel or initrd file. */
+struct boot_file {
+	int		 fd;
+	uint64_t	 size;
+	uint8_t		 head[BOOT_HEAD_SIZE];
+	size_t		 head_len;	/* bytes of head[] that are valid */
+};
+
+enum boot_format {
+	BOOT_FORMAT_UNKNOWN,
+	BOOT_FORMAT_BZIMAGE,
+	BOOT_FORMAT_ELF,
+};
+
+/* Write a one-line reason into err and return code (a negative errno). */
+int	boot_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+
+int	boot_file_open(struct boot_file *f, const char *path, const char *what,
+	    char *err, size_t errlen);
+void	boot_file_close(struct boot_file *f);
+/* Read exactly len bytes at off; a file shorter than that is an error. */
+int	boot_file_read(const struct boot_file *f, void *buf, uint64_t len,
+	    uint64_t off, char *err, size_t errlen);
+
+enum boot_format boot_detect(const struct boot_file *f);
+
+/* Little-endian field access on byte buffers (file images are LE). */
+static inline uint16_t
+boot_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t
+boot_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+boot_le64(const uint8_t *p)
+{
+	return (uint64_t)boot_le32(p) | (uint64_t)boot_le32(p + 4) << 32;
+}
+
+/*
+ * Check the memory description the caller gave us: low RAM mapped,
+ * large enough for the fixed layout, and not reaching into the PCI hole.
+ */
+int	boot_mem_check(const struct boot_mem *mem, char *err, size_t errlen);
+
+/* Is [addr, addr + len) inside the low RAM mapping? Overflow-safe. */
+static inline int
+boot_mem_fits(const struct boot_mem *mem, uint64_t addr, uint64_t len)
+{
+	return addr <= mem->low_size && len <= mem->low_size - addr;
+}
+
+/*
+ * Write the command line (NULL means empty) at BOOT_CMDLINE_ADDR.  limit
+ * is the longest string the kernel accepts, without the final NUL.
+ */
+int	boot_cmdline_write(const struct boot_mem *mem, const char *cmdline,
+	    uint64_t limit, char *err, size_t errlen);
+
+/*
+ * Load the initrd named path as high as possible, page aligned, with its
+ * last byte below top (exclusive end) and its start at or above floor.
+ * Returns its guest address and size.
+ */
+int	boot_initrd_load(const struct boot_mem *mem, const char *path,
+	    uint64_t floor, uint64_t top, uint64_t *addr, uint64_t *size,
+	    char *err, size_t errlen);
+
+/* boot-x86.c: the GDT at BOOT_GDT_ADDR and the identity page tables. */
+void	boot_x86_write_gdt(const struct boot_mem *mem, int long_mode,
+	    struct boot_cpu *cpu);
+void	boot_x86_write_page_tables(const struct boot_mem *mem,
+	    struct boot_cpu *cpu);
+
+/* The two loaders.  probe validates the file only; load also writes RAM. */
+int	boot_bzimage_probe(const struct boot_file *f, char *err,
+	    size_t errlen);
+int	boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
+	    const struct boot_args *args, struct boot_cpu *cpu, char *err,
+	    size_t errlen);
+int	boot_pvh_probe(const struct boot_file *f, char *err, size_t errlen);
+int	boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
+	    const struct boot_args *args, struct boot_cpu *cpu, char *err,
+	    size_t errlen);
+
+#endif
