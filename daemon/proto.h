@@ -17,14 +17,16 @@
 #define VMMD_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #define PROTO_VERSION		1
 #define PROTO_MAX_LINE		(64 * 1024)	/* bytes, newline excluded */
 
-/* Error classes, as they appear in "class". */
+/* Error classes, as they appear in "class".  Non-zero, so that a
+ * function can return 0 for success or the class of its error. */
 enum proto_error {
-	PROTO_ERR_PARSE,		/* "parse_error": not JSON / not an object */
+	PROTO_ERR_PARSE = 1,		/* "parse_error": not JSON / not an object */
 	PROTO_ERR_TOO_LARGE,		/* "too_large": line over PROTO_MAX_LINE */
 	PROTO_ERR_BAD_REQUEST,		/* "bad_request": malformed request */
 	PROTO_ERR_UNKNOWN_COMMAND,	/* "unknown_command" */
@@ -38,6 +40,8 @@ enum proto_error {
 };
 
 const char *proto_error_class(enum proto_error e);
+/* The enum value for a class name, or -ENOENT if it names none. */
+int proto_error_lookup(const char *cls);
 
 /* A parsed request; the json objects are borrowed from root. */
 struct proto_request {
@@ -56,6 +60,13 @@ struct proto_request {
 int proto_parse_request(const char *line, size_t len,
     struct proto_request *req, struct json_object **id, char *desc,
     size_t desclen);
+
+/*
+ * Parse one line as a JSON object of any kind (reply, event, greeting):
+ * 0 with *out set (caller puts it), or PROTO_ERR_PARSE with desc filled.
+ */
+int proto_parse_object(const char *line, size_t len,
+    struct json_object **out, char *desc, size_t desclen);
 
 /* Builders: each returns a new object the caller owns.  id may be NULL. */
 struct json_object *proto_reply(struct json_object *id,
@@ -80,7 +91,7 @@ struct proto_lines *proto_lines_new(size_t max_line);
 void proto_lines_free(struct proto_lines *pl);
 int proto_lines_feed(struct proto_lines *pl, const char *buf, size_t len);
 /*
- * Returns 1 with *line/*len set (valid until the next call), 0 when no
+ * Returns 1 with *line and *len set (valid until the next call), 0 when no
  * complete line is buffered, or -E2BIG for a line that was too long.
  */
 int proto_lines_next(struct proto_lines *pl, const char **line, size_t *len);
@@ -93,5 +104,11 @@ int proto_arg_int(struct json_object *args, const char *key, int required,
     int64_t min, int64_t max, int64_t *out, char *desc, size_t desclen);
 int proto_arg_bool(struct json_object *args, const char *key, int required,
     int *out, char *desc, size_t desclen);
+/*
+ * 0 if every key of args is in the NULL-terminated list keys, else
+ * -EINVAL with desc "unknown argument 'foo'".
+ */
+int proto_args_check(struct json_object *args, const char *const *keys,
+    char *desc, size_t desclen);
 
 #endif

@@ -1,0 +1,31 @@
+/*
+ * Pure helpers of vmctl's command line: number and size parsing and
+ * formatting.  No I/O, so that the unit tests can call them directly.
+ */
+#ifndef VMCTL_ARGS_H
+#define VMCTL_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest --memory vmctl sends; the daemon applies its own range. */
+#define CTL_SIZE_MAX_MIB	((int64_t)INT32_MAX)
+
+/*
+ * A SIZE argument in MiB: a decimal number of MiB, optionally followed by
+ * M or MiB (MiB) or G or GiB (GiB), in any letter case.  Zero, signs,
+ * fractions, blanks and other suffixes are refused with -EINVAL; values
+ * over CTL_SIZE_MAX_MIB with -ERANGE.
+ */
+int	ctl_parse_size(const char *, int64_t *);
+
+/*
+ * A plain decimal number within [min, max]: -EINVAL when it is not one
+ * (signs, blanks and suffixes included), -ERANGE when out of range.
+ */
+int	ctl_parse_number(const char *, int64_t, int64_t, int64_t *);
+
+/* MiB as the shortest SIZE that reads back the same: "256M", "2G". */
+void	ctl_format_mib(int64_t, char *, size_t);
+
+#endif

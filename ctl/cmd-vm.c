@@ -1,0 +1,502 @@
+/*
+ * The VM life-cycle commands: create, start, stop, pause, resume, reset,
+ * delete, list and info.  Each one is a single request; the human output
+ * is generic over the VM object's members, so that a member the daemon
+ * adds later still shows up.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "client.h"
+#include "vmctl.h"
+
+/* "verb name", the prefix of this command's messages. */
+static void
+vm_what(struct ctl *ctl, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s", ctl->cmd->name, name);
+}
+
+static void
+vm_print_json(struct json_object *obj)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	/* Pretty for people, one line per reply for scripts. */
+	if (isatty(STDOUT_FILENO))
+		flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+	else
+		flags |= JSON_C_TO_STRING_PLAIN;
+	printf("%s\n", json_object_to_json_string_ext(obj, flags));
+}
+
+/* A scalar member as text; NULL when absent or null. */
+static const char *
+vm_scalar(struct json_object *v)
+{
+	if (v == NULL)
+		return NULL;
+	if (json_object_is_type(v, json_type_boolean))
+		return json_object_get_boolean(v) ? "yes" : "no";
+	/* Strings as they are, numbers as JSON writes them. */
+	return json_object_get_string(v);
+}
+
+static const char *
+vm_member(struct json_object *vm, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(vm, key, &v))
+		return NULL;
+	return vm_scalar(v);
+}
+
+static const char *
+vm_memory(struct json_object *vm, char *buf, size_t len)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(vm, "memory_mib", &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return vm_scalar(v);
+	ctl_format_mib(json_object_get_int64(v), buf, len);
+	return buf;
+}
+
+/*
+ * Sends command {name, ...args} and prints the reply with show (human) or
+ * as JSON with -j.  Returns the exit status.
+ */
+static int
+vm_request(struct ctl *ctl, const char *command, const char *name,
+    struct json_object *args, void (*show)(struct json_object *))
+{
+	struct json_object *ret;
+	struct client *cl;
+	char what[128];
+	int r;
+
+	if (args == NULL)
+		args = json_object_new_object();
+	if (name != NULL)
+		json_object_object_add(args, "name",
+		    json_object_new_string(name));
+	vm_what(ctl, name != NULL ? name : "", what, sizeof(what));
+	if (name == NULL)
+		snprintf(what, sizeof(what), "%s", ctl->cmd->name);
+	if ((r = client_open(ctl->socket, &cl)) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	r = client_call(cl, what, command, args, &ret, 0);
+	client_free(cl);
+	if (r != 0)
+		return r;
+	if (ctl->json)
+		vm_print_json(ret);
+	else if (show != NULL)
+		show(ret);
+	json_object_put(ret);
+	return CTL_EXIT_OK;
+}
+
+/*
+ * An absolute form of a --kernel/--initrd path: the daemon resolves
+ * nothing relative to its own directory, so relative paths are resolved
+ * here, against ours.
+ */
+static int
+vm_abspath(const char *path, char **out)
+{
+	if (path[0] == '/')
+		*out = strdup(path);
+	else
+		*out = realpath(path, NULL);
+	return *out != NULL ? 0 : -errno;
+}
+
+int
+ctl_create_option(struct ctl *ctl, struct json_object *args, int argc,
+    char **argv, int c)
+{
+	const char *key = NULL;
+	char *path;
+	int64_t n;
+	int r;
+
+	switch (c) {
+	case 'k':
+	case 'i':
+		key = c == 'k' ? "kernel" : "initrd";
+		if ((r = vm_abspath(optarg, &path)) < 0) {
+			ctl_warnx("%s: --%s %s: %s", ctl->cmd->name, key, optarg,
+			    strerror(-r));
+			return CTL_EXIT_FAIL;
+		}
+		json_object_object_add(args, key,
+		    json_object_new_string(path));
+		free(path);
+		return -1;
+	case 'c':
+		json_object_object_add(args, "cmdline",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'm':
+		r = ctl_parse_size(optarg, &n);
+		if (r == -ERANGE)
+			return ctl_usage(ctl, "--memory %s: too large", optarg);
+		if (r < 0)
+			return ctl_usage(ctl, "--memory %s: not a size (use "
+			    "MiB, or e.g. 512M or 2G)", optarg);
+		json_object_object_add(args, "memory_mib",
+		    json_object_new_int64(n));
+		return -1;
+	case 'n':
+		if (ctl_parse_number(optarg, 1, INT_MAX, &n) < 0)
+			return ctl_usage(ctl, "--vcpus %s: not a positive "
+			    "number", optarg);
+		json_object_object_add(args, "vcpus",
+		    json_object_new_int64(n));
+		return -1;
+	case 'r':
+		if (strcmp(optarg, "restart") != 0 &&
+		    strcmp(optarg, "stop") != 0)
+			return ctl_usage(ctl, "--on-reboot %s: expected "
+			    "restart or stop", optarg);
+		json_object_object_add(args, "on_reboot",
+		    json_object_new_string(optarg));
+		return -1;
+	default:
+		return ctl_common_option(ctl, argc, argv, c);
+	}
+}
+
+int
+cmd_create(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		CTL_CREATE_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *args;
+	int c, r;
+
+	args = json_object_new_object();
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if ((r = ctl_create_option(ctl, args, argc, argv, c)) >= 0) {
+			json_object_put(args);
+			return r;
+		}
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	return vm_request(ctl, "vm.create", argv[optind], args, NULL);
+}
+
+int
+cmd_start(struct ctl *ctl, int argc, char **argv)
+{
+	enum { OPT_CONSOLE = 0x100 };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "console",	no_argument,	NULL,	OPT_CONSOLE },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *args;
+	struct client *cl;
+	char what[128];
+	enum console_end end = CONSOLE_FAILED;
+	int c, r, console = 0, signo = 0;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if (c == OPT_CONSOLE)
+			console = 1;
+		else if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
+		return r;
+	if (!console)
+		return vm_request(ctl, "vm.start", argv[optind], NULL, NULL);
+
+	/* vm.start, then vm.console on the same connection. */
+	vm_what(ctl, argv[optind], what, sizeof(what));
+	if ((r = client_open(ctl->socket, &cl)) != 0)
+		return r;
+	args = json_object_new_object();
+	json_object_object_add(args, "name",
+	    json_object_new_string(argv[optind]));
+	r = client_call(cl, what, "vm.start", args, NULL, 0);
+	if (r == 0)
+		r = ctl_console(ctl, cl, what, argv[optind], &end, &signo);
+	client_free(cl);
+	ctl_console_release();
+	if (r == 0 && end == CONSOLE_SIGNALLED)
+		return ctl_reraise(signo);
+	return r;
+}
+
+int
+cmd_stop(struct ctl *ctl, int argc, char **argv)
+{
+	enum { OPT_FORCE = 0x100, OPT_TIMEOUT };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "force",	no_argument,		NULL,	OPT_FORCE },
+		{ "timeout",	required_argument,	NULL,	OPT_TIMEOUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *args;
+	int64_t timeout;
+	int c, r;
+
+	args = json_object_new_object();
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case OPT_FORCE:
+			json_object_object_add(args, "force",
+			    json_object_new_boolean(1));
+			continue;
+		case OPT_TIMEOUT:
+			if (ctl_parse_number(optarg, 0, INT_MAX, &timeout) < 0) {
+				json_object_put(args);
+				return ctl_usage(ctl, "--timeout %s: not a "
+				    "number of seconds", optarg);
+			}
+			json_object_object_add(args, "timeout",
+			    json_object_new_int64(timeout));
+			continue;
+		}
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0) {
+			json_object_put(args);
+			return r;
+		}
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	return vm_request(ctl, "vm.stop", argv[optind], args, NULL);
+}
+
+static int
+vm_simple(struct ctl *ctl, int argc, char **argv, const char *command,
+    void (*show)(struct json_object *))
+{
+	const char *name;
+	int r;
+
+	if ((r = ctl_name_only(ctl, argc, argv, &name)) >= 0)
+		return r;
+	return vm_request(ctl, command, name, NULL, show);
+}
+
+int
+cmd_pause(struct ctl *ctl, int argc, char **argv)
+{
+	return vm_simple(ctl, argc, argv, "vm.pause", NULL);
+}
+
+int
+cmd_resume(struct ctl *ctl, int argc, char **argv)
+{
+	return vm_simple(ctl, argc, argv, "vm.resume", NULL);
+}
+
+int
+cmd_reset(struct ctl *ctl, int argc, char **argv)
+{
+	return vm_simple(ctl, argc, argv, "vm.reset", NULL);
+}
+
+int
+cmd_delete(struct ctl *ctl, int argc, char **argv)
+{
+	return vm_simple(ctl, argc, argv, "vm.delete", NULL);
+}
+
+/* --- list -------------------------------------------------------------- */
+
+enum { LIST_NAME, LIST_STATE, LIST_VCPUS, LIST_MEMORY, LIST_KERNEL,
+	LIST_NCOLS };
+
+static const char *const list_header[LIST_NCOLS] = {
+	"NAME", "STATE", "VCPUS", "MEMORY", "KERNEL",
+};
+
+/* One row of the table; mem is the buffer for the memory column. */
+static void
+list_row(struct json_object *vm, const char *cols[LIST_NCOLS], char *mem,
+    size_t memlen)
+{
+	const char *s;
+
+	cols[LIST_NAME] = (s = vm_member(vm, "name")) ? s : "?";
+	cols[LIST_STATE] = (s = vm_member(vm, "state")) ? s : "?";
+	cols[LIST_VCPUS] = (s = vm_member(vm, "vcpus")) ? s : "-";
+	cols[LIST_MEMORY] = (s = vm_memory(vm, mem, memlen)) ? s : "-";
+	cols[LIST_KERNEL] = (s = vm_member(vm, "kernel")) ? s : "(default)";
+}
+
+static void
+list_show(struct json_object *ret)
+{
+	struct json_object *vms;
+	const char *cols[LIST_NCOLS];
+	size_t i, n, width[LIST_NCOLS];
+	char mem[32];
+	int j;
+
+	if (!json_object_object_get_ex(ret, "vms", &vms) ||
+	    !json_object_is_type(vms, json_type_array))
+		n = 0;
+	else
+		n = json_object_array_length(vms);
+	for (j = 0; j < LIST_NCOLS; j++)
+		width[j] = strlen(list_header[j]);
+	for (i = 0; i < n; i++) {
+		list_row(json_object_array_get_idx(vms, i), cols, mem,
+		    sizeof(mem));
+		for (j = 0; j < LIST_NCOLS; j++)
+			if (strlen(cols[j]) > width[j])
+				width[j] = strlen(cols[j]);
+	}
+	for (i = 0; i <= n; i++) {
+		if (i == 0)
+			memcpy(cols, list_header, sizeof(cols));
+		else
+			list_row(json_object_array_get_idx(vms, i - 1), cols,
+			    mem, sizeof(mem));
+		for (j = 0; j < LIST_NCOLS - 1; j++)
+			printf("%-*s  ", (int)width[j], cols[j]);
+		printf("%s\n", cols[j]);
+	}
+}
+
+int
+cmd_list(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1)
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	if ((r = ctl_positional(ctl, argc, argv, 0, "")) != 0)
+		return r;
+	return vm_request(ctl, "vm.list", NULL, NULL, list_show);
+}
+
+/* --- info -------------------------------------------------------------- */
+
+/* Members printed first, in this order, and how to say null. */
+static const struct {
+	const char	*key;
+	const char	*label;
+	const char	*null;
+} info_keys[] = {
+	{ "name",	"name",		"-" },
+	{ "state",	"state",	"-" },
+	{ "pid",	"pid",		"-" },
+	{ "kernel",	"kernel",	"(default guest)" },
+	{ "initrd",	"initrd",	"(none)" },
+	{ "cmdline",	"cmdline",	"" },
+	{ "memory_mib",	"memory",	"-" },
+	{ "vcpus",	"vcpus",	"-" },
+	{ "on_reboot",	"on_reboot",	"-" },
+	{ "transient",	"transient",	"-" },
+};
+#define INFO_NKEYS	(sizeof(info_keys) / sizeof(info_keys[0]))
+
+/* Any other member as "prefix.key: value" lines, objects flattened. */
+static void
+info_generic(const char *prefix, const char *key, struct json_object *v)
+{
+	char name[256];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s%s%s", prefix,
+	    prefix[0] != '\0' ? "." : "", key);
+	if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, k, sub)
+			info_generic(name, k, sub);
+		return;
+	}
+	if (!json_object_is_type(v, json_type_array)) {
+		printf("%s: %s\n", name, v != NULL ? vm_scalar(v) : "-");
+		return;
+	}
+	for (i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *e = json_object_array_get_idx(v, i);
+
+		if (json_object_is_type(e, json_type_object) ||
+		    json_object_is_type(e, json_type_array))
+			break;
+	}
+	if (i < json_object_array_length(v)) {
+		/* Nested structures: show the JSON itself. */
+		printf("%s: %s\n", name, json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		return;
+	}
+	printf("%s:", name);
+	for (i = 0; i < json_object_array_length(v); i++) {
+		const char *s = vm_scalar(json_object_array_get_idx(v, i));
+
+		printf("%s %s", i > 0 ? "," : "", s != NULL ? s : "-");
+	}
+	putchar('\n');
+}
+
+static void
+info_show(struct json_object *vm)
+{
+	struct json_object *v;
+	const char *s;
+	char mem[32];
+	size_t i;
+
+	for (i = 0; i < INFO_NKEYS; i++) {
+		if (!json_object_object_get_ex(vm, info_keys[i].key, &v))
+			continue;
+		if (strcmp(info_keys[i].key, "memory_mib") == 0)
+			s = vm_memory(vm, mem, sizeof(mem));
+		else
+			s = vm_scalar(v);
+		printf("%s: %s\n", info_keys[i].label,
+		    s != NULL ? s : info_keys[i].null);
+	}
+	json_object_object_foreach(vm, key, val) {
+		for (i = 0; i < INFO_NKEYS; i++)
+			if (strcmp(info_keys[i].key, key) == 0)
+				break;
+		if (i == INFO_NKEYS && strcmp(key, "stats") != 0)
+			info_generic("", key, val);
+	}
+	/* The worker's statistics last: they are the long part. */
+	if (json_object_object_get_ex(vm, "stats", &v))
+		info_generic("", "stats", v);
+}
+
+int
+cmd_info(struct ctl *ctl, int argc, char **argv)
+{
+	return vm_simple(ctl, argc, argv, "vm.info", info_show);
+}

@@ -1,0 +1,313 @@
+/*
+ * vmctl: global options, the command table and exit statuses.  Each
+ * command parses its own arguments (cmd-*.c); the protocol side is in
+ * client.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "proto.h"
+#include "vmctl.h"
+
+static int	cmd_help(struct ctl *, int, char **);
+
+#define CTL_CREATE_HELP							\
+	"\n  --kernel FILE       bzImage or PVH ELF kernel (default: the "	\
+	"daemon's guest)\n"						\
+	"  --initrd FILE       initial RAM disk\n"				\
+	"  --cmdline STR       kernel command line\n"			\
+	"  --memory SIZE       RAM in MiB, or with M, MiB, G, GiB "		\
+	"(default 256M)\n"						\
+	"  --vcpus N           number of vCPUs (default 1)\n"		\
+	"  --on-reboot ACTION  restart (default) or stop when the guest "	\
+	"reboots\n"							\
+	"\nRelative paths are made absolute before they are sent.\n"
+
+#define CTL_CONSOLE_HELP						\
+	"\nOn a terminal, Ctrl-] detaches.  Otherwise stdin is sent as it "	\
+	"is and the\n"							\
+	"output copied until the VM stops, even after the end of stdin.\n"
+
+static const struct ctl_command ctl_commands[] = {
+	{ "create", cmd_create,
+	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
+	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop]",
+	    "define a VM", CTL_CREATE_HELP },
+	{ "start", cmd_start, "NAME [--console]",
+	    "start a VM, and attach its console with --console",
+	    CTL_CONSOLE_HELP },
+	{ "stop", cmd_stop, "NAME [--force] [--timeout SECONDS]",
+	    "shut a VM down",
+	    "\n  --force            kill it now instead of asking the guest\n"
+	    "  --timeout SECONDS  kill it if the guest has not shut down by "
+	    "then\n"
+	    "                     (default 30)\n" },
+	{ "pause", cmd_pause, "NAME", "pause a running VM", NULL },
+	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
+	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
+	    NULL },
+	{ "delete", cmd_delete, "NAME", "remove a VM that is not running",
+	    NULL },
+	{ "list", cmd_list, "", "list the VMs", NULL },
+	{ "info", cmd_info, "NAME", "show a VM's settings, state and "
+	    "statistics", NULL },
+	{ "console", cmd_console, "NAME", "attach to a VM's serial console",
+	    CTL_CONSOLE_HELP },
+	{ "run", cmd_run, "[create options] NAME",
+	    "create, start and attach a transient VM",
+	    CTL_CREATE_HELP CTL_CONSOLE_HELP
+	    "\nThe VM is deleted when it stops; when the console ends any "
+	    "other way\n"
+	    "(Ctrl-], a signal), vmctl kills it.\n" },
+	{ "help", cmd_help, "[COMMAND]", "show this help or a command's",
+	    NULL },
+};
+#define CTL_NCOMMANDS	(sizeof(ctl_commands) / sizeof(ctl_commands[0]))
+
+void
+ctl_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+ctl_usage(struct ctl *ctl, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vmctl: ", stderr);
+	if (ctl->cmd != NULL)
+		fprintf(stderr, "%s: ", ctl->cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (ctl->cmd != NULL)
+		fprintf(stderr, "; run 'vmctl help %s' for usage\n",
+		    ctl->cmd->name);
+	else
+		fputs("; run 'vmctl help' for usage\n", stderr);
+	return CTL_EXIT_USAGE;
+}
+
+static void
+ctl_help(FILE *fp)
+{
+	size_t i;
+
+	fputs("usage: vmctl [-s SOCKET] [-j|--json] COMMAND [ARGS...]\n"
+	    "\n"
+	    "Commands:\n", fp);
+	for (i = 0; i < CTL_NCOMMANDS; i++)
+		fprintf(fp, "  %-9s%s\n", ctl_commands[i].name,
+		    ctl_commands[i].summary);
+	fprintf(fp, "\n"
+	    "Options:\n"
+	    "  -s, --socket SOCKET  vmmd's control socket (default: "
+	    "$VMMD_SOCKET,\n"
+	    "                       else %s)\n"
+	    "  -j, --json           print the daemon's JSON reply\n"
+	    "  -h, --help           show this help\n"
+	    "      --version        show vmctl's version\n"
+	    "\n"
+	    "SIZE is in MiB, or has a suffix M, MiB, G or GiB.  "
+	    "'vmctl help COMMAND'\n"
+	    "shows a command's arguments; vmctl(1) has the details.\n",
+	    VMMD_DEFAULT_SOCKET);
+}
+
+void
+ctl_command_help(const struct ctl_command *cmd)
+{
+	printf("usage: vmctl [-s SOCKET] [-j] %s%s%s\n\n%c%s.\n", cmd->name,
+	    cmd->synopsis[0] != '\0' ? " " : "", cmd->synopsis,
+	    toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
+	if (cmd->help != NULL)
+		fputs(cmd->help, stdout);	/* paragraphs start with \n */
+}
+
+static const struct ctl_command *
+ctl_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_NCOMMANDS; i++)
+		if (strcmp(ctl_commands[i].name, name) == 0)
+			return &ctl_commands[i];
+	return NULL;
+}
+
+/* The option getopt complained about, as the user wrote it. */
+static const char *
+ctl_bad_option(int argc, char **argv, char *buf, size_t len)
+{
+	const char *arg;
+
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (strncmp(arg, "--", 2) == 0) {
+		snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
+		return buf;
+	}
+	if (optopt != 0 && optopt >= 0x20 && optopt < 0x7f)
+		snprintf(buf, len, "-%c", optopt);
+	else
+		snprintf(buf, len, "%s", arg);
+	return buf;
+}
+
+int
+ctl_common_option(struct ctl *ctl, int argc, char **argv, int c)
+{
+	char buf[64];
+
+	switch (c) {
+	case 'h':
+		if (ctl->cmd != NULL)
+			ctl_command_help(ctl->cmd);
+		else
+			ctl_help(stdout);
+		return CTL_EXIT_OK;
+	case 'j':
+		ctl->json = 1;
+		return -1;
+	case 's':
+		ctl->socket = optarg;
+		return -1;
+	case ':':
+		return ctl_usage(ctl, "option '%s' needs an argument",
+		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
+	default:
+		return ctl_usage(ctl, "unknown option '%s'",
+		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
+	}
+}
+
+int
+ctl_positional(struct ctl *ctl, int argc, char **argv, int n,
+    const char *what)
+{
+	if (argc - optind < n)
+		return ctl_usage(ctl, "missing %s", what);
+	if (argc - optind > n)
+		return ctl_usage(ctl, "unexpected argument '%s'",
+		    argv[optind + n]);
+	return 0;
+}
+
+int
+ctl_name_only(struct ctl *ctl, int argc, char **argv, const char **namep)
+{
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1)
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
+		return r;
+	*namep = argv[optind];
+	return -1;
+}
+
+int
+ctl_reraise(int signo)
+{
+	sigset_t set;
+
+	signal(signo, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(stdout);
+	raise(signo);
+	return 128 + signo;
+}
+
+static int
+cmd_help(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct ctl_command *cmd;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1)
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	if (argc - optind == 0) {
+		ctl_help(stdout);
+		return CTL_EXIT_OK;
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "COMMAND")) != 0)
+		return r;
+	if ((cmd = ctl_lookup(argv[optind])) == NULL) {
+		ctl->cmd = NULL;	/* the hint: plain 'vmctl help' */
+		return ctl_usage(ctl, "unknown command '%s'", argv[optind]);
+	}
+	ctl_command_help(cmd);
+	return CTL_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { OPT_VERSION = 0x100 };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "version",	no_argument,	NULL,	OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl ctl = { .socket = VMMD_DEFAULT_SOCKET };
+	const char *env;
+	int c, r;
+
+	if ((env = getenv("VMMD_SOCKET")) != NULL && *env != '\0')
+		ctl.socket = env;
+	opterr = 0;
+	/* "+": options end at the command; its own options follow it. */
+	while ((c = getopt_long(argc, argv, "+" CTL_COMMON_OPTSTRING,
+	    longopts, NULL)) != -1) {
+		if (c == OPT_VERSION) {
+			printf("vmctl %s (protocol %d)\n", VMMD_VERSION,
+			    PROTO_VERSION);
+			return CTL_EXIT_OK;
+		}
+		if ((r = ctl_common_option(&ctl, argc, argv, c)) >= 0)
+			return r;
+	}
+	if (optind == argc)
+		return ctl_usage(&ctl, "no command given");
+	if ((ctl.cmd = ctl_lookup(argv[optind])) == NULL)
+		return ctl_usage(&ctl, "unknown command '%s'", argv[optind]);
+
+	argc -= optind;
+	argv += optind;
+	optind = 0;		/* restart getopt on the command's arguments */
+	r = ctl.cmd->run(&ctl, argc, argv);
+
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		ctl_warnx("writing to stdout: %s", strerror(errno));
+		if (r == CTL_EXIT_OK)
+			r = CTL_EXIT_FAIL;
+	}
+	return r;
+}

@@ -1,0 +1,130 @@
+/*
+ * vmctl: the command-line client of vmmd.  Shared declarations of the
+ * command table, the global options and the exit statuses.
+ */
+#ifndef VMCTL_H
+#define VMCTL_H
+
+/* Exit statuses, documented in vmctl(1). */
+enum ctl_exit {
+	CTL_EXIT_OK = 0,
+	CTL_EXIT_FAIL = 1,	/* the daemon refused, or a local failure */
+	CTL_EXIT_USAGE = 2,	/* bad command line */
+	CTL_EXIT_CONN = 3,	/* cannot connect, or the connection broke */
+};
+
+struct ctl;
+
+struct ctl_command {
+	const char	*name;
+	int		(*run)(struct ctl *, int, char **);
+	const char	*synopsis;	/* arguments after the command name */
+	const char	*summary;
+	const char	*help;		/* more for 'vmctl help NAME', or NULL */
+};
+
+/* What every command gets: the global options and its table entry. */
+struct ctl {
+	const char			*socket;
+	int				 json;
+	const struct ctl_command	*cmd;
+};
+
+/* Messages on stderr, "vmctl: " prefixed, one line each. */
+void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error for the current command; returns CTL_EXIT_USAGE. */
+int	ctl_usage(struct ctl *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The --help output of the current command. */
+void	ctl_command_help(const struct ctl_command *);
+
+/*
+ * Per-command option parsing.  Every command also accepts the global
+ * -j/--json, -s/--socket and -h/--help after its name; these helpers
+ * deal with them and with getopt's error cases.
+ */
+#define CTL_COMMON_OPTSTRING	":hjs:"
+#define CTL_COMMON_LONGOPTS						\
+	{ "help",	no_argument,		NULL,	'h' },		\
+	{ "json",	no_argument,		NULL,	'j' },		\
+	{ "socket",	required_argument,	NULL,	's' }
+
+/*
+ * Handles the option c returned by getopt_long (a common one or an error
+ * case): returns -1 when it was handled and parsing goes on, or an exit
+ * status (CTL_EXIT_OK after --help, CTL_EXIT_USAGE) to return at once.
+ */
+int	ctl_common_option(struct ctl *, int, char **, int);
+
+/*
+ * Checks that exactly n positional arguments remain after the options
+ * (from optind); returns 0 or a usage error status.  what names them.
+ */
+int	ctl_positional(struct ctl *, int, char **, int, const char *);
+
+/*
+ * The whole parsing of a command that takes only NAME: sets *name and
+ * returns -1, or returns an exit status.
+ */
+int	ctl_name_only(struct ctl *, int, char **, const char **);
+
+/* Commands, in cmd-*.c. */
+int	cmd_create(struct ctl *, int, char **);
+int	cmd_start(struct ctl *, int, char **);
+int	cmd_stop(struct ctl *, int, char **);
+int	cmd_pause(struct ctl *, int, char **);
+int	cmd_resume(struct ctl *, int, char **);
+int	cmd_reset(struct ctl *, int, char **);
+int	cmd_delete(struct ctl *, int, char **);
+int	cmd_list(struct ctl *, int, char **);
+int	cmd_info(struct ctl *, int, char **);
+int	cmd_console(struct ctl *, int, char **);
+int	cmd_run(struct ctl *, int, char **);
+
+/*
+ * The arguments of vm.create, parsed from the create options (shared by
+ * create and run).  Returns -1 when the option was not a create option,
+ * else like ctl_common_option() with args filled in.
+ */
+struct json_object;
+int	ctl_create_option(struct ctl *, struct json_object *, int, char **,
+	    int);
+/* Long options only: their values are not in any optstring. */
+#define CTL_CREATE_LONGOPTS						\
+	{ "kernel",	required_argument,	NULL,	'k' },		\
+	{ "initrd",	required_argument,	NULL,	'i' },		\
+	{ "cmdline",	required_argument,	NULL,	'c' },		\
+	{ "memory",	required_argument,	NULL,	'm' },		\
+	{ "vcpus",	required_argument,	NULL,	'n' },		\
+	{ "on-reboot",	required_argument,	NULL,	'r' }
+
+/*
+ * Sends vm.console for name on cl (a connection that is still speaking
+ * JSON) and, once the reply came, proxies stdin to the console and the
+ * console to stdout until the guest side closes, the user detaches or a
+ * terminating signal arrives.  what is the message prefix ("console web").
+ * Returns an exit status; *end says how the console ended and *signo
+ * which signal ended it.  In cmd-console.c.
+ *
+ * The terminating signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM) are caught
+ * from ctl_console_catch(), which ctl_console() calls if need be, and
+ * stay caught and blocked after it returns, so that cleanup such as
+ * stopping a transient VM is not cut short by a second signal (timeout(1)
+ * signals the whole process group).  ctl_console_release() puts them
+ * back; then ctl_reraise() dies of the one that came.
+ */
+struct client;
+enum console_end {
+	CONSOLE_CLOSED,		/* the guest side closed: VM stopped */
+	CONSOLE_DETACHED,	/* escape typed, tty hung up, stdout gone */
+	CONSOLE_SIGNALLED,	/* a terminating signal arrived */
+	CONSOLE_FAILED,		/* no console, or an I/O error (reported) */
+};
+int	ctl_console(struct ctl *, struct client *, const char *, const char *,
+	    enum console_end *, int *);
+void	ctl_console_catch(void);
+void	ctl_console_release(void);
+/* Dies of signo the default way once cleanup is done. */
+int	ctl_reraise(int);
+
+#endif

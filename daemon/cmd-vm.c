@@ -1,0 +1,336 @@
+/*
+ * The vm.* commands.
+ *
+ * Handlers validate their arguments, check the VM's state, and either
+ * answer at once or take a pending reply that proc.c (or a worker reply
+ * callback here) completes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control.h"
+#include "log.h"
+#include "proc.h"
+#include "proto.h"
+#include "vmconfig.h"
+
+#define CMD_STOP_TIMEOUT_DEFAULT	30	/* seconds */
+#define CMD_STOP_TIMEOUT_MAX		3600
+
+static const char *const cmd_keys_name[] = { "name", NULL };
+static const char *const cmd_keys_stop[] = { "name", "force", "timeout",
+	NULL };
+static const char *const cmd_keys_none[] = { NULL };
+
+/*
+ * Check the arguments against keys and look up the VM they name.
+ * Returns the VM, or NULL with *reply set to the error reply.
+ */
+static struct vm *
+cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
+    struct json_object **reply)
+{
+	const char *name = NULL;
+	char err[512];
+	struct vm *vm;
+
+	if (proto_args_check(ctx->args, keys, err, sizeof(err)) < 0 ||
+	    proto_arg_string(ctx->args, "name", 1, &name, err,
+	    sizeof(err)) < 0) {
+		*reply = proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+		return NULL;
+	}
+	vm = vm_find(ctx->d, name);
+	if (vm == NULL) {
+		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s'", name);
+		return NULL;
+	}
+	return vm;
+}
+
+static struct json_object *
+cmd_bad_state(struct cmd_ctx *ctx, const struct vm *vm)
+{
+	return proto_error(ctx->id, PROTO_ERR_BAD_STATE, "VM '%s' is %s",
+	    vm->def->name, vm_state_name(vm->state));
+}
+
+static struct json_object *
+cmd_nomem(struct cmd_ctx *ctx)
+{
+	return proto_error(ctx->id, PROTO_ERR_INTERNAL, "out of memory");
+}
+
+struct json_object *
+cmd_vm_create(struct cmd_ctx *ctx)
+{
+	struct vm_def *def;
+	struct vm *vm;
+	char err[1024];
+	int rc;
+
+	rc = config_parse(ctx->args, CONFIG_CHECK_FILES, &def, err,
+	    sizeof(err));
+	if (rc < 0)
+		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
+		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	if (vm_find(ctx->d, def->name) != NULL) {
+		rc = snprintf(err, sizeof(err), "VM '%s' already exists",
+		    def->name);
+		config_def_free(def);
+		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
+	}
+	if (!def->transient &&
+	    config_save(ctx->d->vmsdir, def, err, sizeof(err)) < 0) {
+		log_error("VM '%s': saving the definition: %s", def->name,
+		    err);
+		config_def_free(def);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "cannot save the definition: %s", err);
+	}
+	vm = vm_add(ctx->d, def);
+	if (vm == NULL)
+		return cmd_nomem(ctx);
+	log_info("VM '%s': created%s", vm->def->name,
+	    vm->def->transient ? " (transient)" : "");
+	control_broadcast(ctx->d->ctl, proto_event("vm.created",
+	    vm->def->name, NULL));
+	return proto_reply(ctx->id, vm_to_json(vm));
+}
+
+struct json_object *
+cmd_vm_start(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	enum proto_error cls;
+	struct pending *p;
+	struct vm *vm;
+	char err[1024];
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	if (vm_start(vm, p, &cls, err, sizeof(err)) < 0) {
+		log_info("VM '%s': start refused: %s", vm->def->name, err);
+		pending_error(p, cls, "%s", err);
+	}
+	return NULL;
+}
+
+struct json_object *
+cmd_vm_stop(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	enum proto_error cls;
+	struct pending *p;
+	struct vm *vm;
+	char err[1024];
+	int64_t timeout = CMD_STOP_TIMEOUT_DEFAULT;
+	int force = 0;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_stop, &reply)) == NULL)
+		return reply;
+	if (proto_arg_bool(ctx->args, "force", 0, &force, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_int(ctx->args, "timeout", 0, 0, CMD_STOP_TIMEOUT_MAX,
+	    &timeout, err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	if (vm_stop(vm, force != 0, (unsigned int)timeout, p, &cls, err,
+	    sizeof(err)) < 0)
+		pending_error(p, cls, "%s", err);
+	return NULL;
+}
+
+/* vm.pause, vm.resume, vm.reset: one worker request each. */
+
+static void
+cmd_pause_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	if (vm->state == VM_RUNNING)
+		vm_set_state(vm, VM_PAUSED, "vm.pause");
+	pending_reply(arg, vm_to_json(vm));
+}
+
+static void
+cmd_resume_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	if (vm->state == VM_PAUSED)
+		vm_set_state(vm, VM_RUNNING, "vm.resume");
+	pending_reply(arg, vm_to_json(vm));
+}
+
+static void
+cmd_reset_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	log_info("VM '%s': reset", vm->def->name);
+	pending_reply(arg, vm_to_json(vm));
+}
+
+static struct json_object *
+cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need, const char *command,
+    worker_reply_cb cb)
+{
+	struct json_object *reply;
+	struct pending *p;
+	struct vm *vm;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if (vm->state != need || !vm_has_worker(vm))
+		return cmd_bad_state(ctx, vm);
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	rc = vm_worker_request(vm, command, NULL, cb, p);
+	if (rc < 0)
+		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+	return NULL;
+}
+
+struct json_object *
+cmd_vm_pause(struct cmd_ctx *ctx)
+{
+	return cmd_vm_forward(ctx, VM_RUNNING, "worker.pause", cmd_pause_done);
+}
+
+struct json_object *
+cmd_vm_resume(struct cmd_ctx *ctx)
+{
+	return cmd_vm_forward(ctx, VM_PAUSED, "worker.resume",
+	    cmd_resume_done);
+}
+
+struct json_object *
+cmd_vm_reset(struct cmd_ctx *ctx)
+{
+	return cmd_vm_forward(ctx, VM_RUNNING, "worker.reset", cmd_reset_done);
+}
+
+struct json_object *
+cmd_vm_delete(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct vmmd *d = ctx->d;
+	struct vm *vm;
+	char err[1024], name[CONFIG_NAME_MAX + 1];
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	switch (vm->state) {
+	case VM_DEFINED:
+	case VM_STOPPED:
+	case VM_CRASHED:
+		break;
+	default:
+		return cmd_bad_state(ctx, vm);
+	}
+	if (!vm->def->transient &&
+	    config_remove(d->vmsdir, vm->def->name, err, sizeof(err)) < 0) {
+		log_error("VM '%s': removing the definition: %s",
+		    vm->def->name, err);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "cannot remove the definition: %s", err);
+	}
+	snprintf(name, sizeof(name), "%s", vm->def->name);
+	vm_remove(vm);
+	log_info("VM '%s': deleted", name);
+	control_broadcast(d->ctl, proto_event("vm.deleted", name, NULL));
+	return proto_reply(ctx->id, NULL);
+}
+
+struct json_object *
+cmd_vm_list(struct cmd_ctx *ctx)
+{
+	struct json_object *ret, *vms;
+	char err[512];
+	struct vm *vm;
+
+	if (proto_args_check(ctx->args, cmd_keys_none, err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	ret = json_object_new_object();
+	vms = json_object_new_array();
+	if (ret == NULL || vms == NULL) {
+		json_object_put(ret);
+		json_object_put(vms);
+		return cmd_nomem(ctx);
+	}
+	TAILQ_FOREACH(vm, &ctx->d->vms, entry)
+		json_object_array_add(vms, vm_to_json(vm));
+	json_object_object_add(ret, "vms", vms);
+	return proto_reply(ctx->id, ret);
+}
+
+static void
+cmd_info_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	struct json_object *obj;
+
+	obj = vm_to_json(vm);
+	if (obj != NULL && ret != NULL)
+		json_object_object_add(obj, "stats", json_object_get(ret));
+	else if (error != NULL)
+		log_debug("VM '%s': worker.info: %s", vm->def->name,
+		    json_object_get_string(json_object_object_get(error,
+		    "desc")));
+	pending_reply(arg, obj);
+}
+
+struct json_object *
+cmd_vm_info(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct pending *p;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return proto_reply(ctx->id, vm_to_json(vm));
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	if (vm_worker_request(vm, "worker.info", NULL, cmd_info_done, p) < 0)
+		pending_reply(p, vm_to_json(vm));
+	return NULL;
+}
+
+struct json_object *
+cmd_vm_console(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return cmd_bad_state(ctx, vm);
+	/* The worker sends the reply, on the connection it takes over. */
+	control_console_handover(ctx, vm->def->name);
+	return NULL;
+}

@@ -1,0 +1,592 @@
+/*
+ * VM definitions: validation, serialisation and atomic persistence.
+ *
+ * The same parser checks vm.create's arguments and the files reloaded at
+ * start, so a file can only hold what a client could have created.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "proto.h"
+#include "vmconfig.h"
+
+static const char *const config_keys[] = {
+	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
+	"on_reboot", "transient", NULL
+};
+
+static void __attribute__((format(printf, 3, 4)))
+config_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+config_on_reboot_name(enum vm_on_reboot r)
+{
+	return r == VM_ON_REBOOT_STOP ? "stop" : "restart";
+}
+
+bool
+config_name_valid(const char *name)
+{
+	size_t i, len;
+
+	len = strlen(name);
+	if (len == 0 || len > CONFIG_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9'))
+			continue;
+		/* Not first: keeps names from looking like options or
+		 * hidden files (".x", "-x"). */
+		if (i > 0 && (c == '.' || c == '_' || c == '-'))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+int
+config_check_file(const char *what, const char *path, bool kernel, char *err,
+    size_t errlen)
+{
+	char reason[256];
+	struct stat st;
+	int fd, rc;
+
+	if (path[0] != '/') {
+		config_err(err, errlen, "%s: '%s' is not an absolute path",
+		    what, path);
+		return -EINVAL;
+	}
+	/* O_NONBLOCK: a FIFO at that path must not hang the daemon. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: %s: %s", what, path,
+		    strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		config_err(err, errlen, "%s: %s: %s", what, path,
+		    strerror(-rc));
+		return rc;
+	}
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		config_err(err, errlen, "%s: %s: not a regular file", what,
+		    path);
+		return -EINVAL;
+	}
+	if (kernel) {
+		reason[0] = '\0';
+		rc = boot_probe(path, reason, sizeof(reason));
+		if (rc < 0) {
+			config_err(err, errlen, "%s: %s: %s", what, path,
+			    reason[0] != '\0' ? reason : strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void
+config_def_free(struct vm_def *def)
+{
+	if (def == NULL)
+		return;
+	free(def->name);
+	free(def->kernel);
+	free(def->initrd);
+	free(def->cmdline);
+	free(def);
+}
+
+static int
+config_strdup(char **dst, const char *src)
+{
+	if (src == NULL) {
+		*dst = NULL;
+		return 0;
+	}
+	*dst = strdup(src);
+	return *dst == NULL ? -ENOMEM : 0;
+}
+
+struct vm_def *
+config_def_dup(const struct vm_def *def)
+{
+	struct vm_def *d;
+
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	*d = *def;
+	d->name = d->kernel = d->initrd = d->cmdline = NULL;
+	if (config_strdup(&d->name, def->name) < 0 ||
+	    config_strdup(&d->kernel, def->kernel) < 0 ||
+	    config_strdup(&d->initrd, def->initrd) < 0 ||
+	    config_strdup(&d->cmdline, def->cmdline) < 0) {
+		config_def_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* A path argument: absent/null is fine; else absolute and sane. */
+static int
+config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
+    char **out, char *err, size_t errlen)
+{
+	const char *s = NULL;
+
+	if (proto_arg_string(obj, key, 0, &s, err, errlen) < 0)
+		return -EINVAL;
+	if (s == NULL)
+		return 0;
+	if (s[0] != '/') {
+		config_err(err, errlen, "%s: '%s' is not an absolute path",
+		    key, s);
+		return -EINVAL;
+	}
+	if (strlen(s) >= PATH_MAX) {
+		config_err(err, errlen, "%s: path is too long", key);
+		return -EINVAL;
+	}
+	if ((flags & CONFIG_CHECK_FILES) &&
+	    config_check_file(key, s, strcmp(key, "kernel") == 0, err,
+	    errlen) < 0)
+		return -EINVAL;
+	*out = strdup(s);
+	if (*out == NULL) {
+		config_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+config_parse(struct json_object *obj, unsigned int flags,
+    struct vm_def **defp, char *err, size_t errlen)
+{
+	struct vm_def *def;
+	const char *s;
+	int64_t n;
+	int b, rc = -EINVAL;
+
+	*defp = NULL;
+	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
+		config_err(err, errlen, "a definition must be a JSON object");
+		return -EINVAL;
+	}
+	if (proto_args_check(obj, config_keys, err, errlen) < 0)
+		return -EINVAL;
+
+	def = calloc(1, sizeof(*def));
+	if (def == NULL) {
+		config_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	def->memory_mib = CONFIG_MEMORY_DEFAULT;
+	def->vcpus = CONFIG_VCPUS_DEFAULT;
+	def->on_reboot = VM_ON_REBOOT_RESTART;
+
+	s = NULL;
+	if (proto_arg_string(obj, "name", 1, &s, err, errlen) < 0)
+		goto fail;
+	if (!config_name_valid(s)) {
+		config_err(err, errlen, "name: '%.80s%s' must match %s", s,
+		    strlen(s) > 80 ? "..." : "", CONFIG_NAME_PATTERN);
+		goto fail;
+	}
+	if ((def->name = strdup(s)) == NULL)
+		goto nomem;
+
+	if ((rc = config_parse_path(obj, "kernel", flags, &def->kernel, err,
+	    errlen)) < 0)
+		goto fail;
+	if ((rc = config_parse_path(obj, "initrd", flags, &def->initrd, err,
+	    errlen)) < 0)
+		goto fail;
+	rc = -EINVAL;
+
+	s = "";
+	if (proto_arg_string(obj, "cmdline", 0, &s, err, errlen) < 0)
+		goto fail;
+	if (strlen(s) > CONFIG_CMDLINE_MAX) {
+		config_err(err, errlen, "cmdline: %zu bytes is longer than %d",
+		    strlen(s), CONFIG_CMDLINE_MAX);
+		goto fail;
+	}
+	if ((def->cmdline = strdup(s)) == NULL)
+		goto nomem;
+
+	n = CONFIG_MEMORY_DEFAULT;
+	if (proto_arg_int(obj, "memory_mib", 0, CONFIG_MEMORY_MIN,
+	    CONFIG_MEMORY_MAX, &n, err, errlen) < 0)
+		goto fail;
+	def->memory_mib = (unsigned int)n;
+
+	n = CONFIG_VCPUS_DEFAULT;
+	if (proto_arg_int(obj, "vcpus", 0, CONFIG_VCPUS_MIN, CONFIG_VCPUS_MAX,
+	    &n, err, errlen) < 0)
+		goto fail;
+	def->vcpus = (unsigned int)n;
+
+	s = NULL;
+	if (proto_arg_string(obj, "on_reboot", 0, &s, err, errlen) < 0)
+		goto fail;
+	if (s != NULL) {
+		if (strcmp(s, "restart") == 0)
+			def->on_reboot = VM_ON_REBOOT_RESTART;
+		else if (strcmp(s, "stop") == 0)
+			def->on_reboot = VM_ON_REBOOT_STOP;
+		else {
+			config_err(err, errlen, "on_reboot: '%.80s' must be "
+			    "\"restart\" or \"stop\"", s);
+			goto fail;
+		}
+	}
+
+	b = 0;
+	if (proto_arg_bool(obj, "transient", 0, &b, err, errlen) < 0)
+		goto fail;
+	def->transient = b != 0;
+
+	*defp = def;
+	return 0;
+
+nomem:
+	config_err(err, errlen, "out of memory");
+	rc = -ENOMEM;
+fail:
+	config_def_free(def);
+	return rc;
+}
+
+static struct json_object *
+config_json_string_or_null(const char *s)
+{
+	return s != NULL ? json_object_new_string(s) : NULL;
+}
+
+struct json_object *
+config_to_json(const struct vm_def *def)
+{
+	struct json_object *obj;
+
+	obj = json_object_new_object();
+	if (obj == NULL)
+		return NULL;
+	json_object_object_add(obj, "name", json_object_new_string(def->name));
+	json_object_object_add(obj, "kernel",
+	    config_json_string_or_null(def->kernel));
+	json_object_object_add(obj, "initrd",
+	    config_json_string_or_null(def->initrd));
+	json_object_object_add(obj, "cmdline",
+	    json_object_new_string(def->cmdline ? def->cmdline : ""));
+	json_object_object_add(obj, "memory_mib",
+	    json_object_new_int64(def->memory_mib));
+	json_object_object_add(obj, "vcpus", json_object_new_int64(def->vcpus));
+	json_object_object_add(obj, "on_reboot",
+	    json_object_new_string(config_on_reboot_name(def->on_reboot)));
+	json_object_object_add(obj, "transient",
+	    json_object_new_boolean(def->transient));
+	return obj;
+}
+
+/* Persistence ---------------------------------------------------------- */
+
+static int
+config_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Make a rename or unlink in dir durable. */
+static int
+config_sync_dir(const char *dir)
+{
+	int fd, rc = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int
+config_save(const char *dir, const struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct json_object *obj;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	const char *text;
+	size_t len;
+	int fd, rc;
+
+	if (!config_name_valid(def->name)) {
+		config_err(err, errlen, "invalid name");
+		return -EINVAL;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.json", dir,
+	    def->name) >= sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.json.XXXXXX", dir,
+	    def->name) >= sizeof(tmp)) {
+		config_err(err, errlen, "%s: path is too long", dir);
+		return -ENAMETOOLONG;
+	}
+
+	obj = config_to_json(def);
+	if (obj == NULL) {
+		config_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	text = json_object_to_json_string_length(obj,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+
+	/* A name starting with '.' and not ending in ".json": reloading
+	 * never mistakes a leftover temporary file for a definition. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: %s", tmp, strerror(-rc));
+		goto put_obj;
+	}
+	if ((rc = config_write_all(fd, text, len)) < 0 ||
+	    (rc = config_write_all(fd, "\n", 1)) < 0) {
+		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
+		goto close_tmp;
+	}
+	if (fsync(fd) < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: fsync: %s", tmp, strerror(-rc));
+		goto close_tmp;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		rc = -errno;
+		config_err(err, errlen, "%s: close: %s", tmp, strerror(-rc));
+		goto unlink_tmp;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: rename: %s", path, strerror(-rc));
+		goto unlink_tmp;
+	}
+	if ((rc = config_sync_dir(dir)) < 0) {
+		/* The file is in place; only its durability is in doubt. */
+		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
+		goto put_obj;
+	}
+	json_object_put(obj);
+	return 0;
+
+close_tmp:
+	close(fd);
+unlink_tmp:
+	unlink(tmp);
+put_obj:
+	json_object_put(obj);
+	return rc;
+}
+
+int
+config_remove(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if (!config_name_valid(name)) {
+		config_err(err, errlen, "invalid name");
+		return -EINVAL;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.json", dir, name) >=
+	    sizeof(path)) {
+		config_err(err, errlen, "%s: path is too long", dir);
+		return -ENAMETOOLONG;
+	}
+	if (unlink(path) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		config_err(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if ((rc = config_sync_dir(dir)) < 0) {
+		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int
+config_load_file(const char *path, struct vm_def **defp, char *err,
+    size_t errlen)
+{
+	struct json_object *obj;
+	struct stat st;
+	char *buf = NULL, desc[256];
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc;
+
+	*defp = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s", strerror(-rc));
+		goto close_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		config_err(err, errlen, "not a regular file");
+		goto close_fd;
+	}
+	if (st.st_size > CONFIG_FILE_MAX) {
+		rc = -EFBIG;
+		config_err(err, errlen, "larger than %d bytes",
+		    CONFIG_FILE_MAX);
+		goto close_fd;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL) {
+		rc = -ENOMEM;
+		config_err(err, errlen, "out of memory");
+		goto close_fd;
+	}
+	/* Read at most what fstat promised; a file that grows meanwhile
+	 * is cut there and most likely fails to parse. */
+	while (len < (size_t)st.st_size) {
+		n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			config_err(err, errlen, "read: %s", strerror(-rc));
+			goto free_buf;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+
+	if (proto_parse_object(buf, len, &obj, desc, sizeof(desc)) != 0) {
+		rc = -EINVAL;
+		config_err(err, errlen, "%s", desc);
+		goto free_buf;
+	}
+	rc = config_parse(obj, 0, defp, err, errlen);
+	json_object_put(obj);
+
+free_buf:
+	free(buf);
+close_fd:
+	close(fd);
+	return rc;
+}
+
+static int
+config_dir_filter(const struct dirent *de)
+{
+	/* Skips ".", "..", and temporary files of config_save(). */
+	return de->d_name[0] != '.';
+}
+
+int
+config_load_dir(const char *dir, config_load_cb cb, void *arg)
+{
+	struct dirent **list;
+	struct vm_def *def;
+	char path[PATH_MAX], name[NAME_MAX + 1], err[512];
+	const char *fname;
+	size_t flen;
+	int i, n, rc;
+
+	n = scandir(dir, &list, config_dir_filter, alphasort);
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		fname = list[i]->d_name;
+		flen = strlen(fname);
+		if (flen <= 5 || strcmp(fname + flen - 5, ".json") != 0)
+			continue;	/* not ours to judge */
+		memcpy(name, fname, flen - 5);
+		name[flen - 5] = '\0';
+		if (!config_name_valid(name)) {
+			cb(arg, fname, NULL, "file name is not NAME.json with "
+			    "a valid VM name");
+			continue;
+		}
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, fname)
+		    >= sizeof(path)) {
+			cb(arg, fname, NULL, "path is too long");
+			continue;
+		}
+		rc = config_load_file(path, &def, err, sizeof(err));
+		if (rc < 0) {
+			cb(arg, fname, NULL, err);
+			continue;
+		}
+		if (strcmp(def->name, name) != 0) {
+			snprintf(err, sizeof(err), "name '%s' does not match "
+			    "the file name", def->name);
+			config_def_free(def);
+			cb(arg, fname, NULL, err);
+			continue;
+		}
+		if (def->transient) {
+			config_def_free(def);
+			cb(arg, fname, NULL, "a transient VM is never stored");
+			continue;
+		}
+		cb(arg, fname, def, NULL);
+	}
+	for (i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	return 0;
+}

@@ -1,0 +1,373 @@
+/*
+ * Serial console plumbing; see console.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "console.h"
+#include "log.h"
+#include "proto.h"
+
+struct console_client {
+	TAILQ_ENTRY(console_client) entry;
+	struct console *console;
+	struct bufferevent *bev;
+};
+
+struct console {
+	struct event_base *base;
+	int log_fd;
+	bool log_failed;
+
+	/* Shared with vCPU threads, under lock. */
+	pthread_mutex_t lock;
+	uint8_t *ring;
+	uint64_t wpos;		/* bytes ever written */
+	bool flush_pending;
+
+	/* Loop thread only. */
+	uint64_t flushed;	/* bytes handed to log and clients */
+	struct event *flush_ev;
+	struct event *input_ev;
+	struct evbuffer *input;	/* client bytes the UART has not taken */
+	bool reading_paused;
+	console_input_fn input_fn;
+	void *input_opaque;
+	TAILQ_HEAD(, console_client) clients;
+	struct console_stats stats;
+};
+
+static void console_flush_cb(evutil_socket_t fd, short what, void *arg);
+static void console_input_cb(evutil_socket_t fd, short what, void *arg);
+
+struct console *
+console_new(struct event_base *base, const char *log_path, int *errp)
+{
+	struct console *c;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		*errp = -ENOMEM;
+		return NULL;
+	}
+	c->base = base;
+	c->log_fd = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	TAILQ_INIT(&c->clients);
+	c->ring = malloc(CONSOLE_RING_SIZE);
+	c->input = evbuffer_new();
+	c->flush_ev = event_new(base, -1, 0, console_flush_cb, c);
+	c->input_ev = event_new(base, -1, 0, console_input_cb, c);
+	if (c->ring == NULL || c->input == NULL || c->flush_ev == NULL ||
+	    c->input_ev == NULL) {
+		*errp = -ENOMEM;
+		goto fail;
+	}
+	if (log_path != NULL) {
+		c->log_fd = open(log_path,
+		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		if (c->log_fd < 0) {
+			*errp = -errno;
+			goto fail;
+		}
+	}
+	return c;
+fail:
+	console_free(c);
+	return NULL;
+}
+
+static void
+console_client_free(struct console_client *cl)
+{
+	TAILQ_REMOVE(&cl->console->clients, cl, entry);
+	bufferevent_free(cl->bev);
+	free(cl);
+}
+
+void
+console_free(struct console *c)
+{
+	struct console_client *cl;
+
+	if (c == NULL)
+		return;
+	while ((cl = TAILQ_FIRST(&c->clients)) != NULL)
+		console_client_free(cl);
+	if (c->flush_ev != NULL)
+		event_free(c->flush_ev);
+	if (c->input_ev != NULL)
+		event_free(c->input_ev);
+	if (c->input != NULL)
+		evbuffer_free(c->input);
+	if (c->log_fd >= 0)
+		close(c->log_fd);
+	free(c->ring);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void
+console_set_input(struct console *c, console_input_fn fn, void *opaque)
+{
+	c->input_fn = fn;
+	c->input_opaque = opaque;
+	if (fn != NULL && evbuffer_get_length(c->input) > 0)
+		event_active(c->input_ev, 0, 0);
+}
+
+void
+console_output(struct console *c, const uint8_t *buf, size_t len)
+{
+	bool wake;
+
+	pthread_mutex_lock(&c->lock);
+	while (len > 0) {
+		size_t off = c->wpos % CONSOLE_RING_SIZE;
+		size_t n = CONSOLE_RING_SIZE - off;
+
+		if (n > len)
+			n = len;
+		memcpy(c->ring + off, buf, n);
+		c->wpos += n;
+		buf += n;
+		len -= n;
+	}
+	/* One wake-up per batch: the loop drains everything at once. */
+	wake = !c->flush_pending;
+	c->flush_pending = true;
+	pthread_mutex_unlock(&c->lock);
+	if (wake)
+		event_active(c->flush_ev, 0, 0);
+}
+
+void
+console_rx_space(struct console *c)
+{
+	event_active(c->input_ev, 0, 0);
+}
+
+static void
+console_log_write(struct console *c, const uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	while (c->log_fd >= 0 && len > 0) {
+		n = write(c->log_fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!c->log_failed)
+				log_warn("console log: %s",
+				    n < 0 ? strerror(errno) : "short write");
+			c->log_failed = true;
+			return;
+		}
+		buf += n;
+		len -= n;
+	}
+}
+
+static void
+console_broadcast(struct console *c, const uint8_t *buf, size_t len)
+{
+	struct console_client *cl, *next;
+
+	console_log_write(c, buf, len);
+	for (cl = TAILQ_FIRST(&c->clients); cl != NULL; cl = next) {
+		struct evbuffer *out = bufferevent_get_output(cl->bev);
+
+		next = TAILQ_NEXT(cl, entry);
+		if (evbuffer_get_length(out) + len > CONSOLE_CLIENT_BACKLOG) {
+			log_info("console client not reading; dropping it");
+			c->stats.clients_dropped++;
+			console_client_free(cl);
+			continue;
+		}
+		evbuffer_add(out, buf, len);
+	}
+	c->stats.bytes_out += len;
+}
+
+void
+console_flush(struct console *c)
+{
+	uint8_t chunk[16384];
+	uint64_t end;
+
+	for (;;) {
+		size_t off, n;
+
+		pthread_mutex_lock(&c->lock);
+		end = c->wpos;
+		if (end - c->flushed > CONSOLE_RING_SIZE) {
+			c->stats.bytes_lost += end - c->flushed -
+			    CONSOLE_RING_SIZE;
+			c->flushed = end - CONSOLE_RING_SIZE;
+		}
+		if (c->flushed == end) {
+			c->flush_pending = false;
+			pthread_mutex_unlock(&c->lock);
+			return;
+		}
+		off = c->flushed % CONSOLE_RING_SIZE;
+		n = end - c->flushed;
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (n > CONSOLE_RING_SIZE - off)
+			n = CONSOLE_RING_SIZE - off;
+		memcpy(chunk, c->ring + off, n);
+		c->flushed += n;
+		pthread_mutex_unlock(&c->lock);
+		console_broadcast(c, chunk, n);
+	}
+}
+
+static void
+console_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	console_flush(arg);
+}
+
+static void
+console_set_reading(struct console *c, bool on)
+{
+	struct console_client *cl;
+
+	if (c->reading_paused == !on)
+		return;
+	c->reading_paused = !on;
+	TAILQ_FOREACH(cl, &c->clients, entry) {
+		if (on)
+			bufferevent_enable(cl->bev, EV_READ);
+		else
+			bufferevent_disable(cl->bev, EV_READ);
+	}
+}
+
+/* Offer pending input to the UART; it takes what its FIFO can hold. */
+static void
+console_push_input(struct console *c)
+{
+	while (c->input_fn != NULL && evbuffer_get_length(c->input) > 0) {
+		size_t len = evbuffer_get_contiguous_space(c->input);
+		const uint8_t *p = evbuffer_pullup(c->input, len);
+		size_t n = c->input_fn(c->input_opaque, p, len);
+
+		if (n == 0)
+			break;
+		evbuffer_drain(c->input, n);
+		c->stats.bytes_in += n;
+	}
+	console_set_reading(c,
+	    evbuffer_get_length(c->input) < CONSOLE_INPUT_BACKLOG);
+}
+
+static void
+console_input_cb(evutil_socket_t fd, short what, void *arg)
+{
+	console_push_input(arg);
+}
+
+static void
+console_client_read(struct bufferevent *bev, void *arg)
+{
+	struct console_client *cl = arg;
+
+	evbuffer_add_buffer(cl->console->input, bufferevent_get_input(bev));
+	console_push_input(cl->console);
+}
+
+static void
+console_client_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct console_client *cl = arg;
+
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		console_client_free(cl);
+}
+
+int
+console_attach(struct console *c, int fd, struct json_object *reply_id)
+{
+	struct console_client *cl;
+	struct json_object *reply;
+	uint8_t *replay = NULL;
+	size_t replay_len = 0, off, first;
+	char *line;
+	size_t len;
+
+	if (evutil_make_socket_nonblocking(fd) < 0) {
+		close(fd);
+		return -EBADF;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (cl == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	cl->console = c;
+	cl->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (cl->bev == NULL) {
+		free(cl);
+		close(fd);
+		return -ENOMEM;
+	}
+
+	reply = proto_reply(reply_id == NULL ? NULL :
+	    json_object_get(reply_id), NULL);
+	line = reply == NULL ? NULL : proto_serialize(reply, &len);
+	json_object_put(reply);
+	if (line == NULL) {
+		bufferevent_free(cl->bev);
+		free(cl);
+		return -ENOMEM;
+	}
+	bufferevent_write(cl->bev, line, len);
+	free(line);
+
+	/* Replay what the loop already delivered; the rest comes live. */
+	pthread_mutex_lock(&c->lock);
+	replay_len = c->flushed < CONSOLE_REPLAY_SIZE ? c->flushed :
+	    CONSOLE_REPLAY_SIZE;
+	replay = malloc(replay_len ? replay_len : 1);
+	if (replay != NULL) {
+		off = (c->flushed - replay_len) % CONSOLE_RING_SIZE;
+		first = CONSOLE_RING_SIZE - off;
+		if (first > replay_len)
+			first = replay_len;
+		memcpy(replay, c->ring + off, first);
+		memcpy(replay + first, c->ring, replay_len - first);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (replay != NULL)
+		bufferevent_write(cl->bev, replay, replay_len);
+	free(replay);
+
+	bufferevent_setcb(cl->bev, console_client_read, NULL,
+	    console_client_event, cl);
+	bufferevent_enable(cl->bev, c->reading_paused ? EV_WRITE :
+	    EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
+	return 0;
+}
+
+void
+console_get_stats(struct console *c, struct console_stats *st)
+{
+	struct console_client *cl;
+
+	*st = c->stats;
+	st->clients = 0;
+	TAILQ_FOREACH(cl, &c->clients, entry)
+		st->clients++;
+}

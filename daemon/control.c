@@ -1,0 +1,730 @@
+/*
+ * The control socket.
+ *
+ * Every client is one bufferevent plus a line framer.  A request is
+ * parsed, looked up in the command table and handed to its handler,
+ * which either answers at once or takes a pending reply and answers
+ * later.  Clients never block each other: nothing here waits, and a
+ * client that stops reading is dropped once its queued output passes
+ * CONTROL_MAX_OUTPUT.
+ *
+ * Freeing a client from inside its own callbacks would pull the rug from
+ * under the code that called them, so while a callback runs, closing
+ * only marks the client and the callback frees it on its way out.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "control.h"
+#include "log.h"
+#include "proc.h"
+
+#define CONTROL_GROUP		"vmm"
+#define CONTROL_SOCKET_MODE	0660
+#define CONTROL_ACCEPT_BURST	64	/* accepts per wake-up */
+#define CONTROL_READ_CHUNK	16384
+
+TAILQ_HEAD(client_list, client);
+
+struct control {
+	struct vmmd *d;
+	char *path;
+	int fd;
+	struct event *accept_ev;
+	struct event *resume_ev;	/* re-enables accept after EMFILE */
+	struct client_list clients;
+	unsigned long next_client_id;
+	unsigned int nclients;
+};
+
+struct client {
+	TAILQ_ENTRY(client) entry;
+	struct control *ctl;
+	struct bufferevent *bev;
+	struct proto_lines *lines;
+	struct pending_list pendings;
+	unsigned long id;
+	bool subscribed;
+	bool eof;		/* peer shut its side: finish, then close */
+	bool dead;		/* free when the running callback returns */
+	int busy;		/* callbacks on the stack */
+	/* vm.console in progress: the VM, and the request's id */
+	char *handover_vm;
+	struct json_object *handover_id;
+};
+
+static const struct {
+	const char *name;
+	cmd_handler fn;
+} control_commands[] = {
+	{ "vm.create", cmd_vm_create },
+	{ "vm.start", cmd_vm_start },
+	{ "vm.stop", cmd_vm_stop },
+	{ "vm.pause", cmd_vm_pause },
+	{ "vm.resume", cmd_vm_resume },
+	{ "vm.reset", cmd_vm_reset },
+	{ "vm.delete", cmd_vm_delete },
+	{ "vm.list", cmd_vm_list },
+	{ "vm.info", cmd_vm_info },
+	{ "vm.console", cmd_vm_console },
+	{ "events.subscribe", cmd_events_subscribe },
+};
+
+static void client_free(struct client *c);
+static void client_close(struct client *c);
+static void client_handover(struct client *c);
+
+/* Output --------------------------------------------------------------- */
+
+/* Queue msg (taken) on c.  May close c: do not touch c afterwards. */
+static void
+client_send(struct client *c, struct json_object *msg)
+{
+	struct evbuffer *out;
+	char *line;
+	size_t len;
+
+	if (msg == NULL) {
+		log_error("client %lu: out of memory building a reply", c->id);
+		client_close(c);
+		return;
+	}
+	if (c->dead) {
+		json_object_put(msg);
+		return;
+	}
+	out = bufferevent_get_output(c->bev);
+	if (evbuffer_get_length(out) > CONTROL_MAX_OUTPUT) {
+		json_object_put(msg);
+		log_warn("client %lu: does not read its replies (%zu bytes "
+		    "queued); dropping it", c->id, evbuffer_get_length(out));
+		client_close(c);
+		return;
+	}
+	line = proto_serialize(msg, &len);
+	json_object_put(msg);
+	if (line == NULL || bufferevent_write(c->bev, line, len) < 0) {
+		free(line);
+		log_error("client %lu: cannot queue a reply", c->id);
+		client_close(c);
+		return;
+	}
+	free(line);
+}
+
+void
+control_broadcast(struct control *ctl, struct json_object *ev)
+{
+	struct client *c, *tmp;
+
+	if (ctl == NULL || ev == NULL) {
+		json_object_put(ev);
+		return;
+	}
+	/* client_send() may free c: step on before it runs. */
+	for (c = TAILQ_FIRST(&ctl->clients); c != NULL; c = tmp) {
+		tmp = TAILQ_NEXT(c, entry);
+		if (c->subscribed && !c->dead && c->handover_vm == NULL)
+			client_send(c, json_object_get(ev));
+	}
+	json_object_put(ev);
+}
+
+void
+control_subscribe(struct client *c)
+{
+	c->subscribed = true;
+}
+
+/* Pending replies ------------------------------------------------------ */
+
+struct pending *
+control_defer(struct cmd_ctx *ctx)
+{
+	struct pending *p;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->client = ctx->client;
+	p->id = json_object_get(ctx->id);
+	TAILQ_INSERT_TAIL(&ctx->client->pendings, p, centry);
+	return p;
+}
+
+void
+pending_send(struct pending *p, struct json_object *msg)
+{
+	struct client *c = p->client;
+
+	if (c != NULL)
+		TAILQ_REMOVE(&c->pendings, p, centry);
+	json_object_put(p->id);
+	free(p);
+	if (c == NULL) {
+		json_object_put(msg);
+		return;
+	}
+	/* A half-closed client is closed by the write callback once this
+	 * reply (its last, if no others pend) has been written. */
+	client_send(c, msg);
+}
+
+void
+pending_reply(struct pending *p, struct json_object *ret)
+{
+	pending_send(p, proto_reply(p->id, ret));
+}
+
+void
+pending_error(struct pending *p, enum proto_error e, const char *fmt, ...)
+{
+	char desc[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	pending_send(p, proto_error(p->id, e, "%s", desc));
+}
+
+void
+pending_forward_error(struct pending *p, struct json_object *error)
+{
+	struct json_object *v;
+	const char *desc = "worker error";
+	int cls = PROTO_ERR_INTERNAL;
+
+	if (error != NULL && json_object_object_get_ex(error, "class", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		cls = proto_error_lookup(json_object_get_string(v));
+		if (cls < 0)
+			cls = PROTO_ERR_INTERNAL;
+	}
+	if (error != NULL && json_object_object_get_ex(error, "desc", &v) &&
+	    json_object_is_type(v, json_type_string))
+		desc = json_object_get_string(v);
+	pending_error(p, (enum proto_error)cls, "%s", desc);
+}
+
+/* Requests ------------------------------------------------------------- */
+
+static bool
+control_blank(const char *line, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return false;
+	return true;
+}
+
+static void
+client_request(struct client *c, const char *line, size_t len)
+{
+	struct proto_request req;
+	struct json_object *id, *reply;
+	struct cmd_ctx ctx;
+	char desc[512];
+	size_t i;
+	int rc;
+
+	/* Blank lines are not requests: tolerated, never answered. */
+	if (control_blank(line, len))
+		return;
+
+	rc = proto_parse_request(line, len, &req, &id, desc, sizeof(desc));
+	if (rc != 0) {
+		log_debug("client %lu: %s: %s", c->id,
+		    proto_error_class((enum proto_error)rc), desc);
+		client_send(c, proto_error(id, (enum proto_error)rc, "%s",
+		    desc));
+		json_object_put(id);
+		return;
+	}
+
+	for (i = 0; i < sizeof(control_commands) /
+	    sizeof(control_commands[0]); i++)
+		if (strcmp(control_commands[i].name, req.command) == 0)
+			break;
+	if (i == sizeof(control_commands) / sizeof(control_commands[0])) {
+		client_send(c, proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
+		    "unknown command '%.100s'", req.command));
+		json_object_put(req.root);
+		return;
+	}
+
+	log_debug("client %lu: %s", c->id, req.command);
+	ctx.d = c->ctl->d;
+	ctx.client = c;
+	ctx.id = req.id;
+	ctx.args = req.arguments;
+	reply = control_commands[i].fn(&ctx);
+	if (reply != NULL)
+		client_send(c, reply);
+	json_object_put(req.root);
+}
+
+/* Reads every complete line; stops early once c is closing or handing
+ * its connection over (what follows is then not ours to read). */
+static void
+client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	char buf[CONTROL_READ_CHUNK];
+	const char *line;
+	size_t len;
+	int n, rc;
+
+	c->busy++;
+	while (!c->dead && c->handover_vm == NULL &&
+	    (n = evbuffer_remove(in, buf, sizeof(buf))) > 0) {
+		if (proto_lines_feed(c->lines, buf, (size_t)n) < 0) {
+			log_error("client %lu: out of memory", c->id);
+			client_close(c);
+			break;
+		}
+		while (!c->dead && c->handover_vm == NULL &&
+		    (rc = proto_lines_next(c->lines, &line, &len)) != 0) {
+			if (rc == -E2BIG)
+				client_send(c, proto_error(NULL,
+				    PROTO_ERR_TOO_LARGE, "request longer than "
+				    "%d bytes", PROTO_MAX_LINE));
+			else
+				client_request(c, line, len);
+		}
+	}
+	c->busy--;
+	if (c->dead)
+		client_free(c);
+	else if (c->handover_vm != NULL)
+		client_handover(c);
+}
+
+/* Output fully written: finish a console handover or a half-close. */
+static void
+client_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) != 0)
+		return;
+	if (c->handover_vm != NULL)
+		client_handover(c);
+	else if (c->eof && TAILQ_EMPTY(&c->pendings))
+		client_close(c);
+}
+
+static void
+client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct client *c = arg;
+
+	if (what & BEV_EVENT_ERROR) {
+		log_debug("client %lu: %s", c->id,
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		client_close(c);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		/*
+		 * The client may only have shut down its sending side
+		 * ("send a request, then wait for the reply"): answer what
+		 * it asked, then close.
+		 */
+		c->eof = true;
+		bufferevent_disable(bev, EV_READ);
+		if (c->handover_vm != NULL)
+			return;		/* client_handover() decides */
+		if (TAILQ_EMPTY(&c->pendings) &&
+		    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			client_close(c);
+	}
+}
+
+/* Console handover ----------------------------------------------------- */
+
+void
+control_console_handover(struct cmd_ctx *ctx, const char *vm)
+{
+	struct client *c = ctx->client;
+
+	c->handover_vm = strdup(vm);
+	if (c->handover_vm == NULL) {
+		client_send(c, proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory"));
+		return;
+	}
+	c->handover_id = json_object_get(ctx->id);
+	/* Nothing more is read: bytes after the request belong to the
+	 * console, and the worker reads them from the socket itself. */
+	bufferevent_disable(c->bev, EV_READ);
+}
+
+static void
+client_handover(struct client *c)
+{
+	struct json_object *id;
+	enum proto_error cls = PROTO_ERR_INTERNAL;
+	struct vm *vm;
+	char err[512];
+	int rc;
+
+	if (c->busy || c->dead)
+		return;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
+		return;			/* client_write_cb() comes back */
+
+	vm = vm_find(c->ctl->d, c->handover_vm);
+	if (vm == NULL) {
+		cls = PROTO_ERR_NOT_FOUND;
+		snprintf(err, sizeof(err), "no VM named '%s'", c->handover_vm);
+		rc = -ENOENT;
+	} else
+		rc = vm_console_pass(vm, bufferevent_getfd(c->bev),
+		    c->handover_id, &cls, err, sizeof(err));
+
+	if (rc < 0) {
+		/* Back to an ordinary connection, with the error reply. */
+		id = c->handover_id;
+		free(c->handover_vm);
+		c->handover_vm = NULL;
+		c->handover_id = NULL;
+		if (!c->eof)
+			bufferevent_enable(c->bev, EV_READ);
+		client_send(c, proto_error(id, cls, "%s", err));
+		json_object_put(id);
+		return;
+	}
+	log_info("client %lu: console of VM '%s' handed to its worker", c->id,
+	    c->handover_vm);
+	/* The worker has its own copy of the connection now. */
+	client_free(c);
+}
+
+/* Clients -------------------------------------------------------------- */
+
+static void
+client_close(struct client *c)
+{
+	if (c->busy) {
+		if (!c->dead) {
+			c->dead = true;
+			bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		}
+		return;
+	}
+	client_free(c);
+}
+
+static void
+client_free(struct client *c)
+{
+	struct pending *p;
+
+	if (c == NULL)
+		return;
+	/* Operations in flight go on; their replies have nowhere to go. */
+	while ((p = TAILQ_FIRST(&c->pendings)) != NULL) {
+		TAILQ_REMOVE(&c->pendings, p, centry);
+		p->client = NULL;
+	}
+	TAILQ_REMOVE(&c->ctl->clients, c, entry);
+	c->ctl->nclients--;
+	log_debug("client %lu: closed", c->id);
+	bufferevent_free(c->bev);
+	proto_lines_free(c->lines);
+	free(c->handover_vm);
+	json_object_put(c->handover_id);
+	free(c);
+}
+
+static void
+client_new(struct control *ctl, int fd)
+{
+	struct client *c;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto close_fd;
+	c->ctl = ctl;
+	c->id = ++ctl->next_client_id;
+	TAILQ_INIT(&c->pendings);
+	c->lines = proto_lines_new(PROTO_MAX_LINE);
+	if (c->lines == NULL)
+		goto free_client;
+	c->bev = bufferevent_socket_new(ctl->d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL)
+		goto free_lines;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		log_info("client %lu: connected (pid %ld, uid %lu, gid %lu)",
+		    c->id, (long)cred.pid, (unsigned long)cred.uid,
+		    (unsigned long)cred.gid);
+	else
+		log_info("client %lu: connected (peer credentials unknown: "
+		    "%s)", c->id, strerror(errno));
+
+	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
+	ctl->nclients++;
+	bufferevent_setcb(c->bev, client_read_cb, client_write_cb,
+	    client_event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	client_send(c, proto_greeting());
+	return;
+
+free_lines:
+	proto_lines_free(c->lines);
+free_client:
+	free(c);
+close_fd:
+	log_error("out of memory accepting a client");
+	close(fd);
+}
+
+/* Listening ------------------------------------------------------------ */
+
+static void
+control_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *ctl = arg;
+
+	event_add(ctl->accept_ev, NULL);
+}
+
+static void
+control_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct control *ctl = arg;
+	struct timeval tv = { 1, 0 };
+	int i, fd;
+
+	for (i = 0; i < CONTROL_ACCEPT_BURST; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			log_error("accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				/* Retrying at once would spin: pause. */
+				event_del(ctl->accept_ev);
+				event_add(ctl->resume_ev, &tv);
+			}
+			return;
+		}
+		client_new(ctl, fd);
+	}
+}
+
+/* A socket file at path: stale (nobody listening) or in use? */
+static int
+control_check_stale(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket", path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(-rc));
+		return rc;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: another vmmd is listening there",
+		    path);
+		return -EADDRINUSE;
+	}
+	rc = errno;
+	close(fd);
+	if (rc != ECONNREFUSED) {
+		snprintf(err, errlen, "%s: cannot tell whether it is in use: "
+		    "%s", path, strerror(rc));
+		return -rc;
+	}
+	if (unlink(path) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: removing stale socket: %s", path,
+		    strerror(-rc));
+		return rc;
+	}
+	log_info("removed stale socket %s", path);
+	return 0;
+}
+
+/* mkdir -p for the socket's directory; existing directories are kept as
+ * they are. */
+static int
+control_mkdirs(const char *path, char *err, size_t errlen)
+{
+	char *dir, *p;
+	int rc = 0;
+
+	dir = strdup(path);
+	if (dir == NULL)
+		return -ENOMEM;
+	p = strrchr(dir, '/');
+	if (p == NULL || p == dir)
+		goto out;
+	*p = '\0';
+	for (p = dir + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+			goto out;
+		}
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+out:
+	free(dir);
+	return rc;
+}
+
+struct control *
+control_new(struct vmmd *d, const char *path, char *err, size_t errlen)
+{
+	struct control *ctl;
+	struct sockaddr_un sa;
+	struct group *gr;
+	mode_t old_umask;
+	int rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return NULL;
+	}
+	ctl = calloc(1, sizeof(*ctl));
+	if (ctl == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ctl->d = d;
+	ctl->fd = -1;
+	TAILQ_INIT(&ctl->clients);
+	ctl->path = strdup(path);
+	if (ctl->path == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto free_ctl;
+	}
+
+	if (control_mkdirs(path, err, errlen) < 0 ||
+	    control_check_stale(path, err, errlen) < 0)
+		goto free_path;
+
+	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (ctl->fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto free_path;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path));
+	/* Nobody but us may connect before the mode and group are set. */
+	old_umask = umask(0177);
+	rc = bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_umask);
+	if (rc < 0) {
+		snprintf(err, errlen, "bind %s: %s", path, strerror(errno));
+		goto close_fd;
+	}
+	gr = getgrnam(CONTROL_GROUP);
+	if (gr != NULL && chown(path, (uid_t)-1, gr->gr_gid) < 0)
+		log_warn("%s: cannot give the socket to group %s: %s", path,
+		    CONTROL_GROUP, strerror(errno));
+	if (chmod(path, CONTROL_SOCKET_MODE) < 0) {
+		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
+		goto unlink_path;
+	}
+	if (listen(ctl->fd, SOMAXCONN) < 0) {
+		snprintf(err, errlen, "listen %s: %s", path, strerror(errno));
+		goto unlink_path;
+	}
+
+	ctl->accept_ev = event_new(d->base, ctl->fd, EV_READ | EV_PERSIST,
+	    control_accept_cb, ctl);
+	ctl->resume_ev = evtimer_new(d->base, control_resume_cb, ctl);
+	if (ctl->accept_ev == NULL || ctl->resume_ev == NULL ||
+	    event_add(ctl->accept_ev, NULL) < 0) {
+		snprintf(err, errlen, "cannot watch the socket");
+		goto free_events;
+	}
+	log_info("listening on %s%s", path, gr != NULL ?
+	    " (group " CONTROL_GROUP ")" : "");
+	return ctl;
+
+free_events:
+	if (ctl->accept_ev != NULL)
+		event_free(ctl->accept_ev);
+	if (ctl->resume_ev != NULL)
+		event_free(ctl->resume_ev);
+unlink_path:
+	unlink(path);
+close_fd:
+	close(ctl->fd);
+free_path:
+	free(ctl->path);
+free_ctl:
+	free(ctl);
+	return NULL;
+}
+
+void
+control_free(struct control *ctl)
+{
+	struct client *c;
+
+	if (ctl == NULL)
+		return;
+	event_free(ctl->accept_ev);
+	event_free(ctl->resume_ev);
+	close(ctl->fd);
+	if (unlink(ctl->path) < 0 && errno != ENOENT)
+		log_warn("%s: %s", ctl->path, strerror(errno));
+	while ((c = TAILQ_FIRST(&ctl->clients)) != NULL)
+		client_free(c);
+	free(ctl->path);
+	free(ctl);
+}

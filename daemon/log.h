@@ -1,0 +1,33 @@
+/*
+ * Process-wide logging for vmmd and its workers: to stderr when running
+ * in the foreground, else to syslog.  This is the one place that holds
+ * process-global state on purpose: a process has one log.
+ */
+#ifndef VMMD_LOG_H
+#define VMMD_LOG_H
+
+#include <stdarg.h>
+
+/*
+ * ident names the process in every line ("vmmd", "vmmd-worker[web]");
+ * to_stderr selects stderr over syslog; verbose enables debug lines.
+ * Logging before log_init() goes to stderr.
+ */
+void	log_init(const char *ident, int to_stderr, int verbose);
+/* Switch to syslog after daemonizing (keeps ident and verbosity). */
+void	log_to_syslog(void);
+int	log_verbose(void);
+/*
+ * Whether standard error goes anywhere (not closed, not /dev/null): a
+ * child of a daemonized vmmd inherits /dev/null and should use syslog.
+ */
+int	log_stderr_usable(void);
+
+void	log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	log_vmsg(int priority, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 2, 0)));
+
+#endif

@@ -1,0 +1,398 @@
+/*
+ * vCPU threads: initial register state, the KVM_RUN loop and exit
+ * dispatch to the I/O buses.
+ *
+ * Run control: the fast path reads the machine state without a lock.
+ * To stop vCPUs the host sets the state and run->immediate_exit under
+ * the machine lock and sends SIGUSR1: a vCPU inside KVM_RUN leaves it
+ * with EINTR, one about to enter returns at once because of
+ * immediate_exit, and either way it then sees the new state under the
+ * lock.  immediate_exit is cleared only under that lock.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kvm.h"
+#include "log.h"
+#include "machine.h"
+
+#define CR0_PE		(1ULL << 0)
+#define CR0_ET		(1ULL << 4)
+#define CR0_PG		(1ULL << 31)
+#define CR4_PAE		(1ULL << 5)
+#define EFER_LME	(1ULL << 8)
+#define EFER_LMA	(1ULL << 10)
+
+#define APIC_LVT0	0x350
+#define APIC_LVT1	0x360
+#define APIC_DM_NMI	0x400
+#define APIC_DM_EXTINT	0x700
+
+#define MSR_IA32_MISC_ENABLE	0x1a0
+#define MISC_ENABLE_FAST_STRING	(1ULL << 0)
+
+static int
+vcpu_set_boot_state(struct vcpu *v, const struct boot_cpu *b)
+{
+	struct kvm_segment code = {
+		.base = 0, .limit = 0xffffffff, .selector = b->code_sel,
+		.type = 0xb, .present = 1, .s = 1, .db = 1, .g = 1,
+	};
+	struct kvm_segment data = {
+		.base = 0, .limit = 0xffffffff, .selector = b->data_sel,
+		.type = 0x3, .present = 1, .s = 1, .db = 1, .g = 1,
+	};
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	int ret;
+
+	ret = kvm_ioctl(v->fd, KVM_GET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+	sregs.cr0 = CR0_PE | CR0_ET;
+	if (b->mode == BOOT_CPU_LONG64) {
+		code.db = 0;
+		code.l = 1;
+		sregs.cr0 |= CR0_PG;
+		sregs.cr3 = b->cr3;
+		sregs.cr4 |= CR4_PAE;
+		sregs.efer |= EFER_LME | EFER_LMA;
+	}
+	sregs.cs = code;
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data;
+	sregs.gdt.base = b->gdt_base;
+	sregs.gdt.limit = b->gdt_limit;
+	ret = kvm_ioctl(v->fd, KVM_SET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.rflags = 0x2;
+	regs.rip = b->rip;
+	regs.rsp = b->rsp;
+	regs.rsi = b->rsi;
+	regs.rbx = b->rbx;
+	return kvm_ioctl(v->fd, KVM_SET_REGS, &regs);
+}
+
+/*
+ * What firmware does before any OS runs: FPU in its reset state and the
+ * local APIC in virtual-wire mode (LINT0 ExtINT for the PIC, LINT1 NMI),
+ * so PIC interrupts reach the boot CPU before the guest programs its APIC.
+ */
+static int
+vcpu_set_firmware_state(struct vcpu *v)
+{
+	struct kvm_fpu fpu = { .fcw = 0x37f, .mxcsr = 0x1f80 };
+	struct kvm_lapic_state lapic;
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry entries[1];
+	} msrs = {
+		.hdr.nmsrs = 1,
+		.entries[0] = { .index = MSR_IA32_MISC_ENABLE,
+		    .data = MISC_ENABLE_FAST_STRING },
+	};
+	uint32_t *lvt;
+	int ret;
+
+	ret = kvm_ioctl(v->fd, KVM_SET_FPU, &fpu);
+	if (ret < 0)
+		return ret;
+	ret = kvm_ioctl(v->fd, KVM_GET_LAPIC, &lapic);
+	if (ret < 0)
+		return ret;
+	lvt = (uint32_t *)&lapic.regs[APIC_LVT0];
+	*lvt = APIC_DM_EXTINT;
+	lvt = (uint32_t *)&lapic.regs[APIC_LVT1];
+	*lvt = APIC_DM_NMI;
+	ret = kvm_ioctl(v->fd, KVM_SET_LAPIC, &lapic);
+	if (ret < 0)
+		return ret;
+	/*
+	 * KVM_SET_MSRS returns how many it set; a host that refuses one is
+	 * not fatal, the guest just sees the architectural default.
+	 */
+	ret = kvm_ioctl(v->fd, KVM_SET_MSRS, &msrs);
+	if (ret < 1)
+		log_debug("vcpu %u: host refused MSR 0x%x", v->index,
+		    msrs.entries[0].index);
+	return 0;
+}
+
+int
+vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
+    const struct boot_cpu *boot, char *err, size_t errlen)
+{
+	int ret, size;
+
+	memset(v, 0, sizeof(*v));
+	v->machine = m;
+	v->index = index;
+	v->fd = kvm_create_vcpu(m->vm_fd, index);
+	if (v->fd < 0) {
+		snprintf(err, errlen, "cannot create vCPU %u: %s", index,
+		    strerror(-v->fd));
+		return v->fd;
+	}
+	size = kvm_vcpu_mmap_size(m->kvm_fd);
+	if (size < 0) {
+		ret = size;
+		snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s",
+		    strerror(-ret));
+		goto close_fd;
+	}
+	v->run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd,
+	    0);
+	if (v->run == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map vCPU %u: %s", index,
+		    strerror(errno));
+		goto close_fd;
+	}
+	v->run_size = size;
+	ret = cpuid_setup(v, m->nvcpus);
+	if (ret < 0) {
+		snprintf(err, errlen, "vCPU %u: cannot set CPUID: %s", index,
+		    strerror(-ret));
+		goto unmap;
+	}
+	ret = vcpu_set_firmware_state(v);
+	if (ret < 0) {
+		snprintf(err, errlen, "vCPU %u: cannot set initial state: %s",
+		    index, strerror(-ret));
+		goto unmap;
+	}
+	/* Application processors wait for INIT/SIPI, as on a PC. */
+	if (boot != NULL) {
+		ret = vcpu_set_boot_state(v, boot);
+		if (ret < 0) {
+			snprintf(err, errlen,
+			    "vCPU %u: cannot set boot registers: %s", index,
+			    strerror(-ret));
+			goto unmap;
+		}
+	}
+	return 0;
+
+unmap:
+	munmap(v->run, v->run_size);
+	v->run = NULL;
+close_fd:
+	close(v->fd);
+	v->fd = -1;
+	return ret;
+}
+
+void
+vcpu_destroy(struct vcpu *v)
+{
+	if (v->run != NULL)
+		munmap(v->run, v->run_size);
+	if (v->fd >= 0)
+		close(v->fd);
+	v->run = NULL;
+	v->fd = -1;
+}
+
+static void
+vcpu_handle_io(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct iobus *bus = &v->machine->pio;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	uint32_t i;
+
+	for (i = 0; i < run->io.count; i++, data += run->io.size) {
+		if (run->io.direction == KVM_EXIT_IO_OUT)
+			iobus_write(bus, run->io.port, data, run->io.size);
+		else
+			iobus_read(bus, run->io.port, data, run->io.size);
+	}
+}
+
+static void
+vcpu_handle_mmio(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	unsigned int len = run->mmio.len;
+
+	if (len > sizeof(run->mmio.data))
+		len = sizeof(run->mmio.data);
+	if (run->mmio.is_write)
+		iobus_write(&v->machine->mmio, run->mmio.phys_addr,
+		    run->mmio.data, len);
+	else
+		iobus_read(&v->machine->mmio, run->mmio.phys_addr,
+		    run->mmio.data, len);
+}
+
+static void
+vcpu_fatal(struct vcpu *v, const char *what)
+{
+	struct kvm_regs regs;
+	char why[256];
+
+	if (kvm_ioctl(v->fd, KVM_GET_REGS, &regs) == 0)
+		snprintf(why, sizeof(why), "vCPU %u: %s (rip 0x%llx)",
+		    v->index, what, (unsigned long long)regs.rip);
+	else
+		snprintf(why, sizeof(why), "vCPU %u: %s", v->index, what);
+	machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, why);
+}
+
+/* Returns false when the thread must leave. */
+static bool
+vcpu_wait_runnable(struct vcpu *v)
+{
+	struct machine *m = v->machine;
+	bool run;
+
+	pthread_mutex_lock(&m->lock);
+	while (m->state == MACHINE_PAUSED || m->state == MACHINE_HELD) {
+		m->vcpus_parked++;
+		pthread_cond_broadcast(&m->cond);
+		pthread_cond_wait(&m->cond, &m->lock);
+		m->vcpus_parked--;
+	}
+	run = m->state == MACHINE_RUNNING;
+	if (run)
+		v->run->immediate_exit = 0;
+	pthread_mutex_unlock(&m->lock);
+	return run;
+}
+
+static void
+vcpu_dispatch(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	char what[96];
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		v->exits[VCPU_EXIT_IO]++;
+		vcpu_handle_io(v);
+		break;
+	case KVM_EXIT_MMIO:
+		v->exits[VCPU_EXIT_MMIO]++;
+		vcpu_handle_mmio(v);
+		break;
+	case KVM_EXIT_HLT:
+		/* Only without an in-kernel LAPIC; just run again. */
+		v->exits[VCPU_EXIT_HLT]++;
+		break;
+	case KVM_EXIT_SHUTDOWN:
+		v->exits[VCPU_EXIT_SHUTDOWN]++;
+		machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, NULL);
+		break;
+	case KVM_EXIT_SYSTEM_EVENT:
+		v->exits[VCPU_EXIT_SYSTEM_EVENT]++;
+		if (run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN)
+			machine_hold(v->machine, MACHINE_POWEROFF, NULL);
+		else
+			machine_hold(v->machine, MACHINE_RESET_SYSTEM_EVENT,
+			    NULL);
+		break;
+	case KVM_EXIT_FAIL_ENTRY:
+		v->exits[VCPU_EXIT_OTHER]++;
+		snprintf(what, sizeof(what),
+		    "VM entry failed (hardware reason 0x%llx)",
+		    (unsigned long long)
+		    run->fail_entry.hardware_entry_failure_reason);
+		vcpu_fatal(v, what);
+		break;
+	case KVM_EXIT_INTERNAL_ERROR:
+		v->exits[VCPU_EXIT_OTHER]++;
+		snprintf(what, sizeof(what), "KVM internal error %u",
+		    run->internal.suberror);
+		vcpu_fatal(v, what);
+		break;
+	default:
+		v->exits[VCPU_EXIT_OTHER]++;
+		snprintf(what, sizeof(what), "unexpected exit reason %u",
+		    run->exit_reason);
+		vcpu_fatal(v, what);
+		break;
+	}
+}
+
+static void *
+vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	struct machine *m = v->machine;
+	char what[96];
+	sigset_t set;
+	int ret;
+
+	/* Signals are the event loop's business, except the kick. */
+	sigfillset(&set);
+	sigdelset(&set, SIGUSR1);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+
+	while (vcpu_wait_runnable(v)) {
+		for (;;) {
+			if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) !=
+			    MACHINE_RUNNING)
+				break;
+			ret = ioctl(v->fd, KVM_RUN, 0);
+			if (ret < 0) {
+				if (errno == EINTR || errno == EAGAIN) {
+					v->exits[VCPU_EXIT_INTR]++;
+					continue;
+				}
+				snprintf(what, sizeof(what), "KVM_RUN: %s",
+				    strerror(errno));
+				vcpu_fatal(v, what);
+				break;
+			}
+			vcpu_dispatch(v);
+		}
+	}
+
+	pthread_mutex_lock(&m->lock);
+	m->vcpus_exited++;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+static void
+vcpu_kick_handler(int sig)
+{
+	(void)sig;
+}
+
+int
+vcpu_start(struct vcpu *v)
+{
+	static const struct sigaction sa = { .sa_handler = vcpu_kick_handler };
+	char name[16];
+	int ret;
+
+	/* No SA_RESTART: the kick must interrupt KVM_RUN. */
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		return -errno;
+	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	if (ret != 0)
+		return -ret;
+	v->thread_started = true;
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	pthread_setname_np(v->thread, name);
+	return 0;
+}
+
+/* Caller holds the machine lock and has changed the state. */
+void
+vcpu_kick(struct vcpu *v)
+{
+	if (v->run != NULL)
+		v->run->immediate_exit = 1;
+	if (v->thread_started)
+		pthread_kill(v->thread, SIGUSR1);
+}

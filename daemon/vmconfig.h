@@ -1,0 +1,101 @@
+/*
+ * VM definitions (config.c): validation of a definition object (the
+ * arguments of vm.create, and the files under STATEDIR/vms),
+ * serialisation, and atomic persistence as one NAME.json file per VM.
+ *
+ * Not named config.h: that name belongs to the header meson generates
+ * (VMMD_VERSION and the install paths), which every directory includes.
+ *
+ * Like the protocol module this does not log: errors come back as a
+ * negative errno plus one line of text for the caller to report.
+ */
+#ifndef VMMD_VMCONFIG_H
+#define VMMD_VMCONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define CONFIG_NAME_MAX		64
+#define CONFIG_NAME_PATTERN	"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+#define CONFIG_CMDLINE_MAX	2048	/* bytes, without the NUL */
+#define CONFIG_MEMORY_MIN	16	/* MiB */
+#define CONFIG_MEMORY_MAX	262144
+#define CONFIG_MEMORY_DEFAULT	256
+#define CONFIG_VCPUS_MIN	1
+#define CONFIG_VCPUS_MAX	64
+#define CONFIG_VCPUS_DEFAULT	1
+#define CONFIG_FILE_MAX		(1024 * 1024)	/* a definition file */
+
+enum vm_on_reboot {
+	VM_ON_REBOOT_RESTART,
+	VM_ON_REBOOT_STOP,
+};
+
+struct vm_def {
+	char *name;
+	char *kernel;		/* absolute path; NULL = the default guest */
+	char *initrd;		/* absolute path or NULL */
+	char *cmdline;		/* never NULL ("" by default) */
+	unsigned int memory_mib;
+	unsigned int vcpus;
+	enum vm_on_reboot on_reboot;
+	bool transient;
+};
+
+/* Flags of config_parse(). */
+#define CONFIG_CHECK_FILES	0x1	/* kernel/initrd must exist and load */
+
+/*
+ * Validate obj (a JSON object) as a definition and fill in defaults.
+ * Returns 0 with *defp set, or -EINVAL with err describing the first
+ * problem ("memory_mib: 8 is out of range (16..262144)").  Without
+ * CONFIG_CHECK_FILES only the form of the paths is checked, so that a
+ * definition whose kernel went away still loads.
+ */
+int	config_parse(struct json_object *obj, unsigned int flags,
+	    struct vm_def **defp, char *err, size_t errlen);
+void	config_def_free(struct vm_def *def);
+struct vm_def *config_def_dup(const struct vm_def *def);
+
+/* The definition as a JSON object (what config_parse() accepts). */
+struct json_object *config_to_json(const struct vm_def *def);
+
+const char *config_on_reboot_name(enum vm_on_reboot r);
+
+/* Whether name matches CONFIG_NAME_PATTERN. */
+bool	config_name_valid(const char *name);
+
+/*
+ * Check that path is an absolute path to a readable regular file (and
+ * for a kernel, that boot_probe() accepts it).  what ("kernel") starts
+ * the error text: "kernel: /x: No such file or directory".
+ */
+int	config_check_file(const char *what, const char *path, bool kernel,
+	    char *err, size_t errlen);
+
+/*
+ * Write dir/NAME.json atomically: a temporary file in dir, fsync,
+ * rename over the old file, fsync of dir.  0 or -errno (err filled).
+ */
+int	config_save(const char *dir, const struct vm_def *def, char *err,
+	    size_t errlen);
+/* Remove dir/NAME.json (a missing file is fine) and fsync dir. */
+int	config_remove(const char *dir, const char *name, char *err,
+	    size_t errlen);
+
+/* Read and validate one file (without CONFIG_CHECK_FILES). */
+int	config_load_file(const char *path, struct vm_def **defp, char *err,
+	    size_t errlen);
+
+/*
+ * Load every dir/NAME.json.  For each file, cb gets either a definition
+ * (the callee owns it) or, for a file that is unreadable or invalid,
+ * def NULL and the reason in err.  Files are never changed.  Returns 0,
+ * or -errno when dir itself cannot be read.
+ */
+typedef void (*config_load_cb)(void *arg, const char *file,
+    struct vm_def *def, const char *err);
+int	config_load_dir(const char *dir, config_load_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,634 @@
+/*
+ * MC146818 real-time clock with CMOS RAM, after the Motorola MC146818A
+ * datasheet (sections "Address Map", "Time, Calendar and Alarm
+ * Locations", "Registers A-D", "Update Cycle" and "Interrupts").
+ *
+ * The chip counts time itself; here the time registers are derived at
+ * each read from the host's UTC clock plus an offset (struct rtc_ts):
+ * no timer runs, and the guest's clock keeps running with the host's
+ * while nobody looks.  While the clock is stopped (SET, or the divider
+ * held in reset) the time registers are plain bytes in ram[], exactly
+ * as the chip holds them; when it starts again those bytes become the
+ * new offset.  A guest write to a time register while the clock runs is
+ * handled the same way: stop, store, start.
+ *
+ * Interrupts (periodic, alarm, update-ended) are not generated yet, but
+ * register C and the IRQ line are kept consistent with registers B and
+ * C so that adding their sources only has to set flags in C.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "rtc.h"
+
+#define RTC_NREGS		128
+
+/* Address map (datasheet "Address Map", PC century byte at 0x32). */
+#define RTC_SECONDS		0x00
+#define RTC_SECONDS_ALARM	0x01
+#define RTC_MINUTES		0x02
+#define RTC_MINUTES_ALARM	0x03
+#define RTC_HOURS		0x04
+#define RTC_HOURS_ALARM		0x05
+#define RTC_DAY_OF_WEEK		0x06
+#define RTC_DAY_OF_MONTH	0x07
+#define RTC_MONTH		0x08
+#define RTC_YEAR		0x09
+#define RTC_REG_A		0x0a
+#define RTC_REG_B		0x0b
+#define RTC_REG_C		0x0c
+#define RTC_REG_D		0x0d
+#define RTC_CENTURY		0x32
+
+/* Register A */
+#define REG_A_UIP		0x80
+#define REG_A_DV_MASK		0x70
+#define REG_A_DV_RESET		0x60	/* DV2:DV1 = 11: divider held in reset */
+#define REG_A_DEFAULT		0x26	/* 32.768 kHz time base, 1024 Hz rate */
+
+/* Register B */
+#define REG_B_SET		0x80
+#define REG_B_PIE		0x40
+#define REG_B_AIE		0x20
+#define REG_B_UIE		0x10
+#define REG_B_SQWE		0x08
+#define REG_B_DM		0x04	/* 1 = binary, 0 = BCD */
+#define REG_B_24H		0x02
+#define REG_B_DSE		0x01
+#define REG_B_DEFAULT		REG_B_24H
+
+/* Register C */
+#define REG_C_IRQF		0x80
+#define REG_C_PF		0x40
+#define REG_C_AF		0x20
+#define REG_C_UF		0x10
+#define REG_C_SOURCES		(REG_C_PF | REG_C_AF | REG_C_UF)
+
+/* Register D */
+#define REG_D_VRT		0x80
+
+/* The hours register in 12-hour mode: bit 7 set for PM. */
+#define RTC_HOURS_PM		0x80
+
+#define NSEC_PER_SEC		1000000000L
+#define SECS_PER_DAY		86400
+/* Host clocks outside +-34,000 years are clamped, to keep sums exact. */
+#define RTC_HOST_LIMIT		(INT64_C(1) << 40)
+
+/* A point or a distance in time; 0 <= nsec < NSEC_PER_SEC. */
+struct rtc_ts {
+	int64_t sec;
+	long nsec;
+};
+
+struct rtc_tm {
+	int64_t year;
+	int64_t mon;		/* 1-12 */
+	int64_t mday;		/* 1-31 */
+	int64_t hour;		/* 0-23 */
+	int64_t min;
+	int64_t sec;
+	int64_t wday;		/* 1-7, 1 = Sunday */
+};
+
+struct rtc {
+	struct rtc_config cfg;
+	uint8_t index;
+	/*
+	 * Alarm bytes, registers A to C and CMOS RAM; the time registers
+	 * only while the clock is stopped.
+	 */
+	uint8_t ram[RTC_NREGS];
+	struct rtc_ts offset;		/* guest clock - host clock */
+	/*
+	 * The day of week is a counter of its own on the chip; here it
+	 * follows the date, shifted by what the guest last set it to.
+	 */
+	unsigned int wday_adjust;	/* 0-6 */
+	bool wday_written;		/* while stopped */
+	struct rtc_ts last_host;	/* used if the host clock fails */
+	bool irq_level;
+};
+
+static int64_t
+rtc_floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+static int64_t
+rtc_floormod(int64_t a, int64_t b)
+{
+	return a - rtc_floordiv(a, b) * b;
+}
+
+static struct rtc_ts
+rtc_ts_add(struct rtc_ts a, struct rtc_ts b)
+{
+	struct rtc_ts r = { a.sec + b.sec, a.nsec + b.nsec };
+
+	if (r.nsec >= NSEC_PER_SEC) {
+		r.nsec -= NSEC_PER_SEC;
+		r.sec++;
+	}
+	return r;
+}
+
+static struct rtc_ts
+rtc_ts_sub(struct rtc_ts a, struct rtc_ts b)
+{
+	struct rtc_ts r = { a.sec - b.sec, a.nsec - b.nsec };
+
+	if (r.nsec < 0) {
+		r.nsec += NSEC_PER_SEC;
+		r.sec--;
+	}
+	return r;
+}
+
+/*
+ * Days since 1970-01-01 of a proleptic Gregorian date.  The year is
+ * counted from March so that the leap day ends it; 400-year eras have a
+ * fixed length of 146097 days.  Any month and day are accepted and
+ * carried over, so bytes a guest wrote can always be turned into a time.
+ */
+static int64_t
+rtc_days_from_civil(int64_t year, int64_t mon, int64_t mday)
+{
+	int64_t era, yoe, doy, doe, m;
+
+	year += rtc_floordiv(mon - 1, 12);
+	m = rtc_floormod(mon - 1, 12) + 1;
+	if (m <= 2)
+		year--;
+	era = rtc_floordiv(year, 400);
+	yoe = year - era * 400;				/* 0-399 */
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5;	/* March = 0 */
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	/* 719468: days from 0000-03-01 to 1970-01-01. */
+	return era * 146097 + doe - 719468 + (mday - 1);
+}
+
+/* The inverse of rtc_days_from_civil(), plus the day of week. */
+static void
+rtc_civil_from_days(int64_t days, struct rtc_tm *tm)
+{
+	int64_t z, era, doe, yoe, doy, mp;
+
+	z = days + 719468;
+	era = rtc_floordiv(z, 146097);
+	doe = z - era * 146097;				/* 0-146096 */
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);	/* 0-365 */
+	mp = (5 * doy + 2) / 153;			/* March = 0 */
+	tm->mday = doy - (153 * mp + 2) / 5 + 1;
+	tm->mon = mp < 10 ? mp + 3 : mp - 9;
+	tm->year = yoe + era * 400 + (tm->mon <= 2);
+	/* 1970-01-01 was a Thursday: day 4 counting from Sunday = 0. */
+	tm->wday = rtc_floormod(days + 4, 7) + 1;
+}
+
+static void
+rtc_tm_from_secs(int64_t secs, struct rtc_tm *tm)
+{
+	int64_t days = rtc_floordiv(secs, SECS_PER_DAY);
+	int64_t sod = secs - days * SECS_PER_DAY;
+
+	rtc_civil_from_days(days, tm);
+	tm->hour = sod / 3600;
+	tm->min = sod / 60 % 60;
+	tm->sec = sod % 60;
+}
+
+static int64_t
+rtc_tm_to_secs(const struct rtc_tm *tm)
+{
+	return rtc_days_from_civil(tm->year, tm->mon, tm->mday) * SECS_PER_DAY +
+	    tm->hour * 3600 + tm->min * 60 + tm->sec;
+}
+
+/* The host's UTC clock, or the last good reading if it fails. */
+static struct rtc_ts
+rtc_host_now(const struct rtc *rtc)
+{
+	struct timespec ts;
+	struct rtc_ts r;
+	int ret;
+
+	if (rtc->cfg.now != NULL)
+		ret = rtc->cfg.now(rtc->cfg.opaque, &ts);
+	else
+		ret = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? 0 : -1;
+	if (ret != 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
+		return rtc->last_host;
+	r.sec = ts.tv_sec;
+	if (r.sec > RTC_HOST_LIMIT)
+		r.sec = RTC_HOST_LIMIT;
+	if (r.sec < -RTC_HOST_LIMIT)
+		r.sec = -RTC_HOST_LIMIT;
+	r.nsec = ts.tv_nsec;
+	return r;
+}
+
+static struct rtc_ts
+rtc_host_sample(struct rtc *rtc)
+{
+	rtc->last_host = rtc_host_now(rtc);
+	return rtc->last_host;
+}
+
+/*
+ * The clock runs unless SET inhibits the update cycle (register B) or
+ * the divider chain is held in reset (register A, DV2:DV1 = 11).
+ */
+static bool
+rtc_running(const struct rtc *rtc)
+{
+	return !(rtc->ram[RTC_REG_B] & REG_B_SET) &&
+	    (rtc->ram[RTC_REG_A] & REG_A_DV_RESET) != REG_A_DV_RESET;
+}
+
+static bool
+rtc_is_time_reg(unsigned int idx)
+{
+	switch (idx) {
+	case RTC_SECONDS:
+	case RTC_MINUTES:
+	case RTC_HOURS:
+	case RTC_DAY_OF_WEEK:
+	case RTC_DAY_OF_MONTH:
+	case RTC_MONTH:
+	case RTC_YEAR:
+	case RTC_CENTURY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Data mode (register B, DM): BCD or binary. */
+static uint8_t
+rtc_encode(const struct rtc *rtc, int64_t v)
+{
+	if (rtc->ram[RTC_REG_B] & REG_B_DM)
+		return (uint8_t)rtc_floormod(v, 256);
+	v = rtc_floormod(v, 100);
+	return (uint8_t)((v / 10) << 4 | v % 10);
+}
+
+/* Any byte decodes, also invalid BCD: each nibble counts as a digit. */
+static int64_t
+rtc_decode(const struct rtc *rtc, uint8_t v)
+{
+	if (rtc->ram[RTC_REG_B] & REG_B_DM)
+		return v;
+	return (v >> 4) * 10 + (v & 0x0f);
+}
+
+/* Hours: 0-23, or 1-12 with bit 7 for PM (register B, 24/12). */
+static uint8_t
+rtc_encode_hour(const struct rtc *rtc, int64_t hour)
+{
+	int64_t h12;
+
+	if (rtc->ram[RTC_REG_B] & REG_B_24H)
+		return rtc_encode(rtc, hour);
+	h12 = hour % 12 == 0 ? 12 : hour % 12;
+	return rtc_encode(rtc, h12) | (hour >= 12 ? RTC_HOURS_PM : 0);
+}
+
+static int64_t
+rtc_decode_hour(const struct rtc *rtc, uint8_t v)
+{
+	if (rtc->ram[RTC_REG_B] & REG_B_24H)
+		return rtc_decode(rtc, v);
+	return rtc_decode(rtc, v & ~RTC_HOURS_PM) % 12 +
+	    ((v & RTC_HOURS_PM) ? 12 : 0);
+}
+
+static void
+rtc_guest_tm(const struct rtc *rtc, struct rtc_ts host, struct rtc_tm *tm)
+{
+	struct rtc_ts g = rtc_ts_add(host, rtc->offset);
+
+	rtc_tm_from_secs(g.sec, tm);
+	tm->wday = (tm->wday - 1 + rtc->wday_adjust) % 7 + 1;
+}
+
+static uint8_t
+rtc_time_reg(const struct rtc *rtc, const struct rtc_tm *tm, unsigned int idx)
+{
+	switch (idx) {
+	case RTC_SECONDS:
+		return rtc_encode(rtc, tm->sec);
+	case RTC_MINUTES:
+		return rtc_encode(rtc, tm->min);
+	case RTC_HOURS:
+		return rtc_encode_hour(rtc, tm->hour);
+	case RTC_DAY_OF_WEEK:
+		return rtc_encode(rtc, tm->wday);
+	case RTC_DAY_OF_MONTH:
+		return rtc_encode(rtc, tm->mday);
+	case RTC_MONTH:
+		return rtc_encode(rtc, tm->mon);
+	case RTC_YEAR:
+		return rtc_encode(rtc, rtc_floormod(tm->year, 100));
+	default:	/* RTC_CENTURY */
+		return rtc_encode(rtc, rtc_floordiv(tm->year, 100));
+	}
+}
+
+/* The clock stops: the time registers become bytes in ram[]. */
+static void
+rtc_stop(struct rtc *rtc, struct rtc_ts host)
+{
+	static const unsigned int regs[] = { RTC_SECONDS, RTC_MINUTES,
+	    RTC_HOURS, RTC_DAY_OF_WEEK, RTC_DAY_OF_MONTH, RTC_MONTH,
+	    RTC_YEAR, RTC_CENTURY };
+	struct rtc_tm tm;
+	size_t i;
+
+	rtc_guest_tm(rtc, host, &tm);
+	for (i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		rtc->ram[regs[i]] = rtc_time_reg(rtc, &tm, regs[i]);
+	rtc->wday_written = false;
+}
+
+/*
+ * The clock starts from the bytes in ram[].  The fraction of a second
+ * continues from the divider chain's phase: SET only inhibits updates
+ * (register B, SET), it does not stop the divider.
+ */
+static void
+rtc_start(struct rtc *rtc, struct rtc_ts host)
+{
+	struct rtc_ts g = rtc_ts_add(host, rtc->offset);
+	struct rtc_tm tm, now;
+
+	tm.sec = rtc_decode(rtc, rtc->ram[RTC_SECONDS]);
+	tm.min = rtc_decode(rtc, rtc->ram[RTC_MINUTES]);
+	tm.hour = rtc_decode_hour(rtc, rtc->ram[RTC_HOURS]);
+	tm.mday = rtc_decode(rtc, rtc->ram[RTC_DAY_OF_MONTH]);
+	tm.mon = rtc_decode(rtc, rtc->ram[RTC_MONTH]);
+	tm.year = rtc_decode(rtc, rtc->ram[RTC_CENTURY]) * 100 +
+	    rtc_decode(rtc, rtc->ram[RTC_YEAR]);
+	g.sec = rtc_tm_to_secs(&tm);
+	rtc->offset = rtc_ts_sub(g, host);
+	if (rtc->wday_written) {
+		rtc->wday_adjust = 0;
+		rtc_guest_tm(rtc, host, &now);
+		rtc->wday_adjust = (unsigned int)rtc_floormod(
+		    rtc_decode(rtc, rtc->ram[RTC_DAY_OF_WEEK]) - now.wday, 7);
+	}
+}
+
+/* Stop or start the clock after a write to register A or B. */
+static void
+rtc_update_running(struct rtc *rtc, bool was_running, struct rtc_ts host)
+{
+	bool running = rtc_running(rtc);
+
+	if (was_running && !running)
+		rtc_stop(rtc, host);
+	else if (!was_running && running)
+		rtc_start(rtc, host);
+}
+
+/*
+ * IRQF (register C, bit 7) is set when a flag in C is set with its
+ * enable bit in B; the IRQ pin follows IRQF.  Nothing sets PF, AF or UF
+ * yet.
+ */
+static void
+rtc_update_irq(struct rtc *rtc)
+{
+	uint8_t *c = &rtc->ram[RTC_REG_C];
+	bool level;
+
+	level = (*c & rtc->ram[RTC_REG_B] & REG_C_SOURCES) != 0;
+	if (level)
+		*c |= REG_C_IRQF;
+	else
+		*c &= ~REG_C_IRQF;
+	if (level != rtc->irq_level) {
+		rtc->irq_level = level;
+		irq_line_set(&rtc->cfg.irq, level);
+	}
+}
+
+/* What a read of register idx returns, without a read's side effects. */
+static uint8_t
+rtc_peek(const struct rtc *rtc, unsigned int idx, struct rtc_ts host)
+{
+	struct rtc_tm tm;
+
+	if (rtc_is_time_reg(idx)) {
+		if (!rtc_running(rtc))
+			return rtc->ram[idx];
+		rtc_guest_tm(rtc, host, &tm);
+		return rtc_time_reg(rtc, &tm, idx);
+	}
+	switch (idx) {
+	case RTC_REG_A:
+		/*
+		 * UIP is never set.  On the chip it warns that the time
+		 * registers are about to change under the reader during
+		 * the update cycle.  Here there is no update cycle: every
+		 * read computes its register from one host clock sample,
+		 * so no read ever sees a half-updated value, and reporting
+		 * UIP would only make guests spin.  Software that reads
+		 * several registers must still check that the seconds did
+		 * not roll over in between, as the datasheet recommends
+		 * anyway (and as Linux does).
+		 */
+		return rtc->ram[RTC_REG_A] & ~REG_A_UIP;
+	case RTC_REG_D:
+		return REG_D_VRT;	/* the RAM and time are valid */
+	default:
+		return rtc->ram[idx];
+	}
+}
+
+static uint8_t
+rtc_read_reg(struct rtc *rtc, unsigned int idx)
+{
+	struct rtc_ts host = { 0, 0 };
+	uint8_t v;
+
+	if (rtc_is_time_reg(idx) && rtc_running(rtc))
+		host = rtc_host_sample(rtc);
+	v = rtc_peek(rtc, idx, host);
+	if (idx == RTC_REG_C) {
+		/* Reading register C clears all its flags. */
+		rtc->ram[RTC_REG_C] = 0;
+		rtc_update_irq(rtc);
+	}
+	return v;
+}
+
+static void
+rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
+{
+	struct rtc_ts host;
+	bool was_running = rtc_running(rtc);
+	uint8_t old;
+
+	if (rtc_is_time_reg(idx)) {
+		if (!was_running) {
+			rtc->ram[idx] = v;
+			if (idx == RTC_DAY_OF_WEEK)
+				rtc->wday_written = true;
+			return;
+		}
+		/* Stop, store, start: the phase of the second is kept. */
+		host = rtc_host_sample(rtc);
+		rtc_stop(rtc, host);
+		rtc->ram[idx] = v;
+		if (idx == RTC_DAY_OF_WEEK)
+			rtc->wday_written = true;
+		rtc_start(rtc, host);
+		return;
+	}
+	switch (idx) {
+	case RTC_REG_A:
+		host = rtc_host_sample(rtc);
+		old = rtc->ram[RTC_REG_A];
+		rtc->ram[RTC_REG_A] = v & ~REG_A_UIP;	/* UIP is read-only */
+		if ((old & REG_A_DV_RESET) == REG_A_DV_RESET &&
+		    (v & REG_A_DV_RESET) != REG_A_DV_RESET) {
+			/*
+			 * Divider released: "the first update cycle begins
+			 * one-half second later" (register A, DV0-DV2).
+			 */
+			struct rtc_ts g = rtc_ts_add(host, rtc->offset);
+
+			g.nsec = NSEC_PER_SEC / 2;
+			rtc->offset = rtc_ts_sub(g, host);
+		}
+		rtc_update_running(rtc, was_running, host);
+		break;
+	case RTC_REG_B:
+		host = rtc_host_sample(rtc);
+		old = rtc->ram[RTC_REG_B];
+		rtc->ram[RTC_REG_B] = v;
+		/* SET going high also clears UIE (register B, UIE). */
+		if (!(old & REG_B_SET) && (v & REG_B_SET))
+			rtc->ram[RTC_REG_B] &= ~REG_B_UIE;
+		rtc_update_running(rtc, was_running, host);
+		rtc_update_irq(rtc);
+		break;
+	case RTC_REG_C:
+	case RTC_REG_D:
+		break;		/* read-only */
+	default:
+		rtc->ram[idx] = v;
+		break;
+	}
+}
+
+/*
+ * Port 0x70 (write-only on a PC: reads float high) selects the register
+ * and carries the NMI mask in bit 7, which we ignore; port 0x71 is the
+ * data.  A wider access is a run of byte accesses.
+ */
+static void
+rtc_read(void *dev, uint64_t offset, void *data, unsigned int size)
+{
+	struct rtc *rtc = dev;
+	uint8_t *p = data;
+	unsigned int i;
+
+	for (i = 0; i < size; i++) {
+		if (offset <= 1 && offset + i == 1)
+			p[i] = rtc_read_reg(rtc, rtc->index);
+		else
+			p[i] = 0xff;
+	}
+}
+
+static void
+rtc_write(void *dev, uint64_t offset, const void *data, unsigned int size)
+{
+	struct rtc *rtc = dev;
+	const uint8_t *p = data;
+	unsigned int i;
+
+	for (i = 0; i < size; i++) {
+		if (offset == 0 && i == 0)
+			rtc->index = p[i] & 0x7f;
+		else if (offset <= 1 && offset + i == 1)
+			rtc_write_reg(rtc, rtc->index, p[i]);
+	}
+}
+
+void
+rtc_cmos_set(struct rtc *rtc, unsigned int index, uint8_t value)
+{
+	if (index < RTC_NREGS)
+		rtc_write_reg(rtc, index, value);
+}
+
+uint8_t
+rtc_cmos_get(const struct rtc *rtc, unsigned int index)
+{
+	struct rtc_ts host = { 0, 0 };
+
+	if (index >= RTC_NREGS)
+		return 0xff;
+	if (rtc_is_time_reg(index) && rtc_running(rtc))
+		host = rtc_host_now(rtc);
+	return rtc_peek(rtc, index, host);
+}
+
+/*
+ * The RESET pin: PIE, AIE, UIE and SQWE and all of register C are
+ * cleared; the time, the data format and the RAM are not affected.
+ */
+static void
+rtc_reset(void *dev)
+{
+	struct rtc *rtc = dev;
+
+	rtc->ram[RTC_REG_B] &= ~(REG_B_PIE | REG_B_AIE | REG_B_UIE |
+	    REG_B_SQWE);
+	rtc->ram[RTC_REG_C] = 0;
+	rtc_update_irq(rtc);
+}
+
+struct rtc *
+rtc_new(const struct rtc_config *cfg)
+{
+	struct rtc *rtc;
+
+	rtc = calloc(1, sizeof(*rtc));
+	if (rtc == NULL)
+		return NULL;
+	rtc->cfg = *cfg;
+	rtc->ram[RTC_REG_A] = REG_A_DEFAULT;
+	rtc->ram[RTC_REG_B] = REG_B_DEFAULT;
+	return rtc;
+}
+
+void
+rtc_free(struct rtc *rtc)
+{
+	free(rtc);
+}
+
+static void
+rtc_ops_free(void *dev)
+{
+	rtc_free(dev);
+}
+
+const struct device_ops rtc_device_ops = {
+	.name = "rtc",
+	.read = rtc_read,
+	.write = rtc_write,
+	.reset = rtc_reset,
+	.free = rtc_ops_free,
+};

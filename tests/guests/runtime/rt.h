@@ -1,0 +1,272 @@
+/*
+ * Runtime for the vmmd test guests: freestanding 64-bit code entered
+ * through the PVH boot protocol (see entry.S).
+ *
+ * Everything here runs at CPL0.  On a software KVM backend such code is
+ * emulated one instruction at a time, so the helpers keep their paths
+ * short and wait for interrupts with HLT instead of polling.
+ */
+#ifndef RT_H
+#define RT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_PRINTF(a, b)	__attribute__((format(__printf__, a, b)))
+#define RT_NORETURN	__attribute__((noreturn))
+/* Not cleared at boot: for buffers that are written before being read. */
+#define RT_NOINIT	__attribute__((section(".bss.noinit")))
+
+/* Interrupt vectors used by the runtime. */
+#define VEC_IRQ_BASE	0x20	/* ISA IRQ n arrives on VEC_IRQ_BASE + n */
+#define VEC_LAPIC_TIMER	0x40
+#define VEC_SPURIOUS	0xff
+
+#define SMP_MAX_CPUS	64
+
+/* --- port and memory-mapped I/O ------------------------------------- */
+
+static inline void
+outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t
+inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint32_t
+mmio_read32(uintptr_t addr)
+{
+	return *(volatile uint32_t *)addr;
+}
+
+static inline void
+mmio_write32(uintptr_t addr, uint32_t v)
+{
+	*(volatile uint32_t *)addr = v;
+}
+
+/*
+ * A pointer to a fixed physical address (memory is identity-mapped).
+ * Passing the address through an empty asm hides its constant value from
+ * the compiler, which would otherwise treat low addresses as bogus.
+ */
+static inline void *
+phys_ptr(uintptr_t addr)
+{
+	void *p = (void *)addr;
+
+	__asm__("" : "+r"(p));
+	return p;
+}
+
+static inline void
+cpu_relax(void)
+{
+	__asm__ volatile("pause" ::: "memory");
+}
+
+static inline void
+cli(void)
+{
+	__asm__ volatile("cli" ::: "memory");
+}
+
+static inline void
+sti(void)
+{
+	__asm__ volatile("sti" ::: "memory");
+}
+
+/* Enable interrupts and wait for one (STI's shadow makes this atomic). */
+static inline void
+idle(void)
+{
+	__asm__ volatile("sti; hlt" ::: "memory");
+}
+
+static inline uint64_t
+irq_save(void)
+{
+	uint64_t flags;
+
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+static inline void
+irq_restore(uint64_t flags)
+{
+	__asm__ volatile("pushq %0; popfq" : : "r"(flags) : "memory", "cc");
+}
+
+static inline uint64_t
+rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+RT_NORETURN void halt_forever(void);
+
+/* --- lib.c: the few C library functions the compiler may call ------- */
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+
+/* --- serial.c: polled 16550 on COM1 (0x3f8), IRQ 4 ------------------- */
+
+void serial_init(void);
+void serial_putc(char c);
+bool serial_rx_ready(void);
+int serial_getc(void);		/* -1 when nothing is waiting */
+int serial_rx_irq_enable(void (*fn)(uint8_t c));
+
+/* --- cons.c: formatted output, serialised between CPUs --------------- */
+
+int cons_printf(const char *fmt, ...) RT_PRINTF(1, 2);
+int cons_vprintf(const char *fmt, va_list ap);
+void cons_write(const char *s, size_t n);
+int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int fmt_snprintf(char *buf, size_t size, const char *fmt, ...) RT_PRINTF(3, 4);
+void cons_break_lock(void);
+
+#define printf cons_printf
+
+/* --- trap.c: IDT, exception reports, interrupt handlers -------------- */
+
+struct trap_frame {
+	uint64_t r11, r10, r9, r8, rdi, rsi, rdx, rcx, rax;
+	uint64_t vector, error;
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+typedef void (*trap_handler_fn)(struct trap_frame *f);
+
+void trap_init(void);
+void trap_load(void);
+void trap_set_handler(uint8_t vector, trap_handler_fn fn);
+RT_NORETURN void trap_triple_fault(void);
+
+/* --- pic.c: 8259 pair and PIT ---------------------------------------- */
+
+void pic_init(void);		/* remap to 0x20/0x28, all masked */
+void pic_unmask(unsigned irq);
+void pic_mask(unsigned irq);
+void pic_eoi(unsigned irq);
+
+/* --- apic.c: local APIC (0xfee00000) and IOAPIC (0xfec00000) --------- */
+
+#define ICR_INIT	0x00004500u
+#define ICR_STARTUP	0x00004600u
+
+void lapic_enable(void);
+uint32_t lapic_id(void);
+void lapic_eoi(void);
+void lapic_set_lint0_extint(void);
+int lapic_send_ipi(uint32_t apic_id, uint32_t icr);
+int lapic_timer_calibrate(unsigned ms);
+uint32_t lapic_timer_ticks_per_ms(void);
+void lapic_timer_oneshot_us(uint64_t us);
+void lapic_timer_periodic_ms(uint32_t ms, void (*fn)(void));
+void lapic_timer_stop(void);
+void sleep_us(uint64_t us);
+void sleep_ms(uint64_t ms);
+
+void ioapic_route(unsigned pin, uint8_t vector, uint32_t apic_id);
+void ioapic_mask(unsigned pin);
+
+/* --- irq.c: ISA interrupts through the IOAPIC or the PIC ------------- */
+
+enum irq_mode { IRQ_MODE_IOAPIC, IRQ_MODE_PIC };
+
+void irq_set_mode(enum irq_mode mode);
+const char *irq_mode_name(void);
+void irq_enable(unsigned irq, void (*fn)(void));
+void irq_disable(unsigned irq);
+
+/* --- cmos.c: MC146818 real-time clock -------------------------------- */
+
+struct rtc_time {
+	int year, mon, day;	/* 1-based month and day */
+	int hour, min, sec;
+};
+
+uint8_t cmos_read(uint8_t reg);
+void cmos_write(uint8_t reg, uint8_t v);
+int cmos_read_time(struct rtc_time *t);
+uint8_t cmos_reg_b(void);
+bool rtc_time_valid(const struct rtc_time *t);
+uint64_t rtc_time_to_epoch(const struct rtc_time *t);
+void rtc_time_from_epoch(struct rtc_time *t, uint64_t epoch);
+void rtc_time_add_second(struct rtc_time *t);
+
+/* --- i8042.c: PS/2 controller ---------------------------------------- */
+
+struct cad_state {
+	bool ctrl, alt;
+};
+
+int i8042_kbd_irq_enable(void (*fn)(uint8_t scancode));
+void i8042_reset(void);
+bool cad_feed(struct cad_state *s, uint8_t scancode);
+
+/* --- start.c: boot information --------------------------------------- */
+
+#define HVM_START_MAGIC	0x336ec578u
+
+struct hvm_start_info {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t flags;
+	uint32_t nr_modules;
+	uint64_t modlist_paddr;
+	uint64_t cmdline_paddr;
+	uint64_t rsdp_paddr;
+	uint64_t memmap_paddr;
+	uint32_t memmap_entries;
+	uint32_t reserved;
+};
+
+struct hvm_memmap_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type;
+	uint32_t reserved;
+};
+
+extern uint32_t rt_start_info_pa;	/* EBX at entry */
+extern uint64_t rt_entry_tsc;		/* TSC at the first instruction */
+extern uint64_t rt_first_byte_tsc;	/* TSC at the first serial byte */
+
+const struct hvm_start_info *boot_start_info(void);
+const char *cmdline(void);
+bool cmdline_get(const char *key, char *buf, size_t len);
+unsigned long cmdline_get_ulong(const char *key, unsigned long dflt);
+
+void guest_main(void);		/* each guest provides this */
+
+/* --- smp.c: MP table and AP start-up --------------------------------- */
+
+typedef void (*smp_ap_fn)(unsigned cpu, uint32_t apic_id);
+
+int mptable_cpus(uint32_t *ids, int max, uint32_t *table_pa);
+int smp_start_aps(const uint32_t *ids, int n, smp_ap_fn fn,
+    unsigned timeout_ms);
+
+#endif /* RT_H */

@@ -1,0 +1,1402 @@
+/*
+ * Harness of the kvm test suite; see harness.h.
+ *
+ * Each daemon runs in a process group of its own (its workers inherit
+ * it), so that cleanup can kill everything it started with one kill()
+ * per group, even when a daemon left workers behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "harness.h"
+
+#define H_MAX_DAEMONS	8
+#define H_MAX_GROUPS	32
+#define H_MAX_PROCS	64
+#define H_START_MS	10000	/* daemon start to an accepting socket */
+#define H_LOG_TAIL	400	/* log lines printed on failure */
+
+struct h_conn {
+	int			 fd;
+	struct proto_lines	*pl;
+	struct json_object	*greeting;
+	struct json_object	*events;	/* array: queued events */
+	int64_t			 next_id;
+	bool			 eof;
+};
+
+static struct h_daemon	*h_daemons[H_MAX_DAEMONS];
+static int		 h_ndaemons;
+/* Process groups of every daemon ever started (killed at exit). */
+static volatile pid_t	 h_groups[H_MAX_GROUPS];
+static volatile int	 h_ngroups;
+/* Children started with h_spawn (killed at exit if still there). */
+static volatile pid_t	 h_procs[H_MAX_PROCS];
+static bool		 h_passed;
+static bool		 h_dumped;
+
+/* ------------------------------------------------------------------ */
+/* Environment, cleanup */
+
+double
+h_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void
+h_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Remaining milliseconds until deadline (never negative). */
+static int
+h_left(double deadline)
+{
+	double left = deadline - h_now_ms();
+
+	if (left <= 0)
+		return 0;
+	return (int)left + 1;
+}
+
+const char *
+h_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || *v == '\0')
+		tap_bail("environment variable %s is not set (run through "
+		    "meson test)", name);
+	return v;
+}
+
+static void
+h_kill_all(void)
+{
+	int i;
+
+	for (i = 0; i < H_MAX_PROCS; i++)
+		if (h_procs[i] > 0)
+			kill(h_procs[i], SIGKILL);
+	for (i = 0; i < h_ngroups; i++)
+		if (h_groups[i] > 0)
+			kill(-h_groups[i], SIGKILL);
+}
+
+static void
+h_fatal_signal(int signo)
+{
+	static const char msg[] = "# killed by a signal; cleaning up\n";
+	ssize_t n;
+
+	h_kill_all();
+	n = write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
+	_exit(128 + signo);
+}
+
+static int
+h_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void
+h_cleanup(void)
+{
+	int i;
+
+	fflush(stdout);
+	if (!h_passed)
+		h_dump_logs();
+	h_kill_all();
+	for (i = 0; i < H_MAX_PROCS; i++)
+		if (h_procs[i] > 0)
+			waitpid(h_procs[i], NULL, 0);
+	for (i = 0; i < h_ndaemons; i++) {
+		struct h_daemon *d = h_daemons[i];
+
+		if (d->pid > 0)
+			waitpid(d->pid, NULL, 0);
+		d->pid = 0;
+		if (getenv("VMMD_TEST_KEEP") == NULL)
+			nftw(d->dir, h_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		else
+			printf("# kept %s\n", d->dir);
+	}
+	fflush(stdout);
+}
+
+void
+h_init(void)
+{
+	struct sigaction sa;
+	int fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT || errno == ENODEV)
+			tap_skip_all("/dev/kvm: %s", strerror(errno));
+		tap_bail("/dev/kvm exists but cannot be opened: %s",
+		    strerror(errno));
+	}
+	close(fd);
+	atexit(h_cleanup);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h_fatal_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+void
+h_dump_logs(void)
+{
+	int i;
+
+	if (h_dumped)
+		return;
+	h_dumped = true;
+	for (i = 0; i < h_ndaemons; i++) {
+		char *log, *line, *save;
+		size_t len, n = 0, skip = 0;
+
+		if ((log = h_read_file(h_daemons[i]->log, &len)) == NULL)
+			continue;
+		for (line = log; (line = strchr(line, '\n')) != NULL; line++)
+			n++;
+		if (n > H_LOG_TAIL)
+			skip = n - H_LOG_TAIL;
+		printf("# ---- %s (%zu lines%s) ----\n", h_daemons[i]->log, n,
+		    skip ? ", tail" : "");
+		for (line = strtok_r(log, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			if (skip > 0) {
+				skip--;
+				continue;
+			}
+			printf("# | %s\n", line);
+		}
+		free(log);
+	}
+	fflush(stdout);
+}
+
+void
+h_finish(int failed)
+{
+	if (failed)
+		h_dump_logs();
+	else
+		h_passed = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The daemon */
+
+static void
+h_add_group(pid_t pgid)
+{
+	if (h_ngroups < H_MAX_GROUPS)
+		h_groups[h_ngroups++] = pgid;
+}
+
+static int
+h_sock_connect(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -errno;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int
+h_daemon_spawn(struct h_daemon *d)
+{
+	const char *vmmd = h_env("VMMD_BIN");
+	const char *demo = h_env("VMMD_GUEST_DEMO");
+	double deadline;
+	int logfd, nullfd, fd, status;
+	pid_t pid;
+
+	logfd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (logfd == -1 || nullfd == -1)
+		tap_bail("opening %s: %s", d->log, strerror(errno));
+	dprintf(logfd, "==== harness: starting %s -f -s %s -d %s -g %s\n",
+	    vmmd, d->sock, d->state, demo);
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(nullfd, STDIN_FILENO);
+		dup2(logfd, STDOUT_FILENO);
+		dup2(logfd, STDERR_FILENO);
+		fcntl(STDIN_FILENO, F_SETFD, 0);
+		fcntl(STDOUT_FILENO, F_SETFD, 0);
+		fcntl(STDERR_FILENO, F_SETFD, 0);
+		execl(vmmd, vmmd, "-f", "-s", d->sock, "-d", d->state, "-g",
+		    demo, (char *)NULL);
+		dprintf(STDERR_FILENO, "harness: exec %s: %s\n", vmmd,
+		    strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);	/* both sides: no window where it is ours */
+	h_add_group(pid);
+	close(logfd);
+	close(nullfd);
+	d->pid = pid;
+
+	deadline = h_now_ms() + H_START_MS;
+	for (;;) {
+		if ((fd = h_sock_connect(d->sock)) >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			d->pid = 0;
+			d->status = status;
+			tap_diag("vmmd exited before accepting connections "
+			    "(status 0x%x)", status);
+			return -1;
+		}
+		if (h_now_ms() > deadline) {
+			tap_diag("vmmd's socket %s did not accept within %d ms "
+			    "(last error: %s)", d->sock, H_START_MS,
+			    strerror(-fd));
+			return -1;
+		}
+		h_sleep_ms(5);
+	}
+}
+
+struct h_daemon *
+h_daemon_start(void)
+{
+	struct h_daemon *d;
+	char tmpl[] = "/tmp/vmmd-kvm-XXXXXX";
+
+	if (h_ndaemons == H_MAX_DAEMONS)
+		tap_bail("too many daemons");
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		tap_bail("out of memory");
+	if (mkdtemp(tmpl) == NULL)
+		tap_bail("mkdtemp: %s", strerror(errno));
+	snprintf(d->dir, sizeof(d->dir), "%s", tmpl);
+	snprintf(d->sock, sizeof(d->sock), "%s/control.sock", tmpl);
+	snprintf(d->state, sizeof(d->state), "%s/state", tmpl);
+	snprintf(d->log, sizeof(d->log), "%s/vmmd.log", tmpl);
+	h_daemons[h_ndaemons++] = d;
+	if (h_daemon_spawn(d) != 0)
+		tap_bail("cannot start vmmd");
+	return d;
+}
+
+bool
+h_daemon_alive(struct h_daemon *d)
+{
+	int status;
+
+	if (d->pid <= 0)
+		return false;
+	if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+		d->pid = 0;
+		d->status = status;
+		return false;
+	}
+	return true;
+}
+
+int
+h_daemon_stop(struct h_daemon *d, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	int status;
+
+	if (d->pid <= 0)
+		return d->status;
+	kill(d->pid, SIGTERM);
+	while (h_now_ms() < deadline) {
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = 0;
+			d->status = status;
+			return status;
+		}
+		h_sleep_ms(5);
+	}
+	tap_diag("vmmd (pid %d) did not exit within %d ms of SIGTERM; "
+	    "killing it", (int)d->pid, timeout_ms);
+	kill(-d->pid, SIGKILL);
+	waitpid(d->pid, &status, 0);
+	d->pid = 0;
+	d->status = status;
+	return -1;
+}
+
+const char *
+h_console_log(struct h_daemon *d, const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/console/%s.log", d->state, name);
+	return path;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clients */
+
+int
+h_connect_fd(struct h_daemon *d)
+{
+	int fd = h_sock_connect(d->sock);
+
+	if (fd < 0) {
+		tap_diag("connect %s: %s", d->sock, strerror(-fd));
+		return -1;
+	}
+	return fd;
+}
+
+static void
+h_conn_free(struct h_conn *c)
+{
+	if (c == NULL)
+		return;
+	proto_lines_free(c->pl);
+	json_object_put(c->greeting);
+	json_object_put(c->events);
+	free(c);
+}
+
+struct h_conn *
+h_connect(struct h_daemon *d)
+{
+	struct h_conn *c;
+	struct json_object *g;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->fd = -1;
+	c->next_id = 1;
+	c->pl = proto_lines_new(16 * PROTO_MAX_LINE);
+	c->events = json_object_new_array();
+	if (c->pl == NULL || c->events == NULL)
+		goto fail;
+	if ((c->fd = h_connect_fd(d)) == -1)
+		goto fail;
+	if ((g = h_read_msg(c, H_REPLY_MS)) == NULL) {
+		tap_diag("no greeting");
+		goto fail;
+	}
+	if (!json_object_object_get_ex(g, "greeting", NULL)) {
+		tap_diag("first line is not a greeting: %s", h_text(g));
+		json_object_put(g);
+		goto fail;
+	}
+	c->greeting = g;
+	return c;
+fail:
+	if (c->fd != -1)
+		close(c->fd);
+	h_conn_free(c);
+	return NULL;
+}
+
+void
+h_close(struct h_conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->fd != -1)
+		close(c->fd);
+	h_conn_free(c);
+}
+
+int
+h_conn_fd(struct h_conn *c)
+{
+	return c->fd;
+}
+
+struct json_object *
+h_greeting(struct h_conn *c)
+{
+	return c->greeting;
+}
+
+static int
+h_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n == -1 && errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { fd, POLLOUT, 0 };
+
+				poll(&pfd, 1, 1000);
+				continue;
+			}
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+h_send(struct h_conn *c, const void *buf, size_t len)
+{
+	if (h_write_all(c->fd, buf, len) == -1) {
+		tap_diag("send: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The next line as JSON (queued events not considered). */
+static struct json_object *
+h_read_line(struct h_conn *c, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	struct json_object *obj;
+	const char *line;
+	char buf[65536], desc[256];
+	size_t len;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		r = proto_lines_next(c->pl, &line, &len);
+		if (r == -E2BIG) {
+			tap_diag("the daemon sent a line over the size cap");
+			return NULL;
+		}
+		if (r == 1) {
+			if (proto_parse_object(line, len, &obj, desc,
+			    sizeof(desc)) != 0) {
+				tap_diag("unparsable line from the daemon (%s): "
+				    "%.200s", desc, line);
+				return NULL;
+			}
+			return obj;
+		}
+		if (c->eof)
+			return NULL;
+		{
+			struct pollfd pfd = { c->fd, POLLIN, 0 };
+			int left = h_left(deadline);
+
+			if (left == 0)
+				return NULL;
+			r = poll(&pfd, 1, left);
+			if (r == -1 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return NULL;
+		}
+		n = read(c->fd, buf, sizeof(buf));
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			c->eof = true;
+			continue;
+		}
+		if (proto_lines_feed(c->pl, buf, (size_t)n) != 0)
+			return NULL;
+	}
+}
+
+static bool
+h_is_event(struct json_object *o)
+{
+	return json_object_object_get_ex(o, "event", NULL);
+}
+
+static struct json_object *
+h_pop_event(struct h_conn *c)
+{
+	struct json_object *ev;
+
+	if (json_object_array_length(c->events) == 0)
+		return NULL;
+	ev = json_object_get(json_object_array_get_idx(c->events, 0));
+	json_object_array_del_idx(c->events, 0, 1);
+	return ev;
+}
+
+struct json_object *
+h_read_msg(struct h_conn *c, int timeout_ms)
+{
+	struct json_object *o;
+
+	if ((o = h_pop_event(c)) != NULL)
+		return o;
+	return h_read_line(c, timeout_ms);
+}
+
+struct json_object *
+h_read_event(struct h_conn *c, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	struct json_object *o;
+
+	if ((o = h_pop_event(c)) != NULL)
+		return o;
+	while ((o = h_read_line(c, h_left(deadline))) != NULL) {
+		if (h_is_event(o))
+			return o;
+		tap_diag("dropping a non-event: %s", h_text(o));
+		json_object_put(o);
+	}
+	return NULL;
+}
+
+int64_t
+h_send_request(struct h_conn *c, const char *cmd, struct json_object *args)
+{
+	struct json_object *req;
+	const char *s;
+	int64_t id = c->next_id++;
+	int r;
+
+	req = json_object_new_object();
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "command", json_object_new_string(cmd));
+	if (args != NULL)
+		json_object_object_add(req, "arguments", args);
+	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	r = h_send(c, s, strlen(s));
+	if (r == 0)
+		r = h_send(c, "\n", 1);
+	json_object_put(req);
+	return r == 0 ? id : -1;
+}
+
+struct json_object *
+h_wait_reply(struct h_conn *c, int64_t id, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	struct json_object *o, *oid;
+
+	for (;;) {
+		if ((o = h_read_line(c, h_left(deadline))) == NULL) {
+			tap_diag("no reply to request %lld within %d ms%s",
+			    (long long)id, timeout_ms,
+			    c->eof ? " (connection closed)" : "");
+			return NULL;
+		}
+		if (h_is_event(o)) {
+			json_object_array_add(c->events, o);
+			continue;
+		}
+		if (json_object_object_get_ex(o, "id", &oid) &&
+		    json_object_is_type(oid, json_type_int) &&
+		    json_object_get_int64(oid) == id)
+			return o;
+		tap_diag("unexpected message while waiting for reply %lld: %s",
+		    (long long)id, h_text(o));
+		json_object_put(o);
+	}
+}
+
+struct json_object *
+h_call(struct h_conn *c, const char *cmd, struct json_object *args,
+    int timeout_ms)
+{
+	int64_t id;
+
+	if ((id = h_send_request(c, cmd, args)) == -1)
+		return NULL;
+	return h_wait_reply(c, id, timeout_ms);
+}
+
+/* Parses printf-formatted JSON text; bails out on a malformed one. */
+static struct json_object *
+h_json_vfmt(const char *fmt, va_list ap)
+{
+	struct json_object *o;
+	char *s;
+
+	if (fmt == NULL || *fmt == '\0')
+		return NULL;
+	if (vasprintf(&s, fmt, ap) == -1)
+		tap_bail("out of memory");
+	if ((o = json_tokener_parse(s)) == NULL)
+		tap_bail("test bug: bad JSON %s", s);
+	free(s);
+	return o;
+}
+
+struct json_object *
+h_callf(struct h_conn *c, int timeout_ms, const char *cmd, const char *fmt,
+    ...)
+{
+	struct json_object *args;
+	va_list ap;
+
+	va_start(ap, fmt);
+	args = h_json_vfmt(fmt, ap);
+	va_end(ap);
+	return h_call(c, cmd, args, timeout_ms);
+}
+
+const char *
+h_err_class(struct json_object *reply)
+{
+	struct json_object *e;
+
+	if (reply == NULL || !json_object_object_get_ex(reply, "error", &e))
+		return NULL;
+	return h_str(e, "class") != NULL ? h_str(e, "class") : "(no class)";
+}
+
+const char *
+h_err_desc(struct json_object *reply)
+{
+	struct json_object *e;
+
+	if (reply == NULL || !json_object_object_get_ex(reply, "error", &e))
+		return NULL;
+	return h_str(e, "desc");
+}
+
+struct json_object *
+h_ret(struct json_object *reply)
+{
+	struct json_object *r;
+
+	if (reply == NULL || !json_object_object_get_ex(reply, "return", &r))
+		return NULL;
+	return r;
+}
+
+const char *
+h_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int64_t
+h_int(struct json_object *o, const char *key, int64_t dflt)
+{
+	struct json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return dflt;
+	return json_object_get_int64(v);
+}
+
+const char *
+h_text(struct json_object *o)
+{
+	static char buf[1024];
+
+	if (o == NULL)
+		return "(nothing)";
+	snprintf(buf, sizeof(buf), "%s",
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* VM helpers */
+
+/* A reply that must be a success; diag and -1 otherwise. */
+static int
+h_expect_ok(const char *what, const char *name, struct json_object *reply)
+{
+	int r = 0;
+
+	if (reply == NULL) {
+		tap_diag("%s %s: no reply", what, name);
+		return -1;
+	}
+	if (h_ret(reply) == NULL) {
+		tap_diag("%s %s: %s", what, name, h_text(reply));
+		r = -1;
+	}
+	json_object_put(reply);
+	return r;
+}
+
+int
+h_create(struct h_conn *c, const char *name, const char *fmt, ...)
+{
+	struct json_object *args, *extra;
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (fmt != NULL && *fmt != '\0' && vasprintf(&s, fmt, ap) == -1)
+		tap_bail("out of memory");
+	va_end(ap);
+	args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "memory_mib", json_object_new_int(32));
+	if (s != NULL) {
+		char *t;
+
+		if (asprintf(&t, "{%s}", s) == -1)
+			tap_bail("out of memory");
+		if ((extra = json_tokener_parse(t)) == NULL)
+			tap_bail("test bug: bad JSON %s", t);
+		json_object_object_foreach(extra, k, v)
+			json_object_object_add(args, k, json_object_get(v));
+		json_object_put(extra);
+		free(t);
+		free(s);
+	}
+	return h_expect_ok("vm.create", name,
+	    h_call(c, "vm.create", args, H_REPLY_MS));
+}
+
+static struct json_object *
+h_name_args(const char *name)
+{
+	struct json_object *args = json_object_new_object();
+
+	json_object_object_add(args, "name", json_object_new_string(name));
+	return args;
+}
+
+int
+h_start(struct h_conn *c, const char *name)
+{
+	return h_expect_ok("vm.start", name,
+	    h_call(c, "vm.start", h_name_args(name), H_REPLY_MS));
+}
+
+int
+h_stop(struct h_conn *c, const char *name, bool force, int timeout_s,
+    int reply_ms)
+{
+	struct json_object *args = h_name_args(name);
+
+	if (force)
+		json_object_object_add(args, "force",
+		    json_object_new_boolean(1));
+	if (timeout_s >= 0)
+		json_object_object_add(args, "timeout",
+		    json_object_new_int(timeout_s));
+	return h_expect_ok("vm.stop", name,
+	    h_call(c, "vm.stop", args, reply_ms));
+}
+
+int
+h_delete(struct h_conn *c, const char *name)
+{
+	return h_expect_ok("vm.delete", name,
+	    h_call(c, "vm.delete", h_name_args(name), H_REPLY_MS));
+}
+
+const char *
+h_state(struct h_conn *c, const char *name, char *buf, size_t len)
+{
+	struct json_object *r;
+	const char *s;
+
+	buf[0] = '\0';
+	r = h_call(c, "vm.info", h_name_args(name), H_REPLY_MS);
+	if ((s = h_str(h_ret(r), "state")) != NULL)
+		snprintf(buf, len, "%s", s);
+	else if (r != NULL)
+		snprintf(buf, len, "(%s)", h_err_class(r) ? h_err_class(r) :
+		    "no state");
+	json_object_put(r);
+	return buf;
+}
+
+int
+h_wait_state(struct h_conn *c, const char *name, const char *state,
+    int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	char buf[64];
+
+	for (;;) {
+		if (strcmp(h_state(c, name, buf, sizeof(buf)), state) == 0)
+			return 0;
+		if (h_now_ms() > deadline) {
+			tap_diag("%s: state '%s' after %d ms, wanted '%s'",
+			    name, buf, timeout_ms, state);
+			return -1;
+		}
+		h_sleep_ms(20);
+	}
+}
+
+pid_t
+h_vm_pid(struct h_conn *c, const char *name)
+{
+	struct json_object *r;
+	int64_t pid;
+
+	r = h_call(c, "vm.info", h_name_args(name), H_REPLY_MS);
+	pid = h_int(h_ret(r), "pid", -1);
+	json_object_put(r);
+	return pid > 0 ? (pid_t)pid : -1;
+}
+
+struct json_object *
+h_wait_event(struct h_conn *c, const char *name, const char *state,
+    int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	struct json_object *ev, *data;
+	const char *vm, *st;
+
+	while ((ev = h_read_event(c, h_left(deadline))) != NULL) {
+		vm = h_str(ev, "vm");
+		st = json_object_object_get_ex(ev, "data", &data) ?
+		    h_str(data, "state") : NULL;
+		if (vm != NULL && strcmp(vm, name) == 0 && st != NULL &&
+		    strcmp(st, state) == 0)
+			return ev;
+		json_object_put(ev);
+	}
+	tap_diag("no vm.state %s event for %s within %d ms", state, name,
+	    timeout_ms);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Consoles */
+
+static int
+h_buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 4096;
+		char *nb;
+
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		if ((nb = realloc(*buf, ncap)) == NULL)
+			return -1;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+struct h_console *
+h_console_open(struct h_daemon *d, const char *name)
+{
+	struct h_console *con;
+	struct h_conn *c;
+	struct json_object *reply = NULL;
+	char line[4096], desc[128];
+	size_t len = 0;
+	double deadline;
+	int64_t id;
+
+	if ((c = h_connect(d)) == NULL)
+		return NULL;
+	if ((id = h_send_request(c, "vm.console", h_name_args(name))) == -1)
+		goto fail;
+	/* Byte by byte: what follows the newline is console output. */
+	deadline = h_now_ms() + H_REPLY_MS;
+	for (;;) {
+		struct pollfd pfd = { c->fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pfd, 1, h_left(deadline)) <= 0) {
+			tap_diag("vm.console %s: no reply", name);
+			goto fail;
+		}
+		n = read(c->fd, line + len, 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			tap_diag("vm.console %s: connection closed before the "
+			    "reply (read %zu bytes)", name, len);
+			goto fail;
+		}
+		if (line[len] == '\n')
+			break;
+		if (++len == sizeof(line) - 1) {
+			tap_diag("vm.console %s: reply line too long", name);
+			goto fail;
+		}
+	}
+	line[len] = '\0';
+	if (proto_parse_object(line, len, &reply, desc, sizeof(desc)) != 0) {
+		tap_diag("vm.console %s: bad reply line: %s", name, line);
+		goto fail;
+	}
+	if (h_ret(reply) == NULL || h_int(reply, "id", -1) != id) {
+		tap_diag("vm.console %s: %s", name, h_text(reply));
+		goto fail;
+	}
+	json_object_put(reply);
+	if ((con = calloc(1, sizeof(*con))) == NULL)
+		goto fail;
+	con->fd = c->fd;
+	c->fd = -1;
+	h_close(c);
+	return con;
+fail:
+	json_object_put(reply);
+	h_close(c);
+	return NULL;
+}
+
+void
+h_console_close(struct h_console *con)
+{
+	if (con == NULL)
+		return;
+	if (con->fd != -1)
+		close(con->fd);
+	free(con->buf);
+	free(con);
+}
+
+int
+h_console_write(struct h_console *con, const void *buf, size_t len)
+{
+	if (h_write_all(con->fd, buf, len) == -1) {
+		tap_diag("console write: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* One read of whatever is there, waiting up to ms; bytes read. */
+static size_t
+h_console_read(struct h_console *con, int ms)
+{
+	struct pollfd pfd = { con->fd, POLLIN, 0 };
+	char buf[16384];
+	ssize_t n;
+
+	if (con->eof || poll(&pfd, 1, ms) <= 0)
+		return 0;
+	n = read(con->fd, buf, sizeof(buf));
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			con->eof = true;
+		return 0;
+	}
+	if (h_buf_append(&con->buf, &con->len, &con->cap, buf,
+	    (size_t)n) != 0)
+		return 0;
+	return (size_t)n;
+}
+
+size_t
+h_console_drain(struct h_console *con, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	size_t total = 0;
+
+	while (!con->eof && h_left(deadline) > 0)
+		total += h_console_read(con, h_left(deadline));
+	return total;
+}
+
+/* Printable rendering of the last n bytes of buf, for diagnostics. */
+static const char *
+h_tail(const char *buf, size_t len, size_t n)
+{
+	static char out[1024];
+	size_t i, o = 0;
+
+	if (len > n) {
+		buf += len - n;
+		len = n;
+	}
+	for (i = 0; i < len && o + 5 < sizeof(out); i++) {
+		unsigned char ch = (unsigned char)buf[i];
+
+		if (ch == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o,
+			    "\\x%02x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+const char *
+h_flat(const char *s)
+{
+	static char bufs[4][512];
+	static unsigned int next;
+	char *out = bufs[next++ % 4];
+	size_t o = 0;
+
+	for (; s != NULL && *s != '\0' && o + 5 < sizeof(bufs[0]); s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			o += (size_t)snprintf(out + o, sizeof(bufs[0]) - o,
+			    "\\x%02x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int
+h_expect(struct h_console *con, const char *needle, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	size_t nlen = strlen(needle);
+	const char *hit;
+
+	for (;;) {
+		if (con->len >= con->mark + nlen &&
+		    (hit = memmem(con->buf + con->mark, con->len - con->mark,
+		    needle, nlen)) != NULL) {
+			con->mark = (size_t)(hit - con->buf) + nlen;
+			return 0;
+		}
+		if (con->eof || h_left(deadline) == 0)
+			break;
+		h_console_read(con, h_left(deadline));
+	}
+	tap_diag("console: no '%s' within %d ms%s; got %zu bytes, tail: %s",
+	    needle, timeout_ms, con->eof ? " (EOF)" : "", con->len,
+	    h_tail(con->buf ? con->buf : "", con->len, 300));
+	return -1;
+}
+
+size_t
+h_count(const char *hay, size_t len, const char *needle)
+{
+	size_t nlen = strlen(needle), n = 0;
+	const char *p = hay, *end = hay + len;
+
+	if (hay == NULL || nlen == 0)
+		return 0;
+	while ((size_t)(end - p) >= nlen &&
+	    (p = memmem(p, (size_t)(end - p), needle, nlen)) != NULL) {
+		n++;
+		p += nlen;
+	}
+	return n;
+}
+
+char *
+h_read_file(const char *path, size_t *lenp)
+{
+	char *buf = NULL, tmp[65536];
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	while ((n = read(fd, tmp, sizeof(tmp))) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (h_buf_append(&buf, &len, &cap, tmp, (size_t)n) != 0)
+			break;
+	}
+	close(fd);
+	if (buf == NULL && (buf = calloc(1, 1)) == NULL)
+		return NULL;
+	if (lenp != NULL)
+		*lenp = len;
+	return buf;
+}
+
+int
+h_file_expect(const char *path, const char *needle, size_t count,
+    int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	size_t len = 0, n = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		free(buf);
+		buf = h_read_file(path, &len);
+		n = h_count(buf, len, needle);
+		if (n >= count) {
+			free(buf);
+			return 0;
+		}
+		if (h_now_ms() > deadline)
+			break;
+		h_sleep_ms(20);
+	}
+	tap_diag("%s: '%s' %zu times within %d ms, wanted %zu; %s%zu bytes, "
+	    "tail: %s", path, needle, n, timeout_ms, count,
+	    buf == NULL ? "(cannot read) " : "", len,
+	    h_tail(buf ? buf : "", len, 300));
+	free(buf);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Child programs */
+
+static void
+h_proc_track(pid_t pid, bool add)
+{
+	int i;
+
+	for (i = 0; i < H_MAX_PROCS; i++) {
+		if (add && h_procs[i] == 0) {
+			h_procs[i] = pid;
+			return;
+		}
+		if (!add && h_procs[i] == pid) {
+			h_procs[i] = 0;
+			return;
+		}
+	}
+}
+
+int
+h_spawn(struct h_proc *p, char *const argv[])
+{
+	int in[2], out[2], err[2];
+	pid_t pid;
+
+	memset(p, 0, sizeof(*p));
+	p->in = p->out = p->err = -1;
+	p->status = -1;
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
+	    pipe2(err, O_CLOEXEC) == -1)
+		tap_bail("pipe2: %s", strerror(errno));
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(err[1], STDERR_FILENO);
+		/* dup2 onto itself would leave close-on-exec set. */
+		fcntl(STDIN_FILENO, F_SETFD, 0);
+		fcntl(STDOUT_FILENO, F_SETFD, 0);
+		fcntl(STDERR_FILENO, F_SETFD, 0);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		dprintf(STDERR_FILENO, "exec %s: %s\n", argv[0],
+		    strerror(errno));
+		_exit(127);
+	}
+	h_proc_track(pid, true);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	p->pid = pid;
+	p->in = in[1];
+	p->out = out[0];
+	p->err = err[0];
+	fcntl(p->out, F_SETFL, O_NONBLOCK);
+	fcntl(p->err, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+void
+h_proc_pump(struct h_proc *p, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	size_t ocap = p->obuf ? p->olen + 1 : 0, ecap = p->ebuf ? p->elen + 1 : 0;
+
+	while (p->out != -1 || p->err != -1) {
+		struct pollfd pfd[2] = {
+			{ p->out, POLLIN, 0 }, { p->err, POLLIN, 0 },
+		};
+		char buf[16384];
+		ssize_t n;
+		int i;
+
+		if (poll(pfd, 2, h_left(deadline)) <= 0)
+			break;
+		for (i = 0; i < 2; i++) {
+			int *fd = i == 0 ? &p->out : &p->err;
+
+			if (*fd == -1 || pfd[i].revents == 0)
+				continue;
+			n = read(*fd, buf, sizeof(buf));
+			if (n == -1 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				close(*fd);
+				*fd = -1;
+				continue;
+			}
+			/* Capacity is re-derived: h_buf_append may grow. */
+			if (i == 0)
+				h_buf_append(&p->obuf, &p->olen, &ocap, buf,
+				    (size_t)n);
+			else
+				h_buf_append(&p->ebuf, &p->elen, &ecap, buf,
+				    (size_t)n);
+		}
+		if (h_left(deadline) == 0)
+			break;
+	}
+}
+
+int
+h_proc_expect(struct h_proc *p, const char *needle, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+
+	for (;;) {
+		if (p->obuf != NULL && strstr(p->obuf, needle) != NULL)
+			return 0;
+		if (p->out == -1 || h_left(deadline) == 0)
+			break;
+		h_proc_pump(p, h_left(deadline) < 50 ? h_left(deadline) : 50);
+	}
+	tap_diag("child %d: no '%s' on stdout within %d ms; stdout tail: %s",
+	    (int)p->pid, needle, timeout_ms,
+	    h_tail(p->obuf ? p->obuf : "", p->olen, 300));
+	return -1;
+}
+
+int
+h_proc_wait(struct h_proc *p, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	int status;
+
+	if (p->in != -1) {
+		close(p->in);
+		p->in = -1;
+	}
+	while (p->status == -1) {
+		if (p->out == -1 && p->err == -1)
+			h_sleep_ms(5);
+		else
+			h_proc_pump(p, 20);
+		if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+			p->status = status;
+			h_proc_track(p->pid, false);
+			break;
+		}
+		if (h_now_ms() > deadline) {
+			tap_diag("child %d did not exit within %d ms; killing "
+			    "it", (int)p->pid, timeout_ms);
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &status, 0);
+			h_proc_track(p->pid, false);
+			p->status = status;
+			h_proc_pump(p, 100);
+			return -1;
+		}
+	}
+	/* Output written just before exit is still in the pipes. */
+	h_proc_pump(p, 200);
+	if (WIFEXITED(p->status))
+		return WEXITSTATUS(p->status);
+	if (WIFSIGNALED(p->status))
+		return 128 + WTERMSIG(p->status);
+	return -1;
+}
+
+void
+h_proc_free(struct h_proc *p)
+{
+	/* A zeroed struct was never spawned: its fds are not ours. */
+	if (p->pid <= 0)
+		goto clear;
+	if (p->status == -1) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, &p->status, 0);
+		h_proc_track(p->pid, false);
+	}
+	if (p->in != -1)
+		close(p->in);
+	if (p->out != -1)
+		close(p->out);
+	if (p->err != -1)
+		close(p->err);
+	free(p->obuf);
+	free(p->ebuf);
+clear:
+	memset(p, 0, sizeof(*p));
+	p->in = p->out = p->err = -1;
+}
+
+int
+h_run(struct h_proc *p, const char *input, int timeout_ms,
+    char *const argv[])
+{
+	h_spawn(p, argv);
+	if (input != NULL && *input != '\0' &&
+	    h_write_all(p->in, input, strlen(input)) == -1)
+		tap_diag("writing to child's stdin: %s", strerror(errno));
+	return h_proc_wait(p, timeout_ms);
+}

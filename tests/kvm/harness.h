@@ -1,0 +1,225 @@
+/*
+ * Harness of the kvm test suite: a private vmmd per test program, JSON
+ * clients, consoles, and waits that always have a deadline.
+ *
+ * Every helper either returns a failure the test can report with tap_ok,
+ * or (for setup the rest of a test cannot do without) bails out.  When a
+ * test program fails, exits early or bails out, the daemon's log
+ * (daemon and worker stderr) is printed as TAP diagnostics; the daemons
+ * and their workers are killed and the temporary directory removed at
+ * exit in every case.
+ */
+#ifndef KVM_HARNESS_H
+#define KVM_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "tap.h"
+
+/* Deadlines used throughout, in milliseconds. */
+#define H_REPLY_MS	10000	/* any request that is not a stop */
+#define H_BOOT_MS	10000	/* from vm.start to a guest's first lines */
+
+/* ------------------------------------------------------------------ */
+/* Environment */
+
+/*
+ * Call first.  Skips the whole program (exit 77) when /dev/kvm is absent;
+ * bails out when it exists but cannot be opened.  Installs the cleanup.
+ */
+void		 h_init(void);
+/* An environment variable meson must set (bails out when missing). */
+const char	*h_env(const char *);
+/* CLOCK_MONOTONIC in milliseconds (double: sub-ms precision). */
+double		 h_now_ms(void);
+void		 h_sleep_ms(int);
+
+/*
+ * End of a test program: like tap_done(), but prints the daemon logs
+ * first when something failed.  Use as "return h_done();".
+ */
+void		 h_finish(int);
+#define h_done()	(h_finish(tap_failed), tap_done())
+
+/* Print every daemon's log as TAP diagnostics (once per call). */
+void		 h_dump_logs(void);
+
+/* ------------------------------------------------------------------ */
+/* The daemon */
+
+struct h_daemon {
+	char	 dir[128];	/* private temporary directory */
+	char	 sock[192];	/* DIR/control.sock */
+	char	 state[192];	/* DIR/state */
+	char	 log[192];	/* DIR/vmmd.log: stderr of vmmd and workers */
+	pid_t	 pid;		/* 0 when not running */
+	int	 status;	/* wait status of the last exit */
+};
+
+/* Starts vmmd -f -s DIR/control.sock -d DIR/state -g DEMO; bails out. */
+struct h_daemon	*h_daemon_start(void);
+/* (Re)starts the daemon with the same directories; 0 or -1. */
+int		 h_daemon_spawn(struct h_daemon *);
+/*
+ * SIGTERM, then waits up to timeout_ms for the exit (SIGKILL to the whole
+ * process group after that).  Returns the wait status, or -1 if it had
+ * to be killed.
+ */
+int		 h_daemon_stop(struct h_daemon *, int timeout_ms);
+/* Whether the daemon process still runs (reaps it if it exited). */
+bool		 h_daemon_alive(struct h_daemon *);
+/* STATEDIR/console/NAME.log, in a static buffer. */
+const char	*h_console_log(struct h_daemon *, const char *);
+
+/* ------------------------------------------------------------------ */
+/* Clients */
+
+struct h_conn;
+
+/* Connects and reads the greeting (deadline H_REPLY_MS); NULL + diag. */
+struct h_conn	*h_connect(struct h_daemon *);
+/* Connects only: the raw socket (CLOEXEC), or -1 + diag. */
+int		 h_connect_fd(struct h_daemon *);
+void		 h_close(struct h_conn *);
+int		 h_conn_fd(struct h_conn *);
+struct json_object *h_greeting(struct h_conn *);
+
+/* Sends raw bytes (all of them); 0 or -1. */
+int		 h_send(struct h_conn *, const void *, size_t);
+/*
+ * The next message (reply, error or event) within timeout_ms, or NULL on
+ * timeout, EOF or an unparsable line (diag says which).  Queued events
+ * come first.  Caller puts it.
+ */
+struct json_object *h_read_msg(struct h_conn *, int timeout_ms);
+/* Next event (queued or new) within timeout_ms; caller puts it. */
+struct json_object *h_read_event(struct h_conn *, int timeout_ms);
+
+/*
+ * Sends {"id":N,"command":cmd,"arguments":args} (args taken; NULL = none)
+ * and returns the reply with that id (events met are queued), or NULL on
+ * timeout/EOF.  Caller puts it.
+ */
+struct json_object *h_call(struct h_conn *, const char *cmd,
+		    struct json_object *args, int timeout_ms);
+/* Same with the arguments given as printf-formatted JSON text. */
+struct json_object *h_callf(struct h_conn *, int timeout_ms, const char *cmd,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Sends a request without waiting; returns its id or -1. */
+int64_t		 h_send_request(struct h_conn *, const char *cmd,
+		    struct json_object *args);
+/* Waits for the reply to id (as h_call). */
+struct json_object *h_wait_reply(struct h_conn *, int64_t id, int timeout_ms);
+
+/* Reply inspection (NULL-safe). */
+const char	*h_err_class(struct json_object *);	/* NULL: no error */
+const char	*h_err_desc(struct json_object *);
+struct json_object *h_ret(struct json_object *);	/* "return" or NULL */
+const char	*h_str(struct json_object *, const char *key);
+int64_t		 h_int(struct json_object *, const char *key, int64_t dflt);
+/* s on one line, control bytes escaped, truncated (4 static buffers). */
+const char	*h_flat(const char *);
+/* One-line text of a reply for diagnostics (static buffer). */
+const char	*h_text(struct json_object *);
+
+/* ------------------------------------------------------------------ */
+/* VM helpers: 0 on success; -1 with a diagnostic otherwise. */
+
+/*
+ * vm.create {"name":name,"memory_mib":32, <extra>} where extra is the
+ * printf-formatted rest of the JSON object ("" or "\"vcpus\":2,...").
+ */
+int		 h_create(struct h_conn *, const char *name, const char *fmt,
+		    ...) __attribute__((format(printf, 3, 4)));
+int		 h_start(struct h_conn *, const char *name);
+/* timeout_s < 0: leave the daemon's default. */
+int		 h_stop(struct h_conn *, const char *name, bool force,
+		    int timeout_s, int reply_ms);
+int		 h_delete(struct h_conn *, const char *name);
+/* The VM's state into buf ("" when it cannot be had). */
+const char	*h_state(struct h_conn *, const char *name, char *, size_t);
+/* Polls vm.info until state (or timeout); 0 or -1 (diag: last state). */
+int		 h_wait_state(struct h_conn *, const char *name,
+		    const char *state, int timeout_ms);
+/* The worker's pid from vm.info, or -1 (quietly: tests expect both). */
+pid_t		 h_vm_pid(struct h_conn *, const char *name);
+/*
+ * Waits on a connection that did events.subscribe for a vm.state event
+ * of name with state; returns the event (caller puts) or NULL.
+ */
+struct json_object *h_wait_event(struct h_conn *, const char *name,
+		    const char *state, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Consoles */
+
+struct h_console {
+	int	 fd;
+	char	*buf;		/* everything read so far, NUL-terminated */
+	size_t	 len, cap;
+	size_t	 mark;		/* h_expect searches from here */
+	bool	 eof;
+};
+
+/*
+ * vm.console on a new connection: waits for the reply line (reading it a
+ * byte at a time so that no console byte is taken with it), then the
+ * connection is raw.  NULL + diag on failure.
+ */
+struct h_console *h_console_open(struct h_daemon *, const char *name);
+void		 h_console_close(struct h_console *);
+int		 h_console_write(struct h_console *, const void *, size_t);
+/* Reads what arrives for ms milliseconds; the number of new bytes. */
+size_t		 h_console_drain(struct h_console *, int ms);
+/*
+ * Waits until needle appears at or after the mark; on success moves the
+ * mark past it and returns 0, else -1 (diag shows the tail read).
+ */
+int		 h_expect(struct h_console *, const char *needle,
+		    int timeout_ms);
+
+/* Occurrences of needle in hay[0..len). */
+size_t		 h_count(const char *hay, size_t len, const char *needle);
+/* A whole file, NUL-terminated (NULL if it cannot be read). */
+char		*h_read_file(const char *path, size_t *lenp);
+/* Waits until path holds needle at least count times; 0 or -1. */
+int		 h_file_expect(const char *path, const char *needle,
+		    size_t count, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Child programs (vmctl) */
+
+struct h_proc {
+	pid_t	 pid;
+	int	 in, out, err;	/* our ends, -1 when closed */
+	char	*obuf, *ebuf;	/* collected output, NUL-terminated */
+	size_t	 olen, elen;
+	int	 status;	/* wait status once reaped, else -1 */
+};
+
+/* Starts argv (NULL-terminated) with pipes on stdin/stdout/stderr. */
+int		 h_spawn(struct h_proc *, char *const argv[]);
+/* Reads the child's output for up to ms (stops early at EOF on both). */
+void		 h_proc_pump(struct h_proc *, int ms);
+/* Waits until stdout holds needle; 0 or -1. */
+int		 h_proc_expect(struct h_proc *, const char *needle,
+		    int timeout_ms);
+/*
+ * Closes stdin, collects output and reaps within timeout_ms (SIGKILL
+ * after that).  Returns the exit status, 128+signal, or -1 if killed.
+ */
+int		 h_proc_wait(struct h_proc *, int timeout_ms);
+void		 h_proc_free(struct h_proc *);
+/*
+ * Runs argv to completion with input on stdin (may be NULL); fills p
+ * (free with h_proc_free) and returns as h_proc_wait.
+ */
+int		 h_run(struct h_proc *, const char *input, int timeout_ms,
+		    char *const argv[]);
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * Bad input on the control socket: every malformed or refused request
+ * gets one error reply with the right class and a one-line description,
+ * and the daemon keeps answering (on the same connection when the line
+ * was framed, and to everybody else in any case).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define NCLIENTS	200
+
+static struct h_daemon *d;
+
+/* Whether reply is an error of class cls with a sensible description. */
+static bool
+check_error(struct json_object *reply, const char *cls, const char *what)
+{
+	const char *got = h_err_class(reply), *desc = h_err_desc(reply);
+	bool ok;
+
+	ok = got != NULL && strcmp(got, cls) == 0 && desc != NULL &&
+	    *desc != '\0' && strchr(desc, '\n') == NULL;
+	tap_ok(ok, "%s: %s", what, cls);
+	if (!ok)
+		tap_diag("got %s", h_text(reply));
+	return ok;
+}
+
+/* A request given as JSON text of its arguments; expects an error. */
+static void
+expect_error(struct h_conn *c, const char *cmd, const char *args,
+    const char *cls, const char *what)
+{
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, cmd, "%s", args);
+	check_error(r, cls, what);
+	json_object_put(r);
+}
+
+/* A raw line (newline added); the next message must be that error. */
+static struct json_object *
+raw_request(struct h_conn *c, const char *line)
+{
+	if (h_send(c, line, strlen(line)) != 0 || h_send(c, "\n", 1) != 0)
+		return NULL;
+	return h_read_msg(c, H_REPLY_MS);
+}
+
+static void
+expect_raw_error(struct h_conn *c, const char *line, const char *cls,
+    const char *what)
+{
+	struct json_object *r = raw_request(c, line);
+
+	check_error(r, cls, what);
+	json_object_put(r);
+}
+
+/* The daemon still answers on c. */
+static bool
+answers(struct h_conn *c)
+{
+	struct json_object *r = h_call(c, "vm.list", NULL, H_REPLY_MS);
+	bool ok = h_ret(r) != NULL;
+
+	json_object_put(r);
+	return ok;
+}
+
+static void
+test_framing(struct h_conn *c)
+{
+	struct json_object *r, *id;
+	char *big;
+	size_t n;
+
+	expect_raw_error(c, "{not json", "parse_error", "malformed JSON");
+	expect_raw_error(c, "[1,2,3]", "parse_error", "JSON that is not an "
+	    "object");
+	expect_raw_error(c, "{\"id\":7,\"arguments\":{}}", "bad_request",
+	    "request without a command");
+	expect_raw_error(c, "{\"id\":8,\"command\":42}", "bad_request",
+	    "command that is not a string");
+	expect_raw_error(c, "{\"id\":9,\"command\":\"vm.list\","
+	    "\"arguments\":[1]}", "bad_request", "arguments that are not an "
+	    "object");
+	tap_ok(answers(c), "same connection still answers after bad lines");
+
+	/* Any JSON id comes back as it was. */
+	r = raw_request(c, "{\"id\":\"abc\",\"command\":\"vm.list\"}");
+	tap_ok(r != NULL && json_object_object_get_ex(r, "id", &id) &&
+	    json_object_is_type(id, json_type_string) &&
+	    strcmp(json_object_get_string(id), "abc") == 0 &&
+	    h_ret(r) != NULL, "a string id is echoed (%s)", h_text(r));
+	json_object_put(r);
+	r = raw_request(c, "{\"id\":{\"x\":[1,2]},\"command\":\"nope\"}");
+	tap_ok(r != NULL && json_object_object_get_ex(r, "id", &id) &&
+	    json_object_is_type(id, json_type_object) &&
+	    h_err_class(r) && strcmp(h_err_class(r), "unknown_command") == 0,
+	    "an object id is echoed with the error (%s)", h_text(r));
+	json_object_put(r);
+
+	/* A line over the 64 KiB cap, then a valid request right after. */
+	n = 70 * 1024;
+	if ((big = malloc(n + 1)) == NULL)
+		tap_bail("out of memory");
+	memset(big, 'a', n);
+	memcpy(big, "{\"id\":1,\"command\":\"vm.list\",\"arguments\":{\"x\":\"",
+	    46);
+	memcpy(big + n - 3, "\"}}", 3);
+	big[n] = '\0';
+	expect_raw_error(c, big, "too_large", "a 70 KiB line");
+	free(big);
+	tap_ok(answers(c), "a valid request on the same connection after the "
+	    "long line works");
+	tap_ok(answers(c), "... and the next one");
+
+	expect_error(c, "vm.frobnicate", "{}", "unknown_command",
+	    "unknown command");
+	expect_error(c, "", "{}", "unknown_command", "empty command");
+}
+
+static void
+test_arguments(struct h_conn *c)
+{
+	static const char junk[] = "this is not a kernel\n";
+	const char *hello = h_env("VMMD_GUEST_HELLO");
+	char path[512], big[4096];
+	int fd;
+
+	expect_error(c, "vm.create", "{\"name\":5}", "invalid_argument",
+	    "vm.create name not a string");
+	expect_error(c, "vm.create", "{}", "invalid_argument",
+	    "vm.create without name");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":\"big\"}",
+	    "invalid_argument", "vm.create memory_mib a string");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":32.5}",
+	    "invalid_argument", "vm.create memory_mib a fraction");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":true}",
+	    "invalid_argument", "vm.create vcpus a boolean");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"transient\":\"yes\"}",
+	    "invalid_argument", "vm.create transient a string");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":42}",
+	    "invalid_argument", "vm.create kernel a number");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"colour\":\"red\"}",
+	    "invalid_argument", "vm.create unknown argument");
+	expect_error(c, "vm.list", "{\"all\":true}", "invalid_argument",
+	    "vm.list unknown argument");
+	expect_error(c, "vm.info", "{\"name\":[]}", "invalid_argument",
+	    "vm.info name an array");
+
+	expect_error(c, "vm.create", "{\"name\":\"\"}", "invalid_argument",
+	    "empty name");
+	expect_error(c, "vm.create", "{\"name\":\"-dash\"}",
+	    "invalid_argument", "name starting with '-'");
+	expect_error(c, "vm.create", "{\"name\":\"a/b\"}", "invalid_argument",
+	    "name with '/'");
+	expect_error(c, "vm.create", "{\"name\":\"..\"}", "invalid_argument",
+	    "name '..'");
+	memset(big, 'n', 65);
+	big[65] = '\0';
+	{
+		char args[sizeof(big) + 16];
+
+		snprintf(args, sizeof(args), "{\"name\":\"%s\"}", big);
+		expect_error(c, "vm.create", args, "invalid_argument",
+		    "65-character name");
+	}
+
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":15}",
+	    "invalid_argument", "memory_mib 15");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":262145}",
+	    "invalid_argument", "memory_mib 262145");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":-1}",
+	    "invalid_argument", "memory_mib -1");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":0}",
+	    "invalid_argument", "vcpus 0");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":65}",
+	    "invalid_argument", "vcpus 65");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"on_reboot\":\"maybe\"}",
+	    "invalid_argument", "on_reboot 'maybe'");
+	memset(big, 'c', 2049);
+	big[2049] = '\0';
+	{
+		char *args;
+
+		if (asprintf(&args, "{\"name\":\"x\",\"cmdline\":\"%s\"}",
+		    big) == -1)
+			tap_bail("out of memory");
+		expect_error(c, "vm.create", args, "invalid_argument",
+		    "2049-byte cmdline");
+		free(args);
+	}
+
+	/* Kernel and initrd files. */
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	    "\"/nonexistent/kernel\"}", "invalid_argument", "missing kernel");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	    "\"relative/kernel\"}", "invalid_argument", "relative kernel path");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":\"/tmp\"}",
+	    "invalid_argument", "kernel is a directory");
+	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	    "\"/proc/self/status\"}", "invalid_argument",
+	    "kernel is not a regular file (/proc)");
+	snprintf(path, sizeof(path), "%s/junk.bin", d->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1 || write(fd, junk, sizeof(junk) - 1) !=
+	    (ssize_t)sizeof(junk) - 1)
+		tap_bail("writing %s: %s", path, strerror(errno));
+	close(fd);
+	{
+		char args[1024];
+
+		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
+		    "\"%s\"}", path);
+		expect_error(c, "vm.create", args, "invalid_argument",
+		    "kernel is not a kernel");
+		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
+		    "\"%s\",\"initrd\":\"/tmp\"}", hello);
+		expect_error(c, "vm.create", args, "invalid_argument",
+		    "initrd is a directory");
+		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
+		    "\"%s\",\"initrd\":\"/nonexistent/initrd\"}", hello);
+		expect_error(c, "vm.create", args, "invalid_argument",
+		    "missing initrd");
+	}
+	{
+		struct json_object *r = h_callf(c, H_REPLY_MS, "vm.info",
+		    "{\"name\":\"x\"}");
+
+		check_error(r, "not_found", "nothing was created by the "
+		    "refused requests");
+		json_object_put(r);
+	}
+
+	/* Duplicates, unknown VMs. */
+	tap_ok(h_create(c, "dup", NULL) == 0, "dup: created");
+	expect_error(c, "vm.create", "{\"name\":\"dup\"}", "exists",
+	    "duplicate name");
+	expect_error(c, "vm.info", "{\"name\":\"ghost\"}", "not_found",
+	    "vm.info of an unknown VM");
+	expect_error(c, "vm.start", "{\"name\":\"ghost\"}", "not_found",
+	    "vm.start of an unknown VM");
+	expect_error(c, "vm.delete", "{\"name\":\"ghost\"}", "not_found",
+	    "vm.delete of an unknown VM");
+	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":3601}",
+	    "invalid_argument", "vm.stop timeout 3601");
+	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":-1}",
+	    "invalid_argument", "vm.stop timeout -1");
+	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"force\":\"yes\"}",
+	    "invalid_argument", "vm.stop force a string");
+
+	/* States. */
+	expect_error(c, "vm.pause", "{\"name\":\"dup\"}", "bad_state",
+	    "pausing a defined VM");
+	expect_error(c, "vm.resume", "{\"name\":\"dup\"}", "bad_state",
+	    "resuming a defined VM");
+	tap_ok(h_create(c, "run", "\"kernel\":\"%s\"", hello) == 0,
+	    "run: created");
+	tap_ok(h_start(c, "run") == 0, "run: started");
+	expect_error(c, "vm.start", "{\"name\":\"run\"}", "bad_state",
+	    "starting a running VM");
+	expect_error(c, "vm.delete", "{\"name\":\"run\"}", "bad_state",
+	    "deleting a running VM");
+	expect_error(c, "vm.resume", "{\"name\":\"run\"}", "bad_state",
+	    "resuming a running VM");
+	tap_ok(h_stop(c, "run", true, -1, H_REPLY_MS) == 0, "run: stopped");
+	expect_error(c, "vm.stop", "{\"name\":\"run\"}", "bad_state",
+	    "stopping a stopped VM");
+	tap_ok(h_delete(c, "dup") == 0 && h_delete(c, "run") == 0,
+	    "both deleted");
+}
+
+static void
+test_disconnects(struct h_conn *c)
+{
+	static const char half[] = "{\"id\":1,\"command\":\"vm.li";
+	char buf[256];
+	struct h_conn *x;
+	int fd;
+
+	/* Half a line, then gone. */
+	if ((fd = h_connect_fd(d)) >= 0) {
+		if (write(fd, half, sizeof(half) - 1) < 0)
+			tap_diag("write: %s", strerror(errno));
+		close(fd);
+	}
+	/* Connected, said nothing, gone before reading the greeting. */
+	if ((fd = h_connect_fd(d)) >= 0)
+		close(fd);
+	tap_ok(answers(c), "the daemon answers after clients left "
+	    "mid-request");
+
+	/* vm.start, then gone before the reply: the VM still starts. */
+	tap_ok(h_create(c, "orphan", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "orphan: created");
+	if ((x = h_connect(d)) != NULL) {
+		snprintf(buf, sizeof(buf), "{\"id\":1,\"command\":\"vm.start\","
+		    "\"arguments\":{\"name\":\"orphan\"}}\n");
+		h_send(x, buf, strlen(buf));
+		h_close(x);
+	}
+	tap_ok(h_wait_state(c, "orphan", "running", H_BOOT_MS) == 0,
+	    "orphan: vm.start from a client that left still starts it");
+	tap_ok(h_stop(c, "orphan", true, -1, H_REPLY_MS) == 0,
+	    "orphan: stopped");
+
+	/* A client that sends its request and never reads: no stall. */
+	if ((fd = h_connect_fd(d)) >= 0) {
+		int i;
+
+		for (i = 0; i < 2000; i++) {
+			static const char req[] =
+			    "{\"id\":1,\"command\":\"vm.list\"}\n";
+
+			if (send(fd, req, sizeof(req) - 1,
+			    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+				break;
+		}
+		tap_ok(answers(c), "the daemon answers others while a client "
+		    "does not read its replies (%d requests sent)", i);
+		close(fd);
+	}
+	tap_ok(answers(c), "... and after that client left");
+}
+
+static void
+test_many_clients(void)
+{
+	static const char req[] = "{\"id\":77,\"command\":\"vm.list\"}\n";
+	static struct h_conn *cs[NCLIENTS];
+	struct json_object *r;
+	int i, connected = 0, greeted = 0, answered = 0;
+
+	for (i = 0; i < NCLIENTS; i++) {
+		int fd = h_connect_fd(d);
+
+		if (fd >= 0) {
+			connected++;
+			close(fd);
+		}
+	}
+	tap_ok(connected == NCLIENTS, "%d quick connect/close in a row (%d)",
+	    NCLIENTS, connected);
+
+	/* All at once, each reading its greeting. */
+	for (i = 0; i < NCLIENTS; i++)
+		if ((cs[i] = h_connect(d)) != NULL)
+			greeted++;
+	tap_ok(greeted == NCLIENTS, "%d clients connected at once get their "
+	    "greetings (%d)", NCLIENTS, greeted);
+	for (i = 0; i < NCLIENTS; i++)
+		if (cs[i] != NULL)
+			h_send(cs[i], req, sizeof(req) - 1);
+	for (i = 0; i < NCLIENTS; i++) {
+		if (cs[i] == NULL)
+			continue;
+		r = h_read_msg(cs[i], H_REPLY_MS);
+		if (h_ret(r) != NULL && h_int(r, "id", -1) == 77)
+			answered++;
+		json_object_put(r);
+	}
+	tap_ok(answered == NCLIENTS, "%d clients all get their answer (%d)",
+	    NCLIENTS, answered);
+	for (i = 0; i < NCLIENTS; i++)
+		h_close(cs[i]);
+}
+
+int
+main(void)
+{
+	struct h_conn *c;
+	struct json_object *g, *v;
+
+	h_init();
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	g = h_greeting(c);
+	tap_ok(json_object_object_get_ex(g, "greeting", &v) &&
+	    h_str(v, "name") && strcmp(h_str(v, "name"), "vmmd") == 0 &&
+	    h_int(v, "protocol", -1) == 1, "greeting: vmmd, protocol 1 (%s)",
+	    h_text(g));
+
+	test_framing(c);
+	test_arguments(c);
+	test_disconnects(c);
+	test_many_clients();
+	tap_ok(answers(c), "the first connection still answers at the end");
+	tap_ok(h_daemon_alive(d), "vmmd is still running");
+	h_close(c);
+	return h_done();
+}

@@ -1,0 +1,100 @@
+/*
+ * The serial console through vm.console: input reaches the guest's COM1
+ * receiver (the echo guest sends it back), several clients at once all
+ * see the output, and a client that attaches late gets the earlier
+ * output replayed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* What the echo guest prints (tests/guests/). */
+#define ECHO_READY	"echo: ready"
+
+int
+main(void)
+{
+	struct h_console *a, *b, *late;
+	struct h_daemon *d;
+	struct h_conn *c;
+	struct json_object *r;
+
+	h_init();
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+
+	/* Not running yet: no console. */
+	tap_ok(h_create(c, "echo", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0, "echo: created");
+	r = h_callf(c, H_REPLY_MS, "vm.console", "{\"name\":\"echo\"}");
+	tap_ok(h_err_class(r) && strcmp(h_err_class(r), "bad_state") == 0,
+	    "vm.console on a defined VM: bad_state (%s)", h_text(r));
+	json_object_put(r);
+
+	tap_ok(h_start(c, "echo") == 0, "echo: started");
+	a = h_console_open(d, "echo");
+	if (a == NULL)
+		tap_bail("cannot attach the echo guest's console");
+	tap_ok(h_expect(a, ECHO_READY, H_BOOT_MS) == 0,
+	    "console A sees '%s'", ECHO_READY);
+
+	tap_ok(h_console_write(a, "ping-one\n", 9) == 0,
+	    "console A: input sent");
+	tap_ok(h_expect(a, "ping-one", 5000) == 0,
+	    "console A: input echoed back");
+
+	/* A second client: the replay, then both see live output. */
+	b = h_console_open(d, "echo");
+	tap_ok(b != NULL, "console B attaches while A is attached");
+	if (b != NULL) {
+		tap_ok(h_expect(b, ECHO_READY, 5000) == 0 &&
+		    h_expect(b, "ping-one", 5000) == 0,
+		    "console B: earlier output replayed");
+		tap_ok(h_console_write(a, "pong-two\n", 9) == 0,
+		    "console A: more input sent");
+		tap_ok(h_expect(a, "pong-two", 5000) == 0,
+		    "console A sees the new echo");
+		tap_ok(h_expect(b, "pong-two", 5000) == 0,
+		    "console B sees the new echo too");
+		tap_ok(h_console_write(b, "from-b-3\n", 9) == 0,
+		    "console B: input sent");
+		tap_ok(h_expect(b, "from-b-3", 5000) == 0 &&
+		    h_expect(a, "from-b-3", 5000) == 0,
+		    "input from B echoed to both A and B");
+		/* A's replay must not have repeated what A already had. */
+		tap_ok(h_count(a->buf, a->len, ECHO_READY) == 1,
+		    "console A got '%s' once (%zu)", ECHO_READY,
+		    h_count(a->buf, a->len, ECHO_READY));
+	}
+	h_console_close(b);
+
+	/* A client that disconnected does not stop output to the others. */
+	tap_ok(h_console_write(a, "after-b-4\n", 10) == 0 &&
+	    h_expect(a, "after-b-4", 5000) == 0,
+	    "console A still works after B detached");
+
+	/* A late client: all of it replayed, in order. */
+	late = h_console_open(d, "echo");
+	tap_ok(late != NULL, "a late console attaches");
+	if (late != NULL) {
+		tap_ok(h_expect(late, ECHO_READY, 5000) == 0 &&
+		    h_expect(late, "ping-one", 5000) == 0 &&
+		    h_expect(late, "pong-two", 5000) == 0 &&
+		    h_expect(late, "from-b-3", 5000) == 0 &&
+		    h_expect(late, "after-b-4", 5000) == 0,
+		    "late console: earlier output replayed in order");
+	}
+	h_console_close(late);
+	h_console_close(a);
+
+	tap_ok(h_file_expect(h_console_log(d, "echo"), "after-b-4", 1,
+	    5000) == 0, "the console log has the echoed input too");
+
+	/* The consoles went away: the control connection is still fine. */
+	tap_ok(h_stop(c, "echo", true, -1, H_REPLY_MS) == 0,
+	    "echo: force stop");
+	h_close(c);
+	return h_done();
+}

@@ -1,0 +1,280 @@
+/*
+ * The supervisor's own duties: definitions survive a daemon restart
+ * (and transient ones do not), and a worker that dies is reported as
+ * crashed without disturbing another guest.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+/* What the guests print (tests/guests/). */
+#define DEMO_TICK	" UTC\r"
+#define DEMO_CAD	"demo: ctrl-alt-del received"
+#define HELLO_LINE	"hello from vmmd test guest"
+
+static bool
+same_str(struct json_object *o, const char *key, const char *want)
+{
+	const char *s = h_str(o, key);
+
+	if (s == NULL || strcmp(s, want) != 0) {
+		tap_diag("%s: '%s', wanted '%s'", key, s ? s : "(null)", want);
+		return false;
+	}
+	return true;
+}
+
+static bool
+same_int(struct json_object *o, const char *key, int64_t want)
+{
+	int64_t v = h_int(o, key, -1);
+
+	if (v != want) {
+		tap_diag("%s: %lld, wanted %lld", key, (long long)v,
+		    (long long)want);
+		return false;
+	}
+	return true;
+}
+
+/* Whether pid is gone (or a zombie about to be reaped) within ms. */
+static bool
+gone(pid_t pid, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	char path[64], *stat, *p;
+
+	for (;;) {
+		if (kill(pid, 0) == -1 && errno == ESRCH)
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		stat = h_read_file(path, NULL);
+		p = stat != NULL ? strrchr(stat, ')') : NULL;
+		if (p != NULL && p[1] == ' ' && p[2] == 'Z') {
+			free(stat);
+			return true;
+		}
+		free(stat);
+		if (h_now_ms() > deadline) {
+			tap_diag("pid %d still there after %d ms", (int)pid, ms);
+			return false;
+		}
+		h_sleep_ms(20);
+	}
+}
+
+static void
+test_persistence(struct h_daemon *d, struct h_conn **cp)
+{
+	const char *hello = h_env("VMMD_GUEST_HELLO");
+	struct json_object *r, *vm, *vms;
+	struct stat st;
+	char path[512];
+	double t0;
+	pid_t pid;
+	int status;
+	bool ok;
+
+	tap_ok(h_create(*cp, "keep", "\"kernel\":\"%s\",\"cmdline\":"
+	    "\"a=1 b=two\",\"memory_mib\":48,\"vcpus\":2,"
+	    "\"on_reboot\":\"stop\"", hello) == 0, "keep: created");
+	tap_ok(h_create(*cp, "plain", NULL) == 0, "plain: created (defaults)");
+	tap_ok(h_create(*cp, "temp", "\"transient\":true") == 0,
+	    "temp: created transient");
+	snprintf(path, sizeof(path), "%s/vms/keep.json", d->state);
+	tap_ok(stat(path, &st) == 0 && S_ISREG(st.st_mode),
+	    "keep: definition file %s", path);
+	snprintf(path, sizeof(path), "%s/vms/temp.json", d->state);
+	tap_ok(stat(path, &st) == -1, "temp: no definition file");
+
+	/*
+	 * Leave the demo running: on SIGTERM the daemon shuts its guests
+	 * down (the demo goes on Ctrl-Alt-Del) before it exits.
+	 */
+	tap_ok(h_start(*cp, "plain") == 0, "plain: started");
+	tap_ok(h_file_expect(h_console_log(d, "plain"), DEMO_TICK, 1,
+	    H_BOOT_MS) == 0, "plain: demo ticking");
+	pid = h_vm_pid(*cp, "plain");
+
+	h_close(*cp);
+	*cp = NULL;
+	t0 = h_now_ms();
+	status = h_daemon_stop(d, 15000);
+	tap_ok(status == 0, "vmmd exits 0 on SIGTERM (status 0x%x)", status);
+	tap_diag("SIGTERM to exit with one guest: %.0f ms", h_now_ms() - t0);
+	tap_ok(pid > 0 && gone(pid, 2000),
+	    "plain: its worker is gone with the daemon");
+	tap_ok(h_file_expect(h_console_log(d, "plain"), DEMO_CAD, 1, 0) == 0,
+	    "plain: the guest was shut down with Ctrl-Alt-Del");
+	tap_ok(h_daemon_spawn(d) == 0, "vmmd restarts with the same state "
+	    "directory");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+
+	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"keep\"}");
+	vm = h_ret(r);
+	ok = vm != NULL;
+	if (!ok)
+		tap_diag("vm.info keep: %s", h_text(r));
+	tap_ok(ok && same_str(vm, "kernel", hello) &&
+	    same_str(vm, "cmdline", "a=1 b=two") &&
+	    same_int(vm, "memory_mib", 48) && same_int(vm, "vcpus", 2) &&
+	    same_str(vm, "on_reboot", "stop") &&
+	    same_str(vm, "state", "defined"),
+	    "keep: same settings after the restart, state defined");
+	{
+		struct json_object *t = NULL;
+
+		tap_ok(ok && json_object_object_get_ex(vm, "transient", &t) &&
+		    json_object_is_type(t, json_type_boolean) &&
+		    !json_object_get_boolean(t), "keep: transient false");
+		tap_ok(ok && !json_object_object_get_ex(vm, "pid", NULL),
+		    "keep: no pid");
+	}
+	json_object_put(r);
+
+	r = h_callf(*cp, H_REPLY_MS, "vm.list", "{}");
+	ok = h_ret(r) != NULL &&
+	    json_object_object_get_ex(h_ret(r), "vms", &vms) &&
+	    json_object_is_type(vms, json_type_array);
+	tap_ok(ok && json_object_array_length(vms) == 2 &&
+	    same_str(json_object_array_get_idx(vms, 0), "name", "keep") &&
+	    same_str(json_object_array_get_idx(vms, 1), "name", "plain"),
+	    "vm.list: keep and plain, sorted, no temp (%s)", h_text(r));
+	tap_ok(ok && json_object_array_length(vms) == 2 &&
+	    same_int(json_object_array_get_idx(vms, 1), "memory_mib", 32) &&
+	    same_int(json_object_array_get_idx(vms, 1), "vcpus", 1) &&
+	    same_str(json_object_array_get_idx(vms, 1), "on_reboot",
+	    "restart") &&
+	    same_str(json_object_array_get_idx(vms, 1), "state", "defined"),
+	    "plain: defaults kept, state defined again");
+	{
+		struct json_object *k = NULL;
+
+		tap_ok(ok && json_object_array_length(vms) == 2 &&
+		    json_object_object_get_ex(json_object_array_get_idx(vms,
+		    1), "kernel", &k) && k == NULL,
+		    "plain: kernel still null (the default guest)");
+	}
+	json_object_put(r);
+
+	/* The restarted daemon can run what it read back. */
+	tap_ok(h_start(*cp, "keep") == 0, "keep: starts after the restart");
+	tap_ok(h_file_expect(h_console_log(d, "keep"), HELLO_LINE, 1,
+	    H_BOOT_MS) == 0, "keep: guest runs");
+	tap_ok(h_stop(*cp, "keep", true, -1, H_REPLY_MS) == 0,
+	    "keep: stopped");
+	tap_ok(h_delete(*cp, "keep") == 0, "keep: deleted");
+	snprintf(path, sizeof(path), "%s/vms/keep.json", d->state);
+	tap_ok(stat(path, &st) == -1, "keep: definition file removed");
+}
+
+/* A transient VM is deleted when it stops. */
+static void
+test_transient(struct h_conn *c)
+{
+	char st[64];
+
+	tap_ok(h_create(c, "once", "\"kernel\":\"%s\",\"transient\":true",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "once: created transient");
+	tap_ok(h_start(c, "once") == 0, "once: started");
+	h_state(c, "once", st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0, "once: running (%s)", st);
+	tap_ok(h_stop(c, "once", true, -1, H_REPLY_MS) == 0, "once: stopped");
+	h_state(c, "once", st, sizeof(st));
+	tap_ok(strcmp(st, "(not_found)") == 0, "once: deleted when it stopped "
+	    "(%s)", st);
+}
+
+static void
+test_crash(struct h_daemon *d, struct h_conn *c)
+{
+	struct h_conn *ev;
+	struct h_console *con;
+	struct json_object *r, *e, *data;
+	pid_t pid;
+	char st[64];
+
+	if ((ev = h_connect(d)) == NULL)
+		tap_bail("cannot connect");
+	r = h_call(ev, "events.subscribe", NULL, H_REPLY_MS);
+	tap_ok(h_ret(r) != NULL, "events.subscribe (%s)", h_text(r));
+	json_object_put(r);
+
+	tap_ok(h_create(c, "victim", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "victim: created");
+	tap_ok(h_create(c, "bystander", NULL) == 0, "bystander: created");
+	tap_ok(h_start(c, "victim") == 0, "victim: started");
+	tap_ok(h_start(c, "bystander") == 0, "bystander: started");
+	h_file_expect(h_console_log(d, "victim"), HELLO_LINE, 1, H_BOOT_MS);
+	con = h_console_open(d, "bystander");
+	tap_ok(con != NULL && h_expect(con, DEMO_TICK, H_BOOT_MS) == 0,
+	    "bystander: ticking");
+
+	pid = h_vm_pid(c, "victim");
+	tap_ok(pid > 0 && pid != h_vm_pid(c, "bystander"),
+	    "victim: has a worker pid of its own (%d)", (int)pid);
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	e = h_wait_event(ev, "victim", "crashed", 5000);
+	tap_ok(e != NULL, "victim: vm.state crashed event (%s)", h_text(e));
+	tap_ok(e != NULL && json_object_object_get_ex(e, "data", &data) &&
+	    h_str(data, "reason") != NULL && *h_str(data, "reason") != '\0',
+	    "victim: the event gives a reason");
+	json_object_put(e);
+	h_state(c, "victim", st, sizeof(st));
+	tap_ok(strcmp(st, "crashed") == 0, "victim: vm.info says crashed (%s)",
+	    st);
+	tap_ok(h_vm_pid(c, "victim") == -1, "victim: no pid once crashed");
+
+	h_state(c, "bystander", st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0, "bystander: still running (%s)",
+	    st);
+	if (con != NULL) {
+		con->mark = con->len;
+		tap_ok(h_expect(con, DEMO_TICK, 3000) == 0 &&
+		    h_expect(con, DEMO_TICK, 3000) == 0,
+		    "bystander: console still ticking");
+	} else {
+		tap_ok(0, "bystander: console still ticking");
+	}
+	h_console_close(con);
+
+	/* A crashed VM can be started again, and deleted. */
+	tap_ok(h_start(c, "victim") == 0, "victim: restarts after the crash");
+	tap_ok(h_file_expect(h_console_log(d, "victim"), HELLO_LINE, 2,
+	    H_BOOT_MS) == 0, "victim: boots again");
+	pid = h_vm_pid(c, "victim");
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	tap_ok(pid > 0 && h_wait_state(c, "victim", "crashed", 5000) == 0,
+	    "victim: crashed again");
+	tap_ok(h_delete(c, "victim") == 0, "victim: a crashed VM can be "
+	    "deleted");
+	tap_ok(h_stop(c, "bystander", true, -1, H_REPLY_MS) == 0,
+	    "bystander: force stop");
+	h_close(ev);
+}
+
+int
+main(void)
+{
+	struct h_daemon *d;
+	struct h_conn *c;
+
+	h_init();
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	test_persistence(d, &c);
+	test_transient(c);
+	test_crash(d, c);
+	h_close(c);
+	tap_ok(h_daemon_alive(d), "vmmd still runs");
+	return h_done();
+}

@@ -1,0 +1,204 @@
+/*
+ * Pause and resume (the demo guest ticks once a second), and the three
+ * ways of stopping: a guest that shuts down on Ctrl-Alt-Del (cad), a
+ * forced stop, and a stop whose timeout runs out on a guest that ignores
+ * Ctrl-Alt-Del (hello halts with interrupts off).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* What the guests print (tests/guests/). */
+#define DEMO_BANNER	"vmmd demo guest"
+#define DEMO_TICK	" UTC\r"
+#define CAD_READY	"cad: ready"
+#define CAD_LINE	"cad: ctrl-alt-del"
+#define HELLO_LINE	"hello from vmmd test guest"
+
+static bool
+is_state(struct json_object *reply, const char *state)
+{
+	const char *s = h_str(h_ret(reply), "state");
+
+	return s != NULL && strcmp(s, state) == 0;
+}
+
+static void
+test_pause_resume(struct h_daemon *d, struct h_conn *c)
+{
+	struct h_console *con;
+	struct json_object *r;
+	size_t n;
+	char st[64];
+
+	/* No kernel: the daemon's default guest (the demo). */
+	tap_ok(h_create(c, "demo", NULL) == 0, "demo: created without kernel");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"demo\"}");
+	{
+		struct json_object *k = NULL;
+
+		tap_ok(h_ret(r) != NULL && json_object_object_get_ex(h_ret(r),
+		    "kernel", &k) && k == NULL,
+		    "demo: kernel is null in vm.info");
+	}
+	json_object_put(r);
+	tap_ok(h_start(c, "demo") == 0, "demo: started");
+	if ((con = h_console_open(d, "demo")) == NULL) {
+		tap_ok(0, "demo: console attaches");
+		return;
+	}
+	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0, "demo: banner");
+	tap_ok(h_expect(con, DEMO_TICK, 3000) == 0 &&
+	    h_expect(con, DEMO_TICK, 3000) == 0, "demo: ticks");
+
+	r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"demo\"}");
+	tap_ok(is_state(r, "paused"), "vm.pause replies state paused (%s)",
+	    h_text(r));
+	json_object_put(r);
+	h_state(c, "demo", st, sizeof(st));
+	tap_ok(strcmp(st, "paused") == 0, "vm.info says paused (%s)", st);
+	r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"demo\"}");
+	tap_ok(h_err_class(r) && strcmp(h_err_class(r), "bad_state") == 0,
+	    "vm.pause when paused: bad_state (%s)", h_text(r));
+	json_object_put(r);
+
+	/* Whatever was on its way before the pause, then silence. */
+	h_console_drain(con, 300);
+	n = h_console_drain(con, 2500);
+	tap_ok(n == 0, "paused: no output for 2.5 s (%zu bytes)", n);
+
+	/* A paused VM's console can be attached: it gets the replay. */
+	{
+		struct h_console *pc = h_console_open(d, "demo");
+
+		tap_ok(pc != NULL && h_expect(pc, DEMO_BANNER, 3000) == 0,
+		    "paused: a console attaches and gets the replay");
+		h_console_close(pc);
+	}
+
+	r = h_callf(c, H_REPLY_MS, "vm.resume", "{\"name\":\"demo\"}");
+	tap_ok(is_state(r, "running"), "vm.resume replies state running (%s)",
+	    h_text(r));
+	json_object_put(r);
+	con->mark = con->len;
+	tap_ok(h_expect(con, DEMO_TICK, 3000) == 0,
+	    "resumed: ticks again");
+	r = h_callf(c, H_REPLY_MS, "vm.resume", "{\"name\":\"demo\"}");
+	tap_ok(h_err_class(r) && strcmp(h_err_class(r), "bad_state") == 0,
+	    "vm.resume when running: bad_state (%s)", h_text(r));
+	json_object_put(r);
+	tap_ok(h_count(con->buf, con->len, DEMO_BANNER) == 1,
+	    "resumed, not restarted: one banner (%zu)",
+	    h_count(con->buf, con->len, DEMO_BANNER));
+	h_console_close(con);
+
+	/* A paused VM can be stopped. */
+	r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"demo\"}");
+	json_object_put(r);
+	tap_ok(h_stop(c, "demo", true, -1, H_REPLY_MS) == 0 &&
+	    h_wait_state(c, "demo", "stopped", 1000) == 0,
+	    "a paused VM stops with force");
+}
+
+/* vm.stop and the time it took; the reply must say stopped. */
+static double
+timed_stop(struct h_conn *c, const char *name, const char *extra,
+    int reply_ms, bool *ok)
+{
+	struct json_object *r;
+	double t0 = h_now_ms(), dt;
+
+	r = h_callf(c, reply_ms, "vm.stop", "{\"name\":\"%s\"%s}", name,
+	    extra);
+	dt = h_now_ms() - t0;
+	*ok = is_state(r, "stopped");
+	if (!*ok)
+		tap_diag("vm.stop %s: %s", name, h_text(r));
+	json_object_put(r);
+	return dt;
+}
+
+static void
+test_stop(struct h_daemon *d, struct h_conn *c, struct h_conn *ev)
+{
+	struct json_object *e;
+	double dt;
+	bool ok;
+	char st[64];
+
+	/* cad: shuts down on Ctrl-Alt-Del. */
+	tap_ok(h_create(c, "cad", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_CAD")) == 0, "cad: created");
+	tap_ok(h_start(c, "cad") == 0, "cad: started");
+	tap_ok(h_file_expect(h_console_log(d, "cad"), CAD_READY, 1,
+	    H_BOOT_MS) == 0, "cad: ready");
+	dt = timed_stop(c, "cad", "", 20000, &ok);
+	tap_ok(ok, "cad: vm.stop replies state stopped");
+	tap_ok(dt < 5000, "cad: stopped well before the 30 s timeout "
+	    "(%.0f ms)", dt);
+	tap_diag("cad: vm.stop took %.1f ms", dt);
+	tap_ok(h_file_expect(h_console_log(d, "cad"), CAD_LINE, 1,
+	    1000) == 0, "cad: guest saw Ctrl-Alt-Del");
+	e = h_wait_event(ev, "cad", "stopped", 2000);
+	tap_ok(e != NULL, "cad: vm.state stopped event (%s)", h_text(e));
+	tap_ok(e != NULL && h_str(e, "event") &&
+	    strcmp(h_str(e, "event"), "vm.state") == 0 &&
+	    json_object_object_get_ex(e, "timestamp", NULL),
+	    "cad: event has event, vm, data and timestamp");
+	json_object_put(e);
+	h_state(c, "cad", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0, "cad: vm.info says stopped (%s)",
+	    st);
+
+	/* hello ignores Ctrl-Alt-Del: force kills it at once. */
+	tap_ok(h_create(c, "hello", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "hello: created");
+	tap_ok(h_start(c, "hello") == 0, "hello: started");
+	h_file_expect(h_console_log(d, "hello"), HELLO_LINE, 1, H_BOOT_MS);
+	dt = timed_stop(c, "hello", ",\"force\":true", 10000, &ok);
+	tap_ok(ok, "hello: vm.stop force replies state stopped");
+	tap_ok(dt < 2000, "hello: forced stop is prompt (%.0f ms)", dt);
+	h_state(c, "hello", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0, "hello: vm.info says stopped (%s)",
+	    st);
+	tap_ok(h_vm_pid(c, "hello") == -1, "hello: no pid once stopped");
+
+	/* ... and a 1 s timeout kills it after about 1 s. */
+	tap_ok(h_start(c, "hello") == 0, "hello: started again");
+	h_file_expect(h_console_log(d, "hello"), HELLO_LINE, 2, H_BOOT_MS);
+	dt = timed_stop(c, "hello", ",\"timeout\":1", 10000, &ok);
+	tap_ok(ok, "hello: vm.stop timeout 1 replies state stopped");
+	tap_ok(dt >= 900 && dt < 3000, "hello: stopped after about the "
+	    "timeout (%.0f ms)", dt);
+	h_state(c, "hello", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0,
+	    "hello: stopped, not crashed, after the timeout (%s)", st);
+
+	/* A stopped VM can be deleted. */
+	tap_ok(h_delete(c, "hello") == 0, "hello: deleted once stopped");
+	h_state(c, "hello", st, sizeof(st));
+	tap_ok(strcmp(st, "(not_found)") == 0, "hello: gone (%s)", st);
+}
+
+int
+main(void)
+{
+	struct h_daemon *d;
+	struct h_conn *c, *ev;
+	struct json_object *r;
+
+	h_init();
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL || (ev = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	r = h_call(ev, "events.subscribe", NULL, H_REPLY_MS);
+	tap_ok(h_ret(r) != NULL, "events.subscribe (%s)", h_text(r));
+	json_object_put(r);
+
+	test_pause_resume(d, c);
+	test_stop(d, c, ev);
+	h_close(ev);
+	h_close(c);
+	return h_done();
+}

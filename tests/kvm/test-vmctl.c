@@ -1,0 +1,298 @@
+/*
+ * vmctl end to end, the real binary against a private vmmd: exit
+ * statuses, human and JSON output, one-line errors, the console from a
+ * pipe, and run (a transient guest).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* What the guests print (tests/guests/). */
+#define ECHO_READY	"echo: ready"
+#define REBOOT_LINE	"reboot: starting"
+
+#define VMCTL_MS	10000
+
+static struct h_daemon *d;
+static struct h_proc last;
+
+/* Runs vmctl -s SOCK args... (NULL-terminated); output in last. */
+static int
+vmctl(const char *arg, ...)
+{
+	char *argv[32];
+	va_list ap;
+	int n = 0;
+
+	h_proc_free(&last);
+	argv[n++] = (char *)h_env("VMCTL_BIN");
+	argv[n++] = "-s";
+	argv[n++] = d->sock;
+	va_start(ap, arg);
+	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	return h_run(&last, NULL, VMCTL_MS, argv);
+}
+
+static const char *
+out(void)
+{
+	return last.obuf ? last.obuf : "";
+}
+
+static const char *
+err(void)
+{
+	return last.ebuf ? last.ebuf : "";
+}
+
+/* For test descriptions, which must be one line. */
+static const char *
+flat_out(void)
+{
+	return h_flat(out());
+}
+
+static const char *
+flat_err(void)
+{
+	return h_flat(err());
+}
+
+/* A command that must succeed: exit 0 (stderr shown otherwise). */
+static void
+ok0(int r, const char *what)
+{
+	tap_ok(r == 0, "%s: exit 0", what);
+	if (r != 0)
+		tap_diag("exit %d, stderr: %s", r, h_flat(err()));
+}
+
+/* stderr is exactly one non-empty line. */
+static bool
+one_line_err(void)
+{
+	const char *e = err();
+	size_t len = strlen(e);
+
+	if (len < 2 || e[len - 1] != '\n' || strchr(e, '\n') != e + len - 1) {
+		tap_diag("stderr is not one line: '%s'", h_flat(e));
+		return false;
+	}
+	return true;
+}
+
+/* stdout is one JSON object; returns it (caller puts) or NULL. */
+static struct json_object *
+json_out(void)
+{
+	struct json_object *o;
+	enum json_tokener_error jerr;
+
+	o = json_tokener_parse_verbose(out(), &jerr);
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		tap_diag("not a JSON object (%s): '%s'",
+		    json_tokener_error_desc(jerr), flat_out());
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void
+test_basic(struct h_conn *c)
+{
+	const char *hello = h_env("VMMD_GUEST_HELLO");
+	struct json_object *o, *vms;
+	char st[64];
+	int r;
+
+	r = vmctl("create", "web", "--kernel", hello, "--memory", "32M",
+	    "--vcpus", "2", "--cmdline", "x=1", NULL);
+	ok0(r, "create");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "defined") == 0, "create: the daemon has it (%s)",
+	    st);
+
+	r = vmctl("list", NULL);
+	tap_ok(r == 0 && strstr(out(), "NAME") != NULL &&
+	    strstr(out(), "web") != NULL && strstr(out(), "defined") != NULL,
+	    "list: exit 0, a table with web (%s)", flat_out());
+
+	r = vmctl("info", "web", NULL);
+	tap_ok(r == 0 && strstr(out(), "name: web\n") != NULL &&
+	    strstr(out(), "state: defined\n") != NULL &&
+	    strstr(out(), "vcpus: 2\n") != NULL &&
+	    strstr(out(), "cmdline: x=1\n") != NULL,
+	    "info: exit 0, name, state, vcpus, cmdline (%s)",
+	    flat_out());
+
+	r = vmctl("-j", "list", NULL);
+	o = r == 0 ? json_out() : NULL;
+	tap_ok(o != NULL && json_object_object_get_ex(o, "vms", &vms) &&
+	    json_object_is_type(vms, json_type_array) &&
+	    json_object_array_length(vms) == 1 &&
+	    strcmp(h_str(json_object_array_get_idx(vms, 0), "name") ?: "",
+	    "web") == 0, "-j list: JSON with vms [web]");
+	json_object_put(o);
+
+	r = vmctl("info", "-j", "web", NULL);
+	o = r == 0 ? json_out() : NULL;
+	tap_ok(o != NULL && strcmp(h_str(o, "name") ?: "", "web") == 0 &&
+	    h_int(o, "memory_mib", -1) == 32 && h_int(o, "vcpus", -1) == 2,
+	    "info -j: the VM object");
+	json_object_put(o);
+
+	r = vmctl("start", "web", NULL);
+	ok0(r, "start");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0, "start: running (%s)", st);
+	r = vmctl("-j", "info", "web", NULL);
+	o = r == 0 ? json_out() : NULL;
+	tap_ok(o != NULL && h_int(o, "pid", -1) > 0 &&
+	    strcmp(h_str(o, "state") ?: "", "running") == 0,
+	    "-j info of a running VM: state and pid");
+	json_object_put(o);
+
+	r = vmctl("pause", "web", NULL);
+	ok0(r, "pause");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "paused") == 0, "pause: paused (%s)", st);
+	r = vmctl("resume", "web", NULL);
+	ok0(r, "resume");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0, "resume: running (%s)", st);
+
+	/* Errors: non-zero, one line on stderr, nothing on stdout. */
+	r = vmctl("start", "web", NULL);
+	tap_ok(r == 1 && one_line_err() && *out() == '\0',
+	    "start of a running VM: exit 1, one line on stderr (%s)",
+	    flat_err());
+	r = vmctl("delete", "web", NULL);
+	tap_ok(r == 1 && one_line_err(),
+	    "delete of a running VM: exit 1, one line (%s)", flat_err());
+
+	r = vmctl("stop", "web", "--timeout", "1", NULL);
+	ok0(r, "stop --timeout 1");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0, "stop: stopped (%s)", st);
+	r = vmctl("start", "web", NULL);
+	ok0(r, "start again");
+	r = vmctl("stop", "--force", "web", NULL);
+	ok0(r, "stop --force");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0, "stop --force: stopped (%s)", st);
+
+	r = vmctl("create", "web", "--kernel", hello, NULL);
+	tap_ok(r == 1 && one_line_err() && strstr(err(), "web") != NULL,
+	    "create of an existing name: exit 1, one line naming it (%s)",
+	    flat_err());
+	r = vmctl("info", "ghost", NULL);
+	tap_ok(r == 1 && one_line_err(), "info of an unknown VM: exit 1, "
+	    "one line (%s)", flat_err());
+	r = vmctl("create", "big", "--vcpus", "65", NULL);
+	tap_ok(r == 1 && one_line_err(), "create --vcpus 65: exit 1, "
+	    "one line (%s)", flat_err());
+	r = vmctl("create", "nok", "--kernel", "/proc/self/status", NULL);
+	tap_ok(r == 1 && one_line_err(), "create with a non-kernel: exit 1, "
+	    "one line (%s)", flat_err());
+	r = vmctl("create", NULL);
+	tap_ok(r == 2 && one_line_err(), "create without a name: exit 2, "
+	    "one line (%s)", flat_err());
+	r = vmctl("frobnicate", NULL);
+	tap_ok(r == 2 && one_line_err(), "unknown command: exit 2, one line "
+	    "(%s)", flat_err());
+	{
+		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s",
+		    "/nonexistent/vmmd.sock", "list", NULL };
+
+		h_proc_free(&last);
+		r = h_run(&last, NULL, VMCTL_MS, argv);
+		tap_ok(r == 3 && one_line_err(), "no daemon at the socket: "
+		    "exit 3, one line (%s)", flat_err());
+	}
+	r = vmctl("-j", "info", "ghost", NULL);
+	tap_ok(r == 1 && one_line_err(), "-j info of an unknown VM: exit 1, "
+	    "one line (%s)", flat_err());
+
+	r = vmctl("delete", "web", NULL);
+	ok0(r, "delete");
+	h_state(c, "web", st, sizeof(st));
+	tap_ok(strcmp(st, "(not_found)") == 0, "delete: gone (%s)", st);
+	r = vmctl("list", NULL);
+	tap_ok(r == 0 && strstr(out(), "web") == NULL,
+	    "list after delete: no web (%s)", flat_out());
+}
+
+static void
+test_console(struct h_conn *c)
+{
+	struct h_proc p;
+	char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", d->sock,
+	    "console", "echo", NULL };
+	int r;
+
+	tap_ok(h_create(c, "echo", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0, "echo: created");
+	tap_ok(h_start(c, "echo") == 0, "echo: started");
+	h_spawn(&p, argv);
+	tap_ok(h_proc_expect(&p, ECHO_READY, H_BOOT_MS) == 0,
+	    "console: guest output on stdout");
+	if (write(p.in, "via-pipe\n", 9) != 9)
+		tap_diag("write to vmctl: %m");
+	close(p.in);
+	p.in = -1;
+	tap_ok(h_proc_expect(&p, "via-pipe", 5000) == 0,
+	    "console: stdin reaches the guest, its echo comes back");
+	/* After stdin's EOF, vmctl copies output until the VM goes. */
+	h_proc_pump(&p, 200);
+	tap_ok(p.status == -1, "console: still attached after stdin EOF");
+	tap_ok(h_stop(c, "echo", true, -1, H_REPLY_MS) == 0,
+	    "echo: force stop");
+	r = h_proc_wait(&p, 5000);
+	tap_ok(r == 0, "console: exits 0 when the VM stops (%d; stderr %s)",
+	    r, p.ebuf ? p.ebuf : "");
+	h_proc_free(&p);
+}
+
+static void
+test_run(struct h_conn *c)
+{
+	char st[64];
+	int r;
+
+	/* The guest resets at once; on_reboot stop ends it, and vmctl. */
+	r = vmctl("run", "--kernel", h_env("VMMD_GUEST_REBOOT"), "--cmdline",
+	    "mode=i8042", "--on-reboot", "stop", "--memory", "32", "tr", NULL);
+	tap_ok(r == 0, "run: exit 0 once the transient guest stopped");
+	tap_ok(strstr(out(), REBOOT_LINE) != NULL,
+	    "run: guest output on stdout (%s)", flat_out());
+	tap_ok(*err() == '\0', "run: nothing on stderr (%s)", flat_err());
+	h_state(c, "tr", st, sizeof(st));
+	tap_ok(strcmp(st, "(not_found)") == 0,
+	    "run: the transient VM is gone (%s)", st);
+}
+
+int
+main(void)
+{
+	struct h_conn *c;
+
+	h_init();
+	h_env("VMCTL_BIN");
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	test_basic(c);
+	test_console(c);
+	test_run(c);
+	h_proc_free(&last);
+	h_close(c);
+	return h_done();
+}

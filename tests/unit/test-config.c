@@ -1,0 +1,554 @@
+/*
+ * Unit tests of VM definitions: every validation rule, the defaults,
+ * serialisation, atomic saving and reloading a directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "vmconfig.h"
+
+static char tmpdir[] = "/tmp/test-config.XXXXXX";
+static char kernel_path[256];
+
+/* Parse text as a definition; returns config_parse()'s result. */
+static int
+parse_text(const char *text, unsigned int flags, struct vm_def **def,
+    char *err, size_t errlen)
+{
+	struct json_object *obj;
+	int rc;
+
+	obj = json_tokener_parse(text);
+	if (obj == NULL)
+		tap_bail("test JSON does not parse: %s", text);
+	rc = config_parse(obj, flags, def, err, errlen);
+	json_object_put(obj);
+	return rc;
+}
+
+/* Expect text to be refused with exactly want as the error. */
+static void
+expect_invalid(const char *text, unsigned int flags, const char *want)
+{
+	struct vm_def *def = NULL;
+	char err[512] = "";
+	int rc;
+
+	rc = parse_text(text, flags, &def, err, sizeof(err));
+	tap_ok(rc == -EINVAL && def == NULL && strcmp(err, want) == 0,
+	    "refused: %s -> \"%s\"", text, err);
+	config_def_free(def);
+}
+
+static void
+expect_valid(const char *text, unsigned int flags)
+{
+	struct vm_def *def = NULL;
+	char err[512] = "";
+	int rc;
+
+	rc = parse_text(text, flags, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def != NULL, "accepted: %.100s%s", text,
+	    rc == 0 ? "" : err);
+	config_def_free(def);
+}
+
+static void
+write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL || fwrite(buf, 1, len, f) != len || fclose(f) != 0)
+		tap_bail("cannot write %s", path);
+}
+
+/*
+ * The smallest PVH kernel boot_probe() accepts: one ELF64 program
+ * header loading the file at 1 MiB, and a PT_NOTE with the Xen
+ * PHYS32_ENTRY note pointing into it.
+ */
+static void
+make_pvh_kernel(const char *path)
+{
+	uint8_t img[512];
+	uint8_t *p;
+
+	memset(img, 0, sizeof(img));
+	/* ELF header */
+	memcpy(img, "\x7f" "ELF", 4);
+	img[4] = 2;			/* ELFCLASS64 */
+	img[5] = 1;			/* little endian */
+	img[6] = 1;			/* EV_CURRENT */
+	img[16] = 2;			/* ET_EXEC */
+	img[18] = 62;			/* EM_X86_64 */
+	img[20] = 1;			/* e_version */
+	img[24] = 0x00; img[25] = 0x00; img[26] = 0x10;	/* e_entry 1 MiB */
+	img[32] = 64;			/* e_phoff */
+	img[52] = 64;			/* e_ehsize */
+	img[54] = 56;			/* e_phentsize */
+	img[56] = 2;			/* e_phnum */
+	/* PT_LOAD: offset 0, paddr 1 MiB, 512 bytes, 4 KiB in memory */
+	p = img + 64;
+	p[0] = 1;
+	p[4] = 5;			/* R+X */
+	p[16 + 2] = 0x10;		/* p_vaddr */
+	p[24 + 2] = 0x10;		/* p_paddr */
+	p[32 + 1] = 0x02;		/* p_filesz 512 */
+	p[40 + 1] = 0x10;		/* p_memsz 4096 */
+	p[48 + 1] = 0x10;		/* p_align */
+	/* PT_NOTE at offset 256, 20 bytes */
+	p = img + 64 + 56;
+	p[0] = 4;
+	p[8 + 1] = 0x01;		/* p_offset 256 */
+	p[32] = 20;			/* p_filesz */
+	p[40] = 20;			/* p_memsz */
+	p[48] = 4;			/* p_align */
+	/* the note: namesz 4, descsz 4, type 18, "Xen\0", entry 1 MiB */
+	p = img + 256;
+	p[0] = 4;
+	p[4] = 4;
+	p[8] = 18;
+	memcpy(p + 12, "Xen", 4);
+	p[16 + 2] = 0x10;
+	write_file(path, img, sizeof(img));
+}
+
+static void
+test_defaults(void)
+{
+	struct vm_def *def = NULL;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"web\"}", CONFIG_CHECK_FILES, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0, "a name alone is a valid definition");
+	if (rc != 0)
+		return;
+	tap_ok(strcmp(def->name, "web") == 0 && def->kernel == NULL &&
+	    def->initrd == NULL && strcmp(def->cmdline, "") == 0,
+	    "defaults: no kernel (the default guest), no initrd, empty cmdline");
+	tap_ok(def->memory_mib == 256 && def->vcpus == 1 &&
+	    def->on_reboot == VM_ON_REBOOT_RESTART && !def->transient,
+	    "defaults: 256 MiB, 1 vCPU, on_reboot restart, not transient");
+	config_def_free(def);
+	config_def_free(NULL);
+}
+
+static void
+test_name(void)
+{
+	char text[256], want[256], n64[65], n65[66];
+
+	expect_valid("{\"name\":\"a\"}", 0);
+	expect_valid("{\"name\":\"Web-1.prod_x\"}", 0);
+	expect_valid("{\"name\":\"9\"}", 0);
+	memset(n64, 'n', 64);
+	n64[64] = '\0';
+	snprintf(text, sizeof(text), "{\"name\":\"%s\"}", n64);
+	expect_valid(text, 0);
+	memset(n65, 'n', 65);
+	n65[65] = '\0';
+	snprintf(text, sizeof(text), "{\"name\":\"%s\"}", n65);
+	snprintf(want, sizeof(want), "name: '%s' must match "
+	    "[A-Za-z0-9][A-Za-z0-9._-]{0,63}", n65);
+	expect_invalid(text, 0, want);
+
+	expect_invalid("{\"name\":\"a b\"}", 0,
+	    "name: 'a b' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\"\"}", 0,
+	    "name: '' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\".hidden\"}", 0,
+	    "name: '.hidden' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\"-x\"}", 0,
+	    "name: '-x' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\"_x\"}", 0,
+	    "name: '_x' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\"a/b\"}", 0,
+	    "name: 'a/b' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{\"name\":\"caf\\u00e9\"}", 0,
+	    "name: 'caf\xc3\xa9' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	expect_invalid("{}", 0, "name: missing argument");
+	expect_invalid("{\"name\":null}", 0, "name: missing argument");
+	expect_invalid("{\"name\":7}", 0, "name: expected a string");
+
+	tap_ok(config_name_valid("x.y") && !config_name_valid("x y") &&
+	    !config_name_valid(""), "config_name_valid");
+}
+
+static void
+test_numbers(void)
+{
+	expect_valid("{\"name\":\"a\",\"memory_mib\":16}", 0);
+	expect_valid("{\"name\":\"a\",\"memory_mib\":262144}", 0);
+	expect_invalid("{\"name\":\"a\",\"memory_mib\":8}", 0,
+	    "memory_mib: 8 is out of range (16..262144)");
+	expect_invalid("{\"name\":\"a\",\"memory_mib\":262145}", 0,
+	    "memory_mib: 262145 is out of range (16..262144)");
+	expect_invalid("{\"name\":\"a\",\"memory_mib\":-1}", 0,
+	    "memory_mib: -1 is out of range (16..262144)");
+	expect_invalid("{\"name\":\"a\",\"memory_mib\":\"256\"}", 0,
+	    "memory_mib: expected an integer");
+	expect_invalid("{\"name\":\"a\",\"memory_mib\":256.5}", 0,
+	    "memory_mib: expected an integer");
+
+	expect_valid("{\"name\":\"a\",\"vcpus\":1}", 0);
+	expect_valid("{\"name\":\"a\",\"vcpus\":64}", 0);
+	expect_invalid("{\"name\":\"a\",\"vcpus\":0}", 0,
+	    "vcpus: 0 is out of range (1..64)");
+	expect_invalid("{\"name\":\"a\",\"vcpus\":65}", 0,
+	    "vcpus: 65 is out of range (1..64)");
+	expect_invalid("{\"name\":\"a\",\"vcpus\":true}", 0,
+	    "vcpus: expected an integer");
+}
+
+static void
+test_misc_fields(void)
+{
+	struct vm_def *def = NULL;
+	char err[256], *text, *cmd;
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"on_reboot\":\"stop\","
+	    "\"transient\":true,\"cmdline\":\"console=ttyS0 quiet\"}", 0,
+	    &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->on_reboot == VM_ON_REBOOT_STOP &&
+	    def->transient && strcmp(def->cmdline, "console=ttyS0 quiet") == 0,
+	    "on_reboot stop, transient, cmdline");
+	config_def_free(def);
+	expect_valid("{\"name\":\"a\",\"on_reboot\":\"restart\","
+	    "\"transient\":false}", 0);
+	expect_invalid("{\"name\":\"a\",\"on_reboot\":\"reboot\"}", 0,
+	    "on_reboot: 'reboot' must be \"restart\" or \"stop\"");
+	expect_invalid("{\"name\":\"a\",\"on_reboot\":1}", 0,
+	    "on_reboot: expected a string");
+	expect_invalid("{\"name\":\"a\",\"transient\":\"yes\"}", 0,
+	    "transient: expected true or false");
+	expect_invalid("{\"name\":\"a\",\"cmdline\":5}", 0,
+	    "cmdline: expected a string");
+
+	/* cmdline: 2048 bytes fit, 2049 do not. */
+	cmd = malloc(2050);
+	text = malloc(2200);
+	memset(cmd, 'c', 2049);
+	cmd[2048] = '\0';
+	snprintf(text, 2200, "{\"name\":\"a\",\"cmdline\":\"%s\"}", cmd);
+	expect_valid(text, 0);
+	cmd[2048] = 'c';
+	cmd[2049] = '\0';
+	snprintf(text, 2200, "{\"name\":\"a\",\"cmdline\":\"%s\"}", cmd);
+	expect_invalid(text, 0, "cmdline: 2049 bytes is longer than 2048");
+	free(cmd);
+	free(text);
+
+	expect_invalid("{\"name\":\"a\",\"foo\":1}", 0,
+	    "unknown argument 'foo'");
+	expect_invalid("{\"name\":\"a\",\"state\":\"running\"}", 0,
+	    "unknown argument 'state'");
+	{
+		struct json_object *arr = json_object_new_array();
+
+		rc = config_parse(arr, 0, &def, err, sizeof(err));
+		tap_ok(rc == -EINVAL && def == NULL &&
+		    strcmp(err, "a definition must be a JSON object") == 0,
+		    "a non-object is refused");
+		json_object_put(arr);
+	}
+}
+
+static void
+test_files(void)
+{
+	struct vm_def *def = NULL;
+	char text[1024], want[1024], path[512], err[512];
+	int rc;
+
+	/* The form of a path is always checked. */
+	expect_invalid("{\"name\":\"a\",\"kernel\":\"vmlinuz\"}", 0,
+	    "kernel: 'vmlinuz' is not an absolute path");
+	expect_invalid("{\"name\":\"a\",\"initrd\":\"x/initrd\"}", 0,
+	    "initrd: 'x/initrd' is not an absolute path");
+	expect_invalid("{\"name\":\"a\",\"kernel\":3}", 0,
+	    "kernel: expected a string");
+	expect_valid("{\"name\":\"a\",\"kernel\":null,\"initrd\":null}",
+	    CONFIG_CHECK_FILES);
+
+	/* Without CONFIG_CHECK_FILES a vanished kernel still loads. */
+	expect_valid("{\"name\":\"a\",\"kernel\":\"/nonexistent/vmlinuz\"}", 0);
+	expect_invalid("{\"name\":\"a\",\"kernel\":\"/nonexistent/vmlinuz\"}",
+	    CONFIG_CHECK_FILES,
+	    "kernel: /nonexistent/vmlinuz: No such file or directory");
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"kernel\":\"%s\"}",
+	    tmpdir);
+	snprintf(want, sizeof(want), "kernel: %s: not a regular file", tmpdir);
+	expect_invalid(text, CONFIG_CHECK_FILES, want);
+
+	/* A text file is no kernel. */
+	snprintf(path, sizeof(path), "%s/passwd", tmpdir);
+	write_file(path, "root:x:0:0:root:/root:/bin/sh\n", 31);
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"kernel\":\"%s\"}", path);
+	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
+	snprintf(want, sizeof(want), "kernel: %s: ", path);
+	tap_ok(rc == -EINVAL && strncmp(err, want, strlen(want)) == 0 &&
+	    strlen(err) > strlen(want), "a text file is not a kernel: %s",
+	    err);
+	config_def_free(def);
+
+	/* ... but a fine initrd: only readability is checked. */
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"kernel\":\"%s\","
+	    "\"initrd\":\"%s\"}", kernel_path, path);
+	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
+	tap_ok(rc == 0 && strcmp(def->kernel, kernel_path) == 0 &&
+	    strcmp(def->initrd, path) == 0, "a PVH kernel and an initrd%s%s",
+	    rc ? ": " : "", rc ? err : "");
+	config_def_free(def);
+
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"kernel\":\"%s\","
+	    "\"initrd\":\"/nonexistent/initrd\"}", kernel_path);
+	expect_invalid(text, CONFIG_CHECK_FILES,
+	    "initrd: /nonexistent/initrd: No such file or directory");
+
+	rc = config_check_file("kernel", kernel_path, true, err, sizeof(err));
+	tap_ok(rc == 0, "config_check_file accepts the PVH kernel");
+	rc = config_check_file("kernel", path, true, err, sizeof(err));
+	tap_ok(rc < 0, "config_check_file refuses a text file (%d)", rc);
+}
+
+static bool
+defs_equal(const struct vm_def *a, const struct vm_def *b)
+{
+	return strcmp(a->name, b->name) == 0 &&
+	    ((a->kernel == NULL && b->kernel == NULL) ||
+	    (a->kernel && b->kernel && strcmp(a->kernel, b->kernel) == 0)) &&
+	    ((a->initrd == NULL && b->initrd == NULL) ||
+	    (a->initrd && b->initrd && strcmp(a->initrd, b->initrd) == 0)) &&
+	    strcmp(a->cmdline, b->cmdline) == 0 &&
+	    a->memory_mib == b->memory_mib && a->vcpus == b->vcpus &&
+	    a->on_reboot == b->on_reboot && a->transient == b->transient;
+}
+
+/* Count the entries of dir other than . and .. */
+static int
+count_entries(const char *dir, int *hidden)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	*hidden = 0;
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		if (de->d_name[0] == '.')
+			(*hidden)++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void
+test_roundtrip(void)
+{
+	struct vm_def *def = NULL, *back = NULL, *dup;
+	struct json_object *obj;
+	char dir[512], path[600], err[512], text[1024];
+	struct stat st;
+	int rc, hidden;
+
+	snprintf(dir, sizeof(dir), "%s/vms", tmpdir);
+	if (mkdir(dir, 0700) < 0)
+		tap_bail("mkdir %s", dir);
+
+	snprintf(text, sizeof(text), "{\"name\":\"web\",\"kernel\":\"%s\","
+	    "\"cmdline\":\"console=ttyS0 \\\"q\\\" \\\\ x\\n\","
+	    "\"memory_mib\":512,\"vcpus\":4,\"on_reboot\":\"stop\"}",
+	    kernel_path);
+	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
+	tap_ok(rc == 0, "definition for the round trip");
+	if (rc != 0)
+		return;
+
+	obj = config_to_json(def);
+	rc = config_parse(obj, 0, &back, err, sizeof(err));
+	tap_ok(rc == 0 && defs_equal(def, back),
+	    "config_to_json output parses back to the same definition");
+	json_object_put(obj);
+	config_def_free(back);
+
+	dup = config_def_dup(def);
+	tap_ok(dup != NULL && defs_equal(def, dup) && dup->name != def->name,
+	    "config_def_dup");
+	config_def_free(dup);
+
+	rc = config_save(dir, def, err, sizeof(err));
+	tap_ok(rc == 0, "save%s%s", rc ? ": " : "", rc ? err : "");
+	snprintf(path, sizeof(path), "%s/web.json", dir);
+	tap_ok(stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 077) == 0, "saved as NAME.json, private to the owner");
+	tap_ok(count_entries(dir, &hidden) == 1 && hidden == 0,
+	    "no temporary file is left behind");
+
+	rc = config_load_file(path, &back, err, sizeof(err));
+	tap_ok(rc == 0 && defs_equal(def, back), "loads back identical%s%s",
+	    rc ? ": " : "", rc ? err : "");
+	config_def_free(back);
+
+	/* Saving again replaces the file in one step. */
+	def->memory_mib = 1024;
+	rc = config_save(dir, def, err, sizeof(err));
+	rc = rc == 0 ? config_load_file(path, &back, err, sizeof(err)) : rc;
+	tap_ok(rc == 0 && back->memory_mib == 1024 &&
+	    count_entries(dir, &hidden) == 1 && hidden == 0,
+	    "a second save replaces the file, again without leftovers");
+	config_def_free(back);
+
+	rc = config_save("/nonexistent-dir", def, err, sizeof(err));
+	tap_ok(rc == -ENOENT && err[0] != '\0',
+	    "saving into a missing directory fails: %s", err);
+
+	rc = config_remove(dir, "web", err, sizeof(err));
+	tap_ok(rc == 0 && access(path, F_OK) < 0 && errno == ENOENT,
+	    "remove deletes the file");
+	rc = config_remove(dir, "web", err, sizeof(err));
+	tap_ok(rc == 0, "removing a missing file is fine");
+	config_def_free(def);
+}
+
+struct reload {
+	int ndefs;
+	int nerrs;
+	char names[8][80];
+	char errs[8][600];
+};
+
+static void
+reload_cb(void *arg, const char *file, struct vm_def *def, const char *err)
+{
+	struct reload *r = arg;
+
+	if (def != NULL) {
+		if (r->ndefs < 8)
+			snprintf(r->names[r->ndefs], sizeof(r->names[0]), "%s",
+			    def->name);
+		r->ndefs++;
+		config_def_free(def);
+	} else {
+		if (r->nerrs < 8)
+			snprintf(r->errs[r->nerrs], sizeof(r->errs[0]),
+			    "%s: %s", file, err);
+		tap_diag("skipped %s: %s", file, err);
+		r->nerrs++;
+	}
+}
+
+static void
+test_reload(void)
+{
+	struct reload r;
+	struct vm_def *def = NULL;
+	char dir[512], path[600], err[512];
+	static const char good_b[] = "{\"name\":\"b\",\"kernel\":"
+	    "\"/gone/vmlinuz\"}";
+	int rc, i, found;
+
+	snprintf(dir, sizeof(dir), "%s/reload", tmpdir);
+	if (mkdir(dir, 0700) < 0)
+		tap_bail("mkdir %s", dir);
+
+	rc = parse_text("{\"name\":\"a\",\"vcpus\":2}", 0, &def, err,
+	    sizeof(err));
+	if (rc != 0 || config_save(dir, def, err, sizeof(err)) != 0)
+		tap_bail("cannot save a");
+	config_def_free(def);
+
+	/* b's kernel has gone: still loads (vm.start reports it). */
+	snprintf(path, sizeof(path), "%s/b.json", dir);
+	write_file(path, good_b, strlen(good_b));
+	snprintf(path, sizeof(path), "%s/corrupt.json", dir);
+	write_file(path, "{\"name\": \"corrupt\", ", 20);
+	snprintf(path, sizeof(path), "%s/other.json", dir);
+	write_file(path, "{\"name\":\"different\"}", 20);
+	snprintf(path, sizeof(path), "%s/bad name.json", dir);
+	write_file(path, "{\"name\":\"bad name\"}", 19);
+	snprintf(path, sizeof(path), "%s/t.json", dir);
+	write_file(path, "{\"name\":\"t\",\"transient\":true}", 29);
+	snprintf(path, sizeof(path), "%s/range.json", dir);
+	write_file(path, "{\"name\":\"range\",\"vcpus\":0}", 26);
+	snprintf(path, sizeof(path), "%s/.a.json.Xy12Zq", dir);
+	write_file(path, "garbage", 7);
+	snprintf(path, sizeof(path), "%s/README", dir);
+	write_file(path, "not a definition", 16);
+
+	memset(&r, 0, sizeof(r));
+	rc = config_load_dir(dir, reload_cb, &r);
+	tap_ok(rc == 0, "config_load_dir succeeds despite bad files");
+	tap_ok(r.ndefs == 2 && strcmp(r.names[0], "a") == 0 &&
+	    strcmp(r.names[1], "b") == 0,
+	    "the two good definitions load, in name order");
+	tap_ok(r.nerrs == 5, "five bad files are reported (%d)", r.nerrs);
+	found = 0;
+	for (i = 0; i < r.nerrs && i < 8; i++)
+		if (strncmp(r.errs[i], "corrupt.json: ", 14) == 0)
+			found = 1;
+	tap_ok(found, "the corrupt file is named in its error");
+	snprintf(path, sizeof(path), "%s/corrupt.json", dir);
+	tap_ok(access(path, F_OK) == 0, "a corrupt file is never deleted");
+
+	rc = config_load_dir("/nonexistent-dir", reload_cb, &r);
+	tap_ok(rc == -ENOENT, "a missing directory is an error");
+}
+
+/* rm -r of the temporary tree (two levels deep). */
+static void
+cleanup(const char *dir)
+{
+	char path[1024];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			cleanup(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	if (mkdtemp(tmpdir) == NULL)
+		tap_bail("mkdtemp");
+	snprintf(kernel_path, sizeof(kernel_path), "%s/pvh.elf", tmpdir);
+	make_pvh_kernel(kernel_path);
+
+	test_defaults();
+	test_name();
+	test_numbers();
+	test_misc_fields();
+	test_files();
+	test_roundtrip();
+	test_reload();
+
+	cleanup(tmpdir);
+	return tap_done();
+}

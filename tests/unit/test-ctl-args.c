@@ -1,0 +1,122 @@
+/*
+ * vmctl's argument helpers: SIZE and number parsing, MiB formatting.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "args.h"
+#include "tap.h"
+
+static void
+size_ok(const char *s, int64_t want)
+{
+	int64_t mib = -1;
+	int r;
+
+	r = ctl_parse_size(s, &mib);
+	tap_ok(r == 0 && mib == want, "size '%s' = %lld MiB (got %d, %lld)",
+	    s, (long long)want, r, (long long)mib);
+}
+
+static void
+size_bad(const char *s, int want)
+{
+	int64_t mib = 12345;
+	int r;
+
+	r = ctl_parse_size(s, &mib);
+	tap_ok(r == want && mib == 12345, "size '%s' refused with %s (got %d)",
+	    s, want == -ERANGE ? "ERANGE" : "EINVAL", r);
+}
+
+static void
+number(const char *s, int64_t min, int64_t max, int want, int64_t wantv)
+{
+	int64_t v = -7;
+	int r;
+
+	r = ctl_parse_number(s, min, max, &v);
+	tap_ok(r == want && (r != 0 || v == wantv),
+	    "number '%s' in [%lld, %lld]: %d (got %d, %lld)", s,
+	    (long long)min, (long long)max, want, r, (long long)v);
+}
+
+static void
+format(int64_t mib, const char *want)
+{
+	char buf[32];
+
+	ctl_format_mib(mib, buf, sizeof(buf));
+	tap_ok(strcmp(buf, want) == 0, "format %lld MiB = %s (got %s)",
+	    (long long)mib, want, buf);
+}
+
+int
+main(void)
+{
+	size_ok("256", 256);
+	size_ok("1", 1);
+	size_ok("0256", 256);
+	size_ok("512M", 512);
+	size_ok("512m", 512);
+	size_ok("512MiB", 512);
+	size_ok("512mib", 512);
+	size_ok("2G", 2048);
+	size_ok("2g", 2048);
+	size_ok("2GiB", 2048);
+	size_ok("2147483647", INT32_MAX);
+	size_ok("2097151G", (int64_t)2097151 * 1024);
+
+	size_bad("", -EINVAL);
+	size_bad("0", -EINVAL);
+	size_bad("0G", -EINVAL);
+	size_bad("000M", -EINVAL);
+	size_bad("M", -EINVAL);
+	size_bad("G", -EINVAL);
+	size_bad("-1", -EINVAL);
+	size_bad("+1", -EINVAL);
+	size_bad(" 1", -EINVAL);
+	size_bad("1 ", -EINVAL);
+	size_bad("1 G", -EINVAL);
+	size_bad("1.5G", -EINVAL);
+	size_bad("1,5G", -EINVAL);
+	size_bad("0x100", -EINVAL);
+	size_bad("1K", -EINVAL);
+	size_bad("1024KiB", -EINVAL);
+	size_bad("1T", -EINVAL);
+	size_bad("1MB", -EINVAL);
+	size_bad("1GB", -EINVAL);
+	size_bad("1Gi", -EINVAL);
+	size_bad("1GiBs", -EINVAL);
+	size_bad("12abc", -EINVAL);
+	size_bad("2147483648", -ERANGE);
+	size_bad("2097152G", -ERANGE);
+	size_bad("99999999999999999999999", -ERANGE);
+	size_bad("99999999999999999999999G", -ERANGE);
+	size_bad("99999999999999999999999X", -EINVAL);
+
+	number("1", 1, 64, 0, 1);
+	number("64", 1, 64, 0, 64);
+	number("0", 0, 3600, 0, 0);
+	number("007", 0, 10, 0, 7);
+	number("0", 1, 64, -ERANGE, 0);
+	number("65", 1, 64, -ERANGE, 0);
+	number("9223372036854775807", 0, INT64_MAX, 0, INT64_MAX);
+	number("9223372036854775808", 0, INT64_MAX, -ERANGE, 0);
+	number("", 0, 10, -EINVAL, 0);
+	number("-1", 0, 10, -EINVAL, 0);
+	number("+1", 0, 10, -EINVAL, 0);
+	number(" 1", 0, 10, -EINVAL, 0);
+	number("1s", 0, 10, -EINVAL, 0);
+	number("1.0", 0, 10, -EINVAL, 0);
+
+	format(256, "256M");
+	format(1024, "1G");
+	format(1536, "1536M");
+	format(262144, "256G");
+	format(1, "1M");
+	format(0, "0M");
+
+	return tap_done();
+}

@@ -1,0 +1,603 @@
+/*
+ * MC146818 RTC: calendar from an injected host clock (checked against
+ * the C library's gmtime_r), data formats, the guest setting the clock,
+ * control registers and CMOS RAM.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rtc.h"
+#include "tap.h"
+
+#define SEC	0x00
+#define MIN	0x02
+#define HOUR	0x04
+#define WDAY	0x06
+#define MDAY	0x07
+#define MON	0x08
+#define YEAR	0x09
+#define REGA	0x0a
+#define REGB	0x0b
+#define REGC	0x0c
+#define REGD	0x0d
+#define CENT	0x32
+
+struct clock {
+	struct timespec now;
+	int fail;
+	unsigned int irq_calls;
+};
+
+static int
+clock_now(void *opaque, struct timespec *ts)
+{
+	struct clock *c = opaque;
+
+	if (c->fail)
+		return -EIO;
+	*ts = c->now;
+	return 0;
+}
+
+static void
+clock_irq(void *opaque, unsigned int gsi, bool level)
+{
+	struct clock *c = opaque;
+
+	c->irq_calls++;
+}
+
+static void
+clock_set(struct clock *c, int64_t sec, long nsec)
+{
+	c->now.tv_sec = (time_t)sec;
+	c->now.tv_nsec = nsec;
+}
+
+static void
+clock_advance(struct clock *c, int64_t sec, long nsec)
+{
+	c->now.tv_sec += (time_t)sec;
+	c->now.tv_nsec += nsec;
+	if (c->now.tv_nsec >= 1000000000L) {
+		c->now.tv_nsec -= 1000000000L;
+		c->now.tv_sec++;
+	}
+}
+
+static struct rtc *
+new_rtc(struct clock *c)
+{
+	struct rtc_config cfg = {
+		.irq = { clock_irq, c, 8 },
+		.now = clock_now,
+		.opaque = c,
+	};
+	struct rtc *rtc = rtc_new(&cfg);
+
+	if (rtc == NULL)
+		tap_bail("rtc_new failed");
+	return rtc;
+}
+
+static uint8_t
+cmos_read(struct rtc *rtc, uint8_t index)
+{
+	uint8_t v;
+
+	rtc_device_ops.write(rtc, 0, &index, 1);
+	rtc_device_ops.read(rtc, 1, &v, 1);
+	return v;
+}
+
+static void
+cmos_write(struct rtc *rtc, uint8_t index, uint8_t v)
+{
+	rtc_device_ops.write(rtc, 0, &index, 1);
+	rtc_device_ops.write(rtc, 1, &v, 1);
+}
+
+static int
+bcd(int v)
+{
+	return (v / 10) << 4 | v % 10;
+}
+
+static uint64_t rng_state = 0x0123456789abcdefULL;
+
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* All time registers against gmtime_r, in the RTC's current mode. */
+static bool
+regs_match(struct rtc *rtc, time_t t, bool binary, bool h12)
+{
+	struct tm tm;
+	int year, hour, (*enc)(int);
+	uint8_t want_hour;
+
+	if (gmtime_r(&t, &tm) == NULL)
+		return false;
+	enc = binary ? NULL : bcd;
+	year = tm.tm_year + 1900;
+#define E(v) (enc ? enc(v) : (v))
+	hour = tm.tm_hour;
+	if (h12) {
+		want_hour = (uint8_t)E(hour % 12 == 0 ? 12 : hour % 12);
+		if (hour >= 12)
+			want_hour |= 0x80;
+	} else {
+		want_hour = (uint8_t)E(hour);
+	}
+	return cmos_read(rtc, SEC) == E(tm.tm_sec) &&
+	    cmos_read(rtc, MIN) == E(tm.tm_min) &&
+	    cmos_read(rtc, HOUR) == want_hour &&
+	    cmos_read(rtc, WDAY) == E(tm.tm_wday + 1) &&
+	    cmos_read(rtc, MDAY) == E(tm.tm_mday) &&
+	    cmos_read(rtc, MON) == E(tm.tm_mon + 1) &&
+	    cmos_read(rtc, YEAR) == E(year % 100) &&
+	    cmos_read(rtc, CENT) == E(year / 100);
+#undef E
+}
+
+static time_t
+utc(int year, int mon, int mday, int hour, int min, int sec)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = year - 1900;
+	tm.tm_mon = mon - 1;
+	tm.tm_mday = mday;
+	tm.tm_hour = hour;
+	tm.tm_min = min;
+	tm.tm_sec = sec;
+	return timegm(&tm);
+}
+
+static void
+test_defaults(void)
+{
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	uint8_t v;
+
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "register A defaults to 0x26");
+	TAP_EQ(cmos_read(rtc, REGB), 0x02, "register B defaults to 0x02");
+	TAP_EQ(cmos_read(rtc, REGC), 0x00, "register C clear");
+	TAP_EQ(cmos_read(rtc, REGD), 0x80, "register D: VRT");
+	cmos_write(rtc, REGD, 0x00);
+	cmos_write(rtc, REGC, 0xff);
+	TAP_EQ(cmos_read(rtc, REGD) == 0x80 && cmos_read(rtc, REGC) == 0, 1,
+	    "C and D are read-only");
+	cmos_write(rtc, REGA, 0xa6);
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "UIP is read-only");
+	TAP_EQ(regs_match(rtc, 0, false, false), true,
+	    "epoch: 1970-01-01 00:00:00, Thursday, century 19");
+	rtc_device_ops.read(rtc, 0, &v, 1);
+	TAP_EQ(v, 0xff, "index port reads all ones");
+
+	/* Bit 7 of the index is the NMI mask, not part of the index. */
+	cmos_write(rtc, 0x80 | 0x40, 0x77);
+	TAP_EQ(cmos_read(rtc, 0x40), 0x77, "index 0xc0 selects byte 0x40");
+	TAP_EQ(cmos_read(rtc, 0x80 | REGA), 0x26, "index 0x8a reads A");
+	rtc_device_ops.free(rtc);
+}
+
+static void
+test_dates(void)
+{
+	static const struct {
+		int y, mo, d, h, mi, s;
+		const char *what;
+	} dates[] = {
+		{ 2000, 2, 29, 12, 34, 56, "2000-02-29 (leap day, century)" },
+		{ 2024, 2, 29, 23, 59, 59, "2024-02-29 (leap day)" },
+		{ 1999, 12, 31, 23, 59, 59, "1999-12-31 23:59:59" },
+		{ 2000, 1, 1, 0, 0, 0, "2000-01-01 (century change)" },
+		{ 2038, 1, 19, 3, 14, 8, "2038-01-19 03:14:08 (past 31 bits)" },
+		{ 2099, 12, 31, 23, 59, 59, "2099-12-31 23:59:59" },
+		{ 2100, 1, 1, 0, 0, 0, "2100-01-01" },
+		{ 2100, 2, 28, 23, 59, 59, "2100-02-28 (2100 not leap)" },
+		{ 2100, 3, 1, 0, 0, 0, "2100-03-01" },
+		{ 1900, 3, 1, 0, 0, 0, "1900-03-01 (before the epoch)" },
+	};
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	unsigned int i, bad;
+	time_t t;
+
+	for (i = 0; i < sizeof(dates) / sizeof(dates[0]); i++) {
+		t = utc(dates[i].y, dates[i].mo, dates[i].d, dates[i].h,
+		    dates[i].mi, dates[i].s);
+		clock_set(&c, t, 999999999);
+		TAP_EQ(regs_match(rtc, t, false, false), true, "BCD %s",
+		    dates[i].what);
+	}
+
+	/* Literal values for one date, not just agreement with libc. */
+	clock_set(&c, utc(2100, 2, 28, 23, 59, 59), 0);
+	clock_advance(&c, 1, 0);
+	TAP_EQ(cmos_read(rtc, MDAY) == 0x01 && cmos_read(rtc, MON) == 0x03 &&
+	    cmos_read(rtc, YEAR) == 0x00 && cmos_read(rtc, CENT) == 0x21 &&
+	    cmos_read(rtc, WDAY) == 0x02, 1,
+	    "2100-02-28 + 1 s = Monday 2100-03-01 (BCD 01 03 00 21, wday 2)");
+	clock_set(&c, utc(2024, 2, 29, 0, 0, 0), 0);
+	TAP_EQ(cmos_read(rtc, WDAY), 5, "2024-02-29 is a Thursday (5)");
+
+	cmos_write(rtc, REGB, 0x06);
+	for (i = 0; i < sizeof(dates) / sizeof(dates[0]); i++) {
+		t = utc(dates[i].y, dates[i].mo, dates[i].d, dates[i].h,
+		    dates[i].mi, dates[i].s);
+		clock_set(&c, t, 0);
+		TAP_EQ(regs_match(rtc, t, true, false), true, "binary %s",
+		    dates[i].what);
+	}
+
+	/* Random instants 1900-2200 in each of the four formats. */
+	for (bad = 0, i = 0; i < 20000; i++) {
+		uint8_t b = (uint8_t)((i & 1 ? 0x04 : 0) | (i & 2 ? 0 : 0x02));
+
+		t = (time_t)(utc(1900, 1, 1, 0, 0, 0) +
+		    (int64_t)(rng() % (300ULL * 366 * 86400)));
+		clock_set(&c, t, (long)(rng() % 1000000000));
+		cmos_write(rtc, REGB, b);
+		if (!regs_match(rtc, t, b & 0x04, !(b & 0x02)))
+			bad++;
+	}
+	TAP_EQ(bad, 0, "20000 random instants, BCD/binary, 12/24 h");
+	rtc_device_ops.free(rtc);
+}
+
+static void
+test_12h(void)
+{
+	static const struct {
+		int hour;
+		uint8_t bcd, bin;
+	} h[] = {
+		{ 0, 0x12, 12 }, { 1, 0x01, 1 }, { 11, 0x11, 11 },
+		{ 12, 0x92, 0x8c }, { 13, 0x81, 0x81 }, { 23, 0x91, 0x8b },
+	};
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	unsigned int i;
+
+	for (i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
+		clock_set(&c, utc(2021, 6, 1, h[i].hour, 0, 0), 0);
+		cmos_write(rtc, REGB, 0x00);
+		TAP_EQ(cmos_read(rtc, HOUR), h[i].bcd, "12h BCD: %02d:00 -> %02x",
+		    h[i].hour, h[i].bcd);
+		cmos_write(rtc, REGB, 0x04);
+		TAP_EQ(cmos_read(rtc, HOUR), h[i].bin,
+		    "12h binary: %02d:00 -> %02x", h[i].hour, h[i].bin);
+	}
+	/*
+	 * Setting 12h values: 12 AM is midnight, 12 PM noon.  SET is
+	 * cleared in 12h mode: the chip does not convert its registers
+	 * when the mode changes.
+	 */
+	cmos_write(rtc, REGB, 0x80);
+	cmos_write(rtc, HOUR, 0x12);
+	cmos_write(rtc, REGB, 0x00);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(cmos_read(rtc, HOUR), 0x00, "12h write 12 AM = 00 h");
+	cmos_write(rtc, REGB, 0x80);
+	cmos_write(rtc, HOUR, 0x92);
+	cmos_write(rtc, REGB, 0x00);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(cmos_read(rtc, HOUR), 0x12, "12h write 12 PM = 12 h");
+	cmos_write(rtc, REGB, 0x80);
+	cmos_write(rtc, HOUR, 0x87);
+	cmos_write(rtc, REGB, 0x00);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(cmos_read(rtc, HOUR), 0x19, "12h write 7 PM = 19 h");
+	rtc_device_ops.free(rtc);
+}
+
+/* Linux's mc146818_set_time(): SET, divider reset, write, release. */
+static void
+test_set_time(void)
+{
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	unsigned int i, bad;
+	time_t d;
+	uint8_t b;
+
+	clock_set(&c, utc(2010, 5, 5, 10, 0, 0), 300000000);
+	b = cmos_read(rtc, REGB);
+	cmos_write(rtc, REGB, b | 0x80);
+	TAP_EQ(cmos_read(rtc, SEC), 0x00, "SET: time frozen at 10:00:00");
+	clock_advance(&c, 5, 0);
+	TAP_EQ(cmos_read(rtc, SEC), 0x00, "SET: reads stay frozen");
+	cmos_write(rtc, SEC, 0x58);
+	cmos_write(rtc, MIN, 0x59);
+	cmos_write(rtc, HOUR, 0x23);
+	cmos_write(rtc, MDAY, 0x29);
+	cmos_write(rtc, MON, 0x02);
+	cmos_write(rtc, YEAR, 0x24);
+	TAP_EQ(cmos_read(rtc, SEC) == 0x58 && cmos_read(rtc, YEAR) == 0x24, 1,
+	    "SET: written bytes read back");
+	cmos_write(rtc, REGB, b);
+	/* The divider kept running: 0.3 s into the second. */
+	clock_advance(&c, 1, 690000000);
+	TAP_EQ(cmos_read(rtc, SEC), 0x59, "1.69 s later: 23:59:59");
+	clock_advance(&c, 0, 10000000);
+	TAP_EQ(regs_match(rtc, utc(2024, 3, 1, 0, 0, 0), false, false), true,
+	    "1.7 s later: 2024-03-01 00:00:00 (over the leap day)");
+	clock_advance(&c, 86400 * 366, 0);
+	TAP_EQ(regs_match(rtc, utc(2025, 3, 2, 0, 0, 0), false, false), true,
+	    "host clock runs a year on: so does the guest's");
+
+	/* Divider held in reset: the first update comes 0.5 s later. */
+	cmos_write(rtc, REGB, 0x82);
+	cmos_write(rtc, REGA, 0x26 | 0x70);
+	cmos_write(rtc, SEC, 0x00);
+	cmos_write(rtc, MIN, 0x00);
+	cmos_write(rtc, HOUR, 0x12);
+	cmos_write(rtc, MDAY, 0x01);
+	cmos_write(rtc, MON, 0x01);
+	cmos_write(rtc, YEAR, 0x30);
+	cmos_write(rtc, REGB, 0x02);
+	clock_advance(&c, 3, 0);
+	TAP_EQ(cmos_read(rtc, SEC), 0x00, "divider reset: still stopped");
+	cmos_write(rtc, REGA, 0x26);
+	clock_advance(&c, 0, 499999999);
+	TAP_EQ(cmos_read(rtc, SEC), 0x00, "released: 0.49 s later 12:00:00");
+	clock_advance(&c, 0, 1);
+	TAP_EQ(regs_match(rtc, utc(2030, 1, 1, 12, 0, 1), false, false), true,
+	    "0.5 s later: 2030-01-01 12:00:01");
+
+	/* Century byte, binary mode. */
+	cmos_write(rtc, REGB, 0x86);
+	cmos_write(rtc, YEAR, 99);
+	cmos_write(rtc, CENT, 20);
+	cmos_write(rtc, MON, 12);
+	cmos_write(rtc, MDAY, 31);
+	cmos_write(rtc, HOUR, 23);
+	cmos_write(rtc, MIN, 59);
+	cmos_write(rtc, SEC, 59);
+	cmos_write(rtc, REGB, 0x06);
+	clock_advance(&c, 1, 0);
+	TAP_EQ(regs_match(rtc, utc(2100, 1, 1, 0, 0, 0), true, false), true,
+	    "binary: 2099-12-31 23:59:59 set, 1 s later 2100-01-01");
+
+	/* A write while running sets that field, the clock runs on. */
+	cmos_write(rtc, REGB, 0x02);
+	cmos_write(rtc, MIN, 0x30);
+	TAP_EQ(cmos_read(rtc, MIN), 0x30, "running: minutes written");
+	clock_advance(&c, 61, 0);
+	TAP_EQ(regs_match(rtc, utc(2100, 1, 1, 0, 31, 1), false, false), true,
+	    "running: 61 s later 00:31:01");
+
+	/* Random dates 1900-2200 set by the guest read back unchanged. */
+	for (bad = 0, i = 0; i < 5000; i++) {
+		time_t t = (time_t)(utc(1900, 1, 1, 0, 0, 0) +
+		    (int64_t)(rng() % (300ULL * 366 * 86400)));
+		struct tm tm;
+		bool bin = i & 1;
+		int (*enc)(int) = bin ? NULL : bcd;
+
+		gmtime_r(&t, &tm);
+#define E(v) ((uint8_t)(enc ? enc(v) : (v)))
+		cmos_write(rtc, REGB, bin ? 0x86 : 0x82);
+		cmos_write(rtc, SEC, E(tm.tm_sec));
+		cmos_write(rtc, MIN, E(tm.tm_min));
+		cmos_write(rtc, HOUR, E(tm.tm_hour));
+		cmos_write(rtc, WDAY, E(tm.tm_wday + 1));
+		cmos_write(rtc, MDAY, E(tm.tm_mday));
+		cmos_write(rtc, MON, E(tm.tm_mon + 1));
+		cmos_write(rtc, YEAR, E((tm.tm_year + 1900) % 100));
+		cmos_write(rtc, CENT, E((tm.tm_year + 1900) / 100));
+#undef E
+		cmos_write(rtc, REGB, bin ? 0x06 : 0x02);
+		d = (time_t)(rng() % 100000);
+		clock_advance(&c, d, 0);
+		if (!regs_match(rtc, t + d, bin, false))
+			bad++;
+	}
+	TAP_EQ(bad, 0, "5000 random dates set through SET run on correctly");
+
+	/* UIE is cleared when SET goes high. */
+	cmos_write(rtc, REGB, 0x12);
+	cmos_write(rtc, REGB, 0x92);
+	TAP_EQ(cmos_read(rtc, REGB), 0x82, "SET going high clears UIE");
+	cmos_write(rtc, REGB, 0x02);
+	rtc_device_ops.free(rtc);
+}
+
+static void
+test_wday(void)
+{
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+
+	clock_set(&c, utc(2023, 1, 1, 0, 0, 0), 0);	/* a Sunday */
+	TAP_EQ(cmos_read(rtc, WDAY), 1, "2023-01-01: Sunday = 1");
+	/* Date set, day of week left alone: it follows the date. */
+	cmos_write(rtc, REGB, 0x82);
+	cmos_write(rtc, MDAY, 0x04);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(cmos_read(rtc, WDAY), 4, "date set to the 4th: Wednesday");
+	/* The guest's own day of week is a counter it may set. */
+	cmos_write(rtc, WDAY, 0x07);
+	TAP_EQ(cmos_read(rtc, WDAY), 7, "guest sets Saturday");
+	clock_advance(&c, 86400, 0);
+	TAP_EQ(cmos_read(rtc, WDAY), 1, "a day later: Sunday, it counts on");
+	rtc_device_ops.free(rtc);
+}
+
+static void
+test_ram_and_misc(void)
+{
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	unsigned int i, bad = 0;
+	uint8_t buf[4];
+
+	for (i = 14; i < 128; i++)
+		if (i != CENT)
+			cmos_write(rtc, (uint8_t)i, (uint8_t)(i * 3 + 1));
+	for (i = 14; i < 128; i++)
+		if (i != CENT && cmos_read(rtc, (uint8_t)i) != (uint8_t)(i * 3 + 1))
+			bad++;
+	TAP_EQ(bad, 0, "CMOS RAM 14-127 keeps its bytes");
+	for (i = 14; i < 128; i++)
+		if (i != CENT && rtc_cmos_get(rtc, i) != (uint8_t)(i * 3 + 1))
+			bad++;
+	TAP_EQ(bad, 0, "rtc_cmos_get sees them");
+	rtc_cmos_set(rtc, 0x15, 0x80);
+	rtc_cmos_set(rtc, 200, 0x11);
+	TAP_EQ(cmos_read(rtc, 0x15), 0x80, "rtc_cmos_set reaches the guest");
+	TAP_EQ(rtc_cmos_get(rtc, 200), 0xff, "index >= 128: 0xff");
+	cmos_write(rtc, 0x01, 0x33);
+	cmos_write(rtc, 0x03, 0x44);
+	cmos_write(rtc, 0x05, 0xc0);
+	TAP_EQ(cmos_read(rtc, 0x01) == 0x33 && cmos_read(rtc, 0x03) == 0x44 &&
+	    cmos_read(rtc, 0x05) == 0xc0, 1, "alarm registers keep bytes");
+
+	clock_set(&c, utc(2020, 1, 2, 3, 4, 5), 0);
+	TAP_EQ(rtc_cmos_get(rtc, MIN), 0x04, "rtc_cmos_get of a time register");
+	TAP_EQ(cmos_read(rtc, HOUR), 0x03, "guest read of the same clock");
+	c.fail = 1;
+	clock_advance(&c, 100, 0);
+	TAP_EQ(cmos_read(rtc, SEC), 0x05, "host clock failing: last reading");
+	c.fail = 0;
+
+	/* UIP never set, however the reads fall around a second. */
+	for (bad = 0, i = 0; i < 4000; i++) {
+		clock_advance(&c, 0, 250000);
+		if (cmos_read(rtc, REGA) & 0x80)
+			bad++;
+	}
+	TAP_EQ(bad, 0, "UIP never set");
+
+	/* 2-byte access at 0x70: index then data. */
+	buf[0] = REGD;
+	buf[1] = 0;
+	rtc_device_ops.write(rtc, 0, buf, 1);
+	rtc_device_ops.read(rtc, 0, buf, 2);
+	TAP_EQ(buf[0] == 0xff && buf[1] == 0x80, 1, "2-byte read: ff, data");
+	buf[0] = 0x50;
+	buf[1] = 0x99;
+	rtc_device_ops.write(rtc, 0, buf, 2);
+	TAP_EQ(cmos_read(rtc, 0x50), 0x99, "2-byte write: index, data");
+
+	/* Reset: interrupt enables and flags cleared, format kept. */
+	cmos_write(rtc, REGB, 0x7e);
+	rtc_device_ops.reset(rtc);
+	TAP_EQ(cmos_read(rtc, REGB), 0x06, "reset clears PIE AIE UIE SQWE");
+	TAP_EQ(c.irq_calls, 0, "no interrupt raised");
+	rtc_device_ops.free(rtc);
+	rtc_free(NULL);
+
+	/* The default clock source is the host's. */
+	{
+		struct rtc_config cfg = { { NULL, NULL, 8 }, NULL, NULL };
+		struct rtc *r = rtc_new(&cfg);
+		time_t now = time(NULL);
+		struct tm tm;
+		uint8_t y;
+
+		gmtime_r(&now, &tm);
+		y = cmos_read(r, YEAR);
+		TAP_EQ(y, bcd(tm.tm_year % 100), "default clock: this year");
+		rtc_free(r);
+	}
+}
+
+static void
+test_fuzz(void)
+{
+	struct clock c = { { 0, 0 }, 0, 0 };
+	struct rtc *rtc = new_rtc(&c);
+	uint8_t buf[8], v;
+	unsigned int i, j, bad = 0;
+	uint64_t off;
+
+	rng_state = 0xfeedfacecafebeefULL;
+	for (i = 0; i < 300000; i++) {
+		switch (rng() % 6) {
+		case 0:
+			off = rng() % 4 == 0 ? rng() : rng() % 4;
+			rtc_device_ops.read(rtc, off, buf,
+			    (unsigned int)(rng() % 9));
+			break;
+		case 1:
+		case 2:
+			off = rng() % 4 == 0 ? rng() : rng() % 4;
+			for (j = 0; j < 8; j++)
+				buf[j] = (uint8_t)rng();
+			rtc_device_ops.write(rtc, off, buf,
+			    (unsigned int)(rng() % 9));
+			break;
+		case 3:
+			/* Any clock, including absurd ones. */
+			if (rng() % 50 == 0)
+				c.now.tv_sec = (time_t)rng();
+			else
+				clock_advance(&c, (int64_t)(rng() % 100000), 0);
+			c.fail = rng() % 20 == 0;
+			break;
+		case 4:
+			if (rng() % 500 == 0)
+				rtc_device_ops.reset(rtc);
+			rtc_cmos_set(rtc, (unsigned int)(rng() % 200),
+			    (uint8_t)rng());
+			(void)rtc_cmos_get(rtc, (unsigned int)(rng() % 200));
+			break;
+		default:
+			v = cmos_read(rtc, REGA);
+			if (v & 0x80)
+				bad++;
+			if (cmos_read(rtc, REGD) != 0x80)
+				bad++;
+			v = cmos_read(rtc, (uint8_t)rng());
+			(void)v;
+			break;
+		}
+	}
+	TAP_EQ(bad, 0, "fuzz: UIP never set, D always 0x80");
+	TAP_EQ(c.irq_calls, 0, "fuzz: no interrupt source yet");
+	/* After the storm a sane setting still works. */
+	c.fail = 0;
+	clock_set(&c, utc(2024, 2, 29, 1, 2, 3), 0);
+	cmos_write(rtc, REGA, 0x26);
+	cmos_write(rtc, REGB, 0x82);
+	cmos_write(rtc, SEC, 0x03);
+	cmos_write(rtc, MIN, 0x02);
+	cmos_write(rtc, HOUR, 0x01);
+	cmos_write(rtc, WDAY, 0x05);
+	cmos_write(rtc, MDAY, 0x29);
+	cmos_write(rtc, MON, 0x02);
+	cmos_write(rtc, YEAR, 0x24);
+	cmos_write(rtc, CENT, 0x20);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(regs_match(rtc, utc(2024, 2, 29, 1, 2, 3), false, false), true,
+	    "fuzz: clock set afterwards reads back right");
+	rtc_device_ops.free(rtc);
+}
+
+int
+main(void)
+{
+	test_defaults();
+	test_dates();
+	test_12h();
+	test_set_time();
+	test_wday();
+	test_ram_and_misc();
+	test_fuzz();
+	return tap_done();
+}
