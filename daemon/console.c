@@ -323,8 +323,7 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 		return -ENOMEM;
 	}
 
-	reply = proto_reply(reply_id == NULL ? NULL :
-	    json_object_get(reply_id), NULL);
+	reply = proto_reply(reply_id, NULL);
 	line = reply == NULL ? NULL : proto_serialize(reply, &len);
 	json_object_put(reply);
 	if (line == NULL) {

@@ -68,7 +68,10 @@ int proto_parse_request(const char *line, size_t len,
 int proto_parse_object(const char *line, size_t len,
     struct json_object **out, char *desc, size_t desclen);
 
-/* Builders: each returns a new object the caller owns.  id may be NULL. */
+/*
+ * Builders: each returns a new object the caller owns.  id is borrowed
+ * (the message takes its own reference) and may be NULL.
+ */
 struct json_object *proto_reply(struct json_object *id,
     struct json_object *ret);			/* takes ret (NULL = {}) */
 struct json_object *proto_error(struct json_object *id, enum proto_error e,

@@ -253,13 +253,13 @@ typedef struct json_object *(*worker_handler)(struct worker_request *r);
 static struct json_object *
 worker_error(struct worker_request *r, enum proto_error e, const char *desc)
 {
-	return proto_error(json_object_get(r->id), e, "%s", desc);
+	return proto_error(r->id, e, "%s", desc);
 }
 
 static struct json_object *
 worker_ok(struct worker_request *r, struct json_object *ret)
 {
-	return proto_reply(json_object_get(r->id), ret);
+	return proto_reply(r->id, ret);
 }
 
 static char *
@@ -521,6 +521,7 @@ worker_handle_line(struct worker *w, const char *line, size_t len)
 	ret = proto_parse_request(line, len, &req, &id, desc, sizeof(desc));
 	if (ret != 0) {
 		worker_send(w, proto_error(id, ret, "%s", desc));
+		json_object_put(id);
 		return;
 	}
 	r.id = req.id;
@@ -537,8 +538,8 @@ worker_handle_line(struct worker *w, const char *line, size_t len)
 	if (r.fd >= 0)
 		close(r.fd);
 	if (i == sizeof(worker_commands) / sizeof(worker_commands[0]))
-		reply = proto_error(json_object_get(req.id),
-		    PROTO_ERR_UNKNOWN_COMMAND, "unknown command '%s'",
+		reply = proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
+		    "unknown command '%s'",
 		    req.command);
 	worker_send(w, reply);
 	json_object_put(req.root);
