@@ -451,9 +451,13 @@ info_generic(const char *prefix, const char *key, struct json_object *v)
 			break;
 	}
 	if (i < json_object_array_length(v)) {
-		/* Nested structures: show the JSON itself. */
-		printf("%s: %s\n", name, json_object_to_json_string_ext(v,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		/* Nested structures (one per vCPU...): "key.N.member". */
+		for (i = 0; i < json_object_array_length(v); i++) {
+			char idx[24];
+
+			snprintf(idx, sizeof(idx), "%zu", i);
+			info_generic(name, idx, json_object_array_get_idx(v, i));
+		}
 		return;
 	}
 	printf("%s:", name);

@@ -82,9 +82,9 @@ int	cmd_console(struct ctl *, int, char **);
 int	cmd_run(struct ctl *, int, char **);
 
 /*
- * The arguments of vm.create, parsed from the create options (shared by
- * create and run).  Returns -1 when the option was not a create option,
- * else like ctl_common_option() with args filled in.
+ * One option c of create or run: a create option goes into args (the
+ * arguments of vm.create), anything else to ctl_common_option().  Returns
+ * like the latter: -1 to go on, else an exit status.
  */
 struct json_object;
 int	ctl_create_option(struct ctl *, struct json_object *, int, char **,

@@ -5,6 +5,7 @@
  * it), so that cleanup can kill everything it started with one kill()
  * per group, even when a daemon left workers behind.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -42,9 +43,9 @@ struct h_conn {
 
 static struct h_daemon	*h_daemons[H_MAX_DAEMONS];
 static int		 h_ndaemons;
-/* Process groups of every daemon ever started (killed at exit). */
-static volatile pid_t	 h_groups[H_MAX_GROUPS];
-static volatile int	 h_ngroups;
+/* Process groups of every daemon ever started (strays killed at exit). */
+static pid_t		 h_groups[H_MAX_GROUPS];
+static int		 h_ngroups;
 /* Children started with h_spawn (killed at exit if still there). */
 static volatile pid_t	 h_procs[H_MAX_PROCS];
 static bool		 h_passed;
@@ -93,6 +94,11 @@ h_env(const char *name)
 	return v;
 }
 
+/*
+ * Kills what is certainly ours: children of h_spawn not yet reaped, and
+ * the process groups of daemons not yet reaped (a group cannot be reused
+ * while its leader's pid is taken).  Async-signal-safe.
+ */
 static void
 h_kill_all(void)
 {
@@ -101,9 +107,54 @@ h_kill_all(void)
 	for (i = 0; i < H_MAX_PROCS; i++)
 		if (h_procs[i] > 0)
 			kill(h_procs[i], SIGKILL);
-	for (i = 0; i < h_ngroups; i++)
-		if (h_groups[i] > 0)
-			kill(-h_groups[i], SIGKILL);
+	for (i = 0; i < h_ndaemons; i++)
+		if (h_daemons[i]->pid > 0)
+			kill(-h_daemons[i]->pid, SIGKILL);
+}
+
+/*
+ * Workers left behind in the group of a daemon that already exited (and
+ * was reaped): found in /proc by process group and program name.
+ */
+static void
+h_kill_strays(pid_t pgid)
+{
+	struct dirent *de;
+	char path[64], *stat, *cmd, *p;
+	pid_t pid;
+	long pgrp;
+	DIR *dir;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		if ((pid = (pid_t)strtol(de->d_name, &p, 10)) <= 0 ||
+		    *p != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((stat = h_read_file(path, NULL)) == NULL)
+			continue;
+		/* pid (comm) state ppid pgrp: comm may hold anything. */
+		p = strrchr(stat, ')');
+		pgrp = -1;
+		if (p == NULL || sscanf(p + 1, " %*c %*d %ld", &pgrp) != 1 ||
+		    pgrp != pgid) {
+			free(stat);
+			continue;
+		}
+		free(stat);
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((cmd = h_read_file(path, NULL)) == NULL)
+			continue;
+		p = strrchr(cmd, '/') != NULL ? strrchr(cmd, '/') + 1 : cmd;
+		if (strncmp(p, "vmmd", 4) == 0) {
+			printf("# killing %s (pid %d) left behind by vmmd\n",
+			    p, (int)pid);
+			kill(pid, SIGKILL);
+		}
+		free(cmd);
+	}
+	closedir(dir);
 }
 
 static void
@@ -143,11 +194,15 @@ h_cleanup(void)
 		if (h_procs[i] > 0)
 			waitpid(h_procs[i], NULL, 0);
 	for (i = 0; i < h_ndaemons; i++) {
+		if (h_daemons[i]->pid > 0)
+			waitpid(h_daemons[i]->pid, NULL, 0);
+		h_daemons[i]->pid = 0;
+	}
+	for (i = 0; i < h_ngroups; i++)
+		h_kill_strays(h_groups[i]);
+	for (i = 0; i < h_ndaemons; i++) {
 		struct h_daemon *d = h_daemons[i];
 
-		if (d->pid > 0)
-			waitpid(d->pid, NULL, 0);
-		d->pid = 0;
 		if (getenv("VMMD_TEST_KEEP") == NULL)
 			nftw(d->dir, h_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		else
@@ -321,6 +376,8 @@ h_daemon_start(void)
 
 	if (h_ndaemons == H_MAX_DAEMONS)
 		tap_bail("too many daemons");
+	if (access(h_env("VMMD_WORKER_BIN"), X_OK) != 0)
+		tap_bail("%s: %s", h_env("VMMD_WORKER_BIN"), strerror(errno));
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		tap_bail("out of memory");
 	if (mkdtemp(tmpl) == NULL)
@@ -374,6 +431,17 @@ h_daemon_stop(struct h_daemon *d, int timeout_ms)
 	d->pid = 0;
 	d->status = status;
 	return -1;
+}
+
+int
+h_daemon_restart(struct h_daemon *d, int timeout_ms)
+{
+	int status = h_daemon_stop(d, timeout_ms);
+
+	if (status != 0)
+		tap_diag("vmmd exited with status 0x%x before the restart",
+		    status);
+	return h_daemon_spawn(d);
 }
 
 const char *
@@ -873,6 +941,11 @@ h_wait_state(struct h_conn *c, const char *name, const char *state,
 	for (;;) {
 		if (strcmp(h_state(c, name, buf, sizeof(buf)), state) == 0)
 			return 0;
+		if (c->eof) {
+			tap_diag("%s: connection closed while waiting for "
+			    "state '%s'", name, state);
+			return -1;
+		}
 		if (h_now_ms() > deadline) {
 			tap_diag("%s: state '%s' after %d ms, wanted '%s'",
 			    name, buf, timeout_ms, state);
@@ -1270,7 +1343,6 @@ void
 h_proc_pump(struct h_proc *p, int ms)
 {
 	double deadline = h_now_ms() + ms;
-	size_t ocap = p->obuf ? p->olen + 1 : 0, ecap = p->ebuf ? p->elen + 1 : 0;
 
 	while (p->out != -1 || p->err != -1) {
 		struct pollfd pfd[2] = {
@@ -1295,12 +1367,11 @@ h_proc_pump(struct h_proc *p, int ms)
 				*fd = -1;
 				continue;
 			}
-			/* Capacity is re-derived: h_buf_append may grow. */
 			if (i == 0)
-				h_buf_append(&p->obuf, &p->olen, &ocap, buf,
+				h_buf_append(&p->obuf, &p->olen, &p->ocap, buf,
 				    (size_t)n);
 			else
-				h_buf_append(&p->ebuf, &p->elen, &ecap, buf,
+				h_buf_append(&p->ebuf, &p->elen, &p->ecap, buf,
 				    (size_t)n);
 		}
 		if (h_left(deadline) == 0)

@@ -7,7 +7,11 @@
  * test program fails, exits early or bails out, the daemon's log
  * (daemon and worker stderr) is printed as TAP diagnostics; the daemons
  * and their workers are killed and the temporary directory removed at
- * exit in every case.
+ * exit in every case (kept, and named, when VMMD_TEST_KEEP is set).
+ *
+ * Environment (set by tests/kvm/meson.build): VMMD_BIN, VMMD_WORKER_BIN
+ * (vmmd finds it next to itself; checked here), VMCTL_BIN, and
+ * VMMD_GUEST_<NAME> for each test guest (DEMO is vmmd's default guest).
  */
 #ifndef KVM_HARNESS_H
 #define KVM_HARNESS_H
@@ -71,6 +75,8 @@ int		 h_daemon_spawn(struct h_daemon *);
  * to be killed.
  */
 int		 h_daemon_stop(struct h_daemon *, int timeout_ms);
+/* h_daemon_stop, then h_daemon_spawn; 0 or -1. */
+int		 h_daemon_restart(struct h_daemon *, int timeout_ms);
 /* Whether the daemon process still runs (reaps it if it exited). */
 bool		 h_daemon_alive(struct h_daemon *);
 /* STATEDIR/console/NAME.log, in a static buffer. */
@@ -199,6 +205,7 @@ struct h_proc {
 	int	 in, out, err;	/* our ends, -1 when closed */
 	char	*obuf, *ebuf;	/* collected output, NUL-terminated */
 	size_t	 olen, elen;
+	size_t	 ocap, ecap;
 	int	 status;	/* wait status once reaped, else -1 */
 };
 

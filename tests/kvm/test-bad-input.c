@@ -4,6 +4,7 @@
  * and the daemon keeps answering (on the same connection when the line
  * was framed, and to everybody else in any case).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "proto.h"
 
 #define NCLIENTS	200
 
@@ -124,9 +126,68 @@ test_framing(struct h_conn *c)
 	    "long line works");
 	tap_ok(answers(c), "... and the next one");
 
+	/* Exactly at the cap is still a request; one byte more is not. */
+	for (n = PROTO_MAX_LINE; n <= PROTO_MAX_LINE + 1; n++) {
+		if ((big = malloc(n + 1)) == NULL)
+			tap_bail("out of memory");
+		memset(big, 'b', n);
+		memcpy(big, "{\"id\":1,\"command\":\"vm.list\","
+		    "\"arguments\":{\"x\":\"", 46);
+		memcpy(big + n - 3, "\"}}", 3);
+		big[n] = '\0';
+		r = raw_request(c, big);
+		free(big);
+		if (n == PROTO_MAX_LINE)
+			tap_ok(h_err_class(r) != NULL &&
+			    strcmp(h_err_class(r), "invalid_argument") == 0,
+			    "a line of exactly 64 KiB is parsed (%s)",
+			    h_err_desc(r) ? h_err_desc(r) : h_text(r));
+		else
+			check_error(r, "too_large", "a line of 64 KiB + 1");
+		json_object_put(r);
+	}
+	tap_ok(answers(c), "the connection still answers");
+
 	expect_error(c, "vm.frobnicate", "{}", "unknown_command",
 	    "unknown command");
 	expect_error(c, "", "{}", "unknown_command", "empty command");
+}
+
+/*
+ * A length that cuts an ELF64 image in the middle of its last PT_LOAD
+ * segment's file data: headers and notes intact, a segment short.
+ */
+static size_t
+cut_len(const char *img, size_t len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Phdr *ph;
+	size_t cut = len / 2, i;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(*ph) > len)
+		return cut;
+	ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 1 &&
+		    ph[i].p_offset + ph[i].p_filesz <= len)
+			cut = ph[i].p_offset + ph[i].p_filesz / 2;
+	return cut;
+}
+
+static int
+write_file(const char *path, const void *buf, size_t len)
+{
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd == -1 || write(fd, buf, len) != (ssize_t)len)
+		r = -1;
+	if (fd != -1 && close(fd) == -1)
+		r = -1;
+	if (r != 0)
+		tap_diag("writing %s: %s", path, strerror(errno));
+	return r;
 }
 
 static void
@@ -135,7 +196,6 @@ test_arguments(struct h_conn *c)
 	static const char junk[] = "this is not a kernel\n";
 	const char *hello = h_env("VMMD_GUEST_HELLO");
 	char path[512], big[4096];
-	int fd;
 
 	expect_error(c, "vm.create", "{\"name\":5}", "invalid_argument",
 	    "vm.create name not a string");
@@ -212,11 +272,8 @@ test_arguments(struct h_conn *c)
 	    "\"/proc/self/status\"}", "invalid_argument",
 	    "kernel is not a regular file (/proc)");
 	snprintf(path, sizeof(path), "%s/junk.bin", d->dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd == -1 || write(fd, junk, sizeof(junk) - 1) !=
-	    (ssize_t)sizeof(junk) - 1)
-		tap_bail("writing %s: %s", path, strerror(errno));
-	close(fd);
+	if (write_file(path, junk, sizeof(junk) - 1) != 0)
+		tap_bail("cannot write %s", path);
 	{
 		char args[1024];
 
@@ -240,6 +297,42 @@ test_arguments(struct h_conn *c)
 		check_error(r, "not_found", "nothing was created by the "
 		    "refused requests");
 		json_object_put(r);
+	}
+
+	/* A kernel that was fine at create time and is gone at start. */
+	{
+		char *img, kpath[512];
+		size_t len;
+
+		snprintf(kpath, sizeof(kpath), "%s/kernel.elf", d->dir);
+		if ((img = h_read_file(hello, &len)) == NULL)
+			tap_bail("reading %s", hello);
+		tap_ok(write_file(kpath, img, len) == 0 &&
+		    h_create(c, "vanish", "\"kernel\":\"%s\"", kpath) == 0,
+		    "vanish: created with a copy of hello");
+		unlink(kpath);
+		expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
+		    "invalid_argument", "vm.start with the kernel gone");
+		tap_ok(write_file(kpath, img, cut_len(img, len)) == 0,
+		    "vanish: kernel put back, cut in the middle of a "
+		    "segment");
+		expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
+		    "invalid_argument", "vm.start with a truncated kernel");
+		{
+			char st[64];
+
+			h_state(c, "vanish", st, sizeof(st));
+			tap_ok(strcmp(st, "running") != 0 &&
+			    strcmp(st, "starting") != 0,
+			    "vanish: not running after the failed starts (%s)",
+			    st);
+		}
+		tap_ok(write_file(kpath, img, len) == 0 &&
+		    h_start(c, "vanish") == 0,
+		    "vanish: starts once the kernel is whole again");
+		tap_ok(h_stop(c, "vanish", true, -1, H_REPLY_MS) == 0 &&
+		    h_delete(c, "vanish") == 0, "vanish: stopped, deleted");
+		free(img);
 	}
 
 	/* Duplicates, unknown VMs. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 
@@ -83,7 +84,8 @@ test_persistence(struct h_daemon *d, struct h_conn **cp)
 	tap_ok(h_create(*cp, "keep", "\"kernel\":\"%s\",\"cmdline\":"
 	    "\"a=1 b=two\",\"memory_mib\":48,\"vcpus\":2,"
 	    "\"on_reboot\":\"stop\"", hello) == 0, "keep: created");
-	tap_ok(h_create(*cp, "plain", NULL) == 0, "plain: created (defaults)");
+	tap_ok(h_create(*cp, "plain", NULL) == 0,
+	    "plain: created (default kernel, vcpus, on_reboot)");
 	tap_ok(h_create(*cp, "temp", "\"transient\":true") == 0,
 	    "temp: created transient");
 	snprintf(path, sizeof(path), "%s/vms/keep.json", d->state);
@@ -101,6 +103,15 @@ test_persistence(struct h_daemon *d, struct h_conn **cp)
 	    H_BOOT_MS) == 0, "plain: demo ticking");
 	pid = h_vm_pid(*cp, "plain");
 
+	/* A definition file the daemon cannot use: skipped at start. */
+	snprintf(path, sizeof(path), "%s/vms/broken.json", d->state);
+	{
+		FILE *fp = fopen(path, "we");
+
+		tap_ok(fp != NULL && fputs("{\"name\": \"broken\", \"vcpus\": ",
+		    fp) >= 0 && fclose(fp) == 0, "broken.json written");
+	}
+
 	h_close(*cp);
 	*cp = NULL;
 	t0 = h_now_ms();
@@ -115,6 +126,12 @@ test_persistence(struct h_daemon *d, struct h_conn **cp)
 	    "directory");
 	if ((*cp = h_connect(d)) == NULL)
 		tap_bail("cannot connect to the restarted vmmd");
+
+	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"broken\"}");
+	tap_ok(h_err_class(r) != NULL && strcmp(h_err_class(r),
+	    "not_found") == 0, "a broken definition file is skipped (%s)",
+	    h_text(r));
+	json_object_put(r);
 
 	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"keep\"}");
 	vm = h_ret(r);
@@ -261,6 +278,41 @@ test_crash(struct h_daemon *d, struct h_conn *c)
 	h_close(ev);
 }
 
+/*
+ * The daemon killed outright: its workers notice and go (no orphaned
+ * guests), and a new daemon starts over the stale socket file.
+ */
+static void
+test_daemon_killed(struct h_daemon *d, struct h_conn **cp)
+{
+	struct json_object *r;
+	pid_t pid;
+	int status;
+
+	tap_ok(h_create(*cp, "orphan", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "orphan: created");
+	tap_ok(h_start(*cp, "orphan") == 0, "orphan: started");
+	pid = h_vm_pid(*cp, "orphan");
+	h_close(*cp);
+	*cp = NULL;
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, &status, 0);
+	d->pid = 0;
+	tap_ok(pid > 0 && gone(pid, 3000), "orphan: the worker exits when its "
+	    "daemon was killed");
+	tap_ok(h_daemon_spawn(d) == 0, "vmmd starts again over the stale "
+	    "socket of a killed daemon");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"orphan\"}");
+	tap_ok(strcmp(h_str(h_ret(r), "state") ?: "", "defined") == 0,
+	    "orphan: defined again (%s)", h_text(r));
+	json_object_put(r);
+	tap_ok(h_start(*cp, "orphan") == 0 &&
+	    h_stop(*cp, "orphan", true, -1, H_REPLY_MS) == 0,
+	    "orphan: starts and stops again");
+}
+
 int
 main(void)
 {
@@ -274,6 +326,7 @@ main(void)
 	test_persistence(d, &c);
 	test_transient(c);
 	test_crash(d, c);
+	test_daemon_killed(d, &c);
 	h_close(c);
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
 	return h_done();

@@ -160,7 +160,7 @@ fmt_core(struct fmt_out *o, const char *fmt, va_list ap)
 }
 
 int
-fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+cons_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	struct fmt_out o = { buf, size, 0 };
 
@@ -171,13 +171,13 @@ fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 }
 
 int
-fmt_snprintf(char *buf, size_t size, const char *fmt, ...)
+cons_snprintf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = fmt_vsnprintf(buf, size, fmt, ap);
+	n = cons_vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n;
 }

@@ -37,7 +37,9 @@ isr_stubs:
 	.set vec, 0
 	.rept 256
 	.org isr_stubs + vec * 16, 0xcc
-	.if vec == 8 || (vec >= 10 && vec <= 14) || vec == 17 || vec == 21 || vec == 29 || vec == 30
+	/* The CPU pushes an error code for 8, 10-14, 17, 21, 29 and 30. */
+	.if vec == 8 || (vec >= 10 && vec <= 14) || vec == 17 || \
+	    vec == 21 || vec == 29 || vec == 30
 	.else
 	pushq $0
 	.endif

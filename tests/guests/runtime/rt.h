@@ -142,8 +142,9 @@ int serial_rx_irq_enable(void (*fn)(uint8_t c));
 int cons_printf(const char *fmt, ...) RT_PRINTF(1, 2);
 int cons_vprintf(const char *fmt, va_list ap);
 void cons_write(const char *s, size_t n);
-int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
-int fmt_snprintf(char *buf, size_t size, const char *fmt, ...) RT_PRINTF(3, 4);
+int cons_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int cons_snprintf(char *buf, size_t size, const char *fmt, ...)
+    RT_PRINTF(3, 4);
 void cons_break_lock(void);
 
 #define printf cons_printf
@@ -163,14 +164,14 @@ void trap_load(void);
 void trap_set_handler(uint8_t vector, trap_handler_fn fn);
 RT_NORETURN void trap_triple_fault(void);
 
-/* --- pic.c: 8259 pair and PIT ---------------------------------------- */
+/* --- pic.c: the 8259 pair -------------------------------------------- */
 
 void pic_init(void);		/* remap to 0x20/0x28, all masked */
 void pic_unmask(unsigned irq);
 void pic_mask(unsigned irq);
 void pic_eoi(unsigned irq);
 
-/* --- apic.c: local APIC (0xfee00000) and IOAPIC (0xfec00000) --------- */
+/* --- apic.c: local APIC (0xfee00000) and timer, IOAPIC (0xfec00000) -- */
 
 #define ICR_INIT	0x00004500u
 #define ICR_STARTUP	0x00004600u
