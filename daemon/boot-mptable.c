@@ -108,9 +108,9 @@ _Static_assert(sizeof(struct mp_intsrc) == 8, "MP interrupt entry");
 #define MP_CPU_FEATURES		((1U << 0) | (1U << 9))
 
 /*
- * Header, processors, bus, IOAPIC, 15 ISA IRQs (all but the cascade) plus
- * the ExtINT on pin 0, and two local interrupt entries: 204 + 20 * ncpus
- * bytes, so up to 40 vCPUs fit after the floating pointer in 1 KiB.
+ * Header, processors, bus, IOAPIC, 15 ISA IRQs (all but the cascade) and
+ * two local interrupt entries: 196 + 20 * ncpus bytes, so up to 40 vCPUs
+ * fit after the floating pointer in 1 KiB.
  */
 static size_t
 mp_config_size(unsigned int ncpus)
@@ -118,7 +118,7 @@ mp_config_size(unsigned int ncpus)
 	return sizeof(struct mp_config) +
 	    ncpus * sizeof(struct mp_processor) +
 	    sizeof(struct mp_bus) + sizeof(struct mp_ioapic) +
-	    (MP_ISA_IRQS - 1 + 1) * sizeof(struct mp_intsrc) +
+	    (MP_ISA_IRQS - 1) * sizeof(struct mp_intsrc) +
 	    2 * sizeof(struct mp_intsrc);
 }
 
@@ -215,17 +215,11 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 		p += sizeof(in);
 		count++;
 	}
-	/* IOAPIC pin 0: the 8259's INTR output, in virtual wire mode. */
-	memset(&in, 0, sizeof(in));
-	in.type = MP_ENTRY_IOINT;
-	in.int_type = MP_INT_EXTINT;
-	in.src_bus = MP_ISA_BUS;
-	in.src_irq = 0;
-	in.dst_apic = (uint8_t)ncpus;
-	in.dst_pin = 0;
-	memcpy(p, &in, sizeof(in));
-	p += sizeof(in);
-	count++;
+	/*
+	 * No ExtINT entry on IOAPIC pin 0: the 8259 reaches the CPUs through
+	 * LINT0 only (KVM wires nothing to that pin), and Linux warns when
+	 * the table claims a connection the hardware does not have.
+	 */
 
 	/* Every local APIC: the 8259 on LINT0, NMI on LINT1. */
 	memset(&in, 0, sizeof(in));

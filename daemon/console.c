@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -229,6 +231,40 @@ console_flush(struct console *c)
 		c->flushed += n;
 		pthread_mutex_unlock(&c->lock);
 		console_broadcast(c, chunk, n);
+	}
+}
+
+static int64_t
+console_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+console_drain(struct console *c, int timeout_ms)
+{
+	int64_t deadline = console_now_ms() + timeout_ms;
+	struct console_client *cl;
+
+	console_flush(c);
+	TAILQ_FOREACH(cl, &c->clients, entry) {
+		struct evbuffer *out = bufferevent_get_output(cl->bev);
+		struct pollfd pfd = {
+			.fd = bufferevent_getfd(cl->bev), .events = POLLOUT,
+		};
+
+		while (evbuffer_get_length(out) > 0) {
+			int left = (int)(deadline - console_now_ms());
+
+			if (evbuffer_write(out, pfd.fd) >= 0)
+				continue;
+			if ((errno != EAGAIN && errno != EINTR) || left <= 0 ||
+			    poll(&pfd, 1, left) <= 0)
+				break;
+		}
 	}
 }
 

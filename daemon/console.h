@@ -44,8 +44,14 @@ void console_rx_space(struct console *c);
  */
 int console_attach(struct console *c, int fd, struct json_object *reply_id);
 
-/* Write everything pending to the log and the clients now. */
+/* Hand everything pending to the log and the clients' buffers now. */
 void console_flush(struct console *c);
+/*
+ * Before the process exits: flush, then give the clients up to
+ * timeout_ms in all to take what is buffered for them, so that the last
+ * line a guest printed before stopping is not lost.
+ */
+void console_drain(struct console *c, int timeout_ms);
 
 struct console_stats {
 	unsigned int clients;

@@ -4,6 +4,7 @@
  * vCPU index), so the guest's view agrees with the MP table.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "kvm.h"
@@ -21,7 +22,7 @@ cpuid_order(unsigned int n)
 
 static void
 cpuid_fix_entry(struct kvm_cpuid_entry2 *e, unsigned int apic_id,
-    unsigned int ncpus)
+    unsigned int ncpus, bool tsc_deadline)
 {
 	unsigned int core_bits = cpuid_order(ncpus);
 
@@ -36,6 +37,14 @@ cpuid_fix_entry(struct kvm_cpuid_entry2 *e, unsigned int apic_id,
 		else
 			e->edx &= ~(1u << 28);
 		e->ecx |= 1u << 31;		/* running on a hypervisor */
+		/*
+		 * KVM never reports the TSC-deadline timer here because it
+		 * depends on the in-kernel LAPIC, which we always create.
+		 * Without it Linux calibrates the LAPIC timer against the
+		 * PIT, which fails on a busy host and disables the timer.
+		 */
+		if (tsc_deadline)
+			e->ecx |= 1u << 24;
 		break;
 	case 4:
 		/* Intel deterministic cache parameters: cores per package. */
@@ -83,14 +92,18 @@ int
 cpuid_setup(struct vcpu *v, unsigned int nvcpus)
 {
 	struct kvm_cpuid2 *cpuid;
+	bool tsc_deadline;
 	unsigned int i;
 	int ret;
 
 	ret = kvm_get_supported_cpuid(v->machine->kvm_fd, &cpuid);
 	if (ret < 0)
 		return ret;
+	tsc_deadline = kvm_check_extension(v->machine->kvm_fd,
+	    KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 	for (i = 0; i < cpuid->nent; i++)
-		cpuid_fix_entry(&cpuid->entries[i], v->index, nvcpus);
+		cpuid_fix_entry(&cpuid->entries[i], v->index, nvcpus,
+		    tsc_deadline);
 	ret = kvm_ioctl(v->fd, KVM_SET_CPUID2, cpuid);
 	free(cpuid);
 	return ret < 0 ? ret : 0;

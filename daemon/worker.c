@@ -686,7 +686,7 @@ main(int argc, char *argv[])
 
 	machine_free(w.machine);
 	if (w.console != NULL)
-		console_flush(w.console);
+		console_drain(w.console, 1000);
 	console_free(w.console);
 	/* Best effort: let queued events reach the supervisor. */
 	evbuffer_write(bufferevent_get_output(w.ctrl_out), w.ctrl_fd);
