@@ -263,9 +263,11 @@ boot_load(const struct boot_mem *mem, const struct boot_args *args,
 	 * Start from a clean loader area, so that loading again into RAM a
 	 * guest has used (a reset) gives the same result as a fresh boot.
 	 */
-	memset(mem->low, 0, BOOT_AREA_END);
-	memset(mem->low + BOOT_EBDA_START, 0,
-	    BOOT_HIGH_MEM_START - BOOT_EBDA_START);
+	if (!mem->zeroed) {
+		memset(mem->low, 0, BOOT_AREA_END);
+		memset(mem->low + BOOT_EBDA_START, 0,
+		    BOOT_HIGH_MEM_START - BOOT_EBDA_START);
+	}
 	memset(cpu, 0, sizeof(*cpu));
 
 	switch (boot_detect(&f)) {

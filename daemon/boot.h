@@ -10,6 +10,7 @@
 #ifndef VMMD_BOOT_H
 #define VMMD_BOOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,6 +80,12 @@ struct boot_mem {
 	uint8_t *low;
 	uint64_t low_size;
 	uint64_t high_size;
+	/*
+	 * The caller knows low RAM is all zero (a fresh anonymous mapping):
+	 * the loader then skips clearing its areas, which would only fault
+	 * in pages for nothing.
+	 */
+	bool zeroed;
 };
 
 struct boot_args {

@@ -202,6 +202,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 		return -ENOMEM;
 	}
 	m->mem.low_size = low;
+	m->mem.zeroed = true;
 	ret = kvm_set_memory(m->vm_fd, 0, 0, low, m->mem.low);
 	if (ret < 0)
 		goto fail;

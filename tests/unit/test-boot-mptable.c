@@ -202,7 +202,7 @@ static void
 test_e820(void)
 {
 	struct boot_e820 map[BOOT_E820_MAX];
-	struct boot_mem m = { NULL, 256ULL << 20, 0 };
+	struct boot_mem m = { .low = NULL, .low_size = 256ULL << 20 };
 	unsigned int n, i;
 	int ok;
 
