@@ -1,0 +1,116 @@
+/*
+ * How long from vm.start to the guest's first serial byte, with the
+ * daemon already running: the time a user waits after `vmctl start`.
+ *
+ * A private vmmd runs the hello test guest ITERATIONS times (default 20);
+ * the first byte is seen through inotify on the console log, which the
+ * worker writes as soon as its event loop drains the UART.  Prints the
+ * minimum, median and maximum.  A figure, not a test: nothing is asserted.
+ *
+ *   VMMD_BIN=... VMMD_GUEST_HELLO=... bench/start-latency [ITERATIONS]
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tap.h"
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Wait until the console log of NAME in dir gets bytes; -1 on timeout. */
+static int
+wait_first_byte(int ifd, const char *name, int timeout_ms)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	double deadline = h_now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = ifd, .events = POLLIN };
+		int left = (int)(deadline - h_now_ms());
+		ssize_t n;
+		char *p;
+
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return -1;
+		n = read(ifd, buf, sizeof(buf));
+		for (p = buf; n > 0 && p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if ((ev->mask & IN_MODIFY) && ev->len > 0 &&
+			    strncmp(ev->name, name, strlen(name)) == 0 &&
+			    strcmp(ev->name + strlen(name), ".log") == 0)
+				return 0;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	int iterations = argc > 1 ? atoi(argv[1]) : 20;
+	struct h_daemon *d;
+	struct h_conn *c;
+	double *ms;
+	char logdir[4096], name[32];
+	int i, ifd, done = 0;
+
+	if (iterations < 1 || iterations > 1000) {
+		fprintf(stderr, "usage: start-latency [ITERATIONS 1..1000]\n");
+		return 2;
+	}
+	h_init();
+	d = h_daemon_start();
+	c = h_connect(d);
+	ms = calloc(iterations, sizeof(*ms));
+	if (d == NULL || c == NULL || ms == NULL)
+		tap_bail("cannot start a private vmmd");
+
+	snprintf(logdir, sizeof(logdir), "%s", h_console_log(d, "x"));
+	ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (ifd < 0 || inotify_add_watch(ifd, dirname(logdir), IN_MODIFY) < 0)
+		tap_bail("inotify: %s", strerror(errno));
+
+	for (i = 0; i < iterations; i++) {
+		struct json_object *args;
+		double t0;
+		int64_t id;
+
+		snprintf(name, sizeof(name), "lat%d", i);
+		if (h_create(c, name, "\"kernel\":\"%s\",\"memory_mib\":32",
+		    h_env("VMMD_GUEST_HELLO")) != 0)
+			tap_bail("vm.create %s failed", name);
+		args = json_object_new_object();
+		json_object_object_add(args, "name",
+		    json_object_new_string(name));
+		t0 = h_now_ms();
+		id = h_send_request(c, "vm.start", args);
+		if (wait_first_byte(ifd, name, 10000) < 0)
+			tap_bail("%s: no console output within 10 s", name);
+		ms[done++] = h_now_ms() - t0;
+		json_object_put(h_wait_reply(c, id, H_REPLY_MS));
+		h_stop(c, name, true, 10, H_REPLY_MS);
+		h_delete(c, name);
+	}
+	qsort(ms, done, sizeof(*ms), cmp_double);
+	printf("vm.start to first serial byte over %d starts: "
+	    "min %.2f ms, median %.2f ms, max %.2f ms\n", done, ms[0],
+	    ms[done / 2], ms[done - 1]);
+	free(ms);
+	close(ifd);
+	h_close(c);
+	h_finish(0);
+	return 0;
+}
