@@ -27,14 +27,15 @@ struct console_client {
 
 struct console {
 	struct event_base *base;
-	int log_fd;
-	bool log_failed;
 
 	/* Shared with vCPU threads, under lock. */
 	pthread_mutex_t lock;
+	int log_fd;
+	bool log_failed;
 	uint8_t *ring;
 	uint64_t wpos;		/* bytes ever written */
 	bool flush_pending;
+	unsigned int nclients;	/* the loop is woken only for clients */
 
 	/* Loop thread only. */
 	uint64_t flushed;	/* bytes handed to log and clients */
@@ -91,6 +92,9 @@ fail:
 static void
 console_client_free(struct console_client *cl)
 {
+	pthread_mutex_lock(&cl->console->lock);
+	cl->console->nclients--;
+	pthread_mutex_unlock(&cl->console->lock);
 	TAILQ_REMOVE(&cl->console->clients, cl, entry);
 	bufferevent_free(cl->bev);
 	free(cl);
@@ -127,37 +131,7 @@ console_set_input(struct console *c, console_input_fn fn, void *opaque)
 		event_active(c->input_ev, 0, 0);
 }
 
-void
-console_output(struct console *c, const uint8_t *buf, size_t len)
-{
-	bool wake;
-
-	pthread_mutex_lock(&c->lock);
-	while (len > 0) {
-		size_t off = c->wpos % CONSOLE_RING_SIZE;
-		size_t n = CONSOLE_RING_SIZE - off;
-
-		if (n > len)
-			n = len;
-		memcpy(c->ring + off, buf, n);
-		c->wpos += n;
-		buf += n;
-		len -= n;
-	}
-	/* One wake-up per batch: the loop drains everything at once. */
-	wake = !c->flush_pending;
-	c->flush_pending = true;
-	pthread_mutex_unlock(&c->lock);
-	if (wake)
-		event_active(c->flush_ev, 0, 0);
-}
-
-void
-console_rx_space(struct console *c)
-{
-	event_active(c->input_ev, 0, 0);
-}
-
+/* Caller holds c->lock. */
 static void
 console_log_write(struct console *c, const uint8_t *buf, size_t len)
 {
@@ -179,12 +153,51 @@ console_log_write(struct console *c, const uint8_t *buf, size_t len)
 	}
 }
 
+/*
+ * The log is written here, on the vCPU thread, as the guest transmits:
+ * a regular file takes the bytes at once, and the event loop then only
+ * wakes when a client is attached to see them.  A guest that prints
+ * with nobody watching costs one write() per burst and no wake-ups.
+ */
+void
+console_output(struct console *c, const uint8_t *buf, size_t len)
+{
+	bool wake;
+
+	pthread_mutex_lock(&c->lock);
+	console_log_write(c, buf, len);
+	c->stats.bytes_out += len;
+	while (len > 0) {
+		size_t off = c->wpos % CONSOLE_RING_SIZE;
+		size_t n = CONSOLE_RING_SIZE - off;
+
+		if (n > len)
+			n = len;
+		memcpy(c->ring + off, buf, n);
+		c->wpos += n;
+		buf += n;
+		len -= n;
+	}
+	/* One wake-up per batch: the loop drains everything at once. */
+	wake = c->nclients > 0 && !c->flush_pending;
+	if (wake)
+		c->flush_pending = true;
+	pthread_mutex_unlock(&c->lock);
+	if (wake)
+		event_active(c->flush_ev, 0, 0);
+}
+
+void
+console_rx_space(struct console *c)
+{
+	event_active(c->input_ev, 0, 0);
+}
+
 static void
 console_broadcast(struct console *c, const uint8_t *buf, size_t len)
 {
 	struct console_client *cl, *next;
 
-	console_log_write(c, buf, len);
 	for (cl = TAILQ_FIRST(&c->clients); cl != NULL; cl = next) {
 		struct evbuffer *out = bufferevent_get_output(cl->bev);
 
@@ -197,7 +210,6 @@ console_broadcast(struct console *c, const uint8_t *buf, size_t len)
 		}
 		evbuffer_add(out, buf, len);
 	}
-	c->stats.bytes_out += len;
 }
 
 void
@@ -211,6 +223,8 @@ console_flush(struct console *c)
 
 		pthread_mutex_lock(&c->lock);
 		end = c->wpos;
+		if (c->nclients == 0)
+			c->flushed = end;	/* the log has it all */
 		if (end - c->flushed > CONSOLE_RING_SIZE) {
 			c->stats.bytes_lost += end - c->flushed -
 			    CONSOLE_RING_SIZE;
@@ -370,8 +384,13 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	bufferevent_write(cl->bev, line, len);
 	free(line);
 
-	/* Replay what the loop already delivered; the rest comes live. */
+	/*
+	 * Deliver what is pending to the clients already attached, then
+	 * replay what was delivered to this one; the rest comes live.
+	 */
+	console_flush(c);
 	pthread_mutex_lock(&c->lock);
+	c->nclients++;
 	replay_len = c->flushed < CONSOLE_REPLAY_SIZE ? c->flushed :
 	    CONSOLE_REPLAY_SIZE;
 	replay = malloc(replay_len ? replay_len : 1);
