@@ -376,6 +376,12 @@ worker_cmd_reset(struct worker_request *r)
 	if (!worker_need_machine(r, &reply))
 		return reply;
 	worker_machine_free(w);
+	/* A reset or power-off the old machine reported is moot now. */
+	event_del(w->hold_ev);
+	pthread_mutex_lock(&w->hold_lock);
+	free(w->hold_fatal);
+	w->hold_fatal = NULL;
+	pthread_mutex_unlock(&w->hold_lock);
 	if (worker_machine_build(w, err, sizeof(err)) < 0) {
 		log_error("%s: cannot reset guest: %s", w->name, err);
 		worker_exit(w, 1);
@@ -655,6 +661,24 @@ main(int argc, char *argv[])
 	snprintf(ident, sizeof(ident), "vmmd-worker[%s]", w.name);
 	log_init(ident, log_stderr_usable(), verbose);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * The supervisor alone decides when a guest ends.  A Ctrl-C on a
+	 * foreground vmmd, or a signal sent to every process of the service,
+	 * must reach the supervisor, which shuts guests down gracefully,
+	 * not kill the workers under it: leave its process group and ignore
+	 * the polite termination signals.  SIGKILL still works.
+	 */
+	setpgid(0, 0);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	/*
+	 * We share vmmd's process group: Ctrl-C or a hang-up on the
+	 * terminal of "vmmd -f" must not kill the guests before vmmd can
+	 * shut them down.  vmmd itself only ever sends SIGKILL.
+	 */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 
 	/* vCPU threads wake the loop through event_active(). */
 	if (evthread_use_pthreads() < 0) {
