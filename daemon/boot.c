@@ -39,7 +39,9 @@ boot_file_open(struct boot_file *f, const char *path, const char *what,
 	int r;
 
 	memset(f, 0, sizeof(*f));
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO swapped in after the caller's checks must
+	 * not hang vmmd, which probes kernels on its event loop. */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (f->fd < 0) {
 		r = -errno;
 		return boot_fail(err, errlen, r, "cannot open %s: %s", what,

@@ -78,6 +78,21 @@ config_check_file(const char *what, const char *path, bool kernel, char *err,
 		    what, path);
 		return -EINVAL;
 	}
+	/*
+	 * Not even opened unless it is a regular file: opening a device
+	 * node can have effects of its own (a watchdog starts counting).
+	 */
+	if (stat(path, &st) < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: %s: %s", what, path,
+		    strerror(-rc));
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		config_err(err, errlen, "%s: %s: not a regular file", what,
+		    path);
+		return -EINVAL;
+	}
 	/* O_NONBLOCK: a FIFO at that path must not hang the daemon. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {

@@ -23,6 +23,12 @@ struct console_client {
 	TAILQ_ENTRY(console_client) entry;
 	struct console *console;
 	struct bufferevent *bev;
+	/* While input is held back the bev does not read, so it would not
+	 * see the client leave: this watches for the hang-up instead. */
+	struct event *close_ev;
+	/* The client shut its sending side: it gets what is queued for
+	 * it (the reply, at least), then the connection is closed. */
+	bool closing;
 };
 
 struct console {
@@ -96,6 +102,8 @@ console_client_free(struct console_client *cl)
 	cl->console->nclients--;
 	pthread_mutex_unlock(&cl->console->lock);
 	TAILQ_REMOVE(&cl->console->clients, cl, entry);
+	if (cl->close_ev != NULL)
+		event_free(cl->close_ev);
 	bufferevent_free(cl->bev);
 	free(cl);
 }
@@ -202,6 +210,8 @@ console_broadcast(struct console *c, const uint8_t *buf, size_t len)
 		struct evbuffer *out = bufferevent_get_output(cl->bev);
 
 		next = TAILQ_NEXT(cl, entry);
+		if (cl->closing)
+			continue;
 		if (evbuffer_get_length(out) + len > CONSOLE_CLIENT_BACKLOG) {
 			log_info("console client not reading; dropping it");
 			c->stats.clients_dropped++;
@@ -297,10 +307,15 @@ console_set_reading(struct console *c, bool on)
 		return;
 	c->reading_paused = !on;
 	TAILQ_FOREACH(cl, &c->clients, entry) {
-		if (on)
+		if (cl->closing)
+			continue;
+		if (on) {
 			bufferevent_enable(cl->bev, EV_READ);
-		else
+			event_del(cl->close_ev);
+		} else {
 			bufferevent_disable(cl->bev, EV_READ);
+			event_add(cl->close_ev, NULL);
+		}
 	}
 }
 
@@ -337,13 +352,45 @@ console_client_read(struct bufferevent *bev, void *arg)
 	console_push_input(cl->console);
 }
 
+/* The client sends no more: let its queued output go, then close. */
+static void
+console_client_eof(struct console_client *cl)
+{
+	if (evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0) {
+		console_client_free(cl);
+		return;
+	}
+	cl->closing = true;
+	event_del(cl->close_ev);
+	bufferevent_disable(cl->bev, EV_READ);
+	bufferevent_enable(cl->bev, EV_WRITE);
+}
+
+static void
+console_client_closed(evutil_socket_t fd, short what, void *arg)
+{
+	console_client_eof(arg);
+}
+
+/* Everything queued has been written. */
+static void
+console_client_written(struct bufferevent *bev, void *arg)
+{
+	struct console_client *cl = arg;
+
+	if (cl->closing)
+		console_client_free(cl);
+}
+
 static void
 console_client_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct console_client *cl = arg;
 
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+	if (what & BEV_EVENT_ERROR)
 		console_client_free(cl);
+	else if (what & BEV_EVENT_EOF)
+		console_client_eof(cl);
 }
 
 int
@@ -366,8 +413,16 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 		return -ENOMEM;
 	}
 	cl->console = c;
+	cl->close_ev = event_new(c->base, fd, EV_CLOSED | EV_PERSIST,
+	    console_client_closed, cl);
+	if (cl->close_ev == NULL) {
+		free(cl);
+		close(fd);
+		return -ENOMEM;
+	}
 	cl->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (cl->bev == NULL) {
+		event_free(cl->close_ev);
 		free(cl);
 		close(fd);
 		return -ENOMEM;
@@ -377,6 +432,7 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	line = reply == NULL ? NULL : proto_serialize(reply, &len);
 	json_object_put(reply);
 	if (line == NULL) {
+		event_free(cl->close_ev);
 		bufferevent_free(cl->bev);
 		free(cl);
 		return -ENOMEM;
@@ -390,6 +446,10 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	 */
 	console_flush(c);
 	pthread_mutex_lock(&c->lock);
+	/* Without clients the vCPUs did not wake us for what they wrote
+	 * since: the log has it, and the replay below takes it too. */
+	if (c->nclients == 0)
+		c->flushed = c->wpos;
 	c->nclients++;
 	replay_len = c->flushed < CONSOLE_REPLAY_SIZE ? c->flushed :
 	    CONSOLE_REPLAY_SIZE;
@@ -407,10 +467,12 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 		bufferevent_write(cl->bev, replay, replay_len);
 	free(replay);
 
-	bufferevent_setcb(cl->bev, console_client_read, NULL,
-	    console_client_event, cl);
+	bufferevent_setcb(cl->bev, console_client_read,
+	    console_client_written, console_client_event, cl);
 	bufferevent_enable(cl->bev, c->reading_paused ? EV_WRITE :
 	    EV_READ | EV_WRITE);
+	if (c->reading_paused)
+		event_add(cl->close_ev, NULL);
 	TAILQ_INSERT_TAIL(&c->clients, cl, entry);
 	return 0;
 }
@@ -420,7 +482,10 @@ console_get_stats(struct console *c, struct console_stats *st)
 {
 	struct console_client *cl;
 
+	/* bytes_out and bytes_lost change on vCPU threads. */
+	pthread_mutex_lock(&c->lock);
 	*st = c->stats;
+	pthread_mutex_unlock(&c->lock);
 	st->clients = 0;
 	TAILQ_FOREACH(cl, &c->clients, entry)
 		st->clients++;

@@ -382,7 +382,7 @@ worker_event(struct worker *w, struct json_object *msg)
 	json_object_object_get_ex(msg, "data", &data);
 	if (strcmp(event, "vm.state") == 0) {
 		if (data == NULL || !json_object_object_get_ex(data, "state",
-		    &st))
+		    &st) || !json_object_is_type(st, json_type_string))
 			return;
 		state = json_object_get_string(st);
 		/* Only the running/paused toggle is the worker's to report;
@@ -399,7 +399,7 @@ worker_event(struct worker *w, struct json_object *msg)
 		const char *reason = "unknown";
 
 		if (data != NULL && json_object_object_get_ex(data, "reason",
-		    &v))
+		    &v) && json_object_is_type(v, json_type_string))
 			reason = json_object_get_string(v);
 		log_info("VM '%s': guest reset (%s)", vm->def->name, reason);
 	}
@@ -1271,7 +1271,7 @@ void
 proc_fini(struct vmmd *d)
 {
 	struct vm *vm;
-	int status;
+	int status = 0;
 
 	/* Normally every worker is gone by now; make sure of it. */
 	while ((vm = TAILQ_FIRST(&d->vms)) != NULL) {

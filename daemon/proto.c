@@ -4,7 +4,9 @@
  * link this file.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,12 @@ proto_parse_object(const char *line, size_t len, struct json_object **out,
 		obj = json_tokener_parse_ex(tok, "", 1);
 		jerr = json_tokener_get_error(tok);
 	}
+	if (obj == NULL && jerr == json_tokener_success) {
+		/* The literal null: valid JSON, but not an object. */
+		proto_desc(desc, desclen, "message is not a JSON object");
+		json_tokener_free(tok);
+		return PROTO_ERR_PARSE;
+	}
 	if (obj == NULL || jerr != json_tokener_success) {
 		if (jerr == json_tokener_continue)
 			proto_desc(desc, desclen, "invalid JSON: %s",
@@ -123,6 +131,48 @@ proto_parse_object(const char *line, size_t len, struct json_object **out,
 	return 0;
 }
 
+/*
+ * Whether v (an id) is free of the NaN and Infinity json-c accepts as
+ * numbers; a number too big for a double ("1e400") is still JSON.
+ */
+static bool
+proto_json_is_strict(struct json_object *v, int depth)
+{
+	const char *s;
+	size_t i;
+
+	if (depth > PROTO_MAX_DEPTH)
+		return false;
+	switch (json_object_get_type(v)) {
+	case json_type_double:
+		if (isfinite(json_object_get_double(v)))
+			return true;
+		/* The text as it came in, kept by json-c. */
+		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+		if (s == NULL)
+			return false;
+		if (*s == '-')
+			s++;
+		return *s >= '0' && *s <= '9';
+	case json_type_array:
+		for (i = 0; i < json_object_array_length(v); i++)
+			if (!proto_json_is_strict(json_object_array_get_idx(v,
+			    i), depth + 1))
+				return false;
+		return true;
+	case json_type_object: {
+		json_object_object_foreach(v, key, val) {
+			(void)key;
+			if (!proto_json_is_strict(val, depth + 1))
+				return false;
+		}
+		return true;
+	}
+	default:
+		return true;
+	}
+}
+
 int
 proto_parse_request(const char *line, size_t len, struct proto_request *req,
     struct json_object **id, char *desc, size_t desclen)
@@ -140,6 +190,14 @@ proto_parse_request(const char *line, size_t len, struct proto_request *req,
 	/* The id first, so that every later error can carry it. */
 	if (json_object_object_get_ex(root, "id", &v))
 		req->id = v;		/* NULL for a JSON null */
+	if (!proto_json_is_strict(req->id, 0)) {
+		/* json-c takes NaN and Infinity; echoed, they would make
+		 * the reply itself invalid JSON. */
+		req->id = NULL;
+		proto_desc(desc, desclen, "\"id\" holds NaN or Infinity, "
+		    "which JSON does not have");
+		goto bad_request;
+	}
 
 	json_object_object_foreach(root, key, val) {
 		(void)val;
@@ -160,6 +218,12 @@ proto_parse_request(const char *line, size_t len, struct proto_request *req,
 		goto bad_request;
 	}
 	req->command = json_object_get_string(v);
+	if (strlen(req->command) != (size_t)json_object_get_string_len(v)) {
+		/* Else "vm.list\u0000x" would run vm.list. */
+		proto_desc(desc, desclen, "\"command\" contains a NUL "
+		    "character");
+		goto bad_request;
+	}
 
 	if (!json_object_object_get_ex(root, "arguments", &v) || v == NULL) {
 		/* Absent (or null) arguments mean {}; root keeps it alive. */
@@ -210,6 +274,60 @@ proto_reply(struct json_object *id, struct json_object *ret)
 	return proto_message(id, "return", ret);
 }
 
+/* Length of the valid UTF-8 sequence at s (RFC 3629), or 0. */
+static size_t
+proto_utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;		/* no surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n;
+}
+
+/*
+ * Descriptions quote what clients sent, cut with "%.100s" or by the
+ * buffer's size, which can split a character: such bytes become '?', so
+ * that the reply stays valid UTF-8 and clients can parse it.
+ */
+static void
+proto_utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t n;
+
+	while (*p != '\0') {
+		n = proto_utf8_len(p);
+		if (n == 0)
+			*p++ = '?';
+		else
+			p += n;
+	}
+}
+
 struct json_object *
 proto_error(struct json_object *id, enum proto_error e, const char *fmt, ...)
 {
@@ -220,6 +338,7 @@ proto_error(struct json_object *id, enum proto_error e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(desc, sizeof(desc), fmt, ap);
 	va_end(ap);
+	proto_utf8_scrub(desc);
 
 	err = json_object_new_object();
 	if (err == NULL)

@@ -254,10 +254,17 @@ vcpu_wait_runnable(struct vcpu *v)
 	bool run;
 
 	pthread_mutex_lock(&m->lock);
-	while (m->state == MACHINE_PAUSED || m->state == MACHINE_HELD) {
+	if (m->state == MACHINE_PAUSED || m->state == MACHINE_HELD) {
+		/*
+		 * Tell machine_pause() once.  Parked vCPUs share the condition
+		 * variable: broadcasting on every wake-up would have them wake
+		 * each other for as long as the machine stays paused.
+		 */
 		m->vcpus_parked++;
 		pthread_cond_broadcast(&m->cond);
-		pthread_cond_wait(&m->cond, &m->lock);
+		while (m->state == MACHINE_PAUSED ||
+		    m->state == MACHINE_HELD)
+			pthread_cond_wait(&m->cond, &m->lock);
 		m->vcpus_parked--;
 	}
 	run = m->state == MACHINE_RUNNING;

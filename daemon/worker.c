@@ -236,7 +236,11 @@ worker_hold_cb(evutil_socket_t fd, short what, void *arg)
 	if (worker_machine_build(w, err, sizeof(err)) < 0) {
 		log_error("%s: cannot restart guest: %s", w->name, err);
 		worker_exit(w, 1);
+		return;
 	}
+	/* The new machine runs, even if a pause came while the old one
+	 * was held: say so, or vmmd would go on calling it paused. */
+	worker_state_event(w, "running");
 }
 
 /* --- requests from the supervisor -------------------------------------- */
@@ -388,6 +392,8 @@ worker_cmd_reset(struct worker_request *r)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
 	w->reboots++;
+	/* A vm.pause handled just before left vmmd calling it paused. */
+	worker_state_event(w, "running");
 	return worker_ok(r, NULL);
 }
 
@@ -672,13 +678,9 @@ main(int argc, char *argv[])
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	/*
-	 * We share vmmd's process group: Ctrl-C or a hang-up on the
-	 * terminal of "vmmd -f" must not kill the guests before vmmd can
-	 * shut them down.  vmmd itself only ever sends SIGKILL.
-	 */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	/* Now a background group of vmmd's terminal: with "stty tostop",
+	 * logging to it would stop us. */
+	signal(SIGTTOU, SIG_IGN);
 
 	/* vCPU threads wake the loop through event_active(). */
 	if (evthread_use_pthreads() < 0) {

@@ -164,6 +164,23 @@ test_parse_errors(void)
 	    PROTO_ERR_BAD_REQUEST, 10, "unknown member");
 	expect_error("{\"command\":1}", PROTO_ERR_BAD_REQUEST, -1,
 	    "bad request without id");
+	expect_error("{\"id\":11,\"command\":\"vm.list\\u0000x\"}",
+	    PROTO_ERR_BAD_REQUEST, 11, "NUL character in the command");
+	/* json-c reads NaN and Infinity; echoed, the reply is not JSON. */
+	expect_error("{\"id\":NaN,\"command\":\"x\"}", PROTO_ERR_BAD_REQUEST,
+	    -1, "NaN id");
+	expect_error("{\"id\":[1,-Infinity],\"command\":\"x\"}",
+	    PROTO_ERR_BAD_REQUEST, -1, "Infinity inside the id");
+	rc = parse("{\"id\":1e400,\"command\":\"x\"}", &req, &id, desc,
+	    sizeof(desc));
+	tap_ok(rc == 0, "an id beyond double range is still JSON (%s)",
+	    rc ? desc : "ok");
+	if (rc == 0)
+		json_object_put(req.root);
+	json_object_put(id);
+	rc = parse("null", &req, &id, desc, sizeof(desc));
+	tap_ok(rc == PROTO_ERR_PARSE && strstr(desc, "not a JSON object"),
+	    "the literal null is not an object (%s)", desc);
 
 	/* A NUL inside the line must not make json-c stop early. */
 	line[sizeof(line) - 2] = '\0';
@@ -181,6 +198,35 @@ test_parse_errors(void)
 	rc = proto_parse_request(deep, 400, &req, &id, desc, sizeof(desc));
 	tap_ok(rc == PROTO_ERR_PARSE, "deep nesting is refused (%s)", desc);
 	free(deep);
+}
+
+/* Error descriptions quoting client text stay valid UTF-8. */
+static void
+test_error_utf8(void)
+{
+	struct json_object *msg, *back = NULL;
+	char *s, desc[256];
+	size_t len;
+
+	/* "%.3s" cuts the two-byte e-acute after its first byte. */
+	msg = proto_error(NULL, PROTO_ERR_NOT_FOUND, "no VM named '%.3s'",
+	    "ab\xc3\xa9");
+	s = proto_serialize(msg, &len);
+	tap_ok(s != NULL && strstr(s, "'ab?'") != NULL &&
+	    proto_parse_object(s, len - 1, &back, desc, sizeof(desc)) == 0,
+	    "a cut character becomes '?' (%.*s)", s ? (int)len - 1 : 4,
+	    s ? s : "null");
+	json_object_put(back);
+	free(s);
+	json_object_put(msg);
+
+	msg = proto_error(NULL, PROTO_ERR_INTERNAL, "%s",
+	    "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xed\xa0\x80 \xff");
+	s = proto_serialize(msg, &len);
+	tap_ok(s != NULL && strstr(s, "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 ??? ?") !=
+	    NULL, "valid sequences kept, surrogates and stray bytes replaced");
+	free(s);
+	json_object_put(msg);
 }
 
 static void
@@ -485,6 +531,7 @@ main(void)
 	test_parse_valid();
 	test_parse_errors();
 	test_parse_object();
+	test_error_utf8();
 	test_lines_basic();
 	test_lines_bytewise();
 	test_lines_cap();
