@@ -67,16 +67,29 @@ cmd_nomem(struct cmd_ctx *ctx)
 struct json_object *
 cmd_vm_create(struct cmd_ctx *ctx)
 {
+	const struct access_cred *cred = control_client_cred(ctx->client);
+	struct vm_files files;
+	enum proto_error cls;
 	struct vm_def *def;
 	struct vm *vm;
 	char err[1024];
 	int rc;
 
-	rc = config_parse(ctx->args, CONFIG_CHECK_FILES, &def, err,
-	    sizeof(err));
+	/* The form first; the files are opened below, as the client. */
+	rc = config_parse(ctx->args, 0, &def, err, sizeof(err));
 	if (rc < 0)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	rc = vm_files_open(ctx->d, def, cred, false, &files, &cls, err,
+	    sizeof(err));
+	if (rc < 0) {
+		if (cls == PROTO_ERR_PERMISSION)
+			log_warn("VM '%s': creation refused for uid %lu: %s",
+			    def->name, (unsigned long)cred->uid, err);
+		config_def_free(def);
+		return proto_error(ctx->id, cls, "%s", err);
+	}
+	vm_files_close(&files);
 	if (vm_find(ctx->d, def->name) != NULL) {
 		rc = snprintf(err, sizeof(err), "VM '%s' already exists",
 		    def->name);
@@ -104,6 +117,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 struct json_object *
 cmd_vm_start(struct cmd_ctx *ctx)
 {
+	const struct access_cred *cred = control_client_cred(ctx->client);
 	struct json_object *reply;
 	enum proto_error cls;
 	struct pending *p;
@@ -114,8 +128,13 @@ cmd_vm_start(struct cmd_ctx *ctx)
 		return reply;
 	if ((p = control_defer(ctx)) == NULL)
 		return cmd_nomem(ctx);
-	if (vm_start(vm, p, &cls, err, sizeof(err)) < 0) {
-		log_info("VM '%s': start refused: %s", vm->def->name, err);
+	if (vm_start(vm, cred, p, &cls, err, sizeof(err)) < 0) {
+		if (cls == PROTO_ERR_PERMISSION)
+			log_warn("VM '%s': start refused for uid %lu: %s",
+			    vm->def->name, (unsigned long)cred->uid, err);
+		else
+			log_info("VM '%s': start refused: %s", vm->def->name,
+			    err);
 		pending_error(p, cls, "%s", err);
 	}
 	return NULL;

@@ -31,6 +31,10 @@
 #include "log.h"
 #include "proc.h"
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS		59	/* Linux 4.13; older libc headers */
+#endif
+
 #define CONTROL_GROUP		"vmm"
 #define CONTROL_SOCKET_MODE	0660
 #define CONTROL_ACCEPT_BURST	64	/* accepts per wake-up */
@@ -63,6 +67,9 @@ struct client {
 	/* vm.console in progress: the VM, and the request's id */
 	char *handover_vm;
 	struct json_object *handover_id;
+	/* Peer credentials as of connect(); cred.groups is groups. */
+	struct access_cred cred;
+	gid_t *groups;
 };
 
 static const struct {
@@ -146,6 +153,12 @@ void
 control_subscribe(struct client *c)
 {
 	c->subscribed = true;
+}
+
+const struct access_cred *
+control_client_cred(const struct client *c)
+{
+	return &c->cred;
 }
 
 /* Pending replies ------------------------------------------------------ */
@@ -450,15 +463,88 @@ client_free(struct client *c)
 	proto_lines_free(c->lines);
 	free(c->handover_vm);
 	json_object_put(c->handover_id);
+	free(c->groups);
 	free(c);
+}
+
+/*
+ * The supplementary groups of the peer as of connect() (Linux 4.13 and
+ * later).  0 with *groupsp NULL when it has none; -errno if they cannot
+ * be had.
+ */
+static int
+client_peer_groups(int fd, gid_t **groupsp, size_t *np)
+{
+	gid_t *groups = NULL, *g;
+	socklen_t len = 0;
+	int tries;
+
+	*groupsp = NULL;
+	*np = 0;
+	/* Asking with too small a buffer tells the size needed. */
+	for (tries = 0; tries < 4; tries++) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) ==
+		    0) {
+			if (len == 0) {
+				free(groups);
+				return 0;
+			}
+			*groupsp = groups;
+			*np = len / sizeof(gid_t);
+			return 0;
+		}
+		if (errno != ERANGE) {
+			free(groups);
+			return -errno;
+		}
+		g = realloc(groups, len);
+		if (g == NULL) {
+			free(groups);
+			return -ENOMEM;
+		}
+		groups = g;
+	}
+	free(groups);
+	return -ERANGE;
+}
+
+/* Who the client is; logged, and kept for access checks. */
+static void
+client_read_cred(struct client *c, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t n;
+	int rc;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		/* Nobody in particular: only "other" permissions apply. */
+		c->cred.uid = (uid_t)-1;
+		c->cred.gid = (gid_t)-1;
+		log_warn("client %lu: connected (peer credentials unknown: "
+		    "%s)", c->id, strerror(errno));
+		return;
+	}
+	c->cred.uid = cred.uid;
+	c->cred.gid = cred.gid;
+	rc = client_peer_groups(fd, &c->groups, &n);
+	if (rc < 0) {
+		/* Fewer groups only ever means less access. */
+		log_warn("client %lu: supplementary groups unknown (%s); "
+		    "only its primary group counts", c->id, strerror(-rc));
+		n = 0;
+	}
+	c->cred.groups = c->groups;
+	c->cred.ngroups = n;
+	log_info("client %lu: connected (pid %ld, uid %lu, gid %lu, %zu "
+	    "supplementary groups)", c->id, (long)cred.pid,
+	    (unsigned long)cred.uid, (unsigned long)cred.gid, n);
 }
 
 static void
 client_new(struct control *ctl, int fd)
 {
 	struct client *c;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -474,13 +560,7 @@ client_new(struct control *ctl, int fd)
 	if (c->bev == NULL)
 		goto free_lines;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-		log_info("client %lu: connected (pid %ld, uid %lu, gid %lu)",
-		    c->id, (long)cred.pid, (unsigned long)cred.uid,
-		    (unsigned long)cred.gid);
-	else
-		log_info("client %lu: connected (peer credentials unknown: "
-		    "%s)", c->id, strerror(errno));
+	client_read_cred(c, fd);
 
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;

@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 #include <json-c/json.h>
 
+#include "access.h"
 #include "proto.h"
 
 struct vmmd;
@@ -63,6 +64,14 @@ void	pending_error(struct pending *p, enum proto_error e,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Forward an error object {"class","desc"} from a worker. */
 void	pending_forward_error(struct pending *p, struct json_object *error);
+
+/*
+ * The client's credentials, read from its socket when it connected
+ * (SO_PEERCRED, and SO_PEERGROUPS for the supplementary groups).  If
+ * they could not be read, uid and gid are (uid_t)-1 and there are no
+ * supplementary groups: only the "other" permission bits apply.
+ */
+const struct access_cred *control_client_cred(const struct client *c);
 
 /* events.subscribe: start sending events to this client. */
 void	control_subscribe(struct client *c);

@@ -2,12 +2,16 @@
  * VMs and their worker processes.
  *
  * Starting a guest forks and execs vmmd-worker with one end of a
- * socketpair as fd 3, then speaks the control protocol to it: the
- * supervisor sends requests with ids of its own (worker.boot first) and
- * the worker answers them and sends events.  A worker's life ends when
- * SIGCHLD is reaped; only then is the VM's new state known for sure, so
- * replies that depend on it (vm.stop, a failed vm.start) are completed
- * from there.
+ * socketpair as fd 3, and the kernel and initrd as fds 4 and 5: the
+ * supervisor opens them itself, after checking that the client who
+ * asked may read them, and the worker loads them from /proc/self/fd/N,
+ * so that what is loaded, at boot and at every reset of the guest, is
+ * what was checked, whatever the paths name by then.  The supervisor
+ * then speaks the control protocol to the worker: it sends requests
+ * with ids of its own (worker.boot first) and the worker answers them
+ * and sends events.  A worker's life ends when SIGCHLD is reaped; only
+ * then is the VM's new state known for sure, so replies that depend on
+ * it (vm.stop, a failed vm.start) are completed from there.
  *
  * Client connections for vm.console are passed to the worker as
  * SCM_RIGHTS on a worker.console request.  The socket is otherwise
@@ -30,6 +34,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "access.h"
+#include "boot.h"
 #include "config.h"
 #include "control.h"
 #include "log.h"
@@ -37,6 +43,8 @@
 
 #define WORKER_NAME		"vmmd-worker"
 #define WORKER_FD		3	/* the worker's end of the socketpair */
+#define WORKER_KERNEL_FD	4	/* the kernel, opened by us */
+#define WORKER_INITRD_FD	5	/* the initrd, if any */
 #define WORKER_EOF_GRACE	2	/* s between EOF and SIGKILL */
 #define WORKER_READ_CHUNK	16384
 #define WORKER_MAX_LINE		(1024 * 1024)	/* worker.info can be big */
@@ -689,34 +697,49 @@ worker_kill(struct worker *w, enum worker_kill why)
 /*
  * Between fork and exec only async-signal-safe calls: the child
  * inherited a copy of an event loop it must not touch.
+ *
+ * The worker gets sock as WORKER_FD, then the kernel and (if any) the
+ * initrd as WORKER_KERNEL_FD and WORKER_INITRD_FD, and no other
+ * descriptor but its standard streams.
  */
 static void __attribute__((noreturn))
-worker_child(int sock, const char *path, char *const argv[])
+worker_child(int sock, const struct vm_files *files, const char *path,
+    char *const argv[])
 {
+	int src[3], fd, sig, i, n;
 	sigset_t none;
-	int fd, sig;
 
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);	/* SIGPIPE was ignored, for one */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	if (sock == WORKER_FD) {
-		if (fcntl(sock, F_SETFD, 0) < 0)
+	n = 0;
+	src[n++] = sock;
+	src[n++] = files->kernel_fd;
+	if (files->initrd_fd >= 0)
+		src[n++] = files->initrd_fd;
+	/* First out of the way of every target: a dup2() onto a target
+	 * must not close a source still to be moved. */
+	for (i = 0; i < n; i++)
+		if (src[i] < WORKER_FD + n &&
+		    (src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, WORKER_FD + n)) < 0)
 			_exit(127);
-	} else if (dup2(sock, WORKER_FD) < 0)	/* dup2 clears CLOEXEC */
-		_exit(127);
+	for (i = 0; i < n; i++)
+		if (dup2(src[i], WORKER_FD + i) < 0)	/* clears CLOEXEC */
+			_exit(127);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
 		_exit(127);
 	/* Descriptors vmmd itself inherited without CLOEXEC stay here. */
-	close_range(WORKER_FD + 1, ~0U, 0);
+	close_range(WORKER_FD + n, ~0U, 0);
 	execv(path, argv);
 	_exit(127);
 }
 
 static struct worker *
-worker_spawn(struct vm *vm, const char *path, char *err, size_t errlen)
+worker_spawn(struct vm *vm, const char *path, const struct vm_files *files,
+    char *err, size_t errlen)
 {
 	struct worker *w;
 	char *argv[6];
@@ -754,7 +777,7 @@ worker_spawn(struct vm *vm, const char *path, char *err, size_t errlen)
 		goto free_worker_noerr;
 	}
 	if (pid == 0)
-		worker_child(sv[1], path, argv);
+		worker_child(sv[1], files, path, argv);
 	close(sv[1]);
 	w->pid = pid;
 	w->fd = sv[0];
@@ -793,6 +816,116 @@ free_worker_noerr:
 	return NULL;
 }
 
+/* Files ---------------------------------------------------------------- */
+
+/*
+ * Open one file for cred (NULL: as the daemon), as "what: path: why"
+ * errors; a kernel must also be one the loaders accept.
+ */
+static int
+vm_file_open(const char *what, const char *path, bool kernel,
+    const struct access_cred *cred, int *fdp, enum proto_error *cls,
+    char *err, size_t errlen)
+{
+	char reason[256], self[64];
+	int fd, rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (path[0] != '/') {
+		snprintf(err, errlen, "%s: '%s' is not an absolute path", what,
+		    path);
+		return -EINVAL;
+	}
+	fd = access_open_file(path, cred);
+	if (fd < 0) {
+		switch (fd) {
+		case -EACCES:
+			if (cred == NULL)
+				break;
+			/* Which directory or bit refused stays unsaid. */
+			*cls = PROTO_ERR_PERMISSION;
+			snprintf(err, errlen, "%s: %s: not readable by uid %lu",
+			    what, path, (unsigned long)cred->uid);
+			return fd;
+		case -EINVAL:
+			snprintf(err, errlen, "%s: %s: not a regular file",
+			    what, path);
+			return fd;
+		case -ESTALE:
+			snprintf(err, errlen, "%s: %s: changed while it was "
+			    "being opened; try again", what, path);
+			return fd;
+		}
+		snprintf(err, errlen, "%s: %s: %s", what, path, strerror(-fd));
+		return fd;
+	}
+	if (kernel) {
+		/* The very file opened, not whatever path names now. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		reason[0] = '\0';
+		rc = boot_probe(self, reason, sizeof(reason));
+		if (rc < 0) {
+			close(fd);
+			snprintf(err, errlen, "%s: %s: %s", what, path,
+			    reason[0] != '\0' ? reason : strerror(-rc));
+			return rc;
+		}
+	}
+	*fdp = fd;
+	return 0;
+}
+
+void
+vm_files_close(struct vm_files *f)
+{
+	if (f->kernel_fd >= 0)
+		close(f->kernel_fd);
+	if (f->initrd_fd >= 0)
+		close(f->initrd_fd);
+	f->kernel_fd = f->initrd_fd = -1;
+}
+
+int
+vm_files_open(struct vmmd *d, const struct vm_def *def,
+    const struct access_cred *cred, bool start, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	char reason[512];
+	int rc;
+
+	f->kernel_fd = f->initrd_fd = -1;
+	/* root may read anything anyway: no point in checking. */
+	if (cred != NULL && cred->uid == 0)
+		cred = NULL;
+
+	if (def->kernel != NULL) {
+		rc = vm_file_open("kernel", def->kernel, true, cred,
+		    &f->kernel_fd, cls, err, errlen);
+		if (rc < 0)
+			return rc;
+	} else if (start) {
+		/* The daemon's own choice (-g): trusted, not the client's. */
+		rc = vm_file_open("kernel", d->default_kernel, true, NULL,
+		    &f->kernel_fd, cls, reason, sizeof(reason));
+		if (rc < 0) {
+			snprintf(err, errlen, "VM '%s' has no kernel and the "
+			    "default guest is not usable (%s); create the VM "
+			    "with a kernel, or start vmmd with -g FILE",
+			    def->name, reason);
+			return rc;
+		}
+	}
+	if (def->initrd != NULL) {
+		rc = vm_file_open("initrd", def->initrd, false, cred,
+		    &f->initrd_fd, cls, err, errlen);
+		if (rc < 0) {
+			vm_files_close(f);
+			return rc;
+		}
+	}
+	return 0;
+}
+
 /* Starting ------------------------------------------------------------- */
 
 static void
@@ -826,48 +959,17 @@ worker_boot_reply(struct vm *vm, struct json_object *ret,
 	}
 }
 
-/* The kernel a start uses, checked here for a quick, clear error. */
-static int
-vm_start_check(struct vm *vm, const char **kernelp, char *err, size_t errlen)
-{
-	struct vmmd *d = vm->d;
-	char reason[512];
-	int rc;
-
-	if (vm->def->kernel != NULL) {
-		*kernelp = vm->def->kernel;
-		rc = config_check_file("kernel", vm->def->kernel, true, err,
-		    errlen);
-		if (rc < 0)
-			return rc;
-	} else {
-		*kernelp = d->default_kernel;
-		rc = config_check_file("kernel", d->default_kernel, true,
-		    reason, sizeof(reason));
-		if (rc < 0) {
-			snprintf(err, errlen, "VM '%s' has no kernel and the "
-			    "default guest is not usable (%s); create the VM "
-			    "with a kernel, or start vmmd with -g FILE",
-			    vm->def->name, reason);
-			return rc;
-		}
-	}
-	if (vm->def->initrd != NULL)
-		return config_check_file("initrd", vm->def->initrd, false, err,
-		    errlen);
-	return 0;
-}
-
 int
-vm_start(struct vm *vm, struct pending *p, enum proto_error *cls, char *err,
-    size_t errlen)
+vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
+    enum proto_error *cls, char *err, size_t errlen)
 {
 	struct vmmd *d = vm->d;
 	struct json_object *args, *msg;
 	struct timeval tv = { PROC_BOOT_TIMEOUT, 0 };
+	struct vm_files files;
 	struct worker *w;
-	const char *kernel, *path;
-	char log[PATH_MAX];
+	const char *path;
+	char log[PATH_MAX], fdpath[32];
 	int rc;
 
 	switch (vm->state) {
@@ -886,10 +988,6 @@ vm_start(struct vm *vm, struct pending *p, enum proto_error *cls, char *err,
 		snprintf(err, errlen, "vmmd is shutting down");
 		return -ESHUTDOWN;
 	}
-	if ((rc = vm_start_check(vm, &kernel, err, errlen)) < 0) {
-		*cls = PROTO_ERR_INVALID_ARGUMENT;
-		return rc;
-	}
 	path = proc_worker_path(d);
 	if (path == NULL) {
 		*cls = PROTO_ERR_INTERNAL;
@@ -904,17 +1002,33 @@ vm_start(struct vm *vm, struct pending *p, enum proto_error *cls, char *err,
 		snprintf(err, errlen, "console log path too long");
 		return -ENAMETOOLONG;
 	}
+	/* Checked again at every start: the definition may have been
+	 * created by another client, and paths change. */
+	if ((rc = vm_files_open(d, vm->def, cred, true, &files, cls, err,
+	    errlen)) < 0)
+		return rc;
 
 	args = json_object_new_object();
 	if (args == NULL) {
+		vm_files_close(&files);
 		*cls = PROTO_ERR_INTERNAL;
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	/* The worker loads the descriptors it inherits; the names are
+	 * for its messages. */
 	json_object_object_add(args, "name",
 	    json_object_new_string(vm->def->name));
-	json_object_object_add(args, "kernel", json_object_new_string(kernel));
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d",
+	    WORKER_KERNEL_FD);
+	json_object_object_add(args, "kernel", json_object_new_string(fdpath));
+	json_object_object_add(args, "kernel_name", json_object_new_string(
+	    vm->def->kernel != NULL ? vm->def->kernel : d->default_kernel));
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d",
+	    WORKER_INITRD_FD);
 	json_object_object_add(args, "initrd", vm->def->initrd ?
+	    json_object_new_string(fdpath) : NULL);
+	json_object_object_add(args, "initrd_name", vm->def->initrd ?
 	    json_object_new_string(vm->def->initrd) : NULL);
 	json_object_object_add(args, "cmdline",
 	    json_object_new_string(vm->def->cmdline));
@@ -927,7 +1041,9 @@ vm_start(struct vm *vm, struct pending *p, enum proto_error *cls, char *err,
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(log));
 
-	w = worker_spawn(vm, path, err, errlen);
+	w = worker_spawn(vm, path, &files, err, errlen);
+	/* The worker has its own copies now (or none at all). */
+	vm_files_close(&files);
 	if (w == NULL) {
 		json_object_put(args);
 		*cls = PROTO_ERR_INTERNAL;

@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "vmconfig.h"
 
+struct access_cred;
 struct event;
 struct event_base;
 struct control;
@@ -88,12 +89,41 @@ struct json_object *vm_to_json(const struct vm *vm);
 void	vm_set_state(struct vm *vm, enum vm_state s, const char *reason);
 
 /*
+ * The kernel and initrd of a VM, opened by the supervisor (O_CLOEXEC)
+ * and handed to its worker as descriptors, so that the worker loads
+ * exactly the files that were checked.  -1 when absent.
+ */
+struct vm_files {
+	int kernel_fd;
+	int initrd_fd;
+};
+
+/*
+ * Open def's kernel and initrd for a client with credentials cred.
+ * Unless cred is NULL or uid 0, the client must be able to read them
+ * itself (see access.h): if not, the error class is permission_denied
+ * and err says "kernel: PATH: not readable by uid N".  The kernel must
+ * be one the boot loaders accept.  With start, a VM without a kernel
+ * gets the daemon's default guest (trusted: not checked against cred);
+ * without it (vm.create) only the files def names are opened.
+ * Errors as below; on success close f with vm_files_close().
+ */
+int	vm_files_open(struct vmmd *d, const struct vm_def *def,
+	    const struct access_cred *cred, bool start, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+void	vm_files_close(struct vm_files *f);
+
+/*
  * Errors of the operations below: a negative errno, with *cls and err
  * (one line) set for the client's error reply.  On success the pending
  * reply p (if any) is owned by the VM and completed later.
+ *
+ * vm_start() opens the files with vm_files_open() for cred (the client
+ * that asked; NULL for the daemon itself).
  */
-int	vm_start(struct vm *vm, struct pending *p, enum proto_error *cls,
-	    char *err, size_t errlen);
+int	vm_start(struct vm *vm, const struct access_cred *cred,
+	    struct pending *p, enum proto_error *cls, char *err,
+	    size_t errlen);
 int	vm_stop(struct vm *vm, bool force, unsigned int timeout,
 	    struct pending *p, enum proto_error *cls, char *err,
 	    size_t errlen);

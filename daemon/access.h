@@ -1,0 +1,105 @@
+/*
+ * File access on behalf of a client.
+ *
+ * vmmd runs as root, but the kernel and initrd of a VM end up in guest
+ * memory, which the client controls: a client may only name files it
+ * could read itself.  The checks here decide that from a client's
+ * credentials (read from its socket) and the classic owner/group/other
+ * mode bits, without changing the daemon's own credentials.
+ *
+ * POSIX ACLs are not consulted: a file that only an ACL entry makes
+ * readable for the client is refused (never the other way round).
+ * Capabilities of the client (CAP_DAC_READ_SEARCH and the like) are not
+ * known either; only uid 0 is exempt, and that decision is the
+ * caller's.
+ *
+ * Like the other library-like modules this does not log: errors are
+ * negative errno values for the caller to report.
+ */
+#ifndef VMMD_ACCESS_H
+#define VMMD_ACCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Who asks: the peer credentials of a client connection. */
+struct access_cred {
+	uid_t uid;
+	gid_t gid;			/* primary group */
+	const gid_t *groups;		/* supplementary groups */
+	size_t ngroups;
+};
+
+/* Permission bits asked of access_mode_allows(), as in access(2). */
+#define ACCESS_READ	04
+#define ACCESS_SEARCH	01		/* execute; search for directories */
+
+/* Symbolic links followed in one resolution before giving up. */
+#define ACCESS_MAX_SYMLINKS	40
+
+/*
+ * Whether the mode bits of st grant every bit of want to cred, by the
+ * classic rules: the owner bits if cred's uid owns the file, else the
+ * group bits if its primary or a supplementary group is the file's
+ * group, else the other bits.  Only one class applies (an owner denied
+ * by the owner bits is denied even if "other" may).  uid 0 gets no
+ * special treatment here.
+ */
+bool	access_mode_allows(const struct stat *st,
+	    const struct access_cred *cred, unsigned int want);
+
+/*
+ * Resolve the absolute path as cred would have to: component by
+ * component, following symbolic links (at most ACCESS_MAX_SYMLINKS),
+ * with search permission for cred on every directory looked into
+ * (including those a link leads to) and read permission for cred on
+ * what the path names in the end.  With cred NULL nothing is checked.
+ *
+ * The walk holds a descriptor of each directory it checked and looks up
+ * the next name in that very directory (openat/fstatat, never a path
+ * that could be re-resolved): renaming a directory or putting a link in
+ * its place while the walk runs cannot lead it somewhere unchecked.
+ *
+ * On success returns an O_PATH descriptor (O_CLOEXEC) of the directory
+ * holding what the path names, with its name there in name (NAME_MAX + 1
+ * bytes; "." when the path names a directory), *st the fstatat() of it
+ * without following links (of any type: the caller decides what it
+ * accepts), and, unless resolved is NULL, the path without symbolic
+ * links, ".", ".." or repeated slashes in resolved (PATH_MAX bytes).
+ *
+ * Errors: -EACCES if cred may not search a directory on the way or may
+ * not read the final file (which of them is not told: a client learns
+ * nothing about what lies behind a directory it cannot search);
+ * -EINVAL for a relative path; -ESTALE if a directory was replaced
+ * during the walk; otherwise what the lookups said (-ENOENT, -ENOTDIR,
+ * -ELOOP, -ENAMETOOLONG, ...).
+ */
+int	access_resolve(const char *path, const struct access_cred *cred,
+	    char *resolved, char *name, struct stat *st);
+
+/*
+ * Open name in the directory dirfd, as found by access_resolve()
+ * (checked is its st): O_RDONLY | O_CLOEXEC | O_NONBLOCK (a FIFO swapped
+ * in must not block the caller) and O_NOFOLLOW, and make sure it is that
+ * very file: a regular file with checked's st_dev and st_ino.  With
+ * cred, the mode bits of the opened file must still let cred read it.
+ * Returns the descriptor, or -ESTALE if the file is no longer the one
+ * checked, -EINVAL if it is not a regular file, -EACCES if cred may no
+ * longer read it, or what openat() or fstat() said.
+ */
+int	access_open(int dirfd, const char *name, const struct stat *checked,
+	    const struct access_cred *cred);
+
+/*
+ * Both of the above: open the regular file at the absolute path for
+ * reading on behalf of cred, or as the daemon itself when cred is NULL
+ * (then without any permission check, symbolic links followed by the
+ * kernel).  Nothing but a regular file is ever opened.  Returns the
+ * descriptor (O_RDONLY, O_CLOEXEC, O_NONBLOCK) or a negative errno as
+ * above; -EINVAL means "not a regular file" (or a relative path).
+ */
+int	access_open_file(const char *path, const struct access_cred *cred);
+
+#endif

@@ -1,0 +1,623 @@
+/*
+ * Files are opened with the rights of the client: an unprivileged
+ * member of the socket's group cannot have root's daemon load a file
+ * into guest memory that it could not read itself, neither at vm.create
+ * nor at vm.start (definitions made by others, paths changed since),
+ * while root may name anything.  And the worker loads exactly the files
+ * the supervisor checked and opened, also when the guest resets after
+ * another file was renamed over the kernel.
+ *
+ * The test runs as root.  An unprivileged client is a child that drops
+ * to uid/gid 65534 (with a supplementary group of its own) and then
+ * connects: the daemon takes the credentials at connect time.  The child
+ * hands the connected socket back, and the test talks on it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "proto.h"
+
+#define USER_UID	65534		/* nobody */
+#define USER_GID	65534
+#define USER_GROUP	54321		/* a supplementary group of the user */
+#define HELLO_LINE	"hello from vmmd test guest"
+#define ECHO_READY	"echo: ready"
+
+static struct h_daemon *d;
+static char pub[256], priv[256];	/* 0755 and 0700 directories */
+
+/* ------------------------------------------------------------------ */
+/* The unprivileged client */
+
+struct uconn {
+	int fd;
+	struct proto_lines *pl;
+	int64_t next_id;
+};
+
+static int
+send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -1;
+}
+
+static int
+recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	int fd;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm == NULL || cm->cmsg_level != SOL_SOCKET ||
+	    cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* The next line as JSON within timeout_ms, or NULL. */
+static struct json_object *
+user_read(struct uconn *u, int timeout_ms)
+{
+	double deadline = h_now_ms() + timeout_ms;
+	struct json_object *o;
+	struct pollfd pfd;
+	const char *line;
+	char buf[4096], desc[128];
+	size_t len;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		rc = proto_lines_next(u->pl, &line, &len);
+		if (rc == 1) {
+			if (proto_parse_object(line, len, &o, desc,
+			    sizeof(desc)) != 0) {
+				tap_diag("unparsable line: %s", desc);
+				return NULL;
+			}
+			return o;
+		}
+		if (rc < 0)
+			return NULL;
+		pfd.fd = u->fd;
+		pfd.events = POLLIN;
+		rc = (int)(deadline - h_now_ms());
+		if (rc <= 0 || poll(&pfd, 1, rc) <= 0) {
+			tap_diag("no reply within %d ms", timeout_ms);
+			return NULL;
+		}
+		n = read(u->fd, buf, sizeof(buf));
+		if (n <= 0) {
+			tap_diag("connection closed");
+			return NULL;
+		}
+		if (proto_lines_feed(u->pl, buf, (size_t)n) < 0)
+			return NULL;
+	}
+}
+
+/*
+ * A connection made by a child running as uid/gid with the given
+ * supplementary groups; NULL + diag on failure.
+ */
+static struct uconn *
+user_connect(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
+{
+	struct json_object *g;
+	struct uconn *u;
+	int sv[2], status, fd;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		tap_bail("socketpair: %s", strerror(errno));
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(sv[0]);
+		if (setgroups(ngroups, groups) < 0 || setgid(gid) < 0 ||
+		    setuid(uid) < 0 || getuid() != uid || geteuid() != uid)
+			_exit(2);
+		if ((fd = h_connect_fd(d)) < 0)
+			_exit(3);
+		_exit(send_fd(sv[1], fd) == 0 ? 0 : 4);
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0]);
+	close(sv[0]);
+	waitpid(pid, &status, 0);
+	if (fd < 0) {
+		tap_diag("the unprivileged child failed (status 0x%x)",
+		    status);
+		return NULL;
+	}
+	if ((u = calloc(1, sizeof(*u))) == NULL ||
+	    (u->pl = proto_lines_new(16 * PROTO_MAX_LINE)) == NULL)
+		tap_bail("out of memory");
+	u->fd = fd;
+	u->next_id = 1;
+	g = user_read(u, H_REPLY_MS);
+	if (g == NULL || !json_object_object_get_ex(g, "greeting", NULL)) {
+		tap_diag("no greeting: %s", h_text(g));
+		json_object_put(g);
+		close(fd);
+		proto_lines_free(u->pl);
+		free(u);
+		return NULL;
+	}
+	json_object_put(g);
+	return u;
+}
+
+static void
+user_close(struct uconn *u)
+{
+	if (u == NULL)
+		return;
+	close(u->fd);
+	proto_lines_free(u->pl);
+	free(u);
+}
+
+/* Request with printf-formatted JSON arguments; the reply or NULL. */
+static struct json_object * __attribute__((format(printf, 3, 4)))
+user_call(struct uconn *u, const char *cmd, const char *fmt, ...)
+{
+	struct json_object *req, *args, *o, *v;
+	const char *s;
+	char *text;
+	va_list ap;
+	int64_t id;
+
+	if (u == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		tap_bail("out of memory");
+	va_end(ap);
+	if ((args = json_tokener_parse(text)) == NULL)
+		tap_bail("test bug: bad JSON %s", text);
+	free(text);
+	id = u->next_id++;
+	req = json_object_new_object();
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "command", json_object_new_string(cmd));
+	json_object_object_add(req, "arguments", args);
+	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	if (write(u->fd, s, strlen(s)) != (ssize_t)strlen(s) ||
+	    write(u->fd, "\n", 1) != 1) {
+		json_object_put(req);
+		tap_diag("cannot send %s", cmd);
+		return NULL;
+	}
+	json_object_put(req);
+	while ((o = user_read(u, H_REPLY_MS)) != NULL) {
+		if (json_object_object_get_ex(o, "id", &v) &&
+		    json_object_get_int64(v) == id)
+			return o;
+		json_object_put(o);	/* an event */
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checks */
+
+static bool
+is_ok(struct json_object *r)
+{
+	return h_ret(r) != NULL;
+}
+
+static bool
+is_error(struct json_object *r, const char *cls)
+{
+	const char *got = h_err_class(r);
+
+	return got != NULL && strcmp(got, cls) == 0;
+}
+
+/* vm.create as u; expects an error of class cls (NULL: success). */
+static void
+user_create(struct uconn *u, const char *cls, const char *what,
+    const char *name, const char *kernel, const char *initrd)
+{
+	struct json_object *r;
+	char k[600], i[600];
+
+	snprintf(k, sizeof(k), kernel ? ",\"kernel\":\"%s\"" : "%s",
+	    kernel ? kernel : "");
+	snprintf(i, sizeof(i), initrd ? ",\"initrd\":\"%s\"" : "%s",
+	    initrd ? initrd : "");
+	r = user_call(u, "vm.create", "{\"name\":\"%s\",\"memory_mib\":32"
+	    "%s%s}", name, k, i);
+	tap_ok(cls == NULL ? is_ok(r) : is_error(r, cls), "%s: %s", what,
+	    cls == NULL ? "created" : cls);
+	if (cls == NULL ? !is_ok(r) : !is_error(r, cls))
+		tap_diag("got %s", h_text(r));
+	json_object_put(r);
+}
+
+/* The reply is permission_denied with exactly this description. */
+static void
+check_denied(struct json_object *r, const char *what, const char *path,
+    const char *field)
+{
+	char want[700];
+	const char *desc = h_err_desc(r);
+
+	snprintf(want, sizeof(want), "%s: %s: not readable by uid %d",
+	    field, path, USER_UID);
+	tap_ok(is_error(r, "permission_denied") && desc != NULL &&
+	    strcmp(desc, want) == 0, "%s: permission_denied, \"%s\"", what,
+	    want);
+	if (!is_error(r, "permission_denied") || desc == NULL ||
+	    strcmp(desc, want) != 0)
+		tap_diag("got %s", h_text(r));
+}
+
+static void
+copy_file(const char *from, const char *to, mode_t mode)
+{
+	char *buf;
+	size_t len;
+	int fd;
+
+	if ((buf = h_read_file(from, &len)) == NULL)
+		tap_bail("reading %s", from);
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len ||
+	    fchmod(fd, mode) < 0)
+		tap_bail("%s: %s", to, strerror(errno));
+	close(fd);
+	free(buf);
+}
+
+static void
+write_text(const char *path, const char *text, mode_t mode, gid_t gid)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+	    fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0)
+		tap_bail("%s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* dir/name in one of a few static buffers: for arguments only. */
+static const char *
+in(const char *dir, const char *name)
+{
+	static char bufs[4][512];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, 512, "%s/%s", dir, name);
+	return b;
+}
+
+/* dir/name into buf, to keep. */
+static const char *
+path_of(char *buf, const char *dir, const char *name)
+{
+	snprintf(buf, 512, "%s/%s", dir, name);
+	return buf;
+}
+
+static void
+setup_files(void)
+{
+	const char *hello = h_env("VMMD_GUEST_HELLO");
+
+	snprintf(pub, sizeof(pub), "%s/pub", d->dir);
+	snprintf(priv, sizeof(priv), "%s/priv", d->dir);
+	/* The daemon's directory is mkdtemp's 0700: let the user reach
+	 * the socket (0666 here, instead of group vmm) and pub. */
+	if (chmod(d->dir, 0711) < 0 || chmod(d->sock, 0666) < 0 ||
+	    mkdir(pub, 0755) < 0 || chmod(pub, 0755) < 0 ||
+	    mkdir(priv, 0700) < 0)
+		tap_bail("setting up %s: %s", d->dir, strerror(errno));
+	copy_file(hello, in(pub, "hello.elf"), 0644);
+	copy_file(hello, in(pub, "swap.elf"), 0644);
+	copy_file(hello, in(pub, "secret.elf"), 0600);
+	copy_file(hello, in(pub, "pin.elf"), 0644);
+	copy_file(h_env("VMMD_GUEST_ECHO"), in(pub, "echo.elf"), 0644);
+	copy_file(hello, in(priv, "hello.elf"), 0644);
+	write_text(in(pub, "initrd"), "initrd\n", 0644, 0);
+	write_text(in(pub, "secret"), "secret\n", 0600, 0);
+	write_text(in(pub, "group-initrd"), "group\n", 0640, USER_GROUP);
+	write_text(in(pub, "empty"), "", 0644, 0);
+	write_text(in(priv, "initrd"), "hidden\n", 0644, 0);
+	if (symlink(in(pub, "secret"), in(pub, "link-secret")) < 0 ||
+	    symlink("initrd", in(pub, "link-initrd")) < 0)
+		tap_bail("symlink: %s", strerror(errno));
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests */
+
+static void
+test_create(struct uconn *u, struct uconn *nogroup)
+{
+	char hbuf[512];
+	const char *hello = path_of(hbuf, pub, "hello.elf");
+	struct json_object *r;
+	struct stat st;
+
+	/* The attack: a root-only file as the initrd (or the kernel). */
+	if (stat("/etc/shadow", &st) == 0 && (st.st_mode & 0004) == 0) {
+		r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		    "\"%s\",\"initrd\":\"/etc/shadow\"}", hello);
+		check_denied(r, "initrd /etc/shadow", "/etc/shadow", "initrd");
+		json_object_put(r);
+		r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		    "\"/etc/shadow\"}");
+		check_denied(r, "kernel /etc/shadow", "/etc/shadow", "kernel");
+		json_object_put(r);
+	} else
+		tap_diag("no unreadable /etc/shadow here; using %s only",
+		    in(pub, "secret"));
+	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	    "\"initrd\":\"%s\"}", hello, in(pub, "secret"));
+	check_denied(r, "0600 root file as initrd", in(pub, "secret"),
+	    "initrd");
+	json_object_put(r);
+	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\"}",
+	    in(pub, "secret.elf"));
+	check_denied(r, "0600 root kernel", in(pub, "secret.elf"), "kernel");
+	json_object_put(r);
+	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	    "\"initrd\":\"%s\"}", hello, in(priv, "initrd"));
+	check_denied(r, "world-readable initrd in a 0700 directory",
+	    in(priv, "initrd"), "initrd");
+	json_object_put(r);
+
+	user_create(u, "permission_denied", "kernel in a 0700 directory",
+	    "x", in(priv, "hello.elf"), NULL);
+	user_create(u, "permission_denied", "link to a 0600 root file",
+	    "x", hello, in(pub, "link-secret"));
+	user_create(u, "permission_denied", "missing file in a 0700 "
+	    "directory (whether it exists is not told)", "x", hello,
+	    in(priv, "nonexistent"));
+	user_create(u, "invalid_argument", "missing file in a searchable "
+	    "directory", "x", hello, in(pub, "nonexistent"));
+	user_create(u, "invalid_argument", "readable file that is no kernel",
+	    "x", in(pub, "initrd"), NULL);
+
+	/* What the client may read, it may use. */
+	user_create(u, NULL, "readable kernel and initrd", "uok", hello,
+	    in(pub, "initrd"));
+	user_create(u, NULL, "link to a readable initrd", "ulink", hello,
+	    in(pub, "link-initrd"));
+	user_create(u, NULL, "0640 root:G file, G a supplementary group "
+	    "of the client", "ugroup", hello, in(pub, "group-initrd"));
+	user_create(nogroup, "permission_denied", "the same without the "
+	    "supplementary group", "x", hello, in(pub, "group-initrd"));
+	user_create(u, NULL, "the default guest (trusted)", "udefault", NULL,
+	    NULL);
+}
+
+/* vm.start as u; 0 if the VM runs. */
+static int
+user_start(struct uconn *u, const char *name)
+{
+	struct json_object *r;
+	int rc;
+
+	r = user_call(u, "vm.start", "{\"name\":\"%s\"}", name);
+	rc = strcmp(h_str(h_ret(r), "state") ?: "", "running") == 0 ? 0 : -1;
+	if (rc < 0)
+		tap_diag("vm.start %s: %s", name, h_text(r));
+	json_object_put(r);
+	return rc;
+}
+
+static void
+test_start(struct uconn *u, struct h_conn *c)
+{
+	tap_ok(user_start(u, "uok") == 0, "uok: the client starts it");
+	tap_ok(h_file_expect(h_console_log(d, "uok"), HELLO_LINE, 1,
+	    H_BOOT_MS) == 0, "uok: the guest runs");
+	tap_ok(h_stop(c, "uok", true, -1, H_REPLY_MS) == 0, "uok: stopped");
+	tap_ok(user_start(u, "ugroup") == 0, "ugroup: the client starts it");
+	tap_ok(h_stop(c, "ugroup", true, -1, H_REPLY_MS) == 0,
+	    "ugroup: stopped");
+	tap_ok(user_start(u, "udefault") == 0,
+	    "udefault: the client starts the default guest");
+	tap_ok(h_stop(c, "udefault", true, -1, H_REPLY_MS) == 0,
+	    "udefault: stopped");
+}
+
+/* vm.start as u must be refused for path, named what. */
+static void
+expect_start_denied(struct uconn *u, const char *name, const char *what,
+    const char *path)
+{
+	struct json_object *r;
+	char desc[600];
+
+	r = user_call(u, "vm.start", "{\"name\":\"%s\"}", name);
+	snprintf(desc, sizeof(desc), "%s: start by the client", name);
+	check_denied(r, desc, path, what);
+	json_object_put(r);
+}
+
+static void
+test_recheck(struct uconn *u, struct h_conn *c)
+{
+	char sbuf[512];
+	const char *swap = path_of(sbuf, pub, "swap.elf");
+	struct json_object *r;
+	char st[64];
+
+	/* Root may name anything... */
+	tap_ok(h_create(c, "rootdef", "\"kernel\":\"%s\",\"initrd\":\"%s\"",
+	    in(priv, "hello.elf"), in(priv, "initrd")) == 0,
+	    "rootdef: root creates a VM from a 0700 directory");
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"rootshadow\","
+	    "\"initrd\":\"%s\"}", in(pub, "secret"));
+	tap_ok(is_ok(r), "rootshadow: root may name a 0600 file");
+	json_object_put(r);
+	tap_ok(h_delete(c, "rootshadow") == 0, "rootshadow: deleted");
+	/* ...but a client that starts root's definition needs the rights
+	 * itself. */
+	expect_start_denied(u, "rootdef", "kernel", in(priv, "hello.elf"));
+	h_state(c, "rootdef", st, sizeof(st));
+	tap_ok(strcmp(st, "defined") == 0, "rootdef: still defined (%s)", st);
+	tap_ok(h_start(c, "rootdef") == 0, "rootdef: root starts it");
+	tap_ok(h_stop(c, "rootdef", true, -1, H_REPLY_MS) == 0,
+	    "rootdef: stopped");
+
+	/* A root-only file renamed over the kernel after vm.create. */
+	user_create(u, NULL, "uswap: readable kernel", "uswap", swap, NULL);
+	copy_file(h_env("VMMD_GUEST_HELLO"), in(pub, "swap-secret.elf"),
+	    0600);
+	if (rename(in(pub, "swap-secret.elf"), swap) < 0)
+		tap_bail("rename: %s", strerror(errno));
+	expect_start_denied(u, "uswap", "kernel", swap);
+	tap_ok(h_start(c, "uswap") == 0, "uswap: root may start it");
+	tap_ok(h_stop(c, "uswap", true, -1, H_REPLY_MS) == 0,
+	    "uswap: stopped");
+
+	/* The same file made unreadable after vm.create. */
+	write_text(in(pub, "chmod-initrd"), "initrd\n", 0644, 0);
+	user_create(u, NULL, "uchmod: readable initrd", "uchmod",
+	    in(pub, "hello.elf"), in(pub, "chmod-initrd"));
+	if (chmod(in(pub, "chmod-initrd"), 0600) < 0)
+		tap_bail("chmod: %s", strerror(errno));
+	expect_start_denied(u, "uchmod", "initrd", in(pub, "chmod-initrd"));
+}
+
+/*
+ * The worker loads the file the supervisor opened: a guest reset after
+ * another kernel was renamed over the path boots the same kernel again.
+ * The next vm.start opens the path anew.
+ */
+static void
+test_pinned(struct h_conn *c)
+{
+	char pbuf[512], lbuf[512];
+	const char *pin = path_of(pbuf, pub, "pin.elf");
+	const char *log = path_of(lbuf, d->state, "console/pin.log");
+	struct json_object *r;
+	char *text;
+	size_t len;
+
+	tap_ok(h_create(c, "pin", "\"kernel\":\"%s\"", pin) == 0 &&
+	    h_start(c, "pin") == 0, "pin: started");
+	tap_ok(h_file_expect(log, HELLO_LINE, 1, H_BOOT_MS) == 0,
+	    "pin: hello runs");
+	if (rename(in(pub, "echo.elf"), pin) < 0)
+		tap_bail("rename: %s", strerror(errno));
+	r = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"pin\"}");
+	tap_ok(is_ok(r), "pin: reset after another kernel replaced it");
+	json_object_put(r);
+	tap_ok(h_file_expect(log, HELLO_LINE, 2, H_BOOT_MS) == 0,
+	    "pin: the reset booted the kernel opened at start");
+	text = h_read_file(log, &len);
+	tap_ok(text != NULL && h_count(text, len, ECHO_READY) == 0,
+	    "pin: not the new file");
+	free(text);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"pin\"}");
+	tap_ok(strcmp(h_str(h_ret(r), "kernel") ?: "", pin) == 0,
+	    "pin: vm.info names the path, not a descriptor");
+	json_object_put(r);
+	tap_ok(h_stop(c, "pin", true, -1, H_REPLY_MS) == 0, "pin: stopped");
+	tap_ok(h_start(c, "pin") == 0 &&
+	    h_file_expect(log, ECHO_READY, 1, H_BOOT_MS) == 0,
+	    "pin: the next start loads what the path names now");
+	tap_ok(h_stop(c, "pin", true, -1, H_REPLY_MS) == 0, "pin: stopped");
+}
+
+/* The worker's boot errors name the user's paths. */
+static void
+test_names(struct h_conn *c)
+{
+	char hbuf[512];
+	const char *hello = path_of(hbuf, pub, "hello.elf"), *desc;
+	struct json_object *r;
+
+	tap_ok(h_create(c, "empty", "\"kernel\":\"%s\",\"initrd\":\"%s\"",
+	    hello, in(pub, "empty")) == 0, "empty: created with an empty "
+	    "initrd");
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"empty\"}");
+	desc = h_err_desc(r);
+	tap_ok(is_error(r, "invalid_argument") && desc != NULL &&
+	    strstr(desc, hello) != NULL && strstr(desc, "/proc/") == NULL,
+	    "empty: the worker's error names %s", hello);
+	if (desc == NULL || strstr(desc, hello) == NULL)
+		tap_diag("got %s", h_text(r));
+	json_object_put(r);
+}
+
+int
+main(void)
+{
+	gid_t group = USER_GROUP;
+	struct uconn *u, *nogroup;
+	struct h_conn *c;
+
+	h_init();
+	if (geteuid() != 0)
+		tap_skip_all("needs root, to act as an unprivileged client");
+	d = h_daemon_start();
+	setup_files();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect");
+	u = user_connect(USER_UID, USER_GID, &group, 1);
+	nogroup = user_connect(USER_UID, USER_GID, NULL, 0);
+	tap_ok(u != NULL && nogroup != NULL, "uid %d connects after dropping "
+	    "root", USER_UID);
+	if (u == NULL || nogroup == NULL)
+		tap_bail("no unprivileged client");
+
+	test_create(u, nogroup);
+	test_start(u, c);
+	test_recheck(u, c);
+	test_pinned(c);
+	test_names(c);
+
+	user_close(u);
+	user_close(nogroup);
+	h_close(c);
+	return h_done();
+}
