@@ -368,7 +368,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 
 	ret = boot_load(&m->mem, &args, &boot, why, sizeof(why));
 	if (ret < 0) {
-		snprintf(err, errlen, "%s: %s", cfg->kernel, why);
+		snprintf(err, errlen, "%s: %s", cfg->kernel_name != NULL ?
+		    cfg->kernel_name : cfg->kernel, why);
 		goto fail;
 	}
 
@@ -549,4 +550,22 @@ machine_ctrl_alt_del(struct machine *m)
 	ret = i8042_ctrl_alt_del(m->i8042.state);
 	vdev_unlock(&m->i8042);
 	return ret;
+}
+
+void
+machine_get_diag(struct machine *m, struct machine_diag *d)
+{
+	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
+	unsigned int i;
+
+	memset(d, 0, sizeof(*d));
+	vdev_lock(&m->uart);
+	uart_get_state(m->uart.state, &d->com1);
+	vdev_unlock(&m->uart);
+	if (kvm_ioctl(m->vm_fd, KVM_GET_IRQCHIP, &chip) < 0)
+		return;
+	d->ioapic_valid = true;
+	d->ioapic_irr = chip.chip.ioapic.irr;
+	for (i = 0; i < BOOT_IOAPIC_PINS; i++)
+		d->ioapic_redir[i] = chip.chip.ioapic.redirtbl[i].bits;
 }

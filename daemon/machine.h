@@ -19,6 +19,7 @@
 
 #include "boot.h"
 #include "iobus.h"
+#include "uart.h"
 
 enum machine_reset_reason {
 	MACHINE_RESET_I8042,		/* keyboard controller reset line */
@@ -38,8 +39,9 @@ struct machine_host {
 };
 
 struct machine_config {
-	const char *kernel;
+	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
+	const char *kernel_name;	/* for messages; NULL = kernel */
 	const char *cmdline;
 	uint64_t memory_mib;
 	unsigned int vcpus;
@@ -123,6 +125,15 @@ void machine_resume(struct machine *m);
 size_t machine_console_input(struct machine *m, const uint8_t *buf,
     size_t len);
 int machine_ctrl_alt_del(struct machine *m);
+
+/* Device and interrupt-controller state, for diagnostics (vm.info). */
+struct machine_diag {
+	struct uart_state com1;
+	bool ioapic_valid;
+	uint32_t ioapic_irr;
+	uint64_t ioapic_redir[BOOT_IOAPIC_PINS];
+};
+void machine_get_diag(struct machine *m, struct machine_diag *d);
 
 /* Exposed for vcpu.c. */
 int vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,

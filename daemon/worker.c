@@ -50,6 +50,7 @@ struct worker {
 	/* The guest. */
 	struct machine_config cfg;
 	char *kernel, *initrd, *cmdline;
+	char *kernel_name;		/* the user's path, for messages */
 	bool reboot_stops;
 	bool shutdown_pending;
 	bool booted;
@@ -277,6 +278,7 @@ worker_cmd_boot(struct worker_request *r)
 {
 	struct worker *w = r->w;
 	const char *kernel = NULL, *initrd = NULL, *cmdline = "";
+	const char *kernel_name = NULL, *initrd_name = NULL;
 	const char *on_reboot = "restart", *log_path = NULL;
 	int64_t memory_mib = 0, vcpus = 0;
 	char err[512];
@@ -287,6 +289,10 @@ worker_cmd_boot(struct worker_request *r)
 	if (proto_arg_string(r->args, "kernel", 1, &kernel, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_string(r->args, "initrd", 0, &initrd, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_string(r->args, "kernel_name", 0, &kernel_name, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_string(r->args, "initrd_name", 0, &initrd_name, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_string(r->args, "cmdline", 0, &cmdline, err,
 	    sizeof(err)) < 0 ||
@@ -300,15 +306,27 @@ worker_cmd_boot(struct worker_request *r)
 	    sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 
+	/*
+	 * kernel and initrd are normally /proc/self/fd/N: descriptors the
+	 * supervisor opened after checking them and left to us, so that
+	 * every (re)boot loads those very files.  Messages name the paths
+	 * the user gave (kernel_name), not those.
+	 */
 	w->kernel = worker_strdup_or_null(kernel);
 	w->initrd = worker_strdup_or_null(initrd);
 	w->cmdline = worker_strdup_or_null(cmdline);
+	w->kernel_name = worker_strdup_or_null(kernel_name != NULL ?
+	    kernel_name : kernel);
 	if (w->kernel == NULL || w->cmdline == NULL ||
-	    (initrd != NULL && w->initrd == NULL))
+	    w->kernel_name == NULL || (initrd != NULL && w->initrd == NULL))
 		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
+	log_debug("%s: kernel %s, initrd %s", w->name, w->kernel_name,
+	    initrd_name != NULL ? initrd_name : initrd != NULL ? initrd :
+	    "none");
 	w->cfg = (struct machine_config){
 		.kernel = w->kernel,
 		.initrd = w->initrd,
+		.kernel_name = w->kernel_name,
 		.cmdline = w->cmdline,
 		.memory_mib = memory_mib,
 		.vcpus = vcpus,
@@ -415,6 +433,57 @@ worker_cmd_shutdown(struct worker_request *r)
 	return worker_ok(r, NULL);
 }
 
+static void
+worker_add_hex(struct json_object *obj, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	json_object_object_add(obj, key, json_object_new_string(buf));
+}
+
+/* Register state of COM1 and the IOAPIC, to see why an interrupt stalls. */
+static struct json_object *
+worker_diag_json(struct machine *m)
+{
+	struct json_object *dev, *com1, *ioapic, *redir;
+	struct machine_diag d;
+	unsigned int i;
+
+	machine_get_diag(m, &d);
+	dev = json_object_new_object();
+	com1 = json_object_new_object();
+	worker_add_hex(com1, "ier", d.com1.ier);
+	worker_add_hex(com1, "iir", d.com1.iir);
+	worker_add_hex(com1, "lcr", d.com1.lcr);
+	worker_add_hex(com1, "mcr", d.com1.mcr);
+	worker_add_hex(com1, "lsr", d.com1.lsr);
+	worker_add_hex(com1, "msr", d.com1.msr);
+	json_object_object_add(com1, "rx_count",
+	    json_object_new_int(d.com1.rx_count));
+	json_object_object_add(com1, "thre_pending",
+	    json_object_new_boolean(d.com1.thre_pending));
+	json_object_object_add(com1, "irq_level",
+	    json_object_new_boolean(d.com1.irq_level));
+	json_object_object_add(dev, "com1", com1);
+	if (d.ioapic_valid) {
+		ioapic = json_object_new_object();
+		worker_add_hex(ioapic, "irr", d.ioapic_irr);
+		redir = json_object_new_array();
+		for (i = 0; i < BOOT_IOAPIC_PINS; i++) {
+			char buf[24];
+
+			snprintf(buf, sizeof(buf), "0x%016llx",
+			    (unsigned long long)d.ioapic_redir[i]);
+			json_object_array_add(redir,
+			    json_object_new_string(buf));
+		}
+		json_object_object_add(ioapic, "redirection", redir);
+		json_object_object_add(dev, "ioapic", ioapic);
+	}
+	return dev;
+}
+
 static struct json_object *
 worker_cmd_info(struct worker_request *r)
 {
@@ -451,6 +520,7 @@ worker_cmd_info(struct worker_request *r)
 		json_object_object_add(unknown, "mmio_writes",
 		    json_object_new_int64(m->mmio.unknown_writes));
 		json_object_object_add(ret, "unknown_io", unknown);
+		json_object_object_add(ret, "devices", worker_diag_json(m));
 	}
 	json_object_object_add(ret, "vcpu_exits", vcpus);
 	json_object_object_add(ret, "reboots", json_object_new_int64(w->reboots));
@@ -722,6 +792,7 @@ main(int argc, char *argv[])
 	proto_lines_free(w.lines);
 	event_base_free(w.base);
 	free(w.kernel);
+	free(w.kernel_name);
 	free(w.initrd);
 	free(w.cmdline);
 	free(w.hold_fatal);

@@ -396,6 +396,21 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
  * accesses at consecutive offsets, as an ISA bus would split it.  Bytes
  * beyond the last register float high.
  */
+void
+uart_get_state(const struct uart *u, struct uart_state *st)
+{
+	st->ier = u->ier;
+	st->iir = uart_iir_id(u) | (u->fifo_enabled ? IIR_FIFO : 0);
+	st->lcr = u->lcr;
+	st->mcr = u->mcr;
+	st->lsr = LSR_THRE | LSR_TEMT | u->lsr_errors |
+	    (u->rx_count > 0 ? LSR_DR : 0);
+	st->msr = u->msr;
+	st->rx_count = u->rx_count;
+	st->thre_pending = u->thre_pending;
+	st->irq_level = u->irq_level;
+}
+
 static void
 uart_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {

@@ -23,6 +23,7 @@
 #ifndef VMMD_UART_H
 #define VMMD_UART_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,15 @@ void uart_free(struct uart *u);
 size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len);
 /* How many bytes uart_receive() would take now. */
 size_t uart_rx_space(const struct uart *u);
+
+/* A snapshot of the registers, for diagnostics; reads have no effect. */
+struct uart_state {
+	uint8_t ier, iir, lcr, mcr, lsr, msr;
+	unsigned int rx_count;
+	bool thre_pending;
+	bool irq_level;
+};
+void uart_get_state(const struct uart *u, struct uart_state *st);
 
 /* 8 registers, offsets 0 to 7. */
 extern const struct device_ops uart_device_ops;
