@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -370,31 +369,15 @@ run_cleanup(struct ctl *ctl, const char *what, const char *name)
 int
 cmd_run(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		CTL_CREATE_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	enum console_end end = CONSOLE_FAILED;
 	struct json_object *args;
 	struct client *cl;
 	const char *name;
 	char what[128];
-	int c, r, cr, signo = 0;
+	int r, cr, signo = 0;
 
-	args = json_object_new_object();
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1) {
-		if ((r = ctl_create_option(ctl, args, argc, argv, c)) >= 0) {
-			json_object_put(args);
-			return r;
-		}
-	}
-	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
-		json_object_put(args);
+	if ((r = ctl_create_args(ctl, argc, argv, &args, &name)) >= 0)
 		return r;
-	}
-	name = argv[optind];
 	snprintf(what, sizeof(what), "run %s", name);
 	json_object_object_add(args, "name", json_object_new_string(name));
 	json_object_object_add(args, "transient", json_object_new_boolean(1));

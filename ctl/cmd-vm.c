@@ -122,8 +122,13 @@ vm_abspath(const char *path, char **out)
 	return *out != NULL ? 0 : -errno;
 }
 
-int
-ctl_create_option(struct ctl *ctl, struct json_object *args, int argc,
+/*
+ * One option c of create or run: a create option goes into args, anything
+ * else to ctl_common_option().  Returns like the latter: -1 to go on, else
+ * an exit status.
+ */
+static int
+vm_create_option(struct ctl *ctl, struct json_object *args, int argc,
     char **argv, int c)
 {
 	const char *key = NULL;
@@ -179,11 +184,18 @@ ctl_create_option(struct ctl *ctl, struct json_object *args, int argc,
 }
 
 int
-cmd_create(struct ctl *ctl, int argc, char **argv)
+ctl_create_args(struct ctl *ctl, int argc, char **argv,
+    struct json_object **argsp, const char **namep)
 {
+	/* Long options only: their values are not in any optstring. */
 	static const struct option longopts[] = {
 		CTL_COMMON_LONGOPTS,
-		CTL_CREATE_LONGOPTS,
+		{ "kernel",	required_argument,	NULL,	'k' },
+		{ "initrd",	required_argument,	NULL,	'i' },
+		{ "cmdline",	required_argument,	NULL,	'c' },
+		{ "memory",	required_argument,	NULL,	'm' },
+		{ "vcpus",	required_argument,	NULL,	'n' },
+		{ "on-reboot",	required_argument,	NULL,	'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;
@@ -192,7 +204,7 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 	args = json_object_new_object();
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
-		if ((r = ctl_create_option(ctl, args, argc, argv, c)) >= 0) {
+		if ((r = vm_create_option(ctl, args, argc, argv, c)) >= 0) {
 			json_object_put(args);
 			return r;
 		}
@@ -201,7 +213,21 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 		json_object_put(args);
 		return r;
 	}
-	return vm_request(ctl, "vm.create", argv[optind], args, NULL);
+	*argsp = args;
+	*namep = argv[optind];
+	return -1;
+}
+
+int
+cmd_create(struct ctl *ctl, int argc, char **argv)
+{
+	struct json_object *args;
+	const char *name;
+	int r;
+
+	if ((r = ctl_create_args(ctl, argc, argv, &args, &name)) >= 0)
+		return r;
+	return vm_request(ctl, "vm.create", name, args, NULL);
 }
 
 int

@@ -82,21 +82,13 @@ int	cmd_console(struct ctl *, int, char **);
 int	cmd_run(struct ctl *, int, char **);
 
 /*
- * One option c of create or run: a create option goes into args (the
- * arguments of vm.create), anything else to ctl_common_option().  Returns
- * like the latter: -1 to go on, else an exit status.
+ * The whole parsing of create or run (the create options and NAME): sets
+ * *args to the arguments of vm.create except name (the caller owns it),
+ * *name to NAME and returns -1, or returns an exit status.  In cmd-vm.c.
  */
 struct json_object;
-int	ctl_create_option(struct ctl *, struct json_object *, int, char **,
-	    int);
-/* Long options only: their values are not in any optstring. */
-#define CTL_CREATE_LONGOPTS						\
-	{ "kernel",	required_argument,	NULL,	'k' },		\
-	{ "initrd",	required_argument,	NULL,	'i' },		\
-	{ "cmdline",	required_argument,	NULL,	'c' },		\
-	{ "memory",	required_argument,	NULL,	'm' },		\
-	{ "vcpus",	required_argument,	NULL,	'n' },		\
-	{ "on-reboot",	required_argument,	NULL,	'r' }
+int	ctl_create_args(struct ctl *, int, char **, struct json_object **,
+	    const char **);
 
 /*
  * Sends vm.console for name on cl (a connection that is still speaking

@@ -43,18 +43,27 @@ kvm_check_extension(int fd, long cap)
 	return kvm_ioctl(fd, KVM_CHECK_EXTENSION, (void *)cap);
 }
 
-int
-kvm_create_vm(int kvm_fd)
+/*
+ * An fd a KVM ioctl returned (or its -errno), made close-on-exec: the
+ * kernel creates VM and vCPU fds without it.
+ */
+static int
+kvm_cloexec(int fd)
 {
-	int fd;
+	int err;
 
-	fd = kvm_ioctl(kvm_fd, KVM_CREATE_VM, 0);
 	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-		int err = -errno;
+		err = -errno;
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+int
+kvm_create_vm(int kvm_fd)
+{
+	return kvm_cloexec(kvm_ioctl(kvm_fd, KVM_CREATE_VM, 0));
 }
 
 int
@@ -114,15 +123,8 @@ kvm_irq_line(int vm_fd, uint32_t gsi, int level)
 int
 kvm_create_vcpu(int vm_fd, unsigned int id)
 {
-	int fd;
-
-	fd = kvm_ioctl(vm_fd, KVM_CREATE_VCPU, (void *)(uintptr_t)id);
-	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
+	return kvm_cloexec(kvm_ioctl(vm_fd, KVM_CREATE_VCPU,
+	    (void *)(uintptr_t)id));
 }
 
 int

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,24 @@ expect_error(struct h_conn *c, const char *cmd, const char *args,
 	json_object_put(r);
 }
 
+/* The same with the arguments as printf-formatted JSON text. */
+static void __attribute__((format(printf, 5, 6)))
+expect_errorf(struct h_conn *c, const char *cmd, const char *cls,
+    const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	char *args;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&args, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		tap_bail("out of memory");
+	expect_error(c, cmd, args, cls, what);
+	free(args);
+}
+
 /* A raw line (newline added); the next message must be that error. */
 static struct json_object *
 raw_request(struct h_conn *c, const char *line)
@@ -65,6 +84,26 @@ expect_raw_error(struct h_conn *c, const char *line, const char *cls,
 
 	check_error(r, cls, what);
 	json_object_put(r);
+}
+
+/*
+ * A vm.list request of exactly n bytes (n >= 49): its argument "x" is a
+ * string of fill bytes.  Caller frees it.
+ */
+static char *
+padded_request(size_t n, int fill)
+{
+	static const char head[] =
+	    "{\"id\":1,\"command\":\"vm.list\",\"arguments\":{\"x\":\"";
+	char *s;
+
+	if ((s = malloc(n + 1)) == NULL)
+		tap_bail("out of memory");
+	memset(s, fill, n);
+	memcpy(s, head, sizeof(head) - 1);
+	memcpy(s + n - 3, "\"}}", 3);
+	s[n] = '\0';
+	return s;
 }
 
 /* The daemon still answers on c. */
@@ -112,14 +151,7 @@ test_framing(struct h_conn *c)
 	json_object_put(r);
 
 	/* A line over the 64 KiB cap, then a valid request right after. */
-	n = 70 * 1024;
-	if ((big = malloc(n + 1)) == NULL)
-		tap_bail("out of memory");
-	memset(big, 'a', n);
-	memcpy(big, "{\"id\":1,\"command\":\"vm.list\",\"arguments\":{\"x\":\"",
-	    46);
-	memcpy(big + n - 3, "\"}}", 3);
-	big[n] = '\0';
+	big = padded_request(70 * 1024, 'a');
 	expect_raw_error(c, big, "too_large", "a 70 KiB line");
 	free(big);
 	tap_ok(answers(c), "a valid request on the same connection after the "
@@ -128,13 +160,7 @@ test_framing(struct h_conn *c)
 
 	/* Exactly at the cap is still a request; one byte more is not. */
 	for (n = PROTO_MAX_LINE; n <= PROTO_MAX_LINE + 1; n++) {
-		if ((big = malloc(n + 1)) == NULL)
-			tap_bail("out of memory");
-		memset(big, 'b', n);
-		memcpy(big, "{\"id\":1,\"command\":\"vm.list\","
-		    "\"arguments\":{\"x\":\"", 46);
-		memcpy(big + n - 3, "\"}}", 3);
-		big[n] = '\0';
+		big = padded_request(n, 'b');
 		r = raw_request(c, big);
 		free(big);
 		if (n == PROTO_MAX_LINE)
@@ -228,13 +254,8 @@ test_arguments(struct h_conn *c)
 	    "name '..'");
 	memset(big, 'n', 65);
 	big[65] = '\0';
-	{
-		char args[sizeof(big) + 16];
-
-		snprintf(args, sizeof(args), "{\"name\":\"%s\"}", big);
-		expect_error(c, "vm.create", args, "invalid_argument",
-		    "65-character name");
-	}
+	expect_errorf(c, "vm.create", "invalid_argument", "65-character name",
+	    "{\"name\":\"%s\"}", big);
 
 	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":15}",
 	    "invalid_argument", "memory_mib 15");
@@ -250,16 +271,8 @@ test_arguments(struct h_conn *c)
 	    "invalid_argument", "on_reboot 'maybe'");
 	memset(big, 'c', 2049);
 	big[2049] = '\0';
-	{
-		char *args;
-
-		if (asprintf(&args, "{\"name\":\"x\",\"cmdline\":\"%s\"}",
-		    big) == -1)
-			tap_bail("out of memory");
-		expect_error(c, "vm.create", args, "invalid_argument",
-		    "2049-byte cmdline");
-		free(args);
-	}
+	expect_errorf(c, "vm.create", "invalid_argument", "2049-byte cmdline",
+	    "{\"name\":\"x\",\"cmdline\":\"%s\"}", big);
 
 	/* Kernel and initrd files. */
 	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
@@ -274,30 +287,17 @@ test_arguments(struct h_conn *c)
 	snprintf(path, sizeof(path), "%s/junk.bin", d->dir);
 	if (write_file(path, junk, sizeof(junk) - 1) != 0)
 		tap_bail("cannot write %s", path);
-	{
-		char args[1024];
-
-		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
-		    "\"%s\"}", path);
-		expect_error(c, "vm.create", args, "invalid_argument",
-		    "kernel is not a kernel");
-		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
-		    "\"%s\",\"initrd\":\"/tmp\"}", hello);
-		expect_error(c, "vm.create", args, "invalid_argument",
-		    "initrd is a directory");
-		snprintf(args, sizeof(args), "{\"name\":\"x\",\"kernel\":"
-		    "\"%s\",\"initrd\":\"/nonexistent/initrd\"}", hello);
-		expect_error(c, "vm.create", args, "invalid_argument",
-		    "missing initrd");
-	}
-	{
-		struct json_object *r = h_callf(c, H_REPLY_MS, "vm.info",
-		    "{\"name\":\"x\"}");
-
-		check_error(r, "not_found", "nothing was created by the "
-		    "refused requests");
-		json_object_put(r);
-	}
+	expect_errorf(c, "vm.create", "invalid_argument",
+	    "kernel is not a kernel", "{\"name\":\"x\",\"kernel\":\"%s\"}",
+	    path);
+	expect_errorf(c, "vm.create", "invalid_argument",
+	    "initrd is a directory", "{\"name\":\"x\",\"kernel\":\"%s\","
+	    "\"initrd\":\"/tmp\"}", hello);
+	expect_errorf(c, "vm.create", "invalid_argument", "missing initrd",
+	    "{\"name\":\"x\",\"kernel\":\"%s\","
+	    "\"initrd\":\"/nonexistent/initrd\"}", hello);
+	expect_error(c, "vm.info", "{\"name\":\"x\"}", "not_found",
+	    "nothing was created by the refused requests");
 
 	/* A kernel that was fine at create time and is gone at start. */
 	{

@@ -11,21 +11,10 @@
 
 #include "boot.h"
 #include "tap.h"
+#include "unit-util.h"
 
 #define MEM_SIZE	(2 * 1024 * 1024)
 #define FILL		0x5a
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
 
 static uint8_t
 sum(const uint8_t *p, size_t len)

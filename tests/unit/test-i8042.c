@@ -11,6 +11,7 @@
 
 #include "i8042.h"
 #include "tap.h"
+#include "unit-util.h"
 
 #define DATA	0
 #define CMDREG	4
@@ -153,17 +154,6 @@ dev_send(struct host *h, bool aux, uint8_t b)
 	if (aux)
 		outb(h, CMDREG, 0xd4);
 	outb(h, DATA, b);
-}
-
-static uint64_t rng_state = 0xdeadbeef12345678ULL;
-
-static uint64_t
-rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
 static void

@@ -9,6 +9,7 @@
 
 #include "tap.h"
 #include "uart.h"
+#include "unit-util.h"
 
 #define RBR 0
 #define THR 0
@@ -108,18 +109,6 @@ static void
 outb(struct host *h, unsigned int reg, uint8_t v)
 {
 	uart_device_ops.write(h->u, reg, &v, 1);
-}
-
-/* Deterministic pseudo-random numbers (xorshift64*). */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t
-rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
 static void
@@ -743,6 +732,8 @@ test_fuzz(void)
 int
 main(void)
 {
+	/* The sequence test_linux_tx draws from. */
+	rng_state = 0x9e3779b97f4a7c15ULL;
 	test_reset_values();
 	test_dlab();
 	test_loopback();
