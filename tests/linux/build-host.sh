@@ -1,0 +1,87 @@
+#!/bin/sh
+# Builds the nested test host's initramfs (an uncompressed cpio archive:
+# the test host runs under emulation, where decompressing would cost more
+# than reading) for run.sh:
+#
+#   build-host.sh OUT.cpio
+#
+# It holds busybox and the KVM modules from the reference guest directory
+# (VMMD_LINUX_GUEST, see build-guest.sh), the built programs (VMMD_BIN,
+# VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS, VMMD_GUEST_DEMO) with
+# every shared library ldd lists and the dynamic loader, the reference
+# guest, run.sh, and host-init.sh as /init.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: build-host.sh OUT.cpio}
+
+die() { printf 'build-host: %s\n' "$*" >&2; exit 1; }
+
+for v in VMMD_LINUX_GUEST VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN \
+    VMMD_LINUX_SCENARIOS VMMD_GUEST_DEMO; do
+	eval "val=\${$v:-}"
+	[ -n "$val" ] || die "$v is not set"
+done
+guest=$VMMD_LINUX_GUEST
+for f in vmlinuz vmlinux initramfs.cpio.gz cmdline busybox \
+    host-modules/order; do
+	[ -f "$guest/$f" ] || die "$guest/$f is missing (run build-guest.sh)"
+done
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT INT TERM HUP
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" \
+    "$stage/proc" "$stage/sys" "$stage/dev" "$stage/tmp" "$stage/run" \
+    "$stage/lib/modules" "$stage/vmmd" "$stage/guest"
+
+# Symbolic links to the real files: cpio -L archives what they point to.
+link() { ln -sf "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" "$2"; }
+
+link "$guest/busybox" "$stage/bin/busybox"
+link "$here/host-init.sh" "$stage/init"
+link "$here/run.sh" "$stage/vmmd/run.sh"
+for f in "$guest"/host-modules/*; do
+	link "$f" "$stage/lib/modules/$(basename "$f")"
+done
+for f in vmlinuz vmlinux initramfs.cpio.gz cmdline; do
+	link "$guest/$f" "$stage/guest/$f"
+done
+link "$VMMD_BIN" "$stage/vmmd/vmmd"
+link "$VMMD_WORKER_BIN" "$stage/vmmd/vmmd-worker"
+link "$VMCTL_BIN" "$stage/vmmd/vmctl"
+link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"
+link "$VMMD_GUEST_DEMO" "$stage/vmmd/demo.elf"
+if [ "$(id -u)" = 0 ]; then
+	mknod -m 600 "$stage/dev/console" c 5 1
+fi
+
+# Shared libraries at the paths the loader will look for them.
+for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$VMCTL_BIN" \
+    "$VMMD_LINUX_SCENARIOS"; do
+	ldd "$bin" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
+	    print $i }'
+done | sort -u | while read -r lib; do
+	[ -f "$lib" ] || continue
+	mkdir -p "$stage$(dirname "$lib")"
+	[ -e "$stage$lib" ] || link "$lib" "$stage$lib"
+done
+
+# What run.sh passes on: the scenarios' environment inside the test host.
+{
+	echo "VMMD_BIN=/vmmd/vmmd"
+	echo "VMMD_WORKER_BIN=/vmmd/vmmd-worker"
+	echo "VMCTL_BIN=/vmmd/vmctl"
+	echo "VMMD_GUEST_DEMO=/vmmd/demo.elf"
+	echo "VMMD_LINUX_SCENARIOS=/vmmd/linux-scenarios"
+	echo "VMMD_LINUX_GUEST=/guest"
+	if [ -n "${VMMD_LINUX_CMDLINE:-}" ]; then
+		printf "VMMD_LINUX_CMDLINE='%s'\n" \
+		    "$(printf '%s' "$VMMD_LINUX_CMDLINE" | sed "s/'/'\\\\''/g")"
+	fi
+	echo "export VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN VMMD_GUEST_DEMO"
+	echo "export VMMD_LINUX_SCENARIOS VMMD_LINUX_GUEST VMMD_LINUX_CMDLINE"
+} >"$stage/vmmd/env"
+
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -L -H newc -R 0:0 \
+    --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"

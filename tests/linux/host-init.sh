@@ -1,0 +1,42 @@
+#!/bin/busybox sh
+# /init of the nested test host that run.sh boots (see build-host.sh for
+# what the initramfs holds).  Loads KVM, runs run.sh in direct mode with
+# the steps given on the kernel command line (vmmd_steps=a,b,...), copies
+# its TAP output to the second serial port (ttyS1), which run.sh reads,
+# and powers off.
+/bin/busybox --install -s
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+exec 0</dev/null 1>/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+hostname testhost
+
+stty -F /dev/ttyS1 raw -echo
+say() { echo "# test host: $*" | tee /dev/ttyS1; }
+
+say "Linux $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs," \
+    "$(awk '/^MemTotal/ { print $2 }' /proc/meminfo) KiB," \
+    "init at $(cut -d' ' -f1 /proc/uptime) s"
+intel=no
+grep -qw vmx /proc/cpuinfo && intel=yes
+while read -r m; do
+	case $m in
+	kvm-intel|kvm_intel)	[ $intel = yes ] || continue ;;
+	kvm-amd|kvm_amd)	[ $intel = no ] || continue ;;
+	esac
+	insmod "/lib/modules/$m.ko" || say "insmod $m failed"
+done </lib/modules/order
+dmesg | grep -i -e kvm -e svm | while read -r line; do say "$line"; done
+[ -c /dev/kvm ] || say "no /dev/kvm"
+
+. /vmmd/env
+VMMD_LINUX_MODE=direct
+export VMMD_LINUX_MODE
+set -- $(echo "${vmmd_steps:-}" | tr , ' ')
+cd /tmp
+/vmmd/run.sh "$@" 2>&1 | tee /dev/ttyS1
+say "done at $(cut -d' ' -f1 /proc/uptime) s"
+sync
+poweroff -f

@@ -1,0 +1,160 @@
+#!/bin/sh
+# The linux suite: runs the scenarios (scenarios.c) on the reference guest
+# and prints their TAP.
+#
+#   run.sh [STEP...]          (meson test --suite linux sets the environment)
+#
+# Where /dev/kvm is hardware virtualization (vmx or svm in /proc/cpuinfo),
+# the scenarios run directly on this host.  Elsewhere (the PVM /dev/kvm of
+# our machines cannot run a stock kernel) run.sh boots a nested test host
+# under QEMU's emulation with emulated SVM and nested paging, whose /init
+# (host-init.sh) runs this script again in direct mode; the TAP comes back
+# on the test host's second serial port.  One boot serves all the steps.
+#
+# Environment:
+#   VMMD_LINUX_GUEST      the reference guest directory (build-guest.sh);
+#                         the suite is skipped when it was not built
+#   VMMD_LINUX_MODE       auto (default), direct or nested
+#   VMMD_LINUX_TIMEOUT    seconds the test host may run (default 1100)
+#   VMMD_LINUX_WORKDIR    where the test host's initramfs and logs go
+#                         (default: a new directory under /tmp)
+#   VMMD_LINUX_QEMU       default qemu-system-x86_64
+#   VMMD_LINUX_CMDLINE    the guest's kernel command line, to experiment
+#   VMMD_BIN, VMMD_WORKER_BIN, VMCTL_BIN, VMMD_GUEST_DEMO,
+#   VMMD_LINUX_SCENARIOS  the programs under test (see build-host.sh)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+skip() { echo "1..0 # SKIP $*"; exit 77; }
+
+guest=${VMMD_LINUX_GUEST:-}
+if [ -z "$guest" ] || [ ! -f "$guest/vmlinuz" ] ||
+    [ ! -f "$guest/initramfs.cpio.gz" ]; then
+	skip "no reference guest in '$guest': tests/linux/build-guest.sh" \
+	    "makes it (quickstart.sh test runs it)"
+fi
+
+mode=${VMMD_LINUX_MODE:-auto}
+if [ "$mode" = auto ]; then
+	if [ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+		mode=direct
+	else
+		mode=nested
+	fi
+fi
+case $mode in
+direct)	exec "${VMMD_LINUX_SCENARIOS:?VMMD_LINUX_SCENARIOS is not set}" "$@" ;;
+nested)	;;
+*)	echo "Bail out! VMMD_LINUX_MODE=$mode: auto, direct or nested"
+	exit 1 ;;
+esac
+
+qemu=${VMMD_LINUX_QEMU:-qemu-system-x86_64}
+limit=${VMMD_LINUX_TIMEOUT:-1100}
+command -v "$qemu" >/dev/null 2>&1 ||
+    skip "$qemu is not installed (apt-get install qemu-system-x86)"
+command -v timeout >/dev/null 2>&1 || skip "timeout(1) is missing"
+
+work=${VMMD_LINUX_WORKDIR:-}
+[ -n "$work" ] || work=$(mktemp -d /tmp/vmmd-linux-XXXXXX)
+mkdir -p "$work"
+cpio=$work/test-host.cpio
+console=$work/test-host-console.log
+raw=$work/test-host-tap.raw
+tap=$work/test-host-tap.log
+rm -f "$cpio" "$console" "$raw" "$tap"
+
+start=$(date +%s)
+if ! sh "$here/build-host.sh" "$cpio" >"$work/build-host.log" 2>&1; then
+	echo "not ok 1 - building the test host's initramfs"
+	sed 's/^/# /' "$work/build-host.log"
+	echo "1..1"
+	exit 1
+fi
+
+append="console=ttyS0 panic=-1 quiet"
+[ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
+echo "# booting the test host: $qemu (TCG, emulated SVM), logs in $work"
+
+# ttyS0: the test host's console; ttyS1: the TAP stream, and nothing else.
+timeout -k 10 "$limit" "$qemu" -accel tcg,thread=multi \
+    -cpu EPYC,+svm,+npt -smp 2 -m 2048 -M q35 \
+    -nodefaults -display none -monitor none -no-reboot \
+    -serial "file:$console" -serial "file:$raw" \
+    -d guest_errors,cpu_reset -D "$work/qemu-debug.log" \
+    -kernel "$guest/vmlinuz" -initrd "$cpio" -append "$append" \
+    </dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+trap 'kill "$qpid" 2>/dev/null; exit 1' INT TERM HUP
+
+# Complete lines of the TAP stream, as they come.
+shown=0
+show_new() {
+	[ -f "$raw" ] || return 0
+	tr -d '\r' <"$raw" >"$tap"
+	n=$(wc -l <"$tap")
+	[ "$n" -gt "$shown" ] || return 0
+	# A skip plan is not the end here: see below.
+	sed -n "$((shown + 1)),${n}p" "$tap" | grep -v '^1\.\.0'
+	shown=$n
+}
+while kill -0 "$qpid" 2>/dev/null; do
+	show_new
+	sleep 2
+done
+wait "$qpid"
+status=$?
+show_new
+# A last line without its newline.
+[ -f "$tap" ] && [ -n "$(tail -c 1 "$tap")" ] && { tail -n 1 "$tap"; echo; }
+echo "# test host: $(($(date +%s) - start)) s from its build to its" \
+    "power-off (QEMU status $status)"
+
+rm -f "$raw"
+tests=0
+[ -f "$tap" ] && tests=$(grep -cE '^(not )?ok( |$)' "$tap")
+plan=
+[ -f "$tap" ] && plan=$(grep -E '^1\.\.[0-9]+' "$tap" | tail -n 1)
+oops='BUG:|Oops:|Kernel panic|general protection fault|WARNING: CPU'
+reason=
+case $status in
+0)	;;
+124|137) reason="timed out after $limit s" ;;
+*)	reason="QEMU exited with status $status" ;;
+esac
+case $plan in
+"")	if [ -z "$reason" ]; then
+		reason="it reset or stopped before the scenarios ended"
+		grep -q 'Triple fault' "$work/qemu-debug.log" 2>/dev/null &&
+		    reason="$reason (QEMU logged a triple fault)"
+	fi
+	reason="no TAP plan came back: $reason" ;;
+"1..0"*) reason="the scenarios skipped inside the test host: $plan"
+	plan= ;;
+*)	# The scenarios finished: their TAP says it all.
+	[ -n "$reason" ] && echo "# test host: $reason after the plan"
+	reason= ;;
+esac
+if [ -n "$reason" ]; then
+	echo "not ok $((tests + 1)) - test host: $reason"
+	# A crash of the test host's own kernel: its first report.
+	if [ -f "$console" ] && grep -qE "$oops" "$console"; then
+		echo "# ---- the test host's kernel reported ----"
+		grep -m 1 -A 40 -E "$oops" "$console" | tr -d '\r' |
+		    sed 's/^/# | /'
+	fi
+	echo "# ---- tail of the test host's console ($console) ----"
+	[ -f "$console" ] && tail -n 80 "$console" | tr -d '\r' |
+	    sed 's/^/# | /'
+	sed 's/^/# qemu: /' "$work/qemu.log"
+	echo "# QEMU's log of resets and guest errors: $work/qemu-debug.log"
+	[ -n "$plan" ] || echo "1..$((tests + 1))"
+	exit 1
+fi
+rm -f "$cpio"
+[ "$status" = 0 ] || exit 1
+if grep -qE '^(not ok|Bail out!)' "$tap"; then
+	exit 1
+fi
+exit 0

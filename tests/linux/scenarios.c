@@ -1,0 +1,750 @@
+/*
+ * The linux suite's scenarios: the reference guest (Debian's kernel and a
+ * busybox initramfs, see build-guest.sh) under a private vmmd, checked on
+ * its serial console.  Runs where /dev/kvm can run a stock kernel: inside
+ * the nested test host (run.sh boots it) or directly on a host with
+ * hardware virtualization.
+ *
+ *   linux-scenarios [STEP...]
+ *
+ * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
+ * CPUs, memory, e820 map, command line), date, stream, input, pause, reboot,
+ * stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
+ * with on_reboot stop).
+ *
+ * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
+ * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
+ * VMMD_LINUX_CMDLINE replaces the guest's default command line.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lguest.h"
+
+#define GUEST_MIB	256
+#define GUEST_CPUS	2
+#define STREAM_LINES	16384		/* of 64 bytes: 1 MiB */
+#define STREAM_TAIL	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01"
+#define STREAM_MS	600000
+#define STALL_MS	30000		/* no output for so long: stalled */
+#define INPUT_LINES	1024		/* of 64 bytes typed: 64 KiB */
+#define STOP_TIMEOUT_S	120		/* vm.stop's grace period */
+/* The kernel prints it once per boot, on a line of its own. */
+#define BOOT_LINE	"Run /init as init process"
+
+static int	 nsteps;
+static char	**steps;
+
+static bool
+want(const char *step)
+{
+	int i;
+
+	if (nsteps == 0)
+		return true;
+	for (i = 0; i < nsteps; i++)
+		if (strcmp(steps[i], step) == 0)
+			return true;
+	return false;
+}
+
+/* A check: TAP line, and the guest's console log when it failed. */
+static bool
+check(struct lg_vm *vm, bool cond, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool
+check(struct lg_vm *vm, bool cond, const char *fmt, ...)
+{
+	char desc[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	tap_ok(cond, "%s: %s", vm->name, desc);
+	if (!cond)
+		lg_dump(vm, desc);
+	return cond;
+}
+
+/* Text of several lines as diagnostics, one per line. */
+static void
+diag_lines(struct lg_vm *vm, const char *what, const char *text)
+{
+	const char *p, *nl;
+
+	tap_diag("%s: %s:", vm->name, what);
+	for (p = text; *p != '\0'; p = *nl ? nl + 1 : nl) {
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			nl = p + strlen(p);
+		tap_diag("  %.*s", (int)(nl - p), p);
+	}
+}
+
+/* The VM's "stats" from vm.info, as one line (for diagnostics). */
+static void
+show_stats(struct lg_vm *vm, const char *when)
+{
+	struct json_object *r, *st;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &st))
+		tap_diag("%s: stats %s: %s", vm->name, when, h_text(st));
+	json_object_put(r);
+}
+
+/* The guest resets the worker has seen (vm.info's stats), or -1. */
+static int64_t
+vm_resets(struct lg_vm *vm)
+{
+	struct json_object *r, *st;
+	int64_t n = -1;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &st))
+		n = h_int(st, "reboots", -1);
+	json_object_put(r);
+	return n;
+}
+
+/*
+ * A guest that resets on its own (a triple fault, say) makes the steps
+ * after it meaningless: say so where it happened (a line only then).
+ */
+static void
+no_reset(struct lg_vm *vm, const char *during, int64_t *resets)
+{
+	int64_t n = vm_resets(vm);
+
+	if (n > *resets)
+		check(vm, false, "the guest reset %" PRId64 " time(s) on its own "
+		    "during %s (vmmd's log says why)", n - *resets, during);
+	*resets = n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Boot and what the guest sees */
+
+/*
+ * Keeps the kernel's messages (but emergencies) off the console from now
+ * on, so that none cuts into what the scenarios wait for; dmesg has them.
+ */
+static bool
+quiet_kernel(struct lg_vm *vm)
+{
+	char *out;
+	bool ok;
+	int st;
+
+	out = lg_cmd(vm, "dmesg -n 1", &st, LG_CMD_MS);
+	ok = out != NULL && st == 0;
+	free(out);
+	return check(vm, ok, "dmesg -n 1 (status %d)", st);
+}
+
+/*
+ * Creates and starts name with kernel (a file of the guest directory),
+ * attaches its console and waits for the banner and the shell.
+ */
+static bool
+boot(struct lg_vm *vm, const char *kernel, const char *on_reboot,
+    const char *cmdline)
+{
+	double t0;
+	int64_t resets;
+	int r;
+
+	r = h_create(vm->c, vm->name, "\"kernel\":\"%s\",\"initrd\":\"%s\","
+	    "\"cmdline\":\"%s\",\"memory_mib\":%d,\"vcpus\":%d,"
+	    "\"on_reboot\":\"%s\"", lg_guest_file(kernel),
+	    lg_guest_file("initramfs.cpio.gz"), cmdline, GUEST_MIB,
+	    GUEST_CPUS, on_reboot);
+	if (!check(vm, r == 0, "created (%s, %d vCPUs, %d MiB, on_reboot %s)",
+	    kernel, GUEST_CPUS, GUEST_MIB, on_reboot))
+		return false;
+	t0 = h_now_ms();
+	r = h_start(vm->c, vm->name);
+	if (!check(vm, r == 0, "vm.start replies (%.1f s)",
+	    (h_now_ms() - t0) / 1e3))
+		return false;
+	if (!check(vm, lg_attach(vm) == 0, "console attached"))
+		return false;
+	r = lg_expect_user(vm, LG_BANNER, LG_BOOT_MS);
+	if (!check(vm, r == 0, "boots to the initramfs' banner (%.1f s)",
+	    (h_now_ms() - t0) / 1e3)) {
+		show_stats(vm, "when the boot failed");
+		return false;
+	}
+	r = lg_wait_shell(vm, LG_BOOT_MS - (int)(h_now_ms() - t0));
+	if (!check(vm, r == 0, "shell on the serial console answers "
+	    "(%.1f s after vm.start)", (h_now_ms() - t0) / 1e3))
+		return false;
+	resets = 0;
+	no_reset(vm, "its boot", &resets);
+	return quiet_kernel(vm);
+}
+
+/* Parses "BIOS-e820: [mem 0xA-0xB] usable" lines; usable bytes. */
+static uint64_t
+e820_usable(const char *log, int *nentries, bool *from_zero)
+{
+	const char *p = log;
+	uint64_t usable = 0, a, b;
+	char type[32];
+
+	*nentries = 0;
+	*from_zero = false;
+	while ((p = strstr(p, "BIOS-e820: [mem ")) != NULL) {
+		p += strlen("BIOS-e820: [mem ");
+		if (sscanf(p, "%" SCNx64 "-%" SCNx64 "] %31s", &a, &b,
+		    type) != 3)
+			continue;
+		(*nentries)++;
+		if (strcmp(type, "usable") == 0 && b >= a) {
+			usable += b - a + 1;
+			if (a == 0)
+				*from_zero = true;
+		}
+	}
+	return usable;
+}
+
+static void
+check_platform(struct lg_vm *vm, const char *cmdline)
+{
+	char *out, *p, want_line[2300];
+	uint64_t usable;
+	unsigned long avail, total;
+	long kib;
+	int st, n;
+	bool zero;
+
+	out = lg_cmd(vm, "grep -c ^processor /proc/cpuinfo", &st, LG_CMD_MS);
+	n = out ? atoi(out) : -1;
+	check(vm, n == GUEST_CPUS, "/proc/cpuinfo shows %d CPUs (want %d)",
+	    n, GUEST_CPUS);
+	free(out);
+
+	out = lg_cmd(vm, "free -k | grep ^Mem:", &st, LG_CMD_MS);
+	kib = out && strncmp(out, "Mem:", 4) == 0 ? atol(out + 4) : -1;
+	/* What the kernel keeps for itself is not in free's total. */
+	check(vm, kib > (GUEST_MIB - 96) * 1024L && kib <= GUEST_MIB * 1024L,
+	    "free shows %ld KiB total of %d MiB", kib, GUEST_MIB);
+	free(out);
+
+	out = lg_cmd(vm, "dmesg | grep -e BIOS-e820 -e 'Command line:' -e "
+	    "'Memory: '", &st, LG_CMD_MS);
+	if (out == NULL) {
+		check(vm, false, "dmesg answers");
+		return;
+	}
+	diag_lines(vm, "guest kernel log", out);
+	usable = e820_usable(out, &n, &zero);
+	/* Only the legacy hole below 1 MiB may be missing from the RAM. */
+	check(vm, n > 0 && zero && usable <= (uint64_t)GUEST_MIB << 20 &&
+	    usable >= ((uint64_t)GUEST_MIB << 20) - (1 << 20),
+	    "kernel log shows the e820 map (%d entries, %" PRIu64 " KiB "
+	    "usable from 0)", n, usable >> 10);
+	p = strstr(out, "Memory: ");
+	avail = total = 0;
+	if (p != NULL)
+		sscanf(p, "Memory: %luK/%luK", &avail, &total);
+	check(vm, total > (GUEST_MIB - 1) * 1024UL &&
+	    total <= GUEST_MIB * 1024UL,
+	    "kernel counts %luK of RAM (%luK available)", total, avail);
+	snprintf(want_line, sizeof(want_line), "Command line: %s\n", cmdline);
+	check(vm, strstr(out, want_line) != NULL,
+	    "kernel log shows the command line vmmd gave it");
+	free(out);
+}
+
+static void
+check_date(struct lg_vm *vm)
+{
+	time_t t0, t1;
+	char *out;
+	long g;
+	int st;
+
+	/* The guest read its clock between t0 and t1 (whole seconds). */
+	t0 = time(NULL);
+	out = lg_cmd(vm, "date +%s", &st, LG_CMD_MS);
+	t1 = time(NULL);
+	g = out != NULL ? atol(out) : -1;
+	check(vm, g >= (long)t0 - 2 && g <= (long)t1 + 2,
+	    "date in the guest (%ld) within 2 s of the host's (%ld..%ld)",
+	    g, (long)t0, (long)t1);
+	free(out);
+}
+
+/* ------------------------------------------------------------------ */
+/* 1 MiB of console output */
+
+static char *
+stream_expected(size_t *lenp)
+{
+	size_t len = (size_t)STREAM_LINES * 64, o = 0;
+	char *buf = malloc(len + 1);
+	int i;
+
+	if (buf == NULL)
+		tap_bail("out of memory");
+	for (i = 0; i < STREAM_LINES; i++)
+		o += (size_t)snprintf(buf + o, len + 1 - o, "%08d %s\n", i,
+		    STREAM_TAIL);
+	*lenp = o;
+	return buf;
+}
+
+/* Compares what arrived between the markers with the expected bytes. */
+static bool
+stream_compare(struct lg_vm *vm, const char *where, const char *hay,
+    size_t haylen, const char *begin, const char *end, const char *exp,
+    size_t explen)
+{
+	const char *b, *e;
+	size_t len, i;
+
+	b = memmem(hay, haylen, begin, strlen(begin));
+	if (b == NULL)
+		return check(vm, false, "1 MiB stream in %s: no start marker",
+		    where);
+	b += strlen(begin);
+	e = memmem(b, haylen - (size_t)(b - hay), end, strlen(end));
+	if (e == NULL)
+		return check(vm, false, "1 MiB stream in %s: no end marker",
+		    where);
+	len = (size_t)(e - b);
+	for (i = 0; i < len && i < explen && b[i] == exp[i]; i++)
+		;
+	if (len == explen && i == len)
+		return check(vm, true, "1 MiB stream intact in %s (%zu bytes, "
+		    "CRC-32 %08x)", where, len, lg_crc32(b, len));
+	tap_diag("%s: %zu bytes between the markers, want %zu; first "
+	    "difference at byte %zu", where, len, explen, i);
+	{
+		char got[48], wnt[48];
+		size_t n = len - i < 40 ? len - i : 40;
+
+		memcpy(got, b + i, n);
+		got[n] = '\0';
+		n = explen - i < 40 ? explen - i : 40;
+		memcpy(wnt, exp + i, n);
+		wnt[n] = '\0';
+		tap_diag("  got:  %s", h_flat(got));
+		tap_diag("  want: %s", h_flat(wnt));
+	}
+	return check(vm, false, "1 MiB stream intact in %s", where);
+}
+
+static void
+check_stream(struct lg_vm *vm)
+{
+	char cmd[512], begin[32], end[32], *exp, *out, *log;
+	const char *vmctl = getenv("VMCTL_BIN");
+	size_t explen, loglen;
+	unsigned int n;
+	unsigned long crc, size;
+	struct h_proc p = { .pid = 0 };
+	double t0, dt, shown, moved;
+	size_t start, last;
+	int stalls = 0;
+	bool have_vmctl = vmctl != NULL && *vmctl != '\0';
+	int st, r;
+
+	exp = stream_expected(&explen);
+	snprintf(cmd, sizeof(cmd), "awk 'BEGIN { for (i = 0; i < %d; i++) "
+	    "printf \"%%08d %s\\n\", i }' >/tmp/stream; crc32 /tmp/stream; "
+	    "wc -c </tmp/stream",
+	    STREAM_LINES, STREAM_TAIL);
+	out = lg_cmd(vm, cmd, &st, LG_CMD_MS);
+	crc = size = 0;
+	if (out != NULL)
+		sscanf(out, "%lx %*s %lu", &crc, &size);
+	free(out);
+	if (!check(vm, st == 0 && crc == lg_crc32(exp, explen) &&
+	    size == explen, "the guest made the 1 MiB pattern (CRC-32 %08lx, "
+	    "%lu bytes; want %08x, %zu)", crc, size, lg_crc32(exp, explen),
+	    explen)) {
+		free(exp);
+		return;
+	}
+
+	if (have_vmctl) {
+		char *argv[] = { (char *)vmctl, "-s", vm->d->sock, "console",
+		    vm->name, NULL };
+		char seen[32];
+
+		h_spawn(&p, argv);
+		/* Attached once the replay shows the last command's end. */
+		snprintf(seen, sizeof(seen), "=END-%u-", vm->seq);
+		if (h_proc_expect(&p, seen, LG_CMD_MS) != 0)
+			tap_diag("vmctl console: no replay of '%s'", seen);
+	} else {
+		tap_diag("VMCTL_BIN not set: no vmctl console attached");
+	}
+
+	/*
+	 * Raw output (no \n -> \r\n) so the bytes must arrive as they are;
+	 * the kernel's own messages kept off the console meanwhile.
+	 */
+	n = lg_seq(vm);
+	snprintf(begin, sizeof(begin), "=START-%u=\n", n);
+	snprintf(end, sizeof(end), "=STOP-%u=", n);
+	snprintf(cmd, sizeof(cmd), "dmesg -n 1; stty -opost; echo "
+	    "=S\"\"TART-%u=; cat /tmp/stream; echo =S\"\"TOP-%u=; stty opost\n",
+	    n, n);
+	show_stats(vm, "before the stream");
+	t0 = h_now_ms();
+	lg_send(vm, cmd);
+	r = -1;
+	start = last = vm->con->len;
+	shown = moved = t0;
+	while (h_now_ms() - t0 < STREAM_MS) {
+		r = lg_expect(vm, end, 1000, true);
+		if (have_vmctl)
+			h_proc_pump(&p, 0);
+		if (r == 0 || vm->con->eof)
+			break;
+		if (vm->con->len != last) {
+			last = vm->con->len;
+			moved = h_now_ms();
+		} else if (h_now_ms() - moved >= STALL_MS) {
+			/*
+			 * A key press makes the guest's UART driver look at
+			 * the transmitter again: if output resumes, the
+			 * transmitter's interrupt was what went missing.
+			 */
+			stalls++;
+			tap_diag("%s: the stream stalled at %zu bytes for %d s; "
+			    "sending a newline", vm->name, last - start,
+			    STALL_MS / 1000);
+			show_stats(vm, "at the stall");
+			lg_send(vm, "\n");
+			moved = h_now_ms();
+			if (stalls == 2)
+				break;
+		}
+		if (h_now_ms() - shown >= 30000) {
+			shown = h_now_ms();
+			tap_diag("%s: %zu bytes of the stream after %.0f s",
+			    vm->name, vm->con->len - start, (shown - t0) / 1e3);
+		}
+	}
+	check(vm, stalls == 0, "the stream never stalled for %d s (%d times)",
+	    STALL_MS / 1000, stalls);
+	dt = (h_now_ms() - t0) / 1e3;
+	show_stats(vm, "after the stream");
+	if (check(vm, r == 0, "1 MiB stream printed by the guest arrives "
+	    "(%zu bytes in %.1f s, %.1f KiB/s)", vm->con->len - start, dt,
+	    (vm->con->len - start) / 1024.0 / dt)) {
+		stream_compare(vm, "the attached console", vm->con->buf,
+		    vm->con->len, begin, end, exp, explen);
+		/* The log is written by the worker's loop: let it catch up. */
+		h_file_expect(h_console_log(vm->d, vm->name), end, 1, 10000);
+		log = h_read_file(h_console_log(vm->d, vm->name), &loglen);
+		stream_compare(vm, "the console log", log ? log : "", loglen,
+		    begin, end, exp, explen);
+		free(log);
+	}
+	if (have_vmctl) {
+		if (h_proc_expect(&p, end, 30000) == 0)
+			stream_compare(vm, "a vmctl console", p.obuf, p.olen,
+			    begin, end, exp, explen);
+		else
+			check(vm, false, "1 MiB stream at a vmctl console");
+		h_proc_free(&p);
+	}
+	free(exp);
+	/* The shell is still there, and the terminal cooked again. */
+	out = lg_cmd(vm, "echo ok", &st, LG_CMD_MS);
+	check(vm, out != NULL && strcmp(out, "ok\n") == 0,
+	    "shell answers after the stream");
+	free(out);
+}
+
+/*
+ * The other way: INPUT_LINES lines typed into "cat >FILE" (no echo), then
+ * the guest's CRC-32 of what it received.
+ */
+static void
+check_input(struct lg_vm *vm)
+{
+	char cmd[256], line[80], mark[32], *out, *exp;
+	size_t explen, o = 0;
+	unsigned long crc = 0, size = 0;
+	unsigned int n;
+	double t0, dt;
+	int i, st, r;
+
+	explen = (size_t)INPUT_LINES * 64;
+	if ((exp = malloc(explen + 1)) == NULL)
+		tap_bail("out of memory");
+	for (i = 0; i < INPUT_LINES; i++)
+		o += (size_t)snprintf(exp + o, explen + 1 - o, "%08d %s\n", i,
+		    STREAM_TAIL);
+	n = lg_seq(vm);
+	snprintf(cmd, sizeof(cmd), "stty -echo; echo =I\"\"N-%u=; cat "
+	    ">/tmp/input; stty echo\n", n);
+	snprintf(mark, sizeof(mark), "=IN-%u=", n);
+	t0 = h_now_ms();
+	if (lg_send(vm, cmd) != 0 || lg_expect(vm, mark, LG_CMD_MS,
+	    false) != 0) {
+		check(vm, false, "cat ready for input");
+		free(exp);
+		return;
+	}
+	/* Line by line: the console's own flow control does the pacing. */
+	for (i = 0, r = 0; i < INPUT_LINES && r == 0; i++) {
+		memcpy(line, exp + (size_t)i * 64, 64);
+		r = h_console_write(vm->con, line, 64);
+	}
+	/* Ctrl-D at the start of a line: end of file for cat. */
+	if (r == 0)
+		r = h_console_write(vm->con, "\x04", 1);
+	out = r == 0 ? lg_cmd(vm, "crc32 /tmp/input; wc -c </tmp/input", &st,
+	    STREAM_MS) : NULL;
+	dt = (h_now_ms() - t0) / 1e3;
+	if (out != NULL)
+		sscanf(out, "%lx %*s %lu", &crc, &size);
+	check(vm, out != NULL && crc == lg_crc32(exp, explen) &&
+	    size == explen, "%zu bytes typed arrive intact (CRC-32 %08lx, %lu "
+	    "bytes; want %08x; %.1f s, %.1f KiB/s)", explen, crc, size,
+	    lg_crc32(exp, explen), dt, explen / 1024.0 / dt);
+	free(out);
+	free(exp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle */
+
+static void
+check_pause(struct lg_vm *vm)
+{
+	struct json_object *r;
+	char st[64], cmd[64], mark[32];
+	unsigned int n = lg_seq(vm);
+	bool quiet;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.pause", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (h_ret(r) == NULL)
+		tap_diag("vm.pause: %s", h_text(r));
+	check(vm, h_ret(r) != NULL && strcmp(h_state(vm->c, vm->name, st,
+	    sizeof(st)), "paused") == 0, "vm.pause: state %s", st);
+	json_object_put(r);
+	/* Typed while paused: must be answered only after resume. */
+	snprintf(cmd, sizeof(cmd), "echo =P\"\"AUSED-%u=\n", n);
+	snprintf(mark, sizeof(mark), "=PAUSED-%u=", n);
+	lg_send(vm, cmd);
+	quiet = lg_expect(vm, mark, 3000, true) != 0;
+	check(vm, quiet, "no answer while paused (3 s)");
+	r = h_callf(vm->c, H_REPLY_MS, "vm.resume", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (h_ret(r) == NULL)
+		tap_diag("vm.resume: %s", h_text(r));
+	check(vm, h_ret(r) != NULL && strcmp(h_state(vm->c, vm->name, st,
+	    sizeof(st)), "running") == 0, "vm.resume: state %s", st);
+	json_object_put(r);
+	check(vm, !quiet || lg_expect(vm, mark, LG_CMD_MS, false) == 0,
+	    "input typed while paused is answered after resume");
+	check(vm, lg_wait_shell(vm, LG_CMD_MS) == 0,
+	    "shell alive after pause and resume");
+}
+
+/* Occurrences of needle in the VM's console log. */
+static size_t
+log_count(struct lg_vm *vm, const char *needle)
+{
+	size_t len, n;
+	char *log = h_read_file(h_console_log(vm->d, vm->name), &len);
+
+	n = h_count(log, len, needle);
+	free(log);
+	return n;
+}
+
+static void
+check_reboot_restart(struct lg_vm *vm)
+{
+	char st[64];
+	double t0 = h_now_ms();
+	size_t boots = log_count(vm, BOOT_LINE);
+	int r;
+
+	lg_send(vm, "reboot\n");
+	r = lg_expect_user(vm, LG_BANNER, LG_BOOT_MS);
+	check(vm, r == 0, "'reboot' in the guest: boots again (banner after "
+	    "%.1f s)", (h_now_ms() - t0) / 1e3);
+	if (r != 0)
+		return;
+	check(vm, log_count(vm, BOOT_LINE) == boots + 1,
+	    "the kernel booted %zu times", boots + 1);
+	check(vm, lg_wait_shell(vm, LG_BOOT_MS) == 0 && quiet_kernel(vm),
+	    "shell answers after the reboot (%.1f s)",
+	    (h_now_ms() - t0) / 1e3);
+	check(vm, strcmp(h_state(vm->c, vm->name, st, sizeof(st)),
+	    "running") == 0, "still running after the reboot (%s)", st);
+}
+
+static void
+check_vmctl_stop(struct lg_vm *vm)
+{
+	const char *vmctl = getenv("VMCTL_BIN");
+	char timeout[16], st[64];
+	struct h_proc p;
+	size_t resets = log_count(vm, "Restarting system");
+	double t0, dt;
+	int r;
+
+	snprintf(timeout, sizeof(timeout), "%d", STOP_TIMEOUT_S);
+	t0 = h_now_ms();
+	if (vmctl != NULL && *vmctl != '\0') {
+		char *argv[] = { (char *)vmctl, "-s", vm->d->sock, "stop",
+		    "--timeout", timeout, vm->name, NULL };
+
+		r = h_run(&p, NULL, (STOP_TIMEOUT_S + 30) * 1000, argv);
+		if (r != 0)
+			tap_diag("vmctl stop: status %d, stdout %s, stderr %s",
+			    r, h_flat(p.obuf), h_flat(p.ebuf));
+		h_proc_free(&p);
+	} else {
+		r = h_stop(vm->c, vm->name, false, STOP_TIMEOUT_S,
+		    (STOP_TIMEOUT_S + 30) * 1000);
+	}
+	dt = (h_now_ms() - t0) / 1e3;
+	check(vm, r == 0 && strcmp(h_state(vm->c, vm->name, st, sizeof(st)),
+	    "stopped") == 0, "%s stop: state %s (%.1f s)",
+	    vmctl ? "vmctl" : "vm.", st, dt);
+	/* The guest's init ran reboot on Ctrl-Alt-Del, before the timeout. */
+	check(vm, dt < STOP_TIMEOUT_S && log_count(vm, "Restarting system") ==
+	    resets + 1, "stopped through Ctrl-Alt-Del (the guest restarted "
+	    "itself in %.1f s)", dt);
+}
+
+static void
+check_reboot_stop(struct lg_vm *vm)
+{
+	double t0 = h_now_ms();
+	size_t boots = log_count(vm, BOOT_LINE);
+	int r;
+
+	lg_send(vm, "reboot\n");
+	r = h_wait_state(vm->c, vm->name, "stopped", LG_BOOT_MS);
+	check(vm, r == 0, "'reboot' with on_reboot stop: VM stopped (%.1f s)",
+	    (h_now_ms() - t0) / 1e3);
+	check(vm, log_count(vm, "Restarting system") == 1 &&
+	    log_count(vm, BOOT_LINE) == boots,
+	    "the guest restarted itself once and did not boot again");
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Whatever happened, the VM does not outlive its scenario. */
+static void
+finish(struct lg_vm *vm)
+{
+	char st[64];
+
+	h_state(vm->c, vm->name, st, sizeof(st));
+	if (strcmp(st, "running") == 0 || strcmp(st, "paused") == 0 ||
+	    strcmp(st, "starting") == 0 || strcmp(st, "stopping") == 0)
+		h_stop(vm->c, vm->name, true, -1, H_REPLY_MS);
+	lg_detach(vm);
+}
+
+static const char *
+cmdline_for(const char *tag)
+{
+	static char buf[2100];
+	const char *base = getenv("VMMD_LINUX_CMDLINE");
+
+	if (base == NULL || *base == '\0')
+		base = lg_default_cmdline();
+	snprintf(buf, sizeof(buf), "%s vmmd.test=%s", base, tag);
+	return buf;
+}
+
+static void
+scenario_bzimage(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-bzimage" };
+	char cmdline[2100];
+	int64_t resets;
+
+	snprintf(cmdline, sizeof(cmdline), "%s", cmdline_for("bzimage"));
+	if (!boot(&vm, "vmlinuz", "restart", cmdline))
+		goto out;
+	resets = vm_resets(&vm);
+	if (want("bzimage"))
+		check_platform(&vm, cmdline);
+	no_reset(&vm, "the platform checks", &resets);
+	if (want("date"))
+		check_date(&vm);
+	no_reset(&vm, "the date check", &resets);
+	if (want("stream"))
+		check_stream(&vm);
+	if (want("input"))
+		check_input(&vm);
+	no_reset(&vm, "the console streams", &resets);
+	if (want("pause"))
+		check_pause(&vm);
+	no_reset(&vm, "pause and resume", &resets);
+	if (want("reboot"))
+		check_reboot_restart(&vm);
+	if (want("stop"))
+		check_vmctl_stop(&vm);
+out:
+	finish(&vm);
+}
+
+static void
+scenario_pvh(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-pvh" };
+	char cmdline[2100];
+	int64_t resets;
+
+	snprintf(cmdline, sizeof(cmdline), "%s", cmdline_for("pvh"));
+	if (!boot(&vm, "vmlinux", "stop", cmdline))
+		goto out;
+	resets = vm_resets(&vm);
+	check_platform(&vm, cmdline);
+	no_reset(&vm, "the platform checks", &resets);
+	check_reboot_stop(&vm);
+out:
+	finish(&vm);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct h_daemon *d;
+	struct h_conn *c;
+	double t0;
+
+	nsteps = argc - 1;
+	steps = argv + 1;
+	h_init();
+	h_env("VMMD_LINUX_GUEST");
+	t0 = h_now_ms();
+	d = h_daemon_start();
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	if (want("bzimage") || want("date") || want("stream") ||
+	    want("input") || want("pause") || want("reboot") || want("stop"))
+		scenario_bzimage(d, c);
+	if (want("pvh"))
+		scenario_pvh(d, c);
+	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
+	h_close(c);
+	return h_done();
+}
