@@ -45,6 +45,7 @@ struct console {
 
 	/* Loop thread only. */
 	uint64_t flushed;	/* bytes handed to log and clients */
+	int64_t last_flush_ms;
 	struct event *flush_ev;
 	struct event *input_ev;
 	struct evbuffer *input;	/* client bytes the UART has not taken */
@@ -292,10 +293,30 @@ console_drain(struct console *c, int timeout_ms)
 	}
 }
 
+/*
+ * Woken by a vCPU (or by the timer below).  While output keeps coming,
+ * clients get it at most every CONSOLE_FLUSH_INTERVAL_MS: a guest
+ * printing at full speed then costs the loop a bounded number of
+ * wake-ups instead of one per byte, and an interactive echo still comes
+ * back at once after a quiet spell.  flush_pending stays set while the
+ * timer waits, so vCPUs do not wake the loop in between; with no output
+ * no timer exists.
+ */
 static void
 console_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
-	console_flush(arg);
+	struct console *c = arg;
+	int64_t now = console_now_ms();
+	int64_t wait = CONSOLE_FLUSH_INTERVAL_MS - (now - c->last_flush_ms);
+
+	if (!(what & EV_TIMEOUT) && wait > 0) {
+		struct timeval tv = { 0, (suseconds_t)wait * 1000 };
+
+		event_add(c->flush_ev, &tv);
+		return;
+	}
+	c->last_flush_ms = now;
+	console_flush(c);
 }
 
 static void

@@ -20,6 +20,7 @@
 #define CONSOLE_REPLAY_SIZE	(64 * 1024)	/* replayed on attach */
 #define CONSOLE_CLIENT_BACKLOG	(4 * 1024 * 1024)
 #define CONSOLE_INPUT_BACKLOG	(64 * 1024)
+#define CONSOLE_FLUSH_INTERVAL_MS	10	/* while output streams */
 
 typedef size_t (*console_input_fn)(void *opaque, const uint8_t *buf,
     size_t len);
