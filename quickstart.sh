@@ -3,12 +3,11 @@
 #
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
-#   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan
-#                            (what CI runs)
-#   ./quickstart.sh linux    the same set-up, the reference Debian guest,
-#                            then the linux suite (minutes: without hardware
-#                            virtualization it runs in a nested test host)
+#   ./quickstart.sh test     the same set-up, then the whole test suite:
+#                            unit and kvm suites, plain and with
+#                            AddressSanitizer and UBSan, and the linux suite
+#                            on the reference Debian guest (what CI runs)
+#   ./quickstart.sh linux    the same set-up, then the linux suite alone
 #
 # Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR.
 set -eu
@@ -110,15 +109,21 @@ fi
 install_packages $build_deps $test_deps
 vmlinuz=$(fetch_debian_kernel)
 
-if [ "$mode" = linux ]; then
+# The linux suite: the reference Debian guest, in a nested test host where
+# this host's KVM cannot run a stock kernel (minutes).
+linux_suite() {
 	install_packages $linux_deps
 	say "building the linux suite's reference guest (cached in $cache)"
 	guestdir=$(sh "$top/tests/linux/build-guest.sh" "$cache/linux-guest") ||
 	    die "cannot build the reference guest"
-	configure "$builddir" -Dtest_vmlinuz="$vmlinuz" \
+	configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
 	    -Dlinux_guest_dir="$guestdir"
 	say "running the linux suite"
 	meson test -C "$builddir" --suite linux --print-errorlogs
+}
+
+if [ "$mode" = linux ]; then
+	linux_suite
 	say "linux suite passed"
 	exit 0
 fi
@@ -136,4 +141,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
+linux_suite
 say "all tests passed"

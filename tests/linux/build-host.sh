@@ -55,10 +55,19 @@ if [ "$(id -u)" = 0 ]; then
 	mknod -m 600 "$stage/dev/console" c 5 1
 fi
 
+# Anything else a caller needs inside (bench/idle-linux.sh: strace, QEMU
+# and its firmware): VMMD_HOST_EXTRA lists absolute paths, each placed at
+# the same path; programs among them get their libraries below.
+for f in ${VMMD_HOST_EXTRA:-}; do
+	[ -f "$f" ] || die "VMMD_HOST_EXTRA: $f is missing"
+	mkdir -p "$stage$(dirname "$f")"
+	[ -e "$stage$f" ] || link "$f" "$stage$f"
+done
+
 # Shared libraries at the paths the loader will look for them.
 for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$VMCTL_BIN" \
-    "$VMMD_LINUX_SCENARIOS"; do
-	ldd "$bin" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
+    "$VMMD_LINUX_SCENARIOS" ${VMMD_HOST_EXTRA:-}; do
+	ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
 	    print $i }'
 done | sort -u | while read -r lib; do
 	[ -f "$lib" ] || continue
