@@ -40,7 +40,9 @@ measure() {
 	args=
 	for p in "$@"; do args="$args -p $p"; done
 	kvm_stats "$kpid" >/tmp/k0
-	timeout -s INT "$secs" strace -c -f -o /tmp/st $args 2>/dev/null
+	timeout -s INT "$secs" strace -c -f -o /tmp/st $args 2>/tmp/st.err ||
+	    true
+	[ -s /tmp/st ] || say "strace: $(head -c 300 /tmp/st.err)"
 	kvm_stats "$kpid" >/tmp/k1
 	calls=$(awk '$NF == "total" { print $4 }' /tmp/st)
 	say "$label: ${calls:-0} system calls in $secs s"
@@ -54,26 +56,28 @@ measure() {
 }
 
 say "idle reference guest, ${settle} s to settle, ${secs} s window"
-vmmd -s /tmp/bench.sock -d /tmp/bench -g "$VMMD_GUEST_DEMO"
-vmctl -s /tmp/bench.sock create idle --kernel "$g/vmlinuz" \
+"$VMMD_BIN" -s /tmp/bench.sock -d /tmp/bench -g "$VMMD_GUEST_DEMO"
+"$VMCTL_BIN" -s /tmp/bench.sock create idle --kernel "$g/vmlinuz" \
     --initrd "$g/initramfs.cpio.gz" --cmdline "$cmdline" --memory 256M \
     --vcpus 2 >/dev/null
-vmctl -s /tmp/bench.sock start idle >/dev/null
+"$VMCTL_BIN" -s /tmp/bench.sock start idle >/dev/null
 ok=1
-wait_for /tmp/bench/console/idle.log "reference guest ready" 120 || ok=0
+wait_for /tmp/bench/console/idle.log "reference guest ready" 120 ||
+    { ok=0; say "vmmd: no banner; last: $(tail -c 200 /tmp/bench/console/idle.log)"; }
 sleep "$settle"
-worker=$(vmctl -s /tmp/bench.sock -j info idle |
+worker=$("$VMCTL_BIN" -s /tmp/bench.sock -j info idle |
     sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
-measure vmmd "$worker" "$(pidof vmmd)" \
+measure vmmd "$worker" "$(pidof "$(basename "$VMMD_BIN")")" \
     "$worker"
-vmctl -s /tmp/bench.sock stop --force idle >/dev/null
+"$VMCTL_BIN" -s /tmp/bench.sock stop --force idle >/dev/null
 
 qemu-system-x86_64 -enable-kvm -cpu host -M pc \
     -m 256 -smp 2 -nodefaults -display none -monitor none \
     -serial file:/tmp/qemu-idle.log -kernel "$g/vmlinuz" \
     -initrd "$g/initramfs.cpio.gz" -append "$cmdline" &
 qemu=$!
-wait_for /tmp/qemu-idle.log "reference guest ready" 120 || ok=0
+wait_for /tmp/qemu-idle.log "reference guest ready" 120 ||
+    { ok=0; say "qemu: no banner; last: $(tail -c 200 /tmp/qemu-idle.log)"; }
 sleep "$settle"
 measure "qemu -M pc" "$qemu" "$qemu"
 kill "$qemu"
