@@ -1096,7 +1096,7 @@ h_console_write(struct h_console *con, const void *buf, size_t len)
 }
 
 /* One read of whatever is there, waiting up to ms; bytes read. */
-static size_t
+size_t
 h_console_read(struct h_console *con, int ms)
 {
 	struct pollfd pfd = { con->fd, POLLIN, 0 };

@@ -181,6 +181,8 @@ struct h_console *h_console_open(struct h_daemon *, const char *name);
 void		 h_console_close(struct h_console *);
 int		 h_console_write(struct h_console *, const void *, size_t);
 /* Reads what arrives for ms milliseconds; the number of new bytes. */
+/* One read of what is there within ms; bytes added (0: none or EOF). */
+size_t		 h_console_read(struct h_console *, int ms);
 size_t		 h_console_drain(struct h_console *, int ms);
 /*
  * Waits until needle appears at or after the mark; on success moves the

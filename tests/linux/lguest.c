@@ -56,39 +56,6 @@ lg_detach(struct lg_vm *vm)
 	vm->con = NULL;
 }
 
-/* One read of what is there within ms; the bytes added (0: none/EOF). */
-static size_t
-lg_read(struct h_console *con, int ms)
-{
-	struct pollfd pfd = { con->fd, POLLIN, 0 };
-	char buf[65536];
-	ssize_t n;
-
-	if (con->eof || poll(&pfd, 1, ms) <= 0)
-		return 0;
-	n = read(con->fd, buf, sizeof(buf));
-	if (n <= 0) {
-		if (n == 0 || (errno != EINTR && errno != EAGAIN))
-			con->eof = true;
-		return 0;
-	}
-	if (con->len + (size_t)n + 1 > con->cap) {
-		size_t cap = con->cap ? con->cap : 65536;
-		char *p;
-
-		while (cap < con->len + (size_t)n + 1)
-			cap *= 2;
-		if ((p = realloc(con->buf, cap)) == NULL)
-			tap_bail("out of memory");
-		con->buf = p;
-		con->cap = cap;
-	}
-	memcpy(con->buf + con->len, buf, (size_t)n);
-	con->len += (size_t)n;
-	con->buf[con->len] = '\0';
-	return (size_t)n;
-}
-
 int
 lg_expect(struct lg_vm *vm, const char *needle, int timeout_ms, bool quiet)
 {
@@ -110,7 +77,7 @@ lg_expect(struct lg_vm *vm, const char *needle, int timeout_ms, bool quiet)
 		left = deadline - h_now_ms();
 		if (con->eof || left <= 0)
 			break;
-		lg_read(con, (int)left + 1);
+		h_console_read(con, (int)left + 1);
 	}
 	if (!quiet)
 		tap_diag("%s: no '%s' on the console within %d ms%s (%zu bytes "
@@ -199,7 +166,7 @@ wait:
 			idle = true;
 			break;
 		}
-		if (lg_read(con, left < 1000 ? (int)left + 1 : 1000) > 0)
+		if (h_console_read(con, left < 1000 ? (int)left + 1 : 1000) > 0)
 			active = h_now_ms();
 	}
 	free(text);
