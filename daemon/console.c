@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "bev-drain.h"
 #include "console.h"
 #include "log.h"
 #include "proto.h"
@@ -259,37 +259,18 @@ console_flush(struct console *c)
 	}
 }
 
-static int64_t
-console_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 console_drain(struct console *c, int timeout_ms)
 {
-	int64_t deadline = console_now_ms() + timeout_ms;
+	int64_t deadline = bev_drain_now_ms() + timeout_ms;
 	struct console_client *cl;
+	int ret;
 
 	console_flush(c);
 	TAILQ_FOREACH(cl, &c->clients, entry) {
-		struct evbuffer *out = bufferevent_get_output(cl->bev);
-		struct pollfd pfd = {
-			.fd = bufferevent_getfd(cl->bev), .events = POLLOUT,
-		};
-
-		while (evbuffer_get_length(out) > 0) {
-			int left = (int)(deadline - console_now_ms());
-
-			if (evbuffer_write(out, pfd.fd) >= 0)
-				continue;
-			if ((errno != EAGAIN && errno != EINTR) || left <= 0 ||
-			    poll(&pfd, 1, left) <= 0)
-				break;
-		}
+		if ((ret = bev_drain(cl->bev, deadline)) < 0)
+			log_info("console client: last output not sent: %s",
+			    strerror(-ret));
 	}
 }
 
@@ -306,7 +287,7 @@ static void
 console_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct console *c = arg;
-	int64_t now = console_now_ms();
+	int64_t now = bev_drain_now_ms();
 	int64_t wait = CONSOLE_FLUSH_INTERVAL_MS - (now - c->last_flush_ms);
 
 	if (!(what & EV_TIMEOUT) && wait > 0) {

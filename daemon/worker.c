@@ -27,6 +27,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "bev-drain.h"
 #include "console.h"
 #include "log.h"
 #include "machine.h"
@@ -712,7 +713,7 @@ main(int argc, char *argv[])
 {
 	struct worker w = { .ctrl_fd = -1 };
 	static char ident[96];
-	int ch, verbose = 0;
+	int ch, ret, verbose = 0;
 	char *end;
 
 	while ((ch = getopt(argc, argv, "c:n:v")) != -1) {
@@ -785,7 +786,8 @@ main(int argc, char *argv[])
 		console_drain(w.console, 1000);
 	console_free(w.console);
 	/* Best effort: let queued events reach the supervisor. */
-	evbuffer_write(bufferevent_get_output(w.ctrl_out), w.ctrl_fd);
+	if ((ret = bev_drain(w.ctrl_out, bev_drain_now_ms() + 1000)) < 0)
+		log_info("last events to vmmd not sent: %s", strerror(-ret));
 	bufferevent_free(w.ctrl_out);
 	event_free(w.ctrl_ev);
 	event_free(w.hold_ev);
