@@ -379,8 +379,10 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (i = 0; i < m->nvcpus; i++)
+	for (i = 0; i < m->nvcpus; i++) {
 		m->vcpus[i].fd = -1;
+		m->vcpus[i].stats.fd = -1;
+	}
 	for (i = 0; i < m->nvcpus; i++) {
 		ret = vcpu_init(&m->vcpus[i], m, i, i == 0 ? &boot : NULL,
 		    err, errlen);

@@ -19,6 +19,7 @@
 
 #include "boot.h"
 #include "iobus.h"
+#include "kvm-stats.h"
 #include "uart.h"
 
 enum machine_reset_reason {
@@ -70,6 +71,7 @@ struct vcpu {
 	pthread_t thread;
 	bool thread_started;
 	uint64_t exits[VCPU_EXIT_KINDS];
+	struct kvm_stats stats;		/* the kernel's side of the exits */
 };
 
 enum machine_run_state {

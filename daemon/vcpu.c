@@ -132,6 +132,7 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 	int ret, size;
 
 	memset(v, 0, sizeof(*v));
+	v->stats.fd = -1;
 	v->machine = m;
 	v->index = index;
 	v->fd = kvm_create_vcpu(m->vm_fd, index);
@@ -156,6 +157,8 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 		goto close_fd;
 	}
 	v->run_size = size;
+	/* Diagnostics only: a kernel without them runs guests all the same. */
+	(void)kvm_stats_open(&v->stats, v->fd);
 	ret = cpuid_setup(v, m->nvcpus);
 	if (ret < 0) {
 		snprintf(err, errlen, "vCPU %u: cannot set CPUID: %s", index,
@@ -181,6 +184,7 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 	return 0;
 
 unmap:
+	kvm_stats_close(&v->stats);
 	munmap(v->run, v->run_size);
 	v->run = NULL;
 close_fd:
@@ -192,6 +196,7 @@ close_fd:
 void
 vcpu_destroy(struct vcpu *v)
 {
+	kvm_stats_close(&v->stats);
 	if (v->run != NULL)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)

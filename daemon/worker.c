@@ -493,12 +493,14 @@ worker_cmd_info(struct worker_request *r)
 		"other",
 	};
 	struct worker *w = r->w;
-	struct json_object *ret, *vcpus, *unknown, *console;
+	struct json_object *ret, *vcpus, *kvm, *unknown, *console;
 	struct console_stats cs;
+	int64_t kv[KVM_STATS_N];
 	unsigned int i, k;
 
 	ret = json_object_new_object();
 	vcpus = json_object_new_array();
+	kvm = json_object_new_array();
 	if (w->machine != NULL) {
 		struct machine *m = w->machine;
 
@@ -510,6 +512,15 @@ worker_cmd_info(struct worker_request *r)
 				    json_object_new_int64(__atomic_load_n(
 				    &m->vcpus[i].exits[k], __ATOMIC_RELAXED)));
 			json_object_array_add(vcpus, exits);
+
+			exits = json_object_new_object();
+			if (kvm_stats_read(&m->vcpus[i].stats, kv) == 0)
+				for (k = 0; k < KVM_STATS_N; k++)
+					if (kv[k] >= 0)
+						json_object_object_add(exits,
+						    kvm_stats_names[k],
+						    json_object_new_int64(kv[k]));
+			json_object_array_add(kvm, exits);
 		}
 		unknown = json_object_new_object();
 		json_object_object_add(unknown, "pio_reads",
@@ -524,6 +535,8 @@ worker_cmd_info(struct worker_request *r)
 		json_object_object_add(ret, "devices", worker_diag_json(m));
 	}
 	json_object_object_add(ret, "vcpu_exits", vcpus);
+	/* All exits, counted by KVM: most never reach us (see vcpu_exits). */
+	json_object_object_add(ret, "vcpu_kvm", kvm);
 	json_object_object_add(ret, "reboots", json_object_new_int64(w->reboots));
 	if (w->console != NULL) {
 		console_get_stats(w->console, &cs);

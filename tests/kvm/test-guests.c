@@ -99,6 +99,47 @@ test_hello(struct h_daemon *d, struct h_conn *c)
 	    "hello: force stop");
 }
 
+/*
+ * vm.info counts each vCPU's exits twice: those that reached the worker
+ * (vcpu_exits) and all of them, as KVM counts (vcpu_kvm).  Every vCPU
+ * printed, so each has port-I/O exits, and KVM saw at least as many.
+ */
+static void
+check_exit_stats(struct h_conn *c, const char *name, int nvcpus)
+{
+	struct json_object *r, *st = NULL, *ours = NULL, *kvm = NULL;
+	int i, good = 0;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (h_ret(r) != NULL)
+		json_object_object_get_ex(h_ret(r), "stats", &st);
+	if (st != NULL) {
+		json_object_object_get_ex(st, "vcpu_exits", &ours);
+		json_object_object_get_ex(st, "vcpu_kvm", &kvm);
+	}
+	tap_ok(ours != NULL && kvm != NULL &&
+	    json_object_array_length(ours) == (size_t)nvcpus &&
+	    json_object_array_length(kvm) == (size_t)nvcpus,
+	    "%s: vm.info has vcpu_exits and vcpu_kvm for %d vCPUs", name,
+	    nvcpus);
+	for (i = 0; kvm != NULL && ours != NULL && i < nvcpus &&
+	    (size_t)i < json_object_array_length(kvm) &&
+	    (size_t)i < json_object_array_length(ours); i++) {
+		int64_t io = h_int(json_object_array_get_idx(ours, i), "io", -1);
+		int64_t all = h_int(json_object_array_get_idx(kvm, i), "exits",
+		    -1);
+
+		if (io > 0 && all >= io)
+			good++;
+		else
+			tap_diag("%s: vCPU %d: %" PRId64 " port-I/O exits, KVM "
+			    "counts %" PRId64 " exits", name, i, io, all);
+	}
+	tap_ok(good == nvcpus, "%s: every vCPU has port-I/O exits, and KVM "
+	    "counted at least as many exits", name);
+	json_object_put(r);
+}
+
 static void
 test_smp(struct h_daemon *d, struct h_conn *c)
 {
@@ -114,6 +155,7 @@ test_smp(struct h_daemon *d, struct h_conn *c)
 		tap_ok(h_file_expect(log, line, 1, H_BOOT_MS) == 0,
 		    "smp: '%s'", line);
 	}
+	check_exit_stats(c, "smp", 2);
 	tap_ok(h_stop(c, "smp", true, -1, H_REPLY_MS) == 0, "smp: force stop");
 }
 
