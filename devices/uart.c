@@ -209,17 +209,42 @@ uart_iir_id(const struct uart *u)
  * driven by OUT2; in loopback mode the OUT2 pin is forced inactive
  * (MCR bit 4), which closes the gate too.
  */
+static bool
+uart_irq_wanted(const struct uart *u)
+{
+	return uart_iir_id(u) != IIR_NO_INT &&
+	    (u->mcr & (MCR_OUT2 | MCR_LOOP)) == MCR_OUT2;
+}
+
 static void
 uart_update_irq(struct uart *u)
 {
-	bool level;
+	bool level = uart_irq_wanted(u);
 
-	level = uart_iir_id(u) != IIR_NO_INT &&
-	    (u->mcr & (MCR_OUT2 | MCR_LOOP)) == MCR_OUT2;
 	if (level != u->irq_level) {
 		u->irq_level = level;
 		irq_line_set(&u->cfg.irq, level);
 	}
+}
+
+/*
+ * Host input while the line is already high: pulse it.  A real INTR
+ * would just stay high, and a driver that reads IIR until it reports
+ * nothing misses no byte that way.  But ISA interrupts are
+ * edge-triggered at the I/O APIC: had the guest ever left its handler
+ * with the line high, or had an edge gone astray on its way to a vCPU,
+ * no edge would ever come again and the console would be dead for
+ * good, input included.  An edge per burst of input costs at most one
+ * spurious interrupt, and a key press then revives such a console.
+ */
+static void
+uart_update_irq_on_input(struct uart *u)
+{
+	if (u->irq_level && uart_irq_wanted(u)) {
+		u->irq_level = false;
+		irq_line_set(&u->cfg.irq, false);
+	}
+	uart_update_irq(u);
 }
 
 /* See "Flow control towards the host" in uart.h. */
@@ -357,8 +382,14 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
 			uart_rx_push(u, val);	/* SOUT looped to SIN */
 		else if (u->cfg.tx != NULL)
 			u->cfg.tx(u->cfg.opaque, &val, 1);
-		/* The write clears THRE; the byte leaves at once and THR is
-		 * empty again, which raises it anew. */
+		/*
+		 * The write clears THRE; the byte leaves at once and THR is
+		 * empty again, which raises it anew.  A real INTR would drop
+		 * for a character time in between; here the line stays as it
+		 * is, which spares two interrupt-line changes per byte while
+		 * a driver fills the FIFO (it reads IIR, which lowers the
+		 * line, before each burst).
+		 */
 		u->thre_pending = true;
 		break;
 	case UART_IER:
@@ -456,7 +487,8 @@ uart_receive(struct uart *u, const uint8_t *buf, size_t len)
 		uart_rx_push(u, buf[i]);
 	if (n < len || uart_rx_space(u) == 0)
 		u->rx_blocked = true;
-	uart_update_irq(u);
+	if (n > 0)
+		uart_update_irq_on_input(u);
 	return n;
 }
 

@@ -18,7 +18,9 @@
  * called when the host had nothing waiting; it is never missed.
  *
  * The interrupt output follows the PC wiring: it reaches the interrupt
- * controller only while MCR OUT2 is set and loopback is off.
+ * controller only while MCR OUT2 is set and loopback is off.  Because
+ * that controller sees edges, host input gives the line an edge of its
+ * own even when it was already high (uart.c says why).
  */
 #ifndef VMMD_UART_H
 #define VMMD_UART_H

@@ -28,6 +28,7 @@ struct host {
 	struct uart *u;
 	bool irq;		/* line level as the host last saw it */
 	bool edge;		/* a rising edge not yet serviced */
+	unsigned int rises;	/* rising edges ever */
 	unsigned int irq_calls;
 	unsigned int irq_bad;	/* set() calls that did not change the level */
 	uint8_t *tx;
@@ -44,8 +45,10 @@ host_irq(void *opaque, unsigned int gsi, bool level)
 	h->irq_calls++;
 	if (level == h->irq || gsi != 4)
 		h->irq_bad++;
-	if (level && !h->irq)
+	if (level && !h->irq) {
 		h->edge = true;
+		h->rises++;
+	}
 	h->irq = level;
 }
 
@@ -330,6 +333,58 @@ test_thre(void)
 	inb(&h, LSR);
 	TAP_EQ(inb(&h, IIR), 0xc4, "then received data");
 	outb(&h, MCR, 0x0b);
+	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	host_fini(&h);
+}
+
+/*
+ * The interrupt controller sees edges (ISA IRQs are edge-triggered at
+ * the I/O APIC): which events make one.
+ */
+static void
+test_edges(void)
+{
+	struct host h;
+	unsigned int r;
+
+	host_init(&h);
+	outb(&h, MCR, 0x08);		/* OUT2 */
+	outb(&h, IER, 0x02);
+	TAP_EQ(h.irq && h.rises == 1, 1, "edges: ETBEI on, THRE: one edge");
+	outb(&h, THR, 'a');
+	outb(&h, THR, 'b');
+	TAP_EQ(h.rises, 1, "edges: THR writes while THRE is pending leave the "
+	    "line high (the transmitter empties at once)");
+	TAP_EQ(h.irq, true, "edges: line high after the writes");
+	TAP_EQ(inb(&h, IIR), 0x02, "edges: IIR reports THRE");
+	outb(&h, THR, 'a');
+	TAP_EQ(h.rises, 2, "edges: the first write after IIR lowered the line "
+	    "makes a new edge");
+
+	outb(&h, IER, 0x03);
+	outb(&h, FCR, 0x01);
+	uart_receive(h.u, (const uint8_t *)"x", 1);
+	r = h.rises;
+	outb(&h, THR, 'c');
+	TAP_EQ(h.rises, r, "edges: a THR write while data waits (RDI) keeps "
+	    "the line high, no edge, as a real INTR would");
+	uart_receive(h.u, (const uint8_t *)"yz", 2);
+	TAP_EQ(h.rises, r + 1, "edges: input arriving on a high line pulses "
+	    "it: a handler that left it high is called again");
+	TAP_EQ(h.irq, true, "edges: line high after the input");
+	uart_receive(h.u, (const uint8_t *)"", 0);
+	TAP_EQ(h.rises, r + 1, "edges: no input, no edge");
+	while (inb(&h, LSR) & 0x01)
+		inb(&h, RBR);
+	TAP_EQ(inb(&h, IIR), 0xc2, "edges: then THRE");
+	TAP_EQ(inb(&h, IIR), 0xc1, "edges: then nothing");
+	TAP_EQ(h.irq, false, "edges: line low once IIR says nothing");
+
+	outb(&h, IER, 0x00);
+	r = h.rises;
+	uart_receive(h.u, (const uint8_t *)"q", 1);
+	TAP_EQ(h.rises == r && !h.irq, 1, "edges: input with ERBFI off: no "
+	    "edge");
 	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -739,6 +794,7 @@ main(void)
 	test_loopback();
 	test_out2_gating();
 	test_thre();
+	test_edges();
 	test_fifo();
 	test_rx_space_rule();
 	test_linux_tx();
