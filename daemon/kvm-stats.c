@@ -1,8 +1,9 @@
 /*
  * See kvm-stats.h.  The file holds a header, one descriptor per
- * counter (fixed part plus a name of header.name_size bytes) and the
- * data; descriptors do not change while the file is open, so their
- * offsets are looked up once and each read is one pread() per counter.
+ * statistic (a fixed part followed by a name of header.name_size bytes)
+ * and a data block of u64 values.  Descriptors do not change while the
+ * file is open, so they are parsed once; a read is one pread() of the
+ * data block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,86 +15,122 @@
 
 #include "kvm-stats.h"
 
-const char *const kvm_stats_names[KVM_STATS_N] = { KVM_STATS_NAMES };
+/* Generous bounds against a malformed file. */
+#define KVM_STATS_MAX_DESC	4096
+#define KVM_STATS_MAX_NAME	1024
 
 static int
-kvm_stats_find(struct kvm_stats *s)
+kvm_stats_take(struct kvm_stats *s, const struct kvm_stats_desc *d)
+{
+	char *name;
+
+	name = strdup(d->name);
+	if (name == NULL)
+		return -ENOMEM;
+	s->names[s->n] = name;
+	s->index[s->n] = d->offset / sizeof(uint64_t);
+	s->n++;
+	return 0;
+}
+
+static int
+kvm_stats_parse(struct kvm_stats *s)
 {
 	struct kvm_stats_header h;
 	struct kvm_stats_desc *d;
-	size_t dsize;
-	unsigned int i, k;
+	size_t dsize, end, data_end = 0;
+	unsigned int i;
 	char *descs;
+	int ret = 0;
 
 	if (pread(s->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return -EIO;
-	if (h.name_size == 0 || h.name_size > 4096 || h.num_desc > 4096)
+	if (h.name_size == 0 || h.name_size > KVM_STATS_MAX_NAME ||
+	    h.num_desc > KVM_STATS_MAX_DESC)
 		return -EPROTO;
 	dsize = sizeof(*d) + h.name_size;
 	descs = malloc(dsize * h.num_desc);
-	if (descs == NULL)
+	s->names = calloc(h.num_desc + 1, sizeof(*s->names));
+	s->index = calloc(h.num_desc + 1, sizeof(*s->index));
+	if (descs == NULL || s->names == NULL || s->index == NULL) {
+		free(descs);
 		return -ENOMEM;
+	}
 	if (pread(s->fd, descs, dsize * h.num_desc, h.desc_offset) !=
 	    (ssize_t)(dsize * h.num_desc)) {
 		free(descs);
 		return -EIO;
 	}
-	for (i = 0; i < h.num_desc; i++) {
+	for (i = 0; i < h.num_desc && ret == 0; i++) {
 		d = (struct kvm_stats_desc *)(descs + i * dsize);
 		d->name[h.name_size - 1] = '\0';
-		if ((d->flags & KVM_STATS_TYPE_MASK) !=
-		    KVM_STATS_TYPE_CUMULATIVE || d->size != 1)
-			continue;
-		for (k = 0; k < KVM_STATS_N; k++)
-			if (strcmp(d->name, kvm_stats_names[k]) == 0)
-				s->offset[k] = (int64_t)h.data_offset +
-				    d->offset;
+		end = (size_t)d->offset + (size_t)d->size * sizeof(uint64_t);
+		if (d->offset % sizeof(uint64_t) != 0 ||
+		    end > 64 * KVM_STATS_MAX_DESC * sizeof(uint64_t)) {
+			ret = -EPROTO;
+			break;
+		}
+		if (end > data_end)
+			data_end = end;
+		if ((d->flags & KVM_STATS_TYPE_MASK) ==
+		    KVM_STATS_TYPE_CUMULATIVE && d->size == 1)
+			ret = kvm_stats_take(s, d);
 	}
 	free(descs);
-	return 0;
+	if (ret < 0)
+		return ret;
+	s->data_offset = h.data_offset;
+	s->data_size = data_end;
+	s->data = calloc(1, data_end ? data_end : 1);
+	return s->data == NULL ? -ENOMEM : 0;
 }
 
 int
 kvm_stats_open(struct kvm_stats *s, int vcpu_fd)
 {
-	unsigned int k;
 	int ret;
 
-	for (k = 0; k < KVM_STATS_N; k++)
-		s->offset[k] = -1;
+	memset(s, 0, sizeof(*s));
 	s->fd = ioctl(vcpu_fd, KVM_GET_STATS_FD, NULL);
 	if (s->fd < 0) {
 		ret = -errno;
 		s->fd = -1;
 		return ret;
 	}
-	if ((ret = kvm_stats_find(s)) < 0)
+	if ((ret = kvm_stats_parse(s)) < 0)
 		kvm_stats_close(s);
 	return ret;
 }
 
 int
-kvm_stats_read(const struct kvm_stats *s, int64_t *values)
+kvm_stats_read(struct kvm_stats *s)
 {
-	unsigned int k;
-	uint64_t v;
-
-	for (k = 0; k < KVM_STATS_N; k++) {
-		values[k] = -1;
-		if (s->fd < 0 || s->offset[k] < 0)
-			continue;
-		if (pread(s->fd, &v, sizeof(v), s->offset[k]) !=
-		    (ssize_t)sizeof(v))
-			return -EIO;
-		values[k] = (int64_t)(v & INT64_MAX);
-	}
+	if (s->fd < 0)
+		return -EBADF;
+	if (pread(s->fd, s->data, s->data_size, s->data_offset) !=
+	    (ssize_t)s->data_size)
+		return -EIO;
 	return 0;
+}
+
+uint64_t
+kvm_stats_value(const struct kvm_stats *s, unsigned int i)
+{
+	return s->data[s->index[i]];
 }
 
 void
 kvm_stats_close(struct kvm_stats *s)
 {
+	unsigned int i;
+
 	if (s->fd >= 0)
 		close(s->fd);
+	for (i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->index);
+	free(s->data);
+	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 }

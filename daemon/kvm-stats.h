@@ -1,32 +1,32 @@
 /*
  * KVM's own counters for a vCPU (the binary statistics file of
  * KVM_GET_STATS_FD): exits the kernel handled without us, interrupts it
- * injected, halts.  Read without disturbing the vCPU, so vm.info can
- * show them while the guest runs or hangs.
+ * injected, halts, directed yields of a spinning vCPU.  They are read
+ * without disturbing the vCPU, so vm.info can show them while the guest
+ * runs or hangs.  Which counters exist depends on the kernel: every
+ * cumulative single-value counter it offers is taken, by its name.
  */
 #ifndef VMMD_KVM_STATS_H
 #define VMMD_KVM_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* The counters reported, by KVM's names; a kernel may lack some. */
-#define KVM_STATS_NAMES							\
-	"exits", "io_exits", "mmio_exits", "halt_exits", "irq_exits",	\
-	"irq_window_exits", "irq_injections", "halt_wakeup",		\
-	"insn_emulation", "signal_exits"
-#define KVM_STATS_N	10
-
 struct kvm_stats {
-	int fd;				/* -1: KVM gives no statistics */
-	int64_t offset[KVM_STATS_N];	/* in the file, -1 when absent */
+	int fd;			/* -1: the kernel gives no statistics */
+	unsigned int n;		/* counters taken */
+	char **names;
+	uint32_t *index;	/* each counter's u64 slot in the data block */
+	uint64_t *data;		/* the data block, as last read */
+	size_t data_size;
+	uint32_t data_offset;
 };
 
-extern const char *const kvm_stats_names[KVM_STATS_N];
-
-/* Opens the statistics of vcpu_fd; without them s->fd stays -1. */
+/* Opens the statistics of vcpu_fd; on failure s->fd is -1. */
 int kvm_stats_open(struct kvm_stats *s, int vcpu_fd);
-/* values[i] is -1 for a counter the kernel lacks. */
-int kvm_stats_read(const struct kvm_stats *s, int64_t *values);
+/* Reads all counters at once; then kvm_stats_value(s, i), i < s->n. */
+int kvm_stats_read(struct kvm_stats *s);
+uint64_t kvm_stats_value(const struct kvm_stats *s, unsigned int i);
 void kvm_stats_close(struct kvm_stats *s);
 
 #endif

@@ -485,6 +485,23 @@ worker_diag_json(struct machine *m)
 	return dev;
 }
 
+/* KVM's counters of one vCPU, those that are not zero. */
+static struct json_object *
+worker_kvm_stats_json(struct kvm_stats *ks)
+{
+	struct json_object *o = json_object_new_object();
+	unsigned int i;
+	uint64_t v;
+
+	if (kvm_stats_read(ks) < 0)
+		return o;
+	for (i = 0; i < ks->n; i++)
+		if ((v = kvm_stats_value(ks, i)) != 0)
+			json_object_object_add(o, ks->names[i],
+			    json_object_new_int64((int64_t)(v & INT64_MAX)));
+	return o;
+}
+
 static struct json_object *
 worker_cmd_info(struct worker_request *r)
 {
@@ -495,7 +512,6 @@ worker_cmd_info(struct worker_request *r)
 	struct worker *w = r->w;
 	struct json_object *ret, *vcpus, *kvm, *unknown, *console;
 	struct console_stats cs;
-	int64_t kv[KVM_STATS_N];
 	unsigned int i, k;
 
 	ret = json_object_new_object();
@@ -513,14 +529,8 @@ worker_cmd_info(struct worker_request *r)
 				    &m->vcpus[i].exits[k], __ATOMIC_RELAXED)));
 			json_object_array_add(vcpus, exits);
 
-			exits = json_object_new_object();
-			if (kvm_stats_read(&m->vcpus[i].stats, kv) == 0)
-				for (k = 0; k < KVM_STATS_N; k++)
-					if (kv[k] >= 0)
-						json_object_object_add(exits,
-						    kvm_stats_names[k],
-						    json_object_new_int64(kv[k]));
-			json_object_array_add(kvm, exits);
+			json_object_array_add(kvm,
+			    worker_kvm_stats_json(&m->vcpus[i].stats));
 		}
 		unknown = json_object_new_object();
 		json_object_object_add(unknown, "pio_reads",
