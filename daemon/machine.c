@@ -446,6 +446,29 @@ machine_pause(struct machine *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/*
+ * Only while paused: the vCPU threads are parked outside KVM_RUN, so
+ * the vCPU ioctls answer at once instead of waiting for an exit.
+ */
+int
+machine_get_vcpu_regs(struct machine *m, unsigned int index,
+    struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	int ret = -EBUSY;
+
+	if (index >= m->nvcpus)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	if (m->state == MACHINE_PAUSED) {
+		ret = kvm_ioctl(m->vcpus[index].fd, KVM_GET_REGS, regs);
+		if (ret == 0)
+			ret = kvm_ioctl(m->vcpus[index].fd, KVM_GET_SREGS,
+			    sregs);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
 void
 machine_resume(struct machine *m)
 {

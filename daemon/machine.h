@@ -122,6 +122,9 @@ int machine_start(struct machine *m);
 /* Pausing waits for every vCPU to leave KVM_RUN (a matter of microseconds). */
 void machine_pause(struct machine *m);
 void machine_resume(struct machine *m);
+/* A vCPU's registers, for diagnostics; -EBUSY unless paused. */
+int machine_get_vcpu_regs(struct machine *m, unsigned int index,
+    struct kvm_regs *regs, struct kvm_sregs *sregs);
 
 /* Host-side device input; each takes the device's lock. */
 size_t machine_console_input(struct machine *m, const uint8_t *buf,

@@ -485,6 +485,33 @@ worker_diag_json(struct machine *m)
 	return dev;
 }
 
+/* Where a paused vCPU stands, or NULL when it is not paused. */
+static struct json_object *
+worker_vcpu_regs_json(struct machine *m, unsigned int index)
+{
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct json_object *o;
+	char buf[32];
+
+	if (machine_get_vcpu_regs(m, index, &regs, &sregs) < 0)
+		return NULL;
+	o = json_object_new_object();
+#define WORKER_REG(name, val) do {					\
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)(val));	\
+	json_object_object_add(o, name, json_object_new_string(buf));	\
+} while (0)
+	WORKER_REG("rip", regs.rip);
+	WORKER_REG("rsp", regs.rsp);
+	WORKER_REG("rflags", regs.rflags);
+	WORKER_REG("cs", sregs.cs.selector);
+	WORKER_REG("cr0", sregs.cr0);
+	WORKER_REG("cr3", sregs.cr3);
+	WORKER_REG("efer", sregs.efer);
+#undef WORKER_REG
+	return o;
+}
+
 /* KVM's counters of one vCPU, those that are not zero. */
 static struct json_object *
 worker_kvm_stats_json(struct kvm_stats *ks)
@@ -511,6 +538,7 @@ worker_cmd_info(struct worker_request *r)
 	};
 	struct worker *w = r->w;
 	struct json_object *ret, *vcpus, *kvm, *unknown, *console;
+	struct json_object *regs = NULL, *o;
 	struct console_stats cs;
 	unsigned int i, k;
 
@@ -531,6 +559,11 @@ worker_cmd_info(struct worker_request *r)
 
 			json_object_array_add(kvm,
 			    worker_kvm_stats_json(&m->vcpus[i].stats));
+			if ((o = worker_vcpu_regs_json(m, i)) != NULL) {
+				if (regs == NULL)
+					regs = json_object_new_array();
+				json_object_array_add(regs, o);
+			}
 		}
 		unknown = json_object_new_object();
 		json_object_object_add(unknown, "pio_reads",
@@ -547,6 +580,8 @@ worker_cmd_info(struct worker_request *r)
 	json_object_object_add(ret, "vcpu_exits", vcpus);
 	/* All exits, counted by KVM: most never reach us (see vcpu_exits). */
 	json_object_object_add(ret, "vcpu_kvm", kvm);
+	if (regs != NULL)
+		json_object_object_add(ret, "vcpu_regs", regs);
 	json_object_object_add(ret, "reboots", json_object_new_int64(w->reboots));
 	if (w->console != NULL) {
 		console_get_stats(w->console, &cs);

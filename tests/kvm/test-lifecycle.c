@@ -26,6 +26,24 @@ is_state(struct json_object *reply, const char *state)
 	return s != NULL && strcmp(s, state) == 0;
 }
 
+/* How many vCPUs the demo's vm.info gives registers for (with a rip). */
+static int
+vcpu_regs_count(struct h_conn *c)
+{
+	struct json_object *r, *st, *regs;
+	int i, n = 0;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"demo\"}");
+	if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
+	    json_object_object_get_ex(st, "vcpu_regs", &regs))
+		for (i = 0; i < (int)json_object_array_length(regs); i++)
+			if (strncmp(h_str(json_object_array_get_idx(regs, i),
+			    "rip") ?: "", "0x", 2) == 0)
+				n++;
+	json_object_put(r);
+	return n;
+}
+
 static void
 test_pause_resume(struct h_daemon *d, struct h_conn *c)
 {
@@ -65,6 +83,9 @@ test_pause_resume(struct h_daemon *d, struct h_conn *c)
 	    "vm.pause when paused: bad_state (%s)", h_text(r));
 	json_object_put(r);
 
+	tap_ok(vcpu_regs_count(c) == 1, "paused: vm.info shows where the "
+	    "vCPU stands (vcpu_regs with rip)");
+
 	/* Whatever was on its way before the pause, then silence. */
 	h_console_drain(con, 300);
 	n = h_console_drain(con, 2500);
@@ -83,6 +104,7 @@ test_pause_resume(struct h_daemon *d, struct h_conn *c)
 	tap_ok(is_state(r, "running"), "vm.resume replies state running (%s)",
 	    h_text(r));
 	json_object_put(r);
+	tap_ok(vcpu_regs_count(c) == 0, "running: no vcpu_regs in vm.info");
 	con->mark = con->len;
 	tap_ok(h_expect(con, DEMO_TICK, 3000) == 0,
 	    "resumed: ticks again");

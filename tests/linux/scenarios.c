@@ -87,17 +87,95 @@ diag_lines(struct lg_vm *vm, const char *what, const char *text)
 	}
 }
 
-/* The VM's "stats" from vm.info, as one line (for diagnostics). */
+/*
+ * The VM's "stats" from vm.info, for diagnostics: a line per member,
+ * and per vCPU for the per-vCPU arrays, so that none is cut short.
+ */
 static void
 show_stats(struct lg_vm *vm, const char *when)
 {
 	struct json_object *r, *st;
+	size_t i;
 
 	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
 	    vm->name);
-	if (json_object_object_get_ex(h_ret(r), "stats", &st))
-		tap_diag("%s: stats %s: %s", vm->name, when, h_text(st));
+	if (!json_object_object_get_ex(h_ret(r), "stats", &st)) {
+		tap_diag("%s: no stats %s", vm->name, when);
+		json_object_put(r);
+		return;
+	}
+	tap_diag("%s: stats %s:", vm->name, when);
+	json_object_object_foreach(st, key, val) {
+		if (!json_object_is_type(val, json_type_array)) {
+			tap_diag("  %s: %s", key, json_object_to_json_string_ext(
+			    val, JSON_C_TO_STRING_PLAIN));
+			continue;
+		}
+		for (i = 0; i < json_object_array_length(val); i++)
+			tap_diag("  %s[%zu]: %s", key, i,
+			    json_object_to_json_string_ext(
+			    json_object_array_get_idx(val, i),
+			    JSON_C_TO_STRING_PLAIN));
+	}
 	json_object_put(r);
+}
+
+/*
+ * Where each vCPU stands, three times 300 ms apart: pause, vm.info's
+ * vcpu_regs, resume.  A rip that does not move is a vCPU spinning.
+ */
+static void
+sample_vcpus(struct lg_vm *vm)
+{
+	struct json_object *r, *st, *regs;
+	size_t i;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		json_object_put(h_callf(vm->c, H_REPLY_MS, "vm.pause",
+		    "{\"name\":\"%s\"}", vm->name));
+		r = h_callf(vm->c, H_REPLY_MS, "vm.info",
+		    "{\"name\":\"%s\"}", vm->name);
+		if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
+		    json_object_object_get_ex(st, "vcpu_regs", &regs))
+			for (i = 0; i < json_object_array_length(regs); i++)
+				tap_diag("%s: vCPU %zu at %s", vm->name, i,
+				    json_object_to_json_string_ext(
+				    json_object_array_get_idx(regs, i),
+				    JSON_C_TO_STRING_PLAIN));
+		json_object_put(r);
+		json_object_put(h_callf(vm->c, H_REPLY_MS, "vm.resume",
+		    "{\"name\":\"%s\"}", vm->name));
+		h_sleep_ms(300);
+	}
+}
+
+/*
+ * Where the vCPUs' exits went for one second, from the kvm_exit
+ * tracepoint of the kernel the scenarios run on (where tracefs can be
+ * had): reason and guest address, the most frequent first.  Tells a
+ * guest spinning on a lock from one waiting for an interrupt.
+ */
+static void
+trace_exits(struct lg_vm *vm)
+{
+	static const char cmd[] =
+	    "t=/sys/kernel/tracing; "
+	    "[ -f $t/trace ] || mount -t tracefs tracefs $t 2>/dev/null; "
+	    "e=$t/events/kvm/kvm_exit/enable; [ -w $e ] || exit 0; "
+	    "echo >$t/trace; echo 1 >$e; sleep 1; echo 0 >$e; "
+	    "grep -o 'vcpu [0-9]* reason [A-Za-z_0-9]* rip 0x[0-9a-f]*' "
+	    "$t/trace | sort | uniq -c | sort -rn | head -n 12";
+	char line[256];
+	FILE *f;
+
+	if ((f = popen(cmd, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		tap_diag("%s: kvm_exit in 1 s: %s", vm->name, line);
+	}
+	pclose(f);
 }
 
 /* The guest resets the worker has seen (vm.info's stats), or -1. */
@@ -434,6 +512,8 @@ check_stream(struct lg_vm *vm)
 			    "sending a newline", vm->name, last - start,
 			    STALL_MS / 1000);
 			show_stats(vm, "at the stall");
+			trace_exits(vm);
+			sample_vcpus(vm);
 			lg_send(vm, "\n");
 			moved = h_now_ms();
 			if (stalls == 2)
