@@ -279,6 +279,31 @@ vcpu_wait_runnable(struct vcpu *v)
 	return run;
 }
 
+/*
+ * A triple fault resets the machine and with it every trace of the
+ * cause: say where the vCPU was first.  It is out of KVM_RUN here, so
+ * its registers can be read.
+ */
+static void
+vcpu_log_triple_fault(struct vcpu *v)
+{
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+
+	if (kvm_ioctl(v->fd, KVM_GET_REGS, &regs) < 0 ||
+	    kvm_ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0) {
+		log_warn("vCPU %u: triple fault", v->index);
+		return;
+	}
+	log_warn("vCPU %u: triple fault at rip 0x%llx (cs 0x%x, rsp 0x%llx, "
+	    "rflags 0x%llx, cr0 0x%llx, cr2 0x%llx, cr3 0x%llx, idt 0x%llx "
+	    "limit 0x%x)", v->index, (unsigned long long)regs.rip,
+	    sregs.cs.selector, (unsigned long long)regs.rsp,
+	    (unsigned long long)regs.rflags, (unsigned long long)sregs.cr0,
+	    (unsigned long long)sregs.cr2, (unsigned long long)sregs.cr3,
+	    (unsigned long long)sregs.idt.base, sregs.idt.limit);
+}
+
 static void
 vcpu_dispatch(struct vcpu *v)
 {
@@ -300,6 +325,7 @@ vcpu_dispatch(struct vcpu *v)
 		break;
 	case KVM_EXIT_SHUTDOWN:
 		v->exits[VCPU_EXIT_SHUTDOWN]++;
+		vcpu_log_triple_fault(v);
 		machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, NULL);
 		break;
 	case KVM_EXIT_SYSTEM_EVENT:
