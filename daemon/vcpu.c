@@ -282,7 +282,9 @@ vcpu_wait_runnable(struct vcpu *v)
 /*
  * A triple fault resets the machine and with it every trace of the
  * cause: say where the vCPU was first.  It is out of KVM_RUN here, so
- * its registers can be read.
+ * its registers can be read.  KVM on AMD reinitializes the vCPU before
+ * it reports the shutdown (the VMCB is undefined after one): then the
+ * registers are those of the reset vector and say nothing.
  */
 static void
 vcpu_log_triple_fault(struct vcpu *v)
@@ -293,6 +295,11 @@ vcpu_log_triple_fault(struct vcpu *v)
 	if (kvm_ioctl(v->fd, KVM_GET_REGS, &regs) < 0 ||
 	    kvm_ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0) {
 		log_warn("vCPU %u: triple fault", v->index);
+		return;
+	}
+	if (sregs.cs.selector == 0xf000 && regs.rip == 0xfff0) {
+		log_warn("vCPU %u: triple fault (KVM reset the vCPU before "
+		    "reporting it: where it happened is lost)", v->index);
 		return;
 	}
 	log_warn("vCPU %u: triple fault at rip 0x%llx (cs 0x%x, rsp 0x%llx, "
