@@ -12,11 +12,23 @@ cmdline=$(cat "$g/cmdline")
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 say() { echo "# $*"; }
 
+# The console log with the kernel's messages taken out of the lines
+# they interrupted: the guest's init and its kernel print at once, and
+# "[    5.1] message" can land in the middle of the banner.
+console_text() {
+	tr -d '\r' <"$1" 2>/dev/null | awk '
+	match($0, /\[ *[0-9]+\.[0-9]+\]/) {
+		part = part substr($0, 1, RSTART - 1)
+		next
+	}
+	{ print part $0; part = "" }'
+}
+
 # wait_for FILE TEXT SECONDS
 wait_for() {
 	i=0
 	while [ $i -lt "$3" ]; do
-		grep -q "$2" "$1" 2>/dev/null && return 0
+		console_text "$1" | grep -q "$2" && return 0
 		sleep 1; i=$((i + 1))
 	done
 	return 1
