@@ -87,6 +87,11 @@ done
 		printf "VMMD_LINUX_CMDLINE='%s'\n" \
 		    "$(printf '%s' "$VMMD_LINUX_CMDLINE" | sed "s/'/'\\\\''/g")"
 	fi
+	case ${VMMD_LINUX_STREAM_KIB:-} in
+	*[!0-9]*|"") ;;
+	*)	echo "VMMD_LINUX_STREAM_KIB=$VMMD_LINUX_STREAM_KIB"
+		echo "export VMMD_LINUX_STREAM_KIB" ;;
+	esac
 	echo "export VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN VMMD_GUEST_DEMO"
 	echo "export VMMD_LINUX_SCENARIOS VMMD_LINUX_GUEST VMMD_LINUX_CMDLINE"
 } >"$stage/vmmd/env"

@@ -27,7 +27,7 @@
 
 #define GUEST_MIB	256
 #define GUEST_CPUS	2
-#define STREAM_LINES	16384		/* of 64 bytes: 1 MiB */
+#define STREAM_KIB	1024		/* of console output, in 64-byte lines */
 #define STREAM_TAIL	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01"
 #define STREAM_MS	600000
 #define STALL_MS	30000		/* no output for so long: stalled */
@@ -38,6 +38,22 @@
 
 static int	 nsteps;
 static char	**steps;
+
+/* The stream's size: 1 MiB, or VMMD_LINUX_STREAM_KIB to experiment. */
+static unsigned int
+stream_lines(void)
+{
+	const char *v = getenv("VMMD_LINUX_STREAM_KIB");
+	char *end;
+	long kib = STREAM_KIB;
+
+	if (v != NULL && *v != '\0') {
+		kib = strtol(v, &end, 10);
+		if (*end != '\0' || kib < 1 || kib > 64 * 1024)
+			tap_bail("VMMD_LINUX_STREAM_KIB=%s: want 1 to 65536", v);
+	}
+	return (unsigned int)kib * 16;
+}
 
 static bool
 want(const char *step)
@@ -120,6 +136,52 @@ show_stats(struct lg_vm *vm, const char *when)
 	json_object_put(r);
 }
 
+/* Runs a shell command; each line of its output becomes a diagnostic. */
+static void
+diag_command(struct lg_vm *vm, const char *what, const char *cmd)
+{
+	char line[512];
+	FILE *f;
+
+	if ((f = popen(cmd, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		tap_diag("%s: %s: %s", vm->name, what, line);
+	}
+	pclose(f);
+}
+
+/* vmmd's log lines of note: resets, triple faults, warnings, errors. */
+static void
+show_daemon_log(struct lg_vm *vm)
+{
+	char cmd[320];
+
+	snprintf(cmd, sizeof(cmd), "grep -E 'reset|triple|warning|error' "
+	    "'%s' | tail -n 20", vm->d->log);
+	diag_command(vm, "vmmd log", cmd);
+}
+
+/*
+ * What each thread of the VM's worker is doing, as the kernel under it
+ * sees it: name, state and where it sleeps.  A vCPU thread asleep in
+ * KVM is a halted vCPU; one asleep anywhere else is stuck in vmmd.
+ */
+static void
+show_worker_threads(struct lg_vm *vm)
+{
+	char cmd[256];
+	pid_t pid = h_vm_pid(vm->c, vm->name);
+
+	if (pid <= 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "cd /proc/%d/task 2>/dev/null && "
+	    "for t in *; do echo \"$t $(cat $t/comm) $(cut -d' ' -f3 $t/stat)"
+	    " $(cat $t/wchan)\"; done", (int)pid);
+	diag_command(vm, "worker thread", cmd);
+}
+
 /*
  * Where each vCPU stands, three times 300 ms apart: pause, vm.info's
  * vcpu_regs, resume.  A rip that does not move is a vCPU spinning.
@@ -166,16 +228,8 @@ trace_exits(struct lg_vm *vm)
 	    "echo >$t/trace; echo 1 >$e; sleep 1; echo 0 >$e; "
 	    "grep -o 'vcpu [0-9]* reason [A-Za-z_0-9]* rip 0x[0-9a-f]*' "
 	    "$t/trace | sort | uniq -c | sort -rn | head -n 12";
-	char line[256];
-	FILE *f;
 
-	if ((f = popen(cmd, "r")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		tap_diag("%s: kvm_exit in 1 s: %s", vm->name, line);
-	}
-	pclose(f);
+	diag_command(vm, "kvm_exit in 1 s", cmd);
 }
 
 /* The guest resets the worker has seen (vm.info's stats), or -1. */
@@ -364,18 +418,18 @@ check_date(struct lg_vm *vm)
 }
 
 /* ------------------------------------------------------------------ */
-/* 1 MiB of console output */
+/* The stream's console output, as the guest makes it. */
 
 static char *
 stream_expected(size_t *lenp)
 {
-	size_t len = (size_t)STREAM_LINES * 64, o = 0;
+	unsigned int i, lines = stream_lines();
+	size_t len = (size_t)lines * 64, o = 0;
 	char *buf = malloc(len + 1);
-	int i;
 
 	if (buf == NULL)
 		tap_bail("out of memory");
-	for (i = 0; i < STREAM_LINES; i++)
+	for (i = 0; i < lines; i++)
 		o += (size_t)snprintf(buf + o, len + 1 - o, "%08d %s\n", i,
 		    STREAM_TAIL);
 	*lenp = o;
@@ -393,18 +447,18 @@ stream_compare(struct lg_vm *vm, const char *where, const char *hay,
 
 	b = memmem(hay, haylen, begin, strlen(begin));
 	if (b == NULL)
-		return check(vm, false, "1 MiB stream in %s: no start marker",
+		return check(vm, false, "the stream in %s: no start marker",
 		    where);
 	b += strlen(begin);
 	e = memmem(b, haylen - (size_t)(b - hay), end, strlen(end));
 	if (e == NULL)
-		return check(vm, false, "1 MiB stream in %s: no end marker",
+		return check(vm, false, "the stream in %s: no end marker",
 		    where);
 	len = (size_t)(e - b);
 	for (i = 0; i < len && i < explen && b[i] == exp[i]; i++)
 		;
 	if (len == explen && i == len)
-		return check(vm, true, "1 MiB stream intact in %s (%zu bytes, "
+		return check(vm, true, "the stream intact in %s (%zu bytes, "
 		    "CRC-32 %08x)", where, len, lg_crc32(b, len));
 	tap_diag("%s: %zu bytes between the markers, want %zu; first "
 	    "difference at byte %zu", where, len, explen, i);
@@ -420,7 +474,7 @@ stream_compare(struct lg_vm *vm, const char *where, const char *hay,
 		tap_diag("  got:  %s", h_flat(got));
 		tap_diag("  want: %s", h_flat(wnt));
 	}
-	return check(vm, false, "1 MiB stream intact in %s", where);
+	return check(vm, false, "the stream intact in %s", where);
 }
 
 static void
@@ -439,19 +493,19 @@ check_stream(struct lg_vm *vm)
 	int st, r;
 
 	exp = stream_expected(&explen);
-	snprintf(cmd, sizeof(cmd), "awk 'BEGIN { for (i = 0; i < %d; i++) "
+	snprintf(cmd, sizeof(cmd), "awk 'BEGIN { for (i = 0; i < %u; i++) "
 	    "printf \"%%08d %s\\n\", i }' >/tmp/stream; crc32 /tmp/stream; "
 	    "wc -c </tmp/stream",
-	    STREAM_LINES, STREAM_TAIL);
+	    stream_lines(), STREAM_TAIL);
 	out = lg_cmd(vm, cmd, &st, LG_CMD_MS);
 	crc = size = 0;
 	if (out != NULL)
 		sscanf(out, "%lx %*s %lu", &crc, &size);
 	free(out);
 	if (!check(vm, st == 0 && crc == lg_crc32(exp, explen) &&
-	    size == explen, "the guest made the 1 MiB pattern (CRC-32 %08lx, "
-	    "%lu bytes; want %08x, %zu)", crc, size, lg_crc32(exp, explen),
-	    explen)) {
+	    size == explen, "the guest made the %zu KiB pattern (CRC-32 "
+	    "%08lx, %lu bytes; want %08x, %zu)", explen / 1024, crc, size,
+	    lg_crc32(exp, explen), explen)) {
 		free(exp);
 		return;
 	}
@@ -513,6 +567,8 @@ check_stream(struct lg_vm *vm)
 			    STALL_MS / 1000);
 			show_stats(vm, "at the stall");
 			trace_exits(vm);
+			show_worker_threads(vm);
+			show_daemon_log(vm);
 			sample_vcpus(vm);
 			lg_send(vm, "\n");
 			moved = h_now_ms();
@@ -529,7 +585,7 @@ check_stream(struct lg_vm *vm)
 	    STALL_MS / 1000, stalls);
 	dt = (h_now_ms() - t0) / 1e3;
 	show_stats(vm, "after the stream");
-	if (check(vm, r == 0, "1 MiB stream printed by the guest arrives "
+	if (check(vm, r == 0, "the stream printed by the guest arrives "
 	    "(%zu bytes in %.1f s, %.1f KiB/s)", vm->con->len - start, dt,
 	    (vm->con->len - start) / 1024.0 / dt)) {
 		stream_compare(vm, "the attached console", vm->con->buf,
@@ -546,7 +602,7 @@ check_stream(struct lg_vm *vm)
 			stream_compare(vm, "a vmctl console", p.obuf, p.olen,
 			    begin, end, exp, explen);
 		else
-			check(vm, false, "1 MiB stream at a vmctl console");
+			check(vm, false, "the stream at a vmctl console");
 		h_proc_free(&p);
 	}
 	free(exp);
