@@ -4,10 +4,10 @@
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan
-#                            (what CI runs)
+#                            plain and with AddressSanitizer and UBSan, and
+#                            the linux suite (what CI runs)
 #   ./quickstart.sh linux    the same set-up, the reference Debian guest,
-#                            then the linux suite (minutes; not yet in CI)
+#                            then the linux suite only (minutes)
 #
 # Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR.
 set -eu
@@ -141,4 +141,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
+linux_suite
 say "all tests passed"

@@ -9,7 +9,10 @@
 # our machines cannot run a stock kernel) run.sh boots a nested test host
 # under QEMU's emulation with emulated SVM and nested paging, whose /init
 # (host-init.sh) runs this script again in direct mode; the TAP comes back
-# on the test host's second serial port.  One boot serves all the steps.
+# on the test host's second serial port.  One boot serves all the steps;
+# should the emulation beneath fail (the test host's kernel or a guest
+# triple-faulting, the test host hanging), a second boot runs them again
+# and its TAP is the verdict.
 #
 # Environment:
 #   VMMD_LINUX_GUEST      the reference guest directory (build-guest.sh);
@@ -20,6 +23,12 @@
 #                         (default: a new directory under /tmp)
 #   VMMD_LINUX_QEMU       default qemu-system-x86_64
 #   VMMD_LINUX_CMDLINE    the guest's kernel command line, to experiment
+#   VMMD_LINUX_STREAM_KIB size of the console stream (default 1024)
+#   VMMD_LINUX_HOST_CPU   the test host's CPU (default EPYC,+svm,-npt: see
+#                         "The nested test host" in README.md)
+#   VMMD_LINUX_TCG_THREADS  QEMU's TCG threading, multi (default) or single
+#   VMMD_LINUX_MAX_SILENCE  seconds without TAP after which the test host
+#                         counts as hung (default 300)
 #   VMMD_BIN, VMMD_WORKER_BIN, VMCTL_BIN, VMMD_GUEST_DEMO,
 #   VMMD_LINUX_SCENARIOS  the programs under test (see build-host.sh)
 set -u
@@ -52,6 +61,9 @@ esac
 
 qemu=${VMMD_LINUX_QEMU:-qemu-system-x86_64}
 limit=${VMMD_LINUX_TIMEOUT:-1100}
+tcg_threads=${VMMD_LINUX_TCG_THREADS:-multi}
+max_silence=${VMMD_LINUX_MAX_SILENCE:-300}
+host_cpu=${VMMD_LINUX_HOST_CPU:-EPYC,+svm,-npt}
 command -v "$qemu" >/dev/null 2>&1 ||
     skip "$qemu is not installed (apt-get install qemu-system-x86)"
 command -v timeout >/dev/null 2>&1 || skip "timeout(1) is missing"
@@ -63,7 +75,7 @@ cpio=$work/test-host.cpio
 console=$work/test-host-console.log
 raw=$work/test-host-tap.raw
 tap=$work/test-host-tap.log
-rm -f "$cpio" "$console" "$raw" "$tap"
+rm -f "$cpio" "$console" "$raw" "$tap" "$work"/*.1.log
 
 start=$(date +%s)
 if ! sh "$here/build-host.sh" "$cpio" >"$work/build-host.log" 2>&1; then
@@ -75,67 +87,114 @@ fi
 
 append="console=ttyS0 panic=-1 quiet"
 [ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
-echo "# booting the test host: $qemu (TCG, emulated SVM), logs in $work"
 
-# ttyS0: the test host's console; ttyS1: the TAP stream, and nothing else.
-timeout -k 10 "$limit" "$qemu" -accel tcg,thread=multi \
-    -cpu EPYC,+svm,+npt -smp 2 -m 2048 -M q35 \
-    -nodefaults -display none -monitor none -no-reboot \
-    -serial "file:$console" -serial "file:$raw" \
-    -d guest_errors,cpu_reset -D "$work/qemu-debug.log" \
-    -kernel "$guest/vmlinuz" -initrd "$cpio" -append "$append" \
-    </dev/null >"$work/qemu.log" 2>&1 &
-qpid=$!
-trap 'kill "$qpid" 2>/dev/null; exit 1' INT TERM HUP
-
-# Complete lines of the TAP stream, as they come.
-shown=0
+# Complete lines of the TAP stream, as they come, on stderr: progress
+# for whoever watches.  The verdict is the last boot's TAP, on stdout.
 show_new() {
 	[ -f "$raw" ] || return 0
 	tr -d '\r' <"$raw" >"$tap"
 	n=$(wc -l <"$tap")
 	[ "$n" -gt "$shown" ] || return 0
-	# A skip plan is not the end here: see below.
-	sed -n "$((shown + 1)),${n}p" "$tap" | grep -v '^1\.\.0'
+	sed -n "$((shown + 1)),${n}p" "$tap" | sed 's/^/test host| /' >&2
 	shown=$n
 }
-while kill -0 "$qpid" 2>/dev/null; do
-	show_new
-	sleep 2
-done
-wait "$qpid"
-status=$?
-show_new
-# A last line without its newline.
-[ -f "$tap" ] && [ -n "$(tail -c 1 "$tap")" ] && { tail -n 1 "$tap"; echo; }
-echo "# test host: $(($(date +%s) - start)) s from its build to its" \
-    "power-off (QEMU status $status)"
 
-rm -f "$raw"
-tests=0
-[ -f "$tap" ] && tests=$(grep -cE '^(not )?ok( |$)' "$tap")
-plan=
-[ -f "$tap" ] && plan=$(grep -E '^1\.\.[0-9]+' "$tap" | tail -n 1)
-oops='BUG:|Oops:|Kernel panic|general protection fault|WARNING: CPU'
-reason=
-case $status in
-0)	;;
-124|137) reason="timed out after $limit s" ;;
-*)	reason="QEMU exited with status $status" ;;
-esac
-case $plan in
-"")	if [ -z "$reason" ]; then
-		reason="it reset or stopped before the scenarios ended"
-		grep -q 'Triple fault' "$work/qemu-debug.log" 2>/dev/null &&
-		    reason="$reason (QEMU logged a triple fault)"
+# One boot of the test host: sets status, tests, plan and reason.
+boot_host() {
+	rm -f "$console" "$raw" "$tap" "$work/qemu-debug.log"
+	echo "# booting the test host: $qemu (TCG, emulated SVM), logs in $work"
+	# ttyS0: the test host's console; ttyS1: the TAP stream, nothing else.
+	timeout -k 10 "$limit" "$qemu" -accel "tcg,thread=$tcg_threads" \
+	    -cpu "$host_cpu" -smp 2 -m 2048 -M q35 \
+	    -nodefaults -display none -monitor none -no-reboot \
+	    -serial "file:$console" -serial "file:$raw" \
+	    -d guest_errors,cpu_reset -D "$work/qemu-debug.log" \
+	    -kernel "$guest/vmlinuz" -initrd "$cpio" -append "$append" \
+	    </dev/null >"$work/qemu.log" 2>&1 &
+	qpid=$!
+	trap 'kill "$qpid" 2>/dev/null; exit 1' INT TERM HUP
+	shown=0
+	silent=0
+	last_size=-1
+	while kill -0 "$qpid" 2>/dev/null; do
+		show_new
+		sleep 2
+		# The scenarios say something at least every 30 s; a test
+		# host silent for much longer has stopped making progress.
+		size=$(wc -c <"$raw" 2>/dev/null || echo 0)
+		if [ "$size" = "$last_size" ]; then
+			silent=$((silent + 2))
+		else
+			silent=0
+			last_size=$size
+		fi
+		if [ "$silent" -ge "$max_silence" ]; then
+			kill "$qpid" 2>/dev/null
+			break
+		fi
+	done
+	wait "$qpid"
+	status=$?
+	show_new
+	# A last line without its newline.
+	[ -f "$tap" ] && [ -n "$(tail -c 1 "$tap")" ] && echo >>"$tap"
+	echo "# test host: $(($(date +%s) - start)) s from its build to its" \
+	    "power-off (QEMU status $status)" >>"$tap"
+
+	rm -f "$raw"
+	tests=0
+	[ -f "$tap" ] && tests=$(grep -cE '^(not )?ok( |$)' "$tap")
+	plan=
+	[ -f "$tap" ] && plan=$(grep -E '^1\.\.[0-9]+' "$tap" | tail -n 1)
+	crashed=no
+	reason=
+	case $status in
+	0)	;;
+	124|137) reason="timed out after $limit s" ;;
+	*)	reason="QEMU exited with status $status" ;;
+	esac
+	if [ "$silent" -ge "$max_silence" ]; then
+		reason="no output for $max_silence s: the test host hung"
+		crashed=yes
 	fi
-	reason="no TAP plan came back: $reason" ;;
-"1..0"*) reason="the scenarios skipped inside the test host: $plan"
-	plan= ;;
-*)	# The scenarios finished: their TAP says it all.
-	[ -n "$reason" ] && echo "# test host: $reason after the plan"
-	reason= ;;
-esac
+	case $plan in
+	"")	if [ -z "$reason" ]; then
+			reason="it reset or stopped before the scenarios ended"
+			if grep -q 'Triple fault' "$work/qemu-debug.log" \
+			    2>/dev/null; then
+				reason="$reason (QEMU logged a triple fault)"
+				crashed=yes
+			fi
+		fi
+		reason="no TAP plan came back: $reason" ;;
+	"1..0"*) reason="the scenarios skipped inside the test host: $plan"
+		plan= ;;
+	*)	# The scenarios finished: their TAP says it all.
+		[ -n "$reason" ] && echo "# test host: $reason after the plan"
+		reason= ;;
+	esac
+}
+
+# Failures of the emulation beneath the test host, not of what runs in
+# it: the test host's own kernel triple-faulting or going silent, and a
+# guest triple-faulting (seen under QEMU as the VMM as well: README.md).
+# Then the test host boots once more and that boot's TAP is the verdict;
+# the first one's is shown as comments.  Anything else counts at once.
+boot_host
+if [ "$crashed" = yes ] || grep -q 'triple fault' "$tap" 2>/dev/null; then
+	[ -n "$reason" ] || reason="a guest triple-faulted"
+	cp "$tap" "$work/test-host-tap.1.log" 2>/dev/null
+	cp "$console" "$work/test-host-console.1.log" 2>/dev/null
+	cp "$work/qemu-debug.log" "$work/qemu-debug.1.log" 2>/dev/null
+	echo "# ---- first boot of the test host: $reason; its TAP ----"
+	sed 's/^/# 1| /' "$work/test-host-tap.1.log"
+	echo "# ---- booting the test host again: this boot's TAP counts ----"
+	boot_host
+fi
+
+# A skip plan from inside means the scenarios found nothing to run on.
+grep -v '^1\.\.0' "$tap" 2>/dev/null
+oops='BUG:|Oops:|Kernel panic|general protection fault|WARNING: CPU'
 if [ -n "$reason" ]; then
 	echo "not ok $((tests + 1)) - test host: $reason"
 	# A crash of the test host's own kernel: its first report.
