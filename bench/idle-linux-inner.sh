@@ -16,7 +16,7 @@ say() { echo "# $*"; }
 # they interrupted: the guest's init and its kernel print at once, and
 # "[    5.1] message" can land in the middle of the banner.
 console_text() {
-	tr -d '\r' <"$1" 2>/dev/null | awk '
+	tr -d '\r' 2>/dev/null <"$1" | awk '
 	match($0, /\[ *[0-9]+\.[0-9]+\]/) {
 		part = part substr($0, 1, RSTART - 1)
 		next
