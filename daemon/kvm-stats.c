@@ -20,14 +20,15 @@
 #define KVM_STATS_MAX_NAME	1024
 
 static int
-kvm_stats_take(struct kvm_stats *s, const struct kvm_stats_desc *d)
+kvm_stats_take(struct kvm_stats *s, const struct kvm_stats_desc *d,
+    const char *name)
 {
-	char *name;
+	char *copy;
 
-	name = strdup(d->name);
-	if (name == NULL)
+	copy = strdup(name);
+	if (copy == NULL)
 		return -ENOMEM;
-	s->names[s->n] = name;
+	s->names[s->n] = copy;
 	s->index[s->n] = d->offset / sizeof(uint64_t);
 	s->n++;
 	return 0;
@@ -37,7 +38,7 @@ static int
 kvm_stats_parse(struct kvm_stats *s)
 {
 	struct kvm_stats_header h;
-	struct kvm_stats_desc *d;
+	struct kvm_stats_desc d;
 	size_t dsize, end, data_end = 0;
 	unsigned int i;
 	char *descs;
@@ -48,7 +49,7 @@ kvm_stats_parse(struct kvm_stats *s)
 	if (h.name_size == 0 || h.name_size > KVM_STATS_MAX_NAME ||
 	    h.num_desc > KVM_STATS_MAX_DESC)
 		return -EPROTO;
-	dsize = sizeof(*d) + h.name_size;
+	dsize = sizeof(d) + h.name_size;
 	descs = malloc(dsize * h.num_desc);
 	s->names = calloc(h.num_desc + 1, sizeof(*s->names));
 	s->index = calloc(h.num_desc + 1, sizeof(*s->index));
@@ -62,19 +63,23 @@ kvm_stats_parse(struct kvm_stats *s)
 		return -EIO;
 	}
 	for (i = 0; i < h.num_desc && ret == 0; i++) {
-		d = (struct kvm_stats_desc *)(descs + i * dsize);
-		d->name[h.name_size - 1] = '\0';
-		end = (size_t)d->offset + (size_t)d->size * sizeof(uint64_t);
-		if (d->offset % sizeof(uint64_t) != 0 ||
+		/* Copied out: with an odd name_size a descriptor in the
+		 * file is not aligned for the struct. */
+		char *name = descs + i * dsize + sizeof(d);
+
+		memcpy(&d, descs + i * dsize, sizeof(d));
+		name[h.name_size - 1] = '\0';
+		end = (size_t)d.offset + (size_t)d.size * sizeof(uint64_t);
+		if (d.offset % sizeof(uint64_t) != 0 ||
 		    end > 64 * KVM_STATS_MAX_DESC * sizeof(uint64_t)) {
 			ret = -EPROTO;
 			break;
 		}
 		if (end > data_end)
 			data_end = end;
-		if ((d->flags & KVM_STATS_TYPE_MASK) ==
-		    KVM_STATS_TYPE_CUMULATIVE && d->size == 1)
-			ret = kvm_stats_take(s, d);
+		if ((d.flags & KVM_STATS_TYPE_MASK) ==
+		    KVM_STATS_TYPE_CUMULATIVE && d.size == 1)
+			ret = kvm_stats_take(s, &d, name);
 	}
 	free(descs);
 	if (ret < 0)

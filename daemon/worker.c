@@ -559,11 +559,16 @@ worker_cmd_info(struct worker_request *r)
 
 			json_object_array_add(kvm,
 			    worker_kvm_stats_json(&m->vcpus[i].stats));
-			if ((o = worker_vcpu_regs_json(m, i)) != NULL) {
-				if (regs == NULL)
-					regs = json_object_new_array();
-				json_object_array_add(regs, o);
+			/* Indexed by vCPU: one that could not be read is
+			 * null, once any could. */
+			o = worker_vcpu_regs_json(m, i);
+			if (o != NULL && regs == NULL) {
+				regs = json_object_new_array();
+				for (k = 0; k < i; k++)
+					json_object_array_add(regs, NULL);
 			}
+			if (regs != NULL)
+				json_object_array_add(regs, o);
 		}
 		unknown = json_object_new_object();
 		json_object_object_add(unknown, "pio_reads",
