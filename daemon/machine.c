@@ -459,12 +459,8 @@ machine_get_vcpu_regs(struct machine *m, unsigned int index,
 	if (index >= m->nvcpus)
 		return -EINVAL;
 	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_PAUSED) {
-		ret = kvm_ioctl(m->vcpus[index].fd, KVM_GET_REGS, regs);
-		if (ret == 0)
-			ret = kvm_ioctl(m->vcpus[index].fd, KVM_GET_SREGS,
-			    sregs);
-	}
+	if (m->state == MACHINE_PAUSED)
+		ret = vcpu_get_regs(&m->vcpus[index], regs, sregs);
 	pthread_mutex_unlock(&m->lock);
 	return ret;
 }

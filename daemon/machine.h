@@ -146,6 +146,8 @@ int vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 void vcpu_destroy(struct vcpu *v);
 int vcpu_start(struct vcpu *v);
 void vcpu_kick(struct vcpu *v);
+int vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs,
+    struct kvm_sregs *sregs);
 int cpuid_setup(struct vcpu *v, unsigned int nvcpus);
 /*
  * Called from a vCPU thread: stop every vCPU and hand the machine to the

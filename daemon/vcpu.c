@@ -279,6 +279,17 @@ vcpu_wait_runnable(struct vcpu *v)
 	return run;
 }
 
+/* Only from the vCPU's thread, or while it is kept out of KVM_RUN. */
+int
+vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	int ret;
+
+	if ((ret = kvm_ioctl(v->fd, KVM_GET_REGS, regs)) < 0)
+		return ret;
+	return kvm_ioctl(v->fd, KVM_GET_SREGS, sregs);
+}
+
 /*
  * A triple fault resets the machine and with it every trace of the
  * cause: say where the vCPU was first.  It is out of KVM_RUN here, so
@@ -292,8 +303,7 @@ vcpu_log_triple_fault(struct vcpu *v)
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 
-	if (kvm_ioctl(v->fd, KVM_GET_REGS, &regs) < 0 ||
-	    kvm_ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0) {
+	if (vcpu_get_regs(v, &regs, &sregs) < 0) {
 		log_warn("vCPU %u: triple fault", v->index);
 		return;
 	}

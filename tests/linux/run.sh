@@ -7,7 +7,7 @@
 # Where /dev/kvm is hardware virtualization (vmx or svm in /proc/cpuinfo),
 # the scenarios run directly on this host.  Elsewhere (the PVM /dev/kvm of
 # our machines cannot run a stock kernel) run.sh boots a nested test host
-# under QEMU's emulation with emulated SVM and nested paging, whose /init
+# under QEMU's emulation with emulated SVM (no nested paging), whose /init
 # (host-init.sh) runs this script again in direct mode; the TAP comes back
 # on the test host's second serial port.  One boot serves all the steps;
 # should the test host itself fail (its kernel triple-faulting, or it

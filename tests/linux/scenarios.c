@@ -496,7 +496,7 @@ check_stream(struct lg_vm *vm)
 	snprintf(cmd, sizeof(cmd), "awk 'BEGIN { for (i = 0; i < %u; i++) "
 	    "printf \"%%08d %s\\n\", i }' >/tmp/stream; crc32 /tmp/stream; "
 	    "wc -c </tmp/stream",
-	    stream_lines(), STREAM_TAIL);
+	    (unsigned int)(explen / 64), STREAM_TAIL);
 	out = lg_cmd(vm, cmd, &st, LG_CMD_MS);
 	crc = size = 0;
 	if (out != NULL)
