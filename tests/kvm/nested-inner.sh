@@ -9,9 +9,9 @@
 #   VMMD_KVM_TESTS         "name=timeout ...": the programs
 #                          (/vmmd/kvm-test-NAME) in meson's order, with
 #                          meson's timeout in seconds
-#   VMMD_TEST_TIME_SCALE   how much slower than the native /dev/kvm this
-#                          host runs the guests: the harness's waits and
-#                          each program's timeout are multiplied by it
+#   VMMD_TEST_TIME_SCALE   each program's timeout is meson's times this
+#                          (the harness's own waits are not scaled: no
+#                          check needed it, see tests/linux/README.md)
 #   VMMD_BIN, VMMD_WORKER_BIN, VMCTL_BIN, VMMD_GUEST_*: for the programs
 #
 # Each program's test points are renumbered and prefixed with its name

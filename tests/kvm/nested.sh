@@ -21,9 +21,12 @@
 #   VMMD_KVM_TESTS         "name=timeout ..." in meson's order
 #   VMMD_KVM_MODE          auto (default), or nested: run nested even
 #                          where /dev/kvm opens
-#   VMMD_TEST_TIME_SCALE   how much longer the harness waits inside
-#                          (default 10: see "Time inside the test host"
-#                          in tests/linux/README.md)
+#   VMMD_TEST_TIME_SCALE   multiplies each program's meson timeout
+#                          inside (default 2: see "Time inside the test
+#                          host" in tests/linux/README.md)
+#   VMMD_LINUX_MAX_SILENCE seconds without TAP after which the test host
+#                          counts as hung (default here 120: every program
+#                          prints within seconds, or times out)
 #   VMMD_LINUX_GUEST, VMMD_LINUX_WORKDIR, VMMD_LINUX_TIMEOUT, ...: as
 #                          for tests/linux/run.sh
 set -u
@@ -47,7 +50,11 @@ esac
 
 : "${VMMD_KVM_PROGRAMS:?VMMD_KVM_PROGRAMS is not set}"
 : "${VMMD_KVM_TESTS:?VMMD_KVM_TESTS is not set}"
-VMMD_TEST_TIME_SCALE=${VMMD_TEST_TIME_SCALE:-10}
+VMMD_TEST_TIME_SCALE=${VMMD_TEST_TIME_SCALE:-2}
+# A program that hangs is killed after its timeout (at most 90 s) and the
+# next one prints: longer silence means the test host itself hung, and
+# run.sh then boots it once more.
+VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-120}
 VMMD_LINUX_MODE=nested
 VMMD_LINUX_SCENARIOS=$here/nested-inner.sh
 VMMD_HOST_PROGRAMS=$VMMD_KVM_PROGRAMS
@@ -55,6 +62,7 @@ VMMD_HOST_GUEST=no
 # The sanitizers' settings (meson's or the caller's) hold inside too.
 VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_"
-export VMMD_TEST_TIME_SCALE VMMD_LINUX_MODE VMMD_LINUX_SCENARIOS
+export VMMD_TEST_TIME_SCALE VMMD_LINUX_MAX_SILENCE VMMD_LINUX_MODE
+export VMMD_LINUX_SCENARIOS
 export VMMD_HOST_PROGRAMS VMMD_HOST_GUEST VMMD_HOST_PASS
 exec sh "$here/../linux/run.sh" "$@"
