@@ -90,7 +90,7 @@ console_catch(void)
 	cs->caught = 1;
 }
 
-void
+static void
 console_release(void)
 {
 	struct console_sigs *cs = &console_sigs;

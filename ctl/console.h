@@ -7,8 +7,8 @@
  * from console_catch(), which console_attach() calls if need be, and stay
  * caught and blocked after it returns, so that cleanup such as stopping a
  * transient VM is not cut short by a second signal (timeout(1) signals
- * the whole process group).  console_release() puts them back;
- * console_finish() does that and dies of the signal that came, if any.
+ * the whole process group).  console_finish() puts them back and
+ * dies of the signal that came, if any.
  */
 #ifndef VMCTL_CONSOLE_H
 #define VMCTL_CONSOLE_H
@@ -34,7 +34,6 @@ int	console_attach(struct client *, const char *, const char *,
 	    enum console_end *, int *);
 
 void	console_catch(void);
-void	console_release(void);
 
 /*
  * The end of a command that attached: releases the signals and, when the
