@@ -274,8 +274,15 @@ bz_footprint(const struct bz_image *bz, uint64_t *start, uint64_t *end)
 	*end = base + h->init_size;
 }
 
-int
-boot_bzimage_probe(const struct boot_file *f, char *err, size_t errlen)
+/* "HdrS" at 0x202 marks every kernel with boot protocol 2.00+. */
+static bool
+bz_recognises(const struct boot_file *f)
+{
+	return f->head_len >= 0x206 && memcmp(f->head + 0x202, "HdrS", 4) == 0;
+}
+
+static int
+bz_probe(const struct boot_file *f, char *err, size_t errlen)
 {
 	struct bz_image bz;
 	uint64_t start, end;
@@ -293,8 +300,8 @@ boot_bzimage_probe(const struct boot_file *f, char *err, size_t errlen)
 	return 0;
 }
 
-int
-boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
+static int
+bz_load(const struct boot_mem *mem, const struct boot_file *f,
     const struct boot_args *args, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
@@ -375,3 +382,10 @@ boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
 	cpu->rsp = BOOT_STACK_TOP;
 	return 0;
 }
+
+const struct boot_loader boot_loader_bzimage = {
+	.name = "bzImage",
+	.recognises = bz_recognises,
+	.probe = bz_probe,
+	.load = bz_load,
+};

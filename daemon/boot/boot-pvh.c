@@ -565,16 +565,25 @@ pvh_parse(const struct boot_file *f, struct pvh_image *img, char *err,
 	    (unsigned long long)img->entry);
 }
 
-int
-boot_pvh_probe(const struct boot_file *f, char *err, size_t errlen)
+/* Any ELF file is ours; pvh_parse says what it lacks to be booted. */
+static bool
+pvh_recognises(const struct boot_file *f)
+{
+	static const uint8_t elfmag[4] = { 0x7f, 'E', 'L', 'F' };
+
+	return f->head_len >= 4 && memcmp(f->head, elfmag, 4) == 0;
+}
+
+static int
+pvh_probe(const struct boot_file *f, char *err, size_t errlen)
 {
 	struct pvh_image img;
 
 	return pvh_parse(f, &img, err, errlen);
 }
 
-int
-boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
+static int
+pvh_load(const struct boot_mem *mem, const struct boot_file *f,
     const struct boot_args *args, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
@@ -661,3 +670,10 @@ boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	cpu->rsp = BOOT_STACK_TOP;
 	return 0;
 }
+
+const struct boot_loader boot_loader_pvh = {
+	.name = "PVH ELF",
+	.recognises = pvh_recognises,
+	.probe = pvh_probe,
+	.load = pvh_load,
+};
