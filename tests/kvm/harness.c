@@ -482,18 +482,28 @@ h_conn_free(struct h_conn *c)
 struct h_conn *
 h_connect(struct h_daemon *d)
 {
+	int fd;
+
+	if ((fd = h_connect_fd(d)) == -1)
+		return NULL;
+	return h_conn_adopt(fd);
+}
+
+struct h_conn *
+h_conn_adopt(int fd)
+{
 	struct h_conn *c;
 	struct json_object *g;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
 		return NULL;
-	c->fd = -1;
+	}
+	c->fd = fd;
 	c->next_id = 1;
 	c->pl = proto_lines_new(16 * PROTO_MAX_LINE);
 	c->events = json_object_new_array();
 	if (c->pl == NULL || c->events == NULL)
-		goto fail;
-	if ((c->fd = h_connect_fd(d)) == -1)
 		goto fail;
 	if ((g = h_read_msg(c, H_REPLY_MS)) == NULL) {
 		tap_diag("no greeting");
@@ -724,6 +734,11 @@ h_call(struct h_conn *c, const char *cmd, struct json_object *args,
 {
 	int64_t id;
 
+	if (c == NULL) {
+		/* The connection failed and said why: one more failure. */
+		json_object_put(args);
+		return NULL;
+	}
 	if ((id = h_send_request(c, cmd, args)) == -1)
 		return NULL;
 	return h_wait_reply(c, id, timeout_ms);

@@ -91,6 +91,12 @@ struct h_conn;
 struct h_conn	*h_connect(struct h_daemon *);
 /* Connects only: the raw socket (CLOEXEC), or -1 + diag. */
 int		 h_connect_fd(struct h_daemon *);
+/*
+ * A client on fd, a socket already connected to vmmd (by a child with
+ * other credentials, say): reads the greeting as h_connect().  Takes fd
+ * (closed on failure); NULL + diag on failure.
+ */
+struct h_conn	*h_conn_adopt(int fd);
 void		 h_close(struct h_conn *);
 int		 h_conn_fd(struct h_conn *);
 struct json_object *h_greeting(struct h_conn *);
@@ -109,7 +115,8 @@ struct json_object *h_read_event(struct h_conn *, int timeout_ms);
 /*
  * Sends {"id":N,"command":cmd,"arguments":args} (args taken; NULL = none)
  * and returns the reply with that id (events met are queued), or NULL on
- * timeout/EOF.  Caller puts it.
+ * timeout/EOF, or when c is NULL (a connection that failed).  Caller puts
+ * it.
  */
 struct json_object *h_call(struct h_conn *, const char *cmd,
 		    struct json_object *args, int timeout_ms);
