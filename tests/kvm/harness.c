@@ -490,6 +490,17 @@ h_connect(struct h_daemon *d)
 }
 
 struct h_conn *
+h_setup(struct h_daemon **dp)
+{
+	struct h_conn *c;
+
+	*dp = h_daemon_start();
+	if ((c = h_connect(*dp)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	return c;
+}
+
+struct h_conn *
 h_conn_adopt(int fd)
 {
 	struct h_conn *c;

@@ -67,6 +67,11 @@ struct h_daemon {
 
 /* Starts vmmd -f -s DIR/control.sock -d DIR/state -g DEMO; bails out. */
 struct h_daemon	*h_daemon_start(void);
+/*
+ * The start of most test programs: h_daemon_start() and a client
+ * connected to it (bails out when it cannot connect).  Sets *d.
+ */
+struct h_conn	*h_setup(struct h_daemon **d);
 /* (Re)starts the daemon with the same directories; 0 or -1. */
 int		 h_daemon_spawn(struct h_daemon *);
 /*

@@ -480,10 +480,8 @@ main(void)
 	h_init();
 	if (geteuid() != 0)
 		tap_skip_all("needs root, to act as an unprivileged client");
-	d = h_daemon_start();
+	c = h_setup(&d);
 	setup_files();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect");
 	u = user_connect(USER_UID, USER_GID, &group, 1);
 	nogroup = user_connect(USER_UID, USER_GID, NULL, 0);
 	tap_ok(u != NULL && nogroup != NULL, "uid %d connects after dropping "

@@ -475,9 +475,7 @@ main(void)
 	struct json_object *g, *v;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	g = h_greeting(c);
 	tap_ok(json_object_object_get_ex(g, "greeting", &v) &&
 	    h_str(v, "name") && strcmp(h_str(v, "name"), "vmmd") == 0 &&

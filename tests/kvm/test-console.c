@@ -21,9 +21,7 @@ main(void)
 	struct json_object *r;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 
 	/* Not running yet: no console. */
 	tap_ok(h_create(c, "echo", "\"kernel\":\"%s\"",

@@ -221,8 +221,8 @@ main(void)
 	struct json_object *r;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL || (ev = h_connect(d)) == NULL)
+	c = h_setup(&d);
+	if ((ev = h_connect(d)) == NULL)
 		tap_bail("cannot connect to vmmd");
 	r = h_call(ev, "events.subscribe", NULL, H_REPLY_MS);
 	tap_ok(h_ret(r) != NULL, "events.subscribe (%s)", h_text(r));

@@ -79,9 +79,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	test_mode(d, c, "i8042", "restart");
 	test_mode(d, c, "i8042", "stop");
 	test_mode(d, c, "triple", "restart");
