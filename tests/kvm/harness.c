@@ -849,6 +849,48 @@ h_text(struct json_object *o)
 	return buf;
 }
 
+bool
+h_check_error(struct json_object *reply, const char *cls, const char *what)
+{
+	const char *got = h_err_class(reply), *desc = h_err_desc(reply);
+	bool ok;
+
+	ok = got != NULL && strcmp(got, cls) == 0 && desc != NULL &&
+	    *desc != '\0' && strchr(desc, '\n') == NULL;
+	tap_ok(ok, "%s: %s", what, cls);
+	if (!ok)
+		tap_diag("got %s", h_text(reply));
+	return ok;
+}
+
+void
+h_expect_error(struct h_conn *c, const char *cmd, const char *args,
+    const char *cls, const char *what)
+{
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, cmd, "%s", args);
+	h_check_error(r, cls, what);
+	json_object_put(r);
+}
+
+void
+h_expect_errorf(struct h_conn *c, const char *cmd, const char *cls,
+    const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	char *args;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&args, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		tap_bail("out of memory");
+	h_expect_error(c, cmd, args, cls, what);
+	free(args);
+}
+
 /* ------------------------------------------------------------------ */
 /* VM helpers */
 

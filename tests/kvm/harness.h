@@ -145,6 +145,20 @@ const char	*h_flat(const char *);
 /* One-line text of a reply for diagnostics (static buffer). */
 const char	*h_text(struct json_object *);
 
+/*
+ * One test point: reply is an error of class cls with a sensible
+ * description (one line, not empty); what names the test point.
+ */
+bool		 h_check_error(struct json_object *, const char *cls,
+		    const char *what);
+/* cmd with args (JSON text of its arguments) must fail that way. */
+void		 h_expect_error(struct h_conn *, const char *cmd,
+		    const char *args, const char *cls, const char *what);
+/* The same with the arguments as printf-formatted JSON text. */
+void		 h_expect_errorf(struct h_conn *, const char *cmd,
+		    const char *cls, const char *what, const char *fmt, ...)
+		    __attribute__((format(printf, 5, 6)));
+
 /* ------------------------------------------------------------------ */
 /* VM helpers: 0 on success; -1 with a diagnostic otherwise. */
 

@@ -148,7 +148,8 @@ user_create(struct h_conn *u, const char *cls, const char *what,
 	    kernel ? kernel : "");
 	snprintf(i, sizeof(i), initrd ? ",\"initrd\":\"%s\"" : "%s",
 	    initrd ? initrd : "");
-	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"%s\",\"memory_mib\":32"
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"%s\",\"memory_mib\":32"
 	    "%s%s}", name, k, i);
 	tap_ok(cls == NULL ? is_ok(r) : is_error(r, cls), "%s: %s", what,
 	    cls == NULL ? "created" : cls);
@@ -266,27 +267,32 @@ test_create(struct h_conn *u, struct h_conn *nogroup)
 
 	/* The attack: a root-only file as the initrd (or the kernel). */
 	if (stat("/etc/shadow", &st) == 0 && (st.st_mode & 0004) == 0) {
-		r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		r = h_callf(u, H_REPLY_MS, "vm.create",
+		    "{\"name\":\"x\",\"kernel\":"
 		    "\"%s\",\"initrd\":\"/etc/shadow\"}", hello);
 		check_denied(r, "initrd /etc/shadow", "/etc/shadow", "initrd");
 		json_object_put(r);
-		r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		r = h_callf(u, H_REPLY_MS, "vm.create",
+		    "{\"name\":\"x\",\"kernel\":"
 		    "\"/etc/shadow\"}");
 		check_denied(r, "kernel /etc/shadow", "/etc/shadow", "kernel");
 		json_object_put(r);
 	} else
 		tap_diag("no unreadable /etc/shadow here; using %s only",
 		    in(pub, "secret"));
-	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"%s\"}", hello, in(pub, "secret"));
 	check_denied(r, "0600 root file as initrd", in(pub, "secret"),
 	    "initrd");
 	json_object_put(r);
-	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\"}",
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\"}",
 	    in(pub, "secret.elf"));
 	check_denied(r, "0600 root kernel", in(pub, "secret.elf"), "kernel");
 	json_object_put(r);
-	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"%s\"}", hello, in(priv, "initrd"));
 	check_denied(r, "world-readable initrd in a 0700 directory",
 	    in(priv, "initrd"), "initrd");
