@@ -292,11 +292,11 @@ bz_probe(const struct boot_file *f, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	bz_footprint(&bz, &start, &end);
-	if (end > BOOT_PCI_HOLE_START)
+	if (end > PC_PCI_HOLE_START)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "kernel needs RAM up to 0x%llx, beyond what it can be "
 		    "given below 0x%llx", (unsigned long long)end,
-		    BOOT_PCI_HOLE_START);
+		    PC_PCI_HOLE_START);
 	return 0;
 }
 
@@ -326,7 +326,7 @@ bz_load(const struct boot_mem *mem, const struct boot_file *f,
 		    "%llu MiB below 0x%llx", (unsigned long long)kend,
 		    (unsigned long long)(kend + 0xfffff) >> 20,
 		    (unsigned long long)mem->low_size >> 20,
-		    BOOT_PCI_HOLE_START);
+		    PC_PCI_HOLE_START);
 
 	r = boot_cmdline_write(mem, args->cmdline, bz.hdr.cmdline_size, err,
 	    errlen);

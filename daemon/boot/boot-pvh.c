@@ -453,22 +453,22 @@ pvh_section_notes(const struct boot_file *f, struct pvh_image *img,
 static int
 pvh_check_placement(uint64_t start, uint64_t end, char *err, size_t errlen)
 {
-	if (end > BOOT_PCI_HOLE_START)
+	if (end > PC_PCI_HOLE_START)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx beyond guest RAM: segments "
 		    "must end below 0x%llx", (unsigned long long)start,
-		    (unsigned long long)end - 1, BOOT_PCI_HOLE_START);
+		    (unsigned long long)end - 1, PC_PCI_HOLE_START);
 	if (start < BOOT_AREA_END)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx overlaps the loader's "
 		    "tables below 0x%llx", (unsigned long long)start,
 		    (unsigned long long)end - 1, BOOT_AREA_END);
-	if (start < BOOT_HIGH_MEM_START && end > BOOT_LOW_MEM_END)
+	if (start < PC_HIGH_MEM_START && end > PC_LOW_MEM_END)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx overlaps the EBDA and BIOS "
 		    "area 0x%llx-0x%llx", (unsigned long long)start,
-		    (unsigned long long)end - 1, BOOT_LOW_MEM_END,
-		    BOOT_HIGH_MEM_START - 1);
+		    (unsigned long long)end - 1, PC_LOW_MEM_END,
+		    PC_HIGH_MEM_START - 1);
 	return 0;
 }
 
@@ -609,7 +609,7 @@ pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 			    (unsigned long long)s->paddr,
 			    (unsigned long long)(s->paddr + s->memsz - 1),
 			    (unsigned long long)mem->low_size >> 20,
-			    BOOT_PCI_HOLE_START);
+			    PC_PCI_HOLE_START);
 	}
 
 	r = boot_cmdline_write(mem, args->cmdline, BOOT_CMDLINE_MAX - 1, err,
@@ -629,8 +629,8 @@ pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	}
 
 	if (args->initrd != NULL) {
-		floor = img.end > BOOT_HIGH_MEM_START ? img.end :
-		    BOOT_HIGH_MEM_START;
+		floor = img.end > PC_HIGH_MEM_START ? img.end :
+		    PC_HIGH_MEM_START;
 		r = boot_initrd_load(mem, args->initrd, floor, mem->low_size,
 		    &initrd_addr, &initrd_size, err, errlen);
 		if (r < 0)

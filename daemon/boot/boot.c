@@ -62,10 +62,10 @@ boot_mem_check(const struct boot_mem *mem, char *err, size_t errlen)
 		    "guest RAM of %llu KiB is too small: %llu KiB needed",
 		    (unsigned long long)mem->low_size / 1024,
 		    BOOT_MIN_LOW_SIZE / 1024);
-	if (mem->low_size > BOOT_PCI_HOLE_START)
+	if (mem->low_size > PC_PCI_HOLE_START)
 		return boot_fail(err, errlen, -EINVAL,
 		    "low guest RAM reaches into the PCI hole at 0x%llx",
-		    BOOT_PCI_HOLE_START);
+		    PC_PCI_HOLE_START);
 	return 0;
 }
 
@@ -121,8 +121,8 @@ boot_load(const struct boot_mem *mem, const struct boot_args *args,
 	 */
 	if (!mem->zeroed) {
 		memset(mem->low, 0, BOOT_AREA_END);
-		memset(mem->low + BOOT_EBDA_START, 0,
-		    BOOT_HIGH_MEM_START - BOOT_EBDA_START);
+		memset(mem->low + PC_EBDA_START, 0,
+		    PC_HIGH_MEM_START - PC_EBDA_START);
 	}
 	memset(cpu, 0, sizeof(*cpu));
 
@@ -135,12 +135,12 @@ boot_load(const struct boot_mem *mem, const struct boot_args *args,
 		return r;
 
 	/* Where a PC BIOS would say the EBDA is and how much base RAM. */
-	v = (uint16_t)(BOOT_EBDA_START >> 4);
+	v = (uint16_t)(PC_EBDA_START >> 4);
 	memcpy(mem->low + BDA_EBDA_SEGMENT, &v, sizeof(v));
-	v = (uint16_t)(BOOT_LOW_MEM_END / 1024);
+	v = (uint16_t)(PC_LOW_MEM_END / 1024);
 	memcpy(mem->low + BDA_BASE_MEM_KIB, &v, sizeof(v));
 
-	r = boot_mptable_write(mem->low, mem->low_size, BOOT_EBDA_START,
+	r = boot_mptable_write(mem->low, mem->low_size, PC_EBDA_START,
 	    args->ncpus);
 	if (r < 0)
 		return boot_fail(err, errlen, r, "cannot write the MP table: %s",

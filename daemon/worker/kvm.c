@@ -113,11 +113,16 @@ kvm_set_identity_map_addr(int vm_fd, uint64_t addr)
 }
 
 int
-kvm_irq_line(int vm_fd, uint32_t gsi, int level)
+kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status)
 {
 	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+	int ret;
 
-	return kvm_ioctl(vm_fd, KVM_IRQ_LINE, &irq);
+	ret = kvm_ioctl(vm_fd, KVM_IRQ_LINE_STATUS, &irq);
+	if (ret < 0)
+		return ret;
+	*status = irq.status;
+	return 0;
 }
 
 int

@@ -19,7 +19,12 @@ int kvm_create_irqchip(int vm_fd);
 int kvm_create_pit2(int vm_fd);
 int kvm_set_tss_addr(int vm_fd, uint64_t addr);
 int kvm_set_identity_map_addr(int vm_fd, uint64_t addr);
-int kvm_irq_line(int vm_fd, uint32_t gsi, int level);
+/*
+ * KVM_IRQ_LINE_STATUS: 0 or -errno; *status as KVM reports it: > 0
+ * delivered (to that many CPUs), 0 coalesced (still pending from the
+ * last edge), < 0 masked or otherwise not delivered.
+ */
+int kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status);
 int kvm_create_vcpu(int vm_fd, unsigned int id);
 /* Returns a malloc'd table of what the host supports (free() it). */
 int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);

@@ -1,13 +1,7 @@
 /*
  * vCPU threads: initial register state, the KVM_RUN loop and exit
- * dispatch to the I/O buses.
- *
- * Run control: the fast path reads the machine state without a lock.
- * To stop vCPUs the host sets the state and run->immediate_exit under
- * the machine lock and sends SIGUSR1: a vCPU inside KVM_RUN leaves it
- * with EINTR, one about to enter returns at once because of
- * immediate_exit, and either way it then sees the new state under the
- * lock.  immediate_exit is cleared only under that lock.
+ * dispatch to the I/O buses.  How they are stopped and parked is the run
+ * controller's business (runctl.h): the loop only asks it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,7 +13,7 @@
 
 #include "kvm.h"
 #include "log.h"
-#include "machine.h"
+#include "vcpu.h"
 
 #define CR0_PE		(1ULL << 0)
 #define CR0_ET		(1ULL << 4)
@@ -125,23 +119,37 @@ vcpu_set_firmware_state(struct vcpu *v)
 	return 0;
 }
 
-int
-vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
-    const struct boot_cpu *boot, char *err, size_t errlen)
+const char *const vcpu_exit_names[VCPU_EXIT_KINDS] = {
+	"io", "mmio", "hlt", "shutdown", "system_event", "intr", "other",
+};
+
+void
+vcpu_clear(struct vcpu *v)
 {
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	v->stats.fd = -1;
+}
+
+int
+vcpu_init(struct vcpu *v, const struct vcpu_config *cfg, char *err,
+    size_t errlen)
+{
+	unsigned int index = cfg->index;
 	int ret, size;
 
-	memset(v, 0, sizeof(*v));
-	v->stats.fd = -1;
-	v->machine = m;
+	vcpu_clear(v);
 	v->index = index;
-	v->fd = kvm_create_vcpu(m->vm_fd, index);
+	v->pio = cfg->pio;
+	v->mmio = cfg->mmio;
+	v->rc = cfg->rc;
+	v->fd = kvm_create_vcpu(cfg->vm_fd, index);
 	if (v->fd < 0) {
 		snprintf(err, errlen, "cannot create vCPU %u: %s", index,
 		    strerror(-v->fd));
 		return v->fd;
 	}
-	size = kvm_vcpu_mmap_size(m->kvm_fd);
+	size = kvm_vcpu_mmap_size(cfg->kvm_fd);
 	if (size < 0) {
 		ret = size;
 		snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s",
@@ -157,9 +165,10 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 		goto close_fd;
 	}
 	v->run_size = size;
+	v->ctl.run = v->run;
 	/* Diagnostics only: a kernel without them runs guests all the same. */
 	(void)kvm_stats_open(&v->stats, v->fd);
-	ret = cpuid_setup(v, m->nvcpus);
+	ret = cpuid_setup(cfg->kvm_fd, v->fd, index, cfg->nvcpus);
 	if (ret < 0) {
 		snprintf(err, errlen, "vCPU %u: cannot set CPUID: %s", index,
 		    strerror(-ret));
@@ -172,8 +181,8 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 		goto unmap;
 	}
 	/* Application processors wait for INIT/SIPI, as on a PC. */
-	if (boot != NULL) {
-		ret = vcpu_set_boot_state(v, boot);
+	if (cfg->boot != NULL) {
+		ret = vcpu_set_boot_state(v, cfg->boot);
 		if (ret < 0) {
 			snprintf(err, errlen,
 			    "vCPU %u: cannot set boot registers: %s", index,
@@ -186,7 +195,7 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 unmap:
 	kvm_stats_close(&v->stats);
 	munmap(v->run, v->run_size);
-	v->run = NULL;
+	v->run = v->ctl.run = NULL;
 close_fd:
 	close(v->fd);
 	v->fd = -1;
@@ -201,7 +210,7 @@ vcpu_destroy(struct vcpu *v)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
 		close(v->fd);
-	v->run = NULL;
+	v->run = v->ctl.run = NULL;
 	v->fd = -1;
 }
 
@@ -209,7 +218,7 @@ static void
 vcpu_handle_io(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
-	struct iobus *bus = &v->machine->pio;
+	struct iobus *bus = v->pio;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	uint32_t i;
 
@@ -230,10 +239,10 @@ vcpu_handle_mmio(struct vcpu *v)
 	if (len > sizeof(run->mmio.data))
 		len = sizeof(run->mmio.data);
 	if (run->mmio.is_write)
-		iobus_write(&v->machine->mmio, run->mmio.phys_addr,
+		iobus_write(v->mmio, run->mmio.phys_addr,
 		    run->mmio.data, len);
 	else
-		iobus_read(&v->machine->mmio, run->mmio.phys_addr,
+		iobus_read(v->mmio, run->mmio.phys_addr,
 		    run->mmio.data, len);
 }
 
@@ -248,35 +257,7 @@ vcpu_fatal(struct vcpu *v, const char *what)
 		    v->index, what, (unsigned long long)regs.rip);
 	else
 		snprintf(why, sizeof(why), "vCPU %u: %s", v->index, what);
-	machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, why);
-}
-
-/* Returns false when the thread must leave. */
-static bool
-vcpu_wait_runnable(struct vcpu *v)
-{
-	struct machine *m = v->machine;
-	bool run;
-
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_PAUSED || m->state == MACHINE_HELD) {
-		/*
-		 * Tell machine_pause() once.  Parked vCPUs share the condition
-		 * variable: broadcasting on every wake-up would have them wake
-		 * each other for as long as the machine stays paused.
-		 */
-		m->vcpus_parked++;
-		pthread_cond_broadcast(&m->cond);
-		while (m->state == MACHINE_PAUSED ||
-		    m->state == MACHINE_HELD)
-			pthread_cond_wait(&m->cond, &m->lock);
-		m->vcpus_parked--;
-	}
-	run = m->state == MACHINE_RUNNING;
-	if (run)
-		v->run->immediate_exit = 0;
-	pthread_mutex_unlock(&m->lock);
-	return run;
+	runctl_hold(v->rc, MACHINE_RESET_TRIPLE_FAULT, NULL, why);
 }
 
 /* Only from the vCPU's thread, or while it is kept out of KVM_RUN. */
@@ -343,14 +324,14 @@ vcpu_dispatch(struct vcpu *v)
 	case KVM_EXIT_SHUTDOWN:
 		v->exits[VCPU_EXIT_SHUTDOWN]++;
 		vcpu_log_triple_fault(v);
-		machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, NULL);
+		runctl_hold(v->rc, MACHINE_RESET_TRIPLE_FAULT, NULL, NULL);
 		break;
 	case KVM_EXIT_SYSTEM_EVENT:
 		v->exits[VCPU_EXIT_SYSTEM_EVENT]++;
 		if (run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN)
-			machine_hold(v->machine, MACHINE_POWEROFF, NULL);
+			runctl_hold(v->rc, MACHINE_POWEROFF, NULL, NULL);
 		else
-			machine_hold(v->machine, MACHINE_RESET_SYSTEM_EVENT,
+			runctl_hold(v->rc, MACHINE_RESET_SYSTEM_EVENT, NULL,
 			    NULL);
 		break;
 	case KVM_EXIT_FAIL_ENTRY:
@@ -380,7 +361,6 @@ static void *
 vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
-	struct machine *m = v->machine;
 	char what[96];
 	sigset_t set;
 	int ret;
@@ -390,10 +370,9 @@ vcpu_thread(void *arg)
 	sigdelset(&set, SIGUSR1);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 
-	while (vcpu_wait_runnable(v)) {
+	while (runctl_wait_runnable(v->rc, &v->ctl)) {
 		for (;;) {
-			if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) !=
-			    MACHINE_RUNNING)
+			if (!runctl_running(v->rc))
 				break;
 			ret = ioctl(v->fd, KVM_RUN, 0);
 			if (ret < 0) {
@@ -410,10 +389,7 @@ vcpu_thread(void *arg)
 		}
 	}
 
-	pthread_mutex_lock(&m->lock);
-	m->vcpus_exited++;
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	runctl_vcpu_exited(v->rc);
 	return NULL;
 }
 
@@ -433,21 +409,11 @@ vcpu_start(struct vcpu *v)
 	/* No SA_RESTART: the kick must interrupt KVM_RUN. */
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
 		return -errno;
-	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	ret = pthread_create(&v->ctl.thread, NULL, vcpu_thread, v);
 	if (ret != 0)
 		return -ret;
-	v->thread_started = true;
+	v->ctl.thread_started = true;
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
-	pthread_setname_np(v->thread, name);
+	pthread_setname_np(v->ctl.thread, name);
 	return 0;
-}
-
-/* Caller holds the machine lock and has changed the state. */
-void
-vcpu_kick(struct vcpu *v)
-{
-	if (v->run != NULL)
-		v->run->immediate_exit = 1;
-	if (v->thread_started)
-		pthread_kill(v->thread, SIGUSR1);
 }
