@@ -30,13 +30,6 @@
 #include "requests.h"
 #include "worker.h"
 
-void
-worker_exit(struct worker *w, int status)
-{
-	w->exit_status = status;
-	event_base_loopexit(w->base, NULL);
-}
-
 static void
 worker_request(void *opaque, const char *line, size_t len)
 {

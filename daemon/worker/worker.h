@@ -48,6 +48,11 @@ struct worker {
 };
 
 /* End the loop; the process exits with status. */
-void	worker_exit(struct worker *w, int status);
+static inline void
+worker_exit(struct worker *w, int status)
+{
+	w->exit_status = status;
+	event_base_loopexit(w->base, NULL);
+}
 
 #endif
