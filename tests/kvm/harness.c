@@ -1250,12 +1250,14 @@ h_flat(const char *s)
 }
 
 int
-h_expect(struct h_console *con, const char *needle, int timeout_ms)
+h_find(struct h_console *con, const char *needle, int timeout_ms)
 {
 	double deadline = h_now_ms() + timeout_ms;
 	size_t nlen = strlen(needle);
 	const char *hit;
 
+	if (con == NULL)
+		return -1;
 	for (;;) {
 		if (con->len >= con->mark + nlen &&
 		    (hit = memmem(con->buf + con->mark, con->len - con->mark,
@@ -1264,9 +1266,16 @@ h_expect(struct h_console *con, const char *needle, int timeout_ms)
 			return 0;
 		}
 		if (con->eof || h_left(deadline) == 0)
-			break;
+			return -1;
 		h_console_read(con, h_left(deadline));
 	}
+}
+
+int
+h_expect(struct h_console *con, const char *needle, int timeout_ms)
+{
+	if (h_find(con, needle, timeout_ms) == 0)
+		return 0;
 	tap_diag("console: no '%s' within %d ms%s; got %zu bytes, tail: %s",
 	    needle, timeout_ms, con->eof ? " (EOF)" : "", con->len,
 	    h_tail(con->buf ? con->buf : "", con->len, 300));

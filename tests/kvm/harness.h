@@ -216,6 +216,9 @@ size_t		 h_console_drain(struct h_console *, int ms);
  */
 int		 h_expect(struct h_console *, const char *needle,
 		    int timeout_ms);
+/* The same, silent (for callers that explain a miss themselves). */
+int		 h_find(struct h_console *, const char *needle,
+		    int timeout_ms);
 
 /* Occurrences of needle in hay[0..len). */
 size_t		 h_count(const char *hay, size_t len, const char *needle);

@@ -707,13 +707,7 @@ test_debian(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/vmmd-test-bz-XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (mkdtemp(tmpdir) == NULL)
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
+	unit_tmpdir(tmpdir, sizeof(tmpdir), "bz", cleanup);
 
 	test_basic();
 	test_initrd();

@@ -821,13 +821,7 @@ test_vmlinux(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/vmmd-test-pvh-XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (mkdtemp(tmpdir) == NULL)
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
+	unit_tmpdir(tmpdir, sizeof(tmpdir), "pvh", cleanup);
 
 	test_elf64();
 	test_variants();
