@@ -87,8 +87,8 @@ machine_add_device(struct machine *m, struct machine_device *md,
 		ret = iobus_register(bus, bd->ranges[i].base,
 		    bd->ranges[i].len, &md->vdev, bd->ranges[i].dev_offset);
 		if (ret < 0) {
-			snprintf(err, errlen, "cannot register %s at 0x%llx: %s",
-			    bd->name,
+			snprintf(err, errlen,
+			    "cannot register %s at 0x%llx: %s", bd->name,
 			    (unsigned long long)bd->ranges[i].base,
 			    strerror(-ret));
 			return ret;

@@ -53,7 +53,7 @@ typedef void (*runctl_hold_fn)(void *opaque, enum machine_reset_reason why,
 struct runctl {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	enum runctl_state state;	/* written under lock, read atomically */
+	enum runctl_state state;	/* set under lock, read atomically */
 	unsigned int parked;		/* threads waiting while paused */
 	unsigned int exited;
 	bool held_reported;

@@ -114,9 +114,10 @@ vcpu_thread(void *arg)
 	now = device_vm_clock(h);
 	for (i = 0; i < 1000; i++) {
 		pthread_mutex_lock(&d->lock);
-		device_timer_arm(h, d->a, now + 5000 * MS + i);	/* later */
-		device_timer_arm(h, d->b, now + 6000 * MS);	/* not earliest */
-		device_timer_arm(h, d->b, now + 6000 * MS);	/* same again */
+		/* later, not the earliest, then the same again */
+		device_timer_arm(h, d->a, now + 5000 * MS + i);
+		device_timer_arm(h, d->b, now + 6000 * MS);
+		device_timer_arm(h, d->b, now + 6000 * MS);
 		pthread_mutex_unlock(&d->lock);
 	}
 	r.wakeups_after = loop_wakeups();

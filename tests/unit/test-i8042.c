@@ -30,6 +30,10 @@
 #define CTR_AUXDIS	0x20
 #define CTR_XLATE	0x40
 
+/* The fake host's lines, as the controller drives them. */
+#define IRQ1	I8042_LINE_KBD
+#define IRQ12	I8042_LINE_AUX
+
 struct host {
 	struct fake_host fh;
 	struct i8042 *k;
@@ -135,7 +139,8 @@ test_power_on(void)
 	TAP_EQ(s & (STS_OBF | STS_IBF), 0, "power on: buffers empty");
 	TAP_EQ(s & (STS_SYS | STS_INH), STS_SYS | STS_INH,
 	    "power on: system flag, keyboard not inhibited");
-	TAP_EQ(h.fh.rises[I8042_LINE_KBD] + h.fh.rises[I8042_LINE_AUX], 0, "power on: no interrupt");
+	TAP_EQ(h.fh.rises[IRQ1] + h.fh.rises[IRQ12], 0,
+	    "power on: no interrupt");
 	TAP_EQ(linux_command(&h, 0x0120, &p), 0, "read command byte");
 	TAP_EQ(p, 0x45, "command byte: XLATE, SYS, KBDINT");
 	TAP_EQ(inb(&h, CMDREG) & STS_A2, STS_A2, "A2 set after a command");
@@ -157,7 +162,7 @@ test_linux_probe(void)
 	drain(&h, &p, NULL, 1);
 	TAP_EQ(linux_command(&h, 0x01aa, &p) == 0 && p == 0x55, 1,
 	    "self test: 0x55");
-	TAP_EQ(h.fh.irq[I8042_LINE_KBD], false, "self test result read: IRQ 1 low again");
+	TAP_EQ(h.fh.irq[IRQ1], false, "self test result read: IRQ 1 low again");
 	TAP_EQ(linux_command(&h, 0x0120, &ctr) == 0 &&
 	    linux_command(&h, 0x0120, &ctr2) == 0 && ctr == ctr2, 1,
 	    "command byte reads the same twice");
@@ -181,14 +186,14 @@ test_linux_probe(void)
 	ctr = p & ~CTR_AUXDIS;
 	ctr |= CTR_AUXINT;
 	linux_command(&h, 0x1060, &ctr);
-	edges = h.fh.rises[I8042_LINE_AUX];
+	edges = h.fh.rises[IRQ12];
 	p = 0xa5;
 	linux_command(&h, 0x10d3, &p);
-	TAP_EQ(h.fh.rises[I8042_LINE_AUX], edges + 1, "AUX_LOOP 0xa5 raises IRQ 12");
+	TAP_EQ(h.fh.rises[IRQ12], edges + 1, "AUX_LOOP 0xa5 raises IRQ 12");
 	TAP_EQ(inb(&h, CMDREG) & (STS_OBF | STS_AUXB), STS_OBF | STS_AUXB,
 	    "status OBF|AUXB");
 	TAP_EQ(inb(&h, DATA), 0xa5, "0xa5 read by the irq handler");
-	TAP_EQ(h.fh.irq[I8042_LINE_AUX], false, "IRQ 12 low after the read");
+	TAP_EQ(h.fh.irq[IRQ12], false, "IRQ 12 low after the read");
 	/* Active multiplexing probe: a plain loop answers 0xa4, no mux. */
 	p = 0xf0;
 	linux_command(&h, 0x11d3, &p);
@@ -207,11 +212,11 @@ test_linux_probe(void)
 	ctr &= ~CTR_KBDDIS;
 	ctr |= CTR_KBDINT;
 	linux_command(&h, 0x1060, &ctr);
-	edges = h.fh.rises[I8042_LINE_KBD];
+	edges = h.fh.rises[IRQ1];
 	dev_send(&h, false, 0xf2);
 	TAP_EQ(drain_is(&h, (const uint8_t[]){ 0xfa, 0xab, 0x41 }, 3), true,
 	    "identify through translation: fa ab 41");
-	TAP_EQ(h.fh.rises[I8042_LINE_KBD], edges + 3, "one IRQ 1 edge per byte");
+	TAP_EQ(h.fh.rises[IRQ1], edges + 3, "one IRQ 1 edge per byte");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -367,17 +372,18 @@ test_ctrl_alt_del(void)
 	int ret;
 
 	host_init(&h);
-	edges = h.fh.rises[I8042_LINE_KBD];
+	edges = h.fh.rises[IRQ1];
 	TAP_EQ(i8042_ctrl_alt_del(h.k), 0, "ctrl-alt-del queued");
 	/* As a guest's IRQ 1 handler: one byte per interrupt. */
-	for (n = 0; n < sizeof(buf) && h.fh.irq[I8042_LINE_KBD]; n++) {
-		if (h.fh.rises[I8042_LINE_KBD] != edges + n + 1)
+	for (n = 0; n < sizeof(buf) && h.fh.irq[IRQ1]; n++) {
+		if (h.fh.rises[IRQ1] != edges + n + 1)
 			ok = 0;
 		buf[n] = inb(&h, DATA);
 	}
 	TAP_EQ(n == sizeof(set1) && memcmp(buf, set1, n) == 0, 1,
 	    "XLATE: 1d 38 53 d3 b8 9d");
-	TAP_EQ(ok && h.fh.rises[I8042_LINE_KBD] == edges + 6, 1, "each byte its own IRQ 1 edge");
+	TAP_EQ(ok && h.fh.rises[IRQ1] == edges + 6, 1,
+	    "each byte its own IRQ 1 edge");
 
 	ctr = 0x05;
 	linux_command(&h, 0x1060, &ctr);
@@ -447,8 +453,8 @@ test_mouse(void)
 	n = drain(&h, buf, aux, sizeof(buf));
 	TAP_EQ(n == 3 && buf[0] == 0xfa && buf[1] == 0xaa && buf[2] == 0x00 &&
 	    aux[0] && aux[1] && aux[2], 1, "mouse reset: fa aa 00 as aux data");
-	TAP_EQ(h.fh.rises[I8042_LINE_AUX], 3, "three IRQ 12 edges");
-	TAP_EQ(h.fh.rises[I8042_LINE_KBD], 0, "no IRQ 1");
+	TAP_EQ(h.fh.rises[IRQ12], 3, "three IRQ 12 edges");
+	TAP_EQ(h.fh.rises[IRQ1], 0, "no IRQ 1");
 	dev_send(&h, true, 0xf2);
 	TAP_EQ(drain_is(&h, (const uint8_t[]){ 0xfa, 0x00 }, 2), true,
 	    "get ID: 0");
@@ -604,8 +610,8 @@ test_fuzz(void)
 			if ((s & (STS_IBF | 0xc0)) != 0 || !(s & STS_INH) ||
 			    ((s & STS_AUXB) && !(s & STS_OBF)))
 				bad_sts++;
-			if ((h.fh.irq[I8042_LINE_KBD] && (s & (STS_OBF | STS_AUXB)) != STS_OBF) ||
-			    (h.fh.irq[I8042_LINE_AUX] && (s & (STS_OBF | STS_AUXB)) !=
+			if ((h.fh.irq[IRQ1] && (s & (STS_OBF | STS_AUXB)) != STS_OBF) ||
+			    (h.fh.irq[IRQ12] && (s & (STS_OBF | STS_AUXB)) !=
 			    (STS_OBF | STS_AUXB)))
 				bad_irq++;
 			break;
@@ -620,8 +626,10 @@ test_fuzz(void)
 	outb(&h, CMDREG, 0xa8);
 	for (n = 0; n < 10000 && (inb(&h, CMDREG) & STS_OBF); n++)
 		inb(&h, DATA);
-	TAP_EQ(n <= 3 * 64 + 1, 1, "fuzz: at most 3 queues of 64 bytes (%zu)", n);
-	TAP_EQ(h.fh.irq[I8042_LINE_KBD] || h.fh.irq[I8042_LINE_AUX], false, "fuzz: drained, lines low");
+	TAP_EQ(n <= 3 * 64 + 1, 1,
+	    "fuzz: at most 3 queues of 64 bytes (%zu)", n);
+	TAP_EQ(h.fh.irq[IRQ1] || h.fh.irq[IRQ12], false,
+	    "fuzz: drained, lines low");
 	host_fini(&h);
 }
 

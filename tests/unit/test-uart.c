@@ -377,15 +377,18 @@ test_edges(void)
 	host_init(&h);
 	outb(&h, MCR, 0x08);		/* OUT2 */
 	outb(&h, IER, 0x02);
-	TAP_EQ(h.fh.irq[0] && h.fh.rises[0] == 1, 1, "edges: ETBEI on, THRE: one edge");
+	TAP_EQ(h.fh.irq[0] && h.fh.rises[0] == 1, 1,
+	    "edges: ETBEI on, THRE: one edge");
 	outb(&h, THR, 'a');
 	outb(&h, THR, 'b');
-	TAP_EQ(h.fh.rises[0], 1, "edges: THR writes while THRE is pending leave the "
+	TAP_EQ(h.fh.rises[0], 1,
+	    "edges: THR writes while THRE is pending leave the "
 	    "line high (the transmitter empties at once)");
 	TAP_EQ(h.fh.irq[0], true, "edges: line high after the writes");
 	TAP_EQ(inb(&h, IIR), 0x02, "edges: IIR reports THRE");
 	outb(&h, THR, 'a');
-	TAP_EQ(h.fh.rises[0], 2, "edges: the first write after IIR lowered the line "
+	TAP_EQ(h.fh.rises[0], 2,
+	    "edges: the first write after IIR lowered the line "
 	    "makes a new edge");
 
 	outb(&h, IER, 0x03);
@@ -393,10 +396,12 @@ test_edges(void)
 	uart_receive(h.u, (const uint8_t *)"x", 1);
 	r = h.fh.rises[0];
 	outb(&h, THR, 'c');
-	TAP_EQ(h.fh.rises[0], r, "edges: a THR write while data waits (RDI) keeps "
+	TAP_EQ(h.fh.rises[0], r,
+	    "edges: a THR write while data waits (RDI) keeps "
 	    "the line high, no edge, as a real INTR would");
 	uart_receive(h.u, (const uint8_t *)"yz", 2);
-	TAP_EQ(h.fh.rises[0], r + 1, "edges: input arriving on a high line pulses "
+	TAP_EQ(h.fh.rises[0], r + 1,
+	    "edges: input arriving on a high line pulses "
 	    "it: a handler that left it high is called again");
 	TAP_EQ(h.fh.irq[0], true, "edges: line high after the input");
 	uart_receive(h.u, (const uint8_t *)"", 0);
@@ -410,7 +415,8 @@ test_edges(void)
 	outb(&h, IER, 0x00);
 	r = h.fh.rises[0];
 	uart_receive(h.u, (const uint8_t *)"q", 1);
-	TAP_EQ(h.fh.rises[0] == r && !h.fh.irq[0], 1, "edges: input with ERBFI off: no "
+	TAP_EQ(h.fh.rises[0] == r && !h.fh.irq[0], 1,
+	    "edges: input with ERBFI off: no "
 	    "edge");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
