@@ -841,8 +841,10 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 	if (r < 0)
 		return r;
 	vnc = calloc(1, sizeof(*vnc));
-	if (vnc == NULL)
-		goto nomem;
+	if (vnc == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	vnc->base = base;
 	vnc->cfg = *cfg;
 	vnc->host = *host;
@@ -856,6 +858,8 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 		vnc->cfg.idle_refreshes = 15;
 	if (vnc->cfg.client_timeout_ms == 0)
 		vnc->cfg.client_timeout_ms = 2000;
+	r = -ENOMEM;
+	snprintf(err, errlen, "out of memory");
 	vnc->address = strdup(cfg->address ? cfg->address : VNC_DEFAULT_ADDRESS);
 	if (vnc->address == NULL)
 		goto free_vnc;
@@ -910,26 +914,28 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 		snprintf(err, errlen, "cannot listen on %s port %s: %s",
 		    vnc->address, cfg->port ? "given" : "5900-5999",
 		    strerror(-r));
-		goto free_screen;
+		goto free_vnc;
 	}
 	vnc->listen_fd = r;
+	r = -ENOMEM;
 	vnc->listen_ev = event_new(base, vnc->listen_fd, EV_READ | EV_PERSIST,
 	    vnc_listen_cb, vnc);
 	if (vnc->listen_ev == NULL || event_add(vnc->listen_ev, NULL) < 0)
-		goto nomem_listen;
+		goto free_vnc;
 
 	if (cfg->web_dir != NULL) {
 		vnc->web_dir = strdup(cfg->web_dir);
 		if (vnc->web_dir == NULL)
-			goto nomem_listen;
+			goto free_vnc;
 		r = vnc_listen(vnc->address, cfg->http_port,
 		    VNC_HTTP_PORT_FIRST, &vnc->http_port);
 		if (r < 0) {
 			snprintf(err, errlen, "cannot listen for HTTP on %s: %s",
 			    vnc->address, strerror(-r));
-			goto close_listen;
+			goto free_vnc;
 		}
 		vnc->http_fd = r;
+		r = -ENOMEM;
 		s->httpDir = vnc->web_dir;
 		s->httpPort = vnc->http_port;
 		s->httpInitDone = TRUE;
@@ -940,38 +946,16 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 		    EV_READ | EV_PERSIST, vnc_http_listen_cb, vnc);
 		if (vnc->http_listen_ev == NULL ||
 		    event_add(vnc->http_listen_ev, NULL) < 0)
-			goto nomem_listen;
+			goto free_vnc;
 	}
+	err[0] = '\0';
 	*out = vnc;
 	return 0;
 
-nomem_listen:
-	snprintf(err, errlen, "out of memory");
-	r = -ENOMEM;
-close_listen:
+free_vnc:
+	/* vnc_free() undoes any prefix of the above. */
 	vnc_free(vnc);
 	return r;
-free_screen:
-	rfbScreenCleanup(s);
-free_vnc:
-	if (vnc != NULL) {
-		if (r == 0) {
-			snprintf(err, errlen, "out of memory");
-			r = -ENOMEM;
-		}
-		free(vnc->bitmap);
-		free(vnc->address);
-		if (vnc->passwords[0] != NULL) {
-			explicit_bzero(vnc->passwords[0],
-			    strlen(vnc->passwords[0]));
-			free(vnc->passwords[0]);
-		}
-		free(vnc);
-		return r;
-	}
-nomem:
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
 }
 
 void
@@ -998,15 +982,17 @@ vnc_free(struct vnc *vnc)
 		event_free(vnc->http_client_ev);
 	if (vnc->http_listen_ev != NULL)
 		event_free(vnc->http_listen_ev);
-	if (s->httpSock != RFB_INVALID_SOCKET)
-		close(s->httpSock);
 	if (vnc->http_fd >= 0)
 		close(vnc->http_fd);
-	s->httpSock = s->httpListenSock = s->httpListen6Sock =
-	    RFB_INVALID_SOCKET;
-	s->httpDir = NULL;
-	s->authPasswdData = NULL;
-	rfbScreenCleanup(s);
+	if (s != NULL) {
+		if (s->httpSock != RFB_INVALID_SOCKET)
+			close(s->httpSock);
+		s->httpSock = s->httpListenSock = s->httpListen6Sock =
+		    RFB_INVALID_SOCKET;
+		s->httpDir = NULL;
+		s->authPasswdData = NULL;
+		rfbScreenCleanup(s);
+	}
 	free(vnc->web_dir);
 	free(vnc->bitmap);
 	free(vnc->address);
