@@ -279,6 +279,10 @@ vnc_client_gone(rfbClientPtr cl)
 	if (c->stall_ev != NULL)
 		event_free(c->stall_ev);
 	cl->clientData = NULL;
+	/* libvncserver 0.9.14 forgets the WebSocket context (fixed in
+	 * later releases, which free it too: NULL keeps that single). */
+	free(cl->wsctx);
+	cl->wsctx = NULL;
 	if (c->viewer)
 		vnc_viewer_change(vnc, false);
 	free(c);

@@ -226,6 +226,7 @@ viewer_main(void *arg)
 	client->GetPassword = viewer_password;
 	client->GotFrameBufferUpdate = viewer_got_update;
 	client->FinishedFrameBufferUpdate = viewer_finished_update;
+	free(client->serverHost);
 	client->serverHost = strdup("127.0.0.1");
 	client->serverPort = v->port;
 	rfbClientSetClientData(client, &viewer_log, v);
@@ -265,6 +266,7 @@ viewer_main(void *arg)
 	pthread_mutex_lock(&v->lock);
 	v->client = NULL;
 	pthread_mutex_unlock(&v->lock);
+	free(client->frameBuffer);	/* the application's, says libvncclient */
 	rfbClientCleanup(client);
 	v->state = 2;
 	return NULL;
