@@ -73,11 +73,25 @@ struct boot_mem {
 	bool zeroed;
 };
 
+/*
+ * A linear framebuffer (x8r8g8b8, 4 bytes a pixel) the loaders describe:
+ * bzImage guests through boot_params' screen_info (VIDEO_TYPE_VLFB),
+ * PVH guests as a reserved range of their memory map.  base 0: none.
+ */
+struct boot_fb {
+	uint64_t base;		/* guest physical, PC_FRAMEBUFFER_ADDR */
+	uint64_t size;		/* bytes mapped, page-aligned */
+	uint32_t width;
+	uint32_t height;
+	uint32_t stride;	/* bytes a line */
+};
+
 struct boot_args {
 	const char *kernel;	/* path; required */
 	const char *initrd;	/* path or NULL */
 	const char *cmdline;	/* NULL means empty */
 	unsigned int ncpus;	/* for the MP table */
+	struct boot_fb fb;	/* the display, if any */
 };
 
 enum boot_cpu_mode {

@@ -17,6 +17,15 @@
 #define PC_PCI_HOLE_START	0xc0000000ULL	/* RAM stops at 3 GiB ... */
 #define PC_HIGH_RAM_START	0x100000000ULL	/* ... and resumes at 4 GiB */
 
+/*
+ * The display's linear framebuffer, in its own memory slot in the PCI
+ * hole: x8r8g8b8, stride = width * 4, up to 64 MiB.  PVH guests find it
+ * here (a reserved range of their memory map says how large it is);
+ * bzImage guests are told through screen_info.
+ */
+#define PC_FRAMEBUFFER_ADDR	0xd0000000ULL
+#define PC_FRAMEBUFFER_MAX	0x4000000ULL
+
 /* Pages KVM needs for itself on Intel hosts, in the PCI hole. */
 #define PC_KVM_IDMAP_ADDR	0xfffbc000ULL
 #define PC_KVM_TSS_ADDR		0xfffbd000ULL	/* three pages */
