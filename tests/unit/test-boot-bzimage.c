@@ -326,7 +326,9 @@ static int
 load(struct boot_mem *m, const char *kernel, const char *initrd,
     const char *cmdline, char *err, size_t errlen)
 {
-	struct boot_args a = { kernel, initrd, cmdline, 1 };
+	struct boot_args a = {
+		.kernel = kernel, .initrd = initrd, .cmdline = cmdline, .ncpus = 1,
+	};
 	struct boot_cpu cpu;
 
 	return boot_load(m, &a, &cpu, err, errlen);
@@ -541,7 +543,7 @@ test_reject(void)
 {
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	struct boot_mem m = mem_new(64 * MiB, 0, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	char err[256], name[300];
 	int r;

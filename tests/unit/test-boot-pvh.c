@@ -601,7 +601,7 @@ test_bad(void)
 			else
 				put64(copy + c[i].off, c[i].val);
 			struct boot_args a = { write_file("k", copy, len),
-			    NULL, NULL, 1 };
+			    NULL, NULL, 1, { 0 } };
 			r = boot_load(&m, &a, &cpu, err, sizeof(err));
 			tap_ok(r == -ENOEXEC && has(err, c[i].what),
 			    "%s: %d (%s)", c[i].desc, r, err);
@@ -617,7 +617,7 @@ test_truncated(void)
 {
 	struct spec s = spec_default(1, 8);
 	struct boot_mem m = mem_new(32 * MiB, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	size_t len, cut, bad = 0, n = 0;
 	char err[256];
@@ -648,7 +648,7 @@ test_fuzz(void)
 {
 	struct spec s;
 	struct boot_mem m = mem_new(32 * MiB, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t copy[sizeof(elfbuf)];
 	uint32_t seed = 12345;
