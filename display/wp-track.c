@@ -168,6 +168,21 @@ wp_track_arm(struct wp_track *wp)
 }
 
 int
+wp_track_disarm(struct wp_track *wp)
+{
+	int ret;
+
+	/* Unprotecting the range also wakes the writers waiting in it. */
+	ret = wp_track_protect(wp, 0, wp->pages, false);
+	/* Their messages are stale now: read them and forget. */
+	if (ret == 0)
+		ret = wp_track_handle(wp, NULL);
+	memset(wp->dirty, 0, (wp->pages + 63) / 64 * sizeof(uint64_t));
+	wp->ndirty = 0;
+	return ret < 0 ? ret : 0;
+}
+
+int
 wp_track_handle(struct wp_track *wp, bool *first)
 {
 	struct uffd_msg msg;

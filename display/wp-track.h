@@ -51,6 +51,12 @@ size_t wp_track_pages(const struct wp_track *wp);
 
 /* Protect every page and forget what was dirty.  0 or -errno. */
 int wp_track_arm(struct wp_track *wp);
+/*
+ * Let waiting writers go and lift the protection of every page: writes
+ * cost nothing again until the next wp_track_arm() (for when nobody
+ * looks at what changes).  0 or -errno.
+ */
+int wp_track_disarm(struct wp_track *wp);
 
 /*
  * Handle every waiting write: record the page, lift its protection.

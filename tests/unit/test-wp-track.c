@@ -129,6 +129,18 @@ main(void)
 	tap_ok(wp_track_collect(wp, bitmap) == 0 && bitmap_is(bitmap, again, 1),
 	    "and is reported alone");
 
+	/* Disarmed: writes go straight through and nothing is recorded. */
+	tap_ok(wp_track_disarm(wp) == 0, "disarmed");
+	region[9 * page_size] = 7;
+	pfd = (struct pollfd){ wp_track_fd(wp), POLLIN, 0 };
+	tap_ok(poll(&pfd, 1, 50) == 0 && region[9 * page_size] == 7,
+	    "disarmed: a write neither waits nor wakes");
+	bitmap[0] = 0;
+	tap_ok(wp_track_collect(wp, bitmap) == 0 && bitmap[0] == 0,
+	    "disarmed: nothing to report");
+	tap_ok(wp_track_arm(wp) == 0 && write_pages(wp, again, 1, &firsts) == 1,
+	    "armed again: writes fault again");
+
 	tap_ok(wp_track_new(other, PAGES * page_size, &quiet) == 0 &&
 	    wp_track_arm(quiet) == 0, "a second tracker, armed");
 	pfd = (struct pollfd){ wp_track_fd(quiet), POLLIN, 0 };
