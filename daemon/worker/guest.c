@@ -77,6 +77,70 @@ guest_console_input(void *opaque, const uint8_t *buf, size_t len)
 	return machine_console_input(w->machine, buf, len);
 }
 
+/* --- the display's viewers (the loop) ---------------------------------- */
+
+static void
+guest_display_key(void *opaque, const uint8_t *set2, size_t len)
+{
+	struct worker *w = opaque;
+
+	/* Between two machines (a reset) the key is lost, as on a PC. */
+	if (w->machine != NULL)
+		(void)machine_keyboard(w->machine, set2, len);
+}
+
+static void
+guest_display_mouse(void *opaque, int dx, int dy, int dz,
+    unsigned int buttons)
+{
+	struct worker *w = opaque;
+
+	if (w->machine != NULL)
+		(void)machine_mouse(w->machine, dx, dy, dz, buttons);
+}
+
+static int
+guest_display_dirty_log(void *opaque, uint64_t *bitmap, size_t words)
+{
+	struct worker *w = opaque;
+
+	if (w->machine == NULL)
+		return 0;
+	return machine_fb_dirty(w->machine, bitmap, words);
+}
+
+static void
+guest_display_clients(void *opaque, unsigned int clients, bool connected)
+{
+	struct worker *w = opaque;
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "clients",
+	    json_object_new_int64(clients));
+	guest_event(w, connected ? "display.connected" :
+	    "display.disconnected", data);
+}
+
+int
+guest_display_new(struct worker *w, const struct display_config *cfg,
+    char *err, size_t errlen)
+{
+	struct display_host host = {
+		.key = guest_display_key,
+		.mouse = guest_display_mouse,
+		.dirty_log = guest_display_dirty_log,
+		.clients_changed = guest_display_clients,
+		.opaque = w,
+	};
+	int ret;
+
+	ret = display_new(w->base, cfg, &host, &w->display, err, errlen);
+	if (ret < 0)
+		return ret;
+	display_machine_fb(w->display, &w->cfg.fb);
+	return 0;
+}
+
 /* --- building and rebuilding the machine ------------------------------- */
 
 void
@@ -193,6 +257,9 @@ guest_fini(struct worker *w)
 {
 	machine_free(w->machine);
 	w->machine = NULL;
+	/* Viewers go before the framebuffer they look at. */
+	display_free(w->display);
+	w->display = NULL;
 	if (w->console != NULL)
 		console_drain(w->console, 1000);
 	console_free(w->console);

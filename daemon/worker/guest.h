@@ -16,6 +16,10 @@
 int	guest_init(struct worker *w);
 void	guest_fini(struct worker *w);
 
+/* The guest's screen, before the first guest_build(); -errno and err. */
+int	guest_display_new(struct worker *w, const struct display_config *cfg,
+	    char *err, size_t errlen);
+
 /* Build and start the machine from w->cfg; -errno and err on failure. */
 int	guest_build(struct worker *w, char *err, size_t errlen);
 /* Stop and free the machine (none is fine), flushing its console. */

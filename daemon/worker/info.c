@@ -219,5 +219,8 @@ info_json(struct worker *w)
 	if (w->console != NULL)
 		json_object_object_add(ret, "console",
 		    info_console_json(w->console));
+	if (w->display != NULL)
+		json_object_object_add(ret, "display",
+		    display_stats_json(w->display));
 	return ret;
 }

@@ -39,6 +39,11 @@ machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 	return "unknown";
 }
 
+/* KVM memory slots. */
+#define MACHINE_SLOT_LOW	0
+#define MACHINE_SLOT_HIGH	1
+#define MACHINE_SLOT_FB		2
+
 /* The run controller's report: the machine is held, tell the host. */
 static void
 machine_held(void *opaque, enum machine_reset_reason why, const char *source,
@@ -199,7 +204,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 	}
 	m->mem.low_size = low;
 	m->mem.zeroed = true;
-	ret = kvm_set_memory(m->vm_fd, 0, 0, low, m->mem.low);
+	ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_LOW, 0, low, m->mem.low);
 	if (ret < 0)
 		goto fail;
 	if (high > 0) {
@@ -213,8 +218,8 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 			return -ENOMEM;
 		}
 		m->mem.high_size = high;
-		ret = kvm_set_memory(m->vm_fd, 1, PC_HIGH_RAM_START, high,
-		    m->high);
+		ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_HIGH,
+		    PC_HIGH_RAM_START, high, m->high);
 		if (ret < 0)
 			goto fail;
 	}
@@ -265,6 +270,29 @@ machine_set_irq_routing(struct machine *m)
 	ret = kvm_ioctl(m->vm_fd, KVM_SET_GSI_ROUTING, r);
 	free(r);
 	return ret < 0 ? ret : 0;
+}
+
+/* The display's framebuffer, in a slot of its own in the PCI hole. */
+static int
+machine_map_fb(struct machine *m, char *err, size_t errlen)
+{
+	int ret;
+
+	if (m->fb.hva == NULL)
+		return 0;
+	if (m->fb.size == 0 || m->fb.size > PC_FRAMEBUFFER_MAX ||
+	    m->fb.size % 4096 != 0) {
+		snprintf(err, errlen, "framebuffer of %llu bytes",
+		    (unsigned long long)m->fb.size);
+		return -EINVAL;
+	}
+	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
+	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
+	    m->fb.dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+	if (ret < 0)
+		snprintf(err, errlen, "cannot map the framebuffer: %s",
+		    strerror(-ret));
+	return ret;
 }
 
 static int
@@ -351,6 +379,15 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	}
 	m->host = *host;
 	m->backends = cfg->backends;
+	m->fb = cfg->fb;
+	if (m->fb.hva != NULL)
+		args.fb = (struct boot_fb){
+			.base = PC_FRAMEBUFFER_ADDR,
+			.size = m->fb.size,
+			.width = m->fb.width,
+			.height = m->fb.height,
+			.stride = m->fb.stride,
+		};
 	m->base = cfg->base;
 	m->kvm_fd = m->vm_fd = -1;
 	m->nvcpus = cfg->vcpus;
@@ -372,6 +409,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 
 	if ((ret = machine_create_vm(m, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
+	    (ret = machine_map_fb(m, err, errlen)) < 0 ||
 	    (ret = machine_add_devices(m, err, errlen)) < 0)
 		goto fail;
 	machine_cmos_memory(m);
@@ -517,6 +555,52 @@ machine_ctrl_alt_del(struct machine *m)
 	ret = i8042_ctrl_alt_del(md->vdev.state);
 	vdev_unlock(&md->vdev);
 	return ret;
+}
+
+int
+machine_keyboard(struct machine *m, const uint8_t *set2, size_t len)
+{
+	struct machine_device *md = machine_device(m, "i8042");
+	int ret;
+
+	vdev_lock(&md->vdev);
+	ret = i8042_key(md->vdev.state, set2, len);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
+int
+machine_mouse(struct machine *m, int dx, int dy, int dz, unsigned int buttons)
+{
+	struct machine_device *md = machine_device(m, "i8042");
+	int ret;
+
+	vdev_lock(&md->vdev);
+	ret = i8042_mouse(md->vdev.state, dx, dy, dz, buttons);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
+int
+machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words)
+{
+	size_t pages = m->fb.size / 4096, n = (pages + 63) / 64, i;
+	uint64_t *log;
+	int ret;
+
+	if (m->fb.hva == NULL || !m->fb.dirty_log)
+		return -ENODEV;
+	if (words < n)
+		return -EINVAL;
+	log = calloc(n, sizeof(*log));
+	if (log == NULL)
+		return -ENOMEM;
+	ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB, log);
+	if (ret == 0)
+		for (i = 0; i < n; i++)
+			bitmap[i] |= log[i];
+	free(log);
+	return ret < 0 ? ret : 0;
 }
 
 void

@@ -40,6 +40,21 @@ struct machine_host {
 	void *opaque;
 };
 
+/*
+ * The display's framebuffer, owned by the worker (it outlives resets):
+ * mapped into its own memory slot at PC_FRAMEBUFFER_ADDR.  hva NULL: no
+ * display.  With dirty_log the slot logs writes for
+ * machine_fb_dirty(); without, the owner tracks them itself.
+ */
+struct machine_fb {
+	void *hva;
+	uint64_t size;		/* page-aligned */
+	uint32_t width;
+	uint32_t height;
+	uint32_t stride;
+	bool dirty_log;
+};
+
 struct machine_config {
 	struct event_base *base;	/* the worker's loop */
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
@@ -49,6 +64,7 @@ struct machine_config {
 	uint64_t memory_mib;
 	unsigned int vcpus;
 	struct board_backends backends;	/* owned by the worker */
+	struct machine_fb fb;
 };
 
 /* A device of the board, as the machine holds it. */
@@ -61,6 +77,7 @@ struct machine_device {
 struct machine {
 	struct machine_host host;
 	struct board_backends backends;
+	struct machine_fb fb;
 	struct event_base *base;
 	int kvm_fd;
 	int vm_fd;
@@ -107,6 +124,16 @@ struct machine_device *machine_device(struct machine *m, const char *name);
 size_t machine_console_input(struct machine *m, const uint8_t *buf,
     size_t len);
 int machine_ctrl_alt_del(struct machine *m);
+/* Set 2 scancodes from a host keyboard: 0 or -ENOSPC (see i8042.h). */
+int machine_keyboard(struct machine *m, const uint8_t *set2, size_t len);
+/* Relative mouse movement and buttons (see i8042_mouse()). */
+int machine_mouse(struct machine *m, int dx, int dy, int dz,
+    unsigned int buttons);
+/*
+ * OR the framebuffer pages written since the last call into bitmap (one
+ * bit a page), for a framebuffer with dirty_log.  0 or -errno.
+ */
+int machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words);
 
 /* Each device's diagnostics (device_ops.diag), under its lock. */
 void machine_device_diag(struct machine *m, struct machine_device *md,

@@ -42,6 +42,55 @@ worker_strdup_or_null(const char *s)
 	return s == NULL ? NULL : strdup(s);
 }
 
+/*
+ * worker.boot's "display": {"listen", "port", "password", "width",
+ * "height", "http_port", "web_dir"}.  0 without one (*has cleared), or
+ * -EINVAL with err.
+ */
+static int
+worker_display_args(struct json_object *args, struct display_config *cfg,
+    bool *has, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"listen", "port", "password", "width", "height", "http_port",
+		"web_dir", NULL,
+	};
+	struct json_object *o;
+	int64_t port = 0, http_port = 0, width = 1024, height = 768;
+	int ret;
+
+	*has = false;
+	if (!json_object_object_get_ex(args, "display", &o) || o == NULL)
+		return 0;
+	if (!json_object_is_type(o, json_type_object)) {
+		snprintf(err, errlen, "display: expected an object");
+		return -EINVAL;
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	if ((ret = proto_args_check(o, keys, err, errlen)) < 0 ||
+	    (ret = proto_arg_string(o, "listen", 0, &cfg->listen, err,
+	    errlen)) < 0 ||
+	    (ret = proto_arg_int(o, "port", 0, 0, 65535, &port, err,
+	    errlen)) < 0 ||
+	    (ret = proto_arg_string(o, "password", 0, &cfg->password, err,
+	    errlen)) < 0 ||
+	    (ret = proto_arg_int(o, "width", 0, 320, 16384, &width, err,
+	    errlen)) < 0 ||
+	    (ret = proto_arg_int(o, "height", 0, 200, 16384, &height, err,
+	    errlen)) < 0 ||
+	    (ret = proto_arg_int(o, "http_port", 0, 0, 65535, &http_port,
+	    err, errlen)) < 0 ||
+	    (ret = proto_arg_string(o, "web_dir", 0, &cfg->web_dir, err,
+	    errlen)) < 0)
+		return ret;
+	cfg->port = (int)port;
+	cfg->http_port = (int)http_port;
+	cfg->width = (uint32_t)width;
+	cfg->height = (uint32_t)height;
+	*has = true;
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
@@ -50,12 +99,16 @@ worker_cmd_boot(struct worker_request *r)
 	const char *kernel_name = NULL, *initrd_name = NULL;
 	const char *on_reboot = "restart", *log_path = NULL;
 	int64_t memory_mib = 0, vcpus = 0;
+	struct display_config dcfg;
+	bool has_display;
 	char err[512];
 	int ret;
 
 	if (w->booted)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
-	if (proto_arg_string(r->args, "kernel", 1, &kernel, err,
+	if (worker_display_args(r->args, &dcfg, &has_display, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_string(r->args, "kernel", 1, &kernel, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_string(r->args, "initrd", 0, &initrd, err,
 	    sizeof(err)) < 0 ||
@@ -108,6 +161,10 @@ worker_cmd_boot(struct worker_request *r)
 		    log_path ? log_path : "-", strerror(-ret));
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
+	if (has_display &&
+	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	ret = guest_build(w, err, sizeof(err));
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */
@@ -226,6 +283,48 @@ worker_cmd_console(struct worker_request *r)
 	return worker_ok(r, NULL);
 }
 
+static bool
+worker_need_display(struct worker_request *r, struct json_object **reply)
+{
+	if (r->w->display != NULL)
+		return true;
+	*reply = worker_error(r, PROTO_ERR_BAD_STATE, "VM has no display");
+	return false;
+}
+
+static struct json_object *
+worker_cmd_display(struct worker_request *r)
+{
+	struct json_object *reply;
+
+	if (!worker_need_display(r, &reply))
+		return reply;
+	return worker_ok(r, display_info_json(r->w->display));
+}
+
+/* Like worker.console: the reply to the client goes on its connection. */
+static struct json_object *
+worker_cmd_screenshot(struct worker_request *r)
+{
+	struct json_object *client_id = NULL, *reply;
+	int ret;
+
+	if (r->fd < 0)
+		return worker_error(r, PROTO_ERR_BAD_REQUEST,
+		    "worker.screenshot needs a descriptor");
+	if (!worker_need_display(r, &reply)) {
+		close(r->fd);
+		r->fd = -1;
+		return reply;
+	}
+	json_object_object_get_ex(r->args, "client_id", &client_id);
+	ret = display_screenshot(r->w->display, r->fd, client_id);
+	r->fd = -1;
+	if (ret < 0)
+		return worker_error(r, PROTO_ERR_INTERNAL, strerror(-ret));
+	return worker_ok(r, NULL);
+}
+
 static const struct {
 	const char *name;
 	worker_handler fn;
@@ -238,6 +337,8 @@ static const struct {
 	{ "worker.shutdown", worker_cmd_shutdown, false },
 	{ "worker.info", worker_cmd_info, false },
 	{ "worker.console", worker_cmd_console, true },
+	{ "worker.display", worker_cmd_display, false },
+	{ "worker.screenshot", worker_cmd_screenshot, true },
 };
 
 void

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "console.h"
+#include "display.h"
 #include "link.h"
 #include "machine.h"
 
@@ -35,6 +36,7 @@ struct worker {
 	/* The machine, rebuilt at each reset, and what outlives it. */
 	struct machine *machine;
 	struct console *console;
+	struct display *display;	/* NULL: the guest has no screen */
 	uint64_t reboots;
 
 	/* Set by whichever thread held the machine, handled on the loop. */
