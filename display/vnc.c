@@ -54,6 +54,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -102,6 +103,7 @@ struct vnc {
 	int port;
 
 	int http_fd;
+	int http_quiet_fd;	/* never readable: see vnc_http_client_cb */
 	struct event *http_listen_ev;
 	struct event *http_client_ev;
 	int http_port;
@@ -698,27 +700,42 @@ static void vnc_http_client_cb(evutil_socket_t fd, short what, void *arg);
 
 /*
  * libvncserver serves one HTTP connection at a time in
- * screen->httpSock, accepting and closing inside rfbHttpCheckFds():
- * watch whatever socket it holds now.
+ * screen->httpSock, accepting and closing inside rfbHttpCheckFds(), and
+ * it closes the connection it has when another one arrives.  Browsers
+ * open several at once (and some before they have a request to send),
+ * so the listening socket is watched only while no connection is being
+ * served: the others wait in the backlog.  A connection that says
+ * nothing for VNC_HTTP_IDLE_S is closed, so that it cannot hold the
+ * others back.
  */
+#define VNC_HTTP_IDLE_S	5
+
 static void
 vnc_http_sync(struct vnc *vnc)
 {
+	const struct timeval idle = { VNC_HTTP_IDLE_S, 0 };
 	int fd = vnc->screen->httpSock;
 
 	if (vnc->http_client_ev != NULL)
 		event_free(vnc->http_client_ev);
 	vnc->http_client_ev = NULL;
-	if (fd == RFB_INVALID_SOCKET)
-		return;
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	vnc->http_client_ev = event_new(vnc->base, fd, EV_READ | EV_PERSIST,
-	    vnc_http_client_cb, vnc);
-	if (vnc->http_client_ev == NULL ||
-	    event_add(vnc->http_client_ev, NULL) < 0) {
-		close(fd);
-		vnc->screen->httpSock = RFB_INVALID_SOCKET;
+	if (fd != RFB_INVALID_SOCKET) {
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+		vnc->http_client_ev = event_new(vnc->base, fd,
+		    EV_READ | EV_PERSIST, vnc_http_client_cb, vnc);
+		if (vnc->http_client_ev == NULL ||
+		    event_add(vnc->http_client_ev, &idle) < 0) {
+			if (vnc->http_client_ev != NULL)
+				event_free(vnc->http_client_ev);
+			vnc->http_client_ev = NULL;
+			close(fd);
+			vnc->screen->httpSock = RFB_INVALID_SOCKET;
+		}
 	}
+	if (vnc->screen->httpSock == RFB_INVALID_SOCKET)
+		event_add(vnc->http_listen_ev, NULL);
+	else
+		event_del(vnc->http_listen_ev);
 }
 
 static void
@@ -727,8 +744,22 @@ vnc_http_client_cb(evutil_socket_t fd, short what, void *arg)
 	struct vnc *vnc = arg;
 
 	vnc->stats.wakeups++;
-	rfbHttpCheckFds(vnc->screen);
-	if (vnc->screen->httpSock != (int)fd)
+	if (what & EV_TIMEOUT) {
+		close(fd);
+		vnc->screen->httpSock = RFB_INVALID_SOCKET;
+	} else {
+		/*
+		 * rfbHttpCheckFds() also polls the listening socket and, if
+		 * a connection waits there, drops this one for it: let it
+		 * see a descriptor that is never readable instead.
+		 */
+		vnc->screen->httpListenSock = vnc->http_quiet_fd;
+		vnc->screen->httpListen6Sock = vnc->http_quiet_fd;
+		rfbHttpCheckFds(vnc->screen);
+		vnc->screen->httpListenSock = vnc->http_fd;
+		vnc->screen->httpListen6Sock = vnc->http_fd;
+	}
+	if (vnc->screen->httpSock != (int)fd || (what & EV_TIMEOUT))
 		vnc_http_sync(vnc);
 }
 
@@ -739,12 +770,11 @@ vnc_http_listen_cb(evutil_socket_t fd, short what, void *arg)
 
 	vnc->stats.wakeups++;
 	rfbHttpCheckFds(vnc->screen);
-	vnc_http_sync(vnc);
 	if (vnc->screen->httpSock >= FD_SETSIZE) {
 		close(vnc->screen->httpSock);	/* would abort next time */
 		vnc->screen->httpSock = RFB_INVALID_SOCKET;
-		vnc_http_sync(vnc);
 	}
+	vnc_http_sync(vnc);
 }
 
 /* --- setup ------------------------------------------------------------ */
@@ -854,6 +884,7 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 	vnc->host = *host;
 	vnc->listen_fd = -1;
 	vnc->http_fd = -1;
+	vnc->http_quiet_fd = -1;
 	if (vnc->cfg.refresh_fast_ms == 0)
 		vnc->cfg.refresh_fast_ms = 33;
 	if (vnc->cfg.refresh_slow_ms == 0)
@@ -939,6 +970,12 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 			goto free_vnc;
 		}
 		vnc->http_fd = r;
+		vnc->http_quiet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vnc->http_quiet_fd < 0) {
+			r = -errno;
+			snprintf(err, errlen, "eventfd: %s", strerror(-r));
+			goto free_vnc;
+		}
 		r = -ENOMEM;
 		s->httpDir = vnc->web_dir;
 		s->httpPort = vnc->http_port;
@@ -988,6 +1025,8 @@ vnc_free(struct vnc *vnc)
 		event_free(vnc->http_listen_ev);
 	if (vnc->http_fd >= 0)
 		close(vnc->http_fd);
+	if (vnc->http_quiet_fd >= 0)
+		close(vnc->http_quiet_fd);
 	if (s != NULL) {
 		if (s->httpSock != RFB_INVALID_SOCKET)
 			close(s->httpSock);
