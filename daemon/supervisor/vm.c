@@ -163,7 +163,7 @@ vm_to_json(const struct vm *vm)
 {
 	struct json_object *obj;
 
-	obj = config_to_json(vm->def);
+	obj = config_to_json(vm->def, 0);
 	if (obj == NULL)
 		return NULL;
 	json_object_object_add(obj, "state",
