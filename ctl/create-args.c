@@ -1,12 +1,15 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus and --on-reboot, into the arguments of vm.create.
+ * --memory, --vcpus, --on-reboot and the display's --vnc, --display,
+ * --vnc-password-file and --vnc-web, into the arguments of vm.create.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -27,6 +30,67 @@ create_args_abspath(const char *path, char **out)
 	else
 		*out = realpath(path, NULL);
 	return *out != NULL ? 0 : -errno;
+}
+
+/* More than any VNC password: a file this long is not one. */
+#define CREATE_PASSWORD_READ_MAX	256
+
+/*
+ * The VNC password from the file path into args.  The password comes
+ * from a file, never from argv, where any user could read it in ps.
+ * Returns -1 to go on, else an exit status (after saying why).
+ */
+static int
+create_args_password(struct ctl *ctl, struct json_object *args,
+    const char *path)
+{
+	char buf[CREATE_PASSWORD_READ_MAX + 1];
+	size_t len = 0;
+	ssize_t n;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ctl_warnx("%s: --vnc-password-file %s: %s", ctl->cmd->name,
+		    path, strerror(errno));
+		return CTL_EXIT_FAIL;
+	}
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = errno;
+			close(fd);
+			ctl_warnx("%s: --vnc-password-file %s: %s",
+			    ctl->cmd->name, path, strerror(r));
+			return CTL_EXIT_FAIL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > CREATE_PASSWORD_READ_MAX)
+		r = -E2BIG;
+	else
+		r = ctl_password_text(buf, &len);
+	if (r == 0) {
+		buf[len] = '\0';
+		json_object_object_add(args, "vnc_password",
+		    json_object_new_string(buf));
+	}
+	explicit_bzero(buf, sizeof(buf));
+	if (r == -ENODATA)
+		ctl_warnx("%s: --vnc-password-file %s: the file is empty",
+		    ctl->cmd->name, path);
+	else if (r == -E2BIG)
+		ctl_warnx("%s: --vnc-password-file %s: far longer than a VNC "
+		    "password (8 bytes at most)", ctl->cmd->name, path);
+	else if (r < 0)
+		ctl_warnx("%s: --vnc-password-file %s: the password must be "
+		    "one line", ctl->cmd->name, path);
+	return r < 0 ? CTL_EXIT_FAIL : -1;
 }
 
 /*
@@ -85,6 +149,21 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "on_reboot",
 		    json_object_new_string(optarg));
 		return -1;
+	/* --vnc and --display go as they are: the daemon parses them. */
+	case 'V':
+		json_object_object_add(args, "vnc",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'D':
+		json_object_object_add(args, "display",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'P':
+		return create_args_password(ctl, args, optarg);
+	case 'W':
+		json_object_object_add(args, "vnc_web",
+		    json_object_new_boolean(1));
+		return -1;
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -103,6 +182,10 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "memory",	required_argument,	NULL,	'm' },
 		{ "vcpus",	required_argument,	NULL,	'n' },
 		{ "on-reboot",	required_argument,	NULL,	'r' },
+		{ "vnc",	required_argument,	NULL,	'V' },
+		{ "display",	required_argument,	NULL,	'D' },
+		{ "vnc-password-file", required_argument, NULL,	'P' },
+		{ "vnc-web",	no_argument,		NULL,	'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

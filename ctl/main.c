@@ -25,6 +25,14 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --vcpus N           number of vCPUs (default 1)\n"		\
 	"  --on-reboot ACTION  restart (default) or stop when the guest "	\
 	"reboots\n"							\
+	"  --vnc ADDR:N|auto   a screen, over VNC on port 5900+N of ADDR "	\
+	"(auto:\n"							\
+	"                      127.0.0.1, first free port)\n"		\
+	"  --display WxH       its size (default 1024x768)\n"		\
+	"  --vnc-password-file FILE\n"					\
+	"                      viewers must give the password in FILE "	\
+	"(1-8 bytes)\n"							\
+	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -35,7 +43,9 @@ static int	cmd_help(struct ctl *, int, char **);
 static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
 	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
-	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop]",
+	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
+	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
+	    "[--vnc-web]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",
@@ -57,6 +67,14 @@ static const struct ctl_command ctl_commands[] = {
 	    "statistics", NULL },
 	{ "console", cmd_console, "NAME", "attach to a VM's serial console",
 	    CTL_CONSOLE_HELP },
+	{ "display", cmd_display, "NAME",
+	    "show where to point a VNC viewer or a browser",
+	    "\nPrints the vnc:// address, then the http:// address of the "
+	    "browser client\n"
+	    "if it is served, then the number of viewers connected.\n" },
+	{ "screenshot", cmd_screenshot, "NAME FILE",
+	    "save a VM's screen as a PNG image",
+	    "\nFILE is replaced only once the whole image has arrived.\n" },
 	{ "run", cmd_run, "[create options] NAME",
 	    "create, start and attach a transient VM",
 	    CTL_CREATE_HELP CTL_CONSOLE_HELP
@@ -77,7 +95,7 @@ ctl_help(FILE *fp)
 	    "\n"
 	    "Commands:\n", fp);
 	for (i = 0; i < CTL_NCOMMANDS; i++)
-		fprintf(fp, "  %-9s%s\n", ctl_commands[i].name,
+		fprintf(fp, "  %-12s%s\n", ctl_commands[i].name,
 		    ctl_commands[i].summary);
 	fprintf(fp, "\n"
 	    "Options:\n"

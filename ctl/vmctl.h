@@ -5,7 +5,8 @@
  *
  * Who calls whom, top to bottom, with no way back up:
  *   main.c                        the command table
- *   cmd-vm.c cmd-console.c cmd-run.c   one file per command group
+ *   cmd-vm.c cmd-console.c cmd-run.c cmd-display.c
+ *                                 one file per command group
  *   create-args.c console.c       what two commands share
  *   client.c args.c ctl.c         the protocol, parsing, messages
  */
@@ -95,5 +96,7 @@ int	cmd_list(struct ctl *, int, char **);
 int	cmd_info(struct ctl *, int, char **);
 int	cmd_console(struct ctl *, int, char **);
 int	cmd_run(struct ctl *, int, char **);
+int	cmd_display(struct ctl *, int, char **);
+int	cmd_screenshot(struct ctl *, int, char **);
 
 #endif

@@ -365,7 +365,91 @@ cmd_vm_console(struct cmd_ctx *ctx)
 	    !vm_has_worker(vm))
 		return cmd_bad_state(ctx, vm);
 	/* The worker sends the reply, on the connection it takes over. */
-	control_console_handover(ctx, cmd_vm_console_pass, vm->def->name);
+	control_handover(ctx, cmd_vm_console_pass, vm->def->name, "console");
+	return NULL;
+}
+
+/*
+ * vm.display and vm.screenshot: the VM must have a display (that comes
+ * first: it says more than the state) and a running or paused guest.
+ * Returns NULL when it may go on, else the error reply.
+ */
+static struct json_object *
+cmd_display_check(struct cmd_ctx *ctx, const struct vm *vm)
+{
+	if (!vm_has_display(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' has no display", vm->def->name);
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return cmd_bad_state(ctx, vm);
+	return NULL;
+}
+
+static void
+cmd_display_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	/* The worker's answer as it is: it alone knows the ports. */
+	pending_reply(arg, ret != NULL ? json_object_get(ret) :
+	    json_object_new_object());
+}
+
+static struct json_object *
+cmd_vm_display(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct pending *p;
+	struct vm *vm;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((reply = cmd_display_check(ctx, vm)) != NULL)
+		return reply;
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	rc = vm_worker_request(vm, "worker.display", NULL, cmd_display_done,
+	    p);
+	if (rc < 0)
+		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+	return NULL;
+}
+
+/* The screenshot handover, once the client's output is written. */
+static int
+cmd_vm_screenshot_pass(struct vmmd *d, const char *name, int fd,
+    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct vm *vm;
+
+	vm = vm_find(d, name);
+	if (vm == NULL) {
+		*cls = PROTO_ERR_NOT_FOUND;
+		snprintf(err, errlen, "no VM named '%s'", name);
+		return -ENOENT;
+	}
+	return vm_screenshot_pass(vm, fd, id, cls, err, errlen);
+}
+
+static struct json_object *
+cmd_vm_screenshot(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((reply = cmd_display_check(ctx, vm)) != NULL)
+		return reply;
+	/* The worker sends the reply line and the PNG, then closes. */
+	control_handover(ctx, cmd_vm_screenshot_pass, vm->def->name,
+	    "screenshot");
 	return NULL;
 }
 
@@ -380,5 +464,7 @@ const struct cmd_def cmd_vm_commands[] = {
 	{ "vm.list", cmd_vm_list },
 	{ "vm.info", cmd_vm_info },
 	{ "vm.console", cmd_vm_console },
+	{ "vm.display", cmd_vm_display },
+	{ "vm.screenshot", cmd_vm_screenshot },
 	{ NULL, NULL },
 };

@@ -1,4 +1,4 @@
-/* The vm.* commands: vm.create ... vm.console. */
+/* The vm.* commands: vm.create ... vm.console, vm.display, vm.screenshot. */
 #ifndef VMMD_CMD_VM_H
 #define VMMD_CMD_VM_H
 

@@ -65,10 +65,12 @@ struct client {
 	bool eof;		/* peer shut its side: finish, then close */
 	bool dead;		/* free when the running callback returns */
 	int busy;		/* callbacks on the stack */
-	/* vm.console in progress: the VM, the request's id, who takes it */
+	/* A handover in progress (vm.console, vm.screenshot): the VM, the
+	 * request's id, who takes it, and what for (for the log). */
 	char *handover_vm;
 	struct json_object *handover_id;
 	control_handover_fn handover_fn;
+	const char *handover_what;
 	/* Peer credentials as of connect(); cred.groups is groups. */
 	struct access_cred cred;
 	gid_t *groups;
@@ -271,7 +273,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		client_handover(c);
 }
 
-/* Output fully written: finish a console handover or a half-close. */
+/* Output fully written: finish a handover or a half-close. */
 static void
 client_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -312,15 +314,16 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
-/* Console handover ----------------------------------------------------- */
+/* Connection handover -------------------------------------------------- */
 
 void
-control_console_handover(struct cmd_ctx *ctx, control_handover_fn fn,
-    const char *target)
+control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
+    const char *target, const char *what)
 {
 	struct client *c = ctx->client;
 
 	c->handover_fn = fn;
+	c->handover_what = what;
 	c->handover_vm = strdup(target);
 	if (c->handover_vm == NULL) {
 		client_send(c, proto_error(ctx->id, PROTO_ERR_INTERNAL,
@@ -329,7 +332,7 @@ control_console_handover(struct cmd_ctx *ctx, control_handover_fn fn,
 	}
 	c->handover_id = json_object_get(ctx->id);
 	/* Nothing more is read: bytes after the request belong to the
-	 * console, and the worker reads them from the socket itself. */
+	 * console (say), and the worker reads them from the socket. */
 	bufferevent_disable(c->bev, EV_READ);
 }
 
@@ -362,8 +365,8 @@ client_handover(struct client *c)
 		json_object_put(id);
 		return;
 	}
-	log_info("client %lu: console of VM '%s' handed to its worker", c->id,
-	    c->handover_vm);
+	log_info("client %lu: %s of VM '%s' handed to its worker", c->id,
+	    c->handover_what, c->handover_vm);
 	/* The worker has its own copy of the connection now. */
 	client_free(c);
 }

@@ -86,11 +86,13 @@ typedef int (*control_handover_fn)(struct vmmd *d, const char *target,
     size_t errlen);
 
 /*
- * vm.console: once the client's queued output is written, hand its
- * connection over with fn (whose receiver sends the reply).  On failure
- * the client stays an ordinary connection and gets the error reply.
+ * vm.console, vm.screenshot: once the client's queued output is
+ * written, hand its connection over with fn (whose receiver sends the
+ * reply, and after it whatever the connection becomes).  On failure the
+ * client stays an ordinary connection and gets the error reply.  what
+ * ("console") names the handover in the log; a string constant.
  */
-void	control_console_handover(struct cmd_ctx *ctx, control_handover_fn fn,
-	    const char *target);
+void	control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
+	    const char *target, const char *what);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "access.h"
 #include "log.h"
@@ -147,6 +148,12 @@ vm_refuse(const struct vm *vm, int rc, enum proto_error *cls, char *err,
 }
 
 bool
+vm_has_display(const struct vm *vm)
+{
+	return vm->def->vnc_addr != NULL;
+}
+
+bool
 vm_has_worker(const struct vm *vm)
 {
 	return vm->w != NULL;
@@ -163,7 +170,7 @@ vm_to_json(const struct vm *vm)
 {
 	struct json_object *obj;
 
-	obj = config_to_json(vm->def);
+	obj = config_to_json(vm->def, 0);
 	if (obj == NULL)
 		return NULL;
 	json_object_object_add(obj, "state",
@@ -250,9 +257,18 @@ vm_console_reply(struct json_object *ret, struct json_object *error,
 	vm_log_reply(arg, "console handover failed", error);
 }
 
-int
-vm_console_pass(struct vm *vm, int fd, struct json_object *id,
-    enum proto_error *cls, char *err, size_t errlen)
+static void
+vm_screenshot_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	vm_log_reply(arg, "screenshot failed", error);
+}
+
+/* Pass the client connection fd with command {client_id: id}. */
+static int
+vm_pass_client(struct vm *vm, const char *command, wlink_reply_cb cb,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	struct json_object *args;
 	int rc;
@@ -267,14 +283,34 @@ vm_console_pass(struct vm *vm, int fd, struct json_object *id,
 		return -ENOMEM;
 	}
 	json_object_object_add(args, "client_id", json_object_get(id));
-	rc = wlink_request_fd(vm->w, "worker.console", args, fd,
-	    vm_console_reply, vm);
+	rc = wlink_request_fd(vm->w, command, args, fd, cb, vm);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot pass the connection: %s",
 		    strerror(-rc));
 		return rc;
 	}
 	return 0;
+}
+
+int
+vm_console_pass(struct vm *vm, int fd, struct json_object *id,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	return vm_pass_client(vm, "worker.console", vm_console_reply, fd, id,
+	    cls, err, errlen);
+}
+
+int
+vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	if (!vm_has_display(vm)) {
+		*cls = PROTO_ERR_BAD_STATE;
+		snprintf(err, errlen, "VM '%s' has no display", vm->def->name);
+		return -EINVAL;
+	}
+	return vm_pass_client(vm, "worker.screenshot", vm_screenshot_reply,
+	    fd, id, cls, err, errlen);
 }
 
 /* What the worker says ------------------------------------------------- */
@@ -302,6 +338,16 @@ vm_worker_event(void *owner, struct json_object *msg)
 		    vm->state == VM_RUNNING)
 			vm_set_state(vm, VM_PAUSED, NULL);
 		return;
+	}
+	if (strcmp(event, "display.connected") == 0 ||
+	    strcmp(event, "display.disconnected") == 0) {
+		/* Who watches a guest's screen is worth a line in the log. */
+		if (data != NULL && json_object_object_get_ex(data, "clients",
+		    &v) && json_object_is_type(v, json_type_int))
+			log_info("VM '%s': VNC viewer %s (%lld now)",
+			    vm->def->name, strcmp(event, "display.connected") ==
+			    0 ? "connected" : "disconnected",
+			    (long long)json_object_get_int64(v));
 	}
 	if (strcmp(event, "vm.reboot") == 0) {
 		const char *reason = "unknown";
@@ -375,13 +421,69 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 	}
 }
 
+/*
+ * worker.boot's "display": {listen, port, [password], width, height,
+ * [http_port, web_dir]}, or NULL for a VM without one (or out of
+ * memory).  The worker binds only literal addresses, so "localhost" is
+ * sent as 127.0.0.1; port and http_port 0 mean the first free one.
+ * noVNC is served only if its directory exists now: else the VM starts
+ * without it, and that is said once, here.
+ */
+static struct json_object *
+vm_boot_display(const struct vm *vm)
+{
+	const struct vm_def *def = vm->def;
+	struct json_object *o;
+	struct stat st;
+	bool loopback;
+
+	if (def->vnc_addr == NULL)
+		return NULL;
+	o = json_object_new_object();
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "listen", json_object_new_string(
+	    strcmp(def->vnc_addr, "localhost") == 0 ? "127.0.0.1" :
+	    def->vnc_addr));
+	json_object_object_add(o, "port", json_object_new_int64(
+	    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
+	    CONFIG_VNC_PORT_BASE + def->vnc_display));
+	if (def->vnc_password != NULL)
+		json_object_object_add(o, "password",
+		    json_object_new_string(def->vnc_password));
+	json_object_object_add(o, "width", json_object_new_int64(def->width));
+	json_object_object_add(o, "height",
+	    json_object_new_int64(def->height));
+	if (def->vnc_web) {
+		if (stat(VM_NOVNC_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
+			json_object_object_add(o, "http_port",
+			    json_object_new_int64(def->vnc_display ==
+			    CONFIG_VNC_DISPLAY_AUTO ? 0 :
+			    CONFIG_VNC_HTTP_BASE + def->vnc_display));
+			json_object_object_add(o, "web_dir",
+			    json_object_new_string(VM_NOVNC_DIR));
+		} else
+			log_info("VM '%s': %s is missing (install novnc): "
+			    "starting without the web client", def->name,
+			    VM_NOVNC_DIR);
+	}
+	loopback = strcmp(def->vnc_addr, "localhost") == 0 ||
+	    strncmp(def->vnc_addr, "127.", 4) == 0 ||
+	    strcmp(def->vnc_addr, "::1") == 0;
+	if (!loopback && def->vnc_password == NULL)
+		log_warn("VM '%s': VNC on %s with no password: whoever "
+		    "reaches the port controls the guest's keyboard",
+		    def->name, def->vnc_addr);
+	return o;
+}
+
 /* worker.boot's arguments: the worker loads the descriptors it
  * inherits; the names are for its messages. */
 static struct json_object *
 vm_boot_args(const struct vm *vm, const char *console_log)
 {
 	const struct vm_def *def = vm->def;
-	struct json_object *args;
+	struct json_object *args, *display;
 	char fdpath[32];
 
 	args = json_object_new_object();
@@ -406,6 +508,13 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 	    config_on_reboot_name(def->on_reboot)));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
+	if (def->vnc_addr != NULL) {
+		if ((display = vm_boot_display(vm)) == NULL) {
+			json_object_put(args);
+			return NULL;
+		}
+		json_object_object_add(args, "display", display);
+	}
 	return args;
 }
 

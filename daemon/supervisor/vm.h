@@ -141,6 +141,19 @@ int	vm_worker_request(struct vm *vm, const char *command,
  */
 int	vm_console_pass(struct vm *vm, int fd, struct json_object *id,
 	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * The same for vm.screenshot, with worker.screenshot {client_id: id}:
+ * the worker writes the reply line and the PNG on the connection.  A
+ * VM without a display is refused here (bad_state).
+ */
+int	vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
+	    enum proto_error *cls, char *err, size_t errlen);
+
+/* Whether the definition gives the guest a screen (vnc). */
+bool	vm_has_display(const struct vm *vm);
+
+/* Where noVNC's page is served from (Debian's novnc package). */
+#define VM_NOVNC_DIR		"/usr/share/novnc"
 
 /* Supervisor-wide. */
 int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
