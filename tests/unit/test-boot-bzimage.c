@@ -74,6 +74,7 @@ mem_new(uint64_t low, uint64_t high, int fill)
 		memset(p, fill, low < 2 * MiB ? low : 2 * MiB);
 	m.low = p;
 	m.low_size = low;
+	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
 	m.high_size = high;
 	return m;
 }
@@ -196,7 +197,7 @@ test_basic(void)
 	struct boot_mem m = mem_new(64 * MiB, 0, 0xa5);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *cmdline = "console=ttyS0 root=/dev/vda quiet";
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t initrd[10000], *zp, *e;
 	uint64_t rd, gd, code, data;
@@ -638,7 +639,7 @@ test_debian(void)
 {
 	const char *path = getenv("VMMD_TEST_VMLINUZ");
 	struct boot_mem m;
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t hdr[0x300], probe[4096], *zp;
 	uint64_t setup, pref, init, rd;

@@ -72,6 +72,7 @@ mem_new(uint64_t low, int fill)
 		memset(p, fill, low < 4 * MiB ? low : 4 * MiB);
 	m.low = p;
 	m.low_size = low;
+	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
 	m.high_size = 0;
 	return m;
 }
@@ -275,7 +276,7 @@ static int
 load_spec(const struct spec *s, struct boot_mem *m, const char *initrd,
     const char *cmdline, struct boot_cpu *cpu, char *err, size_t errlen)
 {
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	size_t len = build(s, elfbuf);
 
 	a.kernel = write_file("k", elfbuf, len);
@@ -763,7 +764,7 @@ test_vmlinux(void)
 	const char *vmlinuz = getenv("VMMD_TEST_VMLINUZ");
 	const char *path = getenv("VMMD_TEST_VMLINUX"), *why = NULL;
 	struct boot_mem m;
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t eh[64 + 56], *data;
 	uint64_t off, pa, fs;
