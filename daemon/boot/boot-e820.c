@@ -3,7 +3,14 @@
  * E820h call (ACPI 6.x, 15.1): the bzImage loader copies it into
  * boot_params and the PVH loader into hvm_start_info's memmap.
  */
+#include <errno.h>
+
 #include "boot.h"
+#include "boot-internal.h"
+
+/* Room for what boot_e820_build makes plus the framebuffer's entry. */
+_Static_assert(BOOT_E820_BUILT_MAX + 1 <= BOOT_E820_MAX,
+    "the e820 map has no room for the framebuffer's reserved entry");
 
 static unsigned int
 e820_add(struct boot_e820 out[BOOT_E820_MAX], unsigned int n, uint64_t addr,
@@ -37,4 +44,27 @@ boot_e820_build(const struct boot_mem *mem, struct boot_e820 out[BOOT_E820_MAX])
 		n = e820_add(out, n, PC_HIGH_RAM_START,
 		    PC_HIGH_RAM_START + mem->high_size, BOOT_E820_RAM);
 	return n;
+}
+
+int
+boot_e820_insert(struct boot_e820 map[BOOT_E820_MAX], unsigned int n,
+    uint64_t addr, uint64_t size, uint32_t type)
+{
+	unsigned int i, at;
+
+	if (size == 0 || addr + size < addr)
+		return -EINVAL;
+	if (n >= BOOT_E820_MAX)
+		return -ENOSPC;
+	for (at = 0; at < n && map[at].addr < addr; at++)
+		;
+	if ((at > 0 && map[at - 1].addr + map[at - 1].size > addr) ||
+	    (at < n && addr + size > map[at].addr))
+		return -EINVAL;
+	for (i = n; i > at; i--)
+		map[i] = map[i - 1];
+	map[at].addr = addr;
+	map[at].size = size;
+	map[at].type = type;
+	return (int)n + 1;
 }

@@ -81,6 +81,30 @@ int	boot_initrd_load(const struct boot_mem *mem, const char *path,
 	    uint64_t floor, uint64_t top, uint64_t *addr, uint64_t *size,
 	    char *err, size_t errlen);
 
+/*
+ * Check the framebuffer a caller asks the loaders to describe (nothing
+ * to check when fb->base is 0: no display).  Its geometry must be
+ * consistent (width and height at least 1; stride a multiple of 4 of at
+ * least width * 4 bytes and at most 65535, screen_info's 16-bit
+ * lfb_linelength; size page-aligned, at least stride * height and at
+ * most PC_FRAMEBUFFER_MAX) and its page-aligned range must lie in the
+ * PCI hole below 4 GiB or above the high RAM, clear of RAM, the IOAPIC,
+ * the local APIC and KVM's own pages.  -EINVAL with the reason in err.
+ */
+int	boot_fb_check(const struct boot_mem *mem, const struct boot_fb *fb,
+	    char *err, size_t errlen);
+
+/* boot-e820.c.
+ * Insert an entry into a map sorted by address (as boot_e820_build makes
+ * it), keeping it sorted.  The new entry must not overlap another one.
+ * Returns the new count, or -ENOSPC when the map already has
+ * BOOT_E820_MAX entries, -EINVAL when it overlaps or is empty.
+ */
+int	boot_e820_insert(struct boot_e820 map[BOOT_E820_MAX], unsigned int n,
+	    uint64_t addr, uint64_t size, uint32_t type);
+/* The most entries boot_e820_build makes (base, EBDA, BIOS, RAM, high). */
+#define BOOT_E820_BUILT_MAX	5
+
 /* boot-x86.c: the GDT at BOOT_GDT_ADDR and the identity page tables. */
 void	boot_x86_write_gdt(const struct boot_mem *mem, int long_mode,
 	    struct boot_cpu *cpu);

@@ -4,7 +4,8 @@
  * giving a 32-bit physical entry point.  We load the PT_LOAD segments at
  * their physical addresses and enter in 32-bit protected mode, paging
  * off, with EBX pointing to an hvm_start_info (Xen's public
- * arch-x86/hvm/start_info.h, version 1: with a memory map).
+ * arch-x86/hvm/start_info.h, version 1: with a memory map).  A display's
+ * framebuffer appears in that memory map as a reserved range.
  *
  * Everything in the file is untrusted: every offset and size is checked
  * against the file size, with overflow-safe arithmetic, before use.
@@ -651,6 +652,20 @@ pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 		si.modlist_paddr = PVH_MODLIST_ADDR;
 	}
 	n = boot_e820_build(mem, map);
+	/*
+	 * A display: its framebuffer is a reserved range of the memory map,
+	 * the only way a PVH guest (no screen_info) can learn it is there.
+	 */
+	if (args->fb.base != 0) {
+		r = boot_e820_insert(map, n, args->fb.base, args->fb.size,
+		    BOOT_E820_RESERVED);
+		if (r < 0)
+			return boot_fail(err, errlen, r, "cannot add the "
+			    "framebuffer at 0x%llx to the memory map: %s",
+			    (unsigned long long)args->fb.base,
+			    r == -ENOSPC ? "no room" : "overlaps an entry");
+		n = (unsigned int)r;
+	}
 	for (i = 0; i < n; i++) {
 		memset(&mm, 0, sizeof(mm));
 		mm.addr = map[i].addr;

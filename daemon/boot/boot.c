@@ -111,6 +111,9 @@ boot_load(const struct boot_mem *mem, const struct boot_args *args,
 	r = boot_mem_check(mem, err, errlen);
 	if (r < 0)
 		return r;
+	r = boot_fb_check(mem, &args->fb, err, errlen);
+	if (r < 0)
+		return r;
 	r = boot_file_open(&f, args->kernel, "kernel", err, errlen);
 	if (r < 0)
 		return r;
