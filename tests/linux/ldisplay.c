@@ -183,7 +183,7 @@ ld_show(struct lg_vm *vm)
 }
 
 void
-ld_check_display(struct lg_vm *vm, bool show)
+ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 {
 	struct json_object *r;
 	struct ld_viewer v;
@@ -194,37 +194,33 @@ ld_check_display(struct lg_vm *vm, bool show)
 	r = h_callf(vm->c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}",
 	    vm->name);
 	port = (int)h_int(h_ret(r), "port", -1);
-	tap_ok(port > 0, "%s: vm.display: %s", vm->name, h_text(r));
+	check(vm, port > 0, "vm.display: %s", h_text(r));
 	json_object_put(r);
 	out = lg_cmd(vm, "dmesg | grep -c 'fb0: VESA'", &st, LG_CMD_MS);
-	tap_ok(out != NULL && atoi(out) >= 1,
-	    "%s: the kernel's vesafb took the framebuffer (%s)", vm->name,
+	check(vm, out != NULL && atoi(out) >= 1,
+	    "the kernel's vesafb took the framebuffer (%s)",
 	    out != NULL ? h_flat(out) : "no answer");
 	free(out);
-	tap_ok(!ld_refresh_timer(vm), "%s: no viewer, no refresh timer",
-	    vm->name);
+	check(vm, !ld_refresh_timer(vm), "no viewer, no refresh timer");
 	if (port <= 0 || !ld_open(&v, port)) {
-		tap_ok(false, "%s: a VNC viewer connects", vm->name);
+		check(vm, false, "a VNC viewer connects");
 		return;
 	}
 	ld_pump(&v, 3000);
 	lit = ld_lit(&v);
-	tap_ok(v.updates >= 1 && lit > 2000, "%s: the viewer sees the "
+	check(vm, v.updates >= 1 && lit > 2000, "the viewer sees the "
 	    "framebuffer console (%u updates, %u lit pixels of %dx%d)",
-	    vm->name, v.updates, lit, v.client->width, v.client->height);
-	tap_ok(ld_refresh_timer(vm), "%s: with a viewer, a refresh timer",
-	    vm->name);
+	    v.updates, lit, v.client->width, v.client->height);
+	check(vm, ld_refresh_timer(vm), "with a viewer, a refresh timer");
 	ld_type(&v, "echo vnc-typed-$((6*7)) >/dev/ttyS0\n");
-	tap_ok(lg_expect(vm, "vnc-typed-42", LG_CMD_MS, false) == 0,
-	    "%s: a command typed through VNC into the tty0 shell ran",
-	    vm->name);
+	check(vm, lg_expect(vm, "vnc-typed-42", LG_CMD_MS, false) == 0,
+	    "a command typed through VNC into the tty0 shell ran");
 	ld_pump(&v, 1000);
-	tap_ok(ld_lit(&v) > lit, "%s: and the viewer saw it typed (%u lit "
-	    "pixels, %u before)", vm->name, ld_lit(&v), lit);
+	check(vm, ld_lit(&v) > lit, "and the viewer saw it typed (%u lit "
+	    "pixels, %u before)", ld_lit(&v), lit);
 	if (show)
 		ld_show(vm);
 	ld_close(&v);
 	h_sleep_ms(500);
-	tap_ok(!ld_refresh_timer(vm), "%s: viewer gone, no refresh timer",
-	    vm->name);
+	check(vm, !ld_refresh_timer(vm), "viewer gone, no refresh timer");
 }

@@ -887,7 +887,7 @@ scenario_display(struct h_daemon *d, struct h_conn *c)
 	    cmdline_for("display"));
 	if (boot_with(&vm, "vmlinuz", "restart", cmdline,
 	    ",\"vnc\":\"auto\",\"display\":\"1024x768\""))
-		ld_check_display(&vm, nsteps > 0 && want("screen"));
+		ld_check_display(&vm, check, nsteps > 0 && want("screen"));
 	finish(&vm);
 }
 
