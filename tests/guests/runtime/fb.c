@@ -13,9 +13,10 @@
  * set the mode.
  *
  * Every fill is REP STOSQ and every copy REP MOVSQ, one row at a time:
- * an emulator of CPL0 code runs a string instruction without decoding
- * it again for every element, where a loop of stores would cost a few
- * instructions a pixel.
+ * an emulator of CPL0 code decodes a string instruction once, two pixels
+ * an element, where a loop of stores would cost a few emulated
+ * instructions a pixel.  Whether it still pays something per element is
+ * the emulator's business; README.md has the counts.
  */
 #include "rt.h"
 
@@ -101,28 +102,42 @@ fb_geometry(uint32_t *w, uint32_t *h)
 	return NULL;
 }
 
-/* The Bochs VBE mode set: only when the registers answer. */
+static uint16_t
+vbe_read(uint16_t index)
+{
+	outw(VBE_INDEX, index);
+	return inw(VBE_DATA);
+}
+
+/*
+ * The Bochs VBE mode set, only when the registers answer.  The card may
+ * round the mode (widths to a multiple of 8): read back what it took.
+ */
 static const char *
-fb_bochs_mode(uint32_t w, uint32_t h)
+fb_bochs_mode(uint32_t *w, uint32_t *h, uint32_t *pitch)
 {
 	uint16_t id;
 
-	outw(VBE_INDEX, VBE_ID);
-	id = inw(VBE_DATA);
+	id = vbe_read(VBE_ID);
 	if (id < VBE_ID_MIN || id > VBE_ID_MAX)
 		return "fbaddr= given, but no Bochs VBE registers";
 	outw(VBE_INDEX, VBE_ENABLE);
 	outw(VBE_DATA, 0);
 	outw(VBE_INDEX, VBE_XRES);
-	outw(VBE_DATA, (uint16_t)w);
+	outw(VBE_DATA, (uint16_t)*w);
 	outw(VBE_INDEX, VBE_YRES);
-	outw(VBE_DATA, (uint16_t)h);
+	outw(VBE_DATA, (uint16_t)*h);
 	outw(VBE_INDEX, VBE_BPP);
 	outw(VBE_DATA, 32);
 	outw(VBE_INDEX, VBE_VIRT_W);
-	outw(VBE_DATA, (uint16_t)w);
+	outw(VBE_DATA, (uint16_t)*w);
 	outw(VBE_INDEX, VBE_ENABLE);
 	outw(VBE_DATA, VBE_ENABLED | VBE_LFB);
+	*w = vbe_read(VBE_XRES);
+	*h = vbe_read(VBE_YRES);
+	*pitch = vbe_read(VBE_VIRT_W);
+	if (*w == 0 || *h == 0 || *pitch < *w)
+		return "the Bochs VBE registers refused the mode";
 	return NULL;
 }
 
@@ -134,11 +149,12 @@ fb_find(struct fb *fb)
 	const char *why, *end;
 	uint64_t need, addr = 0, size = 0;
 	char buf[24];
-	uint32_t i, w, h;
+	uint32_t i, w, h, pitch;
 
 	memset(fb, 0, sizeof(*fb));
 	if ((why = fb_geometry(&w, &h)) != NULL)
 		return why;
+	pitch = w;
 	need = (uint64_t)w * h * 4;
 	if (cmdline_get("fbaddr", buf, sizeof(buf))) {
 		addr = fb_number(buf, &end);
@@ -146,9 +162,9 @@ fb_find(struct fb *fb)
 		    addr + need > 0x100000000ull)
 			return "fbaddr= wants a page-aligned address "
 			    "below 4 GiB";
-		if ((why = fb_bochs_mode(w, h)) != NULL)
+		if ((why = fb_bochs_mode(&w, &h, &pitch)) != NULL)
 			return why;
-		size = need;
+		size = (uint64_t)pitch * h * 4;
 	} else {
 		if (si == NULL || si->version < 1 || si->memmap_paddr == 0)
 			return "no memory map";
@@ -168,7 +184,7 @@ fb_find(struct fb *fb)
 	fb->size = size;
 	fb->width = w;
 	fb->height = h;
-	fb->pitch = w;
+	fb->pitch = pitch;
 	return NULL;
 }
 
