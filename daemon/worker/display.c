@@ -40,7 +40,11 @@ struct display {
 	uint32_t width, height, stride;
 
 	struct wp_track *wp;		/* NULL: the machine logs writes */
-	struct event *wp_ev;		/* pending while someone watches */
+	struct event *wp_ev;		/* pending while armed */
+	bool armed;			/* pages are write-protected */
+	bool quiesced;			/* display_quiesce() until resumed */
+	bool all_dirty;			/* writes went unseen: send it all */
+	unsigned int viewers;
 	const char *tracking;		/* "write-protect" or "dirty-log" */
 
 	/* The viewers' pointer, to turn absolute moves into relative. */
@@ -98,34 +102,87 @@ display_pointer(void *opaque, int x, int y, unsigned int buttons)
 }
 
 static void
+display_arm(struct display *d)
+{
+	int ret;
+
+	if (d->wp == NULL || d->armed)
+		return;
+	if ((ret = wp_track_arm(d->wp)) < 0) {
+		log_warn("display: cannot write-protect the framebuffer: %s",
+		    strerror(-ret));
+		return;
+	}
+	event_add(d->wp_ev, NULL);
+	d->armed = true;
+}
+
+/* Lifting the protection also lets a vCPU waiting on a fault go on. */
+static void
+display_disarm(struct display *d)
+{
+	int ret;
+
+	if (d->wp == NULL || !d->armed)
+		return;
+	event_del(d->wp_ev);
+	if ((ret = wp_track_disarm(d->wp)) < 0)
+		log_warn("display: cannot lift the framebuffer's protection: "
+		    "%s", strerror(-ret));
+	d->armed = false;
+}
+
+static void
 display_clients_changed(void *opaque, unsigned int clients, bool connected)
 {
 	struct display *d = opaque;
-	int ret;
 
 	/* Write protection only while someone looks at what changes. */
-	if (d->wp != NULL && connected && clients == 1) {
-		if ((ret = wp_track_arm(d->wp)) < 0)
-			log_warn("display: cannot write-protect the "
-			    "framebuffer: %s", strerror(-ret));
-		event_add(d->wp_ev, NULL);
-	} else if (d->wp != NULL && !connected && clients == 0) {
-		event_del(d->wp_ev);
-		if ((ret = wp_track_disarm(d->wp)) < 0)
-			log_warn("display: cannot lift the framebuffer's "
-			    "protection: %s", strerror(-ret));
-	}
+	d->viewers = clients;
+	if (clients > 0 && !d->quiesced)
+		display_arm(d);
+	else if (clients == 0)
+		display_disarm(d);
 	d->host.clients_changed(d->host.opaque, clients, connected);
+}
+
+void
+display_quiesce(struct display *d)
+{
+	if (d == NULL)
+		return;
+	d->quiesced = true;
+	if (d->armed) {
+		display_disarm(d);
+		d->all_dirty = true;
+	}
+}
+
+void
+display_resume(struct display *d)
+{
+	if (d == NULL || !d->quiesced)
+		return;
+	d->quiesced = false;
+	if (d->viewers > 0) {
+		display_arm(d);
+		vnc_damage(d->vnc);
+	}
 }
 
 static int
 display_dirty(void *opaque, uint64_t *bitmap)
 {
 	struct display *d = opaque;
-	size_t words = (d->fb_size / 4096 + 63) / 64;
+	size_t words = (d->fb_size / 4096 + 63) / 64, i;
 
+	if (d->all_dirty) {
+		for (i = 0; i < words; i++)
+			bitmap[i] = ~0ULL;
+		d->all_dirty = false;
+	}
 	if (d->wp != NULL)
-		return wp_track_collect(d->wp, bitmap);
+		return d->armed ? wp_track_collect(d->wp, bitmap) : 0;
 	return d->host.dirty_log(d->host.opaque, bitmap, words);
 }
 

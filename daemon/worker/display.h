@@ -59,6 +59,16 @@ int	display_new(struct event_base *base, const struct display_config *cfg,
 /* Closes every viewer first, then unmaps the framebuffer.  NULL is fine. */
 void	display_free(struct display *d);
 
+/*
+ * Before the loop waits for vCPU threads (pausing, or tearing the
+ * machine down): a vCPU blocked on a write-protect fault waits for the
+ * loop, so the loop lifts the protection first.  display_resume() puts
+ * it back (if someone watches) once vCPUs run again, with the whole
+ * screen counted as changed, since writes went unseen meanwhile.
+ */
+void	display_quiesce(struct display *d);
+void	display_resume(struct display *d);
+
 /* What the machine maps (with dirty_log when writes must be logged). */
 void	display_machine_fb(const struct display *d, struct machine_fb *fb);
 

@@ -147,6 +147,8 @@ void
 guest_teardown(struct worker *w)
 {
 	console_set_input(w->console, NULL, NULL);
+	/* No vCPU may wait on the framebuffer while we join them. */
+	display_quiesce(w->display);
 	machine_free(w->machine);
 	w->machine = NULL;
 	/* Whatever the vCPUs printed last reaches the log and clients. */
@@ -180,6 +182,7 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		return ret;
 	}
 	console_set_input(w->console, guest_console_input, w);
+	display_resume(w->display);
 	return 0;
 }
 
@@ -255,6 +258,7 @@ guest_init(struct worker *w)
 void
 guest_fini(struct worker *w)
 {
+	display_quiesce(w->display);
 	machine_free(w->machine);
 	w->machine = NULL;
 	/* Viewers go before the framebuffer they look at. */

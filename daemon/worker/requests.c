@@ -197,6 +197,8 @@ worker_cmd_pause(struct worker_request *r)
 
 	if (!worker_need_machine(r, &reply))
 		return reply;
+	/* vCPUs blocked on the framebuffer must get out to park. */
+	display_quiesce(r->w->display);
 	machine_pause(r->w->machine);
 	guest_state_event(r->w, "paused");
 	return worker_ok(r, NULL);
@@ -210,6 +212,7 @@ worker_cmd_resume(struct worker_request *r)
 	if (!worker_need_machine(r, &reply))
 		return reply;
 	machine_resume(r->w->machine);
+	display_resume(r->w->display);
 	guest_state_event(r->w, "running");
 	return worker_ok(r, NULL);
 }
@@ -248,6 +251,7 @@ worker_cmd_shutdown(struct worker_request *r)
 	r->w->shutdown_pending = true;
 	/* A paused guest cannot react to the keys. */
 	machine_resume(r->w->machine);
+	display_resume(r->w->display);
 	ret = machine_ctrl_alt_del(r->w->machine);
 	if (ret < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL,
