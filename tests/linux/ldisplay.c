@@ -204,7 +204,7 @@ ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 	uint32_t *before;
 	size_t bytes;
 	char *out;
-	int port, st;
+	int port, st, i, paused;
 
 	r = h_callf(vm->c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}",
 	    vm->name);
@@ -241,6 +241,27 @@ ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 	/* The command line and a new prompt: some hundreds of pixels. */
 	check(vm, changed > 300, "and the viewer saw it typed (%u pixels "
 	    "changed)", changed);
+	/*
+	 * Pausing while a viewer watches: fbcon's blinking cursor keeps
+	 * writing to the write-protected framebuffer, and a vCPU waiting
+	 * on such a write must not keep the pause from completing.
+	 */
+	for (i = 0, paused = 0; i < 5; i++) {
+		r = h_callf(vm->c, H_REPLY_MS, "vm.pause", "{\"name\":\"%s\"}",
+		    vm->name);
+		paused += h_ret(r) != NULL;
+		json_object_put(r);
+		ld_pump(&v, 150);
+		r = h_callf(vm->c, H_REPLY_MS, "vm.resume",
+		    "{\"name\":\"%s\"}", vm->name);
+		paused += h_ret(r) != NULL;
+		json_object_put(r);
+		ld_pump(&v, 250);
+	}
+	ld_type(&v, "echo vnc-again-$((7*8)) >/dev/ttyS0\n");
+	check(vm, paused == 10 && lg_expect(vm, "vnc-again-56", LG_CMD_MS,
+	    false) == 0, "5 pauses and resumes with a viewer (%d of 10 "
+	    "replies), then typing still works", paused);
 	if (show)
 		ld_show(vm);
 	ld_close(&v);
