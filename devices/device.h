@@ -61,7 +61,9 @@ struct device_host_ops {
 	 * the past fires as soon as the loop runs.  timer_cancel() on a
 	 * timer that is not armed does nothing.  A callback that was
 	 * already due when the timer was moved or cancelled does not run.
-	 * timer_free() cancels first; NULL is fine.
+	 * timer_free() cancels first; NULL is fine.  Timers are made and
+	 * freed where the device is made and freed (or in their own
+	 * callback), never from a register access.
 	 */
 	struct device_timer *(*timer_new)(void *ctx, device_timer_fn fn,
 	    void *dev);

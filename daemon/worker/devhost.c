@@ -21,6 +21,7 @@ struct device_timer {
 	device_timer_fn fn;
 	void *dev;
 	int64_t deadline;		/* VM ns, or DEVHOST_NEVER */
+	bool dead;			/* freed while its callback ran */
 };
 
 TAILQ_HEAD(devhost_timers, device_timer);
@@ -38,6 +39,7 @@ struct devhost {
 	pthread_mutex_t lock;		/* what follows */
 	struct devhost_timers timers;
 	int64_t programmed;		/* the libevent timer's deadline */
+	struct device_timer *firing;	/* whose callback runs now */
 	struct devhost_stats stats;
 };
 
@@ -83,7 +85,7 @@ devhost_earliest(const struct devhost *dh)
 static void
 devhost_program(struct devhost *dh)
 {
-	int64_t earliest = devhost_earliest(dh), rel;
+	int64_t earliest = devhost_earliest(dh), rel, now;
 	struct timeval tv;
 
 	if (__atomic_load_n(&dh->vm_frozen, __ATOMIC_RELAXED) !=
@@ -102,9 +104,8 @@ devhost_program(struct devhost *dh)
 		event_del(dh->ev);
 		return;
 	}
-	rel = earliest - devhost_vm_clock(dh);
-	if (rel < 0)
-		rel = 0;
+	now = devhost_vm_clock(dh);
+	rel = earliest <= now ? 0 : earliest - now;
 	tv.tv_sec = rel / 1000000000;
 	tv.tv_usec = (rel % 1000000000) / 1000;
 	event_add(dh->ev, &tv);
@@ -156,6 +157,7 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct devhost *dh = arg;
 	struct device_timer *t;
 	unsigned int budget = DEVHOST_FIRE_BUDGET;
+	pthread_mutex_t *lock;
 	int64_t deadline, now;
 
 	pthread_mutex_lock(&dh->lock);
@@ -165,22 +167,34 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 		now = devhost_vm_clock(dh);
 		if ((t = devhost_due(dh, now)) == NULL)
 			break;
+		/*
+		 * Timers are freed only on this thread (devices are freed
+		 * here), so t stays valid while the locks are swapped.
+		 */
 		deadline = t->deadline;
+		lock = t->dd->lock;
 		pthread_mutex_unlock(&dh->lock);
 
-		pthread_mutex_lock(t->dd->lock);
+		pthread_mutex_lock(lock);
 		pthread_mutex_lock(&dh->lock);
 		if (t->deadline != deadline) {
 			/* Moved or cancelled meanwhile: look again. */
-			pthread_mutex_unlock(t->dd->lock);
+			pthread_mutex_unlock(lock);
 			continue;
 		}
 		t->deadline = DEVHOST_NEVER;
 		dh->stats.fired++;
 		devhost_count_late(&dh->stats, devhost_vm_clock(dh) - deadline);
+		dh->firing = t;
 		pthread_mutex_unlock(&dh->lock);
 		t->fn(t->dev);
-		pthread_mutex_unlock(t->dd->lock);
+		pthread_mutex_lock(&dh->lock);
+		dh->firing = NULL;
+		/* The callback freed its own timer: now it can go. */
+		if (t->dead)
+			free(t);
+		pthread_mutex_unlock(&dh->lock);
+		pthread_mutex_unlock(lock);
 		pthread_mutex_lock(&dh->lock);
 	}
 	devhost_program(dh);
@@ -266,8 +280,11 @@ devhost_timer_free(void *ctx, struct device_timer *t)
 	pthread_mutex_lock(&dh->lock);
 	TAILQ_REMOVE(&dh->timers, t, entry);
 	devhost_program(dh);
+	if (dh->firing == t)
+		t->dead = true;		/* devhost_timer_cb() frees it */
+	else
+		free(t);
 	pthread_mutex_unlock(&dh->lock);
-	free(t);
 }
 
 static int64_t

@@ -44,6 +44,7 @@ struct display {
 	bool armed;			/* pages are write-protected */
 	bool quiesced;			/* display_quiesce() until resumed */
 	bool all_dirty;			/* writes went unseen: send it all */
+	bool tracking_lost;		/* the tracker failed: always all */
 	unsigned int viewers;
 	const char *tracking;		/* "write-protect" or "dirty-log" */
 
@@ -126,10 +127,21 @@ display_disarm(struct display *d)
 	if (d->wp == NULL || !d->armed)
 		return;
 	event_del(d->wp_ev);
-	if ((ret = wp_track_disarm(d->wp)) < 0)
-		log_warn("display: cannot lift the framebuffer's protection: "
-		    "%s", strerror(-ret));
 	d->armed = false;
+	if ((ret = wp_track_disarm(d->wp)) < 0) {
+		/*
+		 * A writer may still wait on a page: unregistering the
+		 * whole region lets every one go, for good.
+		 */
+		log_warn("display: cannot lift the framebuffer's protection "
+		    "(%s): changes are no longer tracked", strerror(-ret));
+		event_free(d->wp_ev);
+		d->wp_ev = NULL;
+		wp_track_free(d->wp);
+		d->wp = NULL;
+		d->tracking = "none";
+		d->tracking_lost = true;
+	}
 }
 
 static void
@@ -152,10 +164,11 @@ display_quiesce(struct display *d)
 	if (d == NULL)
 		return;
 	d->quiesced = true;
-	if (d->armed) {
-		display_disarm(d);
+	display_disarm(d);
+	/* Writes after the last refresh may go unseen (a reset takes the
+	 * dirty log with the old machine): send it all next time. */
+	if (d->viewers > 0)
 		d->all_dirty = true;
-	}
 }
 
 void
@@ -175,15 +188,27 @@ display_dirty(void *opaque, uint64_t *bitmap)
 {
 	struct display *d = opaque;
 	size_t words = (d->fb_size / 4096 + 63) / 64, i;
+	int ret = 0;
 
+	if (d->wp != NULL) {
+		if (d->armed && (ret = wp_track_collect(d->wp, bitmap)) < 0) {
+			/* As for a failed fault: start over, send it all. */
+			display_disarm(d);
+			display_arm(d);
+			d->all_dirty = true;
+		}
+	} else if (d->tracking_lost) {
+		d->all_dirty = true;
+	} else {
+		ret = d->host.dirty_log(d->host.opaque, bitmap, words);
+	}
 	if (d->all_dirty) {
 		for (i = 0; i < words; i++)
 			bitmap[i] = ~0ULL;
-		d->all_dirty = false;
+		d->all_dirty = d->tracking_lost;
+		ret = 0;
 	}
-	if (d->wp != NULL)
-		return d->armed ? wp_track_collect(d->wp, bitmap) : 0;
-	return d->host.dirty_log(d->host.opaque, bitmap, words);
+	return ret;
 }
 
 /* The guest wrote to a protected page: a vCPU waits for this. */
@@ -195,9 +220,18 @@ display_wp_cb(evutil_socket_t fd, short what, void *arg)
 	int ret;
 
 	ret = wp_track_handle(d->wp, &first);
-	if (ret < 0)
+	if (ret < 0) {
+		/*
+		 * A fault read but not resolved would keep its writer
+		 * waiting: start over, which wakes every writer, and send
+		 * the whole screen.
+		 */
 		log_warn("display: write-protect fault: %s", strerror(-ret));
-	else if (first)
+		display_disarm(d);
+		display_arm(d);
+		d->all_dirty = true;
+	}
+	if (ret != 0)
 		vnc_damage(d->vnc);
 }
 

@@ -192,10 +192,14 @@ info_machine(struct json_object *ret, struct machine *m,
 	if (regs != NULL)
 		json_object_object_add(ret, "vcpu_regs", regs);
 	unknown = json_object_new_object();
-	info_add_u64(unknown, "pio_reads", m->pio.unknown_reads);
-	info_add_u64(unknown, "pio_writes", m->pio.unknown_writes);
-	info_add_u64(unknown, "mmio_reads", m->mmio.unknown_reads);
-	info_add_u64(unknown, "mmio_writes", m->mmio.unknown_writes);
+	info_add_u64(unknown, "pio_reads",
+	    __atomic_load_n(&m->pio.unknown_reads, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "pio_writes",
+	    __atomic_load_n(&m->pio.unknown_writes, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "mmio_reads",
+	    __atomic_load_n(&m->mmio.unknown_reads, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "mmio_writes",
+	    __atomic_load_n(&m->mmio.unknown_writes, __ATOMIC_RELAXED));
 	json_object_object_add(ret, "unknown_io", unknown);
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));

@@ -214,6 +214,18 @@ vcpu_destroy(struct vcpu *v)
 	v->fd = -1;
 }
 
+/*
+ * One more exit of kind k.  The vCPU's thread is the only writer: a
+ * relaxed load and store (no locked instruction) keep readers on other
+ * threads from seeing a torn value.
+ */
+static inline void
+vcpu_count(struct vcpu *v, enum vcpu_exit_kind k)
+{
+	__atomic_store_n(&v->exits[k], __atomic_load_n(&v->exits[k],
+	    __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 static void
 vcpu_handle_io(struct vcpu *v)
 {
@@ -310,24 +322,24 @@ vcpu_dispatch(struct vcpu *v)
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
-		v->exits[VCPU_EXIT_IO]++;
+		vcpu_count(v, VCPU_EXIT_IO);
 		vcpu_handle_io(v);
 		break;
 	case KVM_EXIT_MMIO:
-		v->exits[VCPU_EXIT_MMIO]++;
+		vcpu_count(v, VCPU_EXIT_MMIO);
 		vcpu_handle_mmio(v);
 		break;
 	case KVM_EXIT_HLT:
 		/* Only without an in-kernel LAPIC; just run again. */
-		v->exits[VCPU_EXIT_HLT]++;
+		vcpu_count(v, VCPU_EXIT_HLT);
 		break;
 	case KVM_EXIT_SHUTDOWN:
-		v->exits[VCPU_EXIT_SHUTDOWN]++;
+		vcpu_count(v, VCPU_EXIT_SHUTDOWN);
 		vcpu_log_triple_fault(v);
 		runctl_hold(v->rc, MACHINE_RESET_TRIPLE_FAULT, NULL, NULL);
 		break;
 	case KVM_EXIT_SYSTEM_EVENT:
-		v->exits[VCPU_EXIT_SYSTEM_EVENT]++;
+		vcpu_count(v, VCPU_EXIT_SYSTEM_EVENT);
 		if (run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN)
 			runctl_hold(v->rc, MACHINE_POWEROFF, NULL, NULL);
 		else
@@ -335,7 +347,7 @@ vcpu_dispatch(struct vcpu *v)
 			    NULL);
 		break;
 	case KVM_EXIT_FAIL_ENTRY:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what),
 		    "VM entry failed (hardware reason 0x%llx)",
 		    (unsigned long long)
@@ -343,13 +355,13 @@ vcpu_dispatch(struct vcpu *v)
 		vcpu_fatal(v, what);
 		break;
 	case KVM_EXIT_INTERNAL_ERROR:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what), "KVM internal error %u",
 		    run->internal.suberror);
 		vcpu_fatal(v, what);
 		break;
 	default:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what), "unexpected exit reason %u",
 		    run->exit_reason);
 		vcpu_fatal(v, what);
@@ -377,7 +389,7 @@ vcpu_thread(void *arg)
 			ret = ioctl(v->fd, KVM_RUN, 0);
 			if (ret < 0) {
 				if (errno == EINTR || errno == EAGAIN) {
-					v->exits[VCPU_EXIT_INTR]++;
+					vcpu_count(v, VCPU_EXIT_INTR);
 					continue;
 				}
 				snprintf(what, sizeof(what), "KVM_RUN: %s",

@@ -129,6 +129,32 @@ main(void)
 	tap_ok(wp_track_collect(wp, bitmap) == 0 && bitmap_is(bitmap, again, 1),
 	    "and is reported alone");
 
+	/*
+	 * A writer waiting on a protected page is let go by disarming
+	 * alone, without its fault being handled: what the worker relies
+	 * on before it waits for vCPUs.
+	 */
+	{
+		static const int blocked[] = { 11 };
+		struct writer bw = { blocked, 1, false };
+		pthread_t t;
+		int i;
+
+		bitmap[0] = 0;
+		wp_track_collect(wp, bitmap);	/* protect everything again */
+		pthread_create(&t, NULL, writer_main, &bw);
+		pfd = (struct pollfd){ wp_track_fd(wp), POLLIN, 0 };
+		tap_ok(poll(&pfd, 1, 2000) == 1 && !bw.done,
+		    "a writer waits on a protected page");
+		tap_ok(wp_track_disarm(wp) == 0, "disarmed while it waits");
+		for (i = 0; i < 200 && !bw.done; i++)
+			usleep(10000);
+		tap_ok(bw.done, "and disarming alone let it go");
+		if (!bw.done)
+			tap_bail("the writer is stuck");
+		pthread_join(t, NULL);
+	}
+
 	/* Disarmed: writes go straight through and nothing is recorded. */
 	tap_ok(wp_track_disarm(wp) == 0, "disarmed");
 	region[9 * page_size] = 7;
