@@ -5,7 +5,9 @@
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
 #                            plain and with AddressSanitizer and UBSan, and
-#                            the linux suite (what CI runs)
+#                            the linux suite (what CI runs); where this
+#                            host has no /dev/kvm, the kvm suite runs in
+#                            the linux suite's nested test host
 #   ./quickstart.sh linux    the same set-up, the reference Debian guest,
 #                            then the linux suite only (minutes)
 #
@@ -110,13 +112,20 @@ fi
 install_packages $build_deps $test_deps
 vmlinuz=$(fetch_debian_kernel)
 
-# The linux suite: the reference Debian guest, in a nested test host where
-# this host's KVM cannot run a stock kernel (minutes).
-linux_suite() {
+# The reference Debian guest, and the nested test host's kernel, busybox
+# and KVM modules: the linux suite's, and the kvm suite's where this host
+# has no /dev/kvm (cached: a second run downloads and builds nothing).
+reference_guest() {
 	install_packages $linux_deps
 	say "building the linux suite's reference guest (cached in $cache)"
 	guestdir=$(sh "$top/tests/linux/build-guest.sh" "$cache/linux-guest") ||
 	    die "cannot build the reference guest"
+}
+
+# The linux suite: the reference Debian guest, in a nested test host where
+# this host's KVM cannot run a stock kernel (minutes).
+linux_suite() {
+	reference_guest
 	configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
 	    -Dlinux_guest_dir="$guestdir"
 	say "running the linux suite"
@@ -129,14 +138,16 @@ if [ "$mode" = linux ]; then
 	exit 0
 fi
 
+reference_guest
 say "building in $builddir (warnings are errors)"
-configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz"
+configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
+    -Dlinux_guest_dir="$guestdir"
 say "running the unit and kvm suites"
 meson test -C "$builddir" --suite unit --suite kvm --print-errorlogs \
     --num-processes 2
 say "building with AddressSanitizer and UBSan in $builddir-asan"
 configure "$builddir-asan" -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dtest_vmlinuz="$vmlinuz"
+    -Db_lundef=false -Dtest_vmlinuz="$vmlinuz" -Dlinux_guest_dir="$guestdir"
 say "running the unit and kvm suites under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

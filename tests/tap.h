@@ -41,7 +41,11 @@ tap_diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* Skip the whole program: meson counts exit status 77 as skipped. */
+/*
+ * Skip the whole program.  With the TAP protocol, meson (1.0, Debian 12)
+ * takes the skip from the plan "1..0 # SKIP" and counts any non-zero
+ * exit status, 77 included, as an error: so the status is 0.
+ */
 static inline void __attribute__((noreturn, format(printf, 1, 2)))
 tap_skip_all(const char *fmt, ...)
 {
@@ -53,7 +57,7 @@ tap_skip_all(const char *fmt, ...)
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
-	exit(77);
+	exit(0);
 }
 
 /* Bail out: something the rest of the test depends on failed. */

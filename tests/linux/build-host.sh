@@ -7,9 +7,14 @@
 #
 # It holds busybox and the KVM modules from the reference guest directory
 # (VMMD_LINUX_GUEST, see build-guest.sh), the built programs (VMMD_BIN,
-# VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS, VMMD_GUEST_DEMO) with
-# every shared library ldd lists and the dynamic loader, the reference
-# guest, run.sh, and host-init.sh as /init.
+# VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS: what the test host
+# runs, and VMMD_HOST_PROGRAMS: more programs, each in /vmmd by its name)
+# with every shared library ldd lists (sanitizer runtimes included) and
+# the dynamic loader, every test guest named by a VMMD_GUEST_<NAME>
+# variable, the reference guest (left out with VMMD_HOST_GUEST=no: the
+# kvm suite does not need it), and host-init.sh as /init.  /vmmd/env
+# gives the programs their environment inside: the paths there, and the
+# variables VMMD_HOST_PASS names, with their values here.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,8 +28,10 @@ for v in VMMD_LINUX_GUEST VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN \
 	[ -n "$val" ] || die "$v is not set"
 done
 guest=$VMMD_LINUX_GUEST
-for f in vmlinuz vmlinux initramfs.cpio.gz cmdline busybox \
-    host-modules/order; do
+with_guest=${VMMD_HOST_GUEST:-yes}
+need="vmlinuz busybox host-modules/order"
+[ "$with_guest" = no ] || need="$need vmlinux initramfs.cpio.gz cmdline"
+for f in $need; do
 	[ -f "$guest/$f" ] || die "$guest/$f is missing (run build-guest.sh)"
 done
 
@@ -32,25 +39,41 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT INT TERM HUP
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" \
     "$stage/proc" "$stage/sys" "$stage/dev" "$stage/tmp" "$stage/run" \
-    "$stage/lib/modules" "$stage/vmmd" "$stage/guest"
+    "$stage/lib/modules" "$stage/vmmd" "$stage/vmmd/guests"
+# The modes of a root file system (mktemp made the root 0700): the kvm
+# suite's access tests connect as an unprivileged user.
+chmod 755 "$stage"
+chmod 1777 "$stage/tmp"
 
 # Symbolic links to the real files: cpio -L archives what they point to.
 link() { ln -sf "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" "$2"; }
 
 link "$guest/busybox" "$stage/bin/busybox"
 link "$here/host-init.sh" "$stage/init"
-link "$here/run.sh" "$stage/vmmd/run.sh"
 for f in "$guest"/host-modules/*; do
 	link "$f" "$stage/lib/modules/$(basename "$f")"
 done
-for f in vmlinuz vmlinux initramfs.cpio.gz cmdline; do
-	link "$guest/$f" "$stage/guest/$f"
-done
+if [ "$with_guest" != no ]; then
+	mkdir -p "$stage/guest"
+	for f in vmlinuz vmlinux initramfs.cpio.gz cmdline; do
+		link "$guest/$f" "$stage/guest/$f"
+	done
+fi
 link "$VMMD_BIN" "$stage/vmmd/vmmd"
 link "$VMMD_WORKER_BIN" "$stage/vmmd/vmmd-worker"
 link "$VMCTL_BIN" "$stage/vmmd/vmctl"
 link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"
-link "$VMMD_GUEST_DEMO" "$stage/vmmd/demo.elf"
+for f in ${VMMD_HOST_PROGRAMS:-}; do
+	[ -f "$f" ] || die "VMMD_HOST_PROGRAMS: $f is missing"
+	link "$f" "$stage/vmmd/$(basename "$f")"
+done
+# The test guests: VMMD_GUEST_HELLO=.../hello.elf -> /vmmd/guests/hello.elf.
+guests=$(env | sed -n 's/^\(VMMD_GUEST_[A-Z0-9_]*\)=.*/\1/p' | sort)
+for v in $guests; do
+	eval "f=\$$v"
+	[ -f "$f" ] || die "$v: $f is missing"
+	link "$f" "$stage/vmmd/guests/$(basename "$f")"
+done
 if [ "$(id -u)" = 0 ]; then
 	mknod -m 600 "$stage/dev/console" c 5 1
 fi
@@ -66,7 +89,7 @@ done
 
 # Shared libraries at the paths the loader will look for them.
 for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$VMCTL_BIN" \
-    "$VMMD_LINUX_SCENARIOS" ${VMMD_HOST_EXTRA:-}; do
+    "$VMMD_LINUX_SCENARIOS" ${VMMD_HOST_PROGRAMS:-} ${VMMD_HOST_EXTRA:-}; do
 	ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
 	    print $i }'
 done | sort -u | while read -r lib; do
@@ -75,24 +98,40 @@ done | sort -u | while read -r lib; do
 	[ -e "$stage$lib" ] || link "$lib" "$stage$lib"
 done
 
+# A variable's value as a word the shell reads back unchanged.
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
 # What run.sh passes on: the scenarios' environment inside the test host.
 {
 	echo "VMMD_BIN=/vmmd/vmmd"
 	echo "VMMD_WORKER_BIN=/vmmd/vmmd-worker"
 	echo "VMCTL_BIN=/vmmd/vmctl"
-	echo "VMMD_GUEST_DEMO=/vmmd/demo.elf"
 	echo "VMMD_LINUX_SCENARIOS=/vmmd/linux-scenarios"
-	echo "VMMD_LINUX_GUEST=/guest"
+	[ "$with_guest" = no ] || echo "VMMD_LINUX_GUEST=/guest"
+	for v in $guests; do
+		eval "f=\$$v"
+		echo "$v=/vmmd/guests/$(basename "$f")"
+		echo "export $v"
+	done
 	if [ -n "${VMMD_LINUX_CMDLINE:-}" ]; then
-		printf "VMMD_LINUX_CMDLINE='%s'\n" \
-		    "$(printf '%s' "$VMMD_LINUX_CMDLINE" | sed "s/'/'\\\\''/g")"
+		echo "VMMD_LINUX_CMDLINE=$(quote "$VMMD_LINUX_CMDLINE")"
 	fi
+	for v in ${VMMD_HOST_PASS:-}; do
+		case $v in
+		*[!A-Za-z0-9_]*|[0-9]*|"") die "VMMD_HOST_PASS: bad name '$v'" ;;
+		esac
+		eval "set=\${$v+y}"
+		[ -n "$set" ] || continue
+		eval "val=\$$v"
+		echo "$v=$(quote "$val")"
+		echo "export $v"
+	done
 	case ${VMMD_LINUX_STREAM_KIB:-} in
 	*[!0-9]*|"") ;;
 	*)	echo "VMMD_LINUX_STREAM_KIB=$VMMD_LINUX_STREAM_KIB"
 		echo "export VMMD_LINUX_STREAM_KIB" ;;
 	esac
-	echo "export VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN VMMD_GUEST_DEMO"
+	echo "export VMMD_BIN VMMD_WORKER_BIN VMCTL_BIN"
 	echo "export VMMD_LINUX_SCENARIOS VMMD_LINUX_GUEST VMMD_LINUX_CMDLINE"
 } >"$stage/vmmd/env"
 

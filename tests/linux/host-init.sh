@@ -1,9 +1,10 @@
 #!/bin/busybox sh
 # /init of the nested test host that run.sh boots (see build-host.sh for
-# what the initramfs holds).  Loads KVM, runs run.sh in direct mode with
-# the steps given on the kernel command line (vmmd_steps=a,b,...), copies
-# its TAP output to the second serial port (ttyS1), which run.sh reads,
-# and powers off.
+# what the initramfs holds).  Loads KVM, runs the program run.sh was given
+# (VMMD_LINUX_SCENARIOS: the linux suite's scenarios, the kvm suite's
+# tests/kvm/nested-inner.sh, a benchmark) with the steps given on the
+# kernel command line (vmmd_steps=a,b,...), copies its TAP output to the
+# second serial port (ttyS1), which run.sh reads, and powers off.
 /bin/busybox --install -s
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec 0</dev/null 1>/dev/console 2>&1
@@ -34,11 +35,9 @@ dmesg | grep -i -e kvm -e svm | while read -r line; do say "$line"; done
 [ -c /dev/kvm ] || say "no /dev/kvm"
 
 . /vmmd/env
-VMMD_LINUX_MODE=direct
-export VMMD_LINUX_MODE
 set -- $(echo "${vmmd_steps:-}" | tr , ' ')
 cd /tmp
-/vmmd/run.sh "$@" 2>&1 | tee /dev/ttyS1
+"$VMMD_LINUX_SCENARIOS" "$@" 2>&1 | tee /dev/ttyS1
 say "done at $(cut -d' ' -f1 /proc/uptime) s"
 sync
 poweroff -f

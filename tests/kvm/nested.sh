@@ -1,0 +1,68 @@
+#!/bin/sh
+# The kvm suite where this host has no usable /dev/kvm (meson test
+# "nested", suite kvm): every kvm test program, in one boot of the linux
+# suite's nested test host (QEMU's emulation with emulated SVM, where
+# /dev/kvm exists; see tests/linux/README.md), as one TAP stream.
+#
+#   nested.sh [TEST...]      (meson test --suite kvm sets the environment)
+#
+# Where /dev/kvm opens, the programs run directly as meson tests of their
+# own and this one skips; where it does not, they skip and this one runs
+# them.  The test host is the linux suite's: tests/linux/run.sh
+# builds its initramfs (build-host.sh: vmmd, the test programs, the test
+# guests, their libraries) and boots it; nested-inner.sh runs the
+# programs inside.  Its kernel, busybox and KVM modules come from the
+# reference guest directory (tests/linux/build-guest.sh): without it this
+# test skips.
+#
+# Environment, besides the kvm suite's (VMMD_BIN, VMMD_WORKER_BIN,
+# VMCTL_BIN, VMMD_GUEST_*):
+#   VMMD_KVM_PROGRAMS      the test programs (kvm-test-NAME)
+#   VMMD_KVM_TESTS         "name=timeout ..." in meson's order
+#   VMMD_KVM_MODE          auto (default), or nested: run nested even
+#                          where /dev/kvm opens
+#   VMMD_TEST_TIME_SCALE   multiplies each program's meson timeout
+#                          inside (default 2: see "Time inside the test
+#                          host" in tests/linux/README.md)
+#   VMMD_LINUX_MAX_SILENCE seconds without TAP after which the test host
+#                          counts as hung (default here 120: every program
+#                          prints within seconds, or times out)
+#   VMMD_LINUX_GUEST, VMMD_LINUX_WORKDIR, VMMD_LINUX_TIMEOUT, ...: as
+#                          for tests/linux/run.sh
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+# A skip is the plan "1..0 # SKIP", with status 0 (meson counts a TAP
+# test's non-zero status as an error).
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+
+case ${VMMD_KVM_MODE:-auto} in
+auto)	# What the harness's h_init() does: open it read-write (only a
+	# character device: "<>" would create a missing file).
+	if [ -c /dev/kvm ] && (: <>/dev/kvm) 2>/dev/null; then
+		skip "/dev/kvm opens: the kvm tests run directly"
+	fi ;;
+nested)	;;
+*)	echo "Bail out! VMMD_KVM_MODE=$VMMD_KVM_MODE: auto or nested"
+	exit 1 ;;
+esac
+
+: "${VMMD_KVM_PROGRAMS:?VMMD_KVM_PROGRAMS is not set}"
+: "${VMMD_KVM_TESTS:?VMMD_KVM_TESTS is not set}"
+VMMD_TEST_TIME_SCALE=${VMMD_TEST_TIME_SCALE:-2}
+# A program that hangs is killed after its timeout (at most 90 s) and the
+# next one prints: longer silence means the test host itself hung, and
+# run.sh then boots it once more.
+VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-120}
+VMMD_LINUX_MODE=nested
+VMMD_LINUX_SCENARIOS=$here/nested-inner.sh
+VMMD_HOST_PROGRAMS=$VMMD_KVM_PROGRAMS
+VMMD_HOST_GUEST=no
+# The sanitizers' settings (meson's or the caller's) hold inside too.
+VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE ASAN_OPTIONS
+    UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_"
+export VMMD_TEST_TIME_SCALE VMMD_LINUX_MAX_SILENCE VMMD_LINUX_MODE
+export VMMD_LINUX_SCENARIOS
+export VMMD_HOST_PROGRAMS VMMD_HOST_GUEST VMMD_HOST_PASS
+exec sh "$here/../linux/run.sh" "$@"
