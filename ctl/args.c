@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "args.h"
@@ -86,4 +87,40 @@ ctl_format_mib(int64_t mib, char *buf, size_t len)
 		snprintf(buf, len, "%" PRId64 "G", mib / 1024);
 	else
 		snprintf(buf, len, "%" PRId64 "M", mib);
+}
+
+int
+ctl_password_text(const char *buf, size_t *lenp)
+{
+	size_t len = *lenp;
+
+	if (len > 0 && buf[len - 1] == '\n') {
+		len--;
+		if (len > 0 && buf[len - 1] == '\r')
+			len--;
+	}
+	if (len == 0)
+		return -ENODATA;
+	if (memchr(buf, '\0', len) != NULL || memchr(buf, '\n', len) != NULL ||
+	    memchr(buf, '\r', len) != NULL)
+		return -EINVAL;
+	*lenp = len;
+	return 0;
+}
+
+int
+ctl_temp_beside(const char *path, char *buf, size_t size)
+{
+	const char *slash, *base;
+	int n;
+
+	if (path[0] == '\0' || path[strlen(path) - 1] == '/')
+		return -EINVAL;
+	slash = strrchr(path, '/');
+	base = slash != NULL ? slash + 1 : path;
+	n = snprintf(buf, size, "%.*s.%s.XXXXXX", (int)(base - path), path,
+	    base);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
 }

@@ -28,4 +28,20 @@ int	ctl_parse_number(const char *, int64_t, int64_t, int64_t *);
 /* MiB as the shortest SIZE that reads back the same: "256M", "2G". */
 void	ctl_format_mib(int64_t, char *, size_t);
 
+/*
+ * The password in the contents of a --vnc-password-file (buf, *len
+ * bytes): one trailing "\n" or "\r\n" is dropped (*len shortened).
+ * -ENODATA when nothing is left, -EINVAL when what is left holds a NUL,
+ * a CR or a LF.  Its length is the daemon's to judge.
+ */
+int	ctl_password_text(const char *, size_t *);
+
+/*
+ * The mkstemp() template of a temporary file beside path, in the same
+ * directory so that a rename can replace path in one step:
+ * "dir/.base.XXXXXX".  -EINVAL when path names no file (empty, or
+ * ending in '/'), -ENAMETOOLONG when it does not fit.
+ */
+int	ctl_temp_beside(const char *, char *, size_t);
+
 #endif

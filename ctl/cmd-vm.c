@@ -14,6 +14,8 @@
 
 #include "args.h"
 #include "client.h"
+#include "console.h"
+#include "create-args.h"
 #include "vmctl.h"
 
 /* "verb name", the prefix of this command's messages. */
@@ -107,117 +109,6 @@ vm_request(struct ctl *ctl, const char *command, const char *name,
 	return CTL_EXIT_OK;
 }
 
-/*
- * An absolute form of a --kernel/--initrd path: the daemon resolves
- * nothing relative to its own directory, so relative paths are resolved
- * here, against ours.
- */
-static int
-vm_abspath(const char *path, char **out)
-{
-	if (path[0] == '/')
-		*out = strdup(path);
-	else
-		*out = realpath(path, NULL);
-	return *out != NULL ? 0 : -errno;
-}
-
-/*
- * One option c of create or run: a create option goes into args, anything
- * else to ctl_common_option().  Returns like the latter: -1 to go on, else
- * an exit status.
- */
-static int
-vm_create_option(struct ctl *ctl, struct json_object *args, int argc,
-    char **argv, int c)
-{
-	const char *key = NULL;
-	char *path;
-	int64_t n;
-	int r;
-
-	switch (c) {
-	case 'k':
-	case 'i':
-		key = c == 'k' ? "kernel" : "initrd";
-		if ((r = vm_abspath(optarg, &path)) < 0) {
-			ctl_warnx("%s: --%s %s: %s", ctl->cmd->name, key, optarg,
-			    strerror(-r));
-			return CTL_EXIT_FAIL;
-		}
-		json_object_object_add(args, key,
-		    json_object_new_string(path));
-		free(path);
-		return -1;
-	case 'c':
-		json_object_object_add(args, "cmdline",
-		    json_object_new_string(optarg));
-		return -1;
-	case 'm':
-		r = ctl_parse_size(optarg, &n);
-		if (r == -ERANGE)
-			return ctl_usage(ctl, "--memory %s: too large", optarg);
-		if (r < 0)
-			return ctl_usage(ctl, "--memory %s: not a size (use "
-			    "MiB, or e.g. 512M or 2G)", optarg);
-		json_object_object_add(args, "memory_mib",
-		    json_object_new_int64(n));
-		return -1;
-	case 'n':
-		if (ctl_parse_number(optarg, 1, INT_MAX, &n) < 0)
-			return ctl_usage(ctl, "--vcpus %s: not a positive "
-			    "number", optarg);
-		json_object_object_add(args, "vcpus",
-		    json_object_new_int64(n));
-		return -1;
-	case 'r':
-		if (strcmp(optarg, "restart") != 0 &&
-		    strcmp(optarg, "stop") != 0)
-			return ctl_usage(ctl, "--on-reboot %s: expected "
-			    "restart or stop", optarg);
-		json_object_object_add(args, "on_reboot",
-		    json_object_new_string(optarg));
-		return -1;
-	default:
-		return ctl_common_option(ctl, argc, argv, c);
-	}
-}
-
-int
-ctl_create_args(struct ctl *ctl, int argc, char **argv,
-    struct json_object **argsp, const char **namep)
-{
-	/* Long options only: their values are not in any optstring. */
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		{ "kernel",	required_argument,	NULL,	'k' },
-		{ "initrd",	required_argument,	NULL,	'i' },
-		{ "cmdline",	required_argument,	NULL,	'c' },
-		{ "memory",	required_argument,	NULL,	'm' },
-		{ "vcpus",	required_argument,	NULL,	'n' },
-		{ "on-reboot",	required_argument,	NULL,	'r' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct json_object *args;
-	int c, r;
-
-	args = json_object_new_object();
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1) {
-		if ((r = vm_create_option(ctl, args, argc, argv, c)) >= 0) {
-			json_object_put(args);
-			return r;
-		}
-	}
-	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
-		json_object_put(args);
-		return r;
-	}
-	*argsp = args;
-	*namep = argv[optind];
-	return -1;
-}
-
 int
 cmd_create(struct ctl *ctl, int argc, char **argv)
 {
@@ -225,7 +116,7 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 	const char *name;
 	int r;
 
-	if ((r = ctl_create_args(ctl, argc, argv, &args, &name)) >= 0)
+	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
 		return r;
 	return vm_request(ctl, "vm.create", name, args, NULL);
 }
@@ -266,12 +157,9 @@ cmd_start(struct ctl *ctl, int argc, char **argv)
 	    json_object_new_string(argv[optind]));
 	r = client_call(cl, what, "vm.start", args, NULL, 0);
 	if (r == 0)
-		r = ctl_console(ctl, cl, what, argv[optind], &end, &signo);
+		r = console_attach(cl, what, argv[optind], &end, &signo);
 	client_free(cl);
-	ctl_console_release();
-	if (r == 0 && end == CONSOLE_SIGNALLED)
-		return ctl_reraise(signo);
-	return r;
+	return console_finish(r, end, signo);
 }
 
 int
@@ -415,16 +303,10 @@ list_show(struct json_object *ret)
 int
 cmd_list(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1)
-		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
-			return r;
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
 	if ((r = ctl_positional(ctl, argc, argv, 0, "")) != 0)
 		return r;
 	return vm_request(ctl, "vm.list", NULL, NULL, list_show);

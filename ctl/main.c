@@ -1,13 +1,10 @@
 /*
- * vmctl: global options, the command table and exit statuses.  Each
- * command parses its own arguments (cmd-*.c); the protocol side is in
- * client.c.
+ * vmctl: global options and the command table.  Each command parses its
+ * own arguments (cmd-*.c) with the helpers of ctl.c; the protocol side
+ * is in client.c.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +25,14 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --vcpus N           number of vCPUs (default 1)\n"		\
 	"  --on-reboot ACTION  restart (default) or stop when the guest "	\
 	"reboots\n"							\
+	"  --vnc ADDR:N|auto   a screen, over VNC on port 5900+N of ADDR "	\
+	"(auto:\n"							\
+	"                      127.0.0.1, first free port)\n"		\
+	"  --display WxH       its size (default 1024x768)\n"		\
+	"  --vnc-password-file FILE\n"					\
+	"                      viewers must give the password in FILE "	\
+	"(1-8 bytes)\n"							\
+	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -38,7 +43,9 @@ static int	cmd_help(struct ctl *, int, char **);
 static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
 	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
-	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop]",
+	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
+	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
+	    "[--vnc-web]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",
@@ -60,6 +67,14 @@ static const struct ctl_command ctl_commands[] = {
 	    "statistics", NULL },
 	{ "console", cmd_console, "NAME", "attach to a VM's serial console",
 	    CTL_CONSOLE_HELP },
+	{ "display", cmd_display, "NAME",
+	    "show where to point a VNC viewer or a browser",
+	    "\nPrints the vnc:// address, then the http:// address of the "
+	    "browser client\n"
+	    "if it is served, then the number of viewers connected.\n" },
+	{ "screenshot", cmd_screenshot, "NAME FILE",
+	    "save a VM's screen as a PNG image",
+	    "\nFILE is replaced only once the whole image has arrived.\n" },
 	{ "run", cmd_run, "[create options] NAME",
 	    "create, start and attach a transient VM",
 	    CTL_CREATE_HELP CTL_CONSOLE_HELP
@@ -71,37 +86,6 @@ static const struct ctl_command ctl_commands[] = {
 };
 #define CTL_NCOMMANDS	(sizeof(ctl_commands) / sizeof(ctl_commands[0]))
 
-void
-ctl_warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("vmctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int
-ctl_usage(struct ctl *ctl, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("vmctl: ", stderr);
-	if (ctl->cmd != NULL)
-		fprintf(stderr, "%s: ", ctl->cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (ctl->cmd != NULL)
-		fprintf(stderr, "; run 'vmctl help %s' for usage\n",
-		    ctl->cmd->name);
-	else
-		fputs("; run 'vmctl help' for usage\n", stderr);
-	return CTL_EXIT_USAGE;
-}
-
 static void
 ctl_help(FILE *fp)
 {
@@ -111,7 +95,7 @@ ctl_help(FILE *fp)
 	    "\n"
 	    "Commands:\n", fp);
 	for (i = 0; i < CTL_NCOMMANDS; i++)
-		fprintf(fp, "  %-9s%s\n", ctl_commands[i].name,
+		fprintf(fp, "  %-12s%s\n", ctl_commands[i].name,
 		    ctl_commands[i].summary);
 	fprintf(fp, "\n"
 	    "Options:\n"
@@ -128,16 +112,6 @@ ctl_help(FILE *fp)
 	    VMMD_DEFAULT_SOCKET);
 }
 
-void
-ctl_command_help(const struct ctl_command *cmd)
-{
-	printf("usage: vmctl [-s SOCKET] [-j] %s%s%s\n\n%c%s.\n", cmd->name,
-	    cmd->synopsis[0] != '\0' ? " " : "", cmd->synopsis,
-	    toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
-	if (cmd->help != NULL)
-		fputs(cmd->help, stdout);	/* paragraphs start with \n */
-}
-
 static const struct ctl_command *
 ctl_lookup(const char *name)
 {
@@ -149,110 +123,14 @@ ctl_lookup(const char *name)
 	return NULL;
 }
 
-/* The option getopt complained about, as the user wrote it. */
-static const char *
-ctl_bad_option(int argc, char **argv, char *buf, size_t len)
-{
-	const char *arg;
-
-	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-	if (strncmp(arg, "--", 2) == 0) {
-		snprintf(buf, len, "%.*s", (int)strcspn(arg, "="), arg);
-		return buf;
-	}
-	if (optopt != 0 && optopt >= 0x20 && optopt < 0x7f)
-		snprintf(buf, len, "-%c", optopt);
-	else
-		snprintf(buf, len, "%s", arg);
-	return buf;
-}
-
-int
-ctl_common_option(struct ctl *ctl, int argc, char **argv, int c)
-{
-	char buf[64];
-
-	switch (c) {
-	case 'h':
-		if (ctl->cmd != NULL)
-			ctl_command_help(ctl->cmd);
-		else
-			ctl_help(stdout);
-		return CTL_EXIT_OK;
-	case 'j':
-		ctl->json = 1;
-		return -1;
-	case 's':
-		ctl->socket = optarg;
-		return -1;
-	case ':':
-		return ctl_usage(ctl, "option '%s' needs an argument",
-		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
-	default:
-		return ctl_usage(ctl, "unknown option '%s'",
-		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
-	}
-}
-
-int
-ctl_positional(struct ctl *ctl, int argc, char **argv, int n,
-    const char *what)
-{
-	if (argc - optind < n)
-		return ctl_usage(ctl, "missing %s", what);
-	if (argc - optind > n)
-		return ctl_usage(ctl, "unexpected argument '%s'",
-		    argv[optind + n]);
-	return 0;
-}
-
-int
-ctl_name_only(struct ctl *ctl, int argc, char **argv, const char **namep)
-{
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
-
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1)
-		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
-			return r;
-	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
-		return r;
-	*namep = argv[optind];
-	return -1;
-}
-
-int
-ctl_reraise(int signo)
-{
-	sigset_t set;
-
-	signal(signo, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, signo);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	fflush(stdout);
-	raise(signo);
-	return 128 + signo;
-}
-
 static int
 cmd_help(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	const struct ctl_command *cmd;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1)
-		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
-			return r;
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
 	if (argc - optind == 0) {
 		ctl_help(stdout);
 		return CTL_EXIT_OK;
@@ -289,6 +167,11 @@ main(int argc, char **argv)
 		if (c == OPT_VERSION) {
 			printf("vmctl %s (protocol %d)\n", VMMD_VERSION,
 			    PROTO_VERSION);
+			return CTL_EXIT_OK;
+		}
+		if (c == 'h') {
+			/* No command yet: the help of them all. */
+			ctl_help(stdout);
 			return CTL_EXIT_OK;
 		}
 		if ((r = ctl_common_option(&ctl, argc, argv, c)) >= 0)

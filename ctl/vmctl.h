@@ -1,6 +1,14 @@
 /*
  * vmctl: the command-line client of vmmd.  Shared declarations of the
- * command table, the global options and the exit statuses.
+ * command table, the global options and the exit statuses; the helpers
+ * every command uses (ctl.c) and the commands (cmd-*.c).
+ *
+ * Who calls whom, top to bottom, with no way back up:
+ *   main.c                        the command table
+ *   cmd-vm.c cmd-console.c cmd-run.c cmd-display.c
+ *                                 one file per command group
+ *   create-args.c console.c       what two commands share
+ *   client.c args.c ctl.c         the protocol, parsing, messages
  */
 #ifndef VMCTL_H
 #define VMCTL_H
@@ -30,7 +38,7 @@ struct ctl {
 	const struct ctl_command	*cmd;
 };
 
-/* Messages on stderr, "vmctl: " prefixed, one line each. */
+/* ctl.c.  Messages on stderr, "vmctl: " prefixed, one line each. */
 void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error for the current command; returns CTL_EXIT_USAGE. */
 int	ctl_usage(struct ctl *, const char *, ...)
@@ -53,8 +61,16 @@ void	ctl_command_help(const struct ctl_command *);
  * Handles the option c returned by getopt_long (a common one or an error
  * case): returns -1 when it was handled and parsing goes on, or an exit
  * status (CTL_EXIT_OK after --help, CTL_EXIT_USAGE) to return at once.
+ * ctl->cmd is set: main.c answers a -h that comes before any command.
  */
 int	ctl_common_option(struct ctl *, int, char **, int);
+
+/*
+ * The whole option parsing of a command that has only the common
+ * options: returns -1 to go on with its positional arguments (from
+ * optind), or an exit status as ctl_common_option().
+ */
+int	ctl_common_options(struct ctl *, int, char **);
 
 /*
  * Checks that exactly n positional arguments remain after the options
@@ -80,43 +96,7 @@ int	cmd_list(struct ctl *, int, char **);
 int	cmd_info(struct ctl *, int, char **);
 int	cmd_console(struct ctl *, int, char **);
 int	cmd_run(struct ctl *, int, char **);
-
-/*
- * The whole parsing of create or run (the create options and NAME): sets
- * *args to the arguments of vm.create except name (the caller owns it),
- * *name to NAME and returns -1, or returns an exit status.  In cmd-vm.c.
- */
-struct json_object;
-int	ctl_create_args(struct ctl *, int, char **, struct json_object **,
-	    const char **);
-
-/*
- * Sends vm.console for name on cl (a connection that is still speaking
- * JSON) and, once the reply came, proxies stdin to the console and the
- * console to stdout until the guest side closes, the user detaches or a
- * terminating signal arrives.  what is the message prefix ("console web").
- * Returns an exit status; *end says how the console ended and *signo
- * which signal ended it.  In cmd-console.c.
- *
- * The terminating signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM) are caught
- * from ctl_console_catch(), which ctl_console() calls if need be, and
- * stay caught and blocked after it returns, so that cleanup such as
- * stopping a transient VM is not cut short by a second signal (timeout(1)
- * signals the whole process group).  ctl_console_release() puts them
- * back; then ctl_reraise() dies of the one that came.
- */
-struct client;
-enum console_end {
-	CONSOLE_CLOSED,		/* the guest side closed: VM stopped */
-	CONSOLE_DETACHED,	/* escape typed, tty hung up, stdout gone */
-	CONSOLE_SIGNALLED,	/* a terminating signal arrived */
-	CONSOLE_FAILED,		/* no console, or an I/O error (reported) */
-};
-int	ctl_console(struct ctl *, struct client *, const char *, const char *,
-	    enum console_end *, int *);
-void	ctl_console_catch(void);
-void	ctl_console_release(void);
-/* Dies of signo the default way once cleanup is done. */
-int	ctl_reraise(int);
+int	cmd_display(struct ctl *, int, char **);
+int	cmd_screenshot(struct ctl *, int, char **);
 
 #endif

@@ -1,11 +1,23 @@
 /*
- * The interface every emulated device implements.
+ * The interface between emulated devices and the machine that hosts them.
  *
  * Devices are plain state machines: no threads, no locks, no file
- * descriptors, no globals.  The worker wraps each one with a lock and
- * registers it on the I/O bus; unit tests drive them directly.  What a
- * device needs from its host (raising an interrupt line, sending bytes,
- * reading the clock) comes in through callbacks given at creation.
+ * descriptors, no globals.  The machine wraps each one with a lock and
+ * registers it on an I/O bus; unit tests drive them directly through a
+ * fake host (tests/unit/fake-host.h).
+ *
+ * Everything a device needs from its host comes through the one
+ * struct device_host it is given at creation: its interrupt lines,
+ * timers on the VM clock, the clocks, guest memory and system requests
+ * (reset, power-off).  What a device exchanges with the outside world
+ * (a console, a display, a disk) is a backend of its own, given at
+ * creation too, and outlives the device: see the device's header.
+ *
+ * Locking contract: the host serializes every entry into a device under
+ * that device's lock: register accesses (vCPU threads), host-side input
+ * (the event loop) and timer callbacks (the event loop).  A device may
+ * call any device_host function while it is entered that way; the host
+ * never calls back into the device from inside one of them.
  */
 #ifndef VMMD_DEVICE_H
 #define VMMD_DEVICE_H
@@ -13,36 +25,169 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
+
+/* What raising an interrupt line achieved (KVM_IRQ_LINE_STATUS). */
+enum device_irq_status {
+	DEVICE_IRQ_COALESCED = 0,	/* the previous one was not taken yet */
+	DEVICE_IRQ_DELIVERED = 1,	/* or the line was lowered */
+	DEVICE_IRQ_MASKED = 2,		/* no controller input accepted it */
+};
+
+/* Requests a device may make of the whole machine. */
+enum device_system_request {
+	DEVICE_REQUEST_RESET,		/* e.g. the i8042's reset line */
+	DEVICE_REQUEST_POWEROFF,
+};
+
+struct device_timer;			/* made and owned by the host */
+
+/* A timer expired; runs on the event loop under the device's lock. */
+typedef void (*device_timer_fn)(void *dev);
+
+struct device_host_ops {
+	/*
+	 * Set the level of interrupt line `line`: an index into the lines
+	 * the device's board entry lists (0 = the first), not a GSI.  Call
+	 * it only when the level changes.  Returns an enum device_irq_status
+	 * or -errno.
+	 */
+	int (*irq_set)(void *ctx, unsigned int line, bool level);
+
+	/*
+	 * Timers on the VM clock.  timer_new() returns NULL on ENOMEM; a
+	 * new timer is not armed.  timer_arm() sets an absolute deadline
+	 * (VM clock, ns), moving the timer if it was armed; a deadline in
+	 * the past fires as soon as the loop runs.  timer_cancel() on a
+	 * timer that is not armed does nothing.  A callback that was
+	 * already due when the timer was moved or cancelled does not run.
+	 * timer_free() cancels first; NULL is fine.  Timers are made and
+	 * freed where the device is made and freed (or in their own
+	 * callback), never from a register access.
+	 */
+	struct device_timer *(*timer_new)(void *ctx, device_timer_fn fn,
+	    void *dev);
+	void (*timer_arm)(void *ctx, struct device_timer *t,
+	    int64_t deadline_ns);
+	void (*timer_cancel)(void *ctx, struct device_timer *t);
+	void (*timer_free)(void *ctx, struct device_timer *t);
+
+	/* Nanoseconds of VM time: monotonic, stopped while paused. */
+	int64_t (*vm_clock)(void *ctx);
+	/* The host's UTC (CLOCK_REALTIME): 0 or -errno. */
+	int (*wall_clock)(void *ctx, struct timespec *ts);
+
+	/*
+	 * Guest RAM at guest physical address gpa, len bytes: a host
+	 * pointer valid while the machine exists, or NULL unless the whole
+	 * range lies in guest RAM.
+	 */
+	void *(*guest_mem)(void *ctx, uint64_t gpa, size_t len);
+
+	/* Reset or power off the machine, once the access returns. */
+	void (*system_request)(void *ctx, enum device_system_request req);
+};
+
+struct device_host {
+	const struct device_host_ops *ops;
+	void *ctx;
+};
+
+static inline int
+device_irq_set(const struct device_host *h, unsigned int line, bool level)
+{
+	return h->ops->irq_set(h->ctx, line, level);
+}
+
+static inline struct device_timer *
+device_timer_new(const struct device_host *h, device_timer_fn fn, void *dev)
+{
+	return h->ops->timer_new(h->ctx, fn, dev);
+}
+
+static inline void
+device_timer_arm(const struct device_host *h, struct device_timer *t,
+    int64_t deadline_ns)
+{
+	h->ops->timer_arm(h->ctx, t, deadline_ns);
+}
+
+static inline void
+device_timer_cancel(const struct device_host *h, struct device_timer *t)
+{
+	h->ops->timer_cancel(h->ctx, t);
+}
+
+static inline void
+device_timer_free(const struct device_host *h, struct device_timer *t)
+{
+	if (t != NULL)
+		h->ops->timer_free(h->ctx, t);
+}
+
+static inline int64_t
+device_vm_clock(const struct device_host *h)
+{
+	return h->ops->vm_clock(h->ctx);
+}
+
+static inline int
+device_wall_clock(const struct device_host *h, struct timespec *ts)
+{
+	return h->ops->wall_clock(h->ctx, ts);
+}
+
+static inline void *
+device_guest_mem(const struct device_host *h, uint64_t gpa, size_t len)
+{
+	return h->ops->guest_mem(h->ctx, gpa, len);
+}
+
+static inline void
+device_system_request(const struct device_host *h,
+    enum device_system_request req)
+{
+	h->ops->system_request(h->ctx, req);
+}
 
 /*
- * An interrupt line towards the interrupt controllers.  Devices report
- * the level of their output; the host turns that into KVM_IRQ_LINE.
- * Devices call set() only when the level changes.
+ * Diagnostics: a device describes its state as named values, for
+ * vm.info, without knowing how they are shown.
  */
-struct irq_line {
-	void (*set)(void *opaque, unsigned int gsi, bool level);
-	void *opaque;
-	unsigned int gsi;
+enum device_diag_format {
+	DEVICE_DIAG_UINT,
+	DEVICE_DIAG_HEX,
+	DEVICE_DIAG_BOOL,
+};
+
+struct device_diag {
+	void (*put)(struct device_diag *d, const char *key, uint64_t value,
+	    enum device_diag_format fmt);
 };
 
 static inline void
-irq_line_set(const struct irq_line *line, bool level)
+device_diag_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
 {
-	if (line->set != NULL)
-		line->set(line->opaque, line->gsi, level);
+	d->put(d, key, value, fmt);
 }
 
 /*
  * Generic access entry points, used by the I/O bus.  offset is relative
  * to the start of the range the device was registered at; size is 1, 2,
  * 4 or 8.  A read fills data with size bytes (little endian).
+ *
+ * There is no reset hook: a guest reset rebuilds the machine, devices
+ * included, so power-on state has one definition (X_new).  State that
+ * survives a reset (a battery-backed clock, a disk) lives in a backend.
  */
 struct device_ops {
 	const char *name;
 	void (*read)(void *dev, uint64_t offset, void *data, unsigned int size);
 	void (*write)(void *dev, uint64_t offset, const void *data,
 	    unsigned int size);
-	void (*reset)(void *dev);
+	/* Optional: named register values for vm.info; under the lock. */
+	void (*diag)(void *dev, struct device_diag *d);
 	void (*free)(void *dev);
 };
 

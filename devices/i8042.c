@@ -186,7 +186,7 @@ struct i8042_aux {
 };
 
 struct i8042 {
-	struct i8042_config cfg;
+	const struct device_host *host;
 
 	struct i8042_queue ctrl_q;	/* controller answers */
 	struct i8042_queue kbd_q;	/* from the keyboard, untranslated */
@@ -415,11 +415,11 @@ i8042_update_irq(struct i8042 *k)
 
 	if (kbd != k->kbd_irq_level) {
 		k->kbd_irq_level = kbd;
-		irq_line_set(&k->cfg.kbd_irq, kbd);
+		device_irq_set(k->host, I8042_LINE_KBD, kbd);
 	}
 	if (aux != k->aux_irq_level) {
 		k->aux_irq_level = aux;
-		irq_line_set(&k->cfg.aux_irq, aux);
+		device_irq_set(k->host, I8042_LINE_AUX, aux);
 	}
 }
 
@@ -500,8 +500,7 @@ i8042_read_outport(const struct i8042 *k)
 static void
 i8042_request_reset(struct i8042 *k)
 {
-	if (k->cfg.reset_request != NULL)
-		k->cfg.reset_request(k->cfg.opaque);
+	device_system_request(k->host, DEVICE_REQUEST_RESET);
 }
 
 /*
@@ -1105,11 +1104,10 @@ i8042_mouse(struct i8042 *k, int dx, int dy, int dz, unsigned int buttons)
 	return 0;
 }
 
+/* The controller and both devices as they come out of power-on. */
 static void
-i8042_reset(void *dev)
+i8042_power_on(struct i8042 *k)
 {
-	struct i8042 *k = dev;
-
 	i8042_q_clear(&k->ctrl_q);
 	k->ram[0] = CTR_DEFAULT;
 	k->pending = 0;
@@ -1129,15 +1127,15 @@ i8042_reset(void *dev)
 }
 
 struct i8042 *
-i8042_new(const struct i8042_config *cfg)
+i8042_new(const struct device_host *host)
 {
 	struct i8042 *k;
 
 	k = calloc(1, sizeof(*k));
 	if (k == NULL)
 		return NULL;
-	k->cfg = *cfg;
-	i8042_reset(k);
+	k->host = host;
+	i8042_power_on(k);
 	return k;
 }
 
@@ -1157,6 +1155,5 @@ const struct device_ops i8042_device_ops = {
 	.name = "i8042",
 	.read = i8042_read,
 	.write = i8042_write,
-	.reset = i8042_reset,
 	.free = i8042_ops_free,
 };

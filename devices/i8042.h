@@ -19,20 +19,17 @@
 
 struct i8042;
 
-struct i8042_config {
-	struct irq_line kbd_irq;	/* IRQ 1 */
-	struct irq_line aux_irq;	/* IRQ 12 */
-	/*
-	 * The guest asked for a system reset (command 0xfe or any pulse
-	 * command with bit 0 clear, or output port bit 0 written as 0).
-	 * Called with the device lock held.
-	 */
-	void (*reset_request)(void *opaque);
-	void *opaque;
-};
+/* The device host's interrupt lines. */
+#define I8042_LINE_KBD	0	/* IRQ 1 */
+#define I8042_LINE_AUX	1	/* IRQ 12 */
 
-/* NULL on ENOMEM. */
-struct i8042 *i8042_new(const struct i8042_config *cfg);
+/*
+ * NULL on ENOMEM.  host must outlive the controller.  A guest that asks
+ * for a system reset (command 0xfe or any pulse command with bit 0
+ * clear, or output port bit 0 written as 0) makes a
+ * DEVICE_REQUEST_RESET.
+ */
+struct i8042 *i8042_new(const struct device_host *host);
 void i8042_free(struct i8042 *kbc);
 
 /*

@@ -92,7 +92,7 @@ struct rtc_tm {
 };
 
 struct rtc {
-	struct rtc_config cfg;
+	const struct device_host *host;
 	uint8_t index;
 	/*
 	 * Alarm bytes, registers A to C and CMOS RAM; the time registers
@@ -219,10 +219,7 @@ rtc_host_now(const struct rtc *rtc)
 	struct rtc_ts r;
 	int ret;
 
-	if (rtc->cfg.now != NULL)
-		ret = rtc->cfg.now(rtc->cfg.opaque, &ts);
-	else
-		ret = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? 0 : -1;
+	ret = device_wall_clock(rtc->host, &ts);
 	if (ret != 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 		return rtc->last_host;
 	r.sec = ts.tv_sec;
@@ -416,7 +413,7 @@ rtc_update_irq(struct rtc *rtc)
 		*c &= ~REG_C_IRQF;
 	if (level != rtc->irq_level) {
 		rtc->irq_level = level;
-		irq_line_set(&rtc->cfg.irq, level);
+		device_irq_set(rtc->host, 0, level);
 	}
 }
 
@@ -584,30 +581,15 @@ rtc_cmos_get(const struct rtc *rtc, unsigned int index)
 	return rtc_peek(rtc, index, host);
 }
 
-/*
- * The RESET pin: PIE, AIE, UIE and SQWE and all of register C are
- * cleared; the time, the data format and the RAM are not affected.
- */
-static void
-rtc_reset(void *dev)
-{
-	struct rtc *rtc = dev;
-
-	rtc->ram[RTC_REG_B] &= ~(REG_B_PIE | REG_B_AIE | REG_B_UIE |
-	    REG_B_SQWE);
-	rtc->ram[RTC_REG_C] = 0;
-	rtc_update_irq(rtc);
-}
-
 struct rtc *
-rtc_new(const struct rtc_config *cfg)
+rtc_new(const struct device_host *host)
 {
 	struct rtc *rtc;
 
 	rtc = calloc(1, sizeof(*rtc));
 	if (rtc == NULL)
 		return NULL;
-	rtc->cfg = *cfg;
+	rtc->host = host;
 	rtc->ram[RTC_REG_A] = REG_A_DEFAULT;
 	rtc->ram[RTC_REG_B] = REG_B_DEFAULT;
 	return rtc;
@@ -629,6 +611,5 @@ const struct device_ops rtc_device_ops = {
 	.name = "rtc",
 	.read = rtc_read,
 	.write = rtc_write,
-	.reset = rtc_reset,
 	.free = rtc_ops_free,
 };

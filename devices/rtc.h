@@ -17,15 +17,11 @@
 
 struct rtc;
 
-struct rtc_config {
-	struct irq_line irq;	/* IRQ 8; not raised yet */
-	/* host UTC (CLOCK_REALTIME), 0 or -errno; NULL = clock_gettime */
-	int (*now)(void *opaque, struct timespec *ts);
-	void *opaque;
-};
-
-/* NULL on ENOMEM. */
-struct rtc *rtc_new(const struct rtc_config *cfg);
+/*
+ * NULL on ENOMEM.  host must outlive the RTC; its line 0 is IRQ 8 (not
+ * raised yet), its wall clock the host's UTC.
+ */
+struct rtc *rtc_new(const struct device_host *host);
 void rtc_free(struct rtc *rtc);
 
 /*

@@ -89,7 +89,8 @@
 static const unsigned int uart_trigger_levels[4] = { 1, 4, 8, 14 };
 
 struct uart {
-	struct uart_config cfg;
+	const struct device_host *host;
+	struct uart_backend be;
 
 	/*
 	 * The receiver: a 16-byte FIFO, of which only the first byte is
@@ -223,7 +224,7 @@ uart_update_irq(struct uart *u)
 
 	if (level != u->irq_level) {
 		u->irq_level = level;
-		irq_line_set(&u->cfg.irq, level);
+		device_irq_set(u->host, 0, level);
 	}
 }
 
@@ -242,7 +243,7 @@ uart_update_irq_on_input(struct uart *u)
 {
 	if (u->irq_level && uart_irq_wanted(u)) {
 		u->irq_level = false;
-		irq_line_set(&u->cfg.irq, false);
+		device_irq_set(u->host, 0, false);
 	}
 	uart_update_irq(u);
 }
@@ -255,8 +256,8 @@ uart_update_rx_space(struct uart *u)
 		u->rx_blocked = true;
 	} else if (u->rx_blocked) {
 		u->rx_blocked = false;
-		if (u->cfg.rx_space != NULL)
-			u->cfg.rx_space(u->cfg.opaque);
+		if (u->be.rx_space != NULL)
+			u->be.rx_space(u->be.opaque);
 	}
 }
 
@@ -380,8 +381,8 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
 		}
 		if (u->mcr & MCR_LOOP)
 			uart_rx_push(u, val);	/* SOUT looped to SIN */
-		else if (u->cfg.tx != NULL)
-			u->cfg.tx(u->cfg.opaque, &val, 1);
+		else if (u->be.tx != NULL)
+			u->be.tx(u->be.opaque, &val, 1);
 		/*
 		 * The write clears THRE; the byte leaves at once and THR is
 		 * empty again, which raises it anew.  A real INTR would drop
@@ -427,19 +428,23 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
  * accesses at consecutive offsets, as an ISA bus would split it.  Bytes
  * beyond the last register float high.
  */
-void
-uart_get_state(const struct uart *u, struct uart_state *st)
+/* The registers as a read would show them, without a read's effects. */
+static void
+uart_diag(void *dev, struct device_diag *d)
 {
-	st->ier = u->ier;
-	st->iir = uart_iir_id(u) | (u->fifo_enabled ? IIR_FIFO : 0);
-	st->lcr = u->lcr;
-	st->mcr = u->mcr;
-	st->lsr = LSR_THRE | LSR_TEMT | u->lsr_errors |
-	    (u->rx_count > 0 ? LSR_DR : 0);
-	st->msr = u->msr;
-	st->rx_count = u->rx_count;
-	st->thre_pending = u->thre_pending;
-	st->irq_level = u->irq_level;
+	const struct uart *u = dev;
+
+	device_diag_put(d, "ier", u->ier, DEVICE_DIAG_HEX);
+	device_diag_put(d, "iir", uart_iir_id(u) |
+	    (u->fifo_enabled ? IIR_FIFO : 0), DEVICE_DIAG_HEX);
+	device_diag_put(d, "lcr", u->lcr, DEVICE_DIAG_HEX);
+	device_diag_put(d, "mcr", u->mcr, DEVICE_DIAG_HEX);
+	device_diag_put(d, "lsr", LSR_THRE | LSR_TEMT | u->lsr_errors |
+	    (u->rx_count > 0 ? LSR_DR : 0), DEVICE_DIAG_HEX);
+	device_diag_put(d, "msr", u->msr, DEVICE_DIAG_HEX);
+	device_diag_put(d, "rx_count", u->rx_count, DEVICE_DIAG_UINT);
+	device_diag_put(d, "thre_pending", u->thre_pending, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "irq_level", u->irq_level, DEVICE_DIAG_BOOL);
 }
 
 static void
@@ -492,38 +497,16 @@ uart_receive(struct uart *u, const uint8_t *buf, size_t len)
 	return n;
 }
 
-/*
- * Master reset (Table III): IER, FCR, LCR and MCR cleared, both FIFOs
- * emptied, no interrupt pending.  The divisor latch and the scratch
- * register keep their contents.
- */
-static void
-uart_reset(void *dev)
-{
-	struct uart *u = dev;
-
-	uart_rx_clear(u);
-	u->ier = 0;
-	u->lcr = 0;
-	u->mcr = 0;
-	u->lsr_errors = 0;
-	u->fifo_enabled = false;
-	u->rx_trigger = uart_trigger_levels[0];
-	u->thre_pending = false;
-	u->msr = uart_modem_lines(u);	/* deltas cleared */
-	uart_update_irq(u);
-	uart_update_rx_space(u);
-}
-
 struct uart *
-uart_new(const struct uart_config *cfg)
+uart_new(const struct device_host *host, const struct uart_backend *be)
 {
 	struct uart *u;
 
 	u = calloc(1, sizeof(*u));
 	if (u == NULL)
 		return NULL;
-	u->cfg = *cfg;
+	u->host = host;
+	u->be = *be;
 	/* Power-on divisor: 115200 baud with the PC's 1.8432 MHz clock. */
 	u->dll = 1;
 	u->dlm = 0;
@@ -548,6 +531,6 @@ const struct device_ops uart_device_ops = {
 	.name = "uart",
 	.read = uart_read,
 	.write = uart_write,
-	.reset = uart_reset,
+	.diag = uart_diag,
 	.free = uart_ops_free,
 };

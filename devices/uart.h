@@ -17,8 +17,9 @@
  * more uart_receive() calls, never make them.  It may occasionally be
  * called when the host had nothing waiting; it is never missed.
  *
- * The interrupt output follows the PC wiring: it reaches the interrupt
- * controller only while MCR OUT2 is set and loopback is off.  Because
+ * The interrupt output (line 0 of the device host) follows the PC
+ * wiring: it reaches the interrupt controller only while MCR OUT2 is set
+ * and loopback is off.  Because
  * that controller sees edges, host input gives the line an edge of its
  * own even when it was already high (uart.c says why).
  */
@@ -33,8 +34,8 @@
 
 struct uart;
 
-struct uart_config {
-	struct irq_line irq;
+/* The other end of the serial line: the console, owned by the worker. */
+struct uart_backend {
 	/* bytes the guest transmitted; called once per THR write */
 	void (*tx)(void *opaque, const uint8_t *buf, size_t len);
 	/* the receiver has room again after having had none (see above) */
@@ -42,23 +43,15 @@ struct uart_config {
 	void *opaque;
 };
 
-/* NULL on ENOMEM. */
-struct uart *uart_new(const struct uart_config *cfg);
+/* NULL on ENOMEM.  host must outlive the UART; be is copied. */
+struct uart *uart_new(const struct device_host *host,
+    const struct uart_backend *be);
 void uart_free(struct uart *u);
 
 /* Host to guest: returns how many bytes of buf the receiver took. */
 size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len);
 /* How many bytes uart_receive() would take now. */
 size_t uart_rx_space(const struct uart *u);
-
-/* A snapshot of the registers, for diagnostics; reads have no effect. */
-struct uart_state {
-	uint8_t ier, iir, lcr, mcr, lsr, msr;
-	unsigned int rx_count;
-	bool thre_pending;
-	bool irq_level;
-};
-void uart_get_state(const struct uart *u, struct uart_state *st);
 
 /* 8 registers, offsets 0 to 7. */
 extern const struct device_ops uart_device_ops;

@@ -9,8 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int tap_count;
-static int tap_failed;
+/*
+ * One count for the whole program: a test's checks may be made in a
+ * helper library's files too (the kvm harness).  Weak definitions in
+ * every file that includes this merge into one at link time.
+ */
+__attribute__((weak)) int tap_count;
+__attribute__((weak)) int tap_failed;
 
 static inline void __attribute__((format(printf, 2, 3)))
 tap_ok(int cond, const char *fmt, ...)

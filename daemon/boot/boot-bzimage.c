@@ -101,6 +101,79 @@ HDR_AT(kernel_info_offset, 0x268);
 _Static_assert(HDR_OFFSET + sizeof(struct bz_setup_header) == 0x26c,
     "setup header ends at 0x26c");
 
+/*
+ * screen_info, at offset 0 of boot_params (Linux's
+ * include/uapi/linux/screen_info.h).  The loader fills it only to
+ * describe a linear framebuffer, as the setup code's VESA driver would
+ * have (arch/x86/boot/video-vesa.c): orig_video_isVGA = VIDEO_TYPE_VLFB,
+ * lfb_size in 64 KiB units.
+ */
+struct bz_screen_info {
+	uint8_t		orig_x;
+	uint8_t		orig_y;
+	uint16_t	ext_mem_k;
+	uint16_t	orig_video_page;
+	uint8_t		orig_video_mode;
+	uint8_t		orig_video_cols;
+	uint8_t		flags;
+	uint8_t		unused2;
+	uint16_t	orig_video_ega_bx;
+	uint16_t	unused3;
+	uint8_t		orig_video_lines;
+	uint8_t		orig_video_isVGA;
+	uint16_t	orig_video_points;
+	uint16_t	lfb_width;
+	uint16_t	lfb_height;
+	uint16_t	lfb_depth;
+	uint32_t	lfb_base;
+	uint32_t	lfb_size;
+	uint16_t	cl_magic;
+	uint16_t	cl_offset;
+	uint16_t	lfb_linelength;
+	uint8_t		red_size;
+	uint8_t		red_pos;
+	uint8_t		green_size;
+	uint8_t		green_pos;
+	uint8_t		blue_size;
+	uint8_t		blue_pos;
+	uint8_t		rsvd_size;
+	uint8_t		rsvd_pos;
+	uint16_t	vesapm_seg;
+	uint16_t	vesapm_off;
+	uint16_t	pages;
+	uint16_t	vesa_attributes;
+	uint32_t	capabilities;
+	uint32_t	ext_lfb_base;
+	uint8_t		reserved[2];
+} __attribute__((packed));
+
+#define SI_AT(field, off) \
+	_Static_assert(offsetof(struct bz_screen_info, field) == (off), \
+	    #field " is at " #off)
+SI_AT(orig_video_cols, 0x07);
+SI_AT(orig_video_lines, 0x0e);
+SI_AT(orig_video_isVGA, 0x0f);
+SI_AT(orig_video_points, 0x10);
+SI_AT(lfb_width, 0x12);
+SI_AT(lfb_height, 0x14);
+SI_AT(lfb_depth, 0x16);
+SI_AT(lfb_base, 0x18);
+SI_AT(lfb_size, 0x1c);
+SI_AT(lfb_linelength, 0x24);
+SI_AT(red_size, 0x26);
+SI_AT(rsvd_pos, 0x2d);
+SI_AT(vesapm_seg, 0x2e);
+SI_AT(pages, 0x32);
+SI_AT(capabilities, 0x36);
+SI_AT(ext_lfb_base, 0x3a);
+_Static_assert(sizeof(struct bz_screen_info) == 0x40, "screen_info");
+
+/* VESA VGA in graphic mode; ext_lfb_base is valid; an 8x16 text font. */
+#define VIDEO_TYPE_VLFB			0x23
+#define VIDEO_CAPABILITY_64BIT_BASE	(1U << 1)
+#define BZ_FONT_WIDTH			8
+#define BZ_FONT_HEIGHT			16
+
 struct bz_e820 {
 	uint64_t	addr;
 	uint64_t	size;
@@ -112,7 +185,7 @@ _Static_assert(sizeof(struct bz_e820) == 20, "e820 entry");
 
 /* The zero page, with just the fields a loader fills named. */
 struct bz_boot_params {
-	uint8_t		screen_info[0x40];
+	struct bz_screen_info screen_info;
 	uint8_t		apm_bios_info[0x14];
 	uint8_t		pad_054[4];
 	uint64_t	tboot_addr;
@@ -147,6 +220,8 @@ struct bz_boot_params {
 #define BP_AT(field, off) \
 	_Static_assert(offsetof(struct bz_boot_params, field) == (off), \
 	    #field " is at " #off)
+BP_AT(screen_info, 0x000);
+BP_AT(apm_bios_info, 0x040);
 BP_AT(acpi_rsdp_addr, 0x070);
 BP_AT(ext_ramdisk_image, 0x0c0);
 BP_AT(ext_ramdisk_size, 0x0c4);
@@ -274,8 +349,66 @@ bz_footprint(const struct bz_image *bz, uint64_t *start, uint64_t *end)
 	*end = base + h->init_size;
 }
 
-int
-boot_bzimage_probe(const struct boot_file *f, char *err, size_t errlen)
+/*
+ * Describe fb (checked by boot_fb_check; base != 0) in screen_info the way
+ * the setup code's VESA driver does for a linear graphics mode: the
+ * kernel's sysfb then registers a simple-framebuffer (x8r8g8b8 is a
+ * format it knows) or a vesa-framebuffer device, and fbcon runs on it.
+ *
+ * lfb_size counts 64 KiB units for VIDEO_TYPE_VLFB and is rounded up:
+ * sysfb refuses a framebuffer whose lines reach beyond lfb_size, and maps
+ * only those lines; vesafb maps at most twice the visible lines, cut at
+ * lfb_size.  The text geometry (orig_video_cols/lines/points) is what an
+ * 8x16 font gives on that many pixels, at most 255 each, for code that
+ * still reads it.
+ */
+static void
+bz_screen_info(struct bz_screen_info *si, const struct boot_fb *fb)
+{
+	uint64_t units = (fb->size + 0xffffULL) >> 16;
+	uint32_t cols = fb->width / BZ_FONT_WIDTH;
+	uint32_t lines = fb->height / BZ_FONT_HEIGHT;
+
+	memset(si, 0, sizeof(*si));
+	si->orig_video_isVGA = VIDEO_TYPE_VLFB;
+	si->orig_video_cols = (uint8_t)(cols > 255 ? 255 : cols);
+	si->orig_video_lines = (uint8_t)(lines > 255 ? 255 : lines);
+	si->orig_video_points = BZ_FONT_HEIGHT;
+	si->lfb_width = (uint16_t)fb->width;
+	si->lfb_height = (uint16_t)fb->height;
+	si->lfb_depth = 32;
+	si->lfb_base = (uint32_t)fb->base;
+	si->lfb_size = (uint32_t)units;
+	si->lfb_linelength = (uint16_t)fb->stride;
+	/* x8r8g8b8: bits 23:16 red, 15:8 green, 7:0 blue, 31:24 unused. */
+	si->red_size = 8;
+	si->red_pos = 16;
+	si->green_size = 8;
+	si->green_pos = 8;
+	si->blue_size = 8;
+	si->blue_pos = 0;
+	si->rsvd_size = 8;
+	si->rsvd_pos = 24;
+	/*
+	 * One image page.  No VBE protected-mode interface (vesapm_seg 0),
+	 * so vesafb neither pans nor sets a palette through the BIOS.
+	 */
+	si->pages = 1;
+	if (fb->base >> 32 != 0) {
+		si->ext_lfb_base = (uint32_t)(fb->base >> 32);
+		si->capabilities = VIDEO_CAPABILITY_64BIT_BASE;
+	}
+}
+
+/* "HdrS" at 0x202 marks every kernel with boot protocol 2.00+. */
+static bool
+bz_recognises(const struct boot_file *f)
+{
+	return f->head_len >= 0x206 && memcmp(f->head + 0x202, "HdrS", 4) == 0;
+}
+
+static int
+bz_probe(const struct boot_file *f, char *err, size_t errlen)
 {
 	struct bz_image bz;
 	uint64_t start, end;
@@ -285,16 +418,16 @@ boot_bzimage_probe(const struct boot_file *f, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	bz_footprint(&bz, &start, &end);
-	if (end > BOOT_PCI_HOLE_START)
+	if (end > PC_PCI_HOLE_START)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "kernel needs RAM up to 0x%llx, beyond what it can be "
 		    "given below 0x%llx", (unsigned long long)end,
-		    BOOT_PCI_HOLE_START);
+		    PC_PCI_HOLE_START);
 	return 0;
 }
 
-int
-boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
+static int
+bz_load(const struct boot_mem *mem, const struct boot_file *f,
     const struct boot_args *args, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
@@ -319,7 +452,7 @@ boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
 		    "%llu MiB below 0x%llx", (unsigned long long)kend,
 		    (unsigned long long)(kend + 0xfffff) >> 20,
 		    (unsigned long long)mem->low_size >> 20,
-		    BOOT_PCI_HOLE_START);
+		    PC_PCI_HOLE_START);
 
 	r = boot_cmdline_write(mem, args->cmdline, bz.hdr.cmdline_size, err,
 	    errlen);
@@ -341,9 +474,10 @@ boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
 	}
 
 	/*
-	 * Build the zero page in place: all zero (screen_info included: no
-	 * display yet), then the setup header as the file has it, then what
-	 * the loader is to fill in.
+	 * Build the zero page in place: all zero (screen_info too, when
+	 * there is no display: orig_video_isVGA 0, no console the kernel
+	 * could find there), then the setup header as the file has it, then
+	 * what the loader is to fill in.
 	 */
 	bp = (struct bz_boot_params *)(void *)(mem->low + BOOT_ZERO_PAGE_ADDR);
 	memset(bp, 0, sizeof(*bp));
@@ -358,6 +492,8 @@ boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
 	bp->hdr.ramdisk_size = (uint32_t)initrd_size;
 	bp->ext_ramdisk_image = (uint32_t)(initrd_addr >> 32);
 	bp->ext_ramdisk_size = (uint32_t)(initrd_size >> 32);
+	if (args->fb.base != 0)
+		bz_screen_info(&bp->screen_info, &args->fb);
 
 	n = boot_e820_build(mem, map);
 	for (i = 0; i < n; i++) {
@@ -375,3 +511,10 @@ boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
 	cpu->rsp = BOOT_STACK_TOP;
 	return 0;
 }
+
+const struct boot_loader boot_loader_bzimage = {
+	.name = "bzImage",
+	.recognises = bz_recognises,
+	.probe = bz_probe,
+	.load = bz_load,
+};

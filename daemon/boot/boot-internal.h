@@ -1,11 +1,12 @@
 /*
- * Private interface between the boot loader files: open kernel files,
- * read them with bounds checks, place initrds, and the x86 tables that
- * both entry protocols need.
+ * Private interface between the boot loader files: the loader table's
+ * entry, kernel files read with bounds checks, the command line and
+ * initrd placement, and the x86 tables that both entry protocols need.
  */
 #ifndef VMMD_BOOT_INTERNAL_H
 #define VMMD_BOOT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,13 +26,8 @@ struct boot_file {
 	size_t		 head_len;	/* bytes of head[] that are valid */
 };
 
-enum boot_format {
-	BOOT_FORMAT_UNKNOWN,
-	BOOT_FORMAT_BZIMAGE,
-	BOOT_FORMAT_ELF,
-};
-
-/* Write a one-line reason into err and return code (a negative errno). */
+/* boot-file.c.
+ * Write a one-line reason into err and return code (a negative errno). */
 int	boot_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
 
@@ -41,8 +37,6 @@ void	boot_file_close(struct boot_file *f);
 /* Read exactly len bytes at off; a file shorter than that is an error. */
 int	boot_file_read(const struct boot_file *f, void *buf, uint64_t len,
 	    uint64_t off, char *err, size_t errlen);
-
-enum boot_format boot_detect(const struct boot_file *f);
 
 /* Little-endian field access on byte buffers (file images are LE). */
 static inline uint16_t
@@ -64,12 +58,6 @@ boot_le64(const uint8_t *p)
 	return (uint64_t)boot_le32(p) | (uint64_t)boot_le32(p + 4) << 32;
 }
 
-/*
- * Check the memory description the caller gave us: low RAM mapped,
- * large enough for the fixed layout, and not reaching into the PCI hole.
- */
-int	boot_mem_check(const struct boot_mem *mem, char *err, size_t errlen);
-
 /* Is [addr, addr + len) inside the low RAM mapping? Overflow-safe. */
 static inline int
 boot_mem_fits(const struct boot_mem *mem, uint64_t addr, uint64_t len)
@@ -77,7 +65,7 @@ boot_mem_fits(const struct boot_mem *mem, uint64_t addr, uint64_t len)
 	return addr <= mem->low_size && len <= mem->low_size - addr;
 }
 
-/*
+/* boot-common.c.
  * Write the command line (NULL means empty) at BOOT_CMDLINE_ADDR.  limit
  * is the longest string the kernel accepts, without the final NUL.
  */
@@ -93,21 +81,59 @@ int	boot_initrd_load(const struct boot_mem *mem, const char *path,
 	    uint64_t floor, uint64_t top, uint64_t *addr, uint64_t *size,
 	    char *err, size_t errlen);
 
+/*
+ * Check the framebuffer a caller asks the loaders to describe (nothing
+ * to check when fb->base is 0: no display).  Its geometry must be
+ * consistent (width and height at least 1; stride a multiple of 4 of at
+ * least width * 4 bytes and at most 65535, screen_info's 16-bit
+ * lfb_linelength; size page-aligned, at least stride * height and at
+ * most PC_FRAMEBUFFER_MAX) and its page-aligned range must lie in the
+ * PCI hole below 4 GiB or above the high RAM, clear of RAM, the IOAPIC,
+ * the local APIC and KVM's own pages.  -EINVAL with the reason in err.
+ */
+int	boot_fb_check(const struct boot_mem *mem, const struct boot_fb *fb,
+	    char *err, size_t errlen);
+
+/* boot-e820.c.
+ * Insert an entry into a map sorted by address (as boot_e820_build makes
+ * it), keeping it sorted.  The new entry must not overlap another one.
+ * Returns the new count, or -ENOSPC when the map already has
+ * BOOT_E820_MAX entries, -EINVAL when it overlaps or is empty.
+ */
+int	boot_e820_insert(struct boot_e820 map[BOOT_E820_MAX], unsigned int n,
+	    uint64_t addr, uint64_t size, uint32_t type);
+/* The most entries boot_e820_build makes (base, EBDA, BIOS, RAM, high). */
+#define BOOT_E820_BUILT_MAX	5
+
 /* boot-x86.c: the GDT at BOOT_GDT_ADDR and the identity page tables. */
 void	boot_x86_write_gdt(const struct boot_mem *mem, int long_mode,
 	    struct boot_cpu *cpu);
 void	boot_x86_write_page_tables(const struct boot_mem *mem,
 	    struct boot_cpu *cpu);
 
-/* The two loaders.  probe validates the file only; load also writes RAM. */
-int	boot_bzimage_probe(const struct boot_file *f, char *err,
-	    size_t errlen);
-int	boot_bzimage_load(const struct boot_mem *mem, const struct boot_file *f,
-	    const struct boot_args *args, struct boot_cpu *cpu, char *err,
-	    size_t errlen);
-int	boot_pvh_probe(const struct boot_file *f, char *err, size_t errlen);
-int	boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
-	    const struct boot_args *args, struct boot_cpu *cpu, char *err,
-	    size_t errlen);
+/*
+ * A kernel format.  boot.c asks each loader of its table in turn whether
+ * it recognises the file (a look at f->head only, no I/O); the first that
+ * does owns the file, and its probe or load answers for it.
+ *
+ * probe validates the file without touching guest RAM; load also writes
+ * the kernel and its boot data into mem (whose loader area boot.c has
+ * cleared) and fills cpu (zeroed).  Both return 0 or a negative errno
+ * with a reason in err; -ENOEXEC means the file is of this format but
+ * cannot be booted.
+ */
+struct boot_loader {
+	const char	*name;		/* the format, as people call it */
+	bool		(*recognises)(const struct boot_file *f);
+	int		(*probe)(const struct boot_file *f, char *err,
+			    size_t errlen);
+	int		(*load)(const struct boot_mem *mem,
+			    const struct boot_file *f,
+			    const struct boot_args *args, struct boot_cpu *cpu,
+			    char *err, size_t errlen);
+};
+
+extern const struct boot_loader boot_loader_bzimage;	/* boot-bzimage.c */
+extern const struct boot_loader boot_loader_pvh;	/* boot-pvh.c */
 
 #endif

@@ -191,7 +191,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	ioapic.id = (uint8_t)ncpus;
 	ioapic.version = MP_IOAPIC_VERSION;
 	ioapic.flags = MP_IOAPIC_ENABLED;
-	ioapic.addr = BOOT_IOAPIC_ADDR;
+	ioapic.addr = PC_IOAPIC_ADDR;
 	memcpy(p, &ioapic, sizeof(ioapic));
 	p += sizeof(ioapic);
 	count++;
@@ -210,7 +210,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 		in.src_bus = MP_ISA_BUS;
 		in.src_irq = (uint8_t)i;
 		in.dst_apic = (uint8_t)ncpus;
-		in.dst_pin = (uint8_t)(i == 0 ? BOOT_MPTABLE_IRQ0_PIN : i);
+		in.dst_pin = (uint8_t)(i == 0 ? PC_IRQ0_IOAPIC_PIN : i);
 		memcpy(p, &in, sizeof(in));
 		p += sizeof(in);
 		count++;
@@ -244,7 +244,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	memcpy(hdr.oem_id, "VMMD    ", sizeof(hdr.oem_id));
 	memcpy(hdr.product_id, "VMMD VM     ", sizeof(hdr.product_id));
 	hdr.entry_count = (uint16_t)count;
-	hdr.lapic_addr = BOOT_LAPIC_ADDR;
+	hdr.lapic_addr = PC_LAPIC_ADDR;
 	memcpy(cfg, &hdr, sizeof(hdr));
 	cfg[offsetof(struct mp_config, checksum)] = mp_checksum(cfg,
 	    hdr.length);

@@ -4,7 +4,8 @@
  * giving a 32-bit physical entry point.  We load the PT_LOAD segments at
  * their physical addresses and enter in 32-bit protected mode, paging
  * off, with EBX pointing to an hvm_start_info (Xen's public
- * arch-x86/hvm/start_info.h, version 1: with a memory map).
+ * arch-x86/hvm/start_info.h, version 1: with a memory map).  A display's
+ * framebuffer appears in that memory map as a reserved range.
  *
  * Everything in the file is untrusted: every offset and size is checked
  * against the file size, with overflow-safe arithmetic, before use.
@@ -453,22 +454,22 @@ pvh_section_notes(const struct boot_file *f, struct pvh_image *img,
 static int
 pvh_check_placement(uint64_t start, uint64_t end, char *err, size_t errlen)
 {
-	if (end > BOOT_PCI_HOLE_START)
+	if (end > PC_PCI_HOLE_START)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx beyond guest RAM: segments "
 		    "must end below 0x%llx", (unsigned long long)start,
-		    (unsigned long long)end - 1, BOOT_PCI_HOLE_START);
+		    (unsigned long long)end - 1, PC_PCI_HOLE_START);
 	if (start < BOOT_AREA_END)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx overlaps the loader's "
 		    "tables below 0x%llx", (unsigned long long)start,
 		    (unsigned long long)end - 1, BOOT_AREA_END);
-	if (start < BOOT_HIGH_MEM_START && end > BOOT_LOW_MEM_END)
+	if (start < PC_HIGH_MEM_START && end > PC_LOW_MEM_END)
 		return boot_fail(err, errlen, -ENOEXEC,
 		    "ELF segment at 0x%llx-0x%llx overlaps the EBDA and BIOS "
 		    "area 0x%llx-0x%llx", (unsigned long long)start,
-		    (unsigned long long)end - 1, BOOT_LOW_MEM_END,
-		    BOOT_HIGH_MEM_START - 1);
+		    (unsigned long long)end - 1, PC_LOW_MEM_END,
+		    PC_HIGH_MEM_START - 1);
 	return 0;
 }
 
@@ -565,16 +566,25 @@ pvh_parse(const struct boot_file *f, struct pvh_image *img, char *err,
 	    (unsigned long long)img->entry);
 }
 
-int
-boot_pvh_probe(const struct boot_file *f, char *err, size_t errlen)
+/* Any ELF file is ours; pvh_parse says what it lacks to be booted. */
+static bool
+pvh_recognises(const struct boot_file *f)
+{
+	static const uint8_t elfmag[4] = { 0x7f, 'E', 'L', 'F' };
+
+	return f->head_len >= 4 && memcmp(f->head, elfmag, 4) == 0;
+}
+
+static int
+pvh_probe(const struct boot_file *f, char *err, size_t errlen)
 {
 	struct pvh_image img;
 
 	return pvh_parse(f, &img, err, errlen);
 }
 
-int
-boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
+static int
+pvh_load(const struct boot_mem *mem, const struct boot_file *f,
     const struct boot_args *args, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
@@ -600,7 +610,7 @@ boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 			    (unsigned long long)s->paddr,
 			    (unsigned long long)(s->paddr + s->memsz - 1),
 			    (unsigned long long)mem->low_size >> 20,
-			    BOOT_PCI_HOLE_START);
+			    PC_PCI_HOLE_START);
 	}
 
 	r = boot_cmdline_write(mem, args->cmdline, BOOT_CMDLINE_MAX - 1, err,
@@ -620,8 +630,8 @@ boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	}
 
 	if (args->initrd != NULL) {
-		floor = img.end > BOOT_HIGH_MEM_START ? img.end :
-		    BOOT_HIGH_MEM_START;
+		floor = img.end > PC_HIGH_MEM_START ? img.end :
+		    PC_HIGH_MEM_START;
 		r = boot_initrd_load(mem, args->initrd, floor, mem->low_size,
 		    &initrd_addr, &initrd_size, err, errlen);
 		if (r < 0)
@@ -642,6 +652,20 @@ boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 		si.modlist_paddr = PVH_MODLIST_ADDR;
 	}
 	n = boot_e820_build(mem, map);
+	/*
+	 * A display: its framebuffer is a reserved range of the memory map,
+	 * the only way a PVH guest (no screen_info) can learn it is there.
+	 */
+	if (args->fb.base != 0) {
+		r = boot_e820_insert(map, n, args->fb.base, args->fb.size,
+		    BOOT_E820_RESERVED);
+		if (r < 0)
+			return boot_fail(err, errlen, r, "cannot add the "
+			    "framebuffer at 0x%llx to the memory map: %s",
+			    (unsigned long long)args->fb.base,
+			    r == -ENOSPC ? "no room" : "overlaps an entry");
+		n = (unsigned int)r;
+	}
 	for (i = 0; i < n; i++) {
 		memset(&mm, 0, sizeof(mm));
 		mm.addr = map[i].addr;
@@ -661,3 +685,10 @@ boot_pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	cpu->rsp = BOOT_STACK_TOP;
 	return 0;
 }
+
+const struct boot_loader boot_loader_pvh = {
+	.name = "PVH ELF",
+	.recognises = pvh_recognises,
+	.probe = pvh_probe,
+	.load = pvh_load,
+};

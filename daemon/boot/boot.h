@@ -14,13 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Guest physical memory map used by every loader. */
-#define BOOT_LOW_MEM_END	0x9fc00ULL	/* base memory, then the EBDA */
-#define BOOT_EBDA_START		0x9fc00ULL	/* MP table lives here */
-#define BOOT_BIOS_START		0xf0000ULL	/* reserved, like a PC's BIOS */
-#define BOOT_HIGH_MEM_START	0x100000ULL	/* 1 MiB: kernels load here */
-#define BOOT_PCI_HOLE_START	0xc0000000ULL	/* RAM stops at 3 GiB ... */
-#define BOOT_HIGH_RAM_START	0x100000000ULL	/* ... and resumes at 4 GiB */
+#include "pc-layout.h"
 
 /*
  * Fixed layout of what the loaders write below 1 MiB.  All of it is
@@ -55,25 +49,16 @@
 #define BOOT_CMDLINE_ADDR	0x20000ULL
 #define BOOT_CMDLINE_MAX	0x10000ULL	/* bytes, including the NUL */
 #define BOOT_AREA_END		0x30000ULL
-#define BOOT_MPTABLE_ALT_ADDR	BOOT_BIOS_START
-#define BOOT_KERNEL_ADDR	BOOT_HIGH_MEM_START
+#define BOOT_MPTABLE_ALT_ADDR	PC_BIOS_START
+#define BOOT_KERNEL_ADDR	PC_HIGH_MEM_START
 #define BOOT_MIN_LOW_SIZE	0x200000ULL	/* 2 MiB: layout + something */
 
-/* Interrupt controllers as the MP table describes them. */
-#define BOOT_LAPIC_ADDR		0xfee00000U
-#define BOOT_IOAPIC_ADDR	0xfec00000U
-#define BOOT_IOAPIC_PINS	24
-/*
- * ISA IRQ 0 (the PIT) is described as wired to IOAPIC pin 2, as on PCs;
- * every other ISA IRQ n to pin n.  The worker's GSI routing must match.
- */
-#define BOOT_MPTABLE_IRQ0_PIN	2
 #define BOOT_MAX_CPUS		254	/* IOAPIC ID = ncpus must fit in 8 bits */
 
 /*
  * Guest RAM as the loaders see it: one host mapping of everything below
- * BOOT_PCI_HOLE_START (low_size bytes from guest physical 0), plus
- * high_size bytes at BOOT_HIGH_RAM_START that the loaders only describe
+ * PC_PCI_HOLE_START (low_size bytes from guest physical 0), plus
+ * high_size bytes at PC_HIGH_RAM_START that the loaders only describe
  * in memory maps and never write.
  */
 struct boot_mem {
@@ -88,11 +73,25 @@ struct boot_mem {
 	bool zeroed;
 };
 
+/*
+ * A linear framebuffer (x8r8g8b8, 4 bytes a pixel) the loaders describe:
+ * bzImage guests through boot_params' screen_info (VIDEO_TYPE_VLFB),
+ * PVH guests as a reserved range of their memory map.  base 0: none.
+ */
+struct boot_fb {
+	uint64_t base;		/* guest physical, PC_FRAMEBUFFER_ADDR */
+	uint64_t size;		/* bytes mapped, page-aligned */
+	uint32_t width;
+	uint32_t height;
+	uint32_t stride;	/* bytes a line */
+};
+
 struct boot_args {
 	const char *kernel;	/* path; required */
 	const char *initrd;	/* path or NULL */
 	const char *cmdline;	/* NULL means empty */
 	unsigned int ncpus;	/* for the MP table */
+	struct boot_fb fb;	/* the display, if any */
 };
 
 enum boot_cpu_mode {

@@ -394,6 +394,7 @@ proto_greeting(void)
 	}
 	json_object_array_add(caps, json_object_new_string("console"));
 	json_object_array_add(caps, json_object_new_string("events"));
+	json_object_array_add(caps, json_object_new_string("display"));
 	json_object_object_add(g, "name", json_object_new_string("vmmd"));
 	json_object_object_add(g, "version",
 	    json_object_new_string(VMMD_VERSION));

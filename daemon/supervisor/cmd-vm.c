@@ -2,17 +2,21 @@
  * The vm.* commands.
  *
  * Handlers validate their arguments, check the VM's state, and either
- * answer at once or take a pending reply that proc.c (or a worker reply
- * callback here) completes.
+ * answer at once or take a pending reply that vm.c (or a worker reply
+ * callback here) completes.  The table at the end is what the control
+ * socket knows of them.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd-vm.h"
 #include "control.h"
 #include "log.h"
-#include "proc.h"
+#include "pending.h"
 #include "proto.h"
+#include "vm-files.h"
+#include "vm.h"
 #include "vmconfig.h"
 
 #define CMD_STOP_TIMEOUT_DEFAULT	30	/* seconds */
@@ -64,7 +68,7 @@ cmd_nomem(struct cmd_ctx *ctx)
 	return proto_error(ctx->id, PROTO_ERR_INTERNAL, "out of memory");
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_create(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
@@ -80,8 +84,8 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	if (rc < 0)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
-	rc = vm_files_open(ctx->d, def, cred, false, &files, &cls, err,
-	    sizeof(err));
+	/* No default guest here: only the files def names are checked. */
+	rc = vm_files_open(def, NULL, cred, &files, &cls, err, sizeof(err));
 	if (rc < 0) {
 		if (cls == PROTO_ERR_PERMISSION)
 			log_warn("VM '%s': creation refused for uid %lu: %s",
@@ -114,7 +118,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	return proto_reply(ctx->id, vm_to_json(vm));
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_start(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
@@ -140,7 +144,7 @@ cmd_vm_start(struct cmd_ctx *ctx)
 	return NULL;
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_stop(struct cmd_ctx *ctx)
 {
 	struct json_object *reply;
@@ -209,7 +213,7 @@ cmd_reset_done(struct vm *vm, struct json_object *ret,
 
 static struct json_object *
 cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need, const char *command,
-    worker_reply_cb cb)
+    vm_reply_cb cb)
 {
 	struct json_object *reply;
 	struct pending *p;
@@ -229,26 +233,26 @@ cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need, const char *command,
 	return NULL;
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_pause(struct cmd_ctx *ctx)
 {
 	return cmd_vm_forward(ctx, VM_RUNNING, "worker.pause", cmd_pause_done);
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_resume(struct cmd_ctx *ctx)
 {
 	return cmd_vm_forward(ctx, VM_PAUSED, "worker.resume",
 	    cmd_resume_done);
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_reset(struct cmd_ctx *ctx)
 {
 	return cmd_vm_forward(ctx, VM_RUNNING, "worker.reset", cmd_reset_done);
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_delete(struct cmd_ctx *ctx)
 {
 	struct json_object *reply;
@@ -258,14 +262,8 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 
 	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
 		return reply;
-	switch (vm->state) {
-	case VM_DEFINED:
-	case VM_STOPPED:
-	case VM_CRASHED:
-		break;
-	default:
+	if (!vm_at_rest(vm))
 		return cmd_bad_state(ctx, vm);
-	}
 	if (!vm->def->transient &&
 	    config_remove(d->vmsdir, vm->def->name, err, sizeof(err)) < 0) {
 		log_error("VM '%s': removing the definition: %s",
@@ -280,7 +278,7 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 	return proto_reply(ctx->id, NULL);
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_list(struct cmd_ctx *ctx)
 {
 	struct json_object *ret, *vms;
@@ -319,7 +317,7 @@ cmd_info_done(struct vm *vm, struct json_object *ret,
 	pending_reply(arg, obj);
 }
 
-struct json_object *
+static struct json_object *
 cmd_vm_info(struct cmd_ctx *ctx)
 {
 	struct json_object *reply;
@@ -338,7 +336,24 @@ cmd_vm_info(struct cmd_ctx *ctx)
 	return NULL;
 }
 
-struct json_object *
+/* The console handover, once the client's output is written: the VM
+ * may be gone by then. */
+static int
+cmd_vm_console_pass(struct vmmd *d, const char *name, int fd,
+    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct vm *vm;
+
+	vm = vm_find(d, name);
+	if (vm == NULL) {
+		*cls = PROTO_ERR_NOT_FOUND;
+		snprintf(err, errlen, "no VM named '%s'", name);
+		return -ENOENT;
+	}
+	return vm_console_pass(vm, fd, id, cls, err, errlen);
+}
+
+static struct json_object *
 cmd_vm_console(struct cmd_ctx *ctx)
 {
 	struct json_object *reply;
@@ -350,6 +365,106 @@ cmd_vm_console(struct cmd_ctx *ctx)
 	    !vm_has_worker(vm))
 		return cmd_bad_state(ctx, vm);
 	/* The worker sends the reply, on the connection it takes over. */
-	control_console_handover(ctx, vm->def->name);
+	control_handover(ctx, cmd_vm_console_pass, vm->def->name, "console");
 	return NULL;
 }
+
+/*
+ * vm.display and vm.screenshot: the VM must have a display (that comes
+ * first: it says more than the state) and a running or paused guest.
+ * Returns NULL when it may go on, else the error reply.
+ */
+static struct json_object *
+cmd_display_check(struct cmd_ctx *ctx, const struct vm *vm)
+{
+	if (!vm_has_display(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' has no display", vm->def->name);
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return cmd_bad_state(ctx, vm);
+	return NULL;
+}
+
+static void
+cmd_display_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	/* The worker's answer as it is: it alone knows the ports. */
+	pending_reply(arg, ret != NULL ? json_object_get(ret) :
+	    json_object_new_object());
+}
+
+static struct json_object *
+cmd_vm_display(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct pending *p;
+	struct vm *vm;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((reply = cmd_display_check(ctx, vm)) != NULL)
+		return reply;
+	if ((p = control_defer(ctx)) == NULL)
+		return cmd_nomem(ctx);
+	rc = vm_worker_request(vm, "worker.display", NULL, cmd_display_done,
+	    p);
+	if (rc < 0)
+		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+	return NULL;
+}
+
+/* The screenshot handover, once the client's output is written. */
+static int
+cmd_vm_screenshot_pass(struct vmmd *d, const char *name, int fd,
+    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct vm *vm;
+
+	vm = vm_find(d, name);
+	if (vm == NULL) {
+		*cls = PROTO_ERR_NOT_FOUND;
+		snprintf(err, errlen, "no VM named '%s'", name);
+		return -ENOENT;
+	}
+	return vm_screenshot_pass(vm, fd, id, cls, err, errlen);
+}
+
+static struct json_object *
+cmd_vm_screenshot(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+		return reply;
+	if ((reply = cmd_display_check(ctx, vm)) != NULL)
+		return reply;
+	/* The worker sends the reply line and the PNG, then closes. */
+	control_handover(ctx, cmd_vm_screenshot_pass, vm->def->name,
+	    "screenshot");
+	return NULL;
+}
+
+const struct cmd_def cmd_vm_commands[] = {
+	{ "vm.create", cmd_vm_create },
+	{ "vm.start", cmd_vm_start },
+	{ "vm.stop", cmd_vm_stop },
+	{ "vm.pause", cmd_vm_pause },
+	{ "vm.resume", cmd_vm_resume },
+	{ "vm.reset", cmd_vm_reset },
+	{ "vm.delete", cmd_vm_delete },
+	{ "vm.list", cmd_vm_list },
+	{ "vm.info", cmd_vm_info },
+	{ "vm.console", cmd_vm_console },
+	{ "vm.display", cmd_vm_display },
+	{ "vm.screenshot", cmd_vm_screenshot },
+	{ NULL, NULL },
+};

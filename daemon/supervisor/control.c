@@ -2,7 +2,7 @@
  * The control socket.
  *
  * Every client is one bufferevent plus a line framer.  A request is
- * parsed, looked up in the command table and handed to its handler,
+ * parsed, looked up in the command tables and handed to its handler,
  * which either answers at once or takes a pending reply and answers
  * later.  Clients never block each other: nothing here waits, and a
  * client that stops reading is dropped once its queued output passes
@@ -14,7 +14,7 @@
  */
 #include <errno.h>
 #include <grp.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +29,6 @@
 
 #include "control.h"
 #include "log.h"
-#include "proc.h"
 
 #ifndef SO_PEERGROUPS
 #define SO_PEERGROUPS		59	/* Linux 4.13; older libc headers */
@@ -43,7 +42,9 @@
 TAILQ_HEAD(client_list, client);
 
 struct control {
-	struct vmmd *d;
+	struct event_base *base;
+	struct vmmd *d;			/* for the handlers only */
+	const struct cmd_def *const *tables;
 	char *path;
 	int fd;
 	struct event *accept_ev;
@@ -58,35 +59,21 @@ struct client {
 	struct control *ctl;
 	struct bufferevent *bev;
 	struct proto_lines *lines;
-	struct pending_list pendings;
+	struct pending_owner owner;	/* replies still to send */
 	unsigned long id;
 	bool subscribed;
 	bool eof;		/* peer shut its side: finish, then close */
 	bool dead;		/* free when the running callback returns */
 	int busy;		/* callbacks on the stack */
-	/* vm.console in progress: the VM, and the request's id */
+	/* A handover in progress (vm.console, vm.screenshot): the VM, the
+	 * request's id, who takes it, and what for (for the log). */
 	char *handover_vm;
 	struct json_object *handover_id;
+	control_handover_fn handover_fn;
+	const char *handover_what;
 	/* Peer credentials as of connect(); cred.groups is groups. */
 	struct access_cred cred;
 	gid_t *groups;
-};
-
-static const struct {
-	const char *name;
-	cmd_handler fn;
-} control_commands[] = {
-	{ "vm.create", cmd_vm_create },
-	{ "vm.start", cmd_vm_start },
-	{ "vm.stop", cmd_vm_stop },
-	{ "vm.pause", cmd_vm_pause },
-	{ "vm.resume", cmd_vm_resume },
-	{ "vm.reset", cmd_vm_reset },
-	{ "vm.delete", cmd_vm_delete },
-	{ "vm.list", cmd_vm_list },
-	{ "vm.info", cmd_vm_info },
-	{ "vm.console", cmd_vm_console },
-	{ "events.subscribe", cmd_events_subscribe },
 };
 
 static void client_free(struct client *c);
@@ -163,73 +150,21 @@ control_client_cred(const struct client *c)
 
 /* Pending replies ------------------------------------------------------ */
 
-struct pending *
-control_defer(struct cmd_ctx *ctx)
+static void
+client_pending_send(struct pending_owner *o, struct json_object *msg)
 {
-	struct pending *p;
+	struct client *c = (struct client *)((char *)o -
+	    offsetof(struct client, owner));
 
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return NULL;
-	p->client = ctx->client;
-	p->id = json_object_get(ctx->id);
-	TAILQ_INSERT_TAIL(&ctx->client->pendings, p, centry);
-	return p;
-}
-
-void
-pending_send(struct pending *p, struct json_object *msg)
-{
-	struct client *c = p->client;
-
-	if (c != NULL)
-		TAILQ_REMOVE(&c->pendings, p, centry);
-	json_object_put(p->id);
-	free(p);
-	if (c == NULL) {
-		json_object_put(msg);
-		return;
-	}
 	/* A half-closed client is closed by the write callback once this
 	 * reply (its last, if no others pend) has been written. */
 	client_send(c, msg);
 }
 
-void
-pending_reply(struct pending *p, struct json_object *ret)
+struct pending *
+control_defer(struct cmd_ctx *ctx)
 {
-	pending_send(p, proto_reply(p->id, ret));
-}
-
-void
-pending_error(struct pending *p, enum proto_error e, const char *fmt, ...)
-{
-	char desc[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(desc, sizeof(desc), fmt, ap);
-	va_end(ap);
-	pending_send(p, proto_error(p->id, e, "%s", desc));
-}
-
-void
-pending_forward_error(struct pending *p, struct json_object *error)
-{
-	struct json_object *v;
-	const char *desc = "worker error";
-	int cls = PROTO_ERR_INTERNAL;
-
-	if (error != NULL && json_object_object_get_ex(error, "class", &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		cls = proto_error_lookup(json_object_get_string(v));
-		if (cls < 0)
-			cls = PROTO_ERR_INTERNAL;
-	}
-	if (error != NULL && json_object_object_get_ex(error, "desc", &v) &&
-	    json_object_is_type(v, json_type_string))
-		desc = json_object_get_string(v);
-	pending_error(p, (enum proto_error)cls, "%s", desc);
+	return pending_new(&ctx->client->owner, ctx->id);
 }
 
 /* Requests ------------------------------------------------------------- */
@@ -245,14 +180,27 @@ control_blank(const char *line, size_t len)
 	return true;
 }
 
+static const struct cmd_def *
+control_lookup(const struct control *ctl, const char *name)
+{
+	const struct cmd_def *const *t;
+	const struct cmd_def *cmd;
+
+	for (t = ctl->tables; *t != NULL; t++)
+		for (cmd = *t; cmd->name != NULL; cmd++)
+			if (strcmp(cmd->name, name) == 0)
+				return cmd;
+	return NULL;
+}
+
 static void
 client_request(struct client *c, const char *line, size_t len)
 {
 	struct proto_request req;
 	struct json_object *id, *reply;
+	const struct cmd_def *cmd;
 	struct cmd_ctx ctx;
 	char desc[512];
-	size_t i;
 	int rc;
 
 	/* Blank lines are not requests: tolerated, never answered. */
@@ -269,11 +217,8 @@ client_request(struct client *c, const char *line, size_t len)
 		return;
 	}
 
-	for (i = 0; i < sizeof(control_commands) /
-	    sizeof(control_commands[0]); i++)
-		if (strcmp(control_commands[i].name, req.command) == 0)
-			break;
-	if (i == sizeof(control_commands) / sizeof(control_commands[0])) {
+	cmd = control_lookup(c->ctl, req.command);
+	if (cmd == NULL) {
 		client_send(c, proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
 		    "unknown command '%.100s'", req.command));
 		json_object_put(req.root);
@@ -285,7 +230,7 @@ client_request(struct client *c, const char *line, size_t len)
 	ctx.client = c;
 	ctx.id = req.id;
 	ctx.args = req.arguments;
-	reply = control_commands[i].fn(&ctx);
+	reply = cmd->fn(&ctx);
 	if (reply != NULL)
 		client_send(c, reply);
 	json_object_put(req.root);
@@ -328,7 +273,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		client_handover(c);
 }
 
-/* Output fully written: finish a console handover or a half-close. */
+/* Output fully written: finish a handover or a half-close. */
 static void
 client_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -338,7 +283,7 @@ client_write_cb(struct bufferevent *bev, void *arg)
 		return;
 	if (c->handover_vm != NULL)
 		client_handover(c);
-	else if (c->eof && TAILQ_EMPTY(&c->pendings))
+	else if (c->eof && pending_owner_idle(&c->owner))
 		client_close(c);
 }
 
@@ -363,20 +308,23 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_disable(bev, EV_READ);
 		if (c->handover_vm != NULL)
 			return;		/* client_handover() decides */
-		if (TAILQ_EMPTY(&c->pendings) &&
+		if (pending_owner_idle(&c->owner) &&
 		    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 			client_close(c);
 	}
 }
 
-/* Console handover ----------------------------------------------------- */
+/* Connection handover -------------------------------------------------- */
 
 void
-control_console_handover(struct cmd_ctx *ctx, const char *vm)
+control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
+    const char *target, const char *what)
 {
 	struct client *c = ctx->client;
 
-	c->handover_vm = strdup(vm);
+	c->handover_fn = fn;
+	c->handover_what = what;
+	c->handover_vm = strdup(target);
 	if (c->handover_vm == NULL) {
 		client_send(c, proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory"));
@@ -384,7 +332,7 @@ control_console_handover(struct cmd_ctx *ctx, const char *vm)
 	}
 	c->handover_id = json_object_get(ctx->id);
 	/* Nothing more is read: bytes after the request belong to the
-	 * console, and the worker reads them from the socket itself. */
+	 * console (say), and the worker reads them from the socket. */
 	bufferevent_disable(c->bev, EV_READ);
 }
 
@@ -393,7 +341,6 @@ client_handover(struct client *c)
 {
 	struct json_object *id;
 	enum proto_error cls = PROTO_ERR_INTERNAL;
-	struct vm *vm;
 	char err[512];
 	int rc;
 
@@ -402,14 +349,9 @@ client_handover(struct client *c)
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
 		return;			/* client_write_cb() comes back */
 
-	vm = vm_find(c->ctl->d, c->handover_vm);
-	if (vm == NULL) {
-		cls = PROTO_ERR_NOT_FOUND;
-		snprintf(err, sizeof(err), "no VM named '%s'", c->handover_vm);
-		rc = -ENOENT;
-	} else
-		rc = vm_console_pass(vm, bufferevent_getfd(c->bev),
-		    c->handover_id, &cls, err, sizeof(err));
+	rc = c->handover_fn(c->ctl->d, c->handover_vm,
+	    bufferevent_getfd(c->bev), c->handover_id, &cls, err,
+	    sizeof(err));
 
 	if (rc < 0) {
 		/* Back to an ordinary connection, with the error reply. */
@@ -423,8 +365,8 @@ client_handover(struct client *c)
 		json_object_put(id);
 		return;
 	}
-	log_info("client %lu: console of VM '%s' handed to its worker", c->id,
-	    c->handover_vm);
+	log_info("client %lu: %s of VM '%s' handed to its worker", c->id,
+	    c->handover_what, c->handover_vm);
 	/* The worker has its own copy of the connection now. */
 	client_free(c);
 }
@@ -447,15 +389,10 @@ client_close(struct client *c)
 static void
 client_free(struct client *c)
 {
-	struct pending *p;
-
 	if (c == NULL)
 		return;
 	/* Operations in flight go on; their replies have nowhere to go. */
-	while ((p = TAILQ_FIRST(&c->pendings)) != NULL) {
-		TAILQ_REMOVE(&c->pendings, p, centry);
-		p->client = NULL;
-	}
+	pending_owner_detach(&c->owner);
 	TAILQ_REMOVE(&c->ctl->clients, c, entry);
 	c->ctl->nclients--;
 	log_debug("client %lu: closed", c->id);
@@ -551,11 +488,11 @@ client_new(struct control *ctl, int fd)
 		goto close_fd;
 	c->ctl = ctl;
 	c->id = ++ctl->next_client_id;
-	TAILQ_INIT(&c->pendings);
+	pending_owner_init(&c->owner, client_pending_send);
 	c->lines = proto_lines_new(PROTO_MAX_LINE);
 	if (c->lines == NULL)
 		goto free_client;
-	c->bev = bufferevent_socket_new(ctl->d->base, fd,
+	c->bev = bufferevent_socket_new(ctl->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL)
 		goto free_lines;
@@ -703,7 +640,9 @@ out:
 }
 
 struct control *
-control_new(struct vmmd *d, const char *path, char *err, size_t errlen)
+control_new(struct event_base *base, struct vmmd *d,
+    const struct cmd_def *const *tables, const char *path, char *err,
+    size_t errlen)
 {
 	struct control *ctl;
 	struct sockaddr_un sa;
@@ -720,7 +659,9 @@ control_new(struct vmmd *d, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	ctl->base = base;
 	ctl->d = d;
+	ctl->tables = tables;
 	ctl->fd = -1;
 	TAILQ_INIT(&ctl->clients);
 	ctl->path = strdup(path);
@@ -763,9 +704,9 @@ control_new(struct vmmd *d, const char *path, char *err, size_t errlen)
 		goto unlink_path;
 	}
 
-	ctl->accept_ev = event_new(d->base, ctl->fd, EV_READ | EV_PERSIST,
+	ctl->accept_ev = event_new(base, ctl->fd, EV_READ | EV_PERSIST,
 	    control_accept_cb, ctl);
-	ctl->resume_ev = evtimer_new(d->base, control_resume_cb, ctl);
+	ctl->resume_ev = evtimer_new(base, control_resume_cb, ctl);
 	if (ctl->accept_ev == NULL || ctl->resume_ev == NULL ||
 	    event_add(ctl->accept_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot watch the socket");

@@ -1,7 +1,8 @@
 /*
  * The public control socket: listening, one buffered connection per
- * client, request dispatch through a command table, pending replies and
- * event subscriptions.
+ * client, request dispatch through the command tables it is given
+ * (each cmd-*.c exports one), pending replies owned by clients, and
+ * event subscriptions.  It knows no command and no VM itself.
  */
 #ifndef VMMD_CONTROL_H
 #define VMMD_CONTROL_H
@@ -12,27 +13,16 @@
 #include <json-c/json.h>
 
 #include "access.h"
+#include "pending.h"
 #include "proto.h"
 
-struct vmmd;
-struct control;
 struct client;
+struct control;
+struct event_base;
+struct vmmd;
 
 /* A client's output beyond this means it does not read: drop it. */
 #define CONTROL_MAX_OUTPUT	(1024 * 1024)
-
-/*
- * A reply that is sent later (vm.start, vm.stop, anything the worker
- * answers).  It outlives its client: when the client goes away, client
- * becomes NULL and completing the reply just frees it.  Exactly one of
- * the pending_*() completions must be called for every pending.
- */
-struct pending {
-	struct client *client;		/* NULL once the client is gone */
-	struct json_object *id;		/* the request's id (a reference) */
-	TAILQ_ENTRY(pending) centry;	/* in the client's list */
-	TAILQ_ENTRY(pending) entry;	/* for whoever waits on it */
-};
 
 /* What a command handler gets. */
 struct cmd_ctx {
@@ -49,7 +39,19 @@ struct cmd_ctx {
  */
 typedef struct json_object *(*cmd_handler)(struct cmd_ctx *ctx);
 
-struct control *control_new(struct vmmd *d, const char *path, char *err,
+/* One command; a table ends with { NULL, NULL }. */
+struct cmd_def {
+	const char *name;
+	cmd_handler fn;
+};
+
+/*
+ * Listen on path.  Requests are looked up in tables (a NULL-terminated
+ * array of command tables, which must outlive the control socket) and
+ * their handlers get d, which the control socket does not look into.
+ */
+struct control *control_new(struct event_base *base, struct vmmd *d,
+    const struct cmd_def *const *tables, const char *path, char *err,
     size_t errlen);
 /* Close the socket (and remove it), drop every client. */
 void	control_free(struct control *ctl);
@@ -57,13 +59,11 @@ void	control_free(struct control *ctl);
 /* Send an event to every subscriber; takes ev. */
 void	control_broadcast(struct control *ctl, struct json_object *ev);
 
+/*
+ * Take a pending reply to the request (see pending.h): the handler then
+ * returns NULL and the reply is sent when the pending completes.
+ */
 struct pending *control_defer(struct cmd_ctx *ctx);
-void	pending_send(struct pending *p, struct json_object *msg); /* takes */
-void	pending_reply(struct pending *p, struct json_object *ret); /* takes */
-void	pending_error(struct pending *p, enum proto_error e,
-	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Forward an error object {"class","desc"} from a worker. */
-void	pending_forward_error(struct pending *p, struct json_object *error);
 
 /*
  * The client's credentials, read from its socket when it connected
@@ -77,22 +77,22 @@ const struct access_cred *control_client_cred(const struct client *c);
 void	control_subscribe(struct client *c);
 
 /*
- * vm.console: once the client's queued output is written, pass its
- * connection to the VM's worker (which sends the reply).
+ * Pass the connection fd of a client to whoever serves target (the
+ * callee duplicates fd) for the request id; -errno with *cls and err
+ * set if it cannot.
  */
-void	control_console_handover(struct cmd_ctx *ctx, const char *vm);
+typedef int (*control_handover_fn)(struct vmmd *d, const char *target,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen);
 
-/* Command handlers (cmd-*.c). */
-struct json_object *cmd_vm_create(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_start(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_stop(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_pause(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_resume(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_reset(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_delete(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_list(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_info(struct cmd_ctx *ctx);
-struct json_object *cmd_vm_console(struct cmd_ctx *ctx);
-struct json_object *cmd_events_subscribe(struct cmd_ctx *ctx);
+/*
+ * vm.console, vm.screenshot: once the client's queued output is
+ * written, hand its connection over with fn (whose receiver sends the
+ * reply, and after it whatever the connection becomes).  On failure the
+ * client stays an ordinary connection and gets the error reply.  what
+ * ("console") names the handover in the log; a string constant.
+ */
+void	control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
+	    const char *target, const char *what);
 
 #endif

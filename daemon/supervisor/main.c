@@ -1,7 +1,9 @@
 /*
  * vmmd: the supervisor.  Options, state directories, daemonizing,
  * readiness notification, signals, and the event loop that everything
- * else runs on.
+ * else runs on.  It wires the layers together: the VM list reports to
+ * the control socket's subscribers through the hooks set here, and the
+ * control socket serves the command tables listed here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +21,12 @@
 
 #include <event2/event.h>
 
+#include "cmd-events.h"
+#include "cmd-vm.h"
 #include "config.h"
 #include "control.h"
 #include "log.h"
-#include "proc.h"
+#include "vm.h"
 #include "vmconfig.h"
 
 #define MAIN_DEFAULT_KERNEL	VMMD_DATADIR "/demo.elf"
@@ -188,10 +192,23 @@ struct main_state {
 	struct event *term_ev, *int_ev;
 };
 
+/* Every command the control socket serves. */
+static const struct cmd_def *const main_commands[] = {
+	cmd_vm_commands,
+	cmd_events_commands,
+	NULL,
+};
+
 static void
-main_idle_cb(struct vmmd *d)
+main_vm_idle(struct vmmd *d)
 {
 	event_base_loopexit(d->base, NULL);
+}
+
+static void
+main_vm_event(struct vmmd *d, struct json_object *ev)
+{
+	control_broadcast(d->ctl, ev);
 }
 
 static void
@@ -202,18 +219,18 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	if (d->shutting_down) {
 		log_info("%s again: killing every guest now", strsignal(sig));
-		proc_kill_all(d);
+		vm_list_kill_all(d);
 		return;
 	}
 	log_info("%s: stopping %u guest%s and exiting", strsignal(sig),
-	    d->nworkers, d->nworkers == 1 ? "" : "s");
+	    vm_list_workers(d), vm_list_workers(d) == 1 ? "" : "s");
 	d->shutting_down = true;
 	main_notify(ms->notify, "STOPPING=1");
 	/* No new clients and no new work; the socket goes away now. */
 	control_free(d->ctl);
 	d->ctl = NULL;
-	proc_shutdown(d);
-	if (d->nworkers == 0)
+	vm_list_stop_all(d);
+	if (vm_list_workers(d) == 0)
 		event_base_loopexit(d->base, NULL);
 }
 
@@ -300,7 +317,8 @@ main(int argc, char *argv[])
 
 	memset(&ms, 0, sizeof(ms));
 	TAILQ_INIT(&d->vms);
-	d->idle_cb = main_idle_cb;
+	d->hooks.event = main_vm_event;
+	d->hooks.idle = main_vm_idle;
 	d->statedir = main_abspath(o.statedir);
 	d->default_kernel = main_abspath(o.kernel);
 	socket_path = main_abspath(o.socket);
@@ -336,7 +354,7 @@ main(int argc, char *argv[])
 		log_error("cannot create the event loop");
 		goto free_paths;
 	}
-	if (proc_init(d) < 0) {
+	if (vm_list_init(d) < 0) {
 		log_error("cannot watch SIGCHLD");
 		goto free_base;
 	}
@@ -346,7 +364,8 @@ main(int argc, char *argv[])
 	TAILQ_FOREACH(vm, &d->vms, entry)
 		nvms++;
 
-	d->ctl = control_new(d, socket_path, err, sizeof(err));
+	d->ctl = control_new(d->base, d, main_commands, socket_path, err,
+	    sizeof(err));
 	if (d->ctl == NULL) {
 		log_error("%s", err);
 		goto free_vms;
@@ -397,7 +416,7 @@ free_signals:
 	d->ctl = NULL;
 free_vms:
 	d->shutting_down = true;
-	proc_fini(d);
+	vm_list_fini(d);
 free_base:
 	event_base_free(d->base);
 free_paths:

@@ -9,19 +9,23 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "boot.h"
+#include "pc-layout.h"
 #include "proto.h"
 #include "vmconfig.h"
 
 static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
-	"on_reboot", "transient", NULL
+	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
+	NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -135,6 +139,11 @@ config_def_free(struct vm_def *def)
 	free(def->kernel);
 	free(def->initrd);
 	free(def->cmdline);
+	free(def->vnc_addr);
+	if (def->vnc_password != NULL) {
+		explicit_bzero(def->vnc_password, strlen(def->vnc_password));
+		free(def->vnc_password);
+	}
 	free(def);
 }
 
@@ -159,10 +168,13 @@ config_def_dup(const struct vm_def *def)
 		return NULL;
 	*d = *def;
 	d->name = d->kernel = d->initrd = d->cmdline = NULL;
+	d->vnc_addr = d->vnc_password = NULL;
 	if (config_strdup(&d->name, def->name) < 0 ||
 	    config_strdup(&d->kernel, def->kernel) < 0 ||
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
-	    config_strdup(&d->cmdline, def->cmdline) < 0) {
+	    config_strdup(&d->cmdline, def->cmdline) < 0 ||
+	    config_strdup(&d->vnc_addr, def->vnc_addr) < 0 ||
+	    config_strdup(&d->vnc_password, def->vnc_password) < 0) {
 		config_def_free(d);
 		return NULL;
 	}
@@ -198,6 +210,219 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 		config_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+/* The display ---------------------------------------------------------- */
+
+/*
+ * Decimal digits only (no sign, no blanks), at most max: 0, or -EINVAL
+ * (not a number) or -ERANGE.
+ */
+static int
+config_digits(const char *s, size_t len, long max, long *out)
+{
+	long v = 0;
+	size_t i;
+
+	if (len == 0)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (v > max)
+			continue;	/* keep going: a letter is -EINVAL */
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/*
+ * "vnc": "ADDR:N", "ADDR:auto" or "auto"; ADDR an IPv4 literal, an IPv6
+ * literal in brackets, or "localhost".  Sets def->vnc_addr (without the
+ * brackets) and def->vnc_display.
+ */
+static int
+config_parse_vnc(const char *s, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	const char *colon, *disp;
+	char addr[INET6_ADDRSTRLEN + 1];
+	size_t alen;
+	long n;
+	int rc;
+
+	if (strcmp(s, "auto") == 0) {
+		def->vnc_display = CONFIG_VNC_DISPLAY_AUTO;
+		def->vnc_addr = strdup(CONFIG_VNC_ADDR_DEFAULT);
+		return def->vnc_addr != NULL ? 0 : -ENOMEM;
+	}
+	if (s[0] == '[') {
+		colon = strchr(s, ']');
+		if (colon == NULL || colon[1] != ':') {
+			config_err(err, errlen, "vnc: '%.80s' must be "
+			    "[IPV6]:N or [IPV6]:auto", s);
+			return -EINVAL;
+		}
+		alen = (size_t)(colon - s) - 1;
+		disp = colon + 2;
+		if (alen == 0 || alen >= sizeof(addr))
+			goto bad_addr;
+		memcpy(addr, s + 1, alen);
+		addr[alen] = '\0';
+		if (inet_pton(AF_INET6, addr, &a6) != 1)
+			goto bad_addr;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL) {
+			config_err(err, errlen, "vnc: '%.80s' must be ADDR:N, "
+			    "ADDR:auto or auto", s);
+			return -EINVAL;
+		}
+		if (memchr(s, ':', (size_t)(colon - s)) != NULL) {
+			config_err(err, errlen, "vnc: '%.80s': an IPv6 address "
+			    "goes in brackets, as in [::1]:0", s);
+			return -EINVAL;
+		}
+		alen = (size_t)(colon - s);
+		disp = colon + 1;
+		if (alen == 0 || alen >= sizeof(addr))
+			goto bad_addr;
+		memcpy(addr, s, alen);
+		addr[alen] = '\0';
+		if (strcmp(addr, "localhost") != 0 &&
+		    inet_pton(AF_INET, addr, &a4) != 1)
+			goto bad_addr;
+	}
+
+	if (strcmp(disp, "auto") == 0)
+		def->vnc_display = CONFIG_VNC_DISPLAY_AUTO;
+	else {
+		rc = config_digits(disp, strlen(disp), LONG_MAX / 10 - 10, &n);
+		if (rc == -EINVAL) {
+			config_err(err, errlen, "vnc: '%.80s': the display "
+			    "'%.20s' must be a number or auto", s, disp);
+			return -EINVAL;
+		}
+		if (rc < 0 || n > CONFIG_VNC_DISPLAY_MAX) {
+			config_err(err, errlen, "vnc: '%.80s': display %.20s "
+			    "is out of range (0..%d: port %d + N is beyond "
+			    "65535)", s, disp, CONFIG_VNC_DISPLAY_MAX,
+			    CONFIG_VNC_PORT_BASE);
+			return -EINVAL;
+		}
+		def->vnc_display = (int)n;
+	}
+	def->vnc_addr = strdup(addr);
+	return def->vnc_addr != NULL ? 0 : -ENOMEM;
+
+bad_addr:
+	config_err(err, errlen, "vnc: '%.80s': the address must be an IPv4 "
+	    "address, an IPv6 address in brackets, or localhost", s);
+	return -EINVAL;
+}
+
+/* "display": "WIDTHxHEIGHT" within the limits, and within the slot. */
+static int
+config_parse_display(const char *s, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	const char *x;
+	uint64_t size;
+	long w, h;
+
+	x = strchr(s, 'x');
+	if (x == NULL || config_digits(s, (size_t)(x - s), 100000, &w) ==
+	    -EINVAL || config_digits(x + 1, strlen(x + 1), 100000, &h) ==
+	    -EINVAL) {
+		config_err(err, errlen, "display: '%.80s' must be "
+		    "WIDTHxHEIGHT, as in 1024x768", s);
+		return -EINVAL;
+	}
+	if (config_digits(s, (size_t)(x - s), CONFIG_DISPLAY_WIDTH_MAX, &w) <
+	    0 || w < CONFIG_DISPLAY_WIDTH_MIN ||
+	    config_digits(x + 1, strlen(x + 1), CONFIG_DISPLAY_HEIGHT_MAX,
+	    &h) < 0 || h < CONFIG_DISPLAY_HEIGHT_MIN) {
+		config_err(err, errlen, "display: %.80s is out of range "
+		    "(%dx%d..%dx%d)", s, CONFIG_DISPLAY_WIDTH_MIN,
+		    CONFIG_DISPLAY_HEIGHT_MIN, CONFIG_DISPLAY_WIDTH_MAX,
+		    CONFIG_DISPLAY_HEIGHT_MAX);
+		return -EINVAL;
+	}
+	/* x8r8g8b8, stride width * 4, whole pages: the slot's size. */
+	size = ((uint64_t)w * 4 * (uint64_t)h + 4095) & ~(uint64_t)4095;
+	if (size > PC_FRAMEBUFFER_MAX) {
+		config_err(err, errlen, "display: %.80s needs %llu bytes, "
+		    "more than the framebuffer's %llu MiB", s,
+		    (unsigned long long)size,
+		    (unsigned long long)(PC_FRAMEBUFFER_MAX >> 20));
+		return -EINVAL;
+	}
+	def->width = (unsigned int)w;
+	def->height = (unsigned int)h;
+	return 0;
+}
+
+/*
+ * vnc, display, vnc_password and vnc_web.  The last three only mean
+ * something with a display, so without vnc they are refused rather
+ * than silently dropped.  Errors never quote the password.
+ */
+static int
+config_parse_display_members(struct json_object *obj, struct vm_def *def,
+    char *err, size_t errlen)
+{
+	const char *vnc = NULL, *display = NULL, *password = NULL;
+	size_t plen;
+	int web = 0, rc;
+
+	if (proto_arg_string(obj, "vnc", 0, &vnc, err, errlen) < 0 ||
+	    proto_arg_string(obj, "display", 0, &display, err, errlen) < 0 ||
+	    proto_arg_string(obj, "vnc_password", 0, &password, err,
+	    errlen) < 0 ||
+	    proto_arg_bool(obj, "vnc_web", 0, &web, err, errlen) < 0)
+		return -EINVAL;
+	if (vnc == NULL) {
+		const char *key = display != NULL ? "display" :
+		    password != NULL ? "vnc_password" : web ? "vnc_web" : NULL;
+
+		if (key != NULL) {
+			config_err(err, errlen, "%s: only with a display: set "
+			    "vnc too", key);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if ((rc = config_parse_vnc(vnc, def, err, errlen)) < 0)
+		return rc;
+	def->width = CONFIG_DISPLAY_WIDTH_DEFAULT;
+	def->height = CONFIG_DISPLAY_HEIGHT_DEFAULT;
+	if (display != NULL &&
+	    (rc = config_parse_display(display, def, err, errlen)) < 0)
+		return rc;
+	if (password != NULL) {
+		plen = strlen(password);
+		if (plen == 0) {
+			config_err(err, errlen, "vnc_password: must not be "
+			    "empty (leave it out for no password)");
+			return -EINVAL;
+		}
+		if (plen > CONFIG_VNC_PASSWORD_MAX) {
+			config_err(err, errlen, "vnc_password: %zu bytes is "
+			    "longer than %d (VNC authentication uses %d)",
+			    plen, CONFIG_VNC_PASSWORD_MAX,
+			    CONFIG_VNC_PASSWORD_MAX);
+			return -EINVAL;
+		}
+		if ((def->vnc_password = strdup(password)) == NULL)
+			return -ENOMEM;
+	}
+	def->vnc_web = web != 0;
 	return 0;
 }
 
@@ -289,6 +514,12 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	def->transient = b != 0;
 
+	if ((rc = config_parse_display_members(obj, def, err, errlen)) < 0) {
+		if (rc == -ENOMEM)
+			goto nomem;
+		goto fail;
+	}
+
 	*defp = def;
 	return 0;
 
@@ -306,10 +537,30 @@ config_json_string_or_null(const char *s)
 	return s != NULL ? json_object_new_string(s) : NULL;
 }
 
+void
+config_vnc_string(const struct vm_def *def, char *buf, size_t len)
+{
+	char disp[16];
+	bool v6;
+
+	if (def->vnc_addr == NULL) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	if (def->vnc_display == CONFIG_VNC_DISPLAY_AUTO)
+		snprintf(disp, sizeof(disp), "auto");
+	else
+		snprintf(disp, sizeof(disp), "%d", def->vnc_display);
+	v6 = strchr(def->vnc_addr, ':') != NULL;
+	snprintf(buf, len, "%s%s%s:%s", v6 ? "[" : "", def->vnc_addr,
+	    v6 ? "]" : "", disp);
+}
+
 struct json_object *
-config_to_json(const struct vm_def *def)
+config_to_json(const struct vm_def *def, unsigned int flags)
 {
 	struct json_object *obj;
+	char buf[INET6_ADDRSTRLEN + 32];
 
 	obj = json_object_new_object();
 	if (obj == NULL)
@@ -328,6 +579,23 @@ config_to_json(const struct vm_def *def)
 	    json_object_new_string(config_on_reboot_name(def->on_reboot)));
 	json_object_object_add(obj, "transient",
 	    json_object_new_boolean(def->transient));
+	if (def->vnc_addr == NULL) {
+		json_object_object_add(obj, "vnc", NULL);
+		return obj;
+	}
+	config_vnc_string(def, buf, sizeof(buf));
+	json_object_object_add(obj, "vnc", json_object_new_string(buf));
+	snprintf(buf, sizeof(buf), "%ux%u", def->width, def->height);
+	json_object_object_add(obj, "display", json_object_new_string(buf));
+	if (flags & CONFIG_JSON_SECRETS) {
+		if (def->vnc_password != NULL)
+			json_object_object_add(obj, "vnc_password",
+			    json_object_new_string(def->vnc_password));
+	} else
+		json_object_object_add(obj, "vnc_password",
+		    json_object_new_boolean(def->vnc_password != NULL));
+	json_object_object_add(obj, "vnc_web",
+	    json_object_new_boolean(def->vnc_web));
 	return obj;
 }
 
@@ -388,7 +656,7 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		return -ENAMETOOLONG;
 	}
 
-	obj = config_to_json(def);
+	obj = config_to_json(def, CONFIG_JSON_SECRETS);
 	if (obj == NULL) {
 		config_err(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -404,6 +672,13 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		rc = -errno;
 		config_err(err, errlen, "%s: %s", tmp, strerror(-rc));
 		goto put_obj;
+	}
+	/* Owner-only whatever the libc and the umask: the file may hold
+	 * the VNC password.  Set before a byte is written. */
+	if (fchmod(fd, S_IRUSR | S_IWUSR) < 0) {
+		rc = -errno;
+		config_err(err, errlen, "%s: chmod: %s", tmp, strerror(-rc));
+		goto close_tmp;
 	}
 	if ((rc = config_write_all(fd, text, len)) < 0 ||
 	    (rc = config_write_all(fd, "\n", 1)) < 0) {

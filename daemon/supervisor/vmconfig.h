@@ -27,6 +27,20 @@
 #define CONFIG_VCPUS_DEFAULT	1
 #define CONFIG_FILE_MAX		(1024 * 1024)	/* a definition file */
 
+/* The display (vnc, display, vnc_password, vnc_web). */
+#define CONFIG_VNC_ADDR_DEFAULT	"127.0.0.1"
+#define CONFIG_VNC_PORT_BASE	5900	/* display N listens on 5900 + N */
+#define CONFIG_VNC_HTTP_BASE	5800	/* and serves noVNC on 5800 + N */
+#define CONFIG_VNC_DISPLAY_AUTO	(-1)	/* the first free port */
+#define CONFIG_VNC_DISPLAY_MAX	(65535 - CONFIG_VNC_PORT_BASE)
+#define CONFIG_VNC_PASSWORD_MAX	8	/* bytes: VNC's DES key */
+#define CONFIG_DISPLAY_WIDTH_MIN	320
+#define CONFIG_DISPLAY_WIDTH_MAX	4096
+#define CONFIG_DISPLAY_HEIGHT_MIN	200
+#define CONFIG_DISPLAY_HEIGHT_MAX	2160
+#define CONFIG_DISPLAY_WIDTH_DEFAULT	1024
+#define CONFIG_DISPLAY_HEIGHT_DEFAULT	768
+
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
 	VM_ON_REBOOT_STOP,
@@ -41,6 +55,18 @@ struct vm_def {
 	unsigned int vcpus;
 	enum vm_on_reboot on_reboot;
 	bool transient;
+
+	/*
+	 * The display.  vnc_addr is NULL when the VM has none; then the
+	 * members below it are unset (0, NULL, false).  vnc_addr is an
+	 * IPv4 or IPv6 literal (without brackets) or "localhost".
+	 */
+	char *vnc_addr;
+	int vnc_display;	/* N (port 5900 + N), or ..._DISPLAY_AUTO */
+	unsigned int width;	/* pixels */
+	unsigned int height;
+	char *vnc_password;	/* 1..8 bytes, or NULL; never logged */
+	bool vnc_web;		/* also serve noVNC over HTTP */
 };
 
 /* Flags of config_parse(). */
@@ -58,8 +84,22 @@ int	config_parse(struct json_object *obj, unsigned int flags,
 void	config_def_free(struct vm_def *def);
 struct vm_def *config_def_dup(const struct vm_def *def);
 
-/* The definition as a JSON object (what config_parse() accepts). */
-struct json_object *config_to_json(const struct vm_def *def);
+/* Flags of config_to_json(). */
+#define CONFIG_JSON_SECRETS	0x1	/* vnc_password as it is */
+
+/*
+ * The definition as a JSON object.  With CONFIG_JSON_SECRETS it is what
+ * config_parse() accepts back (the stored file); without, it is what
+ * clients are shown: "vnc_password" is true or false, never the value.
+ */
+struct json_object *config_to_json(const struct vm_def *def,
+    unsigned int flags);
+
+/*
+ * The "vnc" member as config_parse() reads it back ("127.0.0.1:0",
+ * "[::1]:auto"), into buf; "" when the VM has no display.
+ */
+void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
 const char *config_on_reboot_name(enum vm_on_reboot r);
 
@@ -75,8 +115,9 @@ int	config_check_file(const char *what, const char *path, bool kernel,
 	    char *err, size_t errlen);
 
 /*
- * Write dir/NAME.json atomically: a temporary file in dir, fsync,
- * rename over the old file, fsync of dir.  0 or -errno (err filled).
+ * Write dir/NAME.json atomically: a temporary file in dir, created
+ * owner-only (0600: it may hold the VNC password), fsync, rename over
+ * the old file, fsync of dir.  0 or -errno (err filled).
  */
 int	config_save(const char *dir, const struct vm_def *def, char *err,
 	    size_t errlen);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "kvm.h"
-#include "machine.h"
+#include "vcpu.h"
 
 static unsigned int
 cpuid_order(unsigned int n)
@@ -89,22 +89,22 @@ cpuid_fix_entry(struct kvm_cpuid_entry2 *e, unsigned int apic_id,
 }
 
 int
-cpuid_setup(struct vcpu *v, unsigned int nvcpus)
+cpuid_setup(int kvm_fd, int vcpu_fd, unsigned int index, unsigned int nvcpus)
 {
 	struct kvm_cpuid2 *cpuid;
 	bool tsc_deadline;
 	unsigned int i;
 	int ret;
 
-	ret = kvm_get_supported_cpuid(v->machine->kvm_fd, &cpuid);
+	ret = kvm_get_supported_cpuid(kvm_fd, &cpuid);
 	if (ret < 0)
 		return ret;
-	tsc_deadline = kvm_check_extension(v->machine->kvm_fd,
+	tsc_deadline = kvm_check_extension(kvm_fd,
 	    KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 	for (i = 0; i < cpuid->nent; i++)
-		cpuid_fix_entry(&cpuid->entries[i], v->index, nvcpus,
+		cpuid_fix_entry(&cpuid->entries[i], index, nvcpus,
 		    tsc_deadline);
-	ret = kvm_ioctl(v->fd, KVM_SET_CPUID2, cpuid);
+	ret = kvm_ioctl(vcpu_fd, KVM_SET_CPUID2, cpuid);
 	free(cpuid);
 	return ret < 0 ? ret : 0;
 }

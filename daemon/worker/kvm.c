@@ -76,8 +76,16 @@ int
 kvm_set_memory(int vm_fd, uint32_t slot, uint64_t gpa, uint64_t size,
     void *host)
 {
+	return kvm_set_memory_flags(vm_fd, slot, gpa, size, host, 0);
+}
+
+int
+kvm_set_memory_flags(int vm_fd, uint32_t slot, uint64_t gpa, uint64_t size,
+    void *host, uint32_t flags)
+{
 	struct kvm_userspace_memory_region region = {
 		.slot = slot,
+		.flags = flags,
 		.guest_phys_addr = gpa,
 		.memory_size = size,
 		.userspace_addr = (uintptr_t)host,
@@ -113,11 +121,16 @@ kvm_set_identity_map_addr(int vm_fd, uint64_t addr)
 }
 
 int
-kvm_irq_line(int vm_fd, uint32_t gsi, int level)
+kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status)
 {
 	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+	int ret;
 
-	return kvm_ioctl(vm_fd, KVM_IRQ_LINE, &irq);
+	ret = kvm_ioctl(vm_fd, KVM_IRQ_LINE_STATUS, &irq);
+	if (ret < 0)
+		return ret;
+	*status = irq.status;
+	return 0;
 }
 
 int
@@ -151,4 +164,12 @@ kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out)
 	}
 	*out = cpuid;
 	return 0;
+}
+
+int
+kvm_get_dirty_log(int vm_fd, uint32_t slot, uint64_t *bitmap)
+{
+	struct kvm_dirty_log log = { .slot = slot, .dirty_bitmap = bitmap };
+
+	return kvm_ioctl(vm_fd, KVM_GET_DIRTY_LOG, &log);
 }

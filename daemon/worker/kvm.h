@@ -15,11 +15,24 @@ int kvm_create_vm(int kvm_fd);
 int kvm_vcpu_mmap_size(int kvm_fd);
 int kvm_set_memory(int vm_fd, uint32_t slot, uint64_t gpa, uint64_t size,
     void *host);
+/* flags: KVM_MEM_LOG_DIRTY_PAGES, KVM_MEM_READONLY. */
+int kvm_set_memory_flags(int vm_fd, uint32_t slot, uint64_t gpa,
+    uint64_t size, void *host, uint32_t flags);
+/*
+ * The pages of a dirty-logged slot written since the last call (one bit
+ * a page, 64-bit words), and forget them.
+ */
+int kvm_get_dirty_log(int vm_fd, uint32_t slot, uint64_t *bitmap);
 int kvm_create_irqchip(int vm_fd);
 int kvm_create_pit2(int vm_fd);
 int kvm_set_tss_addr(int vm_fd, uint64_t addr);
 int kvm_set_identity_map_addr(int vm_fd, uint64_t addr);
-int kvm_irq_line(int vm_fd, uint32_t gsi, int level);
+/*
+ * KVM_IRQ_LINE_STATUS: 0 or -errno; *status as KVM reports it: > 0
+ * delivered (to that many CPUs), 0 coalesced (still pending from the
+ * last edge), < 0 masked or otherwise not delivered.
+ */
+int kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status);
 int kvm_create_vcpu(int vm_fd, unsigned int id);
 /* Returns a malloc'd table of what the host supports (free() it). */
 int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);

@@ -1,9 +1,10 @@
 /*
  * Building, running and tearing down one guest machine.
  *
- * The device table below is the one place that says which chips a guest
- * has and where they sit, so that creation, reset and (later) restore
- * cannot drift apart.
+ * Which devices a machine has, where they sit and which interrupt lines
+ * they drive is the board table's business (board.h): the machine walks
+ * it to build its devices and to describe them, so that creation,
+ * diagnostics and (later) restore cannot drift apart.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,29 +17,18 @@
 #include "kvm.h"
 #include "log.h"
 #include "machine.h"
+#include "pc-layout.h"
 #include "rtc.h"
 #include "uart.h"
 
-/* Addresses KVM needs for its own use on Intel hosts, below 4 GiB. */
-#define MACHINE_TSS_ADDR	0xfffbd000ULL
-#define MACHINE_IDMAP_ADDR	0xfffbc000ULL
-
-#define COM1_PORT	0x3f8
-#define COM1_IRQ	4
-#define RTC_PORT	0x70
-#define RTC_IRQ		8
-#define I8042_DATA_PORT	0x60
-#define I8042_CMD_PORT	0x64
-#define I8042_KBD_IRQ	1
-#define I8042_AUX_IRQ	12
-#define POST_PORT	0x80
-
 const char *
-machine_reset_reason_name(enum machine_reset_reason r)
+machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 {
+	if (source != NULL)
+		return source;
 	switch (r) {
-	case MACHINE_RESET_I8042:
-		return "i8042";
+	case MACHINE_RESET_DEVICE:
+		return "device";
 	case MACHINE_RESET_TRIPLE_FAULT:
 		return "triple_fault";
 	case MACHINE_RESET_SYSTEM_EVENT:
@@ -49,106 +39,117 @@ machine_reset_reason_name(enum machine_reset_reason r)
 	return "unknown";
 }
 
+/* KVM memory slots. */
+#define MACHINE_SLOT_LOW	0
+#define MACHINE_SLOT_HIGH	1
+#define MACHINE_SLOT_FB		2
+
+/* The run controller's report: the machine is held, tell the host. */
 static void
-machine_irq_set(void *opaque, unsigned int gsi, bool level)
+machine_held(void *opaque, enum machine_reset_reason why, const char *source,
+    const char *fatal)
 {
 	struct machine *m = opaque;
+
+	if (fatal != NULL)
+		m->host.fatal(m->host.opaque, fatal);
+	else
+		m->host.reset(m->host.opaque, why, source);
+}
+
+/* A device's reset line or power switch (under its lock, any thread). */
+static void
+machine_system_request(void *opaque, const char *device,
+    enum device_system_request req)
+{
+	struct machine *m = opaque;
+
+	runctl_hold(&m->rc, req == DEVICE_REQUEST_POWEROFF ?
+	    MACHINE_POWEROFF : MACHINE_RESET_DEVICE, device, NULL);
+}
+
+static int
+machine_add_device(struct machine *m, struct machine_device *md,
+    const struct board_device *bd, char *err, size_t errlen)
+{
+	struct iobus *bus = bd->bus == BOARD_PIO ? &m->pio : &m->mmio;
+	void *state;
+	unsigned int i;
 	int ret;
 
-	ret = kvm_irq_line(m->vm_fd, gsi, level);
-	if (ret < 0)
-		log_debug("KVM_IRQ_LINE %u: %s", gsi, strerror(-ret));
+	md->bd = bd;
+	vdev_init(&md->vdev, bd->ops, NULL);
+	devhost_device_init(&md->host, m->dh, bd->name, &md->vdev.lock,
+	    bd->irqs, bd->nirqs);
+	state = bd->create(&md->host.host, &m->backends);
+	if (state == NULL) {
+		snprintf(err, errlen, "cannot create %s: out of memory",
+		    bd->name);
+		return -ENOMEM;
+	}
+	md->vdev.state = state;
+	for (i = 0; i < BOARD_MAX_RANGES && bd->ranges[i].len > 0; i++) {
+		ret = iobus_register(bus, bd->ranges[i].base,
+		    bd->ranges[i].len, &md->vdev, bd->ranges[i].dev_offset);
+		if (ret < 0) {
+			snprintf(err, errlen,
+			    "cannot register %s at 0x%llx: %s", bd->name,
+			    (unsigned long long)bd->ranges[i].base,
+			    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
-
-static void
-machine_uart_tx(void *opaque, const uint8_t *buf, size_t len)
-{
-	struct machine *m = opaque;
-
-	m->host.console_tx(m->host.opaque, buf, len);
-}
-
-static void
-machine_uart_rx_space(void *opaque)
-{
-	struct machine *m = opaque;
-
-	if (m->host.console_rx_space != NULL)
-		m->host.console_rx_space(m->host.opaque);
-}
-
-static void
-machine_i8042_reset(void *opaque)
-{
-	machine_hold(opaque, MACHINE_RESET_I8042, NULL);
-}
-
-/* Port 0x80: POST codes.  Accepted silently; reads float high. */
-static void
-post_read(void *dev, uint64_t offset, void *data, unsigned int size)
-{
-	memset(data, 0xff, size);
-}
-
-static void
-post_write(void *dev, uint64_t offset, const void *data, unsigned int size)
-{
-}
-
-static const struct device_ops post_device_ops = {
-	.name = "post",
-	.read = post_read,
-	.write = post_write,
-};
 
 static int
 machine_add_devices(struct machine *m, char *err, size_t errlen)
 {
-	struct uart_config ucfg = {
-		.irq = { machine_irq_set, m, COM1_IRQ },
-		.tx = machine_uart_tx,
-		.rx_space = machine_uart_rx_space,
+	struct devhost_ram ram[2] = {
+		{ 0, m->mem.low_size, m->mem.low },
+		{ PC_HIGH_RAM_START, m->mem.high_size, m->high },
+	};
+	struct devhost_config hc = {
+		.vm_fd = m->vm_fd,
+		.ram = ram,
+		.nram = m->high != NULL ? 2 : 1,
+		.system_request = machine_system_request,
 		.opaque = m,
 	};
-	struct rtc_config rcfg = {
-		.irq = { machine_irq_set, m, RTC_IRQ },
-	};
-	struct i8042_config kcfg = {
-		.kbd_irq = { machine_irq_set, m, I8042_KBD_IRQ },
-		.aux_irq = { machine_irq_set, m, I8042_AUX_IRQ },
-		.reset_request = machine_i8042_reset,
-		.opaque = m,
-	};
-	struct uart *uart;
-	struct rtc *rtc;
-	struct i8042 *kbc;
-	int ret = 0;
+	size_t i;
+	int ret;
 
-	uart = uart_new(&ucfg);
-	rtc = rtc_new(&rcfg);
-	kbc = i8042_new(&kcfg);
-	if (uart == NULL || rtc == NULL || kbc == NULL) {
-		uart_free(uart);
-		rtc_free(rtc);
-		i8042_free(kbc);
-		snprintf(err, errlen, "cannot create devices: out of memory");
+	hc.base = m->base;
+	ret = devhost_new(&m->dh, &hc);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot create the device host: %s",
+		    strerror(-ret));
+		return ret;
+	}
+	m->devs = calloc(board_pc_size, sizeof(*m->devs));
+	if (m->devs == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	vdev_init(&m->uart, &uart_device_ops, uart);
-	vdev_init(&m->rtc, &rtc_device_ops, rtc);
-	vdev_init(&m->i8042, &i8042_device_ops, kbc);
-	vdev_init(&m->port80, &post_device_ops, NULL);
+	for (i = 0; i < board_pc_size; i++) {
+		m->ndevs = i + 1;
+		ret = machine_add_device(m, &m->devs[i], &board_pc[i], err,
+		    errlen);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
 
-	if ((ret = iobus_register(&m->pio, COM1_PORT, 8, &m->uart, 0)) < 0 ||
-	    (ret = iobus_register(&m->pio, RTC_PORT, 2, &m->rtc, 0)) < 0 ||
-	    (ret = iobus_register(&m->pio, I8042_DATA_PORT, 1, &m->i8042,
-	    0)) < 0 ||
-	    (ret = iobus_register(&m->pio, I8042_CMD_PORT, 1, &m->i8042,
-	    4)) < 0 ||
-	    (ret = iobus_register(&m->pio, POST_PORT, 1, &m->port80, 0)) < 0)
-		snprintf(err, errlen, "cannot register devices: %s",
-		    strerror(-ret));
-	return ret;
+struct machine_device *
+machine_device(struct machine *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndevs; i++)
+		if (strcmp(m->devs[i].bd->name, name) == 0)
+			return &m->devs[i];
+	return NULL;
 }
 
 /*
@@ -158,11 +159,11 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 static void
 machine_cmos_memory(struct machine *m)
 {
-	struct rtc *rtc = m->rtc.state;
+	struct rtc *rtc = machine_device(m, "rtc")->vdev.state;
 	uint64_t ext_kib, above16m, above4g;
 
-	ext_kib = m->mem.low_size > BOOT_HIGH_MEM_START ?
-	    (m->mem.low_size - BOOT_HIGH_MEM_START) / 1024 : 0;
+	ext_kib = m->mem.low_size > PC_HIGH_MEM_START ?
+	    (m->mem.low_size - PC_HIGH_MEM_START) / 1024 : 0;
 	if (ext_kib > 0xffff)
 		ext_kib = 0xffff;
 	above16m = m->mem.low_size > (16ULL << 20) ?
@@ -189,7 +190,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
     size_t errlen)
 {
 	uint64_t total = memory_mib << 20;
-	uint64_t low = total < BOOT_PCI_HOLE_START ? total : BOOT_PCI_HOLE_START;
+	uint64_t low = total < PC_PCI_HOLE_START ? total : PC_PCI_HOLE_START;
 	uint64_t high = total - low;
 	int ret;
 
@@ -203,7 +204,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 	}
 	m->mem.low_size = low;
 	m->mem.zeroed = true;
-	ret = kvm_set_memory(m->vm_fd, 0, 0, low, m->mem.low);
+	ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_LOW, 0, low, m->mem.low);
 	if (ret < 0)
 		goto fail;
 	if (high > 0) {
@@ -217,8 +218,8 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 			return -ENOMEM;
 		}
 		m->mem.high_size = high;
-		ret = kvm_set_memory(m->vm_fd, 1, BOOT_HIGH_RAM_START, high,
-		    m->high);
+		ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_HIGH,
+		    PC_HIGH_RAM_START, high, m->high);
 		if (ret < 0)
 			goto fail;
 	}
@@ -245,7 +246,7 @@ machine_set_irq_routing(struct machine *m)
 	if (r == NULL)
 		return -ENOMEM;
 	for (gsi = 0; gsi < 16; gsi++) {
-		if (gsi == 2)
+		if (gsi == PC_IRQ_CASCADE)
 			continue;
 		r->entries[n++] = (struct kvm_irq_routing_entry){
 			.gsi = gsi,
@@ -255,20 +256,43 @@ machine_set_irq_routing(struct machine *m)
 			.u.irqchip.pin = gsi % 8,
 		};
 	}
-	for (gsi = 0; gsi < BOOT_IOAPIC_PINS; gsi++) {
-		if (gsi == 2)
+	for (gsi = 0; gsi < PC_IOAPIC_PINS; gsi++) {
+		if (gsi == PC_IRQ_CASCADE)
 			continue;
 		r->entries[n++] = (struct kvm_irq_routing_entry){
 			.gsi = gsi,
 			.type = KVM_IRQ_ROUTING_IRQCHIP,
 			.u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC,
-			.u.irqchip.pin = gsi == 0 ? BOOT_MPTABLE_IRQ0_PIN : gsi,
+			.u.irqchip.pin = gsi == 0 ? PC_IRQ0_IOAPIC_PIN : gsi,
 		};
 	}
 	r->nr = n;
 	ret = kvm_ioctl(m->vm_fd, KVM_SET_GSI_ROUTING, r);
 	free(r);
 	return ret < 0 ? ret : 0;
+}
+
+/* The display's framebuffer, in a slot of its own in the PCI hole. */
+static int
+machine_map_fb(struct machine *m, char *err, size_t errlen)
+{
+	int ret;
+
+	if (m->fb.hva == NULL)
+		return 0;
+	if (m->fb.size == 0 || m->fb.size > PC_FRAMEBUFFER_MAX ||
+	    m->fb.size % 4096 != 0) {
+		snprintf(err, errlen, "framebuffer of %llu bytes",
+		    (unsigned long long)m->fb.size);
+		return -EINVAL;
+	}
+	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
+	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
+	    m->fb.dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+	if (ret < 0)
+		snprintf(err, errlen, "cannot map the framebuffer: %s",
+		    strerror(-ret));
+	return ret;
 }
 
 static int
@@ -282,6 +306,7 @@ machine_create_vm(struct machine *m, char *err, size_t errlen)
 		{ KVM_CAP_PIT2, "in-kernel PIT" },
 		{ KVM_CAP_USER_MEMORY, "user memory" },
 		{ KVM_CAP_IMMEDIATE_EXIT, "immediate exit" },
+		{ KVM_CAP_IRQ_INJECT_STATUS, "interrupt injection status" },
 	};
 	size_t i;
 	int ret;
@@ -305,13 +330,13 @@ machine_create_vm(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(-ret));
 		return ret;
 	}
-	ret = kvm_set_tss_addr(m->vm_fd, MACHINE_TSS_ADDR);
+	ret = kvm_set_tss_addr(m->vm_fd, PC_KVM_TSS_ADDR);
 	if (ret < 0) {
 		snprintf(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(-ret));
 		return ret;
 	}
 	/* Only Intel hosts use it; others may refuse and that is fine. */
-	kvm_set_identity_map_addr(m->vm_fd, MACHINE_IDMAP_ADDR);
+	kvm_set_identity_map_addr(m->vm_fd, PC_KVM_IDMAP_ADDR);
 	ret = kvm_create_irqchip(m->vm_fd);
 	if (ret < 0) {
 		snprintf(err, errlen, "KVM_CREATE_IRQCHIP: %s", strerror(-ret));
@@ -340,6 +365,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 		.cmdline = cfg->cmdline,
 		.ncpus = cfg->vcpus,
 	};
+	struct vcpu_config vc;
 	struct boot_cpu boot;
 	struct machine *m;
 	char why[256];
@@ -352,16 +378,38 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 		return -ENOMEM;
 	}
 	m->host = *host;
+	m->backends = cfg->backends;
+	m->fb = cfg->fb;
+	if (m->fb.hva != NULL)
+		args.fb = (struct boot_fb){
+			.base = PC_FRAMEBUFFER_ADDR,
+			.size = m->fb.size,
+			.width = m->fb.width,
+			.height = m->fb.height,
+			.stride = m->fb.stride,
+		};
+	m->base = cfg->base;
 	m->kvm_fd = m->vm_fd = -1;
 	m->nvcpus = cfg->vcpus;
-	m->state = MACHINE_RUNNING;
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->cond, NULL);
 	iobus_init(&m->pio);
 	iobus_init(&m->mmio);
+	ret = runctl_init(&m->rc, m->nvcpus, machine_held, m);
+	if (ret < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	m->vcpus = calloc(m->nvcpus, sizeof(*m->vcpus));
+	if (m->vcpus == NULL) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < m->nvcpus; i++)
+		vcpu_clear(&m->vcpus[i]);
 
 	if ((ret = machine_create_vm(m, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
+	    (ret = machine_map_fb(m, err, errlen)) < 0 ||
 	    (ret = machine_add_devices(m, err, errlen)) < 0)
 		goto fail;
 	machine_cmos_memory(m);
@@ -373,21 +421,22 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 		goto fail;
 	}
 
-	m->vcpus = calloc(m->nvcpus, sizeof(*m->vcpus));
-	if (m->vcpus == NULL) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
+	vc = (struct vcpu_config){
+		.kvm_fd = m->kvm_fd,
+		.vm_fd = m->vm_fd,
+		.nvcpus = m->nvcpus,
+		.pio = &m->pio,
+		.mmio = &m->mmio,
+		.rc = &m->rc,
+	};
 	for (i = 0; i < m->nvcpus; i++) {
-		m->vcpus[i].fd = -1;
-		m->vcpus[i].stats.fd = -1;
-	}
-	for (i = 0; i < m->nvcpus; i++) {
-		ret = vcpu_init(&m->vcpus[i], m, i, i == 0 ? &boot : NULL,
-		    err, errlen);
+		vc.index = i;
+		/* Application processors wait for INIT/SIPI, as on a PC. */
+		vc.boot = i == 0 ? &boot : NULL;
+		ret = vcpu_init(&m->vcpus[i], &vc, err, errlen);
 		if (ret < 0)
 			goto fail;
+		runctl_attach(&m->rc, i, &m->vcpus[i].ctl);
 	}
 	*out = m;
 	return 0;
@@ -411,131 +460,65 @@ machine_start(struct machine *m)
 	return 0;
 }
 
-/* Caller holds m->lock. */
-static void
-machine_kick_all(struct machine *m)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->nvcpus; i++)
-		vcpu_kick(&m->vcpus[i]);
-}
-
-static unsigned int
-machine_threads(const struct machine *m)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < m->nvcpus; i++)
-		n += m->vcpus[i].thread_started;
-	return n;
-}
-
 void
 machine_pause(struct machine *m)
 {
-	unsigned int threads = machine_threads(m);
-
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_RUNNING) {
-		__atomic_store_n(&m->state, MACHINE_PAUSED, __ATOMIC_RELEASE);
-		machine_kick_all(m);
-		while (m->vcpus_parked + m->vcpus_exited < threads)
-			pthread_cond_wait(&m->cond, &m->lock);
-	}
-	pthread_mutex_unlock(&m->lock);
-}
-
-/*
- * Only while paused: the vCPU threads are parked outside KVM_RUN, so
- * the vCPU ioctls answer at once instead of waiting for an exit.
- */
-int
-machine_get_vcpu_regs(struct machine *m, unsigned int index,
-    struct kvm_regs *regs, struct kvm_sregs *sregs)
-{
-	int ret = -EBUSY;
-
-	if (index >= m->nvcpus)
-		return -EINVAL;
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_PAUSED)
-		ret = vcpu_get_regs(&m->vcpus[index], regs, sregs);
-	pthread_mutex_unlock(&m->lock);
-	return ret;
+	runctl_pause(&m->rc);
+	devhost_pause(m->dh);
 }
 
 void
 machine_resume(struct machine *m)
 {
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_PAUSED) {
-		__atomic_store_n(&m->state, MACHINE_RUNNING, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&m->cond);
-	}
-	pthread_mutex_unlock(&m->lock);
+	devhost_resume(m->dh);
+	runctl_resume(&m->rc);
 }
 
-void
-machine_hold(struct machine *m, enum machine_reset_reason why,
-    const char *fatal)
+struct machine_regs_read {
+	struct vcpu *v;
+	struct kvm_regs *regs;
+	struct kvm_sregs *sregs;
+};
+
+static int
+machine_read_regs(void *arg)
 {
-	bool report = false;
+	struct machine_regs_read *r = arg;
 
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_RUNNING || m->state == MACHINE_PAUSED) {
-		__atomic_store_n(&m->state, MACHINE_HELD, __ATOMIC_RELEASE);
-		machine_kick_all(m);
-	}
-	if (m->state == MACHINE_HELD && !m->held_reported) {
-		m->held_reported = true;
-		report = true;
-	}
-	pthread_mutex_unlock(&m->lock);
-
-	if (!report)
-		return;
-	if (fatal != NULL)
-		m->host.fatal(m->host.opaque, fatal);
-	else
-		m->host.reset(m->host.opaque, why);
+	return vcpu_get_regs(r->v, r->regs, r->sregs);
 }
 
-static void
-machine_stop_threads(struct machine *m)
+int
+machine_get_vcpu_regs(struct machine *m, unsigned int index,
+    struct kvm_regs *regs, struct kvm_sregs *sregs)
 {
-	unsigned int i;
+	struct machine_regs_read r = { NULL, regs, sregs };
 
-	pthread_mutex_lock(&m->lock);
-	__atomic_store_n(&m->state, MACHINE_STOPPING, __ATOMIC_RELEASE);
-	machine_kick_all(m);
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
-	for (i = 0; i < m->nvcpus; i++) {
-		if (m->vcpus[i].thread_started) {
-			pthread_join(m->vcpus[i].thread, NULL);
-			m->vcpus[i].thread_started = false;
-		}
-	}
+	if (index >= m->nvcpus)
+		return -EINVAL;
+	r.v = &m->vcpus[index];
+	return runctl_while_paused(&m->rc, machine_read_regs, &r);
 }
 
 void
 machine_free(struct machine *m)
 {
 	unsigned int i;
+	size_t d;
 
 	if (m == NULL)
 		return;
 	if (m->vcpus != NULL) {
-		machine_stop_threads(m);
+		runctl_stop(&m->rc);
 		for (i = 0; i < m->nvcpus; i++)
 			vcpu_destroy(&m->vcpus[i]);
 		free(m->vcpus);
 	}
-	vdev_destroy(&m->uart);
-	vdev_destroy(&m->rtc);
-	vdev_destroy(&m->i8042);
-	vdev_destroy(&m->port80);
+	/* Devices free their timers, so before the device host. */
+	for (d = 0; d < m->ndevs; d++)
+		vdev_destroy(&m->devs[d].vdev);
+	free(m->devs);
+	devhost_free(m->dh);
 	iobus_destroy(&m->pio);
 	iobus_destroy(&m->mmio);
 	if (m->mem.low != NULL)
@@ -546,47 +529,102 @@ machine_free(struct machine *m)
 		close(m->vm_fd);
 	if (m->kvm_fd >= 0)
 		close(m->kvm_fd);
-	pthread_cond_destroy(&m->cond);
-	pthread_mutex_destroy(&m->lock);
+	runctl_destroy(&m->rc);
 	free(m);
 }
 
 size_t
 machine_console_input(struct machine *m, const uint8_t *buf, size_t len)
 {
+	struct machine_device *md = machine_device(m, "com1");
 	size_t n;
 
-	vdev_lock(&m->uart);
-	n = uart_receive(m->uart.state, buf, len);
-	vdev_unlock(&m->uart);
+	vdev_lock(&md->vdev);
+	n = uart_receive(md->vdev.state, buf, len);
+	vdev_unlock(&md->vdev);
 	return n;
 }
 
 int
 machine_ctrl_alt_del(struct machine *m)
 {
+	struct machine_device *md = machine_device(m, "i8042");
 	int ret;
 
-	vdev_lock(&m->i8042);
-	ret = i8042_ctrl_alt_del(m->i8042.state);
-	vdev_unlock(&m->i8042);
+	vdev_lock(&md->vdev);
+	ret = i8042_ctrl_alt_del(md->vdev.state);
+	vdev_unlock(&md->vdev);
 	return ret;
 }
 
+int
+machine_keyboard(struct machine *m, const uint8_t *set2, size_t len)
+{
+	struct machine_device *md = machine_device(m, "i8042");
+	int ret;
+
+	vdev_lock(&md->vdev);
+	ret = i8042_key(md->vdev.state, set2, len);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
+int
+machine_mouse(struct machine *m, int dx, int dy, int dz, unsigned int buttons)
+{
+	struct machine_device *md = machine_device(m, "i8042");
+	int ret;
+
+	vdev_lock(&md->vdev);
+	ret = i8042_mouse(md->vdev.state, dx, dy, dz, buttons);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
+int
+machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words)
+{
+	size_t pages = m->fb.size / 4096, n = (pages + 63) / 64, i;
+	uint64_t *log;
+	int ret;
+
+	if (m->fb.hva == NULL || !m->fb.dirty_log)
+		return -ENODEV;
+	if (words < n)
+		return -EINVAL;
+	log = calloc(n, sizeof(*log));
+	if (log == NULL)
+		return -ENOMEM;
+	ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB, log);
+	if (ret == 0)
+		for (i = 0; i < n; i++)
+			bitmap[i] |= log[i];
+	free(log);
+	return ret < 0 ? ret : 0;
+}
+
 void
-machine_get_diag(struct machine *m, struct machine_diag *d)
+machine_device_diag(struct machine *m, struct machine_device *md,
+    struct device_diag *d)
+{
+	if (md->bd->ops->diag == NULL)
+		return;
+	vdev_lock(&md->vdev);
+	md->bd->ops->diag(md->vdev.state, d);
+	vdev_unlock(&md->vdev);
+}
+
+int
+machine_get_ioapic(struct machine *m, struct machine_ioapic *io)
 {
 	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
 	unsigned int i;
+	int ret;
 
-	memset(d, 0, sizeof(*d));
-	vdev_lock(&m->uart);
-	uart_get_state(m->uart.state, &d->com1);
-	vdev_unlock(&m->uart);
-	if (kvm_ioctl(m->vm_fd, KVM_GET_IRQCHIP, &chip) < 0)
-		return;
-	d->ioapic_valid = true;
-	d->ioapic_irr = chip.chip.ioapic.irr;
-	for (i = 0; i < BOOT_IOAPIC_PINS; i++)
-		d->ioapic_redir[i] = chip.chip.ioapic.redirtbl[i].bits;
+	if ((ret = kvm_ioctl(m->vm_fd, KVM_GET_IRQCHIP, &chip)) < 0)
+		return ret;
+	io->irr = chip.chip.ioapic.irr;
+	for (i = 0; i < PC_IOAPIC_PINS; i++)
+		io->redir[i] = chip.chip.ioapic.redirtbl[i].bits;
+	return 0;
 }

@@ -1,88 +1,84 @@
 /*
  * One guest machine: a KVM VM with its memory, in-kernel interrupt
- * controllers and PIT, the user-space devices on the I/O buses, and one
- * thread per vCPU.
+ * controllers and PIT, the devices of its board on the I/O buses, and
+ * one thread per vCPU.
  *
- * The machine never talks to the outside world itself.  Console output,
- * free space in the console receiver, reset requests and fatal errors go
- * to the host (the worker) through callbacks, which are called from vCPU
- * threads and must not block.
+ * The machine never talks to the outside world itself: its devices
+ * reach the worker's backends (the console) through what the worker
+ * handed over in machine_config, and resets, power-offs and fatal
+ * errors go to the worker through machine_host, called from whatever
+ * thread held the machine (usually a vCPU's) and never blocking.
+ *
+ * Threads: machine_new(), machine_free() and the machine_* calls below
+ * run on the worker's event loop thread; device timers run there too.
  */
 #ifndef VMMD_MACHINE_H
 #define VMMD_MACHINE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <event2/event.h>
 #include <linux/kvm.h>
 
+#include "board.h"
 #include "boot.h"
+#include "devhost.h"
 #include "iobus.h"
-#include "kvm-stats.h"
-#include "uart.h"
+#include "runctl.h"
+#include "vcpu.h"
 
-enum machine_reset_reason {
-	MACHINE_RESET_I8042,		/* keyboard controller reset line */
-	MACHINE_RESET_TRIPLE_FAULT,	/* KVM_EXIT_SHUTDOWN */
-	MACHINE_RESET_SYSTEM_EVENT,	/* KVM_EXIT_SYSTEM_EVENT reset */
-	MACHINE_POWEROFF,		/* KVM_EXIT_SYSTEM_EVENT shutdown */
-};
-
-const char *machine_reset_reason_name(enum machine_reset_reason r);
+/* The reason's name for events: "triple_fault", or source if given. */
+const char *machine_reset_reason_name(enum machine_reset_reason r,
+    const char *source);
 
 struct machine_host {
-	void (*console_tx)(void *opaque, const uint8_t *buf, size_t len);
-	void (*console_rx_space)(void *opaque);
-	void (*reset)(void *opaque, enum machine_reset_reason why);
+	/* why, and for a device's request the device's name (else NULL) */
+	void (*reset)(void *opaque, enum machine_reset_reason why,
+	    const char *source);
 	void (*fatal)(void *opaque, const char *why);
 	void *opaque;
 };
 
+/*
+ * The display's framebuffer, owned by the worker (it outlives resets):
+ * mapped into its own memory slot at PC_FRAMEBUFFER_ADDR.  hva NULL: no
+ * display.  With dirty_log the slot logs writes for
+ * machine_fb_dirty(); without, the owner tracks them itself.
+ */
+struct machine_fb {
+	void *hva;
+	uint64_t size;		/* page-aligned */
+	uint32_t width;
+	uint32_t height;
+	uint32_t stride;
+	bool dirty_log;
+};
+
 struct machine_config {
+	struct event_base *base;	/* the worker's loop */
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
 	const char *cmdline;
 	uint64_t memory_mib;
 	unsigned int vcpus;
+	struct board_backends backends;	/* owned by the worker */
+	struct machine_fb fb;
 };
 
-/* Exit counters, per vCPU; written by the vCPU thread only. */
-enum vcpu_exit_kind {
-	VCPU_EXIT_IO,
-	VCPU_EXIT_MMIO,
-	VCPU_EXIT_HLT,
-	VCPU_EXIT_SHUTDOWN,
-	VCPU_EXIT_SYSTEM_EVENT,
-	VCPU_EXIT_INTR,		/* KVM_RUN interrupted by a signal */
-	VCPU_EXIT_OTHER,
-	VCPU_EXIT_KINDS
-};
-
-struct machine;
-
-struct vcpu {
-	struct machine *machine;
-	unsigned int index;
-	int fd;
-	struct kvm_run *run;
-	size_t run_size;
-	pthread_t thread;
-	bool thread_started;
-	uint64_t exits[VCPU_EXIT_KINDS];
-	struct kvm_stats stats;		/* the kernel's side of the exits */
-};
-
-enum machine_run_state {
-	MACHINE_RUNNING,
-	MACHINE_PAUSED,
-	MACHINE_HELD,		/* a reset or fatal error waits for the host */
-	MACHINE_STOPPING,	/* vCPU threads are leaving for good */
+/* A device of the board, as the machine holds it. */
+struct machine_device {
+	const struct board_device *bd;
+	struct vdev vdev;		/* state and lock */
+	struct devhost_device host;
 };
 
 struct machine {
 	struct machine_host host;
+	struct board_backends backends;
+	struct machine_fb fb;
+	struct event_base *base;
 	int kvm_fd;
 	int vm_fd;
 
@@ -91,21 +87,13 @@ struct machine {
 
 	struct iobus pio;
 	struct iobus mmio;
-	struct vdev uart;
-	struct vdev rtc;
-	struct vdev i8042;
-	struct vdev port80;
+	struct devhost *dh;
+	struct machine_device *devs;	/* in board order */
+	size_t ndevs;
 
+	struct runctl rc;
 	unsigned int nvcpus;
 	struct vcpu *vcpus;
-
-	/* Run control, shared with the vCPU threads. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	enum machine_run_state state;
-	unsigned int vcpus_parked;	/* threads waiting while paused */
-	unsigned int vcpus_exited;
-	bool held_reported;
 };
 
 /*
@@ -119,41 +107,43 @@ int machine_new(struct machine **out, const struct machine_config *cfg,
 void machine_free(struct machine *m);
 
 int machine_start(struct machine *m);
-/* Pausing waits for every vCPU to leave KVM_RUN (a matter of microseconds). */
+/*
+ * Pausing waits for every vCPU to leave KVM_RUN (a matter of
+ * microseconds) and stops the VM clock; resuming restarts both.
+ */
 void machine_pause(struct machine *m);
 void machine_resume(struct machine *m);
 /* A vCPU's registers, for diagnostics; -EBUSY unless paused. */
 int machine_get_vcpu_regs(struct machine *m, unsigned int index,
     struct kvm_regs *regs, struct kvm_sregs *sregs);
 
+/* The board's device called name, or NULL. */
+struct machine_device *machine_device(struct machine *m, const char *name);
+
 /* Host-side device input; each takes the device's lock. */
 size_t machine_console_input(struct machine *m, const uint8_t *buf,
     size_t len);
 int machine_ctrl_alt_del(struct machine *m);
-
-/* Device and interrupt-controller state, for diagnostics (vm.info). */
-struct machine_diag {
-	struct uart_state com1;
-	bool ioapic_valid;
-	uint32_t ioapic_irr;
-	uint64_t ioapic_redir[BOOT_IOAPIC_PINS];
-};
-void machine_get_diag(struct machine *m, struct machine_diag *d);
-
-/* Exposed for vcpu.c. */
-int vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
-    const struct boot_cpu *boot, char *err, size_t errlen);
-void vcpu_destroy(struct vcpu *v);
-int vcpu_start(struct vcpu *v);
-void vcpu_kick(struct vcpu *v);
-int vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs,
-    struct kvm_sregs *sregs);
-int cpuid_setup(struct vcpu *v, unsigned int nvcpus);
+/* Set 2 scancodes from a host keyboard: 0 or -ENOSPC (see i8042.h). */
+int machine_keyboard(struct machine *m, const uint8_t *set2, size_t len);
+/* Relative mouse movement and buttons (see i8042_mouse()). */
+int machine_mouse(struct machine *m, int dx, int dy, int dz,
+    unsigned int buttons);
 /*
- * Called from a vCPU thread: stop every vCPU and hand the machine to the
- * host (reset or fatal).  Only the first caller reaches the host.
+ * OR the framebuffer pages written since the last call into bitmap (one
+ * bit a page), for a framebuffer with dirty_log.  0 or -errno.
  */
-void machine_hold(struct machine *m, enum machine_reset_reason why,
-    const char *fatal);
+int machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words);
+
+/* Each device's diagnostics (device_ops.diag), under its lock. */
+void machine_device_diag(struct machine *m, struct machine_device *md,
+    struct device_diag *d);
+
+/* The IOAPIC's state, for diagnostics; -errno if KVM would not tell. */
+struct machine_ioapic {
+	uint32_t irr;
+	uint64_t redir[PC_IOAPIC_PINS];
+};
+int machine_get_ioapic(struct machine *m, struct machine_ioapic *io);
 
 #endif

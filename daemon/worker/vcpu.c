@@ -1,13 +1,7 @@
 /*
  * vCPU threads: initial register state, the KVM_RUN loop and exit
- * dispatch to the I/O buses.
- *
- * Run control: the fast path reads the machine state without a lock.
- * To stop vCPUs the host sets the state and run->immediate_exit under
- * the machine lock and sends SIGUSR1: a vCPU inside KVM_RUN leaves it
- * with EINTR, one about to enter returns at once because of
- * immediate_exit, and either way it then sees the new state under the
- * lock.  immediate_exit is cleared only under that lock.
+ * dispatch to the I/O buses.  How they are stopped and parked is the run
+ * controller's business (runctl.h): the loop only asks it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,7 +13,7 @@
 
 #include "kvm.h"
 #include "log.h"
-#include "machine.h"
+#include "vcpu.h"
 
 #define CR0_PE		(1ULL << 0)
 #define CR0_ET		(1ULL << 4)
@@ -125,23 +119,37 @@ vcpu_set_firmware_state(struct vcpu *v)
 	return 0;
 }
 
-int
-vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
-    const struct boot_cpu *boot, char *err, size_t errlen)
+const char *const vcpu_exit_names[VCPU_EXIT_KINDS] = {
+	"io", "mmio", "hlt", "shutdown", "system_event", "intr", "other",
+};
+
+void
+vcpu_clear(struct vcpu *v)
 {
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	v->stats.fd = -1;
+}
+
+int
+vcpu_init(struct vcpu *v, const struct vcpu_config *cfg, char *err,
+    size_t errlen)
+{
+	unsigned int index = cfg->index;
 	int ret, size;
 
-	memset(v, 0, sizeof(*v));
-	v->stats.fd = -1;
-	v->machine = m;
+	vcpu_clear(v);
 	v->index = index;
-	v->fd = kvm_create_vcpu(m->vm_fd, index);
+	v->pio = cfg->pio;
+	v->mmio = cfg->mmio;
+	v->rc = cfg->rc;
+	v->fd = kvm_create_vcpu(cfg->vm_fd, index);
 	if (v->fd < 0) {
 		snprintf(err, errlen, "cannot create vCPU %u: %s", index,
 		    strerror(-v->fd));
 		return v->fd;
 	}
-	size = kvm_vcpu_mmap_size(m->kvm_fd);
+	size = kvm_vcpu_mmap_size(cfg->kvm_fd);
 	if (size < 0) {
 		ret = size;
 		snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s",
@@ -157,9 +165,10 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 		goto close_fd;
 	}
 	v->run_size = size;
+	v->ctl.run = v->run;
 	/* Diagnostics only: a kernel without them runs guests all the same. */
 	(void)kvm_stats_open(&v->stats, v->fd);
-	ret = cpuid_setup(v, m->nvcpus);
+	ret = cpuid_setup(cfg->kvm_fd, v->fd, index, cfg->nvcpus);
 	if (ret < 0) {
 		snprintf(err, errlen, "vCPU %u: cannot set CPUID: %s", index,
 		    strerror(-ret));
@@ -172,8 +181,8 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 		goto unmap;
 	}
 	/* Application processors wait for INIT/SIPI, as on a PC. */
-	if (boot != NULL) {
-		ret = vcpu_set_boot_state(v, boot);
+	if (cfg->boot != NULL) {
+		ret = vcpu_set_boot_state(v, cfg->boot);
 		if (ret < 0) {
 			snprintf(err, errlen,
 			    "vCPU %u: cannot set boot registers: %s", index,
@@ -186,7 +195,7 @@ vcpu_init(struct vcpu *v, struct machine *m, unsigned int index,
 unmap:
 	kvm_stats_close(&v->stats);
 	munmap(v->run, v->run_size);
-	v->run = NULL;
+	v->run = v->ctl.run = NULL;
 close_fd:
 	close(v->fd);
 	v->fd = -1;
@@ -201,15 +210,27 @@ vcpu_destroy(struct vcpu *v)
 		munmap(v->run, v->run_size);
 	if (v->fd >= 0)
 		close(v->fd);
-	v->run = NULL;
+	v->run = v->ctl.run = NULL;
 	v->fd = -1;
+}
+
+/*
+ * One more exit of kind k.  The vCPU's thread is the only writer: a
+ * relaxed load and store (no locked instruction) keep readers on other
+ * threads from seeing a torn value.
+ */
+static inline void
+vcpu_count(struct vcpu *v, enum vcpu_exit_kind k)
+{
+	__atomic_store_n(&v->exits[k], __atomic_load_n(&v->exits[k],
+	    __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
 static void
 vcpu_handle_io(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
-	struct iobus *bus = &v->machine->pio;
+	struct iobus *bus = v->pio;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	uint32_t i;
 
@@ -230,10 +251,10 @@ vcpu_handle_mmio(struct vcpu *v)
 	if (len > sizeof(run->mmio.data))
 		len = sizeof(run->mmio.data);
 	if (run->mmio.is_write)
-		iobus_write(&v->machine->mmio, run->mmio.phys_addr,
+		iobus_write(v->mmio, run->mmio.phys_addr,
 		    run->mmio.data, len);
 	else
-		iobus_read(&v->machine->mmio, run->mmio.phys_addr,
+		iobus_read(v->mmio, run->mmio.phys_addr,
 		    run->mmio.data, len);
 }
 
@@ -248,35 +269,7 @@ vcpu_fatal(struct vcpu *v, const char *what)
 		    v->index, what, (unsigned long long)regs.rip);
 	else
 		snprintf(why, sizeof(why), "vCPU %u: %s", v->index, what);
-	machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, why);
-}
-
-/* Returns false when the thread must leave. */
-static bool
-vcpu_wait_runnable(struct vcpu *v)
-{
-	struct machine *m = v->machine;
-	bool run;
-
-	pthread_mutex_lock(&m->lock);
-	if (m->state == MACHINE_PAUSED || m->state == MACHINE_HELD) {
-		/*
-		 * Tell machine_pause() once.  Parked vCPUs share the condition
-		 * variable: broadcasting on every wake-up would have them wake
-		 * each other for as long as the machine stays paused.
-		 */
-		m->vcpus_parked++;
-		pthread_cond_broadcast(&m->cond);
-		while (m->state == MACHINE_PAUSED ||
-		    m->state == MACHINE_HELD)
-			pthread_cond_wait(&m->cond, &m->lock);
-		m->vcpus_parked--;
-	}
-	run = m->state == MACHINE_RUNNING;
-	if (run)
-		v->run->immediate_exit = 0;
-	pthread_mutex_unlock(&m->lock);
-	return run;
+	runctl_hold(v->rc, MACHINE_RESET_TRIPLE_FAULT, NULL, why);
 }
 
 /* Only from the vCPU's thread, or while it is kept out of KVM_RUN. */
@@ -329,32 +322,32 @@ vcpu_dispatch(struct vcpu *v)
 
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
-		v->exits[VCPU_EXIT_IO]++;
+		vcpu_count(v, VCPU_EXIT_IO);
 		vcpu_handle_io(v);
 		break;
 	case KVM_EXIT_MMIO:
-		v->exits[VCPU_EXIT_MMIO]++;
+		vcpu_count(v, VCPU_EXIT_MMIO);
 		vcpu_handle_mmio(v);
 		break;
 	case KVM_EXIT_HLT:
 		/* Only without an in-kernel LAPIC; just run again. */
-		v->exits[VCPU_EXIT_HLT]++;
+		vcpu_count(v, VCPU_EXIT_HLT);
 		break;
 	case KVM_EXIT_SHUTDOWN:
-		v->exits[VCPU_EXIT_SHUTDOWN]++;
+		vcpu_count(v, VCPU_EXIT_SHUTDOWN);
 		vcpu_log_triple_fault(v);
-		machine_hold(v->machine, MACHINE_RESET_TRIPLE_FAULT, NULL);
+		runctl_hold(v->rc, MACHINE_RESET_TRIPLE_FAULT, NULL, NULL);
 		break;
 	case KVM_EXIT_SYSTEM_EVENT:
-		v->exits[VCPU_EXIT_SYSTEM_EVENT]++;
+		vcpu_count(v, VCPU_EXIT_SYSTEM_EVENT);
 		if (run->system_event.type == KVM_SYSTEM_EVENT_SHUTDOWN)
-			machine_hold(v->machine, MACHINE_POWEROFF, NULL);
+			runctl_hold(v->rc, MACHINE_POWEROFF, NULL, NULL);
 		else
-			machine_hold(v->machine, MACHINE_RESET_SYSTEM_EVENT,
+			runctl_hold(v->rc, MACHINE_RESET_SYSTEM_EVENT, NULL,
 			    NULL);
 		break;
 	case KVM_EXIT_FAIL_ENTRY:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what),
 		    "VM entry failed (hardware reason 0x%llx)",
 		    (unsigned long long)
@@ -362,13 +355,13 @@ vcpu_dispatch(struct vcpu *v)
 		vcpu_fatal(v, what);
 		break;
 	case KVM_EXIT_INTERNAL_ERROR:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what), "KVM internal error %u",
 		    run->internal.suberror);
 		vcpu_fatal(v, what);
 		break;
 	default:
-		v->exits[VCPU_EXIT_OTHER]++;
+		vcpu_count(v, VCPU_EXIT_OTHER);
 		snprintf(what, sizeof(what), "unexpected exit reason %u",
 		    run->exit_reason);
 		vcpu_fatal(v, what);
@@ -380,7 +373,6 @@ static void *
 vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
-	struct machine *m = v->machine;
 	char what[96];
 	sigset_t set;
 	int ret;
@@ -390,15 +382,14 @@ vcpu_thread(void *arg)
 	sigdelset(&set, SIGUSR1);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 
-	while (vcpu_wait_runnable(v)) {
+	while (runctl_wait_runnable(v->rc, &v->ctl)) {
 		for (;;) {
-			if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) !=
-			    MACHINE_RUNNING)
+			if (!runctl_running(v->rc))
 				break;
 			ret = ioctl(v->fd, KVM_RUN, 0);
 			if (ret < 0) {
 				if (errno == EINTR || errno == EAGAIN) {
-					v->exits[VCPU_EXIT_INTR]++;
+					vcpu_count(v, VCPU_EXIT_INTR);
 					continue;
 				}
 				snprintf(what, sizeof(what), "KVM_RUN: %s",
@@ -410,10 +401,7 @@ vcpu_thread(void *arg)
 		}
 	}
 
-	pthread_mutex_lock(&m->lock);
-	m->vcpus_exited++;
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	runctl_vcpu_exited(v->rc);
 	return NULL;
 }
 
@@ -433,21 +421,11 @@ vcpu_start(struct vcpu *v)
 	/* No SA_RESTART: the kick must interrupt KVM_RUN. */
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
 		return -errno;
-	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	ret = pthread_create(&v->ctl.thread, NULL, vcpu_thread, v);
 	if (ret != 0)
 		return -ret;
-	v->thread_started = true;
+	v->ctl.thread_started = true;
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
-	pthread_setname_np(v->thread, name);
+	pthread_setname_np(v->ctl.thread, name);
 	return 0;
-}
-
-/* Caller holds the machine lock and has changed the state. */
-void
-vcpu_kick(struct vcpu *v)
-{
-	if (v->run != NULL)
-		v->run->immediate_exit = 1;
-	if (v->thread_started)
-		pthread_kill(v->thread, SIGUSR1);
 }

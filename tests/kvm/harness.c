@@ -482,18 +482,39 @@ h_conn_free(struct h_conn *c)
 struct h_conn *
 h_connect(struct h_daemon *d)
 {
+	int fd;
+
+	if ((fd = h_connect_fd(d)) == -1)
+		return NULL;
+	return h_conn_adopt(fd);
+}
+
+struct h_conn *
+h_setup(struct h_daemon **dp)
+{
+	struct h_conn *c;
+
+	*dp = h_daemon_start();
+	if ((c = h_connect(*dp)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	return c;
+}
+
+struct h_conn *
+h_conn_adopt(int fd)
+{
 	struct h_conn *c;
 	struct json_object *g;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
 		return NULL;
-	c->fd = -1;
+	}
+	c->fd = fd;
 	c->next_id = 1;
 	c->pl = proto_lines_new(16 * PROTO_MAX_LINE);
 	c->events = json_object_new_array();
 	if (c->pl == NULL || c->events == NULL)
-		goto fail;
-	if ((c->fd = h_connect_fd(d)) == -1)
 		goto fail;
 	if ((g = h_read_msg(c, H_REPLY_MS)) == NULL) {
 		tap_diag("no greeting");
@@ -724,6 +745,11 @@ h_call(struct h_conn *c, const char *cmd, struct json_object *args,
 {
 	int64_t id;
 
+	if (c == NULL) {
+		/* The connection failed and said why: one more failure. */
+		json_object_put(args);
+		return NULL;
+	}
 	if ((id = h_send_request(c, cmd, args)) == -1)
 		return NULL;
 	return h_wait_reply(c, id, timeout_ms);
@@ -821,6 +847,48 @@ h_text(struct json_object *o)
 	snprintf(buf, sizeof(buf), "%s",
 	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	return buf;
+}
+
+bool
+h_check_error(struct json_object *reply, const char *cls, const char *what)
+{
+	const char *got = h_err_class(reply), *desc = h_err_desc(reply);
+	bool ok;
+
+	ok = got != NULL && strcmp(got, cls) == 0 && desc != NULL &&
+	    *desc != '\0' && strchr(desc, '\n') == NULL;
+	tap_ok(ok, "%s: %s", what, cls);
+	if (!ok)
+		tap_diag("got %s", h_text(reply));
+	return ok;
+}
+
+void
+h_expect_error(struct h_conn *c, const char *cmd, const char *args,
+    const char *cls, const char *what)
+{
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, cmd, "%s", args);
+	h_check_error(r, cls, what);
+	json_object_put(r);
+}
+
+void
+h_expect_errorf(struct h_conn *c, const char *cmd, const char *cls,
+    const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	char *args;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&args, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		tap_bail("out of memory");
+	h_expect_error(c, cmd, args, cls, what);
+	free(args);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1182,12 +1250,14 @@ h_flat(const char *s)
 }
 
 int
-h_expect(struct h_console *con, const char *needle, int timeout_ms)
+h_find(struct h_console *con, const char *needle, int timeout_ms)
 {
 	double deadline = h_now_ms() + timeout_ms;
 	size_t nlen = strlen(needle);
 	const char *hit;
 
+	if (con == NULL)
+		return -1;
 	for (;;) {
 		if (con->len >= con->mark + nlen &&
 		    (hit = memmem(con->buf + con->mark, con->len - con->mark,
@@ -1196,9 +1266,16 @@ h_expect(struct h_console *con, const char *needle, int timeout_ms)
 			return 0;
 		}
 		if (con->eof || h_left(deadline) == 0)
-			break;
+			return -1;
 		h_console_read(con, h_left(deadline));
 	}
+}
+
+int
+h_expect(struct h_console *con, const char *needle, int timeout_ms)
+{
+	if (h_find(con, needle, timeout_ms) == 0)
+		return 0;
 	tap_diag("console: no '%s' within %d ms%s; got %zu bytes, tail: %s",
 	    needle, timeout_ms, con->eof ? " (EOF)" : "", con->len,
 	    h_tail(con->buf ? con->buf : "", con->len, 300));

@@ -67,6 +67,11 @@ struct h_daemon {
 
 /* Starts vmmd -f -s DIR/control.sock -d DIR/state -g DEMO; bails out. */
 struct h_daemon	*h_daemon_start(void);
+/*
+ * The start of most test programs: h_daemon_start() and a client
+ * connected to it (bails out when it cannot connect).  Sets *d.
+ */
+struct h_conn	*h_setup(struct h_daemon **d);
 /* (Re)starts the daemon with the same directories; 0 or -1. */
 int		 h_daemon_spawn(struct h_daemon *);
 /*
@@ -91,6 +96,12 @@ struct h_conn;
 struct h_conn	*h_connect(struct h_daemon *);
 /* Connects only: the raw socket (CLOEXEC), or -1 + diag. */
 int		 h_connect_fd(struct h_daemon *);
+/*
+ * A client on fd, a socket already connected to vmmd (by a child with
+ * other credentials, say): reads the greeting as h_connect().  Takes fd
+ * (closed on failure); NULL + diag on failure.
+ */
+struct h_conn	*h_conn_adopt(int fd);
 void		 h_close(struct h_conn *);
 int		 h_conn_fd(struct h_conn *);
 struct json_object *h_greeting(struct h_conn *);
@@ -109,7 +120,8 @@ struct json_object *h_read_event(struct h_conn *, int timeout_ms);
 /*
  * Sends {"id":N,"command":cmd,"arguments":args} (args taken; NULL = none)
  * and returns the reply with that id (events met are queued), or NULL on
- * timeout/EOF.  Caller puts it.
+ * timeout/EOF, or when c is NULL (a connection that failed).  Caller puts
+ * it.
  */
 struct json_object *h_call(struct h_conn *, const char *cmd,
 		    struct json_object *args, int timeout_ms);
@@ -132,6 +144,20 @@ int64_t		 h_int(struct json_object *, const char *key, int64_t dflt);
 const char	*h_flat(const char *);
 /* One-line text of a reply for diagnostics (static buffer). */
 const char	*h_text(struct json_object *);
+
+/*
+ * One test point: reply is an error of class cls with a sensible
+ * description (one line, not empty); what names the test point.
+ */
+bool		 h_check_error(struct json_object *, const char *cls,
+		    const char *what);
+/* cmd with args (JSON text of its arguments) must fail that way. */
+void		 h_expect_error(struct h_conn *, const char *cmd,
+		    const char *args, const char *cls, const char *what);
+/* The same with the arguments as printf-formatted JSON text. */
+void		 h_expect_errorf(struct h_conn *, const char *cmd,
+		    const char *cls, const char *what, const char *fmt, ...)
+		    __attribute__((format(printf, 5, 6)));
 
 /* ------------------------------------------------------------------ */
 /* VM helpers: 0 on success; -1 with a diagnostic otherwise. */
@@ -189,6 +215,9 @@ size_t		 h_console_drain(struct h_console *, int ms);
  * mark past it and returns 0, else -1 (diag shows the tail read).
  */
 int		 h_expect(struct h_console *, const char *needle,
+		    int timeout_ms);
+/* The same, silent (for callers that explain a miss themselves). */
+int		 h_find(struct h_console *, const char *needle,
 		    int timeout_ms);
 
 /* Occurrences of needle in hay[0..len). */

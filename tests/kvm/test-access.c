@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +24,6 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "proto.h"
 
 #define USER_UID	65534		/* nobody */
 #define USER_GID	65534
@@ -39,12 +36,6 @@ static char pub[256], priv[256];	/* 0755 and 0700 directories */
 
 /* ------------------------------------------------------------------ */
 /* The unprivileged client */
-
-struct uconn {
-	int fd;
-	struct proto_lines *pl;
-	int64_t next_id;
-};
 
 static int
 send_fd(int sock, int fd)
@@ -92,57 +83,13 @@ recv_fd(int sock)
 	return fd;
 }
 
-/* The next line as JSON within timeout_ms, or NULL. */
-static struct json_object *
-user_read(struct uconn *u, int timeout_ms)
-{
-	double deadline = h_now_ms() + timeout_ms;
-	struct json_object *o;
-	struct pollfd pfd;
-	const char *line;
-	char buf[4096], desc[128];
-	size_t len;
-	ssize_t n;
-	int rc;
-
-	for (;;) {
-		rc = proto_lines_next(u->pl, &line, &len);
-		if (rc == 1) {
-			if (proto_parse_object(line, len, &o, desc,
-			    sizeof(desc)) != 0) {
-				tap_diag("unparsable line: %s", desc);
-				return NULL;
-			}
-			return o;
-		}
-		if (rc < 0)
-			return NULL;
-		pfd.fd = u->fd;
-		pfd.events = POLLIN;
-		rc = (int)(deadline - h_now_ms());
-		if (rc <= 0 || poll(&pfd, 1, rc) <= 0) {
-			tap_diag("no reply within %d ms", timeout_ms);
-			return NULL;
-		}
-		n = read(u->fd, buf, sizeof(buf));
-		if (n <= 0) {
-			tap_diag("connection closed");
-			return NULL;
-		}
-		if (proto_lines_feed(u->pl, buf, (size_t)n) < 0)
-			return NULL;
-	}
-}
-
 /*
  * A connection made by a child running as uid/gid with the given
  * supplementary groups; NULL + diag on failure.
  */
-static struct uconn *
+static struct h_conn *
 user_connect(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
 {
-	struct json_object *g;
-	struct uconn *u;
 	int sv[2], status, fd;
 	pid_t pid;
 
@@ -169,73 +116,7 @@ user_connect(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
 		    status);
 		return NULL;
 	}
-	if ((u = calloc(1, sizeof(*u))) == NULL ||
-	    (u->pl = proto_lines_new(16 * PROTO_MAX_LINE)) == NULL)
-		tap_bail("out of memory");
-	u->fd = fd;
-	u->next_id = 1;
-	g = user_read(u, H_REPLY_MS);
-	if (g == NULL || !json_object_object_get_ex(g, "greeting", NULL)) {
-		tap_diag("no greeting: %s", h_text(g));
-		json_object_put(g);
-		close(fd);
-		proto_lines_free(u->pl);
-		free(u);
-		return NULL;
-	}
-	json_object_put(g);
-	return u;
-}
-
-static void
-user_close(struct uconn *u)
-{
-	if (u == NULL)
-		return;
-	close(u->fd);
-	proto_lines_free(u->pl);
-	free(u);
-}
-
-/* Request with printf-formatted JSON arguments; the reply or NULL. */
-static struct json_object * __attribute__((format(printf, 3, 4)))
-user_call(struct uconn *u, const char *cmd, const char *fmt, ...)
-{
-	struct json_object *req, *args, *o, *v;
-	const char *s;
-	char *text;
-	va_list ap;
-	int64_t id;
-
-	if (u == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		tap_bail("out of memory");
-	va_end(ap);
-	if ((args = json_tokener_parse(text)) == NULL)
-		tap_bail("test bug: bad JSON %s", text);
-	free(text);
-	id = u->next_id++;
-	req = json_object_new_object();
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	json_object_object_add(req, "command", json_object_new_string(cmd));
-	json_object_object_add(req, "arguments", args);
-	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (write(u->fd, s, strlen(s)) != (ssize_t)strlen(s) ||
-	    write(u->fd, "\n", 1) != 1) {
-		json_object_put(req);
-		tap_diag("cannot send %s", cmd);
-		return NULL;
-	}
-	json_object_put(req);
-	while ((o = user_read(u, H_REPLY_MS)) != NULL) {
-		if (json_object_object_get_ex(o, "id", &v) &&
-		    json_object_get_int64(v) == id)
-			return o;
-		json_object_put(o);	/* an event */
-	}
-	return NULL;
+	return h_conn_adopt(fd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -257,7 +138,7 @@ is_error(struct json_object *r, const char *cls)
 
 /* vm.create as u; expects an error of class cls (NULL: success). */
 static void
-user_create(struct uconn *u, const char *cls, const char *what,
+user_create(struct h_conn *u, const char *cls, const char *what,
     const char *name, const char *kernel, const char *initrd)
 {
 	struct json_object *r;
@@ -267,7 +148,8 @@ user_create(struct uconn *u, const char *cls, const char *what,
 	    kernel ? kernel : "");
 	snprintf(i, sizeof(i), initrd ? ",\"initrd\":\"%s\"" : "%s",
 	    initrd ? initrd : "");
-	r = user_call(u, "vm.create", "{\"name\":\"%s\",\"memory_mib\":32"
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"%s\",\"memory_mib\":32"
 	    "%s%s}", name, k, i);
 	tap_ok(cls == NULL ? is_ok(r) : is_error(r, cls), "%s: %s", what,
 	    cls == NULL ? "created" : cls);
@@ -376,7 +258,7 @@ setup_files(void)
 /* Tests */
 
 static void
-test_create(struct uconn *u, struct uconn *nogroup)
+test_create(struct h_conn *u, struct h_conn *nogroup)
 {
 	char hbuf[512];
 	const char *hello = path_of(hbuf, pub, "hello.elf");
@@ -385,27 +267,32 @@ test_create(struct uconn *u, struct uconn *nogroup)
 
 	/* The attack: a root-only file as the initrd (or the kernel). */
 	if (stat("/etc/shadow", &st) == 0 && (st.st_mode & 0004) == 0) {
-		r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		r = h_callf(u, H_REPLY_MS, "vm.create",
+		    "{\"name\":\"x\",\"kernel\":"
 		    "\"%s\",\"initrd\":\"/etc/shadow\"}", hello);
 		check_denied(r, "initrd /etc/shadow", "/etc/shadow", "initrd");
 		json_object_put(r);
-		r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":"
+		r = h_callf(u, H_REPLY_MS, "vm.create",
+		    "{\"name\":\"x\",\"kernel\":"
 		    "\"/etc/shadow\"}");
 		check_denied(r, "kernel /etc/shadow", "/etc/shadow", "kernel");
 		json_object_put(r);
 	} else
 		tap_diag("no unreadable /etc/shadow here; using %s only",
 		    in(pub, "secret"));
-	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"%s\"}", hello, in(pub, "secret"));
 	check_denied(r, "0600 root file as initrd", in(pub, "secret"),
 	    "initrd");
 	json_object_put(r);
-	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\"}",
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\"}",
 	    in(pub, "secret.elf"));
 	check_denied(r, "0600 root kernel", in(pub, "secret.elf"), "kernel");
 	json_object_put(r);
-	r = user_call(u, "vm.create", "{\"name\":\"x\",\"kernel\":\"%s\","
+	r = h_callf(u, H_REPLY_MS, "vm.create",
+	    "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"%s\"}", hello, in(priv, "initrd"));
 	check_denied(r, "world-readable initrd in a 0700 directory",
 	    in(priv, "initrd"), "initrd");
@@ -438,12 +325,12 @@ test_create(struct uconn *u, struct uconn *nogroup)
 
 /* vm.start as u; 0 if the VM runs. */
 static int
-user_start(struct uconn *u, const char *name)
+user_start(struct h_conn *u, const char *name)
 {
 	struct json_object *r;
 	int rc;
 
-	r = user_call(u, "vm.start", "{\"name\":\"%s\"}", name);
+	r = h_callf(u, H_REPLY_MS, "vm.start", "{\"name\":\"%s\"}", name);
 	rc = strcmp(h_str(h_ret(r), "state") ?: "", "running") == 0 ? 0 : -1;
 	if (rc < 0)
 		tap_diag("vm.start %s: %s", name, h_text(r));
@@ -452,7 +339,7 @@ user_start(struct uconn *u, const char *name)
 }
 
 static void
-test_start(struct uconn *u, struct h_conn *c)
+test_start(struct h_conn *u, struct h_conn *c)
 {
 	tap_ok(user_start(u, "uok") == 0, "uok: the client starts it");
 	tap_ok(h_file_expect(h_console_log(d, "uok"), HELLO_LINE, 1,
@@ -469,20 +356,20 @@ test_start(struct uconn *u, struct h_conn *c)
 
 /* vm.start as u must be refused for path, named what. */
 static void
-expect_start_denied(struct uconn *u, const char *name, const char *what,
+expect_start_denied(struct h_conn *u, const char *name, const char *what,
     const char *path)
 {
 	struct json_object *r;
 	char desc[600];
 
-	r = user_call(u, "vm.start", "{\"name\":\"%s\"}", name);
+	r = h_callf(u, H_REPLY_MS, "vm.start", "{\"name\":\"%s\"}", name);
 	snprintf(desc, sizeof(desc), "%s: start by the client", name);
 	check_denied(r, desc, path, what);
 	json_object_put(r);
 }
 
 static void
-test_recheck(struct uconn *u, struct h_conn *c)
+test_recheck(struct h_conn *u, struct h_conn *c)
 {
 	char sbuf[512];
 	const char *swap = path_of(sbuf, pub, "swap.elf");
@@ -593,16 +480,14 @@ int
 main(void)
 {
 	gid_t group = USER_GROUP;
-	struct uconn *u, *nogroup;
+	struct h_conn *u, *nogroup;
 	struct h_conn *c;
 
 	h_init();
 	if (geteuid() != 0)
 		tap_skip_all("needs root, to act as an unprivileged client");
-	d = h_daemon_start();
+	c = h_setup(&d);
 	setup_files();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect");
 	u = user_connect(USER_UID, USER_GID, &group, 1);
 	nogroup = user_connect(USER_UID, USER_GID, NULL, 0);
 	tap_ok(u != NULL && nogroup != NULL, "uid %d connects after dropping "
@@ -616,8 +501,8 @@ main(void)
 	test_pinned(c);
 	test_names(c);
 
-	user_close(u);
-	user_close(nogroup);
+	h_close(u);
+	h_close(nogroup);
 	h_close(c);
 	return h_done();
 }

@@ -22,51 +22,6 @@
 
 static struct h_daemon *d;
 
-/* Whether reply is an error of class cls with a sensible description. */
-static bool
-check_error(struct json_object *reply, const char *cls, const char *what)
-{
-	const char *got = h_err_class(reply), *desc = h_err_desc(reply);
-	bool ok;
-
-	ok = got != NULL && strcmp(got, cls) == 0 && desc != NULL &&
-	    *desc != '\0' && strchr(desc, '\n') == NULL;
-	tap_ok(ok, "%s: %s", what, cls);
-	if (!ok)
-		tap_diag("got %s", h_text(reply));
-	return ok;
-}
-
-/* A request given as JSON text of its arguments; expects an error. */
-static void
-expect_error(struct h_conn *c, const char *cmd, const char *args,
-    const char *cls, const char *what)
-{
-	struct json_object *r;
-
-	r = h_callf(c, H_REPLY_MS, cmd, "%s", args);
-	check_error(r, cls, what);
-	json_object_put(r);
-}
-
-/* The same with the arguments as printf-formatted JSON text. */
-static void __attribute__((format(printf, 5, 6)))
-expect_errorf(struct h_conn *c, const char *cmd, const char *cls,
-    const char *what, const char *fmt, ...)
-{
-	va_list ap;
-	char *args;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&args, fmt, ap);
-	va_end(ap);
-	if (n == -1)
-		tap_bail("out of memory");
-	expect_error(c, cmd, args, cls, what);
-	free(args);
-}
-
 /* A raw line (newline added); the next message must be that error. */
 static struct json_object *
 raw_request(struct h_conn *c, const char *line)
@@ -82,7 +37,7 @@ expect_raw_error(struct h_conn *c, const char *line, const char *cls,
 {
 	struct json_object *r = raw_request(c, line);
 
-	check_error(r, cls, what);
+	h_check_error(r, cls, what);
 	json_object_put(r);
 }
 
@@ -169,14 +124,14 @@ test_framing(struct h_conn *c)
 			    "a line of exactly 64 KiB is parsed (%s)",
 			    h_err_desc(r) ? h_err_desc(r) : h_text(r));
 		else
-			check_error(r, "too_large", "a line of 64 KiB + 1");
+			h_check_error(r, "too_large", "a line of 64 KiB + 1");
 		json_object_put(r);
 	}
 	tap_ok(answers(c), "the connection still answers");
 
-	expect_error(c, "vm.frobnicate", "{}", "unknown_command",
+	h_expect_error(c, "vm.frobnicate", "{}", "unknown_command",
 	    "unknown command");
-	expect_error(c, "", "{}", "unknown_command", "empty command");
+	h_expect_error(c, "", "{}", "unknown_command", "empty command");
 }
 
 /*
@@ -223,80 +178,82 @@ test_arguments(struct h_conn *c)
 	const char *hello = h_env("VMMD_GUEST_HELLO");
 	char path[512], big[4096];
 
-	expect_error(c, "vm.create", "{\"name\":5}", "invalid_argument",
+	h_expect_error(c, "vm.create", "{\"name\":5}", "invalid_argument",
 	    "vm.create name not a string");
-	expect_error(c, "vm.create", "{}", "invalid_argument",
+	h_expect_error(c, "vm.create", "{}", "invalid_argument",
 	    "vm.create without name");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":\"big\"}",
-	    "invalid_argument", "vm.create memory_mib a string");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":32.5}",
+	h_expect_error(c, "vm.create",
+	    "{\"name\":\"x\",\"memory_mib\":\"big\"}", "invalid_argument",
+	    "vm.create memory_mib a string");
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":32.5}",
 	    "invalid_argument", "vm.create memory_mib a fraction");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":true}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":true}",
 	    "invalid_argument", "vm.create vcpus a boolean");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"transient\":\"yes\"}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"transient\":\"yes\"}",
 	    "invalid_argument", "vm.create transient a string");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":42}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":42}",
 	    "invalid_argument", "vm.create kernel a number");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"colour\":\"red\"}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"colour\":\"red\"}",
 	    "invalid_argument", "vm.create unknown argument");
-	expect_error(c, "vm.list", "{\"all\":true}", "invalid_argument",
+	h_expect_error(c, "vm.list", "{\"all\":true}", "invalid_argument",
 	    "vm.list unknown argument");
-	expect_error(c, "vm.info", "{\"name\":[]}", "invalid_argument",
+	h_expect_error(c, "vm.info", "{\"name\":[]}", "invalid_argument",
 	    "vm.info name an array");
 
-	expect_error(c, "vm.create", "{\"name\":\"\"}", "invalid_argument",
+	h_expect_error(c, "vm.create", "{\"name\":\"\"}", "invalid_argument",
 	    "empty name");
-	expect_error(c, "vm.create", "{\"name\":\"-dash\"}",
+	h_expect_error(c, "vm.create", "{\"name\":\"-dash\"}",
 	    "invalid_argument", "name starting with '-'");
-	expect_error(c, "vm.create", "{\"name\":\"a/b\"}", "invalid_argument",
+	h_expect_error(c, "vm.create", "{\"name\":\"a/b\"}", "invalid_argument",
 	    "name with '/'");
-	expect_error(c, "vm.create", "{\"name\":\"..\"}", "invalid_argument",
+	h_expect_error(c, "vm.create", "{\"name\":\"..\"}", "invalid_argument",
 	    "name '..'");
 	memset(big, 'n', 65);
 	big[65] = '\0';
-	expect_errorf(c, "vm.create", "invalid_argument", "65-character name",
+	h_expect_errorf(c, "vm.create", "invalid_argument", "65-character name",
 	    "{\"name\":\"%s\"}", big);
 
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":15}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":15}",
 	    "invalid_argument", "memory_mib 15");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":262145}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":262145}",
 	    "invalid_argument", "memory_mib 262145");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":-1}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"memory_mib\":-1}",
 	    "invalid_argument", "memory_mib -1");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":0}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":0}",
 	    "invalid_argument", "vcpus 0");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":65}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"vcpus\":65}",
 	    "invalid_argument", "vcpus 65");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"on_reboot\":\"maybe\"}",
-	    "invalid_argument", "on_reboot 'maybe'");
+	h_expect_error(c, "vm.create",
+	    "{\"name\":\"x\",\"on_reboot\":\"maybe\"}", "invalid_argument",
+	    "on_reboot 'maybe'");
 	memset(big, 'c', 2049);
 	big[2049] = '\0';
-	expect_errorf(c, "vm.create", "invalid_argument", "2049-byte cmdline",
+	h_expect_errorf(c, "vm.create", "invalid_argument", "2049-byte cmdline",
 	    "{\"name\":\"x\",\"cmdline\":\"%s\"}", big);
 
 	/* Kernel and initrd files. */
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
 	    "\"/nonexistent/kernel\"}", "invalid_argument", "missing kernel");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
 	    "\"relative/kernel\"}", "invalid_argument", "relative kernel path");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":\"/tmp\"}",
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":\"/tmp\"}",
 	    "invalid_argument", "kernel is a directory");
-	expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
+	h_expect_error(c, "vm.create", "{\"name\":\"x\",\"kernel\":"
 	    "\"/proc/self/status\"}", "invalid_argument",
 	    "kernel is not a regular file (/proc)");
 	snprintf(path, sizeof(path), "%s/junk.bin", d->dir);
 	if (write_file(path, junk, sizeof(junk) - 1) != 0)
 		tap_bail("cannot write %s", path);
-	expect_errorf(c, "vm.create", "invalid_argument",
+	h_expect_errorf(c, "vm.create", "invalid_argument",
 	    "kernel is not a kernel", "{\"name\":\"x\",\"kernel\":\"%s\"}",
 	    path);
-	expect_errorf(c, "vm.create", "invalid_argument",
+	h_expect_errorf(c, "vm.create", "invalid_argument",
 	    "initrd is a directory", "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"/tmp\"}", hello);
-	expect_errorf(c, "vm.create", "invalid_argument", "missing initrd",
+	h_expect_errorf(c, "vm.create", "invalid_argument", "missing initrd",
 	    "{\"name\":\"x\",\"kernel\":\"%s\","
 	    "\"initrd\":\"/nonexistent/initrd\"}", hello);
-	expect_error(c, "vm.info", "{\"name\":\"x\"}", "not_found",
+	h_expect_error(c, "vm.info", "{\"name\":\"x\"}", "not_found",
 	    "nothing was created by the refused requests");
 
 	/* A kernel that was fine at create time and is gone at start. */
@@ -311,12 +268,12 @@ test_arguments(struct h_conn *c)
 		    h_create(c, "vanish", "\"kernel\":\"%s\"", kpath) == 0,
 		    "vanish: created with a copy of hello");
 		unlink(kpath);
-		expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
+		h_expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
 		    "invalid_argument", "vm.start with the kernel gone");
 		tap_ok(write_file(kpath, img, cut_len(img, len)) == 0,
 		    "vanish: kernel put back, cut in the middle of a "
 		    "segment");
-		expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
+		h_expect_error(c, "vm.start", "{\"name\":\"vanish\"}",
 		    "invalid_argument", "vm.start with a truncated kernel");
 		{
 			char st[64];
@@ -337,37 +294,37 @@ test_arguments(struct h_conn *c)
 
 	/* Duplicates, unknown VMs. */
 	tap_ok(h_create(c, "dup", NULL) == 0, "dup: created");
-	expect_error(c, "vm.create", "{\"name\":\"dup\"}", "exists",
+	h_expect_error(c, "vm.create", "{\"name\":\"dup\"}", "exists",
 	    "duplicate name");
-	expect_error(c, "vm.info", "{\"name\":\"ghost\"}", "not_found",
+	h_expect_error(c, "vm.info", "{\"name\":\"ghost\"}", "not_found",
 	    "vm.info of an unknown VM");
-	expect_error(c, "vm.start", "{\"name\":\"ghost\"}", "not_found",
+	h_expect_error(c, "vm.start", "{\"name\":\"ghost\"}", "not_found",
 	    "vm.start of an unknown VM");
-	expect_error(c, "vm.delete", "{\"name\":\"ghost\"}", "not_found",
+	h_expect_error(c, "vm.delete", "{\"name\":\"ghost\"}", "not_found",
 	    "vm.delete of an unknown VM");
-	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":3601}",
+	h_expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":3601}",
 	    "invalid_argument", "vm.stop timeout 3601");
-	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":-1}",
+	h_expect_error(c, "vm.stop", "{\"name\":\"dup\",\"timeout\":-1}",
 	    "invalid_argument", "vm.stop timeout -1");
-	expect_error(c, "vm.stop", "{\"name\":\"dup\",\"force\":\"yes\"}",
+	h_expect_error(c, "vm.stop", "{\"name\":\"dup\",\"force\":\"yes\"}",
 	    "invalid_argument", "vm.stop force a string");
 
 	/* States. */
-	expect_error(c, "vm.pause", "{\"name\":\"dup\"}", "bad_state",
+	h_expect_error(c, "vm.pause", "{\"name\":\"dup\"}", "bad_state",
 	    "pausing a defined VM");
-	expect_error(c, "vm.resume", "{\"name\":\"dup\"}", "bad_state",
+	h_expect_error(c, "vm.resume", "{\"name\":\"dup\"}", "bad_state",
 	    "resuming a defined VM");
 	tap_ok(h_create(c, "run", "\"kernel\":\"%s\"", hello) == 0,
 	    "run: created");
 	tap_ok(h_start(c, "run") == 0, "run: started");
-	expect_error(c, "vm.start", "{\"name\":\"run\"}", "bad_state",
+	h_expect_error(c, "vm.start", "{\"name\":\"run\"}", "bad_state",
 	    "starting a running VM");
-	expect_error(c, "vm.delete", "{\"name\":\"run\"}", "bad_state",
+	h_expect_error(c, "vm.delete", "{\"name\":\"run\"}", "bad_state",
 	    "deleting a running VM");
-	expect_error(c, "vm.resume", "{\"name\":\"run\"}", "bad_state",
+	h_expect_error(c, "vm.resume", "{\"name\":\"run\"}", "bad_state",
 	    "resuming a running VM");
 	tap_ok(h_stop(c, "run", true, -1, H_REPLY_MS) == 0, "run: stopped");
-	expect_error(c, "vm.stop", "{\"name\":\"run\"}", "bad_state",
+	h_expect_error(c, "vm.stop", "{\"name\":\"run\"}", "bad_state",
 	    "stopping a stopped VM");
 	tap_ok(h_delete(c, "dup") == 0 && h_delete(c, "run") == 0,
 	    "both deleted");
@@ -475,9 +432,7 @@ main(void)
 	struct json_object *g, *v;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	g = h_greeting(c);
 	tap_ok(json_object_object_get_ex(g, "greeting", &v) &&
 	    h_str(v, "name") && strcmp(h_str(v, "name"), "vmmd") == 0 &&

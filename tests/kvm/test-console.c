@@ -18,20 +18,15 @@ main(void)
 	struct h_console *a, *b, *late;
 	struct h_daemon *d;
 	struct h_conn *c;
-	struct json_object *r;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 
 	/* Not running yet: no console. */
 	tap_ok(h_create(c, "echo", "\"kernel\":\"%s\"",
 	    h_env("VMMD_GUEST_ECHO")) == 0, "echo: created");
-	r = h_callf(c, H_REPLY_MS, "vm.console", "{\"name\":\"echo\"}");
-	tap_ok(h_err_class(r) && strcmp(h_err_class(r), "bad_state") == 0,
-	    "vm.console on a defined VM: bad_state (%s)", h_text(r));
-	json_object_put(r);
+	h_expect_error(c, "vm.console", "{\"name\":\"echo\"}", "bad_state",
+	    "vm.console on a defined VM");
 
 	tap_ok(h_start(c, "echo") == 0, "echo: started");
 	a = h_console_open(d, "echo");

@@ -320,9 +320,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	test_persistence(d, &c);
 	test_transient(c);
 	test_crash(d, c);

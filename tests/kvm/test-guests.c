@@ -214,9 +214,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	test_hello(d, c);
 	test_smp(d, c);
 	test_cmos(d, c);

@@ -56,10 +56,8 @@ test_vm_reset(struct h_daemon *d, struct h_conn *c)
 
 	tap_ok(h_create(c, "hello", "\"kernel\":\"%s\"",
 	    h_env("VMMD_GUEST_HELLO")) == 0, "hello: created");
-	r = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"hello\"}");
-	tap_ok(h_err_class(r) && strcmp(h_err_class(r), "bad_state") == 0,
-	    "vm.reset of a defined VM: bad_state (%s)", h_text(r));
-	json_object_put(r);
+	h_expect_error(c, "vm.reset", "{\"name\":\"hello\"}", "bad_state",
+	    "vm.reset of a defined VM");
 	tap_ok(h_start(c, "hello") == 0, "hello: started");
 	tap_ok(h_file_expect(log, HELLO_LINE, 1, H_BOOT_MS) == 0,
 	    "hello: first boot");
@@ -79,9 +77,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	test_mode(d, c, "i8042", "restart");
 	test_mode(d, c, "i8042", "stop");
 	test_mode(d, c, "triple", "restart");

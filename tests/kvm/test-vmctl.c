@@ -286,9 +286,7 @@ main(void)
 
 	h_init();
 	h_env("VMCTL_BIN");
-	d = h_daemon_start();
-	if ((c = h_connect(d)) == NULL)
-		tap_bail("cannot connect to vmmd");
+	c = h_setup(&d);
 	test_basic(c);
 	test_console(c);
 	test_run(c);

@@ -13,6 +13,8 @@ mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 hostname testhost
+# Loopback, for the VNC viewers of the display scenarios.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 stty -F /dev/ttyS1 raw -echo
 say() { echo "# test host: $*" | tee /dev/ttyS1; }

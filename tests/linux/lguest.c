@@ -60,25 +60,11 @@ int
 lg_expect(struct lg_vm *vm, const char *needle, int timeout_ms, bool quiet)
 {
 	struct h_console *con = vm->con;
-	double deadline = h_now_ms() + timeout_ms;
-	size_t nlen = strlen(needle);
-	const char *hit;
-	double left;
 
 	if (con == NULL)
 		return -1;
-	for (;;) {
-		if (con->len >= con->mark + nlen &&
-		    (hit = memmem(con->buf + con->mark, con->len - con->mark,
-		    needle, nlen)) != NULL) {
-			con->mark = (size_t)(hit - con->buf) + nlen;
-			return 0;
-		}
-		left = deadline - h_now_ms();
-		if (con->eof || left <= 0)
-			break;
-		h_console_read(con, (int)left + 1);
-	}
+	if (h_find(con, needle, timeout_ms) == 0)
+		return 0;
 	if (!quiet)
 		tap_diag("%s: no '%s' on the console within %d ms%s (%zu bytes "
 		    "read)", vm->name, needle, timeout_ms,

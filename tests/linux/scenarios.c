@@ -10,7 +10,8 @@
  * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
  * CPUs, memory, e820 map, command line), date, stream, input, pause, reboot,
  * stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
- * with on_reboot stop).
+ * with on_reboot stop), display (the bzImage guest with a screen, over
+ * VNC; "screen" also prints its screenshot as base64 diagnostics).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ldisplay.h"
 #include "lguest.h"
 
 #define GUEST_MIB	256
@@ -287,8 +289,8 @@ quiet_kernel(struct lg_vm *vm)
  * attaches its console and waits for the banner and the shell.
  */
 static bool
-boot(struct lg_vm *vm, const char *kernel, const char *on_reboot,
-    const char *cmdline)
+boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
+    const char *cmdline, const char *extra)
 {
 	double t0;
 	int64_t resets;
@@ -296,9 +298,9 @@ boot(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 
 	r = h_create(vm->c, vm->name, "\"kernel\":\"%s\",\"initrd\":\"%s\","
 	    "\"cmdline\":\"%s\",\"memory_mib\":%d,\"vcpus\":%d,"
-	    "\"on_reboot\":\"%s\"", lg_guest_file(kernel),
+	    "\"on_reboot\":\"%s\"%s", lg_guest_file(kernel),
 	    lg_guest_file("initramfs.cpio.gz"), cmdline, GUEST_MIB,
-	    GUEST_CPUS, on_reboot);
+	    GUEST_CPUS, on_reboot, extra);
 	if (!check(vm, r == 0, "created (%s, %d vCPUs, %d MiB, on_reboot %s)",
 	    kernel, GUEST_CPUS, GUEST_MIB, on_reboot))
 		return false;
@@ -322,6 +324,13 @@ boot(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 	resets = 0;
 	no_reset(vm, "its boot", &resets);
 	return quiet_kernel(vm);
+}
+
+static bool
+boot(struct lg_vm *vm, const char *kernel, const char *on_reboot,
+    const char *cmdline)
+{
+	return boot_with(vm, kernel, on_reboot, cmdline, "");
 }
 
 /* Parses "BIOS-e820: [mem 0xA-0xB] usable" lines; usable bytes. */
@@ -866,6 +875,22 @@ out:
 	finish(&vm);
 }
 
+/* The reference guest with a screen: fbcon on vesafb, a shell on tty0. */
+static void
+scenario_display(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-display" };
+	char cmdline[2200];
+
+	/* The serial port stays the last console: /dev/console. */
+	snprintf(cmdline, sizeof(cmdline), "console=tty0 %s",
+	    cmdline_for("display"));
+	if (boot_with(&vm, "vmlinuz", "restart", cmdline,
+	    ",\"vnc\":\"auto\",\"display\":\"1024x768\""))
+		ld_check_display(&vm, check, nsteps > 0 && want("screen"));
+	finish(&vm);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -886,6 +911,8 @@ main(int argc, char **argv)
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);
+	if (want("display") || want("screen"))
+		scenario_display(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();

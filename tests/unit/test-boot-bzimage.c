@@ -74,6 +74,7 @@ mem_new(uint64_t low, uint64_t high, int fill)
 		memset(p, fill, low < 2 * MiB ? low : 2 * MiB);
 	m.low = p;
 	m.low_size = low;
+	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
 	m.high_size = high;
 	return m;
 }
@@ -196,7 +197,7 @@ test_basic(void)
 	struct boot_mem m = mem_new(64 * MiB, 0, 0xa5);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *cmdline = "console=ttyS0 root=/dev/vda quiet";
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t initrd[10000], *zp, *e;
 	uint64_t rd, gd, code, data;
@@ -326,7 +327,9 @@ static int
 load(struct boot_mem *m, const char *kernel, const char *initrd,
     const char *cmdline, char *err, size_t errlen)
 {
-	struct boot_args a = { kernel, initrd, cmdline, 1 };
+	struct boot_args a = {
+		.kernel = kernel, .initrd = initrd, .cmdline = cmdline, .ncpus = 1,
+	};
 	struct boot_cpu cpu;
 
 	return boot_load(m, &a, &cpu, err, errlen);
@@ -541,7 +544,7 @@ test_reject(void)
 {
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	struct boot_mem m = mem_new(64 * MiB, 0, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	char err[256], name[300];
 	int r;
@@ -631,12 +634,222 @@ test_reload(void)
 	mem_free(&m2);
 }
 
+/* Load with a framebuffer; the zero page's screen_info is at 0x7000. */
+static int
+load_fb(struct boot_mem *m, const char *kernel, const struct boot_fb *fb,
+    char *err, size_t errlen)
+{
+	struct boot_args a = { .kernel = kernel, .ncpus = 1, .fb = *fb };
+	struct boot_cpu cpu;
+
+	return boot_load(m, &a, &cpu, err, errlen);
+}
+
+/* A framebuffer of w x h as the platform makes it (pc-layout.h). */
+static struct boot_fb
+fb_make(uint32_t w, uint32_t h)
+{
+	struct boot_fb fb = {
+		.base = PC_FRAMEBUFFER_ADDR, .width = w, .height = h,
+		.stride = w * 4,
+	};
+
+	fb.size = ((uint64_t)fb.stride * h + 0xfff) & ~0xfffULL;
+	return fb;
+}
+
+/*
+ * Every screen_info field, at the offsets of Linux's
+ * include/uapi/linux/screen_info.h.  want_units is lfb_size in 64 KiB
+ * units, cols and lines the 8x16 text geometry.
+ */
+static void
+check_screen_info(const uint8_t *si, const struct boot_fb *fb,
+    uint32_t want_units, unsigned int cols, unsigned int lines,
+    const char *what)
+{
+	int i, rest = 1;
+
+	TAP_EQ(si[0x0f], 0x23, "%s: orig_video_isVGA = VIDEO_TYPE_VLFB", what);
+	TAP_EQ(si[0x07], cols, "%s: orig_video_cols %u", what, cols);
+	TAP_EQ(si[0x0e], lines, "%s: orig_video_lines %u", what, lines);
+	TAP_EQ(get16(si + 0x10), 16, "%s: orig_video_points 16", what);
+	TAP_EQ(get16(si + 0x12), fb->width, "%s: lfb_width", what);
+	TAP_EQ(get16(si + 0x14), fb->height, "%s: lfb_height", what);
+	TAP_EQ(get16(si + 0x16), 32, "%s: lfb_depth 32", what);
+	TAP_EQ(get32(si + 0x18), (uint32_t)fb->base, "%s: lfb_base", what);
+	TAP_EQ(get32(si + 0x1c), want_units, "%s: lfb_size %u x 64 KiB", what,
+	    want_units);
+	TAP_EQ(get16(si + 0x24), fb->stride, "%s: lfb_linelength", what);
+	tap_ok(si[0x26] == 8 && si[0x27] == 16 && si[0x28] == 8 &&
+	    si[0x29] == 8 && si[0x2a] == 8 && si[0x2b] == 0 &&
+	    si[0x2c] == 8 && si[0x2d] == 24,
+	    "%s: x8r8g8b8 sizes/positions (8/16 8/8 8/0 8/24)", what);
+	TAP_EQ(get16(si + 0x2e), 0, "%s: vesapm_seg 0 (no VBE PM)", what);
+	TAP_EQ(get16(si + 0x30), 0, "%s: vesapm_off 0", what);
+	TAP_EQ(get16(si + 0x32), 1, "%s: pages 1", what);
+	TAP_EQ(get32(si + 0x36), fb->base >> 32 ? 2U : 0U,
+	    "%s: capabilities", what);
+	TAP_EQ(get32(si + 0x3a), (uint32_t)(fb->base >> 32),
+	    "%s: ext_lfb_base", what);
+	/* orig_x .. unused3, cl_magic/offset, vesa_attributes, reserved. */
+	for (i = 0; i < 0x0e; i++)
+		if (i != 0x07 && si[i] != 0)
+			rest = 0;
+	if (get32(si + 0x20) != 0 || get16(si + 0x34) != 0 ||
+	    si[0x3e] != 0 || si[0x3f] != 0)
+		rest = 0;
+	tap_ok(rest, "%s: every other screen_info byte zero", what);
+}
+
+static void
+test_screen_info(void)
+{
+	static const uint8_t zero[0x40];
+	struct boot_mem m = mem_new(64 * MiB, 0, 0xa5);
+	struct bz b = bz_new(4, KERNEL_SIZE);
+	const char *k = bz_file(&b);
+	struct boot_fb fb;
+	uint8_t *si = m.low + 0x7000;
+	char err[256];
+	int r;
+
+	/* 1024x768: 3 MiB exactly, 48 units; 128x48 characters. */
+	fb = fb_make(1024, 768);
+	TAP_EQ(fb.size, 3 * MiB, "1024x768 is 3 MiB");
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0, "bzImage with a 1024x768 framebuffer (%s)", err);
+	check_screen_info(si, &fb, 48, 128, 48, "1024x768");
+	TAP_EQ(si[0x1e8], 4, "1024x768: e820 map unchanged (4 entries)");
+
+	/* 1920x1080: 8294400 bytes, 126.6 units rounded up to 127. */
+	fb = fb_make(1920, 1080);
+	TAP_EQ(fb.size, 8294400ULL, "1920x1080 is 8294400 bytes");
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0, "bzImage with a 1920x1080 framebuffer (%s)", err);
+	check_screen_info(si, &fb, 127, 240, 67, "1920x1080");
+
+	/* Wide: 4096x2160, 512 columns are more than the byte holds. */
+	fb = fb_make(4096, 2160);
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0, "bzImage with a 4096x2160 framebuffer (%s)", err);
+	check_screen_info(si, &fb, 540, 255, 135, "4096x2160");
+
+	/* Above 4 GiB: ext_lfb_base and VIDEO_CAPABILITY_64BIT_BASE. */
+	m.high_size = 1 * GiB;
+	fb = fb_make(1024, 768);
+	fb.base = 5 * GiB + 0x200000;
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0, "framebuffer above the high RAM (%s)", err);
+	check_screen_info(si, &fb, 48, 128, 48, "64-bit base");
+	m.high_size = 0;
+
+	/* No display: screen_info stays zero, over a dirty zero page. */
+	fb.base = 0;
+	memset(si, 0x5a, 0x40);
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0 && memcmp(si, zero, 0x40) == 0,
+	    "base 0: no display, screen_info all zero (%s)", err);
+	/* ... whatever the other fields hold. */
+	fb.width = 0;
+	fb.size = 1;
+	r = load_fb(&m, k, &fb, err, sizeof(err));
+	tap_ok(r == 0 && memcmp(si, zero, 0x40) == 0,
+	    "base 0: the other fields are not looked at (%s)", err);
+
+	free(b.buf);
+	mem_free(&m);
+}
+
+static void
+expect_fb(struct boot_mem *m, const char *k, const struct boot_fb *fb,
+    const char *what, const char *desc)
+{
+	char err[256];
+	int r;
+
+	r = load_fb(m, k, fb, err, sizeof(err));
+	tap_ok(r == -EINVAL && has(err, what), "%s: %d (%s)", desc, r, err);
+}
+
+static void
+test_fb_reject(void)
+{
+	struct boot_mem m = mem_new(64 * MiB, 0, 0);
+	struct bz b = bz_new(4, KERNEL_SIZE);
+	const char *k = bz_file(&b);
+	struct boot_fb fb;
+
+	fb = fb_make(0, 768);
+	expect_fb(&m, k, &fb, "width and height must be at least 1",
+	    "width 0");
+	fb = fb_make(1024, 0);
+	fb.size = 4096;
+	expect_fb(&m, k, &fb, "width and height must be at least 1",
+	    "height 0");
+	fb = fb_make(1024, 768);
+	fb.stride = 4092;
+	expect_fb(&m, k, &fb, "does not hold a line of 1024 pixels",
+	    "stride below width * 4");
+	fb.stride = 4098;
+	expect_fb(&m, k, &fb, "does not hold a line", "stride not 4-aligned");
+	fb = fb_make(16384, 100);
+	expect_fb(&m, k, &fb, "at most 65535", "stride beyond 16 bits");
+	fb = fb_make(1024, 768);
+	fb.size -= 4096;
+	expect_fb(&m, k, &fb, "smaller than its 768 lines of 4096 bytes",
+	    "size below stride * height");
+	fb = fb_make(1024, 768);
+	fb.size += 100;
+	expect_fb(&m, k, &fb, "not page-aligned", "size not page-aligned");
+	fb = fb_make(1024, 768);
+	fb.base += 0x800;
+	expect_fb(&m, k, &fb, "not page-aligned", "base not page-aligned");
+	fb = fb_make(4096, 4097);
+	expect_fb(&m, k, &fb, "larger than the 64 MiB maximum", "65 MiB");
+	fb = fb_make(1024, 768);
+	fb.base = 32 * MiB;
+	expect_fb(&m, k, &fb, "overlaps low RAM", "framebuffer in RAM");
+	fb.base = 0xbff00000;
+	expect_fb(&m, k, &fb, "is not in the PCI hole",
+	    "below the PCI hole");
+	fb.base = 0xfeb00000;
+	expect_fb(&m, k, &fb, "overlaps the IOAPIC at 0xfec00000",
+	    "over the IOAPIC");
+	fb.base = 0xfee00000;
+	expect_fb(&m, k, &fb, "overlaps the local APIC at 0xfee00000",
+	    "over the LAPIC");
+	fb.base = 0xfff00000;
+	expect_fb(&m, k, &fb, "is not in the PCI hole",
+	    "across 4 GiB");
+	fb.base = 0xffd00000;	/* the last 3 MiB below 4 GiB */
+	expect_fb(&m, k, &fb, "KVM's identity map",
+	    "over KVM's pages");
+	m.high_size = 2 * GiB;
+	fb.base = 5 * GiB;
+	expect_fb(&m, k, &fb, "overlaps high RAM", "framebuffer in high RAM");
+	fb.base = 0xfffffffffff00000ULL;
+	expect_fb(&m, k, &fb, "wraps around", "wraps around");
+	m.high_size = 0;
+	/* The largest framebuffer fits at its place, not just anywhere. */
+	fb = fb_make(4096, 4096);
+	fb.base = 0xfc000000;
+	tap_ok(load_fb(&m, k, &fb, NULL, 0) == -EINVAL,
+	    "64 MiB at 0xfc000000 reaches the IOAPIC");
+	fb.base = PC_FRAMEBUFFER_ADDR;
+	tap_ok(load_fb(&m, k, &fb, NULL, 0) == 0,
+	    "64 MiB at PC_FRAMEBUFFER_ADDR loads");
+
+	free(b.buf);
+	mem_free(&m);
+}
+
 static void
 test_debian(void)
 {
 	const char *path = getenv("VMMD_TEST_VMLINUZ");
 	struct boot_mem m;
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t hdr[0x300], probe[4096], *zp;
 	uint64_t setup, pref, init, rd;
@@ -707,13 +920,7 @@ test_debian(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/vmmd-test-bz-XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (mkdtemp(tmpdir) == NULL)
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
+	unit_tmpdir(tmpdir, sizeof(tmpdir), "bz", cleanup);
 
 	test_basic();
 	test_initrd();
@@ -721,6 +928,8 @@ main(void)
 	test_cmdline();
 	test_reject();
 	test_reload();
+	test_screen_info();
+	test_fb_reject();
 	test_debian();
 	return tap_done();
 }

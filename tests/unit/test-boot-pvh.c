@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "boot-internal.h"
 #include "tap.h"
 #include "unit-util.h"
 
@@ -72,6 +73,7 @@ mem_new(uint64_t low, int fill)
 		memset(p, fill, low < 4 * MiB ? low : 4 * MiB);
 	m.low = p;
 	m.low_size = low;
+	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
 	m.high_size = 0;
 	return m;
 }
@@ -275,7 +277,7 @@ static int
 load_spec(const struct spec *s, struct boot_mem *m, const char *initrd,
     const char *cmdline, struct boot_cpu *cpu, char *err, size_t errlen)
 {
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	size_t len = build(s, elfbuf);
 
 	a.kernel = write_file("k", elfbuf, len);
@@ -601,7 +603,7 @@ test_bad(void)
 			else
 				put64(copy + c[i].off, c[i].val);
 			struct boot_args a = { write_file("k", copy, len),
-			    NULL, NULL, 1 };
+			    NULL, NULL, 1, { 0 } };
 			r = boot_load(&m, &a, &cpu, err, sizeof(err));
 			tap_ok(r == -ENOEXEC && has(err, c[i].what),
 			    "%s: %d (%s)", c[i].desc, r, err);
@@ -611,13 +613,127 @@ test_bad(void)
 	mem_free(&m);
 }
 
+/* Load the default ELF64 spec with a framebuffer. */
+static int
+load_fb(struct boot_mem *m, const struct boot_fb *fb, char *err,
+    size_t errlen)
+{
+	struct spec s = spec_default(1, 8);
+	struct boot_args a = { .ncpus = 1, .fb = *fb };
+	struct boot_cpu cpu;
+	size_t len = build(&s, elfbuf);
+
+	a.kernel = write_file("k", elfbuf, len);
+	return boot_load(m, &a, &cpu, err, errlen);
+}
+
+/* Memory map entry i of the hvm_start_info at 0x6000. */
+static int
+memmap_is(const struct boot_mem *m, unsigned int i, uint64_t addr,
+    uint64_t size, uint32_t type)
+{
+	const uint8_t *si = m->low + 0x6000;
+	const uint8_t *e = m->low + get64(si + 40) + i * 24;
+
+	return i < get32(si + 48) && get64(e) == addr &&
+	    get64(e + 8) == size && get32(e + 16) == type &&
+	    get32(e + 20) == 0;
+}
+
+static void
+test_fb(void)
+{
+	struct boot_mem m = mem_new(32 * MiB, 0xaa);
+	struct boot_fb fb = {
+		.base = PC_FRAMEBUFFER_ADDR, .size = 3 * MiB, .width = 1024,
+		.height = 768, .stride = 4096,
+	};
+	const uint8_t *si = m.low + 0x6000;
+	char err[256];
+	int r;
+
+	r = load_fb(&m, &fb, err, sizeof(err));
+	tap_ok(r == 0, "PVH with a 1024x768 framebuffer (%s)", err);
+	TAP_EQ(get32(si + 48), 5U, "fb: 5 memory map entries");
+	tap_ok(memmap_is(&m, 0, 0, 0x9fc00, 1) &&
+	    memmap_is(&m, 1, 0x9fc00, 0x400, 2) &&
+	    memmap_is(&m, 2, 0xf0000, 0x10000, 2) &&
+	    memmap_is(&m, 3, 0x100000, 31 * MiB, 1),
+	    "fb: the RAM and firmware entries as without a display");
+	tap_ok(memmap_is(&m, 4, 0xd0000000, 3 * MiB, 2),
+	    "fb: reserved entry 0xd0000000-0xd02fffff last");
+
+	/* With high RAM the map stays sorted: the hole before 4 GiB. */
+	m.high_size = 1024 * MiB;
+	fb.size = 8294400;	/* 1920x1080 */
+	fb.width = 1920;
+	fb.height = 1080;
+	fb.stride = 7680;
+	r = load_fb(&m, &fb, err, sizeof(err));
+	tap_ok(r == 0 && get32(si + 48) == 6U &&
+	    memmap_is(&m, 3, 0x100000, 31 * MiB, 1) &&
+	    memmap_is(&m, 4, 0xd0000000, 8294400, 2) &&
+	    memmap_is(&m, 5, 0x100000000ULL, 1024 * MiB, 1),
+	    "fb: 1920x1080 reserved between low and high RAM (%s)", err);
+	m.high_size = 0;
+
+	/* No display: the map as before. */
+	fb.base = 0;
+	r = load_fb(&m, &fb, err, sizeof(err));
+	tap_ok(r == 0 && get32(si + 48) == 4U &&
+	    memmap_is(&m, 3, 0x100000, 31 * MiB, 1),
+	    "base 0: no reserved entry, 4 entries (%s)", err);
+
+	/* Bad geometry is refused before anything is loaded. */
+	fb.base = PC_FRAMEBUFFER_ADDR;
+	fb.stride = 1920;
+	memset(m.low + 0x6000, 0x33, 64);
+	r = load_fb(&m, &fb, err, sizeof(err));
+	tap_ok(r == -EINVAL && has(err, "does not hold a line") &&
+	    get32(si) == 0x33333333U,
+	    "PVH: stride too small refused, nothing written (%s)", err);
+	fb.stride = 7680;
+	fb.base = 0x1000000;
+	r = load_fb(&m, &fb, err, sizeof(err));
+	tap_ok(r == -EINVAL && has(err, "overlaps low RAM"),
+	    "PVH: framebuffer in RAM refused (%s)", err);
+	mem_free(&m);
+}
+
+/* The sorted insertion into an e820 map, on its own. */
+static void
+test_e820_insert(void)
+{
+	struct boot_e820 map[BOOT_E820_MAX] = {
+		{ 0x1000, 0x1000, 1 }, { 0x5000, 0x1000, 1 },
+	};
+	int n = 2;
+
+	n = boot_e820_insert(map, (unsigned int)n, 0x3000, 0x1000, 2);
+	tap_ok(n == 3 && map[1].addr == 0x3000 && map[1].type == 2 &&
+	    map[2].addr == 0x5000, "insert in the middle keeps order");
+	n = boot_e820_insert(map, (unsigned int)n, 0x0, 0x1000, 2);
+	tap_ok(n == 4 && map[0].addr == 0 && map[1].addr == 0x1000,
+	    "insert at the front");
+	n = boot_e820_insert(map, (unsigned int)n, 0x9000, 0x1000, 2);
+	tap_ok(n == 5 && map[4].addr == 0x9000, "insert at the end");
+	TAP_EQ(boot_e820_insert(map, 5, 0x2800, 0x1000, 2), -EINVAL,
+	    "overlapping the next entry refused");
+	TAP_EQ(boot_e820_insert(map, 5, 0x1800, 0x100, 2), -EINVAL,
+	    "overlapping the previous entry refused");
+	TAP_EQ(boot_e820_insert(map, 5, 0x7000, 0, 2), -EINVAL,
+	    "empty entry refused");
+	TAP_EQ(boot_e820_insert(map, BOOT_E820_MAX, 0x7000, 0x1000, 2),
+	    -ENOSPC, "full map refused");
+}
+
 /* Every truncation of a valid file is refused; none crashes. */
 static void
 test_truncated(void)
 {
 	struct spec s = spec_default(1, 8);
 	struct boot_mem m = mem_new(32 * MiB, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	size_t len, cut, bad = 0, n = 0;
 	char err[256];
@@ -648,7 +764,7 @@ test_fuzz(void)
 {
 	struct spec s;
 	struct boot_mem m = mem_new(32 * MiB, 0);
-	struct boot_args a = { NULL, NULL, NULL, 1 };
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t copy[sizeof(elfbuf)];
 	uint32_t seed = 12345;
@@ -763,7 +879,7 @@ test_vmlinux(void)
 	const char *vmlinuz = getenv("VMMD_TEST_VMLINUZ");
 	const char *path = getenv("VMMD_TEST_VMLINUX"), *why = NULL;
 	struct boot_mem m;
-	struct boot_args a;
+	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t eh[64 + 56], *data;
 	uint64_t off, pa, fs;
@@ -821,19 +937,15 @@ test_vmlinux(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/vmmd-test-pvh-XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (mkdtemp(tmpdir) == NULL)
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
+	unit_tmpdir(tmpdir, sizeof(tmpdir), "pvh", cleanup);
 
 	test_elf64();
 	test_variants();
 	test_bad();
 	test_truncated();
 	test_fuzz();
+	test_fb();
+	test_e820_insert();
 	test_vmlinux();
 	return tap_done();
 }

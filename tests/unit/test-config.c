@@ -323,6 +323,224 @@ test_files(void)
 }
 
 static bool
+str_equal(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Parse text, which must be valid, and return the definition. */
+static struct vm_def *
+parse_ok(const char *text)
+{
+	struct vm_def *def = NULL;
+	char err[512] = "";
+
+	if (parse_text(text, 0, &def, err, sizeof(err)) != 0)
+		tap_diag("%s: %s", text, err);
+	return def;
+}
+
+/* vnc accepted, read as addr and display (-1: auto). */
+static void
+expect_vnc(const char *vnc, const char *addr, int display)
+{
+	struct vm_def *def;
+	char text[256];
+
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"vnc\":\"%s\"}",
+	    vnc);
+	def = parse_ok(text);
+	tap_ok(def != NULL && str_equal(def->vnc_addr, addr) &&
+	    def->vnc_display == display, "vnc %s: %s, display %d", vnc,
+	    def != NULL && def->vnc_addr ? def->vnc_addr : "-",
+	    def != NULL ? def->vnc_display : -2);
+	config_def_free(def);
+}
+
+static void
+test_display(void)
+{
+	struct vm_def *def;
+	struct json_object *obj, *v;
+	char text[256];
+
+	/* No display unless asked for. */
+	def = parse_ok("{\"name\":\"a\"}");
+	tap_ok(def != NULL && def->vnc_addr == NULL && def->width == 0 &&
+	    def->vnc_password == NULL && !def->vnc_web,
+	    "default: no display");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc", &v) &&
+	    v == NULL && !json_object_object_get_ex(obj, "display", NULL) &&
+	    !json_object_object_get_ex(obj, "vnc_password", NULL),
+	    "without a display: \"vnc\": null and nothing else");
+	json_object_put(obj);
+	config_def_free(def);
+	expect_valid("{\"name\":\"a\",\"vnc\":null,\"display\":null,"
+	    "\"vnc_password\":null,\"vnc_web\":false}", 0);
+
+	/* The forms of vnc. */
+	expect_vnc("auto", "127.0.0.1", -1);
+	expect_vnc("127.0.0.1:0", "127.0.0.1", 0);
+	expect_vnc("0.0.0.0:7", "0.0.0.0", 7);
+	expect_vnc("localhost:1", "localhost", 1);
+	expect_vnc("192.168.1.20:auto", "192.168.1.20", -1);
+	expect_vnc("[::1]:0", "::1", 0);
+	expect_vnc("[::]:auto", "::", -1);
+	expect_vnc("[fe80::1:2]:12", "fe80::1:2", 12);
+	expect_vnc("127.0.0.1:59635", "127.0.0.1", 59635);
+
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\"}");
+	tap_ok(def != NULL && def->width == 1024 && def->height == 768 &&
+	    def->vnc_password == NULL && !def->vnc_web,
+	    "with vnc: 1024x768, no password, no web client by default");
+	config_def_free(def);
+
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1:59636\"}", 0,
+	    "vnc: '127.0.0.1:59636': display 59636 is out of range "
+	    "(0..59635: port 5900 + N is beyond 65535)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":"
+	    "\"127.0.0.1:99999999999999999999999\"}", 0,
+	    "vnc: '127.0.0.1:99999999999999999999999': display "
+	    "99999999999999999999 is out of range (0..59635: port 5900 + N "
+	    "is beyond 65535)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1:-1\"}", 0,
+	    "vnc: '127.0.0.1:-1': the display '-1' must be a number or auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1:\"}", 0,
+	    "vnc: '127.0.0.1:': the display '' must be a number or auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1: 1\"}", 0,
+	    "vnc: '127.0.0.1: 1': the display ' 1' must be a number or auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1\"}", 0,
+	    "vnc: '127.0.0.1' must be ADDR:N, ADDR:auto or auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"\"}", 0,
+	    "vnc: '' must be ADDR:N, ADDR:auto or auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.256:0\"}", 0,
+	    "vnc: '127.0.0.256:0': the address must be an IPv4 address, an "
+	    "IPv6 address in brackets, or localhost");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"example.org:0\"}", 0,
+	    "vnc: 'example.org:0': the address must be an IPv4 address, an "
+	    "IPv6 address in brackets, or localhost");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\":0\"}", 0,
+	    "vnc: ':0': the address must be an IPv4 address, an IPv6 address "
+	    "in brackets, or localhost");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"::1:0\"}", 0,
+	    "vnc: '::1:0': an IPv6 address goes in brackets, as in [::1]:0");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"[::1]\"}", 0,
+	    "vnc: '[::1]' must be [IPV6]:N or [IPV6]:auto");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"[127.0.0.1]:0\"}", 0,
+	    "vnc: '[127.0.0.1]:0': the address must be an IPv4 address, an "
+	    "IPv6 address in brackets, or localhost");
+	expect_invalid("{\"name\":\"a\",\"vnc\":5900}", 0,
+	    "vnc: expected a string");
+	expect_invalid("{\"name\":\"a\",\"vnc\":true}", 0,
+	    "vnc: expected a string");
+
+	/* display */
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"1920x1080\"}");
+	tap_ok(def != NULL && def->width == 1920 && def->height == 1080,
+	    "display 1920x1080");
+	config_def_free(def);
+	expect_valid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"320x200\"}", 0);
+	expect_valid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"4096x2160\"}", 0);
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"319x200\"}", 0,
+	    "display: 319x200 is out of range (320x200..4096x2160)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"4096x2161\"}", 0,
+	    "display: 4096x2161 is out of range (320x200..4096x2160)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"99999999999x768\"}", 0,
+	    "display: 99999999999x768 is out of range (320x200..4096x2160)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"1024*768\"}", 0,
+	    "display: '1024*768' must be WIDTHxHEIGHT, as in 1024x768");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"1024x\"}", 0,
+	    "display: '1024x' must be WIDTHxHEIGHT, as in 1024x768");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"x768\"}", 0,
+	    "display: 'x768' must be WIDTHxHEIGHT, as in 1024x768");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":\"+1024x768\"}", 0,
+	    "display: '+1024x768' must be WIDTHxHEIGHT, as in 1024x768");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"display\":[1024,768]}", 0, "display: expected a string");
+	tap_ok(4096ULL * 4 * 2160 <= 64ULL << 20,
+	    "the largest display fits the 64 MiB framebuffer slot");
+
+	/* vnc_password: 1..8 bytes, never quoted in an error. */
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":\"12345678\"}");
+	tap_ok(def != NULL && str_equal(def->vnc_password, "12345678"),
+	    "an 8-byte password");
+	config_def_free(def);
+	expect_valid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":\"x\"}", 0);
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":\"\"}", 0,
+	    "vnc_password: must not be empty (leave it out for no password)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":\"s3cr3tpw9\"}", 0,
+	    "vnc_password: 9 bytes is longer than 8 (VNC authentication "
+	    "uses 8)");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":true}", 0, "vnc_password: expected a string");
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":12345}", 0, "vnc_password: expected a string");
+
+	/* vnc_web */
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_web\":true}");
+	tap_ok(def != NULL && def->vnc_web, "vnc_web true");
+	config_def_free(def);
+	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_web\":\"yes\"}", 0, "vnc_web: expected true or false");
+
+	/* Display settings without a display are refused, not dropped. */
+	expect_invalid("{\"name\":\"a\",\"display\":\"800x600\"}", 0,
+	    "display: only with a display: set vnc too");
+	expect_invalid("{\"name\":\"a\",\"vnc_password\":\"pw\"}", 0,
+	    "vnc_password: only with a display: set vnc too");
+	expect_invalid("{\"name\":\"a\",\"vnc\":null,\"vnc_web\":true}",
+	    0, "vnc_web: only with a display: set vnc too");
+
+	/* Clients see whether there is a password, never what it is. */
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"vnc\":\"[::1]:3\","
+	    "\"display\":\"800x600\",\"vnc_password\":\"hunter2\","
+	    "\"vnc_web\":true}");
+	def = parse_ok(text);
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && strstr(json_object_to_json_string(obj),
+	    "hunter2") == NULL && json_object_object_get_ex(obj,
+	    "vnc_password", &v) && json_object_is_type(v, json_type_boolean) &&
+	    json_object_get_boolean(v), "reply form: \"vnc_password\": true");
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc", &v) &&
+	    strcmp(json_object_get_string(v), "[::1]:3") == 0 &&
+	    json_object_object_get_ex(obj, "display", &v) &&
+	    strcmp(json_object_get_string(v), "800x600") == 0,
+	    "vnc and display as they were given");
+	json_object_put(obj);
+	config_def_free(def);
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\"}");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc_password",
+	    &v) && json_object_is_type(v, json_type_boolean) &&
+	    !json_object_get_boolean(v) && json_object_object_get_ex(obj,
+	    "vnc", &v) && strcmp(json_object_get_string(v),
+	    "127.0.0.1:auto") == 0,
+	    "reply form: \"vnc_password\": false; auto as 127.0.0.1:auto");
+	json_object_put(obj);
+	obj = def != NULL ? config_to_json(def, CONFIG_JSON_SECRETS) : NULL;
+	tap_ok(obj != NULL && !json_object_object_get_ex(obj, "vnc_password",
+	    NULL), "stored form: no password, no member");
+	json_object_put(obj);
+	config_def_free(def);
+}
+
+static bool
 defs_equal(const struct vm_def *a, const struct vm_def *b)
 {
 	return strcmp(a->name, b->name) == 0 &&
@@ -332,7 +550,12 @@ defs_equal(const struct vm_def *a, const struct vm_def *b)
 	    (a->initrd && b->initrd && strcmp(a->initrd, b->initrd) == 0)) &&
 	    strcmp(a->cmdline, b->cmdline) == 0 &&
 	    a->memory_mib == b->memory_mib && a->vcpus == b->vcpus &&
-	    a->on_reboot == b->on_reboot && a->transient == b->transient;
+	    a->on_reboot == b->on_reboot && a->transient == b->transient &&
+	    str_equal(a->vnc_addr, b->vnc_addr) &&
+	    a->vnc_display == b->vnc_display && a->width == b->width &&
+	    a->height == b->height &&
+	    str_equal(a->vnc_password, b->vnc_password) &&
+	    a->vnc_web == b->vnc_web;
 }
 
 /* Count the entries of dir other than . and .. */
@@ -372,14 +595,16 @@ test_roundtrip(void)
 
 	snprintf(text, sizeof(text), "{\"name\":\"web\",\"kernel\":\"%s\","
 	    "\"cmdline\":\"console=ttyS0 \\\"q\\\" \\\\ x\\n\","
-	    "\"memory_mib\":512,\"vcpus\":4,\"on_reboot\":\"stop\"}",
+	    "\"memory_mib\":512,\"vcpus\":4,\"on_reboot\":\"stop\","
+	    "\"vnc\":\"[::1]:auto\",\"display\":\"800x600\","
+	    "\"vnc_password\":\"pw\\\"x\",\"vnc_web\":true}",
 	    kernel_path);
 	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
 	tap_ok(rc == 0, "definition for the round trip");
 	if (rc != 0)
 		return;
 
-	obj = config_to_json(def);
+	obj = config_to_json(def, CONFIG_JSON_SECRETS);
 	rc = config_parse(obj, 0, &back, err, sizeof(err));
 	tap_ok(rc == 0 && defs_equal(def, back),
 	    "config_to_json output parses back to the same definition");
@@ -391,11 +616,18 @@ test_roundtrip(void)
 	    "config_def_dup");
 	config_def_free(dup);
 
-	rc = config_save(dir, def, err, sizeof(err));
+	/* A umask that would let anyone read must not matter. */
+	{
+		mode_t old = umask(0);
+
+		rc = config_save(dir, def, err, sizeof(err));
+		umask(old);
+	}
 	tap_ok(rc == 0, "save%s%s", rc ? ": " : "", rc ? err : "");
 	snprintf(path, sizeof(path), "%s/web.json", dir);
 	tap_ok(stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & 077) == 0, "saved as NAME.json, private to the owner");
+	    (st.st_mode & 07777) == 0600,
+	    "saved as NAME.json, mode 0600 (%04o)", st.st_mode & 07777);
 	tap_ok(count_entries(dir, &hidden) == 1 && hidden == 0,
 	    "no temporary file is left behind");
 
@@ -404,9 +636,13 @@ test_roundtrip(void)
 	    rc ? ": " : "", rc ? err : "");
 	config_def_free(back);
 
-	/* Saving again replaces the file in one step. */
+	/* Saving again replaces the file in one step, and a file that
+	 * was readable by others (an older vmmd's) is so no longer. */
 	def->memory_mib = 1024;
+	chmod(path, 0644);
 	rc = config_save(dir, def, err, sizeof(err));
+	tap_ok(rc == 0 && stat(path, &st) == 0 && (st.st_mode & 07777) == 0600,
+	    "a second save leaves the file at 0600");
 	rc = rc == 0 ? config_load_file(path, &back, err, sizeof(err)) : rc;
 	tap_ok(rc == 0 && back->memory_mib == 1024 &&
 	    count_entries(dir, &hidden) == 1 && hidden == 0,
@@ -546,6 +782,7 @@ main(void)
 	test_numbers();
 	test_misc_fields();
 	test_files();
+	test_display();
 	test_roundtrip();
 	test_reload();
 

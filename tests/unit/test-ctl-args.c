@@ -1,8 +1,10 @@
 /*
- * vmctl's argument helpers: SIZE and number parsing, MiB formatting.
+ * vmctl's argument helpers: SIZE and number parsing, MiB formatting,
+ * the password file's text and the screenshot's temporary name.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "args.h"
@@ -50,6 +52,57 @@ format(int64_t mib, const char *want)
 	ctl_format_mib(mib, buf, sizeof(buf));
 	tap_ok(strcmp(buf, want) == 0, "format %lld MiB = %s (got %s)",
 	    (long long)mib, want, buf);
+}
+
+static void
+password(const char *buf, size_t len, int want, size_t wantlen)
+{
+	size_t l = len;
+	int r;
+
+	r = ctl_password_text(buf, &l);
+	tap_ok(r == want && (r != 0 || l == wantlen),
+	    "password file of %zu bytes: %d, %zu (got %d, %zu)", len, want,
+	    wantlen, r, l);
+}
+
+static void
+temp_name(const char *path, int want, const char *wantname)
+{
+	char buf[64] = "";
+	int r;
+
+	r = ctl_temp_beside(path, buf, sizeof(buf));
+	tap_ok(r == want && (r != 0 || strcmp(buf, wantname) == 0),
+	    "temporary beside '%s': %d '%s' (got %d '%s')", path, want,
+	    wantname ? wantname : "", r, buf);
+}
+
+static void
+test_display_helpers(void)
+{
+	password("s3cret", 6, 0, 6);
+	password("s3cret\n", 7, 0, 6);
+	password("s3cret\r\n", 8, 0, 6);
+	password("123456789", 9, 0, 9);		/* the daemon says no */
+	password("pw\n\n", 4, -EINVAL, 0);
+	password("a\nb", 3, -EINVAL, 0);
+	password("a\rb\n", 4, -EINVAL, 0);
+	password("a\0b", 3, -EINVAL, 0);
+	password("", 0, -ENODATA, 0);
+	password("\n", 1, -ENODATA, 0);
+	password("\r\n", 2, -ENODATA, 0);
+	password(" \n", 2, 0, 1);		/* blanks are characters */
+
+	temp_name("shot.png", 0, ".shot.png.XXXXXX");
+	temp_name("/tmp/shot.png", 0, "/tmp/.shot.png.XXXXXX");
+	temp_name("a/b/c", 0, "a/b/.c.XXXXXX");
+	temp_name("/x", 0, "/.x.XXXXXX");
+	temp_name("", -EINVAL, NULL);
+	temp_name("dir/", -EINVAL, NULL);
+	temp_name("/", -EINVAL, NULL);
+	temp_name("/a/very/long/directory/name/that/does/not/fit/in/"
+	    "sixty-four/x.png", -ENAMETOOLONG, NULL);
 }
 
 int
@@ -118,5 +171,6 @@ main(void)
 	format(1, "1M");
 	format(0, "0M");
 
+	test_display_helpers();
 	return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake-host.h"
 #include "tap.h"
 #include "uart.h"
 #include "unit-util.h"
@@ -25,32 +26,14 @@
 #define SCR 7
 
 struct host {
+	struct fake_host fh;	/* the UART's interrupt is its line 0 */
 	struct uart *u;
-	bool irq;		/* line level as the host last saw it */
-	bool edge;		/* a rising edge not yet serviced */
-	unsigned int rises;	/* rising edges ever */
-	unsigned int irq_calls;
-	unsigned int irq_bad;	/* set() calls that did not change the level */
+	unsigned int rises_taken;	/* edges an ISR has run for */
 	uint8_t *tx;
 	size_t txlen, txcap;
 	unsigned int tx_calls;
 	unsigned int rx_space_calls;
 };
-
-static void
-host_irq(void *opaque, unsigned int gsi, bool level)
-{
-	struct host *h = opaque;
-
-	h->irq_calls++;
-	if (level == h->irq || gsi != 4)
-		h->irq_bad++;
-	if (level && !h->irq) {
-		h->edge = true;
-		h->rises++;
-	}
-	h->irq = level;
-}
 
 static void
 host_tx(void *opaque, const uint8_t *buf, size_t len)
@@ -79,17 +62,27 @@ host_rx_space(void *opaque)
 static void
 host_init(struct host *h)
 {
-	struct uart_config cfg = {
-		.irq = { host_irq, h, 4 },
+	struct uart_backend be = {
 		.tx = host_tx,
 		.rx_space = host_rx_space,
 		.opaque = h,
 	};
 
 	memset(h, 0, sizeof(*h));
-	h->u = uart_new(&cfg);
+	fake_host_init(&h->fh);
+	h->u = uart_new(&h->fh.host, &be);
 	if (h->u == NULL)
 		tap_bail("uart_new failed");
+}
+
+/* An edge-triggered controller: a rising edge not yet serviced. */
+static bool
+host_take_edge(struct host *h)
+{
+	if (h->rises_taken == h->fh.rises[0])
+		return false;
+	h->rises_taken = h->fh.rises[0];
+	return true;
 }
 
 static void
@@ -114,9 +107,45 @@ outb(struct host *h, unsigned int reg, uint8_t v)
 	uart_device_ops.write(h->u, reg, &v, 1);
 }
 
+struct diag_values {
+	struct device_diag d;
+	unsigned int n;
+	uint64_t ier, iir, mcr, lsr, thre_pending, irq_level;
+};
+
+static void
+diag_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct diag_values *dv = (struct diag_values *)d;
+
+	dv->n++;
+	if (strcmp(key, "ier") == 0)
+		dv->ier = value;
+	else if (strcmp(key, "iir") == 0)
+		dv->iir = value;
+	else if (strcmp(key, "mcr") == 0)
+		dv->mcr = value;
+	else if (strcmp(key, "lsr") == 0)
+		dv->lsr = value;
+	else if (strcmp(key, "thre_pending") == 0)
+		dv->thre_pending = value;
+	else if (strcmp(key, "irq_level") == 0)
+		dv->irq_level = value;
+}
+
+static void
+diag_collect(struct host *h, struct diag_values *dv)
+{
+	memset(dv, 0, sizeof(*dv));
+	dv->d.put = diag_put;
+	uart_device_ops.diag(h->u, &dv->d);
+}
+
 static void
 test_reset_values(void)
 {
+	struct diag_values dg;
 	struct host h;
 
 	host_init(&h);
@@ -138,22 +167,20 @@ test_reset_values(void)
 	outb(&h, MCR, 0);
 	outb(&h, IER, 0);
 
-	/* Master reset through the device interface. */
-	outb(&h, LCR, 0x80);
-	outb(&h, DLL, 0x0c);
-	outb(&h, LCR, 0x03);
+	/* Diagnostics show the registers without a read's effects. */
 	outb(&h, FCR, 0x01);
 	outb(&h, MCR, 0x0b);
-	outb(&h, IER, 0x0f);
-	uart_device_ops.reset(h.u);
-	TAP_EQ(inb(&h, IIR), 0x01, "ops reset: IIR 0x01, FIFOs off");
-	TAP_EQ(inb(&h, IER) | inb(&h, LCR) | inb(&h, MCR), 0,
-	    "ops reset: IER, LCR, MCR cleared");
-	outb(&h, LCR, 0x80);
-	TAP_EQ(inb(&h, DLL), 0x0c, "ops reset: divisor latch kept");
-	TAP_EQ(inb(&h, SCR), 0x5a, "ops reset: scratch kept");
-	TAP_EQ(h.irq, false, "ops reset: line low");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	outb(&h, IER, 0x02);
+	diag_collect(&h, &dg);
+	TAP_EQ(dg.ier, 0x02, "diag: IER");
+	TAP_EQ(dg.iir, 0xc2, "diag: IIR THRE with FIFOs on");
+	TAP_EQ(dg.mcr, 0x0b, "diag: MCR");
+	TAP_EQ(dg.lsr, 0x60, "diag: LSR");
+	TAP_EQ(dg.thre_pending, 1, "diag: THRE pending");
+	TAP_EQ(dg.irq_level, 1, "diag: line high");
+	TAP_EQ(dg.n, 9, "diag: nine values");
+	TAP_EQ(inb(&h, IIR), 0xc2, "diag did not take the THRE interrupt");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -248,7 +275,7 @@ test_loopback(void)
 			break;
 	TAP_EQ(v, 16, "FIFO overrun: first 16 bytes intact");
 	TAP_EQ(inb(&h, LSR) & 0x01, 0, "FIFO overrun: 17th byte dropped");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -262,18 +289,18 @@ test_out2_gating(void)
 	TAP_EQ(inb(&h, IIR), 0x02, "THRE pending with ETBEI");
 	outb(&h, IER, 0);
 	outb(&h, IER, 0x02);
-	TAP_EQ(h.irq, false, "OUT2 clear: line stays low");
+	TAP_EQ(h.fh.irq[0], false, "OUT2 clear: line stays low");
 	outb(&h, MCR, 0x08);
-	TAP_EQ(h.irq, true, "OUT2 set: line high");
+	TAP_EQ(h.fh.irq[0], true, "OUT2 set: line high");
 	outb(&h, MCR, 0x00);
-	TAP_EQ(h.irq, false, "OUT2 cleared again: line low");
+	TAP_EQ(h.fh.irq[0], false, "OUT2 cleared again: line low");
 	outb(&h, MCR, 0x18);
-	TAP_EQ(h.irq, false, "loopback closes the gate too");
+	TAP_EQ(h.fh.irq[0], false, "loopback closes the gate too");
 	outb(&h, MCR, 0x08);
-	TAP_EQ(h.irq, true, "line high again");
+	TAP_EQ(h.fh.irq[0], true, "line high again");
 	inb(&h, IIR);
-	TAP_EQ(h.irq, false, "reading IIR (THRE) lowers it");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	TAP_EQ(h.fh.irq[0], false, "reading IIR (THRE) lowers it");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -300,18 +327,18 @@ test_thre(void)
 	TAP_EQ(iir2, 0xc2, "ETBEI 0->1 raises THRE again (no UART_BUG_THRE)");
 
 	outb(&h, IER, 0x02);
-	TAP_EQ(h.irq, true, "THRE: line high");
+	TAP_EQ(h.fh.irq[0], true, "THRE: line high");
 	TAP_EQ(inb(&h, IIR), 0xc2, "IIR reports THRE");
 	TAP_EQ(inb(&h, IIR), 0xc1, "reading it cleared THRE");
-	TAP_EQ(h.irq, false, "line low");
+	TAP_EQ(h.fh.irq[0], false, "line low");
 	outb(&h, IER, 0x02);
 	TAP_EQ(inb(&h, IIR), 0xc1, "rewriting ETBEI=1 does not raise THRE");
 	outb(&h, THR, 'a');
 	TAP_EQ(inb(&h, IIR), 0xc2, "a THR write raises THRE");
 	outb(&h, THR, 'b');
-	TAP_EQ(h.irq, true, "still pending after another write");
+	TAP_EQ(h.fh.irq[0], true, "still pending after another write");
 	outb(&h, IER, 0x00);
-	TAP_EQ(h.irq, false, "ETBEI off: line low");
+	TAP_EQ(h.fh.irq[0], false, "ETBEI off: line low");
 	TAP_EQ(inb(&h, LSR) & 0x60, 0x60, "THRE|TEMT always set");
 	TAP_EQ(h.txlen == 2 && memcmp(h.tx, "ab", 2) == 0, 1,
 	    "tx got both bytes, one call each");
@@ -333,7 +360,7 @@ test_thre(void)
 	inb(&h, LSR);
 	TAP_EQ(inb(&h, IIR), 0xc4, "then received data");
 	outb(&h, MCR, 0x0b);
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -350,42 +377,48 @@ test_edges(void)
 	host_init(&h);
 	outb(&h, MCR, 0x08);		/* OUT2 */
 	outb(&h, IER, 0x02);
-	TAP_EQ(h.irq && h.rises == 1, 1, "edges: ETBEI on, THRE: one edge");
+	TAP_EQ(h.fh.irq[0] && h.fh.rises[0] == 1, 1,
+	    "edges: ETBEI on, THRE: one edge");
 	outb(&h, THR, 'a');
 	outb(&h, THR, 'b');
-	TAP_EQ(h.rises, 1, "edges: THR writes while THRE is pending leave the "
+	TAP_EQ(h.fh.rises[0], 1,
+	    "edges: THR writes while THRE is pending leave the "
 	    "line high (the transmitter empties at once)");
-	TAP_EQ(h.irq, true, "edges: line high after the writes");
+	TAP_EQ(h.fh.irq[0], true, "edges: line high after the writes");
 	TAP_EQ(inb(&h, IIR), 0x02, "edges: IIR reports THRE");
 	outb(&h, THR, 'a');
-	TAP_EQ(h.rises, 2, "edges: the first write after IIR lowered the line "
+	TAP_EQ(h.fh.rises[0], 2,
+	    "edges: the first write after IIR lowered the line "
 	    "makes a new edge");
 
 	outb(&h, IER, 0x03);
 	outb(&h, FCR, 0x01);
 	uart_receive(h.u, (const uint8_t *)"x", 1);
-	r = h.rises;
+	r = h.fh.rises[0];
 	outb(&h, THR, 'c');
-	TAP_EQ(h.rises, r, "edges: a THR write while data waits (RDI) keeps "
+	TAP_EQ(h.fh.rises[0], r,
+	    "edges: a THR write while data waits (RDI) keeps "
 	    "the line high, no edge, as a real INTR would");
 	uart_receive(h.u, (const uint8_t *)"yz", 2);
-	TAP_EQ(h.rises, r + 1, "edges: input arriving on a high line pulses "
+	TAP_EQ(h.fh.rises[0], r + 1,
+	    "edges: input arriving on a high line pulses "
 	    "it: a handler that left it high is called again");
-	TAP_EQ(h.irq, true, "edges: line high after the input");
+	TAP_EQ(h.fh.irq[0], true, "edges: line high after the input");
 	uart_receive(h.u, (const uint8_t *)"", 0);
-	TAP_EQ(h.rises, r + 1, "edges: no input, no edge");
+	TAP_EQ(h.fh.rises[0], r + 1, "edges: no input, no edge");
 	while (inb(&h, LSR) & 0x01)
 		inb(&h, RBR);
 	TAP_EQ(inb(&h, IIR), 0xc2, "edges: then THRE");
 	TAP_EQ(inb(&h, IIR), 0xc1, "edges: then nothing");
-	TAP_EQ(h.irq, false, "edges: line low once IIR says nothing");
+	TAP_EQ(h.fh.irq[0], false, "edges: line low once IIR says nothing");
 
 	outb(&h, IER, 0x00);
-	r = h.rises;
+	r = h.fh.rises[0];
 	uart_receive(h.u, (const uint8_t *)"q", 1);
-	TAP_EQ(h.rises == r && !h.irq, 1, "edges: input with ERBFI off: no "
+	TAP_EQ(h.fh.rises[0] == r && !h.fh.irq[0], 1,
+	    "edges: input with ERBFI off: no "
 	    "edge");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -415,7 +448,7 @@ test_fifo(void)
 		ok = 1;
 		for (j = 1; j < level[i]; j++) {
 			uart_receive(h.u, buf, 1);
-			if (inb(&h, IIR) != 0xcc || !h.irq)
+			if (inb(&h, IIR) != 0xcc || !h.fh.irq[0])
 				ok = 0;
 		}
 		TAP_EQ(ok, 1, "trigger %u: below it, character timeout",
@@ -439,7 +472,7 @@ test_fifo(void)
 	TAP_EQ(inb(&h, LSR) & 0x01, 0, "FIFO off empties the receiver");
 	TAP_EQ(uart_receive(h.u, buf, 5), 1, "16450 mode: 1 byte taken");
 	TAP_EQ(inb(&h, IIR), 0x04, "16450 mode: data available, no FIFO bits");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
 
@@ -472,9 +505,6 @@ test_rx_space_rule(void)
 	uart_receive(h.u, buf, 16);
 	outb(&h, FCR, 0x03);
 	TAP_EQ(h.rx_space_calls, 3, "FIFO reset of a full FIFO: rx_space");
-	uart_receive(h.u, buf, 16);
-	uart_device_ops.reset(h.u);
-	TAP_EQ(h.rx_space_calls, 4, "device reset of a full FIFO: rx_space");
 	host_fini(&h);
 }
 
@@ -585,11 +615,10 @@ test_linux_tx(void)
 	linux_startup(&p);
 	p.xmit = data;
 	p.xmit_len = len;
-	h.edge = false;
+	h.rises_taken = h.fh.rises[0];
 	linux_start_tx(&p);
 	/* An edge-triggered PIC: one ISR run per latched rising edge. */
-	while (h.edge && isr_runs < 10 * len) {
-		h.edge = false;
+	while (host_take_edge(&h) && isr_runs < 10 * len) {
 		linux_isr(&p);
 		isr_runs++;
 	}
@@ -597,16 +626,15 @@ test_linux_tx(void)
 	TAP_EQ(h.txlen, len, "8250 tx: tx callback got 1 MiB");
 	TAP_EQ(h.txlen == len && memcmp(h.tx, data, len) == 0, 1,
 	    "8250 tx: same bytes, same order");
-	TAP_EQ(h.irq, false, "8250 tx: line low when done");
-	TAP_EQ(h.irq_bad, 0, "irq set() only on changes");
-	tap_diag("%lu ISR runs, %u irq changes", isr_runs, h.irq_calls);
+	TAP_EQ(h.fh.irq[0], false, "8250 tx: line low when done");
+	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
+	tap_diag("%lu ISR runs, %u irq changes", isr_runs, h.fh.irq_calls);
 
 	/* A second burst after the queue ran dry starts on ETBEI 0->1. */
 	p.xmit_pos = 0;
 	p.xmit_len = 100;
 	linux_start_tx(&p);
-	while (h.edge) {
-		h.edge = false;
+	while (host_take_edge(&h)) {
 		linux_isr(&p);
 	}
 	TAP_EQ(h.txlen, len + 100, "8250 tx: second burst delivered");
@@ -642,7 +670,7 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 	p.h = &h;
 	p.lazy = lazy;
 	linux_startup(&p);
-	h.edge = false;
+	h.rises_taken = h.fh.rises[0];
 	while (p.rx_len < len && steps++ < 50 * len) {
 		if (h.rx_space_calls != seen_calls) {
 			seen_calls = h.rx_space_calls;
@@ -657,8 +685,7 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 			if (n < want)
 				waiting = true;
 		}
-		if (edge ? h.edge : h.irq) {
-			h.edge = false;
+		if (edge ? host_take_edge(&h) : h.fh.irq[0]) {
 			linux_isr(&p);
 		} else if (waiting && h.rx_space_calls == seen_calls) {
 			stalled = true;	/* host waits, guest idle: deadlock */
@@ -670,7 +697,7 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 	TAP_EQ(p.rx_len == len && memcmp(p.rx, data, len) == 0, 1,
 	    "%s: no loss, no duplicate, in order", what);
 	TAP_EQ(inb(&h, LSR) & 0x02, 0, "%s: never overrun", what);
-	TAP_EQ(h.irq_bad, 0, "%s: irq set() only on changes", what);
+	TAP_EQ(h.fh.irq_bad, 0, "%s: irq set() only on changes", what);
 	tap_diag("%s: %u rx_space calls", what, h.rx_space_calls);
 	host_fini(&h);
 	free(data);
@@ -750,15 +777,19 @@ test_fuzz(void)
 				bad_bits++;
 			break;
 		case 4:
-			if (rng() % 1000 == 0)
-				uart_device_ops.reset(h.u);
+			/* A guest's master reset: MCR and FCR cleared. */
+			if (rng() % 1000 == 0) {
+				outb(&h, LCR, 0);
+				outb(&h, MCR, 0);
+				outb(&h, FCR, 0x06);
+			}
 			break;
 		default:
 			/* Invariants, read with DLAB clear. */
 			outb(&h, LCR, inb(&h, LCR) & 0x7f);
 			mcr = inb(&h, MCR);
 			gate = (mcr & 0x18) == 0x08;
-			before = h.irq;
+			before = h.fh.irq[0];
 			iir = inb(&h, IIR);
 			if (before != (!(iir & 0x01) && gate))
 				bad_irq++;
@@ -774,7 +805,7 @@ test_fuzz(void)
 	TAP_EQ(bad_irq, 0, "fuzz: line level always matches IIR and OUT2");
 	TAP_EQ(bad_lsr, 0, "fuzz: LSR sane (THRE|TEMT, no PE/FE/BI)");
 	TAP_EQ(bad_bits, 0, "fuzz: reserved bits clear, rx space <= 16");
-	TAP_EQ(h.irq_bad, 0, "fuzz: irq set() only on changes");
+	TAP_EQ(h.fh.irq_bad, 0, "fuzz: irq set() only on changes");
 	outb(&h, LCR, 0);
 	outb(&h, MCR, 0);
 	for (drained = 0; drained < 100 && (inb(&h, LSR) & 0x01); drained++)

@@ -227,6 +227,46 @@ int i8042_kbd_irq_enable(void (*fn)(uint8_t scancode));
 void i8042_reset(void);
 bool cad_feed(struct cad_state *s, uint8_t scancode);
 
+/* --- fb.c, font.c: the linear framebuffer ----------------------------- */
+
+/*
+ * Where the platform puts a display's framebuffer (x8r8g8b8, stride =
+ * width * 4).  Must match PC_FRAMEBUFFER_ADDR in daemon/boot/pc-layout.h;
+ * guests do not include the daemon's headers.
+ */
+#define FB_ADDR		0xd0000000ul
+
+/* 0x00rrggbb */
+#define FB_RGB(r, g, b)	((uint32_t)(r) << 16 | (uint32_t)(g) << 8 | (b))
+
+struct fb {
+	uint32_t *base;		/* NULL: no framebuffer */
+	uint64_t phys;
+	uint64_t size;		/* bytes of the reserved range */
+	uint32_t width, height;
+	uint32_t pitch;		/* pixels a line */
+};
+
+/*
+ * Find the framebuffer: a reserved memory map range at FB_ADDR, of the
+ * size "fb=WxH" (default 1024x768) needs, or "fbaddr=0xADDR" (QEMU's
+ * std VGA, mode set through its Bochs VBE registers).  NULL when found;
+ * otherwise why not, and fb->base stays NULL.
+ */
+const char *fb_find(struct fb *fb);
+/* Draw, clipped to the screen; nothing at all without a framebuffer. */
+void fb_fill(const struct fb *fb, uint32_t x, uint32_t y, uint32_t w,
+    uint32_t h, uint32_t rgb);
+void fb_glyph(const struct fb *fb, uint32_t x, uint32_t y, char c,
+    unsigned scale, uint32_t fg, uint32_t bg);
+void fb_text(const struct fb *fb, uint32_t x, uint32_t y, const char *s,
+    unsigned scale, uint32_t fg, uint32_t bg);
+
+/* A character cell: 5x7 dots and a blank column and row. */
+#define FONT_CELL_W	6
+#define FONT_CELL_H	8
+const uint8_t *font5x7(char c);	/* 7 rows, bit 4 leftmost */
+
 /* --- start.c: boot information --------------------------------------- */
 
 #define HVM_START_MAGIC	0x336ec578u

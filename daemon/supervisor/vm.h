@@ -1,30 +1,32 @@
 /*
- * The supervisor's VMs and their worker processes.
+ * The supervisor's VMs and their state machine.
  *
  * A struct vm exists for every definition (stored or transient).  While
- * a guest runs, the VM has a worker: a vmmd-worker process started with
- * fork+exec, to which the supervisor talks the control protocol over a
- * socketpair.  This module owns the VM state machine; it reports state
- * changes to subscribers through control.c and completes the pending
- * replies that wait on a worker.
+ * a guest runs, the VM has a worker, reached through its link
+ * (worker-link.h).  This module owns the VM state machine: it decides
+ * what each start, stop, worker event and worker exit means for the VM,
+ * completes the pending replies that wait on it, and reports what
+ * happens through the hooks the supervisor's main sets.  Everything
+ * here runs on the event loop thread.
  */
-#ifndef VMMD_PROC_H
-#define VMMD_PROC_H
+#ifndef VMMD_VM_H
+#define VMMD_VM_H
 
 #include <stdbool.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 #include <json-c/json.h>
 
+#include "pending.h"
 #include "proto.h"
 #include "vmconfig.h"
 
 struct access_cred;
-struct event;
-struct event_base;
 struct control;
-struct pending;
-struct worker;
+struct event_base;
+struct vmmd;
+struct wlink;
+struct wlink_reaper;
 
 enum vm_state {
 	VM_DEFINED,		/* never started since created or loaded */
@@ -37,11 +39,17 @@ enum vm_state {
 };
 
 /* How long a worker may take to report the guest running. */
-#define PROC_BOOT_TIMEOUT	30	/* seconds */
+#define VM_BOOT_TIMEOUT		30	/* seconds */
 /* Grace period for guests when the daemon itself is stopped. */
-#define PROC_EXIT_GRACE		10	/* seconds */
+#define VM_EXIT_GRACE		10	/* seconds */
 
-TAILQ_HEAD(pending_list, pending);
+/* What the VM list knows about its current worker's run. */
+struct vm_run {
+	bool booted;			/* worker.boot answered {} */
+	bool stop_requested;
+	bool daemon_exit;		/* the stop is vmmd's own exit */
+	struct json_object *boot_error;	/* worker.boot's error object */
+};
 
 struct vm {
 	TAILQ_ENTRY(vm) entry;
@@ -49,12 +57,25 @@ struct vm {
 	struct vm_def *def;
 	enum vm_state state;
 	enum vm_state prev_state;	/* before the current start */
-	struct worker *w;		/* NULL while no worker exists */
+	struct wlink *w;		/* NULL while no worker exists */
+	struct vm_run run;		/* of w; reset at every start */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
 	struct pending_list stop_waiters; /* vm.stop waiting for the exit */
 };
 
 TAILQ_HEAD(vm_list, vm);
+
+/*
+ * How the VM list tells the layer above what happens.  Set by the
+ * supervisor's main before the first VM starts.
+ */
+struct vm_hooks {
+	/* An event for subscribers ("vm.state", events a worker sends,
+	 * "vm.deleted" for a transient VM that ended); takes ev. */
+	void (*event)(struct vmmd *d, struct json_object *ev);
+	/* Shutting down, and the last worker is gone. */
+	void (*idle)(struct vmmd *d);
+};
 
 /* The supervisor as a whole: one per process, passed around. */
 struct vmmd {
@@ -66,11 +87,9 @@ struct vmmd {
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */
-	unsigned int nworkers;
-	struct event *sigchld_ev;
+	struct wlink_reaper *reaper;	/* every worker's link */
 	bool shutting_down;
-	/* Called once shutting down and the last worker is gone. */
-	void (*idle_cb)(struct vmmd *d);
+	struct vm_hooks hooks;
 };
 
 const char *vm_state_name(enum vm_state s);
@@ -79,6 +98,8 @@ const char *vm_state_name(enum vm_state s);
 struct vm *vm_find(struct vmmd *d, const char *name);
 struct vm *vm_add(struct vmmd *d, struct vm_def *def);	/* takes def */
 void	vm_remove(struct vm *vm);	/* no worker allowed */
+/* Defined, stopped or crashed: no worker, free to start or delete. */
+bool	vm_at_rest(const struct vm *vm);
 bool	vm_has_worker(const struct vm *vm);
 pid_t	vm_pid(const struct vm *vm);
 
@@ -87,31 +108,6 @@ struct json_object *vm_to_json(const struct vm *vm);
 
 /* Set the state and tell subscribers; reason may be NULL. */
 void	vm_set_state(struct vm *vm, enum vm_state s, const char *reason);
-
-/*
- * The kernel and initrd of a VM, opened by the supervisor (O_CLOEXEC)
- * and handed to its worker as descriptors, so that the worker loads
- * exactly the files that were checked.  -1 when absent.
- */
-struct vm_files {
-	int kernel_fd;
-	int initrd_fd;
-};
-
-/*
- * Open def's kernel and initrd for a client with credentials cred.
- * Unless cred is NULL or uid 0, the client must be able to read them
- * itself (see access.h): if not, the error class is permission_denied
- * and err says "kernel: PATH: not readable by uid N".  The kernel must
- * be one the boot loaders accept.  With start, a VM without a kernel
- * gets the daemon's default guest (trusted: not checked against cred);
- * without it (vm.create) only the files def names are opened.
- * Errors as below; on success close f with vm_files_close().
- */
-int	vm_files_open(struct vmmd *d, const struct vm_def *def,
-	    const struct access_cred *cred, bool start, struct vm_files *f,
-	    enum proto_error *cls, char *err, size_t errlen);
-void	vm_files_close(struct vm_files *f);
 
 /*
  * Errors of the operations below: a negative errno, with *cls and err
@@ -133,10 +129,10 @@ int	vm_stop(struct vm *vm, bool force, unsigned int timeout,
  * with the "return" object or the "error" object (both borrowed) once
  * the reply comes, or with an internal error if the worker goes away.
  */
-typedef void (*worker_reply_cb)(struct vm *vm, struct json_object *ret,
+typedef void (*vm_reply_cb)(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg);
 int	vm_worker_request(struct vm *vm, const char *command,
-	    struct json_object *args, worker_reply_cb cb, void *arg);
+	    struct json_object *args, vm_reply_cb cb, void *arg);
 
 /*
  * Hand the client connection fd over to the worker for vm.console: fd
@@ -145,12 +141,25 @@ int	vm_worker_request(struct vm *vm, const char *command,
  */
 int	vm_console_pass(struct vm *vm, int fd, struct json_object *id,
 	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * The same for vm.screenshot, with worker.screenshot {client_id: id}:
+ * the worker writes the reply line and the PNG on the connection.  A
+ * VM without a display is refused here (bad_state).
+ */
+int	vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
+	    enum proto_error *cls, char *err, size_t errlen);
+
+/* Whether the definition gives the guest a screen (vnc). */
+bool	vm_has_display(const struct vm *vm);
+
+/* Where noVNC's page is served from (Debian's novnc package). */
+#define VM_NOVNC_DIR		"/usr/share/novnc"
 
 /* Supervisor-wide. */
-int	proc_init(struct vmmd *d);		/* SIGCHLD handling */
-void	proc_shutdown(struct vmmd *d);		/* stop every guest */
-void	proc_kill_all(struct vmmd *d);		/* SIGKILL every worker */
-void	proc_fini(struct vmmd *d);		/* free VMs, reap workers */
-const char *proc_worker_path(struct vmmd *d);	/* NULL if none found */
+int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
+unsigned int vm_list_workers(const struct vmmd *d);	/* not reaped yet */
+void	vm_list_stop_all(struct vmmd *d);	/* stop every guest */
+void	vm_list_kill_all(struct vmmd *d);	/* SIGKILL every worker */
+void	vm_list_fini(struct vmmd *d);		/* free VMs, reap workers */
 
 #endif

@@ -1,0 +1,209 @@
+/*
+ * The create options of create and run: --kernel, --initrd, --cmdline,
+ * --memory, --vcpus, --on-reboot and the display's --vnc, --display,
+ * --vnc-password-file and --vnc-web, into the arguments of vm.create.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "args.h"
+#include "create-args.h"
+#include "vmctl.h"
+
+/*
+ * An absolute form of a --kernel/--initrd path: the daemon resolves
+ * nothing relative to its own directory, so relative paths are resolved
+ * here, against ours.
+ */
+static int
+create_args_abspath(const char *path, char **out)
+{
+	if (path[0] == '/')
+		*out = strdup(path);
+	else
+		*out = realpath(path, NULL);
+	return *out != NULL ? 0 : -errno;
+}
+
+/* More than any VNC password: a file this long is not one. */
+#define CREATE_PASSWORD_READ_MAX	256
+
+/*
+ * The VNC password from the file path into args.  The password comes
+ * from a file, never from argv, where any user could read it in ps.
+ * Returns -1 to go on, else an exit status (after saying why).
+ */
+static int
+create_args_password(struct ctl *ctl, struct json_object *args,
+    const char *path)
+{
+	char buf[CREATE_PASSWORD_READ_MAX + 1];
+	size_t len = 0;
+	ssize_t n;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ctl_warnx("%s: --vnc-password-file %s: %s", ctl->cmd->name,
+		    path, strerror(errno));
+		return CTL_EXIT_FAIL;
+	}
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = errno;
+			close(fd);
+			ctl_warnx("%s: --vnc-password-file %s: %s",
+			    ctl->cmd->name, path, strerror(r));
+			return CTL_EXIT_FAIL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > CREATE_PASSWORD_READ_MAX)
+		r = -E2BIG;
+	else
+		r = ctl_password_text(buf, &len);
+	if (r == 0) {
+		buf[len] = '\0';
+		json_object_object_add(args, "vnc_password",
+		    json_object_new_string(buf));
+	}
+	explicit_bzero(buf, sizeof(buf));
+	if (r == -ENODATA)
+		ctl_warnx("%s: --vnc-password-file %s: the file is empty",
+		    ctl->cmd->name, path);
+	else if (r == -E2BIG)
+		ctl_warnx("%s: --vnc-password-file %s: far longer than a VNC "
+		    "password (8 bytes at most)", ctl->cmd->name, path);
+	else if (r < 0)
+		ctl_warnx("%s: --vnc-password-file %s: the password must be "
+		    "one line", ctl->cmd->name, path);
+	return r < 0 ? CTL_EXIT_FAIL : -1;
+}
+
+/*
+ * One option c of create or run: a create option goes into args, anything
+ * else to ctl_common_option().  Returns like the latter: -1 to go on, else
+ * an exit status.
+ */
+static int
+create_args_option(struct ctl *ctl, struct json_object *args, int argc,
+    char **argv, int c)
+{
+	const char *key = NULL;
+	char *path;
+	int64_t n;
+	int r;
+
+	switch (c) {
+	case 'k':
+	case 'i':
+		key = c == 'k' ? "kernel" : "initrd";
+		if ((r = create_args_abspath(optarg, &path)) < 0) {
+			ctl_warnx("%s: --%s %s: %s", ctl->cmd->name, key, optarg,
+			    strerror(-r));
+			return CTL_EXIT_FAIL;
+		}
+		json_object_object_add(args, key,
+		    json_object_new_string(path));
+		free(path);
+		return -1;
+	case 'c':
+		json_object_object_add(args, "cmdline",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'm':
+		r = ctl_parse_size(optarg, &n);
+		if (r == -ERANGE)
+			return ctl_usage(ctl, "--memory %s: too large", optarg);
+		if (r < 0)
+			return ctl_usage(ctl, "--memory %s: not a size (use "
+			    "MiB, or e.g. 512M or 2G)", optarg);
+		json_object_object_add(args, "memory_mib",
+		    json_object_new_int64(n));
+		return -1;
+	case 'n':
+		if (ctl_parse_number(optarg, 1, INT_MAX, &n) < 0)
+			return ctl_usage(ctl, "--vcpus %s: not a positive "
+			    "number", optarg);
+		json_object_object_add(args, "vcpus",
+		    json_object_new_int64(n));
+		return -1;
+	case 'r':
+		if (strcmp(optarg, "restart") != 0 &&
+		    strcmp(optarg, "stop") != 0)
+			return ctl_usage(ctl, "--on-reboot %s: expected "
+			    "restart or stop", optarg);
+		json_object_object_add(args, "on_reboot",
+		    json_object_new_string(optarg));
+		return -1;
+	/* --vnc and --display go as they are: the daemon parses them. */
+	case 'V':
+		json_object_object_add(args, "vnc",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'D':
+		json_object_object_add(args, "display",
+		    json_object_new_string(optarg));
+		return -1;
+	case 'P':
+		return create_args_password(ctl, args, optarg);
+	case 'W':
+		json_object_object_add(args, "vnc_web",
+		    json_object_new_boolean(1));
+		return -1;
+	default:
+		return ctl_common_option(ctl, argc, argv, c);
+	}
+}
+
+int
+create_args_parse(struct ctl *ctl, int argc, char **argv,
+    struct json_object **argsp, const char **namep)
+{
+	/* Long options only: their values are not in any optstring. */
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "kernel",	required_argument,	NULL,	'k' },
+		{ "initrd",	required_argument,	NULL,	'i' },
+		{ "cmdline",	required_argument,	NULL,	'c' },
+		{ "memory",	required_argument,	NULL,	'm' },
+		{ "vcpus",	required_argument,	NULL,	'n' },
+		{ "on-reboot",	required_argument,	NULL,	'r' },
+		{ "vnc",	required_argument,	NULL,	'V' },
+		{ "display",	required_argument,	NULL,	'D' },
+		{ "vnc-password-file", required_argument, NULL,	'P' },
+		{ "vnc-web",	no_argument,		NULL,	'W' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *args;
+	int c, r;
+
+	args = json_object_new_object();
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if ((r = create_args_option(ctl, args, argc, argv, c)) >= 0) {
+			json_object_put(args);
+			return r;
+		}
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	*argsp = args;
+	*namep = argv[optind];
+	return -1;
+}

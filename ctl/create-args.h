@@ -1,0 +1,20 @@
+/*
+ * The create options, shared by the create and run commands.
+ */
+#ifndef VMCTL_CREATE_ARGS_H
+#define VMCTL_CREATE_ARGS_H
+
+struct ctl;
+struct json_object;
+
+/*
+ * The whole parsing of create or run (the create options and NAME): sets
+ * *args to the arguments of vm.create except name (the caller owns it),
+ * *name to NAME and returns -1, or returns an exit status.  Relative
+ * --kernel and --initrd paths are made absolute here, against vmctl's
+ * directory: the daemon resolves nothing relative to its own.
+ */
+int	create_args_parse(struct ctl *, int, char **, struct json_object **,
+	    const char **);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * Opening a VM's files (see vm-files.h): as the client who asked, so
+ * that nobody starts a guest from a file they could not read.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "boot.h"
+#include "vm-files.h"
+
+/*
+ * Open one file for cred (NULL: as the daemon), as "what: path: why"
+ * errors; a kernel must also be one the loaders accept.
+ */
+static int
+vm_files_open_one(const char *what, const char *path, bool kernel,
+    const struct access_cred *cred, int *fdp, enum proto_error *cls,
+    char *err, size_t errlen)
+{
+	char reason[256], self[64];
+	int fd, rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (path[0] != '/') {
+		snprintf(err, errlen, "%s: '%s' is not an absolute path", what,
+		    path);
+		return -EINVAL;
+	}
+	fd = access_open_file(path, cred);
+	if (fd < 0) {
+		switch (fd) {
+		case -EACCES:
+			if (cred == NULL)
+				break;
+			/* Which directory or bit refused stays unsaid. */
+			*cls = PROTO_ERR_PERMISSION;
+			snprintf(err, errlen, "%s: %s: not readable by uid %lu",
+			    what, path, (unsigned long)cred->uid);
+			return fd;
+		case -EINVAL:
+			snprintf(err, errlen, "%s: %s: not a regular file",
+			    what, path);
+			return fd;
+		case -ESTALE:
+			snprintf(err, errlen, "%s: %s: changed while it was "
+			    "being opened; try again", what, path);
+			return fd;
+		}
+		snprintf(err, errlen, "%s: %s: %s", what, path, strerror(-fd));
+		return fd;
+	}
+	if (kernel) {
+		/* The very file opened, not whatever path names now. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		reason[0] = '\0';
+		rc = boot_probe(self, reason, sizeof(reason));
+		if (rc < 0) {
+			close(fd);
+			snprintf(err, errlen, "%s: %s: %s", what, path,
+			    reason[0] != '\0' ? reason : strerror(-rc));
+			return rc;
+		}
+	}
+	*fdp = fd;
+	return 0;
+}
+
+void
+vm_files_close(struct vm_files *f)
+{
+	if (f->kernel_fd >= 0)
+		close(f->kernel_fd);
+	if (f->initrd_fd >= 0)
+		close(f->initrd_fd);
+	f->kernel_fd = f->initrd_fd = -1;
+}
+
+int
+vm_files_open(const struct vm_def *def, const char *default_kernel,
+    const struct access_cred *cred, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	char reason[512];
+	int rc;
+
+	f->kernel_fd = f->initrd_fd = -1;
+	/* root may read anything anyway: no point in checking. */
+	if (cred != NULL && cred->uid == 0)
+		cred = NULL;
+
+	if (def->kernel != NULL) {
+		rc = vm_files_open_one("kernel", def->kernel, true, cred,
+		    &f->kernel_fd, cls, err, errlen);
+		if (rc < 0)
+			return rc;
+	} else if (default_kernel != NULL) {
+		/* The daemon's own choice (-g): trusted, not the client's. */
+		rc = vm_files_open_one("kernel", default_kernel, true, NULL,
+		    &f->kernel_fd, cls, reason, sizeof(reason));
+		if (rc < 0) {
+			snprintf(err, errlen, "VM '%s' has no kernel and the "
+			    "default guest is not usable (%s); create the VM "
+			    "with a kernel, or start vmmd with -g FILE",
+			    def->name, reason);
+			return rc;
+		}
+	}
+	if (def->initrd != NULL) {
+		rc = vm_files_open_one("initrd", def->initrd, false, cred,
+		    &f->initrd_fd, cls, err, errlen);
+		if (rc < 0) {
+			vm_files_close(f);
+			return rc;
+		}
+	}
+	return 0;
+}
+

@@ -1,0 +1,38 @@
+/*
+ * The kernel and initrd of a VM, opened by the supervisor (O_CLOEXEC)
+ * and handed to its worker as descriptors, so that the worker loads
+ * exactly the files that were checked.
+ */
+#ifndef VMMD_VM_FILES_H
+#define VMMD_VM_FILES_H
+
+#include <stddef.h>
+
+#include "proto.h"
+#include "vmconfig.h"
+
+struct access_cred;
+
+struct vm_files {
+	int kernel_fd;			/* -1 when absent */
+	int initrd_fd;			/* -1 when absent */
+};
+
+/*
+ * Open def's kernel and initrd for a client with credentials cred.
+ * Unless cred is NULL or uid 0, the client must be able to read them
+ * itself (see access.h): if not, the error class is permission_denied
+ * and err says "kernel: PATH: not readable by uid N".  The kernel must
+ * be one the boot loaders accept.  A VM without a kernel gets
+ * default_kernel, the daemon's default guest (trusted: not checked
+ * against cred), if given: vm.start gives it, vm.create (which only
+ * checks the files def names) does not.
+ * Errors: a negative errno, with *cls and err (one line) set for the
+ * client's error reply; on success close f with vm_files_close().
+ */
+int	vm_files_open(const struct vm_def *def, const char *default_kernel,
+	    const struct access_cred *cred, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+void	vm_files_close(struct vm_files *f);
+
+#endif

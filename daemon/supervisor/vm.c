@@ -1,0 +1,796 @@
+/*
+ * VMs and their state machine (see vm.h).
+ *
+ * A start opens the VM's kernel and initrd as the client who asked
+ * (vm-files.h), spawns a worker with them (worker-link.h) and sends it
+ * worker.boot; the VM runs once that is answered.  A stop asks the
+ * guest to shut down and kills the worker when the deadline passes.
+ * The VM's new state is known for sure only when the worker has been
+ * reaped, so replies that depend on it (vm.stop, a failed vm.start)
+ * are completed from there, after worker-exit.h has said what the end
+ * means.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "access.h"
+#include "log.h"
+#include "vm-files.h"
+#include "vm.h"
+#include "worker-exit.h"
+#include "worker-link.h"
+
+#define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
+#define VM_KERNEL_FD		WLINK_PASSED_FD(0)
+#define VM_INITRD_FD		WLINK_PASSED_FD(1)	/* if any */
+
+/* A request of vm_worker_request(), until its reply. */
+struct vm_request {
+	struct vm *vm;
+	vm_reply_cb cb;
+	void *arg;
+};
+
+static const char *const vm_state_names[] = {
+	[VM_DEFINED] = "defined",
+	[VM_STARTING] = "starting",
+	[VM_RUNNING] = "running",
+	[VM_PAUSED] = "paused",
+	[VM_STOPPING] = "stopping",
+	[VM_STOPPED] = "stopped",
+	[VM_CRASHED] = "crashed",
+};
+
+static const struct wlink_ops vm_wlink_ops;
+
+const char *
+vm_state_name(enum vm_state s)
+{
+	if ((unsigned int)s >=
+	    sizeof(vm_state_names) / sizeof(vm_state_names[0]))
+		return "unknown";
+	return vm_state_names[s];
+}
+
+static void
+vm_emit(struct vmmd *d, struct json_object *ev)
+{
+	if (d->hooks.event != NULL)
+		d->hooks.event(d, ev);
+	else
+		json_object_put(ev);
+}
+
+/* Registry ------------------------------------------------------------- */
+
+struct vm *
+vm_find(struct vmmd *d, const char *name)
+{
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		if (strcmp(vm->def->name, name) == 0)
+			return vm;
+	return NULL;
+}
+
+struct vm *
+vm_add(struct vmmd *d, struct vm_def *def)
+{
+	struct vm *vm, *it;
+
+	vm = calloc(1, sizeof(*vm));
+	if (vm == NULL) {
+		config_def_free(def);
+		return NULL;
+	}
+	vm->d = d;
+	vm->def = def;
+	vm->state = VM_DEFINED;
+	TAILQ_INIT(&vm->stop_waiters);
+	/* Kept sorted: vm.list answers in name order. */
+	TAILQ_FOREACH(it, &d->vms, entry)
+		if (strcmp(it->def->name, def->name) > 0)
+			break;
+	if (it != NULL)
+		TAILQ_INSERT_BEFORE(it, vm, entry);
+	else
+		TAILQ_INSERT_TAIL(&d->vms, vm, entry);
+	return vm;
+}
+
+void
+vm_remove(struct vm *vm)
+{
+	struct pending *p;
+
+	if (vm == NULL)
+		return;
+	/* Callers only remove VMs without a worker, so nothing waits. */
+	if (vm->start_waiter != NULL)
+		pending_error(vm->start_waiter, PROTO_ERR_INTERNAL,
+		    "VM removed");
+	while ((p = TAILQ_FIRST(&vm->stop_waiters)) != NULL) {
+		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
+		pending_error(p, PROTO_ERR_INTERNAL, "VM removed");
+	}
+	TAILQ_REMOVE(&vm->d->vms, vm, entry);
+	config_def_free(vm->def);
+	free(vm);
+}
+
+bool
+vm_at_rest(const struct vm *vm)
+{
+	switch (vm->state) {
+	case VM_DEFINED:
+	case VM_STOPPED:
+	case VM_CRASHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The error of an operation the VM's state does not allow: returns rc. */
+static int
+vm_refuse(const struct vm *vm, int rc, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	*cls = PROTO_ERR_BAD_STATE;
+	snprintf(err, errlen, "VM '%s' is %s", vm->def->name,
+	    vm_state_name(vm->state));
+	return rc;
+}
+
+bool
+vm_has_display(const struct vm *vm)
+{
+	return vm->def->vnc_addr != NULL;
+}
+
+bool
+vm_has_worker(const struct vm *vm)
+{
+	return vm->w != NULL;
+}
+
+pid_t
+vm_pid(const struct vm *vm)
+{
+	return vm->w != NULL ? wlink_pid(vm->w) : 0;
+}
+
+struct json_object *
+vm_to_json(const struct vm *vm)
+{
+	struct json_object *obj;
+
+	obj = config_to_json(vm->def, 0);
+	if (obj == NULL)
+		return NULL;
+	json_object_object_add(obj, "state",
+	    json_object_new_string(vm_state_name(vm->state)));
+	if (vm->w != NULL)
+		json_object_object_add(obj, "pid",
+		    json_object_new_int64(wlink_pid(vm->w)));
+	return obj;
+}
+
+void
+vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
+{
+	struct json_object *data;
+
+	if (vm->state == s)
+		return;
+	log_info("VM '%s': %s -> %s%s%s", vm->def->name,
+	    vm_state_name(vm->state), vm_state_name(s),
+	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
+	vm->state = s;
+	data = json_object_new_object();
+	if (data == NULL)
+		return;
+	json_object_object_add(data, "state",
+	    json_object_new_string(vm_state_name(s)));
+	if (reason != NULL)
+		json_object_object_add(data, "reason",
+		    json_object_new_string(reason));
+	vm_emit(vm->d, proto_event("vm.state", vm->def->name, data));
+}
+
+/* Requests ------------------------------------------------------------- */
+
+static void
+vm_request_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	struct vm_request *r = arg;
+
+	r->cb(r->vm, ret, error, r->arg);
+	free(r);
+}
+
+int
+vm_worker_request(struct vm *vm, const char *command,
+    struct json_object *args, vm_reply_cb cb, void *arg)
+{
+	struct vm_request *r;
+	int rc;
+
+	if (vm->w == NULL) {
+		json_object_put(args);
+		return -EPIPE;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		json_object_put(args);
+		return -ENOMEM;
+	}
+	r->vm = vm;
+	r->cb = cb;
+	r->arg = arg;
+	rc = wlink_request(vm->w, command, args, vm_request_reply, r);
+	if (rc < 0)
+		free(r);
+	return rc;
+}
+
+/* Log a worker's error answer to a request nobody else waits for. */
+static void
+vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
+{
+	if (error != NULL)
+		log_warn("VM '%s': %s: %s", vm->def->name, what,
+		    json_object_get_string(json_object_object_get(error,
+		    "desc")));
+}
+
+static void
+vm_console_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	vm_log_reply(arg, "console handover failed", error);
+}
+
+static void
+vm_screenshot_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	vm_log_reply(arg, "screenshot failed", error);
+}
+
+/* Pass the client connection fd with command {client_id: id}. */
+static int
+vm_pass_client(struct vm *vm, const char *command, wlink_reply_cb cb,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	struct json_object *args;
+	int rc;
+
+	if (vm->w == NULL || !wlink_connected(vm->w) ||
+	    (vm->state != VM_RUNNING && vm->state != VM_PAUSED))
+		return vm_refuse(vm, -EINVAL, cls, err, errlen);
+	*cls = PROTO_ERR_INTERNAL;
+	args = json_object_new_object();
+	if (args == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_object_object_add(args, "client_id", json_object_get(id));
+	rc = wlink_request_fd(vm->w, command, args, fd, cb, vm);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot pass the connection: %s",
+		    strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int
+vm_console_pass(struct vm *vm, int fd, struct json_object *id,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	return vm_pass_client(vm, "worker.console", vm_console_reply, fd, id,
+	    cls, err, errlen);
+}
+
+int
+vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	if (!vm_has_display(vm)) {
+		*cls = PROTO_ERR_BAD_STATE;
+		snprintf(err, errlen, "VM '%s' has no display", vm->def->name);
+		return -EINVAL;
+	}
+	return vm_pass_client(vm, "worker.screenshot", vm_screenshot_reply,
+	    fd, id, cls, err, errlen);
+}
+
+/* What the worker says ------------------------------------------------- */
+
+static void
+vm_worker_event(void *owner, struct json_object *msg)
+{
+	struct vm *vm = owner;
+	struct json_object *v, *data = NULL, *st;
+	const char *event, *state;
+
+	event = json_object_get_string(json_object_object_get(msg, "event"));
+	json_object_object_get_ex(msg, "data", &data);
+	if (strcmp(event, "vm.state") == 0) {
+		if (data == NULL || !json_object_object_get_ex(data, "state",
+		    &st) || !json_object_is_type(st, json_type_string))
+			return;
+		state = json_object_get_string(st);
+		/* Only the running/paused toggle is the worker's to report;
+		 * starting and stopping are the supervisor's. */
+		if (strcmp(state, "running") == 0 && (vm->state == VM_PAUSED ||
+		    (vm->state == VM_STARTING && vm->run.booted)))
+			vm_set_state(vm, VM_RUNNING, NULL);
+		else if (strcmp(state, "paused") == 0 &&
+		    vm->state == VM_RUNNING)
+			vm_set_state(vm, VM_PAUSED, NULL);
+		return;
+	}
+	if (strcmp(event, "display.connected") == 0 ||
+	    strcmp(event, "display.disconnected") == 0) {
+		/* Who watches a guest's screen is worth a line in the log. */
+		if (data != NULL && json_object_object_get_ex(data, "clients",
+		    &v) && json_object_is_type(v, json_type_int))
+			log_info("VM '%s': VNC viewer %s (%lld now)",
+			    vm->def->name, strcmp(event, "display.connected") ==
+			    0 ? "connected" : "disconnected",
+			    (long long)json_object_get_int64(v));
+	}
+	if (strcmp(event, "vm.reboot") == 0) {
+		const char *reason = "unknown";
+
+		if (data != NULL && json_object_object_get_ex(data, "reason",
+		    &v) && json_object_is_type(v, json_type_string))
+			reason = json_object_get_string(v);
+		log_info("VM '%s': guest reset (%s)", vm->def->name, reason);
+	}
+	/* Everything else is passed on as it is, named after the VM. */
+	vm_emit(vm->d, proto_event(event, vm->def->name,
+	    json_object_get(data)));
+}
+
+static void
+vm_worker_hangup(void *owner)
+{
+	struct vm *vm = owner;
+
+	/* An exiting worker is reaped in a moment; one that lives on
+	 * without its socket is useless and gets killed.  A stopping one
+	 * keeps its stop deadline. */
+	if (wlink_killed(vm->w) == WORKER_KILL_NONE &&
+	    vm->state != VM_STOPPING)
+		wlink_deadline_set(vm->w, VM_EOF_GRACE);
+}
+
+static void
+vm_worker_deadline(void *owner)
+{
+	struct vm *vm = owner;
+
+	if (vm->state == VM_STOPPING)
+		wlink_kill(vm->w, vm->run.daemon_exit ?
+		    WORKER_KILL_DAEMON_EXIT : WORKER_KILL_STOP_TIMEOUT);
+	else if (!wlink_connected(vm->w))
+		wlink_kill(vm->w, WORKER_KILL_EOF);
+	else if (vm->state == VM_STARTING)
+		wlink_kill(vm->w, WORKER_KILL_BOOT_TIMEOUT);
+}
+
+/* Starting ------------------------------------------------------------- */
+
+static void
+vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
+{
+	struct vm *vm = arg;
+	struct pending *p;
+
+	if (vm->w == NULL || (wlink_is_reaped(vm->w) && error != NULL))
+		return;		/* vm_worker_exited() reports the failure */
+	if (error != NULL) {
+		/* The reply waits for the exit, so that the client sees
+		 * the VM settled when it gets the error. */
+		json_object_put(vm->run.boot_error);
+		vm->run.boot_error = json_object_get(error);
+		log_warn("VM '%s': boot failed: %s", vm->def->name,
+		    json_object_get_string(json_object_object_get(error,
+		    "desc")));
+		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
+		return;
+	}
+	vm->run.booted = true;
+	if (vm->state != VM_STARTING)
+		return;		/* a stop came first */
+	wlink_deadline_clear(vm->w);
+	vm_set_state(vm, VM_RUNNING, "booted");
+	if ((p = vm->start_waiter) != NULL) {
+		vm->start_waiter = NULL;
+		pending_reply(p, vm_to_json(vm));
+	}
+}
+
+/*
+ * worker.boot's "display": {listen, port, [password], width, height,
+ * [http_port, web_dir]}, or NULL for a VM without one (or out of
+ * memory).  The worker binds only literal addresses, so "localhost" is
+ * sent as 127.0.0.1; port and http_port 0 mean the first free one.
+ * noVNC is served only if its directory exists now: else the VM starts
+ * without it, and that is said once, here.
+ */
+static struct json_object *
+vm_boot_display(const struct vm *vm)
+{
+	const struct vm_def *def = vm->def;
+	struct json_object *o;
+	struct stat st;
+	bool loopback;
+
+	if (def->vnc_addr == NULL)
+		return NULL;
+	o = json_object_new_object();
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "listen", json_object_new_string(
+	    strcmp(def->vnc_addr, "localhost") == 0 ? "127.0.0.1" :
+	    def->vnc_addr));
+	json_object_object_add(o, "port", json_object_new_int64(
+	    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
+	    CONFIG_VNC_PORT_BASE + def->vnc_display));
+	if (def->vnc_password != NULL)
+		json_object_object_add(o, "password",
+		    json_object_new_string(def->vnc_password));
+	json_object_object_add(o, "width", json_object_new_int64(def->width));
+	json_object_object_add(o, "height",
+	    json_object_new_int64(def->height));
+	if (def->vnc_web) {
+		if (stat(VM_NOVNC_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
+			json_object_object_add(o, "http_port",
+			    json_object_new_int64(def->vnc_display ==
+			    CONFIG_VNC_DISPLAY_AUTO ? 0 :
+			    CONFIG_VNC_HTTP_BASE + def->vnc_display));
+			json_object_object_add(o, "web_dir",
+			    json_object_new_string(VM_NOVNC_DIR));
+		} else
+			log_info("VM '%s': %s is missing (install novnc): "
+			    "starting without the web client", def->name,
+			    VM_NOVNC_DIR);
+	}
+	loopback = strcmp(def->vnc_addr, "localhost") == 0 ||
+	    strncmp(def->vnc_addr, "127.", 4) == 0 ||
+	    strcmp(def->vnc_addr, "::1") == 0;
+	if (!loopback && def->vnc_password == NULL)
+		log_warn("VM '%s': VNC on %s with no password: whoever "
+		    "reaches the port controls the guest's keyboard",
+		    def->name, def->vnc_addr);
+	return o;
+}
+
+/* worker.boot's arguments: the worker loads the descriptors it
+ * inherits; the names are for its messages. */
+static struct json_object *
+vm_boot_args(const struct vm *vm, const char *console_log)
+{
+	const struct vm_def *def = vm->def;
+	struct json_object *args, *display;
+	char fdpath[32];
+
+	args = json_object_new_object();
+	if (args == NULL)
+		return NULL;
+	json_object_object_add(args, "name", json_object_new_string(def->name));
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", VM_KERNEL_FD);
+	json_object_object_add(args, "kernel", json_object_new_string(fdpath));
+	json_object_object_add(args, "kernel_name", json_object_new_string(
+	    def->kernel != NULL ? def->kernel : vm->d->default_kernel));
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", VM_INITRD_FD);
+	json_object_object_add(args, "initrd", def->initrd ?
+	    json_object_new_string(fdpath) : NULL);
+	json_object_object_add(args, "initrd_name", def->initrd ?
+	    json_object_new_string(def->initrd) : NULL);
+	json_object_object_add(args, "cmdline",
+	    json_object_new_string(def->cmdline));
+	json_object_object_add(args, "memory_mib",
+	    json_object_new_int64(def->memory_mib));
+	json_object_object_add(args, "vcpus", json_object_new_int64(def->vcpus));
+	json_object_object_add(args, "on_reboot", json_object_new_string(
+	    config_on_reboot_name(def->on_reboot)));
+	json_object_object_add(args, "console_log",
+	    json_object_new_string(console_log));
+	if (def->vnc_addr != NULL) {
+		if ((display = vm_boot_display(vm)) == NULL) {
+			json_object_put(args);
+			return NULL;
+		}
+		json_object_object_add(args, "display", display);
+	}
+	return args;
+}
+
+int
+vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct vmmd *d = vm->d;
+	struct json_object *args;
+	struct vm_files files;
+	const char *path;
+	char log[PATH_MAX];
+	int passed[WLINK_MAX_PASSED];
+	unsigned int npassed = 0;
+	int rc;
+
+	if (!vm_at_rest(vm))
+		return vm_refuse(vm, -EBUSY, cls, err, errlen);
+	if (d->shutting_down) {
+		*cls = PROTO_ERR_BAD_STATE;
+		snprintf(err, errlen, "vmmd is shutting down");
+		return -ESHUTDOWN;
+	}
+	*cls = PROTO_ERR_INTERNAL;
+	path = wlink_program(d->worker_self, err, errlen);
+	if (path == NULL)
+		return -ENOENT;
+	if ((size_t)snprintf(log, sizeof(log), "%s/%s.log", d->consoledir,
+	    vm->def->name) >= sizeof(log)) {
+		snprintf(err, errlen, "console log path too long");
+		return -ENAMETOOLONG;
+	}
+	/* Checked again at every start: the definition may have been
+	 * created by another client, and paths change. */
+	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
+	    err, errlen)) < 0)
+		return rc;
+
+	*cls = PROTO_ERR_INTERNAL;
+	args = vm_boot_args(vm, log);
+	if (args == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto close_files;
+	}
+	passed[npassed++] = files.kernel_fd;
+	if (files.initrd_fd >= 0)
+		passed[npassed++] = files.initrd_fd;
+	rc = wlink_spawn(d->reaper, path, vm->def->name, passed, npassed,
+	    &vm_wlink_ops, vm, &vm->w, err, errlen);
+	if (rc < 0)
+		goto put_args;
+	/* The worker has its own copies now. */
+	vm_files_close(&files);
+	memset(&vm->run, 0, sizeof(vm->run));
+	vm->prev_state = vm->state;
+	vm->start_waiter = p;
+	vm_set_state(vm, VM_STARTING, NULL);
+
+	if (wlink_request(vm->w, "worker.boot", args, vm_boot_reply, vm) < 0) {
+		/* Reaped as a crash; the start fails from there. */
+		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
+		return 0;
+	}
+	wlink_deadline_set(vm->w, VM_BOOT_TIMEOUT);
+	return 0;
+
+put_args:
+	json_object_put(args);
+close_files:
+	vm_files_close(&files);
+	return rc;
+}
+
+/* Stopping ------------------------------------------------------------- */
+
+static void
+vm_shutdown_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	vm_log_reply(arg, "worker.shutdown", error);
+}
+
+static void
+vm_ignore_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+}
+
+/* Ask the guest to shut down; SIGKILL after timeout seconds.  kill is
+ * what a stop that cannot ask the guest is classified as. */
+static void
+vm_stop_worker(struct vm *vm, bool force, unsigned int timeout,
+    enum worker_kill kill)
+{
+	struct wlink *w = vm->w;
+	struct timeval tv = { timeout, 0 }, left;
+
+	vm->run.stop_requested = true;
+	if (force || timeout == 0 || vm->state == VM_STARTING ||
+	    !wlink_connected(w)) {
+		/* No guest to ask yet (or no way to ask it). */
+		wlink_kill(w, kill);
+		return;
+	}
+	if (vm->state == VM_STOPPING) {
+		/* Already asked: only ever bring the deadline closer. */
+		if (wlink_deadline_left(w, &left) && timercmp(&left, &tv, <=))
+			return;
+		wlink_deadline_set(w, timeout);
+		return;
+	}
+	/* A paused guest cannot see Ctrl-Alt-Del: let it run first. */
+	if (vm->state == VM_PAUSED)
+		wlink_request(w, "worker.resume", NULL, vm_ignore_reply, NULL);
+	if (wlink_request(w, "worker.shutdown", NULL, vm_shutdown_reply,
+	    vm) < 0) {
+		wlink_kill(w, kill);
+		return;
+	}
+	wlink_deadline_set(w, timeout);
+}
+
+int
+vm_stop(struct vm *vm, bool force, unsigned int timeout, struct pending *p,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	if (vm_at_rest(vm))
+		return vm_refuse(vm, -EINVAL, cls, err, errlen);
+	if (vm->w == NULL) {
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "VM '%s' has no worker", vm->def->name);
+		return -ESRCH;
+	}
+	vm_stop_worker(vm, force, timeout, WORKER_KILL_STOP_FORCE);
+	vm_set_state(vm, VM_STOPPING, force || timeout == 0 ||
+	    vm->state == VM_STARTING ? "forced stop" : "shutdown requested");
+	/* Every vm.stop while stopping waits for the same exit. */
+	if (p != NULL)
+		TAILQ_INSERT_TAIL(&vm->stop_waiters, p, entry);
+	return 0;
+}
+
+/* Exit ----------------------------------------------------------------- */
+
+static void
+vm_worker_exited(void *owner, int status)
+{
+	struct vm *vm = owner;
+	struct vmmd *d = vm->d;
+	struct worker_exit_facts facts = {
+		.status = status,
+		.kill = wlink_killed(vm->w),
+		.booted = vm->run.booted,
+		.stop_requested = vm->run.stop_requested,
+		.boot_refused = vm->run.boot_error != NULL,
+		.boot_timeout = VM_BOOT_TIMEOUT,
+	};
+	struct worker_exit ex;
+	struct pending *p;
+	enum vm_state st;
+
+	if (vm->run.boot_error != NULL) {
+		facts.boot_error_class = json_object_get_string(
+		    json_object_object_get(vm->run.boot_error, "class"));
+		facts.boot_error_desc = json_object_get_string(
+		    json_object_object_get(vm->run.boot_error, "desc"));
+	}
+	worker_exit_classify(&facts, &ex);
+	switch (ex.outcome) {
+	case WORKER_OUTCOME_STOPPED:
+		st = VM_STOPPED;
+		break;
+	case WORKER_OUTCOME_NEVER_RAN:
+		st = vm->prev_state;
+		break;
+	default:
+		st = VM_CRASHED;
+		break;
+	}
+
+	wlink_free(vm->w);
+	vm->w = NULL;
+	json_object_put(vm->run.boot_error);
+	vm->run.boot_error = NULL;
+
+	vm_set_state(vm, st, ex.reason);
+
+	if ((p = vm->start_waiter) != NULL) {
+		vm->start_waiter = NULL;
+		pending_error(p, ex.start_class, "%s", ex.start_desc);
+	}
+	while ((p = TAILQ_FIRST(&vm->stop_waiters)) != NULL) {
+		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
+		pending_reply(p, vm_to_json(vm));
+	}
+
+	if (vm->def->transient) {
+		log_info("VM '%s': transient, removed", vm->def->name);
+		vm_emit(d, proto_event("vm.deleted", vm->def->name, NULL));
+		vm_remove(vm);
+	}
+	if (d->shutting_down && wlink_reaper_count(d->reaper) == 0 &&
+	    d->hooks.idle != NULL)
+		d->hooks.idle(d);
+}
+
+static const struct wlink_ops vm_wlink_ops = {
+	.event = vm_worker_event,
+	.hangup = vm_worker_hangup,
+	.deadline = vm_worker_deadline,
+	.exited = vm_worker_exited,
+};
+
+/* Supervisor-wide ------------------------------------------------------ */
+
+int
+vm_list_init(struct vmmd *d)
+{
+	d->reaper = wlink_reaper_new(d->base);
+	return d->reaper != NULL ? 0 : -ENOMEM;
+}
+
+unsigned int
+vm_list_workers(const struct vmmd *d)
+{
+	return d->reaper != NULL ? wlink_reaper_count(d->reaper) : 0;
+}
+
+void
+vm_list_stop_all(struct vmmd *d)
+{
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry) {
+		if (vm->w == NULL)
+			continue;
+		vm->run.daemon_exit = true;
+		if (vm->state == VM_RUNNING || vm->state == VM_STOPPING) {
+			vm_stop_worker(vm, false, VM_EXIT_GRACE,
+			    WORKER_KILL_DAEMON_EXIT);
+			vm_set_state(vm, VM_STOPPING, "vmmd exiting");
+		} else {
+			/* Paused or still booting: nothing to ask. */
+			vm->run.stop_requested = true;
+			wlink_kill(vm->w, WORKER_KILL_DAEMON_EXIT);
+		}
+	}
+}
+
+void
+vm_list_kill_all(struct vmmd *d)
+{
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		if (vm->w != NULL) {
+			vm->run.stop_requested = true;
+			wlink_kill(vm->w, WORKER_KILL_DAEMON_EXIT);
+		}
+}
+
+void
+vm_list_fini(struct vmmd *d)
+{
+	struct vm *vm;
+
+	/* Normally every worker is gone by now; make sure of it. */
+	while ((vm = TAILQ_FIRST(&d->vms)) != NULL) {
+		if (vm->w != NULL) {
+			wlink_kill_wait(vm->w, WORKER_KILL_DAEMON_EXIT);
+			if (TAILQ_FIRST(&d->vms) != vm)
+				continue;	/* transient, removed */
+		}
+		vm_remove(vm);
+	}
+	wlink_reaper_free(d->reaper);
+	d->reaper = NULL;
+}

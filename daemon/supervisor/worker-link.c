@@ -1,0 +1,767 @@
+/*
+ * The link to a worker process (see worker-link.h).
+ *
+ * Starting a worker forks and execs vmmd-worker with one end of a
+ * socketpair as WLINK_CHANNEL_FD and the descriptors the owner passes
+ * (the kernel and initrd a VM was checked for) after it.  The supervisor
+ * then speaks the control protocol to the worker: it sends requests
+ * with ids of its own and the worker answers them and sends events.  A
+ * worker's life ends when SIGCHLD is reaped; only then is what became
+ * of it known for sure, so the owner learns it from the exited
+ * callback, after everything the worker said has been delivered.
+ *
+ * Descriptors (client connections for vm.console) go to the worker as
+ * SCM_RIGHTS on a request line.  The socket is otherwise written
+ * through a bufferevent, so fd-carrying messages wait in a queue until
+ * the bufferevent's output is empty and are then written with one
+ * sendmsg(): the byte stream never interleaves.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+#include "worker-link.h"
+
+#define WLINK_PROGRAM		"vmmd-worker"
+#define WLINK_READ_CHUNK	16384
+#define WLINK_MAX_LINE		(1024 * 1024)	/* worker.info can be big */
+
+struct wlink_req {
+	TAILQ_ENTRY(wlink_req) entry;
+	uint64_t id;
+	wlink_reply_cb cb;
+	void *arg;
+};
+TAILQ_HEAD(wlink_req_list, wlink_req);
+
+/* A message that carries a file descriptor, waiting for its turn. */
+struct wlink_fdmsg {
+	TAILQ_ENTRY(wlink_fdmsg) entry;
+	char *line;
+	size_t len;
+	int fd;
+};
+TAILQ_HEAD(wlink_fdmsg_list, wlink_fdmsg);
+
+struct wlink {
+	TAILQ_ENTRY(wlink) rentry;	/* in the reaper's list until reaped */
+	struct wlink_reaper *reaper;
+	const struct wlink_ops *ops;
+	void *owner;
+	char *name;			/* the VM's, for messages */
+	pid_t pid;
+	int fd;				/* supervisor's end; owned by bev */
+	struct bufferevent *bev;	/* NULL after EOF */
+	struct proto_lines *lines;
+	uint64_t next_id;
+	struct wlink_req_list reqs;
+	struct wlink_fdmsg_list fdq;
+	struct event *fdq_ev;		/* waits for room after EAGAIN */
+	struct event *timer;		/* the owner's deadline */
+	enum worker_kill kill;		/* SIGKILL sent, and why */
+	bool reaped;			/* pid is no longer ours to signal */
+};
+TAILQ_HEAD(wlink_list, wlink);
+
+struct wlink_reaper {
+	struct event_base *base;
+	struct event *sigchld_ev;
+	struct wlink_list links;	/* spawned, not reaped yet */
+	unsigned int count;
+};
+
+static void wlink_flush_fdq(struct wlink *w);
+
+/* The worker program --------------------------------------------------- */
+
+const char *
+wlink_program(const char *beside, char *err, size_t errlen)
+{
+	if (beside != NULL && access(beside, X_OK) == 0)
+		return beside;
+	if (access(VMMD_LIBEXECDIR "/" WLINK_PROGRAM, X_OK) == 0)
+		return VMMD_LIBEXECDIR "/" WLINK_PROGRAM;
+	snprintf(err, errlen, "%s not found (looked for %s and %s)",
+	    WLINK_PROGRAM, beside != NULL ? beside : "-",
+	    VMMD_LIBEXECDIR "/" WLINK_PROGRAM);
+	return NULL;
+}
+
+/* Requests and replies ------------------------------------------------- */
+
+/* Build a request with a fresh id and register its callback. */
+static struct json_object *
+wlink_request_new(struct wlink *w, const char *command,
+    struct json_object *args, wlink_reply_cb cb, void *arg, uint64_t *idp)
+{
+	struct json_object *msg;
+	struct wlink_req *r;
+
+	r = calloc(1, sizeof(*r));
+	msg = json_object_new_object();
+	if (r == NULL || msg == NULL) {
+		free(r);
+		json_object_put(msg);
+		json_object_put(args);
+		return NULL;
+	}
+	r->id = ++w->next_id;
+	r->cb = cb;
+	r->arg = arg;
+	TAILQ_INSERT_TAIL(&w->reqs, r, entry);
+	json_object_object_add(msg, "id",
+	    json_object_new_int64((int64_t)r->id));
+	json_object_object_add(msg, "command", json_object_new_string(command));
+	json_object_object_add(msg, "arguments",
+	    args != NULL ? args : json_object_new_object());
+	*idp = r->id;
+	return msg;
+}
+
+/* Forget a request that could not be sent (no callback runs). */
+static void
+wlink_request_drop(struct wlink *w, uint64_t id)
+{
+	struct wlink_req *r;
+
+	TAILQ_FOREACH(r, &w->reqs, entry)
+		if (r->id == id) {
+			TAILQ_REMOVE(&w->reqs, r, entry);
+			free(r);
+			return;
+		}
+}
+
+int
+wlink_request(struct wlink *w, const char *command, struct json_object *args,
+    wlink_reply_cb cb, void *arg)
+{
+	struct json_object *msg;
+	uint64_t id;
+	char *line;
+	size_t len;
+	int rc = 0;
+
+	if (w->bev == NULL) {
+		json_object_put(args);
+		return -EPIPE;
+	}
+	msg = wlink_request_new(w, command, args, cb, arg, &id);
+	if (msg == NULL)
+		return -ENOMEM;
+	line = proto_serialize(msg, &len);
+	json_object_put(msg);
+	if (line == NULL || bufferevent_write(w->bev, line, len) < 0)
+		rc = -ENOMEM;
+	free(line);
+	if (rc < 0)
+		wlink_request_drop(w, id);
+	return rc;
+}
+
+int
+wlink_request_fd(struct wlink *w, const char *command,
+    struct json_object *args, int fd, wlink_reply_cb cb, void *arg)
+{
+	struct json_object *msg;
+	struct wlink_fdmsg *m;
+	uint64_t id;
+	int rc;
+
+	if (w->bev == NULL) {
+		json_object_put(args);
+		return -EPIPE;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		json_object_put(args);
+		return -ENOMEM;
+	}
+	msg = wlink_request_new(w, command, args, cb, arg, &id);
+	if (msg == NULL) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->line = proto_serialize(msg, &m->len);
+	json_object_put(msg);
+	if (m->line == NULL) {
+		rc = -ENOMEM;
+		goto free_msg;
+	}
+	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (m->fd < 0) {
+		rc = -errno;
+		goto free_line;
+	}
+	TAILQ_INSERT_TAIL(&w->fdq, m, entry);
+	wlink_flush_fdq(w);
+	return 0;
+
+free_line:
+	free(m->line);
+free_msg:
+	free(m);
+	wlink_request_drop(w, id);
+	return rc;
+}
+
+static void
+wlink_reply(struct wlink *w, struct json_object *msg)
+{
+	struct json_object *v, *ret = NULL, *error = NULL;
+	struct wlink_req *r;
+	int64_t id;
+
+	if (!json_object_object_get_ex(msg, "id", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
+		log_warn("VM '%s': worker reply without a valid id", w->name);
+		return;
+	}
+	id = json_object_get_int64(v);
+	TAILQ_FOREACH(r, &w->reqs, entry)
+		if ((int64_t)r->id == id)
+			break;
+	if (r == NULL) {
+		log_warn("VM '%s': worker reply to unknown request %lld",
+		    w->name, (long long)id);
+		return;
+	}
+	TAILQ_REMOVE(&w->reqs, r, entry);
+	if (!json_object_object_get_ex(msg, "return", &ret) || ret == NULL) {
+		ret = NULL;
+		if (!json_object_object_get_ex(msg, "error", &error) ||
+		    error == NULL)
+			error = NULL;
+	}
+	if (ret == NULL && error == NULL) {
+		struct json_object *e = proto_error(NULL, PROTO_ERR_INTERNAL,
+		    "malformed reply from the worker");
+
+		json_object_object_get_ex(e, "error", &error);
+		r->cb(NULL, error, r->arg);
+		json_object_put(e);
+	} else
+		r->cb(ret, error, r->arg);
+	free(r);
+}
+
+/* Answer every open request with an internal error "worker exited". */
+static void
+wlink_fail_requests(struct wlink *w, const char *how)
+{
+	struct json_object *e, *eobj;
+	struct wlink_req *r;
+
+	while ((r = TAILQ_FIRST(&w->reqs)) != NULL) {
+		TAILQ_REMOVE(&w->reqs, r, entry);
+		if (r->cb != NULL) {
+			eobj = NULL;
+			e = proto_error(NULL, PROTO_ERR_INTERNAL,
+			    "worker exited (%s)", how);
+			json_object_object_get_ex(e, "error", &eobj);
+			r->cb(NULL, eobj, r->arg);
+			json_object_put(e);
+		}
+		free(r);
+	}
+}
+
+/* The channel ---------------------------------------------------------- */
+
+static void
+wlink_line(struct wlink *w, const char *line, size_t len)
+{
+	struct json_object *msg, *v;
+	char desc[256];
+
+	if (proto_parse_object(line, len, &msg, desc, sizeof(desc)) != 0) {
+		log_warn("VM '%s': bad line from the worker: %s", w->name,
+		    desc);
+		return;
+	}
+	if (json_object_object_get_ex(msg, "event", &v) &&
+	    json_object_is_type(v, json_type_string))
+		w->ops->event(w->owner, msg);
+	else if (json_object_object_get_ex(msg, "greeting", &v))
+		;	/* allowed, carries nothing we need */
+	else
+		wlink_reply(w, msg);
+	json_object_put(msg);
+}
+
+/* Feed whatever is in the input buffer through the framer. */
+static void
+wlink_read_input(struct wlink *w)
+{
+	struct evbuffer *in = bufferevent_get_input(w->bev);
+	char buf[WLINK_READ_CHUNK];
+	const char *line;
+	size_t len;
+	int n, rc;
+
+	while ((n = evbuffer_remove(in, buf, sizeof(buf))) > 0) {
+		proto_lines_feed(w->lines, buf, (size_t)n);
+		while ((rc = proto_lines_next(w->lines, &line, &len)) != 0) {
+			if (rc == -E2BIG)
+				log_warn("VM '%s': over-long line from the "
+				    "worker dropped", w->name);
+			else
+				wlink_line(w, line, len);
+			/* A callback may not free w: only the exited
+			 * callback does, from the SIGCHLD handler. */
+			if (w->bev == NULL)
+				return;
+		}
+	}
+}
+
+static void
+wlink_read_cb(struct bufferevent *bev, void *arg)
+{
+	wlink_read_input(arg);
+}
+
+static void
+wlink_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct wlink *w = arg;
+
+	if (!TAILQ_EMPTY(&w->fdq))
+		wlink_flush_fdq(w);
+}
+
+static void
+wlink_close_channel(struct wlink *w)
+{
+	struct wlink_fdmsg *m;
+
+	while ((m = TAILQ_FIRST(&w->fdq)) != NULL) {
+		TAILQ_REMOVE(&w->fdq, m, entry);
+		close(m->fd);
+		free(m->line);
+		free(m);
+	}
+	if (w->fdq_ev != NULL) {
+		event_free(w->fdq_ev);
+		w->fdq_ev = NULL;
+	}
+	if (w->bev != NULL) {
+		bufferevent_free(w->bev);
+		w->bev = NULL;
+	}
+}
+
+static void
+wlink_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct wlink *w = arg;
+
+	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+		return;
+	/* Replies that came with the EOF still count. */
+	wlink_read_input(w);
+	if (w->bev == NULL)
+		return;
+	log_debug("VM '%s': worker closed its socket", w->name);
+	wlink_close_channel(w);
+	w->ops->hangup(w->owner);
+}
+
+bool
+wlink_connected(const struct wlink *w)
+{
+	return w->bev != NULL;
+}
+
+/* Fd passing ----------------------------------------------------------- */
+
+static void
+wlink_fdq_cb(evutil_socket_t fd, short what, void *arg)
+{
+	wlink_flush_fdq(arg);
+}
+
+static void
+wlink_flush_fdq(struct wlink *w)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct wlink_fdmsg *m;
+	struct cmsghdr *cmsg;
+	struct msghdr mh;
+	struct iovec iov;
+	ssize_t n;
+
+	while (w->bev != NULL && (m = TAILQ_FIRST(&w->fdq)) != NULL) {
+		/* Only between two complete lines of the byte stream. */
+		if (evbuffer_get_length(bufferevent_get_output(w->bev)) != 0)
+			return;		/* wlink_write_cb() calls again */
+
+		memset(&mh, 0, sizeof(mh));
+		memset(cbuf, 0, sizeof(cbuf));
+		iov.iov_base = m->line;
+		iov.iov_len = m->len;
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &m->fd, sizeof(int));
+
+		n = sendmsg(w->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				event_add(w->fdq_ev, NULL);
+				return;
+			}
+			log_warn("VM '%s': passing a descriptor: %s", w->name,
+			    strerror(errno));
+			/* The request's callback fires when the worker
+			 * exits; the client just sees its socket close. */
+		} else if ((size_t)n < m->len) {
+			/* The descriptor went with the first byte; the rest
+			 * of the line follows through the bufferevent. */
+			bufferevent_write(w->bev, m->line + n,
+			    m->len - (size_t)n);
+		}
+		TAILQ_REMOVE(&w->fdq, m, entry);
+		close(m->fd);
+		free(m->line);
+		free(m);
+	}
+}
+
+/* The deadline --------------------------------------------------------- */
+
+static void
+wlink_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wlink *w = arg;
+
+	w->ops->deadline(w->owner);
+}
+
+void
+wlink_deadline_set(struct wlink *w, unsigned int seconds)
+{
+	struct timeval tv = { seconds, 0 };
+
+	evtimer_del(w->timer);
+	evtimer_add(w->timer, &tv);
+}
+
+void
+wlink_deadline_clear(struct wlink *w)
+{
+	evtimer_del(w->timer);
+}
+
+bool
+wlink_deadline_left(struct wlink *w, struct timeval *left)
+{
+	struct timeval now;
+
+	if (!evtimer_pending(w->timer, left))
+		return false;
+	event_base_gettimeofday_cached(w->reaper->base, &now);
+	timersub(left, &now, left);
+	return true;
+}
+
+/* Spawning ------------------------------------------------------------- */
+
+void
+wlink_free(struct wlink *w)
+{
+	if (w == NULL)
+		return;
+	wlink_close_channel(w);
+	if (w->timer != NULL)
+		event_free(w->timer);
+	proto_lines_free(w->lines);
+	free(w->name);
+	free(w);
+}
+
+pid_t
+wlink_pid(const struct wlink *w)
+{
+	return w->pid;
+}
+
+enum worker_kill
+wlink_killed(const struct wlink *w)
+{
+	return w->kill;
+}
+
+void
+wlink_kill(struct wlink *w, enum worker_kill why)
+{
+	if (w->kill != WORKER_KILL_NONE || w->reaped)
+		return;
+	w->kill = why;
+	evtimer_del(w->timer);
+	log_debug("VM '%s': SIGKILL to worker %ld", w->name, (long)w->pid);
+	/* Not reaped yet (we reap it), so the pid is still ours. */
+	if (kill(w->pid, SIGKILL) < 0)
+		log_warn("VM '%s': kill %ld: %s", w->name, (long)w->pid,
+		    strerror(errno));
+}
+
+/*
+ * Between fork and exec only async-signal-safe calls: the child
+ * inherited a copy of an event loop it must not touch.
+ *
+ * The worker gets sock as WLINK_CHANNEL_FD, then passed[] from
+ * WLINK_PASSED_FD(0) on, and no other descriptor but its standard
+ * streams.
+ */
+static void __attribute__((noreturn))
+wlink_child(int sock, const int *passed, unsigned int npassed,
+    const char *path, char *const argv[])
+{
+	int src[1 + WLINK_MAX_PASSED], fd, sig, i, n;
+	sigset_t none;
+
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);	/* SIGPIPE was ignored, for one */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	n = 0;
+	src[n++] = sock;
+	for (i = 0; i < (int)npassed; i++)
+		src[n++] = passed[i];
+	/* First out of the way of every target: a dup2() onto a target
+	 * must not close a source still to be moved. */
+	for (i = 0; i < n; i++)
+		if (src[i] < WLINK_CHANNEL_FD + n && (src[i] = fcntl(src[i],
+		    F_DUPFD_CLOEXEC, WLINK_CHANNEL_FD + n)) < 0)
+			_exit(127);
+	for (i = 0; i < n; i++)
+		if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0) /* clears CLOEXEC */
+			_exit(127);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+		_exit(127);
+	/* Descriptors vmmd itself inherited without CLOEXEC stay here. */
+	close_range(WLINK_CHANNEL_FD + n, ~0U, 0);
+	execv(path, argv);
+	_exit(127);
+}
+
+int
+wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
+    const int *passed, unsigned int npassed, const struct wlink_ops *ops,
+    void *owner, struct wlink **wp, char *err, size_t errlen)
+{
+	struct wlink *w;
+	char *argv[6];
+	int sv[2], rc;
+	pid_t pid;
+
+	*wp = NULL;
+	if (npassed > WLINK_MAX_PASSED) {
+		snprintf(err, errlen, "too many descriptors for the worker");
+		return -EINVAL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		goto nomem;
+	w->reaper = r;
+	w->ops = ops;
+	w->owner = owner;
+	w->fd = -1;
+	TAILQ_INIT(&w->reqs);
+	TAILQ_INIT(&w->fdq);
+	w->name = strdup(name);
+	w->lines = proto_lines_new(WLINK_MAX_LINE);
+	w->timer = evtimer_new(r->base, wlink_timer_cb, w);
+	if (w->name == NULL || w->lines == NULL || w->timer == NULL)
+		goto free_link;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socketpair: %s", strerror(-rc));
+		goto free_link_rc;
+	}
+	/* Everything that can fail before the fork, so that a worker
+	 * that runs always has a working link. */
+	evutil_make_socket_nonblocking(sv[0]);
+	w->bev = bufferevent_socket_new(r->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	if (w->bev == NULL) {
+		close(sv[0]);
+		goto close_child_end;
+	}
+	w->fd = sv[0];
+	w->fdq_ev = event_new(r->base, sv[0], EV_WRITE, wlink_fdq_cb, w);
+	if (w->fdq_ev == NULL)
+		goto close_child_end;
+
+	argv[0] = (char *)WLINK_PROGRAM;
+	argv[1] = (char *)"-c";
+	argv[2] = (char *)"3";		/* WLINK_CHANNEL_FD */
+	argv[3] = (char *)"-n";
+	argv[4] = w->name;
+	argv[5] = NULL;
+
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "fork: %s", strerror(-rc));
+		close(sv[1]);
+		goto free_link_rc;
+	}
+	if (pid == 0)
+		wlink_child(sv[1], passed, npassed, path, argv);
+	close(sv[1]);
+	w->pid = pid;
+	bufferevent_setcb(w->bev, wlink_read_cb, wlink_write_cb,
+	    wlink_event_cb, w);
+	bufferevent_enable(w->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&r->links, w, rentry);
+	r->count++;
+	log_info("VM '%s': worker %ld started (%s)", name, (long)pid, path);
+	*wp = w;
+	return 0;
+
+close_child_end:
+	close(sv[1]);
+free_link:
+	rc = -ENOMEM;
+	snprintf(err, errlen, "out of memory");
+free_link_rc:
+	wlink_free(w);
+	return rc;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* Reaping -------------------------------------------------------------- */
+
+static void
+wlink_reaped(struct wlink *w, int status)
+{
+	struct wlink_reaper *r = w->reaper;
+	char how[128];
+
+	w->reaped = true;
+	TAILQ_REMOVE(&r->links, w, rentry);
+	r->count--;
+	evtimer_del(w->timer);
+	/* A worker that replied and exited at once: read what it said. */
+	if (w->bev != NULL) {
+		struct evbuffer *in = bufferevent_get_input(w->bev);
+
+		while (evbuffer_read(in, w->fd, WLINK_READ_CHUNK) > 0)
+			;
+		wlink_read_input(w);
+	}
+	worker_exit_describe(status, how, sizeof(how));
+	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
+	    how);
+	/* Requests the worker will never answer. */
+	wlink_fail_requests(w, how);
+	w->ops->exited(w->owner, status);
+}
+
+bool
+wlink_is_reaped(const struct wlink *w)
+{
+	return w->reaped;
+}
+
+void
+wlink_kill_wait(struct wlink *w, enum worker_kill why)
+{
+	int status = 0;
+
+	wlink_kill(w, why);
+	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	wlink_reaped(w, status);
+}
+
+static void
+wlink_sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct wlink_reaper *r = arg;
+	struct wlink *w;
+	int status;
+	pid_t pid;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		TAILQ_FOREACH(w, &r->links, rentry)
+			if (w->pid == pid)
+				break;
+		if (w == NULL) {
+			log_debug("reaped unknown child %ld", (long)pid);
+			continue;
+		}
+		wlink_reaped(w, status);
+	}
+}
+
+struct wlink_reaper *
+wlink_reaper_new(struct event_base *base)
+{
+	struct wlink_reaper *r;
+
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	r->base = base;
+	TAILQ_INIT(&r->links);
+	r->sigchld_ev = evsignal_new(base, SIGCHLD, wlink_sigchld_cb, r);
+	if (r->sigchld_ev == NULL)
+		goto free_reaper;
+	if (evsignal_add(r->sigchld_ev, NULL) < 0)
+		goto free_event;
+	return r;
+
+free_event:
+	event_free(r->sigchld_ev);
+free_reaper:
+	free(r);
+	return NULL;
+}
+
+void
+wlink_reaper_free(struct wlink_reaper *r)
+{
+	if (r == NULL)
+		return;
+	event_free(r->sigchld_ev);
+	free(r);
+}
+
+unsigned int
+wlink_reaper_count(const struct wlink_reaper *r)
+{
+	return r->count;
+}

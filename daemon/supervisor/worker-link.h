@@ -1,0 +1,115 @@
+/*
+ * The supervisor's link to one worker process: starting it, talking
+ * the control protocol to it over a socketpair, passing it descriptors,
+ * killing it and reaping it.
+ *
+ * A link knows nothing of VMs: it reports what the worker says and does
+ * to its owner (the VM list) through struct wlink_ops.  Everything here
+ * runs on the event loop thread; no callback frees the link it was
+ * called for, except the exited callback, which must.
+ */
+#ifndef VMMD_WORKER_LINK_H
+#define VMMD_WORKER_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "worker-exit.h"
+
+struct event_base;
+struct wlink;
+struct wlink_reaper;
+
+/* The worker's end of the socketpair, then the descriptors passed. */
+#define WLINK_CHANNEL_FD	3
+#define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
+#define WLINK_MAX_PASSED	2
+
+struct wlink_ops {
+	/* An event line from the worker; msg is borrowed. */
+	void (*event)(void *owner, struct json_object *msg);
+	/* The worker closed its socket: no more requests can be sent. */
+	void (*hangup)(void *owner);
+	/* The deadline set with wlink_deadline_set() has passed. */
+	void (*deadline)(void *owner);
+	/*
+	 * The worker was reaped with wait status: whatever it wrote
+	 * before it went has been delivered, and every request it left
+	 * unanswered has had its callback with an error.  The owner must
+	 * wlink_free() the link here.
+	 */
+	void (*exited)(void *owner, int status);
+};
+
+/*
+ * Reply to a request: ret is the "return" object or error the "error"
+ * object (both borrowed).  A worker that goes away answers every
+ * request still open with an internal error.
+ */
+typedef void (*wlink_reply_cb)(struct json_object *ret,
+    struct json_object *error, void *arg);
+
+/*
+ * The reaper: SIGCHLD handling for every link of a supervisor, which
+ * finds the link of each child reaped.
+ */
+struct wlink_reaper *wlink_reaper_new(struct event_base *base);
+/* Every link must be gone. */
+void	wlink_reaper_free(struct wlink_reaper *r);
+/* Links whose worker has not been reaped yet. */
+unsigned int wlink_reaper_count(const struct wlink_reaper *r);
+
+/*
+ * The worker program: vmmd-worker beside the supervisor's own binary
+ * (beside, may be NULL), else the installed one.  NULL with err set
+ * ("... not found (looked for ...)") if neither is executable.
+ */
+const char *wlink_program(const char *beside, char *err, size_t errlen);
+
+/*
+ * Start the worker program path for the VM name (for its argv and our
+ * log messages), with the channel as WLINK_CHANNEL_FD and the npassed
+ * descriptors passed as WLINK_PASSED_FD(0)...; the caller keeps its own
+ * copies of them.  Nothing can fail after the fork: on error nothing is
+ * running and err says why.
+ */
+int	wlink_spawn(struct wlink_reaper *r, const char *path,
+	    const char *name, const int *passed, unsigned int npassed,
+	    const struct wlink_ops *ops, void *owner, struct wlink **wp,
+	    char *err, size_t errlen);
+/* Only once reaped (from the exited callback), or before a spawn. */
+void	wlink_free(struct wlink *w);
+
+pid_t	wlink_pid(const struct wlink *w);
+/* The socket is still open: requests can be sent. */
+bool	wlink_connected(const struct wlink *w);
+/* Reaped: requests still open are being answered with errors. */
+bool	wlink_is_reaped(const struct wlink *w);
+/* The SIGKILL sent, WORKER_KILL_NONE if none. */
+enum worker_kill wlink_killed(const struct wlink *w);
+
+/* Send command (args taken; NULL = {}); -EPIPE once disconnected. */
+int	wlink_request(struct wlink *w, const char *command,
+	    struct json_object *args, wlink_reply_cb cb, void *arg);
+/*
+ * The same, with a duplicate of fd (SCM_RIGHTS) on the line: it waits
+ * until every line queued before it is written.  The caller keeps fd.
+ */
+int	wlink_request_fd(struct wlink *w, const char *command,
+	    struct json_object *args, int fd, wlink_reply_cb cb, void *arg);
+
+/* One deadline per link: the deadline callback runs once it passes. */
+void	wlink_deadline_set(struct wlink *w, unsigned int seconds);
+void	wlink_deadline_clear(struct wlink *w);
+/* Time left until the deadline; false if none is set. */
+bool	wlink_deadline_left(struct wlink *w, struct timeval *left);
+
+/* SIGKILL, once; why decides how the exit is classified. */
+void	wlink_kill(struct wlink *w, enum worker_kill why);
+/* Kill and wait for the worker, blocking; the exited callback runs. */
+void	wlink_kill_wait(struct wlink *w, enum worker_kill why);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * A board: the ordered table of the devices a machine has, where they
+ * sit and which interrupt lines they drive.  The machine builds its
+ * devices by walking it, and walks it again for diagnostics (and, later,
+ * to save and restore them), so that those can never disagree.
+ */
+#ifndef VMMD_BOARD_H
+#define VMMD_BOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "devhost.h"
+#include "uart.h"
+
+#define BOARD_MAX_RANGES	2
+
+/*
+ * What the worker hands the machine for its devices: backends that
+ * outlive a guest reset (the console now; the display and disks next).
+ */
+struct board_backends {
+	struct uart_backend com1;
+};
+
+enum board_bus {
+	BOARD_PIO,
+	BOARD_MMIO,
+};
+
+struct board_range {
+	uint64_t base;
+	uint64_t len;		/* 0 ends the list */
+	uint64_t dev_offset;	/* the device's offset at base */
+};
+
+struct board_device {
+	const char *name;
+	/* NULL on ENOMEM; host and be outlive the device. */
+	void *(*create)(const struct device_host *host,
+	    const struct board_backends *be);
+	const struct device_ops *ops;
+	enum board_bus bus;
+	struct board_range ranges[BOARD_MAX_RANGES];
+	unsigned int irqs[DEVHOST_MAX_LINES];	/* GSIs, by device line */
+	unsigned int nirqs;
+};
+
+/* The PC (board-pc.c). */
+extern const struct board_device board_pc[];
+extern const size_t board_pc_size;
+
+#endif

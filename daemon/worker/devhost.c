@@ -1,0 +1,449 @@
+/* See devhost.h for the timer rule and the lock order. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include "devhost.h"
+#include "kvm.h"
+#include "log.h"
+
+#define DEVHOST_NEVER		INT64_MAX
+#define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
+/* Callbacks run per wake-up at most, so a timer always due cannot hog. */
+#define DEVHOST_FIRE_BUDGET	64
+
+struct device_timer {
+	TAILQ_ENTRY(device_timer) entry;
+	struct devhost_device *dd;
+	device_timer_fn fn;
+	void *dev;
+	int64_t deadline;		/* VM ns, or DEVHOST_NEVER */
+	bool dead;			/* freed while its callback ran */
+};
+
+TAILQ_HEAD(devhost_timers, device_timer);
+
+struct devhost {
+	struct devhost_config cfg;
+	struct devhost_ram *ram;
+	pthread_t loop_thread;
+	struct event *ev;
+
+	/* VM clock: host monotonic minus vm_offset, or vm_frozen if paused. */
+	int64_t vm_offset;
+	int64_t vm_frozen;
+
+	pthread_mutex_t lock;		/* what follows */
+	struct devhost_timers timers;
+	int64_t programmed;		/* the libevent timer's deadline */
+	struct device_timer *firing;	/* whose callback runs now */
+	struct devhost_stats stats;
+};
+
+static int64_t
+devhost_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+devhost_vm_clock(struct devhost *dh)
+{
+	int64_t frozen = __atomic_load_n(&dh->vm_frozen, __ATOMIC_ACQUIRE);
+
+	if (frozen != DEVHOST_RUNNING)
+		return frozen;
+	return devhost_mono_ns() - __atomic_load_n(&dh->vm_offset,
+	    __ATOMIC_RELAXED);
+}
+
+static bool
+devhost_on_loop(const struct devhost *dh)
+{
+	return pthread_equal(pthread_self(), dh->loop_thread);
+}
+
+static int64_t
+devhost_earliest(const struct devhost *dh)
+{
+	const struct device_timer *t;
+	int64_t earliest = DEVHOST_NEVER;
+
+	TAILQ_FOREACH(t, &dh->timers, entry)
+		if (t->deadline < earliest)
+			earliest = t->deadline;
+	return earliest;
+}
+
+/* Point the libevent timer at the earliest deadline.  Under dh->lock. */
+static void
+devhost_program(struct devhost *dh)
+{
+	int64_t earliest = devhost_earliest(dh), rel, now;
+	struct timeval tv;
+
+	if (__atomic_load_n(&dh->vm_frozen, __ATOMIC_RELAXED) !=
+	    DEVHOST_RUNNING)
+		return;			/* devhost_resume() programs it */
+	if (earliest == dh->programmed)
+		return;
+	if (!devhost_on_loop(dh)) {
+		/* Only an earlier deadline is worth waking the loop for. */
+		if (earliest > dh->programmed)
+			return;
+		dh->stats.loop_kicks++;
+	}
+	dh->programmed = earliest;
+	if (earliest == DEVHOST_NEVER) {
+		event_del(dh->ev);
+		return;
+	}
+	now = devhost_vm_clock(dh);
+	rel = earliest <= now ? 0 : earliest - now;
+	tv.tv_sec = rel / 1000000000;
+	tv.tv_usec = (rel % 1000000000) / 1000;
+	event_add(dh->ev, &tv);
+}
+
+static void
+devhost_count_late(struct devhost_stats *st, int64_t late)
+{
+	unsigned int b;
+
+	if (late < 0)
+		late = 0;
+	if ((uint64_t)late > st->late_max_ns)
+		st->late_max_ns = (uint64_t)late;
+	if (late < 10000)
+		b = 0;
+	else if (late < 100000)
+		b = 1;
+	else if (late < 1000000)
+		b = 2;
+	else if (late < 10000000)
+		b = 3;
+	else
+		b = 4;
+	st->late_hist[b]++;
+}
+
+/* The earliest due timer at now, or NULL.  Under dh->lock. */
+static struct device_timer *
+devhost_due(struct devhost *dh, int64_t now)
+{
+	struct device_timer *t, *due = NULL;
+
+	TAILQ_FOREACH(t, &dh->timers, entry)
+		if (t->deadline <= now && (due == NULL ||
+		    t->deadline < due->deadline))
+			due = t;
+	return due;
+}
+
+/*
+ * The loop's timer expired: run what is due, each under its device's
+ * lock, then point the timer at what is left.  A deadline moved by a
+ * vCPU while we were not looking is simply found where it now is.
+ */
+static void
+devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct devhost *dh = arg;
+	struct device_timer *t;
+	unsigned int budget = DEVHOST_FIRE_BUDGET;
+	pthread_mutex_t *lock;
+	int64_t deadline, now;
+
+	pthread_mutex_lock(&dh->lock);
+	dh->programmed = DEVHOST_NEVER;		/* no longer pending */
+	dh->stats.loop_wakeups++;
+	while (budget-- > 0) {
+		now = devhost_vm_clock(dh);
+		if ((t = devhost_due(dh, now)) == NULL)
+			break;
+		/*
+		 * Timers are freed only on this thread (devices are freed
+		 * here), so t stays valid while the locks are swapped.
+		 */
+		deadline = t->deadline;
+		lock = t->dd->lock;
+		pthread_mutex_unlock(&dh->lock);
+
+		pthread_mutex_lock(lock);
+		pthread_mutex_lock(&dh->lock);
+		if (t->deadline != deadline) {
+			/* Moved or cancelled meanwhile: look again. */
+			pthread_mutex_unlock(lock);
+			continue;
+		}
+		t->deadline = DEVHOST_NEVER;
+		dh->stats.fired++;
+		devhost_count_late(&dh->stats, devhost_vm_clock(dh) - deadline);
+		dh->firing = t;
+		pthread_mutex_unlock(&dh->lock);
+		t->fn(t->dev);
+		pthread_mutex_lock(&dh->lock);
+		dh->firing = NULL;
+		/* The callback freed its own timer: now it can go. */
+		if (t->dead)
+			free(t);
+		pthread_mutex_unlock(&dh->lock);
+		pthread_mutex_unlock(lock);
+		pthread_mutex_lock(&dh->lock);
+	}
+	devhost_program(dh);
+	pthread_mutex_unlock(&dh->lock);
+}
+
+/* --- the device_host operations --------------------------------------- */
+
+static int
+devhost_irq_set(void *ctx, unsigned int line, bool level)
+{
+	struct devhost_device *dd = ctx;
+	struct devhost *dh = dd->dh;
+	int ret, status;
+
+	if (line >= dd->nlines)
+		return -EINVAL;
+	ret = kvm_irq_line(dh->cfg.vm_fd, dd->gsi[line], level, &status);
+	if (ret < 0) {
+		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name,
+		    dd->gsi[line], strerror(-ret));
+		return ret;
+	}
+	if (!level || status > 0)
+		return DEVICE_IRQ_DELIVERED;
+	if (status < 0)
+		return DEVICE_IRQ_MASKED;
+	pthread_mutex_lock(&dh->lock);
+	dh->stats.irq_coalesced++;
+	pthread_mutex_unlock(&dh->lock);
+	return DEVICE_IRQ_COALESCED;
+}
+
+static struct device_timer *
+devhost_timer_new(void *ctx, device_timer_fn fn, void *dev)
+{
+	struct devhost_device *dd = ctx;
+	struct device_timer *t;
+
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->dd = dd;
+	t->fn = fn;
+	t->dev = dev;
+	t->deadline = DEVHOST_NEVER;
+	pthread_mutex_lock(&dd->dh->lock);
+	TAILQ_INSERT_TAIL(&dd->dh->timers, t, entry);
+	pthread_mutex_unlock(&dd->dh->lock);
+	return t;
+}
+
+static void
+devhost_timer_arm(void *ctx, struct device_timer *t, int64_t deadline_ns)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+
+	if (deadline_ns == DEVHOST_NEVER)
+		deadline_ns--;			/* far, but armed */
+	pthread_mutex_lock(&dh->lock);
+	dh->stats.timers_armed++;
+	t->deadline = deadline_ns;
+	devhost_program(dh);
+	pthread_mutex_unlock(&dh->lock);
+}
+
+static void
+devhost_timer_cancel(void *ctx, struct device_timer *t)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+
+	pthread_mutex_lock(&dh->lock);
+	t->deadline = DEVHOST_NEVER;
+	devhost_program(dh);
+	pthread_mutex_unlock(&dh->lock);
+}
+
+static void
+devhost_timer_free(void *ctx, struct device_timer *t)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+
+	pthread_mutex_lock(&dh->lock);
+	TAILQ_REMOVE(&dh->timers, t, entry);
+	devhost_program(dh);
+	if (dh->firing == t)
+		t->dead = true;		/* devhost_timer_cb() frees it */
+	else
+		free(t);
+	pthread_mutex_unlock(&dh->lock);
+}
+
+static int64_t
+devhost_dev_vm_clock(void *ctx)
+{
+	return devhost_vm_clock(((struct devhost_device *)ctx)->dh);
+}
+
+static int
+devhost_wall_clock(void *ctx, struct timespec *ts)
+{
+	return clock_gettime(CLOCK_REALTIME, ts) == 0 ? 0 : -errno;
+}
+
+static void *
+devhost_guest_mem(void *ctx, uint64_t gpa, size_t len)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+	unsigned int i;
+
+	for (i = 0; i < dh->cfg.nram; i++) {
+		const struct devhost_ram *r = &dh->ram[i];
+
+		if (gpa >= r->gpa && gpa - r->gpa <= r->size &&
+		    len <= r->size - (gpa - r->gpa))
+			return r->hva + (gpa - r->gpa);
+	}
+	return NULL;
+}
+
+static void
+devhost_system_request(void *ctx, enum device_system_request req)
+{
+	struct devhost_device *dd = ctx;
+
+	dd->dh->cfg.system_request(dd->dh->cfg.opaque, dd->name, req);
+}
+
+static const struct device_host_ops devhost_ops = {
+	.irq_set = devhost_irq_set,
+	.timer_new = devhost_timer_new,
+	.timer_arm = devhost_timer_arm,
+	.timer_cancel = devhost_timer_cancel,
+	.timer_free = devhost_timer_free,
+	.vm_clock = devhost_dev_vm_clock,
+	.wall_clock = devhost_wall_clock,
+	.guest_mem = devhost_guest_mem,
+	.system_request = devhost_system_request,
+};
+
+/* --- the machine's side ----------------------------------------------- */
+
+int
+devhost_new(struct devhost **out, const struct devhost_config *cfg)
+{
+	struct devhost *dh;
+
+	dh = calloc(1, sizeof(*dh));
+	if (dh == NULL)
+		return -ENOMEM;
+	dh->cfg = *cfg;
+	if (cfg->nram > 0) {
+		dh->ram = calloc(cfg->nram, sizeof(*dh->ram));
+		if (dh->ram == NULL)
+			goto free_dh;
+		memcpy(dh->ram, cfg->ram, cfg->nram * sizeof(*dh->ram));
+	}
+	dh->cfg.ram = dh->ram;
+	dh->ev = event_new(cfg->base, -1, 0, devhost_timer_cb, dh);
+	if (dh->ev == NULL)
+		goto free_ram;
+	dh->loop_thread = pthread_self();
+	dh->vm_offset = devhost_mono_ns();
+	dh->vm_frozen = DEVHOST_RUNNING;
+	dh->programmed = DEVHOST_NEVER;
+	TAILQ_INIT(&dh->timers);
+	pthread_mutex_init(&dh->lock, NULL);
+	*out = dh;
+	return 0;
+
+free_ram:
+	free(dh->ram);
+free_dh:
+	free(dh);
+	return -ENOMEM;
+}
+
+void
+devhost_free(struct devhost *dh)
+{
+	struct device_timer *t;
+
+	if (dh == NULL)
+		return;
+	/* Devices free their timers; any left is a device's leak. */
+	while ((t = TAILQ_FIRST(&dh->timers)) != NULL) {
+		log_debug("%s: timer left at machine teardown", t->dd->name);
+		TAILQ_REMOVE(&dh->timers, t, entry);
+		free(t);
+	}
+	event_free(dh->ev);
+	pthread_mutex_destroy(&dh->lock);
+	free(dh->ram);
+	free(dh);
+}
+
+void
+devhost_device_init(struct devhost_device *dd, struct devhost *dh,
+    const char *name, pthread_mutex_t *lock, const unsigned int *gsi,
+    unsigned int nlines)
+{
+	unsigned int i;
+
+	memset(dd, 0, sizeof(*dd));
+	dd->host.ops = &devhost_ops;
+	dd->host.ctx = dd;
+	dd->dh = dh;
+	dd->name = name;
+	dd->lock = lock;
+	if (nlines > DEVHOST_MAX_LINES)
+		nlines = DEVHOST_MAX_LINES;
+	for (i = 0; i < nlines; i++)
+		dd->gsi[i] = gsi[i];
+	dd->nlines = nlines;
+}
+
+void
+devhost_pause(struct devhost *dh)
+{
+	pthread_mutex_lock(&dh->lock);
+	if (dh->vm_frozen == DEVHOST_RUNNING) {
+		__atomic_store_n(&dh->vm_frozen, devhost_vm_clock(dh),
+		    __ATOMIC_RELEASE);
+		event_del(dh->ev);
+		dh->programmed = DEVHOST_NEVER;
+	}
+	pthread_mutex_unlock(&dh->lock);
+}
+
+void
+devhost_resume(struct devhost *dh)
+{
+	pthread_mutex_lock(&dh->lock);
+	if (dh->vm_frozen != DEVHOST_RUNNING) {
+		/* The offset first: a reader that sees the clock running
+		 * must see the offset that hides the pause. */
+		__atomic_store_n(&dh->vm_offset, devhost_mono_ns() -
+		    dh->vm_frozen, __ATOMIC_RELAXED);
+		__atomic_store_n(&dh->vm_frozen, DEVHOST_RUNNING,
+		    __ATOMIC_RELEASE);
+		devhost_program(dh);
+	}
+	pthread_mutex_unlock(&dh->lock);
+}
+
+void
+devhost_get_stats(struct devhost *dh, struct devhost_stats *st)
+{
+	pthread_mutex_lock(&dh->lock);
+	*st = dh->stats;
+	pthread_mutex_unlock(&dh->lock);
+}

@@ -1,0 +1,95 @@
+/*
+ * The device host: what every device of a machine gets from it (see
+ * devices/device.h), implemented on the worker's event loop and KVM.
+ *
+ * One struct devhost per machine keeps the timers of all its devices
+ * and the VM clock; one struct devhost_device per device carries that
+ * device's interrupt lines (GSIs), its lock and its name.
+ *
+ * Timers: the device timers of a machine share one libevent timer,
+ * armed for the earliest deadline.  Arming from the loop's own thread
+ * reprograms it exactly.  Arming from another thread (a vCPU, inside a
+ * register access) touches the libevent timer only when the new
+ * deadline becomes the earliest: libevent wakes the loop for any move
+ * of the timer on top of its heap, so moving the earliest timer later,
+ * or re-arming it to the same deadline, is left for the loop to notice
+ * when the timer fires where it stands.  An idle guest's register writes
+ * thus wake nothing.
+ *
+ * Locking: devhost's own lock protects the timers and counters; it is
+ * taken inside a device's lock (a device arming a timer) and never the
+ * other way round.  Timer callbacks run on the loop under the device's
+ * lock.  Devices are created and freed on the loop's thread, while no
+ * vCPU runs.
+ */
+#ifndef VMMD_DEVHOST_H
+#define VMMD_DEVHOST_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <event2/event.h>
+
+#include "device.h"
+
+#define DEVHOST_MAX_LINES	4
+#define DEVHOST_LATE_BUCKETS	5	/* < 10 us, 100 us, 1 ms, 10 ms, more */
+
+/* Guest RAM, as devices may reach it. */
+struct devhost_ram {
+	uint64_t gpa;
+	uint64_t size;
+	uint8_t *hva;
+};
+
+struct devhost_config {
+	struct event_base *base;	/* devhost_new() runs on its thread */
+	int vm_fd;
+	const struct devhost_ram *ram;	/* copied */
+	unsigned int nram;
+	/*
+	 * A device asked for a reset or power-off: from the thread of the
+	 * access, under the device's lock; must not block.
+	 */
+	void (*system_request)(void *opaque, const char *device,
+	    enum device_system_request req);
+	void *opaque;
+};
+
+struct devhost_stats {
+	uint64_t timers_armed;		/* timer_arm() calls */
+	uint64_t loop_wakeups;		/* the loop woke for device timers */
+	uint64_t loop_kicks;		/* ... of which another thread asked */
+	uint64_t fired;			/* device timer callbacks run */
+	uint64_t late_max_ns;		/* how late a callback ran, at worst */
+	uint64_t late_hist[DEVHOST_LATE_BUCKETS];
+	uint64_t irq_coalesced;		/* raised lines KVM found pending */
+};
+
+struct devhost;
+
+struct devhost_device {
+	struct device_host host;	/* what the device is given */
+	struct devhost *dh;
+	const char *name;		/* static storage */
+	pthread_mutex_t *lock;		/* the device's lock */
+	unsigned int gsi[DEVHOST_MAX_LINES];
+	unsigned int nlines;
+};
+
+int	devhost_new(struct devhost **out, const struct devhost_config *cfg);
+/* Once every device and its timers are freed.  NULL is fine. */
+void	devhost_free(struct devhost *dh);
+
+/* Fill dd for one device; gsi lists its interrupt lines in order. */
+void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
+	    const char *name, pthread_mutex_t *lock, const unsigned int *gsi,
+	    unsigned int nlines);
+
+/* The VM clock stops while the guest is paused; loop thread only. */
+void	devhost_pause(struct devhost *dh);
+void	devhost_resume(struct devhost *dh);
+int64_t	devhost_vm_clock(struct devhost *dh);
+
+void	devhost_get_stats(struct devhost *dh, struct devhost_stats *st);
+
+#endif

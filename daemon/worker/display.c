@@ -1,0 +1,565 @@
+/* See display.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "dirty.h"
+#include "display.h"
+#include "keymap.h"
+#include "log.h"
+#include "pc-layout.h"
+#include "proto.h"
+#include "screenshot.h"
+#include "wp-track.h"
+
+/* A screenshot on its way to a client that asked for it. */
+struct display_send {
+	TAILQ_ENTRY(display_send) entry;
+	struct display *d;
+	struct bufferevent *bev;
+};
+
+TAILQ_HEAD(display_sends, display_send);
+
+struct display {
+	struct event_base *base;
+	struct display_host host;
+	struct vnc *vnc;
+	char *listen;
+	bool password;
+
+	void *fb;
+	uint64_t fb_size;
+	uint32_t width, height, stride;
+
+	struct wp_track *wp;		/* NULL: the machine logs writes */
+	struct event *wp_ev;		/* pending while armed */
+	bool armed;			/* pages are write-protected */
+	bool quiesced;			/* display_quiesce() until resumed */
+	bool all_dirty;			/* writes went unseen: send it all */
+	bool tracking_lost;		/* the tracker failed: always all */
+	unsigned int viewers;
+	const char *tracking;		/* "write-protect" or "dirty-log" */
+
+	/* The viewers' pointer, to turn absolute moves into relative. */
+	int last_x, last_y;
+	unsigned int last_buttons;
+
+	struct display_sends sends;
+	uint64_t keys_unknown;		/* keysyms with no key */
+	uint64_t screenshots;
+};
+
+/* --- from the VNC server ----------------------------------------------- */
+
+static void
+display_key(void *opaque, uint32_t keysym, bool down)
+{
+	struct display *d = opaque;
+	uint8_t set2[KEYMAP_MAX_BYTES];
+	int n;
+
+	n = keymap_scancodes(keysym, down, set2);
+	if (n < 0) {
+		d->keys_unknown++;
+		return;
+	}
+	if (n > 0)
+		d->host.key(d->host.opaque, set2, (size_t)n);
+}
+
+/*
+ * RFB buttons: bit 0 left, 1 middle, 2 right, 3 and 4 the wheel (a
+ * press per click).  PS/2: bit 0 left, 1 right, 2 middle.  A PS/2 mouse
+ * reports movement, so absolute positions become differences; a
+ * guest's pointer may then lag the viewer's, as with any PS/2 mouse.
+ */
+static void
+display_pointer(void *opaque, int x, int y, unsigned int buttons)
+{
+	struct display *d = opaque;
+	unsigned int ps2, pressed = buttons & ~d->last_buttons;
+	int dz = 0;
+
+	ps2 = (buttons & 1) | (buttons & 2) << 1 | (buttons & 4) >> 1;
+	if (pressed & 8)
+		dz--;
+	if (pressed & 16)
+		dz++;
+	if (x != d->last_x || y != d->last_y || dz != 0 ||
+	    (buttons & 7) != (d->last_buttons & 7))
+		d->host.mouse(d->host.opaque, x - d->last_x, y - d->last_y,
+		    dz, ps2);
+	d->last_x = x;
+	d->last_y = y;
+	d->last_buttons = buttons;
+}
+
+static void
+display_arm(struct display *d)
+{
+	int ret;
+
+	if (d->wp == NULL || d->armed)
+		return;
+	if ((ret = wp_track_arm(d->wp)) < 0) {
+		log_warn("display: cannot write-protect the framebuffer: %s",
+		    strerror(-ret));
+		return;
+	}
+	event_add(d->wp_ev, NULL);
+	d->armed = true;
+}
+
+/* Lifting the protection also lets a vCPU waiting on a fault go on. */
+static void
+display_disarm(struct display *d)
+{
+	int ret;
+
+	if (d->wp == NULL || !d->armed)
+		return;
+	event_del(d->wp_ev);
+	d->armed = false;
+	if ((ret = wp_track_disarm(d->wp)) < 0) {
+		/*
+		 * A writer may still wait on a page: unregistering the
+		 * whole region lets every one go, for good.
+		 */
+		log_warn("display: cannot lift the framebuffer's protection "
+		    "(%s): changes are no longer tracked", strerror(-ret));
+		event_free(d->wp_ev);
+		d->wp_ev = NULL;
+		wp_track_free(d->wp);
+		d->wp = NULL;
+		d->tracking = "none";
+		d->tracking_lost = true;
+	}
+}
+
+static void
+display_clients_changed(void *opaque, unsigned int clients, bool connected)
+{
+	struct display *d = opaque;
+
+	/* Write protection only while someone looks at what changes. */
+	d->viewers = clients;
+	if (clients > 0 && !d->quiesced)
+		display_arm(d);
+	else if (clients == 0)
+		display_disarm(d);
+	d->host.clients_changed(d->host.opaque, clients, connected);
+}
+
+void
+display_quiesce(struct display *d)
+{
+	if (d == NULL)
+		return;
+	d->quiesced = true;
+	display_disarm(d);
+	/* Writes after the last refresh may go unseen (a reset takes the
+	 * dirty log with the old machine): send it all next time. */
+	if (d->viewers > 0)
+		d->all_dirty = true;
+}
+
+void
+display_resume(struct display *d)
+{
+	if (d == NULL || !d->quiesced)
+		return;
+	d->quiesced = false;
+	if (d->viewers > 0) {
+		display_arm(d);
+		vnc_damage(d->vnc);
+	}
+}
+
+static int
+display_dirty(void *opaque, uint64_t *bitmap)
+{
+	struct display *d = opaque;
+	size_t words = (d->fb_size / 4096 + 63) / 64, i;
+	int ret = 0;
+
+	if (d->wp != NULL) {
+		if (d->armed && (ret = wp_track_collect(d->wp, bitmap)) < 0) {
+			/* As for a failed fault: start over, send it all. */
+			display_disarm(d);
+			display_arm(d);
+			d->all_dirty = true;
+		}
+	} else if (d->tracking_lost) {
+		d->all_dirty = true;
+	} else {
+		ret = d->host.dirty_log(d->host.opaque, bitmap, words);
+	}
+	if (d->all_dirty) {
+		for (i = 0; i < words; i++)
+			bitmap[i] = ~0ULL;
+		d->all_dirty = d->tracking_lost;
+		ret = 0;
+	}
+	return ret;
+}
+
+/* The guest wrote to a protected page: a vCPU waits for this. */
+static void
+display_wp_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct display *d = arg;
+	bool first;
+	int ret;
+
+	ret = wp_track_handle(d->wp, &first);
+	if (ret < 0) {
+		/*
+		 * A fault read but not resolved would keep its writer
+		 * waiting: start over, which wakes every writer, and send
+		 * the whole screen.
+		 */
+		log_warn("display: write-protect fault: %s", strerror(-ret));
+		display_disarm(d);
+		display_arm(d);
+		d->all_dirty = true;
+	}
+	if (ret != 0)
+		vnc_damage(d->vnc);
+}
+
+/* --- life -------------------------------------------------------------- */
+
+static int
+display_alloc_fb(struct display *d, const struct display_config *cfg,
+    char *err, size_t errlen)
+{
+	uint64_t size;
+
+	if (cfg->width < 1 || cfg->height < 1 || cfg->width > 16384 ||
+	    cfg->height > 16384) {
+		snprintf(err, errlen, "display of %ux%u pixels", cfg->width,
+		    cfg->height);
+		return -EINVAL;
+	}
+	d->width = cfg->width;
+	d->height = cfg->height;
+	d->stride = cfg->width * 4;
+	size = ((uint64_t)d->stride * d->height + 4095) & ~4095ULL;
+	if (size > PC_FRAMEBUFFER_MAX) {
+		snprintf(err, errlen, "display of %ux%u pixels needs more "
+		    "than %llu MiB", cfg->width, cfg->height,
+		    PC_FRAMEBUFFER_MAX >> 20);
+		return -EINVAL;
+	}
+	d->fb = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->fb == MAP_FAILED) {
+		d->fb = NULL;
+		snprintf(err, errlen, "cannot allocate the framebuffer: %s",
+		    strerror(errno));
+		return -ENOMEM;
+	}
+	d->fb_size = size;
+	return 0;
+}
+
+int
+display_new(struct event_base *base, const struct display_config *cfg,
+    const struct display_host *host, struct display **out, char *err,
+    size_t errlen)
+{
+	struct vnc_host vh = {
+		.key = display_key,
+		.pointer = display_pointer,
+		.clients_changed = display_clients_changed,
+		.dirty = display_dirty,
+	};
+	struct vnc_config vc;
+	struct display *d;
+	int ret;
+
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	d->base = base;
+	d->host = *host;
+	TAILQ_INIT(&d->sends);
+	d->listen = strdup(cfg->listen != NULL ? cfg->listen : "127.0.0.1");
+	d->password = cfg->password != NULL && cfg->password[0] != '\0';
+	if (d->listen == NULL) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = display_alloc_fb(d, cfg, err, errlen)) < 0)
+		goto fail;
+
+	ret = wp_track_new(d->fb, d->fb_size, &d->wp);
+	if (ret == 0) {
+		d->wp_ev = event_new(base, wp_track_fd(d->wp),
+		    EV_READ | EV_PERSIST, display_wp_cb, d);
+		if (d->wp_ev == NULL) {
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			goto fail;
+		}
+		d->tracking = "write-protect";
+	} else {
+		log_info("display: no userfaultfd write protection (%s): "
+		    "polling the dirty log while watched", strerror(-ret));
+		d->wp = NULL;
+		d->tracking = "dirty-log";
+	}
+
+	vh.opaque = d;
+	vc = (struct vnc_config){
+		.address = d->listen,
+		.port = cfg->port,
+		.password = cfg->password,
+		.web_dir = cfg->web_dir,
+		.http_port = cfg->http_port,
+		.fb = { d->fb, d->width, d->height, d->stride },
+		.mode = d->wp != NULL ? VNC_REFRESH_EVENT : VNC_REFRESH_POLL,
+	};
+	ret = vnc_new(base, &vc, &vh, &d->vnc, err, errlen);
+	if (ret < 0)
+		goto fail;
+	*out = d;
+	return 0;
+
+fail:
+	display_free(d);
+	return ret;
+}
+
+static void
+display_send_free(struct display_send *s)
+{
+	TAILQ_REMOVE(&s->d->sends, s, entry);
+	bufferevent_free(s->bev);
+	free(s);
+}
+
+void
+display_free(struct display *d)
+{
+	if (d == NULL)
+		return;
+	while (!TAILQ_EMPTY(&d->sends))
+		display_send_free(TAILQ_FIRST(&d->sends));
+	vnc_free(d->vnc);
+	if (d->wp_ev != NULL)
+		event_free(d->wp_ev);
+	wp_track_free(d->wp);
+	if (d->fb != NULL)
+		munmap(d->fb, d->fb_size);
+	free(d->listen);
+	free(d);
+}
+
+void
+display_machine_fb(const struct display *d, struct machine_fb *fb)
+{
+	*fb = (struct machine_fb){
+		.hva = d->fb,
+		.size = d->fb_size,
+		.width = d->width,
+		.height = d->height,
+		.stride = d->stride,
+		.dirty_log = d->wp == NULL,
+	};
+}
+
+/* --- vm.display and vm.info -------------------------------------------- */
+
+/* "127.0.0.1" or "[::1]", for URLs. */
+static void
+display_host_part(const struct display *d, char *buf, size_t len)
+{
+	if (strchr(d->listen, ':') != NULL)
+		snprintf(buf, len, "[%s]", d->listen);
+	else
+		snprintf(buf, len, "%s", d->listen);
+}
+
+struct json_object *
+display_info_json(const struct display *d)
+{
+	struct json_object *o = json_object_new_object();
+	struct vnc_stats st;
+	char host[80], url[256];
+	int port = vnc_port(d->vnc), http = vnc_http_port(d->vnc);
+
+	vnc_stats(d->vnc, &st);
+	display_host_part(d, host, sizeof(host));
+	snprintf(url, sizeof(url), "vnc://%s:%d", host, port);
+	json_object_object_add(o, "vnc", json_object_new_string(url));
+	json_object_object_add(o, "address",
+	    json_object_new_string(d->listen));
+	json_object_object_add(o, "port", json_object_new_int(port));
+	snprintf(url, sizeof(url), "ws://%s:%d/", host, port);
+	json_object_object_add(o, "websocket", json_object_new_string(url));
+	if (http > 0) {
+		snprintf(url, sizeof(url), "http://%s:%d/vnc.html?host=%s&"
+		    "port=%d&autoconnect=1", host, http, d->listen, port);
+		json_object_object_add(o, "http",
+		    json_object_new_string(url));
+	} else {
+		json_object_object_add(o, "http", NULL);
+	}
+	json_object_object_add(o, "width", json_object_new_int64(d->width));
+	json_object_object_add(o, "height", json_object_new_int64(d->height));
+	json_object_object_add(o, "clients",
+	    json_object_new_int64(st.clients));
+	json_object_object_add(o, "password",
+	    json_object_new_boolean(d->password));
+	json_object_object_add(o, "dirty_tracking",
+	    json_object_new_string(d->tracking));
+	return o;
+}
+
+static void
+display_add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key,
+	    json_object_new_int64((int64_t)(v & INT64_MAX)));
+}
+
+struct json_object *
+display_stats_json(const struct display *d)
+{
+	struct json_object *o = json_object_new_object();
+	struct vnc_stats st;
+
+	vnc_stats(d->vnc, &st);
+	display_add_u64(o, "clients", st.clients);
+	display_add_u64(o, "connections", st.connections);
+	display_add_u64(o, "refreshes", st.refreshes);
+	display_add_u64(o, "loop_wakeups", st.wakeups);
+	display_add_u64(o, "bytes_sent", st.bytes_sent);
+	display_add_u64(o, "dirty_tiles", st.tiles_sent);
+	display_add_u64(o, "updates", st.updates_sent);
+	display_add_u64(o, "clients_cut_off", st.clients_cut_off);
+	json_object_object_add(o, "refresh_timer",
+	    json_object_new_boolean(st.refresh_exists));
+	json_object_object_add(o, "dirty_tracking",
+	    json_object_new_string(d->tracking));
+	display_add_u64(o, "keys_unknown", d->keys_unknown);
+	display_add_u64(o, "screenshots", d->screenshots);
+	return o;
+}
+
+/* --- vm.screenshot ----------------------------------------------------- */
+
+static void
+display_send_written(struct bufferevent *bev, void *arg)
+{
+	display_send_free(arg);
+}
+
+static void
+display_send_event(struct bufferevent *bev, short what, void *arg)
+{
+	display_send_free(arg);
+}
+
+/* The PNG into an anonymous file, so that its size is known first. */
+static int
+display_png(struct display *d, int *fdp, off_t *sizep)
+{
+	struct screenshot_image img = {
+		d->fb, d->width, d->height, d->stride,
+	};
+	off_t size = 0;
+	int fd, ret;
+
+	fd = memfd_create("vmmd-screenshot", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = screenshot_write_fd(&img, fd);
+	if (ret == 0 && (size = lseek(fd, 0, SEEK_CUR)) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	*fdp = fd;
+	*sizep = size;
+	return 0;
+}
+
+int
+display_screenshot(struct display *d, int fd, struct json_object *reply_id)
+{
+	struct json_object *ret_obj, *reply;
+	struct display_send *s;
+	const struct timeval tv = { 30, 0 };
+	char *line = NULL;
+	size_t len;
+	off_t size = 0;
+	void *map;
+	int png = -1, ret;
+
+	if ((ret = display_png(d, &png, &size)) < 0)
+		goto close_fd;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL || evutil_make_socket_nonblocking(fd) < 0 ||
+	    (s->bev = bufferevent_socket_new(d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		free(s);
+		close(png);
+		ret = -ENOMEM;
+		goto close_fd;
+	}
+	ret_obj = json_object_new_object();
+	json_object_object_add(ret_obj, "format",
+	    json_object_new_string("png"));
+	json_object_object_add(ret_obj, "size", json_object_new_int64(size));
+	json_object_object_add(ret_obj, "width",
+	    json_object_new_int64(d->width));
+	json_object_object_add(ret_obj, "height",
+	    json_object_new_int64(d->height));
+	reply = proto_reply(reply_id, ret_obj);
+	if (reply != NULL)
+		line = proto_serialize(reply, &len);
+	json_object_put(reply);
+	map = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, png,
+	    0) : NULL;
+	if (line == NULL || map == MAP_FAILED ||
+	    bufferevent_write(s->bev, line, len) < 0 ||
+	    bufferevent_write(s->bev, map, (size_t)size) < 0) {
+		if (map != NULL && map != MAP_FAILED)
+			munmap(map, (size_t)size);
+		free(line);
+		bufferevent_free(s->bev);	/* closes fd */
+		free(s);
+		close(png);
+		return -ENOMEM;
+	}
+	munmap(map, (size_t)size);
+	close(png);
+	free(line);
+	/* A client that stops reading is dropped after a while. */
+	s->d = d;
+	TAILQ_INSERT_TAIL(&d->sends, s, entry);
+	bufferevent_set_timeouts(s->bev, NULL, &tv);
+	bufferevent_setcb(s->bev, NULL, display_send_written,
+	    display_send_event, s);
+	bufferevent_enable(s->bev, EV_WRITE);
+	d->screenshots++;
+	return 0;
+
+close_fd:
+	close(fd);
+	return ret;
+}

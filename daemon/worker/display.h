@@ -1,0 +1,88 @@
+/*
+ * The guest's screen, as the worker owns it: the framebuffer memory the
+ * machine maps (it outlives guest resets), the VNC server on the
+ * worker's loop, how changes are found, and viewers' input.
+ *
+ * Changes are found by write-protecting the framebuffer with
+ * userfaultfd (wp-track.h) while someone watches: the guest's first
+ * write after a refresh wakes the loop, and a static screen costs
+ * nothing even with a viewer.  Where userfaultfd is not allowed, the
+ * machine logs writes to the framebuffer's slot and the refresh polls
+ * that log (display_host.dirty_log).  With nobody watching, neither
+ * costs a single wake-up.
+ *
+ * Everything runs on the loop's thread.
+ */
+#ifndef VMMD_DISPLAY_H
+#define VMMD_DISPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "machine.h"
+#include "vnc.h"
+
+struct display_config {
+	const char *listen;	/* NULL: 127.0.0.1 */
+	int port;		/* 0: the first free one from 5900 */
+	const char *password;	/* NULL: none */
+	uint32_t width;
+	uint32_t height;
+	const char *web_dir;	/* noVNC's files, or NULL: no HTTP */
+	int http_port;		/* 0: the first free one from 5800 */
+};
+
+/* Where viewers' input and questions go (guest.c, on the loop). */
+struct display_host {
+	/* Set 2 scancodes of one key press or release. */
+	void (*key)(void *opaque, const uint8_t *set2, size_t len);
+	/* Relative movement; buttons as i8042_mouse() takes them. */
+	void (*mouse)(void *opaque, int dx, int dy, int dz,
+	    unsigned int buttons);
+	/* Without write protection: OR in the pages the guest wrote. */
+	int (*dirty_log)(void *opaque, uint64_t *bitmap, size_t words);
+	/* A viewer came (connected) or went; clients: how many now. */
+	void (*clients_changed)(void *opaque, unsigned int clients,
+	    bool connected);
+	void *opaque;
+};
+
+struct display;
+
+/* 0, or -errno with a reason in err (-EINVAL: bad geometry). */
+int	display_new(struct event_base *base, const struct display_config *cfg,
+	    const struct display_host *host, struct display **out,
+	    char *err, size_t errlen);
+/* Closes every viewer first, then unmaps the framebuffer.  NULL is fine. */
+void	display_free(struct display *d);
+
+/*
+ * Before the loop waits for vCPU threads (pausing, or tearing the
+ * machine down): a vCPU blocked on a write-protect fault waits for the
+ * loop, so the loop lifts the protection first.  display_resume() puts
+ * it back (if someone watches) once vCPUs run again, with the whole
+ * screen counted as changed, since writes went unseen meanwhile.
+ */
+void	display_quiesce(struct display *d);
+void	display_resume(struct display *d);
+
+/* What the machine maps (with dirty_log when writes must be logged). */
+void	display_machine_fb(const struct display *d, struct machine_fb *fb);
+
+/* vm.display's answer. */
+struct json_object *display_info_json(const struct display *d);
+/* vm.info's counters. */
+struct json_object *display_stats_json(const struct display *d);
+
+/*
+ * vm.screenshot: take over the client connection fd, write the reply
+ * for reply_id ({"format", "size", "width", "height"}) and then the PNG,
+ * and close it.  Takes fd.  0 or -errno (fd closed all the same).
+ */
+int	display_screenshot(struct display *d, int fd,
+	    struct json_object *reply_id);
+
+#endif

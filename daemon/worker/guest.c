@@ -1,0 +1,279 @@
+/* See guest.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+#include "log.h"
+#include "proto.h"
+
+void
+guest_event(struct worker *w, const char *event, struct json_object *data)
+{
+	link_send(w->link, proto_event(event, w->name, data));
+}
+
+void
+guest_state_event(struct worker *w, const char *state)
+{
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "state", json_object_new_string(state));
+	guest_event(w, "vm.state", data);
+}
+
+/* --- backends and machine host (vCPU threads, never blocking) ------- */
+
+static void
+guest_console_tx(void *opaque, const uint8_t *buf, size_t len)
+{
+	struct worker *w = opaque;
+
+	console_output(w->console, buf, len);
+}
+
+static void
+guest_console_rx_space(void *opaque)
+{
+	struct worker *w = opaque;
+
+	console_rx_space(w->console);
+}
+
+static void
+guest_machine_reset(void *opaque, enum machine_reset_reason why,
+    const char *source)
+{
+	struct worker *w = opaque;
+
+	pthread_mutex_lock(&w->hold_lock);
+	w->hold_reason = why;
+	w->hold_source = source;
+	pthread_mutex_unlock(&w->hold_lock);
+	event_active(w->hold_ev, 0, 0);
+}
+
+static void
+guest_machine_fatal(void *opaque, const char *why)
+{
+	struct worker *w = opaque;
+
+	pthread_mutex_lock(&w->hold_lock);
+	free(w->hold_fatal);
+	w->hold_fatal = strdup(why);
+	if (w->hold_fatal == NULL)
+		w->hold_fatal = strdup("out of memory");
+	pthread_mutex_unlock(&w->hold_lock);
+	event_active(w->hold_ev, 0, 0);
+}
+
+/* Console clients' input (the loop). */
+static size_t
+guest_console_input(void *opaque, const uint8_t *buf, size_t len)
+{
+	struct worker *w = opaque;
+
+	return machine_console_input(w->machine, buf, len);
+}
+
+/* --- the display's viewers (the loop) ---------------------------------- */
+
+static void
+guest_display_key(void *opaque, const uint8_t *set2, size_t len)
+{
+	struct worker *w = opaque;
+
+	/* Between two machines (a reset) the key is lost, as on a PC. */
+	if (w->machine != NULL)
+		(void)machine_keyboard(w->machine, set2, len);
+}
+
+static void
+guest_display_mouse(void *opaque, int dx, int dy, int dz,
+    unsigned int buttons)
+{
+	struct worker *w = opaque;
+
+	if (w->machine != NULL)
+		(void)machine_mouse(w->machine, dx, dy, dz, buttons);
+}
+
+static int
+guest_display_dirty_log(void *opaque, uint64_t *bitmap, size_t words)
+{
+	struct worker *w = opaque;
+
+	if (w->machine == NULL)
+		return 0;
+	return machine_fb_dirty(w->machine, bitmap, words);
+}
+
+static void
+guest_display_clients(void *opaque, unsigned int clients, bool connected)
+{
+	struct worker *w = opaque;
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "clients",
+	    json_object_new_int64(clients));
+	guest_event(w, connected ? "display.connected" :
+	    "display.disconnected", data);
+}
+
+int
+guest_display_new(struct worker *w, const struct display_config *cfg,
+    char *err, size_t errlen)
+{
+	struct display_host host = {
+		.key = guest_display_key,
+		.mouse = guest_display_mouse,
+		.dirty_log = guest_display_dirty_log,
+		.clients_changed = guest_display_clients,
+		.opaque = w,
+	};
+	int ret;
+
+	ret = display_new(w->base, cfg, &host, &w->display, err, errlen);
+	if (ret < 0)
+		return ret;
+	display_machine_fb(w->display, &w->cfg.fb);
+	return 0;
+}
+
+/* --- building and rebuilding the machine ------------------------------- */
+
+void
+guest_teardown(struct worker *w)
+{
+	console_set_input(w->console, NULL, NULL);
+	/* No vCPU may wait on the framebuffer while we join them. */
+	display_quiesce(w->display);
+	machine_free(w->machine);
+	w->machine = NULL;
+	/* Whatever the vCPUs printed last reaches the log and clients. */
+	console_flush(w->console);
+}
+
+int
+guest_build(struct worker *w, char *err, size_t errlen)
+{
+	struct machine_host host = {
+		.reset = guest_machine_reset,
+		.fatal = guest_machine_fatal,
+		.opaque = w,
+	};
+	int ret;
+
+	w->cfg.base = w->base;
+	w->cfg.backends.com1 = (struct uart_backend){
+		.tx = guest_console_tx,
+		.rx_space = guest_console_rx_space,
+		.opaque = w,
+	};
+	ret = machine_new(&w->machine, &w->cfg, &host, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = machine_start(w->machine);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot start vCPU threads: %s",
+		    strerror(-ret));
+		guest_teardown(w);
+		return ret;
+	}
+	console_set_input(w->console, guest_console_input, w);
+	display_resume(w->display);
+	return 0;
+}
+
+void
+guest_forget_hold(struct worker *w)
+{
+	event_del(w->hold_ev);
+	pthread_mutex_lock(&w->hold_lock);
+	free(w->hold_fatal);
+	w->hold_fatal = NULL;
+	pthread_mutex_unlock(&w->hold_lock);
+}
+
+/*
+ * A vCPU or device stopped the machine: a reset, a power-off or a fatal
+ * error.  Reset rebuilds the whole machine in this process.
+ */
+static void
+guest_hold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	enum machine_reset_reason why;
+	struct json_object *data;
+	const char *source;
+	char err[512];
+	char *fatal;
+
+	pthread_mutex_lock(&w->hold_lock);
+	why = w->hold_reason;
+	source = w->hold_source;
+	fatal = w->hold_fatal;
+	w->hold_fatal = NULL;
+	pthread_mutex_unlock(&w->hold_lock);
+
+	guest_teardown(w);
+	if (fatal != NULL) {
+		log_error("%s: guest stopped: %s", w->name, fatal);
+		free(fatal);
+		worker_exit(w, 1);
+		return;
+	}
+	if (why == MACHINE_POWEROFF || w->shutdown_pending ||
+	    w->reboot_stops) {
+		log_info("%s: guest %s, stopping", w->name,
+		    why == MACHINE_POWEROFF ? "powered off" : "reset");
+		worker_exit(w, 0);
+		return;
+	}
+
+	w->reboots++;
+	data = json_object_new_object();
+	json_object_object_add(data, "reason",
+	    json_object_new_string(machine_reset_reason_name(why, source)));
+	guest_event(w, "vm.reboot", data);
+	if (guest_build(w, err, sizeof(err)) < 0) {
+		log_error("%s: cannot restart guest: %s", w->name, err);
+		worker_exit(w, 1);
+		return;
+	}
+	/* The new machine runs, even if a pause came while the old one
+	 * was held: say so, or vmmd would go on calling it paused. */
+	guest_state_event(w, "running");
+}
+
+int
+guest_init(struct worker *w)
+{
+	pthread_mutex_init(&w->hold_lock, NULL);
+	w->hold_ev = event_new(w->base, -1, 0, guest_hold_cb, w);
+	return w->hold_ev != NULL ? 0 : -ENOMEM;
+}
+
+void
+guest_fini(struct worker *w)
+{
+	display_quiesce(w->display);
+	machine_free(w->machine);
+	w->machine = NULL;
+	/* Viewers go before the framebuffer they look at. */
+	display_free(w->display);
+	w->display = NULL;
+	if (w->console != NULL)
+		console_drain(w->console, 1000);
+	console_free(w->console);
+	w->console = NULL;
+	if (w->hold_ev != NULL)
+		event_free(w->hold_ev);
+	free(w->kernel);
+	free(w->kernel_name);
+	free(w->initrd);
+	free(w->cmdline);
+	free(w->hold_fatal);
+	pthread_mutex_destroy(&w->hold_lock);
+}

@@ -1,0 +1,230 @@
+/*
+ * worker.info: what the worker knows about its guest, for vm.info's
+ * "stats": exits, KVM's counters, registers while paused, each device's
+ * registers, the I/O APIC, the device host's timers, the console.
+ */
+#include <stdio.h>
+
+#include "info.h"
+#include "kvm-stats.h"
+
+static void
+info_add_hex(struct json_object *obj, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	json_object_object_add(obj, key, json_object_new_string(buf));
+}
+
+static void
+info_add_u64(struct json_object *obj, const char *key, uint64_t v)
+{
+	json_object_object_add(obj, key,
+	    json_object_new_int64((int64_t)(v & INT64_MAX)));
+}
+
+/* A device's diagnostics, as JSON members. */
+struct info_diag {
+	struct device_diag d;
+	struct json_object *obj;
+};
+
+static void
+info_diag_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct info_diag *id = (struct info_diag *)d;
+
+	switch (fmt) {
+	case DEVICE_DIAG_HEX:
+		info_add_hex(id->obj, key, value);
+		break;
+	case DEVICE_DIAG_BOOL:
+		json_object_object_add(id->obj, key,
+		    json_object_new_boolean(value != 0));
+		break;
+	case DEVICE_DIAG_UINT:
+		info_add_u64(id->obj, key, value);
+		break;
+	}
+}
+
+/* Every device that describes itself, by board name, and the I/O APIC. */
+static struct json_object *
+info_devices_json(struct machine *m)
+{
+	struct json_object *dev, *ioapic, *redir;
+	struct machine_ioapic io;
+	char buf[24];
+	unsigned int i;
+	size_t k;
+
+	dev = json_object_new_object();
+	for (k = 0; k < m->ndevs; k++) {
+		struct info_diag id = { { info_diag_put }, NULL };
+
+		if (m->devs[k].bd->ops->diag == NULL)
+			continue;
+		id.obj = json_object_new_object();
+		machine_device_diag(m, &m->devs[k], &id.d);
+		json_object_object_add(dev, m->devs[k].bd->name, id.obj);
+	}
+	if (machine_get_ioapic(m, &io) == 0) {
+		ioapic = json_object_new_object();
+		info_add_hex(ioapic, "irr", io.irr);
+		redir = json_object_new_array();
+		for (i = 0; i < PC_IOAPIC_PINS; i++) {
+			snprintf(buf, sizeof(buf), "0x%016llx",
+			    (unsigned long long)io.redir[i]);
+			json_object_array_add(redir,
+			    json_object_new_string(buf));
+		}
+		json_object_object_add(ioapic, "redirection", redir);
+		json_object_object_add(dev, "ioapic", ioapic);
+	}
+	return dev;
+}
+
+/* Device timers and what they cost the loop. */
+static struct json_object *
+info_timers_json(struct machine *m)
+{
+	struct json_object *o = json_object_new_object(), *hist;
+	struct devhost_stats st;
+	unsigned int i;
+
+	devhost_get_stats(m->dh, &st);
+	info_add_u64(o, "armed", st.timers_armed);
+	info_add_u64(o, "fired", st.fired);
+	info_add_u64(o, "loop_wakeups", st.loop_wakeups);
+	info_add_u64(o, "loop_kicks", st.loop_kicks);
+	info_add_u64(o, "late_max_ns", st.late_max_ns);
+	hist = json_object_new_array();
+	for (i = 0; i < DEVHOST_LATE_BUCKETS; i++)
+		json_object_array_add(hist,
+		    json_object_new_int64((int64_t)st.late_hist[i]));
+	json_object_object_add(o, "late_hist", hist);
+	info_add_u64(o, "irq_coalesced", st.irq_coalesced);
+	return o;
+}
+
+/* Where a paused vCPU stands, or NULL when it is not paused. */
+static struct json_object *
+info_vcpu_regs_json(struct machine *m, unsigned int index)
+{
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct json_object *o;
+
+	if (machine_get_vcpu_regs(m, index, &regs, &sregs) < 0)
+		return NULL;
+	o = json_object_new_object();
+	info_add_hex(o, "rip", regs.rip);
+	info_add_hex(o, "rsp", regs.rsp);
+	info_add_hex(o, "rflags", regs.rflags);
+	info_add_hex(o, "cs", sregs.cs.selector);
+	info_add_hex(o, "cr0", sregs.cr0);
+	info_add_hex(o, "cr3", sregs.cr3);
+	info_add_hex(o, "efer", sregs.efer);
+	return o;
+}
+
+/* KVM's counters of one vCPU, those that are not zero. */
+static struct json_object *
+info_kvm_stats_json(struct kvm_stats *ks)
+{
+	struct json_object *o = json_object_new_object();
+	unsigned int i;
+	uint64_t v;
+
+	if (kvm_stats_read(ks) < 0)
+		return o;
+	for (i = 0; i < ks->n; i++)
+		if ((v = kvm_stats_value(ks, i)) != 0)
+			info_add_u64(o, ks->names[i], v);
+	return o;
+}
+
+static struct json_object *
+info_console_json(struct console *c)
+{
+	struct json_object *o = json_object_new_object();
+	struct console_stats cs;
+
+	console_get_stats(c, &cs);
+	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
+	info_add_u64(o, "bytes_out", cs.bytes_out);
+	info_add_u64(o, "bytes_in", cs.bytes_in);
+	info_add_u64(o, "bytes_lost", cs.bytes_lost);
+	info_add_u64(o, "clients_dropped", cs.clients_dropped);
+	return o;
+}
+
+static void
+info_machine(struct json_object *ret, struct machine *m,
+    struct json_object *vcpus, struct json_object *kvm)
+{
+	struct json_object *regs = NULL, *o, *unknown;
+	unsigned int i, k;
+
+	for (i = 0; i < m->nvcpus; i++) {
+		struct json_object *exits = json_object_new_object();
+
+		for (k = 0; k < VCPU_EXIT_KINDS; k++)
+			info_add_u64(exits, vcpu_exit_names[k],
+			    __atomic_load_n(&m->vcpus[i].exits[k],
+			    __ATOMIC_RELAXED));
+		json_object_array_add(vcpus, exits);
+		json_object_array_add(kvm,
+		    info_kvm_stats_json(&m->vcpus[i].stats));
+		/* Indexed by vCPU: one that could not be read is null,
+		 * once any could. */
+		o = info_vcpu_regs_json(m, i);
+		if (o != NULL && regs == NULL) {
+			regs = json_object_new_array();
+			for (k = 0; k < i; k++)
+				json_object_array_add(regs, NULL);
+		}
+		if (regs != NULL)
+			json_object_array_add(regs, o);
+	}
+	if (regs != NULL)
+		json_object_object_add(ret, "vcpu_regs", regs);
+	unknown = json_object_new_object();
+	info_add_u64(unknown, "pio_reads",
+	    __atomic_load_n(&m->pio.unknown_reads, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "pio_writes",
+	    __atomic_load_n(&m->pio.unknown_writes, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "mmio_reads",
+	    __atomic_load_n(&m->mmio.unknown_reads, __ATOMIC_RELAXED));
+	info_add_u64(unknown, "mmio_writes",
+	    __atomic_load_n(&m->mmio.unknown_writes, __ATOMIC_RELAXED));
+	json_object_object_add(ret, "unknown_io", unknown);
+	json_object_object_add(ret, "devices", info_devices_json(m));
+	json_object_object_add(ret, "timers", info_timers_json(m));
+}
+
+struct json_object *
+info_json(struct worker *w)
+{
+	struct json_object *ret, *vcpus, *kvm;
+
+	ret = json_object_new_object();
+	vcpus = json_object_new_array();
+	kvm = json_object_new_array();
+	if (w->machine != NULL)
+		info_machine(ret, w->machine, vcpus, kvm);
+	json_object_object_add(ret, "vcpu_exits", vcpus);
+	/* All exits, counted by KVM: most never reach us (see vcpu_exits). */
+	json_object_object_add(ret, "vcpu_kvm", kvm);
+	json_object_object_add(ret, "reboots",
+	    json_object_new_int64((int64_t)w->reboots));
+	if (w->console != NULL)
+		json_object_object_add(ret, "console",
+		    info_console_json(w->console));
+	if (w->display != NULL)
+		json_object_object_add(ret, "display",
+		    display_stats_json(w->display));
+	return ret;
+}

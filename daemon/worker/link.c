@@ -1,0 +1,183 @@
+/* See link.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "bev-drain.h"
+#include "link.h"
+#include "log.h"
+#include "proto.h"
+
+struct link {
+	struct event_base *base;
+	struct link_handlers h;
+	int fd;
+	struct event *read_ev;
+	struct bufferevent *out;
+	struct proto_lines *lines;
+	int fds[LINK_MAX_FDS];
+	unsigned int nfds;
+};
+
+void
+link_send(struct link *l, struct json_object *msg)
+{
+	char *line;
+	size_t len;
+
+	if (msg == NULL)
+		return;
+	line = proto_serialize(msg, &len);
+	json_object_put(msg);
+	if (line == NULL)
+		return;
+	bufferevent_write(l->out, line, len);
+	free(line);
+}
+
+int
+link_take_fd(struct link *l)
+{
+	int fd;
+
+	if (l->nfds == 0)
+		return -1;
+	fd = l->fds[0];
+	memmove(&l->fds[0], &l->fds[1], --l->nfds * sizeof(int));
+	return fd;
+}
+
+static void
+link_stash_fds(struct link *l, struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
+		int *fds = (int *)CMSG_DATA(cm);
+		size_t n, i;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			if (l->nfds < LINK_MAX_FDS)
+				l->fds[l->nfds++] = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+}
+
+static void
+link_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *l = arg;
+	char buf[16384];
+	union {
+		char buf[CMSG_SPACE(LINK_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	const char *line;
+	size_t len;
+	ssize_t n;
+	int ret;
+
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		l->h.closed(l->h.opaque);
+		return;
+	}
+	link_stash_fds(l, &msg);
+	proto_lines_feed(l->lines, buf, n);
+	while ((ret = proto_lines_next(l->lines, &line, &len)) != 0) {
+		if (ret < 0) {
+			link_send(l, proto_error(NULL, PROTO_ERR_TOO_LARGE,
+			    "request longer than %d bytes", PROTO_MAX_LINE));
+			continue;
+		}
+		l->h.request(l->h.opaque, line, len);
+		if (event_base_got_exit(l->base))
+			break;
+	}
+}
+
+static void
+link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct link *l = arg;
+
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		l->h.closed(l->h.opaque);
+}
+
+struct link *
+link_new(struct event_base *base, int fd, const struct link_handlers *h,
+    int *errp)
+{
+	struct link *l;
+
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		*errp = -ENOMEM;
+		close(fd);
+		return NULL;
+	}
+	l->base = base;
+	l->h = *h;
+	l->fd = fd;
+	if (evutil_make_socket_nonblocking(fd) < 0 ||
+	    evutil_make_socket_closeonexec(fd) < 0) {
+		*errp = -errno;
+		goto fail;
+	}
+	l->lines = proto_lines_new(PROTO_MAX_LINE);
+	l->read_ev = event_new(base, fd, EV_READ | EV_PERSIST, link_read_cb,
+	    l);
+	l->out = bufferevent_socket_new(base, fd, 0);
+	if (l->lines == NULL || l->read_ev == NULL || l->out == NULL) {
+		*errp = -ENOMEM;
+		goto fail;
+	}
+	bufferevent_setcb(l->out, NULL, NULL, link_event_cb, l);
+	bufferevent_enable(l->out, EV_WRITE);
+	event_add(l->read_ev, NULL);
+	return l;
+
+fail:
+	link_free(l, 0);
+	return NULL;
+}
+
+void
+link_free(struct link *l, int drain_ms)
+{
+	int ret;
+
+	if (l == NULL)
+		return;
+	/* Best effort: let queued events reach the supervisor. */
+	if (l->out != NULL && drain_ms > 0 && (ret = bev_drain(l->out,
+	    bev_drain_now_ms() + drain_ms)) < 0)
+		log_info("last events to vmmd not sent: %s", strerror(-ret));
+	if (l->out != NULL)
+		bufferevent_free(l->out);
+	if (l->read_ev != NULL)
+		event_free(l->read_ev);
+	proto_lines_free(l->lines);
+	while (l->nfds > 0)
+		close(link_take_fd(l));
+	close(l->fd);
+	free(l);
+}

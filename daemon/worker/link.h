@@ -1,0 +1,42 @@
+/*
+ * The worker's link to the supervisor: a stream socket carrying the
+ * control protocol, one JSON object per line, plus descriptors passed
+ * with SCM_RIGHTS (client connections for consoles).
+ *
+ * Reading is our own recvmsg() (a bufferevent would lose the passed
+ * descriptors); writing goes through a bufferevent.  All on the loop.
+ */
+#ifndef VMMD_LINK_H
+#define VMMD_LINK_H
+
+#include <stddef.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#define LINK_MAX_FDS	8
+
+struct link;
+
+struct link_handlers {
+	/* One request line (without its newline); the line is borrowed. */
+	void (*request)(void *opaque, const char *line, size_t len);
+	/* The supervisor closed the link or it failed. */
+	void (*closed)(void *opaque);
+	void *opaque;
+};
+
+/* Takes fd.  NULL on failure, with *errp = -errno. */
+struct link *link_new(struct event_base *base, int fd,
+    const struct link_handlers *h, int *errp);
+/*
+ * Send what is queued, waiting up to drain_ms in all, then close.  NULL
+ * is fine.
+ */
+void link_free(struct link *l, int drain_ms);
+
+/* Queue a message; takes msg (NULL is ignored). */
+void link_send(struct link *l, struct json_object *msg);
+/* The oldest descriptor passed and not yet taken, or -1. */
+int link_take_fd(struct link *l);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * One vCPU: its KVM file descriptor and run structure, its thread with
+ * the KVM_RUN loop, and the dispatch of its exits to the I/O buses.
+ *
+ * A vCPU knows the machine only through what its config hands it: the
+ * buses to dispatch to and the run controller to obey.  Its counters are
+ * written by its own thread only; readers load them atomically.
+ */
+#ifndef VMMD_VCPU_H
+#define VMMD_VCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+#include "boot.h"
+#include "iobus.h"
+#include "kvm-stats.h"
+#include "runctl.h"
+
+/* Exits that reached user space, by kind. */
+enum vcpu_exit_kind {
+	VCPU_EXIT_IO,
+	VCPU_EXIT_MMIO,
+	VCPU_EXIT_HLT,
+	VCPU_EXIT_SHUTDOWN,
+	VCPU_EXIT_SYSTEM_EVENT,
+	VCPU_EXIT_INTR,		/* KVM_RUN interrupted by a signal */
+	VCPU_EXIT_OTHER,
+	VCPU_EXIT_KINDS
+};
+
+extern const char *const vcpu_exit_names[VCPU_EXIT_KINDS];
+
+struct vcpu_config {
+	int kvm_fd;
+	int vm_fd;
+	unsigned int index;
+	unsigned int nvcpus;
+	struct iobus *pio;
+	struct iobus *mmio;
+	struct runctl *rc;
+	const struct boot_cpu *boot;	/* the boot CPU's state; NULL for APs */
+};
+
+struct vcpu {
+	unsigned int index;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	struct runctl_vcpu ctl;		/* what the run controller kicks */
+	struct iobus *pio;
+	struct iobus *mmio;
+	struct runctl *rc;
+	uint64_t exits[VCPU_EXIT_KINDS];
+	struct kvm_stats stats;		/* the kernel's side of the exits */
+};
+
+/* Marks v unused, so that vcpu_destroy() is safe before vcpu_init(). */
+void	vcpu_clear(struct vcpu *v);
+/* Creates the vCPU and sets its initial state; its thread does not run. */
+int	vcpu_init(struct vcpu *v, const struct vcpu_config *cfg, char *err,
+	    size_t errlen);
+/* After its thread was joined (runctl_stop). */
+void	vcpu_destroy(struct vcpu *v);
+int	vcpu_start(struct vcpu *v);
+/* Only from the vCPU's thread, or while it is kept out of KVM_RUN. */
+int	vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs,
+	    struct kvm_sregs *sregs);
+
+/* cpuid.c: the guest's CPUID for vCPU index of nvcpus. */
+int	cpuid_setup(int kvm_fd, int vcpu_fd, unsigned int index,
+	    unsigned int nvcpus);
+
+#endif

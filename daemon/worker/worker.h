@@ -1,0 +1,60 @@
+/*
+ * vmmd-worker's state: one guest, run for the supervisor.
+ *
+ * Files: main.c sets the process up and runs the loop; link.c talks to
+ * the supervisor; requests.c answers its requests; guest.c builds,
+ * rebuilds and tears down the machine with the backends that outlive it;
+ * info.c describes it all for vm.info.  Everything runs on the loop's
+ * thread except where a comment says otherwise.
+ */
+#ifndef VMMD_WORKER_H
+#define VMMD_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <event2/event.h>
+
+#include "console.h"
+#include "display.h"
+#include "link.h"
+#include "machine.h"
+
+struct worker {
+	struct event_base *base;
+	const char *name;
+	struct link *link;
+
+	/* The guest's definition, from worker.boot. */
+	struct machine_config cfg;
+	char *kernel, *initrd, *cmdline;
+	char *kernel_name;		/* the user's path, for messages */
+	bool reboot_stops;
+	bool shutdown_pending;
+	bool booted;
+
+	/* The machine, rebuilt at each reset, and what outlives it. */
+	struct machine *machine;
+	struct console *console;
+	struct display *display;	/* NULL: the guest has no screen */
+	uint64_t reboots;
+
+	/* Set by whichever thread held the machine, handled on the loop. */
+	struct event *hold_ev;
+	pthread_mutex_t hold_lock;
+	enum machine_reset_reason hold_reason;
+	const char *hold_source;	/* static storage (a board name) */
+	char *hold_fatal;
+
+	int exit_status;
+};
+
+/* End the loop; the process exits with status. */
+static inline void
+worker_exit(struct worker *w, int status)
+{
+	w->exit_status = status;
+	event_base_loopexit(w->base, NULL);
+}
+
+#endif

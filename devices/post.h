@@ -1,0 +1,18 @@
+/*
+ * Port 0x80, where PC firmware and kernels write POST codes (and Linux
+ * its I/O delays).  Writes are accepted and dropped; reads float high.
+ */
+#ifndef VMMD_POST_H
+#define VMMD_POST_H
+
+#include "device.h"
+
+struct post;
+
+/* NULL on ENOMEM. */
+struct post *post_new(const struct device_host *host);
+void post_free(struct post *p);
+
+extern const struct device_ops post_device_ops;
+
+#endif

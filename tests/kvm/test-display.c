@@ -1,0 +1,478 @@
+/*
+ * A guest's screen over VNC, end to end: the fb test guest draws four
+ * quadrants into the framebuffer and echoes the keys it gets from the
+ * i8042; real viewers (libvncclient) see what it drew, type into it,
+ * receive only what changed; vm.screenshot's PNG equals what a viewer
+ * sees pixel for pixel; a password is enforced; and the refresh exists
+ * exactly while a viewer is connected (from the display's counters).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <png.h>
+#include <rfb/keysym.h>
+#include <rfb/rfbclient.h>
+
+#include "harness.h"
+
+#define W	640
+#define H	480
+
+/* What the fb guest draws (tests/guests/fb.c). */
+#define RED	0xff0000u
+#define GREEN	0x00ff00u
+#define BLUE	0x0000ffu
+#define WHITE	0xffffffu
+
+struct viewer {
+	rfbClient *client;
+	const char *password;
+	unsigned int updates;		/* complete framebuffer updates */
+	uint64_t area;			/* pixels in the rectangles received */
+	int bottom;			/* the lowest line they reached */
+};
+
+static int viewer_tag;
+/* How the worker finds changes: "write-protect" or "dirty-log". */
+static char tracking[32];
+
+static char *
+viewer_password(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	return strdup(v->password != NULL ? v->password : "");
+}
+
+static void
+viewer_rect(rfbClient *client, int x, int y, int w, int h)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	v->area += (uint64_t)w * (uint64_t)h;
+	if (y + h > v->bottom)
+		v->bottom = y + h;
+}
+
+static void
+viewer_done(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	v->updates++;
+}
+
+/* Connects to port; false (and v->client NULL) when refused. */
+static bool
+viewer_open(struct viewer *v, int port, const char *password)
+{
+	rfbClient *c = rfbGetClient(8, 3, 4);
+
+	memset(v, 0, sizeof(*v));
+	v->password = password;
+	c->format.redShift = 16;
+	c->format.greenShift = 8;
+	c->format.blueShift = 0;
+	c->appData.encodingsString = "zrle raw";
+	c->appData.enableJPEG = FALSE;
+	c->appData.useRemoteCursor = FALSE;
+	c->GetPassword = viewer_password;
+	c->GotFrameBufferUpdate = viewer_rect;
+	c->FinishedFrameBufferUpdate = viewer_done;
+	free(c->serverHost);
+	c->serverHost = strdup("127.0.0.1");
+	c->serverPort = port;
+	rfbClientSetClientData(c, &viewer_tag, v);
+	if (!rfbInitClient(c, NULL, NULL))	/* frees c */
+		return false;
+	v->client = c;
+	return true;
+}
+
+static void
+viewer_close(struct viewer *v)
+{
+	if (v->client == NULL)
+		return;
+	free(v->client->frameBuffer);
+	rfbClientCleanup(v->client);
+	v->client = NULL;
+}
+
+/* Handle what the server sends for ms; false if the connection died. */
+static bool
+viewer_pump(struct viewer *v, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	int n;
+
+	while (h_now_ms() < deadline) {
+		n = WaitForMessage(v->client, 20000);
+		if (n < 0)
+			return false;
+		if (n > 0 && !HandleRFBServerMessage(v->client))
+			return false;
+	}
+	return true;
+}
+
+/* Pump until at least want complete updates arrived (or ms passed). */
+static bool
+viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while (v->updates < want && h_now_ms() < deadline)
+		if (!viewer_pump(v, 50))
+			return false;
+	return v->updates >= want;
+}
+
+static uint32_t
+viewer_pixel(const struct viewer *v, int x, int y)
+{
+	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
+
+	return fb[y * v->client->width + x] & 0xffffff;
+}
+
+/* vm.info's stats.display member (caller puts), or NULL. */
+static struct json_object *
+display_stats(struct h_conn *c, const char *name)
+{
+	struct json_object *r, *stats, *disp;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
+	    !json_object_object_get_ex(stats, "display", &disp)) {
+		json_object_put(r);
+		return NULL;
+	}
+	json_object_get(disp);
+	json_object_put(r);
+	return disp;
+}
+
+static int64_t
+display_counter(struct h_conn *c, const char *name, const char *key)
+{
+	struct json_object *d = display_stats(c, name);
+	int64_t v = h_int(d, key, -1);
+
+	json_object_put(d);
+	return v;
+}
+
+static bool
+display_refresh_timer(struct h_conn *c, const char *name)
+{
+	struct json_object *d = display_stats(c, name), *t;
+	bool on = json_object_object_get_ex(d, "refresh_timer", &t) &&
+	    json_object_get_boolean(t);
+
+	json_object_put(d);
+	return on;
+}
+
+/* Reads exactly len bytes from fd within ms; 0 or -1. */
+static int
+read_exact(int fd, void *buf, size_t len, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int left = (int)(deadline - h_now_ms());
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return -1;
+		n = read(fd, (char *)buf + got, len - got);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* One line (without its newline) read a byte at a time; 0 or -1. */
+static int
+read_line(int fd, char *buf, size_t cap, int ms)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		if (read_exact(fd, buf + n, 1, ms) < 0)
+			return -1;
+		if (buf[n] == '\n') {
+			buf[n] = '\0';
+			return 0;
+		}
+		n++;
+	}
+	return -1;
+}
+
+/*
+ * vm.screenshot on a connection of its own: the reply line, then size
+ * bytes of PNG, decoded into *pixels (x8r8g8b8 as the guest draws).
+ */
+static int
+screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
+    uint32_t *w, uint32_t *h)
+{
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	struct json_object *reply = NULL;
+	char line[4096], req[256];
+	unsigned char *png = NULL;
+	int64_t size;
+	int fd, ret = -1;
+
+	fd = h_connect_fd(d);
+	if (fd < 0)
+		return -1;
+	snprintf(req, sizeof(req), "{\"id\":1,\"command\":\"vm.screenshot\","
+	    "\"arguments\":{\"name\":\"%s\"}}\n", name);
+	if (read_line(fd, line, sizeof(line), H_REPLY_MS) < 0 ||  /* hello */
+	    write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
+	    read_line(fd, line, sizeof(line), H_REPLY_MS) < 0) {
+		tap_diag("screenshot: no reply");
+		goto out;
+	}
+	reply = json_tokener_parse(line);
+	size = h_int(h_ret(reply), "size", -1);
+	if (size <= 0 || size > 64 << 20) {
+		tap_diag("screenshot: %s", h_flat(line));
+		goto out;
+	}
+	png = malloc((size_t)size);
+	if (png == NULL || read_exact(fd, png, (size_t)size, H_REPLY_MS) < 0) {
+		tap_diag("screenshot: PNG shorter than %lld bytes",
+		    (long long)size);
+		goto out;
+	}
+	if (!png_image_begin_read_from_memory(&img, png, (size_t)size))
+		goto out;
+	img.format = PNG_FORMAT_BGRA;
+	*w = img.width;
+	*h = img.height;
+	*pixels = malloc(PNG_IMAGE_SIZE(img));
+	if (*pixels != NULL && png_image_finish_read(&img, NULL, *pixels, 0,
+	    NULL))
+		ret = 0;
+	else
+		tap_diag("screenshot: not a PNG: %s", img.message);
+out:
+	png_image_free(&img);
+	free(png);
+	json_object_put(reply);
+	close(fd);
+	return ret;
+}
+
+static void
+test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
+    struct h_console *con, int port)
+{
+	struct viewer v, v2;
+	struct json_object *e;
+	uint32_t *shot = NULL, sw = 0, sh = 0, x, y;
+	unsigned int mismatches = 0, before;
+	int64_t refreshes;
+	int ret;
+
+	tap_ok(!display_refresh_timer(c, "scr") &&
+	    display_counter(c, "scr", "refreshes") == 0,
+	    "no viewer: no refresh timer, no refresh");
+
+	tap_ok(viewer_open(&v, port, NULL), "a viewer connects");
+	if (v.client == NULL)
+		return;
+	tap_ok(viewer_wait_updates(&v, 1, 10000), "it gets the screen");
+	tap_ok(v.client->width == W && v.client->height == H,
+	    "the screen is %dx%d (want %dx%d)", v.client->width,
+	    v.client->height, W, H);
+	tap_ok(viewer_pixel(&v, W / 4, H / 4) == RED &&
+	    viewer_pixel(&v, 3 * W / 4, H / 4) == GREEN &&
+	    viewer_pixel(&v, W / 4, 3 * H / 4) == BLUE &&
+	    viewer_pixel(&v, 3 * W / 4, 3 * H / 4) == WHITE,
+	    "it shows the guest's quadrants (%06x %06x %06x %06x)",
+	    viewer_pixel(&v, W / 4, H / 4), viewer_pixel(&v, 3 * W / 4, H / 4),
+	    viewer_pixel(&v, W / 4, 3 * H / 4),
+	    viewer_pixel(&v, 3 * W / 4, 3 * H / 4));
+	e = h_read_event(ev, 5000);
+	tap_ok(e != NULL && strcmp(h_str(e, "event"), "display.connected") == 0,
+	    "event display.connected (%s)", h_text(e));
+	json_object_put(e);
+	tap_ok(display_refresh_timer(c, "scr"),
+	    "a viewer: the refresh timer exists");
+
+	/* The screenshot is what the viewer sees, pixel for pixel. */
+	ret = screenshot(d, "scr", &shot, &sw, &sh);
+	tap_ok(ret == 0 && sw == W && sh == H, "vm.screenshot: a %ux%u PNG",
+	    sw, sh);
+	if (shot != NULL && sw == W && sh == H) {
+		for (y = 0; y < H; y++)
+			for (x = 0; x < W; x++)
+				mismatches += (shot[y * W + x] & 0xffffff) !=
+				    viewer_pixel(&v, (int)x, (int)y);
+		tap_ok(mismatches == 0, "the PNG equals the viewer's screen "
+		    "(%u pixels differ)", mismatches);
+	}
+	free(shot);
+
+	/*
+	 * Static screen: with write protection nothing runs at all; with
+	 * the dirty log the refresh has backed off to its slow pace.
+	 */
+	viewer_pump(&v, 1000);
+	refreshes = display_counter(c, "scr", "refreshes");
+	viewer_pump(&v, 1000);
+	refreshes = display_counter(c, "scr", "refreshes") - refreshes;
+	if (strcmp(tracking, "write-protect") == 0)
+		tap_ok(refreshes == 0, "a static screen with a viewer: no "
+		    "refresh in 1 s (%lld)", (long long)refreshes);
+	else
+		tap_ok(refreshes <= 3, "a static screen with a viewer: "
+		    "%lld refreshes in 1 s (dirty log, slow pace)",
+		    (long long)refreshes);
+
+	/* Typing: the guest sees the keys, draws, only that is sent. */
+	before = v.updates;
+	v.area = 0;
+	v.bottom = 0;
+	SendKeyEvent(v.client, XK_a, TRUE);
+	SendKeyEvent(v.client, XK_a, FALSE);
+	tap_ok(h_expect(con, "fb: key 0x1e", 5000) == 0 &&
+	    h_expect(con, "fb: key 0x9e", 5000) == 0,
+	    "a key typed in the viewer reaches the guest (make, break)");
+	SendKeyEvent(v.client, XK_Shift_L, TRUE);
+	SendKeyEvent(v.client, XK_b, TRUE);
+	SendKeyEvent(v.client, XK_b, FALSE);
+	SendKeyEvent(v.client, XK_Shift_L, FALSE);
+	tap_ok(h_expect(con, "fb: key 0x2a", 5000) == 0 &&
+	    h_expect(con, "fb: key 0x30", 5000) == 0 &&
+	    h_expect(con, "fb: key 0xb0", 5000) == 0 &&
+	    h_expect(con, "fb: key 0xaa", 5000) == 0,
+	    "with its modifier, in order");
+	tap_ok(viewer_wait_updates(&v, before + 1, 5000),
+	    "the square the guest drew is sent");
+	viewer_pump(&v, 300);
+	/*
+	 * The squares fill the first 64 lines.  Changes are known by the
+	 * page, and a page is 1.6 lines at this width, so whole lines are
+	 * sent, rounded to 16-line tiles: nothing below line 96.
+	 */
+	tap_ok(v.area > 0 && v.bottom > 0 && v.bottom <= 96,
+	    "only what changed is sent (%llu pixels, down to line %d of %d)",
+	    (unsigned long long)v.area, v.bottom, H);
+
+	/* A second viewer at the same time. */
+	tap_ok(viewer_open(&v2, port, NULL) &&
+	    viewer_wait_updates(&v2, 1, 10000) &&
+	    viewer_pixel(&v2, 3 * W / 4, 3 * H / 4) == WHITE,
+	    "a second viewer at the same time sees the screen");
+	json_object_put(h_read_event(ev, 5000));
+	viewer_close(&v2);
+	json_object_put(h_read_event(ev, 5000));
+
+	viewer_close(&v);
+	e = h_read_event(ev, 5000);
+	tap_ok(e != NULL &&
+	    strcmp(h_str(e, "event"), "display.disconnected") == 0,
+	    "event display.disconnected (%s)", h_text(e));
+	json_object_put(e);
+	h_sleep_ms(200);
+	tap_ok(!display_refresh_timer(c, "scr"),
+	    "the last viewer gone: no refresh timer");
+	refreshes = display_counter(c, "scr", "refreshes");
+	h_sleep_ms(500);
+	tap_ok(display_counter(c, "scr", "refreshes") == refreshes,
+	    "and no refresh without a viewer");
+}
+
+static void
+test_password(struct h_conn *c)
+{
+	struct json_object *r;
+	struct viewer v;
+	int port;
+
+	tap_ok(h_create(c, "pw", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
+	    "\"vnc\":\"auto\",\"display\":\"%dx%d\",\"vnc_password\":\"s3cret\"",
+	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "pw") == 0,
+	    "a VM with a VNC password starts");
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"pw\"}");
+	port = (int)h_int(h_ret(r), "port", -1);
+	json_object_put(r);
+	tap_ok(!viewer_open(&v, port, "wrong"), "a wrong password is refused");
+	tap_ok(!viewer_open(&v, port, NULL), "no password is refused");
+	tap_ok(viewer_open(&v, port, "s3cret") &&
+	    viewer_wait_updates(&v, 1, 10000),
+	    "the right one gets the screen");
+	viewer_close(&v);
+	h_stop(c, "pw", true, -1, H_REPLY_MS);
+}
+
+int
+main(void)
+{
+	struct h_console *con;
+	struct json_object *r;
+	struct h_daemon *d;
+	struct h_conn *c, *ev;
+	int port;
+
+	h_init();
+	c = h_setup(&d);
+	ev = h_connect(d);
+	json_object_put(h_call(ev, "events.subscribe", NULL, H_REPLY_MS));
+
+	tap_ok(h_create(c, "plain", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0 && h_start(c, "plain") == 0,
+	    "a VM without a display starts");
+	h_expect_error(c, "vm.display", "{\"name\":\"plain\"}", "bad_state",
+	    "vm.display of a VM without a display");
+	h_stop(c, "plain", true, -1, H_REPLY_MS);
+
+	tap_ok(h_create(c, "scr", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
+	    "\"vnc\":\"auto\",\"display\":\"%dx%d\"", h_env("VMMD_GUEST_FB"),
+	    W, H, W, H) == 0, "scr: created with a display");
+	h_expect_error(c, "vm.display", "{\"name\":\"scr\"}", "bad_state",
+	    "vm.display before it runs");
+	tap_ok(h_start(c, "scr") == 0, "scr: started");
+	con = h_console_open(d, "scr");
+	if (con == NULL)
+		tap_bail("no console");
+	tap_ok(h_expect(con, "fb: drawn", H_BOOT_MS) == 0,
+	    "the guest drew its picture");
+
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"scr\"}");
+	port = (int)h_int(h_ret(r), "port", -1);
+	tap_ok(port >= 5900 && port < 6000 &&
+	    h_str(h_ret(r), "vnc") != NULL &&
+	    h_int(h_ret(r), "clients", -1) == 0,
+	    "vm.display: %s", h_text(r));
+	snprintf(tracking, sizeof(tracking), "%s",
+	    h_str(h_ret(r), "dirty_tracking") ? h_str(h_ret(r),
+	    "dirty_tracking") : "");
+	tap_diag("dirty tracking: %s", tracking);
+	json_object_put(r);
+	/* The VM's state events came first: skip them. */
+	while ((r = h_read_event(ev, 200)) != NULL)
+		json_object_put(r);
+
+	test_viewer(d, c, ev, con, port);
+	test_password(c);
+
+	h_console_close(con);
+	tap_ok(h_stop(c, "scr", true, -1, H_REPLY_MS) == 0, "scr: stopped");
+	h_close(ev);
+	h_close(c);
+	return h_done();
+}

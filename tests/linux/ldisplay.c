@@ -1,0 +1,270 @@
+/* See ldisplay.h. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rfb/keysym.h>
+#include <rfb/rfbclient.h>
+
+#include "ldisplay.h"
+
+struct ld_viewer {
+	rfbClient *client;
+	unsigned int updates;
+};
+
+static int ld_tag;
+
+static void
+ld_done(rfbClient *c)
+{
+	struct ld_viewer *v = rfbClientGetClientData(c, &ld_tag);
+
+	v->updates++;
+}
+
+static bool
+ld_open(struct ld_viewer *v, int port)
+{
+	rfbClient *c = rfbGetClient(8, 3, 4);
+
+	memset(v, 0, sizeof(*v));
+	c->format.redShift = 16;
+	c->format.greenShift = 8;
+	c->format.blueShift = 0;
+	c->appData.encodingsString = "zrle raw";
+	c->appData.useRemoteCursor = FALSE;
+	c->FinishedFrameBufferUpdate = ld_done;
+	free(c->serverHost);
+	c->serverHost = strdup("127.0.0.1");
+	c->serverPort = port;
+	rfbClientSetClientData(c, &ld_tag, v);
+	if (!rfbInitClient(c, NULL, NULL))
+		return false;
+	v->client = c;
+	return true;
+}
+
+static void
+ld_close(struct ld_viewer *v)
+{
+	if (v->client == NULL)
+		return;
+	free(v->client->frameBuffer);
+	rfbClientCleanup(v->client);
+	v->client = NULL;
+}
+
+static bool
+ld_pump(struct ld_viewer *v, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	int n;
+
+	while (h_now_ms() < deadline) {
+		n = WaitForMessage(v->client, 20000);
+		if (n < 0 || (n > 0 && !HandleRFBServerMessage(v->client)))
+			return false;
+	}
+	return true;
+}
+
+/* Pixels that are not black: fbcon's text. */
+static unsigned int
+ld_lit(const struct ld_viewer *v)
+{
+	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
+	size_t i, n = (size_t)v->client->width * v->client->height;
+	unsigned int lit = 0;
+
+	for (i = 0; i < n; i++)
+		lit += (fb[i] & 0xffffff) != 0;
+	return lit;
+}
+
+/* Pixels that differ from an earlier copy of the screen. */
+static unsigned int
+ld_changed(const struct ld_viewer *v, const uint32_t *before)
+{
+	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
+	size_t i, n = (size_t)v->client->width * v->client->height;
+	unsigned int changed = 0;
+
+	for (i = 0; i < n; i++)
+		changed += ((fb[i] ^ before[i]) & 0xffffff) != 0;
+	return changed;
+}
+
+/* A US keyboard: which characters need Shift. */
+static bool
+ld_shifted(char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || strchr("~!@#$%^&*()_+{}|:\"<>?",
+	    ch) != NULL;
+}
+
+static void
+ld_type(struct ld_viewer *v, const char *text)
+{
+	const char *p;
+
+	for (p = text; *p != '\0'; p++) {
+		uint32_t sym = *p == '\n' ? XK_Return : (uint8_t)*p;
+		bool shift = ld_shifted(*p);
+
+		if (shift)
+			SendKeyEvent(v->client, XK_Shift_L, TRUE);
+		SendKeyEvent(v->client, sym, TRUE);
+		SendKeyEvent(v->client, sym, FALSE);
+		if (shift)
+			SendKeyEvent(v->client, XK_Shift_L, FALSE);
+		ld_pump(v, 20);		/* a typist's pace */
+	}
+}
+
+static bool
+ld_refresh_timer(struct lg_vm *vm)
+{
+	struct json_object *r, *stats, *disp, *t;
+	bool on = false;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &stats) &&
+	    json_object_object_get_ex(stats, "display", &disp) &&
+	    json_object_object_get_ex(disp, "refresh_timer", &t))
+		on = json_object_get_boolean(t);
+	json_object_put(r);
+	return on;
+}
+
+/* vm.screenshot's PNG as "# png: " lines of base64. */
+static void
+ld_show(struct lg_vm *vm)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char req[256], line[4096], out[80];
+	unsigned char *png;
+	int64_t size, i;
+	size_t o = 0;
+	FILE *f;
+	int fd;
+
+	fd = h_connect_fd(vm->d);
+	if (fd < 0)
+		return;
+	snprintf(req, sizeof(req), "{\"id\":1,\"command\":\"vm.screenshot\","
+	    "\"arguments\":{\"name\":\"%s\"}}\n", vm->name);
+	f = fdopen(fd, "r+");
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
+	    fputs(req, f) < 0 || fflush(f) != 0 ||
+	    fgets(line, sizeof(line), f) == NULL) {
+		if (f != NULL)
+			fclose(f);
+		return;
+	}
+	{
+		struct json_object *reply = json_tokener_parse(line);
+
+		size = h_int(h_ret(reply), "size", -1);
+		json_object_put(reply);
+	}
+	png = size > 0 && size < 16 << 20 ? malloc((size_t)size) : NULL;
+	if (png != NULL && fread(png, 1, (size_t)size, f) == (size_t)size) {
+		tap_diag("png: %lld bytes follow", (long long)size);
+		for (i = 0; i < size; i += 3) {
+			uint32_t w = (uint32_t)png[i] << 16 |
+			    (i + 1 < size ? (uint32_t)png[i + 1] << 8 : 0) |
+			    (i + 2 < size ? png[i + 2] : 0);
+
+			out[o++] = b64[w >> 18 & 63];
+			out[o++] = b64[w >> 12 & 63];
+			out[o++] = i + 1 < size ? b64[w >> 6 & 63] : '=';
+			out[o++] = i + 2 < size ? b64[w & 63] : '=';
+			if (o >= 72 || i + 3 >= size) {
+				out[o] = '\0';
+				tap_diag("png: %s", out);
+				o = 0;
+			}
+		}
+	}
+	free(png);
+	fclose(f);
+}
+
+void
+ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
+{
+	struct json_object *r;
+	struct ld_viewer v;
+	unsigned int lit, changed;
+	uint32_t *before;
+	size_t bytes;
+	char *out;
+	int port, st, i, paused;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}",
+	    vm->name);
+	port = (int)h_int(h_ret(r), "port", -1);
+	check(vm, port > 0, "vm.display: %s", h_text(r));
+	json_object_put(r);
+	out = lg_cmd(vm, "dmesg | grep -c 'fb0: VESA'", &st, LG_CMD_MS);
+	check(vm, out != NULL && atoi(out) >= 1,
+	    "the kernel's vesafb took the framebuffer (%s)",
+	    out != NULL ? h_flat(out) : "no answer");
+	free(out);
+	check(vm, !ld_refresh_timer(vm), "no viewer, no refresh timer");
+	if (port <= 0 || !ld_open(&v, port)) {
+		check(vm, false, "a VNC viewer connects");
+		return;
+	}
+	ld_pump(&v, 3000);
+	lit = ld_lit(&v);
+	check(vm, v.updates >= 1 && lit > 2000, "the viewer sees the "
+	    "framebuffer console (%u updates, %u lit pixels of %dx%d)",
+	    v.updates, lit, v.client->width, v.client->height);
+	check(vm, ld_refresh_timer(vm), "with a viewer, a refresh timer");
+	bytes = (size_t)v.client->width * v.client->height * 4;
+	before = malloc(bytes);
+	if (before == NULL)
+		tap_bail("out of memory");
+	memcpy(before, v.client->frameBuffer, bytes);
+	ld_type(&v, "echo vnc-typed-$((6*7)) >/dev/ttyS0\n");
+	check(vm, lg_expect(vm, "vnc-typed-42", LG_CMD_MS, false) == 0,
+	    "a command typed through VNC into the tty0 shell ran");
+	ld_pump(&v, 1000);
+	changed = ld_changed(&v, before);
+	free(before);
+	/* The command line and a new prompt: some hundreds of pixels. */
+	check(vm, changed > 300, "and the viewer saw it typed (%u pixels "
+	    "changed)", changed);
+	/*
+	 * Pausing while a viewer watches: fbcon's blinking cursor keeps
+	 * writing to the write-protected framebuffer, and a vCPU waiting
+	 * on such a write must not keep the pause from completing.
+	 */
+	for (i = 0, paused = 0; i < 5; i++) {
+		r = h_callf(vm->c, H_REPLY_MS, "vm.pause", "{\"name\":\"%s\"}",
+		    vm->name);
+		paused += h_ret(r) != NULL;
+		json_object_put(r);
+		ld_pump(&v, 150);
+		r = h_callf(vm->c, H_REPLY_MS, "vm.resume",
+		    "{\"name\":\"%s\"}", vm->name);
+		paused += h_ret(r) != NULL;
+		json_object_put(r);
+		ld_pump(&v, 250);
+	}
+	ld_type(&v, "echo vnc-again-$((7*8)) >/dev/ttyS0\n");
+	check(vm, paused == 10 && lg_expect(vm, "vnc-again-56", LG_CMD_MS,
+	    false) == 0, "5 pauses and resumes with a viewer (%d of 10 "
+	    "replies), then typing still works", paused);
+	if (show)
+		ld_show(vm);
+	ld_close(&v);
+	h_sleep_ms(500);
+	check(vm, !ld_refresh_timer(vm), "viewer gone, no refresh timer");
+}

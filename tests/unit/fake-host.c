@@ -1,0 +1,176 @@
+/* See fake-host.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake-host.h"
+
+static int
+fake_irq_set(void *ctx, unsigned int line, bool level)
+{
+	struct fake_host *fh = ctx;
+
+	fh->irq_calls++;
+	if (line >= FAKE_HOST_LINES) {
+		fh->irq_bad++;
+		return -EINVAL;
+	}
+	if (level == fh->irq[line])
+		fh->irq_bad++;
+	if (level && !fh->irq[line])
+		fh->rises[line]++;
+	fh->irq[line] = level;
+	return level ? fh->raise_status : DEVICE_IRQ_DELIVERED;
+}
+
+static struct device_timer *
+fake_timer_new(void *ctx, device_timer_fn fn, void *dev)
+{
+	struct fake_host *fh = ctx;
+	unsigned int i;
+
+	for (i = 0; i < FAKE_HOST_TIMERS; i++) {
+		if (!fh->timers[i].used) {
+			fh->timers[i] = (struct device_timer){
+				.fh = fh, .fn = fn, .dev = dev, .used = true,
+			};
+			return &fh->timers[i];
+		}
+	}
+	return NULL;
+}
+
+static void
+fake_timer_arm(void *ctx, struct device_timer *t, int64_t deadline_ns)
+{
+	struct fake_host *fh = ctx;
+
+	fh->timer_arms++;
+	t->armed = true;
+	t->deadline = deadline_ns;
+}
+
+static void
+fake_timer_cancel(void *ctx, struct device_timer *t)
+{
+	t->armed = false;
+}
+
+static void
+fake_timer_free(void *ctx, struct device_timer *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+static int64_t
+fake_vm_clock(void *ctx)
+{
+	struct fake_host *fh = ctx;
+
+	return fh->vm_now;
+}
+
+static int
+fake_wall_clock(void *ctx, struct timespec *ts)
+{
+	struct fake_host *fh = ctx;
+
+	if (fh->wall_error)
+		return -EIO;
+	*ts = fh->wall;
+	return 0;
+}
+
+static void *
+fake_guest_mem(void *ctx, uint64_t gpa, size_t len)
+{
+	struct fake_host *fh = ctx;
+
+	if (fh->mem == NULL || gpa < fh->mem_base ||
+	    gpa - fh->mem_base > fh->mem_size ||
+	    len > fh->mem_size - (gpa - fh->mem_base))
+		return NULL;
+	return fh->mem + (gpa - fh->mem_base);
+}
+
+static void
+fake_system_request(void *ctx, enum device_system_request req)
+{
+	struct fake_host *fh = ctx;
+
+	if (req == DEVICE_REQUEST_RESET)
+		fh->resets++;
+	else
+		fh->poweroffs++;
+}
+
+const struct device_host_ops fake_host_ops = {
+	.irq_set = fake_irq_set,
+	.timer_new = fake_timer_new,
+	.timer_arm = fake_timer_arm,
+	.timer_cancel = fake_timer_cancel,
+	.timer_free = fake_timer_free,
+	.vm_clock = fake_vm_clock,
+	.wall_clock = fake_wall_clock,
+	.guest_mem = fake_guest_mem,
+	.system_request = fake_system_request,
+};
+
+void
+fake_host_init(struct fake_host *fh)
+{
+	memset(fh, 0, sizeof(*fh));
+	fh->host.ops = &fake_host_ops;
+	fh->host.ctx = fh;
+	fh->raise_status = DEVICE_IRQ_DELIVERED;
+}
+
+unsigned int
+fake_host_timers_armed(const struct fake_host *fh)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < FAKE_HOST_TIMERS; i++)
+		n += fh->timers[i].used && fh->timers[i].armed;
+	return n;
+}
+
+static struct device_timer *
+fake_host_earliest(struct fake_host *fh)
+{
+	struct device_timer *t = NULL;
+	unsigned int i;
+
+	for (i = 0; i < FAKE_HOST_TIMERS; i++) {
+		struct device_timer *c = &fh->timers[i];
+
+		if (c->used && c->armed && (t == NULL ||
+		    c->deadline < t->deadline))
+			t = c;
+	}
+	return t;
+}
+
+int64_t
+fake_host_next_deadline(const struct fake_host *fh)
+{
+	struct device_timer *t = fake_host_earliest((struct fake_host *)fh);
+
+	return t != NULL ? t->deadline : INT64_MAX;
+}
+
+void
+fake_host_advance(struct fake_host *fh, int64_t ns)
+{
+	int64_t end = fh->vm_now + ns;
+	struct device_timer *t;
+
+	while ((t = fake_host_earliest(fh)) != NULL && t->deadline <= end) {
+		if (t->deadline > fh->vm_now)
+			fh->vm_now = t->deadline;
+		t->armed = false;
+		fh->timer_fires++;
+		t->fn(t->dev);
+	}
+	fh->vm_now = end;
+}

@@ -1,0 +1,76 @@
+/*
+ * A device host for unit tests: what a device sees of the machine,
+ * recorded and controlled by the test.  Interrupt lines keep their level
+ * and count edges; timers run on a VM clock that moves only when the
+ * test advances it; the wall clock is whatever the test sets (or fails
+ * on demand); guest memory is a buffer the test provides.
+ *
+ * Single-threaded, like the tests: a timer fires from inside
+ * fake_host_advance(), in deadline order, with vm_now at its deadline.
+ */
+#ifndef VMMD_FAKE_HOST_H
+#define VMMD_FAKE_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "device.h"
+
+#define FAKE_HOST_LINES		4
+#define FAKE_HOST_TIMERS	8
+
+struct device_timer {
+	struct fake_host *fh;
+	device_timer_fn fn;
+	void *dev;
+	bool used;
+	bool armed;
+	int64_t deadline;
+};
+
+struct fake_host {
+	struct device_host host;	/* hand &fh->host to the device */
+
+	/* Interrupt lines, by the device's line index. */
+	bool irq[FAKE_HOST_LINES];
+	unsigned int rises[FAKE_HOST_LINES];	/* rising edges ever */
+	unsigned int irq_calls;
+	unsigned int irq_bad;	/* no level change, or a line out of range */
+	int raise_status;	/* what a rising edge returns; DELIVERED */
+
+	/* Clocks. */
+	int64_t vm_now;
+	struct timespec wall;
+	int wall_error;		/* non-zero: wall_clock() fails with -EIO */
+
+	/* Guest memory: mem_size bytes at guest address mem_base. */
+	uint8_t *mem;
+	uint64_t mem_base;
+	size_t mem_size;
+
+	unsigned int resets;
+	unsigned int poweroffs;
+
+	struct device_timer timers[FAKE_HOST_TIMERS];
+	unsigned int timer_arms;	/* timer_arm() calls ever */
+	unsigned int timer_fires;
+};
+
+extern const struct device_host_ops fake_host_ops;
+
+/* struct fake_host fh = FAKE_HOST_INITIALIZER(fh); or fake_host_init(). */
+#define FAKE_HOST_INITIALIZER(name) {					\
+	.host = { &fake_host_ops, &(name) },				\
+	.raise_status = DEVICE_IRQ_DELIVERED,				\
+}
+void fake_host_init(struct fake_host *fh);
+/* Move VM time forward by ns, firing what falls due on the way. */
+void fake_host_advance(struct fake_host *fh, int64_t ns);
+/* How many timers are armed now. */
+unsigned int fake_host_timers_armed(const struct fake_host *fh);
+/* The earliest armed deadline, or INT64_MAX. */
+int64_t fake_host_next_deadline(const struct fake_host *fh);
+
+#endif

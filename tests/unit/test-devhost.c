@@ -1,0 +1,381 @@
+/*
+ * The worker's device host: timers on a real event loop, the rule that
+ * only a new earliest deadline wakes the loop from another thread
+ * (counted as the loop thread's own wake-ups, not trusted), the VM
+ * clock that stops while paused, guest memory bounds, and the device's
+ * lock held around timer callbacks.  No KVM needed: interrupt lines on
+ * no VM fail cleanly.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/thread.h>
+
+#include "devhost.h"
+#include "tap.h"
+
+#define MS	1000000LL
+
+struct fake_dev {
+	pthread_mutex_t lock;
+	struct devhost_device dd;
+	struct device_timer *a, *b;
+	unsigned int fired_a, fired_b;
+	int64_t fired_a_at;
+	int locked_in_cb;	/* trylock saw the lock held */
+};
+
+static struct event_base *base;
+static struct devhost *dh;
+static pid_t loop_tid;
+
+static void
+dev_fire_a(void *arg)
+{
+	struct fake_dev *d = arg;
+
+	d->fired_a++;
+	d->fired_a_at = devhost_vm_clock(dh);
+	if (pthread_mutex_trylock(&d->lock) == EBUSY)
+		d->locked_in_cb++;
+	else
+		pthread_mutex_unlock(&d->lock);
+}
+
+static void
+dev_fire_b(void *arg)
+{
+	struct fake_dev *d = arg;
+
+	d->fired_b++;
+}
+
+static void
+system_request(void *opaque, const char *device,
+    enum device_system_request req)
+{
+	(*(int *)opaque)++;
+}
+
+/* Voluntary context switches of the loop's thread: its wake-ups. */
+static long
+loop_wakeups(void)
+{
+	char path[64], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+	    (int)loop_tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+struct vcpu_result {
+	long wakeups_before, wakeups_after;
+	struct devhost_stats before, after;
+};
+
+/*
+ * A "vCPU": moves timers later and re-arms them where they are, a
+ * thousand times, while the loop sleeps; then moves one earlier.
+ */
+static void *
+vcpu_thread(void *arg)
+{
+	struct fake_dev *d = arg;
+	const struct device_host *h = &d->dd.host;
+	static struct vcpu_result r;
+	int64_t now;
+	int i;
+
+	sleep_ms(100);			/* the loop is asleep by now */
+	devhost_get_stats(dh, &r.before);
+	r.wakeups_before = loop_wakeups();
+	now = device_vm_clock(h);
+	for (i = 0; i < 1000; i++) {
+		pthread_mutex_lock(&d->lock);
+		/* later, not the earliest, then the same again */
+		device_timer_arm(h, d->a, now + 5000 * MS + i);
+		device_timer_arm(h, d->b, now + 6000 * MS);
+		device_timer_arm(h, d->b, now + 6000 * MS);
+		pthread_mutex_unlock(&d->lock);
+	}
+	r.wakeups_after = loop_wakeups();
+	devhost_get_stats(dh, &r.after);
+	/* Earlier than anything: this one must wake the loop. */
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->b, device_vm_clock(h) + 20 * MS);
+	pthread_mutex_unlock(&d->lock);
+	sleep_ms(300);
+	event_base_loopexit(base, NULL);
+	return &r;
+}
+
+static void
+test_cross_thread_rule(struct fake_dev *d)
+{
+	const struct device_host *h = &d->dd.host;
+	struct vcpu_result *r;
+	struct devhost_stats st;
+	pthread_t t;
+	void *ret;
+
+	/* From the loop's thread: programmed exactly, no kick. */
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->a, device_vm_clock(h) + 3000 * MS);
+	pthread_mutex_unlock(&d->lock);
+	devhost_get_stats(dh, &st);
+	TAP_EQ(st.loop_kicks, 0, "arming on the loop's thread kicks nothing");
+
+	pthread_create(&t, NULL, vcpu_thread, d);
+	event_base_dispatch(base);
+	pthread_join(t, &ret);
+	r = ret;
+
+	TAP_EQ(r->after.timers_armed - r->before.timers_armed, 3000,
+	    "3000 arms from another thread");
+	TAP_EQ(r->after.loop_kicks - r->before.loop_kicks, 0,
+	    "none of them, later or the same, touched the loop's timer");
+	tap_ok(r->wakeups_before >= 0 &&
+	    r->wakeups_after - r->wakeups_before <= 1,
+	    "the loop's thread woke %ld times meanwhile (at most 1: noise)",
+	    r->wakeups_after - r->wakeups_before);
+	devhost_get_stats(dh, &st);
+	TAP_EQ(st.loop_kicks - r->after.loop_kicks, 1,
+	    "a new earliest deadline kicks the loop once");
+	TAP_EQ(d->fired_b, 1, "and that timer fired");
+	TAP_EQ(d->fired_a, 0, "the timer moved later has not fired yet");
+	tap_ok(st.late_max_ns < 1000 * MS, "fired %.3f ms late at most",
+	    st.late_max_ns / 1e6);
+}
+
+static void
+stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	event_base_loopexit(base, NULL);
+}
+
+static void
+run_loop_ms(long ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct event *ev = evtimer_new(base, stop_cb, NULL);
+
+	evtimer_add(ev, &tv);
+	event_base_dispatch(base);
+	event_free(ev);
+}
+
+static void
+test_fire_and_pause(struct fake_dev *d)
+{
+	const struct device_host *h = &d->dd.host;
+	struct devhost_stats st0, st1;
+	int64_t t0, t1, deadline;
+
+	/* Cancel what the previous test left. */
+	pthread_mutex_lock(&d->lock);
+	device_timer_cancel(h, d->a);
+	device_timer_cancel(h, d->b);
+	pthread_mutex_unlock(&d->lock);
+	devhost_get_stats(dh, &st0);
+	run_loop_ms(50);
+	devhost_get_stats(dh, &st1);
+	TAP_EQ(st1.loop_wakeups - st0.loop_wakeups, 0,
+	    "no timer armed: the loop never wakes for timers");
+
+	deadline = device_vm_clock(h) + 30 * MS;
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->a, deadline);
+	pthread_mutex_unlock(&d->lock);
+	run_loop_ms(100);
+	TAP_EQ(d->fired_a, 1, "a timer fires once");
+	tap_ok(d->fired_a_at >= deadline, "not before its deadline");
+	TAP_EQ(d->locked_in_cb, 1, "its callback ran under the device's lock");
+
+	/* Paused: the VM clock stops and nothing fires. */
+	deadline = device_vm_clock(h) + 30 * MS;
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->a, deadline);
+	pthread_mutex_unlock(&d->lock);
+	devhost_pause(dh);
+	t0 = device_vm_clock(h);
+	run_loop_ms(100);
+	t1 = device_vm_clock(h);
+	TAP_EQ(t1, t0, "the VM clock stands still while paused");
+	TAP_EQ(d->fired_a, 1, "no timer fires while paused");
+	devhost_resume(dh);
+	tap_ok(device_vm_clock(h) - t1 < 50 * MS,
+	    "resumed where it stopped, not 100 ms later");
+	run_loop_ms(100);
+	TAP_EQ(d->fired_a, 2, "the timer fires after the resume");
+
+	/* Cancelled: its callback never runs. */
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->a, device_vm_clock(h) + 20 * MS);
+	device_timer_cancel(h, d->a);
+	pthread_mutex_unlock(&d->lock);
+	run_loop_ms(60);
+	TAP_EQ(d->fired_a, 2, "a cancelled timer does not fire");
+}
+
+/* A thread that arms a at +20 ms, then moves it to +60 ms (later). */
+static void *
+mover_thread(void *arg)
+{
+	struct fake_dev *d = arg;
+	const struct device_host *h = &d->dd.host;
+	int64_t now = device_vm_clock(h);
+
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(h, d->a, now + 20 * MS);
+	device_timer_arm(h, d->a, now + 60 * MS);
+	pthread_mutex_unlock(&d->lock);
+	return (void *)(intptr_t)(now + 60 * MS);
+}
+
+static void
+test_moved_later(struct fake_dev *d)
+{
+	struct devhost_stats st0, st1;
+	unsigned int fired = d->fired_a;
+	pthread_t t;
+	void *ret;
+
+	devhost_get_stats(dh, &st0);
+	pthread_create(&t, NULL, mover_thread, d);
+	pthread_join(t, &ret);
+	run_loop_ms(200);
+	devhost_get_stats(dh, &st1);
+	TAP_EQ(d->fired_a, fired + 1,
+	    "moved later by another thread: it fires, once");
+	tap_ok(d->fired_a_at >= (int64_t)(intptr_t)ret,
+	    "at its new deadline, not the old one");
+	TAP_EQ(st1.loop_kicks - st0.loop_kicks, 1,
+	    "only the first arming kicked the loop");
+	TAP_EQ(st1.loop_wakeups - st0.loop_wakeups, 2,
+	    "the loop woke at the old deadline and at the new one");
+}
+
+/* A one-shot timer whose callback frees it (under ASan: no UAF). */
+struct oneshot {
+	const struct device_host *h;
+	struct device_timer *t;
+	unsigned int fired;
+};
+
+static void
+oneshot_fire(void *arg)
+{
+	struct oneshot *o = arg;
+
+	o->fired++;
+	device_timer_free(o->h, o->t);
+	o->t = NULL;
+}
+
+static void
+test_free_in_callback(struct fake_dev *d)
+{
+	struct oneshot o = { .h = &d->dd.host };
+
+	o.t = device_timer_new(o.h, oneshot_fire, &o);
+	if (o.t == NULL)
+		tap_bail("cannot make a timer");
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(o.h, o.t, device_vm_clock(o.h) + 10 * MS);
+	pthread_mutex_unlock(&d->lock);
+	run_loop_ms(60);
+	TAP_EQ(o.fired, 1, "a timer that frees itself in its callback fired");
+	TAP_EQ(o.t == NULL, 1, "and is gone");
+}
+
+static void
+test_memory_and_lines(struct fake_dev *d, uint8_t *ram, int *requests)
+{
+	const struct device_host *h = &d->dd.host;
+
+	TAP_EQ(device_guest_mem(h, 0x100, 16) == ram + 0x100, 1,
+	    "guest memory: inside the region");
+	TAP_EQ(device_guest_mem(h, 0xff0, 16) == ram + 0xff0, 1,
+	    "guest memory: up to its last byte");
+	TAP_EQ(device_guest_mem(h, 0xff8, 16) == NULL, 1,
+	    "guest memory: across the region's end: refused");
+	TAP_EQ(device_guest_mem(h, (uint64_t)-8, 16) == NULL, 1,
+	    "guest memory: wrapping: refused");
+	TAP_EQ(device_guest_mem(h, 0x200000 + 8, 8) != NULL, 1,
+	    "guest memory: the second region");
+	TAP_EQ(device_irq_set(h, 0, true), -EBADF,
+	    "a line on no VM: -EBADF, nothing else");
+	TAP_EQ(device_irq_set(h, 1, true), -EINVAL,
+	    "a line the board did not give: -EINVAL");
+	device_system_request(h, DEVICE_REQUEST_RESET);
+	TAP_EQ(*requests, 1, "a reset request reaches the machine");
+}
+
+int
+main(void)
+{
+	static uint8_t ram[0x1000], ram2[0x1000];
+	struct devhost_ram regions[] = {
+		{ 0x0, sizeof(ram), ram },
+		{ 0x200000, sizeof(ram2), ram2 },
+	};
+	unsigned int gsi = 4;
+	int requests = 0;
+	struct devhost_config cfg = {
+		.vm_fd = -1,
+		.ram = regions,
+		.nram = 2,
+		.system_request = system_request,
+		.opaque = &requests,
+	};
+	struct fake_dev d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+	evthread_use_pthreads();
+	base = event_base_new();
+	loop_tid = (pid_t)syscall(SYS_gettid);
+	cfg.base = base;
+	if (base == NULL || devhost_new(&dh, &cfg) < 0)
+		tap_bail("cannot set up");
+	devhost_device_init(&d.dd, dh, "fake", &d.lock, &gsi, 1);
+	/* The device host keeps its own copy of the region table. */
+	regions[0].hva = NULL;
+	d.a = device_timer_new(&d.dd.host, dev_fire_a, &d);
+	d.b = device_timer_new(&d.dd.host, dev_fire_b, &d);
+	if (d.a == NULL || d.b == NULL)
+		tap_bail("cannot make timers");
+
+	test_memory_and_lines(&d, ram, &requests);
+	test_cross_thread_rule(&d);
+	test_fire_and_pause(&d);
+	test_moved_later(&d);
+	test_free_in_callback(&d);
+
+	device_timer_free(&d.dd.host, d.a);
+	device_timer_free(&d.dd.host, d.b);
+	devhost_free(dh);
+	event_base_free(base);
+	return tap_done();
+}

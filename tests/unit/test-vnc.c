@@ -1,0 +1,790 @@
+/*
+ * The VNC server against real clients on loopback: libvncclient viewers
+ * in threads of their own, the server's event loop in the main thread,
+ * and hand-made sockets for what a well-behaved client never does.
+ * Every "it happened" is waited for by running the loop until a
+ * condition holds (with a deadline that fails the check); every "it
+ * did not happen" is a counter that did not move while the loop ran.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <rfb/rfbclient.h>
+#include <rfb/keysym.h>
+
+#include "tap.h"
+#include "unit-util.h"
+#include "dirty.h"
+#include "vnc.h"
+
+#define FB_W		2048	/* two pages per line: dirty pages say x too */
+#define FB_H		128
+#define FB_STRIDE	(FB_W * 4)
+
+struct input_event {
+	bool is_key;
+	uint32_t keysym;
+	bool down;
+	int x, y;
+	unsigned int buttons;
+};
+
+/* The host side: what the worker would be. */
+struct test_host {
+	uint32_t *fb;
+	uint64_t *written;	/* pages the "guest" wrote since dirty() */
+	size_t words;
+	unsigned int dirty_calls;
+	struct input_event input[16];
+	unsigned int ninput;
+	unsigned int connects, disconnects;
+};
+
+static struct event_base *base;
+static struct test_host host;
+static struct vnc *vnc;
+
+static int
+host_dirty(void *opaque, uint64_t *bitmap)
+{
+	struct test_host *h = opaque;
+
+	h->dirty_calls++;
+	memcpy(bitmap, h->written, h->words * sizeof(uint64_t));
+	memset(h->written, 0, h->words * sizeof(uint64_t));
+	return 0;
+}
+
+static void
+host_key(void *opaque, uint32_t keysym, bool down)
+{
+	struct test_host *h = opaque;
+
+	if (h->ninput < 16)
+		h->input[h->ninput++] = (struct input_event){ true, keysym,
+		    down, 0, 0, 0 };
+}
+
+static void
+host_pointer(void *opaque, int x, int y, unsigned int buttons)
+{
+	struct test_host *h = opaque;
+
+	if (h->ninput < 16)
+		h->input[h->ninput++] = (struct input_event){ false, 0, false,
+		    x, y, buttons };
+}
+
+static void
+host_clients(void *opaque, unsigned int clients, bool connected)
+{
+	struct test_host *h = opaque;
+
+	if (connected)
+		h->connects++;
+	else
+		h->disconnects++;
+}
+
+static const struct vnc_host test_vnc_host = {
+	.key = host_key,
+	.pointer = host_pointer,
+	.clients_changed = host_clients,
+	.dirty = host_dirty,
+	.opaque = &host,
+};
+
+/* The "guest" fills a rectangle; the pages it wrote become dirty. */
+static void
+guest_fill(int x0, int y0, int x1, int y1, uint32_t color)
+{
+	for (int y = y0; y < y1; y++) {
+		size_t first = ((size_t)y * FB_STRIDE + (size_t)x0 * 4) / 4096;
+		size_t last = ((size_t)y * FB_STRIDE + (size_t)x1 * 4 - 1) / 4096;
+
+		for (int x = x0; x < x1; x++)
+			host.fb[y * FB_W + x] = color;
+		for (size_t p = first; p <= last; p++)
+			host.written[p / 64] |= 1ull << (p % 64);
+	}
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double longest_iteration;
+
+/* Run the loop until cond() holds or seconds pass; cond() holds? */
+static bool
+run_until(bool (*cond)(void *), void *arg, double seconds)
+{
+	double end = now_s() + seconds;
+
+	while (!cond(arg)) {
+		struct timeval tv = { 0, 10000 };
+		double t0 = now_s(), dt;
+
+		if (now_s() > end)
+			return false;
+		event_base_loopexit(base, &tv);
+		event_base_loop(base, EVLOOP_ONCE);
+		dt = now_s() - t0;
+		if (dt > longest_iteration)
+			longest_iteration = dt;
+	}
+	return true;
+}
+
+static bool
+never(void *arg)
+{
+	return false;
+}
+
+static void
+run_for(double seconds)
+{
+	(void)run_until(never, NULL, seconds);
+}
+
+/* --- viewers: libvncclient in a thread -------------------------------- */
+
+struct viewer {
+	pthread_t thread;
+	int port;
+	const char *password;
+	pthread_mutex_t lock;	/* client and rects */
+	rfbClient *client;
+	atomic_int state;	/* 0 connecting, 1 connected, -1 failed, 2 done */
+	atomic_bool stop;
+	atomic_int send_input;	/* 1: send the input script */
+	atomic_uint updates;
+	struct { int x, y, w, h; } rects[256];
+	unsigned int nrects;
+};
+
+static void
+viewer_log(const char *fmt, ...)
+{
+}
+
+static char *
+viewer_password(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
+
+	return strdup(v->password ? v->password : "");
+}
+
+static void
+viewer_got_update(rfbClient *client, int x, int y, int w, int h)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
+
+	if (v->nrects < 256)
+		v->rects[v->nrects++] = (typeof(v->rects[0])){ x, y, w, h };
+}
+
+static void
+viewer_finished_update(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
+
+	v->updates++;
+}
+
+static void *
+viewer_main(void *arg)
+{
+	struct viewer *v = arg;
+	rfbClient *client = rfbGetClient(8, 3, 4);
+
+	client->format.redShift = 16;
+	client->format.greenShift = 8;
+	client->format.blueShift = 0;
+	client->appData.encodingsString = "zrle raw";
+	client->appData.enableJPEG = FALSE;
+	client->appData.useRemoteCursor = FALSE;
+	client->GetPassword = viewer_password;
+	client->GotFrameBufferUpdate = viewer_got_update;
+	client->FinishedFrameBufferUpdate = viewer_finished_update;
+	free(client->serverHost);
+	client->serverHost = strdup("127.0.0.1");
+	client->serverPort = v->port;
+	rfbClientSetClientData(client, &viewer_log, v);
+	if (!rfbInitClient(client, NULL, NULL)) {	/* frees client */
+		v->state = -1;
+		return NULL;
+	}
+	pthread_mutex_lock(&v->lock);
+	v->client = client;
+	pthread_mutex_unlock(&v->lock);
+	v->state = 1;
+	while (!v->stop) {
+		int n;
+
+		if (v->send_input == 1) {
+			SendKeyEvent(client, XK_a, TRUE);
+			SendKeyEvent(client, XK_a, FALSE);
+			SendPointerEvent(client, 10, 20, 1);
+			SendKeyEvent(client, XK_Return, TRUE);
+			SendPointerEvent(client, 30, 40, 0);
+			SendKeyEvent(client, XK_Return, FALSE);
+			v->send_input = 2;
+		}
+		n = WaitForMessage(client, 5000);
+		if (n < 0)
+			break;
+		if (n > 0) {
+			bool ok;
+
+			pthread_mutex_lock(&v->lock);
+			ok = HandleRFBServerMessage(client);
+			pthread_mutex_unlock(&v->lock);
+			if (!ok)
+				break;
+		}
+	}
+	pthread_mutex_lock(&v->lock);
+	v->client = NULL;
+	pthread_mutex_unlock(&v->lock);
+	free(client->frameBuffer);	/* the application's, says libvncclient */
+	rfbClientCleanup(client);
+	v->state = 2;
+	return NULL;
+}
+
+static void
+viewer_start(struct viewer *v, int port, const char *password)
+{
+	memset(v, 0, sizeof(*v));
+	pthread_mutex_init(&v->lock, NULL);
+	v->port = port;
+	v->password = password;
+	pthread_create(&v->thread, NULL, viewer_main, v);
+}
+
+static void
+viewer_stop(struct viewer *v)
+{
+	v->stop = true;
+	pthread_join(v->thread, NULL);
+	pthread_mutex_destroy(&v->lock);
+}
+
+static bool
+viewer_settled(void *arg)
+{
+	struct viewer *v = arg;
+
+	return v->state != 0;
+}
+
+/* The viewer's copy equals the server's framebuffer, pixel for pixel. */
+static bool
+viewer_in_sync(void *arg)
+{
+	struct viewer *v = arg;
+	bool same = false;
+
+	pthread_mutex_lock(&v->lock);
+	if (v->client != NULL && v->client->frameBuffer != NULL &&
+	    v->client->width == FB_W && v->client->height == FB_H) {
+		const uint32_t *theirs = (const uint32_t *)v->client->frameBuffer;
+
+		same = true;
+		for (size_t i = 0; i < (size_t)FB_W * FB_H && same; i++)
+			same = ((theirs[i] ^ host.fb[i]) & 0xffffff) == 0;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return same;
+}
+
+static bool
+viewers_in_sync(void *arg)
+{
+	struct viewer **vs = arg;
+
+	for (; *vs != NULL; vs++)
+		if (!viewer_in_sync(*vs))
+			return false;
+	return true;
+}
+
+static struct vnc_stats
+stats(void)
+{
+	struct vnc_stats st;
+
+	vnc_stats(vnc, &st);
+	return st;
+}
+
+static unsigned int want_clients;
+
+static bool
+clients_are(void *arg)
+{
+	return stats().clients == want_clients;
+}
+
+static bool
+wait_clients(unsigned int n)
+{
+	want_clients = n;
+	return run_until(clients_are, NULL, 10);
+}
+
+/* --- a client that never reads ---------------------------------------- */
+
+struct stuck {
+	pthread_t thread;
+	int port;
+	int fd;
+	atomic_int state;	/* 1: asked for everything; -1: failed */
+};
+
+static bool
+read_full(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/* Handshake (no security), raw encoding, then full-screen requests
+ * that fill the server's queue, and never another read. */
+static void *
+stuck_main(void *arg)
+{
+	struct stuck *s = arg;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)s->port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	uint8_t buf[64], n;
+	int small = 4096;
+	const uint8_t enc[] = { 2, 0, 0, 1, 0, 0, 0, 0 };	/* raw */
+	uint8_t req[10] = { 3, 0, 0, 0, 0, 0, FB_W >> 8, FB_W & 0xff,
+	    FB_H >> 8, FB_H & 0xff };
+	uint32_t len;
+
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (connect(s->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    !read_full(s->fd, buf, 12) ||
+	    write(s->fd, "RFB 003.008\n", 12) != 12 ||
+	    !read_full(s->fd, &n, 1) || n == 0 || !read_full(s->fd, buf, n) ||
+	    write(s->fd, "\x01", 1) != 1 ||		/* None */
+	    !read_full(s->fd, buf, 4) || get32(buf) != 0 ||
+	    write(s->fd, "\x01", 1) != 1 ||		/* shared */
+	    !read_full(s->fd, buf, 24)) {
+		s->state = -1;
+		return NULL;
+	}
+	len = (uint32_t)buf[20] << 24 | buf[21] << 16 | buf[22] << 8 | buf[23];
+	if (len > sizeof(buf) || !read_full(s->fd, buf, len) ||
+	    write(s->fd, enc, sizeof(enc)) != sizeof(enc)) {
+		s->state = -1;
+		return NULL;
+	}
+	for (int i = 0; i < 16; i++)
+		if (write(s->fd, req, sizeof(req)) != sizeof(req))
+			break;
+	s->state = 1;
+	return NULL;
+}
+
+/* --- sections ---------------------------------------------------------- */
+
+static int
+server_new(enum vnc_refresh_mode mode, const char *password,
+    const char *web_dir)
+{
+	struct vnc_config cfg = {
+		.password = password,
+		.web_dir = web_dir,
+		.fb = { host.fb, FB_W, FB_H, FB_STRIDE },
+		.mode = mode,
+		.client_timeout_ms = 300,
+	};
+	char err[256] = "";
+	int r = vnc_new(base, &cfg, &test_vnc_host, &vnc, err, sizeof(err));
+
+	if (r < 0)
+		tap_diag("vnc_new: %s", err);
+	return r;
+}
+
+static bool
+cut_off_once(void *arg)
+{
+	return stats().clients_cut_off >= 1;
+}
+
+static bool
+input_arrived(void *arg)
+{
+	return host.ninput >= 6;
+}
+
+static void
+test_polling_server(void)
+{
+	struct viewer a, b;
+	struct viewer *both[] = { &a, &b, NULL };
+	struct vnc_stats st, before;
+	struct stuck stuck = { 0 };
+	int r;
+
+	r = server_new(VNC_REFRESH_POLL, NULL, NULL);
+	tap_ok(r == 0, "vnc_new on an automatic port");
+	if (r < 0)
+		return;
+	tap_ok(vnc_port(vnc) >= 5900 && vnc_port(vnc) < 6000,
+	    "the port is the first free from 5900 (%d)", vnc_port(vnc));
+	tap_ok(vnc_http_port(vnc) == 0, "no HTTP server without a directory");
+
+	run_for(0.2);
+	st = stats();
+	tap_ok(st.clients == 0 && !st.refresh_exists && !st.refresh_armed &&
+	    st.refreshes == 0 && st.wakeups == 0 && host.dirty_calls == 0,
+	    "nobody watching: no refresh timer, no dirty call, no wake-up");
+
+	viewer_start(&a, vnc_port(vnc), NULL);
+	tap_ok(wait_clients(1), "a viewer connects");
+	st = stats();
+	tap_ok(st.refresh_exists && st.refresh_armed,
+	    "the first viewer creates the refresh timer");
+	tap_ok(host.connects == 1, "the host hears of the viewer");
+	tap_ok(run_until(viewer_in_sync, &a, 10),
+	    "the viewer's framebuffer equals the server's");
+
+	/* A change to one region: only its tiles travel. */
+	run_for(0.1);
+	pthread_mutex_lock(&a.lock);
+	a.nrects = 0;
+	pthread_mutex_unlock(&a.lock);
+	before = stats();
+	guest_fill(100, 70, 140, 90, 0x00ff8000);
+	tap_ok(run_until(viewer_in_sync, &a, 10), "a change reaches the viewer");
+	st = stats();
+	{
+		/* Lines 70-89, first half of each line: tiles x 0-1023
+		 * (16 tiles of 64) by lines 64-95 (two rows of 16). */
+		bool inside = a.nrects > 0;
+
+		pthread_mutex_lock(&a.lock);
+		for (unsigned int i = 0; i < a.nrects; i++)
+			inside &= a.rects[i].x >= 0 && a.rects[i].y >= 64 &&
+			    a.rects[i].x + a.rects[i].w <= 1024 &&
+			    a.rects[i].y + a.rects[i].h <= 96;
+		pthread_mutex_unlock(&a.lock);
+		tap_ok(inside, "only the changed tiles are sent (%u rects)",
+		    a.nrects);
+	}
+	tap_ok(st.tiles_sent - before.tiles_sent == 32,
+	    "32 dirty tiles counted (%llu)",
+	    (unsigned long long)(st.tiles_sent - before.tiles_sent));
+	tap_ok(st.bytes_sent > before.bytes_sent && st.refreshes > before.refreshes,
+	    "bytes sent and refreshes counted");
+
+	/* Input, in order. */
+	a.send_input = 1;
+	tap_ok(run_until(input_arrived, NULL, 10), "key and pointer events arrive");
+	tap_ok(host.input[0].is_key && host.input[0].keysym == XK_a &&
+	    host.input[0].down && host.input[1].is_key &&
+	    host.input[1].keysym == XK_a && !host.input[1].down &&
+	    !host.input[2].is_key && host.input[2].x == 10 &&
+	    host.input[2].y == 20 && host.input[2].buttons == 1 &&
+	    host.input[3].is_key && host.input[3].keysym == XK_Return &&
+	    host.input[3].down && !host.input[4].is_key &&
+	    host.input[4].x == 30 && host.input[4].y == 40 &&
+	    host.input[4].buttons == 0 && host.input[5].is_key &&
+	    host.input[5].keysym == XK_Return && !host.input[5].down,
+	    "in the order they were sent");
+
+	/* A second viewer. */
+	viewer_start(&b, vnc_port(vnc), NULL);
+	tap_ok(wait_clients(2), "a second viewer connects");
+	guest_fill(1500, 10, 1600, 20, 0x000000ff);
+	tap_ok(run_until(viewers_in_sync, both, 10),
+	    "both viewers see the change");
+
+	/* A client that asks and never reads. */
+	stuck.port = vnc_port(vnc);
+	pthread_create(&stuck.thread, NULL, stuck_main, &stuck);
+	longest_iteration = 0;
+	for (int i = 0; i < 40 && stats().clients_cut_off == 0; i++) {
+		guest_fill(0, (i * 7) % FB_H, FB_W, (i * 7) % FB_H + 1,
+		    0x00010101u * (uint32_t)i);
+		run_for(0.05);
+	}
+	tap_ok(run_until(cut_off_once, NULL, 10),
+	    "a client that never reads is cut off");
+	pthread_join(stuck.thread, NULL);
+	tap_ok(stuck.state == 1, "(it had asked for updates)");
+	tap_ok(longest_iteration < 0.5,
+	    "the loop never stalled meanwhile (longest iteration %.3f s)",
+	    longest_iteration);
+	guest_fill(0, 100, 64, 128, 0x0000ff00);
+	tap_ok(run_until(viewers_in_sync, both, 10),
+	    "the other viewers kept up");
+	close(stuck.fd);
+
+	viewer_stop(&a);
+	tap_ok(wait_clients(1), "one viewer leaves");
+	tap_ok(stats().refresh_exists, "the refresh stays while one watches");
+	viewer_stop(&b);
+	tap_ok(wait_clients(0), "the last viewer leaves");
+	st = stats();
+	tap_ok(!st.refresh_exists && !st.refresh_armed,
+	    "the last viewer to leave deletes the refresh timer");
+	tap_ok(host.connects == 3 && host.disconnects == 3,
+	    "the host heard of each viewer coming and going, the cut-off one too");
+	before = stats();
+	r = (int)host.dirty_calls;
+	guest_fill(0, 0, 10, 10, 0x00123456);
+	run_for(0.3);
+	st = stats();
+	tap_ok(st.refreshes == before.refreshes && st.wakeups == before.wakeups &&
+	    host.dirty_calls == (unsigned int)r,
+	    "nobody watching again: no refresh, no dirty call, no wake-up");
+	vnc_free(vnc);
+	vnc = NULL;
+}
+
+static void
+test_password(void)
+{
+	struct viewer v;
+
+	if (server_new(VNC_REFRESH_POLL, "sesame", NULL) < 0) {
+		tap_ok(0, "vnc_new with a password");
+		return;
+	}
+	viewer_start(&v, vnc_port(vnc), "wrong");
+	tap_ok(run_until(viewer_settled, &v, 10) && v.state == -1,
+	    "a wrong password is refused");
+	viewer_stop(&v);
+	tap_ok(stats().clients == 0 && !stats().refresh_exists,
+	    "a refused client never counts as a viewer");
+	viewer_start(&v, vnc_port(vnc), "sesame");
+	tap_ok(run_until(viewer_settled, &v, 10) && v.state == 1,
+	    "the right password is accepted");
+	tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
+	    "and the viewer sees the screen");
+	viewer_stop(&v);
+	tap_ok(wait_clients(0), "it leaves");
+	vnc_free(vnc);
+	vnc = NULL;
+}
+
+static bool
+refreshed(void *arg)
+{
+	return stats().refreshes > *(uint64_t *)arg;
+}
+
+static void
+test_event_driven(void)
+{
+	struct viewer v;
+	struct vnc_stats st, before;
+	uint64_t refreshes;
+
+	if (server_new(VNC_REFRESH_EVENT, NULL, NULL) < 0) {
+		tap_ok(0, "vnc_new, event-driven");
+		return;
+	}
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
+	    "event-driven: a viewer connects and sees the screen");
+	st = stats();
+	tap_ok(st.refresh_exists && !st.refresh_armed,
+	    "the refresh exists but waits for damage");
+	run_for(0.1);
+	before = stats();
+	run_for(0.5);
+	st = stats();
+	tap_ok(st.refreshes == before.refreshes && st.wakeups == before.wakeups,
+	    "a static screen with a viewer: zero refreshes, zero wake-ups "
+	    "(%llu, %llu)", (unsigned long long)(st.refreshes - before.refreshes),
+	    (unsigned long long)(st.wakeups - before.wakeups));
+	guest_fill(600, 40, 700, 60, 0x00abcdef);
+	refreshes = st.refreshes;
+	vnc_damage(vnc);
+	tap_ok(stats().refresh_armed, "damage arms the refresh");
+	tap_ok(run_until(refreshed, &refreshes, 10) &&
+	    run_until(viewer_in_sync, &v, 10), "and the change is sent");
+	tap_ok(!stats().refresh_armed, "then the refresh waits again");
+	viewer_stop(&v);
+	tap_ok(wait_clients(0) && !stats().refresh_exists, "the viewer leaves");
+	vnc_damage(vnc);
+	tap_ok(!stats().refresh_armed && !stats().refresh_exists,
+	    "damage with nobody watching does nothing");
+	vnc_free(vnc);
+	vnc = NULL;
+}
+
+/* --- HTTP and WebSocket ------------------------------------------------- */
+
+struct http_get {
+	int port;
+	const char *request;
+	char reply[512];
+	atomic_int done;
+};
+
+static void *
+http_get_main(void *arg)
+{
+	struct http_get *g = arg;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)g->port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t got = 0;
+	ssize_t n;
+
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    write(fd, g->request, strlen(g->request)) > 0) {
+		while (got < sizeof(g->reply) - 1 &&
+		    (n = read(fd, g->reply + got, sizeof(g->reply) - 1 - got)) > 0) {
+			got += (size_t)n;
+			if (strstr(g->reply, "\r\n\r\n") != NULL &&
+			    strncmp(g->reply, "HTTP/1.1 101", 12) == 0)
+				break;
+		}
+	}
+	close(fd);
+	g->done = 1;
+	return NULL;
+}
+
+static bool
+http_done(void *arg)
+{
+	return ((struct http_get *)arg)->done;
+}
+
+static void
+test_web(void)
+{
+	char dir[] = "/tmp/test-vnc-web.XXXXXX";
+	char path[64];
+	struct http_get page = { 0 }, ws = { 0 };
+	pthread_t t;
+	FILE *f;
+
+	if (mkdtemp(dir) == NULL) {
+		tap_ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	f = fopen(path, "w");
+	fputs("<html>vmmd test page</html>\n", f);
+	fclose(f);
+	if (server_new(VNC_REFRESH_POLL, NULL, dir) < 0) {
+		tap_ok(0, "vnc_new with a web directory");
+		goto out;
+	}
+	tap_ok(vnc_http_port(vnc) >= 5800 && vnc_http_port(vnc) < 5900,
+	    "an HTTP port from 5800 (%d)", vnc_http_port(vnc));
+	page.port = vnc_http_port(vnc);
+	page.request = "GET /index.html HTTP/1.0\r\n\r\n";
+	pthread_create(&t, NULL, http_get_main, &page);
+	tap_ok(run_until(http_done, &page, 10), "the HTTP server answers");
+	pthread_join(t, NULL);
+	tap_ok(strstr(page.reply, "200") != NULL &&
+	    strstr(page.reply, "vmmd test page") != NULL,
+	    "with the file from the web directory");
+
+	ws.port = vnc_port(vnc);
+	ws.request = "GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Origin: http://127.0.0.1\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Protocol: binary\r\n\r\n";
+	pthread_create(&t, NULL, http_get_main, &ws);
+	tap_ok(run_until(http_done, &ws, 10), "a WebSocket handshake on the RFB port");
+	pthread_join(t, NULL);
+	tap_ok(strncmp(ws.reply, "HTTP/1.1 101", 12) == 0 &&
+	    strstr(ws.reply, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=") != NULL,
+	    "is answered by the server itself");
+	if (strncmp(ws.reply, "HTTP/1.1 101", 12) != 0)
+		tap_diag("reply: %.200s", ws.reply);
+	vnc_free(vnc);
+	vnc = NULL;
+out:
+	unlink(path);
+	rmdir(dir);
+}
+
+static void
+test_config_errors(void)
+{
+	struct vnc_config cfg = { .fb = { host.fb, FB_W, FB_H, FB_W } };
+	char err[128];
+	struct vnc *v;
+
+	tap_ok(vnc_new(base, &cfg, &test_vnc_host, &v, err, sizeof(err)) ==
+	    -EINVAL && v == NULL, "a stride shorter than a line is refused");
+	cfg.fb.stride = FB_STRIDE;
+	cfg.address = "not an address";
+	tap_ok(vnc_new(base, &cfg, &test_vnc_host, &v, err, sizeof(err)) ==
+	    -EINVAL, "so is an address that is none");
+	vnc_free(NULL);
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	rfbClientLog = rfbClientErr = viewer_log;
+	base = event_base_new();
+	host.fb = calloc((size_t)FB_W * FB_H, 4);
+	host.words = (FB_STRIDE * FB_H / 4096 + 63) / 64;
+	host.written = calloc(host.words, sizeof(uint64_t));
+	if (base == NULL || host.fb == NULL || host.written == NULL)
+		tap_bail("out of memory");
+	/* Something to look at: a gradient. */
+	for (int y = 0; y < FB_H; y++)
+		for (int x = 0; x < FB_W; x++)
+			host.fb[y * FB_W + x] = (uint32_t)(x & 0xff) << 16 |
+			    (uint32_t)(y * 2) << 8 | (uint32_t)((x >> 3) & 0xff);
+
+	test_config_errors();
+	test_polling_server();
+	test_password();
+	test_event_driven();
+	test_web();
+
+	event_base_free(base);
+	free(host.fb);
+	free(host.written);
+	return tap_done();
+}
