@@ -45,7 +45,8 @@ viewer_password(rfbClient *client)
 {
 	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
 
-	return strdup(v->password != NULL ? v->password : "");
+	/* NULL, not "": libvncclient does not free an empty password. */
+	return v->password != NULL ? strdup(v->password) : NULL;
 }
 
 static void
