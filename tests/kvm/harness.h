@@ -33,7 +33,7 @@
 /* Environment */
 
 /*
- * Call first.  Skips the whole program (exit 77) when /dev/kvm is absent;
+ * Call first.  Skips the whole program (TAP "1..0 # SKIP") when /dev/kvm is absent;
  * bails out when it exists but cannot be opened.  Installs the cleanup.
  */
 void		 h_init(void);

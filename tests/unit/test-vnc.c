@@ -191,7 +191,8 @@ viewer_password(rfbClient *client)
 {
 	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
 
-	return strdup(v->password ? v->password : "");
+	/* NULL, not "": libvncclient does not free an empty password. */
+	return v->password != NULL ? strdup(v->password) : NULL;
 }
 
 static void
