@@ -33,8 +33,9 @@
 /* Environment */
 
 /*
- * Call first.  Skips the whole program (TAP "1..0 # SKIP") when /dev/kvm is absent;
- * bails out when it exists but cannot be opened.  Installs the cleanup.
+ * Call first.  Skips the whole program (TAP "1..0 # SKIP") when
+ * /dev/kvm is absent; bails out when it exists but cannot be opened.
+ * Installs the cleanup.
  */
 void		 h_init(void);
 /* An environment variable meson must set (bails out when missing). */
