@@ -1,7 +1,9 @@
 /* See link.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -73,10 +75,13 @@ link_stash_fds(struct link *l, struct msghdr *msg)
 	}
 }
 
-static void
-link_read_cb(evutil_socket_t fd, short what, void *arg)
+/*
+ * One recvmsg() without waiting: the bytes go to the framer, passed
+ * descriptors to the stash.  The number of bytes, 0 at EOF, or -errno.
+ */
+static ssize_t
+link_recv(struct link *l)
 {
-	struct link *l = arg;
 	char buf[16384];
 	union {
 		char buf[CMSG_SPACE(LINK_MAX_FDS * sizeof(int))];
@@ -87,20 +92,29 @@ link_read_cb(evutil_socket_t fd, short what, void *arg)
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
 	};
+	ssize_t n;
+
+	n = recvmsg(l->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	if (n > 0) {
+		link_stash_fds(l, &msg);
+		proto_lines_feed(l->lines, buf, (size_t)n);
+	}
+	return n;
+}
+
+/*
+ * Handle every complete request line read so far.  On the loop, stop
+ * once a request ended it; after the loop (after_loop), go on.
+ */
+static void
+link_handle_lines(struct link *l, bool after_loop)
+{
 	const char *line;
 	size_t len;
-	ssize_t n;
 	int ret;
 
-	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		l->h.closed(l->h.opaque);
-		return;
-	}
-	link_stash_fds(l, &msg);
-	proto_lines_feed(l->lines, buf, n);
 	while ((ret = proto_lines_next(l->lines, &line, &len)) != 0) {
 		if (ret < 0) {
 			link_send(l, proto_error(NULL, PROTO_ERR_TOO_LARGE,
@@ -108,8 +122,48 @@ link_read_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 		l->h.request(l->h.opaque, line, len);
-		if (event_base_got_exit(l->base))
+		if (!after_loop && event_base_got_exit(l->base))
 			break;
+	}
+}
+
+static void
+link_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *l = arg;
+	ssize_t n;
+
+	n = link_recv(l);
+	if (n == -EINTR || n == -EAGAIN)
+		return;
+	if (n <= 0) {
+		l->h.closed(l->h.opaque);
+		return;
+	}
+	link_handle_lines(l, false);
+}
+
+void
+link_serve_queued(struct link *l)
+{
+	size_t left;
+	ssize_t n;
+	int avail = 0;
+
+	/* What came in the same read as the request that ended the loop. */
+	link_handle_lines(l, true);
+	/* Then what the socket holds now, and no more: nothing waits. */
+	if (ioctl(l->fd, FIONREAD, &avail) < 0 || avail <= 0)
+		return;
+	left = (size_t)avail;
+	while (left > 0) {
+		n = link_recv(l);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;		/* drained, closed or failed */
+		left -= (size_t)n < left ? (size_t)n : left;
+		link_handle_lines(l, true);
 	}
 }
 

@@ -34,6 +34,16 @@ struct link *link_new(struct event_base *base, int fd,
  */
 void link_free(struct link *l, int drain_ms);
 
+/*
+ * After the loop has ended (the guest is gone): answer the requests
+ * that were already sent, i.e. the complete lines read but not handled
+ * yet and those among what the socket holds now, without waiting for
+ * more.  Their replies go out with link_free()'s drain.  The supervisor
+ * counts on it: a worker that exits by itself has answered every
+ * request it read.
+ */
+void link_serve_queued(struct link *l);
+
 /* Queue a message; takes msg (NULL is ignored). */
 void link_send(struct link *l, struct json_object *msg);
 /* The oldest descriptor passed and not yet taken, or -1. */

@@ -123,6 +123,16 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(w.base);
 
+	/*
+	 * The guest is gone, but requests may already be on their way: a
+	 * vm.console handed over just now must still get its reply and
+	 * the guest's last output (the console lives until guest_fini(),
+	 * whose drain delivers it), and the supervisor, which sees every
+	 * request answered, knows that the ones it got no reply to were
+	 * never read.
+	 */
+	w.ended = true;
+	link_serve_queued(w.link);
 	guest_fini(&w);
 	link_free(w.link, 1000);
 	event_base_free(w.base);

@@ -1,6 +1,13 @@
 /*
  * The supervisor's requests to the worker: one table entry and one
- * handler each.  Every request gets exactly one reply on the link.
+ * handler each.  Every request gets exactly one reply on the link.  A
+ * request that passes a client connection and gets an error reply has
+ * had nothing written to that connection: the supervisor may answer
+ * the client itself.
+ *
+ * Requests also come after the guest is gone (w->ended), those queued
+ * when the loop ended: the console still attaches, for the last output;
+ * what needs the machine says it has stopped.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -104,6 +111,8 @@ worker_cmd_boot(struct worker_request *r)
 	char err[512];
 	int ret;
 
+	if (w->ended)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "worker exiting");
 	if (w->booted)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
 	if (worker_display_args(r->args, &dcfg, &has_display, err,
@@ -186,6 +195,7 @@ worker_need_machine(struct worker_request *r, struct json_object **reply)
 	if (r->w->machine != NULL)
 		return true;
 	*reply = worker_error(r, PROTO_ERR_BAD_STATE,
+	    r->w->ended ? "guest has stopped" :
 	    r->w->booted ? "guest is restarting" : "guest not booted");
 	return false;
 }
@@ -246,6 +256,9 @@ worker_cmd_shutdown(struct worker_request *r)
 	struct json_object *reply;
 	int ret;
 
+	/* Already down: what was asked for. */
+	if (r->w->ended && r->w->booted)
+		return worker_ok(r, NULL);
 	if (!worker_need_machine(r, &reply))
 		return reply;
 	r->w->shutdown_pending = true;
@@ -320,6 +333,13 @@ worker_cmd_screenshot(struct worker_request *r)
 		close(r->fd);
 		r->fd = -1;
 		return reply;
+	}
+	/* The image would not get out: the display goes with the process. */
+	if (r->w->ended) {
+		close(r->fd);
+		r->fd = -1;
+		return worker_error(r, PROTO_ERR_BAD_STATE,
+		    "guest has stopped");
 	}
 	json_object_object_get_ex(r->args, "client_id", &client_id);
 	ret = display_screenshot(r->w->display, r->fd, client_id);

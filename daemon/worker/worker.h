@@ -32,6 +32,7 @@ struct worker {
 	bool reboot_stops;
 	bool shutdown_pending;
 	bool booted;
+	bool ended;	/* the loop is over: answering what is queued */
 
 	/* The machine, rebuilt at each reset, and what outlives it. */
 	struct machine *machine;
