@@ -337,19 +337,19 @@ cmd_vm_info(struct cmd_ctx *ctx)
 }
 
 /* The console handover, once the client's output is written: the VM
- * may be gone by then. */
+ * may have stopped by then, or be gone (a transient one); the client
+ * then gets its last output all the same.  log_start: the run's. */
 static int
-cmd_vm_console_pass(struct vmmd *d, const char *name, int fd,
-    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+cmd_vm_console_pass(struct vmmd *d, const char *name, int64_t log_start,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	struct vm *vm;
 
 	vm = vm_find(d, name);
-	if (vm == NULL) {
-		*cls = PROTO_ERR_NOT_FOUND;
-		snprintf(err, errlen, "no VM named '%s'", name);
-		return -ENOENT;
-	}
+	if (vm == NULL)
+		return vm_console_answer_gone(d, name, (off_t)log_start, fd,
+		    id);
 	return vm_console_pass(vm, fd, id, cls, err, errlen);
 }
 
@@ -365,7 +365,8 @@ cmd_vm_console(struct cmd_ctx *ctx)
 	    !vm_has_worker(vm))
 		return cmd_bad_state(ctx, vm);
 	/* The worker sends the reply, on the connection it takes over. */
-	control_handover(ctx, cmd_vm_console_pass, vm->def->name, "console");
+	control_handover(ctx, cmd_vm_console_pass, vm->def->name,
+	    (int64_t)vm->run.log_start, "console");
 	return NULL;
 }
 
@@ -423,8 +424,9 @@ cmd_vm_display(struct cmd_ctx *ctx)
 
 /* The screenshot handover, once the client's output is written. */
 static int
-cmd_vm_screenshot_pass(struct vmmd *d, const char *name, int fd,
-    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+cmd_vm_screenshot_pass(struct vmmd *d, const char *name, int64_t mark,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	struct vm *vm;
 
@@ -448,7 +450,7 @@ cmd_vm_screenshot(struct cmd_ctx *ctx)
 	if ((reply = cmd_display_check(ctx, vm)) != NULL)
 		return reply;
 	/* The worker sends the reply line and the PNG, then closes. */
-	control_handover(ctx, cmd_vm_screenshot_pass, vm->def->name,
+	control_handover(ctx, cmd_vm_screenshot_pass, vm->def->name, 0,
 	    "screenshot");
 	return NULL;
 }

@@ -70,6 +70,7 @@ struct client {
 	char *handover_vm;
 	struct json_object *handover_id;
 	control_handover_fn handover_fn;
+	int64_t handover_mark;
 	const char *handover_what;
 	/* Peer credentials as of connect(); cred.groups is groups. */
 	struct access_cred cred;
@@ -318,11 +319,12 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 
 void
 control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
-    const char *target, const char *what)
+    const char *target, int64_t mark, const char *what)
 {
 	struct client *c = ctx->client;
 
 	c->handover_fn = fn;
+	c->handover_mark = mark;
 	c->handover_what = what;
 	c->handover_vm = strdup(target);
 	if (c->handover_vm == NULL) {
@@ -349,7 +351,7 @@ client_handover(struct client *c)
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
 		return;			/* client_write_cb() comes back */
 
-	rc = c->handover_fn(c->ctl->d, c->handover_vm,
+	rc = c->handover_fn(c->ctl->d, c->handover_vm, c->handover_mark,
 	    bufferevent_getfd(c->bev), c->handover_id, &cls, err,
 	    sizeof(err));
 
@@ -365,9 +367,14 @@ client_handover(struct client *c)
 		json_object_put(id);
 		return;
 	}
-	log_info("client %lu: %s of VM '%s' handed to its worker", c->id,
-	    c->handover_what, c->handover_vm);
-	/* The worker has its own copy of the connection now. */
+	if (rc > 0)
+		log_info("client %lu: %s of VM '%s' answered by vmmd (the "
+		    "guest has ended)", c->id, c->handover_what,
+		    c->handover_vm);
+	else
+		log_info("client %lu: %s of VM '%s' handed to its worker",
+		    c->id, c->handover_what, c->handover_vm);
+	/* The worker (or vmmd's answer) has its own copy now. */
 	client_free(c);
 }
 

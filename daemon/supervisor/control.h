@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/queue.h>
 #include <json-c/json.h>
 
@@ -78,12 +79,14 @@ void	control_subscribe(struct client *c);
 
 /*
  * Pass the connection fd of a client to whoever serves target (the
- * callee duplicates fd) for the request id; -errno with *cls and err
- * set if it cannot.
+ * callee duplicates fd) for the request id: 0 once passed, 1 if the
+ * callee answered the client itself (on its own copy: the connection is
+ * done here too), -errno with *cls and err set if it cannot.  mark is
+ * the handler's, given back as it was.
  */
 typedef int (*control_handover_fn)(struct vmmd *d, const char *target,
-    int fd, struct json_object *id, enum proto_error *cls, char *err,
-    size_t errlen);
+    int64_t mark, int fd, struct json_object *id, enum proto_error *cls,
+    char *err, size_t errlen);
 
 /*
  * vm.console, vm.screenshot: once the client's queued output is
@@ -93,6 +96,6 @@ typedef int (*control_handover_fn)(struct vmmd *d, const char *target,
  * ("console") names the handover in the log; a string constant.
  */
 void	control_handover(struct cmd_ctx *ctx, control_handover_fn fn,
-	    const char *target, const char *what);
+	    const char *target, int64_t mark, const char *what);
 
 #endif

@@ -11,11 +11,17 @@
  * means.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include "access.h"
 #include "log.h"
@@ -33,6 +39,29 @@ struct vm_request {
 	struct vm *vm;
 	vm_reply_cb cb;
 	void *arg;
+};
+
+/*
+ * A client connection passed to a worker, until the worker answers:
+ * our own copy of it, and what is needed to answer the client should
+ * the worker go away without having taken it.  Owns no VM: the VM may
+ * be gone by then.
+ */
+struct vm_handover {
+	struct vmmd *d;
+	char *name;			/* the VM's */
+	const char *what;		/* "console", "screenshot" */
+	bool console;
+	off_t log_start;		/* of the run, in the console log */
+	int fd;
+	struct json_object *id;		/* the client's request id */
+};
+
+/* A connection answered by vmmd: written, then closed. */
+struct vm_answer {
+	TAILQ_ENTRY(vm_answer) entry;
+	struct vmmd *d;
+	struct bufferevent *bev;
 };
 
 static const char *const vm_state_names[] = {
@@ -250,54 +279,313 @@ vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
 		    "desc")));
 }
 
-static void
-vm_console_reply(struct json_object *ret, struct json_object *error,
-    void *arg)
-{
-	vm_log_reply(arg, "console handover failed", error);
-}
+/* Answering clients ourselves -------------------------------------- */
 
-static void
-vm_screenshot_reply(struct json_object *ret, struct json_object *error,
-    void *arg)
-{
-	vm_log_reply(arg, "screenshot failed", error);
-}
-
-/* Pass the client connection fd with command {client_id: id}. */
 static int
-vm_pass_client(struct vm *vm, const char *command, wlink_reply_cb cb,
-    int fd, struct json_object *id, enum proto_error *cls, char *err,
-    size_t errlen)
+vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
+    size_t size)
 {
+	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
+	    size ? 0 : -ENAMETOOLONG;
+}
+
+static void
+vm_answer_free(struct vm_answer *a)
+{
+	TAILQ_REMOVE(&a->d->answers, a, entry);
+	bufferevent_free(a->bev);	/* closes the connection */
+	free(a);
+}
+
+/* All written (the write callback), or the client failed or stalled. */
+static void
+vm_answer_written(struct bufferevent *bev, void *arg)
+{
+	vm_answer_free(arg);
+}
+
+static void
+vm_answer_event(struct bufferevent *bev, short what, void *arg)
+{
+	vm_answer_free(arg);
+}
+
+/*
+ * Write msg (taken) and then len bytes of data on the client connection
+ * fd (taken), and close it once that is written or after
+ * VM_ANSWER_TIMEOUT.
+ */
+static void
+vm_answer(struct vmmd *d, int fd, struct json_object *msg, const void *data,
+    size_t len)
+{
+	const struct timeval tv = { VM_ANSWER_TIMEOUT, 0 };
+	struct vm_answer *a;
+	char *line = NULL;
+	size_t linelen = 0;
+
+	if (msg != NULL)
+		line = proto_serialize(msg, &linelen);
+	json_object_put(msg);
+	a = calloc(1, sizeof(*a));
+	if (line == NULL || a == NULL ||
+	    evutil_make_socket_nonblocking(fd) < 0 ||
+	    (a->bev = bufferevent_socket_new(d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		log_error("cannot answer a client: out of memory");
+		free(line);
+		free(a);
+		close(fd);
+		return;
+	}
+	a->d = d;
+	TAILQ_INSERT_TAIL(&d->answers, a, entry);
+	if (bufferevent_write(a->bev, line, linelen) < 0 ||
+	    (len > 0 && bufferevent_write(a->bev, data, len) < 0)) {
+		log_error("cannot answer a client: out of memory");
+		free(line);
+		vm_answer_free(a);
+		return;
+	}
+	free(line);
+	bufferevent_set_timeouts(a->bev, NULL, &tv);
+	bufferevent_setcb(a->bev, NULL, vm_answer_written, vm_answer_event, a);
+	bufferevent_enable(a->bev, EV_WRITE);
+}
+
+/*
+ * The last VM_CONSOLE_REPLAY bytes of the VM's console log from offset
+ * start on (what a run printed), in *bufp (NULL if none) and *lenp.
+ */
+static void
+vm_console_tail(const struct vmmd *d, const char *name, off_t start,
+    void **bufp, size_t *lenp)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t len, got = 0;
+	char *buf;
+	off_t from;
+	ssize_t n;
+	int fd;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (vm_console_log_path(d, name, path, sizeof(path)) < 0 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size <= start) {
+		close(fd);
+		return;
+	}
+	from = st.st_size - start > VM_CONSOLE_REPLAY ?
+	    st.st_size - VM_CONSOLE_REPLAY : start;
+	len = (size_t)(st.st_size - from);
+	if ((buf = malloc(len)) == NULL) {
+		close(fd);
+		return;
+	}
+	while (got < len && (n = pread(fd, buf + got, len - got,
+	    from + (off_t)got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_warn("VM '%s': reading %s: %s", name, path,
+			    strerror(errno));
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	*bufp = buf;
+	*lenp = got;
+}
+
+/*
+ * vm.console on a connection no worker took, the guest having ended:
+ * the reply and the run's last output, as the worker would have
+ * replayed it just before the end, then EOF.  Takes fd.
+ */
+static void
+vm_console_answer(struct vmmd *d, const char *name, off_t log_start, int fd,
+    struct json_object *id)
+{
+	void *tail;
+	size_t len;
+
+	vm_console_tail(d, name, log_start, &tail, &len);
+	log_info("VM '%s': console attached after the guest's end: %zu "
+	    "bytes of its last output sent from the log", name, len);
+	vm_answer(d, fd, proto_reply(id, NULL), tail, len);
+	free(tail);
+}
+
+int
+vm_console_answer_gone(struct vmmd *d, const char *name, off_t log_start,
+    int fd, struct json_object *id)
+{
+	int copy;
+
+	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		log_warn("VM '%s': console: %s", name, strerror(errno));
+		return -errno;
+	}
+	vm_console_answer(d, name, log_start, copy, id);
+	return 1;
+}
+
+/* Handing client connections over ------------------------------------- */
+
+static void
+vm_handover_free(struct vm_handover *h)
+{
+	free(h->name);
+	json_object_put(h->id);
+	free(h);
+}
+
+/*
+ * The worker's answer to worker.console or worker.screenshot.  The
+ * client has had nothing from the worker unless it took the connection
+ * or may have (it went away after reading the request): then our copy
+ * is only closed.  Else we answer the client.
+ */
+static void
+vm_handover_reply(struct json_object *ret, struct json_object *error,
+    void *arg)
+{
+	struct vm_handover *h = arg;
+	struct json_object *v;
+	const char *desc = "worker error";
+	int cls = PROTO_ERR_INTERNAL;
+
+	if (error == NULL) {
+		close(h->fd);
+		vm_handover_free(h);
+		return;
+	}
+	if (json_object_object_get_ex(error, "desc", &v) &&
+	    json_object_is_type(v, json_type_string))
+		desc = json_object_get_string(v);
+	switch (wlink_error_origin(error)) {
+	case WLINK_ERROR_WORKER:
+		/* Refused, with nothing written: the client gets why. */
+		log_warn("VM '%s': %s handover failed: %s", h->name, h->what,
+		    desc);
+		if (json_object_object_get_ex(error, "class", &v) &&
+		    (cls = proto_error_lookup(json_object_get_string(v))) < 0)
+			cls = PROTO_ERR_INTERNAL;
+		vm_answer(h->d, h->fd, proto_error(h->id,
+		    (enum proto_error)cls, "%s", desc), NULL, 0);
+		break;
+	case WLINK_ERROR_UNREAD:
+		/* The guest ended before the worker got to it. */
+		if (h->console) {
+			vm_console_answer(h->d, h->name, h->log_start, h->fd,
+			    h->id);
+			break;
+		}
+		log_info("VM '%s': %s handover came after the guest's end",
+		    h->name, h->what);
+		vm_answer(h->d, h->fd, proto_error(h->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' is not running", h->name), NULL, 0);
+		break;
+	case WLINK_ERROR_LOST:
+		log_warn("VM '%s': %s handover failed: %s", h->name, h->what,
+		    desc);
+		close(h->fd);
+		break;
+	}
+	vm_handover_free(h);
+}
+
+/*
+ * Whether the VM's worker can take a client connection: while the guest
+ * runs, is paused, or is shutting down with its worker alive.
+ */
+static bool
+vm_takes_clients(const struct vm *vm)
+{
+	if (vm->w == NULL || !wlink_connected(vm->w) ||
+	    wlink_killed(vm->w) != WORKER_KILL_NONE)
+		return false;
+	return vm->state == VM_RUNNING || vm->state == VM_PAUSED ||
+	    vm->state == VM_STOPPING;
+}
+
+/*
+ * Pass the client connection fd with worker.<what> {client_id: id},
+ * keeping a copy of it until the worker answers.
+ */
+static int
+vm_pass_client(struct vm *vm, const char *what, int fd,
+    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct vm_handover *h;
 	struct json_object *args;
+	char command[32];
 	int rc;
 
-	if (vm->w == NULL || !wlink_connected(vm->w) ||
-	    (vm->state != VM_RUNNING && vm->state != VM_PAUSED))
+	if (!vm_takes_clients(vm))
 		return vm_refuse(vm, -EINVAL, cls, err, errlen);
 	*cls = PROTO_ERR_INTERNAL;
+	snprintf(command, sizeof(command), "worker.%s", what);
+	h = calloc(1, sizeof(*h));
 	args = json_object_new_object();
-	if (args == NULL) {
+	if (h == NULL || args == NULL ||
+	    (h->name = strdup(vm->def->name)) == NULL) {
+		if (h != NULL)
+			free(h->name);
+		free(h);
+		json_object_put(args);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	h->d = vm->d;
+	h->what = what;
+	h->console = strcmp(what, "console") == 0;
+	h->log_start = vm->run.log_start;
+	h->id = json_object_get(id);
+	h->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (h->fd < 0) {
+		rc = -errno;
+		json_object_put(args);
+		goto fail;
+	}
 	json_object_object_add(args, "client_id", json_object_get(id));
-	rc = wlink_request_fd(vm->w, command, args, fd, cb, vm);
+	rc = wlink_request_fd(vm->w, command, args, fd, vm_handover_reply, h);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot pass the connection: %s",
-		    strerror(-rc));
-		return rc;
+		close(h->fd);
+		goto fail;
 	}
 	return 0;
+
+fail:
+	snprintf(err, errlen, "cannot pass the connection: %s",
+	    strerror(-rc));
+	vm_handover_free(h);
+	return rc;
 }
 
 int
 vm_console_pass(struct vm *vm, int fd, struct json_object *id,
     enum proto_error *cls, char *err, size_t errlen)
 {
-	return vm_pass_client(vm, "worker.console", vm_console_reply, fd, id,
-	    cls, err, errlen);
+	int copy;
+
+	/* A new run starting is not the one the client asked about. */
+	if (vm_takes_clients(vm) || vm->state == VM_STARTING)
+		return vm_pass_client(vm, "console", fd, id, cls, err,
+		    errlen);
+	/* The guest ended, or its worker is on its way out. */
+	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "cannot answer: %s", strerror(errno));
+		return -errno;
+	}
+	vm_console_answer(vm->d, vm->def->name, vm->run.log_start, copy, id);
+	return 1;
 }
 
 int
@@ -309,8 +597,7 @@ vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
 		snprintf(err, errlen, "VM '%s' has no display", vm->def->name);
 		return -EINVAL;
 	}
-	return vm_pass_client(vm, "worker.screenshot", vm_screenshot_reply,
-	    fd, id, cls, err, errlen);
+	return vm_pass_client(vm, "screenshot", fd, id, cls, err, errlen);
 }
 
 /* What the worker says ------------------------------------------------- */
@@ -529,6 +816,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	char log[PATH_MAX];
 	int passed[WLINK_MAX_PASSED];
 	unsigned int npassed = 0;
+	struct stat st;
+	off_t log_start;
 	int rc;
 
 	if (!vm_at_rest(vm))
@@ -542,11 +831,12 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	path = wlink_program(d->worker_self, err, errlen);
 	if (path == NULL)
 		return -ENOENT;
-	if ((size_t)snprintf(log, sizeof(log), "%s/%s.log", d->consoledir,
-	    vm->def->name) >= sizeof(log)) {
+	if (vm_console_log_path(d, vm->def->name, log, sizeof(log)) < 0) {
 		snprintf(err, errlen, "console log path too long");
 		return -ENAMETOOLONG;
 	}
+	/* The worker appends: this run's output begins here. */
+	log_start = stat(log, &st) == 0 ? st.st_size : 0;
 	/* Checked again at every start: the definition may have been
 	 * created by another client, and paths change. */
 	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
@@ -570,6 +860,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	/* The worker has its own copies now. */
 	vm_files_close(&files);
 	memset(&vm->run, 0, sizeof(vm->run));
+	vm->run.log_start = log_start;
 	vm->prev_state = vm->state;
 	vm->start_waiter = p;
 	vm_set_state(vm, VM_STARTING, NULL);
@@ -734,6 +1025,7 @@ static const struct wlink_ops vm_wlink_ops = {
 int
 vm_list_init(struct vmmd *d)
 {
+	TAILQ_INIT(&d->answers);
 	d->reaper = wlink_reaper_new(d->base);
 	return d->reaper != NULL ? 0 : -ENOMEM;
 }
@@ -791,6 +1083,9 @@ vm_list_fini(struct vmmd *d)
 		}
 		vm_remove(vm);
 	}
+	/* Clients still taking an answer get no more of it. */
+	while (!TAILQ_EMPTY(&d->answers))
+		vm_answer_free(TAILQ_FIRST(&d->answers));
 	wlink_reaper_free(d->reaper);
 	d->reaper = NULL;
 }

@@ -46,6 +46,7 @@ enum vm_state {
 /* What the VM list knows about its current worker's run. */
 struct vm_run {
 	bool booted;			/* worker.boot answered {} */
+	off_t log_start;		/* console log size when it began */
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
 	struct json_object *boot_error;	/* worker.boot's error object */
@@ -64,6 +65,10 @@ struct vm {
 };
 
 TAILQ_HEAD(vm_list, vm);
+
+/* A client connection vmmd answers itself (vm.c). */
+struct vm_answer;
+TAILQ_HEAD(vm_answer_list, vm_answer);
 
 /*
  * How the VM list tells the layer above what happens.  Set by the
@@ -88,6 +93,7 @@ struct vmmd {
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */
 	struct wlink_reaper *reaper;	/* every worker's link */
+	struct vm_answer_list answers;	/* being written, then closed */
 	bool shutting_down;
 	struct vm_hooks hooks;
 };
@@ -137,17 +143,37 @@ int	vm_worker_request(struct vm *vm, const char *command,
 /*
  * Hand the client connection fd over to the worker for vm.console: fd
  * is duplicated and sent with worker.console {client_id: id}; the
- * caller then closes its own copy.
+ * caller then closes its own copy.  Returns 0 then.
+ *
+ * The request came while the guest ran, and the connection is passed
+ * once the client's output is written: should the guest have ended by
+ * then, or end before the worker takes the connection, vmmd answers the
+ * client itself as the worker would have just before the end: the
+ * reply, the last VM_CONSOLE_REPLAY bytes of the run's console log,
+ * then EOF.  Returns 1 when that is done at once (on a copy of fd).
  */
 int	vm_console_pass(struct vm *vm, int fd, struct json_object *id,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
+ * The same answer for a VM that is gone (removed since), whose run's
+ * output began at log_start in its log: returns 1.
+ */
+int	vm_console_answer_gone(struct vmmd *d, const char *name,
+	    off_t log_start, int fd, struct json_object *id);
+/*
  * The same for vm.screenshot, with worker.screenshot {client_id: id}:
  * the worker writes the reply line and the PNG on the connection.  A
- * VM without a display is refused here (bad_state).
+ * VM without a display is refused here (bad_state).  Should the worker
+ * go away without taking the connection, vmmd writes a bad_state error
+ * line on it and closes it.
  */
 int	vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
 	    enum proto_error *cls, char *err, size_t errlen);
+
+/* What vm.console replays (the worker's CONSOLE_REPLAY_SIZE). */
+#define VM_CONSOLE_REPLAY	(64 * 1024)
+/* How long a client has to take an answer vmmd writes itself. */
+#define VM_ANSWER_TIMEOUT	30	/* seconds */
 
 /* Whether the definition gives the guest a screen (vnc). */
 bool	vm_has_display(const struct vm *vm);

@@ -39,18 +39,22 @@
 #define WLINK_PROGRAM		"vmmd-worker"
 #define WLINK_READ_CHUNK	16384
 #define WLINK_MAX_LINE		(1024 * 1024)	/* worker.info can be big */
+/* In the errors made up here: whether the worker can have read it. */
+#define WLINK_ORIGIN_KEY	"wlink_origin"
 
 struct wlink_req {
 	TAILQ_ENTRY(wlink_req) entry;
 	uint64_t id;
 	wlink_reply_cb cb;
 	void *arg;
+	bool unsent;		/* its line never reached the worker */
 };
 TAILQ_HEAD(wlink_req_list, wlink_req);
 
 /* A message that carries a file descriptor, waiting for its turn. */
 struct wlink_fdmsg {
 	TAILQ_ENTRY(wlink_fdmsg) entry;
+	uint64_t id;			/* the request's */
 	char *line;
 	size_t len;
 	int fd;
@@ -146,6 +150,19 @@ wlink_request_drop(struct wlink *w, uint64_t id)
 		}
 }
 
+/* A request whose line was never written: the worker cannot have it. */
+static void
+wlink_request_unsent(struct wlink *w, uint64_t id)
+{
+	struct wlink_req *r;
+
+	TAILQ_FOREACH(r, &w->reqs, entry)
+		if (r->id == id) {
+			r->unsent = true;
+			return;
+		}
+}
+
 int
 wlink_request(struct wlink *w, const char *command, struct json_object *args,
     wlink_reply_cb cb, void *arg)
@@ -202,6 +219,7 @@ wlink_request_fd(struct wlink *w, const char *command,
 		rc = -ENOMEM;
 		goto free_msg;
 	}
+	m->id = id;
 	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (m->fd < 0) {
 		rc = -errno;
@@ -252,6 +270,8 @@ wlink_reply(struct wlink *w, struct json_object *msg)
 		    "malformed reply from the worker");
 
 		json_object_object_get_ex(e, "error", &error);
+		json_object_object_add(error, WLINK_ORIGIN_KEY,
+		    json_object_new_string("lost"));
 		r->cb(NULL, error, r->arg);
 		json_object_put(e);
 	} else
@@ -259,9 +279,27 @@ wlink_reply(struct wlink *w, struct json_object *msg)
 	free(r);
 }
 
-/* Answer every open request with an internal error "worker exited". */
+enum wlink_error_origin
+wlink_error_origin(struct json_object *error)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (error == NULL ||
+	    !json_object_object_get_ex(error, WLINK_ORIGIN_KEY, &v))
+		return WLINK_ERROR_WORKER;
+	s = json_object_get_string(v);
+	return s != NULL && strcmp(s, "unread") == 0 ? WLINK_ERROR_UNREAD :
+	    WLINK_ERROR_LOST;
+}
+
+/*
+ * Answer every open request with an internal error "worker exited".
+ * A worker that exits by itself (not killed, not crashed) has answered
+ * every request it read first: those it did not answer it never read.
+ */
 static void
-wlink_fail_requests(struct wlink *w, const char *how)
+wlink_fail_requests(struct wlink *w, const char *how, int status)
 {
 	struct json_object *e, *eobj;
 	struct wlink_req *r;
@@ -273,6 +311,9 @@ wlink_fail_requests(struct wlink *w, const char *how)
 			e = proto_error(NULL, PROTO_ERR_INTERNAL,
 			    "worker exited (%s)", how);
 			json_object_object_get_ex(e, "error", &eobj);
+			json_object_object_add(eobj, WLINK_ORIGIN_KEY,
+			    json_object_new_string(r->unsent ||
+			    WIFEXITED(status) ? "unread" : "lost"));
 			r->cb(NULL, eobj, r->arg);
 			json_object_put(e);
 		}
@@ -351,6 +392,7 @@ wlink_close_channel(struct wlink *w)
 
 	while ((m = TAILQ_FIRST(&w->fdq)) != NULL) {
 		TAILQ_REMOVE(&w->fdq, m, entry);
+		wlink_request_unsent(w, m->id);
 		close(m->fd);
 		free(m->line);
 		free(m);
@@ -432,10 +474,16 @@ wlink_flush_fdq(struct wlink *w)
 				event_add(w->fdq_ev, NULL);
 				return;
 			}
-			log_warn("VM '%s': passing a descriptor: %s", w->name,
-			    strerror(errno));
+			/* A worker that just exited: its owner answers. */
+			if (errno == EPIPE || errno == ECONNRESET)
+				log_debug("VM '%s': passing a descriptor: %s",
+				    w->name, strerror(errno));
+			else
+				log_warn("VM '%s': passing a descriptor: %s",
+				    w->name, strerror(errno));
 			/* The request's callback fires when the worker
-			 * exits; the client just sees its socket close. */
+			 * exits, knowing that it never got this. */
+			wlink_request_unsent(w, m->id);
 		} else if ((size_t)n < m->len) {
 			/* The descriptor went with the first byte; the rest
 			 * of the line follows through the bufferevent. */
@@ -681,7 +729,7 @@ wlink_reaped(struct wlink *w, int status)
 	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
 	    how);
 	/* Requests the worker will never answer. */
-	wlink_fail_requests(w, how);
+	wlink_fail_requests(w, how, status);
 	w->ops->exited(w->owner, status);
 }
 

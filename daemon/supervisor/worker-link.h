@@ -53,6 +53,24 @@ typedef void (*wlink_reply_cb)(struct json_object *ret,
     struct json_object *error, void *arg);
 
 /*
+ * Where an error a reply callback got comes from.  What matters for a
+ * request that passed a client connection: whether the worker may have
+ * written to it.
+ */
+enum wlink_error_origin {
+	/* The worker's own error reply. */
+	WLINK_ERROR_WORKER,
+	/* The worker went away without ever reading the request: it was
+	 * never written to it, or the worker exited by itself, which it
+	 * does only after answering every request it read. */
+	WLINK_ERROR_UNREAD,
+	/* The worker went away (killed, crashed) or answered nonsense:
+	 * it may have read the request. */
+	WLINK_ERROR_LOST,
+};
+enum wlink_error_origin wlink_error_origin(struct json_object *error);
+
+/*
  * The reaper: SIGCHLD handling for every link of a supervisor, which
  * finds the link of each child reaped.
  */
