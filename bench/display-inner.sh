@@ -155,8 +155,7 @@ vmmd_guest anim anim "fb: anim every"
 watch_start "$port"
 window vmmd c anim "$sup" "$worker"
 $ctl stop --force anim >/dev/null
-kill "$sup"
-wait "$sup" 2>/dev/null
+stop_pid "$sup"
 ctl=
 
 # ---- QEMU ----
@@ -177,14 +176,12 @@ qemu_guest "" "fb: drawn"
 window qemu a - "$qemu"
 watch_start 5901
 window qemu b - "$qemu"
-kill "$qemu"
-wait "$qemu" 2>/dev/null
+stop_pid "$qemu"
 
 qemu_guest anim "fb: anim every"
 watch_start 5901
 window qemu c - "$qemu"
-kill "$qemu"
-wait "$qemu" 2>/dev/null
+stop_pid "$qemu"
 
 # ---- the table ----
 say ""

@@ -10,6 +10,7 @@ set -u
 
 secs=${VMMD_BENCH_SECONDS:-10}
 starts=${VMMD_BENCH_STARTS:-20}
+lat_limit=${VMMD_BENCH_LATENCY_LIMIT:-150}
 res=/tmp/idle-results
 : >"$res"
 ok=1
@@ -46,8 +47,7 @@ for spec in $BENCH_BUILDS; do
 	idle_measure "$label" supervisor "$sup"
 	idle_measure "$label" worker "$worker"
 	$ctl stop --force idle >/dev/null
-	kill "$sup"
-	wait "$sup" 2>/dev/null
+	stop_pid "$sup"
 done
 
 : >/tmp/qemu.log
@@ -59,8 +59,7 @@ wait_for /tmp/qemu.log "hello: halting" 120 ||
     { ok=0; say "qemu: $(tail -c 300 /tmp/qemu.log) $(cat /tmp/qemu.err)"; }
 sleep 2
 idle_measure qemu "-M pc" "$qemu"
-kill "$qemu"
-wait "$qemu" 2>/dev/null
+stop_pid "$qemu"
 
 # Start latency: each build's own bench program (the same source),
 # two rounds, the second in the opposite order.
@@ -70,16 +69,21 @@ for spec in $BENCH_BUILDS; do rev="$spec $rev"; done
 for round in 1 2; do
 	for spec in $order; do
 		dir=${spec%:*} label=${spec##*:}
-		line=$(VMMD_BIN="$dir/daemon/vmmd" \
+		VMMD_BIN="$dir/daemon/vmmd" \
 		    VMMD_WORKER_BIN="$dir/daemon/vmmd-worker" \
 		    VMMD_GUEST_DEMO="$BENCH_DEMO" \
 		    VMMD_GUEST_HELLO="$BENCH_HELLO" \
-		    "$dir/bench/start-latency" "$starts" 2>&1 | tail -n 1)
-		say "$label round $round: $line"
-		case $line in
-		*median*) echo "lat $label $round $line" >>"$res" ;;
-		*) ok=0 ;;
-		esac
+		    timeout -s TERM "$lat_limit" "$dir/bench/start-latency" \
+		    "$starts" >/tmp/lat.out 2>&1 </dev/null
+		line=$(grep median /tmp/lat.out)
+		if [ -n "$line" ]; then
+			say "$label round $round: $line"
+			echo "lat $label $round $line" >>"$res"
+		else
+			ok=0
+			say "$label round $round: no figure within $lat_limit s:"
+			tail -n 20 /tmp/lat.out | sed 's/^/#   /'
+		fi
 	done
 	order=$rev
 done

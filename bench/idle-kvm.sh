@@ -41,6 +41,9 @@ nested_file "$nested_build/tests/guests/hello.elf" \
 nested_var BENCH_BUILDS "$builds"
 nested_var BENCH_HELLO "$nested_build/tests/guests/hello.elf"
 nested_var BENCH_DEMO "$nested_build/tests/guests/demo.elf"
-[ -n "${VMMD_BENCH_SECONDS:-}" ] &&
-    nested_var VMMD_BENCH_SECONDS "$VMMD_BENCH_SECONDS"
+for v in VMMD_BENCH_SECONDS VMMD_BENCH_STARTS VMMD_BENCH_LATENCY_LIMIT \
+    VMMD_TEST_KEEP; do
+	eval "val=\${$v:-}"
+	[ -z "$val" ] || nested_var "$v" "$val"
+done
 nested_run "$nested_top/bench/idle-kvm-inner.sh"

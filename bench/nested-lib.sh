@@ -27,6 +27,21 @@ wait_socket() {
 	[ -S "$1" ]
 }
 
+# stop_pid PID: TERM, then KILL if it is still there 10 s later; reaped.
+stop_pid() {
+	kill "$1" 2>/dev/null
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		say "pid $1 ($(tr '\0' ' ' </proc/$1/cmdline | cut -c1-60)):" \
+		    "$(grep State: /proc/$1/status) after SIGTERM; SIGKILL"
+		kill -9 "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+}
+
 # wakeups PID...: voluntary context switches of all their threads.
 wakeups() {
 	n=0
