@@ -8,7 +8,8 @@
 #     wake-ups (voluntary context switches) of the supervisor and of the
 #     worker over 10 s, and of QEMU (-enable-kvm -M pc) on the same guest;
 #   - vm.start to the guest's first serial byte (bench/start-latency.c),
-#     20 starts a round, two rounds, the builds alternating.
+#     6 starts a round (VMMD_BENCH_STARTS), two rounds, the builds
+#     alternating.
 # Counts are meaningful in the test host; times are those of an emulated
 # machine (inflated): compare them only with each other.  Prints figures;
 # asserts nothing.
@@ -46,4 +47,7 @@ for v in VMMD_BENCH_SECONDS VMMD_BENCH_STARTS VMMD_BENCH_LATENCY_LIMIT \
 	eval "val=\${$v:-}"
 	[ -z "$val" ] || nested_var "$v" "$val"
 done
-nested_run "$nested_top/bench/idle-kvm-inner.sh"
+# The inner script speaks at least every 90 s: a test host silent for
+# 150 s has hung (see idle-kvm-inner.sh), and run.sh boots it again.
+VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-150} \
+    nested_run "$nested_top/bench/idle-kvm-inner.sh"
