@@ -16,6 +16,12 @@
  * clears the screen to black and starts the squares again at 1.
  * Without a framebuffer only the keys are printed.
  *
+ * "anim" or "anim=MS" (default 20 ms; a benchmark's screen that never
+ * stops changing): after the picture, a white bar of BAR_H rows across
+ * the whole width moves down by BAR_H rows every MS milliseconds (local
+ * APIC timer), wrapping at the bottom; the rows it leaves get the
+ * picture back.  Each frame is a few string instructions.
+ *
  * Output:
  *   fb: framebuffer WxH at 0xADDR, N KiB  |  fb: no framebuffer (why)
  *   fb: drawn WxH
@@ -23,11 +29,14 @@
  *   fb: key 0xSS              (every byte)
  *   fb: square N              (each make code)
  *   fb: cleared               (Escape)
+ *   fb: anim every MS ms      (anim given, with a framebuffer)
  */
 #include "runtime/rt.h"
 
 #define SQUARE		64
 #define SC_ESCAPE	0x01
+#define BAR_H		16
+#define ANIM_DEFAULT_MS	20
 
 #define RED		FB_RGB(0xff, 0x00, 0x00)
 #define GREEN		FB_RGB(0x00, 0xff, 0x00)
@@ -42,6 +51,10 @@ static volatile uint32_t ring_head, ring_tail;
 
 static struct fb fb;
 static uint32_t squares;
+
+/* anim: frames the timer asked for, and where the bar is. */
+static volatile uint32_t anim_ticks;
+static uint32_t anim_done, bar_y;
 
 static void
 fb_key_irq(uint8_t sc)
@@ -61,6 +74,52 @@ fb_picture(void)
 	fb_fill(&fb, lw, 0, fb.width - lw, th, GREEN);
 	fb_fill(&fb, 0, th, lw, fb.height - th, BLUE);
 	fb_fill(&fb, lw, th, fb.width - lw, fb.height - th, WHITE);
+}
+
+/* The picture's rows [y, y + h), as fb_picture drew them. */
+static void
+fb_picture_rows(uint32_t y, uint32_t h)
+{
+	uint32_t lw = fb.width / 2, th = fb.height / 2;
+
+	fb_fill(&fb, 0, y, lw, h, y < th ? RED : BLUE);
+	fb_fill(&fb, lw, y, fb.width - lw, h, y < th ? GREEN : WHITE);
+}
+
+static void
+anim_tick(void)
+{
+	anim_ticks++;
+}
+
+/* One frame: the bar's old rows get the picture back; the bar moves. */
+static void
+anim_frame(void)
+{
+	fb_picture_rows(bar_y, BAR_H);
+	bar_y += BAR_H;
+	if (bar_y + BAR_H > fb.height)
+		bar_y = 0;
+	fb_fill(&fb, 0, bar_y, fb.width, BAR_H, WHITE);
+}
+
+static void
+anim_start(void)
+{
+	char buf[16];
+	unsigned long ms;
+
+	if (!cmdline_get("anim", buf, sizeof(buf)) || fb.base == NULL ||
+	    fb.height < 2 * BAR_H || fb.height / 2 % BAR_H != 0)
+		return;
+	ms = cmdline_get_ulong("anim", ANIM_DEFAULT_MS);
+	if (ms == 0)
+		ms = ANIM_DEFAULT_MS;
+	if (lapic_timer_calibrate(50) != 0)
+		printf("fb: timer calibration failed, assuming 1 GHz\n");
+	fb_fill(&fb, 0, bar_y, fb.width, BAR_H, WHITE);
+	lapic_timer_periodic_ms((uint32_t)ms, anim_tick);
+	printf("fb: anim every %lu ms\n", ms);
 }
 
 static void
@@ -113,9 +172,17 @@ guest_main(void)
 		t1 = rdtsc();
 		printf("fb: drawn %ux%u\n", fb.width, fb.height);
 		printf("fb: picture took %lu TSC cycles\n", t1 - t0);
+		anim_start();
 	}
 	for (;;) {
 		cli();
+		if (anim_done != anim_ticks) {
+			/* Frames the timer asked for while we drew: one. */
+			anim_done = anim_ticks;
+			sti();
+			anim_frame();
+			continue;
+		}
 		if (ring_tail == ring_head) {
 			idle();
 			continue;

@@ -1,0 +1,29 @@
+#!/bin/sh
+# The display's cost, vmmd against QEMU, in one boot of the linux suite's
+# nested test host (a hardware-style /dev/kvm under QEMU's emulation, see
+# tests/linux/README.md): the fb test guest (tests/guests/fb.c) with a
+# 1024x768 screen under vmmd (vnc auto) and under QEMU (-vnc, the std
+# VGA's framebuffer), (a) with no VNC client, (b) with one client and a
+# static screen, (c) with one client and a bar the guest moves every
+# 20 ms.  System calls (strace -c -f) and wake-ups (voluntary context
+# switches) of every process of each VMM over 10 s, the updates and bytes
+# the client (vnc-watch.c) received, the ratios vmmd/QEMU, and the
+# worker's memory beyond guest RAM and the framebuffer.  Counts are
+# meaningful in the test host; times are not.  Prints figures; asserts
+# nothing.
+#
+#   bench/display.sh BUILDDIR
+#
+# The test host boots the reference guest's kernel (VMMD_LINUX_GUEST,
+# default .cache/linux-guest).  Needs qemu-system-x86 and strace.
+set -eu
+
+. "$(dirname "$0")/nested.sh"
+nested_init "${1:?usage: bench/display.sh BUILDDIR}" display
+b=$nested_build
+nested_file "$b/tests/guests/fb.elf" "$b/bench/vnc-watch"
+nested_var BENCH_FB "$b/tests/guests/fb.elf"
+nested_var BENCH_WATCH "$b/bench/vnc-watch"
+[ -n "${VMMD_BENCH_SECONDS:-}" ] &&
+    nested_var VMMD_BENCH_SECONDS "$VMMD_BENCH_SECONDS"
+nested_run "$nested_top/bench/display-inner.sh"
