@@ -240,6 +240,17 @@ vnc_damage(struct vnc *vnc)
 	vnc_refresh_arm(vnc);
 }
 
+void
+vnc_set_mode(struct vnc *vnc, enum vnc_refresh_mode mode)
+{
+	vnc->cfg.mode = mode;
+	vnc->quiet_refreshes = 0;
+	/* Polling from now on; a pending one-shot just runs once more. */
+	if (vnc->refresh != NULL && mode == VNC_REFRESH_POLL &&
+	    !evtimer_pending(vnc->refresh, NULL))
+		vnc_refresh_arm(vnc);
+}
+
 /* --- clients ---------------------------------------------------------- */
 
 static void

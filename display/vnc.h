@@ -132,6 +132,11 @@ int vnc_http_port(const struct vnc *vnc);
  * Arms the one-shot refresh unless it is armed or nobody watches.
  */
 void vnc_damage(struct vnc *vnc);
+/*
+ * Change how changes are learnt while running (a host that finds the
+ * screen changing all the time may switch to polling, and back).
+ */
+void vnc_set_mode(struct vnc *vnc, enum vnc_refresh_mode mode);
 
 void vnc_stats(const struct vnc *vnc, struct vnc_stats *stats);
 

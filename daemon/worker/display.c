@@ -19,6 +19,15 @@
 #include "screenshot.h"
 #include "wp-track.h"
 
+/*
+ * Streaming starts after DISPLAY_STREAM_REFRESHES refreshes in a row
+ * each found at least DISPLAY_STREAM_PAGES pages faulted, and stops
+ * after DISPLAY_STILL_POLLS polls in a row found nothing written.
+ */
+#define DISPLAY_STREAM_PAGES		8
+#define DISPLAY_STREAM_REFRESHES	3
+#define DISPLAY_STILL_POLLS		15
+
 /* A screenshot on its way to a client that asked for it. */
 struct display_send {
 	TAILQ_ENTRY(display_send) entry;
@@ -45,6 +54,15 @@ struct display {
 	bool quiesced;			/* display_quiesce() until resumed */
 	bool all_dirty;			/* writes went unseen: send it all */
 	bool tracking_lost;		/* the tracker failed: always all */
+	/*
+	 * Streaming: polling the dirty log while the screen keeps
+	 * changing (see display.h), with the counts that decide it.
+	 */
+	bool streaming;
+	unsigned int faults;		/* pages faulted since the refresh */
+	unsigned int busy_refreshes;	/* in a row with many faults */
+	unsigned int quiet_polls;	/* in a row with nothing written */
+	uint64_t switches;		/* to streaming and back */
 	unsigned int viewers;
 	const char *tracking;		/* "write-protect" or "dirty-log" */
 
@@ -151,7 +169,14 @@ display_clients_changed(void *opaque, unsigned int clients, bool connected)
 
 	/* Write protection only while someone looks at what changes. */
 	d->viewers = clients;
-	if (clients > 0 && !d->quiesced)
+	if (clients == 0 && d->streaming) {
+		/* Nobody to send to: back to costing nothing. */
+		(void)d->host.set_dirty_log(d->host.opaque, false);
+		d->streaming = false;
+		d->busy_refreshes = 0;
+		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
+	}
+	if (clients > 0 && !d->quiesced && !d->streaming)
 		display_arm(d);
 	else if (clients == 0)
 		display_disarm(d);
@@ -178,9 +203,44 @@ display_resume(struct display *d)
 		return;
 	d->quiesced = false;
 	if (d->viewers > 0) {
-		display_arm(d);
+		if (!d->streaming)
+			display_arm(d);
 		vnc_damage(d->vnc);
 	}
+}
+
+/*
+ * Switch between write protection and polling the dirty log, without
+ * losing a write: logging starts before the protection is lifted, and
+ * the protection is back before the log's last reading.  bitmap is the
+ * refresh's, for what the switch itself collects.
+ */
+static void
+display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
+{
+	int ret;
+
+	if (on) {
+		if ((ret = d->host.set_dirty_log(d->host.opaque, true)) < 0) {
+			d->busy_refreshes = 0;	/* not now: try later */
+			return;
+		}
+		if (d->armed)
+			(void)wp_track_collect(d->wp, bitmap);
+		display_disarm(d);
+		d->streaming = true;
+		d->quiet_polls = 0;
+		vnc_set_mode(d->vnc, VNC_REFRESH_POLL);
+	} else {
+		d->streaming = false;
+		d->busy_refreshes = 0;
+		if (d->viewers > 0 && !d->quiesced)
+			display_arm(d);
+		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
+		(void)d->host.set_dirty_log(d->host.opaque, false);
+		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
+	}
+	d->switches++;
 }
 
 static int
@@ -188,19 +248,30 @@ display_dirty(void *opaque, uint64_t *bitmap)
 {
 	struct display *d = opaque;
 	size_t words = (d->fb_size / 4096 + 63) / 64, i;
+	bool any;
 	int ret = 0;
 
-	if (d->wp != NULL) {
+	if (d->wp != NULL && !d->streaming) {
 		if (d->armed && (ret = wp_track_collect(d->wp, bitmap)) < 0) {
 			/* As for a failed fault: start over, send it all. */
 			display_disarm(d);
 			display_arm(d);
 			d->all_dirty = true;
 		}
+		d->busy_refreshes = d->faults >= DISPLAY_STREAM_PAGES ?
+		    d->busy_refreshes + 1 : 0;
+		d->faults = 0;
+		if (d->busy_refreshes >= DISPLAY_STREAM_REFRESHES)
+			display_stream(d, true, bitmap, words);
 	} else if (d->tracking_lost) {
 		d->all_dirty = true;
 	} else {
 		ret = d->host.dirty_log(d->host.opaque, bitmap, words);
+		for (i = 0, any = false; i < words && !any; i++)
+			any = bitmap[i] != 0;
+		d->quiet_polls = any ? 0 : d->quiet_polls + 1;
+		if (d->streaming && d->quiet_polls >= DISPLAY_STILL_POLLS)
+			display_stream(d, false, bitmap, words);
 	}
 	if (d->all_dirty) {
 		for (i = 0; i < words; i++)
@@ -220,6 +291,8 @@ display_wp_cb(evutil_socket_t fd, short what, void *arg)
 	int ret;
 
 	ret = wp_track_handle(d->wp, &first);
+	if (ret > 0)
+		d->faults += (unsigned int)ret;
 	if (ret < 0) {
 		/*
 		 * A fault read but not resolved would keep its writer
@@ -376,7 +449,7 @@ display_machine_fb(const struct display *d, struct machine_fb *fb)
 		.width = d->width,
 		.height = d->height,
 		.stride = d->stride,
-		.dirty_log = d->wp == NULL,
+		.dirty_log = d->wp == NULL || d->streaming,
 	};
 }
 
@@ -454,6 +527,9 @@ display_stats_json(const struct display *d)
 	    json_object_new_boolean(st.refresh_exists));
 	json_object_object_add(o, "dirty_tracking",
 	    json_object_new_string(d->tracking));
+	json_object_object_add(o, "streaming",
+	    json_object_new_boolean(d->streaming));
+	display_add_u64(o, "streaming_switches", d->switches);
 	display_add_u64(o, "keys_unknown", d->keys_unknown);
 	display_add_u64(o, "screenshots", d->screenshots);
 	return o;

@@ -6,10 +6,13 @@
  * Changes are found by write-protecting the framebuffer with
  * userfaultfd (wp-track.h) while someone watches: the guest's first
  * write after a refresh wakes the loop, and a static screen costs
- * nothing even with a viewer.  Where userfaultfd is not allowed, the
- * machine logs writes to the framebuffer's slot and the refresh polls
- * that log (display_host.dirty_log).  With nobody watching, neither
- * costs a single wake-up.
+ * nothing even with a viewer.  A fault costs a wake-up and two system
+ * calls per page, though, so while the screen keeps changing (many
+ * pages at every refresh) the display switches to polling the dirty
+ * log of the framebuffer's slot, one ioctl per refresh, and back to
+ * write protection once the screen is still.  Where userfaultfd is not
+ * allowed, it polls the log all the time.  With nobody watching,
+ * nothing runs at all.
  *
  * Everything runs on the loop's thread.
  */
@@ -42,8 +45,10 @@ struct display_host {
 	/* Relative movement; buttons as i8042_mouse() takes them. */
 	void (*mouse)(void *opaque, int dx, int dy, int dz,
 	    unsigned int buttons);
-	/* Without write protection: OR in the pages the guest wrote. */
+	/* While polling: OR in the pages the guest wrote since the last. */
 	int (*dirty_log)(void *opaque, uint64_t *bitmap, size_t words);
+	/* Start or stop logging writes to the framebuffer (0 or -errno). */
+	int (*set_dirty_log)(void *opaque, bool on);
 	/* A viewer came (connected) or went; clients: how many now. */
 	void (*clients_changed)(void *opaque, unsigned int clients,
 	    bool connected);

@@ -109,6 +109,17 @@ guest_display_dirty_log(void *opaque, uint64_t *bitmap, size_t words)
 	return machine_fb_dirty(w->machine, bitmap, words);
 }
 
+static int
+guest_display_set_dirty_log(void *opaque, bool on)
+{
+	struct worker *w = opaque;
+
+	/* Without a machine, the next one is built the display's way. */
+	if (w->machine == NULL)
+		return 0;
+	return machine_fb_log(w->machine, on);
+}
+
 static void
 guest_display_clients(void *opaque, unsigned int clients, bool connected)
 {
@@ -129,6 +140,7 @@ guest_display_new(struct worker *w, const struct display_config *cfg,
 		.key = guest_display_key,
 		.mouse = guest_display_mouse,
 		.dirty_log = guest_display_dirty_log,
+		.set_dirty_log = guest_display_set_dirty_log,
 		.clients_changed = guest_display_clients,
 		.opaque = w,
 	};
@@ -166,6 +178,8 @@ guest_build(struct worker *w, char *err, size_t errlen)
 	int ret;
 
 	w->cfg.base = w->base;
+	if (w->display != NULL)
+		display_machine_fb(w->display, &w->cfg.fb);
 	w->cfg.backends.com1 = (struct uart_backend){
 		.tx = guest_console_tx,
 		.rx_space = guest_console_rx_space,

@@ -603,6 +603,23 @@ machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words)
 	return ret < 0 ? ret : 0;
 }
 
+int
+machine_fb_log(struct machine *m, bool on)
+{
+	int ret;
+
+	if (m->fb.hva == NULL)
+		return -ENODEV;
+	if (m->fb.dirty_log == on)
+		return 0;
+	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
+	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
+	    on ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+	if (ret == 0)
+		m->fb.dirty_log = on;
+	return ret;
+}
+
 void
 machine_device_diag(struct machine *m, struct machine_device *md,
     struct device_diag *d)

@@ -134,6 +134,8 @@ int machine_mouse(struct machine *m, int dx, int dy, int dz,
  * bit a page), for a framebuffer with dirty_log.  0 or -errno.
  */
 int machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words);
+/* Start or stop logging writes to the framebuffer's slot.  0 or -errno. */
+int machine_fb_log(struct machine *m, bool on);
 
 /* Each device's diagnostics (device_ops.diag), under its lock. */
 void machine_device_diag(struct machine *m, struct machine_device *md,

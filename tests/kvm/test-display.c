@@ -420,6 +420,58 @@ test_password(struct h_conn *c)
 	h_stop(c, "pw", true, -1, H_REPLY_MS);
 }
 
+/*
+ * A screen that never stops changing: write protection would cost two
+ * system calls a page, so the display polls the dirty log while it
+ * streams, and stops when the viewer goes.
+ */
+static void
+test_streaming(struct h_conn *c, struct h_daemon *d)
+{
+	struct json_object *r, *disp;
+	struct h_console *con;
+	struct viewer v;
+	unsigned int updates;
+	int port;
+
+	tap_ok(h_create(c, "anim", "\"kernel\":\"%s\",\"cmdline\":"
+	    "\"fb=%dx%d anim\",\"vnc\":\"auto\",\"display\":\"%dx%d\"",
+	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "anim") == 0,
+	    "anim: a guest that redraws all the time starts");
+	con = h_console_open(d, "anim");
+	tap_ok(con != NULL && h_expect(con, "fb: anim", H_BOOT_MS) == 0,
+	    "anim: it animates");
+	h_console_close(con);
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"anim\"}");
+	port = (int)h_int(h_ret(r), "port", -1);
+	json_object_put(r);
+	if (!viewer_open(&v, port, NULL)) {
+		tap_ok(false, "anim: a viewer connects");
+		return;
+	}
+	viewer_pump(&v, 2000);
+	updates = v.updates;
+	viewer_pump(&v, 1000);
+	tap_ok(v.updates - updates >= 5, "anim: the viewer keeps getting "
+	    "updates (%u in 1 s)", v.updates - updates);
+	disp = display_stats(c, "anim");
+	if (strcmp(tracking, "write-protect") == 0)
+		tap_ok(h_int(disp, "streaming_switches", 0) >= 1,
+		    "anim: the display polls while the screen streams (%s)",
+		    h_text(disp));
+	json_object_put(disp);
+	viewer_close(&v);
+	h_sleep_ms(300);
+	disp = display_stats(c, "anim");
+	tap_ok(!display_refresh_timer(c, "anim") &&
+	    h_text(disp) != NULL && strstr(h_text(disp),
+	    "\"streaming\":false") != NULL,
+	    "anim: the viewer gone, no refresh and no polling (%s)",
+	    h_text(disp));
+	json_object_put(disp);
+	h_stop(c, "anim", true, -1, H_REPLY_MS);
+}
+
 int
 main(void)
 {
@@ -470,6 +522,7 @@ main(void)
 
 	test_viewer(d, c, ev, con, port);
 	test_password(c);
+	test_streaming(c, d);
 
 	h_console_close(con);
 	tap_ok(h_stop(c, "scr", true, -1, H_REPLY_MS) == 0, "scr: stopped");
