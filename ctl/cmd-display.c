@@ -23,19 +23,6 @@
 /* No screen's PNG comes near this: a larger size is a broken reply. */
 #define DISPLAY_PNG_MAX		((int64_t)1 << 30)
 
-/* As the other commands print -j: pretty on a terminal, else a line. */
-static void
-display_print_json(struct json_object *obj)
-{
-	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
-
-	if (isatty(STDOUT_FILENO))
-		flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
-	else
-		flags |= JSON_C_TO_STRING_PLAIN;
-	printf("%s\n", json_object_to_json_string_ext(obj, flags));
-}
-
 static const char *
 display_string(struct json_object *obj, const char *key)
 {
@@ -68,7 +55,7 @@ cmd_display(struct ctl *ctl, int argc, char **argv)
 	if (r != 0)
 		return r;
 	if (ctl->json) {
-		display_print_json(ret);
+		ctl_print_json(ret);
 		json_object_put(ret);
 		return CTL_EXIT_OK;
 	}
@@ -252,7 +239,7 @@ cmd_screenshot(struct ctl *ctl, int argc, char **argv)
 	} else
 		r = display_save(what, client_fd(cl), size, out, tmp, path);
 	if (r == CTL_EXIT_OK && ctl->json)
-		display_print_json(ret);
+		ctl_print_json(ret);
 	json_object_put(ret);
 	client_free(cl);
 	return r;

@@ -25,19 +25,6 @@ vm_what(struct ctl *ctl, const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%s %s", ctl->cmd->name, name);
 }
 
-static void
-vm_print_json(struct json_object *obj)
-{
-	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
-
-	/* Pretty for people, one line per reply for scripts. */
-	if (isatty(STDOUT_FILENO))
-		flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
-	else
-		flags |= JSON_C_TO_STRING_PLAIN;
-	printf("%s\n", json_object_to_json_string_ext(obj, flags));
-}
-
 /* A scalar member as text; NULL when absent or null. */
 static const char *
 vm_scalar(struct json_object *v)
@@ -102,7 +89,7 @@ vm_request(struct ctl *ctl, const char *command, const char *name,
 	if (r != 0)
 		return r;
 	if (ctl->json)
-		vm_print_json(ret);
+		ctl_print_json(ret);
 	else if (show != NULL)
 		show(ret);
 	json_object_put(ret);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmctl.h"
 
@@ -134,4 +135,16 @@ ctl_name_only(struct ctl *ctl, int argc, char **argv, const char **namep)
 		return r;
 	*namep = argv[optind];
 	return -1;
+}
+
+void
+ctl_print_json(struct json_object *obj)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	if (isatty(STDOUT_FILENO))
+		flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+	else
+		flags |= JSON_C_TO_STRING_PLAIN;
+	printf("%s\n", json_object_to_json_string_ext(obj, flags));
 }

@@ -13,6 +13,8 @@
 #ifndef VMCTL_H
 #define VMCTL_H
 
+#include <json-c/json.h>
+
 /* Exit statuses, documented in vmctl(1). */
 enum ctl_exit {
 	CTL_EXIT_OK = 0,
@@ -71,6 +73,8 @@ int	ctl_common_option(struct ctl *, int, char **, int);
  * optind), or an exit status as ctl_common_option().
  */
 int	ctl_common_options(struct ctl *, int, char **);
+/* A reply's object for -j: pretty on a terminal, one line for scripts. */
+void	ctl_print_json(struct json_object *);
 
 /*
  * Checks that exactly n positional arguments remain after the options
