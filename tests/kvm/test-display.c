@@ -15,9 +15,9 @@
 
 #include <png.h>
 #include <rfb/keysym.h>
-#include <rfb/rfbclient.h>
 
 #include "harness.h"
+#include "hviewer.h"
 
 #define W	640
 #define H	480
@@ -28,118 +28,8 @@
 #define BLUE	0x0000ffu
 #define WHITE	0xffffffu
 
-struct viewer {
-	rfbClient *client;
-	const char *password;
-	unsigned int updates;		/* complete framebuffer updates */
-	uint64_t area;			/* pixels in the rectangles received */
-	int bottom;			/* the lowest line they reached */
-};
-
-static int viewer_tag;
 /* How the worker finds changes: "write-protect" or "dirty-log". */
 static char tracking[32];
-
-static char *
-viewer_password(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	/* NULL, not "": libvncclient does not free an empty password. */
-	return v->password != NULL ? strdup(v->password) : NULL;
-}
-
-static void
-viewer_rect(rfbClient *client, int x, int y, int w, int h)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	v->area += (uint64_t)w * (uint64_t)h;
-	if (y + h > v->bottom)
-		v->bottom = y + h;
-}
-
-static void
-viewer_done(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	v->updates++;
-}
-
-/* Connects to port; false (and v->client NULL) when refused. */
-static bool
-viewer_open(struct viewer *v, int port, const char *password)
-{
-	rfbClient *c = rfbGetClient(8, 3, 4);
-
-	memset(v, 0, sizeof(*v));
-	v->password = password;
-	c->format.redShift = 16;
-	c->format.greenShift = 8;
-	c->format.blueShift = 0;
-	c->appData.encodingsString = "zrle raw";
-	c->appData.enableJPEG = FALSE;
-	c->appData.useRemoteCursor = FALSE;
-	c->GetPassword = viewer_password;
-	c->GotFrameBufferUpdate = viewer_rect;
-	c->FinishedFrameBufferUpdate = viewer_done;
-	free(c->serverHost);
-	c->serverHost = strdup("127.0.0.1");
-	c->serverPort = port;
-	rfbClientSetClientData(c, &viewer_tag, v);
-	if (!rfbInitClient(c, NULL, NULL))	/* frees c */
-		return false;
-	v->client = c;
-	return true;
-}
-
-static void
-viewer_close(struct viewer *v)
-{
-	if (v->client == NULL)
-		return;
-	free(v->client->frameBuffer);
-	rfbClientCleanup(v->client);
-	v->client = NULL;
-}
-
-/* Handle what the server sends for ms; false if the connection died. */
-static bool
-viewer_pump(struct viewer *v, int ms)
-{
-	double deadline = h_now_ms() + ms;
-	int n;
-
-	while (h_now_ms() < deadline) {
-		n = WaitForMessage(v->client, 20000);
-		if (n < 0)
-			return false;
-		if (n > 0 && !HandleRFBServerMessage(v->client))
-			return false;
-	}
-	return true;
-}
-
-/* Pump until at least want complete updates arrived (or ms passed). */
-static bool
-viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
-{
-	double deadline = h_now_ms() + ms;
-
-	while (v->updates < want && h_now_ms() < deadline)
-		if (!viewer_pump(v, 50))
-			return false;
-	return v->updates >= want;
-}
-
-static uint32_t
-viewer_pixel(const struct viewer *v, int x, int y)
-{
-	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
-
-	return fb[y * v->client->width + x] & 0xffffff;
-}
 
 /* vm.info's stats.display member (caller puts), or NULL. */
 static struct json_object *

@@ -5,75 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rfb/keysym.h>
-#include <rfb/rfbclient.h>
-
+#include "hviewer.h"
 #include "ldisplay.h"
-
-struct ld_viewer {
-	rfbClient *client;
-	unsigned int updates;
-};
-
-static int ld_tag;
-
-static void
-ld_done(rfbClient *c)
-{
-	struct ld_viewer *v = rfbClientGetClientData(c, &ld_tag);
-
-	v->updates++;
-}
-
-static bool
-ld_open(struct ld_viewer *v, int port)
-{
-	rfbClient *c = rfbGetClient(8, 3, 4);
-
-	memset(v, 0, sizeof(*v));
-	c->format.redShift = 16;
-	c->format.greenShift = 8;
-	c->format.blueShift = 0;
-	c->appData.encodingsString = "zrle raw";
-	c->appData.useRemoteCursor = FALSE;
-	c->FinishedFrameBufferUpdate = ld_done;
-	free(c->serverHost);
-	c->serverHost = strdup("127.0.0.1");
-	c->serverPort = port;
-	rfbClientSetClientData(c, &ld_tag, v);
-	if (!rfbInitClient(c, NULL, NULL))
-		return false;
-	v->client = c;
-	return true;
-}
-
-static void
-ld_close(struct ld_viewer *v)
-{
-	if (v->client == NULL)
-		return;
-	free(v->client->frameBuffer);
-	rfbClientCleanup(v->client);
-	v->client = NULL;
-}
-
-static bool
-ld_pump(struct ld_viewer *v, int ms)
-{
-	double deadline = h_now_ms() + ms;
-	int n;
-
-	while (h_now_ms() < deadline) {
-		n = WaitForMessage(v->client, 20000);
-		if (n < 0 || (n > 0 && !HandleRFBServerMessage(v->client)))
-			return false;
-	}
-	return true;
-}
 
 /* Pixels that are not black: fbcon's text. */
 static unsigned int
-ld_lit(const struct ld_viewer *v)
+ld_lit(const struct viewer *v)
 {
 	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
 	size_t i, n = (size_t)v->client->width * v->client->height;
@@ -86,7 +23,7 @@ ld_lit(const struct ld_viewer *v)
 
 /* Pixels that differ from an earlier copy of the screen. */
 static unsigned int
-ld_changed(const struct ld_viewer *v, const uint32_t *before)
+ld_changed(const struct viewer *v, const uint32_t *before)
 {
 	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
 	size_t i, n = (size_t)v->client->width * v->client->height;
@@ -95,33 +32,6 @@ ld_changed(const struct ld_viewer *v, const uint32_t *before)
 	for (i = 0; i < n; i++)
 		changed += ((fb[i] ^ before[i]) & 0xffffff) != 0;
 	return changed;
-}
-
-/* A US keyboard: which characters need Shift. */
-static bool
-ld_shifted(char ch)
-{
-	return (ch >= 'A' && ch <= 'Z') || strchr("~!@#$%^&*()_+{}|:\"<>?",
-	    ch) != NULL;
-}
-
-static void
-ld_type(struct ld_viewer *v, const char *text)
-{
-	const char *p;
-
-	for (p = text; *p != '\0'; p++) {
-		uint32_t sym = *p == '\n' ? XK_Return : (uint8_t)*p;
-		bool shift = ld_shifted(*p);
-
-		if (shift)
-			SendKeyEvent(v->client, XK_Shift_L, TRUE);
-		SendKeyEvent(v->client, sym, TRUE);
-		SendKeyEvent(v->client, sym, FALSE);
-		if (shift)
-			SendKeyEvent(v->client, XK_Shift_L, FALSE);
-		ld_pump(v, 20);		/* a typist's pace */
-	}
 }
 
 static bool
@@ -199,7 +109,7 @@ void
 ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 {
 	struct json_object *r;
-	struct ld_viewer v;
+	struct viewer v;
 	unsigned int lit, changed;
 	uint32_t *before;
 	size_t bytes;
@@ -217,11 +127,11 @@ ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 	    out != NULL ? h_flat(out) : "no answer");
 	free(out);
 	check(vm, !ld_refresh_timer(vm), "no viewer, no refresh timer");
-	if (port <= 0 || !ld_open(&v, port)) {
+	if (port <= 0 || !viewer_open(&v, port, NULL)) {
 		check(vm, false, "a VNC viewer connects");
 		return;
 	}
-	ld_pump(&v, 3000);
+	viewer_pump(&v, 3000);
 	lit = ld_lit(&v);
 	check(vm, v.updates >= 1 && lit > 2000, "the viewer sees the "
 	    "framebuffer console (%u updates, %u lit pixels of %dx%d)",
@@ -232,10 +142,10 @@ ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 	if (before == NULL)
 		tap_bail("out of memory");
 	memcpy(before, v.client->frameBuffer, bytes);
-	ld_type(&v, "echo vnc-typed-$((6*7)) >/dev/ttyS0\n");
+	viewer_type(&v, "echo vnc-typed-$((6*7)) >/dev/ttyS0\n");
 	check(vm, lg_expect(vm, "vnc-typed-42", LG_CMD_MS, false) == 0,
 	    "a command typed through VNC into the tty0 shell ran");
-	ld_pump(&v, 1000);
+	viewer_pump(&v, 1000);
 	changed = ld_changed(&v, before);
 	free(before);
 	/* The command line and a new prompt: some hundreds of pixels. */
@@ -251,20 +161,20 @@ ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
 		    vm->name);
 		paused += h_ret(r) != NULL;
 		json_object_put(r);
-		ld_pump(&v, 150);
+		viewer_pump(&v, 150);
 		r = h_callf(vm->c, H_REPLY_MS, "vm.resume",
 		    "{\"name\":\"%s\"}", vm->name);
 		paused += h_ret(r) != NULL;
 		json_object_put(r);
-		ld_pump(&v, 250);
+		viewer_pump(&v, 250);
 	}
-	ld_type(&v, "echo vnc-again-$((7*8)) >/dev/ttyS0\n");
+	viewer_type(&v, "echo vnc-again-$((7*8)) >/dev/ttyS0\n");
 	check(vm, paused == 10 && lg_expect(vm, "vnc-again-56", LG_CMD_MS,
 	    false) == 0, "5 pauses and resumes with a viewer (%d of 10 "
 	    "replies), then typing still works", paused);
 	if (show)
 		ld_show(vm);
-	ld_close(&v);
+	viewer_close(&v);
 	h_sleep_ms(500);
 	check(vm, !ld_refresh_timer(vm), "viewer gone, no refresh timer");
 }

@@ -1,0 +1,135 @@
+/* See hviewer.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rfb/keysym.h>
+
+#include "harness.h"
+#include "hviewer.h"
+
+static int viewer_tag;
+
+static char *
+viewer_password(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	/* NULL, not "": libvncclient does not free an empty password. */
+	return v->password != NULL ? strdup(v->password) : NULL;
+}
+
+static void
+viewer_rect(rfbClient *client, int x, int y, int w, int h)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	v->area += (uint64_t)w * (uint64_t)h;
+	if (y + h > v->bottom)
+		v->bottom = y + h;
+}
+
+static void
+viewer_done(rfbClient *client)
+{
+	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
+
+	v->updates++;
+}
+
+bool
+viewer_open(struct viewer *v, int port, const char *password)
+{
+	rfbClient *c = rfbGetClient(8, 3, 4);
+
+	memset(v, 0, sizeof(*v));
+	v->password = password;
+	c->format.redShift = 16;
+	c->format.greenShift = 8;
+	c->format.blueShift = 0;
+	c->appData.encodingsString = "zrle raw";
+	c->appData.enableJPEG = FALSE;
+	c->appData.useRemoteCursor = FALSE;
+	c->GetPassword = viewer_password;
+	c->GotFrameBufferUpdate = viewer_rect;
+	c->FinishedFrameBufferUpdate = viewer_done;
+	free(c->serverHost);
+	c->serverHost = strdup("127.0.0.1");
+	c->serverPort = port;
+	rfbClientSetClientData(c, &viewer_tag, v);
+	if (!rfbInitClient(c, NULL, NULL))	/* frees c */
+		return false;
+	v->client = c;
+	return true;
+}
+
+void
+viewer_close(struct viewer *v)
+{
+	if (v->client == NULL)
+		return;
+	free(v->client->frameBuffer);
+	rfbClientCleanup(v->client);
+	v->client = NULL;
+}
+
+bool
+viewer_pump(struct viewer *v, int ms)
+{
+	double deadline = h_now_ms() + ms;
+	int n;
+
+	while (h_now_ms() < deadline) {
+		n = WaitForMessage(v->client, 20000);
+		if (n < 0)
+			return false;
+		if (n > 0 && !HandleRFBServerMessage(v->client))
+			return false;
+	}
+	return true;
+}
+
+bool
+viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while (v->updates < want && h_now_ms() < deadline)
+		if (!viewer_pump(v, 50))
+			return false;
+	return v->updates >= want;
+}
+
+uint32_t
+viewer_pixel(const struct viewer *v, int x, int y)
+{
+	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
+
+	return fb[y * v->client->width + x] & 0xffffff;
+}
+
+/* A US keyboard: which characters need Shift. */
+static bool
+viewer_shifted(char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || strchr("~!@#$%^&*()_+{}|:\"<>?",
+	    ch) != NULL;
+}
+
+void
+viewer_type(struct viewer *v, const char *text)
+{
+	const char *p;
+
+	for (p = text; *p != '\0'; p++) {
+		uint32_t sym = *p == '\n' ? XK_Return : (uint8_t)*p;
+		bool shift = viewer_shifted(*p);
+
+		if (shift)
+			SendKeyEvent(v->client, XK_Shift_L, TRUE);
+		SendKeyEvent(v->client, sym, TRUE);
+		SendKeyEvent(v->client, sym, FALSE);
+		if (shift)
+			SendKeyEvent(v->client, XK_Shift_L, FALSE);
+		viewer_pump(v, 20);		/* a typist's pace */
+	}
+}
