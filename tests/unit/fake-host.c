@@ -159,6 +159,25 @@ fake_host_next_deadline(const struct fake_host *fh)
 	return t != NULL ? t->deadline : INT64_MAX;
 }
 
+/* VM time moves to `to` (not backwards); the wall clock may follow. */
+static void
+fake_host_move(struct fake_host *fh, int64_t to)
+{
+	int64_t d = to - fh->vm_now;
+
+	if (d <= 0)
+		return;
+	fh->vm_now = to;
+	if (!fh->wall_follows_vm)
+		return;
+	fh->wall.tv_sec += (time_t)(d / 1000000000);
+	fh->wall.tv_nsec += (long)(d % 1000000000);
+	if (fh->wall.tv_nsec >= 1000000000L) {
+		fh->wall.tv_nsec -= 1000000000L;
+		fh->wall.tv_sec++;
+	}
+}
+
 void
 fake_host_advance(struct fake_host *fh, int64_t ns)
 {
@@ -166,11 +185,10 @@ fake_host_advance(struct fake_host *fh, int64_t ns)
 	struct device_timer *t;
 
 	while ((t = fake_host_earliest(fh)) != NULL && t->deadline <= end) {
-		if (t->deadline > fh->vm_now)
-			fh->vm_now = t->deadline;
+		fake_host_move(fh, t->deadline);
 		t->armed = false;
 		fh->timer_fires++;
 		t->fn(t->dev);
 	}
-	fh->vm_now = end;
+	fake_host_move(fh, end);
 }

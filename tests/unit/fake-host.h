@@ -56,6 +56,13 @@ struct fake_host {
 	struct device_timer timers[FAKE_HOST_TIMERS];
 	unsigned int timer_arms;	/* timer_arm() calls ever */
 	unsigned int timer_fires;
+
+	/*
+	 * Set: fake_host_advance() moves the wall clock with the VM clock,
+	 * as a running guest on an idle host sees them.  Clear (the
+	 * default): the wall clock moves only when the test sets it.
+	 */
+	bool wall_follows_vm;
 };
 
 extern const struct device_host_ops fake_host_ops;
@@ -66,7 +73,10 @@ extern const struct device_host_ops fake_host_ops;
 	.raise_status = DEVICE_IRQ_DELIVERED,				\
 }
 void fake_host_init(struct fake_host *fh);
-/* Move VM time forward by ns, firing what falls due on the way. */
+/*
+ * Move VM time forward by ns, firing what falls due on the way (and the
+ * wall clock with it, if wall_follows_vm).
+ */
 void fake_host_advance(struct fake_host *fh, int64_t ns);
 /* How many timers are armed now. */
 unsigned int fake_host_timers_armed(const struct fake_host *fh);
