@@ -12,9 +12,15 @@
  * new offset.  A guest write to a time register while the clock runs is
  * handled the same way: stop, store, start.
  *
- * Interrupts (periodic, alarm, update-ended) are not generated yet, but
- * register C and the IRQ line are kept consistent with registers B and
- * C so that adding their sources only has to set flags in C.
+ * Interrupts ("Interrupts", "Register C"): the update cycle happens at
+ * each second of the guest's clock, so update-ended and alarm events
+ * follow the wall clock; the periodic interrupt is a tap of the divider
+ * chain, whose phase is kept on the VM clock.  Events are accounted
+ * lazily: register C is brought up to date when it is read, when a
+ * control register changes, and by a timer, and a timer is armed only
+ * while an interrupt the guest enabled needs one (PIE: the periodic
+ * timer; UIE or AIE: the update timer).  A guest that only polls or
+ * never enables an interrupt arms nothing.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -45,6 +51,14 @@
 #define REG_A_DV_MASK		0x70
 #define REG_A_DV_RESET		0x60	/* DV2:DV1 = 11: divider held in reset */
 #define REG_A_DEFAULT		0x26	/* 32.768 kHz time base, 1024 Hz rate */
+#define REG_A_RS_MASK		0x0f
+
+/*
+ * UIP rises 244 us (8 cycles of the 32.768 kHz time base) before the
+ * update cycle ("Register A", UIP; "Update Cycle").  The update itself
+ * is instantaneous here: the time registers change at the second.
+ */
+#define RTC_UIP_NS		244141
 
 /* Register B */
 #define REG_B_SET		0x80
@@ -69,6 +83,12 @@
 
 /* The hours register in 12-hour mode: bit 7 set for PM. */
 #define RTC_HOURS_PM		0x80
+
+/* An alarm byte with its two high bits set matches any value. */
+#define RTC_ALARM_DONT_CARE	0xc0
+
+/* A timer deadline meaning "not armed". */
+#define RTC_NEVER		INT64_MAX
 
 #define NSEC_PER_SEC		1000000000L
 #define SECS_PER_DAY		86400
@@ -108,6 +128,28 @@ struct rtc {
 	bool wday_written;		/* while stopped */
 	struct rtc_ts last_host;	/* used if the host clock fails */
 	bool irq_level;
+	bool nmi_mask;			/* port 0x70 bit 7: kept, no effect */
+
+	/*
+	 * Update cycles up to this guest time are accounted in register C
+	 * (UF, AF); meaningful while the clock runs.
+	 */
+	struct rtc_ts upd_synced;
+	/*
+	 * The divider chain on the VM clock: its phase 0 was at div_base,
+	 * and periodic ticks up to index pt_last (counted at the rate in
+	 * register A) are accounted in register C.
+	 */
+	int64_t div_base;
+	int64_t pt_last;
+
+	struct device_timer *pt_timer;	/* the next periodic tick (PIE) */
+	struct device_timer *upd_timer;	/* the next UF or AF (UIE, AIE) */
+	int64_t pt_deadline;		/* RTC_NEVER: not armed */
+	int64_t upd_deadline;
+	int64_t upd_target;		/* guest second upd_timer waits for */
+
+	struct rtc_stats stats;
 };
 
 static int64_t
@@ -383,22 +425,26 @@ rtc_start(struct rtc *rtc, struct rtc_ts host)
 	}
 }
 
+static void rtc_upd_restart(struct rtc *rtc, struct rtc_ts host);
+
 /* Stop or start the clock after a write to register A or B. */
 static void
 rtc_update_running(struct rtc *rtc, bool was_running, struct rtc_ts host)
 {
 	bool running = rtc_running(rtc);
 
-	if (was_running && !running)
+	if (was_running && !running) {
 		rtc_stop(rtc, host);
-	else if (!was_running && running)
+	} else if (!was_running && running) {
 		rtc_start(rtc, host);
+		rtc_upd_restart(rtc, host);
+	}
 }
 
 /*
  * IRQF (register C, bit 7) is set when a flag in C is set with its
- * enable bit in B; the IRQ pin follows IRQF.  Nothing sets PF, AF or UF
- * yet.
+ * enable bit in B; the IRQ pin follows IRQF ("Register C", IRQF), until
+ * a read of C clears it.
  */
 static void
 rtc_update_irq(struct rtc *rtc)
@@ -417,11 +463,318 @@ rtc_update_irq(struct rtc *rtc)
 	}
 }
 
+/* --- interrupt sources ------------------------------------------------ */
+
+unsigned int
+rtc_rate_hz(uint8_t reg_a)
+{
+	unsigned int rs = reg_a & REG_A_RS_MASK;
+
+	/*
+	 * "Periodic Interrupt Rate" table, 32.768 kHz time base: rate
+	 * select n gives 65536 >> n Hz for n = 3 (8192 Hz) to 15 (2 Hz);
+	 * 1 and 2 repeat 8 and 9 (256 and 128 Hz); 0 is off; a divider
+	 * held in reset produces nothing.  The other time bases (DV =
+	 * 000, 001) name other crystals; the PC has a 32.768 kHz one, so
+	 * they are treated alike.
+	 */
+	if ((reg_a & REG_A_DV_RESET) == REG_A_DV_RESET || rs == 0)
+		return 0;
+	if (rs <= 2)
+		rs += 7;
+	return 65536u >> rs;
+}
+
+static unsigned int
+rtc_hz(const struct rtc *rtc)
+{
+	return rtc_rate_hz(rtc->ram[RTC_REG_A]);
+}
+
+/*
+ * Periodic tick k of a rate is the first nanosecond at which the
+ * divider has counted k periods: div_base + ceil(k * 1e9 / hz).
+ */
+static int64_t
+rtc_tick_index(const struct rtc *rtc, int64_t now, unsigned int hz)
+{
+	if (now <= rtc->div_base)
+		return 0;
+	return (int64_t)((__int128)(now - rtc->div_base) * hz / NSEC_PER_SEC);
+}
+
+static int64_t
+rtc_tick_time(const struct rtc *rtc, int64_t k, unsigned int hz)
+{
+	return rtc->div_base +
+	    (int64_t)(((__int128)k * NSEC_PER_SEC + hz - 1) / hz);
+}
+
+/* The guest's clock now (host must be a fresh sample). */
+static struct rtc_ts
+rtc_guest_now(const struct rtc *rtc, struct rtc_ts host)
+{
+	return rtc_ts_add(host, rtc->offset);
+}
+
+/* Does an alarm byte match a time byte ("Alarm", don't-care codes)? */
+static bool
+rtc_alarm_byte(uint8_t alarm, uint8_t now)
+{
+	return (alarm & RTC_ALARM_DONT_CARE) == RTC_ALARM_DONT_CARE ||
+	    alarm == now;
+}
+
+/*
+ * The first guest second in [from, to] at whose update cycle the alarm
+ * matches, or RTC_NEVER.  The chip compares the alarm bytes with the
+ * time bytes after each update ("Alarm"): so do we, in the current data
+ * mode.  An alarm that can match does so within a day; the search skips
+ * whole hours and minutes that cannot match, so it is short.
+ */
+static int64_t
+rtc_next_alarm(const struct rtc *rtc, int64_t from, int64_t to)
+{
+	uint8_t as = rtc->ram[RTC_SECONDS_ALARM];
+	uint8_t am = rtc->ram[RTC_MINUTES_ALARM];
+	uint8_t ah = rtc->ram[RTC_HOURS_ALARM];
+	struct rtc_tm tm;
+	int64_t t;
+
+	if (to - from > 2 * SECS_PER_DAY)
+		to = from + 2 * SECS_PER_DAY;
+	for (t = from; t <= to;) {
+		rtc_tm_from_secs(t, &tm);
+		if (!rtc_alarm_byte(ah, rtc_encode_hour(rtc, tm.hour)))
+			t += 3600 - tm.min * 60 - tm.sec;
+		else if (!rtc_alarm_byte(am, rtc_encode(rtc, tm.min)))
+			t += 60 - tm.sec;
+		else if (!rtc_alarm_byte(as, rtc_encode(rtc, tm.sec)))
+			t++;
+		else
+			return t;
+	}
+	return RTC_NEVER;
+}
+
+/*
+ * The flags of register C that events since the last accounting would
+ * add (PF, UF, AF), without accounting them.  PF is set at each
+ * periodic tick whether or not PIE is ("Register C", PF); UF after each
+ * update cycle, AF after one whose time matched the alarm, both only
+ * while the clock runs.
+ */
+static uint8_t
+rtc_pending(const struct rtc *rtc, struct rtc_ts host, int64_t vm_now)
+{
+	unsigned int hz = rtc_hz(rtc);
+	struct rtc_ts g;
+	uint8_t flags = 0;
+
+	if (hz != 0 && rtc_tick_index(rtc, vm_now, hz) > rtc->pt_last)
+		flags |= REG_C_PF;
+	if (rtc_running(rtc)) {
+		g = rtc_guest_now(rtc, host);
+		if (g.sec > rtc->upd_synced.sec) {
+			flags |= REG_C_UF;
+			if (rtc_next_alarm(rtc, rtc->upd_synced.sec + 1,
+			    g.sec) != RTC_NEVER)
+				flags |= REG_C_AF;
+		}
+	}
+	return flags;
+}
+
+/*
+ * A fresh rising edge on IRQ 8 for a periodic tick, IRQF being set.
+ * The line is held high while IRQF is; if the guest has not read C
+ * since the last interrupt, it is lowered first, since raising a line
+ * that is already high is no edge, and the in-kernel PIC would answer
+ * it "delivered" without delivering anything.  Returns what the raise
+ * achieved: an enum device_irq_status or -errno.
+ */
+static int
+rtc_irq_edge(struct rtc *rtc)
+{
+	if (rtc->irq_level)
+		(void)device_irq_set(rtc->host, 0, false);
+	rtc->irq_level = true;
+	return device_irq_set(rtc->host, 0, true);
+}
+
+/* n periodic ticks that did not reach the guest in time. */
+static void
+rtc_ticks_lost(struct rtc *rtc, uint64_t n)
+{
+	rtc->stats.coalesced += n;
+	rtc->stats.dropped += n;
+}
+
+/*
+ * n periodic ticks are due with PIE set, the last one now: one edge for
+ * them all.  Ticks the timer came too late for (n > 1) never got an
+ * edge of their own: they count as coalesced.
+ */
+static void
+rtc_ticks(struct rtc *rtc, uint64_t n)
+{
+	int st;
+
+	rtc->stats.raised += n;
+	rtc->ram[RTC_REG_C] |= REG_C_IRQF;
+	st = rtc_irq_edge(rtc);
+	if (st == DEVICE_IRQ_DELIVERED) {
+		rtc->stats.delivered++;
+	} else if (st == DEVICE_IRQ_COALESCED) {
+		n++;
+	} else {
+		rtc->stats.masked++;
+	}
+	if (n > 1)
+		rtc_ticks_lost(rtc, n - 1);
+}
+
+/* Account the periodic ticks up to vm_now: PF, and edges under PIE. */
+static void
+rtc_periodic_sync(struct rtc *rtc, int64_t vm_now)
+{
+	unsigned int hz = rtc_hz(rtc);
+	int64_t k;
+
+	if (hz == 0)
+		return;
+	k = rtc_tick_index(rtc, vm_now, hz);
+	if (k <= rtc->pt_last)
+		return;
+	rtc->ram[RTC_REG_C] |= REG_C_PF;
+	if (rtc->ram[RTC_REG_B] & REG_B_PIE)
+		rtc_ticks(rtc, (uint64_t)(k - rtc->pt_last));
+	rtc->pt_last = k;
+}
+
+/*
+ * Bring register C up to date (not IRQF: see rtc_update_irq).  Called
+ * before anything that changes how events are counted.
+ */
+static void
+rtc_sync(struct rtc *rtc)
+{
+	int64_t vm_now = device_vm_clock(rtc->host);
+	struct rtc_ts host = { 0, 0 };
+	uint8_t flags;
+
+	if (rtc_running(rtc))
+		host = rtc_host_sample(rtc);
+	flags = rtc_pending(rtc, host, vm_now);
+	rtc->ram[RTC_REG_C] |= flags & (REG_C_UF | REG_C_AF);
+	rtc_periodic_sync(rtc, vm_now);
+	/* Also if the host clock went back: no update is owed then. */
+	if (rtc_running(rtc))
+		rtc->upd_synced = rtc_guest_now(rtc, host);
+}
+
+/* The clock (re)started or was set: no update cycle is owed. */
+static void
+rtc_upd_restart(struct rtc *rtc, struct rtc_ts host)
+{
+	rtc->upd_synced = rtc_guest_now(rtc, host);
+}
+
+/* The rate or the divider changed: count ticks of the new rate from now. */
+static void
+rtc_periodic_restart(struct rtc *rtc, int64_t vm_now)
+{
+	unsigned int hz = rtc_hz(rtc);
+
+	rtc->pt_last = hz != 0 ? rtc_tick_index(rtc, vm_now, hz) : 0;
+}
+
+static void
+rtc_timer_set(struct rtc *rtc, struct device_timer *t, int64_t *cur,
+    int64_t want)
+{
+	if (want == *cur)
+		return;
+	if (want == RTC_NEVER)
+		device_timer_cancel(rtc->host, t);
+	else
+		device_timer_arm(rtc->host, t, want);
+	*cur = want;
+}
+
+/*
+ * Arm exactly the timers an enabled interrupt needs, each only when its
+ * deadline changes: the periodic one while PIE is set and the divider
+ * ticks; the update one while UIE or AIE is set and the clock runs,
+ * for the next second (UIE) or the next alarm (AIE alone).
+ */
+static void
+rtc_arm_timers(struct rtc *rtc)
+{
+	unsigned int hz = rtc_hz(rtc);
+	uint8_t b = rtc->ram[RTC_REG_B];
+	int64_t want, target;
+	struct rtc_ts host, left;
+
+	want = RTC_NEVER;
+	if ((b & REG_B_PIE) && hz != 0)
+		want = rtc_tick_time(rtc, rtc->pt_last + 1, hz);
+	rtc_timer_set(rtc, rtc->pt_timer, &rtc->pt_deadline, want);
+
+	want = RTC_NEVER;
+	target = RTC_NEVER;
+	if ((b & (REG_B_UIE | REG_B_AIE)) && rtc_running(rtc)) {
+		target = rtc->upd_synced.sec + 1;
+		if (!(b & REG_B_UIE))
+			target = rtc_next_alarm(rtc, target,
+			    target + SECS_PER_DAY);
+	}
+	if (target == RTC_NEVER) {
+		rtc_timer_set(rtc, rtc->upd_timer, &rtc->upd_deadline,
+		    RTC_NEVER);
+	} else if (target != rtc->upd_target ||
+	    rtc->upd_deadline == RTC_NEVER) {
+		host = rtc_host_sample(rtc);
+		left = rtc_ts_sub((struct rtc_ts){ target, 0 },
+		    rtc_guest_now(rtc, host));
+		want = device_vm_clock(rtc->host);
+		if (left.sec >= 0)
+			want += left.sec * NSEC_PER_SEC + left.nsec;
+		rtc_timer_set(rtc, rtc->upd_timer, &rtc->upd_deadline, want);
+	}
+	rtc->upd_target = target;
+}
+
+static void
+rtc_pt_fire(void *dev)
+{
+	struct rtc *rtc = dev;
+
+	rtc->pt_deadline = RTC_NEVER;
+	rtc_periodic_sync(rtc, device_vm_clock(rtc->host));
+	rtc_update_irq(rtc);
+	rtc_arm_timers(rtc);
+}
+
+static void
+rtc_upd_fire(void *dev)
+{
+	struct rtc *rtc = dev;
+
+	rtc->upd_deadline = RTC_NEVER;
+	rtc_sync(rtc);
+	rtc_update_irq(rtc);
+	rtc_arm_timers(rtc);
+}
+
 /* What a read of register idx returns, without a read's side effects. */
 static uint8_t
-rtc_peek(const struct rtc *rtc, unsigned int idx, struct rtc_ts host)
+rtc_peek(const struct rtc *rtc, unsigned int idx, struct rtc_ts host,
+    int64_t vm_now)
 {
 	struct rtc_tm tm;
+	struct rtc_ts g;
+	uint8_t c;
 
 	if (rtc_is_time_reg(idx)) {
 		if (!rtc_running(rtc))
@@ -432,17 +785,23 @@ rtc_peek(const struct rtc *rtc, unsigned int idx, struct rtc_ts host)
 	switch (idx) {
 	case RTC_REG_A:
 		/*
-		 * UIP is never set.  On the chip it warns that the time
-		 * registers are about to change under the reader during
-		 * the update cycle.  Here there is no update cycle: every
-		 * read computes its register from one host clock sample,
-		 * so no read ever sees a half-updated value, and reporting
-		 * UIP would only make guests spin.  Software that reads
-		 * several registers must still check that the seconds did
-		 * not roll over in between, as the datasheet recommends
-		 * anyway (and as Linux does).
+		 * UIP is set from 244 us before each update until the
+		 * update ("Register A", UIP), the update being the instant
+		 * the second changes: software that waits for UIP to fall
+		 * (or for UF) sees it fall exactly when the seconds move.
+		 * SET or a divider in reset inhibits updates: no UIP.
 		 */
+		if (!rtc_running(rtc))
+			return rtc->ram[RTC_REG_A] & ~REG_A_UIP;
+		g = rtc_guest_now(rtc, host);
+		if (g.nsec >= NSEC_PER_SEC - RTC_UIP_NS)
+			return rtc->ram[RTC_REG_A] | REG_A_UIP;
 		return rtc->ram[RTC_REG_A] & ~REG_A_UIP;
+	case RTC_REG_C:
+		c = rtc->ram[RTC_REG_C] | rtc_pending(rtc, host, vm_now);
+		if (c & rtc->ram[RTC_REG_B] & REG_C_SOURCES)
+			c |= REG_C_IRQF;
+		return c;
 	case RTC_REG_D:
 		return REG_D_VRT;	/* the RAM and time are valid */
 	default:
@@ -456,15 +815,22 @@ rtc_read_reg(struct rtc *rtc, unsigned int idx)
 	struct rtc_ts host = { 0, 0 };
 	uint8_t v;
 
-	if (rtc_is_time_reg(idx) && rtc_running(rtc))
-		host = rtc_host_sample(rtc);
-	v = rtc_peek(rtc, idx, host);
 	if (idx == RTC_REG_C) {
-		/* Reading register C clears all its flags. */
+		/*
+		 * Reading register C returns and clears all its flags,
+		 * and so lowers IRQ ("Register C").
+		 */
+		rtc_sync(rtc);
+		v = rtc->ram[RTC_REG_C];
+		if (v & rtc->ram[RTC_REG_B] & REG_C_SOURCES)
+			v |= REG_C_IRQF;
 		rtc->ram[RTC_REG_C] = 0;
 		rtc_update_irq(rtc);
+		return v;
 	}
-	return v;
+	if ((rtc_is_time_reg(idx) || idx == RTC_REG_A) && rtc_running(rtc))
+		host = rtc_host_sample(rtc);
+	return rtc_peek(rtc, idx, host, 0);
 }
 
 static void
@@ -472,6 +838,8 @@ rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
 {
 	struct rtc_ts host;
 	bool was_running = rtc_running(rtc);
+	unsigned int old_hz;
+	int64_t vm_now;
 	uint8_t old;
 
 	if (rtc_is_time_reg(idx)) {
@@ -482,45 +850,73 @@ rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
 			return;
 		}
 		/* Stop, store, start: the phase of the second is kept. */
-		host = rtc_host_sample(rtc);
+		rtc_sync(rtc);
+		host = rtc->last_host;
 		rtc_stop(rtc, host);
 		rtc->ram[idx] = v;
 		if (idx == RTC_DAY_OF_WEEK)
 			rtc->wday_written = true;
 		rtc_start(rtc, host);
+		rtc_upd_restart(rtc, host);
+		rtc_arm_timers(rtc);
 		return;
 	}
 	switch (idx) {
 	case RTC_REG_A:
+		rtc_sync(rtc);
+		vm_now = device_vm_clock(rtc->host);
 		host = rtc_host_sample(rtc);
 		old = rtc->ram[RTC_REG_A];
+		old_hz = rtc_hz(rtc);
 		rtc->ram[RTC_REG_A] = v & ~REG_A_UIP;	/* UIP is read-only */
 		if ((old & REG_A_DV_RESET) == REG_A_DV_RESET &&
 		    (v & REG_A_DV_RESET) != REG_A_DV_RESET) {
 			/*
 			 * Divider released: "the first update cycle begins
-			 * one-half second later" (register A, DV0-DV2).
+			 * one-half second later" (register A, DV0-DV2),
+			 * and the periodic taps start from there too.
 			 */
 			struct rtc_ts g = rtc_ts_add(host, rtc->offset);
 
 			g.nsec = NSEC_PER_SEC / 2;
 			rtc->offset = rtc_ts_sub(g, host);
+			rtc->div_base = vm_now - NSEC_PER_SEC / 2;
+			rtc_periodic_restart(rtc, vm_now);
+		} else if (rtc_hz(rtc) != old_hz) {
+			rtc_periodic_restart(rtc, vm_now);
 		}
 		rtc_update_running(rtc, was_running, host);
+		rtc_update_irq(rtc);
+		rtc_arm_timers(rtc);
 		break;
 	case RTC_REG_B:
+		rtc_sync(rtc);
 		host = rtc_host_sample(rtc);
 		old = rtc->ram[RTC_REG_B];
 		rtc->ram[RTC_REG_B] = v;
 		/* SET going high also clears UIE (register B, UIE). */
 		if (!(old & REG_B_SET) && (v & REG_B_SET))
 			rtc->ram[RTC_REG_B] &= ~REG_B_UIE;
+		/*
+		 * SQWE enables the square-wave pin, DSE daylight saving
+		 * changes: neither is wired on a PC, the bits are kept.
+		 */
 		rtc_update_running(rtc, was_running, host);
 		rtc_update_irq(rtc);
+		rtc_arm_timers(rtc);
 		break;
 	case RTC_REG_C:
 	case RTC_REG_D:
 		break;		/* read-only */
+	case RTC_SECONDS_ALARM:
+	case RTC_MINUTES_ALARM:
+	case RTC_HOURS_ALARM:
+		/* Updates so far were compared with the old alarm. */
+		rtc_sync(rtc);
+		rtc->ram[idx] = v;
+		rtc_update_irq(rtc);
+		rtc_arm_timers(rtc);
+		break;
 	default:
 		rtc->ram[idx] = v;
 		break;
@@ -555,8 +951,10 @@ rtc_write(void *dev, uint64_t offset, const void *data, unsigned int size)
 	unsigned int i;
 
 	for (i = 0; i < size; i++) {
-		if (offset == 0 && i == 0)
+		if (offset == 0 && i == 0) {
 			rtc->index = p[i] & 0x7f;
+			rtc->nmi_mask = (p[i] & 0x80) != 0;
+		}
 		else if (offset <= 1 && offset + i == 1)
 			rtc_write_reg(rtc, rtc->index, p[i]);
 	}
@@ -576,9 +974,9 @@ rtc_cmos_get(const struct rtc *rtc, unsigned int index)
 
 	if (index >= RTC_NREGS)
 		return 0xff;
-	if (rtc_is_time_reg(index) && rtc_running(rtc))
+	if (rtc_running(rtc))
 		host = rtc_host_now(rtc);
-	return rtc_peek(rtc, index, host);
+	return rtc_peek(rtc, index, host, device_vm_clock(rtc->host));
 }
 
 struct rtc *
@@ -592,13 +990,42 @@ rtc_new(const struct device_host *host)
 	rtc->host = host;
 	rtc->ram[RTC_REG_A] = REG_A_DEFAULT;
 	rtc->ram[RTC_REG_B] = REG_B_DEFAULT;
+	rtc->pt_deadline = RTC_NEVER;
+	rtc->upd_deadline = RTC_NEVER;
+	rtc->upd_target = RTC_NEVER;
+	/* Made now, armed only when the guest enables an interrupt. */
+	rtc->pt_timer = device_timer_new(host, rtc_pt_fire, rtc);
+	if (rtc->pt_timer == NULL)
+		goto free_rtc;
+	rtc->upd_timer = device_timer_new(host, rtc_upd_fire, rtc);
+	if (rtc->upd_timer == NULL)
+		goto free_pt;
+	rtc->div_base = device_vm_clock(host);
+	rtc_periodic_restart(rtc, rtc->div_base);
+	rtc_upd_restart(rtc, rtc_host_sample(rtc));
 	return rtc;
+
+free_pt:
+	device_timer_free(host, rtc->pt_timer);
+free_rtc:
+	free(rtc);
+	return NULL;
 }
 
 void
 rtc_free(struct rtc *rtc)
 {
+	if (rtc == NULL)
+		return;
+	device_timer_free(rtc->host, rtc->upd_timer);
+	device_timer_free(rtc->host, rtc->pt_timer);
 	free(rtc);
+}
+
+void
+rtc_get_stats(const struct rtc *rtc, struct rtc_stats *st)
+{
+	*st = rtc->stats;
 }
 
 static void
@@ -607,9 +1034,33 @@ rtc_ops_free(void *dev)
 	rtc_free(dev);
 }
 
+/* Registers as a read would show them, and the periodic tick counters. */
+static void
+rtc_diag(void *dev, struct device_diag *d)
+{
+	const struct rtc *rtc = dev;
+	const struct rtc_stats *st = &rtc->stats;
+
+	device_diag_put(d, "index", rtc->index, DEVICE_DIAG_HEX);
+	device_diag_put(d, "nmi_mask", rtc->nmi_mask, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "reg_a", rtc_cmos_get(rtc, RTC_REG_A),
+	    DEVICE_DIAG_HEX);
+	device_diag_put(d, "reg_b", rtc->ram[RTC_REG_B], DEVICE_DIAG_HEX);
+	device_diag_put(d, "reg_c", rtc_cmos_get(rtc, RTC_REG_C),
+	    DEVICE_DIAG_HEX);
+	device_diag_put(d, "irq_level", rtc->irq_level, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "periodic_hz", rtc_hz(rtc), DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_raised", st->raised, DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_delivered", st->delivered, DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_coalesced", st->coalesced, DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_masked", st->masked, DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_dropped", st->dropped, DEVICE_DIAG_UINT);
+}
+
 const struct device_ops rtc_device_ops = {
 	.name = "rtc",
 	.read = rtc_read,
 	.write = rtc_write,
+	.diag = rtc_diag,
 	.free = rtc_ops_free,
 };

@@ -6,6 +6,10 @@
  * clock keeps running with the host's and costs nothing between reads.
  * Bytes 14 to 127 are plain CMOS RAM, except 0x32, the PC's century
  * byte, which belongs to the clock.
+ *
+ * Interrupts on IRQ 8: periodic (register A's rate, PIE), alarm (AIE)
+ * and update-ended (UIE), with timers on the VM clock armed only while
+ * one of them is enabled.
  */
 #ifndef VMMD_RTC_H
 #define VMMD_RTC_H
@@ -17,12 +21,33 @@
 
 struct rtc;
 
+/* Periodic interrupt accounting (see rtc.c, "lost ticks"). */
+struct rtc_stats {
+	uint64_t raised;	/* periodic ticks due while PIE was set */
+	uint64_t delivered;	/* ...whose edge reached the guest in time */
+	uint64_t coalesced;	/* ...that merged with an earlier one */
+	uint64_t masked;	/* ...that no interrupt controller accepted */
+	uint64_t reinjected;	/* coalesced ticks delivered later */
+	uint64_t dropped;	/* coalesced ticks given up on */
+	uint64_t retries;	/* reinjections that coalesced again */
+	uint64_t backlog;	/* coalesced ticks waiting for reinjection */
+	uint64_t backlog_high;	/* the backlog's high-water mark */
+};
+
 /*
  * NULL on ENOMEM.  host must outlive the RTC; its line 0 is IRQ 8 (not
  * raised yet), its wall clock the host's UTC.
  */
 struct rtc *rtc_new(const struct device_host *host);
 void rtc_free(struct rtc *rtc);
+
+void rtc_get_stats(const struct rtc *rtc, struct rtc_stats *st);
+
+/*
+ * The periodic interrupt rate for a value of register A, in Hz: 0 when
+ * the rate select is 0 or the divider is held in reset.
+ */
+unsigned int rtc_rate_hz(uint8_t reg_a);
 
 /*
  * Boot-time CMOS contents, index 0 to 127 (others are ignored, and read

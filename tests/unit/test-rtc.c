@@ -436,13 +436,14 @@ test_ram_and_misc(void)
 	TAP_EQ(cmos_read(rtc, SEC), 0x05, "host clock failing: last reading");
 	c.wall_error = 0;
 
-	/* UIP never set, however the reads fall around a second. */
+	/* UIP: set only in the last 244 us of each second. */
 	for (bad = 0, i = 0; i < 4000; i++) {
-		clock_advance(&c, 0, 250000);
-		if (cmos_read(rtc, REGA) & 0x80)
+		clock_advance(&c, 0, 250000 + 7);
+		if (!!(cmos_read(rtc, REGA) & 0x80) !=
+		    (c.wall.tv_nsec >= 1000000000L - 244141))
 			bad++;
 	}
-	TAP_EQ(bad, 0, "UIP never set");
+	TAP_EQ(bad, 0, "UIP set exactly in the 244 us before each update");
 
 	/* 2-byte access at 0x70: index then data. */
 	buf[0] = REGD;
@@ -455,7 +456,7 @@ test_ram_and_misc(void)
 	rtc_device_ops.write(rtc, 0, buf, 2);
 	TAP_EQ(cmos_read(rtc, 0x50), 0x99, "2-byte write: index, data");
 
-	TAP_EQ(c.irq_calls, 0, "no interrupt raised");
+	TAP_EQ(c.irq_calls, 0, "no interrupt enabled, none raised");
 	rtc_device_ops.free(rtc);
 	rtc_free(NULL);
 }
@@ -510,7 +511,9 @@ test_fuzz(void)
 		}
 	}
 	TAP_EQ(bad, 0, "fuzz: UIP never set, D always 0x80");
-	TAP_EQ(c.irq_calls, 0, "fuzz: no interrupt source yet");
+	TAP_EQ(c.irq_bad, 0, "fuzz: every line change was a change");
+	TAP_EQ(c.irq[0], (rtc_cmos_get(rtc, REGC) & 0x80) != 0,
+	    "fuzz: the line follows IRQF");
 	/* After the storm a sane setting still works. */
 	c.wall_error = 0;
 	clock_set(&c, utc(2024, 2, 29, 1, 2, 3), 0);
@@ -530,6 +533,387 @@ test_fuzz(void)
 	rtc_device_ops.free(rtc);
 }
 
+/* --- interrupts ------------------------------------------------------- */
+
+#define MS	1000000LL
+#define SECOND	1000000000LL
+
+/* Flags a simulated guest saw in register C, one read per interrupt. */
+struct isr_tally {
+	unsigned int irqs, pf, af, uf;
+	int64_t last_irq;	/* VM time of the last one */
+	int64_t first_af, first_uf;
+};
+
+/*
+ * Run VM time forward by ns while a guest's interrupt handler reads
+ * register C at each interrupt (unless `masked`), as Linux and Windows
+ * do: after each timer the fake host fires, look at the line.
+ */
+static void
+run_guest(struct fake_host *c, struct rtc *rtc, int64_t ns,
+    struct isr_tally *t)
+{
+	int64_t end = c->vm_now + ns, next;
+	uint8_t v;
+
+	for (;;) {
+		next = fake_host_next_deadline(c);
+		if (next > end) {
+			fake_host_advance(c, end - c->vm_now);
+			break;
+		}
+		fake_host_advance(c, next > c->vm_now ? next - c->vm_now : 0);
+		if (t != NULL && c->irq[0]) {
+			v = cmos_read(rtc, REGC);
+			t->irqs++;
+			t->last_irq = c->vm_now;
+			t->pf += (v & 0x40) != 0;
+			if ((v & 0x20) && t->af++ == 0)
+				t->first_af = c->vm_now;
+			if ((v & 0x10) && t->uf++ == 0)
+				t->first_uf = c->vm_now;
+		}
+	}
+}
+
+static void
+test_rates(void)
+{
+	static const unsigned int hz[16] = { 0, 256, 128, 8192, 4096, 2048,
+	    1024, 512, 256, 128, 64, 32, 16, 8, 4, 2 };
+	unsigned int rs, bad = 0, bad_count = 0;
+	struct rtc_stats st;
+
+	for (rs = 0; rs < 16; rs++) {
+		if (rtc_rate_hz((uint8_t)(0x20 | rs)) != hz[rs])
+			bad++;
+		if (rtc_rate_hz((uint8_t)(0x60 | rs)) != 0 ||
+		    rtc_rate_hz((uint8_t)(0x70 | rs)) != 0)
+			bad++;
+	}
+	TAP_EQ(bad, 0, "rate select 0-15: off, 256, 128, 8192 >> (n - 3)"
+	    "; divider in reset: off");
+	TAP_EQ(rtc_rate_hz(0x06) == 1024 && rtc_rate_hz(0x16) == 1024, 1,
+	    "other time bases count as the PC's 32.768 kHz");
+
+	/* Every rate, counted over one second of VM time. */
+	for (rs = 0; rs < 16; rs++) {
+		struct fake_host c = FAKE_HOST_INITIALIZER(c);
+		struct rtc *rtc = new_rtc(&c);
+
+		cmos_write(rtc, REGA, (uint8_t)(0x20 | rs));
+		cmos_write(rtc, REGB, 0x42);
+		fake_host_advance(&c, SECOND);
+		rtc_get_stats(rtc, &st);
+		if (st.raised != hz[rs] || c.rises[0] != hz[rs] ||
+		    st.delivered != hz[rs])
+			bad_count++;
+		if (rs == 0 && c.timer_arms != 0)
+			bad_count++;
+		rtc_device_ops.free(rtc);
+	}
+	TAP_EQ(bad_count, 0, "each rate select: its number of ticks in 1 s, "
+	    "one edge each; rate 0 arms nothing");
+}
+
+static void
+test_periodic(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc *rtc = new_rtc(&c);
+	struct isr_tally t = { 0 };
+	struct rtc_stats st;
+	unsigned int arms;
+
+	/* PF without PIE: polled, no timer, no interrupt. */
+	fake_host_advance(&c, 10 * MS);
+	TAP_EQ(cmos_read(rtc, REGC), 0x40, "PIE off: PF set, no IRQF");
+	TAP_EQ(cmos_read(rtc, REGC), 0x00, "C read again: clear");
+	fake_host_advance(&c, 500 * 1000);
+	TAP_EQ(cmos_read(rtc, REGC), 0x00, "less than a period: no PF");
+	TAP_EQ(c.timer_arms + c.irq_calls, 0, "no timer, no interrupt");
+
+	/* 1024 Hz under PIE, a handler reading C each time. */
+	cmos_write(rtc, REGB, 0x42);
+	TAP_EQ(fake_host_timers_armed(&c), 1, "PIE: one timer armed");
+	run_guest(&c, rtc, SECOND, &t);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(t.irqs, 1024, "1024 Hz: 1024 interrupts in 1 s");
+	TAP_EQ(t.pf, 1024, "each with PF");
+	TAP_EQ(st.raised == 1024 && st.delivered == 1024 &&
+	    st.coalesced == 0, 1, "counters: 1024 raised, 1024 delivered");
+	TAP_EQ(c.irq[0], false, "reading C lowered the line");
+	TAP_EQ(c.irq_bad, 0, "no redundant line changes");
+
+	/* Without a handler: a fresh edge each tick, line stays high. */
+	fake_host_advance(&c, 10 * MS);
+	TAP_EQ(c.irq[0], true, "no C read: line high");
+	TAP_EQ(cmos_read(rtc, REGC), 0xc0, "C: IRQF | PF");
+	TAP_EQ(c.irq[0], false, "C read: line low");
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(c.rises[0], st.raised, "one rising edge per tick");
+
+	/* Rate change: the new rate from the next tick. */
+	cmos_write(rtc, REGA, 0x2f);		/* 2 Hz */
+	arms = c.timer_arms;
+	rtc_get_stats(rtc, &st);
+	fake_host_advance(&c, 2 * SECOND);
+	{
+		struct rtc_stats st2;
+
+		rtc_get_stats(rtc, &st2);
+		TAP_EQ(st2.raised - st.raised, 4, "2 Hz: 4 ticks in 2 s");
+		TAP_EQ(c.timer_arms - arms, 4, "one timer arm per tick");
+	}
+
+	/* Divider held in reset: no ticks, no timer. */
+	cmos_write(rtc, REGA, 0x76);
+	TAP_EQ(fake_host_timers_armed(&c), 0, "divider reset: no timer");
+	rtc_get_stats(rtc, &st);
+	fake_host_advance(&c, SECOND);
+	(void)cmos_read(rtc, REGC);
+	TAP_EQ(cmos_read(rtc, REGC), 0, "divider reset: no PF");
+	cmos_write(rtc, REGA, 0x26);
+	{
+		struct rtc_stats st2;
+
+		fake_host_advance(&c, SECOND);
+		rtc_get_stats(rtc, &st2);
+		TAP_EQ(st2.raised - st.raised, 1024,
+		    "divider released: 1024 Hz again");
+	}
+
+	/* SET stops updates, not the divider. */
+	cmos_write(rtc, REGB, 0xc2);
+	rtc_get_stats(rtc, &st);
+	fake_host_advance(&c, 100 * MS);
+	{
+		struct rtc_stats st2;
+
+		rtc_get_stats(rtc, &st2);
+		TAP_EQ(st2.raised - st.raised, 102, "SET: periodic ticks go on");
+	}
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(fake_host_timers_armed(&c), 0, "PIE cleared: timer cancelled");
+	rtc_device_ops.free(rtc);
+}
+
+static void
+test_update_and_alarm(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct isr_tally t = { 0 };
+	struct rtc *rtc;
+	unsigned int arms;
+
+	c.wall_follows_vm = true;
+	clock_set(&c, utc(2024, 6, 1, 11, 59, 50), 300000000);
+	rtc = new_rtc(&c);
+
+	/* UIP: the last 244 us before each second, never under SET. */
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "0.3 s: UIP clear");
+	fake_host_advance(&c, 699755 * 1000LL);
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "0.999755 s: UIP clear");
+	fake_host_advance(&c, 1000);
+	TAP_EQ(cmos_read(rtc, REGA), 0xa6, "0.999756 s: UIP set");
+	TAP_EQ(cmos_read(rtc, SEC), 0x50, "...seconds not yet updated");
+	cmos_write(rtc, REGB, 0x82);
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "SET: UIP clear");
+	cmos_write(rtc, REGB, 0x02);
+	fake_host_advance(&c, 244 * 1000);
+	TAP_EQ(cmos_read(rtc, SEC), 0x51, "the update: 11:59:51, UIP falls");
+	TAP_EQ(cmos_read(rtc, REGA), 0x26, "UIP clear after the update");
+	TAP_EQ(cmos_read(rtc, REGC), 0x50, "UF set (polled, no UIE), PF too");
+	TAP_EQ(c.timer_arms, 0, "polling UIP and UF arms nothing");
+
+	/* Update-ended interrupts: once a second, at the second. */
+	clock_set(&c, utc(2024, 6, 1, 11, 59, 51), 300000000);
+	(void)cmos_read(rtc, REGC);
+	cmos_write(rtc, REGB, 0x12);
+	memset(&t, 0, sizeof(t));
+	{
+		int64_t start = c.vm_now;
+
+		run_guest(&c, rtc, 10 * SECOND, &t);
+		TAP_EQ(t.irqs == 10 && t.uf == 10, 1,
+		    "UIE: 10 update interrupts in 10 s");
+		TAP_EQ(t.first_uf - start, 700 * MS, "the first at the second");
+		TAP_EQ(t.last_irq - start, 9700 * MS, "the last 9 s later");
+	}
+	TAP_EQ(cmos_read(rtc, SEC), 0x01, "12:00:01");
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(fake_host_timers_armed(&c), 0, "UIE cleared: no timer");
+
+	/* Alarm at 12:00:05 exactly: one AF, at that second. */
+	cmos_write(rtc, 0x01, 0x05);
+	cmos_write(rtc, 0x03, 0x00);
+	cmos_write(rtc, 0x05, 0x12);
+	memset(&t, 0, sizeof(t));
+	arms = c.timer_arms;
+	cmos_write(rtc, REGB, 0x22);
+	{
+		int64_t start = c.vm_now;
+
+		run_guest(&c, rtc, 10 * SECOND, &t);
+		TAP_EQ(t.irqs == 1 && t.af == 1, 1, "AIE: one alarm interrupt");
+		TAP_EQ(t.first_af - start, 3700 * MS,
+		    "at 12:00:05, 3.7 s after 12:00:01.3");
+	}
+	TAP_EQ(c.timer_arms - arms, 2,
+	    "AIE alone: the timer waits for the alarm, not each second");
+
+	/* Don't-care seconds and hours: every second of 12:01. */
+	cmos_write(rtc, 0x01, 0xc0);
+	cmos_write(rtc, 0x03, 0x01);
+	cmos_write(rtc, 0x05, 0xff);
+	memset(&t, 0, sizeof(t));
+	run_guest(&c, rtc, 120 * SECOND, &t);
+	TAP_EQ(t.af, 60, "xx:01:** matches 60 times in 2 min");
+
+	/* Don't-care minutes and hours: every minute at :30. */
+	cmos_write(rtc, 0x01, 0x30);
+	cmos_write(rtc, 0x03, 0xc5);
+	cmos_write(rtc, 0x05, 0xd0);
+	memset(&t, 0, sizeof(t));
+	run_guest(&c, rtc, 180 * SECOND, &t);
+	TAP_EQ(t.af, 3, "**:**:30 matches 3 times in 3 min");
+
+	/* 12-hour mode: 1 PM is 0x81; polled AF across the hour. */
+	cmos_write(rtc, REGB, 0x00);
+	(void)cmos_read(rtc, REGC);
+	cmos_write(rtc, 0x01, 0x00);
+	cmos_write(rtc, 0x03, 0x00);
+	cmos_write(rtc, 0x05, 0x81);
+	clock_set(&c, utc(2024, 6, 1, 12, 59, 0), 0);
+	(void)cmos_read(rtc, REGC);
+	fake_host_advance(&c, 59 * SECOND);
+	TAP_EQ(cmos_read(rtc, REGC), 0x50, "12:59:59 PM: UF, no AF");
+	fake_host_advance(&c, SECOND);
+	TAP_EQ(cmos_read(rtc, REGC), 0x70, "1:00:00 PM: AF (polled)");
+	fake_host_advance(&c, 5 * SECOND);
+	TAP_EQ(cmos_read(rtc, REGC), 0x50, "1:00:05 PM: no AF again");
+
+	/* SET: no updates, no alarm. */
+	cmos_write(rtc, REGB, 0x22 | 0x80);
+	cmos_write(rtc, 0x01, 0xc0);
+	cmos_write(rtc, 0x03, 0xc0);
+	cmos_write(rtc, 0x05, 0xc0);
+	(void)cmos_read(rtc, REGC);
+	fake_host_advance(&c, 3 * SECOND);
+	TAP_EQ(cmos_read(rtc, REGC), 0x40, "SET: PF only, no UF, no AF");
+	TAP_EQ(fake_host_timers_armed(&c), 0, "SET: no update timer");
+	cmos_write(rtc, REGB, 0x22);
+	fake_host_advance(&c, SECOND);
+	TAP_EQ(c.irq[0], true, "SET cleared, all don't-care: AF next second");
+	TAP_EQ(cmos_read(rtc, REGC), 0xf0, "C: IRQF | PF | AF | UF");
+	TAP_EQ(c.irq[0], false, "and the line falls");
+	cmos_write(rtc, REGB, 0x02);
+	rtc_device_ops.free(rtc);
+}
+
+/* A guest that never enables an interrupt costs nothing. */
+static void
+test_no_timer_unless_asked(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc *rtc;
+	unsigned int i;
+
+	c.wall_follows_vm = true;
+	clock_set(&c, utc(2024, 1, 1, 0, 0, 0), 0);
+	rtc = new_rtc(&c);
+	for (i = 0; i < 1000; i++) {
+		fake_host_advance(&c, 7 * MS);
+		(void)cmos_read(rtc, (uint8_t)(i % 14));
+		(void)cmos_read(rtc, REGA);
+		if (i % 100 == 0) {
+			cmos_write(rtc, REGB, 0x82);
+			cmos_write(rtc, MIN, 0x10);
+			cmos_write(rtc, REGB, 0x02);
+			cmos_write(rtc, REGA, (uint8_t)(0x20 | (i / 100)));
+			cmos_write(rtc, 0x01, (uint8_t)i);
+			cmos_write(rtc, 0x40, (uint8_t)i);
+		}
+	}
+	fake_host_advance(&c, 3600 * SECOND);
+	TAP_EQ(c.timer_arms, 0, "no interrupt enabled: no timer ever armed");
+	TAP_EQ(c.irq_calls, 0, "and no interrupt line touched");
+	TAP_EQ(fake_host_timers_armed(&c), 0, "nothing armed now");
+	rtc_device_ops.free(rtc);
+}
+
+/* Named values for vm.info. */
+struct diag_capture {
+	struct device_diag d;
+	char keys[32][24];
+	uint64_t vals[32];
+	unsigned int n;
+};
+
+static void
+diag_capture_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct diag_capture *dc = (struct diag_capture *)d;
+
+	(void)fmt;
+	if (dc->n < 32) {
+		snprintf(dc->keys[dc->n], sizeof(dc->keys[0]), "%s", key);
+		dc->vals[dc->n++] = value;
+	}
+}
+
+static bool
+diag_get(const struct diag_capture *dc, const char *key, uint64_t *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < dc->n; i++) {
+		if (strcmp(dc->keys[i], key) == 0) {
+			*v = dc->vals[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+test_diag(void)
+{
+	static const char *const keys[] = { "reg_a", "reg_b", "reg_c",
+	    "nmi_mask", "periodic_hz", "ticks_raised", "ticks_delivered",
+	    "ticks_coalesced", "ticks_dropped", "ticks_masked" };
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc *rtc = new_rtc(&c);
+	struct diag_capture dc;
+	unsigned int i, missing = 0;
+	uint8_t idx = 0x80 | REGA;
+	uint64_t v;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.d.put = diag_capture_put;
+	cmos_write(rtc, REGB, 0x4a);
+	fake_host_advance(&c, 100 * MS);
+	rtc_device_ops.write(rtc, 0, &idx, 1);
+	rtc_device_ops.diag(rtc, &dc.d);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!diag_get(&dc, keys[i], &v)) {
+			tap_diag("missing %s", keys[i]);
+			missing++;
+		}
+	TAP_EQ(missing, 0, "diag names the registers and tick counters");
+	TAP_EQ(diag_get(&dc, "ticks_raised", &v) && v == 102, 1,
+	    "diag: 102 ticks in 100 ms");
+	TAP_EQ(diag_get(&dc, "nmi_mask", &v) && v == 1, 1,
+	    "diag: the NMI mask bit written to port 0x70 is kept");
+	TAP_EQ(diag_get(&dc, "reg_b", &v) && v == 0x4a, 1,
+	    "diag: SQWE kept in B");
+	rtc_device_ops.write(rtc, 0, &idx, 1);
+	TAP_EQ(cmos_read(rtc, REGB), 0x4a, "register B keeps SQWE");
+	rtc_device_ops.free(rtc);
+}
+
 int
 main(void)
 {
@@ -542,5 +926,10 @@ main(void)
 	test_wday();
 	test_ram_and_misc();
 	test_fuzz();
+	test_rates();
+	test_periodic();
+	test_update_and_alarm();
+	test_no_timer_unless_asked();
+	test_diag();
 	return tap_done();
 }
