@@ -21,6 +21,17 @@
  * while an interrupt the guest enabled needs one (PIE: the periodic
  * timer; UIE or AIE: the update timer).  A guest that only polls or
  * never enables an interrupt arms nothing.
+ *
+ * Lost ticks: a periodic tick whose edge the interrupt controller
+ * answers "coalesced" did not reach the guest.  Under the slew policy
+ * it joins a backlog (capped; the excess is dropped) that a third
+ * timer reinjects, one edge at a time, dividing the tick period into
+ * min(backlog, max_slices - 1) + 1 slices, re-evaluated after each
+ * attempt, so a large backlog drains fast and a small one gently.  The
+ * backlog is rescaled when the guest changes the rate (it stands for
+ * lost time, not for a number of interrupts), and dropped when the
+ * guest stops the periodic interrupt.  Under discard coalesced ticks
+ * are only counted.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -145,10 +156,13 @@ struct rtc {
 
 	struct device_timer *pt_timer;	/* the next periodic tick (PIE) */
 	struct device_timer *upd_timer;	/* the next UF or AF (UIE, AIE) */
+	struct device_timer *ri_timer;	/* the next reinjection (backlog) */
+	int64_t ri_deadline;
 	int64_t pt_deadline;		/* RTC_NEVER: not armed */
 	int64_t upd_deadline;
 	int64_t upd_target;		/* guest second upd_timer waits for */
 
+	struct rtc_config cfg;
 	struct rtc_stats stats;
 };
 
@@ -602,12 +616,54 @@ rtc_irq_edge(struct rtc *rtc)
 	return device_irq_set(rtc->host, 0, true);
 }
 
+/* The backlog becomes n (slew), the excess over the cap dropped. */
+static void
+rtc_backlog_set(struct rtc *rtc, uint64_t n)
+{
+	struct rtc_stats *st = &rtc->stats;
+
+	if (n > rtc->cfg.backlog_max) {
+		st->dropped += n - rtc->cfg.backlog_max;
+		n = rtc->cfg.backlog_max;
+	}
+	st->backlog = n;
+	if (n > st->backlog_high)
+		st->backlog_high = n;
+}
+
+static void
+rtc_backlog_drop(struct rtc *rtc)
+{
+	rtc->stats.dropped += rtc->stats.backlog;
+	rtc->stats.backlog = 0;
+}
+
 /* n periodic ticks that did not reach the guest in time. */
 static void
 rtc_ticks_lost(struct rtc *rtc, uint64_t n)
 {
 	rtc->stats.coalesced += n;
-	rtc->stats.dropped += n;
+	if (rtc->cfg.lost_ticks == RTC_LOST_TICKS_SLEW)
+		rtc_backlog_set(rtc, rtc->stats.backlog + n);
+	else
+		rtc->stats.dropped += n;
+}
+
+/*
+ * The rate changed from old_hz to new_hz: the backlog keeps the time
+ * it stands for, backlog * new_hz / old_hz ticks of the new rate.
+ */
+static void
+rtc_backlog_rescale(struct rtc *rtc, unsigned int old_hz,
+    unsigned int new_hz)
+{
+	if (rtc->stats.backlog == 0)
+		return;
+	if (old_hz == 0 || new_hz == 0) {
+		rtc_backlog_drop(rtc);
+		return;
+	}
+	rtc_backlog_set(rtc, rtc->stats.backlog * new_hz / old_hz);
 }
 
 /*
@@ -703,9 +759,24 @@ rtc_timer_set(struct rtc *rtc, struct device_timer *t, int64_t *cur,
 }
 
 /*
+ * One reinjection slice: the tick period divided into
+ * min(backlog, max_slices - 1) + 1 parts (2 to 32 by default).
+ */
+static int64_t
+rtc_slice_ns(const struct rtc *rtc, unsigned int hz)
+{
+	uint64_t n = rtc->stats.backlog;
+
+	if (n > rtc->cfg.max_slices - 1)
+		n = rtc->cfg.max_slices - 1;
+	return NSEC_PER_SEC / hz / (int64_t)(n + 1);
+}
+
+/*
  * Arm exactly the timers an enabled interrupt needs, each only when its
  * deadline changes: the periodic one while PIE is set and the divider
- * ticks; the update one while UIE or AIE is set and the clock runs,
+ * ticks; the reinjection one while a backlog waits under PIE; the
+ * update one while UIE or AIE is set and the clock runs,
  * for the next second (UIE) or the next alarm (AIE alone).
  */
 static void
@@ -720,6 +791,19 @@ rtc_arm_timers(struct rtc *rtc)
 	if ((b & REG_B_PIE) && hz != 0)
 		want = rtc_tick_time(rtc, rtc->pt_last + 1, hz);
 	rtc_timer_set(rtc, rtc->pt_timer, &rtc->pt_deadline, want);
+
+	/*
+	 * Reinjection: once armed, a slice from the last attempt; so a
+	 * tick or register access in between does not move it.
+	 */
+	want = RTC_NEVER;
+	if (rtc->stats.backlog > 0 && (b & REG_B_PIE) && hz != 0) {
+		want = rtc->ri_deadline;
+		if (want == RTC_NEVER)
+			want = device_vm_clock(rtc->host) +
+			    rtc_slice_ns(rtc, hz);
+	}
+	rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline, want);
 
 	want = RTC_NEVER;
 	target = RTC_NEVER;
@@ -752,6 +836,41 @@ rtc_pt_fire(void *dev)
 
 	rtc->pt_deadline = RTC_NEVER;
 	rtc_periodic_sync(rtc, device_vm_clock(rtc->host));
+	rtc_update_irq(rtc);
+	rtc_arm_timers(rtc);
+}
+
+/* One reinjected tick: PF and a fresh edge, as the tick would have had. */
+static void
+rtc_ri_fire(void *dev)
+{
+	struct rtc *rtc = dev;
+	struct rtc_stats *st = &rtc->stats;
+	int64_t now = device_vm_clock(rtc->host);
+	unsigned int hz = rtc_hz(rtc);
+	int ret;
+
+	rtc->ri_deadline = RTC_NEVER;
+	rtc_periodic_sync(rtc, now);
+	if (st->backlog > 0 && (rtc->ram[RTC_REG_B] & REG_B_PIE) && hz != 0) {
+		rtc->ram[RTC_REG_C] |= REG_C_PF | REG_C_IRQF;
+		ret = rtc_irq_edge(rtc);
+		if (ret == DEVICE_IRQ_DELIVERED) {
+			st->backlog--;
+			st->reinjected++;
+		} else if (ret == DEVICE_IRQ_COALESCED) {
+			/*
+			 * The guest is still not taking interrupts: try
+			 * again a whole period later, not a slice, so a
+			 * long stall costs one attempt per tick.
+			 */
+			st->retries++;
+			rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline,
+			    now + NSEC_PER_SEC / hz);
+		} else {
+			rtc_backlog_drop(rtc);	/* nobody listens */
+		}
+	}
 	rtc_update_irq(rtc);
 	rtc_arm_timers(rtc);
 }
@@ -885,6 +1004,7 @@ rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
 		} else if (rtc_hz(rtc) != old_hz) {
 			rtc_periodic_restart(rtc, vm_now);
 		}
+		rtc_backlog_rescale(rtc, old_hz, rtc_hz(rtc));
 		rtc_update_running(rtc, was_running, host);
 		rtc_update_irq(rtc);
 		rtc_arm_timers(rtc);
@@ -897,6 +1017,9 @@ rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
 		/* SET going high also clears UIE (register B, UIE). */
 		if (!(old & REG_B_SET) && (v & REG_B_SET))
 			rtc->ram[RTC_REG_B] &= ~REG_B_UIE;
+		/* The guest no longer wants ticks: none are owed. */
+		if (!(v & REG_B_PIE))
+			rtc_backlog_drop(rtc);
 		/*
 		 * SQWE enables the square-wave pin, DSE daylight saving
 		 * changes: neither is wired on a PC, the bits are kept.
@@ -980,7 +1103,7 @@ rtc_cmos_get(const struct rtc *rtc, unsigned int index)
 }
 
 struct rtc *
-rtc_new(const struct device_host *host)
+rtc_new_config(const struct device_host *host, const struct rtc_config *cfg)
 {
 	struct rtc *rtc;
 
@@ -988,11 +1111,21 @@ rtc_new(const struct device_host *host)
 	if (rtc == NULL)
 		return NULL;
 	rtc->host = host;
+	rtc->cfg = cfg != NULL ? *cfg : RTC_CONFIG_DEFAULT;
+	if (rtc->cfg.lost_ticks != RTC_LOST_TICKS_DISCARD)
+		rtc->cfg.lost_ticks = RTC_LOST_TICKS_SLEW;
+	if (rtc->cfg.backlog_max == 0)
+		rtc->cfg.backlog_max = RTC_BACKLOG_MAX_DEFAULT;
+	if (rtc->cfg.max_slices == 0 || rtc->cfg.max_slices > RTC_SLICES_MAX)
+		rtc->cfg.max_slices = RTC_SLICES_MAX;
+	if (rtc->cfg.max_slices < RTC_SLICES_MIN)
+		rtc->cfg.max_slices = RTC_SLICES_MIN;
 	rtc->ram[RTC_REG_A] = REG_A_DEFAULT;
 	rtc->ram[RTC_REG_B] = REG_B_DEFAULT;
 	rtc->pt_deadline = RTC_NEVER;
 	rtc->upd_deadline = RTC_NEVER;
 	rtc->upd_target = RTC_NEVER;
+	rtc->ri_deadline = RTC_NEVER;
 	/* Made now, armed only when the guest enables an interrupt. */
 	rtc->pt_timer = device_timer_new(host, rtc_pt_fire, rtc);
 	if (rtc->pt_timer == NULL)
@@ -1000,11 +1133,16 @@ rtc_new(const struct device_host *host)
 	rtc->upd_timer = device_timer_new(host, rtc_upd_fire, rtc);
 	if (rtc->upd_timer == NULL)
 		goto free_pt;
+	rtc->ri_timer = device_timer_new(host, rtc_ri_fire, rtc);
+	if (rtc->ri_timer == NULL)
+		goto free_upd;
 	rtc->div_base = device_vm_clock(host);
 	rtc_periodic_restart(rtc, rtc->div_base);
 	rtc_upd_restart(rtc, rtc_host_sample(rtc));
 	return rtc;
 
+free_upd:
+	device_timer_free(host, rtc->upd_timer);
 free_pt:
 	device_timer_free(host, rtc->pt_timer);
 free_rtc:
@@ -1012,11 +1150,18 @@ free_rtc:
 	return NULL;
 }
 
+struct rtc *
+rtc_new(const struct device_host *host)
+{
+	return rtc_new_config(host, NULL);
+}
+
 void
 rtc_free(struct rtc *rtc)
 {
 	if (rtc == NULL)
 		return;
+	device_timer_free(rtc->host, rtc->ri_timer);
 	device_timer_free(rtc->host, rtc->upd_timer);
 	device_timer_free(rtc->host, rtc->pt_timer);
 	free(rtc);
@@ -1055,6 +1200,17 @@ rtc_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "ticks_coalesced", st->coalesced, DEVICE_DIAG_UINT);
 	device_diag_put(d, "ticks_masked", st->masked, DEVICE_DIAG_UINT);
 	device_diag_put(d, "ticks_dropped", st->dropped, DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_reinjected", st->reinjected,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "reinject_retries", st->retries, DEVICE_DIAG_UINT);
+	device_diag_put(d, "backlog", st->backlog, DEVICE_DIAG_UINT);
+	device_diag_put(d, "backlog_high", st->backlog_high, DEVICE_DIAG_UINT);
+	device_diag_put(d, "backlog_max", rtc->cfg.backlog_max,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "max_slices", rtc->cfg.max_slices,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "lost_ticks_slew",
+	    rtc->cfg.lost_ticks == RTC_LOST_TICKS_SLEW, DEVICE_DIAG_BOOL);
 }
 
 const struct device_ops rtc_device_ops = {

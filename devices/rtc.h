@@ -21,7 +21,46 @@
 
 struct rtc;
 
-/* Periodic interrupt accounting (see rtc.c, "lost ticks"). */
+/*
+ * What becomes of periodic ticks that coalesced (the guest had not yet
+ * taken the previous one).  Guests that keep time by counting ticks
+ * (Windows) fall behind for good unless they are reinjected: slew.
+ */
+enum rtc_lost_ticks {
+	RTC_LOST_TICKS_SLEW,	/* count them, reinject them quickly */
+	RTC_LOST_TICKS_DISCARD,	/* count them, that is all */
+};
+
+#define RTC_BACKLOG_MAX_DEFAULT	1024
+#define RTC_SLICES_MAX		32
+#define RTC_SLICES_MIN		2
+
+struct rtc_config {
+	enum rtc_lost_ticks lost_ticks;
+	/* Most coalesced ticks kept for reinjection; 0: the default. */
+	unsigned int backlog_max;
+	/*
+	 * Reinjection divides the tick period into min(backlog,
+	 * max_slices - 1) + 1 slices; 0: RTC_SLICES_MAX.  Clamped to
+	 * RTC_SLICES_MIN..RTC_SLICES_MAX.
+	 */
+	unsigned int max_slices;
+};
+
+/*
+ * The defaults rtc_new() uses: slew, since a guest that counts ticks
+ * loses time for good under discard, while one that reads its time
+ * elsewhere (Linux) only sees a few extra interrupts after a stall;
+ * and it costs nothing until a tick coalesces.  A backlog of 1024 is a
+ * second of ticks at the fastest rate Windows uses.
+ */
+#define RTC_CONFIG_DEFAULT ((struct rtc_config){			\
+	.lost_ticks = RTC_LOST_TICKS_SLEW,				\
+	.backlog_max = RTC_BACKLOG_MAX_DEFAULT,				\
+	.max_slices = RTC_SLICES_MAX,					\
+})
+
+/* Periodic interrupt accounting (see rtc.c, "Lost ticks"). */
 struct rtc_stats {
 	uint64_t raised;	/* periodic ticks due while PIE was set */
 	uint64_t delivered;	/* ...whose edge reached the guest in time */
@@ -39,6 +78,9 @@ struct rtc_stats {
  * raised yet), its wall clock the host's UTC.
  */
 struct rtc *rtc_new(const struct device_host *host);
+/* The same with a lost-tick policy; cfg NULL: RTC_CONFIG_DEFAULT. */
+struct rtc *rtc_new_config(const struct device_host *host,
+    const struct rtc_config *cfg);
 void rtc_free(struct rtc *rtc);
 
 void rtc_get_stats(const struct rtc *rtc, struct rtc_stats *st);

@@ -883,7 +883,10 @@ test_diag(void)
 {
 	static const char *const keys[] = { "reg_a", "reg_b", "reg_c",
 	    "nmi_mask", "periodic_hz", "ticks_raised", "ticks_delivered",
-	    "ticks_coalesced", "ticks_dropped", "ticks_masked" };
+	    "ticks_coalesced", "ticks_dropped", "ticks_masked",
+	    "ticks_reinjected", "reinject_retries", "backlog",
+	    "backlog_high", "backlog_max", "max_slices",
+	    "lost_ticks_slew" };
 	struct fake_host c = FAKE_HOST_INITIALIZER(c);
 	struct rtc *rtc = new_rtc(&c);
 	struct diag_capture dc;
@@ -914,6 +917,167 @@ test_diag(void)
 	rtc_device_ops.free(rtc);
 }
 
+/*
+ * The stall of issue 8: 1024 Hz, 1 s fine, 0.5 s in which every edge
+ * coalesces (the guest has interrupts off: no handler runs either),
+ * then fine again until 3 s.  Returns the VM time from the end of the
+ * stall until the backlog is gone (-1: never), with stats at 3 s.
+ */
+static int64_t
+stall(const struct rtc_config *cfg, struct rtc_stats *st)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct isr_tally t = { 0 };
+	struct rtc *rtc = rtc_new_config(&c.host, cfg);
+	int64_t end_stall, caught = -1;
+
+	if (rtc == NULL)
+		tap_bail("rtc_new_config failed");
+	cmos_write(rtc, REGB, 0x42);
+	run_guest(&c, rtc, SECOND, &t);
+	c.raise_status = DEVICE_IRQ_COALESCED;
+	run_guest(&c, rtc, SECOND / 2, NULL);
+	c.raise_status = DEVICE_IRQ_DELIVERED;
+	end_stall = c.vm_now;
+	while (c.vm_now < 3 * SECOND) {
+		run_guest(&c, rtc, 10000, &t);	/* 10 us steps */
+		rtc_get_stats(rtc, st);
+		if (caught < 0 && st->backlog == 0)
+			caught = c.vm_now - end_stall;
+	}
+	if (fake_host_timers_armed(&c) != 1)
+		caught = -2;			/* a timer left behind */
+	rtc_device_ops.free(rtc);
+	return caught;
+}
+
+static void
+test_lost_ticks(void)
+{
+	struct rtc_config cfg = RTC_CONFIG_DEFAULT;
+	struct rtc_stats st;
+	int64_t t32, t8;
+
+	t32 = stall(&cfg, &st);
+	tap_diag("slew, 32 slices: backlog %llu, caught up %.3f ms after "
+	    "the stall, %llu retries", (unsigned long long)st.backlog_high,
+	    (double)t32 / MS, (unsigned long long)st.retries);
+	TAP_EQ(st.raised, 3072, "slew: 3072 ticks in 3 s at 1024 Hz");
+	TAP_EQ(st.coalesced, 512, "slew: 512 coalesced in the 0.5 s stall");
+	TAP_EQ(st.backlog_high, 512, "slew: backlog high-water mark 512");
+	TAP_EQ(st.delivered + st.reinjected, st.raised,
+	    "slew: every tick delivered, in time or reinjected");
+	TAP_EQ(st.dropped == 0 && st.backlog == 0, 1, "slew: none dropped");
+	TAP_EQ(t32 > 0 && t32 <= 20 * MS, 1,
+	    "slew, 32 slices: caught up within 20 ms of VM time");
+
+	cfg.max_slices = 8;
+	t8 = stall(&cfg, &st);
+	tap_diag("slew, 8 slices: caught up %.3f ms after the stall",
+	    (double)t8 / MS);
+	TAP_EQ(st.delivered + st.reinjected == st.raised && st.dropped == 0,
+	    1, "slew, 8 slices: every tick delivered too");
+	TAP_EQ(t8 > t32, 1, "8 slices catch up slower than 32");
+	tap_diag("catch-up after 0.5 s at 1024 Hz: 32 slices %.3f ms, "
+	    "8 slices %.3f ms (%.1fx)", (double)t32 / MS, (double)t8 / MS,
+	    (double)t8 / (double)t32);
+
+	cfg = RTC_CONFIG_DEFAULT;
+	cfg.backlog_max = 100;
+	(void)stall(&cfg, &st);
+	TAP_EQ(st.backlog_high == 100 && st.dropped == 412 &&
+	    st.reinjected == 100, 1, "backlog capped at 100: 412 dropped");
+
+	cfg = RTC_CONFIG_DEFAULT;
+	cfg.lost_ticks = RTC_LOST_TICKS_DISCARD;
+	(void)stall(&cfg, &st);
+	TAP_EQ(st.coalesced == 512 && st.dropped == 512 &&
+	    st.reinjected == 0 && st.backlog_high == 0, 1,
+	    "discard: 512 ticks lost");
+	TAP_EQ(st.delivered, 3072 - 512, "discard: the guest saw 2560");
+}
+
+/* Slices, rescaling, and what ends a backlog. */
+static void
+test_backlog(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc *rtc = new_rtc(&c);
+	struct rtc_stats st;
+
+	cmos_write(rtc, REGB, 0x42);
+	c.raise_status = DEVICE_IRQ_COALESCED;
+	fake_host_advance(&c, SECOND / 4);	/* 256 ticks lost */
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog, 256, "backlog 256 at 1024 Hz");
+	TAP_EQ(fake_host_timers_armed(&c), 2, "periodic + reinjection timer");
+
+	/* The rate halves: 256 ticks of 1/1024 s are 128 of 1/512 s. */
+	cmos_write(rtc, REGA, 0x27);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog, 128, "1024 -> 512 Hz: backlog 128");
+	cmos_write(rtc, REGA, 0x23);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog, 1024, "512 -> 8192 Hz: 2048, capped at 1024");
+	TAP_EQ(st.dropped, 1024, "the excess dropped");
+	cmos_write(rtc, REGA, 0x26);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog, 128, "8192 -> 1024 Hz: 128");
+
+	/* Slices: a period / 32 while the backlog is large. */
+	c.raise_status = DEVICE_IRQ_DELIVERED;
+	/* A retry that coalesced waits a period: let it come first. */
+	fake_host_advance(&c, SECOND / 1024);
+	rtc_get_stats(rtc, &st);
+	{
+		int64_t before = (int64_t)st.reinjected;
+
+		fake_host_advance(&c, SECOND / 1024);
+		rtc_get_stats(rtc, &st);
+		TAP_EQ((int64_t)st.reinjected - before >= 31 &&
+		    (int64_t)st.reinjected - before <= 33, 1,
+		    "32 reinjections per tick period (got %lld)",
+		    (long long)((int64_t)st.reinjected - before));
+	}
+	/* ...and fewer as it shrinks: 3 left, 4 slices. */
+	while (st.backlog > 3) {
+		fake_host_advance(&c, 1000);
+		rtc_get_stats(rtc, &st);
+	}
+	{
+		int64_t t0 = c.vm_now, t1;
+
+		while (st.backlog > 2) {
+			fake_host_advance(&c, 1000);
+			rtc_get_stats(rtc, &st);
+		}
+		t1 = c.vm_now;
+		tap_diag("a backlog of 3 left after %lld ns",
+		    (long long)(t1 - t0));
+		TAP_EQ(t1 - t0 <= SECOND / 1024 / 4 + 1000 &&
+		    t1 - t0 >= SECOND / 1024 / 4 - 2000, 1,
+		    "backlog 3: a slice of a quarter period");
+	}
+
+	/* PIE off: the guest wants no ticks, none are owed. */
+	c.raise_status = DEVICE_IRQ_COALESCED;
+	fake_host_advance(&c, 10 * MS);
+	cmos_write(rtc, REGB, 0x02);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog, 0, "PIE cleared: backlog dropped");
+	TAP_EQ(fake_host_timers_armed(&c), 0, "and no timer left");
+
+	/* Masked: nobody listens, nothing queued. */
+	c.raise_status = DEVICE_IRQ_MASKED;
+	cmos_write(rtc, REGB, 0x42);
+	fake_host_advance(&c, 10 * MS);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.masked >= 10 && st.backlog == 0, 1,
+	    "masked ticks counted, not queued");
+	cmos_write(rtc, REGB, 0x02);
+	rtc_device_ops.free(rtc);
+}
+
 int
 main(void)
 {
@@ -931,5 +1095,7 @@ main(void)
 	test_update_and_alarm();
 	test_no_timer_unless_asked();
 	test_diag();
+	test_lost_ticks();
+	test_backlog();
 	return tap_done();
 }
