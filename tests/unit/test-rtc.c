@@ -1078,6 +1078,68 @@ test_backlog(void)
 	rtc_device_ops.free(rtc);
 }
 
+/* Random guest and host behaviour with time moving: invariants hold. */
+static void
+test_fuzz_timers(void)
+{
+	static const int status[] = { DEVICE_IRQ_DELIVERED,
+	    DEVICE_IRQ_DELIVERED, DEVICE_IRQ_COALESCED, DEVICE_IRQ_MASKED };
+	static const uint8_t regs[] = { REGA, REGB, REGC, 0x01, 0x03, 0x05,
+	    SEC, MIN, HOUR };
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc_config cfg = RTC_CONFIG_DEFAULT;
+	struct rtc_stats st;
+	struct rtc *rtc;
+	unsigned int i, bad = 0;
+
+	rng_state = 0x5eed5eed5eed5eedULL;
+	c.wall_follows_vm = true;
+	cfg.backlog_max = 300;
+	rtc = rtc_new_config(&c.host, &cfg);
+	if (rtc == NULL)
+		tap_bail("rtc_new_config failed");
+	for (i = 0; i < 20000; i++) {
+		switch (rng() % 4) {
+		case 0: {
+			uint8_t r = regs[rng() % (sizeof(regs) / sizeof(regs[0]))];
+			uint8_t v = (uint8_t)rng();
+
+			if (r == REGA)
+				v = (uint8_t)((rng() % 8 == 0 ? 0x70 : 0x20) |
+				    (v & 0x0f));
+			cmos_write(rtc, r, v);
+			break;
+		}
+		case 1:
+			(void)cmos_read(rtc, REGC);
+			break;
+		case 2:
+			c.raise_status = status[rng() % 4];
+			break;
+		default:
+			run_guest(&c, rtc, (int64_t)(rng() % (20 * MS)),
+			    rng() % 2 ? NULL : &(struct isr_tally){ 0 });
+			break;
+		}
+		rtc_get_stats(rtc, &st);
+		if (st.backlog > 300 || fake_host_timers_armed(&c) > 3)
+			bad++;
+	}
+	TAP_EQ(bad, 0, "fuzz with time: backlog within its cap, <= 3 timers");
+	TAP_EQ(c.irq_bad, 0, "fuzz with time: every line change a change");
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.raised, st.delivered + st.coalesced + st.masked,
+	    "fuzz with time: every tick delivered, coalesced or masked");
+	tap_diag("fuzz: %llu ticks, %llu coalesced, %llu reinjected, "
+	    "%llu dropped", (unsigned long long)st.raised,
+	    (unsigned long long)st.coalesced,
+	    (unsigned long long)st.reinjected, (unsigned long long)st.dropped);
+	cmos_write(rtc, REGB, 0x02);
+	TAP_EQ(fake_host_timers_armed(&c), 0,
+	    "fuzz with time: interrupts off, no timer left");
+	rtc_device_ops.free(rtc);
+}
+
 int
 main(void)
 {
@@ -1097,5 +1159,6 @@ main(void)
 	test_diag();
 	test_lost_ticks();
 	test_backlog();
+	test_fuzz_timers();
 	return tap_done();
 }
