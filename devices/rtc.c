@@ -953,7 +953,7 @@ rtc_read_reg(struct rtc *rtc, unsigned int idx)
 }
 
 static void
-rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
+rtc_write_reg_now(struct rtc *rtc, unsigned int idx, uint8_t v)
 {
 	struct rtc_ts host;
 	bool was_running = rtc_running(rtc);
@@ -1044,6 +1044,61 @@ rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
 		rtc->ram[idx] = v;
 		break;
 	}
+}
+
+/*
+ * The battery follows every write: the clock's offset while it runs
+ * (a stopped clock's offset is still the one it last ran with), and the
+ * CMOS RAM byte written.  The century byte is part of the clock.
+ */
+static void
+rtc_battery_write(struct rtc *rtc, unsigned int idx)
+{
+	struct rtc_battery *b = rtc->cfg.battery;
+
+	if (b == NULL)
+		return;
+	if (idx >= RTC_NVRAM_FIRST && idx < RTC_NREGS && idx != RTC_CENTURY)
+		b->nvram[idx - RTC_NVRAM_FIRST] = rtc->ram[idx];
+	if (rtc_running(rtc)) {
+		b->offset_sec = rtc->offset.sec;
+		b->offset_nsec = rtc->offset.nsec;
+		b->wday_adjust = rtc->wday_adjust;
+	}
+	b->valid = true;
+}
+
+/* Start from what the battery kept, or fill a new one in. */
+static void
+rtc_battery_load(struct rtc *rtc)
+{
+	struct rtc_battery *b = rtc->cfg.battery;
+	unsigned int i;
+
+	if (b == NULL)
+		return;
+	if (!b->valid) {
+		for (i = RTC_NVRAM_FIRST; i < RTC_NREGS; i++)
+			rtc_battery_write(rtc, i);
+		return;
+	}
+	if (b->offset_nsec >= 0 && b->offset_nsec < NSEC_PER_SEC &&
+	    b->offset_sec >= -2 * RTC_HOST_LIMIT &&
+	    b->offset_sec <= 2 * RTC_HOST_LIMIT) {
+		rtc->offset.sec = b->offset_sec;
+		rtc->offset.nsec = b->offset_nsec;
+	}
+	rtc->wday_adjust = b->wday_adjust % 7;
+	for (i = RTC_NVRAM_FIRST; i < RTC_NREGS; i++)
+		if (i != RTC_CENTURY)
+			rtc->ram[i] = b->nvram[i - RTC_NVRAM_FIRST];
+}
+
+static void
+rtc_write_reg(struct rtc *rtc, unsigned int idx, uint8_t v)
+{
+	rtc_write_reg_now(rtc, idx, v);
+	rtc_battery_write(rtc, idx);
 }
 
 /*
@@ -1138,6 +1193,7 @@ rtc_new_config(const struct device_host *host, const struct rtc_config *cfg)
 		goto free_upd;
 	rtc->div_base = device_vm_clock(host);
 	rtc_periodic_restart(rtc, rtc->div_base);
+	rtc_battery_load(rtc);
 	rtc_upd_restart(rtc, rtc_host_sample(rtc));
 	return rtc;
 

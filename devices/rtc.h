@@ -14,6 +14,7 @@
 #ifndef VMMD_RTC_H
 #define VMMD_RTC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -31,6 +32,29 @@ enum rtc_lost_ticks {
 	RTC_LOST_TICKS_DISCARD,	/* count them, that is all */
 };
 
+/* CMOS bytes the battery keeps: 14 to 127, after the clock's registers. */
+#define RTC_NVRAM_FIRST		14
+#define RTC_NVRAM_SIZE		(128 - RTC_NVRAM_FIRST)
+
+/*
+ * What the PC's battery keeps while the machine is rebuilt (a guest
+ * reset rebuilds the RTC with it): the guest clock's offset from the
+ * host's clock and the CMOS RAM.  It belongs to whoever outlives the
+ * RTC (the worker).  An RTC created with a valid battery starts from
+ * it; one created with a new battery (valid false) fills it in.  From
+ * then on the RTC writes every change the guest makes through to it,
+ * under the device's lock, so nothing needs copying out at teardown.
+ * One RTC at a time per battery; read it only while no RTC uses it or
+ * under that RTC's lock.
+ */
+struct rtc_battery {
+	bool valid;		/* false: new, the clock starts at host time */
+	int64_t offset_sec;	/* guest clock - host clock */
+	long offset_nsec;	/* 0 to 999999999 */
+	unsigned int wday_adjust;	/* the day of week's own shift, 0-6 */
+	uint8_t nvram[RTC_NVRAM_SIZE];	/* CMOS bytes 14 to 127 */
+};
+
 #define RTC_BACKLOG_MAX_DEFAULT	1024
 #define RTC_SLICES_MAX		32
 #define RTC_SLICES_MIN		2
@@ -45,6 +69,8 @@ struct rtc_config {
 	 * RTC_SLICES_MIN..RTC_SLICES_MAX.
 	 */
 	unsigned int max_slices;
+	/* What outlives a reset (see struct rtc_battery); NULL: nothing. */
+	struct rtc_battery *battery;
 };
 
 /*

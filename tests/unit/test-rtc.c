@@ -1140,6 +1140,71 @@ test_fuzz_timers(void)
 	rtc_device_ops.free(rtc);
 }
 
+/*
+ * A guest reset rebuilds the RTC: one created from the first one's
+ * battery reads the clock the guest set (advanced by the host time
+ * that passed, not reset to the host's) and the same CMOS RAM.
+ */
+static void
+test_battery(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc_config cfg = RTC_CONFIG_DEFAULT;
+	struct rtc_battery bat;
+	struct rtc *rtc;
+
+	memset(&bat, 0xee, sizeof(bat));
+	bat.valid = false;
+	cfg.battery = &bat;
+	clock_set(&c, (int64_t)utc(2026, 11, 30, 6, 30, 0), 250000000);
+	rtc = rtc_new_config(&c.host, &cfg);
+	if (rtc == NULL)
+		tap_bail("rtc_new_config failed");
+	TAP_EQ(bat.valid && bat.offset_sec == 0 && bat.offset_nsec == 0 &&
+	    bat.nvram[0x40 - RTC_NVRAM_FIRST] == 0, 1,
+	    "battery: a new one is filled in at creation");
+	TAP_EQ(regs_match(rtc, utc(2026, 11, 30, 6, 30, 0), false, false),
+	    true, "battery: a new one starts at host time");
+	/* The guest sets the clock as Linux does: SET, time, clear SET. */
+	cmos_write(rtc, REGB, 0x82);
+	cmos_write(rtc, SEC, 0x06);
+	cmos_write(rtc, MIN, 0x05);
+	cmos_write(rtc, HOUR, 0x04);
+	cmos_write(rtc, WDAY, 0x01);	/* not the real Saturday */
+	cmos_write(rtc, MDAY, 0x03);
+	cmos_write(rtc, MON, 0x02);
+	cmos_write(rtc, YEAR, 0x01);
+	cmos_write(rtc, CENT, 0x20);
+	cmos_write(rtc, REGB, 0x02);
+	cmos_write(rtc, 0x40, 0x5a);
+	cmos_write(rtc, 0x7f, 0xa5);
+	TAP_EQ(cmos_read(rtc, SEC), 0x06, "battery: the guest set the clock");
+	rtc_free(rtc);
+
+	/* The reset took 7.5 s of host time. */
+	clock_advance(&c, 7, 500000000);
+	rtc = rtc_new_config(&c.host, &cfg);
+	if (rtc == NULL)
+		tap_bail("rtc_new_config failed");
+	TAP_EQ(cmos_read(rtc, SEC) == 0x13 && cmos_read(rtc, MIN) == 0x05 &&
+	    cmos_read(rtc, HOUR) == 0x04 && cmos_read(rtc, MDAY) == 0x03 &&
+	    cmos_read(rtc, MON) == 0x02 && cmos_read(rtc, YEAR) == 0x01 &&
+	    cmos_read(rtc, CENT) == 0x20, 1,
+	    "battery: the set time, 7 s later, after a rebuild");
+	TAP_EQ(cmos_read(rtc, WDAY), 0x01,
+	    "battery: the day of week the guest set");
+	TAP_EQ(cmos_read(rtc, 0x40) == 0x5a && cmos_read(rtc, 0x7f) == 0xa5,
+	    1, "battery: CMOS RAM kept");
+	rtc_free(rtc);
+
+	/* No battery: a rebuilt RTC forgets. */
+	rtc = rtc_new(&c.host);
+	TAP_EQ(cmos_read(rtc, 0x40) == 0 &&
+	    cmos_read(rtc, YEAR) == 0x26, 1,
+	    "battery: without one, host time and empty RAM");
+	rtc_free(rtc);
+}
+
 int
 main(void)
 {
@@ -1160,5 +1225,6 @@ main(void)
 	test_lost_ticks();
 	test_backlog();
 	test_fuzz_timers();
+	test_battery();
 	return tap_done();
 }
