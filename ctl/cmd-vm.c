@@ -316,6 +316,7 @@ static const struct {
 	{ "memory_mib",	"memory",	"-" },
 	{ "vcpus",	"vcpus",	"-" },
 	{ "on_reboot",	"on_reboot",	"-" },
+	{ "lost_tick_policy", "lost_ticks", "-" },
 	{ "transient",	"transient",	"-" },
 };
 #define INFO_NKEYS	(sizeof(info_keys) / sizeof(info_keys[0]))

@@ -1,7 +1,8 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus, --on-reboot and the display's --vnc, --display,
- * --vnc-password-file and --vnc-web, into the arguments of vm.create.
+ * --memory, --vcpus, --on-reboot, --lost-ticks and the display's --vnc,
+ * --display, --vnc-password-file and --vnc-web, into the arguments of
+ * vm.create.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,6 +150,14 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "on_reboot",
 		    json_object_new_string(optarg));
 		return -1;
+	case 'L':
+		if (strcmp(optarg, "slew") != 0 &&
+		    strcmp(optarg, "discard") != 0)
+			return ctl_usage(ctl, "--lost-ticks %s: expected "
+			    "slew or discard", optarg);
+		json_object_object_add(args, "lost_tick_policy",
+		    json_object_new_string(optarg));
+		return -1;
 	/* --vnc and --display go as they are: the daemon parses them. */
 	case 'V':
 		json_object_object_add(args, "vnc",
@@ -182,6 +191,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "memory",	required_argument,	NULL,	'm' },
 		{ "vcpus",	required_argument,	NULL,	'n' },
 		{ "on-reboot",	required_argument,	NULL,	'r' },
+		{ "lost-ticks",	required_argument,	NULL,	'L' },
 		{ "vnc",	required_argument,	NULL,	'V' },
 		{ "display",	required_argument,	NULL,	'D' },
 		{ "vnc-password-file", required_argument, NULL,	'P' },

@@ -25,6 +25,9 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --vcpus N           number of vCPUs (default 1)\n"		\
 	"  --on-reboot ACTION  restart (default) or stop when the guest "	\
 	"reboots\n"							\
+	"  --lost-ticks POLICY RTC ticks the guest missed: slew "		\
+	"(default,\n"							\
+	"                      reinjected) or discard\n"			\
 	"  --vnc ADDR:N|auto   a screen, over VNC on port 5900+N of ADDR "	\
 	"(auto:\n"							\
 	"                      127.0.0.1, first free port)\n"		\
@@ -44,6 +47,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
 	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
+	    "[--lost-ticks slew|discard] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-web]",
 	    "define a VM", CTL_CREATE_HELP },

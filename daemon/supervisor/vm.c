@@ -793,6 +793,11 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 	json_object_object_add(args, "vcpus", json_object_new_int64(def->vcpus));
 	json_object_object_add(args, "on_reboot", json_object_new_string(
 	    config_on_reboot_name(def->on_reboot)));
+	json_object_object_add(args, "lost_tick_policy", json_object_new_string(
+	    config_lost_ticks_name(def->lost_ticks)));
+	if (def->rtc_backlog_max != 0)
+		json_object_object_add(args, "rtc_backlog_max",
+		    json_object_new_int64(def->rtc_backlog_max));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
 	if (def->vnc_addr != NULL) {

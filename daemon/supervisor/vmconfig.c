@@ -25,7 +25,7 @@
 static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
-	NULL
+	"lost_tick_policy", "rtc_backlog_max", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -44,6 +44,12 @@ const char *
 config_on_reboot_name(enum vm_on_reboot r)
 {
 	return r == VM_ON_REBOOT_STOP ? "stop" : "restart";
+}
+
+const char *
+config_lost_ticks_name(enum vm_lost_ticks l)
+{
+	return l == VM_LOST_TICKS_DISCARD ? "discard" : "slew";
 }
 
 bool
@@ -514,6 +520,27 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	def->transient = b != 0;
 
+	s = NULL;
+	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
+		goto fail;
+	if (s != NULL) {
+		if (strcmp(s, "slew") == 0)
+			def->lost_ticks = VM_LOST_TICKS_SLEW;
+		else if (strcmp(s, "discard") == 0)
+			def->lost_ticks = VM_LOST_TICKS_DISCARD;
+		else {
+			config_err(err, errlen, "lost_tick_policy: '%.80s' must "
+			    "be \"slew\" or \"discard\"", s);
+			goto fail;
+		}
+	}
+
+	n = 0;
+	if (proto_arg_int(obj, "rtc_backlog_max", 0, CONFIG_RTC_BACKLOG_MIN,
+	    CONFIG_RTC_BACKLOG_MAX, &n, err, errlen) < 0)
+		goto fail;
+	def->rtc_backlog_max = (unsigned int)n;
+
 	if ((rc = config_parse_display_members(obj, def, err, errlen)) < 0) {
 		if (rc == -ENOMEM)
 			goto nomem;
@@ -579,6 +606,11 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	    json_object_new_string(config_on_reboot_name(def->on_reboot)));
 	json_object_object_add(obj, "transient",
 	    json_object_new_boolean(def->transient));
+	json_object_object_add(obj, "lost_tick_policy",
+	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
+	if (def->rtc_backlog_max != 0)
+		json_object_object_add(obj, "rtc_backlog_max",
+		    json_object_new_int64(def->rtc_backlog_max));
 	if (def->vnc_addr == NULL) {
 		json_object_object_add(obj, "vnc", NULL);
 		return obj;

@@ -41,6 +41,17 @@
 #define CONFIG_DISPLAY_WIDTH_DEFAULT	1024
 #define CONFIG_DISPLAY_HEIGHT_DEFAULT	768
 
+/*
+ * The RTC's periodic ticks that could not be delivered (lost_tick_policy,
+ * rtc_backlog_max): reinjected (slew) or only counted (discard).
+ */
+enum vm_lost_ticks {
+	VM_LOST_TICKS_SLEW,
+	VM_LOST_TICKS_DISCARD,
+};
+#define CONFIG_RTC_BACKLOG_MIN	1	/* ticks */
+#define CONFIG_RTC_BACKLOG_MAX	65536
+
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
 	VM_ON_REBOOT_STOP,
@@ -55,6 +66,8 @@ struct vm_def {
 	unsigned int vcpus;
 	enum vm_on_reboot on_reboot;
 	bool transient;
+	enum vm_lost_ticks lost_ticks;
+	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 
 	/*
 	 * The display.  vnc_addr is NULL when the VM has none; then the
@@ -102,6 +115,8 @@ struct json_object *config_to_json(const struct vm_def *def,
 void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
 const char *config_on_reboot_name(enum vm_on_reboot r);
+/* "slew" or "discard", as lost_tick_policy says it. */
+const char *config_lost_ticks_name(enum vm_lost_ticks l);
 
 /* Whether name matches CONFIG_NAME_PATTERN. */
 bool	config_name_valid(const char *name);

@@ -19,7 +19,7 @@ board_uart_new(const struct device_host *host, const struct board_backends *be)
 static void *
 board_rtc_new(const struct device_host *host, const struct board_backends *be)
 {
-	return rtc_new(host);
+	return rtc_new_config(host, &be->rtc);
 }
 
 static void *

@@ -12,16 +12,20 @@
 
 #include "device.h"
 #include "devhost.h"
+#include "rtc.h"
 #include "uart.h"
 
 #define BOARD_MAX_RANGES	2
 
 /*
  * What the worker hands the machine for its devices: backends that
- * outlive a guest reset (the console now; the display and disks next).
+ * outlive a guest reset (the console, the RTC's battery; the display
+ * and disks next) and the definition's device settings.
  */
 struct board_backends {
 	struct uart_backend com1;
+	/* The lost-tick policy, and the battery (owned by the worker). */
+	struct rtc_config rtc;
 };
 
 enum board_bus {

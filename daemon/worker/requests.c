@@ -105,7 +105,8 @@ worker_cmd_boot(struct worker_request *r)
 	const char *kernel = NULL, *initrd = NULL, *cmdline = "";
 	const char *kernel_name = NULL, *initrd_name = NULL;
 	const char *on_reboot = "restart", *log_path = NULL;
-	int64_t memory_mib = 0, vcpus = 0;
+	const char *lost_ticks = "slew";
+	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0;
 	struct display_config dcfg;
 	bool has_display;
 	char err[512];
@@ -134,8 +135,16 @@ worker_cmd_boot(struct worker_request *r)
 	    proto_arg_int(r->args, "memory_mib", 1, 16, 262144, &memory_mib,
 	    err, sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "vcpus", 1, 1, 64, &vcpus, err,
-	    sizeof(err)) < 0)
+	    sizeof(err)) < 0 ||
+	    proto_arg_string(r->args, "lost_tick_policy", 0, &lost_ticks, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "rtc_backlog_max", 0, 0, 65536,
+	    &backlog_max, err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
+	if (strcmp(lost_ticks, "slew") != 0 &&
+	    strcmp(lost_ticks, "discard") != 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "lost_tick_policy: expected \"slew\" or \"discard\"");
 
 	/*
 	 * kernel and initrd are normally /proc/self/fd/N: descriptors the
@@ -162,6 +171,12 @@ worker_cmd_boot(struct worker_request *r)
 		.memory_mib = memory_mib,
 		.vcpus = vcpus,
 	};
+	/* The battery starts new: the first machine fills it in. */
+	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
+	w->cfg.backends.rtc.lost_ticks = strcmp(lost_ticks, "discard") == 0 ?
+	    RTC_LOST_TICKS_DISCARD : RTC_LOST_TICKS_SLEW;
+	w->cfg.backends.rtc.backlog_max = (unsigned int)backlog_max;
+	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
 	w->console = console_new(w->base, log_path, &ret);

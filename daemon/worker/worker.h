@@ -38,6 +38,7 @@ struct worker {
 	struct machine *machine;
 	struct console *console;
 	struct display *display;	/* NULL: the guest has no screen */
+	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	uint64_t reboots;
 
 	/* Set by whichever thread held the machine, handled on the loop. */

@@ -139,6 +139,9 @@ test_defaults(void)
 	tap_ok(def->memory_mib == 256 && def->vcpus == 1 &&
 	    def->on_reboot == VM_ON_REBOOT_RESTART && !def->transient,
 	    "defaults: 256 MiB, 1 vCPU, on_reboot restart, not transient");
+	tap_ok(def->lost_ticks == VM_LOST_TICKS_SLEW &&
+	    def->rtc_backlog_max == 0,
+	    "defaults: lost_tick_policy slew, the RTC's own backlog cap");
 	config_def_free(def);
 	config_def_free(NULL);
 }
@@ -262,6 +265,53 @@ test_misc_fields(void)
 		    "a non-object is refused");
 		json_object_put(arr);
 	}
+}
+
+static void
+test_lost_ticks(void)
+{
+	struct vm_def *def = NULL;
+	struct json_object *obj;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"lost_tick_policy\":\"discard\","
+	    "\"rtc_backlog_max\":65536}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->lost_ticks == VM_LOST_TICKS_DISCARD &&
+	    def->rtc_backlog_max == 65536,
+	    "lost_tick_policy discard, rtc_backlog_max 65536");
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(strcmp(json_object_get_string(json_object_object_get(obj,
+		    "lost_tick_policy")), "discard") == 0 &&
+		    json_object_get_int64(json_object_object_get(obj,
+		    "rtc_backlog_max")) == 65536,
+		    "lost_tick_policy and rtc_backlog_max shown");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(strcmp(json_object_get_string(json_object_object_get(obj,
+		    "lost_tick_policy")), "slew") == 0 &&
+		    !json_object_object_get_ex(obj, "rtc_backlog_max", NULL),
+		    "default shown as slew; no rtc_backlog_max unless set");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	expect_valid("{\"name\":\"a\",\"lost_tick_policy\":\"slew\","
+	    "\"rtc_backlog_max\":1}", 0);
+	expect_invalid("{\"name\":\"a\",\"lost_tick_policy\":\"delay\"}", 0,
+	    "lost_tick_policy: 'delay' must be \"slew\" or \"discard\"");
+	expect_invalid("{\"name\":\"a\",\"lost_tick_policy\":true}", 0,
+	    "lost_tick_policy: expected a string");
+	expect_invalid("{\"name\":\"a\",\"rtc_backlog_max\":0}", 0,
+	    "rtc_backlog_max: 0 is out of range (1..65536)");
+	expect_invalid("{\"name\":\"a\",\"rtc_backlog_max\":65537}", 0,
+	    "rtc_backlog_max: 65537 is out of range (1..65536)");
+	expect_invalid("{\"name\":\"a\",\"rtc_backlog_max\":\"8\"}", 0,
+	    "rtc_backlog_max: expected an integer");
 }
 
 static void
@@ -555,7 +605,8 @@ defs_equal(const struct vm_def *a, const struct vm_def *b)
 	    a->vnc_display == b->vnc_display && a->width == b->width &&
 	    a->height == b->height &&
 	    str_equal(a->vnc_password, b->vnc_password) &&
-	    a->vnc_web == b->vnc_web;
+	    a->vnc_web == b->vnc_web && a->lost_ticks == b->lost_ticks &&
+	    a->rtc_backlog_max == b->rtc_backlog_max;
 }
 
 /* Count the entries of dir other than . and .. */
@@ -597,7 +648,8 @@ test_roundtrip(void)
 	    "\"cmdline\":\"console=ttyS0 \\\"q\\\" \\\\ x\\n\","
 	    "\"memory_mib\":512,\"vcpus\":4,\"on_reboot\":\"stop\","
 	    "\"vnc\":\"[::1]:auto\",\"display\":\"800x600\","
-	    "\"vnc_password\":\"pw\\\"x\",\"vnc_web\":true}",
+	    "\"vnc_password\":\"pw\\\"x\",\"vnc_web\":true,"
+	    "\"lost_tick_policy\":\"discard\",\"rtc_backlog_max\":64}",
 	    kernel_path);
 	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
 	tap_ok(rc == 0, "definition for the round trip");
@@ -783,6 +835,7 @@ main(void)
 	test_misc_fields();
 	test_files();
 	test_display();
+	test_lost_ticks();
 	test_roundtrip();
 	test_reload();
 
