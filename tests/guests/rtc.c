@@ -1,0 +1,316 @@
+/*
+ * rtc: the MC146818's interrupts and the clock across a reboot, chosen
+ * with "test=" on the command line ("irq=pic" takes IRQ 8 through the
+ * 8259 instead of the IOAPIC).  Times are measured with the TSC,
+ * calibrated against PIT channel 2, so they do not depend on the RTC.
+ *
+ * test=periodic  periodic interrupts at 1024 Hz (register A 0x26) for
+ *   3 s, interrupts masked (cli) from 1.25 s to 1.75 s, so that the
+ *   ticks of the stall coalesce.  The handler only counts (and the
+ *   runtime sends the EOI): CPL0 code may be emulated.
+ *     rtc: tsc N kHz
+ *     rtc: periodic 1024 Hz: N ticks before the stall (1280 due)
+ *     rtc: periodic 1024 Hz: N ticks at the end of the stall
+ *     rtc: periodic 1024 Hz: N ticks 20 ms after the stall
+ *     rtc: periodic 1024 Hz: N ticks in 3000 ms, 500 ms stalled
+ *     PASS
+ * test=alarm  update-ended and alarm interrupts (UIE, AIE), the alarm
+ *   set 3 s ahead; each interrupt reads register C and the time:
+ *     rtc: update at HH:MM:SS (N ms)        for 5 updates
+ *     rtc: alarm at HH:MM:SS (set HH:MM:SS)
+ *     PASS | FAIL: reason
+ * test=clock  on the first boot (CMOS bytes 0x7e, 0x7f not yet "RT"),
+ *   sets the clock to 2001-02-03 04:05:06 UTC, writes "RT" there and
+ *   resets through the keyboard controller; after the reboot reads the
+ *   clock back:
+ *     rtc: clock set to 2001-02-03T04:05:06Z epoch=981173106
+ *     rtc: resetting via i8042
+ *     rtc: after reboot 2001-02-03T04:05:09Z epoch=981173109, 3 s later
+ *     PASS | FAIL: reason
+ */
+#include "runtime/rt.h"
+
+#define RTC_IRQ		8
+#define REG_SEC_ALARM	0x01
+#define REG_MIN_ALARM	0x03
+#define REG_HOUR_ALARM	0x05
+#define REG_A		0x0a
+#define REG_B		0x0b
+#define REG_C		0x0c
+#define REG_B_SET	0x80
+#define REG_B_PIE	0x40
+#define REG_B_AIE	0x20
+#define REG_B_UIE	0x10
+#define REG_C_AF	0x20
+#define REG_C_UF	0x10
+
+#define PIT_CH2		0x42
+#define PIT_CMD		0x43
+#define PIT_PORT_B	0x61
+#define PIT_HZ		1193182u
+
+#define MARK_0		0x7e
+#define MARK_1		0x7f
+
+static uint64_t tsc_hz;
+
+/* TSC ticks a second over 50 ms of PIT channel 2 (mode 0). */
+static uint64_t
+tsc_calibrate(void)
+{
+	uint32_t count = PIT_HZ / 20;
+	uint64_t t0, t1;
+	long spins;
+	uint8_t b;
+
+	b = inb(PIT_PORT_B);
+	outb(PIT_PORT_B, (b & ~0x02) | 0x01);	/* gate on, speaker off */
+	outb(PIT_CMD, 0xb0);			/* ch2, lo/hi, mode 0 */
+	outb(PIT_CH2, (uint8_t)count);
+	t0 = rdtsc();
+	outb(PIT_CH2, (uint8_t)(count >> 8));	/* counting starts here */
+	for (spins = 0; spins < 1000000; spins++)
+		if (inb(PIT_PORT_B) & 0x20)
+			break;
+	t1 = rdtsc();
+	outb(PIT_PORT_B, b & ~0x03);
+	return (t1 - t0) * 20;
+}
+
+static uint64_t
+ms_to_tsc(uint64_t ms)
+{
+	return tsc_hz * ms / 1000;
+}
+
+/* --- test=periodic ------------------------------------------------------ */
+
+static volatile uint32_t ticks;
+
+static void
+periodic_tick(void)
+{
+	ticks++;
+}
+
+static void
+test_periodic(void)
+{
+	uint64_t t0, stall, unstall, caught, end;
+	uint32_t before, at_unstall, after20 = 0, total;
+	bool seen20 = false;
+
+	irq_enable(RTC_IRQ, periodic_tick);
+	cmos_write(REG_A, 0x26);		/* 32.768 kHz, 1024 Hz */
+	(void)cmos_read(REG_C);
+	t0 = rdtsc();
+	stall = t0 + ms_to_tsc(1250);
+	unstall = t0 + ms_to_tsc(1750);
+	caught = unstall + ms_to_tsc(20);
+	end = t0 + ms_to_tsc(3000);
+	cmos_write(REG_B, cmos_reg_b() | REG_B_PIE);
+	while (rdtsc() < stall)
+		idle();
+	cli();
+	before = ticks;
+	while (rdtsc() < unstall)
+		cpu_relax();
+	at_unstall = ticks;
+	sti();
+	while (rdtsc() < end) {
+		idle();
+		if (!seen20 && rdtsc() >= caught) {
+			after20 = ticks;
+			seen20 = true;
+		}
+	}
+	cli();
+	cmos_write(REG_B, cmos_reg_b() & ~REG_B_PIE);
+	total = ticks;
+	sti();
+	irq_disable(RTC_IRQ);
+	printf("rtc: periodic 1024 Hz: %u ticks before the stall (1280 due)\n",
+	    before);
+	printf("rtc: periodic 1024 Hz: %u ticks at the end of the stall\n",
+	    at_unstall);
+	printf("rtc: periodic 1024 Hz: %u ticks 20 ms after the stall\n",
+	    after20);
+	printf("rtc: periodic 1024 Hz: %u ticks in 3000 ms, 500 ms stalled\n",
+	    total);
+	printf("PASS\n");
+}
+
+/* --- test=alarm --------------------------------------------------------- */
+
+static volatile uint8_t rtc_flags;
+
+static void
+alarm_irq(void)
+{
+	rtc_flags |= cmos_read(REG_C);
+}
+
+static uint8_t
+bcd(int v)
+{
+	return (uint8_t)((v / 10) << 4 | v % 10);
+}
+
+static void
+test_alarm(void)
+{
+	struct rtc_time now, alarm, t;
+	uint64_t last, deadline, epoch_prev = 0, epoch, tsc;
+	int updates = 0;
+	bool alarmed = false, ok = true;
+	uint8_t f;
+
+	if (cmos_reg_b() & 0x04) {
+		printf("FAIL: expected BCD mode\n");
+		return;
+	}
+	if (cmos_read_time(&now) != 0) {
+		printf("FAIL: clock never stable\n");
+		return;
+	}
+	rtc_time_from_epoch(&alarm, rtc_time_to_epoch(&now) + 3);
+	cmos_write(REG_SEC_ALARM, bcd(alarm.sec));
+	cmos_write(REG_MIN_ALARM, bcd(alarm.min));
+	cmos_write(REG_HOUR_ALARM, bcd(alarm.hour));
+	irq_enable(RTC_IRQ, alarm_irq);
+	cli();
+	(void)cmos_read(REG_C);
+	rtc_flags = 0;
+	cmos_write(REG_B, cmos_reg_b() | REG_B_UIE | REG_B_AIE);
+	sti();
+	last = rdtsc();
+	deadline = last + ms_to_tsc(10000);
+	while (updates < 5 && rdtsc() < deadline) {
+		idle();
+		cli();
+		f = rtc_flags;
+		rtc_flags = 0;
+		if (f == 0 || cmos_read_time(&t) != 0) {
+			sti();
+			continue;
+		}
+		sti();
+		tsc = rdtsc();
+		epoch = rtc_time_to_epoch(&t);
+		if (f & REG_C_UF) {
+			printf("rtc: update at %02d:%02d:%02d (%lu ms)\n", t.hour,
+			    t.min, t.sec, (tsc - last) * 1000 / tsc_hz);
+			if (epoch_prev != 0 && epoch != epoch_prev + 1) {
+				printf("FAIL: update at second %lu after %lu\n",
+				    epoch, epoch_prev);
+				ok = false;
+			}
+			epoch_prev = epoch;
+			last = tsc;
+			updates++;
+		}
+		if (f & REG_C_AF) {
+			printf("rtc: alarm at %02d:%02d:%02d (set "
+			    "%02d:%02d:%02d)\n", t.hour, t.min, t.sec,
+			    alarm.hour, alarm.min, alarm.sec);
+			if (alarmed || t.hour != alarm.hour ||
+			    t.min != alarm.min || t.sec != alarm.sec) {
+				printf("FAIL: alarm at the wrong second\n");
+				ok = false;
+			}
+			alarmed = true;
+		}
+	}
+	cmos_write(REG_B, cmos_reg_b() & ~(REG_B_UIE | REG_B_AIE));
+	irq_disable(RTC_IRQ);
+	if (updates < 5)
+		printf("FAIL: %d update interrupts in 10 s\n", updates);
+	else if (!alarmed)
+		printf("FAIL: no alarm interrupt\n");
+	else if (ok)
+		printf("PASS\n");
+}
+
+/* --- test=clock --------------------------------------------------------- */
+
+static void
+print_time(const char *what, const struct rtc_time *t)
+{
+	printf("rtc: %s %04d-%02d-%02dT%02d:%02d:%02dZ epoch=%lu", what,
+	    t->year, t->mon, t->day, t->hour, t->min, t->sec,
+	    rtc_time_to_epoch(t));
+}
+
+static void
+test_clock(void)
+{
+	/* 2001-02-03T04:05:06Z, a Saturday. */
+	static const uint8_t set[][2] = {
+		{ 0x00, 0x06 }, { 0x02, 0x05 }, { 0x04, 0x04 },
+		{ 0x06, 0x07 }, { 0x07, 0x03 }, { 0x08, 0x02 },
+		{ 0x09, 0x01 }, { 0x32, 0x20 },
+	};
+	const uint64_t set_epoch = 981173106;
+	struct rtc_time t;
+	uint64_t e;
+	size_t i;
+
+	if (cmos_read(MARK_0) == 'R' && cmos_read(MARK_1) == 'T') {
+		if (cmos_read_time(&t) != 0) {
+			printf("FAIL: clock never stable\n");
+			return;
+		}
+		e = rtc_time_to_epoch(&t);
+		print_time("after reboot", &t);
+		printf(", %ld s later\n", (long)(e - set_epoch));
+		if (e < set_epoch || e > set_epoch + 120)
+			printf("FAIL: the clock did not keep the set time\n");
+		else
+			printf("PASS\n");
+		return;
+	}
+	/* As Linux sets it: SET, the registers, SET cleared. */
+	cmos_write(REG_B, cmos_reg_b() | REG_B_SET);
+	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		cmos_write(set[i][0], set[i][1]);
+	cmos_write(REG_B, cmos_reg_b() & ~REG_B_SET);
+	cmos_write(MARK_0, 'R');
+	cmos_write(MARK_1, 'T');
+	if (cmos_read_time(&t) != 0) {
+		printf("FAIL: clock never stable\n");
+		return;
+	}
+	print_time("clock set to", &t);
+	printf("\n");
+	/* Calibrate first: afterwards there is nothing left to wait with. */
+	(void)lapic_timer_ticks_per_ms();
+	printf("rtc: resetting via i8042\n");
+	i8042_reset();
+	sleep_ms(1000);
+	printf("FAIL: still running 1 s after the reset\n");
+}
+
+void
+guest_main(void)
+{
+	char test[16];
+
+	tsc_hz = tsc_calibrate();
+	printf("rtc: tsc %lu kHz\n", tsc_hz / 1000);
+	if (tsc_hz < 1000000) {
+		printf("FAIL: TSC calibration\n");
+		return;
+	}
+	if (!cmdline_get("test", test, sizeof(test))) {
+		printf("FAIL: no test= on the command line\n");
+		return;
+	}
+	if (strcmp(test, "periodic") == 0)
+		test_periodic();
+	else if (strcmp(test, "alarm") == 0)
+		test_alarm();
+	else if (strcmp(test, "clock") == 0)
+		test_clock();
+	else
+		printf("FAIL: unknown test '%s'\n", test);
+}
