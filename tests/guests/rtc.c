@@ -4,15 +4,16 @@
  * 8259 instead of the IOAPIC).  Times are measured with the TSC,
  * calibrated against PIT channel 2, so they do not depend on the RTC.
  *
- * test=periodic  periodic interrupts at 1024 Hz (register A 0x26) for
- *   3 s, interrupts masked (cli) from 1.25 s to 1.75 s, so that the
- *   ticks of the stall coalesce.  The handler only counts (and the
- *   runtime sends the EOI): CPL0 code may be emulated.
+ * test=periodic  periodic interrupts at 1024 Hz (register A 0x26; or
+ *   "hz=N", a power of 2 from 2 to 8192) for 3 s, interrupts masked
+ *   (cli) from 1.25 s to 1.75 s, so that the ticks of the stall
+ *   coalesce.  The handler only counts (and the runtime sends the
+ *   EOI): CPL0 code may be emulated.
  *     rtc: tsc N kHz
- *     rtc: periodic 1024 Hz: N ticks before the stall (1280 due)
- *     rtc: periodic 1024 Hz: N ticks at the end of the stall
- *     rtc: periodic 1024 Hz: N ticks 20 ms after the stall
- *     rtc: periodic 1024 Hz: N ticks in 3000 ms, 500 ms stalled
+ *     rtc: periodic HZ Hz: N ticks before the stall (HZ * 1.25 due)
+ *     rtc: periodic HZ Hz: N ticks at the end of the stall
+ *     rtc: periodic HZ Hz: N ticks 20 ms after the stall
+ *     rtc: periodic HZ Hz: N ticks in 3000 ms, 500 ms stalled
  *     PASS
  * test=alarm  update-ended and alarm interrupts (UIE, AIE), the alarm
  *   set 3 s ahead; each interrupt reads register C and the time:
@@ -98,10 +99,19 @@ test_periodic(void)
 {
 	uint64_t t0, stall, unstall, caught, end;
 	uint32_t before, at_unstall, after20 = 0, total;
+	unsigned long hz = cmdline_get_ulong("hz", 1024);
+	unsigned int rs;
 	bool seen20 = false;
 
+	/* Rate select n gives 65536 >> n Hz, for n = 3 to 15. */
+	for (rs = 3; rs <= 15 && (65536ul >> rs) != hz; rs++)
+		;
+	if (rs > 15) {
+		printf("FAIL: hz=%lu is not a power of 2 from 2 to 8192\n", hz);
+		return;
+	}
 	irq_enable(RTC_IRQ, periodic_tick);
-	cmos_write(REG_A, 0x26);		/* 32.768 kHz, 1024 Hz */
+	cmos_write(REG_A, 0x20 | rs);		/* 32.768 kHz time base */
 	(void)cmos_read(REG_C);
 	t0 = rdtsc();
 	stall = t0 + ms_to_tsc(1250);
@@ -129,14 +139,14 @@ test_periodic(void)
 	total = ticks;
 	sti();
 	irq_disable(RTC_IRQ);
-	printf("rtc: periodic 1024 Hz: %u ticks before the stall (1280 due)\n",
-	    before);
-	printf("rtc: periodic 1024 Hz: %u ticks at the end of the stall\n",
-	    at_unstall);
-	printf("rtc: periodic 1024 Hz: %u ticks 20 ms after the stall\n",
+	printf("rtc: periodic %lu Hz: %u ticks before the stall (%lu due)\n",
+	    hz, before, hz * 5 / 4);
+	printf("rtc: periodic %lu Hz: %u ticks at the end of the stall\n",
+	    hz, at_unstall);
+	printf("rtc: periodic %lu Hz: %u ticks 20 ms after the stall\n", hz,
 	    after20);
-	printf("rtc: periodic 1024 Hz: %u ticks in 3000 ms, 500 ms stalled\n",
-	    total);
+	printf("rtc: periodic %lu Hz: %u ticks in 3000 ms, 500 ms stalled\n",
+	    hz, total);
 	printf("PASS\n");
 }
 

@@ -8,13 +8,14 @@
  * The periodic counts: the guest counts ticks over 3 s of its own (TSC)
  * time with interrupts masked for 0.5 s in the middle.  slew delivers
  * the stall's 512 ticks late, 3072 in all; discard loses them, about
- * 2560.  Inside the nested test host guest time is emulated and even
- * unmasked delivery may fall behind 1024 Hz; the guest reports the
+ * 2560.  Inside the nested test host CPL0 code is emulated and even
+ * unmasked delivery may fall behind 1024 Hz: the guest reports the
  * ticks it had before the stall (1280 due), and when those fell short
- * the absolute figures are only reported, and what is checked is the
- * relation: slew recovers the stall that discard loses.  The device's
- * counters are checked in every case: under slew nothing dropped and
- * the backlog empty afterwards, under discard nothing reinjected.
+ * the 1024 Hz figures are only reported (with slew taking at least as
+ * many as discard), and the same checks run at a rate the guest keeps
+ * up with (see test_periodic).  With the counts go the device's
+ * counters: under slew the backlog empty afterwards and nothing
+ * dropped, under discard nothing reinjected.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,36 +24,35 @@
 #include "harness.h"
 
 #define RTC_RUN_MS	60000	/* calibration, 3 s of ticks, emulation */
-#define TICKS_SLEW	3072
-#define TICKS_DISCARD	2560
-#define TICKS_BEFORE	1280	/* due before the stall */
-#define TICKS_SLACK	10
+#define TICKS_SLACK	10	/* slew: "give or take a few" */
 #define TICKS_SLACK_DISCARD	16
 
 struct periodic {
+	long hz;
 	long before, at_unstall, after20, total;
 	int64_t raised, coalesced, reinjected, dropped, backlog, high;
 };
 
-/* The integer after the last occurrence of prefix in the file, or -1. */
+/*
+ * The integer after prefix on the last line of the log that has prefix,
+ * a number and then suffix (NULL: anything), or -1.
+ */
 static long
 log_number(const char *log, const char *prefix, const char *suffix)
 {
-	char *buf, *p, *last = NULL;
+	char *buf, *p, *q;
 	size_t len;
-	long v = -1;
+	long v = -1, n;
 
 	buf = h_read_file(log, &len);
 	if (buf == NULL)
 		return -1;
-	for (p = buf; (p = strstr(p, prefix)) != NULL; p++)
-		last = p;
-	if (last != NULL) {
-		last += strlen(prefix);
-		v = strtol(last, &p, 10);
-		if (p == last || (suffix != NULL &&
-		    strncmp(p, suffix, strlen(suffix)) != 0))
-			v = -1;
+	for (p = buf; (p = strstr(p, prefix)) != NULL; p++) {
+		p += strlen(prefix);
+		n = strtol(p, &q, 10);
+		if (q != p && (suffix == NULL ||
+		    strncmp(q, suffix, strlen(suffix)) == 0))
+			v = n;
 	}
 	free(buf);
 	return v;
@@ -88,32 +88,30 @@ info_stats(struct h_conn *c, const char *vm, const char *group,
 
 static void
 run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
-    struct periodic *p)
+    long hz, struct periodic *p)
 {
 	struct json_object *r, *rtc;
-	char name[32];
+	char name[32], prefix[64];
 	const char *log;
-	bool done;
 
 	memset(p, 0xff, sizeof(*p));
-	snprintf(name, sizeof(name), "rtc-%s", policy);
+	p->hz = hz;
+	snprintf(name, sizeof(name), "rtc-%s-%ld", policy, hz);
+	snprintf(prefix, sizeof(prefix), "rtc: periodic %ld Hz: ", hz);
 	log = h_console_log(d, name);
 	tap_ok(h_create(c, name, "\"kernel\":\"%s\",\"cmdline\":"
-	    "\"test=periodic\",\"lost_tick_policy\":\"%s\"",
-	    h_env("VMMD_GUEST_RTC"), policy) == 0, "%s: created", name);
+	    "\"test=periodic hz=%ld\",\"lost_tick_policy\":\"%s\"",
+	    h_env("VMMD_GUEST_RTC"), hz, policy) == 0, "%s: created", name);
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
-	done = h_file_expect(log, "PASS", 1, RTC_RUN_MS) == 0;
-	tap_ok(done, "%s: the guest counted its ticks", name);
-	p->before = log_number(log, "rtc: periodic 1024 Hz: ",
-	    " ticks before the stall");
-	p->at_unstall = log_number(log, "rtc: periodic 1024 Hz: ",
-	    " ticks at the end");
-	p->after20 = log_number(log, "rtc: periodic 1024 Hz: ",
-	    " ticks 20 ms after");
-	p->total = log_number(log, "rtc: periodic 1024 Hz: ", " ticks in");
-	tap_diag("%s: ticks %ld before the stall (%d due), %ld at its end, "
-	    "%ld 20 ms later, %ld in 3 s", name, p->before, TICKS_BEFORE,
-	    p->at_unstall, p->after20, p->total);
+	tap_ok(h_file_expect(log, "PASS", 1, RTC_RUN_MS) == 0,
+	    "%s: the guest counted its ticks", name);
+	p->before = log_number(log, prefix, " ticks before the stall");
+	p->at_unstall = log_number(log, prefix, " ticks at the end");
+	p->after20 = log_number(log, prefix, " ticks 20 ms after");
+	p->total = log_number(log, prefix, " ticks in");
+	tap_diag("%s: ticks %ld before the stall (%ld due), %ld at its end, "
+	    "%ld 20 ms later, %ld in 3 s (%ld due)", name, p->before,
+	    hz * 5 / 4, p->at_unstall, p->after20, p->total, hz * 3);
 
 	rtc = info_stats(c, name, "devices", "rtc", &r);
 	tap_ok(rtc != NULL, "%s: vm.info has stats.devices.rtc", name);
@@ -132,56 +130,82 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	tap_ok(info_bool(rtc, "lost_ticks_slew") ==
 	    (strcmp(policy, "slew") == 0), "%s: the device runs %s", name,
 	    policy);
-	tap_ok(p->coalesced >= 400, "%s: the stall's ticks coalesced (%lld)",
-	    name, (long long)p->coalesced);
-	if (strcmp(policy, "slew") == 0) {
-		tap_ok(p->backlog == 0 && p->reinjected > 0 && p->dropped == 0,
-		    "%s: backlog back to 0, %lld reinjected, none dropped",
-		    name, (long long)p->reinjected);
-	} else {
-		tap_ok(p->reinjected == 0 && p->high == 0 &&
-		    p->dropped == p->coalesced,
-		    "%s: nothing reinjected, every coalesced tick dropped",
-		    name);
-	}
 	json_object_put(r);
 	tap_ok(h_stop(c, name, true, -1, H_REPLY_MS) == 0, "%s: stopped",
 	    name);
 }
 
+/* Did the guest take every tick while it did not mask interrupts? */
+static bool
+on_time(const struct periodic *p)
+{
+	return p->before >= p->hz * 5 / 4 - TICKS_SLACK;
+}
+
+static void
+check_periodic(const struct periodic *slew, const struct periodic *discard)
+{
+	long hz = slew->hz, stall = hz / 2;
+
+	tap_ok(labs(slew->total - 3 * hz) <= TICKS_SLACK,
+	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %d)", hz, slew->total,
+	    3 * hz, TICKS_SLACK);
+	tap_ok(labs(discard->total - (3 * hz - stall)) <= TICKS_SLACK_DISCARD,
+	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %d)", hz,
+	    discard->total, 3 * hz - stall, TICKS_SLACK_DISCARD);
+	tap_ok(slew->backlog == 0 && slew->dropped == 0 &&
+	    slew->reinjected >= stall - TICKS_SLACK,
+	    "slew %ld Hz: backlog back to 0, %lld reinjected, none dropped",
+	    hz, (long long)slew->reinjected);
+	tap_ok(discard->coalesced >= stall - TICKS_SLACK_DISCARD &&
+	    discard->reinjected == 0 && discard->high == 0 &&
+	    discard->dropped == discard->coalesced,
+	    "discard %ld Hz: %lld coalesced, all dropped, none reinjected",
+	    hz, (long long)discard->coalesced);
+	tap_diag("%ld Hz: ticks in the 20 ms after the stall: slew %ld, "
+	    "discard %ld", hz, slew->after20 - slew->at_unstall,
+	    discard->after20 - discard->at_unstall);
+}
+
+/*
+ * 1024 Hz, as the guests that count ticks use it.  Where the guest
+ * cannot take 1024 interrupts a second even unmasked (emulated CPL0
+ * code in the nested test host), both policies are run again at the
+ * highest power-of-2 rate under half of what it took before the stall,
+ * and the same figures checked there: at 1024 Hz that guest is
+ * saturated, and the two policies only differ by what its spare time
+ * allows (reported, with slew taking at least as many ticks).
+ */
 static void
 test_periodic(struct h_daemon *d, struct h_conn *c)
 {
 	struct periodic slew, discard;
-	bool on_time;
+	long took, hz;
 
-	run_periodic(d, c, "slew", &slew);
-	run_periodic(d, c, "discard", &discard);
-	on_time = slew.before >= TICKS_BEFORE - TICKS_SLACK &&
-	    discard.before >= TICKS_BEFORE - TICKS_SLACK;
-	if (on_time) {
-		tap_ok(labs(slew.total - TICKS_SLEW) <= TICKS_SLACK,
-		    "slew: %ld ticks in 3 s (%d +- %d)", slew.total,
-		    TICKS_SLEW, TICKS_SLACK);
-		tap_ok(labs(discard.total - TICKS_DISCARD) <=
-		    TICKS_SLACK_DISCARD, "discard: %ld ticks in 3 s "
-		    "(%d +- %d)", discard.total, TICKS_DISCARD,
-		    TICKS_SLACK_DISCARD);
-	} else {
-		tap_diag("delivery fell behind 1024 Hz before the stall "
-		    "(slew %ld, discard %ld of %d): checking the relation "
-		    "only", slew.before, discard.before, TICKS_BEFORE);
-		tap_ok(slew.total > 0 && discard.total > 0 &&
-		    slew.total - discard.total >= 400 &&
-		    slew.total <= TICKS_SLEW + TICKS_SLACK,
-		    "slew recovers the stall that discard loses: %ld vs %ld "
-		    "ticks", slew.total, discard.total);
+	run_periodic(d, c, "slew", 1024, &slew);
+	run_periodic(d, c, "discard", 1024, &discard);
+	if (on_time(&slew) && on_time(&discard)) {
+		check_periodic(&slew, &discard);
+		return;
 	}
-	tap_ok(slew.after20 - slew.at_unstall >
-	    discard.after20 - discard.at_unstall,
-	    "after the stall slew catches up (%ld ticks in 20 ms, discard "
-	    "%ld)", slew.after20 - slew.at_unstall,
-	    discard.after20 - discard.at_unstall);
+	took = (slew.before > discard.before ? slew.before :
+	    discard.before) * 4 / 5;
+	tap_diag("delivery fell behind 1024 Hz before the stall (slew %ld, "
+	    "discard %ld of 1280 ticks): slew %ld, discard %ld ticks in 3 s",
+	    slew.before, discard.before, slew.total, discard.total);
+	tap_ok(slew.total >= discard.total - TICKS_SLACK_DISCARD,
+	    "1024 Hz, saturated: slew takes at least what discard does "
+	    "(%ld vs %ld)", slew.total, discard.total);
+	for (hz = 512; hz > 16 && hz > took / 2; hz /= 2)
+		;
+	tap_diag("running again at %ld Hz (the guest took %ld a second)",
+	    hz, took);
+	run_periodic(d, c, "slew", hz, &slew);
+	run_periodic(d, c, "discard", hz, &discard);
+	tap_ok(on_time(&slew) && on_time(&discard),
+	    "%ld Hz: the guest keeps up while unmasked (%ld, %ld of %ld)",
+	    hz, slew.before, discard.before, hz * 5 / 4);
+	check_periodic(&slew, &discard);
 }
 
 static void
