@@ -28,6 +28,9 @@ case $scale in
 	"of at least 1"
 	exit 1 ;;
 esac
+# The programs learn from it that they run emulated (test-rtc.c).
+VMMD_TEST_TIME_SCALE=$scale
+export VMMD_TEST_TIME_SCALE
 tests=${VMMD_KVM_TESTS:?VMMD_KVM_TESTS is not set}
 [ $# -gt 0 ] && only=" $* " || only=
 work=$(mktemp -d /tmp/kvm-nested-XXXXXX)

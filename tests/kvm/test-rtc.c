@@ -142,17 +142,42 @@ on_time(const struct periodic *p)
 	return p->before >= p->hz * 5 / 4 - TICKS_SLACK;
 }
 
+/*
+ * Slack on the guest's own "3 s": its TSC is calibrated against the
+ * PIT, which inside the nested test host (emulated, run by the
+ * VMMD_TEST_TIME_SCALE runner) is off by several percent.
+ */
+static long
+slack(long ticks, long fixed)
+{
+	const char *scale = getenv("VMMD_TEST_TIME_SCALE");
+
+	if (scale != NULL && atoi(scale) > 1 && ticks / 10 > fixed)
+		return ticks / 10;
+	return fixed;
+}
+
 static void
 check_periodic(const struct periodic *slew, const struct periodic *discard)
 {
 	long hz = slew->hz, stall = hz / 2;
+	long s1 = slack(3 * hz, TICKS_SLACK);
+	long s2 = slack(3 * hz - stall, TICKS_SLACK_DISCARD);
 
-	tap_ok(labs(slew->total - 3 * hz) <= TICKS_SLACK,
-	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %d)", hz, slew->total,
-	    3 * hz, TICKS_SLACK);
-	tap_ok(labs(discard->total - (3 * hz - stall)) <= TICKS_SLACK_DISCARD,
-	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %d)", hz,
-	    discard->total, 3 * hz - stall, TICKS_SLACK_DISCARD);
+	/* Exact, whatever the clocks: what the device raised arrived. */
+	tap_ok(labs(slew->total - (long)slew->raised) <= 2,
+	    "slew %ld Hz: the guest got every tick the device raised "
+	    "(%ld of %lld)", hz, slew->total, (long long)slew->raised);
+	tap_ok(labs(discard->total - (long)(discard->raised -
+	    discard->dropped)) <= 2, "discard %ld Hz: the guest got every "
+	    "tick not dropped (%ld of %lld - %lld)", hz, discard->total,
+	    (long long)discard->raised, (long long)discard->dropped);
+	tap_ok(labs(slew->total - 3 * hz) <= s1,
+	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz, slew->total,
+	    3 * hz, s1);
+	tap_ok(labs(discard->total - (3 * hz - stall)) <= s2,
+	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz,
+	    discard->total, 3 * hz - stall, s2);
 	tap_ok(slew->backlog == 0 && slew->dropped == 0 &&
 	    slew->reinjected >= stall - TICKS_SLACK,
 	    "slew %ld Hz: backlog back to 0, %lld reinjected, none dropped",
