@@ -1080,66 +1080,140 @@ h_buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 	return 0;
 }
 
-struct h_console *
-h_console_open(struct h_daemon *d, const char *name)
+/*
+ * A connection handover (vm.console, vm.screenshot): cmd for name on a
+ * connection of its own, and its reply line read a byte at a time, so
+ * that nothing after the newline is taken.  The raw socket, positioned
+ * after the reply (whose "return" object is put in *retp, if not NULL;
+ * the caller puts it), or -1 + diag.
+ */
+static int
+h_handover(struct h_daemon *d, const char *cmd, const char *name,
+    struct json_object **retp)
 {
-	struct h_console *con;
-	struct h_conn *c;
 	struct json_object *reply = NULL;
 	char line[4096], desc[128];
+	struct h_conn *c;
 	size_t len = 0;
 	double deadline;
 	int64_t id;
+	int fd;
 
 	if ((c = h_connect(d)) == NULL)
-		return NULL;
-	if ((id = h_send_request(c, "vm.console", h_name_args(name))) == -1)
+		return -1;
+	if ((id = h_send_request(c, cmd, h_name_args(name))) == -1)
 		goto fail;
-	/* Byte by byte: what follows the newline is console output. */
 	deadline = h_now_ms() + H_REPLY_MS;
 	for (;;) {
 		struct pollfd pfd = { c->fd, POLLIN, 0 };
 		ssize_t n;
 
 		if (poll(&pfd, 1, h_left(deadline)) <= 0) {
-			tap_diag("vm.console %s: no reply", name);
+			tap_diag("%s %s: no reply", cmd, name);
 			goto fail;
 		}
 		n = read(c->fd, line + len, 1);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			tap_diag("vm.console %s: connection closed before the "
-			    "reply (read %zu bytes)", name, len);
+			tap_diag("%s %s: connection closed before the "
+			    "reply (read %zu bytes)", cmd, name, len);
 			goto fail;
 		}
 		if (line[len] == '\n')
 			break;
 		if (++len == sizeof(line) - 1) {
-			tap_diag("vm.console %s: reply line too long", name);
+			tap_diag("%s %s: reply line too long", cmd, name);
 			goto fail;
 		}
 	}
 	line[len] = '\0';
 	if (proto_parse_object(line, len, &reply, desc, sizeof(desc)) != 0) {
-		tap_diag("vm.console %s: bad reply line: %s", name, line);
+		tap_diag("%s %s: bad reply line: %s", cmd, name, line);
 		goto fail;
 	}
 	if (h_ret(reply) == NULL || h_int(reply, "id", -1) != id) {
-		tap_diag("vm.console %s: %s", name, h_text(reply));
+		tap_diag("%s %s: %s", cmd, name, h_text(reply));
 		goto fail;
 	}
+	if (retp != NULL)
+		*retp = json_object_get(h_ret(reply));
 	json_object_put(reply);
-	if ((con = calloc(1, sizeof(*con))) == NULL)
-		goto fail;
-	con->fd = c->fd;
+	fd = c->fd;
 	c->fd = -1;
 	h_close(c);
-	return con;
+	return fd;
 fail:
 	json_object_put(reply);
 	h_close(c);
-	return NULL;
+	return -1;
+}
+
+struct h_console *
+h_console_open(struct h_daemon *d, const char *name)
+{
+	struct h_console *con;
+	int fd;
+
+	if ((fd = h_handover(d, "vm.console", name, NULL)) == -1)
+		return NULL;
+	if ((con = calloc(1, sizeof(*con))) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	con->fd = fd;
+	return con;
+}
+
+int
+h_screenshot(struct h_daemon *d, const char *name, unsigned char **pngp,
+    size_t *lenp)
+{
+	struct json_object *ret = NULL;
+	double deadline = h_now_ms() + H_REPLY_MS;
+	unsigned char *png = NULL;
+	size_t got = 0;
+	int64_t size;
+	int fd;
+
+	if ((fd = h_handover(d, "vm.screenshot", name, &ret)) == -1)
+		return -1;
+	size = h_int(ret, "size", -1);
+	if (size <= 0 || size > 64 << 20 || strcmp(h_str(ret, "format") ?
+	    h_str(ret, "format") : "", "png") != 0) {
+		tap_diag("vm.screenshot %s: %s", name, h_text(ret));
+		goto fail;
+	}
+	if ((png = malloc((size_t)size)) == NULL)
+		goto fail;
+	while (got < (size_t)size) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pfd, 1, h_left(deadline)) <= 0)
+			break;
+		n = read(fd, png + got, (size_t)size - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < (size_t)size) {
+		tap_diag("vm.screenshot %s: %zu of %lld bytes of PNG", name,
+		    got, (long long)size);
+		goto fail;
+	}
+	json_object_put(ret);
+	close(fd);
+	*pngp = png;
+	*lenp = got;
+	return 0;
+fail:
+	free(png);
+	json_object_put(ret);
+	close(fd);
+	return -1;
 }
 
 void

@@ -206,6 +206,13 @@ struct h_console {
  */
 struct h_console *h_console_open(struct h_daemon *, const char *name);
 void		 h_console_close(struct h_console *);
+/*
+ * vm.screenshot on a connection of its own: the reply, then exactly its
+ * "size" bytes of PNG, in *png (malloc'ed; the caller frees it).  0, or
+ * -1 + diag.
+ */
+int		 h_screenshot(struct h_daemon *, const char *name,
+		    unsigned char **png, size_t *len);
 int		 h_console_write(struct h_console *, const void *, size_t);
 /* Reads what arrives for ms milliseconds; the number of new bytes. */
 /* One read of what is there within ms; bytes added (0: none or EOF). */

@@ -7,7 +7,6 @@
  * exactly while a viewer is connected (from the display's counters).
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,86 +68,22 @@ display_refresh_timer(struct h_conn *c, const char *name)
 	return on;
 }
 
-/* Reads exactly len bytes from fd within ms; 0 or -1. */
-static int
-read_exact(int fd, void *buf, size_t len, int ms)
-{
-	double deadline = h_now_ms() + ms;
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < len) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		int left = (int)(deadline - h_now_ms());
-
-		if (left <= 0 || poll(&p, 1, left) <= 0)
-			return -1;
-		n = read(fd, (char *)buf + got, len - got);
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-/* One line (without its newline) read a byte at a time; 0 or -1. */
-static int
-read_line(int fd, char *buf, size_t cap, int ms)
-{
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		if (read_exact(fd, buf + n, 1, ms) < 0)
-			return -1;
-		if (buf[n] == '\n') {
-			buf[n] = '\0';
-			return 0;
-		}
-		n++;
-	}
-	return -1;
-}
-
-/*
- * vm.screenshot on a connection of its own: the reply line, then size
- * bytes of PNG, decoded into *pixels (x8r8g8b8 as the guest draws).
- */
+/* vm.screenshot's PNG decoded into *pixels (x8r8g8b8 as drawn). */
 static int
 screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
     uint32_t *w, uint32_t *h)
 {
 	png_image img = { .version = PNG_IMAGE_VERSION };
-	struct json_object *reply = NULL;
-	char line[4096], req[256];
-	unsigned char *png = NULL;
-	int64_t size;
-	int fd, ret = -1;
+	unsigned char *png;
+	size_t len;
+	int ret = -1;
 
-	fd = h_connect_fd(d);
-	if (fd < 0)
+	if (h_screenshot(d, name, &png, &len) < 0)
 		return -1;
-	snprintf(req, sizeof(req), "{\"id\":1,\"command\":\"vm.screenshot\","
-	    "\"arguments\":{\"name\":\"%s\"}}\n", name);
-	if (read_line(fd, line, sizeof(line), H_REPLY_MS) < 0 ||  /* hello */
-	    write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
-	    read_line(fd, line, sizeof(line), H_REPLY_MS) < 0) {
-		tap_diag("screenshot: no reply");
+	if (!png_image_begin_read_from_memory(&img, png, len)) {
+		tap_diag("screenshot: not a PNG: %s", img.message);
 		goto out;
 	}
-	reply = json_tokener_parse(line);
-	size = h_int(h_ret(reply), "size", -1);
-	if (size <= 0 || size > 64 << 20) {
-		tap_diag("screenshot: %s", h_flat(line));
-		goto out;
-	}
-	png = malloc((size_t)size);
-	if (png == NULL || read_exact(fd, png, (size_t)size, H_REPLY_MS) < 0) {
-		tap_diag("screenshot: PNG shorter than %lld bytes",
-		    (long long)size);
-		goto out;
-	}
-	if (!png_image_begin_read_from_memory(&img, png, (size_t)size))
-		goto out;
 	img.format = PNG_FORMAT_BGRA;
 	*w = img.width;
 	*h = img.height;
@@ -161,8 +96,6 @@ screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
 out:
 	png_image_free(&img);
 	free(png);
-	json_object_put(reply);
-	close(fd);
 	return ret;
 }
 

@@ -56,53 +56,29 @@ ld_show(struct lg_vm *vm)
 {
 	static const char b64[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char req[256], line[4096], out[80];
 	unsigned char *png;
-	int64_t size, i;
-	size_t o = 0;
-	FILE *f;
-	int fd;
+	char out[80];
+	size_t len, i, o = 0;
 
-	fd = h_connect_fd(vm->d);
-	if (fd < 0)
+	if (h_screenshot(vm->d, vm->name, &png, &len) < 0)
 		return;
-	snprintf(req, sizeof(req), "{\"id\":1,\"command\":\"vm.screenshot\","
-	    "\"arguments\":{\"name\":\"%s\"}}\n", vm->name);
-	f = fdopen(fd, "r+");
-	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
-	    fputs(req, f) < 0 || fflush(f) != 0 ||
-	    fgets(line, sizeof(line), f) == NULL) {
-		if (f != NULL)
-			fclose(f);
-		return;
-	}
-	{
-		struct json_object *reply = json_tokener_parse(line);
+	tap_diag("png: %zu bytes follow", len);
+	for (i = 0; i < len; i += 3) {
+		uint32_t w = (uint32_t)png[i] << 16 |
+		    (i + 1 < len ? (uint32_t)png[i + 1] << 8 : 0) |
+		    (i + 2 < len ? png[i + 2] : 0);
 
-		size = h_int(h_ret(reply), "size", -1);
-		json_object_put(reply);
-	}
-	png = size > 0 && size < 16 << 20 ? malloc((size_t)size) : NULL;
-	if (png != NULL && fread(png, 1, (size_t)size, f) == (size_t)size) {
-		tap_diag("png: %lld bytes follow", (long long)size);
-		for (i = 0; i < size; i += 3) {
-			uint32_t w = (uint32_t)png[i] << 16 |
-			    (i + 1 < size ? (uint32_t)png[i + 1] << 8 : 0) |
-			    (i + 2 < size ? png[i + 2] : 0);
-
-			out[o++] = b64[w >> 18 & 63];
-			out[o++] = b64[w >> 12 & 63];
-			out[o++] = i + 1 < size ? b64[w >> 6 & 63] : '=';
-			out[o++] = i + 2 < size ? b64[w & 63] : '=';
-			if (o >= 72 || i + 3 >= size) {
-				out[o] = '\0';
-				tap_diag("png: %s", out);
-				o = 0;
-			}
+		out[o++] = b64[w >> 18 & 63];
+		out[o++] = b64[w >> 12 & 63];
+		out[o++] = i + 1 < len ? b64[w >> 6 & 63] : '=';
+		out[o++] = i + 2 < len ? b64[w & 63] : '=';
+		if (o >= 72 || i + 3 >= len) {
+			out[o] = '\0';
+			tap_diag("png: %s", out);
+			o = 0;
 		}
 	}
 	free(png);
-	fclose(f);
 }
 
 void
