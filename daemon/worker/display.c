@@ -12,6 +12,7 @@
 
 #include "dirty.h"
 #include "display.h"
+#include "json-u64.h"
 #include "keymap.h"
 #include "log.h"
 #include "pc-layout.h"
@@ -501,13 +502,6 @@ display_info_json(const struct display *d)
 	return o;
 }
 
-static void
-display_add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key,
-	    json_object_new_int64((int64_t)(v & INT64_MAX)));
-}
-
 struct json_object *
 display_stats_json(const struct display *d)
 {
@@ -515,23 +509,23 @@ display_stats_json(const struct display *d)
 	struct vnc_stats st;
 
 	vnc_stats(d->vnc, &st);
-	display_add_u64(o, "clients", st.clients);
-	display_add_u64(o, "connections", st.connections);
-	display_add_u64(o, "refreshes", st.refreshes);
-	display_add_u64(o, "loop_wakeups", st.wakeups);
-	display_add_u64(o, "bytes_sent", st.bytes_sent);
-	display_add_u64(o, "dirty_tiles", st.tiles_sent);
-	display_add_u64(o, "updates", st.updates_sent);
-	display_add_u64(o, "clients_cut_off", st.clients_cut_off);
+	json_add_u64(o, "clients", st.clients);
+	json_add_u64(o, "connections", st.connections);
+	json_add_u64(o, "refreshes", st.refreshes);
+	json_add_u64(o, "loop_wakeups", st.wakeups);
+	json_add_u64(o, "bytes_sent", st.bytes_sent);
+	json_add_u64(o, "dirty_tiles", st.tiles_sent);
+	json_add_u64(o, "updates", st.updates_sent);
+	json_add_u64(o, "clients_cut_off", st.clients_cut_off);
 	json_object_object_add(o, "refresh_timer",
 	    json_object_new_boolean(st.refresh_exists));
 	json_object_object_add(o, "dirty_tracking",
 	    json_object_new_string(d->tracking));
 	json_object_object_add(o, "streaming",
 	    json_object_new_boolean(d->streaming));
-	display_add_u64(o, "streaming_switches", d->switches);
-	display_add_u64(o, "keys_unknown", d->keys_unknown);
-	display_add_u64(o, "screenshots", d->screenshots);
+	json_add_u64(o, "streaming_switches", d->switches);
+	json_add_u64(o, "keys_unknown", d->keys_unknown);
+	json_add_u64(o, "screenshots", d->screenshots);
 	return o;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "info.h"
+#include "json-u64.h"
 #include "kvm-stats.h"
 
 static void
@@ -15,13 +16,6 @@ info_add_hex(struct json_object *obj, const char *key, uint64_t v)
 
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
 	json_object_object_add(obj, key, json_object_new_string(buf));
-}
-
-static void
-info_add_u64(struct json_object *obj, const char *key, uint64_t v)
-{
-	json_object_object_add(obj, key,
-	    json_object_new_int64((int64_t)(v & INT64_MAX)));
 }
 
 /* A device's diagnostics, as JSON members. */
@@ -45,7 +39,7 @@ info_diag_put(struct device_diag *d, const char *key, uint64_t value,
 		    json_object_new_boolean(value != 0));
 		break;
 	case DEVICE_DIAG_UINT:
-		info_add_u64(id->obj, key, value);
+		json_add_u64(id->obj, key, value);
 		break;
 	}
 }
@@ -95,17 +89,17 @@ info_timers_json(struct machine *m)
 	unsigned int i;
 
 	devhost_get_stats(m->dh, &st);
-	info_add_u64(o, "armed", st.timers_armed);
-	info_add_u64(o, "fired", st.fired);
-	info_add_u64(o, "loop_wakeups", st.loop_wakeups);
-	info_add_u64(o, "loop_kicks", st.loop_kicks);
-	info_add_u64(o, "late_max_ns", st.late_max_ns);
+	json_add_u64(o, "armed", st.timers_armed);
+	json_add_u64(o, "fired", st.fired);
+	json_add_u64(o, "loop_wakeups", st.loop_wakeups);
+	json_add_u64(o, "loop_kicks", st.loop_kicks);
+	json_add_u64(o, "late_max_ns", st.late_max_ns);
 	hist = json_object_new_array();
 	for (i = 0; i < DEVHOST_LATE_BUCKETS; i++)
 		json_object_array_add(hist,
 		    json_object_new_int64((int64_t)st.late_hist[i]));
 	json_object_object_add(o, "late_hist", hist);
-	info_add_u64(o, "irq_coalesced", st.irq_coalesced);
+	json_add_u64(o, "irq_coalesced", st.irq_coalesced);
 	return o;
 }
 
@@ -142,7 +136,7 @@ info_kvm_stats_json(struct kvm_stats *ks)
 		return o;
 	for (i = 0; i < ks->n; i++)
 		if ((v = kvm_stats_value(ks, i)) != 0)
-			info_add_u64(o, ks->names[i], v);
+			json_add_u64(o, ks->names[i], v);
 	return o;
 }
 
@@ -154,10 +148,10 @@ info_console_json(struct console *c)
 
 	console_get_stats(c, &cs);
 	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
-	info_add_u64(o, "bytes_out", cs.bytes_out);
-	info_add_u64(o, "bytes_in", cs.bytes_in);
-	info_add_u64(o, "bytes_lost", cs.bytes_lost);
-	info_add_u64(o, "clients_dropped", cs.clients_dropped);
+	json_add_u64(o, "bytes_out", cs.bytes_out);
+	json_add_u64(o, "bytes_in", cs.bytes_in);
+	json_add_u64(o, "bytes_lost", cs.bytes_lost);
+	json_add_u64(o, "clients_dropped", cs.clients_dropped);
 	return o;
 }
 
@@ -172,7 +166,7 @@ info_machine(struct json_object *ret, struct machine *m,
 		struct json_object *exits = json_object_new_object();
 
 		for (k = 0; k < VCPU_EXIT_KINDS; k++)
-			info_add_u64(exits, vcpu_exit_names[k],
+			json_add_u64(exits, vcpu_exit_names[k],
 			    __atomic_load_n(&m->vcpus[i].exits[k],
 			    __ATOMIC_RELAXED));
 		json_object_array_add(vcpus, exits);
@@ -192,13 +186,13 @@ info_machine(struct json_object *ret, struct machine *m,
 	if (regs != NULL)
 		json_object_object_add(ret, "vcpu_regs", regs);
 	unknown = json_object_new_object();
-	info_add_u64(unknown, "pio_reads",
+	json_add_u64(unknown, "pio_reads",
 	    __atomic_load_n(&m->pio.unknown_reads, __ATOMIC_RELAXED));
-	info_add_u64(unknown, "pio_writes",
+	json_add_u64(unknown, "pio_writes",
 	    __atomic_load_n(&m->pio.unknown_writes, __ATOMIC_RELAXED));
-	info_add_u64(unknown, "mmio_reads",
+	json_add_u64(unknown, "mmio_reads",
 	    __atomic_load_n(&m->mmio.unknown_reads, __ATOMIC_RELAXED));
-	info_add_u64(unknown, "mmio_writes",
+	json_add_u64(unknown, "mmio_writes",
 	    __atomic_load_n(&m->mmio.unknown_writes, __ATOMIC_RELAXED));
 	json_object_object_add(ret, "unknown_io", unknown);
 	json_object_object_add(ret, "devices", info_devices_json(m));
