@@ -286,6 +286,12 @@ machine_map_fb(struct machine *m, char *err, size_t errlen)
 		    (unsigned long long)m->fb.size);
 		return -EINVAL;
 	}
+	/* Where KVM_GET_DIRTY_LOG writes, once per refresh while polled. */
+	m->fb_dirty_bits = calloc((m->fb.size / 4096 + 63) / 64, sizeof(uint64_t));
+	if (m->fb_dirty_bits == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
 	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
 	    m->fb.dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0);
@@ -525,6 +531,7 @@ machine_free(struct machine *m)
 		munmap(m->mem.low, m->mem.low_size);
 	if (m->high != NULL)
 		munmap(m->high, m->mem.high_size);
+	free(m->fb_dirty_bits);
 	if (m->vm_fd >= 0)
 		close(m->vm_fd);
 	if (m->kvm_fd >= 0)
@@ -584,23 +591,19 @@ machine_mouse(struct machine *m, int dx, int dy, int dz, unsigned int buttons)
 int
 machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words)
 {
-	size_t pages = m->fb.size / 4096, n = (pages + 63) / 64, i;
-	uint64_t *log;
+	size_t n = (m->fb.size / 4096 + 63) / 64, i;
 	int ret;
 
 	if (m->fb.hva == NULL || !m->fb.dirty_log)
 		return -ENODEV;
 	if (words < n)
 		return -EINVAL;
-	log = calloc(n, sizeof(*log));
-	if (log == NULL)
-		return -ENOMEM;
-	ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB, log);
-	if (ret == 0)
-		for (i = 0; i < n; i++)
-			bitmap[i] |= log[i];
-	free(log);
-	return ret < 0 ? ret : 0;
+	ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB, m->fb_dirty_bits);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < n; i++)
+		bitmap[i] |= m->fb_dirty_bits[i];
+	return 0;
 }
 
 int

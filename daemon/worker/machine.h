@@ -78,6 +78,7 @@ struct machine {
 	struct machine_host host;
 	struct board_backends backends;
 	struct machine_fb fb;
+	uint64_t *fb_dirty_bits;	/* KVM_GET_DIRTY_LOG's, one per machine */
 	struct event_base *base;
 	int kvm_fd;
 	int vm_fd;
