@@ -26,6 +26,37 @@
 #define PC_FRAMEBUFFER_ADDR	0xd0000000ULL
 #define PC_FRAMEBUFFER_MAX	0x4000000ULL
 
+/*
+ * PCI: one root bus (bus 0), reached through configuration mechanism #1.
+ * 32-bit memory BARs are placed in the MMIO window, below the
+ * framebuffer; I/O BARs in the I/O window.  A device in slot S raises
+ * its INTx pin P (0 = INTA) on IOAPIC pin PC_PCI_INTX_GSI(S, P): the
+ * usual swizzle over four level-triggered, active-low pins.  ACPI's _PRT
+ * and the MP table describe exactly this.
+ */
+#define PC_PCI_CONFIG_ADDR_PORT	0xcf8
+#define PC_PCI_CONFIG_DATA_PORT	0xcfc
+#define PC_PCI_MMIO_START	0xc0000000ULL
+#define PC_PCI_MMIO_END		0xd0000000ULL	/* exclusive */
+#define PC_PCI_IO_START		0xc000U
+#define PC_PCI_IO_END		0x10000U	/* exclusive */
+#define PC_PCI_SLOTS		32
+#define PC_PCI_INTX_GSI_BASE	16
+#define PC_PCI_INTX_GSI(slot, pin) \
+	(PC_PCI_INTX_GSI_BASE + (((slot) + (pin)) & 3))
+
+/*
+ * ACPI: the tables live in the BIOS area (reserved in the e820 map), the
+ * RSDP where a scan of 0xe0000-0xfffff finds it.  Fixed hardware: the
+ * PM1a event block (status, enable: the power button) and control block
+ * (SLP_TYP/SLP_EN: \_S5 powers off); the SCI is ISA IRQ 9.
+ */
+#define PC_ACPI_TABLES_START	0xe0000ULL
+#define PC_ACPI_TABLES_END	0xf0000ULL	/* exclusive */
+#define PC_ACPI_PM1A_EVT_PORT	0x600		/* 4 bytes */
+#define PC_ACPI_PM1A_CNT_PORT	0x604		/* 2 bytes */
+#define PC_ACPI_SCI_IRQ		9
+
 /* Pages KVM needs for itself on Intel hosts, in the PCI hole. */
 #define PC_KVM_IDMAP_ADDR	0xfffbc000ULL
 #define PC_KVM_TSS_ADDR		0xfffbd000ULL	/* three pages */
