@@ -75,6 +75,7 @@ proto_parse_object(const char *line, size_t len, struct json_object **out,
 	struct json_tokener *tok;
 	struct json_object *obj;
 	enum json_tokener_error jerr;
+	int rc;
 
 	*out = NULL;
 	if (len > PROTO_MAX_LINE * 16) {
@@ -87,6 +88,11 @@ proto_parse_object(const char *line, size_t len, struct json_object **out,
 		proto_desc(desc, desclen, "message contains a NUL byte");
 		return PROTO_ERR_PARSE;
 	}
+
+	/* json-c's own check lets surrogates and overlong forms through. */
+	rc = proto_text_check(line, len, desc, desclen);
+	if (rc != 0)
+		return rc;
 
 	tok = json_tokener_new_ex(PROTO_MAX_DEPTH);
 	if (tok == NULL) {
@@ -274,9 +280,13 @@ proto_reply(struct json_object *id, struct json_object *ret)
 	return proto_message(id, "return", ret);
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629), or 0. */
+/*
+ * Length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or 0; at most avail bytes are
+ * read.
+ */
 static size_t
-proto_utf8_len(const unsigned char *s)
+proto_utf8_len(const unsigned char *s, size_t avail)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
 	size_t n, i;
@@ -299,6 +309,8 @@ proto_utf8_len(const unsigned char *s)
 			hi = 0x8f;
 	} else
 		return 0;
+	if (n > avail)
+		return 0;
 	for (i = 1; i < n; i++) {
 		if (s[i] < lo || s[i] > hi)
 			return 0;
@@ -306,6 +318,75 @@ proto_utf8_len(const unsigned char *s)
 		hi = 0xbf;
 	}
 	return n;
+}
+
+/* The value of the four hex digits at s, or -1. */
+static int
+proto_hex4(const char *s, size_t avail)
+{
+	int v = 0, d;
+	size_t i;
+
+	if (avail < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = s[i] - '0';
+		else if ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'f')
+			d = (s[i] | 0x20) - 'a' + 10;
+		else
+			return -1;
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+int
+proto_text_check(const char *text, size_t len, char *desc, size_t desclen)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	bool in_string = false;
+	size_t i = 0, n;
+	int u, lo;
+
+	while (i < len) {
+		n = proto_utf8_len(p + i, len - i);
+		if (n == 0) {
+			proto_desc(desc, desclen, "invalid UTF-8 at byte %zu",
+			    i);
+			return PROTO_ERR_INVALID_ARGUMENT;
+		}
+		if (p[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && p[i] == '\\' && i + 1 < len) {
+			i++;
+			if (p[i] == 'u' &&
+			    (u = proto_hex4(text + i + 1, len - i - 1)) >= 0) {
+				i += 4;
+				/*
+				 * json-c turns a lone surrogate into U+FFFD:
+				 * refuse it rather than store something else
+				 * than what was sent.
+				 */
+				if (u >= 0xdc00 && u <= 0xdfff)
+					goto surrogate;
+				if (u >= 0xd800 && u <= 0xdbff) {
+					if (i + 2 >= len || p[i + 1] != '\\' ||
+					    p[i + 2] != 'u' ||
+					    (lo = proto_hex4(text + i + 3,
+					    len - i - 3)) < 0xdc00 ||
+					    lo > 0xdfff)
+						goto surrogate;
+					i += 6;
+				}
+			}
+		}
+		i += n;
+	}
+	return 0;
+surrogate:
+	proto_desc(desc, desclen, "lone UTF-16 surrogate in a \\u escape");
+	return PROTO_ERR_INVALID_ARGUMENT;
 }
 
 /*
@@ -320,7 +401,7 @@ proto_utf8_scrub(char *s)
 	size_t n;
 
 	while (*p != '\0') {
-		n = proto_utf8_len(p);
+		n = proto_utf8_len(p, strlen((const char *)p));
 		if (n == 0)
 			*p++ = '?';
 		else

@@ -62,8 +62,18 @@ int proto_parse_request(const char *line, size_t len,
     size_t desclen);
 
 /*
+ * Whether text is valid UTF-8 (RFC 3629) whose \u escapes pair their
+ * surrogates: 0, or PROTO_ERR_INVALID_ARGUMENT with desc filled.  Every
+ * message and every definition file passes through it
+ * (proto_parse_object, which returns that error as it is).
+ */
+int proto_text_check(const char *text, size_t len, char *desc,
+    size_t desclen);
+
+/*
  * Parse one line as a JSON object of any kind (reply, event, greeting):
- * 0 with *out set (caller puts it), or PROTO_ERR_PARSE with desc filled.
+ * 0 with *out set (caller puts it), or PROTO_ERR_PARSE (or
+ * PROTO_ERR_INVALID_ARGUMENT for text that is not UTF-8) with desc filled.
  */
 int proto_parse_object(const char *line, size_t len,
     struct json_object **out, char *desc, size_t desclen);

@@ -792,10 +792,18 @@ config_load_file(const char *path, struct vm_def **defp, char *err,
 	int fd, rc;
 
 	*defp = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/*
+	 * O_NOFOLLOW: a link in the definitions directory must not make
+	 * the daemon load (and later rewrite) a file kept elsewhere.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+	    O_NOFOLLOW);
 	if (fd < 0) {
 		rc = -errno;
-		config_err(err, errlen, "%s", strerror(-rc));
+		if (rc == -ELOOP)
+			config_err(err, errlen, "a symbolic link, not loaded");
+		else
+			config_err(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {

@@ -745,9 +745,11 @@ test_reload(void)
 {
 	struct reload r;
 	struct vm_def *def = NULL;
-	char dir[512], path[600], err[512];
+	char dir[512], path[600], target[600], err[512];
 	static const char good_b[] = "{\"name\":\"b\",\"kernel\":"
 	    "\"/gone/vmlinuz\"}";
+	static const char bad_utf8[] = "{\"name\":\"utf\",\"cmdline\":"
+	    "\"\xed\xa0\x80\"}";
 	int rc, i, found;
 
 	snprintf(dir, sizeof(dir), "%s/reload", tmpdir);
@@ -773,6 +775,15 @@ test_reload(void)
 	write_file(path, "{\"name\":\"t\",\"transient\":true}", 29);
 	snprintf(path, sizeof(path), "%s/range.json", dir);
 	write_file(path, "{\"name\":\"range\",\"vcpus\":0}", 26);
+	/* A link to a good definition kept elsewhere is not followed. */
+	snprintf(path, sizeof(path), "%s/outside.json", tmpdir);
+	write_file(path, "{\"name\":\"link\"}", 15);
+	snprintf(target, sizeof(target), "%s/link.json", dir);
+	if (symlink(path, target) < 0)
+		tap_bail("symlink %s", target);
+	/* An encoded surrogate in a string: not RFC 3629 UTF-8. */
+	snprintf(path, sizeof(path), "%s/utf.json", dir);
+	write_file(path, bad_utf8, strlen(bad_utf8));
 	snprintf(path, sizeof(path), "%s/.a.json.Xy12Zq", dir);
 	write_file(path, "garbage", 7);
 	snprintf(path, sizeof(path), "%s/README", dir);
@@ -784,12 +795,20 @@ test_reload(void)
 	tap_ok(r.ndefs == 2 && strcmp(r.names[0], "a") == 0 &&
 	    strcmp(r.names[1], "b") == 0,
 	    "the two good definitions load, in name order");
-	tap_ok(r.nerrs == 5, "five bad files are reported (%d)", r.nerrs);
+	tap_ok(r.nerrs == 7, "seven bad files are reported (%d)", r.nerrs);
 	found = 0;
-	for (i = 0; i < r.nerrs && i < 8; i++)
+	for (i = 0; i < r.nerrs && i < 8; i++) {
 		if (strncmp(r.errs[i], "corrupt.json: ", 14) == 0)
-			found = 1;
-	tap_ok(found, "the corrupt file is named in its error");
+			found |= 1;
+		if (strcmp(r.errs[i], "link.json: a symbolic link, "
+		    "not loaded") == 0)
+			found |= 2;
+		if (strstr(r.errs[i], "utf.json: invalid UTF-8") == r.errs[i])
+			found |= 4;
+	}
+	tap_ok(found & 1, "the corrupt file is named in its error");
+	tap_ok(found & 2, "a symbolic link is refused, by name");
+	tap_ok(found & 4, "a definition that is not UTF-8 is refused");
 	snprintf(path, sizeof(path), "%s/corrupt.json", dir);
 	tap_ok(access(path, F_OK) == 0, "a corrupt file is never deleted");
 

@@ -150,7 +150,36 @@ test_parse_errors(void)
 	expect_error("null", PROTO_ERR_PARSE, -1, "null");
 	expect_error("{\"id\":1,\"command\":\"x\"} {}", PROTO_ERR_PARSE, -1,
 	    "trailing data");
-	expect_error(utf8_bad, PROTO_ERR_PARSE, -1, "invalid UTF-8");
+	expect_error(utf8_bad, PROTO_ERR_INVALID_ARGUMENT, -1,
+	    "invalid UTF-8");
+	/* RFC 3629: what json-c's own check lets through. */
+	expect_error("{\"id\":1,\"command\":\"\xed\xa0\x80\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "an encoded surrogate");
+	expect_error("{\"id\":1,\"command\":\"\xc0\xaf\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "an overlong form");
+	expect_error("{\"id\":1,\"command\":\"\xe0\x80\xaf\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "an overlong three-byte form");
+	expect_error("{\"id\":1,\"command\":\"\xf4\x90\x80\x80\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "a code point above U+10FFFF");
+	expect_error("{\"id\":1,\"command\":\"\xe2\x82\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "a truncated sequence");
+	expect_error("{\"id\":1,\"command\":\"x\xf0\x9f\x98",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "a sequence cut by the line's end");
+	expect_error("{\"id\":1,\"command\":\"\\ud800\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "a lone high surrogate escape");
+	expect_error("{\"id\":1,\"command\":\"\\udc00\\ud800\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "surrogate escapes out of order");
+	expect_error("{\"id\":1,\"command\":\"\\ud800\\u0041\"}",
+	    PROTO_ERR_INVALID_ARGUMENT, -1, "a high surrogate before a letter");
+	rc = parse("{\"id\":1,\"command\":\"\\ud83d\\ude00 \xf0\x9f\x98\x80 "
+	    "\\\\ud800 \xc3\xa9\"}", &req, &id, desc, sizeof(desc));
+	tap_ok(rc == 0 && strcmp(req.command,
+	    "\xf0\x9f\x98\x80 \xf0\x9f\x98\x80 \\ud800 \xc3\xa9") == 0,
+	    "paired escapes, four-byte forms and an escaped backslash pass (%s)",
+	    rc ? desc : "ok");
+	if (rc == 0)
+		json_object_put(req.root);
+	json_object_put(id);
 	expect_error("{\"id\":5}", PROTO_ERR_BAD_REQUEST, 5, "missing command");
 	expect_error("{\"id\":6,\"command\":7}", PROTO_ERR_BAD_REQUEST, 6,
 	    "command not a string");
