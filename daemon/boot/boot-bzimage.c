@@ -447,7 +447,7 @@ bz_load(const struct boot_mem *mem, const struct boot_file *f,
 	if (end > kend)
 		kend = end;
 	if (kend > mem->low_size)
-		return boot_fail(err, errlen, -ENOMEM,
+		return boot_fail(err, errlen, -EFBIG,
 		    "kernel needs RAM up to 0x%llx (%llu MiB), the guest has "
 		    "%llu MiB below 0x%llx", (unsigned long long)kend,
 		    (unsigned long long)(kend + 0xfffff) >> 20,

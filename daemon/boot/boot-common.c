@@ -48,7 +48,7 @@ boot_initrd_load(const struct boot_mem *mem, const char *path,
 		top = mem->low_size;
 	/* As high as possible, page aligned: out of the kernel's way. */
 	if (f.size > top || ((top - f.size) & ~0xfffULL) < floor) {
-		r = boot_fail(err, errlen, -ENOMEM,
+		r = boot_fail(err, errlen, -EFBIG,
 		    "initrd does not fit below 0x%llx: %llu bytes, and only "
 		    "%llu free above the kernel's end at 0x%llx",
 		    (unsigned long long)top, (unsigned long long)f.size,

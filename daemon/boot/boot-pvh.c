@@ -604,7 +604,7 @@ pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	for (i = 0; i < img.nseg; i++) {
 		s = &img.seg[i];
 		if (!boot_mem_fits(mem, s->paddr, s->memsz))
-			return boot_fail(err, errlen, -ENOMEM,
+			return boot_fail(err, errlen, -EFBIG,
 			    "ELF segment at 0x%llx-0x%llx beyond guest RAM "
 			    "(%llu MiB below 0x%llx)",
 			    (unsigned long long)s->paddr,

@@ -127,7 +127,10 @@ struct boot_e820 {
  * Load the kernel named by args into mem, detecting its format.  On
  * failure returns a negative errno and writes a one-line reason into err
  * (which never mentions the path: the caller adds context).  -ENOEXEC
- * means the file is neither a bzImage nor a PVH ELF kernel.
+ * means the file is neither a bzImage nor a PVH ELF kernel, -EINVAL that
+ * it is one but malformed, -EFBIG that the kernel or initrd does not fit
+ * in the guest's RAM: all three the definition's fault, not the host's
+ * (-ENOMEM is the host's).
  */
 int boot_load(const struct boot_mem *mem, const struct boot_args *args,
     struct boot_cpu *cpu, char *err, size_t errlen);

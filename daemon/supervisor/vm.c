@@ -239,8 +239,24 @@ vm_request_reply(struct json_object *ret, struct json_object *error,
     void *arg)
 {
 	struct vm_request *r = arg;
+	struct json_object *e = NULL, *stopped = NULL;
 
+	/*
+	 * A worker that went away unanswered because it was being stopped
+	 * did what was asked of the VM, not something wrong: the request
+	 * lost a race with the stop, and the VM's state says why.
+	 */
+	if (error != NULL && r->vm->state == VM_STOPPING &&
+	    wlink_error_origin(error) != WLINK_ERROR_WORKER) {
+		e = proto_error(NULL, PROTO_ERR_BAD_STATE, "VM '%s' was "
+		    "stopped before the request was carried out",
+		    r->vm->def->name);
+		if (e != NULL &&
+		    json_object_object_get_ex(e, "error", &stopped))
+			error = stopped;
+	}
 	r->cb(r->vm, ret, error, r->arg);
+	json_object_put(e);
 	free(r);
 }
 

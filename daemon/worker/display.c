@@ -342,6 +342,8 @@ display_alloc_fb(struct display *d, const struct display_config *cfg,
 		return -ENOMEM;
 	}
 	d->fb_size = size;
+	/* What the guest drew is its data: out of core files like its RAM. */
+	(void)madvise(d->fb, size, MADV_DONTDUMP);
 	return 0;
 }
 

@@ -185,6 +185,19 @@ machine_cmos_memory(struct machine *m)
 	rtc_cmos_set(rtc, 0x5d, (above4g >> 16) & 0xff);
 }
 
+/*
+ * Guest RAM stays out of the worker's core files: it is the guest's data
+ * (keys, documents), not the worker's, and can be gigabytes.  A kernel
+ * that refuses is no reason not to run the guest.
+ */
+static void
+machine_no_dump(void *addr, uint64_t len)
+{
+	if (madvise(addr, len, MADV_DONTDUMP) < 0)
+		log_warn("madvise(MADV_DONTDUMP) of guest RAM: %s",
+		    strerror(errno));
+}
+
 static int
 machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
     size_t errlen)
@@ -204,6 +217,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 	}
 	m->mem.low_size = low;
 	m->mem.zeroed = true;
+	machine_no_dump(m->mem.low, low);
 	ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_LOW, 0, low, m->mem.low);
 	if (ret < 0)
 		goto fail;
@@ -218,6 +232,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 			return -ENOMEM;
 		}
 		m->mem.high_size = high;
+		machine_no_dump(m->high, high);
 		ret = kvm_set_memory(m->vm_fd, MACHINE_SLOT_HIGH,
 		    PC_HIGH_RAM_START, high, m->high);
 		if (ret < 0)

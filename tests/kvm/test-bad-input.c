@@ -292,6 +292,24 @@ test_arguments(struct h_conn *c)
 		free(img);
 	}
 
+	/* What does not fit in the guest's RAM is the definition's fault. */
+	{
+		char ipath[512];
+		int fd;
+
+		snprintf(ipath, sizeof(ipath), "%s/big.initrd", d->dir);
+		fd = open(ipath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		tap_ok(fd >= 0 && ftruncate(fd, 24 << 20) == 0 &&
+		    close(fd) == 0 && h_create(c, "small", "\"memory_mib\":16,"
+		    "\"kernel\":\"%s\",\"initrd\":\"%s\"", hello, ipath) == 0,
+		    "small: 16 MiB of RAM, a 24 MiB initrd");
+		h_expect_error(c, "vm.start", "{\"name\":\"small\"}",
+		    "invalid_argument", "vm.start with an initrd larger than "
+		    "RAM");
+		tap_ok(h_delete(c, "small") == 0, "small: deleted");
+		unlink(ipath);
+	}
+
 	/* Duplicates, unknown VMs. */
 	tap_ok(h_create(c, "dup", NULL) == 0, "dup: created");
 	h_expect_error(c, "vm.create", "{\"name\":\"dup\"}", "exists",

@@ -44,6 +44,33 @@ vcpu_regs_count(struct h_conn *c)
 	return n;
 }
 
+/*
+ * Whether the worker's mapping of mib MiB (the guest's RAM) is kept out
+ * of core files: VmFlags "dd" in /proc/PID/smaps.
+ */
+static bool
+ram_not_dumped(pid_t pid, unsigned int mib)
+{
+	char path[64], line[512];
+	bool in_ram = false, dd = false;
+	unsigned long kb;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Size: %lu kB", &kb) == 1)
+			in_ram = kb == mib * 1024UL;
+		else if (in_ram && strncmp(line, "VmFlags:", 8) == 0) {
+			dd = strstr(line, " dd") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return dd;
+}
+
 static void
 test_pause_resume(struct h_daemon *d, struct h_conn *c)
 {
@@ -64,6 +91,11 @@ test_pause_resume(struct h_daemon *d, struct h_conn *c)
 	}
 	json_object_put(r);
 	tap_ok(h_start(c, "demo") == 0, "demo: started");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"demo\"}");
+	tap_ok(ram_not_dumped(h_vm_pid(c, "demo"), (unsigned int)
+	    json_object_get_int(json_object_object_get(h_ret(r),
+	    "memory_mib"))), "demo: its RAM is kept out of core files");
+	json_object_put(r);
 	if ((con = h_console_open(d, "demo")) == NULL) {
 		tap_ok(0, "demo: console attaches");
 		return;
@@ -209,6 +241,54 @@ test_stop(struct h_daemon *d, struct h_conn *c, struct h_conn *ev)
 	tap_ok(strcmp(st, "(not_found)") == 0, "hello: gone (%s)", st);
 }
 
+/*
+ * vm.pause and vm.reset sent together with a forced stop: whichever wins,
+ * the loser is told bad_state (the VM stopped), never internal.
+ */
+static void
+test_race_with_stop(struct h_daemon *d, struct h_conn *c)
+{
+	static const char *const cmds[] = { "vm.pause", "vm.reset" };
+	struct json_object *args, *r;
+	struct h_conn *c2;
+	const char *cls;
+	int64_t id;
+	int i, wrong = 0, lost = 0;
+	char st[64];
+
+	if ((c2 = h_connect(d)) == NULL)
+		tap_bail("cannot connect to vmmd");
+	tap_ok(h_create(c, "race", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "race: created");
+	for (i = 0; i < 10; i++) {
+		if (h_start(c, "race") != 0)
+			break;
+		args = json_object_new_object();
+		json_object_object_add(args, "name",
+		    json_object_new_string("race"));
+		id = h_send_request(c2, cmds[i % 2], args);	/* takes args */
+		if (h_stop(c, "race", true, -1, H_REPLY_MS) != 0)
+			break;
+		r = h_wait_reply(c2, id, H_REPLY_MS);
+		cls = h_err_class(r);
+		if (cls != NULL && strcmp(cls, "bad_state") != 0) {
+			tap_diag("%s racing a stop: %s", cmds[i % 2],
+			    h_text(r));
+			wrong++;
+		}
+		lost += cls != NULL;
+		json_object_put(r);
+		if (h_wait_state(c, "race", "stopped", 3000) != 0)
+			break;
+	}
+	tap_ok(i == 10 && wrong == 0, "race: 10 rounds, every loser told "
+	    "bad_state (%d of them), none internal (%d)", lost, wrong);
+	h_state(c, "race", st, sizeof(st));
+	tap_ok(strcmp(st, "stopped") == 0 && h_delete(c, "race") == 0,
+	    "race: stopped, deleted (%s)", st);
+	h_close(c2);
+}
+
 int
 main(void)
 {
@@ -226,6 +306,7 @@ main(void)
 
 	test_pause_resume(d, c);
 	test_stop(d, c, ev);
+	test_race_with_stop(d, c);
 	h_close(ev);
 	h_close(c);
 	return h_done();

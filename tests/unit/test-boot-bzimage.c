@@ -376,7 +376,7 @@ test_initrd(void)
 	put32(b.buf + 0x22c, 0x1ffffff);	/* 32 MiB; kernel ends at 24 */
 	k = bz_file(&b);
 	r = load(&m, k, big, NULL, err, sizeof(err));
-	tap_ok(r == -ENOMEM && has(err, "initrd does not fit below 0x2000000"),
+	tap_ok(r == -EFBIG && has(err, "initrd does not fit below 0x2000000"),
 	    "initrd too big for initrd_addr_max: %d (%s)", r, err);
 	/* ... but it fits when the kernel allows all of RAM. */
 	put32(b.buf + 0x22c, 0x7fffffff);
@@ -391,7 +391,7 @@ test_initrd(void)
 	/* RAM too small for initrd plus kernel. */
 	m = mem_new(40 * MiB, 0, 0);
 	r = load(&m, k, big, NULL, err, sizeof(err));
-	tap_ok(r == -ENOMEM && has(err, "initrd does not fit"),
+	tap_ok(r == -EFBIG && has(err, "initrd does not fit"),
 	    "initrd does not fit in 40 MiB with the kernel: %d (%s)", r, err);
 	mem_free(&m);
 
@@ -436,7 +436,7 @@ test_memory(void)
 	k = bz_file(&b);
 	m = mem_new(24 * MiB - 4096, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
-	tap_ok(r == -ENOMEM && has(err, "kernel needs RAM up to 0x1800000"),
+	tap_ok(r == -EFBIG && has(err, "kernel needs RAM up to 0x1800000"),
 	    "kernel does not fit: %d (%s)", r, err);
 	mem_free(&m);
 	m = mem_new(24 * MiB, 0, 0);
@@ -450,7 +450,7 @@ test_memory(void)
 	k = bz_file(&b);
 	m = mem_new(12 * MiB - 4096, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
-	tap_ok(r == -ENOMEM && has(err, "0xc00000"),
+	tap_ok(r == -EFBIG && has(err, "0xc00000"),
 	    "relocatable kernel rounds up to kernel_alignment: %s", err);
 	mem_free(&m);
 
@@ -912,7 +912,7 @@ test_debian(void)
 	/* Its init_size (about 64 MiB) from 16 MiB does not fit in 64 MiB. */
 	m = mem_new(64 * MiB, 0, 0);
 	r = boot_load(&m, &a, &cpu, err, sizeof(err));
-	tap_ok(r == -ENOMEM && has(err, "kernel needs RAM"),
+	tap_ok(r == -EFBIG && has(err, "kernel needs RAM"),
 	    "Debian: 64 MiB is too little (%s)", err);
 	mem_free(&m);
 }

@@ -511,12 +511,12 @@ test_bad(void)
 
 	s = spec_default(1, 8);
 	s.seg[1].paddr = 0x3000000;
-	expect(&s, 32 * MiB, -ENOMEM,
+	expect(&s, 32 * MiB, -EFBIG,
 	    "ELF segment at 0x3000000-0x3002fff beyond guest RAM",
 	    "segment outside RAM");
 	expect_probe(&s, 0, "", "segment outside a small RAM");
 	s.seg[1].paddr = 0x1ffe000;	/* .bss crosses the end of RAM */
-	expect(&s, 32 * MiB, -ENOMEM, "beyond guest RAM",
+	expect(&s, 32 * MiB, -EFBIG, "beyond guest RAM",
 	    ".bss beyond the end of RAM");
 	s.seg[1].paddr = 0xbffff000;
 	expect_probe(&s, -ENOEXEC, "beyond guest RAM",
