@@ -29,6 +29,7 @@ static const char *const proto_error_names[] = {
 	[PROTO_ERR_BAD_STATE] = "bad_state",
 	[PROTO_ERR_PERMISSION] = "permission_denied",
 	[PROTO_ERR_TIMEOUT] = "timeout",
+	[PROTO_ERR_LIMIT] = "limit_reached",
 	[PROTO_ERR_INTERNAL] = "internal",
 };
 #define PROTO_NERRORS	\

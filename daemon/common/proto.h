@@ -36,6 +36,7 @@ enum proto_error {
 	PROTO_ERR_BAD_STATE,		/* "bad_state": not in this state */
 	PROTO_ERR_PERMISSION,		/* "permission_denied" */
 	PROTO_ERR_TIMEOUT,		/* "timeout" */
+	PROTO_ERR_LIMIT,		/* "limit_reached": too many clients */
 	PROTO_ERR_INTERNAL,		/* "internal": the daemon's fault */
 };
 

@@ -6,7 +6,9 @@
  * which either answers at once or takes a pending reply and answers
  * later.  Clients never block each other: nothing here waits, and a
  * client that stops reading is dropped once its queued output passes
- * CONTROL_MAX_OUTPUT.
+ * CONTROL_MAX_OUTPUT (or its fair share, when all clients' output
+ * together passes CONTROL_MAX_OUTPUT_TOTAL).  At most CONTROL_MAX_CLIENTS
+ * are served at once.
  *
  * Freeing a client from inside its own callbacks would pull the rug from
  * under the code that called them, so while a callback runs, closing
@@ -52,6 +54,8 @@ struct control {
 	struct client_list clients;
 	unsigned long next_client_id;
 	unsigned int nclients;
+	unsigned long refused;		/* clients over CONTROL_MAX_CLIENTS */
+	size_t queued;			/* all clients' output, in bytes */
 };
 
 struct client {
@@ -59,6 +63,7 @@ struct client {
 	struct control *ctl;
 	struct bufferevent *bev;
 	struct proto_lines *lines;
+	struct evbuffer_cb_entry *output_cb;	/* counts into ctl->queued */
 	struct pending_owner owner;	/* replies still to send */
 	unsigned long id;
 	bool subscribed;
@@ -101,10 +106,13 @@ client_send(struct client *c, struct json_object *msg)
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
-	if (evbuffer_get_length(out) > CONTROL_MAX_OUTPUT) {
+	if (evbuffer_get_length(out) > CONTROL_MAX_OUTPUT ||
+	    (c->ctl->queued > CONTROL_MAX_OUTPUT_TOTAL &&
+	    evbuffer_get_length(out) > CONTROL_FAIR_OUTPUT)) {
 		json_object_put(msg);
 		log_warn("client %lu: does not read its replies (%zu bytes "
-		    "queued); dropping it", c->id, evbuffer_get_length(out));
+		    "queued, %zu for all clients); dropping it", c->id,
+		    evbuffer_get_length(out), c->ctl->queued);
 		client_close(c);
 		return;
 	}
@@ -403,6 +411,13 @@ client_free(struct client *c)
 	TAILQ_REMOVE(&c->ctl->clients, c, entry);
 	c->ctl->nclients--;
 	log_debug("client %lu: closed", c->id);
+	/* What it had queued goes with it, and nothing counts after. */
+	if (c->output_cb != NULL) {
+		c->ctl->queued -= evbuffer_get_length(
+		    bufferevent_get_output(c->bev));
+		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev),
+		    c->output_cb);
+	}
 	bufferevent_free(c->bev);
 	proto_lines_free(c->lines);
 	free(c->handover_vm);
@@ -485,11 +500,50 @@ client_read_cred(struct client *c, int fd)
 	    (unsigned long)cred.uid, (unsigned long)cred.gid, n);
 }
 
+/* Keeps ctl->queued, the sum of every client's queued output. */
+static void
+client_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct control *ctl = arg;
+
+	ctl->queued += info->n_added;
+	ctl->queued -= info->n_deleted;
+}
+
+/*
+ * One client too many: told so in one line, then closed.  The socket is
+ * fresh, so the line fits in its buffer; if not, the close says enough.
+ */
+static void
+client_refuse(struct control *ctl, int fd)
+{
+	struct json_object *e;
+	char *line;
+	size_t len;
+
+	e = proto_error(NULL, PROTO_ERR_LIMIT, "vmmd serves at most %d "
+	    "clients at once; try again later", CONTROL_MAX_CLIENTS);
+	line = e == NULL ? NULL : proto_serialize(e, &len);
+	json_object_put(e);
+	if (line != NULL)
+		(void)send(fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(line);
+	close(fd);
+	if (ctl->refused++ % 1000 == 0)
+		log_warn("%u clients connected: refusing more (%lu refused "
+		    "so far)", ctl->nclients, ctl->refused);
+}
+
 static void
 client_new(struct control *ctl, int fd)
 {
 	struct client *c;
 
+	if (ctl->nclients >= CONTROL_MAX_CLIENTS) {
+		client_refuse(ctl, fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		goto close_fd;
@@ -504,6 +558,12 @@ client_new(struct control *ctl, int fd)
 	if (c->bev == NULL)
 		goto free_lines;
 
+	c->output_cb = evbuffer_add_cb(bufferevent_get_output(c->bev),
+	    client_output_cb, ctl);
+	if (c->output_cb == NULL) {
+		bufferevent_free(c->bev);
+		goto free_lines_only;
+	}
 	client_read_cred(c, fd);
 
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
@@ -514,6 +574,11 @@ client_new(struct control *ctl, int fd)
 	client_send(c, proto_greeting());
 	return;
 
+free_lines_only:
+	proto_lines_free(c->lines);
+	free(c);
+	log_error("out of memory accepting a client");
+	return;		/* the bev closed fd */
 free_lines:
 	proto_lines_free(c->lines);
 free_client:

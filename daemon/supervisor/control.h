@@ -24,6 +24,15 @@ struct vmmd;
 
 /* A client's output beyond this means it does not read: drop it. */
 #define CONTROL_MAX_OUTPUT	(1024 * 1024)
+/*
+ * All clients' queued output together: past it, a client with more than
+ * CONTROL_FAIR_OUTPUT queued is dropped rather than given more, so that
+ * many slow readers cannot hold the daemon's memory between them.
+ */
+#define CONTROL_MAX_OUTPUT_TOTAL (64 * 1024 * 1024)
+#define CONTROL_FAIR_OUTPUT	(64 * 1024)
+/* Clients at once; one more is told limit_reached and closed. */
+#define CONTROL_MAX_CLIENTS	4096
 
 /* What a command handler gets. */
 struct cmd_ctx {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -169,6 +170,23 @@ main_daemonize(void)
 	if (chdir("/") < 0)
 		log_warn("chdir /: %s", strerror(errno));
 	return pfd[1];
+}
+
+/*
+ * Every client and every worker link is a descriptor: the soft limit's
+ * usual 1024 would refuse clients long before CONTROL_MAX_CLIENTS, so it
+ * is raised to the hard limit (the service manager's LimitNOFILE).
+ */
+static void
+main_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("raising the open files limit: %s", strerror(errno));
 }
 
 static void
@@ -331,6 +349,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 
+	main_raise_nofile();
 	/* Writes to a vanished client or worker are errors, not deaths. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

@@ -404,10 +404,18 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	size_t replay_len = 0, off, first;
 	char *line;
 	size_t len;
+	bool full;
 
 	if (evutil_make_socket_nonblocking(fd) < 0) {
 		close(fd);
 		return -EBADF;
+	}
+	pthread_mutex_lock(&c->lock);
+	full = c->nclients >= CONSOLE_CLIENTS_MAX;
+	pthread_mutex_unlock(&c->lock);
+	if (full) {
+		close(fd);
+		return -EUSERS;
 	}
 	cl = calloc(1, sizeof(*cl));
 	if (cl == NULL) {

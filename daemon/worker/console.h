@@ -18,7 +18,8 @@
 
 #define CONSOLE_RING_SIZE	(256 * 1024)	/* output staging */
 #define CONSOLE_REPLAY_SIZE	(64 * 1024)	/* replayed on attach */
-#define CONSOLE_CLIENT_BACKLOG	(4 * 1024 * 1024)
+#define CONSOLE_CLIENT_BACKLOG	(1024 * 1024)	/* then the client is dropped */
+#define CONSOLE_CLIENTS_MAX	16		/* attached at once */
 #define CONSOLE_INPUT_BACKLOG	(64 * 1024)
 #define CONSOLE_FLUSH_INTERVAL_MS	10	/* while output streams */
 
@@ -41,7 +42,8 @@ void console_rx_space(struct console *c);
 
 /*
  * Take over a client connection: write the protocol reply for reply_id,
- * replay recent output, then stream.  Takes ownership of fd.
+ * replay recent output, then stream.  Takes ownership of fd.  -EUSERS
+ * when CONSOLE_CLIENTS_MAX are attached already.
  */
 int console_attach(struct console *c, int fd, struct json_object *reply_id);
 

@@ -194,7 +194,7 @@ worker_cmd_boot(struct worker_request *r)
 		/* A kernel we cannot load is the caller's problem. */
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||
 		    ret == -ENOENT || ret == -EACCES || ret == -E2BIG ||
-		    ret == -EFBIG || ret == -ENOSPC;
+		    ret == -EFBIG || ret == -ENOSPC || ret == -EISDIR;
 		return worker_error(r, bad_input ? PROTO_ERR_INVALID_ARGUMENT :
 		    PROTO_ERR_INTERNAL, err);
 	}
@@ -310,6 +310,10 @@ worker_cmd_console(struct worker_request *r)
 	json_object_object_get_ex(r->args, "client_id", &client_id);
 	ret = console_attach(r->w->console, r->fd, client_id);
 	r->fd = -1;
+	if (ret == -EUSERS)
+		return proto_error(r->id, PROTO_ERR_LIMIT, "%d console "
+		    "clients are attached already, the most a VM serves",
+		    CONSOLE_CLIENTS_MAX);
 	if (ret < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, strerror(-ret));
 	return worker_ok(r, NULL);

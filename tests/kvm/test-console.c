@@ -82,6 +82,43 @@ main(void)
 		    "late console: earlier output replayed in order");
 	}
 	h_console_close(late);
+
+	/* Sixteen clients at once, and no more. */
+	{
+		struct h_console *more[15];
+		struct h_conn *c17;
+		struct json_object *r;
+		int i, n = 0;
+
+		for (i = 0; i < 15; i++)
+			if ((more[i] = h_console_open(d, "echo")) != NULL)
+				n++;
+		tap_ok(n == 15, "sixteen console clients attach (%d)", n + 1);
+		if ((c17 = h_connect(d)) == NULL)
+			tap_bail("cannot connect to vmmd");
+		r = h_callf(c17, H_REPLY_MS, "vm.console",
+		    "{\"name\":\"echo\"}");
+		h_check_error(r, "limit_reached", "a seventeenth console "
+		    "client");
+		json_object_put(r);
+		h_close(c17);
+		tap_ok(h_console_write(a, "cap-5\n", 6) == 0 &&
+		    h_expect(a, "cap-5", 5000) == 0 &&
+		    (more[14] == NULL || h_expect(more[14], "cap-5", 5000) == 0),
+		    "the sixteen still get output");
+		h_console_close(more[0]);
+		more[0] = NULL;
+		late = NULL;
+		/* The worker sees the hang-up on its loop, soon after. */
+		for (i = 0; i < 20 && late == NULL; i++) {
+			h_sleep_ms(200);
+			late = h_console_open(d, "echo");
+		}
+		tap_ok(late != NULL, "one left: another attaches");
+		h_console_close(late);
+		for (i = 1; i < 15; i++)
+			h_console_close(more[i]);
+	}
 	h_console_close(a);
 
 	tap_ok(h_file_expect(h_console_log(d, "echo"), "after-b-4", 1,

@@ -34,6 +34,7 @@ test_error_classes(void)
 		{ PROTO_ERR_BAD_STATE, "bad_state" },
 		{ PROTO_ERR_PERMISSION, "permission_denied" },
 		{ PROTO_ERR_TIMEOUT, "timeout" },
+		{ PROTO_ERR_LIMIT, "limit_reached" },
 		{ PROTO_ERR_INTERNAL, "internal" },
 	};
 	size_t i;
