@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "devhost.h"
+#include "exit-stats.h"
 #include "kvm.h"
 #include "log.h"
 
@@ -208,11 +209,15 @@ devhost_irq_set(void *ctx, unsigned int line, bool level)
 {
 	struct devhost_device *dd = ctx;
 	struct devhost *dh = dd->dh;
+	uint64_t t;
 	int ret, status;
 
 	if (line >= dd->nlines)
 		return -EINVAL;
+	/* Inside a timed exit's handler: the injection segment. */
+	t = xs_irq_begin();
 	ret = kvm_irq_line(dh->cfg.vm_fd, dd->gsi[line], level, &status);
+	xs_irq_end(t);
 	if (ret < 0) {
 		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name,
 		    dd->gsi[line], strerror(-ret));
