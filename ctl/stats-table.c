@@ -40,7 +40,7 @@ stats_grid_add(struct stats_grid *g)
 static void
 stats_grid_print(FILE *fp, struct stats_grid *g)
 {
-	size_t r, c, w;
+	size_t r, c, w, last;
 
 	for (r = 0; r < g->rows; r++)
 		for (c = 0; c < g->cols; c++)
@@ -48,8 +48,13 @@ stats_grid_print(FILE *fp, struct stats_grid *g)
 				g->width[c] = w;
 	/* The first column reads left to right, numbers line up right. */
 	for (r = 0; r < g->rows; r++) {
-		fprintf(fp, "  %-*s", (int)g->width[0], g->cell[r][0]);
-		for (c = 1; c < g->cols; c++)
+		/* No trailing blanks after the last cell with something. */
+		for (last = g->cols - 1; last > 0; last--)
+			if (g->cell[r][last][0] != '\0')
+				break;
+		fprintf(fp, "  %-*s", last > 0 ? (int)g->width[0] : 0,
+		    g->cell[r][0]);
+		for (c = 1; c <= last; c++)
 			fprintf(fp, "  %*s", (int)g->width[c], g->cell[r][c]);
 		fputc('\n', fp);
 	}
