@@ -31,6 +31,14 @@ stats_show(struct ctl *ctl, struct json_object *ret, int segments)
 	stats_kvm_print(stdout, ret);
 }
 
+/* key: true when set; absent otherwise (the daemon's default). */
+static void
+stats_flag(struct json_object *args, const char *key, int set)
+{
+	if (set)
+		json_object_object_add(args, key, json_object_new_boolean(1));
+}
+
 static void
 stats_nap(double seconds)
 {
@@ -155,17 +163,11 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 	if (enable >= 0)
 		json_object_object_add(args, "enable",
 		    json_object_new_boolean(enable));
-	if (reset)
-		json_object_object_add(args, "reset",
-		    json_object_new_boolean(1));
 	if (vcpu >= 0)
 		json_object_object_add(args, "vcpu",
 		    json_object_new_int64(vcpu));
-	if (segments)
-		json_object_object_add(args, "segments",
-		    json_object_new_boolean(1));
-	if (kvm)
-		json_object_object_add(args, "kvm",
-		    json_object_new_boolean(1));
+	stats_flag(args, "reset", reset);
+	stats_flag(args, "segments", segments);
+	stats_flag(args, "kvm", kvm);
 	return stats_loop(ctl, argv[optind], args, segments, watch);
 }

@@ -304,7 +304,7 @@ xs_snapshot(struct xs_vcpu *x, struct xs_table *out)
 
 /* --- converting ticks ------------------------------------------------------ */
 
-static int64_t
+int64_t
 xs_mono_ns(void)
 {
 	struct timespec ts;

@@ -176,6 +176,8 @@ struct xs_clock {
 };
 
 void	xs_clock_init(struct xs_clock *c);
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t	xs_mono_ns(void);
 /*
  * Ticks per second, measured since xs_clock_init (waits up to 10 ms
  * when called sooner, to measure over at least that).

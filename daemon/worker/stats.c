@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <linux/kvm.h>
 
@@ -17,15 +16,6 @@
 #include "json-u64.h"
 #include "kvm-stats.h"
 #include "stats.h"
-
-static int64_t
-stats_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void
 stats_machine_built(struct worker *w)
@@ -35,7 +25,7 @@ stats_machine_built(struct worker *w)
 
 	if (w->xs_clock.tsc0 == 0)
 		xs_clock_init(&w->xs_clock);
-	w->xs_since_ns = stats_now_ns();
+	w->xs_since_ns = xs_mono_ns();
 	for (i = 0; i < m->nvcpus; i++)
 		xs_set(&m->vcpus[i].xs, w->xs_on);
 }
@@ -208,14 +198,14 @@ stats_json(struct worker *w, const struct stats_request *r,
 	if (r->reset) {
 		for (i = 0; i < m->nvcpus; i++)
 			xs_reset(&m->vcpus[i].xs);
-		w->xs_since_ns = stats_now_ns();
+		w->xs_since_ns = xs_mono_ns();
 	}
 	if (r->enable >= 0 && (r->enable != 0) != w->xs_on) {
 		w->xs_on = r->enable != 0;
 		for (i = 0; i < m->nvcpus; i++)
 			xs_set(&m->vcpus[i].xs, w->xs_on);
 		if (w->xs_on)
-			w->xs_since_ns = stats_now_ns();
+			w->xs_since_ns = xs_mono_ns();
 	}
 
 	sum = malloc(sizeof(*sum));
@@ -246,7 +236,7 @@ stats_json(struct worker *w, const struct stats_request *r,
 		json_object_object_add(ret, "vcpu",
 		    json_object_new_int(r->vcpu));
 	json_object_object_add(ret, "elapsed_us", json_object_new_double(
-	    (double)((stats_now_ns() - w->xs_since_ns) / 1000)));
+	    (double)((xs_mono_ns() - w->xs_since_ns) / 1000)));
 	stats_table_json(ret, m, sum, hz, r->segments);
 	if (r->kvm)
 		json_object_object_add(ret, "kvm", stats_kvm(m, r->vcpu));

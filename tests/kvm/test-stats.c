@@ -135,18 +135,25 @@ check_segments(struct json_object *ret)
 static void
 test_bad(struct h_conn *c)
 {
-	h_expect_error(c, "vm.stats", "{\"name\":\"st\",\"vcpu\":2}",
-	    "invalid_argument", "vcpu beyond the guest's");
-	h_expect_error(c, "vm.stats", "{\"name\":\"st\",\"vcpu\":-1}",
-	    "invalid_argument", "negative vcpu");
-	h_expect_error(c, "vm.stats", "{\"name\":\"st\",\"enable\":\"yes\"}",
-	    "invalid_argument", "enable not a boolean");
-	h_expect_error(c, "vm.stats", "{\"name\":\"st\",\"sgements\":true}",
-	    "invalid_argument", "unknown argument");
-	h_expect_error(c, "vm.stats", "{\"name\":\"nosuch\"}", "not_found",
-	    "no such VM");
-	h_expect_error(c, "vm.stats", "{}", "invalid_argument",
-	    "no name");
+	static const struct {
+		const char *args, *cls, *what;
+	} bad[] = {
+		{ "\"name\":\"st\",\"vcpu\":2", "invalid_argument",
+		    "vcpu beyond the guest's" },
+		{ "\"name\":\"st\",\"vcpu\":-1", "invalid_argument",
+		    "negative vcpu" },
+		{ "\"name\":\"st\",\"enable\":\"yes\"", "invalid_argument",
+		    "enable not a boolean" },
+		{ "\"name\":\"st\",\"sgements\":true", "invalid_argument",
+		    "unknown argument" },
+		{ "\"name\":\"nosuch\"", "not_found", "no such VM" },
+		{ "", "invalid_argument", "no name" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		h_expect_errorf(c, "vm.stats", bad[i].cls, bad[i].what,
+		    "{%s}", bad[i].args);
 }
 
 static void
