@@ -218,8 +218,9 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median (or with lowest, the minimum) of the figures that came. */
 static double
-median(const double *v, int n)
+median(const double *v, int n, bool lowest)
 {
 	double s[MAX_ROUNDS];
 	int i, k = 0;
@@ -230,6 +231,8 @@ median(const double *v, int n)
 	if (k == 0)
 		return -1;
 	qsort(s, (size_t)k, sizeof(s[0]), cmp_double);
+	if (lowest)
+		return s[0];
 	return k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
 }
 
@@ -277,7 +280,7 @@ main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 3;
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 20000;
 	const char *qemu = getenv("VMMD_BENCH_QEMU"), *guest;
-	double per[NKINDS][MAX_ROUNDS], med[NKINDS], hz;
+	double per[NKINDS][MAX_ROUNDS], med[NKINDS], low[NKINDS], hz;
 	struct json_object *seg = NULL;
 	struct h_daemon *d;
 	struct h_conn *c;
@@ -324,25 +327,31 @@ main(int argc, char **argv)
 	for (r = 0; r < rounds; r++)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
 		    "  round%-3d", r + 1);
-	tap_diag("%s    median  vs (a)", line);
+	tap_diag("%s    median  vs (a)       min  vs (a)", line);
 	for (k = 0; k < NKINDS; k++) {
-		med[k] = median(per[k], rounds);
+		med[k] = median(per[k], rounds, false);
+		low[k] = median(per[k], rounds, true);
 		snprintf(line, sizeof(line), "%-24s", kind_names[k]);
 		for (r = 0; r < rounds; r++)
 			snprintf(line + strlen(line),
 			    sizeof(line) - strlen(line), "  %8.3f",
 			    per[k][r] < 0 ? NAN : per[k][r] * 1e6 / hz);
-		tap_diag("%s  %8.3f  %6.3f", line,
+		tap_diag("%s  %8.3f  %6.3f  %8.3f  %6.3f", line,
 		    med[k] < 0 ? NAN : med[k] * 1e6 / hz,
-		    med[k] < 0 || med[FLOOR] <= 0 ? NAN : med[k] / med[FLOOR]);
+		    med[k] < 0 || med[FLOOR] <= 0 ? NAN : med[k] / med[FLOOR],
+		    low[k] < 0 ? NAN : low[k] * 1e6 / hz,
+		    low[k] < 0 || low[FLOOR] <= 0 ? NAN : low[k] / low[FLOOR]);
 		if (med[k] < 0 && (k != QEMU || qemu != NULL))
 			ok = 0;
 	}
-	if (med[OFF] > 0 && med[ON] > 0)
-		tap_diag("stats on vs off: %+.1f%% a exit (target: under 2%%); "
-		    "off vs the floor: %+.1f%% (target: within 3%%)",
+	if (med[OFF] > 0 && med[ON] > 0 && med[FLOOR] > 0)
+		tap_diag("stats on vs off: %+.1f%% an exit by the medians, "
+		    "%+.1f%% by the minima (target: under 2%%); off vs the "
+		    "floor: %+.1f%%, %+.1f%% (target: within 3%%)",
 		    (med[ON] / med[OFF] - 1) * 100,
-		    (med[OFF] / med[FLOOR] - 1) * 100);
+		    (low[ON] / low[OFF] - 1) * 100,
+		    (med[OFF] / med[FLOOR] - 1) * 100,
+		    (low[OFF] / low[FLOOR] - 1) * 100);
 	tap_diag("%s", "");
 	if (seg != NULL)
 		print_segments(seg, med[ON] * 1e6 / hz);
