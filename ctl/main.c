@@ -79,6 +79,21 @@ static const struct ctl_command ctl_commands[] = {
 	{ "screenshot", cmd_screenshot, "NAME FILE",
 	    "save a VM's screen as a PNG image",
 	    "\nFILE is replaced only once the whole image has arrived.\n" },
+	{ "stats", cmd_stats, "NAME [--enable|--disable] [--reset] "
+	    "[--vcpu N] [--segments] [--kvm] [--watch SECONDS]",
+	    "show where a VM's exits spend their time",
+	    "\n  --enable           start collecting exit statistics (the guest "
+	    "runs on)\n"
+	    "  --disable          stop collecting; what was collected stays\n"
+	    "  --reset            zero what was collected\n"
+	    "  --vcpu N           one vCPU's exits (default: all, summed)\n"
+	    "  --segments         each exit's average time split into "
+	    "segments:\n"
+	    "                     exit, dispatch, handler, irq, reentry\n"
+	    "  --kvm              KVM's own statistics too, by name\n"
+	    "  --watch SECONDS    redraw every SECONDS until interrupted\n"
+	    "\nTimes are in microseconds; rows are sorted by their share of "
+	    "the time.\n" },
 	{ "run", cmd_run, "[create options] NAME",
 	    "create, start and attach a transient VM",
 	    CTL_CREATE_HELP CTL_CONSOLE_HELP

@@ -5,9 +5,10 @@
  *
  * Who calls whom, top to bottom, with no way back up:
  *   main.c                        the command table
- *   cmd-vm.c cmd-console.c cmd-run.c cmd-display.c
+ *   cmd-vm.c cmd-console.c cmd-run.c cmd-display.c cmd-stats.c
  *                                 one file per command group
  *   create-args.c console.c       what two commands share
+ *   stats-table.c                 vmctl stats' tables
  *   client.c args.c ctl.c         the protocol, parsing, messages
  */
 #ifndef VMCTL_H
@@ -102,5 +103,6 @@ int	cmd_console(struct ctl *, int, char **);
 int	cmd_run(struct ctl *, int, char **);
 int	cmd_display(struct ctl *, int, char **);
 int	cmd_screenshot(struct ctl *, int, char **);
+int	cmd_stats(struct ctl *, int, char **);
 
 #endif

@@ -66,14 +66,14 @@ iobus_register(struct iobus *bus, uint64_t base, uint64_t len,
 	return 0;
 }
 
-static struct iobus_range *
-iobus_find(struct iobus *bus, uint64_t addr, unsigned int size)
+const struct iobus_range *
+iobus_lookup(struct iobus *bus, uint64_t addr, unsigned int size)
 {
 	size_t lo = 0, hi = bus->nranges;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		struct iobus_range *r = &bus->ranges[mid];
+		const struct iobus_range *r = &bus->ranges[mid];
 
 		if (addr < r->base)
 			hi = mid;
@@ -86,10 +86,9 @@ iobus_find(struct iobus *bus, uint64_t addr, unsigned int size)
 }
 
 int
-iobus_read(struct iobus *bus, uint64_t addr, void *data, unsigned int size)
+iobus_range_read(struct iobus *bus, const struct iobus_range *r,
+    uint64_t addr, void *data, unsigned int size)
 {
-	struct iobus_range *r = iobus_find(bus, addr, size);
-
 	if (r == NULL || r->dev->ops->read == NULL) {
 		memset(data, 0xff, size);
 		__atomic_add_fetch(&bus->unknown_reads, 1, __ATOMIC_RELAXED);
@@ -103,11 +102,9 @@ iobus_read(struct iobus *bus, uint64_t addr, void *data, unsigned int size)
 }
 
 int
-iobus_write(struct iobus *bus, uint64_t addr, const void *data,
-    unsigned int size)
+iobus_range_write(struct iobus *bus, const struct iobus_range *r,
+    uint64_t addr, const void *data, unsigned int size)
 {
-	struct iobus_range *r = iobus_find(bus, addr, size);
-
 	if (r == NULL || r->dev->ops->write == NULL) {
 		__atomic_add_fetch(&bus->unknown_writes, 1, __ATOMIC_RELAXED);
 		return -ENOENT;
@@ -117,4 +114,19 @@ iobus_write(struct iobus *bus, uint64_t addr, const void *data,
 	    data, size);
 	vdev_unlock(r->dev);
 	return 0;
+}
+
+int
+iobus_read(struct iobus *bus, uint64_t addr, void *data, unsigned int size)
+{
+	return iobus_range_read(bus, iobus_lookup(bus, addr, size), addr,
+	    data, size);
+}
+
+int
+iobus_write(struct iobus *bus, uint64_t addr, const void *data,
+    unsigned int size)
+{
+	return iobus_range_write(bus, iobus_lookup(bus, addr, size), addr,
+	    data, size);
 }

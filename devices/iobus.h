@@ -67,4 +67,17 @@ int iobus_read(struct iobus *bus, uint64_t addr, void *data,
 int iobus_write(struct iobus *bus, uint64_t addr, const void *data,
     unsigned int size);
 
+/*
+ * The same in two steps, for a caller that wants to know the device
+ * before the access (exit statistics): the range that holds
+ * [addr, addr + size), or NULL; then the access through it (r may be
+ * NULL: then as above for no device).
+ */
+const struct iobus_range *iobus_lookup(struct iobus *bus, uint64_t addr,
+    unsigned int size);
+int iobus_range_read(struct iobus *bus, const struct iobus_range *r,
+    uint64_t addr, void *data, unsigned int size);
+int iobus_range_write(struct iobus *bus, const struct iobus_range *r,
+    uint64_t addr, const void *data, unsigned int size);
+
 #endif

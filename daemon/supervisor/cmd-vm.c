@@ -387,15 +387,16 @@ cmd_display_check(struct cmd_ctx *ctx, const struct vm *vm)
 	return NULL;
 }
 
+/* The worker's answer, or its error, as it is. */
 static void
-cmd_display_done(struct vm *vm, struct json_object *ret,
+cmd_worker_done(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
 	if (error != NULL) {
 		pending_forward_error(arg, error);
 		return;
 	}
-	/* The worker's answer as it is: it alone knows the ports. */
+	/* vm.display: only the worker knows the ports. */
 	pending_reply(arg, ret != NULL ? json_object_get(ret) :
 	    json_object_new_object());
 }
@@ -414,8 +415,40 @@ cmd_vm_display(struct cmd_ctx *ctx)
 		return reply;
 	if ((p = control_defer(ctx)) == NULL)
 		return cmd_nomem(ctx);
-	rc = vm_worker_request(vm, "worker.display", NULL, cmd_display_done,
+	rc = vm_worker_request(vm, "worker.display", NULL, cmd_worker_done,
 	    p);
+	if (rc < 0)
+		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+	return NULL;
+}
+
+/*
+ * vm.stats: the worker's exit statistics, switched and read there; the
+ * worker checks the arguments' values and its answer goes back as is.
+ */
+static struct json_object *
+cmd_vm_stats(struct cmd_ctx *ctx)
+{
+	static const char *const keys[] = { "name", "enable", "reset",
+		"vcpu", "segments", "kvm", NULL };
+	struct json_object *reply, *args = NULL;
+	struct pending *p;
+	struct vm *vm;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, keys, &reply)) == NULL)
+		return reply;
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return cmd_bad_state(ctx, vm);
+	if (json_object_deep_copy(ctx->args, &args, NULL) != 0 ||
+	    (p = control_defer(ctx)) == NULL) {
+		json_object_put(args);
+		return cmd_nomem(ctx);
+	}
+	json_object_object_del(args, "name");
+	rc = vm_worker_request(vm, "worker.stats", args, cmd_worker_done, p);
 	if (rc < 0)
 		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
 		    "worker: %s", strerror(-rc));
@@ -468,5 +501,6 @@ const struct cmd_def cmd_vm_commands[] = {
 	{ "vm.console", cmd_vm_console },
 	{ "vm.display", cmd_vm_display },
 	{ "vm.screenshot", cmd_vm_screenshot },
+	{ "vm.stats", cmd_vm_stats },
 	{ NULL, NULL },
 };

@@ -1,4 +1,5 @@
-/* The vm.* commands: vm.create ... vm.console, vm.display, vm.screenshot. */
+/* The vm.* commands: vm.create ... vm.console, vm.display, vm.screenshot,
+ * vm.stats. */
 #ifndef VMMD_CMD_VM_H
 #define VMMD_CMD_VM_H
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "devhost.h"
+#include "exit-stats.h"
 #include "kvm.h"
 #include "log.h"
 
@@ -43,15 +44,6 @@ struct devhost {
 	struct devhost_stats stats;
 };
 
-static int64_t
-devhost_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int64_t
 devhost_vm_clock(struct devhost *dh)
 {
@@ -59,7 +51,7 @@ devhost_vm_clock(struct devhost *dh)
 
 	if (frozen != DEVHOST_RUNNING)
 		return frozen;
-	return devhost_mono_ns() - __atomic_load_n(&dh->vm_offset,
+	return xs_mono_ns() - __atomic_load_n(&dh->vm_offset,
 	    __ATOMIC_RELAXED);
 }
 
@@ -208,11 +200,15 @@ devhost_irq_set(void *ctx, unsigned int line, bool level)
 {
 	struct devhost_device *dd = ctx;
 	struct devhost *dh = dd->dh;
+	uint64_t t;
 	int ret, status;
 
 	if (line >= dd->nlines)
 		return -EINVAL;
+	/* Inside a timed exit's handler: the injection segment. */
+	t = xs_irq_begin();
 	ret = kvm_irq_line(dh->cfg.vm_fd, dd->gsi[line], level, &status);
+	xs_irq_end(t);
 	if (ret < 0) {
 		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name,
 		    dd->gsi[line], strerror(-ret));
@@ -357,7 +353,7 @@ devhost_new(struct devhost **out, const struct devhost_config *cfg)
 	if (dh->ev == NULL)
 		goto free_ram;
 	dh->loop_thread = pthread_self();
-	dh->vm_offset = devhost_mono_ns();
+	dh->vm_offset = xs_mono_ns();
 	dh->vm_frozen = DEVHOST_RUNNING;
 	dh->programmed = DEVHOST_NEVER;
 	TAILQ_INIT(&dh->timers);
@@ -431,7 +427,7 @@ devhost_resume(struct devhost *dh)
 	if (dh->vm_frozen != DEVHOST_RUNNING) {
 		/* The offset first: a reader that sees the clock running
 		 * must see the offset that hides the pause. */
-		__atomic_store_n(&dh->vm_offset, devhost_mono_ns() -
+		__atomic_store_n(&dh->vm_offset, xs_mono_ns() -
 		    dh->vm_frozen, __ATOMIC_RELAXED);
 		__atomic_store_n(&dh->vm_frozen, DEVHOST_RUNNING,
 		    __ATOMIC_RELEASE);

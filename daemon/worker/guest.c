@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "guest.h"
+#include "stats.h"
 #include "log.h"
 #include "proto.h"
 
@@ -188,6 +189,7 @@ guest_build(struct worker *w, char *err, size_t errlen)
 	ret = machine_new(&w->machine, &w->cfg, &host, err, errlen);
 	if (ret < 0)
 		return ret;
+	stats_machine_built(w);
 	ret = machine_start(w->machine);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot start vCPU threads: %s",

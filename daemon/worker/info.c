@@ -135,7 +135,8 @@ info_kvm_stats_json(struct kvm_stats *ks)
 	if (kvm_stats_read(ks) < 0)
 		return o;
 	for (i = 0; i < ks->n; i++)
-		if ((v = kvm_stats_value(ks, i)) != 0)
+		if (kvm_stats_is_counter(ks, i) &&
+		    (v = kvm_stats_value(ks, i)) != 0)
 			json_add_u64(o, ks->names[i], v);
 	return o;
 }

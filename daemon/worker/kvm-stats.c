@@ -6,6 +6,7 @@
  * data block.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@ kvm_stats_take(struct kvm_stats *s, const struct kvm_stats_desc *d,
 		return -ENOMEM;
 	s->names[s->n] = copy;
 	s->index[s->n] = d->offset / sizeof(uint64_t);
+	s->flags[s->n] = d->flags;
+	s->size[s->n] = d->size;
+	s->bucket[s->n] = d->bucket_size;
 	s->n++;
 	return 0;
 }
@@ -53,7 +57,11 @@ kvm_stats_parse(struct kvm_stats *s)
 	descs = malloc(dsize * h.num_desc);
 	s->names = calloc(h.num_desc + 1, sizeof(*s->names));
 	s->index = calloc(h.num_desc + 1, sizeof(*s->index));
-	if (descs == NULL || s->names == NULL || s->index == NULL) {
+	s->flags = calloc(h.num_desc + 1, sizeof(*s->flags));
+	s->size = calloc(h.num_desc + 1, sizeof(*s->size));
+	s->bucket = calloc(h.num_desc + 1, sizeof(*s->bucket));
+	if (descs == NULL || s->names == NULL || s->index == NULL ||
+	    s->flags == NULL || s->size == NULL || s->bucket == NULL) {
 		free(descs);
 		return -ENOMEM;
 	}
@@ -77,8 +85,7 @@ kvm_stats_parse(struct kvm_stats *s)
 		}
 		if (end > data_end)
 			data_end = end;
-		if ((d.flags & KVM_STATS_TYPE_MASK) ==
-		    KVM_STATS_TYPE_CUMULATIVE && d.size == 1)
+		if (d.size >= 1)
 			ret = kvm_stats_take(s, &d, name);
 	}
 	free(descs);
@@ -91,12 +98,12 @@ kvm_stats_parse(struct kvm_stats *s)
 }
 
 int
-kvm_stats_open(struct kvm_stats *s, int vcpu_fd)
+kvm_stats_open(struct kvm_stats *s, int fd)
 {
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->fd = ioctl(vcpu_fd, KVM_GET_STATS_FD, NULL);
+	s->fd = ioctl(fd, KVM_GET_STATS_FD, NULL);
 	if (s->fd < 0) {
 		ret = -errno;
 		s->fd = -1;
@@ -124,6 +131,65 @@ kvm_stats_value(const struct kvm_stats *s, unsigned int i)
 	return s->data[s->index[i]];
 }
 
+int
+kvm_stats_is_counter(const struct kvm_stats *s, unsigned int i)
+{
+	return (s->flags[i] & KVM_STATS_TYPE_MASK) ==
+	    KVM_STATS_TYPE_CUMULATIVE && s->size[i] == 1;
+}
+
+int
+kvm_stats_is_histogram(const struct kvm_stats *s, unsigned int i)
+{
+	uint32_t type = s->flags[i] & KVM_STATS_TYPE_MASK;
+
+	return type == KVM_STATS_TYPE_LINEAR_HIST ||
+	    type == KVM_STATS_TYPE_LOG_HIST;
+}
+
+/* The upper bound of bucket b (the lower one for the last bucket). */
+static uint64_t
+kvm_stats_bound(const struct kvm_stats *s, unsigned int i, unsigned int b)
+{
+	bool last = b + 1 == s->size[i];
+
+	if ((s->flags[i] & KVM_STATS_TYPE_MASK) == KVM_STATS_TYPE_LINEAR_HIST)
+		return (uint64_t)s->bucket[i] * (last ? b : b + 1);
+	/* Log2: bucket 0 holds 0, bucket b holds [2^(b-1), 2^b). */
+	if (b == 0)
+		return 0;
+	if (b >= 64)
+		return UINT64_MAX;
+	return last ? (uint64_t)1 << (b - 1) : ((uint64_t)1 << b) - 1;
+}
+
+void
+kvm_stats_summary(const struct kvm_stats *s, unsigned int i,
+    struct kvm_stats_hist *h)
+{
+	const uint64_t *v = &s->data[s->index[i]];
+	uint64_t seen = 0;
+	bool median = false;
+	unsigned int b;
+
+	memset(h, 0, sizeof(*h));
+	for (b = 0; b < s->size[i]; b++)
+		h->samples += v[b];
+	if (h->samples == 0)
+		return;
+	for (b = 0; b < s->size[i]; b++) {
+		seen += v[b];
+		if (!median && seen * 2 >= h->samples) {
+			h->p50 = kvm_stats_bound(s, i, b);
+			median = true;
+		}
+		if (seen * 100 >= h->samples * 99) {
+			h->p99 = kvm_stats_bound(s, i, b);
+			break;
+		}
+	}
+}
+
 void
 kvm_stats_close(struct kvm_stats *s)
 {
@@ -135,6 +201,9 @@ kvm_stats_close(struct kvm_stats *s)
 		free(s->names[i]);
 	free(s->names);
 	free(s->index);
+	free(s->flags);
+	free(s->size);
+	free(s->bucket);
 	free(s->data);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;

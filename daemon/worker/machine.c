@@ -141,6 +141,21 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+const char *
+machine_device_at(struct machine *m, bool pio, uint64_t addr)
+{
+	const struct iobus_range *r;
+	size_t i;
+
+	r = iobus_lookup(pio ? &m->pio : &m->mmio, addr, 1);
+	if (r == NULL || r->base != addr)
+		return NULL;
+	for (i = 0; i < m->ndevs; i++)
+		if (&m->devs[i].vdev == r->dev)
+			return m->devs[i].bd->name;
+	return NULL;
+}
+
 struct machine_device *
 machine_device(struct machine *m, const char *name)
 {
@@ -356,6 +371,8 @@ machine_create_vm(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(-ret));
 		return ret;
 	}
+	/* Diagnostics only, like each vCPU's. */
+	(void)kvm_stats_open(&m->vm_stats, m->vm_fd);
 	/* Only Intel hosts use it; others may refuse and that is fine. */
 	kvm_set_identity_map_addr(m->vm_fd, PC_KVM_IDMAP_ADDR);
 	ret = kvm_create_irqchip(m->vm_fd);
@@ -411,6 +428,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 		};
 	m->base = cfg->base;
 	m->kvm_fd = m->vm_fd = -1;
+	m->vm_stats.fd = -1;
 	m->nvcpus = cfg->vcpus;
 	iobus_init(&m->pio);
 	iobus_init(&m->mmio);
@@ -547,6 +565,7 @@ machine_free(struct machine *m)
 	if (m->high != NULL)
 		munmap(m->high, m->mem.high_size);
 	free(m->fb_dirty_bits);
+	kvm_stats_close(&m->vm_stats);
 	if (m->vm_fd >= 0)
 		close(m->vm_fd);
 	if (m->kvm_fd >= 0)

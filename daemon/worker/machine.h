@@ -25,6 +25,7 @@
 #include "boot.h"
 #include "devhost.h"
 #include "iobus.h"
+#include "kvm-stats.h"
 #include "runctl.h"
 #include "vcpu.h"
 
@@ -95,6 +96,7 @@ struct machine {
 	struct runctl rc;
 	unsigned int nvcpus;
 	struct vcpu *vcpus;
+	struct kvm_stats vm_stats;	/* KVM's for the VM; fd -1 if none */
 };
 
 /*
@@ -117,6 +119,12 @@ void machine_resume(struct machine *m);
 /* A vCPU's registers, for diagnostics; -EBUSY unless paused. */
 int machine_get_vcpu_regs(struct machine *m, unsigned int index,
     struct kvm_regs *regs, struct kvm_sregs *sregs);
+
+/*
+ * The board name of the device whose range starts at addr on the port
+ * (pio) or MMIO bus, or NULL.
+ */
+const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 
 /* The board's device called name, or NULL. */
 struct machine_device *machine_device(struct machine *m, const char *name);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "stats.h"
 
 struct worker_request {
 	struct worker *w;
@@ -294,6 +295,42 @@ worker_cmd_info(struct worker_request *r)
 }
 
 static struct json_object *
+worker_cmd_stats(struct worker_request *r)
+{
+	static const char *const keys[] = {
+		"enable", "reset", "vcpu", "segments", "kvm", NULL,
+	};
+	struct stats_request sr = { .enable = -1, .vcpu = -1 };
+	struct json_object *reply, *ret;
+	int reset = 0, segments = 0, kvm = 0, ret_code;
+	int64_t vcpu = -1;
+	char err[256];
+
+	if (proto_args_check(r->args, keys, err, sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "enable", 0, &sr.enable, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "reset", 0, &reset, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "segments", 0, &segments, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "kvm", 0, &kvm, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "vcpu", 0, 0, 63, &vcpu, err,
+	    sizeof(err)) < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	sr.reset = reset != 0;
+	sr.segments = segments != 0;
+	sr.kvm = kvm != 0;
+	sr.vcpu = (int)vcpu;
+	ret_code = stats_json(r->w, &sr, &ret, err, sizeof(err));
+	if (ret_code < 0)
+		return worker_error(r, ret_code == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	return worker_ok(r, ret);
+}
+
+static struct json_object *
 worker_cmd_console(struct worker_request *r)
 {
 	struct json_object *client_id = NULL;
@@ -379,6 +416,7 @@ static const struct {
 	{ "worker.reset", worker_cmd_reset, false },
 	{ "worker.shutdown", worker_cmd_shutdown, false },
 	{ "worker.info", worker_cmd_info, false },
+	{ "worker.stats", worker_cmd_stats, false },
 	{ "worker.console", worker_cmd_console, true },
 	{ "worker.display", worker_cmd_display, false },
 	{ "worker.screenshot", worker_cmd_screenshot, true },

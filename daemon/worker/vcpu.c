@@ -129,6 +129,7 @@ vcpu_clear(struct vcpu *v)
 	memset(v, 0, sizeof(*v));
 	v->fd = -1;
 	v->stats.fd = -1;
+	xs_vcpu_init(&v->xs);
 }
 
 int
@@ -226,36 +227,80 @@ vcpu_count(struct vcpu *v, enum vcpu_exit_kind k)
 	    __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-static void
-vcpu_handle_io(struct vcpu *v)
+/*
+ * The exit handlers come in two copies, timed or not, chosen once per
+ * exit (vcpu_thread): the untimed one reads no clock and touches no
+ * statistics, and the compiler folds every "if (timed)" away in it.
+ */
+#define VCPU_INLINE	static inline __attribute__((always_inline))
+
+/* Which device, for the statistics, then the handler's start. */
+VCPU_INLINE void
+vcpu_time_device(struct vcpu *v, const struct iobus_range *r,
+    enum xs_dir dir, uint64_t addr)
+{
+	struct xs_pending *p = &v->xs.p;
+
+	p->dir = dir;
+	p->addr = r != NULL ? r->base : addr;
+	xs_thread_begin(&v->xs);
+	p->t_handler = xs_ticks();
+}
+
+VCPU_INLINE void
+vcpu_time_done(struct vcpu *v)
+{
+	v->xs.p.t_done = xs_ticks();
+	xs_thread_end();
+}
+
+VCPU_INLINE void
+vcpu_handle_io(struct vcpu *v, bool timed)
 {
 	struct kvm_run *run = v->run;
 	struct iobus *bus = v->pio;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	const struct iobus_range *r;
+	bool out = run->io.direction == KVM_EXIT_IO_OUT;
 	uint32_t i;
 
+	r = iobus_lookup(bus, run->io.port, run->io.size);
+	if (timed)
+		vcpu_time_device(v, r, out ? XS_DIR_OUT : XS_DIR_IN,
+		    run->io.port);
 	for (i = 0; i < run->io.count; i++, data += run->io.size) {
-		if (run->io.direction == KVM_EXIT_IO_OUT)
-			iobus_write(bus, run->io.port, data, run->io.size);
+		if (out)
+			iobus_range_write(bus, r, run->io.port, data,
+			    run->io.size);
 		else
-			iobus_read(bus, run->io.port, data, run->io.size);
+			iobus_range_read(bus, r, run->io.port, data,
+			    run->io.size);
 	}
+	if (timed)
+		vcpu_time_done(v);
 }
 
-static void
-vcpu_handle_mmio(struct vcpu *v)
+VCPU_INLINE void
+vcpu_handle_mmio(struct vcpu *v, bool timed)
 {
 	struct kvm_run *run = v->run;
 	unsigned int len = run->mmio.len;
+	const struct iobus_range *r;
+	uint64_t addr = run->mmio.phys_addr;
 
 	if (len > sizeof(run->mmio.data))
 		len = sizeof(run->mmio.data);
+	r = iobus_lookup(v->mmio, addr, len);
+	/* No device: the page, so that one row covers a probe. */
+	if (timed)
+		vcpu_time_device(v, r, run->mmio.is_write ? XS_DIR_OUT :
+		    XS_DIR_IN, addr & ~(uint64_t)0xfff);
 	if (run->mmio.is_write)
-		iobus_write(v->mmio, run->mmio.phys_addr,
-		    run->mmio.data, len);
+		iobus_range_write(v->mmio, r, addr, run->mmio.data, len);
 	else
-		iobus_read(v->mmio, run->mmio.phys_addr,
-		    run->mmio.data, len);
+		iobus_range_read(v->mmio, r, addr, run->mmio.data, len);
+	if (timed)
+		vcpu_time_done(v);
 }
 
 static void
@@ -314,21 +359,14 @@ vcpu_log_triple_fault(struct vcpu *v)
 	    (unsigned long long)sregs.idt.base, sregs.idt.limit);
 }
 
-static void
-vcpu_dispatch(struct vcpu *v)
+/* The exits that end the run or stop the machine: rare, never inlined. */
+static void __attribute__((noinline))
+vcpu_dispatch_rare(struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 	char what[96];
 
 	switch (run->exit_reason) {
-	case KVM_EXIT_IO:
-		vcpu_count(v, VCPU_EXIT_IO);
-		vcpu_handle_io(v);
-		break;
-	case KVM_EXIT_MMIO:
-		vcpu_count(v, VCPU_EXIT_MMIO);
-		vcpu_handle_mmio(v);
-		break;
 	case KVM_EXIT_HLT:
 		/* Only without an in-kernel LAPIC; just run again. */
 		vcpu_count(v, VCPU_EXIT_HLT);
@@ -369,13 +407,74 @@ vcpu_dispatch(struct vcpu *v)
 	}
 }
 
+VCPU_INLINE void
+vcpu_dispatch(struct vcpu *v, bool timed)
+{
+	struct kvm_run *run = v->run;
+	struct xs_pending *p = &v->xs.p;
+
+	if (timed) {
+		p->t_dispatch = p->t_handler = xs_ticks();
+		p->reason = run->exit_reason;
+	}
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		vcpu_count(v, VCPU_EXIT_IO);
+		vcpu_handle_io(v, timed);
+		return;
+	case KVM_EXIT_MMIO:
+		vcpu_count(v, VCPU_EXIT_MMIO);
+		vcpu_handle_mmio(v, timed);
+		return;
+	default:
+		vcpu_dispatch_rare(v);
+		break;
+	}
+	if (timed)
+		p->t_done = xs_ticks();
+}
+
+/*
+ * One KVM_RUN and its exit; false when the thread must leave the run
+ * loop.  timed: collect exit statistics under control word ctl.
+ */
+VCPU_INLINE bool
+vcpu_run_once(struct vcpu *v, bool timed, uint32_t ctl)
+{
+	struct xs_pending *p = &v->xs.p;
+	char what[96];
+	int ret;
+
+	if (timed)
+		xs_enter(&v->xs, ctl);
+	if (!runctl_running(v->rc))
+		return false;
+	ret = ioctl(v->fd, KVM_RUN, 0);
+	if (timed)
+		p->t_exit = xs_ticks();
+	if (ret < 0) {
+		if (errno == EINTR || errno == EAGAIN) {
+			vcpu_count(v, VCPU_EXIT_INTR);
+			if (timed) {
+				p->reason = KVM_EXIT_INTR;
+				p->t_dispatch = p->t_handler = p->t_done =
+				    p->t_exit;
+			}
+			return true;
+		}
+		snprintf(what, sizeof(what), "KVM_RUN: %s", strerror(errno));
+		vcpu_fatal(v, what);
+		return false;
+	}
+	vcpu_dispatch(v, timed);
+	return true;
+}
+
 static void *
 vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
-	char what[96];
 	sigset_t set;
-	int ret;
 
 	/* Signals are the event loop's business, except the kick. */
 	sigfillset(&set);
@@ -384,20 +483,14 @@ vcpu_thread(void *arg)
 
 	while (runctl_wait_runnable(v->rc, &v->ctl)) {
 		for (;;) {
-			if (!runctl_running(v->rc))
+			uint32_t ctl = xs_ctl(&v->xs);
+
+			/* Statistics off: this one branch is all they cost. */
+			if (__builtin_expect(ctl & 1, 0)) {
+				if (!vcpu_run_once(v, true, ctl))
+					break;
+			} else if (!vcpu_run_once(v, false, 0))
 				break;
-			ret = ioctl(v->fd, KVM_RUN, 0);
-			if (ret < 0) {
-				if (errno == EINTR || errno == EAGAIN) {
-					vcpu_count(v, VCPU_EXIT_INTR);
-					continue;
-				}
-				snprintf(what, sizeof(what), "KVM_RUN: %s",
-				    strerror(errno));
-				vcpu_fatal(v, what);
-				break;
-			}
-			vcpu_dispatch(v);
 		}
 	}
 

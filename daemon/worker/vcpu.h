@@ -14,6 +14,7 @@
 #include <linux/kvm.h>
 
 #include "boot.h"
+#include "exit-stats.h"
 #include "iobus.h"
 #include "kvm-stats.h"
 #include "runctl.h"
@@ -54,6 +55,7 @@ struct vcpu {
 	struct runctl *rc;
 	uint64_t exits[VCPU_EXIT_KINDS];
 	struct kvm_stats stats;		/* the kernel's side of the exits */
+	struct xs_vcpu xs;		/* exit timing, when switched on */
 };
 
 /* Marks v unused, so that vcpu_destroy() is safe before vcpu_init(). */

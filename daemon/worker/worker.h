@@ -40,6 +40,10 @@ struct worker {
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	uint64_t reboots;
+	/* Exit statistics (stats.c): wanted on, ticks to time, since when. */
+	bool xs_on;
+	struct xs_clock xs_clock;
+	int64_t xs_since_ns;
 
 	/* Set by whichever thread held the machine, handled on the loop. */
 	struct event *hold_ev;

@@ -9,7 +9,8 @@
  *
  * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
  * CPUs, memory, e820 map, command line), date, stream, input, pause, reboot,
- * stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
+ * stop, stats (all on the bzImage guest; with stats, exit statistics
+ * are on from vm.start), pvh (the PVH vmlinux, and reboot
  * with on_reboot stop), display (the bzImage guest with a screen, over
  * VNC; "screen" also prints its screenshot as base64 diagnostics).
  *
@@ -40,6 +41,8 @@
 
 static int	 nsteps;
 static char	**steps;
+/* Switch exit statistics on right after vm.start (the stats step). */
+static bool	 stats_from_start;
 
 /* The stream's size: 1 MiB, or VMMD_LINUX_STREAM_KIB to experiment. */
 static unsigned int
@@ -309,6 +312,15 @@ boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 	if (!check(vm, r == 0, "vm.start replies (%.1f s)",
 	    (h_now_ms() - t0) / 1e3))
 		return false;
+	if (stats_from_start) {
+		struct json_object *st = h_callf(vm->c, H_REPLY_MS,
+		    "vm.stats", "{\"name\":\"%s\",\"enable\":true}",
+		    vm->name);
+
+		check(vm, h_ret(st) != NULL, "exit statistics on from the "
+		    "start");
+		json_object_put(st);
+	}
 	if (!check(vm, lg_attach(vm) == 0, "console attached"))
 		return false;
 	r = lg_expect_user(vm, LG_BANNER, LG_BOOT_MS);
@@ -824,6 +836,113 @@ cmdline_for(const char *tag)
 	return buf;
 }
 
+/* vmctl stats NAME ARG, its output as diagnostics; its exit status. */
+static int
+show_vmctl_stats(struct lg_vm *vm, const char *what, const char *arg)
+{
+	char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", vm->d->sock,
+		"stats", vm->name, (char *)arg, NULL };
+	struct h_proc p;
+	int st;
+
+	st = h_run(&p, NULL, H_REPLY_MS, argv);
+	tap_diag("%s: vmctl stats %s%s%s (%s):", vm->name, vm->name,
+	    arg != NULL ? " " : "", arg != NULL ? arg : "", what);
+	diag_lines(vm, what, p.obuf != NULL ? p.obuf : "");
+	if (st != 0)
+		diag_lines(vm, "its errors", p.ebuf != NULL ? p.ebuf : "");
+	h_proc_free(&p);
+	return st;
+}
+
+/* The count of a row of a vm.stats return, 0 if none. */
+static int64_t
+stats_count(struct json_object *ret, const char *name, const char **dev)
+{
+	struct json_object *rows, *o;
+	size_t i;
+
+	if (!json_object_object_get_ex(ret, "exits", &rows))
+		return 0;
+	for (i = 0; i < json_object_array_length(rows); i++) {
+		o = json_object_array_get_idx(rows, i);
+		if (strcmp(h_str(o, "name") ?: "", name) != 0)
+			continue;
+		if (dev != NULL)
+			*dev = h_str(o, "device");
+		return h_int(o, "count", 0);
+	}
+	return 0;
+}
+
+/* Every vCPU's "exits" of KVM's statistics, summed; -1 if none. */
+static int64_t
+stats_kvm_exits(struct json_object *ret)
+{
+	struct json_object *kvm, *vcpus;
+	int64_t sum = -1;
+	size_t i;
+
+	if (!json_object_object_get_ex(ret, "kvm", &kvm) ||
+	    !json_object_object_get_ex(kvm, "vcpus", &vcpus))
+		return -1;
+	for (i = 0; i < json_object_array_length(vcpus); i++)
+		sum = (sum < 0 ? 0 : sum) + h_int(json_object_array_get_idx(
+		    vcpus, i), "exits", 0);
+	return sum;
+}
+
+/*
+ * Exit statistics of the booted guest (on since vm.start): the table of
+ * its boot; then the serial port's exits while the guest prints a known
+ * amount, and KVM's own counters moving.
+ */
+static void
+check_stats(struct lg_vm *vm)
+{
+	struct json_object *r, *ret;
+	const char *dev = NULL;
+	int64_t thr, kvm0, kvm1;
+	char *out;
+	size_t len;
+	int st;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\"}",
+	    vm->name);
+	ret = h_ret(r);
+	thr = stats_count(ret, "IO 0x3f8 out", &dev);
+	check(vm, thr > 0 && dev != NULL && strcmp(dev, "com1") == 0 &&
+	    h_int(json_object_object_get(ret, "guest"), "count", 0) > thr,
+	    "stats of the boot: %" PRId64 " writes to the serial port (%s), "
+	    "and the time in the guest", thr, dev != NULL ? dev : "no device");
+	json_object_put(r);
+	check(vm, show_vmctl_stats(vm, "the boot", NULL) == 0,
+	    "vmctl stats: the table of the boot");
+	show_vmctl_stats(vm, "the boot", "--segments");
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\","
+	    "\"reset\":true,\"kvm\":true}", vm->name);
+	kvm0 = stats_kvm_exits(h_ret(r));
+	json_object_put(r);
+	/* 500 lines of 4 bytes or fewer and their newlines, and the echo. */
+	out = lg_cmd(vm, "seq 1 500", &st, 60000);
+	len = out != NULL ? strlen(out) : 0;
+	free(out);
+	r = h_callf(vm->c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\","
+	    "\"kvm\":true}", vm->name);
+	ret = h_ret(r);
+	thr = stats_count(ret, "IO 0x3f8 out", NULL);
+	kvm1 = stats_kvm_exits(ret);
+	check(vm, st == 0 && len > 1800 && thr >= (int64_t)len,
+	    "while the guest prints %zu bytes: %" PRId64 " serial port "
+	    "writes", len, thr);
+	check(vm, kvm0 > 0 && kvm1 > kvm0,
+	    "KVM's own exit counters move (%" PRId64 " -> %" PRId64 ")",
+	    kvm0, kvm1);
+	json_object_put(r);
+	show_vmctl_stats(vm, "printing seq 1 500", "--kvm");
+}
+
 static void
 scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 {
@@ -832,9 +951,12 @@ scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 	int64_t resets;
 
 	snprintf(cmdline, sizeof(cmdline), "%s", cmdline_for("bzimage"));
+	stats_from_start = want("stats");
 	if (!boot(&vm, "vmlinuz", "restart", cmdline))
 		goto out;
 	resets = vm_resets(&vm);
+	if (want("stats"))
+		check_stats(&vm);
 	if (want("bzimage"))
 		check_platform(&vm, cmdline);
 	no_reset(&vm, "the platform checks", &resets);
@@ -907,7 +1029,8 @@ main(int argc, char **argv)
 	if ((c = h_connect(d)) == NULL)
 		tap_bail("cannot connect to vmmd");
 	if (want("bzimage") || want("date") || want("stream") ||
-	    want("input") || want("pause") || want("reboot") || want("stop"))
+	    want("input") || want("pause") || want("reboot") || want("stop") ||
+	    want("stats"))
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);
