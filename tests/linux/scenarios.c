@@ -8,8 +8,9 @@
  *   linux-scenarios [STEP...]
  *
  * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
- * CPUs, memory, e820 map, command line), date, stream, input, pause, reboot,
- * stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
+ * CPUs, memory, e820 map, command line), date, stream, input, pause, rtc
+ * (hwclock, the RTC's interrupts, a clock set with hwclock -w checked
+ * after the reboot), reboot, stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
  * with on_reboot stop), display (the bzImage guest with a screen, over
  * VNC; "screen" also prints its screenshot as base64 diagnostics).
  *
@@ -26,6 +27,7 @@
 
 #include "ldisplay.h"
 #include "lguest.h"
+#include "lrtc.h"
 
 #define GUEST_MIB	256
 #define GUEST_CPUS	2
@@ -828,8 +830,10 @@ static void
 scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 {
 	struct lg_vm vm = { .d = d, .c = c, .name = "deb-bzimage" };
+	struct lr_clock clock;
 	char cmdline[2100];
 	int64_t resets;
+	bool clock_set = false;
 
 	snprintf(cmdline, sizeof(cmdline), "%s", cmdline_for("bzimage"));
 	if (!boot(&vm, "vmlinuz", "restart", cmdline))
@@ -849,8 +853,17 @@ scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 	if (want("pause"))
 		check_pause(&vm);
 	no_reset(&vm, "pause and resume", &resets);
-	if (want("reboot"))
+	if (want("rtc")) {
+		lr_check_read(&vm, check);
+		lr_check_irq(&vm, check);
+		clock_set = lr_set_clock(&vm, check, &clock);
+		no_reset(&vm, "the RTC checks", &resets);
+	}
+	/* The clock the rtc step set is read back after this reboot. */
+	if (want("reboot") || clock_set)
 		check_reboot_restart(&vm);
+	if (clock_set)
+		lr_check_clock_kept(&vm, check, &clock);
 	if (want("stop"))
 		check_vmctl_stop(&vm);
 out:
@@ -907,7 +920,8 @@ main(int argc, char **argv)
 	if ((c = h_connect(d)) == NULL)
 		tap_bail("cannot connect to vmmd");
 	if (want("bzimage") || want("date") || want("stream") ||
-	    want("input") || want("pause") || want("reboot") || want("stop"))
+	    want("input") || want("pause") || want("rtc") || want("reboot") ||
+	    want("stop"))
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);
