@@ -1036,6 +1036,21 @@ h_vm_pid(struct h_conn *c, const char *name)
 }
 
 struct json_object *
+h_info_stats(struct h_conn *c, const char *vm, const char *group,
+    const char *name, struct json_object **reply)
+{
+	struct json_object *st, *o;
+
+	*reply = h_call(c, "vm.info", h_name_args(vm), H_REPLY_MS);
+	if (!json_object_object_get_ex(h_ret(*reply), "stats", &st) ||
+	    !json_object_object_get_ex(st, group, &o))
+		return NULL;
+	if (name != NULL && !json_object_object_get_ex(o, name, &o))
+		return NULL;
+	return o;
+}
+
+struct json_object *
 h_wait_event(struct h_conn *c, const char *name, const char *state,
     int timeout_ms)
 {

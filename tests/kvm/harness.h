@@ -182,6 +182,14 @@ int		 h_wait_state(struct h_conn *, const char *name,
 /* The worker's pid from vm.info, or -1 (quietly: tests expect both). */
 pid_t		 h_vm_pid(struct h_conn *, const char *name);
 /*
+ * vm.info's stats.GROUP, or stats.GROUP.NAME (NULL: the group itself),
+ * say stats.devices.rtc; NULL when absent.  *reply is the reply it
+ * lives in: the caller puts it, whatever was returned.
+ */
+struct json_object *h_info_stats(struct h_conn *, const char *vm,
+		    const char *group, const char *name,
+		    struct json_object **reply);
+/*
  * Waits on a connection that did events.subscribe for a vm.state event
  * of name with state; returns the event (caller puts) or NULL.
  */
