@@ -30,14 +30,11 @@ struct lr_ticks {
 static bool
 lr_ticks(struct lg_vm *vm, struct lr_ticks *t)
 {
-	struct json_object *r, *st, *devs, *rtc;
+	struct json_object *r, *rtc;
 	bool ok;
 
-	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
-	    vm->name);
-	ok = json_object_object_get_ex(h_ret(r), "stats", &st) &&
-	    json_object_object_get_ex(st, "devices", &devs) &&
-	    json_object_object_get_ex(devs, "rtc", &rtc);
+	rtc = h_info_stats(vm->c, vm->name, "devices", "rtc", &r);
+	ok = rtc != NULL;
 	if (ok) {
 		t->raised = h_int(rtc, "ticks_raised", -1);
 		t->delivered = h_int(rtc, "ticks_delivered", -1);
@@ -142,29 +139,44 @@ lr_parse_ticks(const char *out, unsigned long long *n,
 	return sscanf(p + 2, "%llu interrupts in %llu us", n, us) == 2;
 }
 
+/*
+ * Runs "rtc-ticks ARGS" (for about secs seconds) as a check; the
+ * interrupts it counted and over how long, false if it failed.
+ */
+static bool
+lr_run_ticks(struct lg_vm *vm, lg_check_fn check, const char *args,
+    int secs, unsigned long long *n, unsigned long long *us)
+{
+	char cmd[64], *out;
+	bool ok;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "rtc-ticks %s", args);
+	out = lg_cmd(vm, cmd, &st, LG_CMD_MS + secs * 1000);
+	ok = check(vm, st == 0 && lr_parse_ticks(out, n, us), "%s: %s", cmd,
+	    out ? h_flat(out) : "no answer");
+	if (!ok)
+		lr_ticks_failed(vm, st);
+	free(out);
+	return ok;
+}
+
 static void
 lr_check_pie(struct lg_vm *vm, lg_check_fn check)
 {
 	struct lr_ticks a, b;
 	unsigned long long n = 0, us = 0;
-	char cmd[64], *out;
+	char args[32];
 	long want, tol, got;
 	int64_t took;
-	bool have;
-	int st;
+	bool have, ran;
 
-	snprintf(cmd, sizeof(cmd), "rtc-ticks pie %d %d", LR_PIE_HZ,
-	    LR_PIE_SECONDS);
+	snprintf(args, sizeof(args), "pie %d %d", LR_PIE_HZ, LR_PIE_SECONDS);
 	have = lr_ticks(vm, &a);
-	out = lg_cmd(vm, cmd, &st, LG_CMD_MS + LR_PIE_SECONDS * 1000);
+	ran = lr_run_ticks(vm, check, args, LR_PIE_SECONDS, &n, &us);
 	have = lr_ticks(vm, &b) && have;
-	if (!check(vm, st == 0 && lr_parse_ticks(out, &n, &us), "%s: %s",
-	    cmd, out ? h_flat(out) : "no answer")) {
-		lr_ticks_failed(vm, st);
-		free(out);
+	if (!ran)
 		return;
-	}
-	free(out);
 	/*
 	 * The ticks due over the guest's window (its monotonic clock, the
 	 * device's VM clock: both the host's).  Tolerance: a tick at each
@@ -198,18 +210,11 @@ static void
 lr_check_uie(struct lg_vm *vm, lg_check_fn check)
 {
 	unsigned long long n = 0, us = 0;
-	char cmd[64], *out;
-	int st;
+	char args[32];
 
-	snprintf(cmd, sizeof(cmd), "rtc-ticks uie %d", LR_UIE_COUNT);
-	out = lg_cmd(vm, cmd, &st, LG_CMD_MS + LR_UIE_COUNT * 1000);
-	if (!check(vm, st == 0 && lr_parse_ticks(out, &n, &us), "%s: %s",
-	    cmd, out ? h_flat(out) : "no answer")) {
-		lr_ticks_failed(vm, st);
-		free(out);
+	snprintf(args, sizeof(args), "uie %d", LR_UIE_COUNT);
+	if (!lr_run_ticks(vm, check, args, LR_UIE_COUNT, &n, &us))
 		return;
-	}
-	free(out);
 	/*
 	 * The RTC core arms the chip's alarm for each next second: one
 	 * interrupt a read, a second apart (after rtc-ticks's first read,
