@@ -148,10 +148,10 @@ stall() {
 		dr=$(json_num ticks_dropped </tmp/info.json) ;;
 	esac
 	$stop
-	echo "stall $label ${total:-0} ${caught:--} $(( ${a20:-0} - ${at:-0} ))" \
-	    "$co $re $dr" >>"$res"
+	in20=$(( ${a20:-0} - ${at:-0} ))
+	echo "stall $label ${total:-0} ${caught:--} $in20 $co $re $dr" >>"$res"
 	say "$label: ${total:-?} ticks of $((3 * hz)), caught up after" \
-	    "${caught:-?} us, $(( ${a20:-0} - ${at:-0} )) ticks in the 20 ms" \
+	    "${caught:-?} us, $in20 ticks in the 20 ms" \
 	    "after the stall; device: coalesced $co reinjected $re dropped $dr"
 }
 

@@ -207,8 +207,8 @@ test_periodic(void)
 	printf("rtc: periodic %lu Hz: %u ticks 20 ms after the stall\n", hz,
 	    after20);
 	if (!catching)
-		printf("rtc: periodic %lu Hz: caught up %lu us after the stall, "
-		    "%u ticks\n", hz, (caught_at - unstall) * 1000000 / tsc_hz,
+		printf("rtc: periodic %lu Hz: caught up %lu us after the "
+		    "stall, %u ticks\n", hz, (caught_at - unstall) * 1000000 / tsc_hz,
 		    caught_ticks - at_unstall);
 	printf("rtc: periodic %lu Hz: %u ticks in %lu ms, %lu ms stalled\n",
 	    hz, total, secs * 1000, stall_ms);

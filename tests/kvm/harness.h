@@ -189,6 +189,12 @@ pid_t		 h_vm_pid(struct h_conn *, const char *name);
 struct json_object *h_info_stats(struct h_conn *, const char *vm,
 		    const char *group, const char *name,
 		    struct json_object **reply);
+/* The RTC's periodic tick counters (stats.devices.rtc); -1 if absent. */
+struct h_rtc_ticks {
+	int64_t raised, delivered, coalesced, reinjected, dropped;
+	int64_t backlog, backlog_high, max_slices;
+};
+void		 h_rtc_ticks(struct json_object *rtc, struct h_rtc_ticks *);
 /*
  * Waits on a connection that did events.subscribe for a vm.state event
  * of name with state; returns the event (caller puts) or NULL.

@@ -34,7 +34,7 @@
 struct periodic {
 	long hz;
 	long before, at_unstall, after20, total, caught_us;
-	int64_t raised, coalesced, reinjected, dropped, backlog, high, slices;
+	struct h_rtc_ticks dev;	/* the device's counters afterwards */
 };
 
 /*
@@ -112,23 +112,17 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 
 	rtc = h_info_stats(c, name, "devices", "rtc", &r);
 	tap_ok(rtc != NULL, "%s: vm.info has stats.devices.rtc", name);
-	p->raised = h_int(rtc, "ticks_raised", -1);
-	p->coalesced = h_int(rtc, "ticks_coalesced", -1);
-	p->reinjected = h_int(rtc, "ticks_reinjected", -1);
-	p->dropped = h_int(rtc, "ticks_dropped", -1);
-	p->backlog = h_int(rtc, "backlog", -1);
-	p->high = h_int(rtc, "backlog_high", -1);
-	p->slices = h_int(rtc, "max_slices", -1);
+	h_rtc_ticks(rtc, &p->dev);
 	tap_diag("%s: device: raised %lld coalesced %lld reinjected %lld "
 	    "dropped %lld backlog %lld (high %lld) retries %lld", name,
-	    (long long)p->raised, (long long)p->coalesced,
-	    (long long)p->reinjected, (long long)p->dropped,
-	    (long long)p->backlog, (long long)p->high,
+	    (long long)p->dev.raised, (long long)p->dev.coalesced,
+	    (long long)p->dev.reinjected, (long long)p->dev.dropped,
+	    (long long)p->dev.backlog, (long long)p->dev.backlog_high,
 	    (long long)h_int(rtc, "reinject_retries", -1));
 	tap_ok(info_bool(rtc, "lost_ticks_slew") ==
-	    (strcmp(policy, "slew") == 0) && p->slices == (slices != 0 ?
+	    (strcmp(policy, "slew") == 0) && p->dev.max_slices == (slices != 0 ?
 	    slices : 32), "%s: the device runs %s, %lld slices", name, policy,
-	    (long long)p->slices);
+	    (long long)p->dev.max_slices);
 	json_object_put(r);
 	tap_ok(h_stop(c, name, true, -1, H_REPLY_MS) == 0, "%s: stopped",
 	    name);
@@ -165,33 +159,33 @@ check_periodic(const struct periodic *slew, const struct periodic *slew8,
 	long s2 = slack(3 * hz - stall, TICKS_SLACK_DISCARD);
 
 	/* Exact, whatever the clocks: what the device raised arrived. */
-	tap_ok(labs(slew->total - (long)slew->raised) <= 2,
+	tap_ok(labs(slew->total - (long)slew->dev.raised) <= 2,
 	    "slew %ld Hz: the guest got every tick the device raised "
-	    "(%ld of %lld)", hz, slew->total, (long long)slew->raised);
-	tap_ok(labs(discard->total - (long)(discard->raised -
-	    discard->dropped)) <= 2, "discard %ld Hz: the guest got every "
+	    "(%ld of %lld)", hz, slew->total, (long long)slew->dev.raised);
+	tap_ok(labs(discard->total - (long)(discard->dev.raised -
+	    discard->dev.dropped)) <= 2, "discard %ld Hz: the guest got every "
 	    "tick not dropped (%ld of %lld - %lld)", hz, discard->total,
-	    (long long)discard->raised, (long long)discard->dropped);
+	    (long long)discard->dev.raised, (long long)discard->dev.dropped);
 	tap_ok(labs(slew->total - 3 * hz) <= s1,
 	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz, slew->total,
 	    3 * hz, s1);
 	tap_ok(labs(discard->total - (3 * hz - stall)) <= s2,
 	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz,
 	    discard->total, 3 * hz - stall, s2);
-	tap_ok(slew->backlog == 0 && slew->dropped == 0 &&
-	    slew->reinjected >= stall - TICKS_SLACK,
+	tap_ok(slew->dev.backlog == 0 && slew->dev.dropped == 0 &&
+	    slew->dev.reinjected >= stall - TICKS_SLACK,
 	    "slew %ld Hz: backlog back to 0, %lld reinjected, none dropped",
-	    hz, (long long)slew->reinjected);
-	tap_ok(discard->coalesced >= stall - TICKS_SLACK_DISCARD &&
-	    discard->reinjected == 0 && discard->high == 0 &&
-	    discard->dropped == discard->coalesced,
+	    hz, (long long)slew->dev.reinjected);
+	tap_ok(discard->dev.coalesced >= stall - TICKS_SLACK_DISCARD &&
+	    discard->dev.reinjected == 0 && discard->dev.backlog_high == 0 &&
+	    discard->dev.dropped == discard->dev.coalesced,
 	    "discard %ld Hz: %lld coalesced, all dropped, none reinjected",
-	    hz, (long long)discard->coalesced);
-	tap_ok(labs(slew8->total - (long)slew8->raised) <= 2 &&
-	    labs(slew8->total - 3 * hz) <= s1 && slew8->backlog == 0 &&
-	    slew8->dropped == 0, "slew, 8 slices, %ld Hz: %ld ticks in 3 s, "
-	    "%lld raised, backlog back to 0", hz, slew8->total,
-	    (long long)slew8->raised);
+	    hz, (long long)discard->dev.coalesced);
+	tap_ok(labs(slew8->total - (long)slew8->dev.raised) <= 2 &&
+	    labs(slew8->total - 3 * hz) <= s1 && slew8->dev.backlog == 0 &&
+	    slew8->dev.dropped == 0, "slew, 8 slices, %ld Hz: %ld ticks in "
+	    "3 s, %lld raised, backlog back to 0", hz, slew8->total,
+	    (long long)slew8->dev.raised);
 	tap_diag("%ld Hz: ticks in the 20 ms after the stall: slew %ld (8 "
 	    "slices: %ld), discard %ld", hz, slew->after20 - slew->at_unstall,
 	    slew8->after20 - slew8->at_unstall,

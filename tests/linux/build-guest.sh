@@ -43,7 +43,8 @@ die() { printf 'build-guest: %s\n' "$*" >&2; exit 1; }
 cc=${CC:-cc}
 for t in apt-cache apt-get dpkg-deb cpio gzip xz zstd awk "$cc"; do
 	command -v "$t" >/dev/null 2>&1 ||
-	    die "$t is missing (apt-get install apt dpkg cpio gzip xz-utils zstd gcc libc6-dev)"
+	    die "$t is missing (apt-get install apt dpkg cpio gzip" \
+	    "xz-utils zstd gcc libc6-dev)"
 done
 # The guest's own programs: C sources here, each built static.
 guest_programs="rtc-ticks"

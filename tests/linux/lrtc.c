@@ -22,27 +22,17 @@
 #define LR_SET_DATE	"2031-05-06 07:08:09"
 #define LR_SET_EPOCH	1935817689L
 
-/* The device's periodic tick counters (vm.info stats.devices.rtc). */
-struct lr_ticks {
-	int64_t raised, delivered, coalesced, reinjected, dropped, backlog;
-};
-
+/* The device's periodic tick counters now; false if vm.info has none. */
 static bool
-lr_ticks(struct lg_vm *vm, struct lr_ticks *t)
+lr_ticks(struct lg_vm *vm, struct h_rtc_ticks *t)
 {
 	struct json_object *r, *rtc;
 	bool ok;
 
 	rtc = h_info_stats(vm->c, vm->name, "devices", "rtc", &r);
 	ok = rtc != NULL;
-	if (ok) {
-		t->raised = h_int(rtc, "ticks_raised", -1);
-		t->delivered = h_int(rtc, "ticks_delivered", -1);
-		t->coalesced = h_int(rtc, "ticks_coalesced", -1);
-		t->reinjected = h_int(rtc, "ticks_reinjected", -1);
-		t->dropped = h_int(rtc, "ticks_dropped", -1);
-		t->backlog = h_int(rtc, "backlog", -1);
-	}
+	if (ok)
+		h_rtc_ticks(rtc, t);
 	json_object_put(r);
 	return ok;
 }
@@ -131,12 +121,14 @@ static bool
 lr_parse_ticks(const char *out, unsigned long long *n,
     unsigned long long *us)
 {
-	const char *p = out ? strstr(out, "rtc-ticks: ") : NULL;
+	const char *start = out ? strstr(out, "rtc-ticks: ") : NULL;
+	const char *p = start ? strstr(start, " interrupts in ") : NULL;
 
-	if (p == NULL || (p = strstr(p, ": ")) == NULL ||
-	    (p = strstr(p + 2, ": ")) == NULL)
+	if (p == NULL)
 		return false;
-	return sscanf(p + 2, "%llu interrupts in %llu us", n, us) == 2;
+	while (p > start && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return sscanf(p, "%llu interrupts in %llu us", n, us) == 2;
 }
 
 /*
@@ -164,36 +156,42 @@ lr_run_ticks(struct lg_vm *vm, lg_check_fn check, const char *args,
 static void
 lr_check_pie(struct lg_vm *vm, lg_check_fn check)
 {
-	struct lr_ticks a, b;
+	struct h_rtc_ticks a, b;
 	unsigned long long n = 0, us = 0;
 	char args[32];
 	long want, tol, got;
-	int64_t took;
+	int64_t took, raised, dropped;
 	bool have, ran;
 
 	snprintf(args, sizeof(args), "pie %d %d", LR_PIE_HZ, LR_PIE_SECONDS);
 	have = lr_ticks(vm, &a);
 	ran = lr_run_ticks(vm, check, args, LR_PIE_SECONDS, &n, &us);
 	have = lr_ticks(vm, &b) && have;
-	if (!ran)
+	if (!ran || !check(vm, have, "vm.info has the RTC's tick counters"))
 		return;
 	/*
 	 * The ticks due over the guest's window (its monotonic clock, the
 	 * device's VM clock: both the host's).  Tolerance: a tick at each
 	 * end of the window (the first one is due a period after PIE goes
 	 * on; the write that clears it may cross one), plus 2% for the
-	 * ticks a slew backlog still held when PIE went off (dropped then,
-	 * by design) and the emulated test host's jitter.
+	 * emulated test host's jitter.  The guest takes them all but those
+	 * a slew backlog still held when it turned PIE off, which the
+	 * device drops then, by design, and counts: on a loaded test host
+	 * its guest falls behind at times (119 of 321 coalesced, 11 left
+	 * at the end, seen with four test hosts on two cores).
 	 */
 	want = (long)((unsigned long long)LR_PIE_HZ * us / 1000000);
 	tol = 2 + want / 50;
 	got = (long)n;
-	check(vm, labs(got - want) <= tol, "rtc-cmos took %ld periodic "
-	    "interrupts at %d Hz in %.3f s (%ld +- %ld)", got, LR_PIE_HZ,
-	    us / 1e6, want, tol);
-	if (!check(vm, have, "vm.info has the RTC's tick counters"))
-		return;
+	raised = b.raised - a.raised;
+	dropped = b.dropped - a.dropped;
 	took = (b.delivered - a.delivered) + (b.reinjected - a.reinjected);
+	check(vm, labs((long)raised - want) <= tol, "the device raised %"
+	    PRId64 " periodic ticks at %d Hz in the guest's %.3f s (%ld +- "
+	    "%ld)", raised, LR_PIE_HZ, us / 1e6, want, tol);
+	check(vm, labs(got + (long)dropped - want) <= tol, "rtc-cmos took %ld "
+	    "of them, and %" PRId64 " left in the backlog were dropped when "
+	    "PIE went off (%ld +- %ld in all)", got, dropped, want, tol);
 	tap_diag("%s: device over the window: raised %" PRId64 ", delivered "
 	    "%" PRId64 ", coalesced %" PRId64 ", reinjected %" PRId64
 	    ", dropped %" PRId64 ", backlog %" PRId64, vm->name,

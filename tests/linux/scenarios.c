@@ -10,8 +10,8 @@
  * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
  * CPUs, memory, e820 map, command line), date, stream, input, pause, rtc
  * (hwclock, the RTC's interrupts, a clock set with hwclock -w checked
- * after the reboot), reboot, stop (all on the bzImage guest), pvh (the PVH vmlinux, and reboot
- * with on_reboot stop), display (the bzImage guest with a screen, over
+ * after the reboot), reboot, stop (all on the bzImage guest), pvh (the
+ * PVH vmlinux, and reboot with on_reboot stop), display (the bzImage guest with a screen, over
  * VNC; "screen" also prints its screenshot as base64 diagnostics).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
