@@ -1,6 +1,7 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus, --on-reboot, --lost-ticks and the display's --vnc,
+ * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices and the
+ * display's --vnc,
  * --display, --vnc-password-file and --vnc-web, into the arguments of
  * vm.create.
  */
@@ -158,6 +159,13 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "lost_tick_policy",
 		    json_object_new_string(optarg));
 		return -1;
+	case 'S':
+		if (ctl_parse_number(optarg, 2, 32, &n) < 0)
+			return ctl_usage(ctl, "--rtc-slices %s: expected 2 to "
+			    "32", optarg);
+		json_object_object_add(args, "rtc_slices",
+		    json_object_new_int64(n));
+		return -1;
 	/* --vnc and --display go as they are: the daemon parses them. */
 	case 'V':
 		json_object_object_add(args, "vnc",
@@ -192,6 +200,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "vcpus",	required_argument,	NULL,	'n' },
 		{ "on-reboot",	required_argument,	NULL,	'r' },
 		{ "lost-ticks",	required_argument,	NULL,	'L' },
+		{ "rtc-slices",	required_argument,	NULL,	'S' },
 		{ "vnc",	required_argument,	NULL,	'V' },
 		{ "display",	required_argument,	NULL,	'D' },
 		{ "vnc-password-file", required_argument, NULL,	'P' },

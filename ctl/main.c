@@ -28,6 +28,9 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --lost-ticks POLICY RTC ticks the guest missed: slew "		\
 	"(default,\n"							\
 	"                      reinjected) or discard\n"			\
+	"  --rtc-slices N      reinject them up to N times a tick period, "	\
+	"2-32\n"								\
+	"                      (default 32)\n"					\
 	"  --vnc ADDR:N|auto   a screen, over VNC on port 5900+N of ADDR "	\
 	"(auto:\n"							\
 	"                      127.0.0.1, first free port)\n"		\
@@ -47,7 +50,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
 	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
-	    "[--lost-ticks slew|discard] "
+	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-web]",
 	    "define a VM", CTL_CREATE_HELP },

@@ -814,6 +814,9 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 	if (def->rtc_backlog_max != 0)
 		json_object_object_add(args, "rtc_backlog_max",
 		    json_object_new_int64(def->rtc_backlog_max));
+	if (def->rtc_slices != 0)
+		json_object_object_add(args, "rtc_slices",
+		    json_object_new_int64(def->rtc_slices));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
 	if (def->vnc_addr != NULL) {

@@ -25,7 +25,7 @@
 static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
-	"lost_tick_policy", "rtc_backlog_max", NULL
+	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -541,6 +541,12 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	def->rtc_backlog_max = (unsigned int)n;
 
+	n = 0;
+	if (proto_arg_int(obj, "rtc_slices", 0, CONFIG_RTC_SLICES_MIN,
+	    CONFIG_RTC_SLICES_MAX, &n, err, errlen) < 0)
+		goto fail;
+	def->rtc_slices = (unsigned int)n;
+
 	if ((rc = config_parse_display_members(obj, def, err, errlen)) < 0) {
 		if (rc == -ENOMEM)
 			goto nomem;
@@ -611,6 +617,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (def->rtc_backlog_max != 0)
 		json_object_object_add(obj, "rtc_backlog_max",
 		    json_object_new_int64(def->rtc_backlog_max));
+	if (def->rtc_slices != 0)
+		json_object_object_add(obj, "rtc_slices",
+		    json_object_new_int64(def->rtc_slices));
 	if (def->vnc_addr == NULL) {
 		json_object_object_add(obj, "vnc", NULL);
 		return obj;

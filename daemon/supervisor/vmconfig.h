@@ -43,7 +43,8 @@
 
 /*
  * The RTC's periodic ticks that could not be delivered (lost_tick_policy,
- * rtc_backlog_max): reinjected (slew) or only counted (discard).
+ * rtc_backlog_max, rtc_slices): reinjected (slew) or only counted
+ * (discard).
  */
 enum vm_lost_ticks {
 	VM_LOST_TICKS_SLEW,
@@ -51,6 +52,9 @@ enum vm_lost_ticks {
 };
 #define CONFIG_RTC_BACKLOG_MIN	1	/* ticks */
 #define CONFIG_RTC_BACKLOG_MAX	65536
+/* Reinjection divides a tick period into at most this many slices. */
+#define CONFIG_RTC_SLICES_MIN	2
+#define CONFIG_RTC_SLICES_MAX	32
 
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
@@ -68,6 +72,7 @@ struct vm_def {
 	bool transient;
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
+	unsigned int rtc_slices;	/* 0: the worker's default (32) */
 
 	/*
 	 * The display.  vnc_addr is NULL when the VM has none; then the

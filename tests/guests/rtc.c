@@ -2,17 +2,26 @@
  * rtc: the MC146818's interrupts and the clock across a reboot, chosen
  * with "test=" on the command line ("irq=pic" takes IRQ 8 through the
  * 8259 instead of the IOAPIC).  Times are measured with the TSC,
- * calibrated against PIT channel 2, so they do not depend on the RTC.
+ * calibrated against PIT channel 2 (the best of 5 rounds of 50 ms), so
+ * they do not depend on the RTC.
  *
  * test=periodic  periodic interrupts at 1024 Hz (register A 0x26; or
- *   "hz=N", a power of 2 from 2 to 8192) for 3 s, interrupts masked
- *   (cli) from 1.25 s to 1.75 s, so that the ticks of the stall
- *   coalesce.  The handler only counts (and the runtime sends the
- *   EOI): CPL0 code may be emulated.
+ *   "hz=N", a power of 2 from 2 to 8192) for 3 s ("secs=N"),
+ *   interrupts masked (cli) from 1.25 s to 1.75 s ("stall=MS" from
+ *   1.25 s on; 0: never), so that the ticks of the stall coalesce.
+ *   The handler only counts and stamps (and the runtime sends the EOI):
+ *   CPL0 code may be emulated.  With "ack=1" it also reads register C,
+ *   as real guests do: on the chip (and QEMU) IRQ 8 stays high until
+ *   then, so a guest that never reads it gets one interrupt; vmmd gives
+ *   each tick an edge of its own.  The catch-up after the stall ends at
+ *   the last tick that came sooner than 3/4 of a period after the one
+ *   before it: reinjected ticks come a slice of a period apart.
  *     rtc: tsc N kHz
+ *     rtc: periodic HZ Hz: start
  *     rtc: periodic HZ Hz: N ticks before the stall (HZ * 1.25 due)
  *     rtc: periodic HZ Hz: N ticks at the end of the stall
  *     rtc: periodic HZ Hz: N ticks 20 ms after the stall
+ *     rtc: periodic HZ Hz: caught up N us after the stall, M ticks
  *     rtc: periodic HZ Hz: N ticks in 3000 ms, 500 ms stalled
  *     PASS
  * test=alarm  update-ended and alarm interrupts (UIE, AIE), the alarm
@@ -55,9 +64,12 @@
 
 static uint64_t tsc_hz;
 
-/* TSC ticks a second over 50 ms of PIT channel 2 (mode 0). */
+/*
+ * TSC ticks over 50 ms of PIT channel 2 (mode 0), or 0 if the PIT never
+ * got there.
+ */
 static uint64_t
-tsc_calibrate(void)
+tsc_per_50ms(void)
 {
 	uint32_t count = PIT_HZ / 20;
 	uint64_t t0, t1;
@@ -75,7 +87,28 @@ tsc_calibrate(void)
 			break;
 	t1 = rdtsc();
 	outb(PIT_PORT_B, b & ~0x03);
-	return (t1 - t0) * 20;
+	return spins < 1000000 ? t1 - t0 : 0;
+}
+
+/*
+ * TSC ticks a second: the least of 5 measurements.  A vCPU that was
+ * not running between the PIT's start and our reading of the TSC (a
+ * loaded host, a nested one) only ever makes one longer, and a
+ * calibration off by a factor of several makes every time the guest
+ * measures wrong.
+ */
+static uint64_t
+tsc_calibrate(void)
+{
+	uint64_t best = 0, t;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		t = tsc_per_50ms();
+		if (t != 0 && (best == 0 || t < best))
+			best = t;
+	}
+	return best * 20;
 }
 
 static uint64_t
@@ -87,10 +120,26 @@ ms_to_tsc(uint64_t ms)
 /* --- test=periodic ------------------------------------------------------ */
 
 static volatile uint32_t ticks;
+/* The catch-up: set by test_periodic while it lasts, ended by a tick. */
+static volatile bool catching;
+static volatile uint64_t last_tick, caught_at, normal_gap;
+static volatile uint32_t caught_ticks;
+static bool ack_c;
 
 static void
 periodic_tick(void)
 {
+	uint64_t now = rdtsc();
+
+	if (ack_c)
+		(void)cmos_read(REG_C);
+
+	if (catching && now - last_tick > normal_gap) {
+		caught_at = last_tick;
+		caught_ticks = ticks;
+		catching = false;
+	}
+	last_tick = now;
 	ticks++;
 }
 
@@ -100,6 +149,8 @@ test_periodic(void)
 	uint64_t t0, stall, unstall, caught, end;
 	uint32_t before, at_unstall, after20 = 0, total;
 	unsigned long hz = cmdline_get_ulong("hz", 1024);
+	unsigned long secs = cmdline_get_ulong("secs", 3);
+	unsigned long stall_ms = cmdline_get_ulong("stall", 500);
 	unsigned int rs;
 	bool seen20 = false;
 
@@ -110,14 +161,22 @@ test_periodic(void)
 		printf("FAIL: hz=%lu is not a power of 2 from 2 to 8192\n", hz);
 		return;
 	}
+	if (secs < 2 || secs > 3600 || 1250 + stall_ms + 250 > secs * 1000) {
+		printf("FAIL: secs=%lu stall=%lu: want 2 to 3600 s, the stall "
+		    "ending 250 ms before\n", secs, stall_ms);
+		return;
+	}
+	normal_gap = tsc_hz * 3 / 4 / hz;
+	ack_c = cmdline_get_ulong("ack", 0) != 0;
 	irq_enable(RTC_IRQ, periodic_tick);
 	cmos_write(REG_A, 0x20 | rs);		/* 32.768 kHz time base */
 	(void)cmos_read(REG_C);
+	printf("rtc: periodic %lu Hz: start\n", hz);
 	t0 = rdtsc();
 	stall = t0 + ms_to_tsc(1250);
-	unstall = t0 + ms_to_tsc(1750);
+	unstall = t0 + ms_to_tsc(1250 + stall_ms);
 	caught = unstall + ms_to_tsc(20);
-	end = t0 + ms_to_tsc(3000);
+	end = t0 + ms_to_tsc(secs * 1000);
 	cmos_write(REG_B, cmos_reg_b() | REG_B_PIE);
 	while (rdtsc() < stall)
 		idle();
@@ -126,6 +185,8 @@ test_periodic(void)
 	while (rdtsc() < unstall)
 		cpu_relax();
 	at_unstall = ticks;
+	last_tick = rdtsc();
+	catching = true;
 	sti();
 	while (rdtsc() < end) {
 		idle();
@@ -145,8 +206,12 @@ test_periodic(void)
 	    hz, at_unstall);
 	printf("rtc: periodic %lu Hz: %u ticks 20 ms after the stall\n", hz,
 	    after20);
-	printf("rtc: periodic %lu Hz: %u ticks in 3000 ms, 500 ms stalled\n",
-	    hz, total);
+	if (!catching)
+		printf("rtc: periodic %lu Hz: caught up %lu us after the "
+		    "stall, %u ticks\n", hz, (caught_at - unstall) * 1000000 / tsc_hz,
+		    caught_ticks - at_unstall);
+	printf("rtc: periodic %lu Hz: %u ticks in %lu ms, %lu ms stalled\n",
+	    hz, total, secs * 1000, stall_ms);
 	printf("PASS\n");
 }
 

@@ -1036,6 +1036,34 @@ h_vm_pid(struct h_conn *c, const char *name)
 }
 
 struct json_object *
+h_info_stats(struct h_conn *c, const char *vm, const char *group,
+    const char *name, struct json_object **reply)
+{
+	struct json_object *st, *o;
+
+	*reply = h_call(c, "vm.info", h_name_args(vm), H_REPLY_MS);
+	if (!json_object_object_get_ex(h_ret(*reply), "stats", &st) ||
+	    !json_object_object_get_ex(st, group, &o))
+		return NULL;
+	if (name != NULL && !json_object_object_get_ex(o, name, &o))
+		return NULL;
+	return o;
+}
+
+void
+h_rtc_ticks(struct json_object *rtc, struct h_rtc_ticks *t)
+{
+	t->raised = h_int(rtc, "ticks_raised", -1);
+	t->delivered = h_int(rtc, "ticks_delivered", -1);
+	t->coalesced = h_int(rtc, "ticks_coalesced", -1);
+	t->reinjected = h_int(rtc, "ticks_reinjected", -1);
+	t->dropped = h_int(rtc, "ticks_dropped", -1);
+	t->backlog = h_int(rtc, "backlog", -1);
+	t->backlog_high = h_int(rtc, "backlog_high", -1);
+	t->max_slices = h_int(rtc, "max_slices", -1);
+}
+
+struct json_object *
 h_wait_event(struct h_conn *c, const char *name, const char *state,
     int timeout_ms)
 {

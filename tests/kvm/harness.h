@@ -182,6 +182,20 @@ int		 h_wait_state(struct h_conn *, const char *name,
 /* The worker's pid from vm.info, or -1 (quietly: tests expect both). */
 pid_t		 h_vm_pid(struct h_conn *, const char *name);
 /*
+ * vm.info's stats.GROUP, or stats.GROUP.NAME (NULL: the group itself),
+ * say stats.devices.rtc; NULL when absent.  *reply is the reply it
+ * lives in: the caller puts it, whatever was returned.
+ */
+struct json_object *h_info_stats(struct h_conn *, const char *vm,
+		    const char *group, const char *name,
+		    struct json_object **reply);
+/* The RTC's periodic tick counters (stats.devices.rtc); -1 if absent. */
+struct h_rtc_ticks {
+	int64_t raised, delivered, coalesced, reinjected, dropped;
+	int64_t backlog, backlog_high, max_slices;
+};
+void		 h_rtc_ticks(struct json_object *rtc, struct h_rtc_ticks *);
+/*
  * Waits on a connection that did events.subscribe for a vm.state event
  * of name with state; returns the event (caller puts) or NULL.
  */

@@ -15,7 +15,10 @@
  * many as discard), and the same checks run at a rate the guest keeps
  * up with (see test_periodic).  With the counts go the device's
  * counters: under slew the backlog empty afterwards and nothing
- * dropped, under discard nothing reinjected.
+ * dropped, under discard nothing reinjected.  slew runs with 32 slices
+ * (the default) and with 8 (rtc_slices, as QEMU reinjects): the same
+ * counts, and the catch-up times (the guest's) side by side; at 1024
+ * Hz, where the guest keeps up, 32 slices catch up within 20 ms.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +29,12 @@
 #define RTC_RUN_MS	60000	/* calibration, 3 s of ticks, emulation */
 #define TICKS_SLACK	10	/* slew: "give or take a few" */
 #define TICKS_SLACK_DISCARD	16
+#define CATCHUP_US_MAX	20000	/* at 1024 Hz, 32 slices: about 18 ms */
 
 struct periodic {
 	long hz;
-	long before, at_unstall, after20, total;
-	int64_t raised, coalesced, reinjected, dropped, backlog, high;
+	long before, at_unstall, after20, total, caught_us;
+	struct h_rtc_ticks dev;	/* the device's counters afterwards */
 };
 
 /*
@@ -70,38 +74,27 @@ info_bool(struct json_object *o, const char *key)
 	return json_object_get_boolean(v) ? 1 : 0;
 }
 
-/* stats.devices.NAME or stats.timers from vm.info (caller puts r). */
-static struct json_object *
-info_stats(struct h_conn *c, const char *vm, const char *group,
-    const char *name, struct json_object **r)
-{
-	struct json_object *st, *o;
-
-	*r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", vm);
-	if (!json_object_object_get_ex(h_ret(*r), "stats", &st) ||
-	    !json_object_object_get_ex(st, group, &o))
-		return NULL;
-	if (name != NULL && !json_object_object_get_ex(o, name, &o))
-		return NULL;
-	return o;
-}
-
+/* slices: rtc_slices, 0 for the default (32). */
 static void
 run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
-    long hz, struct periodic *p)
+    long hz, int slices, struct periodic *p)
 {
 	struct json_object *r, *rtc;
-	char name[32], prefix[64];
+	char name[32], prefix[64], extra[32] = "";
 	const char *log;
 
 	memset(p, 0xff, sizeof(*p));
 	p->hz = hz;
-	snprintf(name, sizeof(name), "rtc-%s-%ld", policy, hz);
+	snprintf(name, sizeof(name), "rtc-%s-%ld%s", policy, hz,
+	    slices != 0 ? "-s" : "");
+	if (slices != 0)
+		snprintf(extra, sizeof(extra), ",\"rtc_slices\":%d", slices);
 	snprintf(prefix, sizeof(prefix), "rtc: periodic %ld Hz: ", hz);
 	log = h_console_log(d, name);
 	tap_ok(h_create(c, name, "\"kernel\":\"%s\",\"cmdline\":"
-	    "\"test=periodic hz=%ld\",\"lost_tick_policy\":\"%s\"",
-	    h_env("VMMD_GUEST_RTC"), hz, policy) == 0, "%s: created", name);
+	    "\"test=periodic hz=%ld\",\"lost_tick_policy\":\"%s\"%s",
+	    h_env("VMMD_GUEST_RTC"), hz, policy, extra) == 0, "%s: created",
+	    name);
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
 	tap_ok(h_file_expect(log, "PASS", 1, RTC_RUN_MS) == 0,
 	    "%s: the guest counted its ticks", name);
@@ -109,27 +102,27 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	p->at_unstall = log_number(log, prefix, " ticks at the end");
 	p->after20 = log_number(log, prefix, " ticks 20 ms after");
 	p->total = log_number(log, prefix, " ticks in");
+	snprintf(prefix, sizeof(prefix), "rtc: periodic %ld Hz: caught up ",
+	    hz);
+	p->caught_us = log_number(log, prefix, " us after");
 	tap_diag("%s: ticks %ld before the stall (%ld due), %ld at its end, "
-	    "%ld 20 ms later, %ld in 3 s (%ld due)", name, p->before,
-	    hz * 5 / 4, p->at_unstall, p->after20, p->total, hz * 3);
+	    "%ld 20 ms later, %ld in 3 s (%ld due); caught up after %ld us",
+	    name, p->before, hz * 5 / 4, p->at_unstall, p->after20, p->total,
+	    hz * 3, p->caught_us);
 
-	rtc = info_stats(c, name, "devices", "rtc", &r);
+	rtc = h_info_stats(c, name, "devices", "rtc", &r);
 	tap_ok(rtc != NULL, "%s: vm.info has stats.devices.rtc", name);
-	p->raised = h_int(rtc, "ticks_raised", -1);
-	p->coalesced = h_int(rtc, "ticks_coalesced", -1);
-	p->reinjected = h_int(rtc, "ticks_reinjected", -1);
-	p->dropped = h_int(rtc, "ticks_dropped", -1);
-	p->backlog = h_int(rtc, "backlog", -1);
-	p->high = h_int(rtc, "backlog_high", -1);
+	h_rtc_ticks(rtc, &p->dev);
 	tap_diag("%s: device: raised %lld coalesced %lld reinjected %lld "
 	    "dropped %lld backlog %lld (high %lld) retries %lld", name,
-	    (long long)p->raised, (long long)p->coalesced,
-	    (long long)p->reinjected, (long long)p->dropped,
-	    (long long)p->backlog, (long long)p->high,
+	    (long long)p->dev.raised, (long long)p->dev.coalesced,
+	    (long long)p->dev.reinjected, (long long)p->dev.dropped,
+	    (long long)p->dev.backlog, (long long)p->dev.backlog_high,
 	    (long long)h_int(rtc, "reinject_retries", -1));
 	tap_ok(info_bool(rtc, "lost_ticks_slew") ==
-	    (strcmp(policy, "slew") == 0), "%s: the device runs %s", name,
-	    policy);
+	    (strcmp(policy, "slew") == 0) && p->dev.max_slices == (slices != 0 ?
+	    slices : 32), "%s: the device runs %s, %lld slices", name, policy,
+	    (long long)p->dev.max_slices);
 	json_object_put(r);
 	tap_ok(h_stop(c, name, true, -1, H_REPLY_MS) == 0, "%s: stopped",
 	    name);
@@ -158,38 +151,48 @@ slack(long ticks, long fixed)
 }
 
 static void
-check_periodic(const struct periodic *slew, const struct periodic *discard)
+check_periodic(const struct periodic *slew, const struct periodic *slew8,
+    const struct periodic *discard)
 {
 	long hz = slew->hz, stall = hz / 2;
 	long s1 = slack(3 * hz, TICKS_SLACK);
 	long s2 = slack(3 * hz - stall, TICKS_SLACK_DISCARD);
 
 	/* Exact, whatever the clocks: what the device raised arrived. */
-	tap_ok(labs(slew->total - (long)slew->raised) <= 2,
+	tap_ok(labs(slew->total - (long)slew->dev.raised) <= 2,
 	    "slew %ld Hz: the guest got every tick the device raised "
-	    "(%ld of %lld)", hz, slew->total, (long long)slew->raised);
-	tap_ok(labs(discard->total - (long)(discard->raised -
-	    discard->dropped)) <= 2, "discard %ld Hz: the guest got every "
+	    "(%ld of %lld)", hz, slew->total, (long long)slew->dev.raised);
+	tap_ok(labs(discard->total - (long)(discard->dev.raised -
+	    discard->dev.dropped)) <= 2, "discard %ld Hz: the guest got every "
 	    "tick not dropped (%ld of %lld - %lld)", hz, discard->total,
-	    (long long)discard->raised, (long long)discard->dropped);
+	    (long long)discard->dev.raised, (long long)discard->dev.dropped);
 	tap_ok(labs(slew->total - 3 * hz) <= s1,
 	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz, slew->total,
 	    3 * hz, s1);
 	tap_ok(labs(discard->total - (3 * hz - stall)) <= s2,
 	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz,
 	    discard->total, 3 * hz - stall, s2);
-	tap_ok(slew->backlog == 0 && slew->dropped == 0 &&
-	    slew->reinjected >= stall - TICKS_SLACK,
+	tap_ok(slew->dev.backlog == 0 && slew->dev.dropped == 0 &&
+	    slew->dev.reinjected >= stall - TICKS_SLACK,
 	    "slew %ld Hz: backlog back to 0, %lld reinjected, none dropped",
-	    hz, (long long)slew->reinjected);
-	tap_ok(discard->coalesced >= stall - TICKS_SLACK_DISCARD &&
-	    discard->reinjected == 0 && discard->high == 0 &&
-	    discard->dropped == discard->coalesced,
+	    hz, (long long)slew->dev.reinjected);
+	tap_ok(discard->dev.coalesced >= stall - TICKS_SLACK_DISCARD &&
+	    discard->dev.reinjected == 0 && discard->dev.backlog_high == 0 &&
+	    discard->dev.dropped == discard->dev.coalesced,
 	    "discard %ld Hz: %lld coalesced, all dropped, none reinjected",
-	    hz, (long long)discard->coalesced);
-	tap_diag("%ld Hz: ticks in the 20 ms after the stall: slew %ld, "
-	    "discard %ld", hz, slew->after20 - slew->at_unstall,
+	    hz, (long long)discard->dev.coalesced);
+	tap_ok(labs(slew8->total - (long)slew8->dev.raised) <= 2 &&
+	    labs(slew8->total - 3 * hz) <= s1 && slew8->dev.backlog == 0 &&
+	    slew8->dev.dropped == 0, "slew, 8 slices, %ld Hz: %ld ticks in "
+	    "3 s, %lld raised, backlog back to 0", hz, slew8->total,
+	    (long long)slew8->dev.raised);
+	tap_diag("%ld Hz: ticks in the 20 ms after the stall: slew %ld (8 "
+	    "slices: %ld), discard %ld", hz, slew->after20 - slew->at_unstall,
+	    slew8->after20 - slew8->at_unstall,
 	    discard->after20 - discard->at_unstall);
+	tap_diag("%ld Hz: catch-up after the stall (the guest's clock): "
+	    "%ld us with 32 slices, %ld us with 8", hz, slew->caught_us,
+	    slew8->caught_us);
 }
 
 /*
@@ -205,13 +208,17 @@ check_periodic(const struct periodic *slew, const struct periodic *discard)
 static void
 test_periodic(struct h_daemon *d, struct h_conn *c)
 {
-	struct periodic slew, discard;
+	struct periodic slew, slew8, discard;
 	long took, hz;
 
-	run_periodic(d, c, "slew", 1024, &slew);
-	run_periodic(d, c, "discard", 1024, &discard);
+	run_periodic(d, c, "slew", 1024, 0, &slew);
+	run_periodic(d, c, "discard", 1024, 0, &discard);
 	if (on_time(&slew) && on_time(&discard)) {
-		check_periodic(&slew, &discard);
+		run_periodic(d, c, "slew", 1024, 8, &slew8);
+		check_periodic(&slew, &slew8, &discard);
+		tap_ok(slew.caught_us >= 0 && slew.caught_us <= CATCHUP_US_MAX,
+		    "slew 1024 Hz: every lost tick reinjected %ld us after "
+		    "the stall (at most %d)", slew.caught_us, CATCHUP_US_MAX);
 		return;
 	}
 	took = (slew.before > discard.before ? slew.before :
@@ -226,12 +233,13 @@ test_periodic(struct h_daemon *d, struct h_conn *c)
 		;
 	tap_diag("running again at %ld Hz (the guest took %ld a second)",
 	    hz, took);
-	run_periodic(d, c, "slew", hz, &slew);
-	run_periodic(d, c, "discard", hz, &discard);
-	tap_ok(on_time(&slew) && on_time(&discard),
-	    "%ld Hz: the guest keeps up while unmasked (%ld, %ld of %ld)",
-	    hz, slew.before, discard.before, hz * 5 / 4);
-	check_periodic(&slew, &discard);
+	run_periodic(d, c, "slew", hz, 0, &slew);
+	run_periodic(d, c, "slew", hz, 8, &slew8);
+	run_periodic(d, c, "discard", hz, 0, &discard);
+	tap_ok(on_time(&slew) && on_time(&slew8) && on_time(&discard),
+	    "%ld Hz: the guest keeps up while unmasked (%ld, %ld, %ld of %ld)",
+	    hz, slew.before, slew8.before, discard.before, hz * 5 / 4);
+	check_periodic(&slew, &slew8, &discard);
 }
 
 static void
@@ -308,12 +316,12 @@ test_idle(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_file_expect(log, "hello: halting", 1, H_BOOT_MS) == 0,
 	    "rtc-idle: the guest halted");
 	h_sleep_ms(200);
-	o = info_stats(c, "rtc-idle", "devices", "rtc", &r);
+	o = h_info_stats(c, "rtc-idle", "devices", "rtc", &r);
 	tap_ok(o != NULL && h_int(o, "ticks_raised", -1) == 0 &&
 	    info_bool(o, "irq_level") == 0,
 	    "rtc-idle: no tick raised, IRQ 8 low");
 	json_object_put(r);
-	o = info_stats(c, "rtc-idle", "timers", NULL, &r);
+	o = h_info_stats(c, "rtc-idle", "timers", NULL, &r);
 	tap_ok(o != NULL && h_int(o, "armed", -1) == 0,
 	    "rtc-idle: stats.timers.armed is 0 (%lld)",
 	    (long long)h_int(o, "armed", -1));

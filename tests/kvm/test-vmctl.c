@@ -114,7 +114,7 @@ test_basic(struct h_conn *c)
 	int r;
 
 	r = vmctl("create", "web", "--kernel", hello, "--memory", "32M",
-	    "--vcpus", "2", "--cmdline", "x=1", NULL);
+	    "--vcpus", "2", "--cmdline", "x=1", "--rtc-slices", "8", NULL);
 	ok0(r, "create");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "defined") == 0, "create: the daemon has it (%s)",
@@ -129,8 +129,9 @@ test_basic(struct h_conn *c)
 	tap_ok(r == 0 && strstr(out(), "name: web\n") != NULL &&
 	    strstr(out(), "state: defined\n") != NULL &&
 	    strstr(out(), "vcpus: 2\n") != NULL &&
-	    strstr(out(), "cmdline: x=1\n") != NULL,
-	    "info: exit 0, name, state, vcpus, cmdline (%s)",
+	    strstr(out(), "cmdline: x=1\n") != NULL &&
+	    strstr(out(), "rtc_slices: 8\n") != NULL,
+	    "info: exit 0, name, state, vcpus, cmdline, rtc_slices (%s)",
 	    flat_out());
 
 	r = vmctl("-j", "list", NULL);
@@ -199,6 +200,10 @@ test_basic(struct h_conn *c)
 	r = vmctl("create", "big", "--vcpus", "65", NULL);
 	tap_ok(r == 1 && one_line_err(), "create --vcpus 65: exit 1, "
 	    "one line (%s)", flat_err());
+	r = vmctl("create", "fine", "--rtc-slices", "33", NULL);
+	tap_ok(r == 2 && one_line_err() && strstr(err(), "--rtc-slices") !=
+	    NULL, "create --rtc-slices 33: exit 2, one line (%s)",
+	    flat_err());
 	r = vmctl("create", "nok", "--kernel", "/proc/self/status", NULL);
 	tap_ok(r == 1 && one_line_err(), "create with a non-kernel: exit 1, "
 	    "one line (%s)", flat_err());

@@ -9,7 +9,9 @@
 #                       loads the virtio modules, prints the banner
 #                       "vmmd reference guest ready" and hands over to
 #                       busybox init: shells on ttyS0 and tty0, and
-#                       Ctrl-Alt-Del reboots
+#                       Ctrl-Alt-Del reboots; and /usr/bin/rtc-ticks
+#                       (rtc-ticks.c here, built static with cc), which
+#                       counts the RTC's interrupts for the linux suite
 #   cmdline             the guest's default kernel command line
 #   release             the kernel release (uname -r)
 #   busybox             busybox-static, for the nested test host
@@ -18,7 +20,8 @@
 #
 # Packages are downloaded with apt-get download and unpacked with dpkg-deb
 # into .cache/debian/PACKAGE (shared with quickstart.sh): a second run
-# downloads nothing, and rebuilds nothing unless an input changed.
+# downloads nothing, and rebuilds nothing unless an input changed (the
+# packages, this script, the guest's programs' sources).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,10 +40,14 @@ cmdline="console=ttyS0 panic=-1"
 say() { printf 'build-guest: %s\n' "$*" >&2; }
 die() { printf 'build-guest: %s\n' "$*" >&2; exit 1; }
 
-for t in apt-cache apt-get dpkg-deb cpio gzip xz zstd awk; do
+cc=${CC:-cc}
+for t in apt-cache apt-get dpkg-deb cpio gzip xz zstd awk "$cc"; do
 	command -v "$t" >/dev/null 2>&1 ||
-	    die "$t is missing (apt-get install apt dpkg cpio gzip xz-utils zstd)"
+	    die "$t is missing (apt-get install apt dpkg cpio gzip" \
+	    "xz-utils zstd gcc libc6-dev)"
 done
+# The guest's own programs: C sources here, each built static.
+guest_programs="rtc-ticks"
 
 # The versioned package a package depends on (linux-image-amd64 ->
 # linux-image-6.1.0-NN-amd64), resolved at run time.
@@ -99,6 +106,9 @@ busybox=$bdir/bin/busybox
 
 # Nothing to do when the inputs (packages and this script) did not change.
 stamp="$kpkg $bbver $(cksum <"$0")"
+for p in $guest_programs; do
+	stamp="$stamp $(cksum <"$here/$p.c")"
+done
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ]; then
 	echo "$out"
 	exit 0
@@ -212,6 +222,11 @@ cp "$busybox" "$stage/bin/busybox"
 	[ "$p" = bin/busybox ] || ln -sf /bin/busybox "$stage/$p"
 done
 mod_stage "$stage/lib/modules" $guest_modules
+for p in $guest_programs; do
+	"$cc" -static -Os -s -std=gnu17 -Wall -Wextra -Wmissing-prototypes \
+	    -Wstrict-prototypes -Werror -o "$stage/usr/bin/$p" "$here/$p.c" ||
+	    die "cannot build $p.c (static: needs libc6-dev)"
+done
 if [ "$(id -u)" = 0 ]; then
 	mknod -m 600 "$stage/dev/console" c 5 1
 	mknod -m 666 "$stage/dev/null" c 1 3

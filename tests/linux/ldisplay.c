@@ -82,7 +82,7 @@ ld_show(struct lg_vm *vm)
 }
 
 void
-ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show)
+ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 {
 	struct json_object *r;
 	struct viewer v;

@@ -9,10 +9,6 @@
 
 #include "lguest.h"
 
-/* The scenario program's test point (TAP lines have one counter). */
-typedef bool (*ld_check_fn)(struct lg_vm *vm, bool cond, const char *fmt,
-    ...) __attribute__((format(printf, 3, 4)));
-
 /*
  * The checks of a guest booted with a display: fbcon drew on it, a
  * command typed through VNC runs (it writes a marker to the serial
@@ -20,6 +16,6 @@ typedef bool (*ld_check_fn)(struct lg_vm *vm, bool cond, const char *fmt,
  * show, the screen is printed as TAP diagnostics ("# png: " lines of
  * base64) for a person to look at.
  */
-void	ld_check_display(struct lg_vm *vm, ld_check_fn check, bool show);
+void	ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show);
 
 #endif

@@ -33,6 +33,13 @@ struct lg_vm {
 	bool			 dumped;
 };
 
+/*
+ * The scenario program's test point, for the checks in other files (TAP
+ * lines have one counter): a TAP line, and the console log on failure.
+ */
+typedef bool (*lg_check_fn)(struct lg_vm *vm, bool cond, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+
 /* VMMD_LINUX_GUEST/file, in one of 4 static buffers. */
 const char	*lg_guest_file(const char *file);
 /* The guest's default command line (the guest directory's "cmdline"). */

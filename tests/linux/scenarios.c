@@ -8,10 +8,11 @@
  *   linux-scenarios [STEP...]
  *
  * Without arguments every step runs.  Steps: bzimage (boot the bzImage:
- * CPUs, memory, e820 map, command line), date, stream, input, pause, reboot,
- * stop, stats (all on the bzImage guest; with stats, exit statistics
- * are on from vm.start), pvh (the PVH vmlinux, and reboot
- * with on_reboot stop), display (the bzImage guest with a screen, over
+ * CPUs, memory, e820 map, command line), date, stream, input, pause, rtc
+ * (hwclock, the RTC's interrupts, a clock set with hwclock -w checked
+ * after the reboot), reboot, stop, stats (all on the bzImage guest; with
+ * stats, exit statistics are on from vm.start), pvh (the PVH vmlinux, and
+ * reboot with on_reboot stop), display (the bzImage guest with a screen, over
  * VNC; "screen" also prints its screenshot as base64 diagnostics).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
@@ -27,6 +28,7 @@
 
 #include "ldisplay.h"
 #include "lguest.h"
+#include "lrtc.h"
 
 #define GUEST_MIB	256
 #define GUEST_CPUS	2
@@ -947,8 +949,10 @@ static void
 scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 {
 	struct lg_vm vm = { .d = d, .c = c, .name = "deb-bzimage" };
+	struct lr_clock clock;
 	char cmdline[2100];
 	int64_t resets;
+	bool clock_set = false;
 
 	snprintf(cmdline, sizeof(cmdline), "%s", cmdline_for("bzimage"));
 	stats_from_start = want("stats");
@@ -971,8 +975,17 @@ scenario_bzimage(struct h_daemon *d, struct h_conn *c)
 	if (want("pause"))
 		check_pause(&vm);
 	no_reset(&vm, "pause and resume", &resets);
-	if (want("reboot"))
+	if (want("rtc")) {
+		lr_check_read(&vm, check);
+		lr_check_irq(&vm, check);
+		clock_set = lr_set_clock(&vm, check, &clock);
+		no_reset(&vm, "the RTC checks", &resets);
+	}
+	/* The clock the rtc step set is read back after this reboot. */
+	if (want("reboot") || clock_set)
 		check_reboot_restart(&vm);
+	if (clock_set)
+		lr_check_clock_kept(&vm, check, &clock);
 	if (want("stop"))
 		check_vmctl_stop(&vm);
 out:
@@ -1029,8 +1042,8 @@ main(int argc, char **argv)
 	if ((c = h_connect(d)) == NULL)
 		tap_bail("cannot connect to vmmd");
 	if (want("bzimage") || want("date") || want("stream") ||
-	    want("input") || want("pause") || want("reboot") || want("stop") ||
-	    want("stats"))
+	    want("input") || want("pause") || want("rtc") || want("reboot") ||
+	    want("stop") || want("stats"))
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);

@@ -276,17 +276,20 @@ test_lost_ticks(void)
 	int rc;
 
 	rc = parse_text("{\"name\":\"a\",\"lost_tick_policy\":\"discard\","
-	    "\"rtc_backlog_max\":65536}", 0, &def, err, sizeof(err));
+	    "\"rtc_backlog_max\":65536,\"rtc_slices\":8}", 0, &def, err,
+	    sizeof(err));
 	tap_ok(rc == 0 && def->lost_ticks == VM_LOST_TICKS_DISCARD &&
-	    def->rtc_backlog_max == 65536,
-	    "lost_tick_policy discard, rtc_backlog_max 65536");
+	    def->rtc_backlog_max == 65536 && def->rtc_slices == 8,
+	    "lost_tick_policy discard, rtc_backlog_max 65536, rtc_slices 8");
 	if (rc == 0) {
 		obj = config_to_json(def, 0);
 		tap_ok(strcmp(json_object_get_string(json_object_object_get(obj,
 		    "lost_tick_policy")), "discard") == 0 &&
 		    json_object_get_int64(json_object_object_get(obj,
-		    "rtc_backlog_max")) == 65536,
-		    "lost_tick_policy and rtc_backlog_max shown");
+		    "rtc_backlog_max")) == 65536 &&
+		    json_object_get_int64(json_object_object_get(obj,
+		    "rtc_slices")) == 8,
+		    "lost_tick_policy, rtc_backlog_max and rtc_slices shown");
 		json_object_put(obj);
 		config_def_free(def);
 	}
@@ -295,8 +298,10 @@ test_lost_ticks(void)
 		obj = config_to_json(def, 0);
 		tap_ok(strcmp(json_object_get_string(json_object_object_get(obj,
 		    "lost_tick_policy")), "slew") == 0 &&
-		    !json_object_object_get_ex(obj, "rtc_backlog_max", NULL),
-		    "default shown as slew; no rtc_backlog_max unless set");
+		    !json_object_object_get_ex(obj, "rtc_backlog_max", NULL) &&
+		    !json_object_object_get_ex(obj, "rtc_slices", NULL),
+		    "default shown as slew; no rtc_backlog_max, rtc_slices "
+		    "unless set");
 		json_object_put(obj);
 		config_def_free(def);
 	}
@@ -312,6 +317,14 @@ test_lost_ticks(void)
 	    "rtc_backlog_max: 65537 is out of range (1..65536)");
 	expect_invalid("{\"name\":\"a\",\"rtc_backlog_max\":\"8\"}", 0,
 	    "rtc_backlog_max: expected an integer");
+	expect_valid("{\"name\":\"a\",\"rtc_slices\":2}", 0);
+	expect_valid("{\"name\":\"a\",\"rtc_slices\":32}", 0);
+	expect_invalid("{\"name\":\"a\",\"rtc_slices\":1}", 0,
+	    "rtc_slices: 1 is out of range (2..32)");
+	expect_invalid("{\"name\":\"a\",\"rtc_slices\":33}", 0,
+	    "rtc_slices: 33 is out of range (2..32)");
+	expect_invalid("{\"name\":\"a\",\"rtc_slices\":8.5}", 0,
+	    "rtc_slices: expected an integer");
 }
 
 static void
@@ -606,7 +619,8 @@ defs_equal(const struct vm_def *a, const struct vm_def *b)
 	    a->height == b->height &&
 	    str_equal(a->vnc_password, b->vnc_password) &&
 	    a->vnc_web == b->vnc_web && a->lost_ticks == b->lost_ticks &&
-	    a->rtc_backlog_max == b->rtc_backlog_max;
+	    a->rtc_backlog_max == b->rtc_backlog_max &&
+	    a->rtc_slices == b->rtc_slices;
 }
 
 /* Count the entries of dir other than . and .. */
@@ -649,7 +663,8 @@ test_roundtrip(void)
 	    "\"memory_mib\":512,\"vcpus\":4,\"on_reboot\":\"stop\","
 	    "\"vnc\":\"[::1]:auto\",\"display\":\"800x600\","
 	    "\"vnc_password\":\"pw\\\"x\",\"vnc_web\":true,"
-	    "\"lost_tick_policy\":\"discard\",\"rtc_backlog_max\":64}",
+	    "\"lost_tick_policy\":\"discard\",\"rtc_backlog_max\":64,"
+	    "\"rtc_slices\":8}",
 	    kernel_path);
 	rc = parse_text(text, CONFIG_CHECK_FILES, &def, err, sizeof(err));
 	tap_ok(rc == 0, "definition for the round trip");
