@@ -397,10 +397,9 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	m->base = cfg->base;
 	m->kvm_fd = m->vm_fd = -1;
 	m->nvcpus = cfg->vcpus;
-	iobus_init(&m->pio);
-	iobus_init(&m->mmio);
-	ret = runctl_init(&m->rc, m->nvcpus, machine_held, m);
-	if (ret < 0) {
+	if ((ret = iobus_init(&m->pio)) < 0 ||
+	    (ret = iobus_init(&m->mmio)) < 0 ||
+	    (ret = runctl_init(&m->rc, m->nvcpus, machine_held, m)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
