@@ -181,6 +181,8 @@ device_diag_put(struct device_diag *d, const char *key, uint64_t value,
  * included, so power-on state has one definition (X_new).  State that
  * survives a reset (a battery-backed clock, a disk) lives in a backend.
  */
+struct pci_config;
+
 struct device_ops {
 	const char *name;
 	void (*read)(void *dev, uint64_t offset, void *data, unsigned int size);
@@ -188,6 +190,11 @@ struct device_ops {
 	    unsigned int size);
 	/* Optional: named register values for vm.info; under the lock. */
 	void (*diag)(void *dev, struct device_diag *d);
+	/*
+	 * PCI functions only: the config space the device embeds (see
+	 * pci/pci-config.h); BAR accesses arrive at PCI_BAR_OFFSET(bar).
+	 */
+	struct pci_config *(*pci)(void *dev);
 	void (*free)(void *dev);
 };
 

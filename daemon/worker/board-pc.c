@@ -6,6 +6,7 @@
 #include "board.h"
 #include "i8042.h"
 #include "pc-layout.h"
+#include "pci-host.h"
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
@@ -35,18 +36,31 @@ board_post_new(const struct device_host *host, const struct board_backends *be)
 	return post_new(host);
 }
 
+static void *
+board_pci_host_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return pci_host_new(host, &be->pci);
+}
+
 const struct board_device board_pc[] = {
-	/* name     create           ops                bus
-	 *          ranges {base, len, offset}          irqs      n */
-	{ "com1", board_uart_new, &uart_device_ops, BOARD_PIO,
-	    { { PC_COM1_PORT, 8, 0 } }, { PC_COM1_IRQ }, 1 },
-	{ "rtc", board_rtc_new, &rtc_device_ops, BOARD_PIO,
-	    { { PC_RTC_PORT, 2, 0 } }, { PC_RTC_IRQ }, 1 },
-	{ "i8042", board_i8042_new, &i8042_device_ops, BOARD_PIO,
-	    { { PC_I8042_DATA_PORT, 1, 0 }, { PC_I8042_CMD_PORT, 1, 4 } },
-	    { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, 2 },
-	{ "post", board_post_new, &post_device_ops, BOARD_PIO,
-	    { { PC_POST_PORT, 1, 0 } }, { 0 }, 0 },
+	{ .name = "com1", .create = board_uart_new, .ops = &uart_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_COM1_PORT, 8, 0 } },
+	    .irqs = { PC_COM1_IRQ }, .nirqs = 1 },
+	{ .name = "rtc", .create = board_rtc_new, .ops = &rtc_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_RTC_PORT, 2, 0 } },
+	    .irqs = { PC_RTC_IRQ }, .nirqs = 1 },
+	{ .name = "i8042", .create = board_i8042_new,
+	    .ops = &i8042_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_I8042_DATA_PORT, 1, 0 },
+		{ PC_I8042_CMD_PORT, 1, 4 } },
+	    .irqs = { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, .nirqs = 2 },
+	{ .name = "post", .create = board_post_new, .ops = &post_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
+	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
+	{ .name = "pci-host", .create = board_pci_host_new,
+	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_PCI_CONFIG_ADDR_PORT, 8, 0 } } },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -7,11 +7,13 @@
 #ifndef VMMD_BOARD_H
 #define VMMD_BOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "device.h"
 #include "devhost.h"
+#include "pci-host.h"
 #include "rtc.h"
 #include "uart.h"
 
@@ -26,11 +28,14 @@ struct board_backends {
 	struct uart_backend com1;
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
+	/* Filled in by the machine: how the host bridge reaches slots. */
+	struct pci_host_ops pci;
 };
 
 enum board_bus {
 	BOARD_PIO,
 	BOARD_MMIO,
+	BOARD_PCI,		/* a function in slot pci_slot of bus 0 */
 };
 
 struct board_range {
@@ -49,6 +54,9 @@ struct board_device {
 	struct board_range ranges[BOARD_MAX_RANGES];
 	unsigned int irqs[DEVHOST_MAX_LINES];	/* GSIs, by device line */
 	unsigned int nirqs;
+	unsigned int pci_slot;	/* BOARD_PCI: 1..31; INTA# is irqs[0] */
+	/* Optional: does the definition ask for this device?  NULL: yes. */
+	bool (*present)(const struct board_backends *be);
 };
 
 /* The PC (board-pc.c). */

@@ -25,6 +25,7 @@
 #include "boot.h"
 #include "devhost.h"
 #include "iobus.h"
+#include "pcibus.h"
 #include "runctl.h"
 #include "vcpu.h"
 
@@ -88,6 +89,7 @@ struct machine {
 
 	struct iobus pio;
 	struct iobus mmio;
+	struct pcibus pci;		/* slots 1-31 of bus 0 */
 	struct devhost *dh;
 	struct machine_device *devs;	/* in board order */
 	size_t ndevs;
