@@ -1,8 +1,8 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus, --on-reboot, --lost-ticks and the display's --vnc,
- * --display, --vnc-password-file and --vnc-web, into the arguments of
- * vm.create.
+ * --memory, --vcpus, --on-reboot, --lost-ticks, the display's --vnc,
+ * --display, --vnc-password-file and --vnc-web, and the devices' --rng,
+ * into the arguments of vm.create.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,6 +173,9 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "vnc_web",
 		    json_object_new_boolean(1));
 		return -1;
+	case 'R':
+		json_object_object_add(args, "rng", json_object_new_boolean(1));
+		return -1;
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -196,6 +199,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "display",	required_argument,	NULL,	'D' },
 		{ "vnc-password-file", required_argument, NULL,	'P' },
 		{ "vnc-web",	no_argument,		NULL,	'W' },
+		{ "rng",	no_argument,		NULL,	'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

@@ -800,6 +800,9 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 		    json_object_new_int64(def->rtc_backlog_max));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
+	if (def->rng)
+		json_object_object_add(args, "rng",
+		    json_object_new_boolean(1));
 	if (def->vnc_addr != NULL) {
 		if ((display = vm_boot_display(vm)) == NULL) {
 			json_object_put(args);

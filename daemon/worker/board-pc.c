@@ -10,6 +10,7 @@
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
+#include "virtio-rng.h"
 
 static void *
 board_uart_new(const struct device_host *host, const struct board_backends *be)
@@ -43,6 +44,26 @@ board_pci_host_new(const struct device_host *host,
 	return pci_host_new(host, &be->pci);
 }
 
+static void *
+board_rng_new(const struct device_host *host, const struct board_backends *be)
+{
+	return virtio_rng_new(host);
+}
+
+static bool
+board_has_rng(const struct board_backends *be)
+{
+	return be->rng;
+}
+
+/*
+ * PCI slots: each function gets a slot of its own whose INTA# lands on
+ * its own IOAPIC pin while there are four or fewer (slots 1-4: GSIs
+ * 17, 18, 19, 16), since KVM_IRQ_LINE cannot share a level between
+ * devices.
+ */
+#define BOARD_SLOT_RNG		1
+
 const struct board_device board_pc[] = {
 	{ .name = "com1", .create = board_uart_new, .ops = &uart_device_ops,
 	    .bus = BOARD_PIO, .ranges = { { PC_COM1_PORT, 8, 0 } },
@@ -61,6 +82,11 @@ const struct board_device board_pc[] = {
 	{ .name = "pci-host", .create = board_pci_host_new,
 	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_PCI_CONFIG_ADDR_PORT, 8, 0 } } },
+	{ .name = "virtio-rng", .create = board_rng_new,
+	    .ops = &virtio_rng_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_RNG,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_RNG, 0) }, .nirqs = 1,
+	    .present = board_has_rng },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

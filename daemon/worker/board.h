@@ -28,6 +28,7 @@ struct board_backends {
 	struct uart_backend com1;
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
+	bool rng;			/* a virtio-rng */
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

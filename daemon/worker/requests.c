@@ -107,6 +107,7 @@ worker_cmd_boot(struct worker_request *r)
 	const char *on_reboot = "restart", *log_path = NULL;
 	const char *lost_ticks = "slew";
 	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0;
+	int rng = 0;
 	struct display_config dcfg;
 	bool has_display;
 	char err[512];
@@ -139,7 +140,8 @@ worker_cmd_boot(struct worker_request *r)
 	    proto_arg_string(r->args, "lost_tick_policy", 0, &lost_ticks, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "rtc_backlog_max", 0, 0, 65536,
-	    &backlog_max, err, sizeof(err)) < 0)
+	    &backlog_max, err, sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	if (strcmp(lost_ticks, "slew") != 0 &&
 	    strcmp(lost_ticks, "discard") != 0)
@@ -177,6 +179,7 @@ worker_cmd_boot(struct worker_request *r)
 	    RTC_LOST_TICKS_DISCARD : RTC_LOST_TICKS_SLEW;
 	w->cfg.backends.rtc.backlog_max = (unsigned int)backlog_max;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
+	w->cfg.backends.rng = rng != 0;
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
 	w->console = console_new(w->base, log_path, &ret);

@@ -268,6 +268,34 @@ test_misc_fields(void)
 }
 
 static void
+test_rng(void)
+{
+	struct vm_def *def = NULL;
+	struct json_object *obj;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"rng\":true}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->rng, "rng true");
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(json_object_get_boolean(json_object_object_get(obj,
+		    "rng")), "rng shown");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"a\",\"rng\":1}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == -EINVAL && strstr(err, "rng") != NULL,
+	    "rng must be a boolean: %s", err);
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && !def->rng, "no rng by default");
+	if (rc == 0)
+		config_def_free(def);
+}
+
+static void
 test_lost_ticks(void)
 {
 	struct vm_def *def = NULL;
@@ -836,6 +864,7 @@ main(void)
 	test_files();
 	test_display();
 	test_lost_ticks();
+	test_rng();
 	test_roundtrip();
 	test_reload();
 
