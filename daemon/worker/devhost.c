@@ -9,6 +9,7 @@
 #include "devhost.h"
 #include "kvm.h"
 #include "log.h"
+#include "pc-layout.h"
 
 #define DEVHOST_NEVER		INT64_MAX
 #define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
@@ -41,6 +42,13 @@ struct devhost {
 	int64_t programmed;		/* the libevent timer's deadline */
 	struct device_timer *firing;	/* whose callback runs now */
 	struct devhost_stats stats;
+	/*
+	 * PCI INTx lines are shared (level-triggered, wired-OR): how many
+	 * devices assert each.  KVM keeps one level per GSI for all of
+	 * user space, so the line goes up with the first and down with
+	 * the last.
+	 */
+	unsigned int shared_level[PC_IOAPIC_PINS];
 };
 
 static int64_t
@@ -203,6 +211,26 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* --- the device_host operations --------------------------------------- */
 
+/* A shared PCI line: see shared_level.  Devices report changes only. */
+static int
+devhost_irq_shared(struct devhost *dh, struct devhost_device *dd,
+    unsigned int gsi, bool level)
+{
+	unsigned int *n = &dh->shared_level[gsi];
+	int ret = 0, status;
+
+	pthread_mutex_lock(&dh->lock);
+	if (level ? (*n)++ == 0 : (*n > 0 && --(*n) == 0))
+		ret = kvm_irq_line(dh->cfg.vm_fd, gsi, level, &status);
+	pthread_mutex_unlock(&dh->lock);
+	if (ret < 0) {
+		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name, gsi,
+		    strerror(-ret));
+		return ret;
+	}
+	return DEVICE_IRQ_DELIVERED;
+}
+
 static int
 devhost_irq_set(void *ctx, unsigned int line, bool level)
 {
@@ -212,6 +240,9 @@ devhost_irq_set(void *ctx, unsigned int line, bool level)
 
 	if (line >= dd->nlines)
 		return -EINVAL;
+	if (dd->gsi[line] >= PC_PCI_INTX_GSI_BASE &&
+	    dd->gsi[line] < PC_IOAPIC_PINS)
+		return devhost_irq_shared(dh, dd, dd->gsi[line], level);
 	ret = kvm_irq_line(dh->cfg.vm_fd, dd->gsi[line], level, &status);
 	if (ret < 0) {
 		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name,

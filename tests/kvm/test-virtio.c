@@ -45,8 +45,6 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	    H_BOOT_MS) == 0, "rng: garbage answered with NEEDS_RESET");
 	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
 	    "rng: guest passes");
-	if (h_file_expect(log, "FAIL", 1, 0) == 0)
-		tap_diag("guest says FAIL: see %s", log);
 	tap_ok(strcmp(h_state(c, "vrng", state, sizeof(state)) ?: "",
 	    "running") == 0, "rng: the worker lives on (%s)", state);
 	rng = device_stats(c, "vrng", "virtio-rng", &r);
