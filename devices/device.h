@@ -86,6 +86,15 @@ struct device_host_ops {
 
 	/* Reset or power off the machine, once the access returns. */
 	void (*system_request)(void *ctx, enum device_system_request req);
+
+	/*
+	 * For a device's backend threads (a disk's I/O completions): take
+	 * and release the device's lock, as the host does around register
+	 * accesses, before entering the device.  Never from inside an
+	 * access or a timer (the lock is held there).
+	 */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
 };
 
 struct device_host {
@@ -148,6 +157,18 @@ device_system_request(const struct device_host *h,
     enum device_system_request req)
 {
 	h->ops->system_request(h->ctx, req);
+}
+
+static inline void
+device_lock(const struct device_host *h)
+{
+	h->ops->lock(h->ctx);
+}
+
+static inline void
+device_unlock(const struct device_host *h)
+{
+	h->ops->unlock(h->ctx);
 }
 
 /*

@@ -354,6 +354,18 @@ devhost_system_request(void *ctx, enum device_system_request req)
 	dd->dh->cfg.system_request(dd->dh->cfg.opaque, dd->name, req);
 }
 
+static void
+devhost_lock(void *ctx)
+{
+	pthread_mutex_lock(((struct devhost_device *)ctx)->lock);
+}
+
+static void
+devhost_unlock(void *ctx)
+{
+	pthread_mutex_unlock(((struct devhost_device *)ctx)->lock);
+}
+
 static const struct device_host_ops devhost_ops = {
 	.irq_set = devhost_irq_set,
 	.timer_new = devhost_timer_new,
@@ -364,6 +376,8 @@ static const struct device_host_ops devhost_ops = {
 	.wall_clock = devhost_wall_clock,
 	.guest_mem = devhost_guest_mem,
 	.system_request = devhost_system_request,
+	.lock = devhost_lock,
+	.unlock = devhost_unlock,
 };
 
 /* --- the machine's side ----------------------------------------------- */

@@ -84,6 +84,7 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 	memset(vp, 0, sizeof(*vp));
 	vp->ops = ops;
 	vp->host = host;
+	vp->features = ops->features;
 	vp->config_msix_vector = VIRTIO_PCI_NO_VECTOR;
 	pci_config_init(&vp->pc, &ids);
 	if (pci_config_add_bar(&vp->pc, VIRTIO_PCI_BAR, PCI_BAR_MEM32,
@@ -110,7 +111,7 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 static uint64_t
 virtio_pci_offered(const struct virtio_pci *vp)
 {
-	return vp->ops->features | 1ULL << VIRTIO_F_VERSION_1 |
+	return vp->features | 1ULL << VIRTIO_F_VERSION_1 |
 	    1ULL << VIRTIO_F_INDIRECT_DESC | 1ULL << VIRTIO_F_EVENT_IDX;
 }
 

@@ -82,6 +82,7 @@ struct virtio_pci {
 	struct pci_config pc;
 	const struct virtio_dev_ops *ops;
 	const struct device_host *host;
+	uint64_t features;		/* the device's offer: ops' at init */
 	uint32_t dfselect, gfselect;
 	uint64_t driver_features;
 	uint8_t status;

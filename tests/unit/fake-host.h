@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -53,6 +54,13 @@ struct fake_host {
 	unsigned int resets;
 	unsigned int poweroffs;
 
+	/*
+	 * The device's lock as backend threads take it (device_lock()):
+	 * a test's own thread takes it too around its accesses.
+	 */
+	pthread_mutex_t lock;
+	unsigned int locks;
+
 	struct device_timer timers[FAKE_HOST_TIMERS];
 	unsigned int timer_arms;	/* timer_arm() calls ever */
 	unsigned int timer_fires;
@@ -71,6 +79,7 @@ extern const struct device_host_ops fake_host_ops;
 #define FAKE_HOST_INITIALIZER(name) {					\
 	.host = { &fake_host_ops, &(name) },				\
 	.raise_status = DEVICE_IRQ_DELIVERED,				\
+	.lock = PTHREAD_MUTEX_INITIALIZER,				\
 }
 void fake_host_init(struct fake_host *fh);
 /*
