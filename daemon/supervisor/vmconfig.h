@@ -52,6 +52,16 @@ enum vm_lost_ticks {
 #define CONFIG_RTC_BACKLOG_MIN	1	/* ticks */
 #define CONFIG_RTC_BACKLOG_MAX	65536
 
+/* Disks: virtio-blk on raw image files. */
+#define CONFIG_DISKS_MAX	4
+#define CONFIG_SERIAL_MAX	20	/* bytes: virtio-blk's ID */
+
+struct vm_disk {
+	char *path;		/* absolute */
+	bool readonly;
+	char *serial;		/* printable ASCII, or NULL */
+};
+
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
 	VM_ON_REBOOT_STOP,
@@ -67,6 +77,8 @@ struct vm_def {
 	enum vm_on_reboot on_reboot;
 	bool transient;
 	bool rng;		/* a virtio entropy device */
+	struct vm_disk disks[CONFIG_DISKS_MAX];
+	unsigned int ndisks;
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 

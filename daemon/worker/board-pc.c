@@ -10,6 +10,7 @@
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
+#include "virtio-blk.h"
 #include "virtio-rng.h"
 
 static void *
@@ -56,13 +57,39 @@ board_has_rng(const struct board_backends *be)
 	return be->rng;
 }
 
+/* disk<n>: one function each, made while the definition has n + 1. */
+#define BOARD_DISK(n)							\
+static void *								\
+board_disk##n##_new(const struct device_host *host,			\
+    const struct board_backends *be)					\
+{									\
+	return virtio_blk_new(host, &be->disk[n]);			\
+}									\
+									\
+static bool								\
+board_has_disk##n(const struct board_backends *be)			\
+{									\
+	return be->ndisks > n;						\
+}
+BOARD_DISK(0)
+BOARD_DISK(1)
+BOARD_DISK(2)
+BOARD_DISK(3)
+
 /*
- * PCI slots: each function gets a slot of its own whose INTA# lands on
- * its own IOAPIC pin while there are four or fewer (slots 1-4: GSIs
- * 17, 18, 19, 16), since KVM_IRQ_LINE cannot share a level between
- * devices.
+ * PCI slots: each function gets a slot of its own; INTA# of slots 1-4
+ * lands on GSIs 17, 18, 19, 16 and then the swizzle repeats (the device
+ * host ORs shared lines).
  */
 #define BOARD_SLOT_RNG		1
+#define BOARD_SLOT_DISK0	2	/* to 5 */
+
+#define BOARD_DISK_ENTRY(n)						\
+	{ .name = "disk" #n, .create = board_disk##n##_new,		\
+	    .ops = &virtio_blk_device_ops, .bus = BOARD_PCI,		\
+	    .pci_slot = BOARD_SLOT_DISK0 + n,				\
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_DISK0 + n, 0) },	\
+	    .nirqs = 1, .present = board_has_disk##n }
 
 const struct board_device board_pc[] = {
 	{ .name = "com1", .create = board_uart_new, .ops = &uart_device_ops,
@@ -87,6 +114,10 @@ const struct board_device board_pc[] = {
 	    .pci_slot = BOARD_SLOT_RNG,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_RNG, 0) }, .nirqs = 1,
 	    .present = board_has_rng },
+	BOARD_DISK_ENTRY(0),
+	BOARD_DISK_ENTRY(1),
+	BOARD_DISK_ENTRY(2),
+	BOARD_DISK_ENTRY(3),
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

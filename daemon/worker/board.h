@@ -13,11 +13,13 @@
 
 #include "device.h"
 #include "devhost.h"
+#include "blk-backend.h"
 #include "pci-host.h"
 #include "rtc.h"
 #include "uart.h"
 
 #define BOARD_MAX_RANGES	2
+#define BOARD_MAX_DISKS		4
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -29,6 +31,9 @@ struct board_backends {
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
 	bool rng;			/* a virtio-rng */
+	/* Disks, each a virtio-blk (the backends belong to the worker). */
+	struct blk_backend disk[BOARD_MAX_DISKS];
+	unsigned int ndisks;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

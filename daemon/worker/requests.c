@@ -98,6 +98,53 @@ worker_display_args(struct json_object *args, struct display_config *cfg,
 	return 0;
 }
 
+/*
+ * worker.boot's disks: [{"fd": N, "name": PATH, "readonly": B,
+ * "serial": ID}], descriptors the supervisor opened with the rights of
+ * the client who started the VM.  Each becomes a backend that outlives
+ * guest resets.
+ */
+static int
+worker_disks(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *arr, *o;
+	const char *name, *serial;
+	int64_t fd;
+	int ro, ret;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(args, "disks", &arr) || arr == NULL)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array) ||
+	    (n = json_object_array_length(arr)) > BOARD_MAX_DISKS) {
+		snprintf(err, errlen, "disks: an array of at most %d",
+		    BOARD_MAX_DISKS);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(arr, i);
+		name = serial = NULL;
+		ro = 0;
+		if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err,
+		    errlen) < 0 ||
+		    proto_arg_string(o, "name", 1, &name, err, errlen) < 0 ||
+		    proto_arg_bool(o, "readonly", 0, &ro, err, errlen) < 0 ||
+		    proto_arg_string(o, "serial", 0, &serial, err, errlen) < 0)
+			return -EINVAL;
+		ret = blk_file_new(&w->disks[i], (int)fd, ro != 0, serial,
+		    &w->cfg.backends.disk[i]);
+		if (ret < 0) {
+			snprintf(err, errlen, "disk %s: %s", name,
+			    ret == -EINVAL ? "not a raw image of at least "
+			    "one sector" : strerror(-ret));
+			return ret;
+		}
+		w->cfg.backends.ndisks = (unsigned int)i + 1;
+	}
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
@@ -180,6 +227,9 @@ worker_cmd_boot(struct worker_request *r)
 	w->cfg.backends.rtc.backlog_max = (unsigned int)backlog_max;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->cfg.backends.rng = rng != 0;
+	if ((ret = worker_disks(w, r->args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
 	w->console = console_new(w->base, log_path, &ret);
