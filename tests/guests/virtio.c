@@ -69,7 +69,7 @@ guest_main(void)
 	unsigned i, nonzero = 0;
 
 	printf("pci: host bridge %04x:%04x\n", id & 0xffff, id >> 16);
-	if (vio_find(&vio, 4, BAR_ADDR) < 0) {
+	if (vio_find(&vio, 4, BAR_ADDR, 0) < 0) {
 		printf("FAIL: no virtio-rng found\n");
 		return;
 	}

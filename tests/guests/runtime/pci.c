@@ -38,11 +38,11 @@ pci_write32(unsigned slot, unsigned reg, uint32_t v)
 }
 
 int
-pci_find(uint16_t vendor, uint16_t device)
+pci_find(uint16_t vendor, uint16_t device, unsigned from)
 {
 	unsigned slot;
 
-	for (slot = 0; slot < 32; slot++)
+	for (slot = from; slot < 32; slot++)
 		if (pci_read32(slot, 0) == ((uint32_t)device << 16 | vendor))
 			return (int)slot;
 	return -1;
@@ -55,10 +55,10 @@ vio_reg(const struct vio *v, uintptr_t base, unsigned off)
 }
 
 int
-vio_find(struct vio *v, uint16_t type, uint32_t bar_addr)
+vio_find(struct vio *v, uint16_t type, uint32_t bar_addr, unsigned from)
 {
 	unsigned at;
-	int slot = pci_find(0x1af4, (uint16_t)(0x1040 + type));
+	int slot = pci_find(0x1af4, (uint16_t)(0x1040 + type), from);
 
 	memset(v, 0, sizeof(*v));
 	if (slot < 0)

@@ -316,7 +316,8 @@ int smp_start_aps(const uint32_t *ids, int n, smp_ap_fn fn,
 
 uint32_t pci_read32(unsigned slot, unsigned reg);
 void pci_write32(unsigned slot, unsigned reg, uint32_t v);
-int pci_find(uint16_t vendor, uint16_t device);	/* slot on bus 0, or -1 */
+/* The first slot from `from` on with that function 0, or -1. */
+int pci_find(uint16_t vendor, uint16_t device, unsigned from);
 
 /* A virtio 1.x PCI function with its BAR 0 placed by vio_find(). */
 struct vio {
@@ -354,8 +355,11 @@ struct vq {
 	uintptr_t notify;
 } __attribute__((aligned(4096)));
 
-/* Find device type (4 = entropy, 2 = block) and place BAR 0: 0 or -1. */
-int vio_find(struct vio *v, uint16_t type, uint32_t bar_addr);
+/*
+ * Find device type (4 = entropy, 2 = block) in a slot from `from` on and
+ * place its BAR 0 at bar_addr: 0 or -1.
+ */
+int vio_find(struct vio *v, uint16_t type, uint32_t bar_addr, unsigned from);
 /* Reset and negotiate VERSION_1 alone: 0, or -1 if refused. */
 int vio_start(struct vio *v);
 int vio_queue(struct vio *v, unsigned q, struct vq *vq);
