@@ -72,6 +72,12 @@ struct device_host_ops {
 	void (*timer_cancel)(void *ctx, struct device_timer *t);
 	void (*timer_free)(void *ctx, struct device_timer *t);
 
+	/*
+	 * Send a message-signalled interrupt (an MSI-X table entry's
+	 * address and data, PCI 3.0 6.8).  0 or -errno.
+	 */
+	int (*msi)(void *ctx, uint64_t addr, uint32_t data);
+
 	/* Nanoseconds of VM time: monotonic, stopped while paused. */
 	int64_t (*vm_clock)(void *ctx);
 	/* The host's UTC (CLOCK_REALTIME): 0 or -errno. */
@@ -106,6 +112,12 @@ static inline int
 device_irq_set(const struct device_host *h, unsigned int line, bool level)
 {
 	return h->ops->irq_set(h->ctx, line, level);
+}
+
+static inline int
+device_msi(const struct device_host *h, uint64_t addr, uint32_t data)
+{
+	return h->ops->msi(h->ctx, addr, data);
 }
 
 static inline struct device_timer *

@@ -354,6 +354,14 @@ devhost_system_request(void *ctx, enum device_system_request req)
 	dd->dh->cfg.system_request(dd->dh->cfg.opaque, dd->name, req);
 }
 
+static int
+devhost_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct devhost_device *dd = ctx;
+
+	return kvm_signal_msi(dd->dh->cfg.vm_fd, addr, data);
+}
+
 static void
 devhost_lock(void *ctx)
 {
@@ -368,6 +376,7 @@ devhost_unlock(void *ctx)
 
 static const struct device_host_ops devhost_ops = {
 	.irq_set = devhost_irq_set,
+	.msi = devhost_msi,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
 	.timer_cancel = devhost_timer_cancel,

@@ -98,6 +98,21 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 	    virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG,
 	    VIRTIO_PCI_DEVICE, ops->config_size, 16) < 0)
 		return -EINVAL;
+	/* MSI-X (6.8.2): table and PBA in the same BAR. */
+	vp->nvectors = ops->nqueues + 1;
+	at = pci_config_add_cap(&vp->pc, PCI_CAP_ID_MSIX, 12);
+	if (at < 0)
+		return -EINVAL;
+	vp->msix_cap = (unsigned int)at;
+	pci_config_set16(&vp->pc, (unsigned int)at + 2,
+	    (uint16_t)(vp->nvectors - 1));
+	vp->pc.wmask[at + 3] = 0xc0;	/* MSI-X Enable, Function Mask */
+	pci_config_set32(&vp->pc, (unsigned int)at + 4,
+	    VIRTIO_PCI_MSIX_TABLE | VIRTIO_PCI_BAR);
+	pci_config_set32(&vp->pc, (unsigned int)at + 8,
+	    VIRTIO_PCI_MSIX_PBA | VIRTIO_PCI_BAR);
+	for (unsigned int v = 0; v < vp->nvectors; v++)
+		vp->msix[v].ctrl = 1;	/* masked at reset (6.8.2.9) */
 	at = virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG,
 	    VIRTIO_PCI_NOTIFY, VIRTIO_PCI_NOTIFY_MULT * ops->nqueues, 20);
 	if (at < 0)
@@ -127,19 +142,46 @@ virtio_pci_set_intx(struct virtio_pci *vp, bool level)
 		device_irq_set(vp->host, 0, level);
 }
 
-static void
-virtio_pci_interrupt(struct virtio_pci *vp, uint8_t isr_bit)
+static bool
+virtio_pci_msix_on(const struct virtio_pci *vp)
 {
-	vp->isr |= isr_bit;
+	return vp->pc.cfg[vp->msix_cap + 3] & 0x80;
+}
+
+static void
+virtio_pci_msix_send(struct virtio_pci *vp, unsigned int v)
+{
 	vp->interrupts++;
-	virtio_pci_set_intx(vp, true);
+	device_msi(vp->host, (uint64_t)vp->msix[v].addr_hi << 32 |
+	    vp->msix[v].addr_lo, vp->msix[v].data);
+}
+
+/* Interrupt the driver: through vector (MSI-X) or INTx with isr_bit. */
+static void
+virtio_pci_interrupt(struct virtio_pci *vp, uint8_t isr_bit,
+    uint16_t vector)
+{
+	if (!virtio_pci_msix_on(vp)) {
+		vp->isr |= isr_bit;
+		vp->interrupts++;
+		virtio_pci_set_intx(vp, true);
+		return;
+	}
+	if (vector >= vp->nvectors)
+		return;			/* NO_VECTOR: the driver wants none */
+	if ((vp->pc.cfg[vp->msix_cap + 3] & 0x40) ||
+	    (vp->msix[vector].ctrl & 1)) {
+		vp->pba |= 1u << vector;
+		return;
+	}
+	virtio_pci_msix_send(vp, vector);
 }
 
 void
 virtio_pci_queue_done(struct virtio_pci *vp, unsigned int q)
 {
 	if (q < vp->ops->nqueues && virtq_should_notify(&vp->vq[q]))
-		virtio_pci_interrupt(vp, 1);
+		virtio_pci_interrupt(vp, 1, vp->qcfg[q].msix_vector);
 }
 
 void
@@ -147,7 +189,53 @@ virtio_pci_config_changed(struct virtio_pci *vp)
 {
 	vp->generation++;
 	if (vp->status & VIRTIO_STATUS_DRIVER_OK)
-		virtio_pci_interrupt(vp, 2);
+		virtio_pci_interrupt(vp, 2, vp->config_msix_vector);
+}
+
+/* A vector number the driver asks for: kept if it exists (4.1.5.1.2). */
+static uint16_t
+virtio_pci_vector(const struct virtio_pci *vp, uint64_t v)
+{
+	return v < vp->nvectors ? (uint16_t)v : VIRTIO_PCI_NO_VECTOR;
+}
+
+/* An MSI-X table or PBA access (dwords only, 6.8.2). */
+static void
+virtio_pci_msix_access(struct virtio_pci *vp, uint32_t off, uint32_t *val,
+    bool write)
+{
+	unsigned int v = (off - VIRTIO_PCI_MSIX_TABLE) / 16;
+	uint32_t *field;
+
+	if (off >= VIRTIO_PCI_MSIX_PBA) {
+		if (!write)
+			*val = off == VIRTIO_PCI_MSIX_PBA ? vp->pba : 0;
+		return;
+	}
+	if (v >= vp->nvectors) {
+		if (!write)
+			*val = 0;
+		return;
+	}
+	switch (off % 16) {
+	case 0: field = &vp->msix[v].addr_lo; break;
+	case 4: field = &vp->msix[v].addr_hi; break;
+	case 8: field = &vp->msix[v].data; break;
+	default: field = &vp->msix[v].ctrl; break;
+	}
+	if (!write) {
+		*val = *field;
+		return;
+	}
+	*field = field == &vp->msix[v].ctrl ? (*val & 1) : *val;
+	/* Unmasked with an interrupt pending: it goes now (6.8.2.9). */
+	if (field == &vp->msix[v].ctrl && !(*val & 1) &&
+	    (vp->pba & (1u << v)) && virtio_pci_msix_on(vp) &&
+	    !(vp->pc.cfg[vp->msix_cap + 3] & 0x40)) {
+		vp->pba &= ~(1u << v);
+		vp->msi_pending++;
+		virtio_pci_msix_send(vp, v);
+	}
 }
 
 void
@@ -310,7 +398,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 			    0xffffffffULL) | (uint64_t)(uint32_t)v << 32;
 		return;
 	case VPC_MSIX_CONFIG:
-		vp->config_msix_vector = (uint16_t)v;
+		vp->config_msix_vector = virtio_pci_vector(vp, v);
 		return;
 	case VPC_STATUS:
 		virtio_pci_set_status(vp, (uint8_t)v);
@@ -324,7 +412,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 		return;
 	}
 	if (off == VPC_Q_MSIX) {
-		qc->msix_vector = (uint16_t)v;
+		qc->msix_vector = virtio_pci_vector(vp, v);
 		return;
 	}
 	if (off == VPC_Q_ENABLE) {
@@ -369,6 +457,9 @@ virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
 		*(uint8_t *)data = vp->isr;
 		vp->isr = 0;
 		virtio_pci_set_intx(vp, false);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE) {
+		if (size == 4 && off % 4 == 0)
+			virtio_pci_msix_access(vp, (uint32_t)off, data, false);
 	} else if (off >= VIRTIO_PCI_DEVICE &&
 	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
 		if (vp->ops->config_read != NULL)
@@ -390,6 +481,13 @@ virtio_pci_write(void *dev, uint64_t offset, const void *data,
 	memcpy(&v, data, size);		/* little endian, like the guest */
 	if (off < VIRTIO_PCI_ISR) {
 		virtio_pci_common_write(vp, (uint32_t)off, v, size);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE) {
+		uint32_t w = (uint32_t)v;
+
+		if (size == 4 && off % 4 == 0)
+			virtio_pci_msix_access(vp, (uint32_t)off, &w, true);
+		else
+			vp->bad_accesses++;
 	} else if (off >= VIRTIO_PCI_NOTIFY) {
 		q = (unsigned int)((off - VIRTIO_PCI_NOTIFY) /
 		    VIRTIO_PCI_NOTIFY_MULT);
@@ -426,6 +524,8 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	device_diag_put(d, "features", vp->driver_features, DEVICE_DIAG_HEX);
 	device_diag_put(d, "kicks", vp->kicks, DEVICE_DIAG_UINT);
 	device_diag_put(d, "interrupts", vp->interrupts, DEVICE_DIAG_UINT);
+	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);
+	device_diag_put(d, "msi_pending", vp->msi_pending, DEVICE_DIAG_UINT);
 	for (q = 0; q < vp->ops->nqueues; q++) {
 		device_diag_put(d, popped[q], vp->vq[q].popped,
 		    DEVICE_DIAG_UINT);

@@ -12,8 +12,12 @@
  * device status, queue setup (virtqueue.h) and interrupts; the device
  * sees kicks and its own configuration space.
  *
- * Interrupts: INTx (line 0 of the device host) with the ISR register
- * (4.1.4.5); reading ISR lowers the line.
+ * Interrupts: MSI-X (PCI 3.0 6.8) once the driver enables it, one vector
+ * per queue and one for configuration changes at most, sent through the
+ * device host (device_msi()); a masked vector's interrupt is kept
+ * pending in the PBA and sent when it is unmasked.  Before that, INTx
+ * (line 0 of the device host) with the ISR register (4.1.4.5): reading
+ * ISR lowers the line.
  *
  * Plain state, under the device's lock like any device.
  */
@@ -49,7 +53,10 @@
 #define VIRTIO_PCI_DEVICE	0x2000
 #define VIRTIO_PCI_NOTIFY	0x3000
 #define VIRTIO_PCI_NOTIFY_MULT	4	/* bytes between queues' doorbells */
-#define VIRTIO_PCI_BAR_SIZE	0x4000
+#define VIRTIO_PCI_MSIX_TABLE	0x4000
+#define VIRTIO_PCI_MSIX_PBA	0x5000
+#define VIRTIO_PCI_BAR_SIZE	0x8000
+#define VIRTIO_PCI_MSIX_MAX	(VIRTIO_PCI_MAX_QUEUES + 1)
 
 struct virtio_pci;
 
@@ -91,11 +98,19 @@ struct virtio_pci {
 	uint8_t isr;
 	bool intx;			/* the line's level */
 	uint16_t config_msix_vector;
+	/* MSI-X: the capability's offset, the table and pending bits. */
+	unsigned int msix_cap;
+	unsigned int nvectors;
+	struct {
+		uint32_t addr_lo, addr_hi, data, ctrl;
+	} msix[VIRTIO_PCI_MSIX_MAX];
+	uint32_t pba;
 	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
 	struct virtq vq[VIRTIO_PCI_MAX_QUEUES];
 	/* Diagnostics. */
 	uint64_t kicks;
 	uint64_t interrupts;
+	uint64_t msi_pending;		/* sent late: the vector was masked */
 	uint64_t bad_accesses;
 };
 

@@ -89,7 +89,7 @@ guest_main(void)
 	unsigned i;
 
 	if (setup(&disks[0], 0xc0000000u, 0) < 0 ||
-	    setup(&disks[1], 0xc0004000u, disks[0].vio.slot + 1) < 0) {
+	    setup(&disks[1], 0xc0008000u, disks[0].vio.slot + 1) < 0) {
 		printf("FAIL: two virtio-blk disks wanted\n");
 		return;
 	}

@@ -93,6 +93,17 @@ fake_guest_mem(void *ctx, uint64_t gpa, size_t len)
 	return fh->mem + (gpa - fh->mem_base);
 }
 
+static int
+fake_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct fake_host *fh = ctx;
+
+	fh->msis++;
+	fh->msi_addr = addr;
+	fh->msi_data = data;
+	return 0;
+}
+
 static void
 fake_lock(void *ctx)
 {
@@ -129,6 +140,7 @@ const struct device_host_ops fake_host_ops = {
 	.wall_clock = fake_wall_clock,
 	.guest_mem = fake_guest_mem,
 	.system_request = fake_system_request,
+	.msi = fake_msi,
 	.lock = fake_lock,
 	.unlock = fake_unlock,
 };

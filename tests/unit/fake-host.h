@@ -39,6 +39,10 @@ struct fake_host {
 	unsigned int rises[FAKE_HOST_LINES];	/* rising edges ever */
 	unsigned int irq_calls;
 	unsigned int irq_bad;	/* no level change, or a line out of range */
+	/* Message-signalled interrupts: how many, and the last one. */
+	unsigned int msis;
+	uint64_t msi_addr;
+	uint32_t msi_data;
 	int raise_status;	/* what a rising edge returns; DELIVERED */
 
 	/* Clocks. */

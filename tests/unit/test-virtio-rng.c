@@ -154,6 +154,37 @@ main(void)
 	rd(0x3f, 1);
 	tap_ok(used->idx == 1, "kicks at absent queues ignored");
 
+	/* MSI-X: vector 0 for the queue, then masked, then unmasked. */
+	at = 0;
+	for (unsigned int c = pc->cfg[PCI_CAPABILITY_LIST]; c != 0;
+	    c = pc->cfg[c + 1])
+		if (pc->cfg[c] == PCI_CAP_ID_MSIX)
+			at = c;
+	tap_ok(at != 0 && (pci_config_get16(pc, at + 2) & 0x7ff) == 1,
+	    "MSI-X capability, two vectors");
+	TAP_EQ(bring_up(v1), 0x0f, "driver OK again");
+	pci_config_write(pc, at + 3, &(uint8_t){ 0x80 }, 1);
+	wr(VIRTIO_PCI_MSIX_TABLE + 0, 0xfee00000, 4);
+	wr(VIRTIO_PCI_MSIX_TABLE + 4, 0, 4);
+	wr(VIRTIO_PCI_MSIX_TABLE + 8, 0x41, 4);
+	wr(VIRTIO_PCI_MSIX_TABLE + 12, 0, 4);
+	wr(0x1a, 0, 2);
+	TAP_EQ(rd(0x1a, 2), 0, "queue vector 0 accepted");
+	wr(0x10, 7, 2);
+	TAP_EQ(rd(0x10, 2), 0xffff, "vector 7 does not exist: NO_VECTOR");
+	desc[0] = (struct virtq_desc){ BUF, 8, VIRTQ_DESC_F_WRITE, 0 };
+	offer(0, 0);
+	tap_ok(fh.msis == 1 && fh.msi_addr == 0xfee00000 &&
+	    fh.msi_data == 0x41, "queue interrupt sent as an MSI");
+	tap_ok(!fh.irq[0], "and not on INTx");
+	wr(VIRTIO_PCI_MSIX_TABLE + 12, 1, 4);
+	offer(1, 0);
+	TAP_EQ(fh.msis, 1, "masked vector: nothing sent");
+	TAP_EQ(rd(VIRTIO_PCI_MSIX_PBA, 4), 1, "but pending");
+	wr(VIRTIO_PCI_MSIX_TABLE + 12, 0, 4);
+	TAP_EQ(fh.msis, 2, "sent when unmasked");
+	TAP_EQ(rd(VIRTIO_PCI_MSIX_PBA, 4), 0, "no longer pending");
+
 	virtio_rng_device_ops.free(dev);
 	free(fh.mem);
 	return tap_done();
