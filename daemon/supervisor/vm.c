@@ -773,22 +773,12 @@ vm_boot_display(const struct vm *vm)
 static struct json_object *
 vm_boot_disks(const struct vm_def *def, unsigned int first)
 {
-	struct json_object *arr = json_object_new_array(), *o;
+	struct json_object *arr = config_disks_json(def);
 	unsigned int i;
 
-	for (i = 0; i < def->ndisks; i++) {
-		o = json_object_new_object();
-		json_object_object_add(o, "fd",
+	for (i = 0; i < def->ndisks; i++)
+		json_object_object_add(json_object_array_get_idx(arr, i), "fd",
 		    json_object_new_int(WLINK_PASSED_FD(first + i)));
-		json_object_object_add(o, "name",
-		    json_object_new_string(def->disks[i].path));
-		json_object_object_add(o, "readonly",
-		    json_object_new_boolean(def->disks[i].readonly));
-		if (def->disks[i].serial != NULL)
-			json_object_object_add(o, "serial",
-			    json_object_new_string(def->disks[i].serial));
-		json_object_array_add(arr, o);
-	}
 	return arr;
 }
 

@@ -320,7 +320,7 @@ config_parse_disks(struct json_object *obj, unsigned int flags,
 	return 0;
 }
 
-static struct json_object *
+struct json_object *
 config_disks_json(const struct vm_def *def)
 {
 	struct json_object *arr = json_object_new_array(), *o;

@@ -127,6 +127,9 @@ struct json_object *config_to_json(const struct vm_def *def,
  */
 void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
+/* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...}]. */
+struct json_object *config_disks_json(const struct vm_def *def);
+
 const char *config_on_reboot_name(enum vm_on_reboot r);
 /* "slew" or "discard", as lost_tick_policy says it. */
 const char *config_lost_ticks_name(enum vm_lost_ticks l);

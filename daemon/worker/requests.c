@@ -99,7 +99,7 @@ worker_display_args(struct json_object *args, struct display_config *cfg,
 }
 
 /*
- * worker.boot's disks: [{"fd": N, "name": PATH, "readonly": B,
+ * worker.boot's disks: [{"fd": N, "path": PATH, "readonly": B,
  * "serial": ID}], descriptors the supervisor opened with the rights of
  * the client who started the VM.  Each becomes a backend that outlives
  * guest resets.
@@ -128,7 +128,7 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
 		ro = 0;
 		if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err,
 		    errlen) < 0 ||
-		    proto_arg_string(o, "name", 1, &name, err, errlen) < 0 ||
+		    proto_arg_string(o, "path", 1, &name, err, errlen) < 0 ||
 		    proto_arg_bool(o, "readonly", 0, &ro, err, errlen) < 0 ||
 		    proto_arg_string(o, "serial", 0, &serial, err, errlen) < 0)
 			return -EINVAL;
