@@ -130,16 +130,23 @@ virtio_pci_offered(const struct virtio_pci *vp)
 	    1ULL << VIRTIO_F_INDIRECT_DESC | 1ULL << VIRTIO_F_EVENT_IDX;
 }
 
+/*
+ * The INTx pending state; the line follows it unless the driver set
+ * Interrupt Disable (6.2.2), and only changes are reported: the line
+ * may be shared.
+ */
 static void
 virtio_pci_set_intx(struct virtio_pci *vp, bool level)
 {
-	if (vp->intx == level)
-		return;
+	bool up = level && !(pci_config_get16(&vp->pc, PCI_COMMAND) &
+	    PCI_COMMAND_INTX_DISABLE);
+
 	vp->intx = level;
 	pci_config_set_intx(&vp->pc, level);
-	if (!(pci_config_get16(&vp->pc, PCI_COMMAND) &
-	    PCI_COMMAND_INTX_DISABLE) || !level)
-		device_irq_set(vp->host, 0, level);
+	if (up != vp->intx_raised) {
+		vp->intx_raised = up;
+		device_irq_set(vp->host, 0, up);
+	}
 }
 
 static bool

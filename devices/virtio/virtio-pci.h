@@ -96,7 +96,8 @@ struct virtio_pci {
 	uint8_t generation;
 	uint16_t qselect;
 	uint8_t isr;
-	bool intx;			/* the line's level */
+	bool intx;			/* the interrupt is pending */
+	bool intx_raised;		/* ... and the line is up */
 	uint16_t config_msix_vector;
 	/* MSI-X: the capability's offset, the table and pending bits. */
 	unsigned int msix_cap;
