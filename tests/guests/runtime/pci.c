@@ -8,21 +8,6 @@
 #define PCI_ADDR	0xcf8
 #define PCI_DATA	0xcfc
 
-static inline void
-outl(uint16_t port, uint32_t v)
-{
-	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline uint32_t
-inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 uint32_t
 pci_read32(unsigned slot, unsigned reg)
 {
