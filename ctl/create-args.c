@@ -1,9 +1,8 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices and the
- * display's --vnc,
- * --display, --vnc-password-file and --vnc-web, into the arguments of
- * vm.create.
+ * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
+ * display's --vnc, --display, --vnc-password-file and --vnc-web, and the
+ * devices' --rng and --disk, into the arguments of vm.create.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +95,51 @@ create_args_password(struct ctl *ctl, struct json_object *args,
 }
 
 /*
+ * --disk PATH[,readonly][,serial=ID]: one more member of "disks".  The
+ * daemon checks the serial; a path may not contain a comma.  Returns -1
+ * to go on, else an exit status.
+ */
+static int
+create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
+{
+	struct json_object *disks, *disk;
+	char *opt, *path, *save = NULL;
+	int r;
+
+	opt = strtok_r(spec, ",", &save);
+	if (opt == NULL)
+		return ctl_usage(ctl, "--disk: expected PATH[,readonly]"
+		    "[,serial=ID]");
+	if ((r = create_args_abspath(opt, &path)) < 0) {
+		ctl_warnx("%s: --disk %s: %s", ctl->cmd->name, opt,
+		    strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	disk = json_object_new_object();
+	json_object_object_add(disk, "path", json_object_new_string(path));
+	free(path);
+	while ((opt = strtok_r(NULL, ",", &save)) != NULL) {
+		if (strcmp(opt, "readonly") == 0)
+			json_object_object_add(disk, "readonly",
+			    json_object_new_boolean(1));
+		else if (strncmp(opt, "serial=", 7) == 0)
+			json_object_object_add(disk, "serial",
+			    json_object_new_string(opt + 7));
+		else {
+			json_object_put(disk);
+			return ctl_usage(ctl, "--disk: unknown option '%s' "
+			    "(readonly, serial=ID)", opt);
+		}
+	}
+	if (!json_object_object_get_ex(args, "disks", &disks)) {
+		disks = json_object_new_array();
+		json_object_object_add(args, "disks", disks);
+	}
+	json_object_array_add(disks, disk);
+	return -1;
+}
+
+/*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
  * an exit status.
@@ -181,6 +225,11 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "vnc_web",
 		    json_object_new_boolean(1));
 		return -1;
+	case 'R':
+		json_object_object_add(args, "rng", json_object_new_boolean(1));
+		return -1;
+	case 'd':
+		return create_args_disk(ctl, args, optarg);
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -205,6 +254,8 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "display",	required_argument,	NULL,	'D' },
 		{ "vnc-password-file", required_argument, NULL,	'P' },
 		{ "vnc-web",	no_argument,		NULL,	'W' },
+		{ "rng",	no_argument,		NULL,	'R' },
+		{ "disk",	required_argument,	NULL,	'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

@@ -39,6 +39,10 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      viewers must give the password in FILE "	\
 	"(1-8 bytes)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
+	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
+	"  --disk PATH[,readonly][,serial=ID]\n"				\
+	"                      a virtio disk on a raw image (repeatable, "	\
+	"up to 4)\n"							\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -52,7 +56,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-web]",
+	    "[--vnc-web] [--rng] [--disk PATH[,readonly][,serial=ID]]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",

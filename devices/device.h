@@ -72,6 +72,12 @@ struct device_host_ops {
 	void (*timer_cancel)(void *ctx, struct device_timer *t);
 	void (*timer_free)(void *ctx, struct device_timer *t);
 
+	/*
+	 * Send a message-signalled interrupt (an MSI-X table entry's
+	 * address and data, PCI 3.0 6.8).  0 or -errno.
+	 */
+	int (*msi)(void *ctx, uint64_t addr, uint32_t data);
+
 	/* Nanoseconds of VM time: monotonic, stopped while paused. */
 	int64_t (*vm_clock)(void *ctx);
 	/* The host's UTC (CLOCK_REALTIME): 0 or -errno. */
@@ -86,6 +92,15 @@ struct device_host_ops {
 
 	/* Reset or power off the machine, once the access returns. */
 	void (*system_request)(void *ctx, enum device_system_request req);
+
+	/*
+	 * For a device's backend threads (a disk's I/O completions): take
+	 * and release the device's lock, as the host does around register
+	 * accesses, before entering the device.  Never from inside an
+	 * access or a timer (the lock is held there).
+	 */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
 };
 
 struct device_host {
@@ -97,6 +112,12 @@ static inline int
 device_irq_set(const struct device_host *h, unsigned int line, bool level)
 {
 	return h->ops->irq_set(h->ctx, line, level);
+}
+
+static inline int
+device_msi(const struct device_host *h, uint64_t addr, uint32_t data)
+{
+	return h->ops->msi(h->ctx, addr, data);
 }
 
 static inline struct device_timer *
@@ -150,6 +171,18 @@ device_system_request(const struct device_host *h,
 	h->ops->system_request(h->ctx, req);
 }
 
+static inline void
+device_lock(const struct device_host *h)
+{
+	h->ops->lock(h->ctx);
+}
+
+static inline void
+device_unlock(const struct device_host *h)
+{
+	h->ops->unlock(h->ctx);
+}
+
 /*
  * Diagnostics: a device describes its state as named values, for
  * vm.info, without knowing how they are shown.
@@ -181,6 +214,8 @@ device_diag_put(struct device_diag *d, const char *key, uint64_t value,
  * included, so power-on state has one definition (X_new).  State that
  * survives a reset (a battery-backed clock, a disk) lives in a backend.
  */
+struct pci_config;
+
 struct device_ops {
 	const char *name;
 	void (*read)(void *dev, uint64_t offset, void *data, unsigned int size);
@@ -188,6 +223,11 @@ struct device_ops {
 	    unsigned int size);
 	/* Optional: named register values for vm.info; under the lock. */
 	void (*diag)(void *dev, struct device_diag *d);
+	/*
+	 * PCI functions only: the config space the device embeds (see
+	 * pci/pci-config.h); BAR accesses arrive at PCI_BAR_OFFSET(bar).
+	 */
+	struct pci_config *(*pci)(void *dev);
 	void (*free)(void *dev);
 };
 

@@ -27,53 +27,149 @@ vdev_destroy(struct vdev *d)
 	d->state = NULL;
 }
 
-void
+static struct iobus_table *
+iobus_table_new(size_t nranges)
+{
+	struct iobus_table *t;
+
+	t = calloc(1, sizeof(*t) + nranges * sizeof(t->ranges[0]));
+	if (t != NULL)
+		t->nranges = nranges;
+	return t;
+}
+
+int
 iobus_init(struct iobus *bus)
 {
 	memset(bus, 0, sizeof(*bus));
+	bus->table = iobus_table_new(0);
+	if (bus->table == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&bus->writer, NULL);
+	return 0;
 }
 
 void
 iobus_destroy(struct iobus *bus)
 {
-	free(bus->ranges);
+	struct iobus_table *t, *next;
+
+	if (bus->table == NULL)
+		return;
+	for (t = bus->retired; t != NULL; t = next) {
+		next = t->retired_next;
+		free(t);
+	}
+	free(bus->table);
+	pthread_mutex_destroy(&bus->writer);
 	memset(bus, 0, sizeof(*bus));
+}
+
+/*
+ * Publish t in place of the current table, which is retired.  Under
+ * the writer lock.
+ */
+static void
+iobus_publish(struct iobus *bus, struct iobus_table *t)
+{
+	struct iobus_table *old = bus->table;
+
+	__atomic_store_n(&bus->table, t, __ATOMIC_RELEASE);
+	old->retired_next = bus->retired;
+	bus->retired = old;
+	bus->nretired++;
+}
+
+/* Under the writer lock: may the table change once more? */
+static int
+iobus_may_change(struct iobus *bus)
+{
+	if (bus->nretired < IOBUS_MAX_RETIRED)
+		return 0;
+	bus->refused_changes++;
+	return -ENOSPC;
 }
 
 int
 iobus_register(struct iobus *bus, uint64_t base, uint64_t len,
     struct vdev *dev, uint64_t dev_offset)
 {
+	struct iobus_table *cur, *t;
 	struct iobus_range *r;
 	size_t i;
+	int ret;
 
 	if (len == 0 || base + len < base || dev == NULL)
 		return -EINVAL;
-	for (i = 0; i < bus->nranges; i++) {
-		r = &bus->ranges[i];
-		if (base < r->base + r->len && r->base < base + len)
-			return -EEXIST;
+	pthread_mutex_lock(&bus->writer);
+	cur = bus->table;
+	for (i = 0; i < cur->nranges; i++) {
+		r = &cur->ranges[i];
+		if (base < r->base + r->len && r->base < base + len) {
+			ret = -EEXIST;
+			goto out;
+		}
 		if (r->base > base)
 			break;
 	}
-	r = realloc(bus->ranges, (bus->nranges + 1) * sizeof(*r));
-	if (r == NULL)
-		return -ENOMEM;
-	bus->ranges = r;
-	memmove(&r[i + 1], &r[i], (bus->nranges - i) * sizeof(*r));
-	r[i] = (struct iobus_range){ base, len, dev_offset, dev };
-	bus->nranges++;
-	return 0;
+	if ((ret = iobus_may_change(bus)) < 0)
+		goto out;
+	t = iobus_table_new(cur->nranges + 1);
+	if (t == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(t->ranges, cur->ranges, i * sizeof(*r));
+	t->ranges[i] = (struct iobus_range){ base, len, dev_offset, dev };
+	memcpy(&t->ranges[i + 1], &cur->ranges[i],
+	    (cur->nranges - i) * sizeof(*r));
+	iobus_publish(bus, t);
+out:
+	pthread_mutex_unlock(&bus->writer);
+	return ret;
+}
+
+int
+iobus_unregister(struct iobus *bus, uint64_t base, struct vdev *dev)
+{
+	struct iobus_table *cur, *t;
+	size_t i;
+	int ret;
+
+	pthread_mutex_lock(&bus->writer);
+	cur = bus->table;
+	for (i = 0; i < cur->nranges; i++)
+		if (cur->ranges[i].base == base && cur->ranges[i].dev == dev)
+			break;
+	if (i == cur->nranges) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if ((ret = iobus_may_change(bus)) < 0)
+		goto out;
+	t = iobus_table_new(cur->nranges - 1);
+	if (t == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(t->ranges, cur->ranges, i * sizeof(t->ranges[0]));
+	memcpy(&t->ranges[i], &cur->ranges[i + 1],
+	    (cur->nranges - i - 1) * sizeof(t->ranges[0]));
+	iobus_publish(bus, t);
+out:
+	pthread_mutex_unlock(&bus->writer);
+	return ret;
 }
 
 const struct iobus_range *
 iobus_lookup(struct iobus *bus, uint64_t addr, unsigned int size)
 {
-	size_t lo = 0, hi = bus->nranges;
+	const struct iobus_table *t = iobus_table(bus);
+	size_t lo = 0, hi = t->nranges;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct iobus_range *r = &bus->ranges[mid];
+		const struct iobus_range *r = &t->ranges[mid];
 
 		if (addr < r->base)
 			hi = mid;

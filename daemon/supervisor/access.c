@@ -279,7 +279,8 @@ access_open_flags(int dirfd, const char *name, int flags,
 		goto close_fd;
 	}
 	/* The same file, but its mode may have changed since. */
-	if (cred != NULL && !access_mode_allows(&st, cred, ACCESS_READ)) {
+	if (cred != NULL && !access_mode_allows(&st, cred, ACCESS_READ |
+	    ((flags & O_ACCMODE) == O_RDWR ? ACCESS_WRITE : 0))) {
 		rc = -EACCES;
 		goto close_fd;
 	}
@@ -297,8 +298,9 @@ access_open(int dirfd, const char *name, const struct stat *checked,
 	return access_open_flags(dirfd, name, O_NOFOLLOW, checked, cred);
 }
 
-int
-access_open_file(const char *path, const struct access_cred *cred)
+static int
+access_open_file_flags(const char *path, const struct access_cred *cred,
+    int flags)
 {
 	char name[NAME_MAX + 1];
 	struct stat st;
@@ -317,15 +319,31 @@ access_open_file(const char *path, const struct access_cred *cred)
 		 */
 		if (!S_ISREG(st.st_mode))
 			return -EINVAL;
-		return access_open_flags(AT_FDCWD, path, 0, &st, NULL);
+		return access_open_flags(AT_FDCWD, path, flags, &st, NULL);
 	}
 	dirfd = access_resolve(path, cred, NULL, name, &st);
 	if (dirfd < 0)
 		return dirfd;
 	if (!S_ISREG(st.st_mode))
 		rc = -EINVAL;
+	else if ((flags & O_ACCMODE) == O_RDWR &&
+	    !access_mode_allows(&st, cred, ACCESS_WRITE))
+		rc = -EACCES;
 	else
-		rc = access_open(dirfd, name, &st, cred);
+		rc = access_open_flags(dirfd, name, O_NOFOLLOW | flags, &st,
+		    cred);
 	close(dirfd);
 	return rc;
+}
+
+int
+access_open_file(const char *path, const struct access_cred *cred)
+{
+	return access_open_file_flags(path, cred, 0);
+}
+
+int
+access_open_file_rw(const char *path, const struct access_cred *cred)
+{
+	return access_open_file_flags(path, cred, O_RDWR);
 }

@@ -34,6 +34,7 @@ struct access_cred {
 
 /* Permission bits asked of access_mode_allows(), as in access(2). */
 #define ACCESS_READ	04
+#define ACCESS_WRITE	02
 #define ACCESS_SEARCH	01		/* execute; search for directories */
 
 /* Symbolic links followed in one resolution before giving up. */
@@ -101,5 +102,10 @@ int	access_open(int dirfd, const char *name, const struct stat *checked,
  * above; -EINVAL means "not a regular file" (or a relative path).
  */
 int	access_open_file(const char *path, const struct access_cred *cred);
+/*
+ * The same for reading and writing (a disk image): cred needs write
+ * permission on the file too, and the descriptor is O_RDWR.
+ */
+int	access_open_file_rw(const char *path, const struct access_cred *cred);
 
 #endif

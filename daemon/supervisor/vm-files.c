@@ -18,8 +18,8 @@
  */
 static int
 vm_files_open_one(const char *what, const char *path, bool kernel,
-    const struct access_cred *cred, int *fdp, enum proto_error *cls,
-    char *err, size_t errlen)
+    bool write, const struct access_cred *cred, int *fdp,
+    enum proto_error *cls, char *err, size_t errlen)
 {
 	char reason[256], self[64];
 	int fd, rc;
@@ -30,7 +30,8 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 		    path);
 		return -EINVAL;
 	}
-	fd = access_open_file(path, cred);
+	fd = write ? access_open_file_rw(path, cred) :
+	    access_open_file(path, cred);
 	if (fd < 0) {
 		switch (fd) {
 		case -EACCES:
@@ -38,8 +39,9 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 				break;
 			/* Which directory or bit refused stays unsaid. */
 			*cls = PROTO_ERR_PERMISSION;
-			snprintf(err, errlen, "%s: %s: not readable by uid %lu",
-			    what, path, (unsigned long)cred->uid);
+			snprintf(err, errlen, "%s: %s: not %s by uid %lu",
+			    what, path, write ? "readable and writable" :
+			    "readable", (unsigned long)cred->uid);
 			return fd;
 		case -EINVAL:
 			snprintf(err, errlen, "%s: %s: not a regular file",
@@ -77,6 +79,8 @@ vm_files_close(struct vm_files *f)
 	if (f->initrd_fd >= 0)
 		close(f->initrd_fd);
 	f->kernel_fd = f->initrd_fd = -1;
+	while (f->ndisks > 0)
+		close(f->disk_fd[--f->ndisks]);
 }
 
 int
@@ -88,19 +92,20 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	int rc;
 
 	f->kernel_fd = f->initrd_fd = -1;
+	f->ndisks = 0;
 	/* root may read anything anyway: no point in checking. */
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
 
 	if (def->kernel != NULL) {
-		rc = vm_files_open_one("kernel", def->kernel, true, cred,
+		rc = vm_files_open_one("kernel", def->kernel, true, false, cred,
 		    &f->kernel_fd, cls, err, errlen);
 		if (rc < 0)
 			return rc;
 	} else if (default_kernel != NULL) {
 		/* The daemon's own choice (-g): trusted, not the client's. */
-		rc = vm_files_open_one("kernel", default_kernel, true, NULL,
-		    &f->kernel_fd, cls, reason, sizeof(reason));
+		rc = vm_files_open_one("kernel", default_kernel, true, false,
+		    NULL, &f->kernel_fd, cls, reason, sizeof(reason));
 		if (rc < 0) {
 			snprintf(err, errlen, "VM '%s' has no kernel and the "
 			    "default guest is not usable (%s); create the VM "
@@ -110,12 +115,22 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		}
 	}
 	if (def->initrd != NULL) {
-		rc = vm_files_open_one("initrd", def->initrd, false, cred,
-		    &f->initrd_fd, cls, err, errlen);
+		rc = vm_files_open_one("initrd", def->initrd, false, false,
+		    cred, &f->initrd_fd, cls, err, errlen);
 		if (rc < 0) {
 			vm_files_close(f);
 			return rc;
 		}
+	}
+	for (unsigned int i = 0; i < def->ndisks; i++) {
+		rc = vm_files_open_one("disk", def->disks[i].path, false,
+		    !def->disks[i].readonly, cred, &f->disk_fd[i], cls, err,
+		    errlen);
+		if (rc < 0) {
+			vm_files_close(f);
+			return rc;
+		}
+		f->ndisks = i + 1;
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * The kernel and initrd of a VM, opened by the supervisor (O_CLOEXEC)
- * and handed to its worker as descriptors, so that the worker loads
- * exactly the files that were checked.
+ * The kernel, initrd and disk images of a VM, opened by the supervisor
+ * (O_CLOEXEC) and handed to its worker as descriptors, so that the
+ * worker uses exactly the files that were checked, with the rights of
+ * the client who started it.
  */
 #ifndef VMMD_VM_FILES_H
 #define VMMD_VM_FILES_H
@@ -16,13 +17,16 @@ struct access_cred;
 struct vm_files {
 	int kernel_fd;			/* -1 when absent */
 	int initrd_fd;			/* -1 when absent */
+	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
+	unsigned int ndisks;
 };
 
 /*
- * Open def's kernel and initrd for a client with credentials cred.
- * Unless cred is NULL or uid 0, the client must be able to read them
- * itself (see access.h): if not, the error class is permission_denied
- * and err says "kernel: PATH: not readable by uid N".  The kernel must
+ * Open def's kernel, initrd and disks for a client with credentials
+ * cred.  Unless cred is NULL or uid 0, the client must be able to read
+ * them itself, and write the disks that are not read-only (see
+ * access.h): if not, the error class is permission_denied and err says
+ * "kernel: PATH: not readable by uid N".  The kernel must
  * be one the boot loaders accept.  A VM without a kernel gets
  * default_kernel, the daemon's default guest (trusted: not checked
  * against cred), if given: vm.start gives it, vm.create (which only

@@ -782,6 +782,22 @@ vm_boot_display(const struct vm *vm)
 
 /* worker.boot's arguments: the worker loads the descriptors it
  * inherits; the names are for its messages. */
+/*
+ * The disks as worker.boot takes them: each with the descriptor it
+ * inherits (passed after the kernel and initrd, in order).
+ */
+static struct json_object *
+vm_boot_disks(const struct vm_def *def, unsigned int first)
+{
+	struct json_object *arr = config_disks_json(def);
+	unsigned int i;
+
+	for (i = 0; i < def->ndisks; i++)
+		json_object_object_add(json_object_array_get_idx(arr, i), "fd",
+		    json_object_new_int(WLINK_PASSED_FD(first + i)));
+	return arr;
+}
+
 static struct json_object *
 vm_boot_args(const struct vm *vm, const char *console_log)
 {
@@ -819,6 +835,12 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 		    json_object_new_int64(def->rtc_slices));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
+	if (def->rng)
+		json_object_object_add(args, "rng",
+		    json_object_new_boolean(1));
+	if (def->ndisks > 0)
+		json_object_object_add(args, "disks",
+		    vm_boot_disks(def, def->initrd != NULL ? 2 : 1));
 	if (def->vnc_addr != NULL) {
 		if ((display = vm_boot_display(vm)) == NULL) {
 			json_object_put(args);
@@ -877,6 +899,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	passed[npassed++] = files.kernel_fd;
 	if (files.initrd_fd >= 0)
 		passed[npassed++] = files.initrd_fd;
+	for (unsigned int i = 0; i < files.ndisks; i++)
+		passed[npassed++] = files.disk_fd[i];
 	rc = wlink_spawn(d->reaper, path, vm->def->name, passed, npassed,
 	    &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0)

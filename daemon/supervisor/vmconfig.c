@@ -25,7 +25,8 @@
 static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
-	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", NULL
+	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
+	NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -146,6 +147,10 @@ config_def_free(struct vm_def *def)
 	free(def->initrd);
 	free(def->cmdline);
 	free(def->vnc_addr);
+	for (unsigned int i = 0; i < def->ndisks; i++) {
+		free(def->disks[i].path);
+		free(def->disks[i].serial);
+	}
 	if (def->vnc_password != NULL) {
 		explicit_bzero(def->vnc_password, strlen(def->vnc_password));
 		free(def->vnc_password);
@@ -175,6 +180,19 @@ config_def_dup(const struct vm_def *def)
 	*d = *def;
 	d->name = d->kernel = d->initrd = d->cmdline = NULL;
 	d->vnc_addr = d->vnc_password = NULL;
+	d->ndisks = 0;
+	for (; d->ndisks < def->ndisks; d->ndisks++) {
+		struct vm_disk *k = &d->disks[d->ndisks];
+
+		k->path = k->serial = NULL;
+		if (config_strdup(&k->path, def->disks[d->ndisks].path) < 0 ||
+		    config_strdup(&k->serial,
+		    def->disks[d->ndisks].serial) < 0) {
+			d->ndisks++;
+			config_def_free(d);
+			return NULL;
+		}
+	}
 	if (config_strdup(&d->name, def->name) < 0 ||
 	    config_strdup(&d->kernel, def->kernel) < 0 ||
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
@@ -217,6 +235,110 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Disks ---------------------------------------------------------------- */
+
+static const char *const config_disk_keys[] = {
+	"path", "readonly", "serial", NULL
+};
+
+/* One member of "disks": {"path": ..., "readonly": ..., "serial": ...}. */
+static int
+config_parse_disk(struct json_object *o, unsigned int flags,
+    struct vm_disk *disk, char *err, size_t errlen)
+{
+	const char *serial = NULL;
+	char why[256];
+	int ro = 0, rc;
+	size_t i;
+
+	if (!json_object_is_type(o, json_type_object)) {
+		config_err(err, errlen, "an object {\"path\": ...}");
+		return -EINVAL;
+	}
+	if (proto_args_check(o, config_disk_keys, err, errlen) < 0)
+		return -EINVAL;
+	if ((rc = config_parse_path(o, "path", flags, &disk->path, err,
+	    errlen)) < 0)
+		return rc;
+	if (disk->path == NULL) {
+		config_err(err, errlen, "path: missing");
+		return -EINVAL;
+	}
+	if (proto_arg_bool(o, "readonly", 0, &ro, why, sizeof(why)) < 0 ||
+	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0) {
+		config_err(err, errlen, "%s", why);
+		return -EINVAL;
+	}
+	disk->readonly = ro != 0;
+	if (serial == NULL)
+		return 0;
+	if (strlen(serial) == 0 || strlen(serial) > CONFIG_SERIAL_MAX) {
+		config_err(err, errlen, "serial: 1 to %d bytes",
+		    CONFIG_SERIAL_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; serial[i] != '\0'; i++)
+		if (serial[i] < 0x21 || serial[i] > 0x7e || serial[i] == ',') {
+			config_err(err, errlen, "serial: printable ASCII "
+			    "without blanks or commas");
+			return -EINVAL;
+		}
+	return config_strdup(&disk->serial, serial) < 0 ? -ENOMEM : 0;
+}
+
+static int
+config_parse_disks(struct json_object *obj, unsigned int flags,
+    struct vm_def *def, char *err, size_t errlen)
+{
+	struct json_object *arr;
+	char why[512];
+	size_t i, n;
+	int rc;
+
+	if (!json_object_object_get_ex(obj, "disks", &arr) || arr == NULL)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array)) {
+		config_err(err, errlen, "disks: expected an array");
+		return -EINVAL;
+	}
+	n = json_object_array_length(arr);
+	if (n > CONFIG_DISKS_MAX) {
+		config_err(err, errlen, "disks: %zu disks, at most %d", n,
+		    CONFIG_DISKS_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		def->ndisks = (unsigned int)i + 1;
+		rc = config_parse_disk(json_object_array_get_idx(arr, i), flags,
+		    &def->disks[i], why, sizeof(why));
+		if (rc < 0) {
+			config_err(err, errlen, "disks[%zu]: %s", i, why);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+struct json_object *
+config_disks_json(const struct vm_def *def)
+{
+	struct json_object *arr = json_object_new_array(), *o;
+	unsigned int i;
+
+	for (i = 0; i < def->ndisks; i++) {
+		o = json_object_new_object();
+		json_object_object_add(o, "path",
+		    json_object_new_string(def->disks[i].path));
+		json_object_object_add(o, "readonly",
+		    json_object_new_boolean(def->disks[i].readonly));
+		if (def->disks[i].serial != NULL)
+			json_object_object_add(o, "serial",
+			    json_object_new_string(def->disks[i].serial));
+		json_object_array_add(arr, o);
+	}
+	return arr;
 }
 
 /* The display ---------------------------------------------------------- */
@@ -520,6 +642,18 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	def->transient = b != 0;
 
+	b = 0;
+	if (proto_arg_bool(obj, "rng", 0, &b, err, errlen) < 0)
+		goto fail;
+	def->rng = b != 0;
+
+	if ((rc = config_parse_disks(obj, flags, def, err, errlen)) < 0) {
+		if (rc == -ENOMEM)
+			goto nomem;
+		goto fail;
+	}
+	rc = -EINVAL;
+
 	s = NULL;
 	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
 		goto fail;
@@ -612,6 +746,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	    json_object_new_string(config_on_reboot_name(def->on_reboot)));
 	json_object_object_add(obj, "transient",
 	    json_object_new_boolean(def->transient));
+	json_object_object_add(obj, "rng", json_object_new_boolean(def->rng));
+	if (def->ndisks > 0)
+		json_object_object_add(obj, "disks", config_disks_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

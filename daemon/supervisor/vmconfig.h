@@ -56,6 +56,16 @@ enum vm_lost_ticks {
 #define CONFIG_RTC_SLICES_MIN	2
 #define CONFIG_RTC_SLICES_MAX	32
 
+/* Disks: virtio-blk on raw image files. */
+#define CONFIG_DISKS_MAX	4
+#define CONFIG_SERIAL_MAX	20	/* bytes: virtio-blk's ID */
+
+struct vm_disk {
+	char *path;		/* absolute */
+	bool readonly;
+	char *serial;		/* printable ASCII, or NULL */
+};
+
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
 	VM_ON_REBOOT_STOP,
@@ -70,6 +80,9 @@ struct vm_def {
 	unsigned int vcpus;
 	enum vm_on_reboot on_reboot;
 	bool transient;
+	bool rng;		/* a virtio entropy device */
+	struct vm_disk disks[CONFIG_DISKS_MAX];
+	unsigned int ndisks;
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 	unsigned int rtc_slices;	/* 0: the worker's default (32) */
@@ -118,6 +131,9 @@ struct json_object *config_to_json(const struct vm_def *def,
  * "[::1]:auto"), into buf; "" when the VM has no display.
  */
 void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
+
+/* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...}]. */
+struct json_object *config_disks_json(const struct vm_def *def);
 
 const char *config_on_reboot_name(enum vm_on_reboot r);
 /* "slew" or "discard", as lost_tick_policy says it. */

@@ -6,9 +6,12 @@
 #include "board.h"
 #include "i8042.h"
 #include "pc-layout.h"
+#include "pci-host.h"
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
+#include "virtio-blk.h"
+#include "virtio-rng.h"
 
 static void *
 board_uart_new(const struct device_host *host, const struct board_backends *be)
@@ -35,18 +38,86 @@ board_post_new(const struct device_host *host, const struct board_backends *be)
 	return post_new(host);
 }
 
+static void *
+board_pci_host_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return pci_host_new(host, &be->pci);
+}
+
+static void *
+board_rng_new(const struct device_host *host, const struct board_backends *be)
+{
+	return virtio_rng_new(host);
+}
+
+static bool
+board_has_rng(const struct board_backends *be)
+{
+	return be->rng;
+}
+
+/* disk<n>: one function each, made while the definition has n + 1. */
+#define BOARD_DISK(n)							\
+static void *								\
+board_disk##n##_new(const struct device_host *host,			\
+    const struct board_backends *be)					\
+{									\
+	return virtio_blk_new(host, &be->disk[n]);			\
+}									\
+									\
+static bool								\
+board_has_disk##n(const struct board_backends *be)			\
+{									\
+	return be->ndisks > n;						\
+}
+BOARD_DISK(0)
+BOARD_DISK(1)
+BOARD_DISK(2)
+BOARD_DISK(3)
+
+/*
+ * PCI slots: each function gets a slot of its own; INTA# of slots 1-4
+ * lands on GSIs 17, 18, 19, 16 and then the swizzle repeats (the device
+ * host ORs shared lines).
+ */
+#define BOARD_SLOT_RNG		1
+#define BOARD_SLOT_DISK0	2	/* to 5 */
+
+#define BOARD_DISK_ENTRY(n)						\
+	{ .name = "disk" #n, .create = board_disk##n##_new,		\
+	    .ops = &virtio_blk_device_ops, .bus = BOARD_PCI,		\
+	    .pci_slot = BOARD_SLOT_DISK0 + n,				\
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_DISK0 + n, 0) },	\
+	    .nirqs = 1, .present = board_has_disk##n }
+
 const struct board_device board_pc[] = {
-	/* name     create           ops                bus
-	 *          ranges {base, len, offset}          irqs      n */
-	{ "com1", board_uart_new, &uart_device_ops, BOARD_PIO,
-	    { { PC_COM1_PORT, 8, 0 } }, { PC_COM1_IRQ }, 1 },
-	{ "rtc", board_rtc_new, &rtc_device_ops, BOARD_PIO,
-	    { { PC_RTC_PORT, 2, 0 } }, { PC_RTC_IRQ }, 1 },
-	{ "i8042", board_i8042_new, &i8042_device_ops, BOARD_PIO,
-	    { { PC_I8042_DATA_PORT, 1, 0 }, { PC_I8042_CMD_PORT, 1, 4 } },
-	    { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, 2 },
-	{ "post", board_post_new, &post_device_ops, BOARD_PIO,
-	    { { PC_POST_PORT, 1, 0 } }, { 0 }, 0 },
+	{ .name = "com1", .create = board_uart_new, .ops = &uart_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_COM1_PORT, 8, 0 } },
+	    .irqs = { PC_COM1_IRQ }, .nirqs = 1 },
+	{ .name = "rtc", .create = board_rtc_new, .ops = &rtc_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_RTC_PORT, 2, 0 } },
+	    .irqs = { PC_RTC_IRQ }, .nirqs = 1 },
+	{ .name = "i8042", .create = board_i8042_new,
+	    .ops = &i8042_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_I8042_DATA_PORT, 1, 0 },
+		{ PC_I8042_CMD_PORT, 1, 4 } },
+	    .irqs = { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, .nirqs = 2 },
+	{ .name = "post", .create = board_post_new, .ops = &post_device_ops,
+	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
+	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
+	{ .name = "pci-host", .create = board_pci_host_new,
+	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_PCI_CONFIG_ADDR_PORT, 8, 0 } } },
+	{ .name = "virtio-rng", .create = board_rng_new,
+	    .ops = &virtio_rng_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_RNG,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_RNG, 0) }, .nirqs = 1,
+	    .present = board_has_rng },
+	BOARD_DISK_ENTRY(0),
+	BOARD_DISK_ENTRY(1),
+	BOARD_DISK_ENTRY(2),
+	BOARD_DISK_ENTRY(3),
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -7,15 +7,19 @@
 #ifndef VMMD_BOARD_H
 #define VMMD_BOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "device.h"
 #include "devhost.h"
+#include "blk-backend.h"
+#include "pci-host.h"
 #include "rtc.h"
 #include "uart.h"
 
 #define BOARD_MAX_RANGES	2
+#define BOARD_MAX_DISKS		4
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -26,11 +30,18 @@ struct board_backends {
 	struct uart_backend com1;
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
+	bool rng;			/* a virtio-rng */
+	/* Disks, each a virtio-blk (the backends belong to the worker). */
+	struct blk_backend disk[BOARD_MAX_DISKS];
+	unsigned int ndisks;
+	/* Filled in by the machine: how the host bridge reaches slots. */
+	struct pci_host_ops pci;
 };
 
 enum board_bus {
 	BOARD_PIO,
 	BOARD_MMIO,
+	BOARD_PCI,		/* a function in slot pci_slot of bus 0 */
 };
 
 struct board_range {
@@ -49,6 +60,9 @@ struct board_device {
 	struct board_range ranges[BOARD_MAX_RANGES];
 	unsigned int irqs[DEVHOST_MAX_LINES];	/* GSIs, by device line */
 	unsigned int nirqs;
+	unsigned int pci_slot;	/* BOARD_PCI: 1..31; INTA# is irqs[0] */
+	/* Optional: does the definition ask for this device?  NULL: yes. */
+	bool (*present)(const struct board_backends *be);
 };
 
 /* The PC (board-pc.c). */

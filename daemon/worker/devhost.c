@@ -10,6 +10,7 @@
 #include "exit-stats.h"
 #include "kvm.h"
 #include "log.h"
+#include "pc-layout.h"
 
 #define DEVHOST_NEVER		INT64_MAX
 #define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
@@ -42,6 +43,13 @@ struct devhost {
 	int64_t programmed;		/* the libevent timer's deadline */
 	struct device_timer *firing;	/* whose callback runs now */
 	struct devhost_stats stats;
+	/*
+	 * PCI INTx lines are shared (level-triggered, wired-OR): how many
+	 * devices assert each.  KVM keeps one level per GSI for all of
+	 * user space, so the line goes up with the first and down with
+	 * the last.
+	 */
+	unsigned int shared_level[PC_IOAPIC_PINS];
 };
 
 int64_t
@@ -195,6 +203,26 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* --- the device_host operations --------------------------------------- */
 
+/* A shared PCI line: see shared_level.  Devices report changes only. */
+static int
+devhost_irq_shared(struct devhost *dh, struct devhost_device *dd,
+    unsigned int gsi, bool level)
+{
+	unsigned int *n = &dh->shared_level[gsi];
+	int ret = 0, status;
+
+	pthread_mutex_lock(&dh->lock);
+	if (level ? (*n)++ == 0 : (*n > 0 && --(*n) == 0))
+		ret = kvm_irq_line(dh->cfg.vm_fd, gsi, level, &status);
+	pthread_mutex_unlock(&dh->lock);
+	if (ret < 0) {
+		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name, gsi,
+		    strerror(-ret));
+		return ret;
+	}
+	return DEVICE_IRQ_DELIVERED;
+}
+
 static int
 devhost_irq_set(void *ctx, unsigned int line, bool level)
 {
@@ -205,6 +233,9 @@ devhost_irq_set(void *ctx, unsigned int line, bool level)
 
 	if (line >= dd->nlines)
 		return -EINVAL;
+	if (dd->gsi[line] >= PC_PCI_INTX_GSI_BASE &&
+	    dd->gsi[line] < PC_IOAPIC_PINS)
+		return devhost_irq_shared(dh, dd, dd->gsi[line], level);
 	/* Inside a timed exit's handler: the injection segment. */
 	t = xs_irq_begin();
 	ret = kvm_irq_line(dh->cfg.vm_fd, dd->gsi[line], level, &status);
@@ -319,8 +350,29 @@ devhost_system_request(void *ctx, enum device_system_request req)
 	dd->dh->cfg.system_request(dd->dh->cfg.opaque, dd->name, req);
 }
 
+static int
+devhost_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct devhost_device *dd = ctx;
+
+	return kvm_signal_msi(dd->dh->cfg.vm_fd, addr, data);
+}
+
+static void
+devhost_lock(void *ctx)
+{
+	pthread_mutex_lock(((struct devhost_device *)ctx)->lock);
+}
+
+static void
+devhost_unlock(void *ctx)
+{
+	pthread_mutex_unlock(((struct devhost_device *)ctx)->lock);
+}
+
 static const struct device_host_ops devhost_ops = {
 	.irq_set = devhost_irq_set,
+	.msi = devhost_msi,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
 	.timer_cancel = devhost_timer_cancel,
@@ -329,6 +381,8 @@ static const struct device_host_ops devhost_ops = {
 	.wall_clock = devhost_wall_clock,
 	.guest_mem = devhost_guest_mem,
 	.system_request = devhost_system_request,
+	.lock = devhost_lock,
+	.unlock = devhost_unlock,
 };
 
 /* --- the machine's side ----------------------------------------------- */

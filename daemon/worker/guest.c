@@ -284,6 +284,11 @@ guest_fini(struct worker *w)
 		console_drain(w->console, 1000);
 	console_free(w->console);
 	w->console = NULL;
+	/* After the machine: its disks drained into them. */
+	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
+		blk_file_free(w->disks[i]);
+		w->disks[i] = NULL;
+	}
 	if (w->hold_ev != NULL)
 		event_free(w->hold_ev);
 	free(w->kernel);

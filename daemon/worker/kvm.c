@@ -121,6 +121,19 @@ kvm_set_identity_map_addr(int vm_fd, uint64_t addr)
 }
 
 int
+kvm_signal_msi(int vm_fd, uint64_t addr, uint32_t data)
+{
+	struct kvm_msi msi = {
+		.address_lo = (uint32_t)addr,
+		.address_hi = (uint32_t)(addr >> 32),
+		.data = data,
+	};
+	int ret = kvm_ioctl(vm_fd, KVM_SIGNAL_MSI, &msi);
+
+	return ret < 0 ? ret : 0;
+}
+
+int
 kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status)
 {
 	struct kvm_irq_level irq = { .irq = gsi, .level = level };

@@ -33,6 +33,8 @@ int kvm_set_identity_map_addr(int vm_fd, uint64_t addr);
  * last edge), < 0 masked or otherwise not delivered.
  */
 int kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status);
+/* KVM_SIGNAL_MSI: 0 (delivered or blocked by the guest) or -errno. */
+int kvm_signal_msi(int vm_fd, uint64_t addr, uint32_t data);
 int kvm_create_vcpu(int vm_fd, unsigned int id);
 /* Returns a malloc'd table of what the host supports (free() it). */
 int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);

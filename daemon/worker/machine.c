@@ -88,6 +88,13 @@ machine_add_device(struct machine *m, struct machine_device *md,
 		return -ENOMEM;
 	}
 	md->vdev.state = state;
+	if (bd->bus == BOARD_PCI) {
+		ret = pcibus_add(&m->pci, bd->pci_slot, &md->vdev);
+		if (ret < 0)
+			snprintf(err, errlen, "cannot put %s in PCI slot %u: %s",
+			    bd->name, bd->pci_slot, strerror(-ret));
+		return ret;
+	}
 	for (i = 0; i < BOARD_MAX_RANGES && bd->ranges[i].len > 0; i++) {
 		ret = iobus_register(bus, bd->ranges[i].base,
 		    bd->ranges[i].len, &md->vdev, bd->ranges[i].dev_offset);
@@ -126,15 +133,19 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 		    strerror(-ret));
 		return ret;
 	}
+	pcibus_init(&m->pci, &m->pio, &m->mmio);
+	pcibus_host_ops(&m->pci, &m->backends.pci);
 	m->devs = calloc(board_pc_size, sizeof(*m->devs));
 	if (m->devs == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < board_pc_size; i++) {
-		m->ndevs = i + 1;
-		ret = machine_add_device(m, &m->devs[i], &board_pc[i], err,
-		    errlen);
+		if (board_pc[i].present != NULL &&
+		    !board_pc[i].present(&m->backends))
+			continue;
+		ret = machine_add_device(m, &m->devs[m->ndevs++], &board_pc[i],
+		    err, errlen);
 		if (ret < 0)
 			return ret;
 	}
@@ -430,10 +441,9 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	m->kvm_fd = m->vm_fd = -1;
 	m->vm_stats.fd = -1;
 	m->nvcpus = cfg->vcpus;
-	iobus_init(&m->pio);
-	iobus_init(&m->mmio);
-	ret = runctl_init(&m->rc, m->nvcpus, machine_held, m);
-	if (ret < 0) {
+	if ((ret = iobus_init(&m->pio)) < 0 ||
+	    (ret = iobus_init(&m->mmio)) < 0 ||
+	    (ret = runctl_init(&m->rc, m->nvcpus, machine_held, m)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}

@@ -26,6 +26,7 @@
 #include "devhost.h"
 #include "iobus.h"
 #include "kvm-stats.h"
+#include "pcibus.h"
 #include "runctl.h"
 #include "vcpu.h"
 
@@ -89,6 +90,7 @@ struct machine {
 
 	struct iobus pio;
 	struct iobus mmio;
+	struct pcibus pci;		/* slots 1-31 of bus 0 */
 	struct devhost *dh;
 	struct machine_device *devs;	/* in board order */
 	size_t ndevs;

@@ -99,6 +99,53 @@ worker_display_args(struct json_object *args, struct display_config *cfg,
 	return 0;
 }
 
+/*
+ * worker.boot's disks: [{"fd": N, "path": PATH, "readonly": B,
+ * "serial": ID}], descriptors the supervisor opened with the rights of
+ * the client who started the VM.  Each becomes a backend that outlives
+ * guest resets.
+ */
+static int
+worker_disks(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *arr, *o;
+	const char *name, *serial;
+	int64_t fd;
+	int ro, ret;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(args, "disks", &arr) || arr == NULL)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array) ||
+	    (n = json_object_array_length(arr)) > BOARD_MAX_DISKS) {
+		snprintf(err, errlen, "disks: an array of at most %d",
+		    BOARD_MAX_DISKS);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(arr, i);
+		name = serial = NULL;
+		ro = 0;
+		if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err,
+		    errlen) < 0 ||
+		    proto_arg_string(o, "path", 1, &name, err, errlen) < 0 ||
+		    proto_arg_bool(o, "readonly", 0, &ro, err, errlen) < 0 ||
+		    proto_arg_string(o, "serial", 0, &serial, err, errlen) < 0)
+			return -EINVAL;
+		ret = blk_file_new(&w->disks[i], (int)fd, ro != 0, serial,
+		    &w->cfg.backends.disk[i]);
+		if (ret < 0) {
+			snprintf(err, errlen, "disk %s: %s", name,
+			    ret == -EINVAL ? "not a raw image of at least "
+			    "one sector" : strerror(-ret));
+			return ret;
+		}
+		w->cfg.backends.ndisks = (unsigned int)i + 1;
+	}
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
@@ -108,6 +155,7 @@ worker_cmd_boot(struct worker_request *r)
 	const char *on_reboot = "restart", *log_path = NULL;
 	const char *lost_ticks = "slew";
 	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, slices = 0;
+	int rng = 0;
 	struct display_config dcfg;
 	bool has_display;
 	char err[512];
@@ -142,7 +190,8 @@ worker_cmd_boot(struct worker_request *r)
 	    proto_arg_int(r->args, "rtc_backlog_max", 0, 0, 65536,
 	    &backlog_max, err, sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "rtc_slices", 0, RTC_SLICES_MIN,
-	    RTC_SLICES_MAX, &slices, err, sizeof(err)) < 0)
+	    RTC_SLICES_MAX, &slices, err, sizeof(err)) < 0 ||
+	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	if (strcmp(lost_ticks, "slew") != 0 &&
 	    strcmp(lost_ticks, "discard") != 0)
@@ -182,6 +231,10 @@ worker_cmd_boot(struct worker_request *r)
 	if (slices != 0)
 		w->cfg.backends.rtc.max_slices = (unsigned int)slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
+	w->cfg.backends.rng = rng != 0;
+	if ((ret = worker_disks(w, r->args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
 	w->console = console_new(w->base, log_path, &ret);

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "console.h"
+#include "blk-file.h"
 #include "display.h"
 #include "link.h"
 #include "machine.h"
@@ -39,6 +40,7 @@ struct worker {
 	struct console *console;
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
+	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	uint64_t reboots;
 	/* Exit statistics (stats.c): wanted on, ticks to time, since when. */
 	bool xs_on;

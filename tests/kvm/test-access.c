@@ -368,6 +368,55 @@ expect_start_denied(struct h_conn *u, const char *name, const char *what,
 	json_object_put(r);
 }
 
+/*
+ * Disk images: read-only needs read permission, read-write needs write
+ * permission too, checked at vm.create and again at every vm.start.
+ */
+static void
+test_disks(struct h_conn *u, struct h_conn *c)
+{
+	static char image[1024];
+	char want[700], rw[512];
+	struct json_object *r;
+	const char *desc;
+
+	memset(image, 'x', sizeof(image) - 1);
+	write_text(in(pub, "disk-644"), image, 0644, 0);
+	write_text(path_of(rw, pub, "disk-666"), image, 0666, 0);
+	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"udisk-ro\","
+	    "\"memory_mib\":32,\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"%s\",\"readonly\":true}]}", in(pub, "hello.elf"),
+	    in(pub, "disk-644"));
+	tap_ok(is_ok(r), "udisk-ro: a readable image, read-only: created");
+	json_object_put(r);
+	tap_ok(h_start(u, "udisk-ro") == 0, "udisk-ro: the client starts it");
+	tap_ok(h_stop(c, "udisk-ro", true, -1, H_REPLY_MS) == 0,
+	    "udisk-ro: stopped");
+
+	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"udisk-rw\","
+	    "\"memory_mib\":32,\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"%s\"}]}", in(pub, "hello.elf"), in(pub, "disk-644"));
+	desc = h_err_desc(r);
+	snprintf(want, sizeof(want), "disk: %s: not readable and writable by "
+	    "uid %d", in(pub, "disk-644"), USER_UID);
+	tap_ok(is_error(r, "permission_denied") && desc != NULL &&
+	    strcmp(desc, want) == 0, "udisk-rw: a read-only image for "
+	    "writing: \"%s\"", want);
+	json_object_put(r);
+
+	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"udisk-666\","
+	    "\"memory_mib\":32,\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"%s\"}]}", in(pub, "hello.elf"), rw);
+	tap_ok(is_ok(r), "udisk-666: a writable image: created");
+	json_object_put(r);
+	if (chmod(rw, 0644) < 0)
+		tap_bail("chmod: %s", strerror(errno));
+	r = h_callf(u, H_REPLY_MS, "vm.start", "{\"name\":\"udisk-666\"}");
+	tap_ok(is_error(r, "permission_denied"),
+	    "udisk-666: made read-only after vm.create: start refused");
+	json_object_put(r);
+}
+
 static void
 test_recheck(struct h_conn *u, struct h_conn *c)
 {
@@ -498,6 +547,7 @@ main(void)
 	test_create(u, nogroup);
 	test_start(u, c);
 	test_recheck(u, c);
+	test_disks(u, c);
 	test_pinned(c);
 	test_names(c);
 

@@ -6,8 +6,9 @@
 #   vmlinux             the same kernel as a PVH ELF (the bzImage's payload,
 #                       decompressed: it carries the Xen PVH entry note)
 #   initramfs.cpio.gz   busybox-static, an /init that mounts proc/sys/dev,
-#                       loads the virtio modules, prints the banner
-#                       "vmmd reference guest ready" and hands over to
+#                       loads the virtio and ext4 (and crc32c) modules,
+#                       prints the banner "vmmd reference guest ready"
+#                       and hands over to
 #                       busybox init: shells on ttyS0 and tty0, and
 #                       Ctrl-Alt-Del reboots; and /usr/bin/rtc-ticks
 #                       (rtc-ticks.c here, built static with cc), which
@@ -32,7 +33,7 @@ out=${1:-$cache/linux-guest}
 # The modules the guest loads at boot (with their dependencies) and the
 # ones the test host needs for /dev/kvm.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
-    virtio_rng virtio_balloon virtio_input"
+    virtio_rng virtio_balloon virtio_input crc32c_generic ext4"
 host_modules="kvm_amd kvm_intel"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
@@ -216,7 +217,7 @@ extract_vmlinux() {
 stage=$tmp/root
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" \
     "$stage/etc" "$stage/proc" "$stage/sys" "$stage/dev" "$stage/tmp" \
-    "$stage/root" "$stage/lib/modules"
+    "$stage/root" "$stage/mnt" "$stage/lib/modules"
 cp "$busybox" "$stage/bin/busybox"
 "$busybox" --list-full | while read -r p; do
 	[ "$p" = bin/busybox ] || ln -sf /bin/busybox "$stage/$p"

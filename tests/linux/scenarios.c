@@ -13,7 +13,9 @@
  * after the reboot), reboot, stop, stats (all on the bzImage guest; with
  * stats, exit statistics are on from vm.start), pvh (the PVH vmlinux, and
  * reboot with on_reboot stop), display (the bzImage guest with a screen, over
- * VNC; "screen" also prints its screenshot as base64 diagnostics).
+ * VNC; "screen" also prints its screenshot as base64 diagnostics), disk
+ * (virtio over PCI: a file system made, written and read back across
+ * two boots on a virtio disk, and /dev/hwrng from virtio-rng).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -21,6 +23,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1026,6 +1029,105 @@ scenario_display(struct h_daemon *d, struct h_conn *c)
 	finish(&vm);
 }
 
+/* Run cmd in the guest: its output (caller frees) if it exits 0. */
+static char *
+guest_ok(struct lg_vm *vm, const char *cmd, int timeout_ms)
+{
+	char *out;
+	int st = -1;
+
+	out = lg_cmd(vm, cmd, &st, timeout_ms);
+	if (out != NULL && st == 0)
+		return out;
+	tap_diag("%s: '%s' exited %d: %s", vm->name, cmd, st,
+	    out != NULL ? h_flat(out) : "(no answer)");
+	free(out);
+	return NULL;
+}
+
+/* The first word of a line of out that holds needle, into buf. */
+static bool
+word_of(const char *out, const char *needle, char *buf, size_t len)
+{
+	const char *p = out != NULL ? strstr(out, needle) : NULL;
+	size_t n;
+
+	if (p == NULL)
+		return false;
+	while (p > out && p[-1] != '\n')
+		p--;
+	n = strcspn(p, " \t\r\n");
+	if (n == 0 || n >= len)
+		return false;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * virtio over PCI with the reference guest: a disk and an entropy
+ * device.  The first boot finds the disk with its serial, makes an ext2
+ * file system, writes a file and notes its checksum, reads /dev/hwrng
+ * and halts; the second boot mounts the disk and finds the same file.
+ */
+static void
+scenario_disk(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-disk" };
+	char image[] = "/tmp/vmmd-deb-disk-XXXXXX", extra[512];
+	char sum1[64] = "", sum2[64] = "";
+	char *out;
+	int fd;
+
+	fd = mkstemp(image);
+	if (!check(&vm, fd >= 0 && ftruncate(fd, 32 << 20) == 0,
+	    "a 32 MiB raw image"))
+		return;
+	close(fd);
+	snprintf(extra, sizeof(extra), ",\"rng\":true,\"disks\":["
+	    "{\"path\":\"%s\",\"serial\":\"vmmd-disk-1\"}]", image);
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("disk"), extra))
+		goto out;
+	out = guest_ok(&vm, "cat /sys/block/vda/serial /sys/block/vda/size",
+	    LG_CMD_MS);
+	check(&vm, out != NULL && strstr(out, "vmmd-disk-1") != NULL &&
+	    strstr(out, "65536") != NULL,
+	    "the guest sees vda: 65536 sectors, serial vmmd-disk-1");
+	free(out);
+	out = guest_ok(&vm, "head -c 4096 /dev/hwrng | wc -c", LG_CMD_MS);
+	check(&vm, out != NULL && strstr(out, "4096") != NULL,
+	    "/dev/hwrng gives 4096 bytes");
+	free(out);
+	out = guest_ok(&vm, "mke2fs /dev/vda >/dev/null && mount -t ext2 /dev/vda "
+	    "/mnt && dd if=/dev/urandom of=/mnt/file bs=4k count=256 "
+	    "2>/dev/null && sync && md5sum /mnt/file && umount /mnt",
+	    LG_BOOT_MS);
+	check(&vm, word_of(out, "/mnt/file", sum1, sizeof(sum1)),
+	    "ext2 made on vda, 1 MiB written: %s", sum1);
+	free(out);
+	lg_send(&vm, "poweroff -f\n");
+	h_sleep_ms(3000);
+	h_stop(c, vm.name, true, -1, H_REPLY_MS);
+	lg_detach(&vm);
+	check(&vm, h_wait_state(c, vm.name, "stopped", LG_CMD_MS) == 0,
+	    "first boot over");
+
+	if (!check(&vm, h_start(c, vm.name) == 0 && lg_attach(&vm) == 0 &&
+	    lg_expect_user(&vm, LG_BANNER, LG_BOOT_MS) == 0 &&
+	    lg_wait_shell(&vm, LG_BOOT_MS) == 0, "second boot"))
+		goto out;
+	out = guest_ok(&vm, "mount -t ext2 /dev/vda /mnt && md5sum /mnt/file "
+	    "&& umount /mnt", LG_BOOT_MS);
+	check(&vm, word_of(out, "/mnt/file", sum2, sizeof(sum2)) &&
+	    strcmp(sum1, sum2) == 0,
+	    "the second boot reads the file back intact (%s)", sum2);
+	free(out);
+	show_stats(&vm, "after the disk checks");
+out:
+	finish(&vm);
+	unlink(image);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1049,6 +1151,8 @@ main(int argc, char **argv)
 		scenario_pvh(d, c);
 	if (want("display") || want("screen"))
 		scenario_display(d, c);
+	if (want("disk"))
+		scenario_disk(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();

@@ -93,6 +93,32 @@ fake_guest_mem(void *ctx, uint64_t gpa, size_t len)
 	return fh->mem + (gpa - fh->mem_base);
 }
 
+static int
+fake_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct fake_host *fh = ctx;
+
+	fh->msis++;
+	fh->msi_addr = addr;
+	fh->msi_data = data;
+	return 0;
+}
+
+static void
+fake_lock(void *ctx)
+{
+	struct fake_host *fh = ctx;
+
+	pthread_mutex_lock(&fh->lock);
+	fh->locks++;
+}
+
+static void
+fake_unlock(void *ctx)
+{
+	pthread_mutex_unlock(&((struct fake_host *)ctx)->lock);
+}
+
 static void
 fake_system_request(void *ctx, enum device_system_request req)
 {
@@ -114,6 +140,9 @@ const struct device_host_ops fake_host_ops = {
 	.wall_clock = fake_wall_clock,
 	.guest_mem = fake_guest_mem,
 	.system_request = fake_system_request,
+	.msi = fake_msi,
+	.lock = fake_lock,
+	.unlock = fake_unlock,
 };
 
 void
@@ -123,6 +152,7 @@ fake_host_init(struct fake_host *fh)
 	fh->host.ops = &fake_host_ops;
 	fh->host.ctx = fh;
 	fh->raise_status = DEVICE_IRQ_DELIVERED;
+	pthread_mutex_init(&fh->lock, NULL);
 }
 
 unsigned int

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -38,6 +39,10 @@ struct fake_host {
 	unsigned int rises[FAKE_HOST_LINES];	/* rising edges ever */
 	unsigned int irq_calls;
 	unsigned int irq_bad;	/* no level change, or a line out of range */
+	/* Message-signalled interrupts: how many, and the last one. */
+	unsigned int msis;
+	uint64_t msi_addr;
+	uint32_t msi_data;
 	int raise_status;	/* what a rising edge returns; DELIVERED */
 
 	/* Clocks. */
@@ -52,6 +57,13 @@ struct fake_host {
 
 	unsigned int resets;
 	unsigned int poweroffs;
+
+	/*
+	 * The device's lock as backend threads take it (device_lock()):
+	 * a test's own thread takes it too around its accesses.
+	 */
+	pthread_mutex_t lock;
+	unsigned int locks;
 
 	struct device_timer timers[FAKE_HOST_TIMERS];
 	unsigned int timer_arms;	/* timer_arm() calls ever */
@@ -71,6 +83,7 @@ extern const struct device_host_ops fake_host_ops;
 #define FAKE_HOST_INITIALIZER(name) {					\
 	.host = { &fake_host_ops, &(name) },				\
 	.raise_status = DEVICE_IRQ_DELIVERED,				\
+	.lock = PTHREAD_MUTEX_INITIALIZER,				\
 }
 void fake_host_init(struct fake_host *fh);
 /*

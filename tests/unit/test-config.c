@@ -268,6 +268,93 @@ test_misc_fields(void)
 }
 
 static void
+test_rng(void)
+{
+	struct vm_def *def = NULL;
+	struct json_object *obj;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"rng\":true}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->rng, "rng true");
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(json_object_get_boolean(json_object_object_get(obj,
+		    "rng")), "rng shown");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"a\",\"rng\":1}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == -EINVAL && strstr(err, "rng") != NULL,
+	    "rng must be a boolean: %s", err);
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && !def->rng, "no rng by default");
+	if (rc == 0)
+		config_def_free(def);
+}
+
+static void
+test_disks(void)
+{
+	static const char *const bad[][2] = {
+		{ "{\"name\":\"a\",\"disks\":{}}", "disks: expected an array" },
+		{ "{\"name\":\"a\",\"disks\":[\"/x\"]}", "disks[0]" },
+		{ "{\"name\":\"a\",\"disks\":[{}]}", "disks[0]: path" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"x.img\"}]}",
+		    "not an absolute path" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\",\"ro\":1}]}",
+		    "ro" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"serial\":\"123456789012345678901\"}]}", "serial" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"serial\":\"a b\"}]}", "serial" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/a\"},"
+		    "{\"path\":\"/b\"},{\"path\":\"/c\"},{\"path\":\"/d\"},"
+		    "{\"path\":\"/e\"}]}", "at most 4" },
+	};
+	struct vm_def *def = NULL, *dup;
+	struct json_object *obj;
+	char err[256];
+	size_t i;
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"disks\":[{\"path\":\"/srv/a.img\"},"
+	    "{\"path\":\"/srv/b.img\",\"readonly\":true,"
+	    "\"serial\":\"B-0001\"}]}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->ndisks == 2 &&
+	    strcmp(def->disks[0].path, "/srv/a.img") == 0 &&
+	    !def->disks[0].readonly && def->disks[0].serial == NULL &&
+	    def->disks[1].readonly &&
+	    strcmp(def->disks[1].serial, "B-0001") == 0, "two disks: %s",
+	    rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		dup = config_def_dup(def);
+		tap_ok(dup != NULL && dup->ndisks == 2 &&
+		    dup->disks[1].serial != def->disks[1].serial &&
+		    strcmp(dup->disks[1].serial, "B-0001") == 0,
+		    "disks duplicated deeply");
+		config_def_free(dup);
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		rc = config_parse(obj, 0, &def, err, sizeof(err));
+		tap_ok(rc == 0 && def->ndisks == 2 && def->disks[1].readonly,
+		    "disks round-trip through JSON");
+		json_object_put(obj);
+		if (rc == 0)
+			config_def_free(def);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = parse_text(bad[i][0], 0, &def, err, sizeof(err));
+		tap_ok(rc == -EINVAL && strstr(err, bad[i][1]) != NULL,
+		    "refused: %s", err);
+		if (rc == 0)
+			config_def_free(def);
+	}
+}
+
+static void
 test_lost_ticks(void)
 {
 	struct vm_def *def = NULL;
@@ -870,6 +957,8 @@ main(void)
 	test_files();
 	test_display();
 	test_lost_ticks();
+	test_rng();
+	test_disks();
 	test_roundtrip();
 	test_reload();
 

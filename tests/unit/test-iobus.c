@@ -56,13 +56,14 @@ main(void)
 {
 	struct probe a = { 0 }, b = { 0 };
 	struct vdev da, db;
+	const struct iobus_table *t;
 	struct iobus bus;
 	uint8_t buf[4];
 	uint8_t v = 0x5a;
 
 	vdev_init(&da, &probe_ops, &a);
 	vdev_init(&db, &probe_ops, &b);
-	iobus_init(&bus);
+	TAP_EQ(iobus_init(&bus), 0, "bus made");
 
 	TAP_EQ(iobus_register(&bus, 0x3f8, 8, &da, 0), 0, "register uart-like range");
 	TAP_EQ(iobus_register(&bus, 0x60, 1, &db, 0), 0, "register 0x60 (added before)");
@@ -71,8 +72,9 @@ main(void)
 	TAP_EQ(iobus_register(&bus, 0x3f0, 9, &da, 0), -EEXIST, "overlap from below refused");
 	TAP_EQ(iobus_register(&bus, 0x10, 0, &da, 0), -EINVAL, "empty range refused");
 	TAP_EQ(iobus_register(&bus, UINT64_MAX, 2, &da, 0), -EINVAL, "wrapping range refused");
-	tap_ok(bus.nranges == 3 && bus.ranges[0].base == 0x60 &&
-	    bus.ranges[1].base == 0x64 && bus.ranges[2].base == 0x3f8,
+	t = iobus_table(&bus);
+	tap_ok(t->nranges == 3 && t->ranges[0].base == 0x60 &&
+	    t->ranges[1].base == 0x64 && t->ranges[2].base == 0x3f8,
 	    "ranges kept sorted");
 
 	TAP_EQ(iobus_read(&bus, 0x3fd, buf, 1), 0, "read inside range");
@@ -89,6 +91,28 @@ main(void)
 	    "unknown accesses counted (%llu reads, %llu writes)",
 	    (unsigned long long)bus.unknown_reads,
 	    (unsigned long long)bus.unknown_writes);
+
+	/* A BAR that moves: the old table stays readable until destroy. */
+	TAP_EQ(iobus_register(&bus, 0x1000, 0x10, &db, 0), 0, "BAR mapped");
+	t = iobus_table(&bus);
+	TAP_EQ(iobus_unregister(&bus, 0x1000, &da), -ENOENT,
+	    "unregister needs the same device");
+	TAP_EQ(iobus_unregister(&bus, 0x1000, &db), 0, "BAR unmapped");
+	TAP_EQ(iobus_register(&bus, 0x2000, 0x10, &db, 0), 0, "BAR moved");
+	tap_ok(t->nranges == 4 && t->ranges[3].base == 0x1000,
+	    "a table a reader may still hold is not changed");
+	TAP_EQ(iobus_read(&bus, 0x1004, buf, 1), -ENOENT, "old place gone");
+	TAP_EQ(iobus_read(&bus, 0x2004, buf, 1), 0, "new place answers");
+	tap_ok(b.last_offset == 4, "offset at the new place");
+	while (bus.nretired < IOBUS_MAX_RETIRED)
+		if (iobus_unregister(&bus, 0x2000, &db) < 0 ||
+		    iobus_register(&bus, 0x2000, 0x10, &db, 0) < 0)
+			break;
+	TAP_EQ(iobus_unregister(&bus, 0x2000, &db), -ENOSPC,
+	    "a guest cannot grow the retired list without bound");
+	tap_ok(bus.refused_changes == 1, "refused change counted");
+	TAP_EQ(iobus_read(&bus, 0x2004, buf, 1), 0,
+	    "the bus still dispatches after refusing");
 
 	iobus_destroy(&bus);
 	vdev_destroy(&da);

@@ -243,6 +243,14 @@ ioapic_route(unsigned pin, uint8_t vector, uint32_t apic_id)
 	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector);
 }
 
+/* A PCI INTx pin: level triggered, active low. */
+void
+ioapic_route_level(unsigned pin, uint8_t vector, uint32_t apic_id)
+{
+	ioapic_write(IOAPIC_REDTBL + 2 * pin + 1, apic_id << 24);
+	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector | 1u << 13 | 1u << 15);
+}
+
 void
 ioapic_mask(unsigned pin)
 {

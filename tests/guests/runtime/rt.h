@@ -43,6 +43,21 @@ inb(uint16_t port)
 	return v;
 }
 
+static inline void
+outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint32_t
+inl(uint16_t port)
+{
+	uint32_t v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
 static inline uint32_t
 mmio_read32(uintptr_t addr)
 {
@@ -190,6 +205,7 @@ void sleep_us(uint64_t us);
 void sleep_ms(uint64_t ms);
 
 void ioapic_route(unsigned pin, uint8_t vector, uint32_t apic_id);
+void ioapic_route_level(unsigned pin, uint8_t vector, uint32_t apic_id);
 void ioapic_mask(unsigned pin);
 
 /* --- irq.c: ISA interrupts through the IOAPIC or the PIC ------------- */
@@ -309,5 +325,64 @@ typedef void (*smp_ap_fn)(unsigned cpu, uint32_t apic_id);
 int mptable_cpus(uint32_t *ids, int max, uint32_t *table_pa);
 int smp_start_aps(const uint32_t *ids, int n, smp_ap_fn fn,
     unsigned timeout_ms);
+
+
+/* --- PCI and virtio (pci.c) ------------------------------------------ */
+
+uint32_t pci_read32(unsigned slot, unsigned reg);
+void pci_write32(unsigned slot, unsigned reg, uint32_t v);
+/* The first slot from `from` on with that function 0, or -1. */
+int pci_find(uint16_t vendor, uint16_t device, unsigned from);
+
+/* A virtio 1.x PCI function with its BAR 0 placed by vio_find(). */
+struct vio {
+	unsigned slot;
+	uint32_t bar_size;
+	unsigned gsi_line;	/* what the interrupt line register said */
+	uintptr_t common, isr, device, notify;
+	uint32_t notify_mult;
+};
+
+#define VQ_SIZE		16
+
+struct vq_desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags;		/* 1 NEXT, 2 WRITE, 4 INDIRECT */
+	uint16_t next;
+};
+
+/* One split queue of VQ_SIZE entries, laid out as the rings need. */
+struct vq {
+	struct vq_desc desc[VQ_SIZE];
+	uint16_t avail_flags;
+	uint16_t avail_idx_shared;
+	uint16_t avail_ring[VQ_SIZE];
+	uint16_t used_event;
+	uint8_t pad[4096 - 16 * VQ_SIZE - 6 - 2 * VQ_SIZE];
+	uint16_t used_flags;
+	uint16_t used_idx;
+	struct { uint32_t id, len; } used_ring[VQ_SIZE];
+	uint16_t avail_event;
+	/* The driver's own. */
+	uint16_t avail_idx;
+	uint16_t q;
+	uintptr_t notify;
+} __attribute__((aligned(4096)));
+
+/*
+ * Find device type (4 = entropy, 2 = block) in a slot from `from` on and
+ * place its BAR 0 at bar_addr: 0 or -1.
+ */
+int vio_find(struct vio *v, uint16_t type, uint32_t bar_addr, unsigned from);
+/* Reset and negotiate VERSION_1 alone: 0, or -1 if refused. */
+int vio_start(struct vio *v);
+int vio_queue(struct vio *v, unsigned q, struct vq *vq);
+void vio_driver_ok(struct vio *v);
+uint8_t vio_status(const struct vio *v);
+uint8_t vio_isr(const struct vio *v);	/* reading acknowledges */
+/* Offer the chain at head and kick. */
+void vq_submit(struct vq *vq, uint16_t head);
+uint16_t vq_used(const struct vq *vq);
 
 #endif /* RT_H */

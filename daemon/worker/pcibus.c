@@ -1,0 +1,126 @@
+/* See pcibus.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "pcibus.h"
+
+void
+pcibus_init(struct pcibus *pb, struct iobus *pio, struct iobus *mmio)
+{
+	memset(pb, 0, sizeof(*pb));
+	pb->pio = pio;
+	pb->mmio = mmio;
+}
+
+int
+pcibus_add(struct pcibus *pb, unsigned int slot, struct vdev *vdev)
+{
+	struct pcibus_slot *s;
+
+	if (slot == 0 || slot >= PC_PCI_SLOTS || vdev->ops->pci == NULL)
+		return -EINVAL;
+	s = &pb->slot[slot];
+	if (s->vdev != NULL)
+		return -EBUSY;
+	s->vdev = vdev;
+	s->cfg = vdev->ops->pci(vdev->state);
+	if (s->cfg->cfg[PCI_INTERRUPT_PIN] != 0)
+		s->cfg->cfg[PCI_INTERRUPT_LINE] = PC_PCI_INTX_GSI(slot,
+		    s->cfg->cfg[PCI_INTERRUPT_PIN] - 1);
+	return 0;
+}
+
+static struct pcibus_slot *
+pcibus_slot(struct pcibus *pb, unsigned int slot)
+{
+	if (slot >= PC_PCI_SLOTS || pb->slot[slot].vdev == NULL)
+		return NULL;
+	return &pb->slot[slot];
+}
+
+static int
+pcibus_read(void *ctx, unsigned int slot, unsigned int offset, void *data,
+    unsigned int size)
+{
+	struct pcibus_slot *s = pcibus_slot(ctx, slot);
+
+	if (s == NULL)
+		return -ENODEV;
+	vdev_lock(s->vdev);
+	pci_config_read(s->cfg, offset, data, size);
+	vdev_unlock(s->vdev);
+	return 0;
+}
+
+static bool
+pcibus_same(const struct pci_bar_map *a, const struct pci_bar_map *b)
+{
+	if (!a->on && !b->on)
+		return true;
+	return a->on == b->on && a->base == b->base && a->size == b->size;
+}
+
+/*
+ * Move BAR bar from where it is mapped to where its config space now
+ * says.  A place that overlaps another range (or wraps) leaves the BAR
+ * unmapped, as a BAR over another device's decode would be useless on
+ * real hardware too; the guest is not told, the failure is counted.
+ */
+static void
+pcibus_remap(struct pcibus *pb, struct pcibus_slot *s, unsigned int bar,
+    const struct pci_bar_map *now)
+{
+	struct pci_bar_map *old = &s->mapped[bar];
+	struct iobus *bus;
+
+	if (pcibus_same(old, now))
+		return;
+	if (old->on) {
+		bus = old->type == PCI_BAR_IO ? pb->pio : pb->mmio;
+		iobus_unregister(bus, old->base, s->vdev);
+	}
+	*old = *now;
+	if (!now->on)
+		return;
+	bus = now->type == PCI_BAR_IO ? pb->pio : pb->mmio;
+	if (iobus_register(bus, now->base, now->size, s->vdev,
+	    PCI_BAR_OFFSET(bar)) < 0) {
+		old->on = false;
+		pb->map_failures++;
+	}
+}
+
+static int
+pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
+    const void *data, unsigned int size)
+{
+	struct pcibus *pb = ctx;
+	struct pcibus_slot *s = pcibus_slot(pb, slot);
+	struct pci_bar_map now[PCI_NUM_BARS];
+	unsigned int i;
+	bool remap;
+
+	if (s == NULL)
+		return -ENODEV;
+	vdev_lock(s->vdev);
+	remap = pci_config_write(s->cfg, offset, data, size);
+	if (remap)
+		for (i = 0; i < PCI_NUM_BARS; i++)
+			pci_config_bar(s->cfg, i, &now[i]);
+	vdev_unlock(s->vdev);
+	/* The host bridge's lock serializes this with other changes. */
+	if (remap)
+		for (i = 0; i < PCI_NUM_BARS; i++)
+			if (now[i].type != PCI_BAR_NONE &&
+			    now[i].type != PCI_BAR_MEM64_HIGH)
+				pcibus_remap(pb, s, i, &now[i]);
+	return 0;
+}
+
+void
+pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops)
+{
+	ops->read = pcibus_read;
+	ops->write = pcibus_write;
+	ops->ctx = pb;
+}

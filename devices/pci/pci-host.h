@@ -1,0 +1,44 @@
+/*
+ * The PCI host bridge and root bus 0, reached through configuration
+ * mechanism #1 (PCI Local Bus Specification 3.0, 3.2.2.3.2): the guest
+ * writes an address (enable, bus, device, function, register) to the
+ * dword port CONFIG_ADDRESS and moves data through CONFIG_DATA.
+ *
+ * The host bridge is function 0 of slot 0 and answers itself; the
+ * other slots belong to the machine, which reaches each function's
+ * config space under that function's own lock (pci_host_ops).  Only
+ * function 0 of each slot exists; other functions and buses read all
+ * ones, as an empty slot does.
+ *
+ * Registered on the port bus at CONFIG_ADDRESS for 8 bytes: offsets
+ * 0-3 are the address register, 4-7 the data window.
+ */
+#ifndef VMMD_PCI_HOST_H
+#define VMMD_PCI_HOST_H
+
+#include <stdint.h>
+
+#include "device.h"
+
+struct pci_host_ops {
+	/*
+	 * Config space of slot (1..31), function 0: -ENODEV when the slot
+	 * is empty.  Called under the host bridge's lock.
+	 */
+	int (*read)(void *ctx, unsigned int slot, unsigned int offset,
+	    void *data, unsigned int size);
+	int (*write)(void *ctx, unsigned int slot, unsigned int offset,
+	    const void *data, unsigned int size);
+	void *ctx;
+};
+
+struct pci_host;
+
+/* NULL on ENOMEM; ops is copied. */
+struct pci_host *pci_host_new(const struct device_host *host,
+    const struct pci_host_ops *ops);
+void pci_host_free(struct pci_host *ph);
+
+extern const struct device_ops pci_host_device_ops;
+
+#endif

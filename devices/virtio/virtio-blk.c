@@ -1,0 +1,437 @@
+/* See virtio-blk.h; section numbers are Virtio 1.2's. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "virtio-blk.h"
+#include "virtio-pci.h"
+
+/* Feature bits (5.2.3). */
+#define VIRTIO_BLK_F_SEG_MAX		2
+#define VIRTIO_BLK_F_RO			5
+#define VIRTIO_BLK_F_BLK_SIZE		6
+#define VIRTIO_BLK_F_FLUSH		9
+#define VIRTIO_BLK_F_DISCARD		13
+#define VIRTIO_BLK_F_WRITE_ZEROES	14
+
+/* Request types and status (5.2.6). */
+#define VIRTIO_BLK_T_IN			0
+#define VIRTIO_BLK_T_OUT		1
+#define VIRTIO_BLK_T_FLUSH		4
+#define VIRTIO_BLK_T_GET_ID		8
+#define VIRTIO_BLK_T_DISCARD		11
+#define VIRTIO_BLK_T_WRITE_ZEROES	13
+#define VIRTIO_BLK_S_OK			0
+#define VIRTIO_BLK_S_IOERR		1
+#define VIRTIO_BLK_S_UNSUPP		2
+
+#define VIRTIO_BLK_ID_BYTES		20
+#define SECTOR				512u
+/* One discard or zeroing at most this many sectors (1 GiB). */
+#define VIRTIO_BLK_MAX_RANGE		(1u << 21)
+
+/* Configuration layout (5.2.4). */
+#define CFG_CAPACITY		0
+#define CFG_SEG_MAX		12
+#define CFG_BLK_SIZE		20
+#define CFG_NUM_QUEUES		34
+#define CFG_MAX_DISCARD_SECTORS	36
+#define CFG_MAX_DISCARD_SEG	40
+#define CFG_DISCARD_ALIGN	44
+#define CFG_MAX_WZ_SECTORS	48
+#define CFG_MAX_WZ_SEG		52
+#define CFG_WZ_MAY_UNMAP	56
+#define CFG_SIZE		60
+
+struct virtio_blk_req {
+	struct blk_io io;		/* first: done() finds the request */
+	struct virtio_blk *b;
+	unsigned int gen;		/* the device's at submission */
+	uint16_t head;
+	uint8_t *status;		/* in guest memory */
+	uint32_t written;		/* bytes the guest gets back */
+	bool busy;
+	struct iovec iov[VIRTIO_BLK_SEG_MAX];
+};
+
+struct virtio_blk {
+	struct virtio_pci vp;		/* first: the transport's view */
+	const struct device_host *host;
+	struct blk_backend be;
+	uint8_t config[CFG_SIZE];
+	struct virtq_chain chain;
+	unsigned int gen;		/* bumped by every reset */
+	unsigned int inflight;
+	bool starved;			/* a kick waits for a free request */
+	struct virtio_blk_req req[VIRTIO_BLK_QUEUE];
+	/* Diagnostics. */
+	uint64_t reads, writes, flushes, discards, zeroes, ids;
+	uint64_t errors, unsupported;
+	uint64_t bytes_read, bytes_written;
+};
+
+struct virtio_blk_hdr {
+	uint32_t type;
+	uint32_t reserved;
+	uint64_t sector;
+};
+
+struct virtio_blk_range {
+	uint64_t sector;
+	uint32_t num_sectors;
+	uint32_t flags;			/* bit 0: unmap (write zeroes) */
+};
+
+static struct virtio_blk_req *
+virtio_blk_free_req(struct virtio_blk *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < VIRTIO_BLK_QUEUE; i++)
+		if (!b->req[i].busy)
+			return &b->req[i];
+	return NULL;
+}
+
+/*
+ * The bytes [skip, skip + len) of the iovecs src[0 .. n) as iovecs in
+ * dst (at most max): their number, or -1 if they do not fit.
+ */
+static int
+virtio_blk_carve(const struct iovec *src, unsigned int n, size_t skip,
+    size_t len, struct iovec *dst, unsigned int max)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n && len > 0; i++) {
+		size_t seg = src[i].iov_len, take;
+
+		if (skip >= seg) {
+			skip -= seg;
+			continue;
+		}
+		if (k == max)
+			return -1;
+		take = seg - skip < len ? seg - skip : len;
+		dst[k].iov_base = (uint8_t *)src[i].iov_base + skip;
+		dst[k].iov_len = take;
+		k++;
+		len -= take;
+		skip = 0;
+	}
+	return len == 0 ? (int)k : -1;
+}
+
+/* Hand the chain back with status; under the lock. */
+static void
+virtio_blk_finish(struct virtio_blk *b, uint16_t head, uint8_t *status,
+    uint32_t written, uint8_t st)
+{
+	*(volatile uint8_t *)status = st;
+	if (st == VIRTIO_BLK_S_IOERR)
+		b->errors++;
+	else if (st == VIRTIO_BLK_S_UNSUPP)
+		b->unsupported++;
+	virtq_push(&b->vp.vq[0], head, written + 1);
+}
+
+static void virtio_blk_process(struct virtio_blk *b);
+
+/* A backend thread: the request is over. */
+static void
+virtio_blk_done(struct blk_io *io, int result)
+{
+	struct virtio_blk_req *r = (struct virtio_blk_req *)io;
+	struct virtio_blk *b = r->b;
+
+	device_lock(b->host);
+	/* A request from before a reset: its queue is gone. */
+	if (r->gen == b->gen) {
+		virtio_blk_finish(b, r->head, r->status,
+		    result == 0 ? r->written : 0,
+		    result == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
+		virtio_pci_queue_done(&b->vp, 0);
+	}
+	r->busy = false;
+	b->inflight--;
+	if (b->starved)
+		virtio_blk_process(b);
+	device_unlock(b->host);
+}
+
+/* Is [sector, sector + bytes / 512) on the disk? */
+static bool
+virtio_blk_in_range(const struct virtio_blk *b, uint64_t sector,
+    uint64_t bytes)
+{
+	uint64_t sectors = b->be.size / SECTOR;
+
+	return sector <= sectors && bytes / SECTOR <= sectors - sector;
+}
+
+/*
+ * Check one chain and prepare r for the backend: true to submit, false
+ * when it is answered already (*st set).
+ */
+static bool
+virtio_blk_prepare(struct virtio_blk *b, struct virtio_blk_req *r,
+    uint8_t *st)
+{
+	const struct virtq_chain *c = &b->chain;
+	struct virtio_blk_hdr h;
+	struct virtio_blk_range range;
+	uint64_t data;
+	int n;
+
+	*st = VIRTIO_BLK_S_IOERR;
+	if (virtq_chain_read(c, 0, &h, sizeof(h)) != sizeof(h))
+		return false;
+	r->io = (struct blk_io){ .done = virtio_blk_done };
+	switch (h.type) {
+	case VIRTIO_BLK_T_IN:
+		data = c->in_len - 1;
+		if (data % SECTOR != 0 || c->out_len != sizeof(h) ||
+		    !virtio_blk_in_range(b, h.sector, data))
+			return false;
+		n = virtio_blk_carve(&c->iov[c->nout], c->nin, 0, data,
+		    r->iov, VIRTIO_BLK_SEG_MAX);
+		if (n < 0)
+			return false;
+		r->io.op = BLK_READ;
+		r->written = (uint32_t)data;
+		b->reads++;
+		b->bytes_read += data;
+		break;
+	case VIRTIO_BLK_T_OUT:
+		data = c->out_len - sizeof(h);
+		if (b->be.readonly || data % SECTOR != 0 ||
+		    !virtio_blk_in_range(b, h.sector, data))
+			return false;
+		n = virtio_blk_carve(c->iov, c->nout, sizeof(h), data, r->iov,
+		    VIRTIO_BLK_SEG_MAX);
+		if (n < 0)
+			return false;
+		r->io.op = BLK_WRITE;
+		b->writes++;
+		b->bytes_written += data;
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		n = 0;
+		r->io.op = BLK_FLUSH;
+		b->flushes++;
+		break;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		/* One range (max_*_seg is 1), none of it past the end. */
+		if (b->be.readonly ||
+		    c->out_len != sizeof(h) + sizeof(range) ||
+		    virtq_chain_read(c, sizeof(h), &range, sizeof(range)) !=
+		    sizeof(range) || range.num_sectors > VIRTIO_BLK_MAX_RANGE ||
+		    !virtio_blk_in_range(b, range.sector,
+		    (uint64_t)range.num_sectors * SECTOR))
+			return false;
+		n = 0;
+		r->io.offset = range.sector * SECTOR;
+		r->io.len = (uint64_t)range.num_sectors * SECTOR;
+		if (h.type == VIRTIO_BLK_T_DISCARD) {
+			r->io.op = BLK_DISCARD;
+			b->discards++;
+		} else {
+			r->io.op = BLK_WRITE_ZEROES;
+			r->io.may_unmap = range.flags & 1;
+			b->zeroes++;
+		}
+		break;
+	case VIRTIO_BLK_T_GET_ID:
+		/* Up to 20 bytes, NUL-padded if shorter (5.2.6). */
+		n = (int)virtq_chain_write(c, 0, b->be.serial,
+		    c->in_len - 1 < VIRTIO_BLK_ID_BYTES ? c->in_len - 1 :
+		    VIRTIO_BLK_ID_BYTES);
+		r->written = (uint32_t)n;
+		b->ids++;
+		*st = VIRTIO_BLK_S_OK;
+		return false;
+	default:
+		*st = VIRTIO_BLK_S_UNSUPP;
+		return false;
+	}
+	if (r->io.op == BLK_READ || r->io.op == BLK_WRITE)
+		r->io.offset = h.sector * SECTOR;
+	r->io.iov = r->iov;
+	r->io.niov = (unsigned int)n;
+	*st = VIRTIO_BLK_S_OK;
+	return true;
+}
+
+/* Take every chain the driver offers, while requests are free. */
+static void
+virtio_blk_process(struct virtio_blk *b)
+{
+	struct virtio_blk_req *r;
+	uint8_t st;
+	int ret;
+
+	b->starved = false;
+	for (;;) {
+		if ((r = virtio_blk_free_req(b)) == NULL) {
+			b->starved = true;	/* a completion resumes */
+			break;
+		}
+		ret = virtq_pop(&b->vp.vq[0], &b->chain);
+		if (ret < 0)
+			virtio_pci_needs_reset(&b->vp);
+		if (ret <= 0)
+			break;
+		/* The status byte: the last of the chain, writable (5.2.6). */
+		if (b->chain.nin == 0) {
+			b->errors++;
+			virtio_pci_needs_reset(&b->vp);
+			break;
+		}
+		r->head = b->chain.head;
+		r->status = (uint8_t *)b->chain.iov[b->chain.nout +
+		    b->chain.nin - 1].iov_base +
+		    b->chain.iov[b->chain.nout + b->chain.nin - 1].iov_len - 1;
+		r->written = 0;
+		if (!virtio_blk_prepare(b, r, &st)) {
+			virtio_blk_finish(b, r->head, r->status, r->written,
+			    st);
+			continue;
+		}
+		r->b = b;
+		r->gen = b->gen;
+		r->busy = true;
+		b->inflight++;
+		if (b->be.ops->submit(b->be.ctx, &r->io) < 0) {
+			r->busy = false;
+			b->inflight--;
+			virtio_blk_finish(b, r->head, r->status, 0,
+			    VIRTIO_BLK_S_IOERR);
+		}
+	}
+	virtio_pci_queue_done(&b->vp, 0);
+}
+
+static void
+virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
+{
+	virtio_blk_process((struct virtio_blk *)vp);
+}
+
+static void
+virtio_blk_reset(struct virtio_pci *vp)
+{
+	struct virtio_blk *b = (struct virtio_blk *)vp;
+
+	b->gen++;
+	b->starved = false;
+}
+
+static void
+virtio_blk_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
+    unsigned int size)
+{
+	struct virtio_blk *b = (struct virtio_blk *)vp;
+
+	memcpy(data, &b->config[offset], size);
+}
+
+static const struct virtio_dev_ops virtio_blk_ops = {
+	.type = 2,
+	.class_code = 0x010000,		/* mass storage, SCSI-like */
+	.nqueues = 1,
+	.queue_max = VIRTIO_BLK_QUEUE,
+	.features = 1ULL << VIRTIO_BLK_F_SEG_MAX |
+	    1ULL << VIRTIO_BLK_F_BLK_SIZE | 1ULL << VIRTIO_BLK_F_FLUSH |
+	    1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES,
+	.config_size = CFG_SIZE,
+	.config_read = virtio_blk_config_read,
+	.notify = virtio_blk_notify,
+	.reset = virtio_blk_reset,
+};
+
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);		/* little endian host, as the guest */
+}
+
+struct virtio_blk *
+virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
+{
+	struct virtio_blk *b = calloc(1, sizeof(*b));
+	uint64_t sectors = be->size / SECTOR;
+
+	if (b == NULL)
+		return NULL;
+	b->host = host;
+	b->be = *be;
+	if (virtio_pci_init(&b->vp, host, &virtio_blk_ops) < 0) {
+		free(b);
+		return NULL;
+	}
+	if (be->readonly)
+		b->vp.features = (b->vp.features | 1ULL << VIRTIO_BLK_F_RO) &
+		    ~(1ULL << VIRTIO_BLK_F_DISCARD |
+		    1ULL << VIRTIO_BLK_F_WRITE_ZEROES);
+	memcpy(&b->config[CFG_CAPACITY], &sectors, 8);
+	put32(&b->config[CFG_SEG_MAX], VIRTIO_BLK_SEG_MAX);
+	put32(&b->config[CFG_BLK_SIZE], SECTOR);
+	b->config[CFG_NUM_QUEUES] = 1;
+	put32(&b->config[CFG_MAX_DISCARD_SECTORS], VIRTIO_BLK_MAX_RANGE);
+	put32(&b->config[CFG_MAX_DISCARD_SEG], 1);
+	put32(&b->config[CFG_DISCARD_ALIGN], 8);	/* 4 KiB */
+	put32(&b->config[CFG_MAX_WZ_SECTORS], VIRTIO_BLK_MAX_RANGE);
+	put32(&b->config[CFG_MAX_WZ_SEG], 1);
+	b->config[CFG_WZ_MAY_UNMAP] = 1;
+	return b;
+}
+
+void
+virtio_blk_free(struct virtio_blk *b)
+{
+	if (b == NULL)
+		return;
+	/* Completions take the device's lock: not held here. */
+	b->be.ops->drain(b->be.ctx);
+	free(b);
+}
+
+static void
+virtio_blk_diag(void *dev, struct device_diag *d)
+{
+	struct virtio_blk *b = dev;
+
+	virtio_pci_diag(&b->vp, d);
+	device_diag_put(d, "sectors", b->be.size / SECTOR, DEVICE_DIAG_UINT);
+	device_diag_put(d, "readonly", b->be.readonly, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "reads", b->reads, DEVICE_DIAG_UINT);
+	device_diag_put(d, "writes", b->writes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "flushes", b->flushes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "discards", b->discards, DEVICE_DIAG_UINT);
+	device_diag_put(d, "write_zeroes", b->zeroes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "get_ids", b->ids, DEVICE_DIAG_UINT);
+	device_diag_put(d, "bytes_read", b->bytes_read, DEVICE_DIAG_UINT);
+	device_diag_put(d, "bytes_written", b->bytes_written,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "errors", b->errors, DEVICE_DIAG_UINT);
+	device_diag_put(d, "unsupported", b->unsupported, DEVICE_DIAG_UINT);
+	device_diag_put(d, "inflight", b->inflight, DEVICE_DIAG_UINT);
+}
+
+static void
+virtio_blk_ops_free(void *dev)
+{
+	virtio_blk_free(dev);
+}
+
+const struct device_ops virtio_blk_device_ops = {
+	.name = "virtio-blk",
+	.read = virtio_pci_read,
+	.write = virtio_pci_write,
+	.diag = virtio_blk_diag,
+	.pci = virtio_pci_config,
+	.free = virtio_blk_ops_free,
+};

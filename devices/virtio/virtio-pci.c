@@ -1,0 +1,543 @@
+/* See virtio-pci.h; section numbers are Virtio 1.2's. */
+#include <errno.h>
+#include <string.h>
+
+#include "virtio-pci.h"
+
+/* Configuration structure types of the vendor capabilities (4.1.4). */
+#define VIRTIO_PCI_CAP_COMMON_CFG	1
+#define VIRTIO_PCI_CAP_NOTIFY_CFG	2
+#define VIRTIO_PCI_CAP_ISR_CFG		3
+#define VIRTIO_PCI_CAP_DEVICE_CFG	4
+
+#define VIRTIO_PCI_COMMON_SIZE		0x38
+#define VIRTIO_PCI_NO_VECTOR		0xffff
+
+/* Common configuration registers (4.1.4.3). */
+#define VPC_DFSELECT		0x00
+#define VPC_DF			0x04
+#define VPC_GFSELECT		0x08
+#define VPC_GF			0x0c
+#define VPC_MSIX_CONFIG		0x10
+#define VPC_NUM_QUEUES		0x12
+#define VPC_STATUS		0x14
+#define VPC_GENERATION		0x15
+#define VPC_Q_SELECT		0x16
+#define VPC_Q_SIZE		0x18
+#define VPC_Q_MSIX		0x1a
+#define VPC_Q_ENABLE		0x1c
+#define VPC_Q_NOTIFY_OFF	0x1e
+#define VPC_Q_DESC		0x20
+#define VPC_Q_AVAIL		0x28
+#define VPC_Q_USED		0x30
+
+static int
+virtio_pci_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset,
+    uint32_t length, unsigned int len)
+{
+	int at = pci_config_add_cap(&vp->pc, PCI_CAP_ID_VNDR, len);
+
+	if (at < 0)
+		return at;
+	vp->pc.cfg[at + 2] = (uint8_t)len;
+	vp->pc.cfg[at + 3] = type;
+	vp->pc.cfg[at + 4] = VIRTIO_PCI_BAR;
+	pci_config_set32(&vp->pc, (unsigned int)at + 8, offset);
+	pci_config_set32(&vp->pc, (unsigned int)at + 12, length);
+	return at;
+}
+
+static void
+virtio_pci_reset_queues(struct virtio_pci *vp)
+{
+	unsigned int q;
+
+	for (q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++) {
+		virtq_reset(&vp->vq[q]);
+		vp->qcfg[q] = (struct virtio_pci_queue){
+			.size = q < vp->ops->nqueues ? vp->ops->queue_max : 0,
+			.msix_vector = VIRTIO_PCI_NO_VECTOR,
+		};
+	}
+}
+
+int
+virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
+    const struct virtio_dev_ops *ops)
+{
+	struct pci_ids ids = {
+		.vendor = 0x1af4,
+		.device = (uint16_t)(0x1040 + ops->type),
+		.class_code = ops->class_code,
+		.revision = 1,		/* modern only (4.1.2.1) */
+		.subsys_vendor = 0x1af4,
+		.subsys = ops->type,
+		.int_pin = 1,
+	};
+	int at;
+
+	if (ops->nqueues == 0 || ops->nqueues > VIRTIO_PCI_MAX_QUEUES ||
+	    ops->queue_max == 0 || ops->queue_max > VIRTQ_MAX_SIZE ||
+	    (ops->queue_max & (ops->queue_max - 1)) != 0 ||
+	    ops->config_size > VIRTIO_PCI_NOTIFY - VIRTIO_PCI_DEVICE)
+		return -EINVAL;
+	memset(vp, 0, sizeof(*vp));
+	vp->ops = ops;
+	vp->host = host;
+	vp->features = ops->features;
+	vp->config_msix_vector = VIRTIO_PCI_NO_VECTOR;
+	pci_config_init(&vp->pc, &ids);
+	if (pci_config_add_bar(&vp->pc, VIRTIO_PCI_BAR, PCI_BAR_MEM32,
+	    VIRTIO_PCI_BAR_SIZE) < 0 ||
+	    virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG,
+	    VIRTIO_PCI_COMMON, VIRTIO_PCI_COMMON_SIZE, 16) < 0 ||
+	    virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_ISR_CFG, VIRTIO_PCI_ISR,
+	    1, 16) < 0)
+		return -EINVAL;
+	if (ops->config_size > 0 &&
+	    virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG,
+	    VIRTIO_PCI_DEVICE, ops->config_size, 16) < 0)
+		return -EINVAL;
+	/* MSI-X (6.8.2): table and PBA in the same BAR. */
+	vp->nvectors = ops->nqueues + 1;
+	at = pci_config_add_cap(&vp->pc, PCI_CAP_ID_MSIX, 12);
+	if (at < 0)
+		return -EINVAL;
+	vp->msix_cap = (unsigned int)at;
+	pci_config_set16(&vp->pc, (unsigned int)at + 2,
+	    (uint16_t)(vp->nvectors - 1));
+	vp->pc.wmask[at + 3] = 0xc0;	/* MSI-X Enable, Function Mask */
+	pci_config_set32(&vp->pc, (unsigned int)at + 4,
+	    VIRTIO_PCI_MSIX_TABLE | VIRTIO_PCI_BAR);
+	pci_config_set32(&vp->pc, (unsigned int)at + 8,
+	    VIRTIO_PCI_MSIX_PBA | VIRTIO_PCI_BAR);
+	for (unsigned int v = 0; v < vp->nvectors; v++)
+		vp->msix[v].ctrl = 1;	/* masked at reset (6.8.2.9) */
+	at = virtio_pci_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG,
+	    VIRTIO_PCI_NOTIFY, VIRTIO_PCI_NOTIFY_MULT * ops->nqueues, 20);
+	if (at < 0)
+		return -EINVAL;
+	pci_config_set32(&vp->pc, (unsigned int)at + 16,
+	    VIRTIO_PCI_NOTIFY_MULT);
+	virtio_pci_reset_queues(vp);
+	return 0;
+}
+
+static uint64_t
+virtio_pci_offered(const struct virtio_pci *vp)
+{
+	return vp->features | 1ULL << VIRTIO_F_VERSION_1 |
+	    1ULL << VIRTIO_F_INDIRECT_DESC | 1ULL << VIRTIO_F_EVENT_IDX;
+}
+
+/*
+ * The INTx pending state; the line follows it unless the driver set
+ * Interrupt Disable (6.2.2), and only changes are reported: the line
+ * may be shared.
+ */
+static void
+virtio_pci_set_intx(struct virtio_pci *vp, bool level)
+{
+	bool up = level && !(pci_config_get16(&vp->pc, PCI_COMMAND) &
+	    PCI_COMMAND_INTX_DISABLE);
+
+	vp->intx = level;
+	pci_config_set_intx(&vp->pc, level);
+	if (up != vp->intx_raised) {
+		vp->intx_raised = up;
+		device_irq_set(vp->host, 0, up);
+	}
+}
+
+static bool
+virtio_pci_msix_on(const struct virtio_pci *vp)
+{
+	return vp->pc.cfg[vp->msix_cap + 3] & 0x80;
+}
+
+static void
+virtio_pci_msix_send(struct virtio_pci *vp, unsigned int v)
+{
+	vp->interrupts++;
+	device_msi(vp->host, (uint64_t)vp->msix[v].addr_hi << 32 |
+	    vp->msix[v].addr_lo, vp->msix[v].data);
+}
+
+/* Interrupt the driver: through vector (MSI-X) or INTx with isr_bit. */
+static void
+virtio_pci_interrupt(struct virtio_pci *vp, uint8_t isr_bit,
+    uint16_t vector)
+{
+	if (!virtio_pci_msix_on(vp)) {
+		vp->isr |= isr_bit;
+		vp->interrupts++;
+		virtio_pci_set_intx(vp, true);
+		return;
+	}
+	if (vector >= vp->nvectors)
+		return;			/* NO_VECTOR: the driver wants none */
+	if ((vp->pc.cfg[vp->msix_cap + 3] & 0x40) ||
+	    (vp->msix[vector].ctrl & 1)) {
+		vp->pba |= 1u << vector;
+		return;
+	}
+	virtio_pci_msix_send(vp, vector);
+}
+
+void
+virtio_pci_queue_done(struct virtio_pci *vp, unsigned int q)
+{
+	if (q < vp->ops->nqueues && virtq_should_notify(&vp->vq[q]))
+		virtio_pci_interrupt(vp, 1, vp->qcfg[q].msix_vector);
+}
+
+void
+virtio_pci_config_changed(struct virtio_pci *vp)
+{
+	vp->generation++;
+	if (vp->status & VIRTIO_STATUS_DRIVER_OK)
+		virtio_pci_interrupt(vp, 2, vp->config_msix_vector);
+}
+
+/* A vector number the driver asks for: kept if it exists (4.1.5.1.2). */
+static uint16_t
+virtio_pci_vector(const struct virtio_pci *vp, uint64_t v)
+{
+	return v < vp->nvectors ? (uint16_t)v : VIRTIO_PCI_NO_VECTOR;
+}
+
+/* An MSI-X table or PBA access (dwords only, 6.8.2). */
+static void
+virtio_pci_msix_access(struct virtio_pci *vp, uint32_t off, uint32_t *val,
+    bool write)
+{
+	unsigned int v = (off - VIRTIO_PCI_MSIX_TABLE) / 16;
+	uint32_t *field;
+
+	if (off >= VIRTIO_PCI_MSIX_PBA) {
+		if (!write)
+			*val = off == VIRTIO_PCI_MSIX_PBA ? vp->pba : 0;
+		return;
+	}
+	if (v >= vp->nvectors) {
+		if (!write)
+			*val = 0;
+		return;
+	}
+	switch (off % 16) {
+	case 0: field = &vp->msix[v].addr_lo; break;
+	case 4: field = &vp->msix[v].addr_hi; break;
+	case 8: field = &vp->msix[v].data; break;
+	default: field = &vp->msix[v].ctrl; break;
+	}
+	if (!write) {
+		*val = *field;
+		return;
+	}
+	*field = field == &vp->msix[v].ctrl ? (*val & 1) : *val;
+	/* Unmasked with an interrupt pending: it goes now (6.8.2.9). */
+	if (field == &vp->msix[v].ctrl && !(*val & 1) &&
+	    (vp->pba & (1u << v)) && virtio_pci_msix_on(vp) &&
+	    !(vp->pc.cfg[vp->msix_cap + 3] & 0x40)) {
+		vp->pba &= ~(1u << v);
+		vp->msi_pending++;
+		virtio_pci_msix_send(vp, v);
+	}
+}
+
+void
+virtio_pci_needs_reset(struct virtio_pci *vp)
+{
+	if (vp->status & VIRTIO_STATUS_NEEDS_RESET)
+		return;
+	vp->status |= VIRTIO_STATUS_NEEDS_RESET;
+	virtio_pci_config_changed(vp);
+}
+
+static void
+virtio_pci_reset(struct virtio_pci *vp)
+{
+	vp->status = 0;
+	vp->driver_features = 0;
+	vp->dfselect = vp->gfselect = 0;
+	vp->qselect = 0;
+	vp->isr = 0;
+	vp->config_msix_vector = VIRTIO_PCI_NO_VECTOR;
+	virtio_pci_set_intx(vp, false);
+	virtio_pci_reset_queues(vp);
+	if (vp->ops->reset != NULL)
+		vp->ops->reset(vp);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static void
+virtio_pci_common_read(struct virtio_pci *vp, uint32_t off, void *data,
+    unsigned int size)
+{
+	uint8_t img[VIRTIO_PCI_COMMON_SIZE] = { 0 };
+	const struct virtio_pci_queue *qc = NULL;
+	uint64_t f = virtio_pci_offered(vp);
+
+	if (vp->qselect < vp->ops->nqueues)
+		qc = &vp->qcfg[vp->qselect];
+	put32(&img[VPC_DFSELECT], vp->dfselect);
+	put32(&img[VPC_DF], vp->dfselect == 0 ? (uint32_t)f :
+	    vp->dfselect == 1 ? (uint32_t)(f >> 32) : 0);
+	put32(&img[VPC_GFSELECT], vp->gfselect);
+	put32(&img[VPC_GF], vp->gfselect == 0 ? (uint32_t)vp->driver_features :
+	    vp->gfselect == 1 ? (uint32_t)(vp->driver_features >> 32) : 0);
+	put16(&img[VPC_MSIX_CONFIG], vp->config_msix_vector);
+	put16(&img[VPC_NUM_QUEUES], (uint16_t)vp->ops->nqueues);
+	img[VPC_STATUS] = vp->status;
+	img[VPC_GENERATION] = vp->generation;
+	put16(&img[VPC_Q_SELECT], vp->qselect);
+	if (qc != NULL) {
+		put16(&img[VPC_Q_SIZE], qc->size);
+		put16(&img[VPC_Q_MSIX], qc->msix_vector);
+		put16(&img[VPC_Q_ENABLE], qc->enable);
+		put16(&img[VPC_Q_NOTIFY_OFF], vp->qselect);
+		put64(&img[VPC_Q_DESC], qc->desc);
+		put64(&img[VPC_Q_AVAIL], qc->avail);
+		put64(&img[VPC_Q_USED], qc->used);
+	}
+	if (off + size > sizeof(img)) {
+		memset(data, 0xff, size);
+		vp->bad_accesses++;
+		return;
+	}
+	memcpy(data, &img[off], size);
+}
+
+/* Write half or all of a 64-bit queue address. */
+static void
+virtio_pci_set_addr(uint64_t *addr, uint32_t rel, uint64_t v,
+    unsigned int size)
+{
+	if (size == 8 && rel == 0)
+		*addr = v;
+	else if (size == 4 && rel == 0)
+		*addr = (*addr & ~0xffffffffULL) | (uint32_t)v;
+	else if (size == 4 && rel == 4)
+		*addr = (*addr & 0xffffffffULL) | v << 32;
+}
+
+static void
+virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
+{
+	uint64_t f = vp->driver_features;
+
+	if (v == 0) {
+		virtio_pci_reset(vp);
+		return;
+	}
+	/* FEATURES_OK only for a subset of the offer with VERSION_1 (3.1.1). */
+	if ((v & VIRTIO_STATUS_FEATURES_OK) &&
+	    !(vp->status & VIRTIO_STATUS_FEATURES_OK) &&
+	    ((f & ~virtio_pci_offered(vp)) != 0 ||
+	    !virtio_pci_has(vp, VIRTIO_F_VERSION_1)))
+		v &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
+	/* The driver cannot clear what only a reset clears. */
+	vp->status = (uint8_t)(v | (vp->status & VIRTIO_STATUS_NEEDS_RESET));
+}
+
+static void
+virtio_pci_enable_queue(struct virtio_pci *vp, unsigned int q)
+{
+	struct virtio_pci_queue *qc = &vp->qcfg[q];
+
+	if (qc->enable)
+		return;
+	if (virtq_enable(&vp->vq[q], vp->host, qc->size, qc->desc, qc->avail,
+	    qc->used, virtio_pci_has(vp, VIRTIO_F_EVENT_IDX)) < 0) {
+		vp->bad_accesses++;
+		virtio_pci_needs_reset(vp);
+		return;
+	}
+	qc->enable = true;
+}
+
+static void
+virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
+    unsigned int size)
+{
+	struct virtio_pci_queue *qc = NULL;
+	bool features_open = !(vp->status & VIRTIO_STATUS_FEATURES_OK);
+
+	if (vp->qselect < vp->ops->nqueues)
+		qc = &vp->qcfg[vp->qselect];
+	switch (off) {
+	case VPC_DFSELECT:
+		vp->dfselect = (uint32_t)v;
+		return;
+	case VPC_GFSELECT:
+		vp->gfselect = (uint32_t)v;
+		return;
+	case VPC_GF:
+		if (!features_open || vp->gfselect > 1) {
+			vp->bad_accesses++;
+			return;
+		}
+		if (vp->gfselect == 0)
+			vp->driver_features = (vp->driver_features &
+			    ~0xffffffffULL) | (uint32_t)v;
+		else
+			vp->driver_features = (vp->driver_features &
+			    0xffffffffULL) | (uint64_t)(uint32_t)v << 32;
+		return;
+	case VPC_MSIX_CONFIG:
+		vp->config_msix_vector = virtio_pci_vector(vp, v);
+		return;
+	case VPC_STATUS:
+		virtio_pci_set_status(vp, (uint8_t)v);
+		return;
+	case VPC_Q_SELECT:
+		vp->qselect = (uint16_t)v;
+		return;
+	}
+	if (qc == NULL) {
+		vp->bad_accesses++;
+		return;
+	}
+	if (off == VPC_Q_MSIX) {
+		qc->msix_vector = virtio_pci_vector(vp, v);
+		return;
+	}
+	if (off == VPC_Q_ENABLE) {
+		if (v == 1)
+			virtio_pci_enable_queue(vp, vp->qselect);
+		return;
+	}
+	/* The rest may change only while the queue is off (4.1.4.3.2). */
+	if (qc->enable) {
+		vp->bad_accesses++;
+		return;
+	}
+	if (off == VPC_Q_SIZE) {
+		/* Checked when the queue is enabled. */
+		if (v <= vp->ops->queue_max)
+			qc->size = (uint16_t)v;
+		return;
+	}
+	if (off >= VPC_Q_DESC && off < VPC_Q_DESC + 8)
+		virtio_pci_set_addr(&qc->desc, off - VPC_Q_DESC, v, size);
+	else if (off >= VPC_Q_AVAIL && off < VPC_Q_AVAIL + 8)
+		virtio_pci_set_addr(&qc->avail, off - VPC_Q_AVAIL, v, size);
+	else if (off >= VPC_Q_USED && off < VPC_Q_USED + 8)
+		virtio_pci_set_addr(&qc->used, off - VPC_Q_USED, v, size);
+	else
+		vp->bad_accesses++;
+}
+
+void
+virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
+{
+	struct virtio_pci *vp = dev;
+	uint64_t off = PCI_BAR_REL(offset);
+
+	memset(data, 0, size);
+	if (PCI_BAR_OF(offset) != VIRTIO_PCI_BAR)
+		return;
+	if (off < VIRTIO_PCI_ISR) {
+		virtio_pci_common_read(vp, (uint32_t)off, data, size);
+	} else if (off == VIRTIO_PCI_ISR) {
+		/* Reading ISR acknowledges it (4.1.4.5.1). */
+		*(uint8_t *)data = vp->isr;
+		vp->isr = 0;
+		virtio_pci_set_intx(vp, false);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE) {
+		if (size == 4 && off % 4 == 0)
+			virtio_pci_msix_access(vp, (uint32_t)off, data, false);
+	} else if (off >= VIRTIO_PCI_DEVICE &&
+	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
+		if (vp->ops->config_read != NULL)
+			vp->ops->config_read(vp,
+			    (uint32_t)(off - VIRTIO_PCI_DEVICE), data, size);
+	}
+}
+
+void
+virtio_pci_write(void *dev, uint64_t offset, const void *data,
+    unsigned int size)
+{
+	struct virtio_pci *vp = dev;
+	uint64_t off = PCI_BAR_REL(offset), v = 0;
+	unsigned int q;
+
+	if (PCI_BAR_OF(offset) != VIRTIO_PCI_BAR || size > 8)
+		return;
+	memcpy(&v, data, size);		/* little endian, like the guest */
+	if (off < VIRTIO_PCI_ISR) {
+		virtio_pci_common_write(vp, (uint32_t)off, v, size);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE) {
+		uint32_t w = (uint32_t)v;
+
+		if (size == 4 && off % 4 == 0)
+			virtio_pci_msix_access(vp, (uint32_t)off, &w, true);
+		else
+			vp->bad_accesses++;
+	} else if (off >= VIRTIO_PCI_NOTIFY) {
+		q = (unsigned int)((off - VIRTIO_PCI_NOTIFY) /
+		    VIRTIO_PCI_NOTIFY_MULT);
+		if (q >= vp->ops->nqueues || !vp->qcfg[q].enable ||
+		    !(vp->status & VIRTIO_STATUS_DRIVER_OK)) {
+			vp->bad_accesses++;
+			return;
+		}
+		vp->kicks++;
+		vp->ops->notify(vp, q);
+	} else if (off >= VIRTIO_PCI_DEVICE &&
+	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
+		if (vp->ops->config_write != NULL)
+			vp->ops->config_write(vp,
+			    (uint32_t)(off - VIRTIO_PCI_DEVICE), data, size);
+	}
+}
+
+struct pci_config *
+virtio_pci_config(void *dev)
+{
+	return &((struct virtio_pci *)dev)->pc;
+}
+
+void
+virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
+{
+	static const char *const popped[] = { "q0_chains", "q1_chains",
+	    "q2_chains", "q3_chains" };
+	uint64_t bad = 0;
+	unsigned int q;
+
+	device_diag_put(d, "status", vp->status, DEVICE_DIAG_HEX);
+	device_diag_put(d, "features", vp->driver_features, DEVICE_DIAG_HEX);
+	device_diag_put(d, "kicks", vp->kicks, DEVICE_DIAG_UINT);
+	device_diag_put(d, "interrupts", vp->interrupts, DEVICE_DIAG_UINT);
+	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);
+	device_diag_put(d, "msi_pending", vp->msi_pending, DEVICE_DIAG_UINT);
+	for (q = 0; q < vp->ops->nqueues; q++) {
+		device_diag_put(d, popped[q], vp->vq[q].popped,
+		    DEVICE_DIAG_UINT);
+		bad += vp->vq[q].bad_chains;
+	}
+	device_diag_put(d, "bad_chains", bad, DEVICE_DIAG_UINT);
+	device_diag_put(d, "bad_accesses", vp->bad_accesses, DEVICE_DIAG_UINT);
+}

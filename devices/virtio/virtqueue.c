@@ -1,0 +1,254 @@
+/* See virtqueue.h for the rules every chain is held to. */
+#include <errno.h>
+#include <string.h>
+
+#include "virtqueue.h"
+
+int
+virtq_enable(struct virtq *vq, const struct device_host *host,
+    uint16_t size, uint64_t desc, uint64_t avail, uint64_t used,
+    bool event_idx)
+{
+	size_t extra = event_idx ? 2 : 0;
+
+	virtq_reset(vq);
+	if (size == 0 || size > VIRTQ_MAX_SIZE || (size & (size - 1)) != 0 ||
+	    desc % 16 != 0 || avail % 2 != 0 || used % 4 != 0)
+		return -EINVAL;
+	vq->desc = device_guest_mem(host, desc, 16u * size);
+	vq->avail = device_guest_mem(host, avail, 4 + 2u * size + extra);
+	vq->used = device_guest_mem(host, used, 4 + 8u * size + extra);
+	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL) {
+		virtq_reset(vq);
+		return -EINVAL;
+	}
+	vq->host = host;
+	vq->size = size;
+	vq->event_idx = event_idx;
+	vq->enabled = true;
+	/* The driver starts from a zeroed used ring; so do we. */
+	vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+	vq->last_avail = vq->used_idx;
+	vq->signalled = vq->used_idx;
+	return 0;
+}
+
+void
+virtq_reset(struct virtq *vq)
+{
+	uint64_t popped = vq->popped, bad = vq->bad_chains;
+
+	memset(vq, 0, sizeof(*vq));
+	vq->popped = popped;
+	vq->bad_chains = bad;
+}
+
+/* One descriptor, copied once: the guest may change the original. */
+static void
+virtq_desc_copy(const struct virtq_desc *table, unsigned int i,
+    struct virtq_desc *d)
+{
+	const volatile struct virtq_desc *src = &table[i];
+
+	d->addr = src->addr;
+	d->len = src->len;
+	d->flags = src->flags;
+	d->next = src->next;
+}
+
+static int
+virtq_bad(struct virtq *vq)
+{
+	vq->broken = true;
+	vq->bad_chains++;
+	return -EINVAL;
+}
+
+/* Add one buffer to the chain, checking it against the rules. */
+static int
+virtq_chain_add(struct virtq *vq, struct virtq_chain *c,
+    const struct virtq_desc *d)
+{
+	struct iovec *iov;
+	void *hva;
+
+	if (d->len == 0)
+		return -EINVAL;
+	if (c->nout + c->nin >= VIRTQ_MAX_SEGS)
+		return -EINVAL;
+	if (!(d->flags & VIRTQ_DESC_F_WRITE) && c->nin > 0)
+		return -EINVAL;		/* readable after writable */
+	hva = device_guest_mem(vq->host, d->addr, d->len);
+	if (hva == NULL)
+		return -EINVAL;
+	iov = &c->iov[c->nout + c->nin];
+	iov->iov_base = hva;
+	iov->iov_len = d->len;
+	if (d->flags & VIRTQ_DESC_F_WRITE) {
+		c->nin++;
+		c->in_len += d->len;
+	} else {
+		c->nout++;
+		c->out_len += d->len;
+	}
+	if (c->in_len + c->out_len > UINT32_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* Walk an indirect table: no nesting, no loops, in guest RAM. */
+static int
+virtq_walk_indirect(struct virtq *vq, struct virtq_chain *c,
+    const struct virtq_desc *ind)
+{
+	const struct virtq_desc *table;
+	struct virtq_desc d;
+	unsigned int n, i, steps;
+
+	if ((ind->flags & VIRTQ_DESC_F_NEXT) || ind->len % 16 != 0 ||
+	    ind->len == 0 || ind->len / 16 > VIRTQ_MAX_SEGS)
+		return -EINVAL;
+	n = ind->len / 16;
+	table = device_guest_mem(vq->host, ind->addr, ind->len);
+	if (table == NULL || ind->addr % 16 != 0)
+		return -EINVAL;
+	for (i = 0, steps = 0;; steps++) {
+		if (steps >= n)
+			return -EINVAL;		/* a loop */
+		virtq_desc_copy(table, i, &d);
+		if (d.flags & VIRTQ_DESC_F_INDIRECT)
+			return -EINVAL;		/* indirect in indirect */
+		if (virtq_chain_add(vq, c, &d) < 0)
+			return -EINVAL;
+		if (!(d.flags & VIRTQ_DESC_F_NEXT))
+			return 0;
+		if (d.next >= n)
+			return -EINVAL;
+		i = d.next;
+	}
+}
+
+int
+virtq_pop(struct virtq *vq, struct virtq_chain *c)
+{
+	struct virtq_desc d;
+	uint16_t avail_idx, head;
+	unsigned int i, steps;
+
+	if (!vq->enabled || vq->broken)
+		return 0;
+	avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	if (avail_idx == vq->last_avail)
+		return 0;
+	if ((uint16_t)(avail_idx - vq->last_avail) > vq->size)
+		return virtq_bad(vq);	/* more than the ring holds */
+	head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
+	    __ATOMIC_RELAXED);
+	vq->last_avail++;
+	if (vq->event_idx)	/* avail_event: kick me past this one */
+		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
+		    vq->last_avail, __ATOMIC_RELEASE);
+	if (head >= vq->size)
+		return virtq_bad(vq);
+	c->head = head;
+	c->nout = c->nin = 0;
+	c->out_len = c->in_len = 0;
+	for (i = head, steps = 0;; steps++) {
+		if (steps >= vq->size)
+			return virtq_bad(vq);	/* a loop */
+		virtq_desc_copy(vq->desc, i, &d);
+		if (d.flags & VIRTQ_DESC_F_INDIRECT) {
+			/* Only as the whole chain (2.7.5.3.1). */
+			if (steps != 0 || virtq_walk_indirect(vq, c, &d) < 0)
+				return virtq_bad(vq);
+			break;
+		}
+		if (virtq_chain_add(vq, c, &d) < 0)
+			return virtq_bad(vq);
+		if (!(d.flags & VIRTQ_DESC_F_NEXT))
+			break;
+		if (d.next >= vq->size)
+			return virtq_bad(vq);
+		i = d.next;
+	}
+	vq->popped++;
+	return 1;
+}
+
+void
+virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	volatile struct virtq_used_elem *e;
+
+	if (!vq->enabled)
+		return;
+	e = &vq->used->ring[vq->used_idx % vq->size];
+	e->id = head;
+	e->len = len;
+	vq->used_idx++;
+	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+bool
+virtq_should_notify(struct virtq *vq)
+{
+	uint16_t old = vq->signalled, now = vq->used_idx, event;
+
+	if (!vq->enabled || old == now)
+		return false;
+	vq->signalled = now;
+	/* The used index must be visible before we read the driver's wish. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!vq->event_idx)
+		return !(__atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
+		    VIRTQ_AVAIL_F_NO_INTERRUPT);
+	event = __atomic_load_n(&vq->avail->ring[vq->size], __ATOMIC_RELAXED);
+	/* 2.7.10: notify when used_event lies in [old, now). */
+	return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
+}
+
+size_t
+virtq_chain_write(const struct virtq_chain *c, size_t off, const void *src,
+    size_t len)
+{
+	const uint8_t *s = src;
+	size_t done = 0;
+	unsigned int i;
+
+	for (i = c->nout; i < c->nout + c->nin && done < len; i++) {
+		size_t seg = c->iov[i].iov_len, n;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		n = seg - off < len - done ? seg - off : len - done;
+		memcpy((uint8_t *)c->iov[i].iov_base + off, s + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
+size_t
+virtq_chain_read(const struct virtq_chain *c, size_t off, void *dst,
+    size_t len)
+{
+	uint8_t *d = dst;
+	size_t done = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nout && done < len; i++) {
+		size_t seg = c->iov[i].iov_len, n;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		n = seg - off < len - done ? seg - off : len - done;
+		memcpy(d + done, (uint8_t *)c->iov[i].iov_base + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}

@@ -1,0 +1,121 @@
+/*
+ * Split virtqueues (Virtual I/O Device (VIRTIO) Version 1.2, 2.7), on
+ * the device's side, for a guest that is not trusted.
+ *
+ * Every descriptor is copied out of guest memory once and checked on
+ * the copy, so a guest changing its rings under the device's feet can
+ * confuse only itself: a head or next index inside the table, a buffer
+ * wholly inside guest RAM, no zero-length buffer, device-writable
+ * buffers only after the readable ones (2.7.4.2), a chain no longer
+ * than the queue (which also ends loops), at most 4 GiB in all, an
+ * indirect table (2.7.5.3) whose length is a non-zero multiple of 16,
+ * that is not chained with NEXT and that holds no indirect descriptor
+ * itself.  A chain that breaks a rule makes virtq_pop() fail with
+ * -EINVAL and marks the queue broken: the transport then tells the
+ * driver the device needs a reset (2.1.2) and the queue stops.
+ *
+ * Plain state, under the device's lock; guest memory through the
+ * device host.
+ */
+#ifndef VMMD_VIRTQUEUE_H
+#define VMMD_VIRTQUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "device.h"
+
+#define VIRTQ_MAX_SIZE		1024	/* entries: Linux's largest */
+#define VIRTQ_MAX_SEGS		VIRTQ_MAX_SIZE
+
+#define VIRTQ_DESC_F_NEXT	1
+#define VIRTQ_DESC_F_WRITE	2
+#define VIRTQ_DESC_F_INDIRECT	4
+
+struct virtq_desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags;
+	uint16_t next;
+};
+
+struct virtq_avail {
+	uint16_t flags;
+	uint16_t idx;
+	uint16_t ring[];	/* then used_event */
+};
+
+struct virtq_used_elem {
+	uint32_t id;
+	uint32_t len;
+};
+
+struct virtq_used {
+	uint16_t flags;
+	uint16_t idx;
+	struct virtq_used_elem ring[];	/* then avail_event */
+};
+
+#define VIRTQ_AVAIL_F_NO_INTERRUPT	1
+
+struct virtq {
+	const struct device_host *host;
+	uint16_t size;
+	bool enabled;
+	bool event_idx;		/* VIRTIO_F_EVENT_IDX negotiated */
+	bool broken;
+	struct virtq_desc *desc;	/* guest memory */
+	struct virtq_avail *avail;
+	struct virtq_used *used;
+	uint16_t last_avail;	/* next avail entry to take */
+	uint16_t used_idx;	/* next used entry to fill */
+	uint16_t signalled;	/* used_idx when the driver was last told */
+	/* Counters for diagnostics. */
+	uint64_t popped;
+	uint64_t bad_chains;
+};
+
+/* A chain as the device uses it: readable segments, then writable. */
+struct virtq_chain {
+	uint16_t head;
+	unsigned int nout;	/* iov[0 .. nout) device-readable */
+	unsigned int nin;	/* iov[nout .. nout + nin) writable */
+	uint64_t out_len;
+	uint64_t in_len;
+	struct iovec iov[VIRTQ_MAX_SEGS];
+};
+
+/*
+ * Start using a queue the driver set up: size a power of two up to
+ * VIRTQ_MAX_SIZE, the three rings aligned (2.7) and wholly in guest RAM.
+ * 0 or -EINVAL (the queue stays disabled).
+ */
+int virtq_enable(struct virtq *vq, const struct device_host *host,
+    uint16_t size, uint64_t desc, uint64_t avail, uint64_t used,
+    bool event_idx);
+/* Forget the queue (device reset). */
+void virtq_reset(struct virtq *vq);
+
+/*
+ * Take the next available chain: 1 and *c filled, 0 when there is none
+ * (or the queue is disabled or broken), -EINVAL for a chain that breaks
+ * the rules (see above): the queue is broken from then on.
+ */
+int virtq_pop(struct virtq *vq, struct virtq_chain *c);
+/* Return a chain to the driver with len bytes written into it. */
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/*
+ * After pushes: should the driver be interrupted (2.7.7, 2.7.10)?  Call
+ * once per batch; it remembers what the driver was told.
+ */
+bool virtq_should_notify(struct virtq *vq);
+
+/* Copy up to len bytes into the chain's writable part: bytes copied. */
+size_t virtq_chain_write(const struct virtq_chain *c, size_t off,
+    const void *src, size_t len);
+/* Copy up to len bytes out of the chain's readable part: bytes copied. */
+size_t virtq_chain_read(const struct virtq_chain *c, size_t off, void *dst,
+    size_t len);
+
+#endif

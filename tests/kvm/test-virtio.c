@@ -1,0 +1,163 @@
+/*
+ * virtio over PCI with a test guest that drives the devices by hand
+ * (tests/guests/virtio.c): configuration mechanism #1, BAR placement,
+ * feature negotiation, a queue with its INTx interrupt, and garbage
+ * descriptors that must end in DEVICE_NEEDS_RESET while the worker
+ * lives on.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* stats.devices.NAME from vm.info (caller puts r). */
+static struct json_object *
+device_stats(struct h_conn *c, const char *vm, const char *name,
+    struct json_object **r)
+{
+	struct json_object *st, *o;
+
+	*r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", vm);
+	if (!json_object_object_get_ex(h_ret(*r), "stats", &st) ||
+	    !json_object_object_get_ex(st, "devices", &o) ||
+	    !json_object_object_get_ex(o, name, &o))
+		return NULL;
+	return o;
+}
+
+static void
+test_rng(struct h_daemon *d, struct h_conn *c)
+{
+	const char *log = h_console_log(d, "vrng");
+	struct json_object *r, *rng;
+	char state[32];
+
+	tap_ok(h_create(c, "vrng", "\"kernel\":\"%s\",\"rng\":true",
+	    h_env("VMMD_GUEST_VIRTIO")) == 0, "rng: created with rng");
+	tap_ok(h_start(c, "vrng") == 0, "rng: started");
+	tap_ok(h_file_expect(log, "pci: host bridge 8086:1237", 1,
+	    H_BOOT_MS) == 0, "rng: guest finds the host bridge");
+	tap_ok(h_file_expect(log, "virtio: rng in slot 1, BAR 32768 bytes, "
+	    "interrupt line 17", 1, H_BOOT_MS) == 0,
+	    "rng: device in slot 1, 32 KiB BAR, INTA# on GSI 17");
+	tap_ok(h_file_expect(log, "rng: 64 bytes", 1, H_BOOT_MS) == 0,
+	    "rng: 64 bytes of entropy through the queue, with an interrupt");
+	tap_ok(h_file_expect(log, "garbage: status 0x4f isr 0x2", 1,
+	    H_BOOT_MS) == 0, "rng: garbage answered with NEEDS_RESET");
+	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
+	    "rng: guest passes");
+	tap_ok(strcmp(h_state(c, "vrng", state, sizeof(state)) ?: "",
+	    "running") == 0, "rng: the worker lives on (%s)", state);
+	rng = device_stats(c, "vrng", "virtio-rng", &r);
+	tap_ok(rng != NULL, "rng: vm.info shows the device");
+	tap_ok(h_int(rng, "bad_chains", -1) == 2,
+	    "rng: both bad chains counted (%lld)",
+	    (long long)h_int(rng, "bad_chains", -1));
+	tap_ok(h_int(rng, "bytes", -1) == 96, "rng: 96 bytes given (%lld)",
+	    (long long)h_int(rng, "bytes", -1));
+	json_object_put(r);
+	tap_ok(h_stop(c, "vrng", true, -1, H_REPLY_MS) == 0, "rng: stopped");
+
+	/* Without rng the slot stays empty. */
+	log = h_console_log(d, "vnone");
+	tap_ok(h_create(c, "vnone", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_VIRTIO")) == 0 && h_start(c, "vnone") == 0,
+	    "none: started without rng");
+	tap_ok(h_file_expect(log, "FAIL: no virtio-rng found", 1,
+	    H_BOOT_MS) == 0, "none: no device on the bus");
+	tap_ok(device_stats(c, "vnone", "virtio-rng", &r) == NULL,
+	    "none: vm.info has no virtio-rng");
+	json_object_put(r);
+	tap_ok(h_stop(c, "vnone", true, -1, H_REPLY_MS) == 0, "none: stopped");
+}
+
+/* A raw image of size bytes starting with text; its path in path. */
+static int
+make_image(char *path, size_t size, const char *text)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+	    pwrite(fd, text, strlen(text), 0) != (ssize_t)strlen(text))
+		return -1;
+	return fd;
+}
+
+static void
+test_blk(struct h_daemon *d, struct h_conn *c)
+{
+	const char *log = h_console_log(d, "vblk");
+	char a[] = "/tmp/vmmd-vblk-a-XXXXXX", b[] = "/tmp/vmmd-vblk-b-XXXXXX";
+	struct json_object *r, *st;
+	uint8_t sec[1536];
+	int fa, fb, i, good;
+
+	fa = make_image(a, 65536, "vmmd-disk-0");
+	fb = make_image(b, 4096, "ro");
+	memset(sec, 0xff, 512);
+	tap_ok(fa >= 0 && fb >= 0 && pwrite(fa, sec, 512, 1536) == 512,
+	    "blk: images made (sector 3 all ones)");
+	tap_ok(h_create(c, "vblk", "\"kernel\":\"%s\",\"disks\":["
+	    "{\"path\":\"%s\",\"serial\":\"vmmd-serial-0\"},"
+	    "{\"path\":\"%s\",\"readonly\":true}]",
+	    h_env("VMMD_GUEST_VBLK"), a, b) == 0, "blk: created with two disks");
+	tap_ok(h_start(c, "vblk") == 0, "blk: started");
+	tap_ok(h_file_expect(log, "vblk: disk0 slot 2, 128 sectors, serial "
+	    "vmmd-serial-0", 1, H_BOOT_MS) == 0,
+	    "blk: slot 2, capacity and serial");
+	tap_ok(h_file_expect(log, "vblk: sector 0 says vmmd-disk-0", 1,
+	    H_BOOT_MS) == 0, "blk: the guest reads what the host wrote");
+	tap_ok(h_file_expect(log, "vblk: wrote, flushed and read back 1024 "
+	    "bytes", 1, H_BOOT_MS) == 0, "blk: write, flush, read back");
+	tap_ok(h_file_expect(log, "vblk: disk1 read-only, write status 1", 1,
+	    H_BOOT_MS) == 0, "blk: a read-only disk refuses writes (IOERR)");
+	tap_ok(h_file_expect(log, "vblk: bad chain: status 0x4f", 1,
+	    H_BOOT_MS) == 0, "blk: a chain without status: NEEDS_RESET");
+	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
+	    "blk: guest passes");
+	st = device_stats(c, "vblk", "disk0", &r);
+	tap_ok(st != NULL && h_int(st, "writes", -1) == 1 &&
+	    h_int(st, "flushes", -1) == 1 &&
+	    h_int(st, "write_zeroes", -1) == 1 &&
+	    h_int(st, "bytes_written", -1) == 1024 &&
+	    h_int(st, "errors", -1) == 1,
+	    "blk: disk0's counters: %s", st ? h_text(st) : "none");
+	json_object_put(r);
+	st = device_stats(c, "vblk", "disk1", &r);
+	tap_ok(st != NULL && h_int(st, "errors", -1) == 1 &&
+	    json_object_get_boolean(json_object_object_get(st, "readonly")),
+	    "blk: disk1 counted the refusal: %s", st ? h_text(st) : "none");
+	json_object_put(r);
+	tap_ok(h_stop(c, "vblk", true, -1, H_REPLY_MS) == 0, "blk: stopped");
+
+	good = pread(fa, sec, sizeof(sec), 512) == (ssize_t)sizeof(sec);
+	for (i = 0; good && i < 1024; i++)
+		good = sec[i] == (uint8_t)(i ^ 0x5a);
+	tap_ok(good, "blk: the image holds what the guest wrote");
+	for (i = 1024; good && i < 1536; i++)
+		good = sec[i] == 0;
+	tap_ok(good, "blk: and zeroes where it asked for them");
+	pread(fb, sec, 2, 0);
+	tap_ok(memcmp(sec, "ro", 2) == 0, "blk: the read-only image is intact");
+	close(fa);
+	close(fb);
+	unlink(a);
+	unlink(b);
+}
+
+int
+main(void)
+{
+	struct h_daemon *d;
+	struct h_conn *c;
+
+	h_init();
+	c = h_setup(&d);
+	test_rng(d, c);
+	test_blk(d, c);
+	h_close(c);
+	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
+	return h_done();
+}

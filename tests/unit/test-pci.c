@@ -1,0 +1,210 @@
+/*
+ * PCI: configuration mechanism #1 through the host bridge, empty slots,
+ * BAR sizing (6.2.5.1), read-only registers, the capability list, and
+ * BARs that the guest places, enables, moves and disables while the
+ * machine's buses follow.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "iobus.h"
+#include "pcibus.h"
+#include "pci-config.h"
+#include "pci-host.h"
+#include "tap.h"
+
+/* A PCI function with three BARs that records its last access. */
+struct toy {
+	struct pci_config pc;
+	uint64_t last_offset;
+	unsigned int accesses;
+};
+
+static void
+toy_read(void *dev, uint64_t offset, void *data, unsigned int size)
+{
+	struct toy *t = dev;
+
+	t->last_offset = offset;
+	t->accesses++;
+	memset(data, 0x5a, size);
+}
+
+static void
+toy_write(void *dev, uint64_t offset, const void *data, unsigned int size)
+{
+	toy_read(dev, offset, (void *)(uintptr_t)data, 0);
+}
+
+static struct pci_config *
+toy_pci(void *dev)
+{
+	return &((struct toy *)dev)->pc;
+}
+
+static const struct device_ops toy_ops = {
+	.name = "toy",
+	.read = toy_read,
+	.write = toy_write,
+	.pci = toy_pci,
+};
+
+static struct iobus pio, mmio;
+
+static void
+conf_addr(unsigned int slot, unsigned int fn, unsigned int reg)
+{
+	uint32_t a = 0x80000000u | slot << 11 | fn << 8 | reg;
+
+	iobus_write(&pio, 0xcf8, &a, 4);
+}
+
+static uint32_t
+conf_read(unsigned int slot, unsigned int reg, unsigned int size)
+{
+	uint32_t v = 0;
+
+	conf_addr(slot, 0, reg & ~3u);
+	iobus_read(&pio, 0xcfc + (reg & 3), &v, size);
+	return v;
+}
+
+static void
+conf_write(unsigned int slot, unsigned int reg, uint32_t v, unsigned int size)
+{
+	conf_addr(slot, 0, reg & ~3u);
+	iobus_write(&pio, 0xcfc + (reg & 3), &v, size);
+}
+
+int
+main(void)
+{
+	static const struct pci_ids ids = {
+		.vendor = 0x1af4, .device = 0x1044, .class_code = 0x00ff00,
+		.revision = 1, .subsys_vendor = 0x1af4, .subsys = 0x44,
+		.int_pin = 1,
+	};
+	struct pci_host_ops ops;
+	struct pci_host *ph;
+	struct pcibus pb;
+	struct vdev hv, tv;
+	struct toy toy = { 0 };
+	uint8_t buf[4];
+	uint32_t v;
+	int cap;
+
+	TAP_EQ(iobus_init(&pio), 0, "port bus");
+	TAP_EQ(iobus_init(&mmio), 0, "MMIO bus");
+	pcibus_init(&pb, &pio, &mmio);
+	pcibus_host_ops(&pb, &ops);
+	ph = pci_host_new(NULL, &ops);
+	vdev_init(&hv, &pci_host_device_ops, ph);
+	TAP_EQ(iobus_register(&pio, 0xcf8, 8, &hv, 0), 0, "conf1 ports");
+
+	pci_config_init(&toy.pc, &ids);
+	TAP_EQ(pci_config_add_bar(&toy.pc, 0, PCI_BAR_MEM32, 0x1000), 0,
+	    "MEM32 BAR");
+	TAP_EQ(pci_config_add_bar(&toy.pc, 1, PCI_BAR_IO, 0x20), 0, "I/O BAR");
+	TAP_EQ(pci_config_add_bar(&toy.pc, 2, PCI_BAR_MEM64, 0x4000), 0,
+	    "MEM64 BAR");
+	TAP_EQ(pci_config_add_bar(&toy.pc, 3, PCI_BAR_MEM32, 0x1000), -EINVAL,
+	    "the upper half of a MEM64 BAR is taken");
+	TAP_EQ(pci_config_add_bar(&toy.pc, 4, PCI_BAR_MEM32, 0x1800), -EINVAL,
+	    "BAR sizes are powers of two");
+	TAP_EQ(pci_config_add_bar(&toy.pc, 5, PCI_BAR_MEM64, 0x1000), -EINVAL,
+	    "MEM64 needs a BAR after it");
+	cap = pci_config_add_cap(&toy.pc, PCI_CAP_ID_VNDR, 6);
+	TAP_EQ(cap, 0x40, "first capability at 0x40");
+	TAP_EQ(pci_config_add_cap(&toy.pc, PCI_CAP_ID_MSIX, 12), 0x48,
+	    "second one dword aligned");
+	vdev_init(&tv, &toy_ops, &toy);
+	TAP_EQ(pcibus_add(&pb, 3, &tv), 0, "function in slot 3");
+	TAP_EQ(pcibus_add(&pb, 3, &tv), -EBUSY, "slot taken");
+	TAP_EQ(pcibus_add(&pb, 0, &tv), -EINVAL, "slot 0 is the bridge's");
+
+	/* Mechanism #1. */
+	TAP_EQ(conf_read(0, 0, 4), 0x12378086, "host bridge IDs");
+	TAP_EQ(conf_read(0, 0x08, 4) >> 8, 0x060000, "host bridge class");
+	TAP_EQ(conf_read(5, 0, 4), 0xffffffff, "empty slot reads all ones");
+	conf_addr(3, 1, 0);
+	iobus_read(&pio, 0xcfc, &v, 4);
+	TAP_EQ(v, 0xffffffff, "function 1 absent");
+	v = 3 << 11;
+	iobus_write(&pio, 0xcf8, &v, 4);
+	iobus_read(&pio, 0xcfc, &v, 4);
+	TAP_EQ(v, 0xffffffff, "enable bit clear: no cycle");
+	v = 0x80000000u | 1 << 16 | 3 << 11;
+	iobus_write(&pio, 0xcf8, &v, 4);
+	iobus_read(&pio, 0xcfc, &v, 4);
+	TAP_EQ(v, 0xffffffff, "bus 1 absent");
+	iobus_read(&pio, 0xcf8, &v, 4);
+	TAP_EQ(v, 0x80011800, "address register reads back");
+	TAP_EQ(conf_read(3, 0, 4), 0x10441af4, "function IDs");
+	TAP_EQ(conf_read(3, 2, 2), 0x1044, "word access at offset 2");
+	TAP_EQ(conf_read(3, 0x3d, 1), 1, "INTA#");
+	TAP_EQ(conf_read(3, 0x3c, 1), PC_PCI_INTX_GSI(3, 0),
+	    "interrupt line preset to the swizzled GSI");
+	TAP_EQ(conf_read(3, 0x06, 2) & PCI_STATUS_CAP_LIST, PCI_STATUS_CAP_LIST,
+	    "capability list flagged");
+	TAP_EQ(conf_read(3, 0x34, 1), 0x40, "capability pointer");
+	TAP_EQ(conf_read(3, 0x41, 1), 0x48, "chained");
+	TAP_EQ(conf_read(3, 0x49, 1), 0, "list ends");
+	conf_write(3, 0, 0xdeadbeef, 4);
+	TAP_EQ(conf_read(3, 0, 4), 0x10441af4, "IDs read-only");
+	conf_write(3, 0x04, 0xffff, 2);
+	TAP_EQ(conf_read(3, 0x04, 2), 0x0407,
+	    "only the enables and INTx disable stick");
+	conf_write(3, 0x04, 0, 2);
+	memset(buf, 0, sizeof(buf));
+	tap_ok(pci_config_write(&toy.pc, 1, buf, 2) == false &&
+	    conf_read(3, 0, 4) == 0x10441af4, "unaligned access ignored");
+
+	/* Sizing. */
+	conf_write(3, 0x10, 0xffffffff, 4);
+	TAP_EQ(conf_read(3, 0x10, 4), 0xfffff000, "MEM32 BAR size 4 KiB");
+	conf_write(3, 0x14, 0xffffffff, 4);
+	TAP_EQ(conf_read(3, 0x14, 4), 0x0000ffe1, "I/O BAR size 32");
+	conf_write(3, 0x18, 0xffffffff, 4);
+	conf_write(3, 0x1c, 0xffffffff, 4);
+	TAP_EQ(conf_read(3, 0x18, 4), 0xffffc004, "MEM64 low: 16 KiB, 64-bit");
+	TAP_EQ(conf_read(3, 0x1c, 4), 0xffffffff, "MEM64 high");
+	TAP_EQ(conf_read(3, 0x20, 4), 0, "unused BAR reads 0");
+	TAP_EQ(iobus_table(&mmio)->nranges, 0, "sizing maps nothing");
+
+	/* Placing, enabling, moving, disabling. */
+	conf_write(3, 0x10, 0xc0000000, 4);
+	conf_write(3, 0x14, 0xc040, 4);
+	conf_write(3, 0x18, 0x00000000, 4);
+	conf_write(3, 0x1c, 0x1, 4);
+	TAP_EQ(iobus_read(&mmio, 0xc0000010, &v, 4), -ENOENT,
+	    "no decode before COMMAND.MEM");
+	conf_write(3, 0x04, PCI_COMMAND_MEMORY | PCI_COMMAND_IO, 2);
+	TAP_EQ(iobus_read(&mmio, 0xc0000010, &v, 4), 0, "BAR0 decodes");
+	TAP_EQ(toy.last_offset, PCI_BAR_OFFSET(0) + 0x10, "BAR0 offset");
+	TAP_EQ(iobus_read(&pio, 0xc05f, buf, 1), 0, "I/O BAR decodes");
+	TAP_EQ(toy.last_offset, PCI_BAR_OFFSET(1) + 0x1f, "BAR1 offset");
+	TAP_EQ(iobus_read(&mmio, 0x100003ff8ULL, &v, 4), 0,
+	    "MEM64 BAR above 4 GiB decodes");
+	TAP_EQ(toy.last_offset, PCI_BAR_OFFSET(2) + 0x3ff8, "BAR2 offset");
+	conf_write(3, 0x10, 0xc0001000, 4);
+	TAP_EQ(iobus_read(&mmio, 0xc0000010, &v, 4), -ENOENT, "old place gone");
+	TAP_EQ(iobus_read(&mmio, 0xc0001010, &v, 4), 0, "moved while enabled");
+	conf_write(3, 0x10, 0xc0001234, 4);
+	TAP_EQ(conf_read(3, 0x10, 4), 0xc0001000, "low bits stay size-aligned");
+	conf_write(3, 0x18, 0xc0001000, 4);
+	conf_write(3, 0x1c, 0, 4);
+	TAP_EQ(pb.map_failures, 1, "a BAR over another is refused, counted");
+	TAP_EQ(iobus_read(&mmio, 0x100003ff8ULL, &v, 4), -ENOENT,
+	    "and not left at its old place");
+	conf_write(3, 0x18, 0xc0008000, 4);
+	TAP_EQ(iobus_read(&mmio, 0xc0008000, &v, 4), 0, "placed again");
+	conf_write(3, 0x04, 0, 2);
+	TAP_EQ(iobus_table(&mmio)->nranges + iobus_table(&pio)->nranges, 1,
+	    "decode off: only the conf1 ports remain");
+
+	vdev_destroy(&hv);
+	iobus_destroy(&pio);
+	iobus_destroy(&mmio);
+	return tap_done();
+}

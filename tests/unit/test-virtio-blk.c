@@ -1,0 +1,223 @@
+/*
+ * virtio-blk on a real raw image (blk-file.c's I/O threads), driven
+ * through the transport like a driver: sectors written and read back,
+ * flush, get ID, discard and write zeroes, a read-only disk refusing
+ * writes, and requests that break the rules answered with IOERR or
+ * UNSUPP while the device goes on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blk-file.h"
+#include "fake-host.h"
+#include "pci-config.h"
+#include "tap.h"
+#include "virtio-blk.h"
+#include "virtio-pci.h"
+
+#define RAM_BASE	0x100000ULL
+#define RAM_SIZE	(1u << 20)
+#define DESC		(RAM_BASE + 0x0000)
+#define AVAIL		(RAM_BASE + 0x1000)
+#define USED		(RAM_BASE + 0x2000)
+#define HDR		(RAM_BASE + 0x3000)
+#define STATUS		(RAM_BASE + 0x3100)
+#define DATA		(RAM_BASE + 0x10000)
+#define QSIZE		16
+#define DISK_SECTORS	64
+
+static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+static void *dev;
+static uint16_t avail_idx;
+
+static void *
+gmem(uint64_t gpa)
+{
+	return fh.mem + (gpa - RAM_BASE);
+}
+
+static uint64_t
+rd(uint32_t off, unsigned int size)
+{
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&fh.lock);
+	virtio_blk_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	pthread_mutex_unlock(&fh.lock);
+	return v;
+}
+
+static void
+wr(uint32_t off, uint64_t v, unsigned int size)
+{
+	pthread_mutex_lock(&fh.lock);
+	virtio_blk_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	pthread_mutex_unlock(&fh.lock);
+}
+
+static uint8_t
+bring_up(void)
+{
+	memset(fh.mem, 0, RAM_SIZE);
+	avail_idx = 0;
+	wr(0x14, 0, 1);
+	wr(0x14, 3, 1);
+	wr(0x08, 1, 4);
+	wr(0x0c, 1, 4);
+	wr(0x14, 3 | 8, 1);
+	wr(0x16, 0, 2);
+	wr(0x18, QSIZE, 2);
+	wr(0x20, DESC, 8);
+	wr(0x28, AVAIL, 8);
+	wr(0x30, USED, 8);
+	wr(0x1c, 1, 2);
+	wr(0x14, 0xf, 1);
+	return (uint8_t)rd(0x14, 1);
+}
+
+/*
+ * One request: header, data (len bytes at DATA, written by the device
+ * when in), status.  Waits for it; the status byte, or -1.
+ */
+static int
+request(uint32_t type, uint64_t sector, uint32_t len, bool in)
+{
+	struct virtq_desc *d = gmem(DESC);
+	struct virtq_avail *a = gmem(AVAIL);
+	volatile struct virtq_used *u = gmem(USED);
+	uint32_t *hdr = gmem(HDR);
+	uint16_t want = (uint16_t)(avail_idx + 1);
+	int i;
+
+	hdr[0] = type;
+	hdr[1] = 0;
+	memcpy(&hdr[2], &sector, 8);
+	*(uint8_t *)gmem(STATUS) = 0xee;
+	d[0] = (struct virtq_desc){ HDR, 16, VIRTQ_DESC_F_NEXT, 1 };
+	if (len > 0) {
+		d[1] = (struct virtq_desc){ DATA, len, VIRTQ_DESC_F_NEXT |
+		    (in ? VIRTQ_DESC_F_WRITE : 0), 2 };
+	} else {
+		d[0].next = 2;
+	}
+	d[2] = (struct virtq_desc){ STATUS, 1, VIRTQ_DESC_F_WRITE, 0 };
+	a->ring[avail_idx % QSIZE] = 0;
+	a->idx = ++avail_idx;
+	wr(VIRTIO_PCI_NOTIFY, 0, 2);
+	for (i = 0; i < 5000; i++) {
+		pthread_mutex_lock(&fh.lock);
+		if (u->idx == want) {
+			pthread_mutex_unlock(&fh.lock);
+			return *(uint8_t *)gmem(STATUS);
+		}
+		pthread_mutex_unlock(&fh.lock);
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int
+make_image(void)
+{
+	char path[] = "/tmp/vmmd-blk-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0 || ftruncate(fd, DISK_SECTORS * 512) < 0)
+		tap_bail("image: %s", path);
+	unlink(path);
+	return fd;
+}
+
+int
+main(void)
+{
+	struct blk_backend be;
+	struct blk_file *f;
+	uint8_t *data, sector[512];
+	int fd, i;
+
+	fh.mem = calloc(1, RAM_SIZE);
+	fh.mem_base = RAM_BASE;
+	fh.mem_size = RAM_SIZE;
+	data = gmem(DATA);
+
+	fd = make_image();
+	TAP_EQ(blk_file_new(&f, fd, false, "disk-serial-0123456789", &be), 0,
+	    "backend on a 32 KiB image");
+	TAP_EQ(be.size, DISK_SECTORS * 512, "size");
+	dev = virtio_blk_new(&fh.host, &be);
+	tap_ok(dev != NULL, "device made");
+	TAP_EQ(bring_up(), 0x0f, "driver OK");
+	TAP_EQ(rd(VIRTIO_PCI_DEVICE, 8), DISK_SECTORS, "capacity in sectors");
+	TAP_EQ(rd(VIRTIO_PCI_DEVICE + 12, 4), VIRTIO_BLK_SEG_MAX, "seg_max");
+
+	for (i = 0; i < 1024; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	TAP_EQ(request(1, 3, 1024, false), 0, "write sectors 3-4");
+	TAP_EQ(pread(fd, sector, 512, 3 * 512), 512, "image read back");
+	tap_ok(sector[0] == 1 && sector[511] == (uint8_t)(511 * 7 + 1),
+	    "the image holds what the guest wrote");
+	memset(data, 0, 1024);
+	TAP_EQ(request(0, 3, 1024, true), 0, "read sectors 3-4");
+	tap_ok(data[0] == 1 && data[1023] == (uint8_t)(1023 * 7 + 1),
+	    "read returns the data");
+	TAP_EQ(((struct virtq_used *)gmem(USED))->ring[1].len, 1025,
+	    "used length: data and status");
+	TAP_EQ(request(4, 0, 0, false), 0, "flush");
+	memset(data, 0, 32);
+	TAP_EQ(request(8, 0, 20, true), 0, "get ID");
+	tap_ok(memcmp(data, "disk-serial-01234567", 20) == 0,
+	    "serial, 20 bytes at most");
+
+	/* Discard and write zeroes take one range of 16 bytes. */
+	memcpy(data, &(uint64_t){ 3 }, 8);
+	memcpy(data + 8, &(uint32_t){ 1 }, 4);
+	memset(data + 12, 0, 4);
+	TAP_EQ(request(13, 0, 16, false), 0, "write zeroes on sector 3");
+	pread(fd, sector, 512, 3 * 512);
+	tap_ok(sector[0] == 0 && sector[511] == 0, "sector 3 reads zero");
+	pread(fd, sector, 512, 4 * 512);
+	tap_ok(sector[0] != 0, "sector 4 kept");
+	memcpy(data, &(uint64_t){ 4 }, 8);
+	TAP_EQ(request(11, 0, 16, false), 0, "discard sector 4");
+
+	/* Requests that break the rules. */
+	TAP_EQ(request(0, DISK_SECTORS - 1, 1024, true), 1,
+	    "read past the end: IOERR");
+	TAP_EQ(request(1, UINT64_MAX / 256, 512, false), 1,
+	    "sector that overflows: IOERR");
+	TAP_EQ(request(0, 0, 100, true), 1, "partial sector: IOERR");
+	TAP_EQ(request(99, 0, 0, false), 2, "unknown type: UNSUPP");
+	memcpy(data, &(uint64_t){ 60 }, 8);
+	memcpy(data + 8, &(uint32_t){ 8 }, 4);
+	TAP_EQ(request(11, 0, 16, false), 1, "discard past the end: IOERR");
+	TAP_EQ(request(0, 0, 512, true), 0, "and the disk goes on");
+	TAP_EQ(rd(0x14, 1), 0x0f, "no reset needed for bad requests");
+
+	virtio_blk_device_ops.free(dev);
+	blk_file_free(f);
+
+	/* Read-only. */
+	fd = make_image();
+	TAP_EQ(blk_file_new(&f, fd, true, NULL, &be), 0, "read-only backend");
+	dev = virtio_blk_new(&fh.host, &be);
+	wr(0x00, 0, 4);
+	tap_ok((rd(0x04, 4) >> 5) & 1, "VIRTIO_BLK_F_RO offered");
+	TAP_EQ(bring_up(), 0x0f, "driver OK");
+	TAP_EQ(request(1, 0, 512, false), 1, "write refused: IOERR");
+	TAP_EQ(request(0, 0, 512, true), 0, "read works");
+	memset(data, 0xff, 32);
+	TAP_EQ(request(8, 0, 20, true), 0, "get ID without a serial");
+	TAP_EQ(data[0], 0, "empty ID");
+	virtio_blk_device_ops.free(dev);
+	blk_file_free(f);
+
+	TAP_EQ(blk_file_new(&f, open("/dev/null", O_RDONLY), true, NULL, &be),
+	    -EINVAL, "a device node is no image");
+	free(fh.mem);
+	return tap_done();
+}
