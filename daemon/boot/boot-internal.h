@@ -94,6 +94,12 @@ int	boot_initrd_load(const struct boot_mem *mem, const char *path,
 int	boot_fb_check(const struct boot_mem *mem, const struct boot_fb *fb,
 	    char *err, size_t errlen);
 
+/* boot-dsdt.c.
+ * Encode the DSDT's AML (without the table header) into buf; returns
+ * its length or -ENOSPC.
+ */
+int	boot_dsdt_build(uint8_t *buf, size_t cap);
+
 /* boot-e820.c.
  * Insert an entry into a map sorted by address (as boot_e820_build makes
  * it), keeping it sorted.  The new entry must not overlap another one.

@@ -31,6 +31,7 @@
  *   0x20000  command line (up to 64 KiB with its NUL)
  *   0x30000  end of the loader's area: PVH segments may start here
  *   0x9fc00  MP floating pointer and configuration table (EBDA, reserved)
+ *   0xe0000  ACPI: RSDP, FACS, XSDT, FADT, MADT, DSDT (reserved)
  *   0xf0000  MP configuration table when it does not fit in the EBDA's
  *            1 KiB (more than 40 vCPUs); reserved like a PC's BIOS
  *   1 MiB    bzImage protected-mode kernel; PVH segments (at p_paddr)
@@ -50,6 +51,7 @@
 #define BOOT_CMDLINE_MAX	0x10000ULL	/* bytes, including the NUL */
 #define BOOT_AREA_END		0x30000ULL
 #define BOOT_MPTABLE_ALT_ADDR	PC_BIOS_START
+#define BOOT_ACPI_RSDP_ADDR	PC_ACPI_TABLES_START
 #define BOOT_KERNEL_ADDR	PC_HIGH_MEM_START
 #define BOOT_MIN_LOW_SIZE	0x200000ULL	/* 2 MiB: layout + something */
 
@@ -158,5 +160,16 @@ unsigned int boot_e820_build(const struct boot_mem *mem,
  */
 int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
     unsigned int ncpus);
+
+/*
+ * Write the ACPI tables for ncpus vCPUs from PC_ACPI_TABLES_START, the
+ * RSDP (revision 2, pointing to the XSDT) at BOOT_ACPI_RSDP_ADDR: FADT
+ * (fixed hardware: the PM1a blocks, the SCI), FACS, MADT (one local APIC
+ * per vCPU with APIC ID = index, the IOAPIC, IRQ 0 on pin 2, the SCI
+ * level-triggered) and the DSDT (the PCI root bridge with its _PRT, the
+ * ISA chips, \_S5).  mem maps guest physical 0 to mem_size.  Returns
+ * bytes written from PC_ACPI_TABLES_START or -errno.
+ */
+int boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus);
 
 #endif

@@ -201,8 +201,8 @@ test_e820(void)
 	    map[0].type == BOOT_E820_RAM, "e820: base memory RAM");
 	tap_ok(map[1].addr == 0x9fc00 && map[1].size == 0x400 &&
 	    map[1].type == BOOT_E820_RESERVED, "e820: EBDA reserved");
-	tap_ok(map[2].addr == 0xf0000 && map[2].size == 0x10000 &&
-	    map[2].type == BOOT_E820_RESERVED, "e820: BIOS area reserved");
+	tap_ok(map[2].addr == 0xe0000 && map[2].size == 0x20000 &&
+	    map[2].type == BOOT_E820_RESERVED, "e820: ACPI tables and BIOS area reserved");
 	tap_ok(map[3].addr == 0x100000 && map[3].size == (256ULL << 20) -
 	    0x100000 && map[3].type == BOOT_E820_RAM, "e820: RAM from 1 MiB");
 
