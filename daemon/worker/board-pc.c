@@ -3,6 +3,7 @@
  * ports and on which ISA interrupt lines.  See pc-layout.h for the
  * addresses and the interrupt routing.
  */
+#include "acpi-pm.h"
 #include "board.h"
 #include "i8042.h"
 #include "pc-layout.h"
@@ -35,6 +36,13 @@ board_post_new(const struct device_host *host, const struct board_backends *be)
 	return post_new(host);
 }
 
+static void *
+board_acpi_pm_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return acpi_pm_new(host, PC_ACPI_SLP_TYP_S5);
+}
+
 const struct board_device board_pc[] = {
 	/* name     create           ops                bus
 	 *          ranges {base, len, offset}          irqs      n */
@@ -47,6 +55,10 @@ const struct board_device board_pc[] = {
 	    { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, 2 },
 	{ "post", board_post_new, &post_device_ops, BOARD_PIO,
 	    { { PC_POST_PORT, 1, 0 } }, { 0 }, 0 },
+	/* The PM1a event block, then the control block right after it. */
+	{ "acpi-pm", board_acpi_pm_new, &acpi_pm_device_ops, BOARD_PIO,
+	    { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 } },
+	    { PC_ACPI_SCI_IRQ }, 1 },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -31,6 +31,7 @@
 #define IOAPIC_REGSEL	0x00
 #define IOAPIC_WIN	0x10
 #define IOAPIC_REDTBL	0x10
+#define IOAPIC_LEVEL	0x8000	/* trigger mode: level */
 
 #define PIT_CH2		0x42
 #define PIT_CMD		0x43
@@ -241,6 +242,13 @@ ioapic_route(unsigned pin, uint8_t vector, uint32_t apic_id)
 {
 	ioapic_write(IOAPIC_REDTBL + 2 * pin + 1, apic_id << 24);
 	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector);
+}
+
+void
+ioapic_route_level(unsigned pin, uint8_t vector, uint32_t apic_id)
+{
+	ioapic_write(IOAPIC_REDTBL + 2 * pin + 1, apic_id << 24);
+	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector | IOAPIC_LEVEL);
 }
 
 void
