@@ -16,12 +16,19 @@
 #define PM1_NREGS		3
 
 /* PM1_STS and PM1_EN bits. */
+#define PM1_GBL			(1U << 5)
 #define PM1_PWRBTN		(1U << 8)
+#define PM1_RTC			(1U << 10)
 #define PM1_WAK_STS		(1U << 15)
 /* Status bits the device can set; write 1 to clear. */
 #define PM1_STS_BITS		(PM1_PWRBTN | PM1_WAK_STS)
-/* Enable bits that exist; the others read 0 whatever is written. */
-#define PM1_EN_BITS		PM1_PWRBTN
+/*
+ * Enable bits that exist; the others read 0 whatever is written.  The
+ * global lock's and the RTC alarm's are kept (an OS enables them and
+ * checks that they stick) although their status bits never rise: there
+ * is no firmware to release the lock and no alarm wakes a sleeping guest.
+ */
+#define PM1_EN_BITS		(PM1_GBL | PM1_PWRBTN | PM1_RTC)
 
 /* PM1_CNT bits. */
 #define PM1_SCI_EN		(1U << 0)
@@ -44,7 +51,7 @@ struct acpi_pm {
 static void
 acpi_pm_update_sci(struct acpi_pm *pm)
 {
-	bool level = (pm->sts & pm->en & PM1_EN_BITS) != 0;
+	bool level = (pm->sts & pm->en) != 0;
 
 	if (level != pm->sci) {
 		pm->sci = level;

@@ -259,7 +259,8 @@ acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt)
 
 	memset(&f, 0, sizeof(f));
 	acpi_header(&f.hdr, "FACP", sizeof(f), 6);
-	f.firmware_ctrl = (uint32_t)facs;
+	/* FIRMWARE_CTRL must be 0 when X_FIRMWARE_CTRL is set (5.2.9);
+	 * both DSDT fields may say the same. */
 	f.dsdt = (uint32_t)dsdt;
 	f.x_firmware_ctrl = facs;
 	f.x_dsdt = dsdt;

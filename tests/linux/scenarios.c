@@ -37,6 +37,8 @@
 #define STOP_TIMEOUT_S	120		/* vm.stop's grace period */
 /* The kernel prints it once per boot, on a line of its own. */
 #define BOOT_LINE	"Run /init as init process"
+#define ACPID_LINE	"acpid: power button, powering off"
+#define POWER_DOWN	"reboot: Power down"
 
 static int	 nsteps;
 static char	**steps;
@@ -382,7 +384,7 @@ check_platform(struct lg_vm *vm, const char *cmdline)
 	free(out);
 
 	out = lg_cmd(vm, "dmesg | grep -e BIOS-e820 -e 'Command line:' -e "
-	    "'Memory: '", &st, LG_CMD_MS);
+	    "'Memory: ' -e 'ACPI' -e 'Power Button'", &st, LG_CMD_MS);
 	if (out == NULL) {
 		check(vm, false, "dmesg answers");
 		return;
@@ -401,6 +403,18 @@ check_platform(struct lg_vm *vm, const char *cmdline)
 	check(vm, total > (GUEST_MIB - 1) * 1024UL &&
 	    total <= GUEST_MIB * 1024UL,
 	    "kernel counts %luK of RAM (%luK available)", total, avail);
+	/* Both loaders point the kernel at the RSDP (acpi_rsdp_addr, PVH's
+	 * rsdp_paddr); the tables and the power button work. */
+	check(vm, strstr(out, "A valid RSDP was not found") == NULL &&
+	    strstr(out, "ACPI: RSDP 0x00000000000E0000") != NULL &&
+	    strstr(out, "ACPI: Using IOAPIC for interrupt routing") != NULL,
+	    "kernel log: ACPI found at 0xe0000, interrupts through the IOAPIC");
+	check(vm, strstr(out, "ACPI Error") == NULL &&
+	    strstr(out, "ACPI BIOS Error") == NULL &&
+	    strstr(out, "ACPI Warning") == NULL,
+	    "kernel log: no ACPI error or warning");
+	check(vm, strstr(out, "input: Power Button as") != NULL,
+	    "kernel log: the ACPI power button is an input device");
 	snprintf(want_line, sizeof(want_line), "Command line: %s\n", cmdline);
 	check(vm, strstr(out, want_line) != NULL,
 	    "kernel log shows the command line vmmd gave it");
@@ -775,10 +789,15 @@ check_vmctl_stop(struct lg_vm *vm)
 	check(vm, r == 0 && strcmp(h_state(vm->c, vm->name, st, sizeof(st)),
 	    "stopped") == 0, "%s stop: state %s (%.1f s)",
 	    vmctl ? "vmctl" : "vm.", st, dt);
-	/* The guest's init ran reboot on Ctrl-Alt-Del, before the timeout. */
-	check(vm, dt < STOP_TIMEOUT_S && log_count(vm, "Restarting system") ==
-	    resets + 1, "stopped through Ctrl-Alt-Del (the guest restarted "
-	    "itself in %.1f s)", dt);
+	/*
+	 * The power button: acpid ran poweroff, the kernel entered S5,
+	 * before the Ctrl-Alt-Del that half of the timeout would bring.
+	 */
+	check(vm, dt < STOP_TIMEOUT_S / 2 && log_count(vm, ACPID_LINE) == 1 &&
+	    log_count(vm, POWER_DOWN) == 1 &&
+	    log_count(vm, "Restarting system") == resets,
+	    "stopped through the power button (the guest powered itself "
+	    "off in %.1f s, no Ctrl-Alt-Del)", dt);
 }
 
 static void
@@ -795,6 +814,22 @@ check_reboot_stop(struct lg_vm *vm)
 	check(vm, log_count(vm, "Restarting system") == 1 &&
 	    log_count(vm, BOOT_LINE) == boots,
 	    "the guest restarted itself once and did not boot again");
+}
+
+/* poweroff in the guest: the kernel enters S5 and the VM is stopped. */
+static void
+check_poweroff(struct lg_vm *vm)
+{
+	double t0 = h_now_ms();
+	int r;
+
+	lg_send(vm, "poweroff\n");
+	r = h_wait_state(vm->c, vm->name, "stopped", LG_BOOT_MS);
+	check(vm, r == 0, "'poweroff' in the guest: VM stopped (%.1f s)",
+	    (h_now_ms() - t0) / 1e3);
+	check(vm, log_count(vm, POWER_DOWN) == 1 &&
+	    log_count(vm, "Restarting system") == 0,
+	    "the kernel powered down through ACPI, no restart");
 }
 
 /* ------------------------------------------------------------------ */
@@ -875,6 +910,18 @@ out:
 	finish(&vm);
 }
 
+/* The reference guest powers itself off (on_reboot restart: a reset
+ * would not stop it). */
+static void
+scenario_poweroff(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-poweroff" };
+
+	if (boot(&vm, "vmlinuz", "restart", cmdline_for("poweroff")))
+		check_poweroff(&vm);
+	finish(&vm);
+}
+
 /* The reference guest with a screen: fbcon on vesafb, a shell on tty0. */
 static void
 scenario_display(struct h_daemon *d, struct h_conn *c)
@@ -911,6 +958,8 @@ main(int argc, char **argv)
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);
+	if (want("poweroff"))
+		scenario_poweroff(d, c);
 	if (want("display") || want("screen"))
 		scenario_display(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);

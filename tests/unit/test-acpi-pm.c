@@ -106,8 +106,8 @@ test_bad_writes(void)
 	if (pm == NULL)
 		tap_bail("out of memory");
 	wr(pm, EN, 2, 0xffff);
-	TAP_EQ(rd(pm, EN, 2), PWRBTN,
-	    "PM1_EN: only PWRBTN_EN exists; other bits stay 0");
+	TAP_EQ(rd(pm, EN, 2), PWRBTN | 0x0420,
+	    "PM1_EN: PWRBTN_EN, GBL_EN, RTC_EN exist; other bits stay 0");
 	wr(pm, STS, 2, 0xffff);
 	TAP_EQ(rd(pm, STS, 2), 0, "PM1_STS: writes set nothing");
 	wr(pm, CNT, 2, 0);
@@ -120,6 +120,9 @@ test_bad_writes(void)
 	wr(pm, 5, 4, 0xffffffff);
 	TAP_EQ(fh.poweroffs, 0, "a write running off the end: clipped");
 	tap_ok(!fh.irq[0] && fh.irq_bad == 0, "SCI never raised");
+	wr(pm, EN, 2, 0x0420);
+	acpi_pm_power_button(pm);
+	tap_ok(!fh.irq[0], "GBL_EN and RTC_EN alone: a press raises no SCI");
 	acpi_pm_free(pm);
 }
 
