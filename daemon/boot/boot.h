@@ -30,10 +30,10 @@
  *            the first 4 GiB identity-mapped with 2 MiB pages
  *   0x20000  command line (up to 64 KiB with its NUL)
  *   0x30000  end of the loader's area: PVH segments may start here
- *   0x9fc00  MP floating pointer and configuration table (EBDA, reserved)
+ *   0x9fc00  MP floating pointer (EBDA, reserved)
  *   0xe0000  ACPI: RSDP, FACS, XSDT, FADT, MADT, DSDT (reserved)
- *   0xf0000  MP configuration table when it does not fit in the EBDA's
- *            1 KiB (more than 40 vCPUs); reserved like a PC's BIOS
+ *   0xf0000  MP configuration table (it does not fit in the EBDA's
+ *            first KiB: 128 PCI interrupt entries); reserved like a BIOS
  *   1 MiB    bzImage protected-mode kernel; PVH segments (at p_paddr)
  *   top      initrd, as high in low RAM as the kernel allows
  */
@@ -148,15 +148,14 @@ unsigned int boot_e820_build(const struct boot_mem *mem,
 
 /*
  * Write an MP floating pointer and configuration table (version 1.4:
- * one processor entry per vCPU with APIC ID = index, the ISA bus, the
- * IOAPIC at 0xfec00000 and the 16 ISA interrupts routed to it) at
- * guest physical address addr.  Returns bytes written or -errno.
+ * one processor entry per vCPU with APIC ID = index, the ISA and PCI
+ * buses, the IOAPIC at 0xfec00000, the 16 ISA interrupts and every PCI
+ * slot's INTx pins routed to it).  Returns bytes written or -errno.
  *
- * The floating pointer goes at addr (16-byte aligned).  The configuration
- * table follows it when both fit in the 1 KiB from addr, which operating
- * systems scan (up to 40 vCPUs); otherwise it goes at
- * BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).  mem maps guest
- * physical 0 to mem_size.
+ * The floating pointer goes at addr (16-byte aligned), where operating
+ * systems scan for it; the configuration table, too large for the 1 KiB
+ * they scan, at BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).
+ * mem maps guest physical 0 to mem_size.
  */
 int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
     unsigned int ncpus);
