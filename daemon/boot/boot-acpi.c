@@ -191,23 +191,9 @@ _Static_assert(sizeof(struct madt_ioapic) == 12, "MADT IOAPIC");
 _Static_assert(sizeof(struct madt_iso) == 10, "MADT override");
 _Static_assert(sizeof(struct madt_lapic_nmi) == 6, "MADT NMI");
 
-/* MPS INTI flags: polarity in bits 0-1, trigger mode in bits 2-3. */
-#define MPS_ACTIVE_HIGH		0x1
-#define MPS_LEVEL		0xc
-
 /* Where the tables go: RSDP at the start, each table 16-byte aligned. */
 #define ACPI_FACS_OFFSET	0x40	/* the FACS is 64-byte aligned */
 #define ACPI_XSDT_OFFSET	0x80
-
-static uint8_t
-acpi_checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len-- > 0)
-		sum += *p++;
-	return (uint8_t)-sum;
-}
 
 static void
 acpi_header(struct acpi_header *h, const char *sig, uint32_t len,
@@ -232,7 +218,7 @@ acpi_seal(uint8_t *p)
 
 	memcpy(&h, p, sizeof(h));
 	p[offsetof(struct acpi_header, checksum)] = 0;
-	p[offsetof(struct acpi_header, checksum)] = acpi_checksum(p,
+	p[offsetof(struct acpi_header, checksum)] = boot_checksum(p,
 	    h.length);
 }
 
@@ -346,7 +332,7 @@ acpi_madt(uint8_t *p, unsigned int ncpus)
 	off += sizeof(iso);
 	iso.source = PC_ACPI_SCI_IRQ;
 	iso.gsi = PC_ACPI_SCI_IRQ;
-	iso.flags = MPS_ACTIVE_HIGH | MPS_LEVEL;
+	iso.flags = BOOT_MPS_ACTIVE_HIGH | BOOT_MPS_LEVEL;
 	memcpy(p + off, &iso, sizeof(iso));
 	off += sizeof(iso);
 
@@ -419,8 +405,8 @@ boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus)
 	rsdp.length = sizeof(rsdp);
 	rsdp.xsdt_addr = PC_ACPI_TABLES_START + ACPI_XSDT_OFFSET;
 	memcpy(base, &rsdp, sizeof(rsdp));
-	base[offsetof(struct acpi_rsdp, checksum)] = acpi_checksum(base, 20);
-	base[offsetof(struct acpi_rsdp, ext_checksum)] = acpi_checksum(base,
+	base[offsetof(struct acpi_rsdp, checksum)] = boot_checksum(base, 20);
+	base[offsetof(struct acpi_rsdp, ext_checksum)] = boot_checksum(base,
 	    sizeof(rsdp));
 	return (int)end;
 }

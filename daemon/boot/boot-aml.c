@@ -240,27 +240,33 @@ aml_end(struct aml *a, size_t mark)
 	aml_insert(a, mark, pl, n);
 }
 
-size_t
-aml_scope_begin(struct aml *a, const char *name)
+/* An opcode of n bytes, then the package length's place, then name. */
+static size_t
+aml_named_begin(struct aml *a, const uint8_t *op, size_t n,
+    const char *name)
 {
 	size_t mark;
 
-	aml_byte(a, AML_SCOPE_OP);
+	aml_bytes(a, op, n);
 	mark = a->len;
 	aml_name(a, name);
 	return mark;
 }
 
 size_t
+aml_scope_begin(struct aml *a, const char *name)
+{
+	static const uint8_t op[] = { AML_SCOPE_OP };
+
+	return aml_named_begin(a, op, sizeof(op), name);
+}
+
+size_t
 aml_device_begin(struct aml *a, const char *name)
 {
-	size_t mark;
+	static const uint8_t op[] = { AML_EXT_OP_PREFIX, AML_DEVICE_OP };
 
-	aml_byte(a, AML_EXT_OP_PREFIX);
-	aml_byte(a, AML_DEVICE_OP);
-	mark = a->len;
-	aml_name(a, name);
-	return mark;
+	return aml_named_begin(a, op, sizeof(op), name);
 }
 
 size_t

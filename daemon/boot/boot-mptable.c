@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "boot.h"
+#include "boot-internal.h"
 
 #define MP_SPEC_REV		4	/* 1.4 */
 
@@ -103,10 +104,7 @@ _Static_assert(sizeof(struct mp_intsrc) == 8, "MP interrupt entry");
 #define MP_ISA_BUS		0
 #define MP_PCI_BUS		1	/* the MP table's ID for PCI bus 0 */
 #define MP_ISA_IRQS		16
-/* MPS INTI flags (4.3.4): polarity in bits 0-1, trigger in bits 2-3. */
-#define MP_ACTIVE_HIGH		0x1
-#define MP_ACTIVE_LOW		0x3
-#define MP_LEVEL		0xc
+
 #define MP_LAPIC_VERSION	0x14
 #define MP_IOAPIC_VERSION	0x11
 /* Family 6, and the FPU and APIC feature bits: what an OS may check. */
@@ -128,17 +126,6 @@ mp_config_size(unsigned int ncpus)
 	    (MP_ISA_IRQS - 1) * sizeof(struct mp_intsrc) +
 	    PC_PCI_SLOTS * 4 * sizeof(struct mp_intsrc) +
 	    2 * sizeof(struct mp_intsrc);
-}
-
-/* The byte that makes the sum of a structure's bytes zero. */
-static uint8_t
-mp_checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len-- > 0)
-		sum += *p++;
-	return (uint8_t)-sum;
 }
 
 int
@@ -223,7 +210,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 		in.dst_pin = (uint8_t)(i == 0 ? PC_IRQ0_IOAPIC_PIN : i);
 		/* The SCI: level-triggered, active high, as in the MADT. */
 		if (i == PC_ACPI_SCI_IRQ)
-			in.flags = MP_ACTIVE_HIGH | MP_LEVEL;
+			in.flags = BOOT_MPS_ACTIVE_HIGH | BOOT_MPS_LEVEL;
 		memcpy(p, &in, sizeof(in));
 		p += sizeof(in);
 		count++;
@@ -237,7 +224,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 		memset(&in, 0, sizeof(in));
 		in.type = MP_ENTRY_IOINT;
 		in.int_type = MP_INT_INT;
-		in.flags = MP_ACTIVE_LOW | MP_LEVEL;
+		in.flags = BOOT_MPS_ACTIVE_LOW | BOOT_MPS_LEVEL;
 		in.src_bus = MP_PCI_BUS;
 		in.src_irq = (uint8_t)i;
 		in.dst_apic = (uint8_t)ncpus;
@@ -277,7 +264,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	hdr.entry_count = (uint16_t)count;
 	hdr.lapic_addr = PC_LAPIC_ADDR;
 	memcpy(cfg, &hdr, sizeof(hdr));
-	cfg[offsetof(struct mp_config, checksum)] = mp_checksum(cfg,
+	cfg[offsetof(struct mp_config, checksum)] = boot_checksum(cfg,
 	    hdr.length);
 
 	memset(&mpf, 0, sizeof(mpf));
@@ -287,7 +274,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	mpf.spec_rev = MP_SPEC_REV;
 	memcpy(mem + addr, &mpf, sizeof(mpf));
 	mem[addr + offsetof(struct mp_floating, checksum)] =
-	    mp_checksum(mem + addr, sizeof(mpf));
+	    boot_checksum(mem + addr, sizeof(mpf));
 
 	return (int)(sizeof(mpf) + hdr.length);
 }
