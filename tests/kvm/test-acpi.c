@@ -7,6 +7,7 @@
  * timeout, and stops through that.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -19,6 +20,18 @@
 #define VMCTL_MS	60000
 
 static struct h_daemon *d;
+
+/* How often needle is in the console log now (quietly: 0 is expected). */
+static size_t
+log_count(const char *log, const char *needle)
+{
+	size_t len, n;
+	char *text = h_read_file(log, &len);
+
+	n = text != NULL ? h_count(text, len, needle) : 0;
+	free(text);
+	return n;
+}
 
 /* vmctl -s SOCK stop NAME --timeout T: its exit status. */
 static int
@@ -93,8 +106,7 @@ test_tables(struct h_conn *c, int vcpus)
 	    "%s: and entered S5", name);
 	h_state(c, name, val, sizeof(val));
 	tap_ok(strcmp(val, "stopped") == 0, "%s: stopped (%s)", name, val);
-	tap_ok(h_file_expect(log, ACPI_CAD, 1, 0) != 0 &&
-	    h_file_expect(log, "FAIL", 1, 0) != 0,
+	tap_ok(log_count(log, ACPI_CAD) == 0 && log_count(log, "FAIL") == 0,
 	    "%s: no Ctrl-Alt-Del, no failure", name);
 }
 
@@ -123,7 +135,7 @@ test_ignored(struct h_conn *c)
 	h_state(c, "deaf", val, sizeof(val));
 	tap_ok(strcmp(val, "stopped") == 0, "deaf: stopped (%s), not killed",
 	    val);
-	tap_ok(h_file_expect(log, "FAIL", 1, 0) != 0, "deaf: no failure");
+	tap_ok(log_count(log, "FAIL") == 0, "deaf: no failure");
 }
 
 int
