@@ -502,6 +502,8 @@ bz_load(const struct boot_mem *mem, const struct boot_file *f,
 		bp->e820_table[i].type = map[i].type;
 	}
 	bp->e820_entries = (uint8_t)n;
+	/* boot.c writes the tables once the loader is done. */
+	bp->acpi_rsdp_addr = BOOT_ACPI_RSDP_ADDR;
 
 	boot_x86_write_gdt(mem, 1, cpu);
 	boot_x86_write_page_tables(mem, cpu);

@@ -36,8 +36,11 @@ boot_e820_build(const struct boot_mem *mem, struct boot_e820 out[BOOT_E820_MAX])
 	n = e820_add(out, n, 0, low < PC_LOW_MEM_END ? low : PC_LOW_MEM_END,
 	    BOOT_E820_RAM);
 	n = e820_add(out, n, PC_EBDA_START, 0xa0000, BOOT_E820_RESERVED);
-	/* 0xa0000-0xeffff: the legacy VGA and option ROM hole, not listed. */
-	n = e820_add(out, n, PC_BIOS_START, PC_HIGH_MEM_START,
+	/*
+	 * 0xa0000-0xdffff: the legacy VGA and option ROM hole, not listed.
+	 * The ACPI tables and the BIOS area after them: one reserved range.
+	 */
+	n = e820_add(out, n, PC_ACPI_TABLES_START, PC_HIGH_MEM_START,
 	    BOOT_E820_RESERVED);
 	n = e820_add(out, n, PC_HIGH_MEM_START, low, BOOT_E820_RAM);
 	if (mem->high_size > 0)

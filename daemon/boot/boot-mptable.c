@@ -1,17 +1,19 @@
 /*
  * Intel MultiProcessor Specification, version 1.4 (May 1997), chapter 4:
  * the MP floating pointer structure (4.1) and the MP configuration table
- * (4.2, 4.3): processors, the ISA bus, the IOAPIC and the wiring of the
- * ISA interrupts to it and of the 8259 and NMI to every local APIC.
+ * (4.2, 4.3): processors, the ISA and PCI buses, the IOAPIC and the
+ * wiring of the ISA interrupts and of every PCI slot's INTx pins to it,
+ * and of the 8259 and NMI to every local APIC: what the ACPI tables say
+ * too (boot-acpi.c, boot-dsdt.c), for guests that read only this.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "boot.h"
+#include "boot-internal.h"
 
 #define MP_SPEC_REV		4	/* 1.4 */
-#define MP_SCAN_SIZE		1024	/* the EBDA's first KiB is scanned */
 
 struct mp_floating {
 	char		signature[4];	/* "_MP_" */
@@ -100,7 +102,9 @@ _Static_assert(sizeof(struct mp_intsrc) == 8, "MP interrupt entry");
 #define MP_ALL_LAPICS		0xff
 
 #define MP_ISA_BUS		0
+#define MP_PCI_BUS		1	/* the MP table's ID for PCI bus 0 */
 #define MP_ISA_IRQS		16
+
 #define MP_LAPIC_VERSION	0x14
 #define MP_IOAPIC_VERSION	0x11
 /* Family 6, and the FPU and APIC feature bits: what an OS may check. */
@@ -108,29 +112,20 @@ _Static_assert(sizeof(struct mp_intsrc) == 8, "MP interrupt entry");
 #define MP_CPU_FEATURES		((1U << 0) | (1U << 9))
 
 /*
- * Header, processors, bus, IOAPIC, 15 ISA IRQs (all but the cascade) and
- * two local interrupt entries: 196 + 20 * ncpus bytes, so up to 40 vCPUs
- * fit after the floating pointer in 1 KiB.
+ * Header, processors, two buses, IOAPIC, 15 ISA IRQs (all but the
+ * cascade), four INTx pins for each PCI slot and two local interrupt
+ * entries: 1228 + 20 * ncpus bytes, more than the EBDA's first KiB, so
+ * the configuration table goes to BOOT_MPTABLE_ALT_ADDR.
  */
 static size_t
 mp_config_size(unsigned int ncpus)
 {
 	return sizeof(struct mp_config) +
 	    ncpus * sizeof(struct mp_processor) +
-	    sizeof(struct mp_bus) + sizeof(struct mp_ioapic) +
+	    2 * sizeof(struct mp_bus) + sizeof(struct mp_ioapic) +
 	    (MP_ISA_IRQS - 1) * sizeof(struct mp_intsrc) +
+	    PC_PCI_SLOTS * 4 * sizeof(struct mp_intsrc) +
 	    2 * sizeof(struct mp_intsrc);
-}
-
-/* The byte that makes the sum of a structure's bytes zero. */
-static uint8_t
-mp_checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len-- > 0)
-		sum += *p++;
-	return (uint8_t)-sum;
 }
 
 int
@@ -151,10 +146,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	if (ncpus < 1 || ncpus > BOOT_MAX_CPUS || (addr & 15) != 0)
 		return -EINVAL;
 	cfg_size = mp_config_size(ncpus);
-	if (sizeof(mpf) + cfg_size <= MP_SCAN_SIZE)
-		cfg_addr = addr + sizeof(mpf);
-	else
-		cfg_addr = BOOT_MPTABLE_ALT_ADDR;
+	cfg_addr = BOOT_MPTABLE_ALT_ADDR;
 	if (addr > mem_size || sizeof(mpf) > mem_size - addr ||
 	    cfg_addr > mem_size || cfg_size > mem_size - cfg_addr)
 		return -ENOSPC;
@@ -181,6 +173,11 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	bus.type = MP_ENTRY_BUS;
 	bus.bus_id = MP_ISA_BUS;
 	memcpy(bus.bus_type, "ISA   ", sizeof(bus.bus_type));
+	memcpy(p, &bus, sizeof(bus));
+	p += sizeof(bus);
+	count++;
+	bus.bus_id = MP_PCI_BUS;
+	memcpy(bus.bus_type, "PCI   ", sizeof(bus.bus_type));
 	memcpy(p, &bus, sizeof(bus));
 	p += sizeof(bus);
 	count++;
@@ -211,6 +208,27 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 		in.src_irq = (uint8_t)i;
 		in.dst_apic = (uint8_t)ncpus;
 		in.dst_pin = (uint8_t)(i == 0 ? PC_IRQ0_IOAPIC_PIN : i);
+		/* The SCI: level-triggered, active high, as in the MADT. */
+		if (i == PC_ACPI_SCI_IRQ)
+			in.flags = BOOT_MPS_ACTIVE_HIGH | BOOT_MPS_LEVEL;
+		memcpy(p, &in, sizeof(in));
+		p += sizeof(in);
+		count++;
+	}
+
+	/*
+	 * PCI (4.3.4): source IRQ = slot << 2 | pin, to the IOAPIC pin the
+	 * swizzle gives; level-triggered, active low, like the _PRT.
+	 */
+	for (i = 0; i < PC_PCI_SLOTS * 4; i++) {
+		memset(&in, 0, sizeof(in));
+		in.type = MP_ENTRY_IOINT;
+		in.int_type = MP_INT_INT;
+		in.flags = BOOT_MPS_ACTIVE_LOW | BOOT_MPS_LEVEL;
+		in.src_bus = MP_PCI_BUS;
+		in.src_irq = (uint8_t)i;
+		in.dst_apic = (uint8_t)ncpus;
+		in.dst_pin = (uint8_t)PC_PCI_INTX_GSI(i >> 2, i & 3);
 		memcpy(p, &in, sizeof(in));
 		p += sizeof(in);
 		count++;
@@ -246,7 +264,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	hdr.entry_count = (uint16_t)count;
 	hdr.lapic_addr = PC_LAPIC_ADDR;
 	memcpy(cfg, &hdr, sizeof(hdr));
-	cfg[offsetof(struct mp_config, checksum)] = mp_checksum(cfg,
+	cfg[offsetof(struct mp_config, checksum)] = boot_checksum(cfg,
 	    hdr.length);
 
 	memset(&mpf, 0, sizeof(mpf));
@@ -256,7 +274,7 @@ boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
 	mpf.spec_rev = MP_SPEC_REV;
 	memcpy(mem + addr, &mpf, sizeof(mpf));
 	mem[addr + offsetof(struct mp_floating, checksum)] =
-	    mp_checksum(mem + addr, sizeof(mpf));
+	    boot_checksum(mem + addr, sizeof(mpf));
 
 	return (int)(sizeof(mpf) + hdr.length);
 }

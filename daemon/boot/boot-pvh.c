@@ -676,6 +676,8 @@ pvh_load(const struct boot_mem *mem, const struct boot_file *f,
 	}
 	si.memmap_paddr = PVH_MEMMAP_ADDR;
 	si.memmap_entries = n;
+	/* boot.c writes the tables once the loader is done. */
+	si.rsdp_paddr = BOOT_ACPI_RSDP_ADDR;
 	memcpy(mem->low + BOOT_PVH_INFO_ADDR, &si, sizeof(si));
 
 	boot_x86_write_gdt(mem, 0, cpu);

@@ -2,12 +2,13 @@
  * Direct kernel boot: the boot_load/boot_probe entry points.  They open
  * the kernel, walk the table of loaders for the first that recognises
  * it, and leave the format's work to that loader; what a PC BIOS would
- * have left in memory (BIOS data area, MP table) is written here, the
- * same for every format.
+ * have left in memory (BIOS data area, MP table, ACPI tables) is written
+ * here, the same for every format.
  *
  * Layers, top to bottom, with no call back up: boot.c; the loaders
  * (boot-bzimage.c, boot-pvh.c); what they share (boot-common.c,
- * boot-x86.c, boot-e820.c, boot-mptable.c); boot-file.c.
+ * boot-x86.c, boot-e820.c, boot-mptable.c, boot-acpi.c with boot-dsdt.c
+ * and boot-aml.c); boot-file.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -148,5 +149,9 @@ boot_load(const struct boot_mem *mem, const struct boot_args *args,
 	if (r < 0)
 		return boot_fail(err, errlen, r, "cannot write the MP table: %s",
 		    strerror(-r));
+	r = boot_acpi_write(mem->low, mem->low_size, args->ncpus);
+	if (r < 0)
+		return boot_fail(err, errlen, r,
+		    "cannot write the ACPI tables: %s", strerror(-r));
 	return 0;
 }

@@ -30,9 +30,10 @@
  *            the first 4 GiB identity-mapped with 2 MiB pages
  *   0x20000  command line (up to 64 KiB with its NUL)
  *   0x30000  end of the loader's area: PVH segments may start here
- *   0x9fc00  MP floating pointer and configuration table (EBDA, reserved)
- *   0xf0000  MP configuration table when it does not fit in the EBDA's
- *            1 KiB (more than 40 vCPUs); reserved like a PC's BIOS
+ *   0x9fc00  MP floating pointer (EBDA, reserved)
+ *   0xe0000  ACPI: RSDP, FACS, XSDT, FADT, MADT, DSDT (reserved)
+ *   0xf0000  MP configuration table (it does not fit in the EBDA's
+ *            first KiB: 128 PCI interrupt entries); reserved like a BIOS
  *   1 MiB    bzImage protected-mode kernel; PVH segments (at p_paddr)
  *   top      initrd, as high in low RAM as the kernel allows
  */
@@ -50,6 +51,7 @@
 #define BOOT_CMDLINE_MAX	0x10000ULL	/* bytes, including the NUL */
 #define BOOT_AREA_END		0x30000ULL
 #define BOOT_MPTABLE_ALT_ADDR	PC_BIOS_START
+#define BOOT_ACPI_RSDP_ADDR	PC_ACPI_TABLES_START
 #define BOOT_KERNEL_ADDR	PC_HIGH_MEM_START
 #define BOOT_MIN_LOW_SIZE	0x200000ULL	/* 2 MiB: layout + something */
 
@@ -149,17 +151,27 @@ unsigned int boot_e820_build(const struct boot_mem *mem,
 
 /*
  * Write an MP floating pointer and configuration table (version 1.4:
- * one processor entry per vCPU with APIC ID = index, the ISA bus, the
- * IOAPIC at 0xfec00000 and the 16 ISA interrupts routed to it) at
- * guest physical address addr.  Returns bytes written or -errno.
+ * one processor entry per vCPU with APIC ID = index, the ISA and PCI
+ * buses, the IOAPIC at 0xfec00000, the 16 ISA interrupts and every PCI
+ * slot's INTx pins routed to it).  Returns bytes written or -errno.
  *
- * The floating pointer goes at addr (16-byte aligned).  The configuration
- * table follows it when both fit in the 1 KiB from addr, which operating
- * systems scan (up to 40 vCPUs); otherwise it goes at
- * BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).  mem maps guest
- * physical 0 to mem_size.
+ * The floating pointer goes at addr (16-byte aligned), where operating
+ * systems scan for it; the configuration table, too large for the 1 KiB
+ * they scan, at BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).
+ * mem maps guest physical 0 to mem_size.
  */
 int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
     unsigned int ncpus);
+
+/*
+ * Write the ACPI tables for ncpus vCPUs from PC_ACPI_TABLES_START, the
+ * RSDP (revision 2, pointing to the XSDT) at BOOT_ACPI_RSDP_ADDR: FADT
+ * (fixed hardware: the PM1a blocks, the SCI), FACS, MADT (one local APIC
+ * per vCPU with APIC ID = index, the IOAPIC, IRQ 0 on pin 2, the SCI
+ * level-triggered) and the DSDT (the PCI root bridge with its _PRT, the
+ * ISA chips, \_S5).  mem maps guest physical 0 to mem_size.  Returns
+ * bytes written from PC_ACPI_TABLES_START or -errno.
+ */
+int boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus);
 
 #endif

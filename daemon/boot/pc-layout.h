@@ -54,8 +54,10 @@
 #define PC_ACPI_TABLES_START	0xe0000ULL
 #define PC_ACPI_TABLES_END	0xf0000ULL	/* exclusive */
 #define PC_ACPI_PM1A_EVT_PORT	0x600		/* 4 bytes */
-#define PC_ACPI_PM1A_CNT_PORT	0x604		/* 2 bytes */
+#define PC_ACPI_PM1A_CNT_PORT	0x604		/* 2 bytes, right after */
 #define PC_ACPI_SCI_IRQ		9
+/* SLP_TYP for S5 (soft off): the DSDT's \_S5 and the PM1 control block. */
+#define PC_ACPI_SLP_TYP_S5	5
 
 /* Pages KVM needs for itself on Intel hosts, in the PCI hole. */
 #define PC_KVM_IDMAP_ADDR	0xfffbc000ULL

@@ -951,6 +951,7 @@ vm_stop_worker(struct vm *vm, bool force, unsigned int timeout,
 {
 	struct wlink *w = vm->w;
 	struct timeval tv = { timeout, 0 }, left;
+	struct json_object *args;
 
 	vm->run.stop_requested = true;
 	if (force || timeout == 0 || vm->state == VM_STARTING ||
@@ -969,7 +970,11 @@ vm_stop_worker(struct vm *vm, bool force, unsigned int timeout,
 	/* A paused guest cannot see Ctrl-Alt-Del: let it run first. */
 	if (vm->state == VM_PAUSED)
 		wlink_request(w, "worker.resume", NULL, vm_ignore_reply, NULL);
-	if (wlink_request(w, "worker.shutdown", NULL, vm_shutdown_reply,
+	/* The worker gives the power button half of the timeout. */
+	args = json_object_new_object();
+	json_object_object_add(args, "timeout",
+	    json_object_new_int64(timeout));
+	if (wlink_request(w, "worker.shutdown", args, vm_shutdown_reply,
 	    vm) < 0) {
 		wlink_kill(w, kill);
 		return;

@@ -3,6 +3,7 @@
  * ports and on which ISA interrupt lines.  See pc-layout.h for the
  * addresses and the interrupt routing.
  */
+#include "acpi-pm.h"
 #include "board.h"
 #include "i8042.h"
 #include "pc-layout.h"
@@ -36,6 +37,13 @@ static void *
 board_post_new(const struct device_host *host, const struct board_backends *be)
 {
 	return post_new(host);
+}
+
+static void *
+board_acpi_pm_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return acpi_pm_new(host, PC_ACPI_SLP_TYP_S5);
 }
 
 static void *
@@ -105,6 +113,11 @@ const struct board_device board_pc[] = {
 	    .irqs = { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, .nirqs = 2 },
 	{ .name = "post", .create = board_post_new, .ops = &post_device_ops,
 	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
+	/* The PM1a event block, then the control block right after it. */
+	{ .name = "acpi-pm", .create = board_acpi_pm_new,
+	    .ops = &acpi_pm_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 } },
+	    .irqs = { PC_ACPI_SCI_IRQ }, .nirqs = 1 },
 	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
 	{ .name = "pci-host", .create = board_pci_host_new,
 	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,

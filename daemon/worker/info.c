@@ -8,6 +8,7 @@
 #include "info.h"
 #include "json-u64.h"
 #include "kvm-stats.h"
+#include "shutdown.h"
 
 static void
 info_add_hex(struct json_object *obj, const char *key, uint64_t v)
@@ -215,6 +216,9 @@ info_json(struct worker *w)
 	json_object_object_add(ret, "vcpu_kvm", kvm);
 	json_object_object_add(ret, "reboots",
 	    json_object_new_int64((int64_t)w->reboots));
+	/* How a stop under way asked the guest ("none" before one). */
+	json_object_object_add(ret, "shutdown", json_object_new_string(
+	    shutdown_stage_name(w->shutdown_stage)));
 	if (w->console != NULL)
 		json_object_object_add(ret, "console",
 		    info_console_json(w->console));

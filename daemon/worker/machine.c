@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "acpi-pm.h"
 #include "i8042.h"
 #include "kvm.h"
 #include "log.h"
@@ -606,6 +607,18 @@ machine_ctrl_alt_del(struct machine *m)
 	ret = i8042_ctrl_alt_del(md->vdev.state);
 	vdev_unlock(&md->vdev);
 	return ret;
+}
+
+int
+machine_power_button(struct machine *m)
+{
+	struct machine_device *md = machine_device(m, "acpi-pm");
+	bool listening;
+
+	vdev_lock(&md->vdev);
+	listening = acpi_pm_power_button(md->vdev.state);
+	vdev_unlock(&md->vdev);
+	return listening ? 0 : -ENOTCONN;
 }
 
 int

@@ -135,6 +135,12 @@ struct machine_device *machine_device(struct machine *m, const char *name);
 size_t machine_console_input(struct machine *m, const uint8_t *buf,
     size_t len);
 int machine_ctrl_alt_del(struct machine *m);
+/*
+ * Press the ACPI power button: 0 if the guest enabled it (an ACPI
+ * operating system listens), -ENOTCONN if it did not (the press is
+ * latched all the same, should it enable the button later).
+ */
+int machine_power_button(struct machine *m);
 /* Set 2 scancodes from a host keyboard: 0 or -ENOSPC (see i8042.h). */
 int machine_keyboard(struct machine *m, const uint8_t *set2, size_t len);
 /* Relative mouse movement and buttons (see i8042_mouse()). */

@@ -28,6 +28,7 @@
 #include "link.h"
 #include "log.h"
 #include "requests.h"
+#include "shutdown.h"
 #include "worker.h"
 
 static void
@@ -134,6 +135,7 @@ main(int argc, char *argv[])
 	w.ended = true;
 	link_serve_queued(w.link);
 	guest_fini(&w);
+	shutdown_fini(&w);
 	link_free(w.link, 1000);
 	event_base_free(w.base);
 	return w.exit_status;

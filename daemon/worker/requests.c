@@ -22,6 +22,9 @@
 #include "proto.h"
 #include "requests.h"
 #include "stats.h"
+#include "shutdown.h"
+
+#define WORKER_SHUTDOWN_TIMEOUT_DEFAULT	30	/* seconds */
 
 struct worker_request {
 	struct worker *w;
@@ -323,10 +326,17 @@ worker_cmd_reset(struct worker_request *r)
 	return worker_ok(r, NULL);
 }
 
+/*
+ * worker.shutdown {"timeout": seconds}: the supervisor's deadline, half
+ * of which the guest gets to answer the power button (default 30 s).
+ */
 static struct json_object *
 worker_cmd_shutdown(struct worker_request *r)
 {
-	struct json_object *reply;
+	static const char *const keys[] = { "timeout", NULL };
+	struct json_object *reply, *ret_obj;
+	int64_t timeout = WORKER_SHUTDOWN_TIMEOUT_DEFAULT;
+	char err[128];
 	int ret;
 
 	/* Already down: what was asked for. */
@@ -334,15 +344,21 @@ worker_cmd_shutdown(struct worker_request *r)
 		return worker_ok(r, NULL);
 	if (!worker_need_machine(r, &reply))
 		return reply;
+	if (proto_args_check(r->args, keys, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "timeout", 0, 1, INT32_MAX, &timeout,
+	    err, sizeof(err)) < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	r->w->shutdown_pending = true;
-	/* A paused guest cannot react to the keys. */
+	/* A paused guest can react to neither the button nor the keys. */
 	machine_resume(r->w->machine);
 	display_resume(r->w->display);
-	ret = machine_ctrl_alt_del(r->w->machine);
+	ret = shutdown_begin(r->w, timeout * 1000, err, sizeof(err));
 	if (ret < 0)
-		return worker_error(r, PROTO_ERR_INTERNAL,
-		    "keyboard buffer full");
-	return worker_ok(r, NULL);
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
+	ret_obj = json_object_new_object();
+	json_object_object_add(ret_obj, "method", json_object_new_string(
+	    shutdown_stage_name(r->w->shutdown_stage)));
+	return worker_ok(r, ret_obj);
 }
 
 static struct json_object *

@@ -32,6 +32,10 @@ struct worker {
 	char *kernel_name;		/* the user's path, for messages */
 	bool reboot_stops;
 	bool shutdown_pending;
+	/* How worker.shutdown asked the guest (enum shutdown_stage), and
+	 * the Ctrl-Alt-Del that follows an unanswered power button. */
+	int shutdown_stage;
+	struct event *shutdown_ev;
 	bool booted;
 	bool ended;	/* the loop is over: answering what is queued */
 

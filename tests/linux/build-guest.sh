@@ -9,8 +9,9 @@
 #                       loads the virtio and ext4 (and crc32c) modules,
 #                       prints the banner "vmmd reference guest ready"
 #                       and hands over to
-#                       busybox init: shells on ttyS0 and tty0, and
-#                       Ctrl-Alt-Del reboots; and /usr/bin/rtc-ticks
+#                       busybox init: shells on ttyS0 and tty0,
+#                       Ctrl-Alt-Del reboots, and busybox acpid powers
+#                       off on the ACPI power button; and /usr/bin/rtc-ticks
 #                       (rtc-ticks.c here, built static with cc), which
 #                       counts the RTC's interrupts for the linux suite
 #   cmdline             the guest's default kernel command line
@@ -31,9 +32,10 @@ cache=${VMMD_CACHE:-$top/.cache}
 out=${1:-$cache/linux-guest}
 
 # The modules the guest loads at boot (with their dependencies) and the
-# ones the test host needs for /dev/kvm.
+# ones the test host needs for /dev/kvm.  button and evdev: the ACPI power
+# button as an input device acpid reads.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
-    virtio_rng virtio_balloon virtio_input crc32c_generic ext4"
+    virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev"
 host_modules="kvm_amd kvm_intel"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
@@ -217,7 +219,8 @@ extract_vmlinux() {
 stage=$tmp/root
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" \
     "$stage/etc" "$stage/proc" "$stage/sys" "$stage/dev" "$stage/tmp" \
-    "$stage/root" "$stage/mnt" "$stage/lib/modules"
+    "$stage/root" "$stage/mnt" "$stage/lib/modules" "$stage/etc/acpi/PWRF" \
+    "$stage/var/run"
 cp "$busybox" "$stage/bin/busybox"
 "$busybox" --list-full | while read -r p; do
 	[ "$p" = bin/busybox ] || ln -sf /bin/busybox "$stage/$p"
@@ -252,12 +255,21 @@ exec /sbin/init
 EOF
 chmod 755 "$stage/init"
 
+# busybox init does nothing on the power button by itself: acpid turns
+# its key press (event PWRF/00000080) into a run of that file.
 cat >"$stage/etc/inittab" <<'EOF'
 ttyS0::respawn:-/bin/sh
 tty0::respawn:-/bin/sh
+::respawn:/sbin/acpid -f -l /dev/null
 ::ctrlaltdel:/sbin/reboot
 ::shutdown:/bin/umount -a -r
 EOF
+cat >"$stage/etc/acpi/PWRF/00000080" <<'EOF'
+#!/bin/sh
+echo "acpid: power button, powering off" >/dev/console
+exec /sbin/poweroff
+EOF
+chmod 755 "$stage/etc/acpi/PWRF/00000080"
 
 cat >"$stage/etc/profile" <<'EOF'
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin

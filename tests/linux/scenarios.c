@@ -43,6 +43,8 @@
 #define STOP_TIMEOUT_S	120		/* vm.stop's grace period */
 /* The kernel prints it once per boot, on a line of its own. */
 #define BOOT_LINE	"Run /init as init process"
+#define ACPID_LINE	"acpid: power button, powering off"
+#define POWER_DOWN	"reboot: Power down"
 
 static int	 nsteps;
 static char	**steps;
@@ -399,7 +401,7 @@ check_platform(struct lg_vm *vm, const char *cmdline)
 	free(out);
 
 	out = lg_cmd(vm, "dmesg | grep -e BIOS-e820 -e 'Command line:' -e "
-	    "'Memory: '", &st, LG_CMD_MS);
+	    "'Memory: ' -e 'ACPI' -e 'Power Button'", &st, LG_CMD_MS);
 	if (out == NULL) {
 		check(vm, false, "dmesg answers");
 		return;
@@ -418,6 +420,18 @@ check_platform(struct lg_vm *vm, const char *cmdline)
 	check(vm, total > (GUEST_MIB - 1) * 1024UL &&
 	    total <= GUEST_MIB * 1024UL,
 	    "kernel counts %luK of RAM (%luK available)", total, avail);
+	/* Both loaders point the kernel at the RSDP (acpi_rsdp_addr, PVH's
+	 * rsdp_paddr); the tables and the power button work. */
+	check(vm, strstr(out, "A valid RSDP was not found") == NULL &&
+	    strstr(out, "ACPI: RSDP 0x00000000000E0000") != NULL &&
+	    strstr(out, "ACPI: Using IOAPIC for interrupt routing") != NULL,
+	    "kernel log: ACPI found at 0xe0000, interrupts through the IOAPIC");
+	check(vm, strstr(out, "ACPI Error") == NULL &&
+	    strstr(out, "ACPI BIOS Error") == NULL &&
+	    strstr(out, "ACPI Warning") == NULL,
+	    "kernel log: no ACPI error or warning");
+	check(vm, strstr(out, "input: Power Button as") != NULL,
+	    "kernel log: the ACPI power button is an input device");
 	snprintf(want_line, sizeof(want_line), "Command line: %s\n", cmdline);
 	check(vm, strstr(out, want_line) != NULL,
 	    "kernel log shows the command line vmmd gave it");
@@ -792,10 +806,15 @@ check_vmctl_stop(struct lg_vm *vm)
 	check(vm, r == 0 && strcmp(h_state(vm->c, vm->name, st, sizeof(st)),
 	    "stopped") == 0, "%s stop: state %s (%.1f s)",
 	    vmctl ? "vmctl" : "vm.", st, dt);
-	/* The guest's init ran reboot on Ctrl-Alt-Del, before the timeout. */
-	check(vm, dt < STOP_TIMEOUT_S && log_count(vm, "Restarting system") ==
-	    resets + 1, "stopped through Ctrl-Alt-Del (the guest restarted "
-	    "itself in %.1f s)", dt);
+	/*
+	 * The power button: acpid ran poweroff, the kernel entered S5,
+	 * before the Ctrl-Alt-Del that half of the timeout would bring.
+	 */
+	check(vm, dt < STOP_TIMEOUT_S / 2 && log_count(vm, ACPID_LINE) == 1 &&
+	    log_count(vm, POWER_DOWN) == 1 &&
+	    log_count(vm, "Restarting system") == resets,
+	    "stopped through the power button (the guest powered itself "
+	    "off in %.1f s, no Ctrl-Alt-Del)", dt);
 }
 
 static void
@@ -812,6 +831,22 @@ check_reboot_stop(struct lg_vm *vm)
 	check(vm, log_count(vm, "Restarting system") == 1 &&
 	    log_count(vm, BOOT_LINE) == boots,
 	    "the guest restarted itself once and did not boot again");
+}
+
+/* poweroff in the guest: the kernel enters S5 and the VM is stopped. */
+static void
+check_poweroff(struct lg_vm *vm)
+{
+	double t0 = h_now_ms();
+	int r;
+
+	lg_send(vm, "poweroff\n");
+	r = h_wait_state(vm->c, vm->name, "stopped", LG_BOOT_MS);
+	check(vm, r == 0, "'poweroff' in the guest: VM stopped (%.1f s)",
+	    (h_now_ms() - t0) / 1e3);
+	check(vm, log_count(vm, POWER_DOWN) == 1 &&
+	    log_count(vm, "Restarting system") == 0,
+	    "the kernel powered down through ACPI, no restart");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1013,7 +1048,11 @@ out:
 	finish(&vm);
 }
 
-/* The reference guest with a screen: fbcon on vesafb, a shell on tty0. */
+/*
+ * The reference guest with a screen: fbcon on vesafb, a shell on tty0.
+ * Then it powers itself off (on_reboot restart: a reset would not stop
+ * it), a display and its write-protected framebuffer notwithstanding.
+ */
 static void
 scenario_display(struct h_daemon *d, struct h_conn *c)
 {
@@ -1024,8 +1063,11 @@ scenario_display(struct h_daemon *d, struct h_conn *c)
 	snprintf(cmdline, sizeof(cmdline), "console=tty0 %s",
 	    cmdline_for("display"));
 	if (boot_with(&vm, "vmlinuz", "restart", cmdline,
-	    ",\"vnc\":\"auto\",\"display\":\"1024x768\""))
+	    ",\"vnc\":\"auto\",\"display\":\"1024x768\"")) {
 		ld_check_display(&vm, check, nsteps > 0 && want("screen"));
+		if (want("poweroff"))
+			check_poweroff(&vm);
+	}
 	finish(&vm);
 }
 
@@ -1149,7 +1191,7 @@ main(int argc, char **argv)
 		scenario_bzimage(d, c);
 	if (want("pvh"))
 		scenario_pvh(d, c);
-	if (want("display") || want("screen"))
+	if (want("display") || want("screen") || want("poweroff"))
 		scenario_display(d, c);
 	if (want("disk"))
 		scenario_disk(d, c);

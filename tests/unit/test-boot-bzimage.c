@@ -297,6 +297,9 @@ test_basic(void)
 	tap_ok(memcmp(m.low + rd, initrd, sizeof(initrd)) == 0,
 	    "initrd contents in guest memory");
 
+	TAP_EQ(get64(zp + 0x70), 0xe0000ULL, "acpi_rsdp_addr 0xe0000");
+	tap_ok(memcmp(m.low + 0xe0000, "RSD PTR ", 8) == 0,
+	    "the RSDP is there");
 	TAP_EQ(zp[0x1e8], 4, "4 e820 entries");
 	e = zp + 0x2d0;
 	tap_ok(get64(e) == 0 && get64(e + 8) == 0x9fc00 &&
@@ -305,8 +308,8 @@ test_basic(void)
 	tap_ok(get64(e) == 0x9fc00 && get64(e + 8) == 0x400 &&
 	    get32(e + 16) == 2, "e820[1] reserved EBDA");
 	e += 20;
-	tap_ok(get64(e) == 0xf0000 && get64(e + 8) == 0x10000 &&
-	    get32(e + 16) == 2, "e820[2] reserved BIOS");
+	tap_ok(get64(e) == 0xe0000 && get64(e + 8) == 0x20000 &&
+	    get32(e + 16) == 2, "e820[2] reserved ACPI tables and BIOS");
 	e += 20;
 	tap_ok(get64(e) == 0x100000 && get64(e + 8) == 63 * MiB &&
 	    get32(e + 16) == 1, "e820[3] RAM 1 MiB-64 MiB");

@@ -42,7 +42,8 @@ check_table(unsigned int ncpus)
 	unsigned int i, ncpu = 0, nbus = 0, nioapic = 0, nioint = 0;
 	unsigned int nlocal = 0, nunknown = 0, bsp = 0, cpu_ok = 1;
 	unsigned int int_ok = 1, extint_on_ioapic = 0, lint0 = 0, lint1 = 0;
-	unsigned int ioapic_ok = 0, bus_ok = 0;
+	unsigned int ioapic_ok = 0, bus_ok = 0, npci = 0, pci_ok = 1;
+	uint64_t pci_seen[2] = { 0, 0 };
 	uint32_t cfg_addr, pins = 0, irqs = 0;
 	uint16_t len;
 	int r;
@@ -63,12 +64,8 @@ check_table(unsigned int ncpus)
 	cfg_addr = get32(mpf + 4);
 	cfg = mem + cfg_addr;
 	len = get16(cfg + 4);
-	if (ncpus <= 40)
-		tap_ok(cfg_addr == 0x9fc10 && cfg_addr + len <= 0xa0000,
-		    "%u CPUs: config table in the EBDA's first KiB", ncpus);
-	else
-		tap_ok(cfg_addr == 0xf0000 && cfg_addr + len <= 0x100000,
-		    "%u CPUs: config table at 0xf0000", ncpus);
+	tap_ok(cfg_addr == 0xf0000 && cfg_addr + len <= 0x100000,
+	    "%u CPUs: config table at 0xf0000", ncpus);
 	tap_ok(memcmp(cfg, "PCMP", 4) == 0 && cfg[6] == 4 &&
 	    sum(cfg, len) == 0,
 	    "%u CPUs: config header: signature, rev 1.4, checksum", ncpus);
@@ -77,7 +74,7 @@ check_table(unsigned int ncpus)
 	    ncpus);
 	tap_ok(get16(cfg + 40) == 0 && cfg[42] == 0,
 	    "%u CPUs: no extended table", ncpus);
-	TAP_EQ(get16(cfg + 34), ncpus + 1 + 1 + 15 + 2,
+	TAP_EQ(get16(cfg + 34), ncpus + 2 + 1 + 15 + 128 + 2,
 	    "%u CPUs: entry count", ncpus);
 
 	e = cfg + 44;
@@ -94,7 +91,9 @@ check_table(unsigned int ncpus)
 			e += 20;
 			continue;
 		case 1:
-			bus_ok = e[1] == 0 && memcmp(e + 2, "ISA   ", 6) == 0;
+			if ((e[1] == 0 && memcmp(e + 2, "ISA   ", 6) == 0) ||
+			    (e[1] == 1 && memcmp(e + 2, "PCI   ", 6) == 0))
+				bus_ok |= 1U << e[1];
 			nbus++;
 			break;
 		case 2:
@@ -103,10 +102,27 @@ check_table(unsigned int ncpus)
 			nioapic++;
 			break;
 		case 3:
+			/*
+			 * PCI bus 1: slot << 2 | pin on the swizzled pin,
+			 * level-triggered and active low.
+			 */
+			if (e[4] == 1) {
+				npci++;
+				if (e[1] != 0 || get16(e + 2) != 0xf ||
+				    e[6] != ncpus || e[5] >= 128 ||
+				    e[7] != 16 + (((e[5] >> 2) + (e[5] & 3)) & 3) ||
+				    (pci_seen[e[5] >> 6] & 1ULL << (e[5] & 63)))
+					pci_ok = 0;
+				pci_seen[e[5] >> 6] |= 1ULL << (e[5] & 63);
+				break;
+			}
 			nioint++;
-			/* Conforming polarity and trigger, ISA bus 0. */
-			if (get16(e + 2) != 0 || e[4] != 0 || e[6] != ncpus ||
-			    e[7] >= 24) {
+			/*
+			 * ISA bus 0: conforming polarity and trigger, but
+			 * the SCI (IRQ 9), level-triggered and active high.
+			 */
+			if (get16(e + 2) != (e[5] == 9 ? 0xd : 0) ||
+			    e[4] != 0 || e[6] != ncpus || e[7] >= 24) {
 				int_ok = 0;
 				break;
 			}
@@ -145,19 +161,23 @@ check_table(unsigned int ncpus)
 	tap_ok(ncpu == ncpus && cpu_ok && bsp == 1,
 	    "%u CPUs: processor entries: APIC ID = index, version 0x14, "
 	    "enabled, BSP on 0 only", ncpus);
-	tap_ok(nbus == 1 && bus_ok, "%u CPUs: ISA bus 0", ncpus);
+	tap_ok(nbus == 2 && bus_ok == 3, "%u CPUs: ISA bus 0, PCI bus 1",
+	    ncpus);
+	tap_ok(npci == 128 && pci_ok, "%u CPUs: 4 INTx entries for each of "
+	    "the 32 PCI slots, swizzled onto pins 16-19, level, active low",
+	    ncpus);
 	tap_ok(nioapic == 1 && ioapic_ok,
 	    "%u CPUs: IOAPIC id %u, version 0x11, at 0xfec00000", ncpus,
 	    ncpus);
 	tap_ok(nioint == 15 && int_ok && !extint_on_ioapic && irqs == 0xfffb,
 	    "%u CPUs: ISA IRQs 0-15 but 2: IRQ0 on pin 2, others on their "
-	    "own pin; no ExtINT on the IOAPIC", ncpus);
+	    "own pin, the SCI level-triggered; no ExtINT on the IOAPIC",
+	    ncpus);
 	tap_ok(nlocal == 2 && lint0 == 1 && lint1 == 1,
 	    "%u CPUs: ExtINT to LINT0, NMI to LINT1 of every LAPIC", ncpus);
 	tap_ok(untouched(mem, 0, 0x9fc00) &&
-	    untouched(mem, 0x9fc00 + (ncpus <= 40 ? 16 + len : 16),
-	    ncpus <= 40 ? MEM_SIZE : 0xf0000) &&
-	    (ncpus <= 40 || untouched(mem, 0xf0000 + len, MEM_SIZE)),
+	    untouched(mem, 0x9fc00 + 16, 0xf0000) &&
+	    untouched(mem, 0xf0000 + len, MEM_SIZE),
 	    "%u CPUs: nothing written outside the table", ncpus);
 out:
 	free(mem);
@@ -178,12 +198,12 @@ test_mptable_errors(void)
 	    "unaligned floating pointer refused");
 	TAP_EQ(boot_mptable_write(mem, 0x9fc08, 0x9fc00, 1), -ENOSPC,
 	    "no room for the floating pointer");
-	TAP_EQ(boot_mptable_write(mem, 0x9fc80, 0x9fc00, 1), -ENOSPC,
-	    "no room for the table");
-	TAP_EQ(boot_mptable_write(mem, 0xa0000, 0x9fc00, 64), -ENOSPC,
-	    "64 CPUs need 0xf0000 mapped");
-	tap_ok(boot_mptable_write(mem, 0xa0000, 0x9fc00, 40) > 0,
-	    "40 CPUs fit in the EBDA");
+	TAP_EQ(boot_mptable_write(mem, 0xa0000, 0x9fc00, 1), -ENOSPC,
+	    "the table needs 0xf0000 mapped");
+	TAP_EQ(boot_mptable_write(mem, 0xf0100, 0x9fc00, 1), -ENOSPC,
+	    "and room there");
+	tap_ok(boot_mptable_write(mem, 0x100000, 0x9fc00, 254) > 0,
+	    "254 CPUs fit below 1 MiB");
 	free(mem);
 }
 
@@ -201,8 +221,8 @@ test_e820(void)
 	    map[0].type == BOOT_E820_RAM, "e820: base memory RAM");
 	tap_ok(map[1].addr == 0x9fc00 && map[1].size == 0x400 &&
 	    map[1].type == BOOT_E820_RESERVED, "e820: EBDA reserved");
-	tap_ok(map[2].addr == 0xf0000 && map[2].size == 0x10000 &&
-	    map[2].type == BOOT_E820_RESERVED, "e820: BIOS area reserved");
+	tap_ok(map[2].addr == 0xe0000 && map[2].size == 0x20000 &&
+	    map[2].type == BOOT_E820_RESERVED, "e820: ACPI tables and BIOS area reserved");
 	tap_ok(map[3].addr == 0x100000 && map[3].size == (256ULL << 20) -
 	    0x100000 && map[3].type == BOOT_E820_RAM, "e820: RAM from 1 MiB");
 

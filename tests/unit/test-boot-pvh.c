@@ -320,7 +320,7 @@ check_memmap(const struct boot_mem *m, const char *what)
 	static const uint64_t want[4][3] = {
 		{ 0, 0x9fc00, 1 },
 		{ 0x9fc00, 0x400, 2 },
-		{ 0xf0000, 0x10000, 2 },
+		{ 0xe0000, 0x20000, 2 },
 		{ 0x100000, 0, 1 },
 	};
 	uint64_t map = get64(si + 40);
@@ -382,7 +382,7 @@ test_elf64(void)
 	TAP_EQ(get32(si + 4), 1U, "ELF64: start_info version 1");
 	TAP_EQ(get32(si + 8), 0U, "ELF64: flags 0");
 	TAP_EQ(get32(si + 12), 1U, "ELF64: one module");
-	TAP_EQ(get64(si + 32), 0ULL, "ELF64: no RSDP");
+	TAP_EQ(get64(si + 32), 0xe0000ULL, "ELF64: the RSDP at 0xe0000");
 	addr = get64(si + 24);
 	tap_ok(addr != 0 && addr + 18 <= 32 * MiB &&
 	    strcmp((char *)m.low + addr, "console=ttyS0 foo") == 0,
@@ -657,7 +657,7 @@ test_fb(void)
 	TAP_EQ(get32(si + 48), 5U, "fb: 5 memory map entries");
 	tap_ok(memmap_is(&m, 0, 0, 0x9fc00, 1) &&
 	    memmap_is(&m, 1, 0x9fc00, 0x400, 2) &&
-	    memmap_is(&m, 2, 0xf0000, 0x10000, 2) &&
+	    memmap_is(&m, 2, 0xe0000, 0x20000, 2) &&
 	    memmap_is(&m, 3, 0x100000, 31 * MiB, 1),
 	    "fb: the RAM and firmware entries as without a display");
 	tap_ok(memmap_is(&m, 4, 0xd0000000, 3 * MiB, 2),

@@ -31,6 +31,7 @@
 #define IOAPIC_REGSEL	0x00
 #define IOAPIC_WIN	0x10
 #define IOAPIC_REDTBL	0x10
+#define IOAPIC_LEVEL	0x8000	/* trigger mode: level */
 
 #define PIT_CH2		0x42
 #define PIT_CMD		0x43
@@ -249,6 +250,14 @@ ioapic_route_level(unsigned pin, uint8_t vector, uint32_t apic_id)
 {
 	ioapic_write(IOAPIC_REDTBL + 2 * pin + 1, apic_id << 24);
 	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector | 1u << 13 | 1u << 15);
+}
+
+/* Level triggered, active high: the ACPI SCI as the MADT describes it. */
+void
+ioapic_route_level_high(unsigned pin, uint8_t vector, uint32_t apic_id)
+{
+	ioapic_write(IOAPIC_REDTBL + 2 * pin + 1, apic_id << 24);
+	ioapic_write(IOAPIC_REDTBL + 2 * pin, vector | IOAPIC_LEVEL);
 }
 
 void

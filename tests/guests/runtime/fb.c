@@ -38,21 +38,6 @@
 #define VBE_ENABLED	0x01
 #define VBE_LFB		0x40
 
-static inline void
-outw(uint16_t port, uint16_t v)
-{
-	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline uint16_t
-inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 /* A decimal or 0x-prefixed hexadecimal number; *end past its digits. */
 static uint64_t
 fb_number(const char *s, const char **end)

@@ -34,6 +34,21 @@ outb(uint16_t port, uint8_t v)
 	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
 }
 
+static inline void
+outw(uint16_t port, uint16_t v)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint16_t
+inw(uint16_t port)
+{
+	uint16_t v;
+
+	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
 static inline uint8_t
 inb(uint16_t port)
 {
@@ -205,7 +220,13 @@ void sleep_us(uint64_t us);
 void sleep_ms(uint64_t ms);
 
 void ioapic_route(unsigned pin, uint8_t vector, uint32_t apic_id);
+/*
+ * Level-triggered: the line is held until the source is served, and an
+ * EOI while it is still asserted delivers it again.  Active low for PCI
+ * INTx, active high for the ACPI SCI.
+ */
 void ioapic_route_level(unsigned pin, uint8_t vector, uint32_t apic_id);
+void ioapic_route_level_high(unsigned pin, uint8_t vector, uint32_t apic_id);
 void ioapic_mask(unsigned pin);
 
 /* --- irq.c: ISA interrupts through the IOAPIC or the PIC ------------- */

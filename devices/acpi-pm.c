@@ -1,0 +1,208 @@
+/*
+ * See acpi-pm.h.  ACPI 6.4: 4.8.3.1 (PM1 event registers), 4.8.3.2 (PM1
+ * control registers), 4.8.2.2.1 (the fixed power button), 7.4.2 (entering
+ * a sleep state through SLP_TYP and SLP_EN).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acpi-pm.h"
+
+/* Register offsets in the device's range, each 16 bits. */
+#define PM1_STS			0
+#define PM1_EN			2
+#define PM1_CNT			4
+#define PM1_NREGS		3
+
+/* PM1_STS and PM1_EN bits. */
+#define PM1_GBL			(1U << 5)
+#define PM1_PWRBTN		(1U << 8)
+#define PM1_RTC			(1U << 10)
+#define PM1_WAK_STS		(1U << 15)
+/* Status bits the device can set; write 1 to clear. */
+#define PM1_STS_BITS		(PM1_PWRBTN | PM1_WAK_STS)
+/*
+ * Enable bits that exist; the others read 0 whatever is written.  The
+ * global lock's and the RTC alarm's are kept (an OS enables them and
+ * checks that they stick) although their status bits never rise: there
+ * is no firmware to release the lock and no alarm wakes a sleeping guest.
+ */
+#define PM1_EN_BITS		(PM1_GBL | PM1_PWRBTN | PM1_RTC)
+
+/* PM1_CNT bits. */
+#define PM1_SCI_EN		(1U << 0)
+#define PM1_SLP_TYP_SHIFT	10
+#define PM1_SLP_TYP_MASK	(7U << PM1_SLP_TYP_SHIFT)
+#define PM1_SLP_EN		(1U << 13)	/* write-only */
+
+struct acpi_pm {
+	const struct device_host *host;
+	unsigned int s5_slp_typ;
+	uint16_t sts;
+	uint16_t en;
+	uint16_t slp_typ;	/* the last SLP_TYP written */
+	bool sci;		/* the level the line has */
+	/* Diagnostics. */
+	uint64_t presses;
+	uint64_t sleeps_ignored;	/* SLP_EN with a state other than S5 */
+};
+
+static void
+acpi_pm_update_sci(struct acpi_pm *pm)
+{
+	bool level = (pm->sts & pm->en) != 0;
+
+	if (level != pm->sci) {
+		pm->sci = level;
+		device_irq_set(pm->host, 0, level);
+	}
+}
+
+static uint16_t
+acpi_pm_reg(const struct acpi_pm *pm, unsigned int reg)
+{
+	switch (reg) {
+	case 0:
+		return pm->sts;
+	case 1:
+		return pm->en;
+	default:
+		/* Always in ACPI mode: SCI_EN reads 1 (there is no SMI_CMD). */
+		return (uint16_t)(PM1_SCI_EN | pm->slp_typ << PM1_SLP_TYP_SHIFT);
+	}
+}
+
+static void
+acpi_pm_read(void *dev, uint64_t offset, void *data, unsigned int size)
+{
+	struct acpi_pm *pm = dev;
+	uint8_t *out = data;
+	uint64_t at;
+	unsigned int i;
+
+	for (i = 0; i < size; i++) {
+		at = offset + i;
+		out[i] = at < ACPI_PM_LEN ? (uint8_t)(acpi_pm_reg(pm,
+		    (unsigned int)at / 2) >> (8 * (at & 1))) : 0xff;
+	}
+}
+
+/*
+ * A write of value to the bytes of a register that mask selects (an
+ * access may cover part of a register, or several).
+ */
+static void
+acpi_pm_write_reg(struct acpi_pm *pm, unsigned int reg, uint16_t value,
+    uint16_t mask)
+{
+	unsigned int typ;
+
+	value &= mask;
+	switch (reg) {
+	case 0:
+		pm->sts &= (uint16_t)~(value & PM1_STS_BITS);
+		break;
+	case 1:
+		pm->en = (uint16_t)((pm->en & ~mask) | (value & PM1_EN_BITS));
+		break;
+	default:
+		/*
+		 * SCI_EN cannot be cleared (there is no legacy mode to go
+		 * back to); BM_RLD and GBL_RLS have nothing behind them.
+		 */
+		if ((mask & PM1_SLP_TYP_MASK) != 0)
+			pm->slp_typ = (uint16_t)((value & PM1_SLP_TYP_MASK) >>
+			    PM1_SLP_TYP_SHIFT);
+		if ((value & PM1_SLP_EN) == 0)
+			break;
+		typ = pm->slp_typ;
+		if (typ == pm->s5_slp_typ)
+			device_system_request(pm->host,
+			    DEVICE_REQUEST_POWEROFF);
+		else
+			pm->sleeps_ignored++;
+		break;
+	}
+}
+
+static void
+acpi_pm_write(void *dev, uint64_t offset, const void *data,
+    unsigned int size)
+{
+	struct acpi_pm *pm = dev;
+	const uint8_t *in = data;
+	uint16_t value[PM1_NREGS] = { 0 }, mask[PM1_NREGS] = { 0 };
+	unsigned int i, reg, shift;
+	uint64_t at;
+
+	for (i = 0; i < size; i++) {
+		at = offset + i;
+		if (at >= ACPI_PM_LEN)
+			break;
+		reg = (unsigned int)at / 2;
+		shift = 8 * (unsigned int)(at & 1);
+		value[reg] |= (uint16_t)(in[i] << shift);
+		mask[reg] |= (uint16_t)(0xff << shift);
+	}
+	for (reg = 0; reg < PM1_NREGS; reg++)
+		if (mask[reg] != 0)
+			acpi_pm_write_reg(pm, reg, value[reg], mask[reg]);
+	acpi_pm_update_sci(pm);
+}
+
+bool
+acpi_pm_power_button(struct acpi_pm *pm)
+{
+	pm->presses++;
+	pm->sts |= PM1_PWRBTN;
+	acpi_pm_update_sci(pm);
+	return (pm->en & PM1_PWRBTN) != 0;
+}
+
+static void
+acpi_pm_diag(void *dev, struct device_diag *d)
+{
+	struct acpi_pm *pm = dev;
+
+	device_diag_put(d, "pm1_sts", pm->sts, DEVICE_DIAG_HEX);
+	device_diag_put(d, "pm1_en", pm->en, DEVICE_DIAG_HEX);
+	device_diag_put(d, "pm1_cnt", acpi_pm_reg(pm, 2), DEVICE_DIAG_HEX);
+	device_diag_put(d, "sci", pm->sci, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "power_button_presses", pm->presses,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "sleeps_ignored", pm->sleeps_ignored,
+	    DEVICE_DIAG_UINT);
+}
+
+struct acpi_pm *
+acpi_pm_new(const struct device_host *host, unsigned int s5_slp_typ)
+{
+	struct acpi_pm *pm = calloc(1, sizeof(*pm));
+
+	if (pm == NULL)
+		return NULL;
+	pm->host = host;
+	pm->s5_slp_typ = s5_slp_typ;
+	return pm;
+}
+
+void
+acpi_pm_free(struct acpi_pm *pm)
+{
+	free(pm);
+}
+
+static void
+acpi_pm_ops_free(void *dev)
+{
+	acpi_pm_free(dev);
+}
+
+const struct device_ops acpi_pm_device_ops = {
+	.name = "acpi-pm",
+	.read = acpi_pm_read,
+	.write = acpi_pm_write,
+	.diag = acpi_pm_diag,
+	.free = acpi_pm_ops_free,
+};

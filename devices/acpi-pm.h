@@ -1,0 +1,36 @@
+/*
+ * ACPI fixed-feature hardware (ACPI 6.4, 4.8): the PM1a event block
+ * (PM1_STS, PM1_EN: the power button) and control block (PM1_CNT: SCI_EN,
+ * SLP_TYP, SLP_EN), as one range of six bytes, events first.  The SCI
+ * is the device's interrupt line 0, level-triggered: high while a status
+ * bit and its enable bit are both set.  No timer, no GPE block.
+ */
+#ifndef VMMD_ACPI_PM_H
+#define VMMD_ACPI_PM_H
+
+#include <stdbool.h>
+
+#include "device.h"
+
+#define ACPI_PM_LEN		6	/* PM1a_EVT (4) then PM1a_CNT (2) */
+
+struct acpi_pm;
+
+/*
+ * NULL on ENOMEM.  s5_slp_typ: the SLP_TYP value the DSDT's \_S5 gives;
+ * SLP_EN with it asks the host to power off.
+ */
+struct acpi_pm *acpi_pm_new(const struct device_host *host,
+    unsigned int s5_slp_typ);
+void acpi_pm_free(struct acpi_pm *pm);
+
+/*
+ * The power button is pressed (and released): PWRBTN_STS is set and the
+ * SCI raised if the guest enabled it.  Returns whether the guest has
+ * PWRBTN_EN set, i.e. whether anyone listens.  Under the device's lock.
+ */
+bool acpi_pm_power_button(struct acpi_pm *pm);
+
+extern const struct device_ops acpi_pm_device_ops;
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * ACPI PM1 registers (devices/acpi-pm.c): the power button's status and
+ * enable bits, write-1-to-clear, the SCI as a level, SLP_EN with \_S5's
+ * type powering off and with any other type doing nothing, and accesses
+ * of every width and alignment, none of which sets a bit that does not
+ * exist.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "acpi-pm.h"
+#include "fake-host.h"
+#include "tap.h"
+#include "unit-util.h"
+
+#define STS	0
+#define EN	2
+#define CNT	4
+#define PWRBTN	0x0100
+#define WAK	0x8000
+#define SCI_EN	0x0001
+#define SLP_EN	0x2000
+#define S5	5
+
+static uint32_t
+rd(struct acpi_pm *pm, uint64_t off, unsigned int size)
+{
+	uint8_t b[4] = { 0 };
+
+	acpi_pm_device_ops.read(pm, off, b, size);
+	return get32(b);
+}
+
+static void
+wr(struct acpi_pm *pm, uint64_t off, unsigned int size, uint32_t v)
+{
+	uint8_t b[4];
+
+	put32(b, v);
+	acpi_pm_device_ops.write(pm, off, b, size);
+}
+
+static void
+test_power_button(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct acpi_pm *pm = acpi_pm_new(&fh.host, S5);
+
+	if (pm == NULL)
+		tap_bail("out of memory");
+	tap_ok(rd(pm, STS, 2) == 0 && rd(pm, EN, 2) == 0,
+	    "power-on: no status, nothing enabled");
+	TAP_EQ(rd(pm, CNT, 2), SCI_EN, "power-on: SCI_EN reads 1");
+
+	/* Pressed before the guest listens: latched, no SCI. */
+	TAP_EQ(acpi_pm_power_button(pm), false,
+	    "press with PWRBTN_EN clear: nobody listens");
+	tap_ok(rd(pm, STS, 2) == PWRBTN && !fh.irq[0] && fh.irq_calls == 0,
+	    "PWRBTN_STS set, SCI low");
+	wr(pm, STS, 2, PWRBTN);
+	TAP_EQ(rd(pm, STS, 2), 0, "write 1 clears PWRBTN_STS");
+
+	wr(pm, EN, 2, PWRBTN);
+	TAP_EQ(rd(pm, EN, 2), PWRBTN, "PWRBTN_EN set");
+	tap_ok(!fh.irq[0] && fh.irq_calls == 0, "enable alone: SCI low");
+	TAP_EQ(acpi_pm_power_button(pm), true,
+	    "press with PWRBTN_EN set: the guest listens");
+	tap_ok(fh.irq[0] && fh.rises[0] == 1, "SCI raised, once");
+	acpi_pm_power_button(pm);
+	TAP_EQ(fh.rises[0], 1, "a second press while pending: still one "
+	    "level, no new edge");
+	wr(pm, STS, 2, 0);
+	tap_ok(fh.irq[0] && rd(pm, STS, 2) == PWRBTN,
+	    "write 0 clears nothing");
+	wr(pm, STS, 2, PWRBTN);
+	tap_ok(!fh.irq[0] && rd(pm, STS, 2) == 0,
+	    "write 1 to clear: SCI lowered");
+
+	/* Disabling while pending lowers the line; enabling raises it. */
+	acpi_pm_power_button(pm);
+	wr(pm, EN, 2, 0);
+	tap_ok(!fh.irq[0] && rd(pm, STS, 2) == PWRBTN,
+	    "PWRBTN_EN cleared while pending: SCI low, status kept");
+	wr(pm, EN, 2, PWRBTN);
+	tap_ok(fh.irq[0], "enabled again: SCI high");
+	/* One 32-bit write at 0: clears the status, keeps the enable. */
+	wr(pm, STS, 4, (uint32_t)PWRBTN << 16 | PWRBTN);
+	tap_ok(!fh.irq[0] && rd(pm, STS, 4) == (uint32_t)PWRBTN << 16,
+	    "32-bit access covers status and enable");
+	/* Byte access to the status's high byte. */
+	acpi_pm_power_button(pm);
+	wr(pm, STS + 1, 1, PWRBTN >> 8);
+	tap_ok(!fh.irq[0] && rd(pm, STS, 2) == 0,
+	    "byte write to PM1_STS's high byte clears PWRBTN_STS");
+	TAP_EQ(fh.irq_bad, 0, "the line only moved when its level changed");
+	acpi_pm_free(pm);
+}
+
+static void
+test_bad_writes(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct acpi_pm *pm = acpi_pm_new(&fh.host, S5);
+
+	if (pm == NULL)
+		tap_bail("out of memory");
+	wr(pm, EN, 2, 0xffff);
+	TAP_EQ(rd(pm, EN, 2), PWRBTN | 0x0420,
+	    "PM1_EN: PWRBTN_EN, GBL_EN, RTC_EN exist; other bits stay 0");
+	wr(pm, STS, 2, 0xffff);
+	TAP_EQ(rd(pm, STS, 2), 0, "PM1_STS: writes set nothing");
+	wr(pm, CNT, 2, 0);
+	TAP_EQ(rd(pm, CNT, 2) & SCI_EN, SCI_EN,
+	    "SCI_EN cannot be cleared (always ACPI mode)");
+	wr(pm, CNT, 2, 0xffff & ~SLP_EN & ~(7U << 10));
+	TAP_EQ(rd(pm, CNT, 2), SCI_EN, "reserved PM1_CNT bits stay 0");
+	TAP_EQ(fh.poweroffs, 0, "no power-off from any of it");
+	TAP_EQ(rd(pm, 6, 2), 0xffff, "beyond the block: floats high");
+	wr(pm, 5, 4, 0xffffffff);
+	TAP_EQ(fh.poweroffs, 0, "a write running off the end: clipped");
+	tap_ok(!fh.irq[0] && fh.irq_bad == 0, "SCI never raised");
+	wr(pm, EN, 2, 0x0420);
+	acpi_pm_power_button(pm);
+	tap_ok(!fh.irq[0], "GBL_EN and RTC_EN alone: a press raises no SCI");
+	acpi_pm_free(pm);
+}
+
+static void
+test_sleep(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct acpi_pm *pm = acpi_pm_new(&fh.host, S5);
+	unsigned int typ;
+
+	if (pm == NULL)
+		tap_bail("out of memory");
+	for (typ = 0; typ < 8; typ++)
+		if (typ != S5)
+			wr(pm, CNT, 2, typ << 10 | SLP_EN);
+	TAP_EQ(fh.poweroffs, 0, "SLP_EN with any type but \\_S5's: nothing");
+	wr(pm, CNT, 2, S5 << 10);
+	TAP_EQ(fh.poweroffs, 0, "SLP_TYP = S5 without SLP_EN: nothing");
+	TAP_EQ(rd(pm, CNT, 2), SCI_EN | S5 << 10,
+	    "SLP_TYP reads back, SLP_EN reads 0");
+	wr(pm, CNT, 2, S5 << 10 | SLP_EN);
+	TAP_EQ(fh.poweroffs, 1, "SLP_TYP = S5 with SLP_EN: power off");
+	/* Linux writes SLP_TYP first, then SLP_EN with a byte write. */
+	wr(pm, CNT, 2, 0);
+	wr(pm, CNT, 2, S5 << 10);
+	wr(pm, CNT + 1, 1, (S5 << 10 | SLP_EN) >> 8);
+	TAP_EQ(fh.poweroffs, 2, "the same through the high byte alone");
+	wr(pm, CNT, 2, 0);
+	wr(pm, CNT, 1, 0xff);
+	TAP_EQ(fh.poweroffs, 2, "low byte writes reach neither SLP_TYP nor "
+	    "SLP_EN");
+	acpi_pm_free(pm);
+}
+
+int
+main(void)
+{
+	test_power_button();
+	test_bad_writes();
+	test_sleep();
+	return tap_done();
+}
