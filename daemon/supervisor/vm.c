@@ -1042,7 +1042,7 @@ vm_list_workers(const struct vmmd *d)
 }
 
 void
-vm_list_stop_all(struct vmmd *d)
+vm_list_stop_all(struct vmmd *d, unsigned int timeout)
 {
 	struct vm *vm;
 
@@ -1051,7 +1051,7 @@ vm_list_stop_all(struct vmmd *d)
 			continue;
 		vm->run.daemon_exit = true;
 		if (vm->state == VM_RUNNING || vm->state == VM_STOPPING) {
-			vm_stop_worker(vm, false, VM_EXIT_GRACE,
+			vm_stop_worker(vm, false, timeout,
 			    WORKER_KILL_DAEMON_EXIT);
 			vm_set_state(vm, VM_STOPPING, "vmmd exiting");
 		} else {

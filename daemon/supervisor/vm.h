@@ -40,7 +40,7 @@ enum vm_state {
 
 /* How long a worker may take to report the guest running. */
 #define VM_BOOT_TIMEOUT		30	/* seconds */
-/* Grace period for guests when the daemon itself is stopped. */
+/* Default grace period for guests when the daemon itself is stopped. */
 #define VM_EXIT_GRACE		10	/* seconds */
 
 /* What the VM list knows about its current worker's run. */
@@ -184,7 +184,8 @@ bool	vm_has_display(const struct vm *vm);
 /* Supervisor-wide. */
 int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
 unsigned int vm_list_workers(const struct vmmd *d);	/* not reaped yet */
-void	vm_list_stop_all(struct vmmd *d);	/* stop every guest */
+/* Ask every guest to shut down, kill what still runs timeout s later. */
+void	vm_list_stop_all(struct vmmd *d, unsigned int timeout);
 void	vm_list_kill_all(struct vmmd *d);	/* SIGKILL every worker */
 void	vm_list_fini(struct vmmd *d);		/* free VMs, reap workers */
 
