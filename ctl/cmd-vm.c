@@ -1,6 +1,6 @@
 /*
  * The VM life-cycle commands: create, start, stop, pause, resume, reset,
- * delete, list and info.  Each one is a single request; the human output
+ * delete, autostart, list and info.  Each one is a single request; the human output
  * is generic over the VM object's members, so that a member the daemon
  * adds later still shows up.
  */
@@ -227,6 +227,27 @@ int
 cmd_delete(struct ctl *ctl, int argc, char **argv)
 {
 	return vm_simple(ctl, argc, argv, "vm.delete", NULL);
+}
+
+int
+cmd_autostart(struct ctl *ctl, int argc, char **argv)
+{
+	struct json_object *args;
+	const char *onoff;
+	int r;
+
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
+	if ((r = ctl_positional(ctl, argc, argv, 2, "NAME and on or off"))
+	    != 0)
+		return r;
+	onoff = argv[optind + 1];
+	if (strcmp(onoff, "on") != 0 && strcmp(onoff, "off") != 0)
+		return ctl_usage(ctl, "'%s': on or off", onoff);
+	args = json_object_new_object();
+	json_object_object_add(args, "autostart",
+	    json_object_new_boolean(strcmp(onoff, "on") == 0));
+	return vm_request(ctl, "vm.autostart", argv[optind], args, NULL);
 }
 
 /* --- list -------------------------------------------------------------- */

@@ -66,6 +66,8 @@ static const struct ctl_command ctl_commands[] = {
 	    NULL },
 	{ "delete", cmd_delete, "NAME", "remove a VM that is not running",
 	    NULL },
+	{ "autostart", cmd_autostart, "NAME on|off",
+	    "start a VM whenever vmmd starts, or no longer", NULL },
 	{ "list", cmd_list, "", "list the VMs", NULL },
 	{ "info", cmd_info, "NAME", "show a VM's settings, state and "
 	    "statistics", NULL },

@@ -252,6 +252,29 @@ main_reload_cb(void *arg, const char *file, struct vm_def *def,
 		log_debug("loaded VM '%s'", def->name);
 }
 
+/*
+ * Start the VMs whose definitions say so, as the daemon itself (its
+ * own permissions on their files).  They boot on their own from here;
+ * one that cannot start is reported and left defined.
+ */
+static void
+main_autostart(struct vmmd *d)
+{
+	enum proto_error cls;
+	char err[1024];
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry) {
+		if (!vm->def->autostart)
+			continue;
+		if (vm_start(vm, NULL, NULL, &cls, err, sizeof(err)) < 0)
+			log_error("VM '%s': autostart: %s", vm->def->name,
+			    err);
+		else
+			log_info("VM '%s': autostart", vm->def->name);
+	}
+}
+
 static char *
 main_worker_self(void)
 {
@@ -441,6 +464,7 @@ main(int argc, char *argv[])
 		goto free_signals;
 	}
 
+	main_autostart(d);
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
 		    "start; see -g)", d->default_kernel, strerror(errno));

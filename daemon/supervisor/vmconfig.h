@@ -66,6 +66,7 @@ struct vm_def {
 	unsigned int vcpus;
 	enum vm_on_reboot on_reboot;
 	bool transient;
+	bool autostart;		/* started when vmmd starts */
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 

@@ -333,8 +333,9 @@ h_daemon_spawn(struct h_daemon *d)
 		fcntl(STDIN_FILENO, F_SETFD, 0);
 		fcntl(STDOUT_FILENO, F_SETFD, 0);
 		fcntl(STDERR_FILENO, F_SETFD, 0);
-		execl(vmmd, vmmd, "-f", "-s", d->sock, "-d", d->state, "-g",
-		    demo, (char *)NULL);
+		/* -c /dev/null: no vmmd.conf of the machine's. */
+		execl(vmmd, vmmd, "-f", "-c", "/dev/null", "-s", d->sock,
+		    "-d", d->state, "-g", demo, (char *)NULL);
 		dprintf(STDERR_FILENO, "harness: exec %s: %s\n", vmmd,
 		    strerror(errno));
 		_exit(127);

@@ -1,6 +1,7 @@
 /*
  * The supervisor's own duties: definitions survive a daemon restart
- * (and transient ones do not), and a worker that dies is reported as
+ * (and transient ones do not), autostart VMs start with the daemon,
+ * and a worker that dies is reported as
  * crashed without disturbing another guest.
  */
 #include <errno.h>
@@ -191,6 +192,73 @@ test_persistence(struct h_daemon *d, struct h_conn **cp)
 	tap_ok(stat(path, &st) == -1, "keep: definition file removed");
 }
 
+/* vm.autostart, and what it means across a daemon restart. */
+static void
+test_autostart(struct h_daemon *d, struct h_conn **cp)
+{
+	struct json_object *r;
+	char path[512], *file;
+
+	tap_ok(h_create(*cp, "auto", NULL) == 0 &&
+	    h_create(*cp, "manual", NULL) == 0 &&
+	    h_create(*cp, "fleeting", "\"transient\":true") == 0,
+	    "auto, manual and a transient VM created");
+	r = h_callf(*cp, H_REPLY_MS, "vm.autostart",
+	    "{\"name\":\"auto\",\"autostart\":true}");
+	tap_ok(h_ret(r) != NULL && json_object_get_boolean(
+	    json_object_object_get(h_ret(r), "autostart")),
+	    "vm.autostart on: the reply says so (%s)", h_text(r));
+	json_object_put(r);
+	snprintf(path, sizeof(path), "%s/vms/auto.json", d->state);
+	file = h_read_file(path, NULL);
+	tap_ok(file != NULL && strstr(file, "\"autostart\": true") != NULL,
+	    "and the definition file at once");
+	free(file);
+	h_expect_errorf(*cp, "vm.autostart", "invalid_argument",
+	    "a transient VM cannot autostart",
+	    "{\"name\":\"fleeting\",\"autostart\":true}");
+	h_expect_errorf(*cp, "vm.autostart", "invalid_argument",
+	    "autostart is required", "{\"name\":\"auto\"}");
+	h_expect_errorf(*cp, "vm.autostart", "invalid_argument",
+	    "autostart must be a boolean",
+	    "{\"name\":\"auto\",\"autostart\":\"yes\"}");
+	h_expect_errorf(*cp, "vm.autostart", "not_found", "an unknown VM",
+	    "{\"name\":\"nobody\",\"autostart\":true}");
+
+	h_close(*cp);
+	tap_ok(h_daemon_restart(d, 15000) == 0, "vmmd restarted");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	tap_ok(h_wait_state(*cp, "auto", "running", H_BOOT_MS) == 0,
+	    "auto: running after the restart");
+	tap_ok(h_file_expect(h_console_log(d, "auto"), DEMO_TICK, 1,
+	    H_BOOT_MS) == 0, "auto: the demo ticks");
+	{
+		char st[64];
+
+		tap_ok(strcmp(h_state(*cp, "manual", st, sizeof(st)),
+		    "defined") == 0, "manual: defined, not started (%s)", st);
+	}
+
+	r = h_callf(*cp, H_REPLY_MS, "vm.autostart",
+	    "{\"name\":\"auto\",\"autostart\":false}");
+	tap_ok(h_ret(r) != NULL, "vm.autostart off while it runs (%s)",
+	    h_text(r));
+	json_object_put(r);
+	h_close(*cp);
+	tap_ok(h_daemon_restart(d, 15000) == 0, "vmmd restarted again");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	{
+		char st[64];
+
+		tap_ok(strcmp(h_state(*cp, "auto", st, sizeof(st)),
+		    "defined") == 0, "auto: no longer started (%s)", st);
+	}
+	tap_ok(h_delete(*cp, "auto") == 0 && h_delete(*cp, "manual") == 0,
+	    "auto and manual deleted");
+}
+
 /* A transient VM is deleted when it stops. */
 static void
 test_transient(struct h_conn *c)
@@ -322,6 +390,7 @@ main(void)
 	h_init();
 	c = h_setup(&d);
 	test_persistence(d, &c);
+	test_autostart(d, &c);
 	test_transient(c);
 	test_crash(d, c);
 	test_daemon_killed(d, &c);
