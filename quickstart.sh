@@ -29,7 +29,7 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c).
-test_deps="strace chromium novnc"
+test_deps="strace chromium novnc mandoc"
 linux_deps="qemu-system-x86 cpio xz-utils zstd"
 
 install_packages() {
