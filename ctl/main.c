@@ -69,8 +69,9 @@ static const struct ctl_command ctl_commands[] = {
 	{ "autostart", cmd_autostart, "NAME on|off",
 	    "start a VM whenever vmmd starts, or no longer", NULL },
 	{ "list", cmd_list, "", "list the VMs", NULL },
-	{ "info", cmd_info, "NAME", "show a VM's settings, state and "
-	    "statistics", NULL },
+	{ "info", cmd_info, "NAME [--stats]", "show a VM's settings and "
+	    "state", "\n  --stats   every statistic of the running guest "
+	    "too\n" },
 	{ "console", cmd_console, "NAME", "attach to a VM's serial console",
 	    CTL_CONSOLE_HELP },
 	{ "display", cmd_display, "NAME",

@@ -149,6 +149,7 @@ vm_remove(struct vm *vm)
 	}
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
 	config_def_free(vm->def);
+	free(vm->reason);
 	free(vm);
 }
 
@@ -194,9 +195,19 @@ vm_pid(const struct vm *vm)
 	return vm->w != NULL ? wlink_pid(vm->w) : 0;
 }
 
+static int
+vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
+    size_t size)
+{
+	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
+	    size ? 0 : -ENAMETOOLONG;
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
+	char path[PATH_MAX];
+	struct timespec now;
 	struct json_object *obj;
 
 	obj = config_to_json(vm->def, 0);
@@ -207,6 +218,16 @@ vm_to_json(const struct vm *vm)
 	if (vm->w != NULL)
 		json_object_object_add(obj, "pid",
 		    json_object_new_int64(wlink_pid(vm->w)));
+	if (vm->reason != NULL)
+		json_object_object_add(obj, "reason",
+		    json_object_new_string(vm->reason));
+	if (vm->w != NULL && vm->run.booted &&
+	    clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+		json_object_object_add(obj, "uptime_s", json_object_new_int64(
+		    (int64_t)(now.tv_sec - vm->run.started.tv_sec)));
+	if (vm_console_log_path(vm->d, vm->def->name, path, sizeof(path)) == 0)
+		json_object_object_add(obj, "console_log",
+		    json_object_new_string(path));
 	return obj;
 }
 
@@ -221,6 +242,8 @@ vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
 	    vm_state_name(vm->state), vm_state_name(s),
 	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 	vm->state = s;
+	free(vm->reason);
+	vm->reason = reason != NULL ? strdup(reason) : NULL;
 	data = json_object_new_object();
 	if (data == NULL)
 		return;
@@ -280,14 +303,6 @@ vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
 }
 
 /* Answering clients ourselves -------------------------------------- */
-
-static int
-vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
-    size_t size)
-{
-	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
-	    size ? 0 : -ENAMETOOLONG;
-}
 
 static void
 vm_answer_free(struct vm_answer *a)
@@ -698,6 +713,7 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 		return;
 	}
 	vm->run.booted = true;
+	clock_gettime(CLOCK_MONOTONIC, &vm->run.started);
 	if (vm->state != VM_STARTING)
 		return;		/* a stop came first */
 	wlink_deadline_clear(vm->w);
@@ -1004,8 +1020,14 @@ vm_worker_exited(void *owner, int status)
 		pending_error(p, ex.start_class, "%s", ex.start_desc);
 	}
 	while ((p = TAILQ_FIRST(&vm->stop_waiters)) != NULL) {
+		struct json_object *o = vm_to_json(vm);
+
 		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
-		pending_reply(p, vm_to_json(vm));
+		/* The guest did not shut down as asked: the client knows. */
+		if (o != NULL)
+			json_object_object_add(o, "killed",
+			    json_object_new_boolean(ex.killed));
+		pending_reply(p, o);
 	}
 
 	if (vm->def->transient) {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/queue.h>
 #include <sys/types.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "pending.h"
@@ -46,6 +47,7 @@ enum vm_state {
 /* What the VM list knows about its current worker's run. */
 struct vm_run {
 	bool booted;			/* worker.boot answered {} */
+	struct timespec started;	/* then (CLOCK_MONOTONIC) */
 	off_t log_start;		/* console log size when it began */
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
@@ -58,6 +60,7 @@ struct vm {
 	struct vm_def *def;
 	enum vm_state state;
 	enum vm_state prev_state;	/* before the current start */
+	char *reason;			/* of the last state change, or NULL */
 	struct wlink *w;		/* NULL while no worker exists */
 	struct vm_run run;		/* of w; reset at every start */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
