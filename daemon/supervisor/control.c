@@ -27,6 +27,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "config.h"
 #include "control.h"
 #include "log.h"
 
@@ -34,7 +35,7 @@
 #define SO_PEERGROUPS		59	/* Linux 4.13; older libc headers */
 #endif
 
-#define CONTROL_GROUP		"vmm"
+#define CONTROL_GROUP		VMMD_GROUP
 #define CONTROL_SOCKET_MODE	0660
 #define CONTROL_ACCEPT_BURST	64	/* accepts per wake-up */
 #define CONTROL_READ_CHUNK	16384
