@@ -507,7 +507,7 @@ info_exits(struct json_object *stats)
 		all += info_sum(json_object_array_get_idx(vcpus, i));
 	printf("exits: %" PRIu64, all);
 	for (i = 0; i < n; i++)
-		printf("%s vCPU %zu: %" PRIu64, i == 0 ? " (" : ",", i,
+		printf("%svCPU %zu: %" PRIu64, i == 0 ? " (" : ", ", i,
 		    info_sum(json_object_array_get_idx(vcpus, i)));
 	printf("%s\n", n > 0 ? ")" : "");
 }
