@@ -52,11 +52,43 @@ dconf_seconds(unsigned int *dst, const char *value, unsigned int max,
 	return 0;
 }
 
+/* Bytes, or with a suffix K, M or G (KiB, MiB, GiB). */
+static int
+dconf_size(uint64_t *dst, const char *value, char *err, size_t errlen)
+{
+	static const struct {
+		const char *suffix;
+		unsigned int shift;
+	} units[] = {
+		{ "", 0 }, { "K", 10 }, { "KiB", 10 }, { "M", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0)
+			break;
+	if (value[0] < '0' || value[0] > '9' || errno != 0 ||
+	    i == sizeof(units) / sizeof(units[0]) ||
+	    v > (UINT64_MAX >> 30)) {
+		snprintf(err, errlen, "'%s' is not a size (bytes, or with K, "
+		    "M or G)", value);
+		return -EINVAL;
+	}
+	*dst = (uint64_t)v << units[i].shift;
+	return 0;
+}
+
 int
 dconf_init(struct dconf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->shutdown_timeout = 10;
+	c->console_log_max = DCONF_CONSOLE_LOG_MAX;
 	c->socket = strdup(VMMD_DEFAULT_SOCKET);
 	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
 	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
@@ -89,8 +121,10 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 	if (strcmp(key, "shutdown_timeout") == 0)
 		return dconf_seconds(&c->shutdown_timeout, value,
 		    DCONF_SHUTDOWN_TIMEOUT_MAX, err, errlen);
+	if (strcmp(key, "console_log_max") == 0)
+		return dconf_size(&c->console_log_max, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
-	    "default_kernel, shutdown_timeout)", key);
+	    "default_kernel, shutdown_timeout, console_log_max)", key);
 	return -EINVAL;
 }
 

@@ -15,12 +15,14 @@
 
 #define DCONF_SHUTDOWN_TIMEOUT_MAX	3600	/* seconds */
 #define DCONF_LINE_MAX			4096
+#define DCONF_CONSOLE_LOG_MAX		(4 * 1024 * 1024)	/* default */
 
 struct dconf {
 	char *socket;			/* control socket */
 	char *statedir;			/* definitions, console logs */
 	char *kernel;			/* guest of VMs without a kernel */
 	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
+	uint64_t console_log_max;	/* bytes; 0: never rotated */
 };
 
 /* Fill c with the built-in defaults (paths from the build). */

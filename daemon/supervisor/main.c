@@ -52,6 +52,8 @@ usage(int status)
 		    "  -s, --socket PATH        control socket\n"
 		    "  -t, --shutdown-timeout S seconds guests get to shut "
 		    "down on SIGTERM\n"
+		    "      --console-log-max N  rotate console logs beyond N "
+		    "bytes (K, M, G)\n"
 		    "  -v, --verbose            debug lines too\n"
 		    "  -V, --version            print the version and exit\n"
 		    "  -h, --help               this help\n"
@@ -299,7 +301,10 @@ static void
 main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
     bool *verbose)
 {
+	enum { OPT_CONSOLE_LOG_MAX = 0x100 };
 	static const struct option longopts[] = {
+		{ "console-log-max", required_argument, NULL,
+		    OPT_CONSOLE_LOG_MAX },
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -358,18 +363,26 @@ main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
 		case 't':
 			key = "shutdown_timeout";
 			break;
+		case OPT_CONSOLE_LOG_MAX:
+			key = "console_log_max";
+			break;
 		case 'v':
 			*verbose = true;
 			continue;
 		default:
 			continue;
 		}
-		/* Relative to where vmmd was started, not to "/". */
-		abs = ch == 't' ? strdup(optarg) : main_abspath(optarg);
+		/* Paths relative to where vmmd was started, not to "/". */
+		abs = ch == 't' || ch == OPT_CONSOLE_LOG_MAX ? strdup(optarg) :
+		    main_abspath(optarg);
 		if (abs == NULL ||
 		    dconf_set(conf, key, abs, err, sizeof(err)) < 0) {
-			log_error("-%c %s: %s", ch, optarg, abs == NULL ?
-			    "out of memory" : err);
+			if (ch == OPT_CONSOLE_LOG_MAX)
+				log_error("--console-log-max %s: %s", optarg,
+				    abs == NULL ? "out of memory" : err);
+			else
+				log_error("-%c %s: %s", ch, optarg, abs ==
+				    NULL ? "out of memory" : err);
 			exit(1);
 		}
 		free(abs);
@@ -398,6 +411,7 @@ main(int argc, char *argv[])
 	d->hooks.event = main_vm_event;
 	d->hooks.idle = main_vm_idle;
 	ms.shutdown_timeout = conf.shutdown_timeout;
+	d->console_log_max = conf.console_log_max;
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	conf.statedir = conf.kernel = NULL;

@@ -390,10 +390,13 @@ vm_console_tail(const struct vmmd *d, const char *name, off_t start,
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= start) {
+	    st.st_size == start) {
 		close(fd);
 		return;
 	}
+	/* Smaller: the worker rotated it since, and the run goes on here. */
+	if (st.st_size < start)
+		start = 0;
 	from = st.st_size - start > VM_CONSOLE_REPLAY ?
 	    st.st_size - VM_CONSOLE_REPLAY : start;
 	len = (size_t)(st.st_size - from);
@@ -816,6 +819,8 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 		    json_object_new_int64(def->rtc_backlog_max));
 	json_object_object_add(args, "console_log",
 	    json_object_new_string(console_log));
+	json_object_object_add(args, "console_log_max",
+	    json_object_new_int64((int64_t)vm->d->console_log_max));
 	if (def->vnc_addr != NULL) {
 		if ((display = vm_boot_display(vm)) == NULL) {
 			json_object_put(args);

@@ -92,6 +92,7 @@ struct vmmd {
 	char *vmsdir;			/* STATEDIR/vms */
 	char *consoledir;		/* STATEDIR/console */
 	char *default_kernel;		/* for VMs without a kernel */
+	uint64_t console_log_max;	/* bytes; rotated beyond, 0: never */
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */

@@ -106,7 +106,7 @@ worker_cmd_boot(struct worker_request *r)
 	const char *kernel_name = NULL, *initrd_name = NULL;
 	const char *on_reboot = "restart", *log_path = NULL;
 	const char *lost_ticks = "slew";
-	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0;
+	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, log_max = 0;
 	struct display_config dcfg;
 	bool has_display;
 	char err[512];
@@ -139,7 +139,9 @@ worker_cmd_boot(struct worker_request *r)
 	    proto_arg_string(r->args, "lost_tick_policy", 0, &lost_ticks, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "rtc_backlog_max", 0, 0, 65536,
-	    &backlog_max, err, sizeof(err)) < 0)
+	    &backlog_max, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "console_log_max", 0, 0, INT64_MAX,
+	    &log_max, err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	if (strcmp(lost_ticks, "slew") != 0 &&
 	    strcmp(lost_ticks, "discard") != 0)
@@ -179,7 +181,7 @@ worker_cmd_boot(struct worker_request *r)
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
-	w->console = console_new(w->base, log_path, &ret);
+	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
 		    log_path ? log_path : "-", strerror(-ret));

@@ -50,19 +50,26 @@ main(void)
 
 	tap_ok(dconf_init(&c) == 0 && strcmp(c.socket,
 	    VMMD_DEFAULT_SOCKET) == 0 && strcmp(c.statedir,
-	    VMMD_DEFAULT_STATEDIR) == 0 && c.shutdown_timeout == 10,
-	    "defaults: %s, %s, 10 s", VMMD_DEFAULT_SOCKET,
-	    VMMD_DEFAULT_STATEDIR);
+	    VMMD_DEFAULT_STATEDIR) == 0 && c.shutdown_timeout == 10 &&
+	    c.console_log_max == 4 << 20,
+	    "defaults: %s, %s, 10 s, 4 MiB of console log",
+	    VMMD_DEFAULT_SOCKET, VMMD_DEFAULT_STATEDIR);
 	tap_ok(load_text(&c, "# vmmd\n\n  socket = /run/x/control.sock\n"
 	    "state_dir=/srv/vm state\n\tdefault_kernel = /boot/k  \n"
-	    "shutdown_timeout = 120\n", err, sizeof(err)) == 0,
+	    "shutdown_timeout = 120\nconsole_log_max = 64K\n", err,
+	    sizeof(err)) == 0,
 	    "every setting, comments, blanks (%s)", err);
 	tap_ok(strcmp(c.socket, "/run/x/control.sock") == 0 &&
 	    strcmp(c.statedir, "/srv/vm state") == 0 &&
-	    strcmp(c.kernel, "/boot/k") == 0 && c.shutdown_timeout == 120,
+	    strcmp(c.kernel, "/boot/k") == 0 && c.shutdown_timeout == 120 &&
+	    c.console_log_max == 65536,
 	    "read as written, blanks around the value trimmed");
 	tap_ok(dconf_set(&c, "shutdown_timeout", "0", err, sizeof(err)) == 0 &&
 	    c.shutdown_timeout == 0, "an option overrides the file");
+	tap_ok(dconf_set(&c, "console_log_max", "0", err, sizeof(err)) == 0 &&
+	    c.console_log_max == 0 && dconf_set(&c, "console_log_max", "2G",
+	    err, sizeof(err)) == 0 && c.console_log_max == 2ULL << 30,
+	    "console_log_max: 0 (never rotated), 2G");
 	dconf_fini(&c);
 
 	dconf_init(&c);
@@ -74,7 +81,12 @@ main(void)
 	dconf_fini(&c);
 
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
-	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout)");
+	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
+	    "console_log_max)");
+	expect_error("console_log_max = 4 MiB\n", "1: '4 MiB' is not a size "
+	    "(bytes, or with K, M or G)");
+	expect_error("console_log_max = 4T\n", "1: '4T' is not a size "
+	    "(bytes, or with K, M or G)");
 	expect_error("socket\n", "1: expected 'key = value'");
 	expect_error("socket =\n", "1: 'socket' has no value");
 	expect_error("state_dir = var/lib\n", "1: 'var/lib' is not an "
