@@ -4,8 +4,9 @@
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan, and
-#                            the linux suite (what CI runs); where this
+#                            plain and with AddressSanitizer and UBSan, the
+#                            linux suite and the systemd suite (vmmd under
+#                            systemd as PID 1; what CI runs); where this
 #                            host has no /dev/kvm, the kvm suite runs in
 #                            the linux suite's nested test host
 #   ./quickstart.sh linux    the same set-up, the reference Debian guest,
@@ -33,7 +34,8 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
 # mandoc, bash-completion and zsh: the manuals and completion tests.
 test_deps="strace chromium novnc mandoc bash-completion zsh"
-linux_deps="qemu-system-x86 cpio xz-utils zstd"
+# mmdebstrap makes the Debian system the systemd suite boots.
+linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
 install_packages() {
 	missing=
@@ -183,4 +185,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
 linux_suite
+# vmmd installed into Debian booted with systemd as PID 1, in the same
+# kind of nested test host (its root file system is cached in $cache).
+say "running the systemd suite"
+meson test -C "$builddir" --suite systemd --print-errorlogs
 say "all tests passed"
