@@ -44,7 +44,10 @@ ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
 getent group vmm >/dev/null
 ok $? "systemd-sysusers made group vmm"
 systemd-analyze verify --man=no vmmd.socket vmmd.service >/tmp/verify 2>&1
-ok $? "systemd-analyze verify: $(tr '\n' ' ' </tmp/verify)"
+rc=$?
+[ -s /tmp/verify ] && rc=1
+ok $rc "systemd-analyze verify vmmd.socket vmmd.service: clean"
+[ -s /tmp/verify ] && diag "$(cat /tmp/verify)"
 score=$(systemd-analyze security vmmd.service 2>/dev/null |
     sed -n 's/.*Overall exposure level for vmmd.service: \([0-9.]*\).*/\1/p')
 diag "systemd-analyze security vmmd.service: $score"
