@@ -123,6 +123,9 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		free(path);
 		return -1;
 	case 'c':
+		if (strlen(optarg) > PROTO_CMDLINE_MAX)
+			return ctl_usage(ctl, "--cmdline: %zu bytes, at most %d",
+			    strlen(optarg), PROTO_CMDLINE_MAX);
 		json_object_object_add(args, "cmdline",
 		    json_object_new_string(optarg));
 		return -1;

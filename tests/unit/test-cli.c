@@ -131,6 +131,14 @@ main(int argc, char **argv)
 	    "--vcpus 65: at most 64", "too many vCPUs");
 	expect_err(VMCTL("autostart", "web", "yes"), 2, "'yes': on or off",
 	    "autostart yes");
+	{
+		char longline[3000];
+
+		memset(longline, 'x', sizeof(longline) - 1);
+		longline[sizeof(longline) - 1] = '\0';
+		expect_err(VMCTL("create", "web", "--cmdline", longline), 2,
+		    "--cmdline: 2999 bytes, at most 2048", "a long cmdline");
+	}
 
 	/* A socket that refuses: root, as nobody; anyone else, mode 0. */
 	if (mkdtemp(dir) == NULL || chmod(dir, 0755) < 0)
