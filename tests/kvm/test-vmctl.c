@@ -218,9 +218,11 @@ test_basic(struct h_conn *c)
 	r = vmctl("info", "ghost", NULL);
 	tap_ok(r == 1 && one_line_err(), "info of an unknown VM: exit 1, "
 	    "one line (%s)", flat_err());
+	/* Refused by vmctl itself, in the units the user typed. */
 	r = vmctl("create", "big", "--vcpus", "65", NULL);
-	tap_ok(r == 1 && one_line_err(), "create --vcpus 65: exit 1, "
-	    "one line (%s)", flat_err());
+	tap_ok(r == 2 && one_line_err() && strstr(err(), "--vcpus 65: at "
+	    "most 64") != NULL, "create --vcpus 65: exit 2, one line (%s)",
+	    flat_err());
 	r = vmctl("create", "nok", "--kernel", "/proc/self/status", NULL);
 	tap_ok(r == 1 && one_line_err(), "create with a non-kernel: exit 1, "
 	    "one line (%s)", flat_err());
