@@ -149,6 +149,7 @@ vm_remove(struct vm *vm)
 	}
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
 	config_def_free(vm->def);
+	free(vm->reason);
 	free(vm);
 }
 
@@ -194,9 +195,19 @@ vm_pid(const struct vm *vm)
 	return vm->w != NULL ? wlink_pid(vm->w) : 0;
 }
 
+static int
+vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
+    size_t size)
+{
+	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
+	    size ? 0 : -ENAMETOOLONG;
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
+	char path[PATH_MAX];
+	struct timespec now;
 	struct json_object *obj;
 
 	obj = config_to_json(vm->def, 0);
@@ -207,6 +218,16 @@ vm_to_json(const struct vm *vm)
 	if (vm->w != NULL)
 		json_object_object_add(obj, "pid",
 		    json_object_new_int64(wlink_pid(vm->w)));
+	if (vm->reason != NULL)
+		json_object_object_add(obj, "reason",
+		    json_object_new_string(vm->reason));
+	if (vm->w != NULL && vm->run.booted &&
+	    clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+		json_object_object_add(obj, "uptime_s", json_object_new_int64(
+		    (int64_t)(now.tv_sec - vm->run.started.tv_sec)));
+	if (vm_console_log_path(vm->d, vm->def->name, path, sizeof(path)) == 0)
+		json_object_object_add(obj, "console_log",
+		    json_object_new_string(path));
 	return obj;
 }
 
@@ -221,6 +242,8 @@ vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
 	    vm_state_name(vm->state), vm_state_name(s),
 	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 	vm->state = s;
+	free(vm->reason);
+	vm->reason = reason != NULL ? strdup(reason) : NULL;
 	data = json_object_new_object();
 	if (data == NULL)
 		return;
@@ -296,14 +319,6 @@ vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
 }
 
 /* Answering clients ourselves -------------------------------------- */
-
-static int
-vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
-    size_t size)
-{
-	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
-	    size ? 0 : -ENAMETOOLONG;
-}
 
 static void
 vm_answer_free(struct vm_answer *a)
@@ -391,10 +406,13 @@ vm_console_tail(const struct vmmd *d, const char *name, off_t start,
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= start) {
+	    st.st_size == start) {
 		close(fd);
 		return;
 	}
+	/* Smaller: the worker rotated it since, and the run goes on here. */
+	if (st.st_size < start)
+		start = 0;
 	from = st.st_size - start > VM_CONSOLE_REPLAY ?
 	    st.st_size - VM_CONSOLE_REPLAY : start;
 	len = (size_t)(st.st_size - from);
@@ -714,6 +732,7 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 		return;
 	}
 	vm->run.booted = true;
+	clock_gettime(CLOCK_MONOTONIC, &vm->run.started);
 	if (vm->state != VM_STARTING)
 		return;		/* a stop came first */
 	wlink_deadline_clear(vm->w);
@@ -841,6 +860,8 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 	if (def->ndisks > 0)
 		json_object_object_add(args, "disks",
 		    vm_boot_disks(def, def->initrd != NULL ? 2 : 1));
+	json_object_object_add(args, "console_log_max",
+	    json_object_new_int64((int64_t)vm->d->console_log_max));
 	if (def->vnc_addr != NULL) {
 		if ((display = vm_boot_display(vm)) == NULL) {
 			json_object_put(args);
@@ -1052,8 +1073,14 @@ vm_worker_exited(void *owner, int status)
 		pending_error(p, ex.start_class, "%s", ex.start_desc);
 	}
 	while ((p = TAILQ_FIRST(&vm->stop_waiters)) != NULL) {
+		struct json_object *o = vm_to_json(vm);
+
 		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
-		pending_reply(p, vm_to_json(vm));
+		/* The guest did not shut down as asked: the client knows. */
+		if (o != NULL)
+			json_object_object_add(o, "killed",
+			    json_object_new_boolean(ex.killed));
+		pending_reply(p, o);
 	}
 
 	if (vm->def->transient) {
@@ -1090,7 +1117,7 @@ vm_list_workers(const struct vmmd *d)
 }
 
 void
-vm_list_stop_all(struct vmmd *d)
+vm_list_stop_all(struct vmmd *d, unsigned int timeout)
 {
 	struct vm *vm;
 
@@ -1099,7 +1126,7 @@ vm_list_stop_all(struct vmmd *d)
 			continue;
 		vm->run.daemon_exit = true;
 		if (vm->state == VM_RUNNING || vm->state == VM_STOPPING) {
-			vm_stop_worker(vm, false, VM_EXIT_GRACE,
+			vm_stop_worker(vm, false, timeout,
 			    WORKER_KILL_DAEMON_EXIT);
 			vm_set_state(vm, VM_STOPPING, "vmmd exiting");
 		} else {

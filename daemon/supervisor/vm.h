@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/queue.h>
 #include <sys/types.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "pending.h"
@@ -40,12 +41,13 @@ enum vm_state {
 
 /* How long a worker may take to report the guest running. */
 #define VM_BOOT_TIMEOUT		30	/* seconds */
-/* Grace period for guests when the daemon itself is stopped. */
+/* Default grace period for guests when the daemon itself is stopped. */
 #define VM_EXIT_GRACE		10	/* seconds */
 
 /* What the VM list knows about its current worker's run. */
 struct vm_run {
 	bool booted;			/* worker.boot answered {} */
+	struct timespec started;	/* then (CLOCK_MONOTONIC) */
 	off_t log_start;		/* console log size when it began */
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
@@ -58,6 +60,7 @@ struct vm {
 	struct vm_def *def;
 	enum vm_state state;
 	enum vm_state prev_state;	/* before the current start */
+	char *reason;			/* of the last state change, or NULL */
 	struct wlink *w;		/* NULL while no worker exists */
 	struct vm_run run;		/* of w; reset at every start */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
@@ -89,6 +92,7 @@ struct vmmd {
 	char *vmsdir;			/* STATEDIR/vms */
 	char *consoledir;		/* STATEDIR/console */
 	char *default_kernel;		/* for VMs without a kernel */
+	uint64_t console_log_max;	/* bytes; rotated beyond, 0: never */
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */
@@ -184,7 +188,8 @@ bool	vm_has_display(const struct vm *vm);
 /* Supervisor-wide. */
 int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
 unsigned int vm_list_workers(const struct vmmd *d);	/* not reaped yet */
-void	vm_list_stop_all(struct vmmd *d);	/* stop every guest */
+/* Ask every guest to shut down, kill what still runs timeout s later. */
+void	vm_list_stop_all(struct vmmd *d, unsigned int timeout);
 void	vm_list_kill_all(struct vmmd *d);	/* SIGKILL every worker */
 void	vm_list_fini(struct vmmd *d);		/* free VMs, reap workers */
 

@@ -26,7 +26,7 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	NULL
+	"autostart", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -653,6 +653,14 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 	rc = -EINVAL;
+	if (proto_arg_bool(obj, "autostart", 0, &b, err, errlen) < 0)
+		goto fail;
+	def->autostart = b != 0;
+	if (def->autostart && def->transient) {
+		config_err(err, errlen, "autostart: a transient VM is gone "
+		    "once it stops and cannot start with the daemon");
+		goto fail;
+	}
 
 	s = NULL;
 	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
@@ -749,6 +757,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	json_object_object_add(obj, "rng", json_object_new_boolean(def->rng));
 	if (def->ndisks > 0)
 		json_object_object_add(obj, "disks", config_disks_json(def));
+	json_object_object_add(obj, "autostart",
+	    json_object_new_boolean(def->autostart));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

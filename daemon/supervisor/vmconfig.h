@@ -16,14 +16,16 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "proto.h"
+
 #define CONFIG_NAME_MAX		64
 #define CONFIG_NAME_PATTERN	"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-#define CONFIG_CMDLINE_MAX	2048	/* bytes, without the NUL */
-#define CONFIG_MEMORY_MIN	16	/* MiB */
-#define CONFIG_MEMORY_MAX	262144
+#define CONFIG_CMDLINE_MAX	PROTO_CMDLINE_MAX
+#define CONFIG_MEMORY_MIN	PROTO_MEMORY_MIB_MIN	/* MiB */
+#define CONFIG_MEMORY_MAX	PROTO_MEMORY_MIB_MAX
 #define CONFIG_MEMORY_DEFAULT	256
 #define CONFIG_VCPUS_MIN	1
-#define CONFIG_VCPUS_MAX	64
+#define CONFIG_VCPUS_MAX	PROTO_VCPUS_MAX
 #define CONFIG_VCPUS_DEFAULT	1
 #define CONFIG_FILE_MAX		(1024 * 1024)	/* a definition file */
 
@@ -83,6 +85,7 @@ struct vm_def {
 	bool rng;		/* a virtio entropy device */
 	struct vm_disk disks[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
+	bool autostart;		/* started when vmmd starts */
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 	unsigned int rtc_slices;	/* 0: the worker's default (32) */

@@ -38,6 +38,7 @@ worker_exit_classify(const struct worker_exit_facts *f,
 
 	worker_exit_describe(status, how, sizeof(how));
 	out->start_class = PROTO_ERR_INTERNAL;
+	out->killed = false;
 	errdesc[0] = '\0';
 	if (f->boot_refused) {
 		/* The worker refused to boot: the VM never ran. */
@@ -77,6 +78,7 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	    f->kill == WORKER_KILL_STOP_TIMEOUT ||
 	    f->kill == WORKER_KILL_DAEMON_EXIT)) {
 		out->outcome = WORKER_OUTCOME_STOPPED;
+		out->killed = f->kill != WORKER_KILL_STOP_FORCE;
 		snprintf(out->reason, sizeof(out->reason), "%s",
 		    f->kill == WORKER_KILL_STOP_FORCE ? "killed (forced stop)" :
 		    f->kill == WORKER_KILL_STOP_TIMEOUT ? "killed after the "

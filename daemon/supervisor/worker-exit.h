@@ -46,6 +46,8 @@ struct worker_exit {
 	enum worker_outcome outcome;
 	/* Why, for the vm.state event and the log. */
 	char reason[512];
+	/* The guest was asked to stop, did not, and was killed. */
+	bool killed;
 	/* A vm.start still waiting fails with this. */
 	enum proto_error start_class;
 	char start_desc[512];

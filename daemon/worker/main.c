@@ -87,6 +87,8 @@ main(int argc, char *argv[])
 	}
 	if (ctrl_fd < 0 || w.name == NULL)
 		worker_usage();
+	/* vmmd alone, the service's main process, talks to systemd. */
+	unsetenv("NOTIFY_SOCKET");
 	snprintf(ident, sizeof(ident), "vmmd-worker[%s]", w.name);
 	log_init(ident, log_stderr_usable(), verbose);
 	signal(SIGPIPE, SIG_IGN);

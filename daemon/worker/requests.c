@@ -158,6 +158,7 @@ worker_cmd_boot(struct worker_request *r)
 	const char *on_reboot = "restart", *log_path = NULL;
 	const char *lost_ticks = "slew";
 	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, slices = 0;
+	int64_t log_max = 0;
 	int rng = 0;
 	struct display_config dcfg;
 	bool has_display;
@@ -194,7 +195,9 @@ worker_cmd_boot(struct worker_request *r)
 	    &backlog_max, err, sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "rtc_slices", 0, RTC_SLICES_MIN,
 	    RTC_SLICES_MAX, &slices, err, sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0)
+	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "console_log_max", 0, 0, INT64_MAX,
+	    &log_max, err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	if (strcmp(lost_ticks, "slew") != 0 &&
 	    strcmp(lost_ticks, "discard") != 0)
@@ -240,7 +243,7 @@ worker_cmd_boot(struct worker_request *r)
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
 
-	w->console = console_new(w->base, log_path, &ret);
+	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
 		    log_path ? log_path : "-", strerror(-ret));

@@ -333,8 +333,9 @@ h_daemon_spawn(struct h_daemon *d)
 		fcntl(STDIN_FILENO, F_SETFD, 0);
 		fcntl(STDOUT_FILENO, F_SETFD, 0);
 		fcntl(STDERR_FILENO, F_SETFD, 0);
-		execl(vmmd, vmmd, "-f", "-s", d->sock, "-d", d->state, "-g",
-		    demo, (char *)NULL);
+		/* Its own vmmd.conf, none of the machine's. */
+		execl(vmmd, vmmd, "-f", "-c", d->conf, "-s", d->sock,
+		    "-d", d->state, "-g", demo, (char *)NULL);
 		dprintf(STDERR_FILENO, "harness: exec %s: %s\n", vmmd,
 		    strerror(errno));
 		_exit(127);
@@ -386,10 +387,22 @@ h_daemon_start(void)
 	snprintf(d->sock, sizeof(d->sock), "%s/control.sock", tmpl);
 	snprintf(d->state, sizeof(d->state), "%s/state", tmpl);
 	snprintf(d->log, sizeof(d->log), "%s/vmmd.log", tmpl);
+	snprintf(d->conf, sizeof(d->conf), "%s/vmmd.conf", tmpl);
+	h_daemon_setting(d, "# vmmd.conf of the test", NULL);
 	h_daemons[h_ndaemons++] = d;
 	if (h_daemon_spawn(d) != 0)
 		tap_bail("cannot start vmmd");
 	return d;
+}
+
+void
+h_daemon_setting(struct h_daemon *d, const char *key, const char *value)
+{
+	FILE *fp = fopen(d->conf, "ae");
+
+	if (fp == NULL || (value != NULL ? fprintf(fp, "%s = %s\n", key,
+	    value) : fprintf(fp, "%s\n", key)) < 0 || fclose(fp) != 0)
+		tap_bail("%s: %s", d->conf, strerror(errno));
 }
 
 bool

@@ -62,6 +62,7 @@ struct h_daemon {
 	char	 sock[192];	/* DIR/control.sock */
 	char	 state[192];	/* DIR/state */
 	char	 log[192];	/* DIR/vmmd.log: stderr of vmmd and workers */
+	char	 conf[192];	/* DIR/vmmd.conf: empty unless a test sets */
 	pid_t	 pid;		/* 0 when not running */
 	int	 status;	/* wait status of the last exit */
 };
@@ -73,6 +74,9 @@ struct h_daemon	*h_daemon_start(void);
  * connected to it (bails out when it cannot connect).  Sets *d.
  */
 struct h_conn	*h_setup(struct h_daemon **d);
+/* Appends "key = value" to DIR/vmmd.conf, for the next (re)start. */
+void		 h_daemon_setting(struct h_daemon *, const char *key,
+		    const char *value);
 /* (Re)starts the daemon with the same directories; 0 or -1. */
 int		 h_daemon_spawn(struct h_daemon *);
 /*

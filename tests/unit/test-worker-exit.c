@@ -186,8 +186,8 @@ test_after_boot(void)
 	f.stop_requested = true;
 	ex = classify(&f);
 	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED &&
-	    strcmp(ex.reason, "guest shut down") == 0,
-	    "clean exit after a stop: shut down");
+	    strcmp(ex.reason, "guest shut down") == 0 && !ex.killed,
+	    "clean exit after a stop: shut down, not killed");
 	tap_ok(ex.start_class == PROTO_ERR_BAD_STATE &&
 	    strcmp(ex.start_desc, "stopped before the start completed") == 0,
 	    "stop before the start's reply: bad_state");
@@ -200,6 +200,9 @@ test_after_boot(void)
 		tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED &&
 		    strcmp(ex.reason, ours[i].reason) == 0,
 		    "our SIGKILL: stopped, %s", ex.reason);
+		tap_ok(ex.killed == (ours[i].kill != WORKER_KILL_STOP_FORCE),
+		    "killed against the guest's will: %s",
+		    ex.killed ? "yes" : "no (forced)");
 	}
 
 	f = facts_booted(SIGNALED(SIGKILL));
