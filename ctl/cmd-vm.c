@@ -310,6 +310,7 @@ static const struct {
 	{ "name",	"name",		"-" },
 	{ "state",	"state",	"-" },
 	{ "pid",	"pid",		"-" },
+	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },
 	{ "cmdline",	"cmdline",	"" },

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "vm.h"
 #include "vmconfig.h"
+#include "worker-sock.h"
 
 #define MAIN_DEFAULT_KERNEL	VMMD_DATADIR "/demo.elf"
 
@@ -207,7 +208,7 @@ main_detach_stdio(void)
 struct main_state {
 	struct vmmd d;
 	char *notify;			/* $NOTIFY_SOCKET, unset for workers */
-	struct event *term_ev, *int_ev;
+	struct event *term_ev, *int_ev, *quit_ev;
 };
 
 /* Every command the control socket serves. */
@@ -252,6 +253,24 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 		event_base_loopexit(d->base, NULL);
 }
 
+/*
+ * SIGQUIT: exit at once and leave every guest running, for the next
+ * vmmd to adopt (a restart or an upgrade that must not touch guests).
+ */
+static void
+main_quit_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct main_state *ms = arg;
+	struct vmmd *d = &ms->d;
+
+	log_info("%s: exiting, %u guest%s left running for the next vmmd",
+	    strsignal(sig), vm_list_workers(d), vm_list_workers(d) == 1 ?
+	    "" : "s");
+	main_notify(ms->notify, "STOPPING=1");
+	vm_list_release(d);
+	event_base_loopexit(d->base, NULL);
+}
+
 static void
 main_reload_cb(void *arg, const char *file, struct vm_def *def,
     const char *err)
@@ -266,6 +285,28 @@ main_reload_cb(void *arg, const char *file, struct vm_def *def,
 		log_error("%s/%s: out of memory", d->vmsdir, file);
 	else
 		log_debug("loaded VM '%s'", def->name);
+}
+
+static void
+main_adopt_cb(void *arg, struct wsock_found *f)
+{
+	vm_adopt(arg, f);
+}
+
+/* The workers' sockets live beside the control socket (the runtime
+ * directory, /run/vmmd by default): they mean nothing after a reboot. */
+static int
+main_workersdir(const char *socket_path, char **out)
+{
+	char *copy, *dir;
+	int rc;
+
+	if ((copy = strdup(socket_path)) == NULL)
+		return -ENOMEM;
+	dir = dirname(copy);
+	rc = asprintf(out, "%s/workers", dir) < 0 ? -ENOMEM : 0;
+	free(copy);
+	return rc;
 }
 
 static char *
@@ -297,7 +338,7 @@ main(int argc, char *argv[])
 	char err[1024], *socket_path = NULL;
 	const char *env;
 	int ch, ready_fd = -1, status = 1;
-	unsigned int nvms = 0;
+	unsigned int nvms = 0, nadopted = 0;
 	struct vm *vm;
 
 	while ((ch = getopt(argc, argv, "d:fg:hs:Vv")) != -1) {
@@ -344,7 +385,8 @@ main(int argc, char *argv[])
 	if (d->statedir == NULL || d->default_kernel == NULL ||
 	    socket_path == NULL ||
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||
-	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0) {
+	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0 ||
+	    main_workersdir(socket_path, &d->workersdir) < 0) {
 		log_error("out of memory");
 		return 1;
 	}
@@ -365,7 +407,8 @@ main(int argc, char *argv[])
 
 	if (main_mkdir(d->statedir, 0750) < 0 ||
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
-	    main_mkdir(d->consoledir, 0750) < 0)
+	    main_mkdir(d->consoledir, 0750) < 0 ||
+	    main_mkdir(d->workersdir, 0700) < 0)
 		goto free_paths;
 
 	d->base = event_base_new();
@@ -380,8 +423,6 @@ main(int argc, char *argv[])
 
 	if ((ch = config_load_dir(d->vmsdir, main_reload_cb, d)) < 0)
 		log_warn("%s: %s", d->vmsdir, strerror(-ch));
-	TAILQ_FOREACH(vm, &d->vms, entry)
-		nvms++;
 
 	d->ctl = control_new(d->base, d, main_commands, socket_path, err,
 	    sizeof(err));
@@ -389,21 +430,35 @@ main(int argc, char *argv[])
 		log_error("%s", err);
 		goto free_vms;
 	}
+	/*
+	 * Guests a previous vmmd left running: ours now.  Only once the
+	 * socket is ours, so that a second vmmd started by mistake steals
+	 * none; clients wait until the loop runs.
+	 */
+	if ((ch = wsock_scan(d->workersdir, main_adopt_cb, d)) < 0)
+		log_warn("%s: %s", d->workersdir, strerror(-ch));
+	else
+		nadopted = (unsigned int)ch;
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		nvms++;
 
 	ms.term_ev = evsignal_new(d->base, SIGTERM, main_signal_cb, &ms);
 	ms.int_ev = evsignal_new(d->base, SIGINT, main_signal_cb, &ms);
-	if (ms.term_ev == NULL || ms.int_ev == NULL ||
+	ms.quit_ev = evsignal_new(d->base, SIGQUIT, main_quit_cb, &ms);
+	if (ms.term_ev == NULL || ms.int_ev == NULL || ms.quit_ev == NULL ||
 	    evsignal_add(ms.term_ev, NULL) < 0 ||
-	    evsignal_add(ms.int_ev, NULL) < 0) {
-		log_error("cannot watch SIGTERM/SIGINT");
+	    evsignal_add(ms.int_ev, NULL) < 0 ||
+	    evsignal_add(ms.quit_ev, NULL) < 0) {
+		log_error("cannot watch SIGTERM/SIGINT/SIGQUIT");
 		goto free_signals;
 	}
 
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
 		    "start; see -g)", d->default_kernel, strerror(errno));
-	log_info("vmmd %s ready: %u VM%s defined, state in %s", VMMD_VERSION,
-	    nvms, nvms == 1 ? "" : "s", d->statedir);
+	log_info("vmmd %s ready: %u VM%s defined, %u running guest%s "
+	    "adopted, state in %s", VMMD_VERSION, nvms, nvms == 1 ? "" : "s",
+	    nadopted, nadopted == 1 ? "" : "s", d->statedir);
 
 	{
 		char msg[64];
@@ -431,10 +486,16 @@ free_signals:
 		event_free(ms.term_ev);
 	if (ms.int_ev != NULL)
 		event_free(ms.int_ev);
+	if (ms.quit_ev != NULL)
+		event_free(ms.quit_ev);
 	control_free(d->ctl);
 	d->ctl = NULL;
 free_vms:
 	d->shutting_down = true;
+	/* A daemon that fails leaves its guests to the next one, as a
+	 * crash would: only a shutdown asked for (status 0) stops them. */
+	if (status != 0)
+		vm_list_release(d);
 	vm_list_fini(d);
 free_base:
 	event_base_free(d->base);
@@ -444,6 +505,7 @@ free_paths:
 	free(d->statedir);
 	free(d->vmsdir);
 	free(d->consoledir);
+	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->worker_self);
 	libevent_global_shutdown();

@@ -13,6 +13,7 @@
 #define VMMD_VM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 #include <json-c/json.h>
@@ -49,6 +50,7 @@ struct vm_run {
 	off_t log_start;		/* console log size when it began */
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
+	int64_t started_ms;		/* CLOCK_REALTIME of the worker's start */
 	struct json_object *boot_error;	/* worker.boot's error object */
 };
 
@@ -88,6 +90,7 @@ struct vmmd {
 	char *statedir;
 	char *vmsdir;			/* STATEDIR/vms */
 	char *consoledir;		/* STATEDIR/console */
+	char *workersdir;		/* RUNDIR/workers (worker-sock.h) */
 	char *default_kernel;		/* for VMs without a kernel */
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */
@@ -181,11 +184,22 @@ bool	vm_has_display(const struct vm *vm);
 /* Where noVNC's page is served from (Debian's novnc package). */
 #define VM_NOVNC_DIR		"/usr/share/novnc"
 
+/*
+ * Take on a worker a previous vmmd started (worker-sock.h; takes f's
+ * descriptors and info): the VM of that name, or, when its definition
+ * is gone (a transient VM), a transient one made from the definition
+ * the worker kept, runs again under this supervisor.  0 or -errno.
+ */
+struct wsock_found;
+int	vm_adopt(struct vmmd *d, struct wsock_found *f);
+
 /* Supervisor-wide. */
 int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
 unsigned int vm_list_workers(const struct vmmd *d);	/* not reaped yet */
 void	vm_list_stop_all(struct vmmd *d);	/* stop every guest */
 void	vm_list_kill_all(struct vmmd *d);	/* SIGKILL every worker */
+/* Let go of every worker, leaving its guest running (SIGQUIT). */
+void	vm_list_release(struct vmmd *d);
 void	vm_list_fini(struct vmmd *d);		/* free VMs, reap workers */
 
 #endif
