@@ -40,8 +40,8 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	if (f->status_unknown) {
 		/* Only a worker that said nothing: it died. */
 		clean = by_us = false;
-		snprintf(how, sizeof(how), "died; status unknown: not a "
-		    "child of this vmmd");
+		snprintf(how, sizeof(how), "status unknown: not a child of "
+		    "this vmmd");
 	} else
 		worker_exit_describe(status, how, sizeof(how));
 	out->start_class = PROTO_ERR_INTERNAL;
@@ -94,8 +94,8 @@ worker_exit_classify(const struct worker_exit_facts *f,
 		    "control socket");
 	} else {
 		out->outcome = WORKER_OUTCOME_CRASHED;
-		snprintf(out->reason, sizeof(out->reason), "worker exited "
-		    "(%s)", how);
+		snprintf(out->reason, sizeof(out->reason), "worker %s (%s)",
+		    f->status_unknown ? "died" : "exited", how);
 	}
 
 	/* Booted, but stopped before the start's reply was sent. */
