@@ -1216,13 +1216,14 @@ vm_list_kill_all(struct vmmd *d)
 void
 vm_list_release(struct vmmd *d)
 {
+	struct wlink *w;
 	struct vm *vm;
 
-	/* Requests in flight are lost: their clients go with us. */
+	/* Requests in flight fail (their replies find no worker). */
 	TAILQ_FOREACH(vm, &d->vms, entry)
-		if (vm->w != NULL) {
-			wlink_release(vm->w);
+		if ((w = vm->w) != NULL) {
 			vm->w = NULL;
+			wlink_release(w);
 		}
 }
 

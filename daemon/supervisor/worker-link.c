@@ -302,12 +302,13 @@ wlink_error_origin(struct json_object *error)
 }
 
 /*
- * Answer every open request with an internal error "worker exited".
- * A worker that exits by itself (not killed, not crashed) has answered
- * every request it read first: those it did not answer it never read.
+ * Answer every open request with an internal error desc.  unread: the
+ * worker read none of them (a worker that exits by itself, not killed,
+ * not crashed, has answered every request it read first: those it did
+ * not answer it never read); else only those never written are unread.
  */
 static void
-wlink_fail_requests(struct wlink *w, const char *how, int status)
+wlink_fail_requests(struct wlink *w, const char *desc, bool unread)
 {
 	struct json_object *e, *eobj;
 	struct wlink_req *r;
@@ -316,12 +317,11 @@ wlink_fail_requests(struct wlink *w, const char *how, int status)
 		TAILQ_REMOVE(&w->reqs, r, entry);
 		if (r->cb != NULL) {
 			eobj = NULL;
-			e = proto_error(NULL, PROTO_ERR_INTERNAL,
-			    "worker exited (%s)", how);
+			e = proto_error(NULL, PROTO_ERR_INTERNAL, "%s", desc);
 			json_object_object_get_ex(e, "error", &eobj);
 			json_object_object_add(eobj, WLINK_ORIGIN_KEY,
-			    json_object_new_string(r->unsent ||
-			    WIFEXITED(status) ? "unread" : "lost"));
+			    json_object_new_string(r->unsent || unread ?
+			    "unread" : "lost"));
 			r->cb(NULL, eobj, r->arg);
 			json_object_put(e);
 		}
@@ -810,16 +810,13 @@ wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
 void
 wlink_release(struct wlink *w)
 {
-	struct wlink_req *r;
-
 	if (!w->reaped) {
 		TAILQ_REMOVE(&w->reaper->links, w, rentry);
 		w->reaper->count--;
 	}
-	while ((r = TAILQ_FIRST(&w->reqs)) != NULL) {
-		TAILQ_REMOVE(&w->reqs, r, entry);
-		free(r);
-	}
+	/* The worker may have read them: lost, as in a crash of ours. */
+	wlink_close_channel(w);
+	wlink_fail_requests(w, "vmmd let go of the worker", false);
 	log_info("VM '%s': worker %ld left running", w->name, (long)w->pid);
 	wlink_free(w);
 }
@@ -836,7 +833,7 @@ static void
 wlink_reaped(struct wlink *w, int status)
 {
 	struct wlink_reaper *r = w->reaper;
-	char how[128];
+	char how[128], desc[160];
 
 	w->reaped = true;
 	TAILQ_REMOVE(&r->links, w, rentry);
@@ -870,7 +867,8 @@ wlink_reaped(struct wlink *w, int status)
 	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
 	    how);
 	/* Requests the worker will never answer. */
-	wlink_fail_requests(w, how, status);
+	snprintf(desc, sizeof(desc), "worker exited (%s)", how);
+	wlink_fail_requests(w, desc, WIFEXITED(status));
 	w->ops->exited(w->owner, status);
 }
 

@@ -118,8 +118,9 @@ bool	wlink_adopted(const struct wlink *w);
 bool	wlink_status_known(const struct wlink *w);
 /*
  * Let go of a worker that still runs (its guest outlives us): close the
- * channel, forget it, free the link.  No callback runs, not even for
- * requests still open.
+ * channel, answer the requests still open with an internal error (the
+ * worker may have read them), forget it and free the link.  No other
+ * callback runs.
  */
 void	wlink_release(struct wlink *w);
 /* Only once reaped (from the exited callback), or before a spawn. */
