@@ -39,6 +39,23 @@ struct seen {
 	int64_t started;
 };
 
+/* voluntary_ctxt_switches of pid's main thread (its event loop). */
+static long
+loop_wakeups(pid_t pid)
+{
+	char path[64], *st, *p;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid,
+	    (int)pid);
+	if ((st = h_read_file(path, NULL)) == NULL)
+		return -1;
+	if ((p = strstr(st, "\nvoluntary_ctxt_switches:")) != NULL)
+		n = strtol(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+	free(st);
+	return n;
+}
+
 /* vm.info of name: state, pid and start time into *s; the state. */
 static const char *
 info(struct h_conn *c, const char *name, struct seen *s, char *st,
@@ -143,6 +160,7 @@ test_supervisor_dies(struct h_daemon *d, struct h_conn **cp, struct seen *s,
 	struct seen x;
 	char st[32], word[64];
 	double deadline;
+	long wakeups;
 	bool same = true;
 	int i, port;
 
@@ -159,6 +177,12 @@ test_supervisor_dies(struct h_daemon *d, struct h_conn **cp, struct seen *s,
 		same &= h_pid_alive(s[i].pid);
 	tap_ok(same, "round %d: every worker outlives vmmd (%s)", round,
 	    strsignal(sig));
+	/* Waiting for the next vmmd costs nothing: no timer, no wake-up. */
+	wakeups = loop_wakeups(s[1].pid);
+	h_sleep_ms(1000);
+	wakeups = loop_wakeups(s[1].pid) - wakeups;
+	tap_ok(wakeups == 0, "round %d: e2's idle loop, waiting: %ld wake-ups "
+	    "in 1 s", round, wakeups);
 	snprintf(word, sizeof(word), "orphaned-%d", round);
 	tap_ok(console_echoes(old, word), "round %d: a console attached "
 	    "before works while no vmmd runs", round);
