@@ -338,7 +338,6 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 
 /* --- info -------------------------------------------------------------- */
 
-/* Members printed first, in this order, and how to say null. */
 /* The definition's members, in this order, as "label: value". */
 static const struct {
 	const char *key;
@@ -348,7 +347,7 @@ static const struct {
 	{ "name",	"name",		"-" },
 	{ "state",	"state",	"-" },
 	{ "reason",	"reason",	"-" },
-	{ "uptime_s",	"uptime",	"-" },
+	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "pid",	"pid",		"-" },
 	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
@@ -546,7 +545,7 @@ info_print(struct json_object *vm, bool raw)
 			continue;
 		if (strcmp(info_keys[i].key, "memory_mib") == 0)
 			s = vm_memory(vm, buf, sizeof(buf));
-		else if (strcmp(info_keys[i].key, "uptime_s") == 0)
+		else if (strcmp(info_keys[i].key, "uptime") == 0)
 			s = info_uptime(json_object_get_int64(v), buf,
 			    sizeof(buf));
 		else if (strcmp(info_keys[i].key, "vnc") == 0)

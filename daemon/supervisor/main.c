@@ -32,6 +32,7 @@
 #include "systemd.h"
 #include "vm.h"
 #include "vmconfig.h"
+#include "worker-sock.h"
 
 #define MAIN_CONFIG_FILE	VMMD_SYSCONFDIR "/vmmd/vmmd.conf"
 
@@ -189,7 +190,7 @@ struct main_state {
 	struct vmmd d;
 	struct systemd *sd;
 	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
-	struct event *term_ev, *int_ev;
+	struct event *term_ev, *int_ev, *quit_ev;
 };
 
 /* "N guests running": systemctl status shows it. */
@@ -256,6 +257,24 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 		event_base_loopexit(d->base, NULL);
 }
 
+/*
+ * SIGQUIT: exit at once and leave every guest running, for the next
+ * vmmd to adopt (a restart or an upgrade that must not touch guests).
+ */
+static void
+main_quit_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct main_state *ms = arg;
+	struct vmmd *d = &ms->d;
+
+	log_info("%s: exiting, %u guest%s left running for the next vmmd",
+	    strsignal(sig), vm_list_workers(d), vm_list_workers(d) == 1 ?
+	    "" : "s");
+	main_status(ms, "exiting, leaving ");
+	vm_list_release(d);
+	event_base_loopexit(d->base, NULL);
+}
+
 static void
 main_reload_cb(void *arg, const char *file, struct vm_def *def,
     const char *err)
@@ -285,7 +304,8 @@ main_autostart(struct vmmd *d)
 	struct vm *vm;
 
 	TAILQ_FOREACH(vm, &d->vms, entry) {
-		if (!vm->def->autostart)
+		/* An adopted guest runs already. */
+		if (!vm->def->autostart || !vm_at_rest(vm))
 			continue;
 		if (vm_start(vm, NULL, NULL, &cls, err, sizeof(err)) < 0)
 			log_error("VM '%s': autostart: %s", vm->def->name,
@@ -293,6 +313,28 @@ main_autostart(struct vmmd *d)
 		else
 			log_info("VM '%s': autostart", vm->def->name);
 	}
+}
+
+static void
+main_adopt_cb(void *arg, struct wsock_found *f)
+{
+	vm_adopt(arg, f);
+}
+
+/* The workers' sockets live beside the control socket (the runtime
+ * directory, /run/vmmd by default): they mean nothing after a reboot. */
+static int
+main_workersdir(const char *socket_path, char **out)
+{
+	char *copy, *dir;
+	int rc;
+
+	if ((copy = strdup(socket_path)) == NULL)
+		return -ENOMEM;
+	dir = dirname(copy);
+	rc = asprintf(out, "%s/workers", dir) < 0 ? -ENOMEM : 0;
+	free(copy);
+	return rc;
 }
 
 static char *
@@ -416,7 +458,7 @@ main(int argc, char *argv[])
 	char err[1024], status_line[128];
 	bool foreground = false, verbose = false;
 	int ch, listen_fd, ready_fd = -1, status = 1;
-	unsigned int nvms = 0;
+	unsigned int nvms = 0, nadopted = 0;
 	struct vm *vm;
 
 	/* stderr until ready, so that startup errors reach the terminal. */
@@ -436,7 +478,8 @@ main(int argc, char *argv[])
 	d->worker_self = main_worker_self();
 	if (d->worker_self == NULL ||
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||
-	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0) {
+	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0 ||
+	    main_workersdir(conf.socket, &d->workersdir) < 0) {
 		log_error("out of memory");
 		return 1;
 	}
@@ -453,7 +496,8 @@ main(int argc, char *argv[])
 
 	if (main_mkdir(d->statedir, 0750) < 0 ||
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
-	    main_mkdir(d->consoledir, 0750) < 0)
+	    main_mkdir(d->consoledir, 0750) < 0 ||
+	    main_mkdir(d->workersdir, 0700) < 0)
 		goto free_paths;
 
 	d->base = event_base_new();
@@ -473,8 +517,6 @@ main(int argc, char *argv[])
 
 	if ((ch = config_load_dir(d->vmsdir, main_reload_cb, d)) < 0)
 		log_warn("%s: %s", d->vmsdir, strerror(-ch));
-	TAILQ_FOREACH(vm, &d->vms, entry)
-		nvms++;
 
 	listen_fd = systemd_listen_fd(ms.sd, err, sizeof(err));
 	if (listen_fd < -1) {
@@ -487,13 +529,26 @@ main(int argc, char *argv[])
 		log_error("%s", err);
 		goto free_vms;
 	}
+	/*
+	 * Guests a previous vmmd left running: ours now.  Only once the
+	 * socket is ours, so that a second vmmd started by mistake steals
+	 * none; clients wait until the loop runs.
+	 */
+	if ((ch = wsock_scan(d->workersdir, main_adopt_cb, d)) < 0)
+		log_warn("%s: %s", d->workersdir, strerror(-ch));
+	else
+		nadopted = (unsigned int)ch;
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		nvms++;
 
 	ms.term_ev = evsignal_new(d->base, SIGTERM, main_signal_cb, &ms);
 	ms.int_ev = evsignal_new(d->base, SIGINT, main_signal_cb, &ms);
-	if (ms.term_ev == NULL || ms.int_ev == NULL ||
+	ms.quit_ev = evsignal_new(d->base, SIGQUIT, main_quit_cb, &ms);
+	if (ms.term_ev == NULL || ms.int_ev == NULL || ms.quit_ev == NULL ||
 	    evsignal_add(ms.term_ev, NULL) < 0 ||
-	    evsignal_add(ms.int_ev, NULL) < 0) {
-		log_error("cannot watch SIGTERM/SIGINT");
+	    evsignal_add(ms.int_ev, NULL) < 0 ||
+	    evsignal_add(ms.quit_ev, NULL) < 0) {
+		log_error("cannot watch SIGTERM/SIGINT/SIGQUIT");
 		goto free_signals;
 	}
 
@@ -501,8 +556,9 @@ main(int argc, char *argv[])
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
 		    "start; see -g)", d->default_kernel, strerror(errno));
-	log_info("vmmd %s ready: %u VM%s defined, state in %s", VMMD_VERSION,
-	    nvms, nvms == 1 ? "" : "s", d->statedir);
+	log_info("vmmd %s ready: %u VM%s defined, %u running guest%s "
+	    "adopted, state in %s", VMMD_VERSION, nvms, nvms == 1 ? "" : "s",
+	    nadopted, nadopted == 1 ? "" : "s", d->statedir);
 	snprintf(status_line, sizeof(status_line), "%u VM%s defined, "
 	    "%u guest%s running", nvms, nvms == 1 ? "" : "s",
 	    vm_list_workers(d), vm_list_workers(d) == 1 ? "" : "s");
@@ -526,10 +582,16 @@ free_signals:
 		event_free(ms.term_ev);
 	if (ms.int_ev != NULL)
 		event_free(ms.int_ev);
+	if (ms.quit_ev != NULL)
+		event_free(ms.quit_ev);
 	control_free(d->ctl);
 	d->ctl = NULL;
 free_vms:
 	d->shutting_down = true;
+	/* A daemon that fails leaves its guests to the next one, as a
+	 * crash would: only a shutdown asked for (status 0) stops them. */
+	if (status != 0)
+		vm_list_release(d);
 	vm_list_fini(d);
 free_base:
 	systemd_free(ms.sd);
@@ -539,6 +601,7 @@ free_paths:
 	free(d->statedir);
 	free(d->vmsdir);
 	free(d->consoledir);
+	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->worker_self);
 	libevent_global_shutdown();

@@ -807,6 +807,20 @@ config_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Tests kill the daemon between two steps of a change to prove that a
+ * crash leaves the old or the new definition: with VMMD_TEST_CRASH_AT
+ * set to the step's name, the process ends there as abruptly as it can.
+ */
+static void
+config_crash_point(const char *step)
+{
+	const char *at = getenv(CONFIG_CRASH_ENV);
+
+	if (at != NULL && strcmp(at, step) == 0)
+		_exit(CONFIG_CRASH_STATUS);
+}
+
 /* Make a rename or unlink in dir durable. */
 static int
 config_sync_dir(const char *dir)
@@ -868,11 +882,17 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		config_err(err, errlen, "%s: chmod: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
-	if ((rc = config_write_all(fd, text, len)) < 0 ||
+	if ((rc = config_write_all(fd, text, len / 2)) < 0) {
+		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
+		goto close_tmp;
+	}
+	config_crash_point("save-half-written");
+	if ((rc = config_write_all(fd, text + len / 2, len - len / 2)) < 0 ||
 	    (rc = config_write_all(fd, "\n", 1)) < 0) {
 		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
+	config_crash_point("save-written");
 	if (fsync(fd) < 0) {
 		rc = -errno;
 		config_err(err, errlen, "%s: fsync: %s", tmp, strerror(-rc));
@@ -885,17 +905,20 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		goto unlink_tmp;
 	}
 	fd = -1;
+	config_crash_point("save-synced");
 	if (rename(tmp, path) < 0) {
 		rc = -errno;
 		config_err(err, errlen, "%s: rename: %s", path, strerror(-rc));
 		goto unlink_tmp;
 	}
+	config_crash_point("save-renamed");
 	if ((rc = config_sync_dir(dir)) < 0) {
 		/* The file is in place; only its durability is in doubt. */
 		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
 		goto put_obj;
 	}
 	json_object_put(obj);
+	config_crash_point("save-done");
 	return 0;
 
 close_tmp:
@@ -929,10 +952,12 @@ config_remove(const char *dir, const char *name, char *err, size_t errlen)
 		config_err(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
+	config_crash_point("remove-unlinked");
 	if ((rc = config_sync_dir(dir)) < 0) {
 		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
 		return rc;
 	}
+	config_crash_point("remove-done");
 	return 0;
 }
 
@@ -1022,6 +1047,32 @@ config_dir_filter(const struct dirent *de)
 	return de->d_name[0] != '.';
 }
 
+/*
+ * Temporary files config_save() left when the process died before its
+ * rename (".NAME.json.XXXXXX"): never a definition, only litter.
+ */
+static void
+config_clean_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	const char *dot;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.' ||
+		    (dot = strstr(de->d_name, ".json.")) == NULL ||
+		    strlen(dot) != strlen(".json.XXXXXX") ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    de->d_name) >= sizeof(path))
+			continue;
+		(void)unlink(path);
+	}
+	closedir(d);
+}
+
 int
 config_load_dir(const char *dir, config_load_cb cb, void *arg)
 {
@@ -1032,6 +1083,7 @@ config_load_dir(const char *dir, config_load_cb cb, void *arg)
 	size_t flen;
 	int i, n, rc;
 
+	config_clean_dir(dir);
 	n = scandir(dir, &list, config_dir_filter, alphasort);
 	if (n < 0)
 		return -errno;

@@ -4,7 +4,8 @@
  * The order of the checks is the contract: a refused boot wins over
  * everything (the VM never ran), then what happened before the guest
  * booted, then a clean exit, then our own SIGKILLs, and whatever is
- * left is a crash.
+ * left is a crash.  An adopted worker's status is known only from its
+ * own last words or our SIGKILL: one that went without either crashed.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -36,7 +37,13 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	char how[128], errdesc[512];
 	int c;
 
-	worker_exit_describe(status, how, sizeof(how));
+	if (f->status_unknown) {
+		/* Only a worker that said nothing: it died. */
+		clean = by_us = false;
+		snprintf(how, sizeof(how), "status unknown: not a child of "
+		    "this vmmd");
+	} else
+		worker_exit_describe(status, how, sizeof(how));
 	out->start_class = PROTO_ERR_INTERNAL;
 	out->killed = false;
 	errdesc[0] = '\0';
@@ -89,8 +96,8 @@ worker_exit_classify(const struct worker_exit_facts *f,
 		    "control socket");
 	} else {
 		out->outcome = WORKER_OUTCOME_CRASHED;
-		snprintf(out->reason, sizeof(out->reason), "worker exited "
-		    "(%s)", how);
+		snprintf(out->reason, sizeof(out->reason), "worker %s (%s)",
+		    f->status_unknown ? "died" : "exited", how);
 	}
 
 	/* Booted, but stopped before the start's reply was sent. */

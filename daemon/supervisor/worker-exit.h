@@ -34,6 +34,9 @@ struct worker_exit_facts {
 	const char *boot_error_class;
 	const char *boot_error_desc;
 	unsigned int boot_timeout;	/* s, for the message */
+	/* An adopted worker (not our child) that died without a word:
+	 * status means nothing. */
+	bool status_unknown;
 };
 
 enum worker_outcome {

@@ -85,6 +85,15 @@ int		 h_daemon_spawn(struct h_daemon *);
  * to be killed.
  */
 int		 h_daemon_stop(struct h_daemon *, int timeout_ms);
+/*
+ * Sends sig to the daemon alone (not to its workers, which outlive it
+ * unless it stops them) and reaps it: the wait status, or -1.
+ */
+int		 h_daemon_kill(struct h_daemon *, int sig);
+/* Whether pid runs (a zombie does not). */
+bool		 h_pid_alive(pid_t);
+/* Whether pid is gone (or a zombie) within ms; diag if not. */
+bool		 h_pid_gone(pid_t, int ms);
 /* h_daemon_stop, then h_daemon_spawn; 0 or -1. */
 int		 h_daemon_restart(struct h_daemon *, int timeout_ms);
 /* Whether the daemon process still runs (reaps it if it exited). */

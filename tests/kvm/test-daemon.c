@@ -44,32 +44,6 @@ same_int(struct json_object *o, const char *key, int64_t want)
 	return true;
 }
 
-/* Whether pid is gone (or a zombie about to be reaped) within ms. */
-static bool
-gone(pid_t pid, int ms)
-{
-	double deadline = h_now_ms() + ms;
-	char path[64], *stat, *p;
-
-	for (;;) {
-		if (kill(pid, 0) == -1 && errno == ESRCH)
-			return true;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		stat = h_read_file(path, NULL);
-		p = stat != NULL ? strrchr(stat, ')') : NULL;
-		if (p != NULL && p[1] == ' ' && p[2] == 'Z') {
-			free(stat);
-			return true;
-		}
-		free(stat);
-		if (h_now_ms() > deadline) {
-			tap_diag("pid %d still there after %d ms", (int)pid, ms);
-			return false;
-		}
-		h_sleep_ms(20);
-	}
-}
-
 static void
 test_persistence(struct h_daemon *d, struct h_conn **cp)
 {
@@ -119,7 +93,7 @@ test_persistence(struct h_daemon *d, struct h_conn **cp)
 	status = h_daemon_stop(d, 15000);
 	tap_ok(status == 0, "vmmd exits 0 on SIGTERM (status 0x%x)", status);
 	tap_diag("SIGTERM to exit with one guest: %.0f ms", h_now_ms() - t0);
-	tap_ok(pid > 0 && gone(pid, 2000),
+	tap_ok(pid > 0 && h_pid_gone(pid, 2000),
 	    "plain: its worker is gone with the daemon");
 	tap_ok(h_file_expect(h_console_log(d, "plain"), DEMO_CAD, 1, 0) == 0,
 	    "plain: the guest was shut down with Ctrl-Alt-Del");
@@ -400,15 +374,15 @@ test_crash(struct h_daemon *d, struct h_conn *c)
 }
 
 /*
- * The daemon killed outright: its workers notice and go (no orphaned
- * guests), and a new daemon starts over the stale socket file.
+ * The daemon killed outright: its worker lives on and the next daemon,
+ * started over the stale control socket, adopts it (tests/kvm/
+ * test-adopt.c goes further).
  */
 static void
 test_daemon_killed(struct h_daemon *d, struct h_conn **cp)
 {
 	struct json_object *r;
 	pid_t pid;
-	int status;
 
 	tap_ok(h_create(*cp, "orphan", "\"kernel\":\"%s\"",
 	    h_env("VMMD_GUEST_HELLO")) == 0, "orphan: created");
@@ -416,19 +390,21 @@ test_daemon_killed(struct h_daemon *d, struct h_conn **cp)
 	pid = h_vm_pid(*cp, "orphan");
 	h_close(*cp);
 	*cp = NULL;
-	kill(d->pid, SIGKILL);
-	waitpid(d->pid, &status, 0);
-	d->pid = 0;
-	tap_ok(pid > 0 && gone(pid, 3000), "orphan: the worker exits when its "
-	    "daemon was killed");
+	h_daemon_kill(d, SIGKILL);
+	h_sleep_ms(500);
+	tap_ok(h_pid_alive(pid), "orphan: the worker outlives its killed "
+	    "daemon");
 	tap_ok(h_daemon_spawn(d) == 0, "vmmd starts again over the stale "
 	    "socket of a killed daemon");
 	if ((*cp = h_connect(d)) == NULL)
 		tap_bail("cannot connect to the restarted vmmd");
 	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"orphan\"}");
-	tap_ok(strcmp(h_str(h_ret(r), "state") ?: "", "defined") == 0,
-	    "orphan: defined again (%s)", h_text(r));
+	tap_ok(strcmp(h_str(h_ret(r), "state") ?: "", "running") == 0 &&
+	    h_int(h_ret(r), "pid", -1) == pid,
+	    "orphan: running again, same worker (%s)", h_text(r));
 	json_object_put(r);
+	tap_ok(h_stop(*cp, "orphan", true, -1, H_REPLY_MS) == 0 &&
+	    h_pid_gone(pid, 3000), "orphan: the adopted worker stops");
 	tap_ok(h_start(*cp, "orphan") == 0 &&
 	    h_stop(*cp, "orphan", true, -1, H_REPLY_MS) == 0,
 	    "orphan: starts and stops again");

@@ -235,6 +235,39 @@ test_after_boot(void)
 	    "exit 2 while a kill was pending: crashed (%s)", ex.reason);
 }
 
+/*
+ * An adopted worker (not our child): the status is known only from its
+ * worker.exit event or our SIGKILL; one that died without a word
+ * crashed, whatever the meaningless status says.
+ */
+static void
+test_adopted(void)
+{
+	struct worker_exit_facts f = facts_booted(EXITED(0));
+	struct worker_exit ex;
+
+	f.status_unknown = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED &&
+	    strstr(ex.reason, "status unknown") != NULL,
+	    "adopted, died without a word: crashed (%s)", ex.reason);
+	f.stop_requested = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED,
+	    "adopted, died without a word while stopping: crashed (%s)",
+	    ex.reason);
+	f = facts_booted(EXITED(0));
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED,
+	    "adopted, announced exit 0: stopped (%s)", ex.reason);
+	f = facts_booted(SIGNALED(SIGKILL));
+	f.kill = WORKER_KILL_STOP_FORCE;
+	f.stop_requested = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED,
+	    "adopted, our SIGKILL for a forced stop: stopped (%s)", ex.reason);
+}
+
 int
 main(void)
 {
@@ -242,5 +275,6 @@ main(void)
 	test_boot_refused();
 	test_before_boot();
 	test_after_boot();
+	test_adopted();
 	return tap_done();
 }
