@@ -4,7 +4,8 @@
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan, and
+#                            plain and with AddressSanitizer and UBSan, a
+#                            short run of every fuzzer (tests/fuzz) and
 #                            the linux suite (what CI runs); where this
 #                            host has no /dev/kvm, the kvm suite runs in
 #                            the linux suite's nested test host
@@ -29,7 +30,8 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c).
-test_deps="strace chromium novnc"
+# clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz).
+test_deps="strace chromium novnc clang libclang-rt-14-dev"
 linux_deps="qemu-system-x86 cpio xz-utils zstd"
 
 install_packages() {
@@ -153,5 +155,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
+# The fuzz suite: a short run of every libFuzzer harness over its
+# checked-in corpus, in a clang build of its own (under two minutes).
+say "building the fuzzers with clang in $builddir-fuzz"
+(CC=clang; export CC; configure "$builddir-fuzz" -Dwerror=true \
+    -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false)
+say "running the fuzz suite"
+meson test -C "$builddir-fuzz" --suite fuzz --print-errorlogs
 linux_suite
 say "all tests passed"

@@ -588,6 +588,12 @@ close_fd:
 	close(fd);
 }
 
+void
+control_adopt(struct control *ctl, int fd)
+{
+	client_new(ctl, fd);
+}
+
 /* Listening ------------------------------------------------------------ */
 
 static void
