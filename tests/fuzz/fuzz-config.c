@@ -9,8 +9,7 @@
  * it must come out the same every time.  A definition vmmd would store
  * but not load again would be lost at the next restart.
  *
- * Files live in a private directory under $TMPDIR (/dev/shm where it
- * exists: the saves fsync), removed at exit.
+ * Files live in a private directory (fuzz-tmp.h), removed at exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz-tmp.h"
 #include "vmconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -36,18 +36,7 @@ fuzz_config_cleanup(void)
 static void
 fuzz_config_setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	if (access("/dev/shm", W_OK) == 0)
-		tmp = "/dev/shm";
-	else if (tmp == NULL)
-		tmp = "/tmp";
-	snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/vmmd-fuzz-config.XXXXXX",
-	    tmp);
-	if (mkdtemp(fuzz_dir) == NULL) {
-		perror(fuzz_dir);
-		abort();
-	}
+	fuzz_tmp_dir("config", fuzz_dir, sizeof(fuzz_dir));
 	snprintf(fuzz_file, sizeof(fuzz_file), "%s/input", fuzz_dir);
 	atexit(fuzz_config_cleanup);
 }

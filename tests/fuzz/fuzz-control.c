@@ -1,8 +1,9 @@
 /*
  * libFuzzer: the supervisor's control socket and command dispatcher, in
- * process.  Set up once: a real struct vmmd (state directory under
- * $TMPDIR, the VM list, the command tables main.c serves) and a real
- * control socket (listening, though nothing connects to it).  Each
+ * process.  Set up once: a real struct vmmd (its state directory in a
+ * scratch directory, fuzz-tmp.h; the VM list; the command tables main.c
+ * serves) and a real control socket (listening, though nothing connects
+ * to it).  Each
  * input is then what one client sends on a connection: a socket pair's
  * end is adopted as a client (control_adopt: greeting, framing, limits,
  * credentials as for any accepted client), the input is written to the
@@ -37,6 +38,7 @@
 #include "cmd-vm.h"
 #include "config.h"
 #include "control.h"
+#include "fuzz-tmp.h"
 #include "proto.h"
 #include "vm.h"
 #include "vmconfig.h"
@@ -94,7 +96,6 @@ static void
 fuzz_control_setup(void)
 {
 	struct vmmd *d = &fuzz_d;
-	const char *tmp = getenv("TMPDIR");
 	char err[512], *sock;
 
 	/* Never a real worker, whatever the input asks. */
@@ -104,16 +105,7 @@ fuzz_control_setup(void)
 		    VMMD_LIBEXECDIR);
 		abort();
 	}
-	if (access("/dev/shm", W_OK) == 0)
-		tmp = "/dev/shm";	/* definitions are fsynced */
-	else if (tmp == NULL)
-		tmp = "/tmp";
-	snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/vmmd-fuzz-control.XXXXXX",
-	    tmp);
-	if (mkdtemp(fuzz_dir) == NULL) {
-		perror(fuzz_dir);
-		abort();
-	}
+	fuzz_tmp_dir("control", fuzz_dir, sizeof(fuzz_dir));
 	TAILQ_INIT(&d->vms);
 	d->hooks.event = fuzz_control_event;
 	d->hooks.idle = fuzz_control_idle;
