@@ -16,7 +16,8 @@ shift 3
 
 findings=$fuzzer-findings
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/vmmd-fuzz.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 1' INT TERM
 mkdir -p "$findings"
 
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
