@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,25 @@ fuzz_vnc_setup(void)
 	}
 }
 
+/*
+ * A connect() interrupted by a signal (libFuzzer's -timeout alarm goes
+ * off every second) goes on by itself: wait until it is done.
+ */
+static int
+fuzz_vnc_connected(int fd)
+{
+	struct pollfd pfd = { fd, POLLOUT, 0 };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0)
+		return -1;
+	return 0;
+}
+
 static int
 fuzz_vnc_connect(void)
 {
@@ -118,7 +138,8 @@ fuzz_vnc_connect(void)
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)vnc_port(fuzz_vnc));
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    (errno != EINTR || fuzz_vnc_connected(fd) < 0)) {
 		perror("connect");
 		abort();
 	}
