@@ -4,7 +4,8 @@
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan, the
+#                            plain and with AddressSanitizer and UBSan, a
+#                            short run of every fuzzer (tests/fuzz), the
 #                            linux suite and the systemd suite (vmmd under
 #                            systemd as PID 1; what CI runs); where this
 #                            host has no /dev/kvm, the kvm suite runs in
@@ -33,8 +34,9 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
 # mandoc, bash-completion and zsh: the manuals and completion tests;
-# acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c).
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools"
+# acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c);
+# clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz).
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev"
 # mmdebstrap makes the Debian system the systemd suite boots.
 linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
@@ -185,6 +187,13 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
+# The fuzz suite: a short run of every libFuzzer harness over its
+# checked-in corpus, in a clang build of its own (under two minutes).
+say "building the fuzzers with clang in $builddir-fuzz"
+(CC=clang; export CC; configure "$builddir-fuzz" -Dwerror=true \
+    -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false)
+say "running the fuzz suite"
+meson test -C "$builddir-fuzz" --suite fuzz --print-errorlogs
 linux_suite
 # vmmd installed into Debian booted with systemd as PID 1, in the same
 # kind of nested test host (its root file system is cached in $cache).

@@ -590,6 +590,12 @@ close_fd:
 	close(fd);
 }
 
+void
+control_adopt(struct control *ctl, int fd)
+{
+	client_new(ctl, fd);
+}
+
 /* Listening ------------------------------------------------------------ */
 
 static void

@@ -65,6 +65,12 @@ struct cmd_def {
 struct control *control_new(struct event_base *base, struct vmmd *d,
     const struct cmd_def *const *tables, const char *path, int fd,
     char *err, size_t errlen);
+/*
+ * Serve fd, a connected stream socket (non-blocking, close-on-exec), as
+ * a client, exactly as one accepted on the socket: greeting, limits,
+ * credentials from SO_PEERCRED.  Takes fd in every case.
+ */
+void	control_adopt(struct control *ctl, int fd);
 /* Close the socket (and remove it), drop every client. */
 void	control_free(struct control *ctl);
 
