@@ -59,36 +59,6 @@ hostile_rand(struct hostile *h)
 	return h->rng * 0x2545f4914f6cdd1dull;
 }
 
-static void
-outw(uint16_t port, uint16_t v)
-{
-	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static void
-outl(uint16_t port, uint32_t v)
-{
-	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static uint16_t
-inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static uint32_t
-inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 /* Writes that would only end the run (see above). */
 static bool
 hostile_port_skip(uint16_t port, uint32_t v)

@@ -240,7 +240,7 @@ viewer_main(void *arg)
 	pthread_mutex_unlock(&v->lock);
 	v->state = 1;
 	while (!v->stop) {
-		int n;
+		int n, sent = 1, outside = 3;
 
 		if (v->send_input == 1) {
 			SendKeyEvent(client, XK_a, TRUE);
@@ -249,12 +249,15 @@ viewer_main(void *arg)
 			SendKeyEvent(client, XK_Return, TRUE);
 			SendPointerEvent(client, 30, 40, 0);
 			SendKeyEvent(client, XK_Return, FALSE);
-			v->send_input = 2;
+			/* The test may have moved on to 3 as soon as the
+			 * events arrived: only 1 becomes 2. */
+			atomic_compare_exchange_strong(&v->send_input, &sent, 2);
 		}
 		if (v->send_input == 3) {
 			/* Past the screen's edges, as a hostile viewer may. */
 			SendPointerEvent(client, 65535, 65535, 0);
-			v->send_input = 4;
+			atomic_compare_exchange_strong(&v->send_input, &outside,
+			    4);
 		}
 		n = WaitForMessage(client, 5000);
 		if (n < 0)
