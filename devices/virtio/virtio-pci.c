@@ -357,7 +357,11 @@ virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
 	    !virtio_pci_has(vp, VIRTIO_F_VERSION_1)))
 		v &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
 	/* The driver cannot clear what only a reset clears. */
+	bool was_ok = vp->status & VIRTIO_STATUS_DRIVER_OK;
 	vp->status = (uint8_t)(v | (vp->status & VIRTIO_STATUS_NEEDS_RESET));
+	if (!was_ok && (vp->status & VIRTIO_STATUS_DRIVER_OK) &&
+	    vp->ops->driver_ok != NULL)
+		vp->ops->driver_ok(vp);
 }
 
 static void

@@ -74,6 +74,11 @@ struct virtio_dev_ops {
 	    const void *data, unsigned int size);
 	/* The driver kicked queue q (enabled, DRIVER_OK set). */
 	void (*notify)(struct virtio_pci *vp, unsigned int q);
+	/*
+	 * Optional: the driver set DRIVER_OK; its features are final
+	 * (virtio_pci_has()).
+	 */
+	void (*driver_ok)(struct virtio_pci *vp);
 	/* The driver reset the device; queues are already forgotten. */
 	void (*reset)(struct virtio_pci *vp);
 };
