@@ -26,7 +26,7 @@ struct wlink_reaper;
 /* The worker's end of the socketpair, then the descriptors passed. */
 #define WLINK_CHANNEL_FD	3
 #define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
-#define WLINK_MAX_PASSED	6	/* kernel, initrd, 4 disks */
+#define WLINK_MAX_PASSED	7	/* kernel, initrd, 4 disks, a TAP */
 
 struct wlink_ops {
 	/* An event line from the worker; msg is borrowed. */

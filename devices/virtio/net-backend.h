@@ -42,11 +42,15 @@ struct net_backend_ops {
 	/* Offer received frames with these NET_OFFLOAD_* only. */
 	int (*set_offload)(void *ctx, unsigned int flags);
 	/*
-	 * Who to call when frames wait (NULL: nobody; the device is gone),
-	 * and whether to watch for them at all: a device with no buffers
-	 * to fill stops watching, so an idle or starved NIC costs nothing.
-	 * attach from the loop's thread; watch(true) from any thread,
-	 * watch(false) only from the loop's thread (inside rx).
+	 * Who to call when frames wait, and whether to watch for them at
+	 * all: a device with no buffers to fill stops watching, so an idle
+	 * or starved NIC costs nothing.  attach(ctx, NULL, dev) forgets dev
+	 * if it is the one attached (a machine rebuilt at reset may make
+	 * the new device before it frees the old).  Either way attach
+	 * stops watching, until the device asks.  attach on the loop's
+	 * thread; watch from any thread, under the device's lock, and
+	 * never waiting for rx: an rx already under way may still run
+	 * once after watch(false).
 	 */
 	void (*attach)(void *ctx, net_rx_fn rx, void *dev);
 	void (*watch)(void *ctx, bool on);

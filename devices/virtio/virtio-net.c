@@ -199,7 +199,8 @@ virtio_net_rx_ready(const struct virtio_net *n)
 static void
 virtio_net_watch(struct virtio_net *n, bool on)
 {
-	if (n->watching == on)
+	/* Stopping is never skipped: a wake-up means the backend watches. */
+	if (on && n->watching)
 		return;
 	n->watching = on;
 	n->be.ops->watch(n->be.ctx, on);
@@ -358,8 +359,7 @@ virtio_net_free(struct virtio_net *n)
 {
 	if (n == NULL)
 		return;
-	n->be.ops->watch(n->be.ctx, false);
-	n->be.ops->attach(n->be.ctx, NULL, NULL);
+	n->be.ops->attach(n->be.ctx, NULL, n);
 	free(n);
 }
 

@@ -84,8 +84,11 @@ be_set_offload(void *ctx, unsigned int flags)
 static void
 be_attach(void *ctx, net_rx_fn rx, void *d)
 {
+	if (rx == NULL && be.rx_dev != d)
+		return;
 	be.rx = rx;
-	be.rx_dev = d;
+	be.rx_dev = rx != NULL ? d : NULL;
+	be.watch = false;
 }
 
 static void
