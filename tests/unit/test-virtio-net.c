@@ -4,7 +4,8 @@
  * guest memory as they lie, headers that ask for what was not
  * negotiated (lost, counted), received frames in one buffer and spread
  * over mergeable buffers with num_buffers, a starved receive queue that
- * stops watching until the driver's kick, and a hostile receive chain.
+ * stops watching until the driver's kick, a hostile receive chain, and
+ * the transport's doorbells (the kicks KVM takes in the kernel).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -229,6 +230,10 @@ main(void)
 	tap_ok(pci_config_get16(pc, PCI_DEVICE_ID) == 0x1041 &&
 	    pc->cfg[PCI_CLASS_PROG + 2] == 0x02, "modern virtio-net IDs");
 	TAP_EQ(rd(0x12, 2), 2, "two queues");
+	tap_ok(fh.nbells == 2 && fh.bell[0].bar == 0 && fh.bell[0].size == 2 &&
+	    fh.bell[0].offset == VIRTIO_PCI_NOTIFY && fh.bell[1].offset ==
+	    VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT && fh.bell[1].id == 1,
+	    "a 16-bit doorbell per queue in the notification area");
 	for (unsigned int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)rd(VIRTIO_PCI_DEVICE + i, 1);
 	tap_ok(memcmp(mac, nb.mac, 6) == 0, "MAC in the configuration");
@@ -248,36 +253,47 @@ main(void)
 	    be.sent[12 + 59] == 59, "a frame sent, header first, as it lies");
 	tap_ok(used(1)->idx == 1 && used(1)->ring[0].len == 0,
 	    "and its buffer returned");
+	{
+		struct virtq_avail *a = gmem(AVAIL(1));
+
+		a->ring[avail_slot[1] % QSIZE] = 0;
+		a->idx = ++avail_slot[1];
+		fh.bell[1].fn(fh.bell[1].dev, fh.bell[1].id);
+		tap_ok(be.sends == 2 && used(1)->idx == 2,
+		    "the transmit doorbell sends the next frame");
+		fh.bell[1].fn(fh.bell[1].dev, 7);
+		TAP_EQ(be.sends, 2, "a doorbell for no queue does nothing");
+	}
 	h[0] = 1;		/* NEEDS_CSUM at 14 + 16: inside */
 	h[6] = 14;
 	h[8] = 16;
 	send(h, 60);
-	TAP_EQ(be.sends, 2, "a partial checksum inside the frame goes");
+	TAP_EQ(be.sends, 3, "a partial checksum inside the frame goes");
 	h[6] = 50;
 	send(h, 60);
-	tap_ok(be.sends == 2 && used(1)->idx == 3,
+	tap_ok(be.sends == 3 && used(1)->idx == 4,
 	    "a checksum past the end is lost, the buffer returned");
 	h[6] = 14;
 	h[1] = 1;		/* GSO TCPv4, segment size 0 */
 	send(h, 60);
-	TAP_EQ(be.sends, 2, "TSO without a segment size is lost");
+	TAP_EQ(be.sends, 3, "TSO without a segment size is lost");
 	h[4] = 0xa8;		/* 1448 */
 	h[5] = 0x05;
 	send(h, 60);
-	TAP_EQ(be.sends, 3, "TSO4 with a segment size goes");
+	TAP_EQ(be.sends, 4, "TSO4 with a segment size goes");
 	h[1] = 4;
 	send(h, 60);
-	TAP_EQ(be.sends, 3, "TSO6 was not negotiated: lost");
+	TAP_EQ(be.sends, 4, "TSO6 was not negotiated: lost");
 	h[1] = 0x81;
 	send(h, 60);
-	TAP_EQ(be.sends, 3, "ECN was not negotiated: lost");
+	TAP_EQ(be.sends, 4, "ECN was not negotiated: lost");
 	h[1] = 0;
 	h[0] = 2;
 	send(h, 60);
-	TAP_EQ(be.sends, 3, "DATA_VALID is not for the driver to send");
+	TAP_EQ(be.sends, 4, "DATA_VALID is not for the driver to send");
 	desc(1)[0] = (struct virtq_desc){ BUF, 8, 0, 0 };
 	offer(1, 0);
-	tap_ok(be.sends == 3 && used(1)->idx == 9,
+	tap_ok(be.sends == 4 && used(1)->idx == 10,
 	    "a chain shorter than the header is lost");
 
 	/* Receive into one big buffer. */
@@ -338,7 +354,7 @@ main(void)
 	h[0] = 1;
 	h[1] = 0;
 	send(h, 60);
-	TAP_EQ(be.sends, 3, "NEEDS_CSUM without CSUM negotiated: lost");
+	TAP_EQ(be.sends, 4, "NEEDS_CSUM without CSUM negotiated: lost");
 
 	/* A hostile receive chain: a buffer outside RAM. */
 	desc(0)[1] = (struct virtq_desc){ RAM_BASE + RAM_SIZE - 8, 64,
