@@ -4,14 +4,18 @@
 #   ./quickstart.sh          install what is needed, build, start vmmd and
 #                            boot the default guest on this terminal
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
-#                            plain and with AddressSanitizer and UBSan, and
-#                            the linux suite (what CI runs); where this
+#                            plain and with AddressSanitizer and UBSan, a
+#                            short run of every fuzzer (tests/fuzz), the
+#                            linux suite and the systemd suite (vmmd under
+#                            systemd as PID 1; what CI runs); where this
 #                            host has no /dev/kvm, the kvm suite runs in
 #                            the linux suite's nested test host
 #   ./quickstart.sh linux    the same set-up, the reference Debian guest,
 #                            then the linux suite only (minutes)
 #
-# Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR.
+# Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR,
+# VMMD_LOG (the daemon's log where systemd does not run it; default
+# /var/log/vmmd-quickstart.log).
 set -eu
 
 top=$(cd "$(dirname "$0")" && pwd)
@@ -25,13 +29,16 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
 case $mode in demo|test|linux) ;; *) die "usage: $0 [test|linux]" ;; esac
 
-build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev"
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev"
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
-# chromium and novnc: the browser test of the display (tests/unit/test-novnc.c).
-# acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c).
-test_deps="strace chromium novnc acpica-tools"
-linux_deps="qemu-system-x86 cpio xz-utils zstd"
+# chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
+# mandoc, bash-completion and zsh: the manuals and completion tests;
+# acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c);
+# clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz).
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev"
+# mmdebstrap makes the Debian system the systemd suite boots.
+linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
 install_packages() {
 	missing=
@@ -88,9 +95,35 @@ if [ "$mode" = demo ]; then
 	sock=${VMMD_SOCKET:-/run/vmmd/control.sock}
 	state=${VMMD_STATEDIR:-/var/lib/vmmd}
 	if ! "$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1; then
-		say "starting vmmd (socket $sock, state $state)"
-		"$builddir/daemon/vmmd" -s "$sock" -d "$state" \
+		set -- "$builddir/daemon/vmmd" -f -s "$sock" -d "$state" \
 		    -g "$builddir/tests/guests/demo.elf"
+		# Under systemd, a transient service logging to the journal;
+		# elsewhere in the background, logging to a file.
+		if [ -d /run/systemd/system ] &&
+		    systemd-run --unit=vmmd-quickstart --collect \
+		    -p Type=notify -p KillMode=process --quiet "$@"; then
+			say "vmmd runs as the service vmmd-quickstart" \
+			    "(socket $sock, state $state)"
+			say "its log: journalctl -u vmmd-quickstart;" \
+			    "stop it: systemctl stop vmmd-quickstart"
+		else
+			log=${VMMD_LOG:-/var/log/vmmd-quickstart.log}
+			"$@" </dev/null >>"$log" 2>&1 &
+			pid=$!
+			# Ready once it answers (it may also have failed).
+			n=0
+			until "$builddir/ctl/vmctl" -s "$sock" list \
+			    >/dev/null 2>&1; do
+				kill -0 "$pid" 2>/dev/null ||
+				    die "vmmd did not start: see $log"
+				n=$((n + 1))
+				[ $n -lt 50 ] || die "vmmd does not answer: see $log"
+				sleep 0.1
+			done
+			say "vmmd runs in the background, pid $pid (socket" \
+			    "$sock, state $state)"
+			say "its log: $log; stop it: kill $pid"
+		fi
 	fi
 	say "detach with Ctrl-]; the transient guest stops when you detach"
 	# A stock kernel needs hardware virtualization under KVM; without it
@@ -154,5 +187,16 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     meson test -C "$builddir-asan" --suite unit --suite kvm \
     --print-errorlogs --num-processes 2
+# The fuzz suite: a short run of every libFuzzer harness over its
+# checked-in corpus, in a clang build of its own (under two minutes).
+say "building the fuzzers with clang in $builddir-fuzz"
+(CC=clang; export CC; configure "$builddir-fuzz" -Dwerror=true \
+    -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false)
+say "running the fuzz suite"
+meson test -C "$builddir-fuzz" --suite fuzz --print-errorlogs
 linux_suite
+# vmmd installed into Debian booted with systemd as PID 1, in the same
+# kind of nested test host (its root file system is cached in $cache).
+say "running the systemd suite"
+meson test -C "$builddir" --suite systemd --print-errorlogs
 say "all tests passed"

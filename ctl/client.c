@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "config.h"
 #include "proto.h"
 #include "vmctl.h"
 
@@ -228,7 +229,8 @@ client_open(const char *path, struct client **clp)
 		if (r == -ENOENT || r == -ECONNREFUSED)
 			hint = " (is vmmd running?)";
 		else if (r == -EACCES || r == -EPERM)
-			hint = " (is your user in vmmd's group?)";
+			hint = " (only root and the members of group "
+			    VMMD_GROUP " may use it)";
 		ctl_warnx("cannot connect to %s: %s%s", path, strerror(-r),
 		    hint);
 		client_free(cl);

@@ -1,15 +1,18 @@
 /*
  * The VM life-cycle commands: create, start, stop, pause, resume, reset,
- * delete, list and info.  Each one is a single request; the human output
+ * delete, autostart, list and info.  Each one is a single request; the human output
  * is generic over the VM object's members, so that a member the daemon
  * adds later still shows up.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -149,6 +152,19 @@ cmd_start(struct ctl *ctl, int argc, char **argv)
 	return console_finish(r, end, signo);
 }
 
+/* A guest that had to be killed is not silently "stopped". */
+static void
+stop_show(struct json_object *vm)
+{
+	struct json_object *k;
+	const char *name = vm_member(vm, "name");
+
+	if (json_object_object_get_ex(vm, "killed", &k) &&
+	    json_object_get_boolean(k))
+		ctl_warnx("stop %s: the guest did not shut down in time: "
+		    "killed", name != NULL ? name : "");
+}
+
 int
 cmd_stop(struct ctl *ctl, int argc, char **argv)
 {
@@ -190,7 +206,7 @@ cmd_stop(struct ctl *ctl, int argc, char **argv)
 		json_object_put(args);
 		return r;
 	}
-	return vm_request(ctl, "vm.stop", argv[optind], args, NULL);
+	return vm_request(ctl, "vm.stop", argv[optind], args, stop_show);
 }
 
 static int
@@ -227,6 +243,27 @@ int
 cmd_delete(struct ctl *ctl, int argc, char **argv)
 {
 	return vm_simple(ctl, argc, argv, "vm.delete", NULL);
+}
+
+int
+cmd_autostart(struct ctl *ctl, int argc, char **argv)
+{
+	struct json_object *args;
+	const char *onoff;
+	int r;
+
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
+	if ((r = ctl_positional(ctl, argc, argv, 2, "NAME and on or off"))
+	    != 0)
+		return r;
+	onoff = argv[optind + 1];
+	if (strcmp(onoff, "on") != 0 && strcmp(onoff, "off") != 0)
+		return ctl_usage(ctl, "'%s': on or off", onoff);
+	args = json_object_new_object();
+	json_object_object_add(args, "autostart",
+	    json_object_new_boolean(strcmp(onoff, "on") == 0));
+	return vm_request(ctl, "vm.autostart", argv[optind], args, NULL);
 }
 
 /* --- list -------------------------------------------------------------- */
@@ -301,15 +338,18 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 
 /* --- info -------------------------------------------------------------- */
 
-/* Members printed first, in this order, and how to say null. */
+/* The definition's members, in this order, as "label: value". */
 static const struct {
-	const char	*key;
-	const char	*label;
-	const char	*null;
+	const char *key;
+	const char *label;
+	const char *null;		/* shown for null */
 } info_keys[] = {
 	{ "name",	"name",		"-" },
 	{ "state",	"state",	"-" },
+	{ "reason",	"reason",	"-" },
+	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "pid",	"pid",		"-" },
+	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },
 	{ "cmdline",	"cmdline",	"" },
@@ -318,8 +358,15 @@ static const struct {
 	{ "on_reboot",	"on_reboot",	"-" },
 	{ "lost_tick_policy", "lost_ticks", "-" },
 	{ "transient",	"transient",	"-" },
+	{ "vnc",	"display",	"(none)" },
+	{ "console_log", "console log",	"-" },
 };
 #define INFO_NKEYS	(sizeof(info_keys) / sizeof(info_keys[0]))
+
+/* Members the summary shows within others' lines, or not at all. */
+static const char *const info_folded[] = {
+	"display", "vnc_password", "vnc_web", "stats", NULL
+};
 
 /* Any other member as "prefix.key: value" lines, objects flattened. */
 static void
@@ -365,38 +412,197 @@ info_generic(const char *prefix, const char *key, struct json_object *v)
 	putchar('\n');
 }
 
-static void
-info_show(struct json_object *vm)
+/* "3 d 04:05:06", "04:05:06". */
+static const char *
+info_uptime(int64_t s, char *buf, size_t len)
 {
-	struct json_object *v;
-	const char *s;
-	char mem[32];
+	if (s >= 86400)
+		snprintf(buf, len, "%" PRId64 " d %02d:%02d:%02d", s / 86400,
+		    (int)(s % 86400 / 3600), (int)(s % 3600 / 60),
+		    (int)(s % 60));
+	else
+		snprintf(buf, len, "%02d:%02d:%02d", (int)(s / 3600),
+		    (int)(s % 3600 / 60), (int)(s % 60));
+	return buf;
+}
+
+/* "vnc://127.0.0.1:5900 (1024x768, 1 viewer)". */
+static const char *
+info_display(struct json_object *vm, struct json_object *stats, char *buf,
+    size_t len)
+{
+	struct json_object *disp, *v;
+	const char *vnc = vm_member(vm, "vnc"), *size;
+	int n;
+
+	if (vnc == NULL)
+		return NULL;
+	size = vm_member(vm, "display");
+	n = snprintf(buf, len, "vnc %s (%s", vnc, size != NULL ? size : "?");
+	if (n > 0 && (size_t)n < len && stats != NULL &&
+	    json_object_object_get_ex(stats, "display", &disp) &&
+	    json_object_object_get_ex(disp, "clients", &v)) {
+		int64_t c = json_object_get_int64(v);
+
+		n += snprintf(buf + n, len - (size_t)n, ", %" PRId64
+		    " viewer%s", c, c == 1 ? "" : "s");
+	}
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ")");
+	return buf;
+}
+
+/* The console log's path, with its size when we may see it. */
+static const char *
+info_console_log(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	char size[32];
+
+	if (path == NULL)
+		return NULL;
+	if (stat(path, &st) < 0) {
+		snprintf(buf, len, "%s", path);
+		return buf;
+	}
+	if (st.st_size >= 1024 * 1024)
+		snprintf(size, sizeof(size), "%.1f MiB",
+		    (double)st.st_size / (1024 * 1024));
+	else
+		snprintf(size, sizeof(size), "%.1f KiB",
+		    (double)st.st_size / 1024);
+	snprintf(buf, len, "%s (%s)", path, size);
+	return buf;
+}
+
+/* The sum of an object's numbers. */
+static uint64_t
+info_sum(struct json_object *o)
+{
+	uint64_t sum = 0;
+
+	if (!json_object_is_type(o, json_type_object))
+		return 0;
+	json_object_object_foreach(o, k, v) {
+		(void)k;
+		sum += (uint64_t)json_object_get_int64(v);
+	}
+	return sum;
+}
+
+/* One line for the exits the VMM handled: all, then per vCPU. */
+static void
+info_exits(struct json_object *stats)
+{
+	struct json_object *vcpus;
+	uint64_t all = 0;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(stats, "vcpu_exits", &vcpus) ||
+	    !json_object_is_type(vcpus, json_type_array))
+		return;
+	n = json_object_array_length(vcpus);
+	for (i = 0; i < n; i++)
+		all += info_sum(json_object_array_get_idx(vcpus, i));
+	printf("exits: %" PRIu64, all);
+	for (i = 0; i < n; i++)
+		printf("%svCPU %zu: %" PRIu64, i == 0 ? " (" : ", ", i,
+		    info_sum(json_object_array_get_idx(vcpus, i)));
+	printf("%s\n", n > 0 ? ")" : "");
+}
+
+static bool
+info_is_folded(const char *key)
+{
 	size_t i;
 
+	for (i = 0; info_folded[i] != NULL; i++)
+		if (strcmp(info_folded[i], key) == 0)
+			return true;
+	for (i = 0; i < INFO_NKEYS; i++)
+		if (strcmp(info_keys[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A summary: the settings, the state and why, uptime, pid, display,
+ * console log, and the exits the VMM handled; with raw, every statistic
+ * of the worker as well.
+ */
+static void
+info_print(struct json_object *vm, bool raw)
+{
+	struct json_object *v, *stats = NULL;
+	const char *s;
+	char buf[PATH_MAX + 64];
+	size_t i;
+
+	json_object_object_get_ex(vm, "stats", &stats);
 	for (i = 0; i < INFO_NKEYS; i++) {
-		if (!json_object_object_get_ex(vm, info_keys[i].key, &v))
+		if (!json_object_object_get_ex(vm, info_keys[i].key, &v) &&
+		    strcmp(info_keys[i].key, "vnc") != 0)
 			continue;
 		if (strcmp(info_keys[i].key, "memory_mib") == 0)
-			s = vm_memory(vm, mem, sizeof(mem));
+			s = vm_memory(vm, buf, sizeof(buf));
+		else if (strcmp(info_keys[i].key, "uptime") == 0)
+			s = info_uptime(json_object_get_int64(v), buf,
+			    sizeof(buf));
+		else if (strcmp(info_keys[i].key, "vnc") == 0)
+			s = info_display(vm, stats, buf, sizeof(buf));
+		else if (strcmp(info_keys[i].key, "console_log") == 0)
+			s = info_console_log(vm_scalar(v), buf, sizeof(buf));
 		else
 			s = vm_scalar(v);
 		printf("%s: %s\n", info_keys[i].label,
 		    s != NULL ? s : info_keys[i].null);
 	}
-	json_object_object_foreach(vm, key, val) {
-		for (i = 0; i < INFO_NKEYS; i++)
-			if (strcmp(info_keys[i].key, key) == 0)
-				break;
-		if (i == INFO_NKEYS && strcmp(key, "stats") != 0)
+	json_object_object_foreach(vm, key, val)
+		if (!info_is_folded(key))
 			info_generic("", key, val);
-	}
+	if (stats == NULL)
+		return;
+	if (json_object_object_get_ex(stats, "reboots", &v))
+		printf("reboots: %s\n", vm_scalar(v));
+	info_exits(stats);
 	/* The worker's statistics last: they are the long part. */
-	if (json_object_object_get_ex(vm, "stats", &v))
-		info_generic("", "stats", v);
+	if (raw)
+		info_generic("", "stats", stats);
+}
+
+static void
+info_show(struct json_object *vm)
+{
+	info_print(vm, false);
+}
+
+static void
+info_show_raw(struct json_object *vm)
+{
+	info_print(vm, true);
 }
 
 int
 cmd_info(struct ctl *ctl, int argc, char **argv)
 {
-	return vm_simple(ctl, argc, argv, "vm.info", info_show);
+	enum { OPT_STATS = 0x100 };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "stats",	no_argument,	NULL,	OPT_STATS },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool raw = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if (c == OPT_STATS)
+			raw = true;
+		else if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	}
+	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
+		return r;
+	return vm_request(ctl, "vm.info", argv[optind], NULL,
+	    raw ? info_show_raw : info_show);
 }

@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "create-args.h"
+#include "proto.h"
 #include "vmctl.h"
 
 /*
@@ -200,6 +201,9 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		free(path);
 		return -1;
 	case 'c':
+		if (strlen(optarg) > PROTO_CMDLINE_MAX)
+			return ctl_usage(ctl, "--cmdline: %zu bytes, at most %d",
+			    strlen(optarg), PROTO_CMDLINE_MAX);
 		json_object_object_add(args, "cmdline",
 		    json_object_new_string(optarg));
 		return -1;
@@ -210,6 +214,12 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		if (r < 0)
 			return ctl_usage(ctl, "--memory %s: not a size (use "
 			    "MiB, or e.g. 512M or 2G)", optarg);
+		if (n > PROTO_MEMORY_MIB_MAX)
+			return ctl_usage(ctl, "--memory %s: at most %dG",
+			    optarg, PROTO_MEMORY_MIB_MAX / 1024);
+		if (n < PROTO_MEMORY_MIB_MIN)
+			return ctl_usage(ctl, "--memory %s: at least %dM",
+			    optarg, PROTO_MEMORY_MIB_MIN);
 		json_object_object_add(args, "memory_mib",
 		    json_object_new_int64(n));
 		return -1;
@@ -217,6 +227,9 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		if (ctl_parse_number(optarg, 1, INT_MAX, &n) < 0)
 			return ctl_usage(ctl, "--vcpus %s: not a positive "
 			    "number", optarg);
+		if (n > PROTO_VCPUS_MAX)
+			return ctl_usage(ctl, "--vcpus %s: at most %d", optarg,
+			    PROTO_VCPUS_MAX);
 		json_object_object_add(args, "vcpus",
 		    json_object_new_int64(n));
 		return -1;

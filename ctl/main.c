@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +78,12 @@ static const struct ctl_command ctl_commands[] = {
 	    NULL },
 	{ "delete", cmd_delete, "NAME", "remove a VM that is not running",
 	    NULL },
+	{ "autostart", cmd_autostart, "NAME on|off",
+	    "start a VM whenever vmmd starts, or no longer", NULL },
 	{ "list", cmd_list, "", "list the VMs", NULL },
-	{ "info", cmd_info, "NAME", "show a VM's settings, state and "
-	    "statistics", NULL },
+	{ "info", cmd_info, "NAME [--stats]", "show a VM's settings and "
+	    "state", "\n  --stats   every statistic of the running guest "
+	    "too\n" },
 	{ "console", cmd_console, "NAME", "attach to a VM's serial console",
 	    CTL_CONSOLE_HELP },
 	{ "display", cmd_display, "NAME",
@@ -153,6 +157,72 @@ ctl_lookup(const char *name)
 	return NULL;
 }
 
+/* Edits (insert, delete, replace, swap two) from a to b, capped. */
+static size_t
+ctl_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t d[32][32];
+
+	if (la >= 32 || lb >= 32)
+		return SIZE_MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/*
+ * The command the user probably meant: the one a word of at least
+ * three letters begins, else the nearest within two edits; NULL if
+ * none is near.
+ */
+static const char *
+ctl_suggest(const char *name)
+{
+	const char *best = NULL;
+	size_t i, dist, best_dist = 3;
+
+	for (i = 0; i < CTL_NCOMMANDS; i++)
+		if (strlen(name) >= 3 &&
+		    strncmp(ctl_commands[i].name, name, strlen(name)) == 0)
+			return ctl_commands[i].name;
+	for (i = 0; i < CTL_NCOMMANDS; i++) {
+		dist = ctl_distance(name, ctl_commands[i].name);
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = ctl_commands[i].name;
+		}
+	}
+	return best;
+}
+
+/* "unknown command 'strat' (did you mean 'start'?)" */
+static int
+ctl_unknown_command(struct ctl *ctl, const char *name)
+{
+	const char *near = ctl_suggest(name);
+
+	if (near != NULL)
+		return ctl_usage(ctl, "unknown command '%s' (did you mean "
+		    "'%s'?)", name, near);
+	return ctl_usage(ctl, "unknown command '%s'", name);
+}
+
 static int
 cmd_help(struct ctl *ctl, int argc, char **argv)
 {
@@ -169,7 +239,7 @@ cmd_help(struct ctl *ctl, int argc, char **argv)
 		return r;
 	if ((cmd = ctl_lookup(argv[optind])) == NULL) {
 		ctl->cmd = NULL;	/* the hint: plain 'vmctl help' */
-		return ctl_usage(ctl, "unknown command '%s'", argv[optind]);
+		return ctl_unknown_command(ctl, argv[optind]);
 	}
 	ctl_command_help(cmd);
 	return CTL_EXIT_OK;
@@ -210,7 +280,7 @@ main(int argc, char **argv)
 	if (optind == argc)
 		return ctl_usage(&ctl, "no command given");
 	if ((ctl.cmd = ctl_lookup(argv[optind])) == NULL)
-		return ctl_usage(&ctl, "unknown command '%s'", argv[optind]);
+		return ctl_unknown_command(&ctl, argv[optind]);
 
 	argc -= optind;
 	argv += optind;

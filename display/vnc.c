@@ -695,11 +695,25 @@ vnc_key_hook(rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
 		vnc->host.key(vnc->host.opaque, (uint32_t)keysym, down);
 }
 
+/*
+ * RFB positions are 16-bit and libvncserver passes them on as sent: a
+ * viewer may point far outside the screen, which the host would turn
+ * into a mouse move of thousands of pixels.  Clamped here, as vnc.h
+ * promises.
+ */
 static void
 vnc_pointer_hook(int buttons, int x, int y, rfbClientPtr cl)
 {
 	struct vnc *vnc = cl->screen->screenData;
 
+	if (x < 0)
+		x = 0;
+	else if ((uint32_t)x >= vnc->geo.width)
+		x = (int)vnc->geo.width - 1;
+	if (y < 0)
+		y = 0;
+	else if ((uint32_t)y >= vnc->geo.height)
+		y = (int)vnc->geo.height - 1;
 	if (vnc->host.pointer != NULL)
 		vnc->host.pointer(vnc->host.opaque, x, y,
 		    (unsigned int)buttons);

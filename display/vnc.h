@@ -81,8 +81,10 @@ struct vnc_config {
 struct vnc_host {
 	/* X11 keysym pressed or released (RFB KeyEvent). */
 	void (*key)(void *opaque, uint32_t keysym, bool down);
-	/* Absolute position in framebuffer pixels; buttons: bit 0 left,
-	 * 1 middle, 2 right, 3/4 wheel up/down (RFB PointerEvent). */
+	/* Absolute position in framebuffer pixels, always on the screen
+	 * (a viewer's position past an edge is clamped to it); buttons:
+	 * bit 0 left, 1 middle, 2 right, 3/4 wheel up/down (RFB
+	 * PointerEvent). */
 	void (*pointer)(void *opaque, int x, int y, unsigned int buttons);
 	/* A viewer came or went; clients is the new count. May be NULL. */
 	void (*clients_changed)(void *opaque, unsigned int clients,

@@ -1,13 +1,17 @@
 /*
- * Logging: stderr in the foreground, syslog otherwise.
+ * Logging: stderr in the foreground, syslog otherwise, or a sink the
+ * program sets (the supervisor's journal).
  *
  * Used by the supervisor and by the worker, so it knows nothing about
  * either.  Lines are written with one write(2) each so that the
  * supervisor's and its workers' lines do not interleave on a shared
- * stderr.
+ * stderr.  When that stderr is the journal, each line starts with its
+ * syslog priority ("<3>"), which journald turns into PRIORITY=.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -20,7 +24,24 @@ static struct {
 	int to_stderr;
 	int verbose;
 	int syslog_open;
-} log_state = { "vmmd", 1, 0, 0 };
+	int journal;			/* stderr is the journal */
+	log_sink_fn sink;
+} log_state = { "vmmd", 1, 0, 0, 0, NULL };
+
+int
+log_stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	uintmax_t dev, ino;
+	struct stat st;
+	char end;
+
+	if (env == NULL ||
+	    sscanf(env, "%ju:%ju%c", &dev, &ino, &end) != 2 ||
+	    fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+}
 
 void
 log_init(const char *ident, int to_stderr, int verbose)
@@ -28,6 +49,7 @@ log_init(const char *ident, int to_stderr, int verbose)
 	snprintf(log_state.ident, sizeof(log_state.ident), "%s", ident);
 	log_state.verbose = verbose;
 	log_state.to_stderr = 1;
+	log_state.journal = log_stderr_is_journal();
 	if (!to_stderr)
 		log_to_syslog();
 }
@@ -40,6 +62,12 @@ log_to_syslog(void)
 		log_state.syslog_open = 1;
 	}
 	log_state.to_stderr = 0;
+}
+
+void
+log_set_sink(log_sink_fn sink)
+{
+	log_state.sink = sink;
 }
 
 int
@@ -71,6 +99,12 @@ log_vmsg(int priority, const char *fmt, va_list ap)
 
 	if (priority == LOG_DEBUG && !log_state.verbose)
 		return;
+	if (log_state.sink != NULL) {
+		vsnprintf(line, sizeof(line), fmt, ap);
+		log_state.sink(priority, log_state.ident, line);
+		errno = saved_errno;
+		return;
+	}
 	if (!log_state.to_stderr) {
 		vsyslog(priority, fmt, ap);
 		errno = saved_errno;
@@ -91,8 +125,12 @@ log_vmsg(int priority, const char *fmt, va_list ap)
 		level = "";
 		break;
 	}
-	off = snprintf(line, sizeof(line), "%s[%ld]: %s", log_state.ident,
-	    (long)getpid(), level);
+	if (log_state.journal)
+		off = snprintf(line, sizeof(line), "<%d>%s[%ld]: ", priority,
+		    log_state.ident, (long)getpid());
+	else
+		off = snprintf(line, sizeof(line), "%s[%ld]: %s",
+		    log_state.ident, (long)getpid(), level);
 	if (off < 0)
 		off = 0;
 	if ((size_t)off >= sizeof(line) - 1)

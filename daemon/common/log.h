@@ -18,6 +18,18 @@ void	log_init(const char *ident, int to_stderr, int verbose);
 void	log_to_syslog(void);
 int	log_verbose(void);
 /*
+ * Whether standard error is the journal's stream ($JOURNAL_STREAM
+ * names its device and inode, as systemd.exec(5) describes).
+ */
+int	log_stderr_is_journal(void);
+/*
+ * From now on, give every line (formatted, without ident or newline)
+ * to sink instead of writing it; NULL writes again.
+ */
+typedef void (*log_sink_fn)(int priority, const char *ident,
+    const char *msg);
+void	log_set_sink(log_sink_fn sink);
+/*
  * Whether standard error goes anywhere (not closed, not /dev/null): a
  * child of a daemonized vmmd inherits /dev/null and should use syslog.
  */

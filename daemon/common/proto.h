@@ -23,6 +23,12 @@
 #define PROTO_VERSION		1
 #define PROTO_MAX_LINE		(64 * 1024)	/* bytes, newline excluded */
 
+/* vm.create's bounds, which vmctl checks too, in its users' words. */
+#define PROTO_MEMORY_MIB_MIN	16
+#define PROTO_MEMORY_MIB_MAX	262144		/* 256 GiB */
+#define PROTO_VCPUS_MAX		64
+#define PROTO_CMDLINE_MAX	2048		/* bytes, without the NUL */
+
 /* Error classes, as they appear in "class".  Non-zero, so that a
  * function can return 0 for success or the class of its error. */
 enum proto_error {

@@ -26,6 +26,8 @@ static const char *const cmd_keys_name[] = { "name", NULL };
 static const char *const cmd_keys_stop[] = { "name", "force", "timeout",
 	NULL };
 static const char *const cmd_keys_none[] = { NULL };
+static const char *const cmd_keys_autostart[] = { "name", "autostart",
+	NULL };
 
 /*
  * Check the arguments against keys and look up the VM they name.
@@ -278,6 +280,42 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 	return proto_reply(ctx->id, NULL);
 }
 
+/* vm.autostart: whether the VM starts with vmmd; stored at once. */
+static struct json_object *
+cmd_vm_autostart(struct cmd_ctx *ctx)
+{
+	struct json_object *reply;
+	struct vm *vm;
+	char err[1024];
+	bool old;
+	int on;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_autostart, &reply)) == NULL)
+		return reply;
+	if (proto_arg_bool(ctx->args, "autostart", 1, &on, err,
+	    sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if (on && vm->def->transient)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+		    "VM '%s' is transient: it is gone once it stops and "
+		    "cannot start with the daemon", vm->def->name);
+	old = vm->def->autostart;
+	vm->def->autostart = on != 0;
+	if (!vm->def->transient && old != vm->def->autostart &&
+	    config_save(ctx->d->vmsdir, vm->def, err, sizeof(err)) < 0) {
+		vm->def->autostart = old;
+		log_error("VM '%s': saving the definition: %s", vm->def->name,
+		    err);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "cannot save the definition: %s", err);
+	}
+	if (old != vm->def->autostart)
+		log_info("VM '%s': autostart %s", vm->def->name,
+		    on ? "on" : "off");
+	return proto_reply(ctx->id, vm_to_json(vm));
+}
+
 static struct json_object *
 cmd_vm_list(struct cmd_ctx *ctx)
 {
@@ -496,6 +534,7 @@ const struct cmd_def cmd_vm_commands[] = {
 	{ "vm.resume", cmd_vm_resume },
 	{ "vm.reset", cmd_vm_reset },
 	{ "vm.delete", cmd_vm_delete },
+	{ "vm.autostart", cmd_vm_autostart },
 	{ "vm.list", cmd_vm_list },
 	{ "vm.info", cmd_vm_info },
 	{ "vm.console", cmd_vm_console },

@@ -29,6 +29,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "config.h"
 #include "control.h"
 #include "log.h"
 
@@ -36,7 +37,7 @@
 #define SO_PEERGROUPS		59	/* Linux 4.13; older libc headers */
 #endif
 
-#define CONTROL_GROUP		"vmm"
+#define CONTROL_GROUP		VMMD_GROUP
 #define CONTROL_SOCKET_MODE	0660
 #define CONTROL_ACCEPT_BURST	64	/* accepts per wake-up */
 #define CONTROL_READ_CHUNK	16384
@@ -49,6 +50,7 @@ struct control {
 	const struct cmd_def *const *tables;
 	char *path;
 	int fd;
+	bool unlink;			/* we made the socket file */
 	struct event *accept_ev;
 	struct event *resume_ev;	/* re-enables accept after EMFILE */
 	struct client_list clients;
@@ -376,11 +378,11 @@ client_handover(struct client *c)
 		return;
 	}
 	if (rc > 0)
-		log_info("client %lu: %s of VM '%s' answered by vmmd (the "
+		log_debug("client %lu: %s of VM '%s' answered by vmmd (the "
 		    "guest has ended)", c->id, c->handover_what,
 		    c->handover_vm);
 	else
-		log_info("client %lu: %s of VM '%s' handed to its worker",
+		log_debug("client %lu: %s of VM '%s' handed to its worker",
 		    c->id, c->handover_what, c->handover_vm);
 	/* The worker (or vmmd's answer) has its own copy now. */
 	client_free(c);
@@ -495,7 +497,7 @@ client_read_cred(struct client *c, int fd)
 	}
 	c->cred.groups = c->groups;
 	c->cred.ngroups = n;
-	log_info("client %lu: connected (pid %ld, uid %lu, gid %lu, %zu "
+	log_debug("client %lu: connected (pid %ld, uid %lu, gid %lu, %zu "
 	    "supplementary groups)", c->id, (long)cred.pid,
 	    (unsigned long)cred.uid, (unsigned long)cred.gid, n);
 }
@@ -586,6 +588,12 @@ free_client:
 close_fd:
 	log_error("out of memory accepting a client");
 	close(fd);
+}
+
+void
+control_adopt(struct control *ctl, int fd)
+{
+	client_new(ctl, fd);
 }
 
 /* Listening ------------------------------------------------------------ */
@@ -711,46 +719,24 @@ out:
 	return rc;
 }
 
-struct control *
-control_new(struct event_base *base, struct vmmd *d,
-    const struct cmd_def *const *tables, const char *path, char *err,
+/* Bind and listen on path: the socket vmmd makes itself. */
+static int
+control_bind(struct control *ctl, const char *path, char *err,
     size_t errlen)
 {
-	struct control *ctl;
 	struct sockaddr_un sa;
 	struct group *gr;
 	mode_t old_umask;
 	int rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "%s: socket path too long", path);
-		return NULL;
-	}
-	ctl = calloc(1, sizeof(*ctl));
-	if (ctl == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	ctl->base = base;
-	ctl->d = d;
-	ctl->tables = tables;
-	ctl->fd = -1;
-	TAILQ_INIT(&ctl->clients);
-	ctl->path = strdup(path);
-	if (ctl->path == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto free_ctl;
-	}
-
 	if (control_mkdirs(path, err, errlen) < 0 ||
 	    control_check_stale(path, err, errlen) < 0)
-		goto free_path;
-
+		return -EINVAL;
 	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (ctl->fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
-		goto free_path;
+		return -EINVAL;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -775,6 +761,55 @@ control_new(struct event_base *base, struct vmmd *d,
 		snprintf(err, errlen, "listen %s: %s", path, strerror(errno));
 		goto unlink_path;
 	}
+	ctl->unlink = true;
+	log_info("listening on %s%s", path, gr != NULL ?
+	    " (group " CONTROL_GROUP ")" : "");
+	return 0;
+
+unlink_path:
+	unlink(path);
+close_fd:
+	close(ctl->fd);
+	ctl->fd = -1;
+	return -EINVAL;
+}
+
+struct control *
+control_new(struct event_base *base, struct vmmd *d,
+    const struct cmd_def *const *tables, const char *path, int fd,
+    char *err, size_t errlen)
+{
+	struct control *ctl;
+	struct sockaddr_un sa;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return NULL;
+	}
+	ctl = calloc(1, sizeof(*ctl));
+	if (ctl == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ctl->base = base;
+	ctl->d = d;
+	ctl->tables = tables;
+	ctl->fd = -1;
+	TAILQ_INIT(&ctl->clients);
+	ctl->path = strdup(path);
+	if (ctl->path == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto free_ctl;
+	}
+
+	if (fd >= 0) {
+		/* Made, owned and kept by the service manager. */
+		ctl->fd = fd;
+		evutil_make_socket_nonblocking(fd);
+		evutil_make_socket_closeonexec(fd);
+		log_debug("listening on the socket systemd passed");
+	} else if (control_bind(ctl, path, err, errlen) < 0)
+		goto free_path;
 
 	ctl->accept_ev = event_new(base, ctl->fd, EV_READ | EV_PERSIST,
 	    control_accept_cb, ctl);
@@ -784,8 +819,6 @@ control_new(struct event_base *base, struct vmmd *d,
 		snprintf(err, errlen, "cannot watch the socket");
 		goto free_events;
 	}
-	log_info("listening on %s%s", path, gr != NULL ?
-	    " (group " CONTROL_GROUP ")" : "");
 	return ctl;
 
 free_events:
@@ -793,9 +826,8 @@ free_events:
 		event_free(ctl->accept_ev);
 	if (ctl->resume_ev != NULL)
 		event_free(ctl->resume_ev);
-unlink_path:
-	unlink(path);
-close_fd:
+	if (ctl->unlink)
+		unlink(path);
 	close(ctl->fd);
 free_path:
 	free(ctl->path);
@@ -814,7 +846,7 @@ control_free(struct control *ctl)
 	event_free(ctl->accept_ev);
 	event_free(ctl->resume_ev);
 	close(ctl->fd);
-	if (unlink(ctl->path) < 0 && errno != ENOENT)
+	if (ctl->unlink && unlink(ctl->path) < 0 && errno != ENOENT)
 		log_warn("%s: %s", ctl->path, strerror(errno));
 	while ((c = TAILQ_FIRST(&ctl->clients)) != NULL)
 		client_free(c);

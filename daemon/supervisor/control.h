@@ -56,13 +56,21 @@ struct cmd_def {
 };
 
 /*
- * Listen on path.  Requests are looked up in tables (a NULL-terminated
+ * Listen on path, or on fd (>= 0) when it is a listening socket that
+ * was passed to vmmd (systemd's socket activation): path then only
+ * names it, and is neither made nor removed.  Requests are looked up in tables (a NULL-terminated
  * array of command tables, which must outlive the control socket) and
  * their handlers get d, which the control socket does not look into.
  */
 struct control *control_new(struct event_base *base, struct vmmd *d,
-    const struct cmd_def *const *tables, const char *path, char *err,
-    size_t errlen);
+    const struct cmd_def *const *tables, const char *path, int fd,
+    char *err, size_t errlen);
+/*
+ * Serve fd, a connected stream socket (non-blocking, close-on-exec), as
+ * a client, exactly as one accepted on the socket: greeting, limits,
+ * credentials from SO_PEERCRED.  Takes fd in every case.
+ */
+void	control_adopt(struct control *ctl, int fd);
 /* Close the socket (and remove it), drop every client. */
 void	control_free(struct control *ctl);
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,25 +27,39 @@
 #include "cmd-vm.h"
 #include "config.h"
 #include "control.h"
+#include "daemon-conf.h"
 #include "log.h"
+#include "systemd.h"
 #include "vm.h"
 #include "vmconfig.h"
+#include "worker-sock.h"
 
-#define MAIN_DEFAULT_KERNEL	VMMD_DATADIR "/demo.elf"
-
-struct main_opts {
-	bool foreground;
-	bool verbose;
-	const char *socket;
-	const char *statedir;
-	const char *kernel;
-};
+#define MAIN_CONFIG_FILE	VMMD_SYSCONFDIR "/vmmd/vmmd.conf"
 
 static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: vmmd [-fVv] [-d statedir] [-g kernel] [-s socket]\n");
+	    "usage: vmmd [-fVv] [-c config] [-d statedir] [-g kernel] "
+	    "[-s socket] [-t seconds]\n");
+	if (status == 0)
+		printf("\n"
+		    "  -c, --config FILE        settings (default "
+		    MAIN_CONFIG_FILE ")\n"
+		    "  -d, --state-dir DIR      definitions and console logs\n"
+		    "  -f, --foreground         stay in the foreground, log "
+		    "to stderr\n"
+		    "  -g, --default-kernel F   guest of VMs without a "
+		    "kernel\n"
+		    "  -s, --socket PATH        control socket\n"
+		    "  -t, --shutdown-timeout S seconds guests get to shut "
+		    "down on SIGTERM\n"
+		    "      --console-log-max N  rotate console logs beyond N "
+		    "bytes (K, M, G)\n"
+		    "  -v, --verbose            debug lines too\n"
+		    "  -V, --version            print the version and exit\n"
+		    "  -h, --help               this help\n"
+		    "\nSee vmmd(8) and vmmd.conf(5).\n");
 	exit(status);
 }
 
@@ -100,39 +115,6 @@ main_mkdir(const char *dir, mode_t mode)
 out:
 	free(tmp);
 	return rc;
-}
-
-/*
- * sd_notify(3)'s protocol, which is one datagram: no need for
- * libsystemd.  An address starting with '@' is in the abstract
- * namespace.
- */
-static void
-main_notify(const char *addr, const char *msg)
-{
-	struct sockaddr_un sa;
-	socklen_t salen;
-	size_t len;
-	int fd;
-
-	if (addr == NULL || (addr[0] != '/' && addr[0] != '@'))
-		return;
-	len = strlen(addr);
-	if (len >= sizeof(sa.sun_path))
-		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, addr, len);
-	if (addr[0] == '@')
-		sa.sun_path[0] = '\0';
-	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-	    salen) < 0)
-		log_warn("sd_notify %s: %s", addr, strerror(errno));
-	close(fd);
 }
 
 /*
@@ -206,9 +188,25 @@ main_detach_stdio(void)
 
 struct main_state {
 	struct vmmd d;
-	char *notify;			/* $NOTIFY_SOCKET, unset for workers */
-	struct event *term_ev, *int_ev;
+	struct systemd *sd;
+	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
+	struct event *term_ev, *int_ev, *quit_ev;
 };
+
+/* "N guests running": systemctl status shows it. */
+static void
+main_status(struct main_state *ms, const char *what)
+{
+	char msg[128];
+	unsigned int n = vm_list_workers(&ms->d);
+
+	snprintf(msg, sizeof(msg), "%s%u guest%s running", what, n,
+	    n == 1 ? "" : "s");
+	if (strcmp(what, "") == 0)
+		systemd_status(ms->sd, msg);
+	else
+		systemd_stopping(ms->sd, msg);
+}
 
 /* Every command the control socket serves. */
 static const struct cmd_def *const main_commands[] = {
@@ -226,6 +224,13 @@ main_vm_idle(struct vmmd *d)
 static void
 main_vm_event(struct vmmd *d, struct json_object *ev)
 {
+	struct main_state *ms = (struct main_state *)
+	    ((char *)d - offsetof(struct main_state, d));
+	struct json_object *name;
+
+	if (json_object_object_get_ex(ev, "event", &name) &&
+	    strcmp(json_object_get_string(name), "vm.state") == 0)
+		main_status(ms, d->shutting_down ? "stopping: " : "");
 	control_broadcast(d->ctl, ev);
 }
 
@@ -243,13 +248,31 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("%s: stopping %u guest%s and exiting", strsignal(sig),
 	    vm_list_workers(d), vm_list_workers(d) == 1 ? "" : "s");
 	d->shutting_down = true;
-	main_notify(ms->notify, "STOPPING=1");
+	main_status(ms, "stopping: ");
 	/* No new clients and no new work; the socket goes away now. */
 	control_free(d->ctl);
 	d->ctl = NULL;
-	vm_list_stop_all(d);
+	vm_list_stop_all(d, ms->shutdown_timeout);
 	if (vm_list_workers(d) == 0)
 		event_base_loopexit(d->base, NULL);
+}
+
+/*
+ * SIGQUIT: exit at once and leave every guest running, for the next
+ * vmmd to adopt (a restart or an upgrade that must not touch guests).
+ */
+static void
+main_quit_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct main_state *ms = arg;
+	struct vmmd *d = &ms->d;
+
+	log_info("%s: exiting, %u guest%s left running for the next vmmd",
+	    strsignal(sig), vm_list_workers(d), vm_list_workers(d) == 1 ?
+	    "" : "s");
+	main_status(ms, "exiting, leaving ");
+	vm_list_release(d);
+	event_base_loopexit(d->base, NULL);
 }
 
 static void
@@ -268,6 +291,52 @@ main_reload_cb(void *arg, const char *file, struct vm_def *def,
 		log_debug("loaded VM '%s'", def->name);
 }
 
+/*
+ * Start the VMs whose definitions say so, as the daemon itself (its
+ * own permissions on their files).  They boot on their own from here;
+ * one that cannot start is reported and left defined.
+ */
+static void
+main_autostart(struct vmmd *d)
+{
+	enum proto_error cls;
+	char err[1024];
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry) {
+		/* An adopted guest runs already. */
+		if (!vm->def->autostart || !vm_at_rest(vm))
+			continue;
+		if (vm_start(vm, NULL, NULL, &cls, err, sizeof(err)) < 0)
+			log_error("VM '%s': autostart: %s", vm->def->name,
+			    err);
+		else
+			log_info("VM '%s': autostart", vm->def->name);
+	}
+}
+
+static void
+main_adopt_cb(void *arg, struct wsock_found *f)
+{
+	vm_adopt(arg, f);
+}
+
+/* The workers' sockets live beside the control socket (the runtime
+ * directory, /run/vmmd by default): they mean nothing after a reboot. */
+static int
+main_workersdir(const char *socket_path, char **out)
+{
+	char *copy, *dir;
+	int rc;
+
+	if ((copy = strdup(socket_path)) == NULL)
+		return -ENOMEM;
+	dir = dirname(copy);
+	rc = asprintf(out, "%s/workers", dir) < 0 ? -ENOMEM : 0;
+	free(copy);
+	return rc;
+}
+
 static char *
 main_worker_self(void)
 {
@@ -284,67 +353,133 @@ main_worker_self(void)
 	return out;
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * The configuration file, then the command line over it.  Exits on a
+ * bad option or setting: nothing has started yet.
+ */
+static void
+main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
+    bool *verbose)
 {
-	struct main_opts o = {
-		.socket = VMMD_DEFAULT_SOCKET,
-		.statedir = VMMD_DEFAULT_STATEDIR,
-		.kernel = MAIN_DEFAULT_KERNEL,
+	enum { OPT_CONSOLE_LOG_MAX = 0x100 };
+	static const struct option longopts[] = {
+		{ "console-log-max", required_argument, NULL,
+		    OPT_CONSOLE_LOG_MAX },
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "default-kernel", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "shutdown-timeout", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct main_state ms;
-	struct vmmd *d = &ms.d;
-	char err[1024], *socket_path = NULL;
-	const char *env;
-	int ch, ready_fd = -1, status = 1;
-	unsigned int nvms = 0;
-	struct vm *vm;
+	static const char shortopts[] = "c:d:fg:hs:t:Vv";
+	const char *file = MAIN_CONFIG_FILE, *key;
+	char err[1024], *abs;
+	bool named = false;
+	int ch;
 
-	while ((ch = getopt(argc, argv, "d:fg:hs:Vv")) != -1) {
+	/* First pass: only which file, and --help/--version. */
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
 		switch (ch) {
-		case 'd':
-			o.statedir = optarg;
-			break;
-		case 'f':
-			o.foreground = true;
-			break;
-		case 'g':
-			o.kernel = optarg;
+		case 'c':
+			file = optarg;
+			named = true;
 			break;
 		case 'h':
 			usage(0);
-		case 's':
-			o.socket = optarg;
-			break;
 		case 'V':
 			printf("vmmd %s (protocol %d)\n", VMMD_VERSION,
 			    PROTO_VERSION);
-			return 0;
-		case 'v':
-			o.verbose = true;
-			break;
-		default:
+			exit(0);
+		case '?':
 			usage(1);
 		}
-	}
 	if (optind != argc)
 		usage(1);
+	if (dconf_init(conf) < 0 ||
+	    dconf_load(conf, file, named, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		exit(1);
+	}
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			key = "state_dir";
+			break;
+		case 'f':
+			*foreground = true;
+			continue;
+		case 'g':
+			key = "default_kernel";
+			break;
+		case 's':
+			key = "socket";
+			break;
+		case 't':
+			key = "shutdown_timeout";
+			break;
+		case OPT_CONSOLE_LOG_MAX:
+			key = "console_log_max";
+			break;
+		case 'v':
+			*verbose = true;
+			continue;
+		default:
+			continue;
+		}
+		/* Paths relative to where vmmd was started, not to "/". */
+		abs = ch == 't' || ch == OPT_CONSOLE_LOG_MAX ? strdup(optarg) :
+		    main_abspath(optarg);
+		if (abs == NULL ||
+		    dconf_set(conf, key, abs, err, sizeof(err)) < 0) {
+			if (ch == OPT_CONSOLE_LOG_MAX)
+				log_error("--console-log-max %s: %s", optarg,
+				    abs == NULL ? "out of memory" : err);
+			else
+				log_error("-%c %s: %s", ch, optarg, abs ==
+				    NULL ? "out of memory" : err);
+			exit(1);
+		}
+		free(abs);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct main_state ms;
+	struct vmmd *d = &ms.d;
+	struct dconf conf;
+	char err[1024], status_line[128];
+	bool foreground = false, verbose = false;
+	int ch, listen_fd, ready_fd = -1, status = 1;
+	unsigned int nvms = 0, nadopted = 0;
+	struct vm *vm;
 
 	/* stderr until ready, so that startup errors reach the terminal. */
-	log_init("vmmd", 1, o.verbose);
+	log_init("vmmd", 1, 0);
+	main_options(argc, argv, &conf, &foreground, &verbose);
+	log_init("vmmd", 1, verbose);
 
 	memset(&ms, 0, sizeof(ms));
 	TAILQ_INIT(&d->vms);
 	d->hooks.event = main_vm_event;
 	d->hooks.idle = main_vm_idle;
-	d->statedir = main_abspath(o.statedir);
-	d->default_kernel = main_abspath(o.kernel);
-	socket_path = main_abspath(o.socket);
+	ms.shutdown_timeout = conf.shutdown_timeout;
+	d->console_log_max = conf.console_log_max;
+	d->statedir = conf.statedir;
+	d->default_kernel = conf.kernel;
+	conf.statedir = conf.kernel = NULL;
 	d->worker_self = main_worker_self();
-	if (d->statedir == NULL || d->default_kernel == NULL ||
-	    socket_path == NULL ||
+	if (d->worker_self == NULL ||
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||
-	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0) {
+	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0 ||
+	    main_workersdir(conf.socket, &d->workersdir) < 0) {
 		log_error("out of memory");
 		return 1;
 	}
@@ -354,24 +489,26 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 
-	/* Ours alone: workers must not talk to the service manager. */
-	if ((env = getenv("NOTIFY_SOCKET")) != NULL) {
-		ms.notify = strdup(env);
-		unsetenv("NOTIFY_SOCKET");
-	}
-
-	if (!o.foreground)
+	if (!foreground)
 		ready_fd = main_daemonize();
+	else if (systemd_log_to_journal())
+		log_debug("logging to the journal");
 
 	if (main_mkdir(d->statedir, 0750) < 0 ||
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
-	    main_mkdir(d->consoledir, 0750) < 0)
+	    main_mkdir(d->consoledir, 0750) < 0 ||
+	    main_mkdir(d->workersdir, 0700) < 0)
 		goto free_paths;
 
 	d->base = event_base_new();
 	if (d->base == NULL) {
 		log_error("cannot create the event loop");
 		goto free_paths;
+	}
+	ms.sd = systemd_new(d->base);
+	if (ms.sd == NULL) {
+		log_error("out of memory");
+		goto free_base;
 	}
 	if (vm_list_init(d) < 0) {
 		log_error("cannot watch SIGCHLD");
@@ -380,38 +517,52 @@ main(int argc, char *argv[])
 
 	if ((ch = config_load_dir(d->vmsdir, main_reload_cb, d)) < 0)
 		log_warn("%s: %s", d->vmsdir, strerror(-ch));
-	TAILQ_FOREACH(vm, &d->vms, entry)
-		nvms++;
 
-	d->ctl = control_new(d->base, d, main_commands, socket_path, err,
-	    sizeof(err));
+	listen_fd = systemd_listen_fd(ms.sd, err, sizeof(err));
+	if (listen_fd < -1) {
+		log_error("%s", err);
+		goto free_vms;
+	}
+	d->ctl = control_new(d->base, d, main_commands, conf.socket,
+	    listen_fd, err, sizeof(err));
 	if (d->ctl == NULL) {
 		log_error("%s", err);
 		goto free_vms;
 	}
+	/*
+	 * Guests a previous vmmd left running: ours now.  Only once the
+	 * socket is ours, so that a second vmmd started by mistake steals
+	 * none; clients wait until the loop runs.
+	 */
+	if ((ch = wsock_scan(d->workersdir, main_adopt_cb, d)) < 0)
+		log_warn("%s: %s", d->workersdir, strerror(-ch));
+	else
+		nadopted = (unsigned int)ch;
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		nvms++;
 
 	ms.term_ev = evsignal_new(d->base, SIGTERM, main_signal_cb, &ms);
 	ms.int_ev = evsignal_new(d->base, SIGINT, main_signal_cb, &ms);
-	if (ms.term_ev == NULL || ms.int_ev == NULL ||
+	ms.quit_ev = evsignal_new(d->base, SIGQUIT, main_quit_cb, &ms);
+	if (ms.term_ev == NULL || ms.int_ev == NULL || ms.quit_ev == NULL ||
 	    evsignal_add(ms.term_ev, NULL) < 0 ||
-	    evsignal_add(ms.int_ev, NULL) < 0) {
-		log_error("cannot watch SIGTERM/SIGINT");
+	    evsignal_add(ms.int_ev, NULL) < 0 ||
+	    evsignal_add(ms.quit_ev, NULL) < 0) {
+		log_error("cannot watch SIGTERM/SIGINT/SIGQUIT");
 		goto free_signals;
 	}
 
+	main_autostart(d);
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
 		    "start; see -g)", d->default_kernel, strerror(errno));
-	log_info("vmmd %s ready: %u VM%s defined, state in %s", VMMD_VERSION,
-	    nvms, nvms == 1 ? "" : "s", d->statedir);
-
-	{
-		char msg[64];
-
-		snprintf(msg, sizeof(msg), "READY=1\nMAINPID=%ld",
-		    (long)getpid());
-		main_notify(ms.notify, msg);
-	}
+	log_info("vmmd %s ready: %u VM%s defined, %u running guest%s "
+	    "adopted, state in %s", VMMD_VERSION, nvms, nvms == 1 ? "" : "s",
+	    nadopted, nadopted == 1 ? "" : "s", d->statedir);
+	snprintf(status_line, sizeof(status_line), "%u VM%s defined, "
+	    "%u guest%s running", nvms, nvms == 1 ? "" : "s",
+	    vm_list_workers(d), vm_list_workers(d) == 1 ? "" : "s");
+	systemd_ready(ms.sd, status_line);
 	if (ready_fd >= 0) {
 		(void)!write(ready_fd, "", 1);
 		close(ready_fd);
@@ -431,19 +582,26 @@ free_signals:
 		event_free(ms.term_ev);
 	if (ms.int_ev != NULL)
 		event_free(ms.int_ev);
+	if (ms.quit_ev != NULL)
+		event_free(ms.quit_ev);
 	control_free(d->ctl);
 	d->ctl = NULL;
 free_vms:
 	d->shutting_down = true;
+	/* A daemon that fails leaves its guests to the next one, as a
+	 * crash would: only a shutdown asked for (status 0) stops them. */
+	if (status != 0)
+		vm_list_release(d);
 	vm_list_fini(d);
 free_base:
+	systemd_free(ms.sd);
 	event_base_free(d->base);
 free_paths:
-	free(ms.notify);
-	free(socket_path);
+	dconf_fini(&conf);
 	free(d->statedir);
 	free(d->vmsdir);
 	free(d->consoledir);
+	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->worker_self);
 	libevent_global_shutdown();

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -29,10 +30,12 @@
 #include "vm.h"
 #include "worker-exit.h"
 #include "worker-link.h"
+#include "worker-sock.h"
 
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
-#define VM_KERNEL_FD		WLINK_PASSED_FD(0)
-#define VM_INITRD_FD		WLINK_PASSED_FD(1)	/* if any */
+#define VM_ADOPT_FD		WLINK_PASSED_FD(0)	/* worker-sock.h */
+#define VM_KERNEL_FD		WLINK_PASSED_FD(1)
+#define VM_INITRD_FD		WLINK_PASSED_FD(2)	/* if any */
 
 /* A request of vm_worker_request(), until its reply. */
 struct vm_request {
@@ -149,6 +152,7 @@ vm_remove(struct vm *vm)
 	}
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
 	config_def_free(vm->def);
+	free(vm->reason);
 	free(vm);
 }
 
@@ -194,9 +198,18 @@ vm_pid(const struct vm *vm)
 	return vm->w != NULL ? wlink_pid(vm->w) : 0;
 }
 
+static int
+vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
+    size_t size)
+{
+	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
+	    size ? 0 : -ENAMETOOLONG;
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
+	char path[PATH_MAX];
 	struct json_object *obj;
 
 	obj = config_to_json(vm->def, 0);
@@ -204,9 +217,26 @@ vm_to_json(const struct vm *vm)
 		return NULL;
 	json_object_object_add(obj, "state",
 	    json_object_new_string(vm_state_name(vm->state)));
-	if (vm->w != NULL)
+	if (vm->w != NULL) {
+		struct timespec now;
+		int64_t up;
+
 		json_object_object_add(obj, "pid",
 		    json_object_new_int64(wlink_pid(vm->w)));
+		/* The worker's, so that an adopted guest keeps its age. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		up = (int64_t)now.tv_sec - vm->run.started_ms / 1000;
+		json_object_object_add(obj, "started",
+		    json_object_new_int64(vm->run.started_ms / 1000));
+		json_object_object_add(obj, "uptime",
+		    json_object_new_int64(up > 0 ? up : 0));
+	}
+	if (vm->reason != NULL)
+		json_object_object_add(obj, "reason",
+		    json_object_new_string(vm->reason));
+	if (vm_console_log_path(vm->d, vm->def->name, path, sizeof(path)) == 0)
+		json_object_object_add(obj, "console_log",
+		    json_object_new_string(path));
 	return obj;
 }
 
@@ -221,6 +251,8 @@ vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
 	    vm_state_name(vm->state), vm_state_name(s),
 	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 	vm->state = s;
+	free(vm->reason);
+	vm->reason = reason != NULL ? strdup(reason) : NULL;
 	data = json_object_new_object();
 	if (data == NULL)
 		return;
@@ -296,14 +328,6 @@ vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
 }
 
 /* Answering clients ourselves -------------------------------------- */
-
-static int
-vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
-    size_t size)
-{
-	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
-	    size ? 0 : -ENAMETOOLONG;
-}
 
 static void
 vm_answer_free(struct vm_answer *a)
@@ -391,10 +415,13 @@ vm_console_tail(const struct vmmd *d, const char *name, off_t start,
 	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= start) {
+	    st.st_size == start) {
 		close(fd);
 		return;
 	}
+	/* Smaller: the worker rotated it since, and the run goes on here. */
+	if (st.st_size < start)
+		start = 0;
 	from = st.st_size - start > VM_CONSOLE_REPLAY ?
 	    st.st_size - VM_CONSOLE_REPLAY : start;
 	len = (size_t)(st.st_size - from);
@@ -799,7 +826,8 @@ vm_boot_disks(const struct vm_def *def, unsigned int first)
 }
 
 static struct json_object *
-vm_boot_args(const struct vm *vm, const char *console_log)
+vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
+    int64_t started_ms)
 {
 	const struct vm_def *def = vm->def;
 	struct json_object *args, *display, *net;
@@ -840,11 +868,22 @@ vm_boot_args(const struct vm *vm, const char *console_log)
 		    json_object_new_boolean(1));
 	if (def->ndisks > 0)
 		json_object_object_add(args, "disks",
-		    vm_boot_disks(def, def->initrd != NULL ? 2 : 1));
+		    vm_boot_disks(def, def->initrd != NULL ? 3 : 2));
+	json_object_object_add(args, "console_log_max",
+	    json_object_new_int64((int64_t)vm->d->console_log_max));
+	/* For whichever vmmd adopts the worker later (worker.adopt). */
+	json_object_object_add(args, "adopt_fd",
+	    json_object_new_int(VM_ADOPT_FD));
+	json_object_object_add(args, "log_start",
+	    json_object_new_int64(log_start));
+	json_object_object_add(args, "started_ms",
+	    json_object_new_int64(started_ms));
+	json_object_object_add(args, "definition",
+	    config_to_json(def, CONFIG_JSON_SECRETS));
 	if (def->net_tap[0] != '\0') {
 		net = config_net_json(def);
 		json_object_object_add(net, "fd", json_object_new_int(
-		    WLINK_PASSED_FD((def->initrd != NULL ? 2 : 1) +
+		    WLINK_PASSED_FD((def->initrd != NULL ? 3 : 2) +
 		    def->ndisks)));
 		json_object_object_add(args, "net", net);
 	}
@@ -870,8 +909,10 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	int passed[WLINK_MAX_PASSED];
 	unsigned int npassed = 0;
 	struct stat st;
+	struct timespec now;
+	int64_t started_ms;
 	off_t log_start;
-	int rc;
+	int rc, adopt_fd;
 
 	if (!vm_at_rest(vm))
 		return vm_refuse(vm, -EBUSY, cls, err, errlen);
@@ -899,12 +940,19 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		goto close_files;
 
 	*cls = PROTO_ERR_INTERNAL;
-	args = vm_boot_args(vm, log);
+	/* The guest outlives vmmd: a later one finds it there. */
+	if ((rc = wsock_listen(d->workersdir, vm->def->name, &adopt_fd, err,
+	    errlen)) < 0)
+		goto close_files;
+	clock_gettime(CLOCK_REALTIME, &now);
+	started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	args = vm_boot_args(vm, log, log_start, started_ms);
 	if (args == NULL) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
-		goto close_files;
+		goto close_adopt;
 	}
+	passed[npassed++] = adopt_fd;
 	passed[npassed++] = files.kernel_fd;
 	if (files.initrd_fd >= 0)
 		passed[npassed++] = files.initrd_fd;
@@ -918,8 +966,10 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		goto put_args;
 	/* The worker has its own copies now. */
 	vm_files_close(&files);
+	close(adopt_fd);
 	memset(&vm->run, 0, sizeof(vm->run));
 	vm->run.log_start = log_start;
+	vm->run.started_ms = started_ms;
 	vm->prev_state = vm->state;
 	vm->start_waiter = p;
 	vm_set_state(vm, VM_STARTING, NULL);
@@ -934,6 +984,9 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 
 put_args:
 	json_object_put(args);
+close_adopt:
+	close(adopt_fd);
+	wsock_remove(d->workersdir, vm->def->name);
 close_files:
 	vm_files_close(&files);
 	return rc;
@@ -1027,6 +1080,7 @@ vm_worker_exited(void *owner, int status)
 		.stop_requested = vm->run.stop_requested,
 		.boot_refused = vm->run.boot_error != NULL,
 		.boot_timeout = VM_BOOT_TIMEOUT,
+		.status_unknown = !wlink_status_known(vm->w),
 	};
 	struct worker_exit ex;
 	struct pending *p;
@@ -1053,6 +1107,8 @@ vm_worker_exited(void *owner, int status)
 
 	wlink_free(vm->w);
 	vm->w = NULL;
+	/* Whatever way it went, its socket goes with it. */
+	wsock_remove(d->workersdir, vm->def->name);
 	json_object_put(vm->run.boot_error);
 	vm->run.boot_error = NULL;
 
@@ -1063,8 +1119,14 @@ vm_worker_exited(void *owner, int status)
 		pending_error(p, ex.start_class, "%s", ex.start_desc);
 	}
 	while ((p = TAILQ_FIRST(&vm->stop_waiters)) != NULL) {
+		struct json_object *o = vm_to_json(vm);
+
 		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
-		pending_reply(p, vm_to_json(vm));
+		/* The guest did not shut down as asked: the client knows. */
+		if (o != NULL)
+			json_object_object_add(o, "killed",
+			    json_object_new_boolean(ex.killed));
+		pending_reply(p, o);
 	}
 
 	if (vm->def->transient) {
@@ -1084,6 +1146,88 @@ static const struct wlink_ops vm_wlink_ops = {
 	.exited = vm_worker_exited,
 };
 
+/* Adoption ------------------------------------------------------------- */
+
+/*
+ * The VM an adopted worker runs: the stored one, else (a transient VM,
+ * or a definition deleted by hand) one made from the definition the
+ * worker kept, transient: it goes when the guest ends.
+ */
+static struct vm *
+vm_adopt_vm(struct vmmd *d, const char *name, struct json_object *info)
+{
+	struct json_object *defobj = NULL;
+	struct vm_def *def = NULL;
+	struct vm *vm;
+	char err[256];
+
+	if ((vm = vm_find(d, name)) != NULL)
+		return vm_at_rest(vm) ? vm : NULL;
+	if (!json_object_object_get_ex(info, "definition", &defobj) ||
+	    config_parse(defobj, 0, &def, err, sizeof(err)) < 0 ||
+	    strcmp(def->name, name) != 0) {
+		config_def_free(def);
+		def = NULL;
+		log_warn("VM '%s': the worker's definition is unusable; "
+		    "adopted with the defaults", name);
+		defobj = json_object_new_object();
+		json_object_object_add(defobj, "name",
+		    json_object_new_string(name));
+		if (config_parse(defobj, 0, &def, err, sizeof(err)) < 0)
+			def = NULL;
+		json_object_put(defobj);
+		if (def == NULL)
+			return NULL;
+	}
+	def->transient = true;
+	log_info("VM '%s': no stored definition; adopted as transient", name);
+	return vm_add(d, def);
+}
+
+int
+vm_adopt(struct vmmd *d, struct wsock_found *f)
+{
+	struct json_object *info = f->info;
+	const char *state;
+	struct vm *vm;
+	int rc;
+
+	vm = vm_adopt_vm(d, f->name, info);
+	if (vm == NULL) {
+		log_error("VM '%s': cannot adopt worker %ld", f->name,
+		    (long)f->pid);
+		close(f->fd);
+		close(f->pidfd);
+		json_object_put(info);
+		return -ENOMEM;
+	}
+	rc = wlink_adopt(d->reaper, f->fd, f->pidfd, f->pid, f->name,
+	    f->last_id, &vm_wlink_ops, vm, &vm->w);
+	if (rc < 0) {
+		json_object_put(info);
+		return rc;
+	}
+	memset(&vm->run, 0, sizeof(vm->run));
+	vm->run.booted = true;
+	vm->run.log_start = json_object_get_int64(json_object_object_get(
+	    info, "log_start"));
+	vm->run.started_ms = json_object_get_int64(json_object_object_get(
+	    info, "started_ms"));
+	vm->prev_state = vm->state;
+	state = json_object_get_string(json_object_object_get(info, "state"));
+	if (state != NULL && strcmp(state, "paused") == 0)
+		vm_set_state(vm, VM_PAUSED, "adopted");
+	else if (state != NULL && strcmp(state, "stopping") == 0) {
+		/* The old supervisor's stop deadline went with it. */
+		vm->run.stop_requested = true;
+		vm_set_state(vm, VM_STOPPING, "adopted while shutting down");
+		wlink_deadline_set(vm->w, VM_EXIT_GRACE);
+	} else
+		vm_set_state(vm, VM_RUNNING, "adopted");
+	json_object_put(info);
+	return 0;
+}
+
 /* Supervisor-wide ------------------------------------------------------ */
 
 int
@@ -1101,7 +1245,7 @@ vm_list_workers(const struct vmmd *d)
 }
 
 void
-vm_list_stop_all(struct vmmd *d)
+vm_list_stop_all(struct vmmd *d, unsigned int timeout)
 {
 	struct vm *vm;
 
@@ -1110,7 +1254,7 @@ vm_list_stop_all(struct vmmd *d)
 			continue;
 		vm->run.daemon_exit = true;
 		if (vm->state == VM_RUNNING || vm->state == VM_STOPPING) {
-			vm_stop_worker(vm, false, VM_EXIT_GRACE,
+			vm_stop_worker(vm, false, timeout,
 			    WORKER_KILL_DAEMON_EXIT);
 			vm_set_state(vm, VM_STOPPING, "vmmd exiting");
 		} else {
@@ -1130,6 +1274,20 @@ vm_list_kill_all(struct vmmd *d)
 		if (vm->w != NULL) {
 			vm->run.stop_requested = true;
 			wlink_kill(vm->w, WORKER_KILL_DAEMON_EXIT);
+		}
+}
+
+void
+vm_list_release(struct vmmd *d)
+{
+	struct wlink *w;
+	struct vm *vm;
+
+	/* Requests in flight fail (their replies find no worker). */
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		if ((w = vm->w) != NULL) {
+			vm->w = NULL;
+			wlink_release(w);
 		}
 }
 

@@ -13,8 +13,10 @@
 #define VMMD_VM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/queue.h>
 #include <sys/types.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "pending.h"
@@ -40,7 +42,7 @@ enum vm_state {
 
 /* How long a worker may take to report the guest running. */
 #define VM_BOOT_TIMEOUT		30	/* seconds */
-/* Grace period for guests when the daemon itself is stopped. */
+/* Default grace period for guests when the daemon itself is stopped. */
 #define VM_EXIT_GRACE		10	/* seconds */
 
 /* What the VM list knows about its current worker's run. */
@@ -49,6 +51,7 @@ struct vm_run {
 	off_t log_start;		/* console log size when it began */
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
+	int64_t started_ms;		/* CLOCK_REALTIME of the worker's start */
 	struct json_object *boot_error;	/* worker.boot's error object */
 };
 
@@ -58,6 +61,7 @@ struct vm {
 	struct vm_def *def;
 	enum vm_state state;
 	enum vm_state prev_state;	/* before the current start */
+	char *reason;			/* of the last state change, or NULL */
 	struct wlink *w;		/* NULL while no worker exists */
 	struct vm_run run;		/* of w; reset at every start */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
@@ -88,7 +92,9 @@ struct vmmd {
 	char *statedir;
 	char *vmsdir;			/* STATEDIR/vms */
 	char *consoledir;		/* STATEDIR/console */
+	char *workersdir;		/* RUNDIR/workers (worker-sock.h) */
 	char *default_kernel;		/* for VMs without a kernel */
+	uint64_t console_log_max;	/* bytes; rotated beyond, 0: never */
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */
@@ -181,11 +187,23 @@ bool	vm_has_display(const struct vm *vm);
 /* Where noVNC's page is served from (Debian's novnc package). */
 #define VM_NOVNC_DIR		"/usr/share/novnc"
 
+/*
+ * Take on a worker a previous vmmd started (worker-sock.h; takes f's
+ * descriptors and info): the VM of that name, or, when its definition
+ * is gone (a transient VM), a transient one made from the definition
+ * the worker kept, runs again under this supervisor.  0 or -errno.
+ */
+struct wsock_found;
+int	vm_adopt(struct vmmd *d, struct wsock_found *f);
+
 /* Supervisor-wide. */
 int	vm_list_init(struct vmmd *d);		/* SIGCHLD handling */
 unsigned int vm_list_workers(const struct vmmd *d);	/* not reaped yet */
-void	vm_list_stop_all(struct vmmd *d);	/* stop every guest */
+/* Ask every guest to shut down, kill what still runs timeout s later. */
+void	vm_list_stop_all(struct vmmd *d, unsigned int timeout);
 void	vm_list_kill_all(struct vmmd *d);	/* SIGKILL every worker */
+/* Let go of every worker, leaving its guest running (SIGQUIT). */
+void	vm_list_release(struct vmmd *d);
 void	vm_list_fini(struct vmmd *d);		/* free VMs, reap workers */
 
 #endif

@@ -27,7 +27,7 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"net", NULL
+	"autostart", "net", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -741,6 +741,14 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 	rc = -EINVAL;
+	if (proto_arg_bool(obj, "autostart", 0, &b, err, errlen) < 0)
+		goto fail;
+	def->autostart = b != 0;
+	if (def->autostart && def->transient) {
+		config_err(err, errlen, "autostart: a transient VM is gone "
+		    "once it stops and cannot start with the daemon");
+		goto fail;
+	}
 	if (config_parse_net(obj, def, err, errlen) < 0)
 		goto fail;
 
@@ -839,6 +847,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	json_object_object_add(obj, "rng", json_object_new_boolean(def->rng));
 	if (def->ndisks > 0)
 		json_object_object_add(obj, "disks", config_disks_json(def));
+	json_object_object_add(obj, "autostart",
+	    json_object_new_boolean(def->autostart));
 	if (def->net_tap[0] != '\0')
 		json_object_object_add(obj, "net", config_net_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
@@ -887,6 +897,20 @@ config_write_all(int fd, const char *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * Tests kill the daemon between two steps of a change to prove that a
+ * crash leaves the old or the new definition: with VMMD_TEST_CRASH_AT
+ * set to the step's name, the process ends there as abruptly as it can.
+ */
+static void
+config_crash_point(const char *step)
+{
+	const char *at = getenv(CONFIG_CRASH_ENV);
+
+	if (at != NULL && strcmp(at, step) == 0)
+		_exit(CONFIG_CRASH_STATUS);
 }
 
 /* Make a rename or unlink in dir durable. */
@@ -950,11 +974,17 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		config_err(err, errlen, "%s: chmod: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
-	if ((rc = config_write_all(fd, text, len)) < 0 ||
+	if ((rc = config_write_all(fd, text, len / 2)) < 0) {
+		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
+		goto close_tmp;
+	}
+	config_crash_point("save-half-written");
+	if ((rc = config_write_all(fd, text + len / 2, len - len / 2)) < 0 ||
 	    (rc = config_write_all(fd, "\n", 1)) < 0) {
 		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
+	config_crash_point("save-written");
 	if (fsync(fd) < 0) {
 		rc = -errno;
 		config_err(err, errlen, "%s: fsync: %s", tmp, strerror(-rc));
@@ -967,17 +997,20 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		goto unlink_tmp;
 	}
 	fd = -1;
+	config_crash_point("save-synced");
 	if (rename(tmp, path) < 0) {
 		rc = -errno;
 		config_err(err, errlen, "%s: rename: %s", path, strerror(-rc));
 		goto unlink_tmp;
 	}
+	config_crash_point("save-renamed");
 	if ((rc = config_sync_dir(dir)) < 0) {
 		/* The file is in place; only its durability is in doubt. */
 		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
 		goto put_obj;
 	}
 	json_object_put(obj);
+	config_crash_point("save-done");
 	return 0;
 
 close_tmp:
@@ -1011,10 +1044,12 @@ config_remove(const char *dir, const char *name, char *err, size_t errlen)
 		config_err(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
+	config_crash_point("remove-unlinked");
 	if ((rc = config_sync_dir(dir)) < 0) {
 		config_err(err, errlen, "%s: fsync: %s", dir, strerror(-rc));
 		return rc;
 	}
+	config_crash_point("remove-done");
 	return 0;
 }
 
@@ -1104,6 +1139,32 @@ config_dir_filter(const struct dirent *de)
 	return de->d_name[0] != '.';
 }
 
+/*
+ * Temporary files config_save() left when the process died before its
+ * rename (".NAME.json.XXXXXX"): never a definition, only litter.
+ */
+static void
+config_clean_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	const char *dot;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.' ||
+		    (dot = strstr(de->d_name, ".json.")) == NULL ||
+		    strlen(dot) != strlen(".json.XXXXXX") ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    de->d_name) >= sizeof(path))
+			continue;
+		(void)unlink(path);
+	}
+	closedir(d);
+}
+
 int
 config_load_dir(const char *dir, config_load_cb cb, void *arg)
 {
@@ -1114,6 +1175,7 @@ config_load_dir(const char *dir, config_load_cb cb, void *arg)
 	size_t flen;
 	int i, n, rc;
 
+	config_clean_dir(dir);
 	n = scandir(dir, &list, config_dir_filter, alphasort);
 	if (n < 0)
 		return -errno;

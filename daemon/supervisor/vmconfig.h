@@ -16,14 +16,16 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "proto.h"
+
 #define CONFIG_NAME_MAX		64
 #define CONFIG_NAME_PATTERN	"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-#define CONFIG_CMDLINE_MAX	2048	/* bytes, without the NUL */
-#define CONFIG_MEMORY_MIN	16	/* MiB */
-#define CONFIG_MEMORY_MAX	262144
+#define CONFIG_CMDLINE_MAX	PROTO_CMDLINE_MAX
+#define CONFIG_MEMORY_MIN	PROTO_MEMORY_MIB_MIN	/* MiB */
+#define CONFIG_MEMORY_MAX	PROTO_MEMORY_MIB_MAX
 #define CONFIG_MEMORY_DEFAULT	256
 #define CONFIG_VCPUS_MIN	1
-#define CONFIG_VCPUS_MAX	64
+#define CONFIG_VCPUS_MAX	PROTO_VCPUS_MAX
 #define CONFIG_VCPUS_DEFAULT	1
 #define CONFIG_FILE_MAX		(1024 * 1024)	/* a definition file */
 
@@ -93,6 +95,7 @@ struct vm_def {
 	char net_tap[CONFIG_TAP_NAME_MAX + 1];
 	bool net_has_mac;
 	uint8_t net_mac[6];
+	bool autostart;		/* started when vmmd starts */
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 	unsigned int rtc_slices;	/* 0: the worker's default (32) */
@@ -175,6 +178,16 @@ int	config_check_file(const char *what, const char *path, bool kernel,
  */
 int	config_save(const char *dir, const struct vm_def *def, char *err,
 	    size_t errlen);
+/*
+ * A test environment variable: the name of a step of config_save()
+ * ("save-half-written", "save-written", "save-synced", "save-renamed",
+ * "save-done") or config_remove() ("remove-unlinked", "remove-done")
+ * at which the process _exit()s with CONFIG_CRASH_STATUS.  Whatever
+ * the step, dir then holds the old or the new definition, whole.
+ */
+#define CONFIG_CRASH_ENV	"VMMD_TEST_CRASH_AT"
+#define CONFIG_CRASH_STATUS	86
+
 /* Remove dir/NAME.json (a missing file is fine) and fsync dir. */
 int	config_remove(const char *dir, const char *name, char *err,
 	    size_t errlen);
@@ -186,8 +199,9 @@ int	config_load_file(const char *path, struct vm_def **defp, char *err,
 /*
  * Load every dir/NAME.json.  For each file, cb gets either a definition
  * (the callee owns it) or, for a file that is unreadable or invalid,
- * def NULL and the reason in err.  Files are never changed.  Returns 0,
- * or -errno when dir itself cannot be read.
+ * def NULL and the reason in err.  Definitions are never changed; the
+ * temporary files of a config_save() that a crash cut short are
+ * removed.  Returns 0, or -errno when dir itself cannot be read.
  */
 typedef void (*config_load_cb)(void *arg, const char *file,
     struct vm_def *def, const char *err);

@@ -4,7 +4,8 @@
  * The order of the checks is the contract: a refused boot wins over
  * everything (the VM never ran), then what happened before the guest
  * booted, then a clean exit, then our own SIGKILLs, and whatever is
- * left is a crash.
+ * left is a crash.  An adopted worker's status is known only from its
+ * own last words or our SIGKILL: one that went without either crashed.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -36,8 +37,15 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	char how[128], errdesc[512];
 	int c;
 
-	worker_exit_describe(status, how, sizeof(how));
+	if (f->status_unknown) {
+		/* Only a worker that said nothing: it died. */
+		clean = by_us = false;
+		snprintf(how, sizeof(how), "status unknown: not a child of "
+		    "this vmmd");
+	} else
+		worker_exit_describe(status, how, sizeof(how));
 	out->start_class = PROTO_ERR_INTERNAL;
+	out->killed = false;
 	errdesc[0] = '\0';
 	if (f->boot_refused) {
 		/* The worker refused to boot: the VM never ran. */
@@ -77,6 +85,7 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	    f->kill == WORKER_KILL_STOP_TIMEOUT ||
 	    f->kill == WORKER_KILL_DAEMON_EXIT)) {
 		out->outcome = WORKER_OUTCOME_STOPPED;
+		out->killed = f->kill != WORKER_KILL_STOP_FORCE;
 		snprintf(out->reason, sizeof(out->reason), "%s",
 		    f->kill == WORKER_KILL_STOP_FORCE ? "killed (forced stop)" :
 		    f->kill == WORKER_KILL_STOP_TIMEOUT ? "killed after the "
@@ -87,8 +96,8 @@ worker_exit_classify(const struct worker_exit_facts *f,
 		    "control socket");
 	} else {
 		out->outcome = WORKER_OUTCOME_CRASHED;
-		snprintf(out->reason, sizeof(out->reason), "worker exited "
-		    "(%s)", how);
+		snprintf(out->reason, sizeof(out->reason), "worker %s (%s)",
+		    f->status_unknown ? "died" : "exited", how);
 	}
 
 	/* Booted, but stopped before the start's reply was sent. */

@@ -34,6 +34,9 @@ struct worker_exit_facts {
 	const char *boot_error_class;
 	const char *boot_error_desc;
 	unsigned int boot_timeout;	/* s, for the message */
+	/* An adopted worker (not our child) that died without a word:
+	 * status means nothing. */
+	bool status_unknown;
 };
 
 enum worker_outcome {
@@ -46,6 +49,8 @@ struct worker_exit {
 	enum worker_outcome outcome;
 	/* Why, for the vm.state event and the log. */
 	char reason[512];
+	/* The guest was asked to stop, did not, and was killed. */
+	bool killed;
 	/* A vm.start still waiting fails with this. */
 	enum proto_error start_class;
 	char start_desc[512];

@@ -18,12 +18,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +80,12 @@ struct wlink {
 	struct event *timer;		/* the owner's deadline */
 	enum worker_kill kill;		/* SIGKILL sent, and why */
 	bool reaped;			/* pid is no longer ours to signal */
+	/* An adopted worker (not our child): watched through a pidfd. */
+	int pidfd;			/* -1 for a child of ours */
+	struct event *pidfd_ev;
+	int exit_code;			/* from its worker.exit event */
+	bool exit_known;
+	bool status_known;		/* the status given to exited() */
 };
 TAILQ_HEAD(wlink_list, wlink);
 
@@ -294,12 +302,13 @@ wlink_error_origin(struct json_object *error)
 }
 
 /*
- * Answer every open request with an internal error "worker exited".
- * A worker that exits by itself (not killed, not crashed) has answered
- * every request it read first: those it did not answer it never read.
+ * Answer every open request with an internal error desc.  unread: the
+ * worker read none of them (a worker that exits by itself, not killed,
+ * not crashed, has answered every request it read first: those it did
+ * not answer it never read); else only those never written are unread.
  */
 static void
-wlink_fail_requests(struct wlink *w, const char *how, int status)
+wlink_fail_requests(struct wlink *w, const char *desc, bool unread)
 {
 	struct json_object *e, *eobj;
 	struct wlink_req *r;
@@ -308,12 +317,11 @@ wlink_fail_requests(struct wlink *w, const char *how, int status)
 		TAILQ_REMOVE(&w->reqs, r, entry);
 		if (r->cb != NULL) {
 			eobj = NULL;
-			e = proto_error(NULL, PROTO_ERR_INTERNAL,
-			    "worker exited (%s)", how);
+			e = proto_error(NULL, PROTO_ERR_INTERNAL, "%s", desc);
 			json_object_object_get_ex(e, "error", &eobj);
 			json_object_object_add(eobj, WLINK_ORIGIN_KEY,
-			    json_object_new_string(r->unsent ||
-			    WIFEXITED(status) ? "unread" : "lost"));
+			    json_object_new_string(r->unsent || unread ?
+			    "unread" : "lost"));
 			r->cb(NULL, eobj, r->arg);
 			json_object_put(e);
 		}
@@ -335,6 +343,18 @@ wlink_line(struct wlink *w, const char *line, size_t len)
 		return;
 	}
 	if (json_object_object_get_ex(msg, "event", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    strcmp(json_object_get_string(v), "worker.exit") == 0) {
+		struct json_object *data, *st;
+
+		/* Its last words: how an adopted worker ends. */
+		if (json_object_object_get_ex(msg, "data", &data) &&
+		    json_object_object_get_ex(data, "status", &st) &&
+		    json_object_is_type(st, json_type_int)) {
+			w->exit_code = json_object_get_int(st) & 0xff;
+			w->exit_known = true;
+		}
+	} else if (json_object_object_get_ex(msg, "event", &v) &&
 	    json_object_is_type(v, json_type_string))
 		w->ops->event(w->owner, msg);
 	else if (json_object_object_get_ex(msg, "greeting", &v))
@@ -544,6 +564,10 @@ wlink_free(struct wlink *w)
 	wlink_close_channel(w);
 	if (w->timer != NULL)
 		event_free(w->timer);
+	if (w->pidfd_ev != NULL)
+		event_free(w->pidfd_ev);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
 	proto_lines_free(w->lines);
 	free(w->name);
 	free(w);
@@ -569,8 +593,14 @@ wlink_kill(struct wlink *w, enum worker_kill why)
 	w->kill = why;
 	evtimer_del(w->timer);
 	log_debug("VM '%s': SIGKILL to worker %ld", w->name, (long)w->pid);
-	/* Not reaped yet (we reap it), so the pid is still ours. */
-	if (kill(w->pid, SIGKILL) < 0)
+	/* Not reaped yet (we reap it), so the pid is still ours; an
+	 * adopted worker's pid is not, its pidfd is. */
+	if (w->pidfd >= 0) {
+		if (syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL,
+		    0) < 0 && errno != ESRCH)
+			log_warn("VM '%s': kill %ld: %s", w->name,
+			    (long)w->pid, strerror(errno));
+	} else if (kill(w->pid, SIGKILL) < 0)
 		log_warn("VM '%s': kill %ld: %s", w->name, (long)w->pid,
 		    strerror(errno));
 }
@@ -617,6 +647,60 @@ wlink_child(int sock, const int *passed, unsigned int npassed,
 	_exit(127);
 }
 
+/* A link with no worker yet; NULL when out of memory. */
+static struct wlink *
+wlink_alloc(struct wlink_reaper *r, const char *name,
+    const struct wlink_ops *ops, void *owner)
+{
+	struct wlink *w;
+
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	w->reaper = r;
+	w->ops = ops;
+	w->owner = owner;
+	w->fd = -1;
+	w->pidfd = -1;
+	TAILQ_INIT(&w->reqs);
+	TAILQ_INIT(&w->fdq);
+	w->name = strdup(name);
+	w->lines = proto_lines_new(WLINK_MAX_LINE);
+	w->timer = evtimer_new(r->base, wlink_timer_cb, w);
+	if (w->name == NULL || w->lines == NULL || w->timer == NULL) {
+		wlink_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Take fd (our end of the channel) into a bufferevent; -ENOMEM. */
+static int
+wlink_channel(struct wlink *w, int fd)
+{
+	evutil_make_socket_nonblocking(fd);
+	w->bev = bufferevent_socket_new(w->reaper->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (w->bev == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->fd = fd;
+	w->fdq_ev = event_new(w->reaper->base, fd, EV_WRITE, wlink_fdq_cb, w);
+	return w->fdq_ev != NULL ? 0 : -ENOMEM;
+}
+
+/* The worker runs: serve its channel and count it until it is reaped. */
+static void
+wlink_enlist(struct wlink *w)
+{
+	bufferevent_setcb(w->bev, wlink_read_cb, wlink_write_cb,
+	    wlink_event_cb, w);
+	bufferevent_enable(w->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&w->reaper->links, w, rentry);
+	w->reaper->count++;
+}
+
 int
 wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
     const int *passed, unsigned int npassed, const struct wlink_ops *ops,
@@ -632,20 +716,9 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 		snprintf(err, errlen, "too many descriptors for the worker");
 		return -EINVAL;
 	}
-	w = calloc(1, sizeof(*w));
+	w = wlink_alloc(r, name, ops, owner);
 	if (w == NULL)
 		goto nomem;
-	w->reaper = r;
-	w->ops = ops;
-	w->owner = owner;
-	w->fd = -1;
-	TAILQ_INIT(&w->reqs);
-	TAILQ_INIT(&w->fdq);
-	w->name = strdup(name);
-	w->lines = proto_lines_new(WLINK_MAX_LINE);
-	w->timer = evtimer_new(r->base, wlink_timer_cb, w);
-	if (w->name == NULL || w->lines == NULL || w->timer == NULL)
-		goto free_link;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;
@@ -654,15 +727,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	}
 	/* Everything that can fail before the fork, so that a worker
 	 * that runs always has a working link. */
-	evutil_make_socket_nonblocking(sv[0]);
-	w->bev = bufferevent_socket_new(r->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
-	if (w->bev == NULL) {
-		close(sv[0]);
-		goto close_child_end;
-	}
-	w->fd = sv[0];
-	w->fdq_ev = event_new(r->base, sv[0], EV_WRITE, wlink_fdq_cb, w);
-	if (w->fdq_ev == NULL)
+	if (wlink_channel(w, sv[0]) < 0)
 		goto close_child_end;
 
 	argv[0] = (char *)WLINK_PROGRAM;
@@ -683,18 +748,13 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 		wlink_child(sv[1], passed, npassed, path, argv);
 	close(sv[1]);
 	w->pid = pid;
-	bufferevent_setcb(w->bev, wlink_read_cb, wlink_write_cb,
-	    wlink_event_cb, w);
-	bufferevent_enable(w->bev, EV_READ | EV_WRITE);
-	TAILQ_INSERT_TAIL(&r->links, w, rentry);
-	r->count++;
+	wlink_enlist(w);
 	log_info("VM '%s': worker %ld started (%s)", name, (long)pid, path);
 	*wp = w;
 	return 0;
 
 close_child_end:
 	close(sv[1]);
-free_link:
 	rc = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 free_link_rc:
@@ -705,19 +765,84 @@ nomem:
 	return -ENOMEM;
 }
 
+static void wlink_reaped(struct wlink *w, int status);
+
+/*
+ * An adopted worker has exited: the pidfd says so, but the status is
+ * its parent's (init's) to collect.  What we know instead: the status
+ * its worker.exit event gave, or the SIGKILL we sent; else nothing.
+ */
+static void
+wlink_pidfd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	wlink_reaped(arg, 0);
+}
+
+int
+wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
+    const char *name, uint64_t next_id, const struct wlink_ops *ops,
+    void *owner, struct wlink **wp)
+{
+	struct wlink *w;
+
+	*wp = NULL;
+	w = wlink_alloc(r, name, ops, owner);
+	if (w == NULL) {
+		close(fd);
+		close(pidfd);
+		return -ENOMEM;
+	}
+	w->pidfd = pidfd;
+	w->pid = pid;
+	w->next_id = next_id;
+	w->pidfd_ev = event_new(r->base, pidfd, EV_READ, wlink_pidfd_cb, w);
+	if (wlink_channel(w, fd) < 0 || w->pidfd_ev == NULL ||
+	    event_add(w->pidfd_ev, NULL) < 0) {
+		wlink_free(w);
+		return -ENOMEM;
+	}
+	wlink_enlist(w);
+	log_info("VM '%s': worker %ld adopted", name, (long)pid);
+	*wp = w;
+	return 0;
+}
+
+void
+wlink_release(struct wlink *w)
+{
+	if (!w->reaped) {
+		TAILQ_REMOVE(&w->reaper->links, w, rentry);
+		w->reaper->count--;
+	}
+	/* The worker may have read them: lost, as in a crash of ours. */
+	wlink_close_channel(w);
+	wlink_fail_requests(w, "vmmd let go of the worker", false);
+	log_info("VM '%s': worker %ld left running", w->name, (long)w->pid);
+	wlink_free(w);
+}
+
+bool
+wlink_adopted(const struct wlink *w)
+{
+	return w->pidfd >= 0;
+}
+
 /* Reaping -------------------------------------------------------------- */
 
 static void
 wlink_reaped(struct wlink *w, int status)
 {
 	struct wlink_reaper *r = w->reaper;
-	char how[128];
+	char how[128], desc[160];
 
 	w->reaped = true;
 	TAILQ_REMOVE(&r->links, w, rentry);
 	r->count--;
 	evtimer_del(w->timer);
-	/* A worker that replied and exited at once: read what it said. */
+	if (w->pidfd_ev != NULL)
+		event_del(w->pidfd_ev);
+	/* A worker that replied and exited at once: read what it said
+	 * (an adopted one's worker.exit event among it). */
 	if (w->bev != NULL) {
 		struct evbuffer *in = bufferevent_get_input(w->bev);
 
@@ -725,11 +850,25 @@ wlink_reaped(struct wlink *w, int status)
 			;
 		wlink_read_input(w);
 	}
-	worker_exit_describe(status, how, sizeof(how));
+	if (w->pidfd < 0)
+		w->status_known = true;		/* waitpid()'s */
+	else if (w->exit_known) {
+		status = w->exit_code << 8;	/* as WIFEXITED */
+		w->status_known = true;
+	} else if (w->kill != WORKER_KILL_NONE) {
+		status = SIGKILL;		/* as WIFSIGNALED */
+		w->status_known = true;
+	}
+	if (w->status_known)
+		worker_exit_describe(status, how, sizeof(how));
+	else
+		snprintf(how, sizeof(how), "status unknown: not a child of "
+		    "this vmmd");
 	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
 	    how);
 	/* Requests the worker will never answer. */
-	wlink_fail_requests(w, how, status);
+	snprintf(desc, sizeof(desc), "worker exited (%s)", how);
+	wlink_fail_requests(w, desc, WIFEXITED(status));
 	w->ops->exited(w->owner, status);
 }
 
@@ -739,12 +878,25 @@ wlink_is_reaped(const struct wlink *w)
 	return w->reaped;
 }
 
+bool
+wlink_status_known(const struct wlink *w)
+{
+	return w->status_known;
+}
+
 void
 wlink_kill_wait(struct wlink *w, enum worker_kill why)
 {
+	struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
 	int status = 0;
 
 	wlink_kill(w, why);
+	if (w->pidfd >= 0) {
+		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			;
+		wlink_reaped(w, 0);
+		return;
+	}
 	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	wlink_reaped(w, status);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <json-c/json.h>
@@ -26,7 +27,8 @@ struct wlink_reaper;
 /* The worker's end of the socketpair, then the descriptors passed. */
 #define WLINK_CHANNEL_FD	3
 #define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
-#define WLINK_MAX_PASSED	7	/* kernel, initrd, 4 disks, a TAP */
+#define WLINK_MAX_PASSED	8	/* adoption socket, kernel, initrd, 4 disks,
+					   a TAP */
 
 struct wlink_ops {
 	/* An event line from the worker; msg is borrowed. */
@@ -98,6 +100,30 @@ int	wlink_spawn(struct wlink_reaper *r, const char *path,
 	    const char *name, const int *passed, unsigned int npassed,
 	    const struct wlink_ops *ops, void *owner, struct wlink **wp,
 	    char *err, size_t errlen);
+/*
+ * Take on a worker another supervisor started (worker.adopt answered
+ * on fd, with ids up to next_id used): fd is the connection to its own
+ * socket and pidfd (pidfd_open(2)) watches its exit, since it is not
+ * our child.  Takes both (closed on failure).  0 or -ENOMEM.
+ *
+ * Its exit status is not ours to collect: exited() gets the one its
+ * worker.exit event announced, SIGKILL if we sent one, or else 0 with
+ * wlink_status_known() false.  Signals go through the pidfd, so a pid
+ * reused after its exit is never hit.
+ */
+int	wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
+	    const char *name, uint64_t next_id, const struct wlink_ops *ops,
+	    void *owner, struct wlink **wp);
+bool	wlink_adopted(const struct wlink *w);
+/* From the exited callback: whether its status means anything. */
+bool	wlink_status_known(const struct wlink *w);
+/*
+ * Let go of a worker that still runs (its guest outlives us): close the
+ * channel, answer the requests still open with an internal error (the
+ * worker may have read them), forget it and free the link.  No other
+ * callback runs.
+ */
+void	wlink_release(struct wlink *w);
 /* Only once reaped (from the exited callback), or before a spawn. */
 void	wlink_free(struct wlink *w);
 

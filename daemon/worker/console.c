@@ -3,11 +3,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +41,9 @@ struct console {
 	pthread_mutex_t lock;
 	int log_fd;
 	bool log_failed;
+	char *log_path;		/* for rotation */
+	uint64_t log_size;	/* bytes in the log now */
+	uint64_t log_max;	/* rotate beyond this; 0: never */
 	uint8_t *ring;
 	uint64_t wpos;		/* bytes ever written */
 	bool flush_pending;
@@ -60,9 +66,11 @@ static void console_flush_cb(evutil_socket_t fd, short what, void *arg);
 static void console_input_cb(evutil_socket_t fd, short what, void *arg);
 
 struct console *
-console_new(struct event_base *base, const char *log_path, int *errp)
+console_new(struct event_base *base, const char *log_path,
+    uint64_t log_max, int *errp)
 {
 	struct console *c;
+	struct stat st;
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
@@ -85,10 +93,14 @@ console_new(struct event_base *base, const char *log_path, int *errp)
 	if (log_path != NULL) {
 		c->log_fd = open(log_path,
 		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-		if (c->log_fd < 0) {
-			*errp = -errno;
+		if (c->log_fd < 0 || (c->log_path = strdup(log_path)) ==
+		    NULL) {
+			*errp = c->log_fd < 0 ? -errno : -ENOMEM;
 			goto fail;
 		}
+		c->log_size = fstat(c->log_fd, &st) == 0 ?
+		    (uint64_t)st.st_size : 0;
+		c->log_max = log_max;
 	}
 	return c;
 fail:
@@ -126,6 +138,7 @@ console_free(struct console *c)
 		evbuffer_free(c->input);
 	if (c->log_fd >= 0)
 		close(c->log_fd);
+	free(c->log_path);
 	free(c->ring);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -140,12 +153,47 @@ console_set_input(struct console *c, console_input_fn fn, void *opaque)
 		event_active(c->input_ev, 0, 0);
 }
 
+/*
+ * Move the full log aside to PATH.1 (one old file kept) and begin a new
+ * one.  Rare, so done where the bytes come, on the vCPU thread: two
+ * system calls.  Should the new log not open, logging stops (once
+ * warned), as with a failed write.  Caller holds c->lock.
+ */
+static void
+console_log_rotate(struct console *c)
+{
+	char old[PATH_MAX];
+	int fd;
+
+	if (snprintf(old, sizeof(old), "%s.1", c->log_path) >=
+	    (int)sizeof(old))
+		errno = ENAMETOOLONG;
+	else if (rename(c->log_path, old) == 0)
+		errno = 0;
+	if (errno != 0) {
+		log_warn("console log %s: cannot rotate: %s", c->log_path,
+		    strerror(errno));
+		c->log_max = 0;		/* keep writing where we are */
+		return;
+	}
+	fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0640);
+	close(c->log_fd);
+	c->log_fd = fd;
+	c->log_size = 0;
+	if (fd < 0)
+		log_warn("console log %s: %s", c->log_path, strerror(errno));
+}
+
 /* Caller holds c->lock. */
 static void
 console_log_write(struct console *c, const uint8_t *buf, size_t len)
 {
 	ssize_t n;
 
+	if (c->log_fd >= 0 && c->log_max > 0 && c->log_size > 0 &&
+	    c->log_size + len > c->log_max)
+		console_log_rotate(c);
 	while (c->log_fd >= 0 && len > 0) {
 		n = write(c->log_fd, buf, len);
 		if (n < 0 && errno == EINTR)
@@ -159,6 +207,7 @@ console_log_write(struct console *c, const uint8_t *buf, size_t len)
 		}
 		buf += n;
 		len -= n;
+		c->log_size += (uint64_t)n;
 	}
 }
 

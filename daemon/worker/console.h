@@ -28,9 +28,13 @@ typedef size_t (*console_input_fn)(void *opaque, const uint8_t *buf,
 
 struct console;
 
-/* log_path may be NULL.  Returns NULL with *errp = -errno on failure. */
+/*
+ * log_path may be NULL.  A log that would grow beyond log_max bytes (0:
+ * no limit) is first renamed to log_path ".1", replacing the previous
+ * one, and begun afresh.  Returns NULL with *errp = -errno on failure.
+ */
 struct console *console_new(struct event_base *base, const char *log_path,
-    int *errp);
+    uint64_t log_max, int *errp);
 void console_free(struct console *c);
 
 /* Where client input goes; NULL while there is no machine to take it. */

@@ -20,6 +20,8 @@ guest_state_event(struct worker *w, const char *state)
 {
 	struct json_object *data = json_object_new_object();
 
+	/* Kept for a supervisor that adopts us (worker.adopt). */
+	w->paused = strcmp(state, "paused") == 0;
 	json_object_object_add(data, "state", json_object_new_string(state));
 	guest_event(w, "vm.state", data);
 }

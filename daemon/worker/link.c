@@ -34,6 +34,11 @@ link_send(struct link *l, struct json_object *msg)
 
 	if (msg == NULL)
 		return;
+	if (l == NULL) {
+		/* No supervisor linked: nobody to tell. */
+		json_object_put(msg);
+		return;
+	}
 	line = proto_serialize(msg, &len);
 	json_object_put(msg);
 	if (line == NULL)
@@ -47,7 +52,7 @@ link_take_fd(struct link *l)
 {
 	int fd;
 
-	if (l->nfds == 0)
+	if (l == NULL || l->nfds == 0)
 		return -1;
 	fd = l->fds[0];
 	memmove(&l->fds[0], &l->fds[1], --l->nfds * sizeof(int));
@@ -150,6 +155,8 @@ link_serve_queued(struct link *l)
 	ssize_t n;
 	int avail = 0;
 
+	if (l == NULL)
+		return;
 	/* What came in the same read as the request that ended the loop. */
 	link_handle_lines(l, true);
 	/* Then what the socket holds now, and no more: nothing waits. */

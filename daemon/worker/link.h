@@ -40,13 +40,13 @@ void link_free(struct link *l, int drain_ms);
  * yet and those among what the socket holds now, without waiting for
  * more.  Their replies go out with link_free()'s drain.  The supervisor
  * counts on it: a worker that exits by itself has answered every
- * request it read.
+ * request it read.  l may be NULL.
  */
 void link_serve_queued(struct link *l);
 
-/* Queue a message; takes msg (NULL is ignored). */
+/* Queue a message; takes msg (NULL is ignored; dropped when l is NULL). */
 void link_send(struct link *l, struct json_object *msg);
-/* The oldest descriptor passed and not yet taken, or -1. */
+/* The oldest descriptor passed and not yet taken, or -1 (l may be NULL). */
 int link_take_fd(struct link *l);
 
 #endif

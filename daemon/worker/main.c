@@ -5,10 +5,12 @@
  *
  * FD is a stream socket to the supervisor carrying the same JSON
  * protocol as the public control socket (plus client connections passed
- * with SCM_RIGHTS for consoles).  The worker exits 0 when the guest is
- * done (shut down, or reset while a stop is pending or with on_reboot
- * "stop"), and non-zero when something went wrong: the supervisor then
- * reports the VM as crashed.
+ * with SCM_RIGHTS for consoles).  Once booted with a socket of its own
+ * (relink.h), the guest outlives its supervisor: the worker waits there
+ * for the next one, which adopts it with worker.adopt.  The worker exits
+ * 0 when the guest is done (shut down, or reset while a stop is pending
+ * or with on_reboot "stop"), and non-zero when something went wrong:
+ * the supervisor then reports the VM as crashed.
  *
  * The event loop has no timers of its own: device timers exist only while
  * a device needs one, so with an idle guest nothing here wakes.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -27,6 +30,7 @@
 #include "guest.h"
 #include "link.h"
 #include "log.h"
+#include "proto.h"
 #include "requests.h"
 #include "shutdown.h"
 #include "worker.h"
@@ -42,9 +46,27 @@ worker_link_closed(void *opaque)
 {
 	struct worker *w = opaque;
 
-	/* The supervisor is gone: nobody can manage this guest. */
+	/* A running guest with a socket of its own waits for the next
+	 * supervisor (a crash or a restart of vmmd loses no guest). */
+	if (w->relink != NULL && w->booted && !w->ended) {
+		relink_lost(w->relink);
+		return;
+	}
+	/* Else nobody can manage this guest. */
 	log_info("%s: supervisor closed the connection", w->name);
 	worker_exit(w, w->booted ? 0 : 1);
+}
+
+static void
+worker_exit_event(struct worker *w)
+{
+	struct json_object *data = json_object_new_object();
+
+	if (data == NULL)
+		return;
+	json_object_object_add(data, "status",
+	    json_object_new_int(w->exit_status));
+	link_send(w->link, proto_event("worker.exit", w->name, data));
 }
 
 static void
@@ -64,6 +86,7 @@ main(int argc, char *argv[])
 		.closed = worker_link_closed,
 	};
 	struct worker w = { .exit_status = 0 };
+	struct timespec now;
 	static char ident[96];
 	int ch, ret, verbose = 0, ctrl_fd = -1;
 	char *end;
@@ -87,6 +110,8 @@ main(int argc, char *argv[])
 	}
 	if (ctrl_fd < 0 || w.name == NULL)
 		worker_usage();
+	/* vmmd alone, the service's main process, talks to systemd. */
+	unsetenv("NOTIFY_SOCKET");
 	snprintf(ident, sizeof(ident), "vmmd-worker[%s]", w.name);
 	log_init(ident, log_stderr_usable(), verbose);
 	signal(SIGPIPE, SIG_IGN);
@@ -115,7 +140,10 @@ main(int argc, char *argv[])
 		log_error("cannot set up the event loop");
 		return 1;
 	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	w.started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	lh.opaque = &w;
+	w.link_handlers = lh;
 	w.link = link_new(w.base, ctrl_fd, &lh, &ret);
 	if (w.link == NULL) {
 		log_error("cannot set up the link to vmmd: %s", strerror(-ret));
@@ -136,7 +164,15 @@ main(int argc, char *argv[])
 	link_serve_queued(w.link);
 	guest_fini(&w);
 	shutdown_fini(&w);
+	/*
+	 * An adopted worker is not the supervisor's child: its exit status
+	 * reaches it only this way (a crash says nothing, and is reported
+	 * as one).
+	 */
+	worker_exit_event(&w);
 	link_free(w.link, 1000);
+	relink_free(w.relink);
+	json_object_put(w.definition);
 	event_base_free(w.base);
 	return w.exit_status;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,9 @@ worker_cmd_boot(struct worker_request *r)
 	const char *on_reboot = "restart", *log_path = NULL;
 	const char *lost_ticks = "slew";
 	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, slices = 0;
+	int64_t log_max = 0;
+	int64_t adopt_fd = -1, log_start = 0, started_ms = w->started_ms;
+	struct json_object *definition = NULL;
 	int rng = 0;
 	struct display_config dcfg;
 	bool has_display;
@@ -234,8 +238,20 @@ worker_cmd_boot(struct worker_request *r)
 	    &backlog_max, err, sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "rtc_slices", 0, RTC_SLICES_MIN,
 	    RTC_SLICES_MAX, &slices, err, sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0)
+	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "console_log_max", 0, 0, INT64_MAX,
+	    &log_max, err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "adopt_fd", 0, 3, 1023, &adopt_fd, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "log_start", 0, 0, INT64_MAX, &log_start,
+	    err, sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "started_ms", 0, 0, INT64_MAX, &started_ms,
+	    err, sizeof(err)) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
+	if (json_object_object_get_ex(r->args, "definition", &definition) &&
+	    !json_object_is_type(definition, json_type_object))
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "definition: expected an object");
 	if (strcmp(lost_ticks, "slew") != 0 &&
 	    strcmp(lost_ticks, "discard") != 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
@@ -282,8 +298,25 @@ worker_cmd_boot(struct worker_request *r)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
+	w->log_start = log_start;
+	w->started_ms = started_ms;
+	json_object_put(w->definition);
+	w->definition = json_object_get(definition);
+	/*
+	 * The socket a later supervisor adopts us on: from now on the
+	 * guest outlives the link.  Without one (or if it is no listening
+	 * socket) the guest ends with its supervisor, as it always did.
+	 */
+	if (adopt_fd >= 0 && w->relink == NULL) {
+		w->relink = relink_new(w->base, (int)adopt_fd, &w->link,
+		    &w->link_handlers, &ret);
+		if (w->relink == NULL)
+			log_warn("%s: adoption socket %lld: %s: the guest "
+			    "will not outlive vmmd", w->name,
+			    (long long)adopt_fd, strerror(-ret));
+	}
 
-	w->console = console_new(w->base, log_path, &ret);
+	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
 		    log_path ? log_path : "-", strerror(-ret));
@@ -521,6 +554,37 @@ worker_cmd_screenshot(struct worker_request *r)
 	return worker_ok(r, NULL);
 }
 
+/*
+ * What a supervisor that adopts a running worker needs to take it on:
+ * the guest's state, when the worker started, where the run's console
+ * output began, and the definition the supervisor booted it with (a
+ * transient VM has no other copy).
+ */
+static struct json_object *
+worker_cmd_adopt(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	struct json_object *ret;
+
+	if (!w->booted || w->ended)
+		return worker_error(r, PROTO_ERR_BAD_STATE, w->ended ?
+		    "guest has stopped" : "guest not booted");
+	if ((ret = json_object_new_object()) == NULL)
+		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
+	json_object_object_add(ret, "name", json_object_new_string(w->name));
+	json_object_object_add(ret, "state", json_object_new_string(
+	    w->shutdown_pending ? "stopping" : w->paused ? "paused" :
+	    "running"));
+	json_object_object_add(ret, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(ret, "started_ms",
+	    json_object_new_int64(w->started_ms));
+	json_object_object_add(ret, "log_start",
+	    json_object_new_int64(w->log_start));
+	json_object_object_add(ret, "definition",
+	    json_object_get(w->definition));
+	return worker_ok(r, ret);
+}
+
 static const struct {
 	const char *name;
 	worker_handler fn;
@@ -536,6 +600,7 @@ static const struct {
 	{ "worker.console", worker_cmd_console, true },
 	{ "worker.display", worker_cmd_display, false },
 	{ "worker.screenshot", worker_cmd_screenshot, true },
+	{ "worker.adopt", worker_cmd_adopt, false },
 };
 
 void

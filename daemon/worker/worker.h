@@ -21,17 +21,24 @@
 #include "link.h"
 #include "machine.h"
 #include "net-tap.h"
+#include "relink.h"
 
 struct worker {
 	struct event_base *base;
 	const char *name;
-	struct link *link;
+	struct link *link;		/* NULL while no supervisor is linked */
+	struct relink *relink;		/* NULL: the guest dies with the link */
+	struct link_handlers link_handlers;	/* main's, for every link */
+	int64_t started_ms;		/* CLOCK_REALTIME of the start (vmmd's) */
 
 	/* The guest's definition, from worker.boot. */
 	struct machine_config cfg;
 	char *kernel, *initrd, *cmdline;
 	char *kernel_name;		/* the user's path, for messages */
 	bool reboot_stops;
+	bool paused;			/* as last reported in vm.state */
+	int64_t log_start;		/* the run's start in the console log */
+	struct json_object *definition;	/* the supervisor's, kept for it */
 	bool shutdown_pending;
 	/* How worker.shutdown asked the guest (enum shutdown_stage), and
 	 * the Ctrl-Alt-Del that follows an unanswered power button. */

@@ -181,6 +181,83 @@ h_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
+/*
+ * The pid of the worker listening on path, asked with worker.adopt (its
+ * socket's SO_PEERCRED names the vmmd that created it), or -1.
+ */
+static pid_t
+h_worker_pid(const char *path)
+{
+	static const char req[] = "{\"id\":1,\"command\":\"worker.adopt\"}\n";
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct json_object *msg, *ret;
+	struct pollfd pfd;
+	char buf[65536];
+	size_t len = 0;
+	pid_t pid = -1;
+	ssize_t n;
+	char *nl;
+	int fd;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
+		goto out;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (len < sizeof(buf) - 1 && poll(&pfd, 1, 2000) > 0) {
+		if ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		/* Events may come first; the reply has "return". */
+		while ((nl = strchr(buf, '\n')) != NULL) {
+			*nl = '\0';
+			msg = json_tokener_parse(buf);
+			if (json_object_object_get_ex(msg, "return", &ret))
+				pid = (pid_t)json_object_get_int64(
+				    json_object_object_get(ret, "pid"));
+			json_object_put(msg);
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len + 1);
+			if (pid > 0)
+				goto out;
+		}
+	}
+out:
+	close(fd);
+	return pid;
+}
+
+/*
+ * Workers that outlived their daemon (a guest outlives vmmd): found by
+ * the sockets they listen on, DIR/workers/NAME.sock, and killed.
+ */
+static void
+h_kill_adoptable(const struct h_daemon *d)
+{
+	struct dirent *de;
+	char dir[256], path[512];
+	pid_t pid;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "%s/workers", d->dir);
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((pid = h_worker_pid(path)) > 1) {
+			printf("# killing worker %d left running (%s)\n",
+			    (int)pid, de->d_name);
+			kill(pid, SIGKILL);
+		}
+	}
+	closedir(dp);
+}
+
 static void
 h_cleanup(void)
 {
@@ -200,6 +277,8 @@ h_cleanup(void)
 	}
 	for (i = 0; i < h_ngroups; i++)
 		h_kill_strays(h_groups[i]);
+	for (i = 0; i < h_ndaemons; i++)
+		h_kill_adoptable(h_daemons[i]);
 	for (i = 0; i < h_ndaemons; i++) {
 		struct h_daemon *d = h_daemons[i];
 
@@ -333,8 +412,9 @@ h_daemon_spawn(struct h_daemon *d)
 		fcntl(STDIN_FILENO, F_SETFD, 0);
 		fcntl(STDOUT_FILENO, F_SETFD, 0);
 		fcntl(STDERR_FILENO, F_SETFD, 0);
-		execl(vmmd, vmmd, "-f", "-s", d->sock, "-d", d->state, "-g",
-		    demo, (char *)NULL);
+		/* Its own vmmd.conf, none of the machine's. */
+		execl(vmmd, vmmd, "-f", "-c", d->conf, "-s", d->sock,
+		    "-d", d->state, "-g", demo, (char *)NULL);
 		dprintf(STDERR_FILENO, "harness: exec %s: %s\n", vmmd,
 		    strerror(errno));
 		_exit(127);
@@ -386,10 +466,22 @@ h_daemon_start(void)
 	snprintf(d->sock, sizeof(d->sock), "%s/control.sock", tmpl);
 	snprintf(d->state, sizeof(d->state), "%s/state", tmpl);
 	snprintf(d->log, sizeof(d->log), "%s/vmmd.log", tmpl);
+	snprintf(d->conf, sizeof(d->conf), "%s/vmmd.conf", tmpl);
+	h_daemon_setting(d, "# vmmd.conf of the test", NULL);
 	h_daemons[h_ndaemons++] = d;
 	if (h_daemon_spawn(d) != 0)
 		tap_bail("cannot start vmmd");
 	return d;
+}
+
+void
+h_daemon_setting(struct h_daemon *d, const char *key, const char *value)
+{
+	FILE *fp = fopen(d->conf, "ae");
+
+	if (fp == NULL || (value != NULL ? fprintf(fp, "%s = %s\n", key,
+	    value) : fprintf(fp, "%s\n", key)) < 0 || fclose(fp) != 0)
+		tap_bail("%s: %s", d->conf, strerror(errno));
 }
 
 bool
@@ -442,6 +534,54 @@ h_daemon_restart(struct h_daemon *d, int timeout_ms)
 		tap_diag("vmmd exited with status 0x%x before the restart",
 		    status);
 	return h_daemon_spawn(d);
+}
+
+bool
+h_pid_alive(pid_t pid)
+{
+	char path[64], *stat, *p;
+	bool ok;
+
+	if (pid <= 0 || (kill(pid, 0) == -1 && errno == ESRCH))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((stat = h_read_file(path, NULL)) == NULL)
+		return false;
+	/* pid (comm) state ...: a zombie is as good as gone. */
+	p = strrchr(stat, ')');
+	ok = p == NULL || p[1] != ' ' || p[2] != 'Z';
+	free(stat);
+	return ok;
+}
+
+bool
+h_pid_gone(pid_t pid, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while (h_pid_alive(pid)) {
+		if (h_now_ms() > deadline) {
+			tap_diag("pid %d still there after %d ms", (int)pid, ms);
+			return false;
+		}
+		h_sleep_ms(20);
+	}
+	return true;
+}
+
+int
+h_daemon_kill(struct h_daemon *d, int sig)
+{
+	int status;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, sig);
+	if (waitpid(d->pid, &status, 0) != d->pid)
+		return -1;
+	d->pid = 0;
+	d->status = status;
+	return status;
 }
 
 const char *

@@ -62,6 +62,7 @@ struct h_daemon {
 	char	 sock[192];	/* DIR/control.sock */
 	char	 state[192];	/* DIR/state */
 	char	 log[192];	/* DIR/vmmd.log: stderr of vmmd and workers */
+	char	 conf[192];	/* DIR/vmmd.conf: empty unless a test sets */
 	pid_t	 pid;		/* 0 when not running */
 	int	 status;	/* wait status of the last exit */
 };
@@ -73,6 +74,9 @@ struct h_daemon	*h_daemon_start(void);
  * connected to it (bails out when it cannot connect).  Sets *d.
  */
 struct h_conn	*h_setup(struct h_daemon **d);
+/* Appends "key = value" to DIR/vmmd.conf, for the next (re)start. */
+void		 h_daemon_setting(struct h_daemon *, const char *key,
+		    const char *value);
 /* (Re)starts the daemon with the same directories; 0 or -1. */
 int		 h_daemon_spawn(struct h_daemon *);
 /*
@@ -81,6 +85,15 @@ int		 h_daemon_spawn(struct h_daemon *);
  * to be killed.
  */
 int		 h_daemon_stop(struct h_daemon *, int timeout_ms);
+/*
+ * Sends sig to the daemon alone (not to its workers, which outlive it
+ * unless it stops them) and reaps it: the wait status, or -1.
+ */
+int		 h_daemon_kill(struct h_daemon *, int sig);
+/* Whether pid runs (a zombie does not). */
+bool		 h_pid_alive(pid_t);
+/* Whether pid is gone (or a zombie) within ms; diag if not. */
+bool		 h_pid_gone(pid_t, int ms);
 /* h_daemon_stop, then h_daemon_spawn; 0 or -1. */
 int		 h_daemon_restart(struct h_daemon *, int timeout_ms);
 /* Whether the daemon process still runs (reaps it if it exited). */

@@ -160,6 +160,17 @@ test_basic(struct h_conn *c)
 	    strcmp(h_str(o, "state") ?: "", "running") == 0,
 	    "-j info of a running VM: state and pid");
 	json_object_put(o);
+	r = vmctl("info", "web", NULL);
+	tap_ok(r == 0 && strstr(out(), "\nuptime: ") != NULL &&
+	    strstr(out(), "\npid: ") != NULL &&
+	    strstr(out(), "\nconsole log: ") != NULL &&
+	    strstr(out(), "\nexits: ") != NULL &&
+	    strstr(out(), "stats.") == NULL,
+	    "info of a running VM: a summary, no raw statistics (%s)",
+	    flat_out());
+	r = vmctl("info", "--stats", "web", NULL);
+	tap_ok(r == 0 && strstr(out(), "\nstats.vcpu_exits.0.") != NULL,
+	    "info --stats: the raw statistics too");
 
 	r = vmctl("pause", "web", NULL);
 	ok0(r, "pause");
@@ -179,14 +190,25 @@ test_basic(struct h_conn *c)
 	tap_ok(r == 1 && one_line_err(),
 	    "delete of a running VM: exit 1, one line (%s)", flat_err());
 
+	/* The hello guest ignores Ctrl-Alt-Del: the stop has to kill. */
 	r = vmctl("stop", "web", "--timeout", "1", NULL);
 	ok0(r, "stop --timeout 1");
+	tap_ok(one_line_err() && strstr(err(), "did not shut down in time: "
+	    "killed") != NULL, "stop --timeout 1: says the guest was killed "
+	    "(%s)", flat_err());
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "stopped") == 0, "stop: stopped (%s)", st);
+	r = vmctl("-j", "info", "web", NULL);
+	o = r == 0 ? json_out() : NULL;
+	tap_ok(o != NULL && strcmp(h_str(o, "reason") ?: "",
+	    "killed after the stop timeout") == 0,
+	    "info keeps the reason (%s)", o != NULL ? h_text(o) : "-");
+	json_object_put(o);
 	r = vmctl("start", "web", NULL);
 	ok0(r, "start again");
 	r = vmctl("stop", "--force", "web", NULL);
 	ok0(r, "stop --force");
+	tap_ok(*err() == '\0', "stop --force: no word of a kill asked for");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "stopped") == 0, "stop --force: stopped (%s)", st);
 
@@ -197,9 +219,11 @@ test_basic(struct h_conn *c)
 	r = vmctl("info", "ghost", NULL);
 	tap_ok(r == 1 && one_line_err(), "info of an unknown VM: exit 1, "
 	    "one line (%s)", flat_err());
+	/* Refused by vmctl itself, in the units the user typed. */
 	r = vmctl("create", "big", "--vcpus", "65", NULL);
-	tap_ok(r == 1 && one_line_err(), "create --vcpus 65: exit 1, "
-	    "one line (%s)", flat_err());
+	tap_ok(r == 2 && one_line_err() && strstr(err(), "--vcpus 65: at "
+	    "most 64") != NULL, "create --vcpus 65: exit 2, one line (%s)",
+	    flat_err());
 	r = vmctl("create", "fine", "--rtc-slices", "33", NULL);
 	tap_ok(r == 2 && one_line_err() && strstr(err(), "--rtc-slices") !=
 	    NULL, "create --rtc-slices 33: exit 2, one line (%s)",

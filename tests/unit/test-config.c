@@ -238,6 +238,27 @@ test_misc_fields(void)
 	expect_invalid("{\"name\":\"a\",\"cmdline\":5}", 0,
 	    "cmdline: expected a string");
 
+	rc = parse_text("{\"name\":\"a\",\"autostart\":true}", 0, &def,
+	    err, sizeof(err));
+	tap_ok(rc == 0 && def->autostart, "autostart true");
+	if (rc == 0) {
+		struct json_object *obj = config_to_json(def, 0);
+
+		tap_ok(obj != NULL && json_object_get_boolean(
+		    json_object_object_get(obj, "autostart")),
+		    "autostart is shown");
+		json_object_put(obj);
+	}
+	config_def_free(def);
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && !def->autostart, "autostart is off by default");
+	config_def_free(def);
+	expect_invalid("{\"name\":\"a\",\"autostart\":1}", 0,
+	    "autostart: expected true or false");
+	expect_invalid("{\"name\":\"a\",\"autostart\":true,"
+	    "\"transient\":true}", 0, "autostart: a transient VM is gone "
+	    "once it stops and cannot start with the daemon");
+
 	/* cmdline: 2048 bytes fit, 2049 do not. */
 	cmd = malloc(2050);
 	text = malloc(2200);

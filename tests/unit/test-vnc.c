@@ -175,7 +175,7 @@ struct viewer {
 	rfbClient *client;
 	atomic_int state;	/* 0 connecting, 1 connected, -1 failed, 2 done */
 	atomic_bool stop;
-	atomic_int send_input;	/* 1: send the input script */
+	atomic_int send_input;	/* 1: the input script, 3: a pointer outside */
 	atomic_uint updates;
 	struct { int x, y, w, h; } rects[256];
 	unsigned int nrects;
@@ -240,7 +240,7 @@ viewer_main(void *arg)
 	pthread_mutex_unlock(&v->lock);
 	v->state = 1;
 	while (!v->stop) {
-		int n;
+		int n, sent = 1, outside = 3;
 
 		if (v->send_input == 1) {
 			SendKeyEvent(client, XK_a, TRUE);
@@ -249,7 +249,15 @@ viewer_main(void *arg)
 			SendKeyEvent(client, XK_Return, TRUE);
 			SendPointerEvent(client, 30, 40, 0);
 			SendKeyEvent(client, XK_Return, FALSE);
-			v->send_input = 2;
+			/* The test may have moved on to 3 as soon as the
+			 * events arrived: only 1 becomes 2. */
+			atomic_compare_exchange_strong(&v->send_input, &sent, 2);
+		}
+		if (v->send_input == 3) {
+			/* Past the screen's edges, as a hostile viewer may. */
+			SendPointerEvent(client, 65535, 65535, 0);
+			atomic_compare_exchange_strong(&v->send_input, &outside,
+			    4);
 		}
 		n = WaitForMessage(client, 5000);
 		if (n < 0)
@@ -451,9 +459,16 @@ input_arrived(void *arg)
 	return host.ninput >= 6;
 }
 
+static bool
+pointer_outside_arrived(void *arg)
+{
+	return host.ninput >= 7;
+}
+
 static void
 test_polling_server(void)
 {
+	bool arrived;
 	struct viewer a, b;
 	struct viewer *both[] = { &a, &b, NULL };
 	struct vnc_stats st, before;
@@ -526,6 +541,12 @@ test_polling_server(void)
 	    host.input[4].buttons == 0 && host.input[5].is_key &&
 	    host.input[5].keysym == XK_Return && !host.input[5].down,
 	    "in the order they were sent");
+	a.send_input = 3;
+	arrived = run_until(pointer_outside_arrived, NULL, 10);
+	tap_ok(arrived && host.input[6].x == FB_W - 1 &&
+	    host.input[6].y == FB_H - 1, "a pointer past the screen's edges "
+	    "is clamped to them (%d,%d; %u events)", host.input[6].x,
+	    host.input[6].y, host.ninput);
 
 	/* A second viewer. */
 	viewer_start(&b, vnc_port(vnc), NULL);

@@ -186,8 +186,8 @@ test_after_boot(void)
 	f.stop_requested = true;
 	ex = classify(&f);
 	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED &&
-	    strcmp(ex.reason, "guest shut down") == 0,
-	    "clean exit after a stop: shut down");
+	    strcmp(ex.reason, "guest shut down") == 0 && !ex.killed,
+	    "clean exit after a stop: shut down, not killed");
 	tap_ok(ex.start_class == PROTO_ERR_BAD_STATE &&
 	    strcmp(ex.start_desc, "stopped before the start completed") == 0,
 	    "stop before the start's reply: bad_state");
@@ -200,6 +200,9 @@ test_after_boot(void)
 		tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED &&
 		    strcmp(ex.reason, ours[i].reason) == 0,
 		    "our SIGKILL: stopped, %s", ex.reason);
+		tap_ok(ex.killed == (ours[i].kill != WORKER_KILL_STOP_FORCE),
+		    "killed against the guest's will: %s",
+		    ex.killed ? "yes" : "no (forced)");
 	}
 
 	f = facts_booted(SIGNALED(SIGKILL));
@@ -232,6 +235,39 @@ test_after_boot(void)
 	    "exit 2 while a kill was pending: crashed (%s)", ex.reason);
 }
 
+/*
+ * An adopted worker (not our child): the status is known only from its
+ * worker.exit event or our SIGKILL; one that died without a word
+ * crashed, whatever the meaningless status says.
+ */
+static void
+test_adopted(void)
+{
+	struct worker_exit_facts f = facts_booted(EXITED(0));
+	struct worker_exit ex;
+
+	f.status_unknown = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED &&
+	    strstr(ex.reason, "status unknown") != NULL,
+	    "adopted, died without a word: crashed (%s)", ex.reason);
+	f.stop_requested = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED,
+	    "adopted, died without a word while stopping: crashed (%s)",
+	    ex.reason);
+	f = facts_booted(EXITED(0));
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED,
+	    "adopted, announced exit 0: stopped (%s)", ex.reason);
+	f = facts_booted(SIGNALED(SIGKILL));
+	f.kill = WORKER_KILL_STOP_FORCE;
+	f.stop_requested = true;
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_STOPPED,
+	    "adopted, our SIGKILL for a forced stop: stopped (%s)", ex.reason);
+}
+
 int
 main(void)
 {
@@ -239,5 +275,6 @@ main(void)
 	test_boot_refused();
 	test_before_boot();
 	test_after_boot();
+	test_adopted();
 	return tap_done();
 }

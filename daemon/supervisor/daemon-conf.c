@@ -1,0 +1,204 @@
+/*
+ * vmmd's configuration file (daemon-conf.h).
+ *
+ * The format is the simplest that an administrator (or a configuration
+ * management tool) can write and a comment can explain: one setting per
+ * line, "key = value", blanks around either ignored, '#' starting a
+ * comment line.  Values are not quoted: paths with spaces just work.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon-conf.h"
+
+static int
+dconf_path(char **dst, const char *value, char *err, size_t errlen)
+{
+	char *p;
+
+	if (value[0] != '/') {
+		snprintf(err, errlen, "'%s' is not an absolute path", value);
+		return -EINVAL;
+	}
+	if ((p = strdup(value)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(*dst);
+	*dst = p;
+	return 0;
+}
+
+static int
+dconf_seconds(unsigned int *dst, const char *value, unsigned int max,
+    char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 ||
+	    v > max) {
+		snprintf(err, errlen, "'%s' is not a number of seconds from "
+		    "0 to %u", value, max);
+		return -EINVAL;
+	}
+	*dst = (unsigned int)v;
+	return 0;
+}
+
+/* Bytes, or with a suffix K, M or G (KiB, MiB, GiB). */
+static int
+dconf_size(uint64_t *dst, const char *value, char *err, size_t errlen)
+{
+	static const struct {
+		const char *suffix;
+		unsigned int shift;
+	} units[] = {
+		{ "", 0 }, { "K", 10 }, { "KiB", 10 }, { "M", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0)
+			break;
+	if (value[0] < '0' || value[0] > '9' || errno != 0 ||
+	    i == sizeof(units) / sizeof(units[0]) ||
+	    v > (UINT64_MAX >> 30)) {
+		snprintf(err, errlen, "'%s' is not a size (bytes, or with K, "
+		    "M or G)", value);
+		return -EINVAL;
+	}
+	*dst = (uint64_t)v << units[i].shift;
+	return 0;
+}
+
+int
+dconf_init(struct dconf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->shutdown_timeout = 10;
+	c->console_log_max = DCONF_CONSOLE_LOG_MAX;
+	c->socket = strdup(VMMD_DEFAULT_SOCKET);
+	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
+	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
+	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL) {
+		dconf_fini(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+dconf_fini(struct dconf *c)
+{
+	free(c->socket);
+	free(c->statedir);
+	free(c->kernel);
+	memset(c, 0, sizeof(*c));
+}
+
+int
+dconf_set(struct dconf *c, const char *key, const char *value, char *err,
+    size_t errlen)
+{
+	if (strcmp(key, "socket") == 0)
+		return dconf_path(&c->socket, value, err, errlen);
+	if (strcmp(key, "state_dir") == 0)
+		return dconf_path(&c->statedir, value, err, errlen);
+	if (strcmp(key, "default_kernel") == 0)
+		return dconf_path(&c->kernel, value, err, errlen);
+	if (strcmp(key, "shutdown_timeout") == 0)
+		return dconf_seconds(&c->shutdown_timeout, value,
+		    DCONF_SHUTDOWN_TIMEOUT_MAX, err, errlen);
+	if (strcmp(key, "console_log_max") == 0)
+		return dconf_size(&c->console_log_max, value, err, errlen);
+	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
+	    "default_kernel, shutdown_timeout, console_log_max)", key);
+	return -EINVAL;
+}
+
+static char *
+dconf_trim(char *s)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' ||
+	    end[-1] == '\n' || end[-1] == '\r'))
+		*--end = '\0';
+	return s;
+}
+
+/* One line: 0 (also for blanks and comments) or an error in err. */
+static int
+dconf_line(struct dconf *c, char *line, char *err, size_t errlen)
+{
+	char *key, *eq, *value;
+
+	key = dconf_trim(line);
+	if (key[0] == '\0' || key[0] == '#')
+		return 0;
+	if ((eq = strchr(key, '=')) == NULL) {
+		snprintf(err, errlen, "expected 'key = value'");
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = dconf_trim(key);
+	value = dconf_trim(eq + 1);
+	if (value[0] == '\0') {
+		snprintf(err, errlen, "'%s' has no value", key);
+		return -EINVAL;
+	}
+	return dconf_set(c, key, value, err, errlen);
+}
+
+int
+dconf_load(struct dconf *c, const char *path, bool must_exist, char *err,
+    size_t errlen)
+{
+	char line[DCONF_LINE_MAX], why[512];
+	unsigned int lineno = 0;
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(path, "re");
+	if (f == NULL) {
+		rc = -errno;
+		if (rc == -ENOENT && !must_exist)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line longer than %d "
+			    "bytes", path, lineno, DCONF_LINE_MAX - 2);
+			rc = -EINVAL;
+			break;
+		}
+		if ((rc = dconf_line(c, line, why, sizeof(why))) < 0) {
+			snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * vmmd's own configuration: one file of "key = value" lines (see
+ * vmmd.conf(5)), whose every setting a command-line option overrides.
+ *
+ * Like the definitions module this does not log: an error comes back as
+ * a negative errno and one line of text ("FILE:LINE: ...") for the
+ * caller to report.
+ */
+#ifndef VMMD_DAEMON_CONF_H
+#define VMMD_DAEMON_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DCONF_SHUTDOWN_TIMEOUT_MAX	3600	/* seconds */
+#define DCONF_LINE_MAX			4096
+#define DCONF_CONSOLE_LOG_MAX		(4 * 1024 * 1024)	/* default */
+
+struct dconf {
+	char *socket;			/* control socket */
+	char *statedir;			/* definitions, console logs */
+	char *kernel;			/* guest of VMs without a kernel */
+	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
+	uint64_t console_log_max;	/* bytes; 0: never rotated */
+};
+
+/* Fill c with the built-in defaults (paths from the build). */
+int	dconf_init(struct dconf *c);
+void	dconf_fini(struct dconf *c);
+
+/*
+ * Set key to value, as the file's line "key = value" does; an option on
+ * the command line calls this after dconf_load().
+ */
+int	dconf_set(struct dconf *c, const char *key, const char *value,
+	    char *err, size_t errlen);
+
+/*
+ * Read path.  A file that does not exist is no error unless must_exist
+ * (the administrator named it); an unknown key or a bad value is.
+ */
+int	dconf_load(struct dconf *c, const char *path, bool must_exist,
+	    char *err, size_t errlen);
+
+#endif

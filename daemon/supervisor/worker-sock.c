@@ -1,0 +1,293 @@
+/* See worker-sock.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proto.h"
+#include "vmconfig.h"
+#include "worker-sock.h"
+
+#define WSOCK_SUFFIX	".sock"
+#define WSOCK_REPLY_MAX	(256 * 1024)	/* worker.adopt's reply */
+
+static int
+wsock_addr(const char *dir, const char *name, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s"
+	    WSOCK_SUFFIX, dir, name) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+wsock_listen(const char *dir, const char *name, int *fdp, char *err,
+    size_t errlen)
+{
+	struct sockaddr_un sa;
+	int fd, rc;
+
+	if ((rc = wsock_addr(dir, name, &sa)) < 0) {
+		snprintf(err, errlen, "%s: worker socket path too long", dir);
+		return rc;
+	}
+	/* Left by a worker that died with no supervisor to see it. */
+	if (unlink(sa.sun_path) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", sa.sun_path, strerror(-rc));
+		return rc;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(-rc));
+		return rc;
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(sa.sun_path, S_IRUSR | S_IWUSR) < 0 || listen(fd, 4) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", sa.sun_path, strerror(-rc));
+		close(fd);
+		unlink(sa.sun_path);
+		return rc;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+void
+wsock_remove(const char *dir, const char *name)
+{
+	struct sockaddr_un sa;
+
+	if (wsock_addr(dir, name, &sa) == 0 && unlink(sa.sun_path) < 0 &&
+	    errno != ENOENT)
+		log_warn("%s: %s", sa.sun_path, strerror(errno));
+}
+
+static int64_t
+wsock_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The next line on fd, without reading past it (the bytes after it
+ * belong to the link that takes fd over), within the deadline.  A
+ * malloc'ed NUL-terminated line, or NULL with *rc.
+ */
+static char *
+wsock_read_line(int fd, int64_t deadline, int *rc)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char *buf, *nl;
+	ssize_t n;
+	int left;
+
+	if ((buf = malloc(WSOCK_REPLY_MAX + 1)) == NULL) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	for (;;) {
+		left = (int)(deadline - wsock_now_ms());
+		if (left <= 0) {
+			*rc = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR) {
+			*rc = -errno;
+			break;
+		}
+		n = recv(fd, buf, WSOCK_REPLY_MAX, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			*rc = n == 0 ? -ECONNRESET : -errno;
+			break;
+		}
+		if ((nl = memchr(buf, '\n', (size_t)n)) == NULL) {
+			if (n == WSOCK_REPLY_MAX) {
+				*rc = -E2BIG;
+				break;
+			}
+			/* A partial line: wait for the rest. */
+			pfd.events = POLLIN;
+			usleep(1000);
+			continue;
+		}
+		n = recv(fd, buf, (size_t)(nl - buf) + 1, 0);
+		if (n != nl - buf + 1) {
+			*rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		*nl = '\0';
+		return buf;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* worker.adopt on fd: its "return" object, or NULL with *rc. */
+static struct json_object *
+wsock_handshake(int fd, uint64_t id, int *rc)
+{
+	static const char fmt[] =
+	    "{\"id\":%llu,\"command\":\"worker.adopt\"}\n";
+	struct json_object *msg, *v, *ret = NULL;
+	int64_t deadline = wsock_now_ms() + WSOCK_ADOPT_TIMEOUT_MS;
+	char req[96], desc[128], *line;
+	int len;
+
+	len = snprintf(req, sizeof(req), fmt, (unsigned long long)id);
+	if (send(fd, req, (size_t)len, MSG_NOSIGNAL) != len) {
+		*rc = -errno;
+		return NULL;
+	}
+	/* Events the worker sends meanwhile are of no use yet. */
+	while ((line = wsock_read_line(fd, deadline, rc)) != NULL) {
+		if (proto_parse_object(line, strlen(line), &msg, desc,
+		    sizeof(desc)) != 0) {
+			free(line);
+			continue;
+		}
+		free(line);
+		if (json_object_object_get_ex(msg, "id", &v) &&
+		    json_object_get_int64(v) == (int64_t)id) {
+			if (json_object_object_get_ex(msg, "return", &ret) &&
+			    json_object_is_type(ret, json_type_object))
+				json_object_get(ret);
+			else {
+				ret = NULL;
+				*rc = -EPROTO;
+			}
+			json_object_put(msg);
+			return ret;
+		}
+		json_object_put(msg);
+	}
+	return NULL;
+}
+
+/* One socket: 1 with the worker passed to cb, 0 when there is none. */
+static int
+wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg)
+{
+	struct wsock_found f = { .name = name, .fd = -1, .pidfd = -1 };
+	struct pollfd pfd;
+	struct sockaddr_un sa;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	const char *wname;
+	int rc = 0;
+
+	if (wsock_addr(dir, name, &sa) < 0)
+		return 0;
+	f.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f.fd < 0)
+		return 0;
+	if (connect(f.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		close(f.fd);
+		if (rc == -ECONNREFUSED || rc == -ENOENT) {
+			log_info("%s: no worker any more: removed",
+			    sa.sun_path);
+			unlink(sa.sun_path);
+		} else
+			log_warn("%s: %s", sa.sun_path, strerror(-rc));
+		return 0;
+	}
+	/*
+	 * SO_PEERCRED names whoever called listen(): the vmmd that started
+	 * the worker, so it tells the user, not the worker's pid.
+	 */
+	if (getsockopt(f.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    cred.uid != geteuid()) {
+		log_warn("%s: not a worker of ours (uid %ld): left alone",
+		    sa.sun_path, (long)cred.uid);
+		goto close_fd;
+	}
+	f.last_id = 1;
+	f.info = wsock_handshake(f.fd, f.last_id, &rc);
+	if (f.info == NULL) {
+		log_warn("%s: no answer to worker.adopt (%s): left alone",
+		    sa.sun_path, strerror(-rc));
+		goto close_fd;
+	}
+	wname = json_object_get_string(json_object_object_get(f.info,
+	    "name"));
+	f.pid = (pid_t)json_object_get_int64(json_object_object_get(f.info,
+	    "pid"));
+	if (wname == NULL || strcmp(wname, name) != 0 || f.pid <= 1) {
+		log_warn("%s: a worker answers for '%s', pid %ld: left alone",
+		    sa.sun_path, wname != NULL ? wname : "?", (long)f.pid);
+		goto put_info;
+	}
+	/*
+	 * The pid it gave is the worker's as long as the worker lives, and
+	 * it does while its end of our connection is open: a pidfd taken
+	 * and then the connection found intact cannot be another process.
+	 */
+	f.pidfd = (int)syscall(SYS_pidfd_open, f.pid, 0);
+	if (f.pidfd < 0) {
+		log_warn("%s: pidfd_open %ld: %s", sa.sun_path, (long)f.pid,
+		    strerror(errno));
+		goto put_info;
+	}
+	pfd = (struct pollfd){ .fd = f.fd, .events = POLLRDHUP };
+	if (poll(&pfd, 1, 0) != 0) {
+		log_warn("%s: worker %ld went away while being adopted",
+		    sa.sun_path, (long)f.pid);
+		close(f.pidfd);
+		goto put_info;
+	}
+	cb(arg, &f);
+	return 1;
+
+put_info:
+	json_object_put(f.info);
+close_fd:
+	close(f.fd);
+	return 0;
+}
+
+int
+wsock_scan(const char *dir, wsock_found_cb cb, void *arg)
+{
+	char name[CONFIG_NAME_MAX + sizeof(WSOCK_SUFFIX)];
+	struct dirent *de;
+	size_t len, slen = strlen(WSOCK_SUFFIX);
+	int found = 0;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len <= slen || len - slen >= sizeof(name) ||
+		    strcmp(de->d_name + len - slen, WSOCK_SUFFIX) != 0)
+			continue;
+		memcpy(name, de->d_name, len - slen);
+		name[len - slen] = '\0';
+		if (!config_name_valid(name))
+			continue;
+		found += wsock_try(dir, name, cb, arg);
+	}
+	closedir(d);
+	return found;
+}

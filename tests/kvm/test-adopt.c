@@ -1,0 +1,322 @@
+/*
+ * Guests outlive the supervisor.  Three guests (two echo guests, one of
+ * them transient, and the fb guest with a VNC display):
+ *
+ * - a worker killed outright is reported crashed; the other guests run
+ *   on and the control socket answers throughout;
+ * - vmmd killed outright (twice over) and started again adopts every
+ *   guest: running, same worker pids and start times, the transient one
+ *   from the definition its worker kept; a console opened before the
+ *   kill still works, new consoles and VNC viewers work, vm.info's
+ *   statistics come from the worker;
+ * - SIGQUIT makes vmmd exit and leave the guests for the next one;
+ * - an adopted worker that dies is seen (it is not vmmd's child) and
+ *   reported crashed; vm.stop stops adopted guests and their sockets go;
+ * - the socket of a worker that died while no vmmd ran is removed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "hviewer.h"
+
+#define ECHO_READY	"echo: ready"
+#define W		640
+#define H		480
+#define RED		0xff0000u	/* tests/guests/fb.c's top left */
+
+static const char *const names[] = { "e1", "e2", "fb" };
+#define NVMS	3
+
+struct seen {
+	pid_t pid;
+	int64_t started;
+};
+
+/* voluntary_ctxt_switches of pid's main thread (its event loop). */
+static long
+loop_wakeups(pid_t pid)
+{
+	char path[64], *st, *p;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid,
+	    (int)pid);
+	if ((st = h_read_file(path, NULL)) == NULL)
+		return -1;
+	if ((p = strstr(st, "\nvoluntary_ctxt_switches:")) != NULL)
+		n = strtol(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+	free(st);
+	return n;
+}
+
+/* vm.info of name: state, pid and start time into *s; the state. */
+static const char *
+info(struct h_conn *c, const char *name, struct seen *s, char *st,
+    size_t len)
+{
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	snprintf(st, len, "%s", h_str(h_ret(r), "state") ?: "(none)");
+	s->pid = (pid_t)h_int(h_ret(r), "pid", -1);
+	s->started = h_int(h_ret(r), "started", -1);
+	json_object_put(r);
+	return st;
+}
+
+/* The number of sockets in the daemon's workers directory. */
+static int
+worker_sockets(struct h_daemon *d)
+{
+	struct dirent *de;
+	char dir[256];
+	int n = 0;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "%s/workers", d->dir);
+	if ((dp = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(dp)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
+static bool
+console_echoes(struct h_console *con, const char *word)
+{
+	return con != NULL &&
+	    h_console_write(con, word, strlen(word)) == 0 &&
+	    h_expect(con, word, 10000) == 0;
+}
+
+static void
+setup(struct h_conn *c, struct h_daemon *d, struct seen *s)
+{
+	struct h_console *con;
+	char st[32];
+	int i;
+
+	tap_ok(h_create(c, "e1", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0 &&
+	    h_create(c, "e2", "\"kernel\":\"%s\",\"transient\":true",
+	    h_env("VMMD_GUEST_ECHO")) == 0 &&
+	    h_create(c, "fb", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
+	    "\"vnc\":\"auto\",\"display\":\"%dx%d\"", h_env("VMMD_GUEST_FB"),
+	    W, H, W, H) == 0, "three VMs created (e2 transient)");
+	for (i = 0; i < NVMS; i++)
+		tap_ok(h_start(c, names[i]) == 0, "%s: started", names[i]);
+	for (i = 0; i < 2; i++) {
+		con = h_console_open(d, names[i]);
+		tap_ok(con != NULL && h_expect(con, ECHO_READY, H_BOOT_MS) ==
+		    0, "%s: echo guest ready", names[i]);
+		h_console_close(con);
+	}
+	for (i = 0; i < NVMS; i++)
+		info(c, names[i], &s[i], st, sizeof(st));
+	tap_ok(worker_sockets(d) == NVMS, "one worker socket per guest (%d)",
+	    worker_sockets(d));
+}
+
+/* A worker killed: crashed; the others run; the socket answers. */
+static void
+test_worker_killed(struct h_conn *c, struct h_daemon *d, struct seen *s)
+{
+	struct json_object *r;
+	struct seen x;
+	char st[32];
+
+	kill(s[0].pid, SIGKILL);
+	tap_ok(h_wait_state(c, "e1", "crashed", 10000) == 0,
+	    "e1: killed worker reported crashed");
+	r = h_call(c, "vm.list", NULL, H_REPLY_MS);
+	tap_ok(h_ret(r) != NULL, "vm.list answers meanwhile");
+	json_object_put(r);
+	tap_ok(strcmp(info(c, "e2", &x, st, sizeof(st)), "running") == 0 &&
+	    x.pid == s[1].pid && strcmp(info(c, "fb", &x, st, sizeof(st)),
+	    "running") == 0 && x.pid == s[2].pid,
+	    "the other guests run on, same workers");
+	tap_ok(worker_sockets(d) == NVMS - 1, "its socket is gone (%d left)",
+	    worker_sockets(d));
+	tap_ok(h_start(c, "e1") == 0, "e1: starts again");
+	info(c, "e1", &s[0], st, sizeof(st));
+}
+
+/* vmmd dies by sig and is started again: every guest is adopted. */
+static void
+test_supervisor_dies(struct h_daemon *d, struct h_conn **cp, struct seen *s,
+    int sig, int round)
+{
+	struct h_console *old, *con;
+	struct json_object *r, *stats;
+	struct viewer v = { 0 };
+	struct seen x;
+	char st[32], word[64];
+	double deadline;
+	long wakeups;
+	bool same = true;
+	int i, port;
+
+	/* A console client attached before: it belongs to the worker. */
+	old = h_console_open(d, "e2");
+	tap_ok(old != NULL, "round %d: e2: a console attached", round);
+	if (old != NULL)
+		h_console_drain(old, 200);
+	h_close(*cp);
+	*cp = NULL;
+	h_daemon_kill(d, sig);
+	h_sleep_ms(500);
+	for (i = 0; i < NVMS; i++)
+		same &= h_pid_alive(s[i].pid);
+	tap_ok(same, "round %d: every worker outlives vmmd (%s)", round,
+	    strsignal(sig));
+	/* Waiting for the next vmmd costs nothing: no timer, no wake-up. */
+	wakeups = loop_wakeups(s[1].pid);
+	h_sleep_ms(1000);
+	wakeups = loop_wakeups(s[1].pid) - wakeups;
+	tap_ok(wakeups == 0, "round %d: e2's idle loop, waiting: %ld wake-ups "
+	    "in 1 s", round, wakeups);
+	snprintf(word, sizeof(word), "orphaned-%d", round);
+	tap_ok(console_echoes(old, word), "round %d: a console attached "
+	    "before works while no vmmd runs", round);
+
+	tap_ok(h_daemon_spawn(d) == 0, "round %d: vmmd starts again", round);
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	for (i = 0; i < NVMS; i++) {
+		info(*cp, names[i], &x, st, sizeof(st));
+		tap_ok(strcmp(st, "running") == 0 && x.pid == s[i].pid &&
+		    x.started == s[i].started, "round %d: %s adopted: %s, "
+		    "pid %d (was %d), started %lld (was %lld)", round,
+		    names[i], st, (int)x.pid, (int)s[i].pid,
+		    (long long)x.started, (long long)s[i].started);
+	}
+	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"e2\"}");
+	tap_ok(json_object_get_boolean(json_object_object_get(h_ret(r),
+	    "transient")), "round %d: e2 still transient (%s)", round,
+	    h_text(r));
+	json_object_put(r);
+	r = h_callf(*cp, H_REPLY_MS, "vm.info", "{\"name\":\"e1\"}");
+	tap_ok(json_object_object_get_ex(h_ret(r), "stats", &stats),
+	    "round %d: vm.info has the worker's statistics", round);
+	json_object_put(r);
+
+	snprintf(word, sizeof(word), "after-%d", round);
+	tap_ok(console_echoes(old, word), "round %d: the old console still "
+	    "works", round);
+	h_console_close(old);
+	for (i = 0; i < 2; i++) {
+		con = h_console_open(d, names[i]);
+		snprintf(word, sizeof(word), "ping-%s-%d", names[i], round);
+		tap_ok(console_echoes(con, word), "round %d: %s: a new "
+		    "console works", round, names[i]);
+		h_console_close(con);
+	}
+	r = h_callf(*cp, H_REPLY_MS, "vm.display", "{\"name\":\"fb\"}");
+	port = (int)h_int(h_ret(r), "port", -1);
+	json_object_put(r);
+	tap_ok(port > 0 && viewer_open(&v, port, NULL),
+	    "round %d: fb: a VNC viewer connects (port %d)", round, port);
+	if (v.client != NULL) {
+		tap_ok(viewer_wait_updates(&v, 1, 20000), "round %d: fb: it "
+		    "gets the screen (%u updates)", round, v.updates);
+		/* The first update may come before the picture does (the
+		 * display test sees that too): wait for the picture. */
+		deadline = h_now_ms() + 20000;
+		while (viewer_pixel(&v, W / 4, H / 4) != RED &&
+		    h_now_ms() < deadline && viewer_pump(&v, 100))
+			;
+		tap_ok(viewer_pixel(&v, W / 4, H / 4) == RED,
+		    "round %d: fb: the guest's drawing (%06x, %u updates)",
+		    round, viewer_pixel(&v, W / 4, H / 4), v.updates);
+	}
+	if (v.client != NULL)
+		viewer_close(&v);
+}
+
+/* An adopted worker that dies is no child of ours: still seen. */
+static void
+test_adopted_dies(struct h_conn *c, struct h_daemon *d, struct seen *s)
+{
+	struct json_object *r;
+	char st[32];
+
+	kill(s[0].pid, SIGKILL);
+	tap_ok(h_wait_state(c, "e1", "crashed", 10000) == 0,
+	    "e1: an adopted worker killed is reported crashed");
+	tap_ok(h_start(c, "e1") == 0, "e1: starts again");
+	info(c, "e1", &s[0], st, sizeof(st));
+	r = h_call(c, "vm.list", NULL, H_REPLY_MS);
+	tap_ok(h_ret(r) != NULL, "vm.list answers");
+	json_object_put(r);
+}
+
+static void
+test_stop_all(struct h_conn *c, struct h_daemon *d, struct seen *s)
+{
+	char st[64];
+	int i;
+
+	for (i = 0; i < NVMS; i++)
+		tap_ok(h_stop(c, names[i], true, -1, H_REPLY_MS) == 0 &&
+		    h_pid_gone(s[i].pid, 5000), "%s: vm.stop stops it", names[i]);
+	h_state(c, "e2", st, sizeof(st));
+	tap_ok(strcmp(st, "(not_found)") == 0, "e2: transient, gone (%s)",
+	    st);
+	tap_ok(worker_sockets(d) == 0, "no worker socket left (%d)",
+	    worker_sockets(d));
+}
+
+/* A worker that died while no vmmd ran: its socket is cleaned up. */
+static void
+test_stale(struct h_daemon *d, struct h_conn **cp)
+{
+	struct seen x;
+	char st[32];
+
+	tap_ok(h_start(*cp, "e1") == 0, "e1: started once more");
+	info(*cp, "e1", &x, st, sizeof(st));
+	h_close(*cp);
+	*cp = NULL;
+	h_daemon_kill(d, SIGQUIT);
+	kill(x.pid, SIGKILL);
+	tap_ok(h_pid_gone(x.pid, 5000), "e1: its worker killed while no "
+	    "vmmd runs");
+	tap_ok(worker_sockets(d) == 1, "its socket is still there");
+	tap_ok(h_daemon_spawn(d) == 0, "vmmd starts again");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	tap_ok(strcmp(info(*cp, "e1", &x, st, sizeof(st)), "defined") == 0,
+	    "e1: defined (%s)", st);
+	tap_ok(worker_sockets(d) == 0, "the stale socket is removed (%d)",
+	    worker_sockets(d));
+}
+
+int
+main(void)
+{
+	struct seen s[NVMS];
+	struct h_daemon *d;
+	struct h_conn *c;
+
+	h_init();
+	c = h_setup(&d);
+	setup(c, d, s);
+	test_worker_killed(c, d, s);
+	test_supervisor_dies(d, &c, s, SIGKILL, 1);
+	test_supervisor_dies(d, &c, s, SIGKILL, 2);
+	test_adopted_dies(c, d, s);
+	test_supervisor_dies(d, &c, s, SIGQUIT, 3);
+	test_stop_all(c, d, s);
+	test_stale(d, &c);
+	h_close(c);
+	tap_ok(h_daemon_alive(d), "vmmd still runs");
+	return h_done();
+}

@@ -1,0 +1,128 @@
+#!/bin/sh
+# Inside the Debian test system with systemd as PID 1 (run.sh): vmmd as
+# installed by "meson install", driven through systemctl, journalctl and
+# vmctl.  TAP on standard output (the test system's second serial port);
+# the system powers off at the end.
+set -u
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+n=0
+failed=0
+ok() {	# ok CONDITION-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# wait_for SECONDS COMMAND...: until it succeeds.
+wait_for() {
+	t=$1; shift
+	while [ "$t" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 1
+		t=$((t - 1))
+	done
+	return 1
+}
+state_is() { vmctl info "$1" 2>/dev/null | grep -qx "state: $2"; }
+show() { systemctl show -p "$2" --value "$1"; }
+finish() {
+	echo "1..$n"
+	systemctl poweroff --no-block
+	exit 0
+}
+
+# The KVM modules of the test host's kernel (no modules.dep: in order).
+while read -r m; do
+	insmod "/usr/lib/vmmd-test/modules/$m.ko" 2>/dev/null
+done </usr/lib/vmmd-test/modules/order
+ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
+
+getent group vmm >/dev/null
+ok $? "systemd-sysusers made group vmm"
+systemd-analyze verify --man=no vmmd.socket vmmd.service >/tmp/verify 2>&1
+rc=$?
+[ -s /tmp/verify ] && rc=1
+ok $rc "systemd-analyze verify vmmd.socket vmmd.service: clean"
+[ -s /tmp/verify ] && diag "$(cat /tmp/verify)"
+score=$(systemd-analyze security vmmd.service 2>/dev/null |
+    sed -n 's/.*Overall exposure level for vmmd.service: \([0-9.]*\).*/\1/p')
+diag "systemd-analyze security vmmd.service: $score"
+
+systemctl start vmmd.socket
+ok $? "systemctl start vmmd.socket"
+ok "$( [ "$(stat -c '%a %U %G' /run/vmmd/control.sock)" = "660 root vmm" ]
+    echo $?)" "the socket is 0660 root:vmm ($(stat -c '%a %U %G' \
+    /run/vmmd/control.sock))"
+ok "$( [ "$(systemctl is-active vmmd.service)" = inactive ]; echo $?)" \
+    "vmmd.service waits for its first client"
+vmctl list >/dev/null
+ok $? "the first vmctl call is answered"
+ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
+    "and activated vmmd.service"
+
+vmctl create plain >/dev/null && vmctl create auto >/dev/null &&
+    vmctl autostart auto on >/dev/null
+ok $? "two VMs of the demo guest, one with autostart"
+vmctl start plain >/dev/null
+ok $? "vmctl start plain: the guest boots"
+wait_for 60 grep -q " UTC" /var/lib/vmmd/console/plain.log
+ok $? "plain: the demo guest ticks on its console"
+status=$(show vmmd StatusText)
+ok "$(case $status in *"1 guest running"*) echo 0 ;; *) echo 1 ;; esac)" \
+    "systemctl status: '$status'"
+journalctl -u vmmd VM=plain -o cat >/tmp/jvm 2>&1
+ok "$(grep -q "VM 'plain': starting -> running: booted" /tmp/jvm; echo $?)" \
+    "journalctl -u vmmd VM=plain shows its lines"
+journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
+    grep -q 'PRIORITY=6'
+ok $? "with their priority"
+
+systemctl restart vmmd
+ok $? "systemctl restart vmmd"
+ok "$(grep -c 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log |
+    grep -qx 1; echo $?)" "plain was shut down gracefully on the way"
+wait_for 60 state_is auto running
+ok $? "auto: running again after the restart (autostart)"
+state_is plain defined
+ok $? "plain: kept, defined and not started ($(vmctl info plain |
+    grep '^state'))"
+vmctl info auto >/tmp/info 2>&1
+ok "$(grep -q '^autostart: yes' /tmp/info; echo $?)" \
+    "auto: its definition kept"
+
+systemctl stop vmmd
+ok $? "systemctl stop vmmd"
+ok "$( [ "$(show vmmd Result)" = success ] &&
+    [ "$(show vmmd ExecMainStatus)" = 0 ]; echo $?)" \
+    "vmmd exited 0 ($(show vmmd Result), $(show vmmd ExecMainStatus))"
+grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/auto.log
+ok $? "auto was shut down gracefully"
+ok "$( ! grep -qx vmmd-worker /proc/[0-9]*/comm 2>/dev/null; echo $?)" \
+    "no worker is left"
+
+# The watchdog, quicker than the unit's 60 s for the test.
+mkdir -p /run/systemd/system/vmmd.service.d
+printf '[Service]\nWatchdogSec=4s\n' \
+    >/run/systemd/system/vmmd.service.d/watchdog.conf
+systemctl daemon-reload
+systemctl start vmmd
+pid=$(show vmmd MainPID)
+sleep 6
+ok "$( [ "$(show vmmd MainPID)" = "$pid" ]; echo $?)" \
+    "a vmmd that pings lives on"
+kill -STOP "$pid"
+wait_for 60 sh -c "[ \"\$(systemctl show -p MainPID --value vmmd)\" != \
+    $pid ] && [ \"\$(systemctl show -p MainPID --value vmmd)\" != 0 ]"
+ok $? "a vmmd that hangs is restarted by the watchdog"
+journalctl -u vmmd -o cat | grep -i 'watchdog timeout' >/tmp/wd
+ok $? "journal: $(head -n 1 /tmp/wd)"
+wait_for 60 state_is auto running
+ok $? "and the restarted vmmd starts auto again"
+systemctl stop vmmd
+ok "$( [ "$(show vmmd Result)" = success ]; echo $?)" \
+    "then stops cleanly"
+finish

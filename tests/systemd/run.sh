@@ -1,0 +1,109 @@
+#!/bin/sh
+# vmmd under a real systemd as PID 1: Debian (made with mmdebstrap from
+# Debian's archive, cached in .cache/systemd-root and made again only
+# when its package list changes), with this build installed by
+# "meson install --destdir", boots as the nested test host (QEMU's TCG
+# with emulated SVM, as the linux suite's) and runs check.sh.
+#
+#   run.sh BUILDDIR
+#
+# Environment: VMMD_LINUX_GUEST (the reference guest directory: the
+# kernel and its KVM modules), VMMD_SYSTEMD_CACHE, VMMD_SYSTEMD_WORKDIR
+# (where the logs stay), VMMD_SYSTEMD_TIMEOUT (seconds, default 900),
+# VMMD_LINUX_QEMU.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: run.sh BUILDDIR}" && pwd)
+top=$(cd "$here/../.." && pwd)
+guest=${VMMD_LINUX_GUEST:-$top/.cache/linux-guest}
+cache=${VMMD_SYSTEMD_CACHE:-$top/.cache/systemd-root}
+qemu=${VMMD_LINUX_QEMU:-qemu-system-x86_64}
+limit=${VMMD_SYSTEMD_TIMEOUT:-900}
+
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+fail() { echo "not ok 1 - $*"; echo "1..1"; exit 1; }
+
+[ "$(id -u)" = 0 ] || skip "not root (the root file system needs it)"
+command -v "$qemu" >/dev/null 2>&1 || skip "$qemu is not installed"
+command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
+[ -f "$guest/vmlinuz" ] && [ -f "$guest/host-modules/order" ] ||
+    skip "no reference guest in $guest (tests/linux/build-guest.sh)"
+
+# What vmmd needs at run time, and systemd.
+packages="systemd systemd-sysv udev libevent-2.1-7 libevent-pthreads-2.1-7
+    libjson-c5 libvncserver1 libpng16-16 libsystemd0 kmod"
+packages=$(echo $packages | tr ' ' ,)
+key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
+tar=$cache/root-$key.tar
+mkdir -p "$cache"
+if [ ! -f "$tar" ]; then
+	echo "# making the root file system ($packages)"
+	mmdebstrap --quiet --variant=minbase --include="$packages" bookworm \
+	    "$tar.tmp" >"$cache/mmdebstrap.log" 2>&1 ||
+	    fail "mmdebstrap: $(tail -n 3 "$cache/mmdebstrap.log" | tr '\n' ' ')"
+	mv "$tar.tmp" "$tar"
+fi
+
+work=${VMMD_SYSTEMD_WORKDIR:-}
+[ -n "$work" ] || work=$(mktemp -d /tmp/vmmd-systemd-XXXXXX)
+mkdir -p "$work"
+root=$work/root
+rm -rf "$root" "$work"/*.log "$work/tap.raw"
+trap 'rm -rf "$root" "$work/root.cpio"' EXIT INT TERM HUP
+mkdir "$root"
+tar -C "$root" -xf "$tar"
+# What nobody reads here only lengthens the boot (the kernel unpacks
+# every byte of the archive, under emulation).
+rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" \
+    "$root/usr/share/info" "$root/var/cache/apt" "$root/var/lib/apt/lists"
+meson install -C "$build" --no-rebuild --quiet --destdir "$root" \
+    >"$work/install.log" 2>&1 ||
+    fail "meson install: $(tail -n 3 "$work/install.log" | tr '\n' ' ')"
+
+mkdir -p "$root/usr/lib/vmmd-test/modules"
+cp "$guest"/host-modules/* "$root/usr/lib/vmmd-test/modules/"
+cp "$here/check.sh" "$root/usr/lib/vmmd-test/check.sh"
+cat >"$root/etc/systemd/system/vmmd-test.target" <<'UNIT'
+[Unit]
+Description=vmmd under systemd: the test
+Requires=multi-user.target vmmd-test.service
+After=multi-user.target
+UNIT
+cat >"$root/etc/systemd/system/vmmd-test.service" <<'UNIT'
+[Unit]
+Description=vmmd under systemd: the checks
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/lib/vmmd-test/check.sh
+StandardOutput=tty
+StandardError=journal
+TTYPath=/dev/ttyS1
+UNIT
+echo vmmd-test >"$root/etc/hostname"
+
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$work/root.cpio"
+echo "# booting Debian with systemd ($(du -sm "$work/root.cpio" |
+    cut -f 1) MiB), logs in $work"
+console=$work/console.log
+raw=$work/tap.raw
+units="systemd.unit=vmmd-test.target systemd.show_status=0"
+timeout -k 10 "$limit" "$qemu" -accel tcg,thread=single \
+    -cpu EPYC,+svm,-npt -smp 2 -m 3072 -M q35 \
+    -nodefaults -display none -monitor none -no-reboot \
+    -serial "file:$console" -serial "file:$raw" \
+    -kernel "$guest/vmlinuz" -initrd "$work/root.cpio" \
+    -append "console=ttyS0 panic=-1 quiet rdinit=/sbin/init $units" \
+    </dev/null >"$work/qemu.log" 2>&1 || true
+
+tr -d '\r' <"$raw" >"$work/tap.log"
+if ! grep -q '^1\.\.' "$work/tap.log"; then
+	cat "$work/tap.log"
+	echo "not ok 999 - the test system did not finish (see $console)"
+	tail -n 20 "$console" | tr -d '\r' | sed 's/^/# /'
+	exit 1
+fi
+cat "$work/tap.log"
+! grep -q '^not ok' "$work/tap.log"

@@ -1,0 +1,103 @@
+/*
+ * vmmd's configuration file (daemon-conf.c): the defaults, every
+ * setting, comments and blanks, and a clear error with the line number
+ * for each kind of bad line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon-conf.h"
+#include "tap.h"
+
+static char path[] = "/tmp/vmmd-test-dconf.XXXXXX";
+
+static int
+load_text(struct dconf *c, const char *text, char *err, size_t errlen)
+{
+	FILE *fp = fopen(path, "we");
+
+	if (fp == NULL || fputs(text, fp) < 0 || fclose(fp) != 0)
+		tap_bail("cannot write %s", path);
+	return dconf_load(c, path, true, err, errlen);
+}
+
+static void
+expect_error(const char *text, const char *want)
+{
+	struct dconf c;
+	char err[512] = "", full[600];
+
+	dconf_init(&c);
+	snprintf(full, sizeof(full), "%s:%s", path, want);
+	tap_ok(load_text(&c, text, err, sizeof(err)) < 0 &&
+	    strcmp(err, full) == 0, "error: %s (%s)", want, err);
+	dconf_fini(&c);
+}
+
+int
+main(void)
+{
+	struct dconf c;
+	char err[512] = "";
+	int fd;
+
+	if ((fd = mkstemp(path)) < 0)
+		tap_bail("mkstemp");
+	close(fd);
+
+	tap_ok(dconf_init(&c) == 0 && strcmp(c.socket,
+	    VMMD_DEFAULT_SOCKET) == 0 && strcmp(c.statedir,
+	    VMMD_DEFAULT_STATEDIR) == 0 && c.shutdown_timeout == 10 &&
+	    c.console_log_max == 4 << 20,
+	    "defaults: %s, %s, 10 s, 4 MiB of console log",
+	    VMMD_DEFAULT_SOCKET, VMMD_DEFAULT_STATEDIR);
+	tap_ok(load_text(&c, "# vmmd\n\n  socket = /run/x/control.sock\n"
+	    "state_dir=/srv/vm state\n\tdefault_kernel = /boot/k  \n"
+	    "shutdown_timeout = 120\nconsole_log_max = 64K\n", err,
+	    sizeof(err)) == 0,
+	    "every setting, comments, blanks (%s)", err);
+	tap_ok(strcmp(c.socket, "/run/x/control.sock") == 0 &&
+	    strcmp(c.statedir, "/srv/vm state") == 0 &&
+	    strcmp(c.kernel, "/boot/k") == 0 && c.shutdown_timeout == 120 &&
+	    c.console_log_max == 65536,
+	    "read as written, blanks around the value trimmed");
+	tap_ok(dconf_set(&c, "shutdown_timeout", "0", err, sizeof(err)) == 0 &&
+	    c.shutdown_timeout == 0, "an option overrides the file");
+	tap_ok(dconf_set(&c, "console_log_max", "0", err, sizeof(err)) == 0 &&
+	    c.console_log_max == 0 && dconf_set(&c, "console_log_max", "2G",
+	    err, sizeof(err)) == 0 && c.console_log_max == 2ULL << 30,
+	    "console_log_max: 0 (never rotated), 2G");
+	dconf_fini(&c);
+
+	dconf_init(&c);
+	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", false, err,
+	    sizeof(err)) == 0, "no file where none was named: defaults");
+	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", true, err,
+	    sizeof(err)) < 0 && strcmp(err, "/nonexistent/vmmd.conf: No such "
+	    "file or directory") == 0, "a file named but missing: %s", err);
+	dconf_fini(&c);
+
+	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
+	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
+	    "console_log_max)");
+	expect_error("console_log_max = 4 MiB\n", "1: '4 MiB' is not a size "
+	    "(bytes, or with K, M or G)");
+	expect_error("console_log_max = 4T\n", "1: '4T' is not a size "
+	    "(bytes, or with K, M or G)");
+	expect_error("socket\n", "1: expected 'key = value'");
+	expect_error("socket =\n", "1: 'socket' has no value");
+	expect_error("state_dir = var/lib\n", "1: 'var/lib' is not an "
+	    "absolute path");
+	expect_error("shutdown_timeout = 5s\n", "1: '5s' is not a number of "
+	    "seconds from 0 to 3600");
+	expect_error("shutdown_timeout = 3601\n", "1: '3601' is not a "
+	    "number of seconds from 0 to 3600");
+	expect_error("shutdown_timeout = -1\n", "1: '-1' is not a number of "
+	    "seconds from 0 to 3600");
+
+	unlink(path);
+	return tap_done();
+}
