@@ -2,7 +2,7 @@
  * The create options of create and run: --kernel, --initrd, --cmdline,
  * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
  * display's --vnc, --display, --vnc-password-file and --vnc-web, and the
- * devices' --rng and --disk, into the arguments of vm.create.
+ * devices' --rng, --disk and --net, into the arguments of vm.create.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +141,39 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 }
 
 /*
+ * --net tap=NAME[,mac=MAC]: "net".  The daemon checks the name and the
+ * address.  Returns -1 to go on, else an exit status.
+ */
+static int
+create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
+{
+	struct json_object *net;
+	char *opt, *save = NULL;
+
+	net = json_object_new_object();
+	for (opt = strtok_r(spec, ",", &save); opt != NULL;
+	    opt = strtok_r(NULL, ",", &save)) {
+		if (strncmp(opt, "tap=", 4) == 0)
+			json_object_object_add(net, "tap",
+			    json_object_new_string(opt + 4));
+		else if (strncmp(opt, "mac=", 4) == 0)
+			json_object_object_add(net, "mac",
+			    json_object_new_string(opt + 4));
+		else {
+			json_object_put(net);
+			return ctl_usage(ctl, "--net: unknown option '%s' "
+			    "(tap=NAME, mac=MAC)", opt);
+		}
+	}
+	if (!json_object_object_get_ex(net, "tap", NULL)) {
+		json_object_put(net);
+		return ctl_usage(ctl, "--net: expected tap=NAME[,mac=MAC]");
+	}
+	json_object_object_add(args, "net", net);
+	return -1;
+}
+
+/*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
  * an exit status.
@@ -243,6 +276,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return -1;
 	case 'd':
 		return create_args_disk(ctl, args, optarg);
+	case 'N':
+		return create_args_net(ctl, args, optarg);
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -269,6 +304,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "vnc-web",	no_argument,		NULL,	'W' },
 		{ "rng",	no_argument,		NULL,	'R' },
 		{ "disk",	required_argument,	NULL,	'd' },
+		{ "net",	required_argument,	NULL,	'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

@@ -44,6 +44,9 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --disk PATH[,readonly][,serial=ID]\n"				\
 	"                      a virtio disk on a raw image (repeatable, "	\
 	"up to 4)\n"							\
+	"  --net tap=NAME[,mac=MAC]\n"					\
+	"                      a virtio NIC on the TAP NAME (attached, or "	\
+	"created)\n"							\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -57,7 +60,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-web] [--rng] [--disk PATH[,readonly][,serial=ID]]...",
+	    "[--vnc-web] [--rng] [--disk PATH[,readonly][,serial=ID]]... "
+	    "[--net tap=NAME[,mac=MAC]]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",

@@ -22,6 +22,7 @@
 #ifndef VMMD_DEVICE_H
 #define VMMD_DEVICE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,8 @@ struct device_timer;			/* made and owned by the host */
 
 /* A timer expired; runs on the event loop under the device's lock. */
 typedef void (*device_timer_fn)(void *dev);
+/* A doorbell rang; runs on the event loop under the device's lock. */
+typedef void (*device_doorbell_fn)(void *dev, unsigned int id);
 
 struct device_host_ops {
 	/*
@@ -77,6 +80,21 @@ struct device_host_ops {
 	 * address and data, PCI 3.0 6.8).  0 or -errno.
 	 */
 	int (*msi)(void *ctx, uint64_t addr, uint32_t data);
+
+	/*
+	 * Optional (NULL: none).  A doorbell: a guest write of exactly
+	 * size bytes at offset of the device's PCI BAR bar, which KVM
+	 * completes in the kernel (an ioeventfd) wherever the BAR is
+	 * mapped, the vCPU going on without a user-space exit; fn(dev, id)
+	 * then runs on the event loop, under the device's lock, for one or
+	 * more such writes.  Writes of another size, or before the
+	 * doorbell exists, remain register accesses.  Made where the
+	 * device is made; the host removes it when it frees the device.
+	 * 0 or -errno (then the writes stay register accesses).
+	 */
+	int (*doorbell)(void *ctx, unsigned int bar, uint64_t offset,
+	    unsigned int size, device_doorbell_fn fn, void *dev,
+	    unsigned int id);
 
 	/* Nanoseconds of VM time: monotonic, stopped while paused. */
 	int64_t (*vm_clock)(void *ctx);
@@ -144,6 +162,17 @@ device_timer_free(const struct device_host *h, struct device_timer *t)
 {
 	if (t != NULL)
 		h->ops->timer_free(h->ctx, t);
+}
+
+/* A doorbell if the host has them: 0, or -errno (-ENOTSUP: none). */
+static inline int
+device_doorbell(const struct device_host *h, unsigned int bar,
+    uint64_t offset, unsigned int size, device_doorbell_fn fn, void *dev,
+    unsigned int id)
+{
+	if (h->ops->doorbell == NULL)
+		return -ENOTSUP;
+	return h->ops->doorbell(h->ctx, bar, offset, size, fn, dev, id);
 }
 
 static inline int64_t

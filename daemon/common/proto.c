@@ -3,6 +3,7 @@
  * No I/O and no logging here: the supervisor, its workers and vmctl all
  * link this file.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -748,6 +749,25 @@ proto_args_check(struct json_object *args, const char *const *keys,
 			proto_desc(desc, desclen, "unknown argument '%s'", key);
 			return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+int
+proto_parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int i, v;
+	int used;
+
+	for (i = 0; i < 6; i++) {
+		if (!isxdigit((unsigned char)s[0]) ||
+		    !isxdigit((unsigned char)s[1]) ||
+		    sscanf(s, "%2x%n", &v, &used) != 1 || used != 2)
+			return -EINVAL;
+		mac[i] = (uint8_t)v;
+		s += 2;
+		if (*s++ != (i < 5 ? ':' : '\0'))
+			return -EINVAL;
 	}
 	return 0;
 }

@@ -131,4 +131,12 @@ int proto_arg_bool(struct json_object *args, const char *key, int required,
 int proto_args_check(struct json_object *args, const char *const *keys,
     char *desc, size_t desclen);
 
+/*
+ * A MAC address as the protocol writes it, six colon-separated pairs of
+ * hex digits: 0 with mac filled, or -EINVAL.  Any address; callers
+ * decide whether a multicast one will do.
+ */
+int proto_parse_mac(const char *s, uint8_t mac[6]);
+
+
 #endif

@@ -3,10 +3,14 @@
  * that nobody starts a guest from a file they could not read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
 
 #include "access.h"
 #include "boot.h"
@@ -71,6 +75,40 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 	return 0;
 }
 
+/* Attach to (or create) the TAP called name: its descriptor or -errno. */
+static int
+vm_files_open_tap(const char *name, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	struct ifreq ifr;
+	int fd, rc;
+
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "net: /dev/net/tun: %s", strerror(-rc));
+		return rc;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		rc = -errno;
+		close(fd);
+		*cls = rc == -EPERM ? PROTO_ERR_PERMISSION :
+		    rc == -EBUSY || rc == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "net: tap %s: %s", name,
+		    rc == -EPERM ? "vmmd may not create it or attach to it "
+		    "(CAP_NET_ADMIN, or a persistent TAP it owns)" :
+		    rc == -EBUSY ? "in use, or not a TAP with virtio headers" :
+		    rc == -EINVAL ? "not a TAP device" : strerror(-rc));
+		return rc;
+	}
+	return fd;
+}
+
 void
 vm_files_close(struct vm_files *f)
 {
@@ -81,6 +119,9 @@ vm_files_close(struct vm_files *f)
 	f->kernel_fd = f->initrd_fd = -1;
 	while (f->ndisks > 0)
 		close(f->disk_fd[--f->ndisks]);
+	if (f->tap_fd >= 0)
+		close(f->tap_fd);
+	f->tap_fd = -1;
 }
 
 int
@@ -93,6 +134,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	f->kernel_fd = f->initrd_fd = -1;
 	f->ndisks = 0;
+	f->tap_fd = -1;
 	/* root may read anything anyway: no point in checking. */
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
@@ -132,6 +174,20 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		}
 		f->ndisks = i + 1;
 	}
+	return 0;
+}
+
+int
+vm_files_open_net(const struct vm_def *def, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int rc;
+
+	if (def->net_tap[0] == '\0')
+		return 0;
+	if ((rc = vm_files_open_tap(def->net_tap, cls, err, errlen)) < 0)
+		return rc;
+	f->tap_fd = rc;
 	return 0;
 }
 

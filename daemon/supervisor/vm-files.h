@@ -1,5 +1,6 @@
 /*
- * The kernel, initrd and disk images of a VM, opened by the supervisor
+ * The kernel, initrd and disk images of a VM, and its TAP, opened by the
+ * supervisor
  * (O_CLOEXEC) and handed to its worker as descriptors, so that the
  * worker uses exactly the files that were checked, with the rights of
  * the client who started it.
@@ -19,6 +20,7 @@ struct vm_files {
 	int initrd_fd;			/* -1 when absent */
 	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
 	unsigned int ndisks;
+	int tap_fd;			/* -1 when the VM has no network */
 };
 
 /*
@@ -36,6 +38,16 @@ struct vm_files {
  */
 int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 	    const struct access_cred *cred, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * Then, at start only, def's TAP into f->tap_fd: attached, or created if
+ * there is none of that name, by the daemon itself (TUNSETIFF needs
+ * CAP_NET_ADMIN, or a persistent TAP the daemon owns), with IFF_TAP |
+ * IFF_NO_PI | IFF_VNET_HDR (see daemon/worker/net-tap.h).  A TAP the
+ * daemon created goes when the worker exits.  Errors as above; f is
+ * left for vm_files_close() either way.
+ */
+int	vm_files_open_net(const struct vm_def *def, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 void	vm_files_close(struct vm_files *f);
 

@@ -830,7 +830,7 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
     int64_t started_ms)
 {
 	const struct vm_def *def = vm->def;
-	struct json_object *args, *display;
+	struct json_object *args, *display, *net;
 	char fdpath[32];
 
 	args = json_object_new_object();
@@ -880,6 +880,13 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	    json_object_new_int64(started_ms));
 	json_object_object_add(args, "definition",
 	    config_to_json(def, CONFIG_JSON_SECRETS));
+	if (def->net_tap[0] != '\0') {
+		net = config_net_json(def);
+		json_object_object_add(net, "fd", json_object_new_int(
+		    WLINK_PASSED_FD((def->initrd != NULL ? 3 : 2) +
+		    def->ndisks)));
+		json_object_object_add(args, "net", net);
+	}
 	if (def->vnc_addr != NULL) {
 		if ((display = vm_boot_display(vm)) == NULL) {
 			json_object_put(args);
@@ -929,6 +936,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
 	    err, errlen)) < 0)
 		return rc;
+	if ((rc = vm_files_open_net(vm->def, &files, cls, err, errlen)) < 0)
+		goto close_files;
 
 	*cls = PROTO_ERR_INTERNAL;
 	/* The guest outlives vmmd: a later one finds it there. */
@@ -949,6 +958,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		passed[npassed++] = files.initrd_fd;
 	for (unsigned int i = 0; i < files.ndisks; i++)
 		passed[npassed++] = files.disk_fd[i];
+	if (files.tap_fd >= 0)
+		passed[npassed++] = files.tap_fd;
 	rc = wlink_spawn(d->reaper, path, vm->def->name, passed, npassed,
 	    &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0)

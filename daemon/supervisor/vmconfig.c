@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <ctype.h>
 
 #include "boot.h"
 #include "pc-layout.h"
@@ -26,7 +27,7 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"autostart", NULL
+	"autostart", "net", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -339,6 +340,93 @@ config_disks_json(const struct vm_def *def)
 		json_object_array_add(arr, o);
 	}
 	return arr;
+}
+
+/* The network ---------------------------------------------------------- */
+
+static const char *const config_net_keys[] = { "tap", "mac", NULL };
+
+/*
+ * "net": {"tap": NAME, "mac": MAC}.  An interface name as Linux takes
+ * it (dev_valid_name()): 1 to 15 bytes, not "." or "..", no '/', ':'
+ * or blanks.
+ */
+static int
+config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct json_object *o;
+	const char *tap = NULL, *mac = NULL;
+	char why[256];
+	size_t i, n;
+
+	if (!json_object_object_get_ex(obj, "net", &o) || o == NULL)
+		return 0;
+	if (!json_object_is_type(o, json_type_object)) {
+		config_err(err, errlen, "net: expected an object {\"tap\": ...}");
+		return -EINVAL;
+	}
+	if (proto_args_check(o, config_net_keys, why, sizeof(why)) < 0 ||
+	    proto_arg_string(o, "tap", 1, &tap, why, sizeof(why)) < 0 ||
+	    proto_arg_string(o, "mac", 0, &mac, why, sizeof(why)) < 0) {
+		config_err(err, errlen, "net: %s", why);
+		return -EINVAL;
+	}
+	n = strlen(tap);
+	if (n == 0 || n > CONFIG_TAP_NAME_MAX || strcmp(tap, ".") == 0 ||
+	    strcmp(tap, "..") == 0) {
+		config_err(err, errlen, "net: tap: an interface name of 1 to "
+		    "%d bytes", CONFIG_TAP_NAME_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		if (tap[i] == '/' || tap[i] == ':' ||
+		    isspace((unsigned char)tap[i]) || tap[i] < 0x21 ||
+		    tap[i] > 0x7e) {
+			config_err(err, errlen, "net: tap: '%.40s' is not an "
+			    "interface name", tap);
+			return -EINVAL;
+		}
+	if (mac != NULL && (proto_parse_mac(mac, def->net_mac) < 0 ||
+	    (def->net_mac[0] & 1))) {
+		config_err(err, errlen, "net: mac: '%.40s' is not a unicast "
+		    "address xx:xx:xx:xx:xx:xx", mac);
+		return -EINVAL;
+	}
+	def->net_has_mac = mac != NULL;
+	memcpy(def->net_tap, tap, n + 1);
+	return 0;
+}
+
+void
+config_net_mac(const struct vm_def *def, uint8_t mac[6])
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	if (def->net_has_mac) {
+		memcpy(mac, def->net_mac, 6);
+		return;
+	}
+	for (const char *p = def->name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	for (unsigned int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)(h >> (8 * i));
+	mac[0] = (uint8_t)((mac[0] & ~1u) | 2u);	/* local, unicast */
+}
+
+struct json_object *
+config_net_json(const struct vm_def *def)
+{
+	struct json_object *o = json_object_new_object();
+	uint8_t m[6];
+	char mac[18];
+
+	config_net_mac(def, m);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
+	    m[1], m[2], m[3], m[4], m[5]);
+	json_object_object_add(o, "tap", json_object_new_string(def->net_tap));
+	json_object_object_add(o, "mac", json_object_new_string(mac));
+	return o;
 }
 
 /* The display ---------------------------------------------------------- */
@@ -661,6 +749,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 		    "once it stops and cannot start with the daemon");
 		goto fail;
 	}
+	if (config_parse_net(obj, def, err, errlen) < 0)
+		goto fail;
 
 	s = NULL;
 	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
@@ -759,6 +849,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "disks", config_disks_json(def));
 	json_object_object_add(obj, "autostart",
 	    json_object_new_boolean(def->autostart));
+	if (def->net_tap[0] != '\0')
+		json_object_object_add(obj, "net", config_net_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

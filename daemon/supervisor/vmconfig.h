@@ -62,6 +62,9 @@ enum vm_lost_ticks {
 #define CONFIG_DISKS_MAX	4
 #define CONFIG_SERIAL_MAX	20	/* bytes: virtio-blk's ID */
 
+/* The network: virtio-net on a TAP interface. */
+#define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
+
 struct vm_disk {
 	char *path;		/* absolute */
 	bool readonly;
@@ -85,6 +88,13 @@ struct vm_def {
 	bool rng;		/* a virtio entropy device */
 	struct vm_disk disks[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
+	/*
+	 * The network: the TAP's name ("" when the VM has none) and the
+	 * guest's MAC, given or made from the VM's name (config_net_mac()).
+	 */
+	char net_tap[CONFIG_TAP_NAME_MAX + 1];
+	bool net_has_mac;
+	uint8_t net_mac[6];
 	bool autostart;		/* started when vmmd starts */
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
@@ -137,6 +147,14 @@ void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
 /* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...}]. */
 struct json_object *config_disks_json(const struct vm_def *def);
+/*
+ * The guest's MAC: the definition's, or one made from the VM's name
+ * (the same name, the same address), locally administered and unicast.
+ */
+void config_net_mac(const struct vm_def *def, uint8_t mac[6]);
+/* "net" as vm.info and the definition file show it: {"tap", "mac"}. */
+struct json_object *config_net_json(const struct vm_def *def);
+
 
 const char *config_on_reboot_name(enum vm_on_reboot r);
 /* "slew" or "discard", as lost_tick_policy says it. */

@@ -27,7 +27,8 @@ struct wlink_reaper;
 /* The worker's end of the socketpair, then the descriptors passed. */
 #define WLINK_CHANNEL_FD	3
 #define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
-#define WLINK_MAX_PASSED	7	/* adoption socket, kernel, initrd, 4 disks */
+#define WLINK_MAX_PASSED	8	/* adoption socket, kernel, initrd, 4 disks,
+					   a TAP */
 
 struct wlink_ops {
 	/* An event line from the worker; msg is borrowed. */

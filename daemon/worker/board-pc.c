@@ -12,6 +12,7 @@
 #include "rtc.h"
 #include "uart.h"
 #include "virtio-blk.h"
+#include "virtio-net.h"
 #include "virtio-rng.h"
 
 static void *
@@ -65,6 +66,18 @@ board_has_rng(const struct board_backends *be)
 	return be->rng;
 }
 
+static void *
+board_net_new(const struct device_host *host, const struct board_backends *be)
+{
+	return virtio_net_new(host, &be->net);
+}
+
+static bool
+board_has_net(const struct board_backends *be)
+{
+	return be->has_net;
+}
+
 /* disk<n>: one function each, made while the definition has n + 1. */
 #define BOARD_DISK(n)							\
 static void *								\
@@ -91,6 +104,7 @@ BOARD_DISK(3)
  */
 #define BOARD_SLOT_RNG		1
 #define BOARD_SLOT_DISK0	2	/* to 5 */
+#define BOARD_SLOT_NET		6
 
 #define BOARD_DISK_ENTRY(n)						\
 	{ .name = "disk" #n, .create = board_disk##n##_new,		\
@@ -131,6 +145,11 @@ const struct board_device board_pc[] = {
 	BOARD_DISK_ENTRY(1),
 	BOARD_DISK_ENTRY(2),
 	BOARD_DISK_ENTRY(3),
+	{ .name = "virtio-net", .create = board_net_new,
+	    .ops = &virtio_net_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_NET,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_NET, 0) }, .nirqs = 1,
+	    .present = board_has_net },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -14,6 +14,7 @@
 #include "device.h"
 #include "devhost.h"
 #include "blk-backend.h"
+#include "net-backend.h"
 #include "pci-host.h"
 #include "rtc.h"
 #include "uart.h"
@@ -34,6 +35,9 @@ struct board_backends {
 	/* Disks, each a virtio-blk (the backends belong to the worker). */
 	struct blk_backend disk[BOARD_MAX_DISKS];
 	unsigned int ndisks;
+	/* A virtio-net when has_net (the backend belongs to the worker). */
+	struct net_backend net;
+	bool has_net;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

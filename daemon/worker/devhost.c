@@ -3,8 +3,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/queue.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devhost.h"
 #include "exit-stats.h"
@@ -358,6 +360,92 @@ devhost_msi(void *ctx, uint64_t addr, uint32_t data)
 	return kvm_signal_msi(dd->dh->cfg.vm_fd, addr, data);
 }
 
+/* The loop: the guest rang; the device takes every ring at once. */
+static void
+devhost_bell_rang(evutil_socket_t fd, short what, void *arg)
+{
+	struct devhost_bell *b = arg;
+	uint64_t n;
+
+	if (read(b->efd, &n, sizeof(n)) != sizeof(n))
+		return;
+	pthread_mutex_lock(b->dd->lock);
+	b->dd->bell_rings++;
+	b->fn(b->dev, b->id);
+	pthread_mutex_unlock(b->dd->lock);
+}
+
+static int
+devhost_doorbell(void *ctx, unsigned int bar, uint64_t offset,
+    unsigned int size, device_doorbell_fn fn, void *dev, unsigned int id)
+{
+	struct devhost_device *dd = ctx;
+	struct devhost_bell *b;
+
+	if (dd->nbells == DEVHOST_MAX_BELLS)
+		return -ENOSPC;
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return -EINVAL;
+	b = &dd->bell[dd->nbells];
+	*b = (struct devhost_bell){ .dd = dd, .bar = bar, .offset = offset,
+	    .size = size, .fn = fn, .dev = dev, .id = id };
+	if ((b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	b->ev = event_new(dd->dh->cfg.base, b->efd, EV_READ | EV_PERSIST,
+	    devhost_bell_rang, b);
+	if (b->ev == NULL || event_add(b->ev, NULL) < 0) {
+		if (b->ev != NULL)
+			event_free(b->ev);
+		close(b->efd);
+		return -ENOMEM;
+	}
+	dd->nbells++;
+	return 0;
+}
+
+void
+devhost_device_bar(struct devhost_device *dd, unsigned int bar, bool on,
+    uint64_t base)
+{
+	int vm_fd = dd->dh->cfg.vm_fd;
+	unsigned int i;
+
+	for (i = 0; i < dd->nbells; i++) {
+		struct devhost_bell *b = &dd->bell[i];
+
+		if (b->bar != bar)
+			continue;
+		if (b->assigned)
+			kvm_ioeventfd(vm_fd, b->addr, b->size, b->efd, false);
+		b->assigned = false;
+		if (!on)
+			continue;
+		b->addr = base + b->offset;
+		if (kvm_ioeventfd(vm_fd, b->addr, b->size, b->efd, true) == 0)
+			b->assigned = true;
+		else
+			__atomic_add_fetch(&dd->bell_failures, 1,
+			    __ATOMIC_RELAXED);
+	}
+}
+
+void
+devhost_device_fini(struct devhost_device *dd)
+{
+	unsigned int i;
+
+	for (i = 0; i < dd->nbells; i++) {
+		struct devhost_bell *b = &dd->bell[i];
+
+		if (b->assigned)
+			kvm_ioeventfd(dd->dh->cfg.vm_fd, b->addr, b->size,
+			    b->efd, false);
+		event_free(b->ev);
+		close(b->efd);
+	}
+	dd->nbells = 0;
+}
+
 static void
 devhost_lock(void *ctx)
 {
@@ -373,6 +461,7 @@ devhost_unlock(void *ctx)
 static const struct device_host_ops devhost_ops = {
 	.irq_set = devhost_irq_set,
 	.msi = devhost_msi,
+	.doorbell = devhost_doorbell,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
 	.timer_cancel = devhost_timer_cancel,

@@ -32,6 +32,7 @@
 #include "device.h"
 
 #define DEVHOST_MAX_LINES	4
+#define DEVHOST_MAX_BELLS	4	/* doorbells per device */
 #define DEVHOST_LATE_BUCKETS	5	/* < 10 us, 100 us, 1 ms, 10 ms, more */
 
 /* Guest RAM, as devices may reach it. */
@@ -67,6 +68,29 @@ struct devhost_stats {
 
 struct devhost;
 
+/*
+ * A doorbell (device.h): an eventfd that KVM signals for the guest's
+ * writes at bar + offset while the BAR is mapped, read by an event on
+ * the loop.  The event lives as long as the device: a BAR that moves
+ * only moves the KVM registration (an ioctl from the vCPU thread that
+ * moved it), so no event is ever added or freed off the loop's thread
+ * (event_free there would wait for a running callback that waits for
+ * the device's lock).
+ */
+struct devhost_bell {
+	struct devhost_device *dd;
+	int efd;
+	struct event *ev;
+	unsigned int bar;
+	uint64_t offset;
+	unsigned int size;
+	device_doorbell_fn fn;
+	void *dev;
+	unsigned int id;
+	bool assigned;			/* with KVM, at addr */
+	uint64_t addr;
+};
+
 struct devhost_device {
 	struct device_host host;	/* what the device is given */
 	struct devhost *dh;
@@ -74,6 +98,10 @@ struct devhost_device {
 	pthread_mutex_t *lock;		/* the device's lock */
 	unsigned int gsi[DEVHOST_MAX_LINES];
 	unsigned int nlines;
+	struct devhost_bell bell[DEVHOST_MAX_BELLS];
+	unsigned int nbells;
+	uint64_t bell_rings;		/* doorbell wake-ups on the loop */
+	uint64_t bell_failures;		/* KVM refused a registration */
 };
 
 int	devhost_new(struct devhost **out, const struct devhost_config *cfg);
@@ -84,6 +112,16 @@ void	devhost_free(struct devhost *dh);
 void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
 	    const char *name, pthread_mutex_t *lock, const unsigned int *gsi,
 	    unsigned int nlines);
+
+/* After the device is freed: its doorbells go.  Loop thread. */
+void	devhost_device_fini(struct devhost_device *dd);
+/*
+ * BAR bar of dd's device is now at base (on) or nowhere: its doorbells
+ * follow.  From the thread that moved it (a vCPU), serialized by the
+ * host bridge; never waits for the loop.
+ */
+void	devhost_device_bar(struct devhost_device *dd, unsigned int bar,
+	    bool on, uint64_t base);
 
 /* The VM clock stops while the guest is paused; loop thread only. */
 void	devhost_pause(struct devhost *dh);

@@ -291,6 +291,8 @@ guest_fini(struct worker *w)
 		blk_file_free(w->disks[i]);
 		w->disks[i] = NULL;
 	}
+	net_tap_free(w->net);
+	w->net = NULL;
 	if (w->hold_ev != NULL)
 		event_free(w->hold_ev);
 	free(w->kernel);

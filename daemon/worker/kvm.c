@@ -121,6 +121,21 @@ kvm_set_identity_map_addr(int vm_fd, uint64_t addr)
 }
 
 int
+kvm_ioeventfd(int vm_fd, uint64_t addr, unsigned int len, int efd,
+    bool assign)
+{
+	struct kvm_ioeventfd io = {
+		.addr = addr,
+		.len = len,
+		.fd = efd,
+		.flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN,
+	};
+	int ret = kvm_ioctl(vm_fd, KVM_IOEVENTFD, &io);
+
+	return ret < 0 ? ret : 0;
+}
+
+int
 kvm_signal_msi(int vm_fd, uint64_t addr, uint32_t data)
 {
 	struct kvm_msi msi = {

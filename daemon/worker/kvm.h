@@ -6,6 +6,7 @@
 #ifndef VMMD_KVM_H
 #define VMMD_KVM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/kvm.h>
 
@@ -33,6 +34,12 @@ int kvm_set_identity_map_addr(int vm_fd, uint64_t addr);
  * last edge), < 0 masked or otherwise not delivered.
  */
 int kvm_irq_line(int vm_fd, uint32_t gsi, int level, int *status);
+/*
+ * KVM_IOEVENTFD: signal efd for writes of len bytes at guest physical
+ * addr (assign), or stop (deassign).  0 or -errno.
+ */
+int kvm_ioeventfd(int vm_fd, uint64_t addr, unsigned int len, int efd,
+    bool assign);
 /* KVM_SIGNAL_MSI: 0 (delivered or blocked by the guest) or -errno. */
 int kvm_signal_msi(int vm_fd, uint64_t addr, uint32_t data);
 int kvm_create_vcpu(int vm_fd, unsigned int id);

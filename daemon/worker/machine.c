@@ -69,6 +69,17 @@ machine_system_request(void *opaque, const char *device,
 	    MACHINE_POWEROFF : MACHINE_RESET_DEVICE, device, NULL);
 }
 
+/* The PCI bus moved a device's BAR: its doorbells follow. */
+static void
+machine_bar_moved(void *ctx, struct vdev *vdev, unsigned int bar, bool on,
+    uint64_t base)
+{
+	struct machine_device *md = (struct machine_device *)((char *)vdev -
+	    offsetof(struct machine_device, vdev));
+
+	devhost_device_bar(&md->host, bar, on, base);
+}
+
 static int
 machine_add_device(struct machine *m, struct machine_device *md,
     const struct board_device *bd, char *err, size_t errlen)
@@ -135,6 +146,8 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 		return ret;
 	}
 	pcibus_init(&m->pci, &m->pio, &m->mmio);
+	m->pci.bar_moved = machine_bar_moved;
+	m->pci.bar_ctx = m;
 	pcibus_host_ops(&m->pci, &m->backends.pci);
 	m->devs = calloc(board_pc_size, sizeof(*m->devs));
 	if (m->devs == NULL) {
@@ -565,8 +578,10 @@ machine_free(struct machine *m)
 		free(m->vcpus);
 	}
 	/* Devices free their timers, so before the device host. */
-	for (d = 0; d < m->ndevs; d++)
+	for (d = 0; d < m->ndevs; d++) {
 		vdev_destroy(&m->devs[d].vdev);
+		devhost_device_fini(&m->devs[d].host);
+	}
 	free(m->devs);
 	devhost_free(m->dh);
 	iobus_destroy(&m->pio);

@@ -78,6 +78,8 @@ pcibus_remap(struct pcibus *pb, struct pcibus_slot *s, unsigned int bar,
 	if (old->on) {
 		bus = old->type == PCI_BAR_IO ? pb->pio : pb->mmio;
 		iobus_unregister(bus, old->base, s->vdev);
+		if (old->type != PCI_BAR_IO && pb->bar_moved != NULL)
+			pb->bar_moved(pb->bar_ctx, s->vdev, bar, false, 0);
 	}
 	*old = *now;
 	if (!now->on)
@@ -87,7 +89,10 @@ pcibus_remap(struct pcibus *pb, struct pcibus_slot *s, unsigned int bar,
 	    PCI_BAR_OFFSET(bar)) < 0) {
 		old->on = false;
 		pb->map_failures++;
+		return;
 	}
+	if (now->type != PCI_BAR_IO && pb->bar_moved != NULL)
+		pb->bar_moved(pb->bar_ctx, s->vdev, bar, true, now->base);
 }
 
 static int

@@ -13,6 +13,7 @@
 #ifndef VMMD_PCIBUS_H
 #define VMMD_PCIBUS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "iobus.h"
@@ -31,6 +32,14 @@ struct pcibus {
 	struct iobus *mmio;
 	struct pcibus_slot slot[PC_PCI_SLOTS];
 	uint64_t map_failures;		/* BARs placed over something else */
+	/*
+	 * Optional: a function's memory BAR is now at base (on) or nowhere,
+	 * for what must follow it (doorbells).  From the thread that moved
+	 * it, under the host bridge's lock, no device lock held.
+	 */
+	void (*bar_moved)(void *ctx, struct vdev *vdev, unsigned int bar,
+	    bool on, uint64_t base);
+	void *bar_ctx;
 };
 
 void pcibus_init(struct pcibus *pb, struct iobus *pio, struct iobus *mmio);

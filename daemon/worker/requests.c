@@ -10,6 +10,7 @@
  * what needs the machine says it has stopped.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -150,6 +151,45 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
 	return 0;
 }
 
+/*
+ * worker.boot's net: {"fd": N, "tap": NAME, "mac": MAC}, a TAP the
+ * supervisor attached (see net-tap.h), for a virtio-net.
+ */
+static int
+worker_net(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *o;
+	const char *tap, *mac;
+	char name[IFNAMSIZ];
+	uint8_t addr[6];
+	int64_t fd;
+	int ret;
+
+	if (!json_object_object_get_ex(args, "net", &o) || o == NULL)
+		return 0;
+	if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err, errlen) < 0 ||
+	    proto_arg_string(o, "tap", 1, &tap, err, errlen) < 0 ||
+	    proto_arg_string(o, "mac", 1, &mac, err, errlen) < 0)
+		return -EINVAL;
+	if (proto_parse_mac(mac, addr) < 0 || (addr[0] & 1)) {
+		snprintf(err, errlen, "net: mac: expected a unicast address "
+		    "as xx:xx:xx:xx:xx:xx");
+		return -EINVAL;
+	}
+	ret = net_tap_new(&w->net, w->base, (int)fd, addr,
+	    &w->cfg.backends.net, name);
+	if (ret < 0) {
+		snprintf(err, errlen, "net: tap %s: %s", tap,
+		    ret == -EINVAL ? "not a TAP device with virtio headers" :
+		    strerror(-ret));
+		return ret;
+	}
+	w->cfg.backends.has_net = true;
+	log_debug("%s: net on tap %s, mac %s", w->name, name, mac);
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
@@ -252,6 +292,9 @@ worker_cmd_boot(struct worker_request *r)
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->cfg.backends.rng = rng != 0;
 	if ((ret = worker_disks(w, r->args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_net(w, r->args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(on_reboot, "stop") == 0;

@@ -20,6 +20,7 @@
 #include "display.h"
 #include "link.h"
 #include "machine.h"
+#include "net-tap.h"
 #include "relink.h"
 
 struct worker {
@@ -52,6 +53,7 @@ struct worker {
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
+	struct net_tap *net;		/* cfg.backends.net */
 	uint64_t reboots;
 	/* Exit statistics (stats.c): wanted on, ticks to time, since when. */
 	bool xs_on;

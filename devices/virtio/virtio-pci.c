@@ -61,6 +61,28 @@ virtio_pci_reset_queues(struct virtio_pci *vp)
 	}
 }
 
+/* The driver notified queue q (4.1.4.4): a register write or a doorbell. */
+static void
+virtio_pci_kick(struct virtio_pci *vp, unsigned int q)
+{
+	if (q >= vp->ops->nqueues || !vp->qcfg[q].enable ||
+	    !(vp->status & VIRTIO_STATUS_DRIVER_OK)) {
+		vp->bad_accesses++;
+		return;
+	}
+	vp->kicks++;
+	vp->ops->notify(vp, q);
+}
+
+static void
+virtio_pci_doorbell(void *dev, unsigned int q)
+{
+	struct virtio_pci *vp = dev;
+
+	vp->doorbell_kicks++;
+	virtio_pci_kick(vp, q);
+}
+
 int
 virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
     const struct virtio_dev_ops *ops)
@@ -120,6 +142,15 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 	pci_config_set32(&vp->pc, (unsigned int)at + 16,
 	    VIRTIO_PCI_NOTIFY_MULT);
 	virtio_pci_reset_queues(vp);
+	/*
+	 * Doorbells where the host has them: Linux notifies with a 16-bit
+	 * write (vp_notify()), which then never leaves the kernel.
+	 */
+	for (unsigned int q = 0; q < ops->nqueues; q++)
+		if (device_doorbell(host, VIRTIO_PCI_BAR, VIRTIO_PCI_NOTIFY +
+		    VIRTIO_PCI_NOTIFY_MULT * q, 2, virtio_pci_doorbell, vp,
+		    q) == 0)
+			vp->doorbells++;
 	return 0;
 }
 
@@ -357,7 +388,11 @@ virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
 	    !virtio_pci_has(vp, VIRTIO_F_VERSION_1)))
 		v &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
 	/* The driver cannot clear what only a reset clears. */
+	bool was_ok = vp->status & VIRTIO_STATUS_DRIVER_OK;
 	vp->status = (uint8_t)(v | (vp->status & VIRTIO_STATUS_NEEDS_RESET));
+	if (!was_ok && (vp->status & VIRTIO_STATUS_DRIVER_OK) &&
+	    vp->ops->driver_ok != NULL)
+		vp->ops->driver_ok(vp);
 }
 
 static void
@@ -498,13 +533,7 @@ virtio_pci_write(void *dev, uint64_t offset, const void *data,
 	} else if (off >= VIRTIO_PCI_NOTIFY) {
 		q = (unsigned int)((off - VIRTIO_PCI_NOTIFY) /
 		    VIRTIO_PCI_NOTIFY_MULT);
-		if (q >= vp->ops->nqueues || !vp->qcfg[q].enable ||
-		    !(vp->status & VIRTIO_STATUS_DRIVER_OK)) {
-			vp->bad_accesses++;
-			return;
-		}
-		vp->kicks++;
-		vp->ops->notify(vp, q);
+		virtio_pci_kick(vp, q);
 	} else if (off >= VIRTIO_PCI_DEVICE &&
 	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
 		if (vp->ops->config_write != NULL)
@@ -529,6 +558,9 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 
 	device_diag_put(d, "status", vp->status, DEVICE_DIAG_HEX);
 	device_diag_put(d, "features", vp->driver_features, DEVICE_DIAG_HEX);
+	device_diag_put(d, "doorbells", vp->doorbells, DEVICE_DIAG_UINT);
+	device_diag_put(d, "doorbell_kicks", vp->doorbell_kicks,
+	    DEVICE_DIAG_UINT);
 	device_diag_put(d, "kicks", vp->kicks, DEVICE_DIAG_UINT);
 	device_diag_put(d, "interrupts", vp->interrupts, DEVICE_DIAG_UINT);
 	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);

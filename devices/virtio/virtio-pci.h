@@ -12,6 +12,11 @@
  * device status, queue setup (virtqueue.h) and interrupts; the device
  * sees kicks and its own configuration space.
  *
+ * Notifications: a write to a queue's doorbell in the notification
+ * area, which the device host turns into a kick on its event loop
+ * without a user-space exit when it can (device_doorbell()), or else
+ * takes as a register write on the vCPU thread.
+ *
  * Interrupts: MSI-X (PCI 3.0 6.8) once the driver enables it, one vector
  * per queue and one for configuration changes at most, sent through the
  * device host (device_msi()); a masked vector's interrupt is kept
@@ -74,6 +79,11 @@ struct virtio_dev_ops {
 	    const void *data, unsigned int size);
 	/* The driver kicked queue q (enabled, DRIVER_OK set). */
 	void (*notify)(struct virtio_pci *vp, unsigned int q);
+	/*
+	 * Optional: the driver set DRIVER_OK; its features are final
+	 * (virtio_pci_has()).
+	 */
+	void (*driver_ok)(struct virtio_pci *vp);
 	/* The driver reset the device; queues are already forgotten. */
 	void (*reset)(struct virtio_pci *vp);
 };
@@ -108,8 +118,10 @@ struct virtio_pci {
 	uint32_t pba;
 	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
 	struct virtq vq[VIRTIO_PCI_MAX_QUEUES];
+	unsigned int doorbells;		/* queues notified through the host */
 	/* Diagnostics. */
 	uint64_t kicks;
+	uint64_t doorbell_kicks;	/* ... of which through a doorbell */
 	uint64_t interrupts;
 	uint64_t msi_pending;		/* sent late: the vector was masked */
 	uint64_t bad_accesses;

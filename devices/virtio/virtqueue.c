@@ -128,6 +128,18 @@ virtq_walk_indirect(struct virtq *vq, struct virtq_chain *c,
 	}
 }
 
+void
+virtq_unpop(struct virtq *vq, uint16_t n)
+{
+	if (!vq->enabled || vq->broken)
+		return;
+	vq->last_avail = (uint16_t)(vq->last_avail - n);
+	if (vq->event_idx)	/* the next buffer added kicks */
+		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
+		    __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE),
+		    __ATOMIC_RELEASE);
+}
+
 int
 virtq_pop(struct virtq *vq, struct virtq_chain *c)
 {

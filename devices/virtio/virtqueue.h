@@ -103,6 +103,12 @@ void virtq_reset(struct virtq *vq);
  * the rules (see above): the queue is broken from then on.
  */
 int virtq_pop(struct virtq *vq, struct virtq_chain *c);
+/*
+ * Give the last n chains popped back to the available ring, unused (a
+ * device that found too little room for what it has to deliver), and
+ * ask the driver to kick when it adds a buffer (2.7.10).
+ */
+void virtq_unpop(struct virtq *vq, uint16_t n);
 /* Return a chain to the driver with len bytes written into it. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
 /*

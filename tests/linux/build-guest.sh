@@ -17,7 +17,7 @@
 #   cmdline             the guest's default kernel command line
 #   release             the kernel release (uname -r)
 #   busybox             busybox-static, for the nested test host
-#   host-modules/       the test host's KVM modules (*.ko, decompressed)
+#   host-modules/       the test host's KVM and TAP modules (*.ko, decompressed)
 #                       and "order", the order to insmod them in
 #
 # Packages are downloaded with apt-get download and unpacked with dpkg-deb
@@ -32,11 +32,11 @@ cache=${VMMD_CACHE:-$top/.cache}
 out=${1:-$cache/linux-guest}
 
 # The modules the guest loads at boot (with their dependencies) and the
-# ones the test host needs for /dev/kvm.  button and evdev: the ACPI power
-# button as an input device acpid reads.
+# ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices).
+# button and evdev: the ACPI power button as an input device acpid reads.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
     virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev"
-host_modules="kvm_amd kvm_intel"
+host_modules="kvm_amd kvm_intel tun"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
 

@@ -130,6 +130,24 @@ fake_system_request(void *ctx, enum device_system_request req)
 		fh->poweroffs++;
 }
 
+static int
+fake_doorbell(void *ctx, unsigned int bar, uint64_t offset,
+    unsigned int size, device_doorbell_fn fn, void *dev, unsigned int id)
+{
+	struct fake_host *fh = ctx;
+
+	if (fh->nbells == FAKE_HOST_BELLS)
+		return -ENOSPC;
+	fh->bell[fh->nbells].bar = bar;
+	fh->bell[fh->nbells].offset = offset;
+	fh->bell[fh->nbells].size = size;
+	fh->bell[fh->nbells].fn = fn;
+	fh->bell[fh->nbells].dev = dev;
+	fh->bell[fh->nbells].id = id;
+	fh->nbells++;
+	return 0;
+}
+
 const struct device_host_ops fake_host_ops = {
 	.irq_set = fake_irq_set,
 	.timer_new = fake_timer_new,
@@ -141,6 +159,7 @@ const struct device_host_ops fake_host_ops = {
 	.guest_mem = fake_guest_mem,
 	.system_request = fake_system_request,
 	.msi = fake_msi,
+	.doorbell = fake_doorbell,
 	.lock = fake_lock,
 	.unlock = fake_unlock,
 };

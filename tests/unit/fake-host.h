@@ -21,6 +21,7 @@
 
 #define FAKE_HOST_LINES		4
 #define FAKE_HOST_TIMERS	8
+#define FAKE_HOST_BELLS		8
 
 struct device_timer {
 	struct fake_host *fh;
@@ -44,6 +45,14 @@ struct fake_host {
 	uint64_t msi_addr;
 	uint32_t msi_data;
 	int raise_status;	/* what a rising edge returns; DELIVERED */
+	/* Doorbells the device asked for; the test rings them by hand. */
+	struct {
+		unsigned int bar, size, id;
+		uint64_t offset;
+		device_doorbell_fn fn;
+		void *dev;
+	} bell[FAKE_HOST_BELLS];
+	unsigned int nbells;
 
 	/* Clocks. */
 	int64_t vm_now;

@@ -376,6 +376,85 @@ test_disks(void)
 }
 
 static void
+test_net(void)
+{
+	static const char *const bad[][2] = {
+		{ "{\"name\":\"a\",\"net\":\"tap0\"}", "net: expected" },
+		{ "{\"name\":\"a\",\"net\":{}}", "tap" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\",\"x\":1}}",
+		    "unknown argument 'x'" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"\"}}", "1 to 15" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"0123456789abcdef\"}}",
+		    "1 to 15" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"..\"}}", "1 to 15" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"a/b\"}}",
+		    "not an interface name" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"a b\"}}",
+		    "not an interface name" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\","
+		    "\"mac\":\"01:00:5e:00:00:01\"}}", "not a unicast" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\","
+		    "\"mac\":\"02:00:00:00:00\"}}", "not a unicast" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\","
+		    "\"mac\":\"02:00:00:00:00:0g\"}}", "not a unicast" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\","
+		    "\"mac\":\"02:00:00:00:00:001\"}}", "not a unicast" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\","
+		    "\"mac\":\" 2:00:00:00:00:01\"}}", "not a unicast" },
+	};
+	struct vm_def *def = NULL, *other = NULL;
+	struct json_object *obj, *net, *mac;
+	uint8_t m[6], m2[6];
+	char err[256];
+	size_t i;
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"net\":{\"tap\":\"vm-a\","
+	    "\"mac\":\"52:54:00:AB:cd:01\"}}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && strcmp(def->net_tap, "vm-a") == 0 &&
+	    def->net_has_mac, "a TAP and a MAC: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		config_net_mac(def, m);
+		tap_ok(m[0] == 0x52 && m[3] == 0xab && m[5] == 0x01,
+		    "the MAC given");
+		obj = config_to_json(def, 0);
+		tap_ok(json_object_object_get_ex(obj, "net", &net) &&
+		    json_object_object_get_ex(net, "mac", &mac) &&
+		    strcmp(json_object_get_string(mac), "52:54:00:ab:cd:01") ==
+		    0, "shown as it is used");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"web\",\"net\":{\"tap\":\"t0\"}}", 0,
+	    &def, err, sizeof(err));
+	tap_ok(rc == 0 && parse_text("{\"name\":\"web2\",\"net\":"
+	    "{\"tap\":\"t0\"}}", 0, &other, err, sizeof(err)) == 0,
+	    "TAPs without a MAC");
+	if (def != NULL && other != NULL) {
+		config_net_mac(def, m);
+		config_net_mac(def, m2);
+		tap_ok(memcmp(m, m2, 6) == 0 && (m[0] & 3) == 2,
+		    "a generated MAC: stable, local, unicast");
+		config_net_mac(other, m2);
+		tap_ok(memcmp(m, m2, 6) != 0, "another name, another MAC");
+	}
+	config_def_free(def);
+	config_def_free(other);
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->net_tap[0] == '\0', "no network by default");
+	if (rc == 0)
+		config_def_free(def);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		def = NULL;
+		rc = parse_text(bad[i][0], 0, &def, err, sizeof(err));
+		tap_ok(rc == -EINVAL && strstr(err, bad[i][1]) != NULL,
+		    "refused: %s", err);
+		if (rc == 0)
+			config_def_free(def);
+	}
+}
+
+static void
 test_lost_ticks(void)
 {
 	struct vm_def *def = NULL;
@@ -980,6 +1059,7 @@ main(void)
 	test_lost_ticks();
 	test_rng();
 	test_disks();
+	test_net();
 	test_roundtrip();
 	test_reload();
 

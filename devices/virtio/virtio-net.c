@@ -1,0 +1,401 @@
+/* See virtio-net.h; section numbers are Virtio 1.2's. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "virtio-net.h"
+#include "virtio-pci.h"
+
+/* Feature bits (5.1.3). */
+#define VIRTIO_NET_F_CSUM		0
+#define VIRTIO_NET_F_GUEST_CSUM		1
+#define VIRTIO_NET_F_MAC		5
+#define VIRTIO_NET_F_GUEST_TSO4		7
+#define VIRTIO_NET_F_GUEST_TSO6		8
+#define VIRTIO_NET_F_GUEST_ECN		9
+#define VIRTIO_NET_F_HOST_TSO4		11
+#define VIRTIO_NET_F_HOST_TSO6		12
+#define VIRTIO_NET_F_HOST_ECN		13
+#define VIRTIO_NET_F_MRG_RXBUF		15
+#define VIRTIO_NET_F_STATUS		16
+
+/* The header (5.1.6). */
+#define VIRTIO_NET_HDR_F_NEEDS_CSUM	1
+#define VIRTIO_NET_HDR_GSO_NONE		0
+#define VIRTIO_NET_HDR_GSO_TCPV4	1
+#define VIRTIO_NET_HDR_GSO_TCPV6	4
+#define VIRTIO_NET_HDR_GSO_ECN		0x80
+
+#define VIRTIO_NET_S_LINK_UP		1
+
+#define RXQ		0
+#define TXQ		1
+#define CFG_SIZE	10	/* mac, status, max_virtqueue_pairs (5.1.4) */
+/* Frames taken per wake-up before the loop gets its turn back. */
+#define RX_BUDGET	64
+
+struct virtio_net_hdr {
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t hdr_len;
+	uint16_t gso_size;
+	uint16_t csum_start;
+	uint16_t csum_offset;
+	uint16_t num_buffers;
+};
+
+struct virtio_net {
+	struct virtio_pci vp;		/* first: the transport's view */
+	const struct device_host *host;
+	struct net_backend be;
+	bool watching;			/* the backend calls us on frames */
+	struct virtq_chain chain;
+	size_t rxlen;			/* a received frame waits in rxbuf */
+	/* Diagnostics. */
+	uint64_t rx_frames, rx_bytes, rx_dropped, rx_starved, rx_errors;
+	uint64_t tx_frames, tx_bytes, tx_bad, tx_errors;
+	uint8_t rxbuf[VIRTIO_NET_FRAME_MAX];
+};
+
+static bool
+virtio_net_has(const struct virtio_net *n, unsigned int bit)
+{
+	return virtio_pci_has(&n->vp, bit);
+}
+
+/*
+ * May the driver send a frame of len bytes (after the header) with
+ * header h?  Only what it negotiated (5.1.6.2), and a checksum inside
+ * the frame.
+ */
+static bool
+virtio_net_tx_ok(const struct virtio_net *n, const struct virtio_net_hdr *h,
+    uint64_t len)
+{
+	uint8_t gso = h->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+
+	if (h->flags & ~VIRTIO_NET_HDR_F_NEEDS_CSUM)
+		return false;
+	if ((h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+	    (!virtio_net_has(n, VIRTIO_NET_F_CSUM) ||
+	    (uint64_t)h->csum_start + h->csum_offset + 2 > len))
+		return false;
+	if ((h->gso_type & VIRTIO_NET_HDR_GSO_ECN) &&
+	    !virtio_net_has(n, VIRTIO_NET_F_HOST_ECN))
+		return false;
+	switch (gso) {
+	case VIRTIO_NET_HDR_GSO_NONE:
+		return h->gso_type == VIRTIO_NET_HDR_GSO_NONE;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		if (!virtio_net_has(n, VIRTIO_NET_F_HOST_TSO4))
+			return false;
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		if (!virtio_net_has(n, VIRTIO_NET_F_HOST_TSO6))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	/* Segmentation needs the checksum offload and a segment size. */
+	return (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && h->gso_size != 0;
+}
+
+static void
+virtio_net_tx(struct virtio_net *n)
+{
+	struct virtq *vq = &n->vp.vq[TXQ];
+	struct virtio_net_hdr h;
+	int ret;
+
+	while ((ret = virtq_pop(vq, &n->chain)) > 0) {
+		uint64_t len = n->chain.out_len - VIRTIO_NET_HDR_LEN;
+
+		if (n->chain.out_len < VIRTIO_NET_HDR_LEN ||
+		    n->chain.out_len > VIRTIO_NET_FRAME_MAX ||
+		    virtq_chain_read(&n->chain, 0, &h, sizeof(h)) !=
+		    sizeof(h) || !virtio_net_tx_ok(n, &h, len)) {
+			n->tx_bad++;
+		} else if (n->be.ops->send(n->be.ctx, n->chain.iov,
+		    n->chain.nout) < 0) {
+			n->tx_errors++;
+		} else {
+			n->tx_frames++;
+			n->tx_bytes += len;
+		}
+		virtq_push(vq, n->chain.head, 0);
+	}
+	if (ret < 0)
+		virtio_pci_needs_reset(&n->vp);
+	virtio_pci_queue_done(&n->vp, TXQ);
+}
+
+enum rx_result {
+	RX_DONE,	/* delivered, or lost for good */
+	RX_NO_ROOM,	/* the driver must give buffers first */
+};
+
+/*
+ * Deliver the frame in rxbuf: count the buffers it needs, give them
+ * back, then fill that many (so that num_buffers is known before the
+ * first is written).  A guest that changes its ring in between
+ * confuses only itself: every chain is checked again.
+ */
+static enum rx_result
+virtio_net_rx_one(struct virtio_net *n)
+{
+	struct virtq *vq = &n->vp.vq[RXQ];
+	bool mrg = virtio_net_has(n, VIRTIO_NET_F_MRG_RXBUF);
+	uint64_t room = 0;
+	uint16_t k = 0, i;
+	size_t off = 0, len;
+	int ret;
+
+	while (room < n->rxlen) {
+		if ((ret = virtq_pop(vq, &n->chain)) < 0) {
+			virtio_pci_needs_reset(&n->vp);
+			return RX_NO_ROOM;
+		}
+		if (ret == 0)
+			break;
+		room += n->chain.in_len;
+		k++;
+		if (!mrg)
+			break;
+	}
+	virtq_unpop(vq, k);
+	if (room < n->rxlen) {
+		if (k == 0 || mrg)
+			return RX_NO_ROOM;
+		/* Buffers smaller than a frame: this frame cannot go. */
+		n->rx_dropped++;
+		n->rxlen = 0;
+		return RX_DONE;
+	}
+	memcpy(&n->rxbuf[10], &k, 2);	/* num_buffers (5.1.6.4) */
+	for (i = 0; i < k && off < n->rxlen; i++) {
+		if (virtq_pop(vq, &n->chain) <= 0) {
+			virtio_pci_needs_reset(&n->vp);
+			break;
+		}
+		len = virtq_chain_write(&n->chain, 0, &n->rxbuf[off],
+		    n->rxlen - off);
+		off += len;
+		virtq_push(vq, n->chain.head, (uint32_t)len);
+	}
+	n->rx_frames++;
+	n->rx_bytes += n->rxlen - VIRTIO_NET_HDR_LEN;
+	n->rxlen = 0;
+	return RX_DONE;
+}
+
+static bool
+virtio_net_rx_ready(const struct virtio_net *n)
+{
+	return (n->vp.status & VIRTIO_STATUS_DRIVER_OK) &&
+	    n->vp.qcfg[RXQ].enable && !n->vp.vq[RXQ].broken;
+}
+
+static void
+virtio_net_watch(struct virtio_net *n, bool on)
+{
+	/* Stopping is never skipped: a wake-up means the backend watches. */
+	if (on && n->watching)
+		return;
+	n->watching = on;
+	n->be.ops->watch(n->be.ctx, on);
+}
+
+/*
+ * Take frames from the backend while the driver has room: at most
+ * RX_BUDGET, then the loop's next turn brings us back.
+ */
+static void
+virtio_net_rx_run(struct virtio_net *n)
+{
+	unsigned int budget = RX_BUDGET;
+	ssize_t got;
+
+	while (budget-- > 0) {
+		if (!virtio_net_rx_ready(n)) {
+			virtio_net_watch(n, false);
+			break;
+		}
+		if (n->rxlen == 0) {
+			got = n->be.ops->recv(n->be.ctx, n->rxbuf,
+			    sizeof(n->rxbuf));
+			if (got == -EAGAIN)
+				break;
+			if (got < 0) {
+				n->rx_errors++;
+				break;
+			}
+			if (got <= VIRTIO_NET_HDR_LEN) {
+				n->rx_dropped++;
+				continue;
+			}
+			n->rxlen = (size_t)got;
+		}
+		if (virtio_net_rx_one(n) == RX_NO_ROOM) {
+			n->rx_starved++;
+			virtio_net_watch(n, false);
+			break;
+		}
+	}
+	virtio_pci_queue_done(&n->vp, RXQ);
+}
+
+/* The backend: frames wait.  On the loop's thread, no lock held. */
+static void
+virtio_net_rx(void *dev)
+{
+	struct virtio_net *n = dev;
+
+	device_lock(n->host);
+	virtio_net_rx_run(n);
+	device_unlock(n->host);
+}
+
+static void
+virtio_net_notify(struct virtio_pci *vp, unsigned int q)
+{
+	struct virtio_net *n = (struct virtio_net *)vp;
+
+	if (q == TXQ) {
+		virtio_net_tx(n);
+		return;
+	}
+	/* New receive buffers: deliver what waits, then watch again. */
+	if (n->watching)
+		return;
+	if (n->rxlen != 0) {
+		if (virtio_net_rx_one(n) == RX_NO_ROOM)
+			return;
+		virtio_pci_queue_done(vp, RXQ);
+	}
+	virtio_net_watch(n, true);
+}
+
+static void
+virtio_net_driver_ok(struct virtio_pci *vp)
+{
+	struct virtio_net *n = (struct virtio_net *)vp;
+	unsigned int off = 0;
+
+	if (virtio_net_has(n, VIRTIO_NET_F_GUEST_CSUM)) {
+		off |= NET_OFFLOAD_CSUM;
+		if (virtio_net_has(n, VIRTIO_NET_F_GUEST_TSO4))
+			off |= NET_OFFLOAD_TSO4;
+		if (virtio_net_has(n, VIRTIO_NET_F_GUEST_TSO6))
+			off |= NET_OFFLOAD_TSO6;
+		if ((off & (NET_OFFLOAD_TSO4 | NET_OFFLOAD_TSO6)) &&
+		    virtio_net_has(n, VIRTIO_NET_F_GUEST_ECN))
+			off |= NET_OFFLOAD_TSO_ECN;
+	}
+	if (n->be.ops->set_offload(n->be.ctx, off) < 0)
+		n->rx_errors++;
+	virtio_net_watch(n, true);
+}
+
+static void
+virtio_net_reset(struct virtio_pci *vp)
+{
+	struct virtio_net *n = (struct virtio_net *)vp;
+
+	/* The next wake-up finds no queue and stops watching. */
+	n->rxlen = 0;
+}
+
+static void
+virtio_net_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
+    unsigned int size)
+{
+	struct virtio_net *n = (struct virtio_net *)vp;
+	uint8_t cfg[CFG_SIZE] = { 0 };
+
+	memcpy(cfg, n->be.mac, 6);
+	cfg[6] = VIRTIO_NET_S_LINK_UP;
+	cfg[8] = 1;			/* one queue pair */
+	memcpy(data, &cfg[offset], size);
+}
+
+static const struct virtio_dev_ops virtio_net_ops = {
+	.type = 1,
+	.class_code = 0x020000,		/* Ethernet controller */
+	.nqueues = 2,
+	.queue_max = VIRTIO_NET_QUEUE,
+	.features = 1ULL << VIRTIO_NET_F_CSUM |
+	    1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
+	    1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+	    1ULL << VIRTIO_NET_F_GUEST_ECN | 1ULL << VIRTIO_NET_F_HOST_TSO4 |
+	    1ULL << VIRTIO_NET_F_HOST_TSO6 | 1ULL << VIRTIO_NET_F_HOST_ECN |
+	    1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS,
+	.config_size = CFG_SIZE,
+	.config_read = virtio_net_config_read,
+	.notify = virtio_net_notify,
+	.driver_ok = virtio_net_driver_ok,
+	.reset = virtio_net_reset,
+};
+
+struct virtio_net *
+virtio_net_new(const struct device_host *host, const struct net_backend *be)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+
+	if (n == NULL)
+		return NULL;
+	n->host = host;
+	n->be = *be;
+	if (virtio_pci_init(&n->vp, host, &virtio_net_ops) < 0) {
+		free(n);
+		return NULL;
+	}
+	n->be.ops->attach(n->be.ctx, virtio_net_rx, n);
+	return n;
+}
+
+void
+virtio_net_free(struct virtio_net *n)
+{
+	if (n == NULL)
+		return;
+	n->be.ops->attach(n->be.ctx, NULL, n);
+	free(n);
+}
+
+static void
+virtio_net_diag(void *dev, struct device_diag *d)
+{
+	struct virtio_net *n = dev;
+	uint64_t mac = 0;
+
+	for (unsigned int i = 0; i < 6; i++)
+		mac = mac << 8 | n->be.mac[i];
+	virtio_pci_diag(&n->vp, d);
+	device_diag_put(d, "mac", mac, DEVICE_DIAG_HEX);
+	device_diag_put(d, "watching", n->watching, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "rx_frames", n->rx_frames, DEVICE_DIAG_UINT);
+	device_diag_put(d, "rx_bytes", n->rx_bytes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "rx_dropped", n->rx_dropped, DEVICE_DIAG_UINT);
+	device_diag_put(d, "rx_starved", n->rx_starved, DEVICE_DIAG_UINT);
+	device_diag_put(d, "rx_errors", n->rx_errors, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_frames", n->tx_frames, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_bytes", n->tx_bytes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_bad", n->tx_bad, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_errors", n->tx_errors, DEVICE_DIAG_UINT);
+}
+
+static void
+virtio_net_ops_free(void *dev)
+{
+	virtio_net_free(dev);
+}
+
+const struct device_ops virtio_net_device_ops = {
+	.name = "virtio-net",
+	.read = virtio_pci_read,
+	.write = virtio_pci_write,
+	.diag = virtio_net_diag,
+	.pci = virtio_pci_config,
+	.free = virtio_net_ops_free,
+};

@@ -1,0 +1,44 @@
+/*
+ * virtio-net (Virtio 1.2, 5.1) on a struct net_backend: one receive and
+ * one transmit queue, a MAC address, link up, checksum and TCP
+ * segmentation offloads both ways, mergeable receive buffers.
+ *
+ * Transmit: each chain is the 12-byte header and the frame, handed to
+ * the backend as it lies in guest memory (no copy).  A header that asks
+ * for what the driver did not negotiate (a checksum or segmentation
+ * offload, an unknown GSO type, a checksum outside the frame) loses the
+ * frame, counted, as a bad frame on a wire would.
+ *
+ * Receive: the backend tells the device when frames wait (on the
+ * worker's loop); the device copies each into as many receive buffers
+ * as it needs (one without VIRTIO_NET_F_MRG_RXBUF) and sets num_buffers.
+ * With no room left the frame waits in the device, the device stops
+ * watching the backend and the driver's next receive kick resumes: no
+ * polling, no timer.  Offloads on received frames follow what the
+ * driver accepted (the backend's set_offload at DRIVER_OK).
+ *
+ * UFO is not offered: Linux stopped sending UDP fragmentation offload
+ * (4.14), and a guest without it loses nothing.  No control queue.
+ */
+#ifndef VMMD_VIRTIO_NET_H
+#define VMMD_VIRTIO_NET_H
+
+#include "device.h"
+#include "net-backend.h"
+
+#define VIRTIO_NET_QUEUE	256
+#define VIRTIO_NET_HDR_LEN	12
+/* The largest frame: a 64 KiB GSO frame, its Ethernet header, ours. */
+#define VIRTIO_NET_FRAME_MAX	(65550 + VIRTIO_NET_HDR_LEN)
+
+struct virtio_net;
+
+/* NULL on ENOMEM; be outlives the device. */
+struct virtio_net *virtio_net_new(const struct device_host *host,
+    const struct net_backend *be);
+/* Detaches from the backend; on the loop's thread.  NULL is fine. */
+void virtio_net_free(struct virtio_net *n);
+
+extern const struct device_ops virtio_net_device_ops;
+
+#endif

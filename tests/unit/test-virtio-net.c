@@ -1,0 +1,376 @@
+/*
+ * virtio-net behind the PCI transport, on a backend the test plays:
+ * the configuration, the offloads set at DRIVER_OK, frames sent from
+ * guest memory as they lie, headers that ask for what was not
+ * negotiated (lost, counted), received frames in one buffer and spread
+ * over mergeable buffers with num_buffers, a starved receive queue that
+ * stops watching until the driver's kick, a hostile receive chain, and
+ * the transport's doorbells (the kicks KVM takes in the kernel).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake-host.h"
+#include "pci-config.h"
+#include "tap.h"
+#include "virtio-net.h"
+#include "virtio-pci.h"
+
+#define RAM_BASE	0x100000ULL
+#define RAM_SIZE	(1u << 20)
+#define QSIZE		16
+#define DESC(q)		(RAM_BASE + 0x3000 * (q))
+#define AVAIL(q)	(DESC(q) + 0x1000)
+#define USED(q)		(DESC(q) + 0x2000)
+#define BUF		(RAM_BASE + 0x10000)
+
+/* Feature bits, as Linux's driver takes them. */
+#define F_CSUM		(1ULL << 0)
+#define F_GUEST_CSUM	(1ULL << 1)
+#define F_MAC		(1ULL << 5)
+#define F_GUEST_TSO4	(1ULL << 7)
+#define F_HOST_TSO4	(1ULL << 11)
+#define F_MRG_RXBUF	(1ULL << 15)
+#define F_V1		(1ULL << VIRTIO_F_VERSION_1)
+
+static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+static void *dev;
+
+/* The backend. */
+static struct {
+	unsigned int sends, niov, offload, offload_calls;
+	size_t sent_len;
+	uint8_t sent[4096];
+	uint8_t frame[8192];	/* the next one to receive */
+	size_t frame_len;	/* 0: none waits */
+	unsigned int frames;	/* how many of it */
+	net_rx_fn rx;
+	void *rx_dev;
+	bool watch;
+} be;
+
+static int
+be_send(void *ctx, const struct iovec *iov, unsigned int niov)
+{
+	be.sends++;
+	be.niov = niov;
+	be.sent_len = 0;
+	for (unsigned int i = 0; i < niov; i++) {
+		memcpy(be.sent + be.sent_len, iov[i].iov_base, iov[i].iov_len);
+		be.sent_len += iov[i].iov_len;
+	}
+	return 0;
+}
+
+static ssize_t
+be_recv(void *ctx, void *buf, size_t len)
+{
+	if (be.frames == 0)
+		return -EAGAIN;
+	be.frames--;
+	memcpy(buf, be.frame, be.frame_len < len ? be.frame_len : len);
+	return (ssize_t)(be.frame_len < len ? be.frame_len : len);
+}
+
+static int
+be_set_offload(void *ctx, unsigned int flags)
+{
+	be.offload = flags;
+	be.offload_calls++;
+	return 0;
+}
+
+static void
+be_attach(void *ctx, net_rx_fn rx, void *d)
+{
+	if (rx == NULL && be.rx_dev != d)
+		return;
+	be.rx = rx;
+	be.rx_dev = rx != NULL ? d : NULL;
+	be.watch = false;
+}
+
+static void
+be_watch(void *ctx, bool on)
+{
+	be.watch = on;
+}
+
+static const struct net_backend_ops be_ops = {
+	.send = be_send, .recv = be_recv, .set_offload = be_set_offload,
+	.attach = be_attach, .watch = be_watch,
+};
+
+static uint64_t
+rd(uint32_t off, unsigned int size)
+{
+	uint64_t v = 0;
+
+	virtio_net_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	return v;
+}
+
+static void
+wr(uint32_t off, uint64_t v, unsigned int size)
+{
+	virtio_net_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+}
+
+static void *
+gmem(uint64_t gpa)
+{
+	return fh.mem + (gpa - RAM_BASE);
+}
+
+/* Reset, negotiate, set both queues up: the status it ends with. */
+static uint8_t
+bring_up(uint64_t features)
+{
+	const uint8_t s = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
+
+	memset(fh.mem, 0, RAM_SIZE);
+	wr(0x14, 0, 1);
+	wr(0x14, s, 1);
+	wr(0x08, 0, 4);
+	wr(0x0c, (uint32_t)features, 4);
+	wr(0x08, 1, 4);
+	wr(0x0c, (uint32_t)(features >> 32), 4);
+	wr(0x14, s | VIRTIO_STATUS_FEATURES_OK, 1);
+	for (unsigned int q = 0; q < 2; q++) {
+		wr(0x16, q, 2);
+		wr(0x18, QSIZE, 2);
+		wr(0x20, DESC(q), 8);
+		wr(0x28, AVAIL(q), 8);
+		wr(0x30, USED(q), 8);
+		wr(0x1c, 1, 2);
+	}
+	wr(0x14, s | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK, 1);
+	return (uint8_t)rd(0x14, 1);
+}
+
+static uint16_t avail_slot[2];
+
+/* Offer head on queue q and kick. */
+static void
+offer(unsigned int q, uint16_t head)
+{
+	struct virtq_avail *a = gmem(AVAIL(q));
+
+	a->ring[avail_slot[q] % QSIZE] = head;
+	a->idx = ++avail_slot[q];
+	wr(VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * q, q, 2);
+}
+
+static struct virtq_desc *
+desc(unsigned int q)
+{
+	return gmem(DESC(q));
+}
+
+static struct virtq_used *
+used(unsigned int q)
+{
+	return gmem(USED(q));
+}
+
+/* Send a frame of len bytes after header h, in two descriptors. */
+static void
+send(const uint8_t h[12], size_t len)
+{
+	uint8_t *buf = gmem(BUF);
+
+	memcpy(buf, h, 12);
+	for (size_t i = 0; i < len; i++)
+		buf[12 + i] = (uint8_t)i;
+	desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT, 1 };
+	desc(1)[1] = (struct virtq_desc){ BUF + 12, (uint32_t)len, 0, 0 };
+	offer(1, 0);
+}
+
+/* A frame of len bytes after a plain header waits at the backend. */
+static void
+arrive(size_t len, unsigned int count)
+{
+	memset(be.frame, 0, 12);
+	for (size_t i = 0; i < len; i++)
+		be.frame[12 + i] = (uint8_t)(i * 7);
+	be.frame_len = 12 + len;
+	be.frames = count;
+}
+
+/* Post rx buffer i (one descriptor of len bytes at BUF + 0x2000 * i). */
+static void
+post(uint16_t i, uint32_t len)
+{
+	desc(0)[i] = (struct virtq_desc){ BUF + 0x2000u * i, len,
+	    VIRTQ_DESC_F_WRITE, 0 };
+	offer(0, i);
+}
+
+int
+main(void)
+{
+	struct net_backend nb = { .ops = &be_ops,
+	    .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 } };
+	struct pci_config *pc;
+	uint8_t h[12] = { 0 }, mac[6];
+	uint16_t nbuf;
+	bool same;
+
+	fh.mem = calloc(1, RAM_SIZE);
+	fh.mem_base = RAM_BASE;
+	fh.mem_size = RAM_SIZE;
+
+	dev = virtio_net_new(&fh.host, &nb);
+	tap_ok(dev != NULL && be.rx != NULL && be.rx_dev == dev,
+	    "device made and attached to its backend");
+	pc = virtio_net_device_ops.pci(dev);
+	tap_ok(pci_config_get16(pc, PCI_DEVICE_ID) == 0x1041 &&
+	    pc->cfg[PCI_CLASS_PROG + 2] == 0x02, "modern virtio-net IDs");
+	TAP_EQ(rd(0x12, 2), 2, "two queues");
+	tap_ok(fh.nbells == 2 && fh.bell[0].bar == 0 && fh.bell[0].size == 2 &&
+	    fh.bell[0].offset == VIRTIO_PCI_NOTIFY && fh.bell[1].offset ==
+	    VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT && fh.bell[1].id == 1,
+	    "a 16-bit doorbell per queue in the notification area");
+	for (unsigned int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)rd(VIRTIO_PCI_DEVICE + i, 1);
+	tap_ok(memcmp(mac, nb.mac, 6) == 0, "MAC in the configuration");
+	TAP_EQ(rd(VIRTIO_PCI_DEVICE + 6, 2), 1, "link up");
+	tap_ok(!be.watch, "no watching before the driver is ready");
+
+	TAP_EQ(bring_up(F_V1 | F_CSUM | F_GUEST_CSUM | F_GUEST_TSO4 |
+	    F_HOST_TSO4 | F_MAC | F_MRG_RXBUF), 0x0f, "driver OK");
+	tap_ok(be.offload_calls == 1 && be.offload ==
+	    (NET_OFFLOAD_CSUM | NET_OFFLOAD_TSO4),
+	    "offloads: checksum and TSO4, as negotiated");
+	tap_ok(be.watch, "watching for frames");
+
+	/* Transmit. */
+	send(h, 60);
+	tap_ok(be.sends == 1 && be.niov == 2 && be.sent_len == 72 &&
+	    be.sent[12 + 59] == 59, "a frame sent, header first, as it lies");
+	tap_ok(used(1)->idx == 1 && used(1)->ring[0].len == 0,
+	    "and its buffer returned");
+	{
+		struct virtq_avail *a = gmem(AVAIL(1));
+
+		a->ring[avail_slot[1] % QSIZE] = 0;
+		a->idx = ++avail_slot[1];
+		fh.bell[1].fn(fh.bell[1].dev, fh.bell[1].id);
+		tap_ok(be.sends == 2 && used(1)->idx == 2,
+		    "the transmit doorbell sends the next frame");
+		fh.bell[1].fn(fh.bell[1].dev, 7);
+		TAP_EQ(be.sends, 2, "a doorbell for no queue does nothing");
+	}
+	h[0] = 1;		/* NEEDS_CSUM at 14 + 16: inside */
+	h[6] = 14;
+	h[8] = 16;
+	send(h, 60);
+	TAP_EQ(be.sends, 3, "a partial checksum inside the frame goes");
+	h[6] = 50;
+	send(h, 60);
+	tap_ok(be.sends == 3 && used(1)->idx == 4,
+	    "a checksum past the end is lost, the buffer returned");
+	h[6] = 14;
+	h[1] = 1;		/* GSO TCPv4, segment size 0 */
+	send(h, 60);
+	TAP_EQ(be.sends, 3, "TSO without a segment size is lost");
+	h[4] = 0xa8;		/* 1448 */
+	h[5] = 0x05;
+	send(h, 60);
+	TAP_EQ(be.sends, 4, "TSO4 with a segment size goes");
+	h[1] = 4;
+	send(h, 60);
+	TAP_EQ(be.sends, 4, "TSO6 was not negotiated: lost");
+	h[1] = 0x81;
+	send(h, 60);
+	TAP_EQ(be.sends, 4, "ECN was not negotiated: lost");
+	h[1] = 0;
+	h[0] = 2;
+	send(h, 60);
+	TAP_EQ(be.sends, 4, "DATA_VALID is not for the driver to send");
+	desc(1)[0] = (struct virtq_desc){ BUF, 8, 0, 0 };
+	offer(1, 0);
+	tap_ok(be.sends == 4 && used(1)->idx == 10,
+	    "a chain shorter than the header is lost");
+
+	/* Receive into one big buffer. */
+	post(0, 2048);
+	arrive(100, 1);
+	be.rx(be.rx_dev);
+	memcpy(&nbuf, gmem(BUF) + 10, 2);
+	tap_ok(used(0)->idx == 1 && used(0)->ring[0].len == 112 && nbuf == 1,
+	    "a frame received, num_buffers 1");
+	tap_ok(memcmp(gmem(BUF) + 12, be.frame + 12, 100) == 0,
+	    "its bytes intact");
+	tap_ok(fh.rises[0] >= 1 || fh.msis >= 1, "the driver interrupted");
+
+	/* Mergeable: 3000 bytes over buffers of 1500. */
+	post(1, 1500);
+	post(2, 1500);
+	post(3, 1500);
+	arrive(3000, 1);
+	be.rx(be.rx_dev);
+	memcpy(&nbuf, gmem(BUF + 0x2000) + 10, 2);
+	tap_ok(used(0)->idx == 4 && nbuf == 3 &&
+	    used(0)->ring[1].len == 1500 && used(0)->ring[2].len == 1500 &&
+	    used(0)->ring[3].len == 12, "a frame over three buffers");
+	same = memcmp(gmem(BUF + 0x2000) + 12, be.frame + 12, 1488) == 0 &&
+	    memcmp(gmem(BUF + 0x4000), be.frame + 1500, 1500) == 0 &&
+	    memcmp(gmem(BUF + 0x6000), be.frame + 3000, 12) == 0;
+	tap_ok(same, "its bytes intact across them");
+
+	/* Starved: two frames and room for one. */
+	post(4, 1500);
+	arrive(1000, 2);
+	be.rx(be.rx_dev);
+	tap_ok(used(0)->idx == 5 && !be.watch && be.frames == 0,
+	    "out of buffers: one frame waits, no watching");
+	post(5, 1500);
+	tap_ok(used(0)->idx == 6 && be.watch,
+	    "the driver's kick delivers it and watching resumes");
+	post(6, 100);
+	post(7, 100);
+	arrive(1000, 1);
+	be.rx(be.rx_dev);
+	tap_ok(used(0)->idx == 6 && !be.watch,
+	    "too little room: the buffers are not used");
+
+	/* Without mergeable buffers a frame must fit in one buffer. */
+	TAP_EQ(bring_up(F_V1), 0x0f, "driver OK without offloads");
+	memset(avail_slot, 0, sizeof(avail_slot));
+	TAP_EQ(be.offload, 0, "no offloads on received frames");
+	post(0, 500);
+	arrive(1000, 1);
+	be.rx(be.rx_dev);
+	tap_ok(used(0)->idx == 0 && be.watch,
+	    "a frame bigger than the buffer is dropped, the buffer kept");
+	arrive(100, 1);
+	be.rx(be.rx_dev);
+	tap_ok(used(0)->idx == 1 && used(0)->ring[0].len == 112,
+	    "and the next frame uses it");
+	h[0] = 1;
+	h[1] = 0;
+	send(h, 60);
+	TAP_EQ(be.sends, 4, "NEEDS_CSUM without CSUM negotiated: lost");
+
+	/* A hostile receive chain: a buffer outside RAM. */
+	desc(0)[1] = (struct virtq_desc){ RAM_BASE + RAM_SIZE - 8, 64,
+	    VIRTQ_DESC_F_WRITE, 0 };
+	offer(0, 1);
+	arrive(100, 1);
+	be.rx(be.rx_dev);
+	TAP_EQ(rd(0x14, 1) & VIRTIO_STATUS_NEEDS_RESET,
+	    VIRTIO_STATUS_NEEDS_RESET, "a bad buffer: the device needs reset");
+	be.rx(be.rx_dev);
+	tap_ok(!be.watch, "and stops watching");
+	TAP_EQ(bring_up(F_V1), 0x0f, "after a reset, driver OK again");
+	tap_ok(be.watch, "watching again");
+
+	virtio_net_device_ops.free(dev);
+	tap_ok(be.rx == NULL && !be.watch, "detached when freed");
+	free(fh.mem);
+	return tap_done();
+}
