@@ -1,9 +1,12 @@
 /* See exit-stats.h for the threads and the clock. */
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/kvm.h>
+#include <linux/membarrier.h>
 
 #include "exit-stats.h"
 
@@ -29,39 +32,13 @@ xs_acc_init(struct xs_acc *a)
 }
 
 void
-xs_acc_add(struct xs_acc *a, uint64_t x)
-{
-	double d;
-
-	a->count++;
-	a->sum += x;
-	if (x < a->min)
-		a->min = x;
-	if (x > a->max)
-		a->max = x;
-	/* Welford: no sum of squares to cancel against a squared sum. */
-	d = (double)x - a->mean;
-	a->mean += d / (double)a->count;
-	a->m2 += d * ((double)x - a->mean);
-}
-
-void
 xs_acc_merge(struct xs_acc *a, const struct xs_acc *b)
 {
-	double n, d;
-
 	if (b->count == 0)
 		return;
-	if (a->count == 0) {
-		*a = *b;
-		return;
-	}
-	n = (double)a->count + (double)b->count;
-	d = b->mean - a->mean;
-	a->m2 += b->m2 + d * d * (double)a->count * (double)b->count / n;
-	a->mean += d * (double)b->count / n;
 	a->count += b->count;
 	a->sum += b->sum;
+	a->sumsq += b->sumsq;
 	if (b->min < a->min)
 		a->min = b->min;
 	if (b->max > a->max)
@@ -71,9 +48,25 @@ xs_acc_merge(struct xs_acc *a, const struct xs_acc *b)
 double
 xs_acc_variance(const struct xs_acc *a)
 {
-	if (a->count < 2 || a->m2 < 0)
+	unsigned __int128 s2, q, m2;
+	uint64_t r;
+
+	if (a->count < 2)
 		return 0;
-	return a->m2 / (double)a->count;
+	/*
+	 * n * sumsq - sum^2 >= 0 (Cauchy-Schwarz), and dividing it by n:
+	 * sumsq - q - r / n with q, r the quotient and remainder of sum^2
+	 * by n, all exact in 128 bits (sum < 2^64); only the last two
+	 * divisions round.
+	 */
+	s2 = (unsigned __int128)a->sum * a->sum;
+	q = s2 / a->count;
+	r = (uint64_t)(s2 % a->count);
+	if (a->sumsq < q)
+		return 0;	/* sumsq wrapped: nothing sound to say */
+	m2 = a->sumsq - q;
+	return ((double)m2 - (double)r / (double)a->count) /
+	    (double)a->count;
 }
 
 static unsigned int
@@ -95,6 +88,13 @@ xs_table_init(struct xs_table *t)
 	xs_acc_init(&t->guest);
 	for (i = 0; i <= XS_ROWS; i++)
 		xs_acc_init(&t->rows[i].acc);
+}
+
+/* The segments of a row of t. */
+static struct xs_segs *
+xs_table_segs(struct xs_table *t, const struct xs_row *r)
+{
+	return &t->segs[r - t->rows];
 }
 
 struct xs_row *
@@ -127,6 +127,7 @@ void
 xs_table_merge(struct xs_table *dst, const struct xs_table *src)
 {
 	const struct xs_row *s;
+	struct xs_segs *ds;
 	struct xs_row *d;
 	unsigned int i, k;
 
@@ -141,8 +142,10 @@ xs_table_merge(struct xs_table *dst, const struct xs_table *src)
 		    d->reason;
 		d->used = 1;
 		xs_acc_merge(&d->acc, &s->acc);
+		ds = xs_table_segs(dst, d);
+		ds->count += src->segs[i].count;
 		for (k = 0; k < XS_SEGS; k++)
-			d->seg[k] += s->seg[k];
+			ds->seg[k] += src->segs[i].seg[k];
 	}
 }
 
@@ -159,47 +162,66 @@ xs_table_total(const struct xs_table *t)
 
 /* --- the vCPU's thread ------------------------------------------------- */
 
-static void
-xs_commit(struct xs_table *t, const struct xs_pending *p, uint64_t now)
+static inline void
+xs_commit(struct xs_table *t, const struct xs_pending *p, uint64_t now,
+    bool segments)
 {
+	struct xs_segs *s;
 	struct xs_row *r;
 	uint64_t handler;
 
 	xs_acc_add(&t->guest, p->t_exit - p->t_enter);
 	r = xs_table_row(t, p->reason, p->dir, p->addr);
 	xs_acc_add(&r->acc, now - p->t_exit);
+	if (!segments)
+		return;
+	s = xs_table_segs(t, r);
 	handler = p->t_done - p->t_handler;
 	/* The interrupts were raised inside the handler. */
 	if (p->irq > handler)
 		handler = p->irq;
-	r->seg[XS_SEG_EXIT] += p->t_dispatch - p->t_exit;
-	r->seg[XS_SEG_DISPATCH] += p->t_handler - p->t_dispatch;
-	r->seg[XS_SEG_HANDLER] += handler - p->irq;
-	r->seg[XS_SEG_IRQ] += p->irq;
-	r->seg[XS_SEG_REENTRY] += now - p->t_done;
+	s->count++;
+	s->seg[XS_SEG_EXIT] += p->t_dispatch - p->t_exit;
+	s->seg[XS_SEG_DISPATCH] += p->t_handler - p->t_dispatch;
+	s->seg[XS_SEG_HANDLER] += handler - p->irq;
+	s->seg[XS_SEG_IRQ] += p->irq;
+	s->seg[XS_SEG_REENTRY] += now - p->t_done;
 }
 
 void
 xs_enter(struct xs_vcpu *x, uint32_t ctl)
 {
+	struct xs_pending *p = &x->p;
 	uint64_t now = xs_ticks();
 	uint32_t seq = x->seq;
 
 	/*
-	 * Odd, then a full fence before the control word is read again:
-	 * a reader that switched the word and then saw seq even knows no
-	 * commit under the old word is under way or will start.
+	 * Odd, then the control word read again: a reader that switched
+	 * the word and then saw seq even knows no commit under the old
+	 * word is under way or will start.  That store-then-load order
+	 * takes a full barrier on both sides; the reader's membarrier()
+	 * makes this thread execute one, so the compiler's will do here
+	 * (a fence costs as much as a clock read where rdtsc is trapped).
+	 * x86 keeps stores in order: the table's are not seen before seq's.
 	 */
 	__atomic_store_n(&x->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (x->p.ctl == ctl && x->p.t_exit != 0 &&
+	if (__builtin_expect(__atomic_load_n(&x->fence, __ATOMIC_RELAXED),
+	    0))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (p->ctl == ctl && p->t_exit != 0 &&
 	    __atomic_load_n(&x->ctl, __ATOMIC_RELAXED) == ctl)
-		xs_commit(&x->t, &x->p, now);
+		xs_commit(&x->t, p, now, (ctl & XS_CTL_SEGMENTS) != 0);
 	__atomic_store_n(&x->seq, seq + 2, __ATOMIC_RELEASE);
-	memset(&x->p, 0, sizeof(x->p));
-	x->p.ctl = ctl;
+	p->ctl = ctl;
+	p->reason = 0;
+	p->dir = XS_DIR_NONE;
+	p->addr = 0;
+	p->t_exit = 0;
+	p->irq = 0;
 	/* One TSC read less per exit: the commit counts as the guest's. */
-	x->p.t_enter = now;
+	p->t_enter = now;
 }
 
 void
@@ -239,17 +261,37 @@ xs_wait(void)
 	sched_yield();
 }
 
+/*
+ * Once per process, before any switch: private expedited membarrier()
+ * runs a full barrier on every thread of ours that is running (a vCPU
+ * inside KVM_RUN takes an interrupt and goes back to its guest).
+ * Idempotent; false where the kernel refuses it.
+ */
+static bool
+xs_membarrier_register(void)
+{
+	return syscall(SYS_membarrier,
+	    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 void
 xs_vcpu_init(struct xs_vcpu *x)
 {
 	memset(x, 0, sizeof(*x));
 	xs_table_init(&x->t);
+	x->fence = !xs_membarrier_register();
 }
 
 bool
 xs_enabled(const struct xs_vcpu *x)
 {
-	return (xs_ctl(x) & 1) != 0;
+	return (xs_ctl(x) & XS_CTL_ON) != 0;
+}
+
+bool
+xs_segments(const struct xs_vcpu *x)
+{
+	return (xs_ctl(x) & XS_CTL_SEGMENTS) != 0;
 }
 
 /*
@@ -261,31 +303,45 @@ static void
 xs_switch(struct xs_vcpu *x, uint32_t ctl)
 {
 	__atomic_store_n(&x->ctl, ctl, __ATOMIC_SEQ_CST);
+	/* A fence here, and one run by the vCPU's thread now. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!x->fence && syscall(SYS_membarrier,
+	    MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) < 0)
+		/* Never once registered; the vCPU fences from now on. */
+		__atomic_store_n(&x->fence, true, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&x->seq, __ATOMIC_ACQUIRE) & 1)
 		xs_wait();
 }
 
-void
-xs_set(struct xs_vcpu *x, bool on)
+/* The next epoch's control word. */
+static uint32_t
+xs_next(uint32_t ctl, bool on, bool segments)
 {
-	uint32_t ctl = x->ctl;
+	return ((ctl & ~(XS_CTL_EPOCH - 1)) + XS_CTL_EPOCH) |
+	    (on ? XS_CTL_ON : 0) | (on && segments ? XS_CTL_SEGMENTS : 0);
+}
 
-	if (((ctl & 1) != 0) == on)
+void
+xs_set(struct xs_vcpu *x, bool on, bool segments)
+{
+	uint32_t ctl = x->ctl, want = xs_next(ctl, on, segments);
+
+	if ((ctl & (XS_CTL_EPOCH - 1)) == (want & (XS_CTL_EPOCH - 1)))
 		return;
 	/* A new epoch: an exit timed before is not committed after. */
-	xs_switch(x, ((ctl >> 1) + 1) << 1 | (on ? 1 : 0));
+	xs_switch(x, want);
 }
 
 void
 xs_reset(struct xs_vcpu *x)
 {
-	uint32_t ctl = x->ctl;
+	uint32_t ctl = x->ctl, off = xs_next(ctl, false, false);
 
 	/* Off while the table is cleared, then as it was. */
-	xs_switch(x, ((ctl >> 1) + 1) << 1);
+	xs_switch(x, off);
 	xs_table_init(&x->t);
-	xs_switch(x, ((ctl >> 1) + 2) << 1 | (ctl & 1));
+	xs_switch(x, xs_next(off, (ctl & XS_CTL_ON) != 0,
+	    (ctl & XS_CTL_SEGMENTS) != 0));
 }
 
 void

@@ -46,8 +46,12 @@ struct worker {
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	uint64_t reboots;
-	/* Exit statistics (stats.c): wanted on, ticks to time, since when. */
+	/*
+	 * Exit statistics (stats.c): wanted on, with segments, ticks to
+	 * time, since when.
+	 */
 	bool xs_on;
+	bool xs_segments;
 	struct xs_clock xs_clock;
 	int64_t xs_since_ns;
 
