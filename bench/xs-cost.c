@@ -93,8 +93,7 @@ main(int argc, char **argv)
 	for (k = 0; k < NMODES; k++)
 		best[k] = 1e9;
 	printf("# exit statistics' bookkeeping per exit, native CPU, %lu "
-	    "simulated exits a round%s\n", n, x->fence ?
-	    " (no membarrier: the vCPU fences)" : "");
+	    "simulated exits a round\n", n);
 	for (r = 0; r < rounds; r++) {
 		printf("# round %d:", r + 1);
 		for (k = 0; k < NMODES; k++) {

@@ -7,13 +7,13 @@
  * Clock: the TSC, read with rdtsc.  It makes no system call whatever
  * clock source the kernel chose (a host whose clock source is not the
  * TSC, such as a guest under emulation, turns every clock_gettime() into
- * a system call).  Not rdtscp nor lfence; rdtsc: the reads bracket
- * microseconds of exit, a few cycles of reordering do not show, and
- * serializing costs more (twice as much where the hypervisor traps
- * rdtsc, as on the hosts we measure on, where one read already costs
- * about 90 ns: two reads an exit are most of what collection costs, and
- * segments add three more, so they are asked for apart).  The hosts we
- * run on have an
+ * a system call).  Plain rdtsc, not rdtscp (absent on some virtual CPUs)
+ * nor lfence first: the reads bracket microseconds of exit, a few
+ * cycles of reordering do not show, and serializing costs more.  The
+ * reads are most of what collection costs (bench/xs-cost: "on" costs
+ * what two reads alone do; one costs 11 to 70 ns on the virtual CPUs we
+ * measure on, with the load), so an exit takes two, and segments, which
+ * take three more, are asked for apart.  The hosts we run on have an
  * invariant TSC (constant_tsc, nonstop_tsc), so ticks on different CPUs
  * compare.  Ticks are converted to time only when read, with a frequency
  * measured against CLOCK_MONOTONIC over the life of the machine
@@ -153,12 +153,6 @@ struct xs_vcpu {
 	char pad[64 - sizeof(uint32_t)];
 	/* The vCPU's own from here on. */
 	uint32_t seq;			/* odd while the vCPU writes */
-	/*
-	 * Set once at init: the loop thread cannot make the vCPU's thread
-	 * execute a barrier (membarrier refused), so the vCPU fences itself
-	 * on every commit (see xs_enter).
-	 */
-	bool fence;
 	struct xs_pending p;
 	struct xs_table t;
 };
