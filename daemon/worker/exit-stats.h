@@ -103,6 +103,7 @@ struct xs_row {
 				 * port/page of an access no device takes */
 	struct xs_acc acc;
 };
+_Static_assert(sizeof(struct xs_row) == 64, "a row is one cache line");
 
 /*
  * A row's segments, apart from the row: only exits timed with segments
