@@ -98,7 +98,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--vcpu N] [--segments] [--kvm] [--watch SECONDS]",
 	    "show where a VM's exits spend their time",
 	    "\n  --enable           start collecting exit statistics (the guest "
-	    "runs on)\n"
+	    "runs on),\n"
+	    "                     by segments too with --segments\n"
 	    "  --disable          stop collecting; what was collected stays\n"
 	    "  --reset            zero what was collected\n"
 	    "  --vcpu N           one vCPU's exits (default: all, summed)\n"

@@ -109,12 +109,18 @@ stats_row(struct stats_grid *g, struct json_object *row, int segments)
 	snprintf(c[3], STATS_CELL, "%.3f", stats_num(row, "avg_us"));
 	if (!json_object_object_get_ex(row, "segments", &seg))
 		return;		/* TIMEINGUEST has none */
+	/* Averages over the exits timed by segments, which may be fewer. */
+	count = stats_num(seg, "count");
+	snprintf(c[4], STATS_CELL, "%.0f", count);
 	for (k = 0; k < STATS_NSEGS; k++) {
 		char key[32];
 
 		snprintf(key, sizeof(key), "%s_us", stats_segs[k]);
-		snprintf(c[4 + k], STATS_CELL, "%.3f", count > 0 ?
-		    stats_num(seg, key) / count : 0);
+		if (count > 0)
+			snprintf(c[5 + k], STATS_CELL, "%.3f",
+			    stats_num(seg, key) / count);
+		else
+			snprintf(c[5 + k], STATS_CELL, "-");
 	}
 }
 
@@ -124,8 +130,8 @@ stats_table_print(FILE *fp, struct json_object *ret, int segments)
 	static const char *const head[] = { "EXIT", "DEVICE", "count", "min",
 		"max", "sum", "avg", "stddev", "time%" };
 	static const char *const shead[] = { "EXIT", "DEVICE", "count", "avg",
-		"exit", "dispatch", "handler", "irq", "reentry" };
-	struct stats_grid g = { .cols = 9 };
+		"segs", "exit", "dispatch", "handler", "irq", "reentry" };
+	struct stats_grid g = { .cols = segments ? 10 : 9 };
 	struct json_object *rows, *v;
 	char (*c)[STATS_CELL];
 	size_t i;
@@ -135,10 +141,12 @@ stats_table_print(FILE *fp, struct json_object *ret, int segments)
 	else
 		fprintf(fp, "all %d vCPUs",
 		    (int)stats_num(ret, "vcpus"));
-	fprintf(fp, ", collection %s, %.3f s, times in microseconds "
+	fprintf(fp, ", collection %s%s, %.3f s, times in microseconds "
 	    "(%s at %.3f GHz)%s\n",
 	    json_object_object_get_ex(ret, "enabled", &v) &&
 	    json_object_get_boolean(v) ? "on" : "off",
+	    json_object_object_get_ex(ret, "segments", &v) &&
+	    json_object_get_boolean(v) ? " with segments" : "",
 	    stats_num(ret, "elapsed_us") / 1e6,
 	    stats_str(ret, "clock", "?"), stats_num(ret, "tsc_hz") / 1e9,
 	    segments ? ", average per exit by segment" : "");

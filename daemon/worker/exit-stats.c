@@ -29,39 +29,13 @@ xs_acc_init(struct xs_acc *a)
 }
 
 void
-xs_acc_add(struct xs_acc *a, uint64_t x)
-{
-	double d;
-
-	a->count++;
-	a->sum += x;
-	if (x < a->min)
-		a->min = x;
-	if (x > a->max)
-		a->max = x;
-	/* Welford: no sum of squares to cancel against a squared sum. */
-	d = (double)x - a->mean;
-	a->mean += d / (double)a->count;
-	a->m2 += d * ((double)x - a->mean);
-}
-
-void
 xs_acc_merge(struct xs_acc *a, const struct xs_acc *b)
 {
-	double n, d;
-
 	if (b->count == 0)
 		return;
-	if (a->count == 0) {
-		*a = *b;
-		return;
-	}
-	n = (double)a->count + (double)b->count;
-	d = b->mean - a->mean;
-	a->m2 += b->m2 + d * d * (double)a->count * (double)b->count / n;
-	a->mean += d * (double)b->count / n;
 	a->count += b->count;
 	a->sum += b->sum;
+	a->sumsq += b->sumsq;
 	if (b->min < a->min)
 		a->min = b->min;
 	if (b->max > a->max)
@@ -71,9 +45,25 @@ xs_acc_merge(struct xs_acc *a, const struct xs_acc *b)
 double
 xs_acc_variance(const struct xs_acc *a)
 {
-	if (a->count < 2 || a->m2 < 0)
+	unsigned __int128 s2, q, m2;
+	uint64_t r;
+
+	if (a->count < 2)
 		return 0;
-	return a->m2 / (double)a->count;
+	/*
+	 * n * sumsq - sum^2 >= 0 (Cauchy-Schwarz), and dividing it by n:
+	 * sumsq - q - r / n with q, r the quotient and remainder of sum^2
+	 * by n, all exact in 128 bits (sum < 2^64); only the last two
+	 * divisions round.
+	 */
+	s2 = (unsigned __int128)a->sum * a->sum;
+	q = s2 / a->count;
+	r = (uint64_t)(s2 % a->count);
+	if (a->sumsq < q)
+		return 0;	/* sumsq wrapped: nothing sound to say */
+	m2 = a->sumsq - q;
+	return ((double)m2 - (double)r / (double)a->count) /
+	    (double)a->count;
 }
 
 static unsigned int
@@ -95,6 +85,13 @@ xs_table_init(struct xs_table *t)
 	xs_acc_init(&t->guest);
 	for (i = 0; i <= XS_ROWS; i++)
 		xs_acc_init(&t->rows[i].acc);
+}
+
+/* The segments of a row of t. */
+static struct xs_segs *
+xs_table_segs(struct xs_table *t, const struct xs_row *r)
+{
+	return &t->segs[r - t->rows];
 }
 
 struct xs_row *
@@ -127,6 +124,7 @@ void
 xs_table_merge(struct xs_table *dst, const struct xs_table *src)
 {
 	const struct xs_row *s;
+	struct xs_segs *ds;
 	struct xs_row *d;
 	unsigned int i, k;
 
@@ -141,8 +139,10 @@ xs_table_merge(struct xs_table *dst, const struct xs_table *src)
 		    d->reason;
 		d->used = 1;
 		xs_acc_merge(&d->acc, &s->acc);
+		ds = xs_table_segs(dst, d);
+		ds->count += src->segs[i].count;
 		for (k = 0; k < XS_SEGS; k++)
-			d->seg[k] += s->seg[k];
+			ds->seg[k] += src->segs[i].seg[k];
 	}
 }
 
@@ -159,47 +159,61 @@ xs_table_total(const struct xs_table *t)
 
 /* --- the vCPU's thread ------------------------------------------------- */
 
-static void
-xs_commit(struct xs_table *t, const struct xs_pending *p, uint64_t now)
+static inline void
+xs_commit(struct xs_table *t, const struct xs_pending *p, uint64_t now,
+    bool segments)
 {
+	struct xs_segs *s;
 	struct xs_row *r;
 	uint64_t handler;
 
 	xs_acc_add(&t->guest, p->t_exit - p->t_enter);
 	r = xs_table_row(t, p->reason, p->dir, p->addr);
 	xs_acc_add(&r->acc, now - p->t_exit);
+	if (!segments)
+		return;
+	s = xs_table_segs(t, r);
 	handler = p->t_done - p->t_handler;
 	/* The interrupts were raised inside the handler. */
 	if (p->irq > handler)
 		handler = p->irq;
-	r->seg[XS_SEG_EXIT] += p->t_dispatch - p->t_exit;
-	r->seg[XS_SEG_DISPATCH] += p->t_handler - p->t_dispatch;
-	r->seg[XS_SEG_HANDLER] += handler - p->irq;
-	r->seg[XS_SEG_IRQ] += p->irq;
-	r->seg[XS_SEG_REENTRY] += now - p->t_done;
+	s->count++;
+	s->seg[XS_SEG_EXIT] += p->t_dispatch - p->t_exit;
+	s->seg[XS_SEG_DISPATCH] += p->t_handler - p->t_dispatch;
+	s->seg[XS_SEG_HANDLER] += handler - p->irq;
+	s->seg[XS_SEG_IRQ] += p->irq;
+	s->seg[XS_SEG_REENTRY] += now - p->t_done;
 }
 
 void
 xs_enter(struct xs_vcpu *x, uint32_t ctl)
 {
+	struct xs_pending *p = &x->p;
 	uint64_t now = xs_ticks();
 	uint32_t seq = x->seq;
 
 	/*
 	 * Odd, then a full fence before the control word is read again:
 	 * a reader that switched the word and then saw seq even knows no
-	 * commit under the old word is under way or will start.
+	 * commit under the old word is under way or will start.  (The
+	 * fence does not show in bench/xs-cost: it overlaps the clock
+	 * reads.  The reader's membarrier() could stand in for it, at the
+	 * price of one more system call for the worker's sandbox.)
 	 */
 	__atomic_store_n(&x->seq, seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (x->p.ctl == ctl && x->p.t_exit != 0 &&
+	if (p->ctl == ctl && p->t_exit != 0 &&
 	    __atomic_load_n(&x->ctl, __ATOMIC_RELAXED) == ctl)
-		xs_commit(&x->t, &x->p, now);
+		xs_commit(&x->t, p, now, (ctl & XS_CTL_SEGMENTS) != 0);
 	__atomic_store_n(&x->seq, seq + 2, __ATOMIC_RELEASE);
-	memset(&x->p, 0, sizeof(x->p));
-	x->p.ctl = ctl;
+	p->ctl = ctl;
+	p->reason = 0;
+	p->dir = XS_DIR_NONE;
+	p->addr = 0;
+	p->t_exit = 0;
+	p->irq = 0;
 	/* One TSC read less per exit: the commit counts as the guest's. */
-	x->p.t_enter = now;
+	p->t_enter = now;
 }
 
 void
@@ -249,7 +263,13 @@ xs_vcpu_init(struct xs_vcpu *x)
 bool
 xs_enabled(const struct xs_vcpu *x)
 {
-	return (xs_ctl(x) & 1) != 0;
+	return (xs_ctl(x) & XS_CTL_ON) != 0;
+}
+
+bool
+xs_segments(const struct xs_vcpu *x)
+{
+	return (xs_ctl(x) & XS_CTL_SEGMENTS) != 0;
 }
 
 /*
@@ -266,26 +286,35 @@ xs_switch(struct xs_vcpu *x, uint32_t ctl)
 		xs_wait();
 }
 
-void
-xs_set(struct xs_vcpu *x, bool on)
+/* The next epoch's control word. */
+static uint32_t
+xs_next(uint32_t ctl, bool on, bool segments)
 {
-	uint32_t ctl = x->ctl;
+	return ((ctl & ~(XS_CTL_EPOCH - 1)) + XS_CTL_EPOCH) |
+	    (on ? XS_CTL_ON : 0) | (on && segments ? XS_CTL_SEGMENTS : 0);
+}
 
-	if (((ctl & 1) != 0) == on)
+void
+xs_set(struct xs_vcpu *x, bool on, bool segments)
+{
+	uint32_t ctl = x->ctl, want = xs_next(ctl, on, segments);
+
+	if ((ctl & (XS_CTL_EPOCH - 1)) == (want & (XS_CTL_EPOCH - 1)))
 		return;
 	/* A new epoch: an exit timed before is not committed after. */
-	xs_switch(x, ((ctl >> 1) + 1) << 1 | (on ? 1 : 0));
+	xs_switch(x, want);
 }
 
 void
 xs_reset(struct xs_vcpu *x)
 {
-	uint32_t ctl = x->ctl;
+	uint32_t ctl = x->ctl, off = xs_next(ctl, false, false);
 
 	/* Off while the table is cleared, then as it was. */
-	xs_switch(x, ((ctl >> 1) + 1) << 1);
+	xs_switch(x, off);
 	xs_table_init(&x->t);
-	xs_switch(x, ((ctl >> 1) + 2) << 1 | (ctl & 1));
+	xs_switch(x, xs_next(off, (ctl & XS_CTL_ON) != 0,
+	    (ctl & XS_CTL_SEGMENTS) != 0));
 }
 
 void

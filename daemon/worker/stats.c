@@ -27,7 +27,7 @@ stats_machine_built(struct worker *w)
 		xs_clock_init(&w->xs_clock);
 	w->xs_since_ns = xs_mono_ns();
 	for (i = 0; i < m->nvcpus; i++)
-		xs_set(&m->vcpus[i].xs, w->xs_on);
+		xs_set(&m->vcpus[i].xs, w->xs_on, w->xs_segments);
 }
 
 /* Ticks to microseconds, rounded to the nanosecond. */
@@ -55,8 +55,8 @@ stats_add_acc(struct json_object *o, const struct xs_acc *a, double hz,
 }
 
 static struct json_object *
-stats_row_json(struct machine *m, const struct xs_row *r, double hz,
-    uint64_t total, bool segments)
+stats_row_json(struct machine *m, const struct xs_row *r,
+    const struct xs_segs *s, double hz, uint64_t total, bool segments)
 {
 	struct json_object *o = json_object_new_object(), *seg;
 	const char *reason = xs_reason_name(r->reason), *dev = NULL;
@@ -90,11 +90,12 @@ stats_row_json(struct machine *m, const struct xs_row *r, double hz,
 	stats_add_acc(o, &r->acc, hz, total);
 	if (segments) {
 		seg = json_object_new_object();
+		json_add_u64(seg, "count", s->count);
 		for (k = 0; k < XS_SEGS; k++) {
 			char key[32];
 
 			snprintf(key, sizeof(key), "%s_us", xs_seg_names[k]);
-			stats_add_us(seg, key, (double)r->seg[k], hz);
+			stats_add_us(seg, key, (double)s->seg[k], hz);
 		}
 		json_object_object_add(o, "segments", seg);
 	}
@@ -128,8 +129,8 @@ stats_table_json(struct json_object *ret, struct machine *m,
 	qsort(sorted, n, sizeof(sorted[0]), stats_by_time);
 	rows = json_object_new_array();
 	for (i = 0; i < n; i++)
-		json_object_array_add(rows, stats_row_json(m, sorted[i], hz,
-		    total, segments));
+		json_object_array_add(rows, stats_row_json(m, sorted[i],
+		    &t->segs[sorted[i] - t->rows], hz, total, segments));
 	json_object_object_add(ret, "exits", rows);
 	guest = json_object_new_object();
 	json_object_object_add(guest, "name",
@@ -200,12 +201,15 @@ stats_json(struct worker *w, const struct stats_request *r,
 			xs_reset(&m->vcpus[i].xs);
 		w->xs_since_ns = xs_mono_ns();
 	}
-	if (r->enable >= 0 && (r->enable != 0) != w->xs_on) {
-		w->xs_on = r->enable != 0;
-		for (i = 0; i < m->nvcpus; i++)
-			xs_set(&m->vcpus[i].xs, w->xs_on);
-		if (w->xs_on)
+	/* Enabling says with segments or without, anew each time. */
+	if (r->enable >= 0 && ((r->enable != 0) != w->xs_on ||
+	    (r->enable && r->segments != w->xs_segments))) {
+		if (r->enable && !w->xs_on)
 			w->xs_since_ns = xs_mono_ns();
+		w->xs_on = r->enable != 0;
+		w->xs_segments = r->enable && r->segments;
+		for (i = 0; i < m->nvcpus; i++)
+			xs_set(&m->vcpus[i].xs, w->xs_on, w->xs_segments);
 	}
 
 	sum = malloc(sizeof(*sum));
@@ -227,6 +231,8 @@ stats_json(struct worker *w, const struct stats_request *r,
 	hz = xs_clock_hz(&w->xs_clock);
 	json_object_object_add(ret, "enabled",
 	    json_object_new_boolean(w->xs_on));
+	json_object_object_add(ret, "segments",
+	    json_object_new_boolean(w->xs_segments));
 	json_object_object_add(ret, "clock", json_object_new_string("tsc"));
 	json_object_object_add(ret, "tsc_hz",
 	    json_object_new_int64((int64_t)llround(hz)));

@@ -15,7 +15,7 @@ struct stats_request {
 	int enable;		/* 1 on, 0 off, -1 as it is */
 	bool reset;
 	int vcpu;		/* one vCPU's table, or -1 for all summed */
-	bool segments;
+	bool segments;		/* shown; collected too when enabling */
 	bool kvm;
 };
 

@@ -228,34 +228,40 @@ vcpu_count(struct vcpu *v, enum vcpu_exit_kind k)
 }
 
 /*
- * The exit handlers come in two copies, timed or not, chosen once per
- * exit (vcpu_thread): the untimed one reads no clock and touches no
- * statistics, and the compiler folds every "if (timed)" away in it.
+ * The exit handlers come in three copies, chosen once per exit
+ * (vcpu_thread): untimed, timed, and timed by segments.  The untimed one
+ * reads no clock and touches no statistics, the timed one reads the
+ * clock twice (KVM_RUN's return, and its next entry in xs_enter); the
+ * compiler folds every "if (timed)" and "if (segs)" away in them.
  */
 #define VCPU_INLINE	static inline __attribute__((always_inline))
 
 /* Which device, for the statistics, then the handler's start. */
 VCPU_INLINE void
 vcpu_time_device(struct vcpu *v, const struct iobus_range *r,
-    enum xs_dir dir, uint64_t addr)
+    enum xs_dir dir, uint64_t addr, bool segs)
 {
 	struct xs_pending *p = &v->xs.p;
 
 	p->dir = dir;
 	p->addr = r != NULL ? r->base : addr;
-	xs_thread_begin(&v->xs);
-	p->t_handler = xs_ticks();
+	if (segs) {
+		xs_thread_begin(&v->xs);
+		p->t_handler = xs_ticks();
+	}
 }
 
 VCPU_INLINE void
-vcpu_time_done(struct vcpu *v)
+vcpu_time_done(struct vcpu *v, bool segs)
 {
-	v->xs.p.t_done = xs_ticks();
-	xs_thread_end();
+	if (segs) {
+		v->xs.p.t_done = xs_ticks();
+		xs_thread_end();
+	}
 }
 
 VCPU_INLINE void
-vcpu_handle_io(struct vcpu *v, bool timed)
+vcpu_handle_io(struct vcpu *v, bool timed, bool segs)
 {
 	struct kvm_run *run = v->run;
 	struct iobus *bus = v->pio;
@@ -267,7 +273,7 @@ vcpu_handle_io(struct vcpu *v, bool timed)
 	r = iobus_lookup(bus, run->io.port, run->io.size);
 	if (timed)
 		vcpu_time_device(v, r, out ? XS_DIR_OUT : XS_DIR_IN,
-		    run->io.port);
+		    run->io.port, segs);
 	for (i = 0; i < run->io.count; i++, data += run->io.size) {
 		if (out)
 			iobus_range_write(bus, r, run->io.port, data,
@@ -277,11 +283,11 @@ vcpu_handle_io(struct vcpu *v, bool timed)
 			    run->io.size);
 	}
 	if (timed)
-		vcpu_time_done(v);
+		vcpu_time_done(v, segs);
 }
 
 VCPU_INLINE void
-vcpu_handle_mmio(struct vcpu *v, bool timed)
+vcpu_handle_mmio(struct vcpu *v, bool timed, bool segs)
 {
 	struct kvm_run *run = v->run;
 	unsigned int len = run->mmio.len;
@@ -294,13 +300,13 @@ vcpu_handle_mmio(struct vcpu *v, bool timed)
 	/* No device: the page, so that one row covers a probe. */
 	if (timed)
 		vcpu_time_device(v, r, run->mmio.is_write ? XS_DIR_OUT :
-		    XS_DIR_IN, addr & ~(uint64_t)0xfff);
+		    XS_DIR_IN, addr & ~(uint64_t)0xfff, segs);
 	if (run->mmio.is_write)
 		iobus_range_write(v->mmio, r, addr, run->mmio.data, len);
 	else
 		iobus_range_read(v->mmio, r, addr, run->mmio.data, len);
 	if (timed)
-		vcpu_time_done(v);
+		vcpu_time_done(v, segs);
 }
 
 static void
@@ -408,38 +414,39 @@ vcpu_dispatch_rare(struct vcpu *v)
 }
 
 VCPU_INLINE void
-vcpu_dispatch(struct vcpu *v, bool timed)
+vcpu_dispatch(struct vcpu *v, bool timed, bool segs)
 {
 	struct kvm_run *run = v->run;
 	struct xs_pending *p = &v->xs.p;
 
-	if (timed) {
-		p->t_dispatch = p->t_handler = xs_ticks();
+	if (timed)
 		p->reason = run->exit_reason;
-	}
+	if (segs)
+		p->t_dispatch = p->t_handler = xs_ticks();
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
 		vcpu_count(v, VCPU_EXIT_IO);
-		vcpu_handle_io(v, timed);
+		vcpu_handle_io(v, timed, segs);
 		return;
 	case KVM_EXIT_MMIO:
 		vcpu_count(v, VCPU_EXIT_MMIO);
-		vcpu_handle_mmio(v, timed);
+		vcpu_handle_mmio(v, timed, segs);
 		return;
 	default:
 		vcpu_dispatch_rare(v);
 		break;
 	}
-	if (timed)
+	if (segs)
 		p->t_done = xs_ticks();
 }
 
 /*
  * One KVM_RUN and its exit; false when the thread must leave the run
- * loop.  timed: collect exit statistics under control word ctl.
+ * loop.  timed: collect exit statistics under control word ctl; segs
+ * (only with timed): by segments too.
  */
 VCPU_INLINE bool
-vcpu_run_once(struct vcpu *v, bool timed, uint32_t ctl)
+vcpu_run_once(struct vcpu *v, bool timed, bool segs, uint32_t ctl)
 {
 	struct xs_pending *p = &v->xs.p;
 	char what[96];
@@ -455,18 +462,18 @@ vcpu_run_once(struct vcpu *v, bool timed, uint32_t ctl)
 	if (ret < 0) {
 		if (errno == EINTR || errno == EAGAIN) {
 			vcpu_count(v, VCPU_EXIT_INTR);
-			if (timed) {
+			if (timed)
 				p->reason = KVM_EXIT_INTR;
+			if (segs)
 				p->t_dispatch = p->t_handler = p->t_done =
 				    p->t_exit;
-			}
 			return true;
 		}
 		snprintf(what, sizeof(what), "KVM_RUN: %s", strerror(errno));
 		vcpu_fatal(v, what);
 		return false;
 	}
-	vcpu_dispatch(v, timed);
+	vcpu_dispatch(v, timed, segs);
 	return true;
 }
 
@@ -486,10 +493,12 @@ vcpu_thread(void *arg)
 			uint32_t ctl = xs_ctl(&v->xs);
 
 			/* Statistics off: this one branch is all they cost. */
-			if (__builtin_expect(ctl & 1, 0)) {
-				if (!vcpu_run_once(v, true, ctl))
+			if (__builtin_expect(ctl & XS_CTL_ON, 0)) {
+				if (!(ctl & XS_CTL_SEGMENTS ?
+				    vcpu_run_once(v, true, true, ctl) :
+				    vcpu_run_once(v, true, false, ctl)))
 					break;
-			} else if (!vcpu_run_once(v, false, 0))
+			} else if (!vcpu_run_once(v, false, false, 0))
 				break;
 		}
 	}

@@ -55,8 +55,12 @@ struct worker {
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	struct net_tap *net;		/* cfg.backends.net */
 	uint64_t reboots;
-	/* Exit statistics (stats.c): wanted on, ticks to time, since when. */
+	/*
+	 * Exit statistics (stats.c): wanted on, with segments, ticks to
+	 * time, since when.
+	 */
 	bool xs_on;
+	bool xs_segments;
 	struct xs_clock xs_clock;
 	int64_t xs_since_ns;
 

@@ -110,6 +110,12 @@ check_segments(struct json_object *ret)
 			bad++;
 			continue;
 		}
+		if (num(seg, "count") != num(o, "count")) {
+			bad++;
+			tap_diag("%s: %.0f exits by segments of %.0f",
+			    h_str(o, "name"), num(seg, "count"),
+			    num(o, "count"));
+		}
 		sum = num(seg, "exit_us") + num(seg, "dispatch_us") +
 		    num(seg, "handler_us") + num(seg, "irq_us") +
 		    num(seg, "reentry_us");
@@ -160,7 +166,7 @@ static void
 test_vmctl(struct h_daemon *d)
 {
 	char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", d->sock, "stats",
-		"st", NULL, NULL, NULL };
+		"st", NULL, NULL, NULL, NULL };
 	struct h_proc p;
 	int st, i;
 
@@ -179,12 +185,17 @@ test_vmctl(struct h_daemon *d)
 
 	argv[5] = "--segments";
 	argv[6] = "--kvm";
+	argv[7] = "--enable";
 	st = h_run(&p, NULL, 10000, argv);
+	argv[7] = NULL;
 	tap_ok(st == 0 && strstr(p.obuf, "dispatch") != NULL &&
+	    strstr(p.obuf, "on with segments") != NULL &&
 	    strstr(p.obuf, "KVM (vCPU)") != NULL,
-	    "vmctl stats --segments --kvm: segments and KVM's statistics");
+	    "vmctl stats --segments --kvm --enable: on with segments, "
+	    "segments and KVM's statistics");
 	if (st == 0)
-		tap_diag("vmctl stats st --segments --kvm:\n%s", p.obuf);
+		tap_diag("vmctl stats st --segments --kvm --enable:\n%s",
+		    p.obuf);
 	h_proc_free(&p);
 
 	argv[5] = "--vcpu";
@@ -248,10 +259,12 @@ main(void)
 	    "off by default: no rows, nothing counted");
 	json_object_put(ret);
 
-	/* Round 1: on; both vCPUs write to the POST port. */
-	ret = stats(c, "\"enable\":true");
+	/* Round 1: on with segments; both vCPUs write to the POST port. */
+	ret = stats(c, "\"enable\":true,\"segments\":true");
 	tap_ok(ret != NULL && json_object_object_get_ex(ret, "enabled", &v) &&
-	    json_object_get_boolean(v), "enable: on");
+	    json_object_get_boolean(v) &&
+	    json_object_object_get_ex(ret, "segments", &v) &&
+	    json_object_get_boolean(v), "enable with segments: on");
 	json_object_put(ret);
 	tap_ok(con != NULL && round_trip(con, 1) == 0, "round 1 done");
 	r0 = stats(c, "\"vcpu\":0");
@@ -299,7 +312,7 @@ main(void)
 	json_object_put(r0);
 	json_object_put(ret);
 
-	/* Reset, then round 3 on: counted from zero. */
+	/* Reset, then round 3 on without segments: counted from zero. */
 	ret = stats(c, "\"reset\":true");
 	tap_ok(ret != NULL && nrows(ret) == 0 &&
 	    h_int(json_object_object_get(ret, "guest"), "count", -1) == 0,
@@ -307,12 +320,17 @@ main(void)
 	json_object_put(ret);
 	json_object_put(stats(c, "\"enable\":true"));
 	tap_ok(con != NULL && round_trip(con, 3) == 0, "round 3 done");
-	r0 = stats(c, "\"vcpu\":0");
+	r0 = stats(c, "\"vcpu\":0,\"segments\":true");
 	r1 = stats(c, "\"vcpu\":1");
 	tap_ok(count(r0, ROW_POST) == OUTS && count(r0, ROW_MMIO) == READS &&
 	    row(r1, ROW_POST) == NULL,
 	    "after the reset: vCPU 0 exactly %d and %d, vCPU 1 none", OUTS,
 	    READS);
+	tap_ok(r0 != NULL && json_object_object_get_ex(r0, "segments", &v) &&
+	    !json_object_get_boolean(v) && (v = row(r0, ROW_POST)) != NULL &&
+	    json_object_object_get_ex(v, "segments", &v) &&
+	    h_int(v, "count", -1) == 0,
+	    "without segments: the rows count, no exit by segments");
 	json_object_put(r0);
 	json_object_put(r1);
 

@@ -51,7 +51,10 @@
 
 static int	 nsteps;
 static char	**steps;
-/* Switch exit statistics on right after vm.start (the stats step). */
+/*
+ * Switch exit statistics on, by segments, right after vm.start (the
+ * stats step).
+ */
 static bool	 stats_from_start;
 
 /* The stream's size: 1 MiB, or VMMD_LINUX_STREAM_KIB to experiment. */
@@ -324,8 +327,8 @@ boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 		return false;
 	if (stats_from_start) {
 		struct json_object *st = h_callf(vm->c, H_REPLY_MS,
-		    "vm.stats", "{\"name\":\"%s\",\"enable\":true}",
-		    vm->name);
+		    "vm.stats", "{\"name\":\"%s\",\"enable\":true,"
+		    "\"segments\":true}", vm->name);
 
 		check(vm, h_ret(st) != NULL, "exit statistics on from the "
 		    "start");

@@ -1,8 +1,9 @@
 /*
- * Exit statistics (daemon/worker/exit-stats.c): Welford's arithmetic
- * and its pairwise merge over 10^9 samples of similar values, the row
- * table, and consistent snapshots of a table a concurrent writer keeps
- * changing while collection is switched and reset under it.
+ * Exit statistics (daemon/worker/exit-stats.c): the integer sums and
+ * their merge over 10^9 samples of similar values, the row table, and
+ * consistent snapshots of a table a concurrent writer keeps changing
+ * while collection is switched (with segments and without) and reset
+ * under it.
  */
 #include <math.h>
 #include <pthread.h>
@@ -62,9 +63,9 @@ test_small(void)
 /*
  * 10^9 samples of 10^9 + (i mod 1000) ticks: about a second each at
  * 1 GHz, with a spread of a microsecond.  A sum of squares in doubles
- * would lose every digit of that variance (10^18 against 10^5);
- * Welford's update and the pairwise merge keep it.  10^8 are added one
- * by one, then that block is merged ten times.
+ * would lose every digit of that variance (10^18 against 10^5); the
+ * integer sums and the variance's exact numerator keep it.  10^8 are
+ * added one by one, then that block is merged ten times.
  */
 static void
 test_precision(void)
@@ -180,10 +181,15 @@ race_writer(void *arg)
 	return NULL;
 }
 
-/* What any consistent snapshot holds; false names the first breach. */
+/*
+ * What any consistent snapshot holds; false names the first breach.
+ * Segments were on for some of the exits: each carried one tick of irq,
+ * and when all of a row's exits carried them they sum to its time.
+ */
 static bool
 race_consistent(const struct xs_table *t, const char **why)
 {
+	const struct xs_segs *s;
 	uint64_t rows = 0, seg;
 	unsigned int i, k;
 
@@ -195,13 +201,19 @@ race_consistent(const struct xs_table *t, const char **why)
 		if (!t->rows[i].used)
 			continue;
 		rows += t->rows[i].acc.count;
+		s = &t->segs[i];
 		for (k = 0, seg = 0; k < XS_SEGS; k++)
-			seg += t->rows[i].seg[k];
-		if (seg != t->rows[i].acc.sum) {
+			seg += s->seg[k];
+		if (s->count > t->rows[i].acc.count) {
+			*why = "more exits by segments than in the row";
+			return false;
+		}
+		if (s->count == t->rows[i].acc.count &&
+		    seg != t->rows[i].acc.sum) {
 			*why = "segments do not sum to the row";
 			return false;
 		}
-		if (t->rows[i].seg[XS_SEG_IRQ] != t->rows[i].acc.count) {
+		if (s->seg[XS_SEG_IRQ] != s->count) {
 			*why = "irq segment is not one tick an exit";
 			return false;
 		}
@@ -211,6 +223,18 @@ race_consistent(const struct xs_table *t, const char **why)
 		return false;
 	}
 	return true;
+}
+
+/* Exits by segments of every row, and of all. */
+static uint64_t
+race_segs(const struct xs_table *t)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i <= XS_ROWS; i++)
+		n += t->segs[i].count;
+	return n;
 }
 
 static void
@@ -228,8 +252,9 @@ test_race(void)
 	pthread_create(&th, NULL, race_writer, rc);
 	xs_snapshot(&rc->x, t);
 	tap_ok(t->guest.count == 0, "off: nothing is collected");
-	xs_set(&rc->x, true);
-	tap_ok(xs_enabled(&rc->x), "switched on");
+	xs_set(&rc->x, true, true);
+	tap_ok(xs_enabled(&rc->x) && xs_segments(&rc->x),
+	    "switched on, with segments");
 	for (i = 0; i < 20000; i++) {
 		xs_snapshot(&rc->x, t);
 		if (!race_consistent(t, &why)) {
@@ -239,12 +264,14 @@ test_race(void)
 		if (i % 2000 == 1999)
 			xs_reset(&rc->x);
 		else if (i % 500 == 499) {
-			xs_set(&rc->x, false);
-			xs_set(&rc->x, true);
-		}
+			xs_set(&rc->x, false, false);
+			xs_set(&rc->x, true, i % 1000 == 999);
+		} else if (i % 250 == 249)
+			xs_set(&rc->x, true, !xs_segments(&rc->x));
 	}
-	tap_ok(bad == 0, "20000 snapshots under a writer, with resets and "
-	    "switches, all consistent%s%s", why ? ": " : "", why ? why : "");
+	tap_ok(bad == 0, "20000 snapshots under a writer, with resets, "
+	    "switches and segments on and off, all consistent%s%s",
+	    why ? ": " : "", why ? why : "");
 	/* The writer may wait for a CPU on a loaded machine. */
 	for (i = 0; i < 2500; i++) {
 		xs_snapshot(&rc->x, t);
@@ -254,7 +281,22 @@ test_race(void)
 	}
 	tap_ok(t->guest.count > 0, "the writer's exits are counted (%llu)",
 	    (unsigned long long)t->guest.count);
-	xs_set(&rc->x, false);
+	/* Without segments: rows move, segments do not. */
+	xs_set(&rc->x, true, false);
+	tap_ok(xs_enabled(&rc->x) && !xs_segments(&rc->x),
+	    "switched to without segments");
+	xs_snapshot(&rc->x, t);
+	for (i = 0; i < 2500; i++) {
+		xs_snapshot(&rc->x, t2);
+		if (t2->guest.count > t->guest.count + 10)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	tap_ok(t2->guest.count > t->guest.count && race_segs(t2) ==
+	    race_segs(t) && race_consistent(t2, &why),
+	    "without segments: %llu exits more, none by segments",
+	    (unsigned long long)(t2->guest.count - t->guest.count));
+	xs_set(&rc->x, false, false);
 	xs_snapshot(&rc->x, t);
 	before = t->guest.count;
 	nanosleep(&nap, NULL);
@@ -265,12 +307,13 @@ test_race(void)
 	xs_snapshot(&rc->x, t);
 	tap_ok(t->guest.count == 0 && xs_table_total(t) == 0 &&
 	    !xs_enabled(&rc->x), "reset while off zeroes, and stays off");
-	xs_set(&rc->x, true);
+	xs_set(&rc->x, true, true);
 	nanosleep(&nap, NULL);
 	xs_reset(&rc->x);
 	xs_snapshot(&rc->x, t);
-	tap_ok(xs_enabled(&rc->x) && race_consistent(t, &why),
-	    "reset while on stays on, consistent");
+	tap_ok(xs_enabled(&rc->x) && xs_segments(&rc->x) &&
+	    race_consistent(t, &why),
+	    "reset while on stays on with segments, consistent");
 	__atomic_store_n(&rc->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 	free(rc);

@@ -13,20 +13,22 @@
 #include "tap.h"
 
 static const char reply[] =
-    "{\"enabled\": true, \"clock\": \"tsc\", \"tsc_hz\": 2000000000,"
+    "{\"enabled\": true, \"segments\": true, \"clock\": \"tsc\","
+    " \"tsc_hz\": 2000000000,"
     " \"vcpus\": 2, \"elapsed_us\": 1500000,"
     " \"exits\": ["
     "  {\"exit\": \"IO\", \"addr\": \"0x3f8\", \"dir\": \"out\","
     "   \"device\": \"com1\", \"name\": \"IO 0x3f8 out\", \"count\": 10460,"
     "   \"min_us\": 1.1, \"max_us\": 55, \"sum_us\": 116447,"
     "   \"avg_us\": 11.133, \"stddev_us\": 1.929, \"time_pct\": 0.08,"
-    "   \"segments\": {\"exit_us\": 10460, \"dispatch_us\": 20920,"
+    "   \"segments\": {\"count\": 10460, \"exit_us\": 10460,"
+    "    \"dispatch_us\": 20920,"
     "    \"handler_us\": 52300, \"irq_us\": 31380, \"reentry_us\": 1387}},"
     "  {\"exit\": \"HLT\", \"name\": \"HLT\", \"count\": 3,"
     "   \"min_us\": 0.5, \"max_us\": 2, \"sum_us\": 3, \"avg_us\": 1,"
     "   \"stddev_us\": 0.707, \"time_pct\": 0,"
-    "   \"segments\": {\"exit_us\": 0, \"dispatch_us\": 0,"
-    "    \"handler_us\": 0, \"irq_us\": 0, \"reentry_us\": 3}}],"
+    "   \"segments\": {\"count\": 0, \"exit_us\": 0, \"dispatch_us\": 0,"
+    "    \"handler_us\": 0, \"irq_us\": 0, \"reentry_us\": 0}}],"
     " \"guest\": {\"name\": \"TIMEINGUEST\", \"count\": 10463,"
     "  \"min_us\": 2, \"max_us\": 900000, \"sum_us\": 140000000,"
     "  \"avg_us\": 13380.483, \"stddev_us\": 1000.5, \"time_pct\": 99.92},"
@@ -38,7 +40,7 @@ static const char reply[] =
     "    \"halt_wait_hist\": {\"samples\": 0, \"p50\": 0, \"p99\": 0}}]}}";
 
 static const char want_table[] =
-    "all 2 vCPUs, collection on, 1.500 s, times in microseconds "
+    "all 2 vCPUs, collection on with segments, 1.500 s, times in microseconds "
     "(tsc at 2.000 GHz)\n"
     "  EXIT          DEVICE  count    min         max            sum"
     "        avg    stddev  time%\n"
@@ -50,14 +52,14 @@ static const char want_table[] =
     "  13380.483  1000.500  99.92\n";
 
 static const char want_segments[] =
-    "all 2 vCPUs, collection on, 1.500 s, times in microseconds "
-    "(tsc at 2.000 GHz), average per exit by segment\n"
-    "  EXIT          DEVICE  count        avg   exit  dispatch  handler"
-    "    irq  reentry\n"
-    "  IO 0x3f8 out    com1  10460     11.133  1.000     2.000    5.000"
-    "  3.000    0.133\n"
-    "  HLT                       3      1.000  0.000     0.000    0.000"
-    "  0.000    1.000\n"
+    "all 2 vCPUs, collection on with segments, 1.500 s, times in "
+    "microseconds (tsc at 2.000 GHz), average per exit by segment\n"
+    "  EXIT          DEVICE  count        avg   segs   exit  dispatch"
+    "  handler    irq  reentry\n"
+    "  IO 0x3f8 out    com1  10460     11.133  10460  1.000     2.000"
+    "    5.000  3.000    0.133\n"
+    "  HLT                       3      1.000      0      -         -"
+    "        -      -        -\n"
     "  TIMEINGUEST           10463  13380.483\n";
 
 static const char want_kvm[] =
@@ -102,7 +104,8 @@ main(void)
 	    "TIMEINGUEST last");
 	free(s);
 	s = capture(ret, 1);
-	check(s, want_segments, "segments: each row's average split");
+	check(s, want_segments, "segments: each row's average split over "
+	    "the exits timed by segments, none a dash");
 	free(s);
 	s = capture(ret, 2);
 	check(s, want_kvm, "KVM's statistics: zeros left out, histograms "
