@@ -19,7 +19,7 @@
 
 #include "harness.h"
 
-#define HOSTILE_SECONDS	60
+#define HOSTILE_SECONDS	20
 #define HOSTILE_W	640
 #define HOSTILE_H	480
 

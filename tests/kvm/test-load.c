@@ -24,7 +24,7 @@
 
 #define NGUESTS		10
 #define NCLIENTS	1000
-#define ROUND_MS	15000	/* each of the two rounds */
+#define ROUND_MS	8000	/* each of the two rounds */
 #define STALL_MS	30000	/* no answer that long: the rest is lost */
 
 struct lclient {
@@ -66,6 +66,23 @@ count_fds(pid_t pid)
 		n += de->d_name[0] != '.';
 	closedir(dir);
 	return n;
+}
+
+/* Whether pid runs with AddressSanitizer's runtime mapped. */
+static bool
+sanitized(pid_t pid)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, "libasan") != NULL;
+	fclose(f);
+	return found;
 }
 
 /* VmRSS of pid in KiB, or -1. */
@@ -270,9 +287,14 @@ main(void)
 	run_round(cs, pfds, ROUND_MS, &round);
 	report("round 2", &round);
 	rss1 = rss_kib(d->pid);
-	tap_ok(rss0 > 0 && rss1 > 0 && rss1 - rss0 < 4096,
-	    "vmmd's memory does not grow between the rounds (%ld -> %ld KiB)",
-	    rss0, rss1);
+	if (sanitized(d->pid))
+		/* ASan's quarantine holds what is freed: not a leak. */
+		tap_diag("vmmd's memory between the rounds: %ld -> %ld KiB "
+		    "(a sanitizer build: not checked)", rss0, rss1);
+	else
+		tap_ok(rss0 > 0 && rss1 > 0 && rss1 - rss0 < 4096,
+		    "vmmd's memory does not grow between the rounds "
+		    "(%ld -> %ld KiB)", rss0, rss1);
 	free(warm.lat);
 	free(round.lat);
 
