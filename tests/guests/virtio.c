@@ -118,6 +118,13 @@ guest_main(void)
 	vq.desc[0] = (struct vq_desc){ (uintptr_t)buf, 16, 1 | 2, 1 };
 	vq.desc[1] = (struct vq_desc){ (uintptr_t)buf + 16, 16, 1 | 2, 0 };
 	vq_submit(&vq, 0);
+	/*
+	 * The notification may reach the device through an ioeventfd, on
+	 * the worker's loop rather than during the write: wait for the
+	 * configuration interrupt that comes with NEEDS_RESET.
+	 */
+	for (i = 0; i < 100 && !(vio_status(&vio) & 0x40); i++)
+		idle();
 	if (!(vio_status(&vio) & 0x40)) {
 		printf("FAIL: a descriptor loop was not refused\n");
 		return;

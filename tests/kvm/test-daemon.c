@@ -420,10 +420,11 @@ main(void)
 	c = h_setup(&d);
 	test_persistence(d, &c);
 	test_autostart(d, &c);
-	test_log_rotation(d, &c);
 	test_transient(c);
 	test_crash(d, c);
 	test_daemon_killed(d, &c);
+	/* Last: the daemon keeps its tiny console_log_max from here on. */
+	test_log_rotation(d, &c);
 	h_close(c);
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
 	return h_done();
