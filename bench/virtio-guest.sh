@@ -12,6 +12,8 @@ ip link set eth0 up && ip addr add 10.0.9.2/24 dev eth0 ||
     echo "vbench: no eth0"
 # A pipe that never ends: nc leaves on the network's end, not on that of
 # its input, when it only receives.
+# Ready: the test host starts counting only after this, and a while later.
+until nc $host 6001 </dev/null >/dev/null 2>&1; do sleep 1; done
 mkfifo /tmp/hold
 exec 3<>/tmp/hold
 for p in seqwrite seqread randwrite randread netin netout; do

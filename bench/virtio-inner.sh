@@ -15,6 +15,7 @@ cmdline=$(cat "$g/cmdline")
 mib=$(echo "$cmdline" | sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p')
 guest_ip=10.0.9.2
 tap=vbtap0
+settle=${VMMD_BENCH_SETTLE:-10}
 phases="seqwrite seqread randwrite randread netin netout"
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 res=/tmp/vbench.res
@@ -37,6 +38,16 @@ tap_up() {
 	ip addr flush dev "$tap" 2>/dev/null
 	ip addr add 10.0.9.1/24 dev "$tap" && ip link set "$tap" up ||
 	    { ok=0; say "$tap: cannot bring it up"; }
+}
+
+# ready VMM CONSOLE: the guest's first connection to port 6001 (its
+# network is up), then a while for the rest of its boot to quiet down.
+ready() {
+	timeout 600 nc -l -p 6001 </dev/null >/dev/null 2>&1 ||
+	    { ok=0; say "$1: the guest did not say it was ready;" \
+	    "console: $(tail -c 300 "$2")"; }
+	say "$1: the guest is ready; $settle s to settle"
+	sleep "$settle"
 }
 
 # phase VMM NAME CONSOLE KVMPID PID...: one phase, counted; a line of
@@ -99,6 +110,7 @@ wait_socket /tmp/vb.sock 30
 "$VMCTL_BIN" -s /tmp/vb.sock start vb >/dev/null
 con=/tmp/vb/console/vb.log
 tap_up
+ready vmmd "$con"
 worker=$("$VMCTL_BIN" -s /tmp/vb.sock -j info vb |
     sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -n 1)
 for p in $phases; do
@@ -118,6 +130,7 @@ qemu-system-x86_64 -enable-kvm -cpu host -M pc -m 256 -smp 1 \
     -device virtio-net-pci,netdev=n0,romfile= &
 qemu=$!
 tap_up
+ready qemu "$con"
 for p in $phases; do
 	phase qemu "$p" "$con" "$qemu" "$qemu"
 done

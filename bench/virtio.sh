@@ -13,7 +13,7 @@
 # ratios vmmd/QEMU.  Counts are meaningful in the test host; times are
 # not.  Prints figures; asserts nothing.
 #
-#   bench/virtio.sh BUILDDIR [MIB]        (MIB: default 8, at most 32)
+#   bench/virtio.sh BUILDDIR [MIB]        (MIB: default 4, at most 32)
 #
 # The guest is the reference guest (VMMD_LINUX_GUEST, default
 # .cache/linux-guest) with one more archive appended to its initramfs:
@@ -23,7 +23,7 @@ set -eu
 
 . "$(dirname "$0")/nested.sh"
 nested_init "${1:?usage: bench/virtio.sh BUILDDIR [MIB]}" virtio
-mib=${2:-${VMMD_BENCH_MIB:-8}}
+mib=${2:-${VMMD_BENCH_MIB:-4}}
 case $mib in
 ''|*[!0-9]*) echo "MIB: a number of MiB, not '$mib'" >&2; exit 1 ;;
 esac
