@@ -29,6 +29,26 @@ exits() {
 	cat /sys/kernel/debug/kvm/"$1"-*/exits 2>/dev/null | head -n 1
 }
 
+# kvm_stats KVMPID: KVM's counters of the VM, "name value" lines.
+kvm_stats() {
+	for f in /sys/kernel/debug/kvm/"$1"-*/*; do
+		[ -f "$f" ] || continue
+		v=$(cat "$f" 2>/dev/null) || continue
+		case $v in *[!0-9]*|"") continue ;; esac
+		echo "${f##*/} $v"
+	done
+}
+
+# kvm_top BEFORE AFTER N: the N counters that grew most (exit reasons,
+# interrupts, page faults), as comments.
+kvm_top() {
+	awk 'NR == FNR { a[$1] = $2; next }
+	    $1 != "exits" && $2 - a[$1] > 0 &&
+	    $1 ~ /exits|halt_wakeup|irq_inj|pf_|insn_emul|signal/ {
+		print $2 - a[$1], $1 }' "$1" "$2" |
+	    sort -rn | head -n "$3" | while read -r c n; do say "      $n $c"; done
+}
+
 # tap_up: the VMM made vbtap0; give it our address.
 tap_up() {
 	i=0
@@ -58,6 +78,7 @@ phase() {
 	args=
 	for x in "$@"; do args="$args -p $x"; done
 	e0=$(exits "$kpid")
+	kvm_stats "$kpid" >/tmp/k0
 	strace -c -f -o /tmp/st.$vmm.$p $args 2>/tmp/st.err &
 	spid=$!
 	sleep 3		# strace attaches to every thread
@@ -80,6 +101,7 @@ phase() {
 	kill -INT "$spid" 2>/dev/null
 	wait "$spid"
 	e1=$(exits "$kpid")
+	kvm_stats "$kpid" >/tmp/k1
 	c=$(awk '$NF == "total" { print $4 }' /tmp/st.$vmm.$p 2>/dev/null)
 	[ -n "$c" ] || say "strace: $(head -c 300 /tmp/st.err)"
 	echo "$vmm $p $((${e1:-0} - ${e0:-0})) ${c:-0}" >>"$res"
@@ -87,7 +109,10 @@ phase() {
 	say "$vmm $p: $((${e1:-0} - ${e0:-0})) exits, ${c:-0} system calls;" \
 	    "guest: ${line:-nothing}"
 	case $line in *"status 0:"*) ;; *) ok=0 ;; esac
+	say "    system calls:"
 	top_syscalls /tmp/st.$vmm.$p 4
+	say "    KVM counters:"
+	kvm_top /tmp/k0 /tmp/k1 5
 }
 
 # console_line FILE TEXT: the last console line holding TEXT.
