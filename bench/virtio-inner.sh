@@ -117,7 +117,8 @@ phase() {
 
 # console_line FILE TEXT: the last console line holding TEXT.
 console_line() {
-	tr -d '\r' <"$1" 2>/dev/null | grep "$2" | tail -n 1
+	tr -d '\r' <"$1" 2>/dev/null | grep "$2" | tail -n 1 |
+	    sed 's/.*\(vbench: \)/\1/; s/\[ *[0-9]*\.[0-9]*\].*//'
 }
 
 rm -f /tmp/vb-vmmd.raw /tmp/vb-qemu.raw
