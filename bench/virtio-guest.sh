@@ -1,0 +1,33 @@
+#!/bin/sh
+# Runs once in the reference guest of bench/virtio.sh (its inittab's
+# ::once: entry): the guest's side of the six phases.  Before each, it
+# waits for the test host's go (a connection to port 6000, which the
+# test host makes once it counts); after each, it says so on the
+# console and connects to the test host's port 6001.  The size in MiB
+# comes from the kernel command line (vbench_mib=).
+host=10.0.9.1
+mib=$(sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p' /proc/cmdline)
+blocks=$((${mib:-8} * 256))
+ip link set eth0 up && ip addr add 10.0.9.2/24 dev eth0 ||
+    echo "vbench: no eth0"
+# A pipe that never ends: nc leaves on the network's end, not on that of
+# its input, when it only receives.
+# Ready: the test host starts counting only after this, and a while later.
+until nc $host 6001 </dev/null >/dev/null 2>&1; do sleep 1; done
+mkfifo /tmp/hold
+exec 3<>/tmp/hold
+for p in seqwrite seqread randwrite randread netin netout; do
+	nc -l -p 6000 <&3 >/dev/null 2>&1
+	case $p in
+	seqwrite) dd if=/dev/zero of=/dev/vda bs=4k count=$blocks oflag=direct ;;
+	seqread) dd if=/dev/vda of=/dev/null bs=4k count=$blocks iflag=direct ;;
+	randwrite) virtio-rand w /dev/vda $blocks 12345 ;;
+	randread) virtio-rand r /dev/vda $blocks 54321 ;;
+	netin) nc $host 5001 <&3 >/dev/null ;;
+	netout) dd if=/dev/zero bs=64k count=$((blocks / 16)) | nc $host 5002 ;;
+	esac >/tmp/vbench.out 2>&1
+	st=$?
+	echo "vbench: $p status $st: $(tail -n 1 /tmp/vbench.out)"
+	until nc $host 6001 </dev/null >/dev/null 2>&1; do sleep 1; done
+done
+echo "vbench: all phases done"

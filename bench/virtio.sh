@@ -1,0 +1,67 @@
+#!/bin/sh
+# Disk and network I/O, vmmd against QEMU, in one boot of the linux
+# suite's nested test host (tests/linux/README.md): the reference guest
+# with a virtio-blk disk on a raw image and virtio-net on a TAP device,
+# under vmmd, then under QEMU (-M pc -enable-kvm, virtio-blk-pci,
+# virtio-net-pci with vnet_hdr, the same kernel, initramfs and command
+# line).  In each, the guest moves MIB MiB six ways: sequential 4 KiB
+# writes and reads (busybox dd, O_DIRECT), random 4 KiB writes and reads
+# (virtio-rand.c, a fixed seed), TCP from the test host and TCP to it
+# (busybox nc).  Around each phase: the guest's exits (KVM's debugfs,
+# which counts the same way whatever the VMM) and the system calls of
+# the VMM's processes (strace -c -f).  Prints both per MiB and the
+# ratios vmmd/QEMU.  Counts are meaningful in the test host; times are
+# not.  Prints figures; asserts nothing.
+#
+#   bench/virtio.sh BUILDDIR [MIB]        (MIB: default 4, at most 32)
+#
+# The guest is the reference guest (VMMD_LINUX_GUEST, default
+# .cache/linux-guest) with one more archive appended to its initramfs:
+# virtio-rand, and virtio-guest.sh run once by its init.  Needs
+# qemu-system-x86, strace, cpio and a C compiler with a static libc.
+set -eu
+
+. "$(dirname "$0")/nested.sh"
+nested_init "${1:?usage: bench/virtio.sh BUILDDIR [MIB]}" virtio
+mib=${2:-${VMMD_BENCH_MIB:-4}}
+case $mib in
+''|*[!0-9]*) echo "MIB: a number of MiB, not '$mib'" >&2; exit 1 ;;
+esac
+[ "$mib" -ge 1 ] && [ "$mib" -le 32 ] ||
+    { echo "MIB: 1 to 32 (the image is 64 MiB)" >&2; exit 1; }
+
+# The benchmark's guest: the reference guest's files, its initramfs with
+# an archive of ours after it (the kernel unpacks both, later files
+# replacing earlier ones), the size on its command line.
+g=$nested_work/guest
+stage=$nested_work/guest-stage
+rm -rf "$g" "$stage"
+mkdir -p "$g" "$stage/usr/bin" "$stage/etc"
+cp -R "$nested_guest/host-modules" "$g/"
+for f in vmlinuz vmlinux busybox; do
+	cp "$nested_guest/$f" "$g/$f"
+done
+echo "$(cat "$nested_guest/cmdline") vbench_mib=$mib" >"$g/cmdline"
+${CC:-cc} -static -Os -s -std=gnu17 -Wall -Wextra -Wmissing-prototypes \
+    -Wstrict-prototypes -Werror -o "$stage/usr/bin/virtio-rand" \
+    "$nested_top/bench/virtio-rand.c" ||
+    { echo "cannot build virtio-rand.c (static: needs libc6-dev)" >&2; exit 1; }
+cp "$nested_top/bench/virtio-guest.sh" "$stage/usr/bin/virtio-guest"
+chmod 755 "$stage/usr/bin/virtio-guest"
+# The reference guest's inittab, and one more entry.
+gzip -dc "$nested_guest/initramfs.cpio.gz" |
+    (cd "$stage" && cpio -i --quiet etc/inittab)
+[ -s "$stage/etc/inittab" ] ||
+    { echo "no etc/inittab in $nested_guest/initramfs.cpio.gz" >&2; exit 1; }
+echo "::once:/usr/bin/virtio-guest" >>"$stage/etc/inittab"
+{
+	cat "$nested_guest/initramfs.cpio.gz"
+	(cd "$stage" && find . | LC_ALL=C sort |
+	    cpio -o -H newc -R 0:0 --quiet) | gzip -9n
+} >"$g/initramfs.cpio.gz"
+nested_guest=$g
+
+# QEMU's virtio-net-pci ROM, when there is one (romfile= otherwise).
+[ -f /usr/share/qemu/efi-virtio.rom ] &&
+    nested_file /usr/share/qemu/efi-virtio.rom
+nested_run "$nested_top/bench/virtio-inner.sh"
