@@ -39,7 +39,11 @@ tar=$cache/root-$key.tar
 mkdir -p "$cache"
 if [ ! -f "$tar" ]; then
 	echo "# making the root file system ($packages)"
-	mmdebstrap --quiet --variant=minbase --include="$packages" bookworm \
+	# --format: the name "$tar.tmp" does not end in .tar, and mmdebstrap
+	# would make a directory of it.
+	rm -rf "$tar" "$tar.tmp"
+	mmdebstrap --quiet --variant=minbase --format=tar \
+	    --include="$packages" bookworm \
 	    "$tar.tmp" >"$cache/mmdebstrap.log" 2>&1 ||
 	    fail "mmdebstrap: $(tail -n 3 "$cache/mmdebstrap.log" | tr '\n' ' ')"
 	mv "$tar.tmp" "$tar"
