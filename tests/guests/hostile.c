@@ -13,6 +13,8 @@
  * A few writes are left out, and counted, because they would only end
  * the run early in ways the board allows: the i8042's reset pulse
  * (commands 0xf0-0xff to port 0x64) and its output port write (0xd1),
+ * ACPI's SLP_EN (bit 13 of the PM1a control block at 0x604: with S5's
+ * sleep type a random write powers the guest off in its first sweep),
  * and, on the local APIC, the interrupt command register (an INIT to
  * itself parks the CPU) and unmasked LVT entries (an NMI cannot be
  * masked).  A VM that stops cleanly on a write is an allowed outcome
@@ -59,11 +61,21 @@ hostile_rand(struct hostile *h)
 	return h->rng * 0x2545f4914f6cdd1dull;
 }
 
-/* Writes that would only end the run (see above). */
+/* The byte of the PM1a control block whose bit 5 is SLP_EN. */
+#define PM1A_CNT_HIGH	0x605
+
+/*
+ * Writes that would only end the run (see above).  The write's width is
+ * chosen later: any write of up to 4 bytes from port that would set
+ * SLP_EN counts.
+ */
 static bool
 hostile_port_skip(uint16_t port, uint32_t v)
 {
-	return port == 0x64 && ((v & 0xff) >= 0xf0 || (v & 0xff) == 0xd1);
+	if (port == 0x64 && ((v & 0xff) >= 0xf0 || (v & 0xff) == 0xd1))
+		return true;
+	return port <= PM1A_CNT_HIGH && PM1A_CNT_HIGH - port < 4 &&
+	    (v >> (8 * (PM1A_CNT_HIGH - port)) & 0x20) != 0;
 }
 
 static void
