@@ -81,18 +81,29 @@ journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
     grep -q 'PRIORITY=6'
 ok $? "with their priority"
 
+pid_of() { vmctl info "$1" 2>/dev/null | sed -n 's/^pid: *\([0-9]*\).*/\1/p'; }
+plain_pid=$(pid_of plain)
 systemctl restart vmmd
 ok $? "systemctl restart vmmd"
-ok "$(grep -c 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log |
-    grep -qx 1; echo $?)" "plain was shut down gracefully on the way"
 wait_for 60 state_is auto running
-ok $? "auto: running again after the restart (autostart)"
-state_is plain defined
-ok $? "plain: kept, defined and not started ($(vmctl info plain |
-    grep '^state'))"
+ok $? "auto: started by the new vmmd (autostart)"
+ok "$( state_is plain running && [ -n "$plain_pid" ] &&
+    [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
+    "plain: still running in worker $plain_pid, adopted ($(pid_of plain))"
+ok "$( ! grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
+    echo $?)" "plain was not shut down on the way"
+journalctl -u vmmd -o cat | grep 'systemd restarts vmmd' >/tmp/jr
+ok $? "journal: $(head -n 1 /tmp/jr)"
 vmctl info auto >/tmp/info 2>&1
 ok "$(grep -q '^autostart: yes' /tmp/info; echo $?)" \
     "auto: its definition kept"
+lines=$(wc -l </var/lib/vmmd/console/plain.log)
+wait_for 30 sh -c "[ \$(wc -l </var/lib/vmmd/console/plain.log) -gt $lines ]"
+ok $? "plain: its console still logged by the new vmmd"
+systemctl try-restart vmmd
+ok "$( [ $? -eq 0 ] && wait_for 60 state_is plain running &&
+    [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
+    "systemctl try-restart vmmd (a package upgrade): plain kept too"
 
 systemctl stop vmmd
 ok $? "systemctl stop vmmd"
@@ -101,6 +112,8 @@ ok "$( [ "$(show vmmd Result)" = success ] &&
     "vmmd exited 0 ($(show vmmd Result), $(show vmmd ExecMainStatus))"
 grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/auto.log
 ok $? "auto was shut down gracefully"
+grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
+ok $? "and plain, adopted twice, too"
 ok "$( ! grep -qx vmmd-worker /proc/[0-9]*/comm 2>/dev/null; echo $?)" \
     "no worker is left"
 
