@@ -64,6 +64,17 @@ ok $? "the first vmctl call is answered"
 ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
     "and activated vmmd.service"
 
+# Who may talk to it: group vmm, not everybody (nobody, 65534, here).
+vmm_gid=$(getent group vmm | cut -d: -f3)
+setpriv --reuid=65534 --regid=65534 --clear-groups vmctl list \
+    >/tmp/nogroup 2>&1
+rc=$?
+ok "$( [ $rc -ne 0 ] && grep -q 'group vmm' /tmp/nogroup; echo $?)" \
+    "a user outside group vmm is refused: $(head -n 1 /tmp/nogroup)"
+setpriv --reuid=65534 --regid=65534 --groups="$vmm_gid" vmctl list \
+    >/tmp/ingroup 2>&1
+ok $? "the same user in group vmm is answered ($(head -n 1 /tmp/ingroup))"
+
 vmctl create plain >/dev/null && vmctl create auto >/dev/null &&
     vmctl autostart auto on >/dev/null
 ok $? "two VMs of the demo guest, one with autostart"
