@@ -234,6 +234,27 @@ main_vm_event(struct vmmd *d, struct json_object *ev)
 	control_broadcast(d->ctl, ev);
 }
 
+/*
+ * Exit at once and leave every guest running, for the next vmmd to
+ * adopt (a restart or an upgrade that must not touch guests).
+ */
+static void
+main_release(struct main_state *ms, const char *why)
+{
+	struct vmmd *d = &ms->d;
+
+	log_info("%s: exiting, %u guest%s left running for the next vmmd",
+	    why, vm_list_workers(d), vm_list_workers(d) == 1 ? "" : "s");
+	main_status(ms, "exiting, leaving ");
+	vm_list_release(d);
+	event_base_loopexit(d->base, NULL);
+}
+
+/*
+ * SIGTERM, SIGINT: shut every guest down and exit, unless systemd only
+ * restarts the service (the next vmmd adopts the guests, as after
+ * SIGQUIT).  Twice: kill the guests still running.
+ */
 static void
 main_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -243,6 +264,10 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 	if (d->shutting_down) {
 		log_info("%s again: killing every guest now", strsignal(sig));
 		vm_list_kill_all(d);
+		return;
+	}
+	if (sig == SIGTERM && systemd_stop_is_restart(ms->sd) > 0) {
+		main_release(ms, "systemd restarts vmmd");
 		return;
 	}
 	log_info("%s: stopping %u guest%s and exiting", strsignal(sig),
@@ -257,22 +282,10 @@ main_signal_cb(evutil_socket_t sig, short what, void *arg)
 		event_base_loopexit(d->base, NULL);
 }
 
-/*
- * SIGQUIT: exit at once and leave every guest running, for the next
- * vmmd to adopt (a restart or an upgrade that must not touch guests).
- */
 static void
 main_quit_cb(evutil_socket_t sig, short what, void *arg)
 {
-	struct main_state *ms = arg;
-	struct vmmd *d = &ms->d;
-
-	log_info("%s: exiting, %u guest%s left running for the next vmmd",
-	    strsignal(sig), vm_list_workers(d), vm_list_workers(d) == 1 ?
-	    "" : "s");
-	main_status(ms, "exiting, leaving ");
-	vm_list_release(d);
-	event_base_loopexit(d->base, NULL);
+	main_release(arg, strsignal(sig));
 }
 
 static void

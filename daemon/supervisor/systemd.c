@@ -16,8 +16,10 @@
 #include <syslog.h>
 
 #include <event2/event.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
+#include <systemd/sd-login.h>
 
 #include "log.h"
 #include "systemd.h"
@@ -143,6 +145,87 @@ void
 systemd_stopping(struct systemd *s, const char *status)
 {
 	systemd_notify(s, "STOPPING=1", status);
+}
+
+/*
+ * A connection to the service manager: its private socket first (vmmd
+ * runs as root, and PID 1 answers there even on a system without a
+ * D-Bus daemon, as systemctl does), the system bus otherwise.
+ */
+static int
+systemd_bus_open(sd_bus **busp)
+{
+	sd_bus *bus = NULL;
+	int rc;
+
+	rc = sd_bus_new(&bus);
+	if (rc < 0)
+		return rc;
+	rc = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
+	if (rc >= 0)
+		rc = sd_bus_start(bus);
+	if (rc < 0) {
+		sd_bus_unref(bus);
+		rc = sd_bus_open_system(&bus);
+		if (rc < 0)
+			return rc;
+	}
+	(void)sd_bus_set_method_call_timeout(bus, 2 * 1000000);
+	*busp = bus;
+	return 0;
+}
+
+int
+systemd_stop_is_restart(struct systemd *s)
+{
+	static const char dest[] = "org.freedesktop.systemd1";
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char *unit = NULL, *unit_path = NULL, *type = NULL;
+	const char *job_path;
+	sd_bus *bus = NULL;
+	uint32_t job_id;
+	int rc;
+
+	/* Only a service systemd started has a job to look at. */
+	if (!s->notify)
+		return -ENOTSUP;
+	if ((rc = sd_pid_get_unit(0, &unit)) < 0 ||
+	    (rc = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit,
+	    &unit_path)) < 0 || (rc = systemd_bus_open(&bus)) < 0)
+		goto out;
+	rc = sd_bus_get_property(bus, dest, unit_path,
+	    "org.freedesktop.systemd1.Unit", "Job", &error, &reply, "(uo)");
+	if (rc < 0 || (rc = sd_bus_message_read(reply, "(uo)", &job_id,
+	    &job_path)) < 0)
+		goto out;
+	rc = 0;
+	if (job_id == 0)
+		goto out;
+	/*
+	 * A restart job keeps its type while it stops the unit and turns
+	 * into a start job after; try-restart of a running unit collapses
+	 * into restart.
+	 */
+	rc = sd_bus_get_property_string(bus, dest, job_path,
+	    "org.freedesktop.systemd1.Job", "JobType", &error, &type);
+	if (rc >= 0)
+		rc = strcmp(type, "restart") == 0 ||
+		    strcmp(type, "try-restart") == 0;
+out:
+	if (rc < 0)
+		log_warn("cannot ask systemd whether %s restarts: %s",
+		    unit != NULL ? unit : "the service",
+		    error.message != NULL ? error.message : strerror(-rc));
+	else
+		log_debug("%s: %s job", unit, type != NULL ? type : "no");
+	sd_bus_error_free(&error);
+	sd_bus_message_unref(reply);
+	sd_bus_flush_close_unref(bus);
+	free(type);
+	free(unit_path);
+	free(unit);
+	return rc;
 }
 
 /* "VM 'NAME': ..." names the VM the line is about. */

@@ -2,7 +2,8 @@
  * The supervisor's link to systemd, and the only file that calls
  * libsystemd: readiness and status (sd_notify), the control socket
  * systemd may pass (sd_listen_fds), the watchdog, and log lines sent to
- * the journal with fields of their own.  Every function works, and does
+ * the journal with fields of their own, and whether a stop is a restart.
+ * Every function works, and does
  * nothing, when vmmd does not run under systemd.  Event loop thread only.
  */
 #ifndef VMMD_SYSTEMD_H
@@ -34,6 +35,17 @@ uint64_t systemd_watchdog_usec(const struct systemd *s);
  * with err set.
  */
 int	systemd_listen_fd(struct systemd *s, char *err, size_t errlen);
+
+/*
+ * Whether the SIGTERM vmmd got is systemd stopping the service only to
+ * start it again (systemctl restart or try-restart, a package upgrade):
+ * 1 when the service's pending job is a restart, 0 when it is anything
+ * else or there is none (a stop, a system shutdown, a kill by hand),
+ * -errno when systemd cannot be asked (not run by systemd, no bus).
+ * Asks the service manager over D-Bus, synchronously and for two
+ * seconds at most: called once, while vmmd stops.
+ */
+int	systemd_stop_is_restart(struct systemd *s);
 
 /* READY=1 with the status line; STATUS= alone; STOPPING=1. */
 void	systemd_ready(struct systemd *s, const char *status);

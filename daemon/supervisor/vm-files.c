@@ -178,6 +178,36 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 }
 
 int
+vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct flock lk;
+	int rc;
+
+	for (unsigned int i = 0; i < f->ndisks; i++) {
+		memset(&lk, 0, sizeof(lk));
+		lk.l_type = def->disks[i].readonly ? F_RDLCK : F_WRLCK;
+		lk.l_whence = SEEK_SET;	/* l_start = l_len = 0: all of it */
+		if (fcntl(f->disk_fd[i], F_OFD_SETLK, &lk) == 0)
+			continue;
+		rc = -errno;
+		if (rc == -EAGAIN || rc == -EACCES) {
+			*cls = PROTO_ERR_BAD_STATE;
+			snprintf(err, errlen, "disk: %s: in use by another "
+			    "guest or program (it holds a lock on it%s)",
+			    def->disks[i].path, def->disks[i].readonly ? "" :
+			    "; a disk written to is one guest's alone");
+		} else {
+			*cls = PROTO_ERR_INTERNAL;
+			snprintf(err, errlen, "disk: %s: cannot lock it: %s",
+			    def->disks[i].path, strerror(-rc));
+		}
+		return rc;
+	}
+	return 0;
+}
+
+int
 vm_files_open_net(const struct vm_def *def, struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {

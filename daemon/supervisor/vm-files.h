@@ -40,6 +40,18 @@ int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
+ * Then, at start only, lock f's disks for the guest: an open file
+ * description lock (F_OFD_SETLK) on the whole image, shared for a
+ * read-only disk and exclusive otherwise, so that no two guests write
+ * one image, nor read one another writes (QEMU takes locks of the same
+ * kind, on parts of the file, so it is kept out too).  The lock lives
+ * with the descriptor the worker inherits: it goes when the guest
+ * ends, the supervisor's copy closed or not.  A lock held elsewhere:
+ * -EAGAIN with class bad_state and err naming the image.
+ */
+int	vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
  * Then, at start only, def's TAP into f->tap_fd: attached, or created if
  * there is none of that name, by the daemon itself (TUNSETIFF needs
  * CAP_NET_ADMIN, or a persistent TAP the daemon owns), with IFF_TAP |

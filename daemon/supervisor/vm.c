@@ -936,7 +936,9 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
 	    err, errlen)) < 0)
 		return rc;
-	if ((rc = vm_files_open_net(vm->def, &files, cls, err, errlen)) < 0)
+	if ((rc = vm_files_lock_disks(vm->def, &files, cls, err,
+	    errlen)) < 0 ||
+	    (rc = vm_files_open_net(vm->def, &files, cls, err, errlen)) < 0)
 		goto close_files;
 
 	*cls = PROTO_ERR_INTERNAL;

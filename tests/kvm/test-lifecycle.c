@@ -2,12 +2,16 @@
  * Pause and resume (the demo guest ticks once a second), and the three
  * ways of stopping: a guest that shuts down on Ctrl-Alt-Del (cad), a
  * forced stop, and a stop whose timeout runs out on a guest that ignores
- * Ctrl-Alt-Del (hello halts with interrupts off).
+ * Ctrl-Alt-Del (hello halts with interrupts off).  And a disk image
+ * that one guest writes is not another's to start with.
  */
+#include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -289,6 +293,49 @@ test_race_with_stop(struct h_daemon *d, struct h_conn *c)
 	h_close(c2);
 }
 
+/*
+ * Two demo guests naming one image: the second start is refused while
+ * the first writes it, and goes through once the first is stopped;
+ * read-only, they share it.
+ */
+static void
+test_disk_lock(struct h_conn *c)
+{
+	char img[] = "/tmp/vmmd-lock-XXXXXX", st[32];
+	int fd;
+
+	fd = mkstemp(img);
+	tap_ok(fd >= 0 && ftruncate(fd, 65536) == 0, "lock: image %s", img);
+	if (fd >= 0)
+		close(fd);
+	tap_ok(h_create(c, "lk1", "\"disks\":[{\"path\":\"%s\"}]", img) ==
+	    0 && h_create(c, "lk2", "\"disks\":[{\"path\":\"%s\"}]",
+	    img) == 0 && h_create(c, "lk3", "\"disks\":[{\"path\":\"%s\","
+	    "\"readonly\":true}]", img) == 0 && h_create(c, "lk4",
+	    "\"disks\":[{\"path\":\"%s\",\"readonly\":true}]", img) == 0,
+	    "lock: four VMs on one image, two of them read-only");
+	tap_ok(h_start(c, "lk1") == 0, "lock: lk1 started");
+	h_expect_errorf(c, "vm.start", "bad_state", "lock: lk2 refused while "
+	    "lk1 writes the image", "{\"name\":\"lk2\"}");
+	h_expect_errorf(c, "vm.start", "bad_state", "lock: lk3 too, read-only",
+	    "{\"name\":\"lk3\"}");
+	h_state(c, "lk2", st, sizeof(st));
+	tap_ok(strcmp(st, "defined") == 0, "lock: lk2 left defined (%s)", st);
+	tap_ok(h_stop(c, "lk1", true, -1, H_REPLY_MS) == 0 &&
+	    h_start(c, "lk2") == 0, "lock: lk1 stopped, lk2 starts");
+	tap_ok(h_stop(c, "lk2", true, -1, H_REPLY_MS) == 0 &&
+	    h_start(c, "lk3") == 0 && h_start(c, "lk4") == 0,
+	    "lock: then lk3 and lk4 share it read-only");
+	h_expect_errorf(c, "vm.start", "bad_state", "lock: and keep lk1 out",
+	    "{\"name\":\"lk1\"}");
+	tap_ok(h_stop(c, "lk3", true, -1, H_REPLY_MS) == 0 &&
+	    h_stop(c, "lk4", true, -1, H_REPLY_MS) == 0 &&
+	    h_delete(c, "lk1") == 0 && h_delete(c, "lk2") == 0 &&
+	    h_delete(c, "lk3") == 0 && h_delete(c, "lk4") == 0,
+	    "lock: stopped and deleted");
+	unlink(img);
+}
+
 int
 main(void)
 {
@@ -307,6 +354,7 @@ main(void)
 	test_pause_resume(d, c);
 	test_stop(d, c, ev);
 	test_race_with_stop(d, c);
+	test_disk_lock(c);
 	h_close(ev);
 	h_close(c);
 	return h_done();

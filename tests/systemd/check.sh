@@ -64,6 +64,17 @@ ok $? "the first vmctl call is answered"
 ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
     "and activated vmmd.service"
 
+# Who may talk to it: group vmm, not everybody (nobody, 65534, here).
+vmm_gid=$(getent group vmm | cut -d: -f3)
+setpriv --reuid=65534 --regid=65534 --clear-groups vmctl list \
+    >/tmp/nogroup 2>&1
+rc=$?
+ok "$( [ $rc -ne 0 ] && grep -q 'group vmm' /tmp/nogroup; echo $?)" \
+    "a user outside group vmm is refused: $(head -n 1 /tmp/nogroup)"
+setpriv --reuid=65534 --regid=65534 --groups="$vmm_gid" vmctl list \
+    >/tmp/ingroup 2>&1
+ok $? "the same user in group vmm is answered ($(head -n 1 /tmp/ingroup))"
+
 vmctl create plain >/dev/null && vmctl create auto >/dev/null &&
     vmctl autostart auto on >/dev/null
 ok $? "two VMs of the demo guest, one with autostart"
@@ -81,18 +92,29 @@ journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
     grep -q 'PRIORITY=6'
 ok $? "with their priority"
 
+pid_of() { vmctl info "$1" 2>/dev/null | sed -n 's/^pid: *\([0-9]*\).*/\1/p'; }
+plain_pid=$(pid_of plain)
 systemctl restart vmmd
 ok $? "systemctl restart vmmd"
-ok "$(grep -c 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log |
-    grep -qx 1; echo $?)" "plain was shut down gracefully on the way"
 wait_for 60 state_is auto running
-ok $? "auto: running again after the restart (autostart)"
-state_is plain defined
-ok $? "plain: kept, defined and not started ($(vmctl info plain |
-    grep '^state'))"
+ok $? "auto: started by the new vmmd (autostart)"
+ok "$( state_is plain running && [ -n "$plain_pid" ] &&
+    [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
+    "plain: still running in worker $plain_pid, adopted ($(pid_of plain))"
+ok "$( ! grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
+    echo $?)" "plain was not shut down on the way"
+journalctl -u vmmd -o cat | grep 'systemd restarts vmmd' >/tmp/jr
+ok $? "journal: $(head -n 1 /tmp/jr)"
 vmctl info auto >/tmp/info 2>&1
 ok "$(grep -q '^autostart: yes' /tmp/info; echo $?)" \
     "auto: its definition kept"
+lines=$(wc -l </var/lib/vmmd/console/plain.log)
+wait_for 30 sh -c "[ \$(wc -l </var/lib/vmmd/console/plain.log) -gt $lines ]"
+ok $? "plain: its console still logged by the new vmmd"
+systemctl try-restart vmmd
+ok "$( [ $? -eq 0 ] && wait_for 60 state_is plain running &&
+    [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
+    "systemctl try-restart vmmd (a package upgrade): plain kept too"
 
 systemctl stop vmmd
 ok $? "systemctl stop vmmd"
@@ -101,6 +123,8 @@ ok "$( [ "$(show vmmd Result)" = success ] &&
     "vmmd exited 0 ($(show vmmd Result), $(show vmmd ExecMainStatus))"
 grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/auto.log
 ok $? "auto was shut down gracefully"
+grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
+ok $? "and plain, adopted twice, too"
 ok "$( ! grep -qx vmmd-worker /proc/[0-9]*/comm 2>/dev/null; echo $?)" \
     "no worker is left"
 
