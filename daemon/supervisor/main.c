@@ -35,6 +35,7 @@
 struct main_opts {
 	bool foreground;
 	bool verbose;
+	bool unconfined;
 	const char *socket;
 	const char *statedir;
 	const char *kernel;
@@ -44,7 +45,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: vmmd [-fVv] [-d statedir] [-g kernel] [-s socket]\n");
+	    "usage: vmmd [-fUVv] [-d statedir] [-g kernel] [-s socket]\n");
 	exit(status);
 }
 
@@ -300,7 +301,7 @@ main(int argc, char *argv[])
 	unsigned int nvms = 0;
 	struct vm *vm;
 
-	while ((ch = getopt(argc, argv, "d:fg:hs:Vv")) != -1) {
+	while ((ch = getopt(argc, argv, "d:fg:hs:UVv")) != -1) {
 		switch (ch) {
 		case 'd':
 			o.statedir = optarg;
@@ -315,6 +316,9 @@ main(int argc, char *argv[])
 			usage(0);
 		case 's':
 			o.socket = optarg;
+			break;
+		case 'U':
+			o.unconfined = true;
 			break;
 		case 'V':
 			printf("vmmd %s (protocol %d)\n", VMMD_VERSION,
@@ -373,6 +377,10 @@ main(int argc, char *argv[])
 		log_error("cannot create the event loop");
 		goto free_paths;
 	}
+	d->unconfined = o.unconfined;
+	if (d->unconfined)
+		log_warn("workers run without their sandbox (-U): a guest "
+		    "that breaks its worker reaches the host");
 	if (vm_list_init(d) < 0) {
 		log_error("cannot watch SIGCHLD");
 		goto free_base;

@@ -984,6 +984,7 @@ vm_worker_exited(void *owner, int status)
 		.stop_requested = vm->run.stop_requested,
 		.boot_refused = vm->run.boot_error != NULL,
 		.boot_timeout = VM_BOOT_TIMEOUT,
+		.violation = wlink_violation(vm->w),
 	};
 	struct worker_exit ex;
 	struct pending *p;
@@ -1048,7 +1049,10 @@ vm_list_init(struct vmmd *d)
 {
 	TAILQ_INIT(&d->answers);
 	d->reaper = wlink_reaper_new(d->base);
-	return d->reaper != NULL ? 0 : -ENOMEM;
+	if (d->reaper == NULL)
+		return -ENOMEM;
+	wlink_reaper_set_unconfined(d->reaper, d->unconfined);
+	return 0;
 }
 
 unsigned int

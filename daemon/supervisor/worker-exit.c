@@ -37,6 +37,10 @@ worker_exit_classify(const struct worker_exit_facts *f,
 	int c;
 
 	worker_exit_describe(status, how, sizeof(how));
+	if (f->violation != NULL && WIFSIGNALED(status) &&
+	    WTERMSIG(status) == SIGSYS)
+		snprintf(how, sizeof(how), "killed by its sandbox: forbidden "
+		    "system call %s", f->violation);
 	out->start_class = PROTO_ERR_INTERNAL;
 	errdesc[0] = '\0';
 	if (f->boot_refused) {

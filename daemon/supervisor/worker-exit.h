@@ -34,6 +34,8 @@ struct worker_exit_facts {
 	const char *boot_error_class;
 	const char *boot_error_desc;
 	unsigned int boot_timeout;	/* s, for the message */
+	/* The system call the worker's sandbox refused, or NULL. */
+	const char *violation;
 };
 
 enum worker_outcome {

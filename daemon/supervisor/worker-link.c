@@ -78,6 +78,8 @@ struct wlink {
 	struct event *timer;		/* the owner's deadline */
 	enum worker_kill kill;		/* SIGKILL sent, and why */
 	bool reaped;			/* pid is no longer ours to signal */
+	int report_fd;			/* the sandbox's pipe, read end */
+	char violation[64];		/* what came on it, once reaped */
 };
 TAILQ_HEAD(wlink_list, wlink);
 
@@ -86,6 +88,7 @@ struct wlink_reaper {
 	struct event *sigchld_ev;
 	struct wlink_list links;	/* spawned, not reaped yet */
 	unsigned int count;
+	bool unconfined;		/* spawn workers with -U */
 };
 
 static void wlink_flush_fdq(struct wlink *w);
@@ -542,6 +545,8 @@ wlink_free(struct wlink *w)
 	if (w == NULL)
 		return;
 	wlink_close_channel(w);
+	if (w->report_fd >= 0)
+		close(w->report_fd);
 	if (w->timer != NULL)
 		event_free(w->timer);
 	proto_lines_free(w->lines);
@@ -579,15 +584,15 @@ wlink_kill(struct wlink *w, enum worker_kill why)
  * Between fork and exec only async-signal-safe calls: the child
  * inherited a copy of an event loop it must not touch.
  *
- * The worker gets sock as WLINK_CHANNEL_FD, then passed[] from
- * WLINK_PASSED_FD(0) on, and no other descriptor but its standard
- * streams.
+ * The worker gets sock as WLINK_CHANNEL_FD, report as WLINK_REPORT_FD,
+ * then passed[] from WLINK_PASSED_FD(0) on, and no other descriptor but
+ * its standard streams.
  */
 static void __attribute__((noreturn))
-wlink_child(int sock, const int *passed, unsigned int npassed,
+wlink_child(int sock, int report, const int *passed, unsigned int npassed,
     const char *path, char *const argv[])
 {
-	int src[1 + WLINK_MAX_PASSED], fd, sig, i, n;
+	int src[2 + WLINK_MAX_PASSED], fd, sig, i, n;
 	sigset_t none;
 
 	for (sig = 1; sig < NSIG; sig++)
@@ -597,6 +602,7 @@ wlink_child(int sock, const int *passed, unsigned int npassed,
 
 	n = 0;
 	src[n++] = sock;
+	src[n++] = report;
 	for (i = 0; i < (int)npassed; i++)
 		src[n++] = passed[i];
 	/* First out of the way of every target: a dup2() onto a target
@@ -623,8 +629,8 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
     void *owner, struct wlink **wp, char *err, size_t errlen)
 {
 	struct wlink *w;
-	char *argv[6];
-	int sv[2], rc;
+	char *argv[10];
+	int sv[2], report[2], rc, ac;
 	pid_t pid;
 
 	*wp = NULL;
@@ -639,6 +645,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	w->ops = ops;
 	w->owner = owner;
 	w->fd = -1;
+	w->report_fd = -1;
 	TAILQ_INIT(&w->reqs);
 	TAILQ_INIT(&w->fdq);
 	w->name = strdup(name);
@@ -647,9 +654,18 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	if (w->name == NULL || w->lines == NULL || w->timer == NULL)
 		goto free_link;
 
+	/* Non-blocking at both ends: the worker writes a few bytes into
+	 * an empty pipe, we read them once it is reaped. */
+	if (pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(-rc));
+		goto free_link_rc;
+	}
+	w->report_fd = report[0];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "socketpair: %s", strerror(-rc));
+		close(report[1]);
 		goto free_link_rc;
 	}
 	/* Everything that can fail before the fork, so that a worker
@@ -665,23 +681,30 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	if (w->fdq_ev == NULL)
 		goto close_child_end;
 
-	argv[0] = (char *)WLINK_PROGRAM;
-	argv[1] = (char *)"-c";
-	argv[2] = (char *)"3";		/* WLINK_CHANNEL_FD */
-	argv[3] = (char *)"-n";
-	argv[4] = w->name;
-	argv[5] = NULL;
+	ac = 0;
+	argv[ac++] = (char *)WLINK_PROGRAM;
+	argv[ac++] = (char *)"-c";
+	argv[ac++] = (char *)"3";	/* WLINK_CHANNEL_FD */
+	argv[ac++] = (char *)"-r";
+	argv[ac++] = (char *)"4";	/* WLINK_REPORT_FD */
+	if (r->unconfined)
+		argv[ac++] = (char *)"-U";
+	argv[ac++] = (char *)"-n";
+	argv[ac++] = w->name;
+	argv[ac] = NULL;
 
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "fork: %s", strerror(-rc));
 		close(sv[1]);
+		close(report[1]);
 		goto free_link_rc;
 	}
 	if (pid == 0)
-		wlink_child(sv[1], passed, npassed, path, argv);
+		wlink_child(sv[1], report[1], passed, npassed, path, argv);
 	close(sv[1]);
+	close(report[1]);
 	w->pid = pid;
 	bufferevent_setcb(w->bev, wlink_read_cb, wlink_write_cb,
 	    wlink_event_cb, w);
@@ -694,6 +717,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 
 close_child_end:
 	close(sv[1]);
+	close(report[1]);
 free_link:
 	rc = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
@@ -706,6 +730,33 @@ nomem:
 }
 
 /* Reaping -------------------------------------------------------------- */
+
+/* What the worker's sandbox said before it died: a system call's name. */
+static void
+wlink_read_violation(struct wlink *w)
+{
+	ssize_t n;
+	size_t i;
+
+	if (w->report_fd < 0)
+		return;
+	n = read(w->report_fd, w->violation, sizeof(w->violation) - 1);
+	w->violation[n > 0 ? n : 0] = '\0';
+	/* Keep it printable: it goes into replies and logs. */
+	for (i = 0; w->violation[i] != '\0'; i++)
+		if (!((w->violation[i] >= 'a' && w->violation[i] <= 'z') ||
+		    (w->violation[i] >= '0' && w->violation[i] <= '9') ||
+		    w->violation[i] == '_' || w->violation[i] == '#'))
+			w->violation[i] = '?';
+	close(w->report_fd);
+	w->report_fd = -1;
+}
+
+const char *
+wlink_violation(const struct wlink *w)
+{
+	return w->violation[0] != '\0' ? w->violation : NULL;
+}
 
 static void
 wlink_reaped(struct wlink *w, int status)
@@ -725,9 +776,13 @@ wlink_reaped(struct wlink *w, int status)
 			;
 		wlink_read_input(w);
 	}
+	wlink_read_violation(w);
 	worker_exit_describe(status, how, sizeof(how));
 	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
 	    how);
+	if (w->violation[0] != '\0')
+		log_warn("VM '%s': the worker's sandbox refused the system "
+		    "call %s", w->name, w->violation);
 	/* Requests the worker will never answer. */
 	wlink_fail_requests(w, how, status);
 	w->ops->exited(w->owner, status);
@@ -797,6 +852,12 @@ free_event:
 free_reaper:
 	free(r);
 	return NULL;
+}
+
+void
+wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined)
+{
+	r->unconfined = unconfined;
 }
 
 void

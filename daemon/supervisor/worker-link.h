@@ -23,9 +23,13 @@ struct event_base;
 struct wlink;
 struct wlink_reaper;
 
-/* The worker's end of the socketpair, then the descriptors passed. */
+/*
+ * The worker's end of the socketpair, the write end of the pipe its
+ * sandbox names a forbidden system call on, then the descriptors passed.
+ */
 #define WLINK_CHANNEL_FD	3
-#define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
+#define WLINK_REPORT_FD		4
+#define WLINK_PASSED_FD(i)	(WLINK_REPORT_FD + 1 + (i))
 #define WLINK_MAX_PASSED	2
 
 struct wlink_ops {
@@ -75,6 +79,8 @@ enum wlink_error_origin wlink_error_origin(struct json_object *error);
  * finds the link of each child reaped.
  */
 struct wlink_reaper *wlink_reaper_new(struct event_base *base);
+/* Workers spawned from now on run without their sandbox (vmmd -U). */
+void	wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined);
 /* Every link must be gone. */
 void	wlink_reaper_free(struct wlink_reaper *r);
 /* Links whose worker has not been reaped yet. */
@@ -100,6 +106,11 @@ int	wlink_spawn(struct wlink_reaper *r, const char *path,
 	    char *err, size_t errlen);
 /* Only once reaped (from the exited callback), or before a spawn. */
 void	wlink_free(struct wlink *w);
+/*
+ * Once reaped: the system call the worker's sandbox killed it for, as
+ * the worker named it on WLINK_REPORT_FD, or NULL.
+ */
+const char *wlink_violation(const struct wlink *w);
 
 pid_t	wlink_pid(const struct wlink *w);
 /* The socket is still open: requests can be sent. */

@@ -1,14 +1,18 @@
 /*
  * vmmd-worker: runs one guest for the supervisor.
  *
- *   vmmd-worker -c FD -n NAME
+ *   vmmd-worker [-Uv] [-r FD] -c FD -n NAME
  *
- * FD is a stream socket to the supervisor carrying the same JSON
+ * -c FD is a stream socket to the supervisor carrying the same JSON
  * protocol as the public control socket (plus client connections passed
  * with SCM_RIGHTS for consoles).  The worker exits 0 when the guest is
  * done (shut down, or reset while a stop is pending or with on_reboot
  * "stop"), and non-zero when something went wrong: the supervisor then
  * reports the VM as crashed.
+ *
+ * Once the guest is set up the worker sandboxes itself (sandbox.h): a
+ * call outside its allow-list kills it by SIGSYS after naming the call
+ * on -r FD, a pipe to the supervisor.  -U runs it unconfined.
  *
  * The event loop has no timers of its own: device timers exist only while
  * a device needs one, so with an idle guest nothing here wakes.
@@ -49,7 +53,7 @@ worker_link_closed(void *opaque)
 static void
 worker_usage(void)
 {
-	fprintf(stderr, "usage: vmmd-worker -c FD -n NAME\n"
+	fprintf(stderr, "usage: vmmd-worker [-Uv] [-r FD] -c FD -n NAME\n"
 	    "(started by vmmd; not meant to be run by hand)\n");
 	exit(2);
 }
@@ -62,13 +66,21 @@ main(int argc, char *argv[])
 		.request = worker_request,
 		.closed = worker_link_closed,
 	};
-	struct worker w = { .exit_status = 0 };
+	struct worker w = { .kvm_fd = -1, .report_fd = -1 };
 	static char ident[96];
 	int ch, ret, verbose = 0, ctrl_fd = -1;
 	char *end;
 
-	while ((ch = getopt(argc, argv, "c:n:v")) != -1) {
+	while ((ch = getopt(argc, argv, "c:n:r:Uv")) != -1) {
 		switch (ch) {
+		case 'r':
+			w.report_fd = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || w.report_fd < 0)
+				worker_usage();
+			break;
+		case 'U':
+			w.unconfined = true;
+			break;
 		case 'c':
 			ctrl_fd = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || ctrl_fd < 0)
@@ -136,5 +148,7 @@ main(int argc, char *argv[])
 	guest_fini(&w);
 	link_free(w.link, 1000);
 	event_base_free(w.base);
+	if (w.kvm_fd >= 0)
+		close(w.kvm_fd);
 	return w.exit_status;
 }
