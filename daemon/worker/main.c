@@ -32,6 +32,7 @@
 #include "link.h"
 #include "log.h"
 #include "requests.h"
+#include "sandbox.h"
 #include "worker.h"
 
 static void
@@ -150,5 +151,7 @@ main(int argc, char *argv[])
 	event_base_free(w.base);
 	if (w.kvm_fd >= 0)
 		close(w.kvm_fd);
+	if (w.sandboxed)
+		sandbox_exit(w.exit_status);
 	return w.exit_status;
 }

@@ -71,6 +71,14 @@ static const int sandbox_threads[] = {
 	SCMP_SYS(restart_syscall),
 };
 
+/* Questions about who we are: logging, libraries.  They change nothing. */
+static const int sandbox_identity[] = {
+	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
+	SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid),
+	SCMP_SYS(getppid), SCMP_SYS(uname), SCMP_SYS(getrlimit),
+	SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
+};
+
 /* Time: the VM clock, device timers, libevent's clock. */
 static const int sandbox_time[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
@@ -108,6 +116,33 @@ static const int sandbox_sockets[] = {
 	SCMP_SYS(getsockname), SCMP_SYS(getpeername),
 };
 
+/*
+ * The sanitizers' runtime, in ASan builds only (the kvm suite runs one):
+ * its error reports read /proc/self and the binary to symbolize.  Never
+ * in a build that ships.  LeakSanitizer's exit check cannot run
+ * sandboxed at all (its tracer attaches to every thread): see
+ * sandbox_exit().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_SANITIZERS	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDBOX_SANITIZERS	1
+#endif
+#endif
+#ifdef SANDBOX_SANITIZERS
+static const int sandbox_sanitizers[] = {
+	SCMP_SYS(prctl), SCMP_SYS(getdents64), SCMP_SYS(readlink),
+	SCMP_SYS(readlinkat), SCMP_SYS(tgkill), SCMP_SYS(pipe),
+	SCMP_SYS(openat),
+	SCMP_SYS(open),		/* their internal_open() on x86-64 */
+};
+static const bool sandbox_sanitized = true;
+#else
+static const int sandbox_sanitizers[] = { -1 };
+static const bool sandbox_sanitized = false;
+#endif
+
 /* Files read on demand: noVNC's, by the display's web server. */
 static const int sandbox_read_files[] = {
 	SCMP_SYS(getdents64),
@@ -143,6 +178,7 @@ static const struct {
 #define SANDBOX_TABLE(t)	{ #t, t, sizeof(t) / sizeof(t[0]) }
 	SANDBOX_TABLE(sandbox_memory),
 	SANDBOX_TABLE(sandbox_threads),
+	SANDBOX_TABLE(sandbox_identity),
 	SANDBOX_TABLE(sandbox_time),
 	SANDBOX_TABLE(sandbox_loop),
 	SANDBOX_TABLE(sandbox_fds),
@@ -295,6 +331,18 @@ sandbox_drop_caps(char *err, size_t errlen)
 
 /* --- the filter --------------------------------------------------------- */
 
+static bool
+sandbox_sanitizer_call(int nr)
+{
+	size_t i;
+
+	for (i = 0; sandbox_sanitized && i < sizeof(sandbox_sanitizers) /
+	    sizeof(sandbox_sanitizers[0]); i++)
+		if (sandbox_sanitizers[i] == nr)
+			return true;
+	return false;
+}
+
 static int
 sandbox_add_calls(scmp_filter_ctx ctx, uint32_t action, const int *calls,
     size_t n, const char *purpose, char *err, size_t errlen)
@@ -303,6 +351,9 @@ sandbox_add_calls(scmp_filter_ctx ctx, uint32_t action, const int *calls,
 	int r;
 
 	for (i = 0; i < n; i++) {
+		if (action != SCMP_ACT_ALLOW &&
+		    sandbox_sanitizer_call(calls[i]))
+			continue;	/* allowed instead */
 		r = seccomp_rule_add(ctx, action, calls[i], 0);
 		if (r < 0) {
 			snprintf(err, errlen, "sandbox: %s: system call %d: "
@@ -344,12 +395,20 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, SANDBOX_CLONE_NS, 0));
+	if (sandbox_sanitized)
+		goto out;
 	/* Signals only to ourselves: a raise(), abort(), the vCPU kick,
 	 * and the SIGSYS handler's own. */
 	if (r == 0) {
 		what = "tgkill";
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	}
+	/* getrlimit() as glibc makes it: our own limits, read only. */
+	if (r == 0) {
+		what = "prlimit64";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64),
+		    2, SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
 	}
 	/* vCPU threads name themselves. */
 	if (r == 0) {
@@ -385,6 +444,7 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
 		    SCMP_SYS(openat), 0);
 	}
+out:
 	if (r < 0 && err[0] == '\0')
 		snprintf(err, errlen, "sandbox: %s rule: %s", what,
 		    strerror(-r));
@@ -416,6 +476,10 @@ sandbox_filter_load(const struct sandbox_config *cfg, char *err,
 		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW,
 		    sandbox_tables[i].calls, sandbox_tables[i].n,
 		    sandbox_tables[i].purpose, err, errlen);
+	if (r == 0 && sandbox_sanitized)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_sanitizers,
+		    sizeof(sandbox_sanitizers) / sizeof(sandbox_sanitizers[0]),
+		    "sanitizers", err, errlen);
 	if (r == 0)
 		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
 		    sandbox_refused, sizeof(sandbox_refused) /
@@ -457,4 +521,15 @@ sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
 		return r;
 	}
 	return sandbox_filter_load(cfg, err, errlen);
+}
+
+void
+sandbox_exit(int status)
+{
+	if (sandbox_sanitized) {
+		/* No leak check: it would die on the filter. */
+		fflush(NULL);
+		_exit(status);
+	}
+	exit(status);
 }

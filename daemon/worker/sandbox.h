@@ -46,4 +46,11 @@ struct sandbox_config {
 int	sandbox_enter(const struct sandbox_config *cfg, char *err,
 	    size_t errlen);
 
+/*
+ * Leave a sandboxed process with status.  exit(), except in sanitizer
+ * builds, whose LeakSanitizer check at exit cannot run sandboxed and is
+ * skipped (AddressSanitizer and UBSan still report as errors happen).
+ */
+void	sandbox_exit(int status) __attribute__((noreturn));
+
 #endif
