@@ -27,6 +27,7 @@
 enum child_act {
 	ACT_ALLOWED,		/* allowed calls, then wait for the parent */
 	ACT_OPEN,		/* open a file: refused, not fatal */
+	ACT_READ_FILES,		/* with read_files: reading only */
 	ACT_FORBIDDEN,		/* mount(2): fatal */
 	ACT_FORBIDDEN_THREAD,	/* the same from a second thread */
 };
@@ -50,7 +51,10 @@ static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
 {
 	const struct rlimit nocore = { 0, 0 };
-	struct sandbox_config cfg = { .report_fd = report };
+	struct sandbox_config cfg = {
+		.report_fd = report,
+		.read_files = act == ACT_READ_FILES,
+	};
 	char err[256], byte = 'r', buf[16];
 	pthread_t t;
 	int fd;
@@ -77,6 +81,21 @@ child_run(enum child_act act, int report, int ctl)
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (fd >= 0 || errno != EACCES)
 			_exit(14);
+		_exit(0);
+	case ACT_READ_FILES:
+		fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(19);
+		close(fd);
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 || errno != EACCES)
+			_exit(20);
+		fd = open("/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EACCES)
+			_exit(21);
+		fd = open("/dev/null", O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EACCES)
+			_exit(22);
 		_exit(0);
 	case ACT_FORBIDDEN:
 		mount("none", "/", "tmpfs", 0, NULL);
@@ -192,31 +211,38 @@ test_allowed(void)
 	    "(status 0x%x)", status);
 }
 
+/* A child that does act and is not talked to: its wait status. */
+static int
+child_run_to_end(enum child_act act, char *report, size_t len)
+{
+	struct child c;
+
+	if (child_start(&c, act) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	return child_wait(&c, report, len);
+}
+
 static void
 test_refused(void)
 {
 	char report[64];
-	struct child c;
-	int status;
+	int status = child_run_to_end(ACT_OPEN, report, sizeof(report));
 
-	if (child_start(&c, ACT_OPEN) < 0)
-		tap_bail("fork: %s", strerror(errno));
-	status = child_wait(&c, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "open() and socket() fail with EACCES, not "
 	    "fatal (status 0x%x)", status);
+	status = child_run_to_end(ACT_READ_FILES, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "read_files: read-only opens work, writing "
+	    "and creating ones fail with EACCES (status 0x%x)", status);
 }
 
 static void
 test_forbidden(enum child_act act, const char *where)
 {
 	char report[64];
-	struct child c;
-	int status;
+	int status = child_run_to_end(act, report, sizeof(report));
 
-	if (child_start(&c, act) < 0)
-		tap_bail("fork: %s", strerror(errno));
-	status = child_wait(&c, report, sizeof(report));
 	tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
 	    "%s: mount() kills it by SIGSYS (status 0x%x)", where, status);
 	tap_ok(strcmp(report, "mount") == 0, "%s: the call is named on "
