@@ -136,7 +136,7 @@ static const int sandbox_sockets[] = {
 #ifdef SANDBOX_SANITIZERS
 static const int sandbox_sanitizers[] = {
 	SCMP_SYS(prctl), SCMP_SYS(getdents64), SCMP_SYS(readlink),
-	SCMP_SYS(readlinkat), SCMP_SYS(tgkill), SCMP_SYS(pipe),
+	SCMP_SYS(readlinkat), SCMP_SYS(pipe),
 	SCMP_SYS(openat),
 	SCMP_SYS(open),		/* their internal_open() on x86-64 */
 };
@@ -398,8 +398,6 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, SANDBOX_CLONE_NS, 0));
-	if (sandbox_sanitized)
-		goto out;
 	/* Signals only to ourselves: a raise(), abort(), the vCPU kick,
 	 * and the SIGSYS handler's own. */
 	if (r == 0) {
@@ -413,6 +411,8 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64),
 		    2, SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
 	}
+	if (sandbox_sanitized)
+		goto out;	/* prctl and openat: sandbox_sanitizers[] */
 	/* vCPU threads name themselves. */
 	if (r == 0) {
 		what = "prctl";
