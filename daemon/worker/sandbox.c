@@ -167,10 +167,17 @@ static const unsigned long sandbox_ioctls[] = {
 	TCGETS,		/* isatty() in stdio and libraries: ENOTTY */
 };
 
-/* Calls that fail with EACCES (see the top of the file). */
+/*
+ * Calls that fail with EACCES (see the top of the file): files by name
+ * (access() is what libgcrypt asks when a VNC password is first
+ * checked), new sockets.
+ */
 static const int sandbox_refused[] = {
-	SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(socket),
-	SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
+	SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(access),
+	SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(stat),
+	SCMP_SYS(lstat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+	SCMP_SYS(socket), SCMP_SYS(connect), SCMP_SYS(bind),
+	SCMP_SYS(listen),
 };
 
 static const struct {

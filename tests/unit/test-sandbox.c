@@ -81,6 +81,8 @@ child_run(enum child_act act, int report, int ctl)
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (fd >= 0 || errno != EACCES)
 			_exit(14);
+		if (access("/etc/hostname", R_OK) == 0 || errno != EACCES)
+			_exit(23);
 		_exit(0);
 	case ACT_READ_FILES:
 		fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
@@ -229,7 +231,7 @@ test_refused(void)
 	int status = child_run_to_end(ACT_OPEN, report, sizeof(report));
 
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    report[0] == '\0', "open() and socket() fail with EACCES, not "
+	    report[0] == '\0', "open(), access() and socket() fail with EACCES, not "
 	    "fatal (status 0x%x)", status);
 	status = child_run_to_end(ACT_READ_FILES, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
