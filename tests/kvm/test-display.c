@@ -117,10 +117,10 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	tap_ok(viewer_open(&v, port, NULL), "a viewer connects");
 	if (v.client == NULL)
 		return;
-	tap_ok(viewer_wait_updates(&v, 1, 10000) &&
-	    viewer_wait_area(&v, (uint64_t)W * H, 10000),
-	    "it gets the whole screen (%llu pixels)",
-	    (unsigned long long)v.area);
+	ret = viewer_wait_updates(&v, 1, 10000) &&
+	    viewer_wait_area(&v, (uint64_t)W * H, 10000);
+	tap_ok(ret, "it gets the whole screen (%llu pixels in %u updates)",
+	    (unsigned long long)v.area, v.updates);
 	tap_ok(v.client->width == W && v.client->height == H,
 	    "the screen is %dx%d (want %dx%d)", v.client->width,
 	    v.client->height, W, H);
