@@ -33,9 +33,9 @@
 #include "worker-sock.h"
 
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
-#define VM_ADOPT_FD		WLINK_PASSED_FD(0)	/* worker-sock.h */
-#define VM_KERNEL_FD		WLINK_PASSED_FD(1)
-#define VM_INITRD_FD		WLINK_PASSED_FD(2)	/* if any */
+/* The order of the files passed (worker-link.h), disks after them. */
+#define VM_KERNEL_FD		WLINK_PASSED_FD(0)
+#define VM_INITRD_FD		WLINK_PASSED_FD(1)	/* if any */
 
 /* A request of vm_worker_request(), until its reply. */
 struct vm_request {
@@ -868,12 +868,12 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 		    json_object_new_boolean(1));
 	if (def->ndisks > 0)
 		json_object_object_add(args, "disks",
-		    vm_boot_disks(def, def->initrd != NULL ? 3 : 2));
+		    vm_boot_disks(def, def->initrd != NULL ? 2 : 1));
 	json_object_object_add(args, "console_log_max",
 	    json_object_new_int64((int64_t)vm->d->console_log_max));
 	/* For whichever vmmd adopts the worker later (worker.adopt). */
 	json_object_object_add(args, "adopt_fd",
-	    json_object_new_int(VM_ADOPT_FD));
+	    json_object_new_int(WLINK_ADOPT_FD));
 	json_object_object_add(args, "log_start",
 	    json_object_new_int64(log_start));
 	json_object_object_add(args, "started_ms",
@@ -943,14 +943,13 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		rc = -ENOMEM;
 		goto close_adopt;
 	}
-	passed[npassed++] = adopt_fd;
 	passed[npassed++] = files.kernel_fd;
 	if (files.initrd_fd >= 0)
 		passed[npassed++] = files.initrd_fd;
 	for (unsigned int i = 0; i < files.ndisks; i++)
 		passed[npassed++] = files.disk_fd[i];
-	rc = wlink_spawn(d->reaper, path, vm->def->name, passed, npassed,
-	    &vm_wlink_ops, vm, &vm->w, err, errlen);
+	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
+	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0)
 		goto put_args;
 	/* The worker has its own copies now. */
@@ -1070,6 +1069,7 @@ vm_worker_exited(void *owner, int status)
 		.boot_refused = vm->run.boot_error != NULL,
 		.boot_timeout = VM_BOOT_TIMEOUT,
 		.status_unknown = !wlink_status_known(vm->w),
+		.violation = wlink_violation(vm->w),
 	};
 	struct worker_exit ex;
 	struct pending *p;
@@ -1224,7 +1224,10 @@ vm_list_init(struct vmmd *d)
 {
 	TAILQ_INIT(&d->answers);
 	d->reaper = wlink_reaper_new(d->base);
-	return d->reaper != NULL ? 0 : -ENOMEM;
+	if (d->reaper == NULL)
+		return -ENOMEM;
+	wlink_reaper_set_unconfined(d->reaper, d->unconfined);
+	return 0;
 }
 
 unsigned int

@@ -24,10 +24,17 @@ struct event_base;
 struct wlink;
 struct wlink_reaper;
 
-/* The worker's end of the socketpair, then the descriptors passed. */
+/*
+ * The worker's descriptors, the one table of them: its end of the
+ * socketpair, the socket a later supervisor adopts it on, the write end
+ * of the pipe its sandbox names a forbidden system call on, then the
+ * files passed (the caller's order: kernel, initrd if any, disks).
+ */
 #define WLINK_CHANNEL_FD	3
-#define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
-#define WLINK_MAX_PASSED	7	/* adoption socket, kernel, initrd, 4 disks */
+#define WLINK_ADOPT_FD		4	/* worker-sock.h */
+#define WLINK_REPORT_FD		5
+#define WLINK_PASSED_FD(i)	(WLINK_REPORT_FD + 1 + (i))
+#define WLINK_MAX_PASSED	6	/* kernel, initrd, 4 disks */
 
 struct wlink_ops {
 	/* An event line from the worker; msg is borrowed. */
@@ -76,6 +83,8 @@ enum wlink_error_origin wlink_error_origin(struct json_object *error);
  * finds the link of each child reaped.
  */
 struct wlink_reaper *wlink_reaper_new(struct event_base *base);
+/* Workers spawned from now on run without their sandbox (vmmd -U). */
+void	wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined);
 /* Every link must be gone. */
 void	wlink_reaper_free(struct wlink_reaper *r);
 /* Links whose worker has not been reaped yet. */
@@ -90,15 +99,16 @@ const char *wlink_program(const char *beside, char *err, size_t errlen);
 
 /*
  * Start the worker program path for the VM name (for its argv and our
- * log messages), with the channel as WLINK_CHANNEL_FD and the npassed
+ * log messages), with the channel as WLINK_CHANNEL_FD, adopt_fd as
+ * WLINK_ADOPT_FD, the sandbox's pipe as WLINK_REPORT_FD and the npassed
  * descriptors passed as WLINK_PASSED_FD(0)...; the caller keeps its own
- * copies of them.  Nothing can fail after the fork: on error nothing is
+ * copies of adopt_fd and passed[].  Nothing can fail after the fork: on error nothing is
  * running and err says why.
  */
 int	wlink_spawn(struct wlink_reaper *r, const char *path,
-	    const char *name, const int *passed, unsigned int npassed,
-	    const struct wlink_ops *ops, void *owner, struct wlink **wp,
-	    char *err, size_t errlen);
+	    const char *name, int adopt_fd, const int *passed,
+	    unsigned int npassed, const struct wlink_ops *ops, void *owner,
+	    struct wlink **wp, char *err, size_t errlen);
 /*
  * Take on a worker another supervisor started (worker.adopt answered
  * on fd, with ids up to next_id used): fd is the connection to its own
@@ -125,6 +135,11 @@ bool	wlink_status_known(const struct wlink *w);
 void	wlink_release(struct wlink *w);
 /* Only once reaped (from the exited callback), or before a spawn. */
 void	wlink_free(struct wlink *w);
+/*
+ * Once reaped: the system call the worker's sandbox killed it for, as
+ * the worker named it on WLINK_REPORT_FD, or NULL.
+ */
+const char *wlink_violation(const struct wlink *w);
 
 pid_t	wlink_pid(const struct wlink *w);
 /* The socket is still open: requests can be sent. */
