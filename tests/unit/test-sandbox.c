@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mount.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -30,6 +32,7 @@ enum child_act {
 	ACT_READ_FILES,		/* with read_files: reading only */
 	ACT_FORBIDDEN,		/* mount(2): fatal */
 	ACT_FORBIDDEN_THREAD,	/* the same from a second thread */
+	ACT_WORKER_IO,		/* disks, log rotation, adoption accept */
 };
 
 struct child {
@@ -46,6 +49,72 @@ child_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Descriptors a worker has before its sandbox: a disk image, a console
+ * log and its old copy (here all three in one unlinked file and a
+ * second one), the adoption socket with a supervisor waiting on it.
+ */
+struct child_fds {
+	int file, old, listener, peer;
+};
+
+static int
+child_fds_open(struct child_fds *f)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *dir = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+
+	f->file = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	f->old = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	/* An abstract name: nothing to clean up. */
+	snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1,
+	    "vmmd-test-sandbox-%ld", (long)getpid());
+	f->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	f->peer = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->file < 0 || f->old < 0 || f->listener < 0 || f->peer < 0 ||
+	    bind(f->listener, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    listen(f->listener, 1) < 0 ||
+	    connect(f->peer, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+		return -1;
+	return 0;
+}
+
+/* Sandboxed: what the disk threads, console.c and relink.c do. */
+static int
+child_worker_io(const struct child_fds *f)
+{
+	static char block[4096], back[4096];
+	struct iovec iov = { block, sizeof(block) };
+	struct iovec riov = { back, sizeof(back) };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	off_t in = 0, out = 0;
+	int cfd;
+
+	memset(block, 'v', sizeof(block));
+	if (pwritev(f->file, &iov, 1, 8192) != (ssize_t)sizeof(block) ||
+	    preadv(f->file, &riov, 1, 8192) != (ssize_t)sizeof(back) ||
+	    memcmp(block, back, sizeof(back)) != 0)
+		return 24;
+	if (fdatasync(f->file) < 0)
+		return 25;
+	/* The file system may not punch holes: refused, but not fatal. */
+	if (fallocate(f->file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    8192, 4096) < 0 && errno != EOPNOTSUPP)
+		return 26;
+	if (ftruncate(f->old, 0) < 0 ||
+	    (copy_file_range(f->file, &in, f->old, &out, 12288, 0) < 0 &&
+	    errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP) ||
+	    ftruncate(f->file, 0) < 0)
+		return 27;
+	cfd = accept4(f->listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0 || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) < 0 || cred.pid != getpid())
+		return 28;
+	close(cfd);
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -56,10 +125,15 @@ child_run(enum child_act act, int report, int ctl)
 		.read_files = act == ACT_READ_FILES,
 	};
 	char err[256], byte = 'r', buf[16];
+	struct child_fds fds;
 	pthread_t t;
 	int fd;
 
 	setrlimit(RLIMIT_CORE, &nocore);	/* SIGSYS would dump one */
+	if (act == ACT_WORKER_IO && child_fds_open(&fds) < 0) {
+		fprintf(stderr, "# worker descriptors: %s\n", strerror(errno));
+		_exit(29);
+	}
 	if (sandbox_enter(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "# %s\n", err);
 		_exit(10);
@@ -99,6 +173,8 @@ child_run(enum child_act act, int report, int ctl)
 		if (fd >= 0 || errno != EACCES)
 			_exit(22);
 		_exit(0);
+	case ACT_WORKER_IO:
+		_exit(child_worker_io(&fds));
 	case ACT_FORBIDDEN:
 		mount("none", "/", "tmpfs", 0, NULL);
 		_exit(15);
@@ -233,6 +309,11 @@ test_refused(void)
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "open(), access() and socket() fail with EACCES, not "
 	    "fatal (status 0x%x)", status);
+	status = child_run_to_end(ACT_WORKER_IO, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "disk I/O, log rotation by descriptor and the "
+	    "adoption accept are allowed (status 0x%x, report '%s')", status,
+	    report);
 	status = child_run_to_end(ACT_READ_FILES, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "read_files: read-only opens work, writing "
