@@ -25,6 +25,17 @@
 #include "sandbox.h"
 #include "tap.h"
 
+/*
+ * In ASan builds the filter lets every open() through, for the
+ * sanitizer runtime (sandbox.c): what is refused by name is then only
+ * access(), stat() and socket().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+static const bool opens_refused = false;
+#else
+static const bool opens_refused = true;
+#endif
+
 /* What the child does once sandboxed. */
 enum child_act {
 	ACT_ALLOWED,		/* allowed calls, then wait for the parent */
@@ -150,7 +161,7 @@ child_run(enum child_act act, int report, int ctl)
 		_exit(0);
 	case ACT_OPEN:
 		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 || errno != EACCES)
+		if (opens_refused && (fd >= 0 || errno != EACCES))
 			_exit(13);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (fd >= 0 || errno != EACCES)
@@ -314,6 +325,10 @@ test_refused(void)
 	    report[0] == '\0', "disk I/O, log rotation by descriptor and the "
 	    "adoption accept are allowed (status 0x%x, report '%s')", status,
 	    report);
+	if (!opens_refused) {
+		tap_ok(1, "# SKIP read_files: an ASan build allows every open");
+		return;
+	}
 	status = child_run_to_end(ACT_READ_FILES, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "read_files: read-only opens work, writing "
