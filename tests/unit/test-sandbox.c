@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/resource.h>
@@ -21,6 +24,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
 
 #include "sandbox.h"
 #include "tap.h"
@@ -44,6 +49,8 @@ enum child_act {
 	ACT_FORBIDDEN,		/* mount(2): fatal */
 	ACT_FORBIDDEN_THREAD,	/* the same from a second thread */
 	ACT_WORKER_IO,		/* disks, log rotation, adoption accept */
+	ACT_DEVICES,		/* doorbells, entropy, the TAP's calls */
+	ACT_TUNSETIFF,		/* attaching to a network device: fatal */
 };
 
 struct child {
@@ -126,6 +133,38 @@ child_worker_io(const struct child_fds *f)
 	return 0;
 }
 
+/*
+ * Sandboxed: what the devices do once the guest runs, the TAP's calls
+ * on a descriptor that is no TAP (the filter lets the request through,
+ * the kernel then refuses it with ENOTTY or EINVAL: no TAP needs
+ * CAP_NET_ADMIN here).
+ */
+static int
+child_devices(void)
+{
+	char frame[64] = "frame", buf[64];
+	struct iovec iov = { frame, sizeof(frame) };
+	uint64_t one = 1;
+	int efd, p[2];
+
+	/* A doorbell (devhost.c) and virtio-rng's entropy. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0 || write(efd, &one, sizeof(one)) != sizeof(one) ||
+	    read(efd, &one, sizeof(one)) != sizeof(one))
+		return 30;
+	if (getrandom(buf, sizeof(buf), GRND_NONBLOCK) < 0 && errno != EAGAIN)
+		return 31;
+	/* Frames out by writev, in by read (net-tap.c), on a pipe. */
+	if (pipe2(p, O_CLOEXEC) < 0 ||
+	    writev(p[1], &iov, 1) != (ssize_t)sizeof(frame) ||
+	    read(p[0], buf, sizeof(buf)) != (ssize_t)sizeof(frame))
+		return 32;
+	if (ioctl(efd, TUNSETOFFLOAD, (unsigned long)TUN_F_CSUM) == 0 ||
+	    (errno != ENOTTY && errno != EINVAL && errno != EBADFD))
+		return 33;
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -136,7 +175,8 @@ child_run(enum child_act act, int report, int ctl)
 		.read_files = act == ACT_READ_FILES,
 	};
 	char err[256], byte = 'r', buf[16];
-	struct child_fds fds;
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	struct child_fds fds = { -1, -1, -1, -1 };
 	pthread_t t;
 	int fd;
 
@@ -186,6 +226,12 @@ child_run(enum child_act act, int report, int ctl)
 		_exit(0);
 	case ACT_WORKER_IO:
 		_exit(child_worker_io(&fds));
+	case ACT_DEVICES:
+		_exit(child_devices());
+	case ACT_TUNSETIFF:
+		/* Type 'T', as TUNSETOFFLOAD and TCGETS, and still fatal. */
+		ioctl(ctl, TUNSETIFF, &ifr);
+		_exit(34);
 	case ACT_FORBIDDEN:
 		mount("none", "/", "tmpfs", 0, NULL);
 		_exit(15);
@@ -325,6 +371,11 @@ test_refused(void)
 	    report[0] == '\0', "disk I/O, log rotation by descriptor and the "
 	    "adoption accept are allowed (status 0x%x, report '%s')", status,
 	    report);
+	status = child_run_to_end(ACT_DEVICES, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "eventfd, getrandom, writev and read, "
+	    "TUNSETOFFLOAD are allowed (status 0x%x, report '%s')", status,
+	    report);
 	if (!opens_refused) {
 		tap_ok(1, "# SKIP read_files: an ASan build allows every open");
 		return;
@@ -336,14 +387,15 @@ test_refused(void)
 }
 
 static void
-test_forbidden(enum child_act act, const char *where)
+test_forbidden(enum child_act act, const char *call, const char *where)
 {
 	char report[64];
 	int status = child_run_to_end(act, report, sizeof(report));
 
 	tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
-	    "%s: mount() kills it by SIGSYS (status 0x%x)", where, status);
-	tap_ok(strcmp(report, "mount") == 0, "%s: the call is named on "
+	    "%s: %s kills it by SIGSYS (status 0x%x)", where, call, status);
+	tap_ok(strncmp(report, call, strcspn(call, " ")) == 0 &&
+	    report[strcspn(call, " ")] == '\0', "%s: the call is named on "
 	    "the report pipe ('%s')", where, report);
 }
 
@@ -352,7 +404,8 @@ main(void)
 {
 	test_allowed();
 	test_refused();
-	test_forbidden(ACT_FORBIDDEN, "the main thread");
-	test_forbidden(ACT_FORBIDDEN_THREAD, "another thread");
+	test_forbidden(ACT_FORBIDDEN, "mount", "the main thread");
+	test_forbidden(ACT_FORBIDDEN_THREAD, "mount", "another thread");
+	test_forbidden(ACT_TUNSETIFF, "ioctl TUNSETIFF", "the main thread");
 	return tap_done();
 }
