@@ -29,29 +29,6 @@
 
 static struct h_daemon *d;
 
-/* A field of /proc/PID/status, as text ("" if absent). */
-static const char *
-status_field(pid_t pid, const char *field, char *out, size_t len)
-{
-	char path[64], line[256];
-	size_t flen = strlen(field);
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return out;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-			snprintf(out, len, "%s", line + flen + 1 +
-			    strspn(line + flen + 1, " \t"));
-			out[strcspn(out, "\n")] = '\0';
-			break;
-		}
-	fclose(f);
-	return out;
-}
-
 static void
 test_confined(struct h_conn *c)
 {
@@ -69,17 +46,17 @@ test_confined(struct h_conn *c)
 		tap_ok(h_create(c, name, NULL) == 0 && h_start(c, name) == 0,
 		    "%s: created and started", name);
 		pid = h_vm_pid(c, name);
-		tap_ok(strcmp(status_field(pid, "Seccomp", buf, sizeof(buf)),
+		tap_ok(strcmp(h_proc_status(pid, "Seccomp", buf, sizeof(buf)),
 		    "2") == 0, "%s: worker %d: Seccomp: 2 (%s)", name,
 		    (int)pid, buf);
-		tap_ok(strcmp(status_field(pid, "NoNewPrivs", buf,
+		tap_ok(strcmp(h_proc_status(pid, "NoNewPrivs", buf,
 		    sizeof(buf)), "1") == 0, "%s: NoNewPrivs: 1 (%s)", name,
 		    buf);
-		status_field(pid, "CapEff", buf, sizeof(buf));
+		h_proc_status(pid, "CapEff", buf, sizeof(buf));
 		tap_ok(buf[0] != '\0' && strtoull(buf, NULL, 16) == 0,
 		    "%s: CapEff: 0 (%s)", name, buf);
-		status_field(pid, "CapBnd", buf, sizeof(buf));
-		uid = strtoul(status_field(pid, "Uid", buf, sizeof(buf)),
+		h_proc_status(pid, "CapBnd", buf, sizeof(buf));
+		uid = strtoul(h_proc_status(pid, "Uid", buf, sizeof(buf)),
 		    NULL, 10);
 		if (geteuid() == 0) {
 			pw = getpwnam("vmmd");
@@ -131,6 +108,7 @@ test_violation(struct h_conn *c)
 	}
 	/* Every worker of this daemon makes mount(2) half a second after
 	 * entering its sandbox. */
+	h_expect_forbidden();
 	setenv("VMMD_TEST_FORBIDDEN_CALL", "mount", 1);
 	tap_ok(h_daemon_restart(d, 10000) == 0, "vmmd restarted with the "
 	    "forbidden call armed");
