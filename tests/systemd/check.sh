@@ -65,6 +65,14 @@ vmctl list >/dev/null
 ok $? "the first vmctl call is answered"
 ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
     "and activated vmmd.service"
+# The socket's group decides who may drive vmmd: nobody is refused,
+# nobody in group vmm is answered.
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups vmctl list 2>&1)
+rc=$?
+case $rc:$out in 0:*) rc=1 ;; *"Permission denied"*) rc=0 ;; *) rc=1 ;; esac
+ok $rc "a user outside group vmm is refused ($out)"
+setpriv --reuid=nobody --regid=nogroup --groups=vmm vmctl list >/dev/null 2>&1
+ok $? "the same user in group vmm is answered"
 
 vmctl create plain >/dev/null && vmctl create auto >/dev/null &&
     vmctl autostart auto on >/dev/null
