@@ -822,7 +822,6 @@ vm_boot_disks(const struct vm_def *def)
 
 /* worker.boot's arguments: the worker loads the descriptors it
  * inherits; the names are for its messages. */
-
 static struct json_object *
 vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
     int64_t started_ms)
