@@ -29,7 +29,7 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
 case $mode in demo|test|linux) ;; *) die "usage: $0 [test|linux]" ;; esac
 
-build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev"
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev"
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
@@ -175,13 +175,14 @@ fi
 reference_guest
 say "building in $builddir (warnings are errors)"
 configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
-    -Dlinux_guest_dir="$guestdir"
+    -Dlinux_guest_dir="$guestdir" -Dtest_hooks=true
 say "running the unit and kvm suites"
 meson test -C "$builddir" --suite unit --suite kvm --print-errorlogs \
     --num-processes 2
 say "building with AddressSanitizer and UBSan in $builddir-asan"
 configure "$builddir-asan" -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dtest_vmlinuz="$vmlinuz" -Dlinux_guest_dir="$guestdir"
+    -Db_lundef=false -Dtest_vmlinuz="$vmlinuz" -Dlinux_guest_dir="$guestdir" \
+    -Dtest_hooks=true
 say "running the unit and kvm suites under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -40,7 +40,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: vmmd [-fVv] [-c config] [-d statedir] [-g kernel] "
+	    "usage: vmmd [-fUVv] [-c config] [-d statedir] [-g kernel] "
 	    "[-s socket] [-t seconds]\n");
 	if (status == 0)
 		printf("\n"
@@ -54,6 +54,8 @@ usage(int status)
 		    "  -s, --socket PATH        control socket\n"
 		    "  -t, --shutdown-timeout S seconds guests get to shut "
 		    "down on SIGTERM\n"
+		    "  -U, --unconfined         workers without their sandbox "
+		    "(debugging)\n"
 		    "      --console-log-max N  rotate console logs beyond N "
 		    "bytes (K, M, G)\n"
 		    "  -v, --verbose            debug lines too\n"
@@ -372,7 +374,7 @@ main_worker_self(void)
  */
 static void
 main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
-    bool *verbose)
+    bool *verbose, bool *unconfined)
 {
 	enum { OPT_CONSOLE_LOG_MAX = 0x100 };
 	static const struct option longopts[] = {
@@ -385,11 +387,12 @@ main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
 		{ "help", no_argument, NULL, 'h' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "shutdown-timeout", required_argument, NULL, 't' },
+		{ "unconfined", no_argument, NULL, 'U' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char shortopts[] = "c:d:fg:hs:t:Vv";
+	static const char shortopts[] = "c:d:fg:hs:t:UVv";
 	const char *file = MAIN_CONFIG_FILE, *key;
 	char err[1024], *abs;
 	bool named = false;
@@ -439,6 +442,9 @@ main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
 		case OPT_CONSOLE_LOG_MAX:
 			key = "console_log_max";
 			break;
+		case 'U':
+			*unconfined = true;
+			continue;
 		case 'v':
 			*verbose = true;
 			continue;
@@ -469,14 +475,14 @@ main(int argc, char *argv[])
 	struct vmmd *d = &ms.d;
 	struct dconf conf;
 	char err[1024], status_line[128];
-	bool foreground = false, verbose = false;
+	bool foreground = false, verbose = false, unconfined = false;
 	int ch, listen_fd, ready_fd = -1, status = 1;
 	unsigned int nvms = 0, nadopted = 0;
 	struct vm *vm;
 
 	/* stderr until ready, so that startup errors reach the terminal. */
 	log_init("vmmd", 1, 0);
-	main_options(argc, argv, &conf, &foreground, &verbose);
+	main_options(argc, argv, &conf, &foreground, &verbose, &unconfined);
 	log_init("vmmd", 1, verbose);
 
 	memset(&ms, 0, sizeof(ms));
@@ -523,6 +529,10 @@ main(int argc, char *argv[])
 		log_error("out of memory");
 		goto free_base;
 	}
+	d->unconfined = unconfined;
+	if (d->unconfined)
+		log_warn("workers run without their sandbox (-U): a guest "
+		    "that breaks its worker reaches the host");
 	if (vm_list_init(d) < 0) {
 		log_error("cannot watch SIGCHLD");
 		goto free_base;

@@ -33,9 +33,8 @@
 #include "worker-sock.h"
 
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
-#define VM_ADOPT_FD		WLINK_PASSED_FD(0)	/* worker-sock.h */
-#define VM_KERNEL_FD		WLINK_PASSED_FD(1)
-#define VM_INITRD_FD		WLINK_PASSED_FD(2)	/* if any */
+_Static_assert(CONFIG_DISKS_MAX <= WLINK_MAX_DISKS,
+    "worker-link.h's table has no number for every disk");
 
 /* A request of vm_worker_request(), until its reply. */
 struct vm_request {
@@ -807,24 +806,22 @@ vm_boot_display(const struct vm *vm)
 	return o;
 }
 
-/* worker.boot's arguments: the worker loads the descriptors it
- * inherits; the names are for its messages. */
-/*
- * The disks as worker.boot takes them: each with the descriptor it
- * inherits (passed after the kernel and initrd, in order).
- */
+/* The disks as worker.boot takes them: each with the descriptor it
+ * inherits (worker-link.h). */
 static struct json_object *
-vm_boot_disks(const struct vm_def *def, unsigned int first)
+vm_boot_disks(const struct vm_def *def)
 {
 	struct json_object *arr = config_disks_json(def);
 	unsigned int i;
 
 	for (i = 0; i < def->ndisks; i++)
 		json_object_object_add(json_object_array_get_idx(arr, i), "fd",
-		    json_object_new_int(WLINK_PASSED_FD(first + i)));
+		    json_object_new_int(WLINK_DISK_FD(i)));
 	return arr;
 }
 
+/* worker.boot's arguments: the worker loads the descriptors it
+ * inherits; the names are for its messages. */
 static struct json_object *
 vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
     int64_t started_ms)
@@ -837,11 +834,11 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	if (args == NULL)
 		return NULL;
 	json_object_object_add(args, "name", json_object_new_string(def->name));
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", VM_KERNEL_FD);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", WLINK_KERNEL_FD);
 	json_object_object_add(args, "kernel", json_object_new_string(fdpath));
 	json_object_object_add(args, "kernel_name", json_object_new_string(
 	    def->kernel != NULL ? def->kernel : vm->d->default_kernel));
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", VM_INITRD_FD);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", WLINK_INITRD_FD);
 	json_object_object_add(args, "initrd", def->initrd ?
 	    json_object_new_string(fdpath) : NULL);
 	json_object_object_add(args, "initrd_name", def->initrd ?
@@ -868,12 +865,12 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 		    json_object_new_boolean(1));
 	if (def->ndisks > 0)
 		json_object_object_add(args, "disks",
-		    vm_boot_disks(def, def->initrd != NULL ? 3 : 2));
+		    vm_boot_disks(def));
 	json_object_object_add(args, "console_log_max",
 	    json_object_new_int64((int64_t)vm->d->console_log_max));
 	/* For whichever vmmd adopts the worker later (worker.adopt). */
 	json_object_object_add(args, "adopt_fd",
-	    json_object_new_int(VM_ADOPT_FD));
+	    json_object_new_int(WLINK_ADOPT_FD));
 	json_object_object_add(args, "log_start",
 	    json_object_new_int64(log_start));
 	json_object_object_add(args, "started_ms",
@@ -882,9 +879,8 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	    config_to_json(def, CONFIG_JSON_SECRETS));
 	if (def->net_tap[0] != '\0') {
 		net = config_net_json(def);
-		json_object_object_add(net, "fd", json_object_new_int(
-		    WLINK_PASSED_FD((def->initrd != NULL ? 3 : 2) +
-		    def->ndisks)));
+		json_object_object_add(net, "fd",
+		    json_object_new_int(WLINK_TAP_FD));
 		json_object_object_add(args, "net", net);
 	}
 	if (def->vnc_addr != NULL) {
@@ -907,7 +903,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	const char *path;
 	char log[PATH_MAX];
 	int passed[WLINK_MAX_PASSED];
-	unsigned int npassed = 0;
+	unsigned int npassed;
 	struct stat st;
 	struct timespec now;
 	int64_t started_ms;
@@ -954,16 +950,14 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		rc = -ENOMEM;
 		goto close_adopt;
 	}
-	passed[npassed++] = adopt_fd;
-	passed[npassed++] = files.kernel_fd;
-	if (files.initrd_fd >= 0)
-		passed[npassed++] = files.initrd_fd;
+	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
+	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
+	passed[WLINK_SLOT(WLINK_TAP_FD)] = files.tap_fd;
 	for (unsigned int i = 0; i < files.ndisks; i++)
-		passed[npassed++] = files.disk_fd[i];
-	if (files.tap_fd >= 0)
-		passed[npassed++] = files.tap_fd;
-	rc = wlink_spawn(d->reaper, path, vm->def->name, passed, npassed,
-	    &vm_wlink_ops, vm, &vm->w, err, errlen);
+		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = files.disk_fd[i];
+	npassed = WLINK_SLOT(WLINK_DISK_FD(files.ndisks));
+	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
+	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0)
 		goto put_args;
 	/* The worker has its own copies now. */
@@ -1083,6 +1077,7 @@ vm_worker_exited(void *owner, int status)
 		.boot_refused = vm->run.boot_error != NULL,
 		.boot_timeout = VM_BOOT_TIMEOUT,
 		.status_unknown = !wlink_status_known(vm->w),
+		.violation = wlink_violation(vm->w),
 	};
 	struct worker_exit ex;
 	struct pending *p;
@@ -1237,7 +1232,10 @@ vm_list_init(struct vmmd *d)
 {
 	TAILQ_INIT(&d->answers);
 	d->reaper = wlink_reaper_new(d->base);
-	return d->reaper != NULL ? 0 : -ENOMEM;
+	if (d->reaper == NULL)
+		return -ENOMEM;
+	wlink_reaper_set_unconfined(d->reaper, d->unconfined);
+	return 0;
 }
 
 unsigned int

@@ -99,6 +99,7 @@ struct vmmd {
 	struct control *ctl;		/* NULL while shutting down */
 	struct vm_list vms;		/* sorted by name */
 	struct wlink_reaper *reaper;	/* every worker's link */
+	bool unconfined;		/* -U: workers without a sandbox */
 	struct vm_answer_list answers;	/* being written, then closed */
 	bool shutting_down;
 	struct vm_hooks hooks;

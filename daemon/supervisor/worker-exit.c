@@ -44,6 +44,10 @@ worker_exit_classify(const struct worker_exit_facts *f,
 		    "this vmmd");
 	} else
 		worker_exit_describe(status, how, sizeof(how));
+	if (!f->status_unknown && f->violation != NULL &&
+	    WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		snprintf(how, sizeof(how), "killed by its sandbox: forbidden "
+		    "system call %s", f->violation);
 	out->start_class = PROTO_ERR_INTERNAL;
 	out->killed = false;
 	errdesc[0] = '\0';

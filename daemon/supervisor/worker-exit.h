@@ -37,6 +37,8 @@ struct worker_exit_facts {
 	/* An adopted worker (not our child) that died without a word:
 	 * status means nothing. */
 	bool status_unknown;
+	/* The system call the worker's sandbox refused, or NULL. */
+	const char *violation;
 };
 
 enum worker_outcome {

@@ -3,7 +3,8 @@
  *
  * Starting a worker forks and execs vmmd-worker with one end of a
  * socketpair as WLINK_CHANNEL_FD and the descriptors the owner passes
- * (the kernel and initrd a VM was checked for) after it.  The supervisor
+ * (the kernel, initrd, TAP and disks a VM was checked for) after it, at
+ * the numbers of worker-link.h's table.  The supervisor
  * then speaks the control protocol to the worker: it sends requests
  * with ids of its own and the worker answers them and sends events.  A
  * worker's life ends when SIGCHLD is reaped; only then is what became
@@ -16,6 +17,7 @@
  * the bufferevent's output is empty and are then written with one
  * sendmsg(): the byte stream never interleaves.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -86,6 +88,8 @@ struct wlink {
 	int exit_code;			/* from its worker.exit event */
 	bool exit_known;
 	bool status_known;		/* the status given to exited() */
+	int report_fd;			/* the sandbox's pipe, read end */
+	char violation[64];		/* what came on it, once reaped */
 };
 TAILQ_HEAD(wlink_list, wlink);
 
@@ -94,6 +98,7 @@ struct wlink_reaper {
 	struct event *sigchld_ev;
 	struct wlink_list links;	/* spawned, not reaped yet */
 	unsigned int count;
+	bool unconfined;		/* spawn workers with -U */
 };
 
 static void wlink_flush_fdq(struct wlink *w);
@@ -562,6 +567,8 @@ wlink_free(struct wlink *w)
 	if (w == NULL)
 		return;
 	wlink_close_channel(w);
+	if (w->report_fd >= 0)
+		close(w->report_fd);
 	if (w->timer != NULL)
 		event_free(w->timer);
 	if (w->pidfd_ev != NULL)
@@ -609,15 +616,24 @@ wlink_kill(struct wlink *w, enum worker_kill why)
  * Between fork and exec only async-signal-safe calls: the child
  * inherited a copy of an event loop it must not touch.
  *
- * The worker gets sock as WLINK_CHANNEL_FD, then passed[] from
- * WLINK_PASSED_FD(0) on, and no other descriptor but its standard
+ * The worker gets sock as WLINK_CHANNEL_FD, adopt as WLINK_ADOPT_FD,
+ * report as WLINK_REPORT_FD, then passed[] from WLINK_KERNEL_FD on (a -1
+ * leaves its number closed), and no other descriptor but its standard
  * streams.
  */
 static void __attribute__((noreturn))
-wlink_child(int sock, const int *passed, unsigned int npassed,
-    const char *path, char *const argv[])
+wlink_child(int sock, int adopt, int report, const int *passed,
+    unsigned int npassed, const char *path, char *const argv[])
 {
-	int src[1 + WLINK_MAX_PASSED], fd, sig, i, n;
+	/* src[i] becomes WLINK_CHANNEL_FD + i: the table's order. */
+	static_assert(WLINK_ADOPT_FD == WLINK_CHANNEL_FD + 1 &&
+	    WLINK_REPORT_FD == WLINK_CHANNEL_FD + 2 &&
+	    WLINK_KERNEL_FD == WLINK_CHANNEL_FD + 3 &&
+	    WLINK_SLOT(WLINK_INITRD_FD) < WLINK_MAX_PASSED &&
+	    WLINK_SLOT(WLINK_TAP_FD) < WLINK_MAX_PASSED &&
+	    WLINK_SLOT(WLINK_DISK_FD(0)) < WLINK_MAX_PASSED,
+	    "worker-link.h's descriptor table is out of order");
+	int src[3 + WLINK_MAX_PASSED], fd, sig, i, n;
 	sigset_t none;
 
 	for (sig = 1; sig < NSIG; sig++)
@@ -627,17 +643,23 @@ wlink_child(int sock, const int *passed, unsigned int npassed,
 
 	n = 0;
 	src[n++] = sock;
+	src[n++] = adopt;
+	src[n++] = report;
 	for (i = 0; i < (int)npassed; i++)
 		src[n++] = passed[i];
 	/* First out of the way of every target: a dup2() onto a target
 	 * must not close a source still to be moved. */
 	for (i = 0; i < n; i++)
-		if (src[i] < WLINK_CHANNEL_FD + n && (src[i] = fcntl(src[i],
-		    F_DUPFD_CLOEXEC, WLINK_CHANNEL_FD + n)) < 0)
+		if (src[i] >= 0 && src[i] < WLINK_CHANNEL_FD + n &&
+		    (src[i] = fcntl(src[i], F_DUPFD_CLOEXEC,
+		    WLINK_CHANNEL_FD + n)) < 0)
 			_exit(127);
-	for (i = 0; i < n; i++)
-		if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0) /* clears CLOEXEC */
-			_exit(127);
+	for (i = 0; i < n; i++) {
+		if (src[i] < 0)		/* a gap in the table stays empty */
+			close(WLINK_CHANNEL_FD + i);
+		else if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0)
+			_exit(127);	/* (dup2 clears CLOEXEC) */
+	}
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
 		_exit(127);
@@ -662,6 +684,7 @@ wlink_alloc(struct wlink_reaper *r, const char *name,
 	w->owner = owner;
 	w->fd = -1;
 	w->pidfd = -1;
+	w->report_fd = -1;
 	TAILQ_INIT(&w->reqs);
 	TAILQ_INIT(&w->fdq);
 	w->name = strdup(name);
@@ -703,12 +726,13 @@ wlink_enlist(struct wlink *w)
 
 int
 wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
-    const int *passed, unsigned int npassed, const struct wlink_ops *ops,
-    void *owner, struct wlink **wp, char *err, size_t errlen)
+    int adopt_fd, const int *passed, unsigned int npassed,
+    const struct wlink_ops *ops, void *owner, struct wlink **wp, char *err,
+    size_t errlen)
 {
 	struct wlink *w;
-	char *argv[6];
-	int sv[2], rc;
+	char *argv[10], channel_arg[12], report_arg[12];
+	int sv[2], report[2], rc, ac;
 	pid_t pid;
 
 	*wp = NULL;
@@ -720,9 +744,18 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	if (w == NULL)
 		goto nomem;
 
+	/* Non-blocking at both ends: the worker writes a few bytes into
+	 * an empty pipe, we read them once it is reaped. */
+	if (pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(-rc));
+		goto free_link_rc;
+	}
+	w->report_fd = report[0];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "socketpair: %s", strerror(-rc));
+		close(report[1]);
 		goto free_link_rc;
 	}
 	/* Everything that can fail before the fork, so that a worker
@@ -730,23 +763,33 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	if (wlink_channel(w, sv[0]) < 0)
 		goto close_child_end;
 
-	argv[0] = (char *)WLINK_PROGRAM;
-	argv[1] = (char *)"-c";
-	argv[2] = (char *)"3";		/* WLINK_CHANNEL_FD */
-	argv[3] = (char *)"-n";
-	argv[4] = w->name;
-	argv[5] = NULL;
+	snprintf(channel_arg, sizeof(channel_arg), "%d", WLINK_CHANNEL_FD);
+	snprintf(report_arg, sizeof(report_arg), "%d", WLINK_REPORT_FD);
+	ac = 0;
+	argv[ac++] = (char *)WLINK_PROGRAM;
+	argv[ac++] = (char *)"-c";
+	argv[ac++] = channel_arg;
+	argv[ac++] = (char *)"-r";
+	argv[ac++] = report_arg;
+	if (r->unconfined)
+		argv[ac++] = (char *)"-U";
+	argv[ac++] = (char *)"-n";
+	argv[ac++] = w->name;
+	argv[ac] = NULL;
 
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "fork: %s", strerror(-rc));
 		close(sv[1]);
+		close(report[1]);
 		goto free_link_rc;
 	}
 	if (pid == 0)
-		wlink_child(sv[1], passed, npassed, path, argv);
+		wlink_child(sv[1], adopt_fd, report[1], passed, npassed, path,
+		    argv);
 	close(sv[1]);
+	close(report[1]);
 	w->pid = pid;
 	wlink_enlist(w);
 	log_info("VM '%s': worker %ld started (%s)", name, (long)pid, path);
@@ -755,6 +798,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 
 close_child_end:
 	close(sv[1]);
+	close(report[1]);
 	rc = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 free_link_rc:
@@ -829,6 +873,33 @@ wlink_adopted(const struct wlink *w)
 
 /* Reaping -------------------------------------------------------------- */
 
+/* What the worker's sandbox said before it died: a system call's name. */
+static void
+wlink_read_violation(struct wlink *w)
+{
+	ssize_t n;
+	size_t i;
+
+	if (w->report_fd < 0)
+		return;
+	n = read(w->report_fd, w->violation, sizeof(w->violation) - 1);
+	w->violation[n > 0 ? n : 0] = '\0';
+	/* Keep it printable: it goes into replies and logs. */
+	for (i = 0; w->violation[i] != '\0'; i++)
+		if (!((w->violation[i] >= 'a' && w->violation[i] <= 'z') ||
+		    (w->violation[i] >= '0' && w->violation[i] <= '9') ||
+		    w->violation[i] == '_' || w->violation[i] == '#'))
+			w->violation[i] = '?';
+	close(w->report_fd);
+	w->report_fd = -1;
+}
+
+const char *
+wlink_violation(const struct wlink *w)
+{
+	return w->violation[0] != '\0' ? w->violation : NULL;
+}
+
 static void
 wlink_reaped(struct wlink *w, int status)
 {
@@ -850,6 +921,7 @@ wlink_reaped(struct wlink *w, int status)
 			;
 		wlink_read_input(w);
 	}
+	wlink_read_violation(w);
 	if (w->pidfd < 0)
 		w->status_known = true;		/* waitpid()'s */
 	else if (w->exit_known) {
@@ -866,6 +938,9 @@ wlink_reaped(struct wlink *w, int status)
 		    "this vmmd");
 	log_info("VM '%s': worker %ld exited (%s)", w->name, (long)w->pid,
 	    how);
+	if (w->violation[0] != '\0')
+		log_warn("VM '%s': the worker's sandbox refused the system "
+		    "call %s", w->name, w->violation);
 	/* Requests the worker will never answer. */
 	snprintf(desc, sizeof(desc), "worker exited (%s)", how);
 	wlink_fail_requests(w, desc, WIFEXITED(status));
@@ -949,6 +1024,12 @@ free_event:
 free_reaper:
 	free(r);
 	return NULL;
+}
+
+void
+wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined)
+{
+	r->unconfined = unconfined;
 }
 
 void

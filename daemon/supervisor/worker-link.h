@@ -24,11 +24,25 @@ struct event_base;
 struct wlink;
 struct wlink_reaper;
 
-/* The worker's end of the socketpair, then the descriptors passed. */
+/*
+ * The worker's descriptors, the one table of them.  wlink_spawn() puts
+ * the first three there itself: its end of the socketpair, the socket a
+ * later supervisor adopts it on (worker-sock.h), the write end of the
+ * pipe its sandbox names a forbidden system call on.  The owner's files
+ * follow, each kind at its own number whether or not the ones before it
+ * are there: wlink_spawn()'s passed[WLINK_SLOT(fd)] becomes fd, -1
+ * leaving that number closed.
+ */
 #define WLINK_CHANNEL_FD	3
-#define WLINK_PASSED_FD(i)	(WLINK_CHANNEL_FD + 1 + (i))
-#define WLINK_MAX_PASSED	8	/* adoption socket, kernel, initrd, 4 disks,
-					   a TAP */
+#define WLINK_ADOPT_FD		4
+#define WLINK_REPORT_FD		5
+#define WLINK_KERNEL_FD		6
+#define WLINK_INITRD_FD		7	/* if the VM has one */
+#define WLINK_TAP_FD		8	/* if the VM has a network */
+#define WLINK_DISK_FD(i)	(9 + (i))	/* the VM's disks, in order */
+#define WLINK_MAX_DISKS		4
+#define WLINK_SLOT(fd)		((fd) - WLINK_KERNEL_FD)
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_DISK_FD(WLINK_MAX_DISKS))
 
 struct wlink_ops {
 	/* An event line from the worker; msg is borrowed. */
@@ -77,6 +91,8 @@ enum wlink_error_origin wlink_error_origin(struct json_object *error);
  * finds the link of each child reaped.
  */
 struct wlink_reaper *wlink_reaper_new(struct event_base *base);
+/* Workers spawned from now on run without their sandbox (vmmd -U). */
+void	wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined);
 /* Every link must be gone. */
 void	wlink_reaper_free(struct wlink_reaper *r);
 /* Links whose worker has not been reaped yet. */
@@ -91,15 +107,16 @@ const char *wlink_program(const char *beside, char *err, size_t errlen);
 
 /*
  * Start the worker program path for the VM name (for its argv and our
- * log messages), with the channel as WLINK_CHANNEL_FD and the npassed
- * descriptors passed as WLINK_PASSED_FD(0)...; the caller keeps its own
- * copies of them.  Nothing can fail after the fork: on error nothing is
- * running and err says why.
+ * log messages), with the channel as WLINK_CHANNEL_FD, adopt_fd as
+ * WLINK_ADOPT_FD, the sandbox's pipe as WLINK_REPORT_FD and passed[i]
+ * as WLINK_KERNEL_FD + i for i < npassed (-1: none there); the caller
+ * keeps its own copies of adopt_fd and passed[].  Nothing can fail after
+ * the fork: on error nothing is running and err says why.
  */
 int	wlink_spawn(struct wlink_reaper *r, const char *path,
-	    const char *name, const int *passed, unsigned int npassed,
-	    const struct wlink_ops *ops, void *owner, struct wlink **wp,
-	    char *err, size_t errlen);
+	    const char *name, int adopt_fd, const int *passed,
+	    unsigned int npassed, const struct wlink_ops *ops, void *owner,
+	    struct wlink **wp, char *err, size_t errlen);
 /*
  * Take on a worker another supervisor started (worker.adopt answered
  * on fd, with ids up to next_id used): fd is the connection to its own
@@ -126,6 +143,11 @@ bool	wlink_status_known(const struct wlink *w);
 void	wlink_release(struct wlink *w);
 /* Only once reaped (from the exited callback), or before a spawn. */
 void	wlink_free(struct wlink *w);
+/*
+ * Once reaped: the system call the worker's sandbox killed it for, as
+ * the worker named it on WLINK_REPORT_FD, or NULL.
+ */
+const char *wlink_violation(const struct wlink *w);
 
 pid_t	wlink_pid(const struct wlink *w);
 /* The socket is still open: requests can be sent. */

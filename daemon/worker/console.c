@@ -39,9 +39,10 @@ struct console {
 
 	/* Shared with vCPU threads, under lock. */
 	pthread_mutex_t lock;
-	int log_fd;
+	int log_fd;		/* read-write: rotation copies it */
+	int old_fd;		/* PATH.1, open from the start, or -1 */
 	bool log_failed;
-	char *log_path;		/* for rotation */
+	char *log_path;		/* for messages */
 	uint64_t log_size;	/* bytes in the log now */
 	uint64_t log_max;	/* rotate beyond this; 0: never */
 	uint8_t *ring;
@@ -65,6 +66,20 @@ struct console {
 static void console_flush_cb(evutil_socket_t fd, short what, void *arg);
 static void console_input_cb(evutil_socket_t fd, short what, void *arg);
 
+/* PATH.1 for rotation; 0 or -errno. */
+static int
+console_open_old(struct console *c)
+{
+	char old[PATH_MAX];
+
+	if (snprintf(old, sizeof(old), "%s.1", c->log_path) >=
+	    (int)sizeof(old))
+		return -ENAMETOOLONG;
+	c->old_fd = open(old, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0640);
+	return c->old_fd < 0 ? -errno : 0;
+}
+
 struct console *
 console_new(struct event_base *base, const char *log_path,
     uint64_t log_max, int *errp)
@@ -79,6 +94,7 @@ console_new(struct event_base *base, const char *log_path,
 	}
 	c->base = base;
 	c->log_fd = -1;
+	c->old_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	TAILQ_INIT(&c->clients);
 	c->ring = malloc(CONSOLE_RING_SIZE);
@@ -92,7 +108,7 @@ console_new(struct event_base *base, const char *log_path,
 	}
 	if (log_path != NULL) {
 		c->log_fd = open(log_path,
-		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		    O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 		if (c->log_fd < 0 || (c->log_path = strdup(log_path)) ==
 		    NULL) {
 			*errp = c->log_fd < 0 ? -errno : -ENOMEM;
@@ -100,6 +116,9 @@ console_new(struct event_base *base, const char *log_path,
 		}
 		c->log_size = fstat(c->log_fd, &st) == 0 ?
 		    (uint64_t)st.st_size : 0;
+		/* Now, while names can still be opened (sandbox.h). */
+		if (log_max > 0 && (*errp = console_open_old(c)) < 0)
+			goto fail;
 		c->log_max = log_max;
 	}
 	return c;
@@ -138,6 +157,8 @@ console_free(struct console *c)
 		evbuffer_free(c->input);
 	if (c->log_fd >= 0)
 		close(c->log_fd);
+	if (c->old_fd >= 0)
+		close(c->old_fd);
 	free(c->log_path);
 	free(c->ring);
 	pthread_mutex_destroy(&c->lock);
@@ -154,35 +175,71 @@ console_set_input(struct console *c, console_input_fn fn, void *opaque)
 }
 
 /*
+ * Copy the log's first len bytes over the old log; 0 or -errno.
+ * copy_file_range() where the file system can, read and write else.
+ */
+static int
+console_log_copy(struct console *c, uint64_t len)
+{
+	char buf[65536];
+	off_t in = 0, out = 0;
+	ssize_t n, w;
+
+	if (ftruncate(c->old_fd, 0) < 0)
+		return -errno;
+	while ((uint64_t)in < len) {
+		n = copy_file_range(c->log_fd, &in, c->old_fd, &out,
+		    (size_t)(len - (uint64_t)in), 0);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return 0;	/* shorter than we thought */
+		if (errno == EINTR)
+			continue;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+		    errno != EOPNOTSUPP)
+			return -errno;
+		/* The slow way, from where it stopped. */
+		n = pread(c->log_fd, buf, sizeof(buf), in);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		w = pwrite(c->old_fd, buf, (size_t)n, out);
+		if (w != n)
+			return w < 0 ? -errno : -EIO;
+		in += n;
+		out += n;
+	}
+	return 0;
+}
+
+/*
  * Move the full log aside to PATH.1 (one old file kept) and begin a new
- * one.  Rare, so done where the bytes come, on the vCPU thread: two
- * system calls.  Should the new log not open, logging stops (once
- * warned), as with a failed write.  Caller holds c->lock.
+ * one, through the two descriptors opened at the start: a sandboxed
+ * worker can name no file (sandbox.h), so there is no rename().  The
+ * old log gets a copy and the log is truncated, with O_APPEND writing
+ * on from its new end.  Rare, so done where the bytes come, on the vCPU
+ * thread (a copy of log_max bytes, in the kernel where it can).  A crash
+ * between copy and truncation leaves the lines in both files, never in
+ * neither.  Should the copy fail, logging goes on where it is (once
+ * warned).  Caller holds c->lock.
  */
 static void
 console_log_rotate(struct console *c)
 {
-	char old[PATH_MAX];
-	int fd;
+	int ret;
 
-	if (snprintf(old, sizeof(old), "%s.1", c->log_path) >=
-	    (int)sizeof(old))
-		errno = ENAMETOOLONG;
-	else if (rename(c->log_path, old) == 0)
-		errno = 0;
-	if (errno != 0) {
+	ret = console_log_copy(c, c->log_size);
+	if (ret == 0 && ftruncate(c->log_fd, 0) < 0)
+		ret = -errno;
+	if (ret < 0) {
 		log_warn("console log %s: cannot rotate: %s", c->log_path,
-		    strerror(errno));
+		    strerror(-ret));
 		c->log_max = 0;		/* keep writing where we are */
 		return;
 	}
-	fd = open(c->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0640);
-	close(c->log_fd);
-	c->log_fd = fd;
 	c->log_size = 0;
-	if (fd < 0)
-		log_warn("console log %s: %s", c->log_path, strerror(errno));
 }
 
 /* Caller holds c->lock. */

@@ -3,11 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "guest.h"
 #include "stats.h"
 #include "log.h"
 #include "proto.h"
+#include "sandbox.h"
+#include "test-hook.h"
 
 void
 guest_event(struct worker *w, const char *event, struct json_object *data)
@@ -170,6 +173,27 @@ guest_teardown(struct worker *w)
 	console_flush(w->console);
 }
 
+/* Once, after the first machine is built (sandbox.h). */
+static int
+guest_sandbox(struct worker *w, char *err, size_t errlen)
+{
+	struct sandbox_config cfg = {
+		.read_files = w->read_files,
+		.report_fd = w->report_fd,
+	};
+	int ret;
+
+	if (w->sandboxed || w->unconfined)
+		return 0;
+	ret = sandbox_enter(&cfg, err, errlen);
+	if (ret < 0)
+		return ret;
+	w->sandboxed = true;
+	log_debug("%s: sandboxed (uid %u)", w->name, (unsigned int)getuid());
+	test_hook_sandboxed(w);
+	return 0;
+}
+
 int
 guest_build(struct worker *w, char *err, size_t errlen)
 {
@@ -192,6 +216,12 @@ guest_build(struct worker *w, char *err, size_t errlen)
 	if (ret < 0)
 		return ret;
 	stats_machine_built(w);
+	/* Everything is open now, and no vCPU thread runs yet. */
+	ret = guest_sandbox(w, err, errlen);
+	if (ret < 0) {
+		guest_teardown(w);
+		return ret;
+	}
 	ret = machine_start(w->machine);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot start vCPU threads: %s",

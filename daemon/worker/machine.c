@@ -7,6 +7,7 @@
  * diagnostics and (later) restore cannot drift apart.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,7 +358,7 @@ machine_map_fb(struct machine *m, char *err, size_t errlen)
 }
 
 static int
-machine_create_vm(struct machine *m, char *err, size_t errlen)
+machine_create_vm(struct machine *m, int kvm_fd, char *err, size_t errlen)
 {
 	static const struct {
 		long cap;
@@ -372,7 +373,10 @@ machine_create_vm(struct machine *m, char *err, size_t errlen)
 	size_t i;
 	int ret;
 
-	m->kvm_fd = kvm_open();
+	m->kvm_fd = kvm_fd >= 0 ?
+	    fcntl(kvm_fd, F_DUPFD_CLOEXEC, 0) : kvm_open();
+	if (kvm_fd >= 0 && m->kvm_fd < 0)
+		m->kvm_fd = -errno;
 	if (m->kvm_fd < 0) {
 		ret = m->kvm_fd;
 		snprintf(err, errlen, "cannot open /dev/kvm: %s", strerror(-ret));
@@ -470,7 +474,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	for (i = 0; i < m->nvcpus; i++)
 		vcpu_clear(&m->vcpus[i]);
 
-	if ((ret = machine_create_vm(m, err, errlen)) < 0 ||
+	if ((ret = machine_create_vm(m, cfg->kvm_fd, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
 	    (ret = machine_map_fb(m, err, errlen)) < 0 ||
 	    (ret = machine_add_devices(m, err, errlen)) < 0)

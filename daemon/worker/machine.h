@@ -59,6 +59,9 @@ struct machine_fb {
 
 struct machine_config {
 	struct event_base *base;	/* the worker's loop */
+	/* An open /dev/kvm the machine duplicates (the worker's, which
+	 * cannot open files once sandboxed), or -1: open it. */
+	int kvm_fd;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */

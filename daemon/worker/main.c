@@ -1,9 +1,9 @@
 /*
  * vmmd-worker: runs one guest for the supervisor.
  *
- *   vmmd-worker -c FD -n NAME
+ *   vmmd-worker [-Uv] [-r FD] -c FD -n NAME
  *
- * FD is a stream socket to the supervisor carrying the same JSON
+ * -c FD is a stream socket to the supervisor carrying the same JSON
  * protocol as the public control socket (plus client connections passed
  * with SCM_RIGHTS for consoles).  Once booted with a socket of its own
  * (relink.h), the guest outlives its supervisor: the worker waits there
@@ -11,6 +11,10 @@
  * 0 when the guest is done (shut down, or reset while a stop is pending
  * or with on_reboot "stop"), and non-zero when something went wrong:
  * the supervisor then reports the VM as crashed.
+ *
+ * Once the guest is set up the worker sandboxes itself (sandbox.h): a
+ * call outside its allow-list kills it by SIGSYS after naming the call
+ * on -r FD, a pipe to the supervisor.  -U runs it unconfined.
  *
  * The event loop has no timers of its own: device timers exist only while
  * a device needs one, so with an idle guest nothing here wakes.
@@ -32,6 +36,7 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "sandbox.h"
 #include "shutdown.h"
 #include "worker.h"
 
@@ -72,7 +77,7 @@ worker_exit_event(struct worker *w)
 static void
 worker_usage(void)
 {
-	fprintf(stderr, "usage: vmmd-worker -c FD -n NAME\n"
+	fprintf(stderr, "usage: vmmd-worker [-Uv] [-r FD] -c FD -n NAME\n"
 	    "(started by vmmd; not meant to be run by hand)\n");
 	exit(2);
 }
@@ -85,14 +90,22 @@ main(int argc, char *argv[])
 		.request = worker_request,
 		.closed = worker_link_closed,
 	};
-	struct worker w = { .exit_status = 0 };
+	struct worker w = { .kvm_fd = -1, .report_fd = -1 };
 	struct timespec now;
 	static char ident[96];
 	int ch, ret, verbose = 0, ctrl_fd = -1;
 	char *end;
 
-	while ((ch = getopt(argc, argv, "c:n:v")) != -1) {
+	while ((ch = getopt(argc, argv, "c:n:r:Uv")) != -1) {
 		switch (ch) {
+		case 'r':
+			w.report_fd = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || w.report_fd < 0)
+				worker_usage();
+			break;
+		case 'U':
+			w.unconfined = true;
+			break;
 		case 'c':
 			ctrl_fd = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || ctrl_fd < 0)
@@ -174,5 +187,9 @@ main(int argc, char *argv[])
 	relink_free(w.relink);
 	json_object_put(w.definition);
 	event_base_free(w.base);
+	if (w.kvm_fd >= 0)
+		close(w.kvm_fd);
+	if (w.sandboxed)
+		sandbox_exit(w.exit_status);
 	return w.exit_status;
 }

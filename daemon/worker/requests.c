@@ -20,6 +20,7 @@
 
 #include "guest.h"
 #include "info.h"
+#include "kvm.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -316,6 +317,17 @@ worker_cmd_boot(struct worker_request *r)
 			    (long long)adopt_fd, strerror(-ret));
 	}
 
+	/* Kept for every machine of this guest: once sandboxed, the
+	 * worker cannot open it again. */
+	if (w->kvm_fd < 0 && (w->kvm_fd = kvm_open()) < 0) {
+		ret = w->kvm_fd;
+		w->kvm_fd = -1;
+		snprintf(err, sizeof(err), "cannot open /dev/kvm: %s",
+		    strerror(-ret));
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
+	}
+	w->cfg.kvm_fd = w->kvm_fd;
+	w->read_files = has_display && dcfg.web_dir != NULL;
 	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",

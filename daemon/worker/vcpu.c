@@ -481,12 +481,19 @@ static void *
 vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	char name[16];
 	sigset_t set;
 
-	/* Signals are the event loop's business, except the kick. */
+	/* Signals are the event loop's business, except the kick and the
+	 * sandbox's SIGSYS, which must reach its handler from here. */
 	sigfillset(&set);
 	sigdelset(&set, SIGUSR1);
+	sigdelset(&set, SIGSYS);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	/* By itself (a prctl): naming another thread opens a /proc file,
+	 * which the sandbox does not allow. */
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	pthread_setname_np(pthread_self(), name);
 
 	while (runctl_wait_runnable(v->rc, &v->ctl)) {
 		for (;;) {
@@ -517,7 +524,6 @@ int
 vcpu_start(struct vcpu *v)
 {
 	static const struct sigaction sa = { .sa_handler = vcpu_kick_handler };
-	char name[16];
 	int ret;
 
 	/* No SA_RESTART: the kick must interrupt KVM_RUN. */
@@ -527,7 +533,5 @@ vcpu_start(struct vcpu *v)
 	if (ret != 0)
 		return -ret;
 	v->ctl.thread_started = true;
-	snprintf(name, sizeof(name), "vcpu%u", v->index);
-	pthread_setname_np(v->ctl.thread, name);
 	return 0;
 }

@@ -71,6 +71,14 @@ struct worker {
 	const char *hold_source;	/* static storage (a board name) */
 	char *hold_fatal;
 
+	/* Least privilege (sandbox.h), entered once the first machine
+	 * is built; /dev/kvm stays open for the machines after it. */
+	int kvm_fd;
+	int report_fd;			/* violations go there, or -1 */
+	bool unconfined;		/* -U: no sandbox (debugging) */
+	bool read_files;		/* the display serves noVNC's files */
+	bool sandboxed;
+
 	int exit_status;
 };
 

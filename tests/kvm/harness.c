@@ -43,6 +43,7 @@ struct h_conn {
 
 static struct h_daemon	*h_daemons[H_MAX_DAEMONS];
 static int		 h_ndaemons;
+static bool		 h_forbidden_expected;
 /* Process groups of every daemon ever started (strays killed at exit). */
 static pid_t		 h_groups[H_MAX_GROUPS];
 static int		 h_ngroups;
@@ -344,6 +345,32 @@ h_dump_logs(void)
 		free(log);
 	}
 	fflush(stdout);
+}
+
+void
+h_expect_forbidden(void)
+{
+	h_forbidden_expected = true;
+}
+
+/* No worker died by its sandbox unless the test asked for it. */
+void
+h_check_forbidden(void)
+{
+	size_t len, n = 0;
+	char *log;
+	int i;
+
+	if (h_forbidden_expected)
+		return;
+	for (i = 0; i < h_ndaemons; i++) {
+		if ((log = h_read_file(h_daemons[i]->log, &len)) == NULL)
+			continue;
+		n += h_count(log, len, "forbidden system call");
+		free(log);
+	}
+	tap_ok(n == 0, "no worker was killed by its sandbox (%zu forbidden "
+	    "system calls in the daemons' logs)", n);
 }
 
 void
@@ -1173,6 +1200,40 @@ h_vm_pid(struct h_conn *c, const char *name)
 	pid = h_int(h_ret(r), "pid", -1);
 	json_object_put(r);
 	return pid > 0 ? (pid_t)pid : -1;
+}
+
+const char *
+h_proc_status(pid_t pid, const char *field, char *out, size_t len)
+{
+	char path[64], line[256];
+	size_t flen = strlen(field);
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return out;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			snprintf(out, len, "%s", line + flen + 1 +
+			    strspn(line + flen + 1, " \t"));
+			out[strcspn(out, "\n")] = '\0';
+			break;
+		}
+	fclose(f);
+	return out;
+}
+
+bool
+h_vm_filtered(struct h_conn *c, const char *name, char *out, size_t len)
+{
+	pid_t pid = h_vm_pid(c, name);
+
+	if (pid < 0) {
+		snprintf(out, len, "no worker");
+		return false;
+	}
+	return strcmp(h_proc_status(pid, "Seccomp", out, len), "2") == 0;
 }
 
 struct json_object *

@@ -45,11 +45,19 @@ double		 h_now_ms(void);
 void		 h_sleep_ms(int);
 
 /*
- * End of a test program: like tap_done(), but prints the daemon logs
- * first when something failed.  Use as "return h_done();".
+ * End of a test program: like tap_done(), but checks first that no
+ * worker of any daemon was killed by its sandbox (h_check_forbidden(): a
+ * forbidden system call is a hole in the allow-list, whatever the test
+ * did), and prints the daemon logs when something failed (h_finish(),
+ * which a program that prints no TAP calls alone).  Use as
+ * "return h_done();".
  */
-void		 h_finish(int);
-#define h_done()	(h_finish(tap_failed), tap_done())
+void		 h_check_forbidden(void);
+void		 h_finish(int failed);
+#define h_done()	(h_check_forbidden(), h_finish(tap_failed), tap_done())
+/* For a test that makes workers die by their sandbox on purpose: the
+ * daemons' logs may name forbidden calls. */
+void		 h_expect_forbidden(void);
 
 /* Print every daemon's log as TAP diagnostics (once per call). */
 void		 h_dump_logs(void);
@@ -194,6 +202,13 @@ int		 h_wait_state(struct h_conn *, const char *name,
 		    const char *state, int timeout_ms);
 /* The worker's pid from vm.info, or -1 (quietly: tests expect both). */
 pid_t		 h_vm_pid(struct h_conn *, const char *name);
+/* A field of /proc/PID/status ("Seccomp", "Uid") into out, "" if absent. */
+const char	*h_proc_status(pid_t pid, const char *field, char *out,
+		    size_t len);
+/* The VM's worker runs under its system call filter (Seccomp: 2); the
+ * field's value (or why not) into out for the message. */
+bool		 h_vm_filtered(struct h_conn *, const char *name, char *out,
+		    size_t len);
 /*
  * vm.info's stats.GROUP, or stats.GROUP.NAME (NULL: the group itself),
  * say stats.devices.rtc; NULL when absent.  *reply is the reply it

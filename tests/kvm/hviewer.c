@@ -99,6 +99,17 @@ viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
 	return v->updates >= want;
 }
 
+bool
+viewer_wait_area(struct viewer *v, uint64_t area, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while (v->area < area && h_now_ms() < deadline)
+		if (!viewer_pump(v, 50))
+			return false;
+	return v->area >= area;
+}
+
 uint32_t
 viewer_pixel(const struct viewer *v, int x, int y)
 {

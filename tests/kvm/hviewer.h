@@ -27,6 +27,12 @@ void	 viewer_close(struct viewer *v);
 bool	 viewer_pump(struct viewer *v, int ms);
 /* Pump until at least want complete updates arrived (or ms passed). */
 bool	 viewer_wait_updates(struct viewer *v, unsigned int want, int ms);
+/*
+ * Pumps until the rectangles received cover at least area pixels in
+ * all: a whole first screen comes in several updates where the server's
+ * socket buffer is small (an unprivileged worker cannot force it up).
+ */
+bool	 viewer_wait_area(struct viewer *v, uint64_t area, int ms);
 /* The pixel at x, y, 0xrrggbb. */
 uint32_t viewer_pixel(const struct viewer *v, int x, int y);
 /* Sends text as key presses (Shift where a US keyboard needs it). */

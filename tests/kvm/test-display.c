@@ -117,7 +117,10 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	tap_ok(viewer_open(&v, port, NULL), "a viewer connects");
 	if (v.client == NULL)
 		return;
-	tap_ok(viewer_wait_updates(&v, 1, 10000), "it gets the screen");
+	ret = viewer_wait_updates(&v, 1, 10000) &&
+	    viewer_wait_area(&v, (uint64_t)W * H, 10000);
+	tap_ok(ret, "it gets the whole screen (%llu pixels in %u updates)",
+	    (unsigned long long)v.area, v.updates);
 	tap_ok(v.client->width == W && v.client->height == H,
 	    "the screen is %dx%d (want %dx%d)", v.client->width,
 	    v.client->height, W, H);
@@ -199,6 +202,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	/* A second viewer at the same time. */
 	tap_ok(viewer_open(&v2, port, NULL) &&
 	    viewer_wait_updates(&v2, 1, 10000) &&
+	    viewer_wait_area(&v2, (uint64_t)W * H, 10000) &&
 	    viewer_pixel(&v2, 3 * W / 4, 3 * H / 4) == WHITE,
 	    "a second viewer at the same time sees the screen");
 	json_object_put(h_read_event(ev, 5000));

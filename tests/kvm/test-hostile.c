@@ -83,6 +83,8 @@ main(void)
 	    h_env("VMMD_GUEST_HOSTILE"), seed, HOSTILE_W, HOSTILE_H,
 	    HOSTILE_W, HOSTILE_H) == 0, "hostile: created, with a display");
 	tap_ok(h_start(c, "hostile") == 0, "hostile: started");
+	tap_ok(h_vm_filtered(c, "hostile", state, sizeof(state)),
+	    "the worker runs under its filter (Seccomp: %s)", state);
 	tap_ok(h_file_expect(log, "hostile: framebuffer 640x480", 1,
 	    H_BOOT_MS) == 0, "the guest found its framebuffer");
 
@@ -137,6 +139,7 @@ main(void)
 	tap_ok(buf != NULL && h_count(buf, len, "Sanitizer") == 0 &&
 	    h_count(buf, len, "runtime error") == 0,
 	    "no sanitizer report in vmmd's log");
+
 	free(buf);
 
 	/* Still serving. */

@@ -37,6 +37,8 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_create(c, "vrng", "\"kernel\":\"%s\",\"rng\":true",
 	    h_env("VMMD_GUEST_VIRTIO")) == 0, "rng: created with rng");
 	tap_ok(h_start(c, "vrng") == 0, "rng: started");
+	tap_ok(h_vm_filtered(c, "vrng", state, sizeof(state)),
+	    "rng: the worker runs under its filter (Seccomp: %s)", state);
 	tap_ok(h_file_expect(log, "pci: host bridge 8086:1237", 1,
 	    H_BOOT_MS) == 0, "rng: guest finds the host bridge");
 	tap_ok(h_file_expect(log, "virtio: rng in slot 1, BAR 32768 bytes, "
@@ -92,6 +94,7 @@ test_blk(struct h_daemon *d, struct h_conn *c)
 	char a[] = "/tmp/vmmd-vblk-a-XXXXXX", b[] = "/tmp/vmmd-vblk-b-XXXXXX";
 	struct json_object *r, *st;
 	uint8_t sec[1536];
+	char seccomp[32];
 	int fa, fb, i, good;
 
 	fa = make_image(a, 65536, "vmmd-disk-0");
@@ -104,6 +107,8 @@ test_blk(struct h_daemon *d, struct h_conn *c)
 	    "{\"path\":\"%s\",\"readonly\":true}]",
 	    h_env("VMMD_GUEST_VBLK"), a, b) == 0, "blk: created with two disks");
 	tap_ok(h_start(c, "vblk") == 0, "blk: started");
+	tap_ok(h_vm_filtered(c, "vblk", seccomp, sizeof(seccomp)),
+	    "blk: the worker runs under its filter (Seccomp: %s)", seccomp);
 	tap_ok(h_file_expect(log, "vblk: disk0 slot 2, 128 sectors, serial "
 	    "vmmd-serial-0", 1, H_BOOT_MS) == 0,
 	    "blk: slot 2, capacity and serial");

@@ -43,6 +43,8 @@ ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
 
 getent group vmm >/dev/null
 ok $? "systemd-sysusers made group vmm"
+getent passwd vmmd >/dev/null && getent group vmmd >/dev/null
+ok $? "and user vmmd, with its own group, for the workers"
 systemd-analyze verify --man=no vmmd.socket vmmd.service >/tmp/verify 2>&1
 rc=$?
 [ -s /tmp/verify ] && rc=1
@@ -63,6 +65,14 @@ vmctl list >/dev/null
 ok $? "the first vmctl call is answered"
 ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
     "and activated vmmd.service"
+# The socket's group decides who may drive vmmd: nobody is refused,
+# nobody in group vmm is answered.
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups vmctl list 2>&1)
+rc=$?
+case $rc:$out in 0:*) rc=1 ;; *"Permission denied"*) rc=0 ;; *) rc=1 ;; esac
+ok $rc "a user outside group vmm is refused ($out)"
+setpriv --reuid=nobody --regid=nogroup --groups=vmm vmctl list >/dev/null 2>&1
+ok $? "the same user in group vmm is answered"
 
 # Who may talk to it: group vmm, not everybody (nobody, 65534, here).
 vmm_gid=$(getent group vmm | cut -d: -f3)
@@ -82,6 +92,17 @@ vmctl start plain >/dev/null
 ok $? "vmctl start plain: the guest boots"
 wait_for 60 grep -q " UTC" /var/lib/vmmd/console/plain.log
 ok $? "plain: the demo guest ticks on its console"
+# The worker under the unit's capabilities and system call filter could
+# still enter its sandbox: user vmmd, seccomp filtering, no capability.
+wstatus=
+for p in /proc/[0-9]*; do
+	[ "$(cat "$p/comm" 2>/dev/null)" = vmmd-worker ] && wstatus=$p/status
+done
+ok "$( [ -n "$wstatus" ] &&
+    awk -v uid="$(id -u vmmd)" '/^Uid:/ { u = ($2 == uid && $3 == uid) }
+    /^Seccomp:/ { s = ($2 == 2) } /^CapEff:/ { c = ($2 ~ /^0+$/) }
+    END { exit !(u && s && c) }' "$wstatus"; echo $?)" \
+    "plain: its worker runs as vmmd, seccomp on, no capability"
 status=$(show vmmd StatusText)
 ok "$(case $status in *"1 guest running"*) echo 0 ;; *) echo 1 ;; esac)" \
     "systemctl status: '$status'"

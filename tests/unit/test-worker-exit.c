@@ -227,6 +227,20 @@ test_after_boot(void)
 	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED,
 	    "SIGKILL we did not send: crashed");
 
+	f = facts_booted(SIGNALED(SIGSYS));
+	f.violation = "mount";
+	ex = classify(&f);
+	tap_ok(ex.outcome == WORKER_OUTCOME_CRASHED &&
+	    strcmp(ex.reason, "worker exited (killed by its sandbox: "
+	    "forbidden system call mount)") == 0,
+	    "sandbox violation: crashed, the call named (%s)", ex.reason);
+
+	f = facts_booted(SIGNALED(SIGSEGV));
+	f.violation = "mount";
+	ex = classify(&f);
+	tap_ok(strstr(ex.reason, "mount") == NULL, "a report without "
+	    "SIGSYS is not believed (%s)", ex.reason);
+
 	f = facts_booted(EXITED(2));
 	f.kill = WORKER_KILL_STOP_TIMEOUT;
 	ex = classify(&f);

@@ -1,0 +1,574 @@
+/*
+ * The worker's sandbox (see sandbox.h).
+ *
+ * The system call filter is an allow-list: anything not named below
+ * raises SIGSYS (SCMP_ACT_TRAP), whose handler names the call on
+ * standard error and to the supervisor, then lets the signal kill the
+ * worker, so that vmmd reports the VM crashed with the call named.  Only
+ * the calls that name files or reach new sockets (open, socket, connect)
+ * fail with EACCES instead: libraries may try them opportunistically
+ * (a syslog reconnect), and a refusal is what they expect then.
+ *
+ * The list is organised by purpose, one table per purpose: whoever adds
+ * a device that needs a new call adds it to the table it belongs to and
+ * says why there.
+ *
+ * The SIGSYS handler runs on whichever thread made the call, often a
+ * vCPU thread: it uses only async-signal-safe calls, and the names it
+ * prints were resolved before the filter was loaded.  That table and
+ * the report descriptor are the only state of this file; they are set
+ * once, before the filter exists, and only read afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/if_tun.h>
+#include <linux/kvm.h>
+#include <linux/sockios.h>
+#include <linux/userfaultfd.h>
+#include <seccomp.h>
+
+#include "log.h"
+#include "sandbox.h"
+
+/* The clone() flags that would make new namespaces. */
+#define SANDBOX_CLONE_NS	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | \
+	CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP)
+
+/* System call numbers we can name in a report (x86-64 has ~460). */
+#define SANDBOX_NAMES	512
+
+static const char *sandbox_names[SANDBOX_NAMES];
+static int sandbox_report_fd = -1;
+
+/* --- the allow-list, by purpose ---------------------------------------- */
+
+/* Memory: malloc, thread stacks, guest RAM (rebuilt at each reset). */
+static const int sandbox_memory[] = {
+	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
+	SCMP_SYS(mprotect), SCMP_SYS(madvise),
+};
+
+/* Threads: vCPU threads come and go with each machine; their locks,
+ * the kick signal (SIGUSR1) that interrupts KVM_RUN. */
+static const int sandbox_threads[] = {
+	SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(futex),
+	SCMP_SYS(set_robust_list),
+	SCMP_SYS(rseq), SCMP_SYS(gettid), SCMP_SYS(getpid),
+	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+	SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction),
+	SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
+	SCMP_SYS(restart_syscall),
+};
+
+/* Questions about who we are: logging, libraries.  They change nothing. */
+static const int sandbox_identity[] = {
+	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
+	SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid),
+	SCMP_SYS(getppid), SCMP_SYS(uname), SCMP_SYS(getrlimit),
+	SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
+};
+
+/* Time: the VM clock, device timers, libevent's clock. */
+static const int sandbox_time[] = {
+	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
+	SCMP_SYS(gettimeofday), SCMP_SYS(clock_nanosleep),
+	SCMP_SYS(nanosleep),
+};
+
+/* The event loop (libevent: epoll, its wake-up fd), the display's
+ * select() on libvncserver's sockets, screenshots into a memfd. */
+static const int sandbox_loop[] = {
+	SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait),
+	SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_pwait2), SCMP_SYS(poll),
+	SCMP_SYS(ppoll), SCMP_SYS(select), SCMP_SYS(pselect6),
+	SCMP_SYS(pipe2), SCMP_SYS(memfd_create),
+};
+
+/* Devices: the virtio doorbells' eventfds, made whenever a driver
+ * enables a queue (devhost.c, KVM_IOEVENTFD; KVM_IRQFD takes them too),
+ * and virtio-rng's entropy. */
+static const int sandbox_devices[] = {
+	SCMP_SYS(eventfd2), SCMP_SYS(getrandom),
+};
+
+/* Descriptors already open: the link, consoles, the log and its old
+ * copy (rotation copies and truncates: console.c), kernel and initrd
+ * (read again at each reset), KVM's statistics, memfds, the TAP (frames
+ * in by read, out by writev: net-tap.c). */
+static const int sandbox_fds[] = {
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
+	SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(lseek),
+	SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
+	SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(dup), SCMP_SYS(dup3),
+	SCMP_SYS(ftruncate), SCMP_SYS(copy_file_range),
+};
+
+/* Disks: the I/O threads (blk-file.c) on the descriptors vmmd passed. */
+static const int sandbox_disks[] = {
+	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(fdatasync),
+	SCMP_SYS(fallocate),
+};
+
+/* Sockets already bound or connected: the supervisor's (SCM_RIGHTS),
+ * the next supervisor accepted on the adoption socket (relink.c, which
+ * checks its SO_PEERCRED), console clients, VNC viewers accepted on the
+ * display's listeners, syslog. */
+static const int sandbox_sockets[] = {
+	SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(recvfrom),
+	SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
+	SCMP_SYS(shutdown), SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
+	SCMP_SYS(getsockname), SCMP_SYS(getpeername),
+	/* A connected pair reaches nothing: the display hands each new
+	 * viewer to libvncserver on one (vnc.c). */
+	SCMP_SYS(socketpair),
+};
+
+/*
+ * The sanitizers' runtime, in ASan builds only (the kvm suite runs one):
+ * its error reports read /proc/self and the binary to symbolize.  Never
+ * in a build that ships.  LeakSanitizer's exit check cannot run
+ * sandboxed at all (its tracer attaches to every thread): see
+ * sandbox_exit().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_SANITIZERS	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDBOX_SANITIZERS	1
+#endif
+#endif
+#ifdef SANDBOX_SANITIZERS
+static const int sandbox_sanitizers[] = {
+	SCMP_SYS(prctl), SCMP_SYS(getdents64), SCMP_SYS(readlink),
+	SCMP_SYS(readlinkat), SCMP_SYS(pipe),
+	SCMP_SYS(openat),
+	SCMP_SYS(open),		/* their internal_open() on x86-64 */
+};
+static const bool sandbox_sanitized = true;
+#else
+static const int sandbox_sanitizers[] = { -1 };
+static const bool sandbox_sanitized = false;
+#endif
+
+/* Files read on demand: noVNC's, by the display's web server. */
+static const int sandbox_read_files[] = {
+	SCMP_SYS(getdents64),
+};
+
+/*
+ * ioctl: by the type byte of the request (_IOC_TYPE), plus a few
+ * exact requests.  KVM's (0xAE) cover the system, VM and vCPU
+ * descriptors, KVM_IRQFD, KVM_IOEVENTFD, KVM_SET_GSI_ROUTING, the PCI
+ * devices' KVM_SIGNAL_MSI and KVM_GET_STATS_FD.  The TAP's type ('T')
+ * is the terminals' too and holds TUNSETIFF: only the exact requests.
+ */
+static const unsigned long sandbox_ioctl_types[] = {
+	KVMIO,		/* /dev/kvm, the VM, the vCPUs */
+	UFFDIO,		/* the display's write-protect tracking */
+};
+static const unsigned long sandbox_ioctls[] = {
+	FIONREAD,	/* the link: how much came with a descriptor */
+	FIONBIO,	/* libvncserver makes sockets non-blocking */
+	SIOCOUTQ,	/* the display: a viewer's unsent bytes */
+	TCGETS,		/* isatty() in stdio and libraries: ENOTTY */
+	TUNSETOFFLOAD,	/* the TAP: the offloads virtio-net's driver took
+			   (TUNGETIFF and TUNSETVNETHDRSZ come before) */
+};
+
+/*
+ * Calls that fail with EACCES (see the top of the file): files by name
+ * (access() is what libgcrypt asks when a VNC password is first
+ * checked), new sockets.
+ */
+static const int sandbox_refused[] = {
+	SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(access),
+	SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(stat),
+	SCMP_SYS(lstat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+	SCMP_SYS(socket), SCMP_SYS(connect), SCMP_SYS(bind),
+	SCMP_SYS(listen),
+};
+
+static const struct {
+	const char *purpose;
+	const int *calls;
+	size_t n;
+} sandbox_tables[] = {
+#define SANDBOX_TABLE(t)	{ #t, t, sizeof(t) / sizeof(t[0]) }
+	SANDBOX_TABLE(sandbox_memory),
+	SANDBOX_TABLE(sandbox_threads),
+	SANDBOX_TABLE(sandbox_identity),
+	SANDBOX_TABLE(sandbox_time),
+	SANDBOX_TABLE(sandbox_loop),
+	SANDBOX_TABLE(sandbox_devices),
+	SANDBOX_TABLE(sandbox_fds),
+	SANDBOX_TABLE(sandbox_disks),
+	SANDBOX_TABLE(sandbox_sockets),
+#undef SANDBOX_TABLE
+};
+
+/* --- the violation report (a signal handler: async-signal-safe only) --- */
+
+static size_t
+sandbox_append(char *buf, size_t at, size_t len, const char *s)
+{
+	while (*s != '\0' && at + 1 < len)
+		buf[at++] = *s++;
+	buf[at] = '\0';
+	return at;
+}
+
+static size_t
+sandbox_append_uint(char *buf, size_t at, size_t len, unsigned int v)
+{
+	char digits[12];
+	int i = (int)sizeof(digits) - 1;
+
+	digits[i] = '\0';
+	do {
+		digits[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0 && i > 0);
+	return sandbox_append(buf, at, len, digits + i);
+}
+
+static void
+sandbox_sigsys(int sig, siginfo_t *si, void *uctx)
+{
+	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
+	unsigned int nr = (unsigned int)si->si_syscall;
+	char name[48], line[128];
+	size_t n;
+
+	(void)uctx;
+	if (nr < SANDBOX_NAMES && sandbox_names[nr] != NULL)
+		n = sandbox_append(name, 0, sizeof(name), sandbox_names[nr]);
+	else
+		n = sandbox_append_uint(name, sandbox_append(name, 0,
+		    sizeof(name), "#"), sizeof(name), nr);
+	if (sandbox_report_fd >= 0)
+		(void)!write(sandbox_report_fd, name, n);
+	n = sandbox_append(line, 0, sizeof(line),
+	    "vmmd-worker: sandbox: forbidden system call ");
+	n = sandbox_append(line, n, sizeof(line), name);
+	n = sandbox_append(line, n, sizeof(line), ", dying by SIGSYS\n");
+	(void)!write(STDERR_FILENO, line, n);
+	/* Pending until the handler returns, when the default action (a
+	 * core dump, without guest memory) ends every thread. */
+	sigaction(sig, &dfl, NULL);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+static int
+sandbox_handler_install(int report_fd)
+{
+	struct sigaction sa = {
+		.sa_sigaction = sandbox_sigsys,
+		.sa_flags = SA_SIGINFO,
+	};
+	unsigned int nr;
+
+	for (nr = 0; nr < SANDBOX_NAMES; nr++)
+		if (sandbox_names[nr] == NULL)
+			sandbox_names[nr] = seccomp_syscall_resolve_num_arch(
+			    SCMP_ARCH_NATIVE, (int)nr);
+	sandbox_report_fd = report_fd;
+	sigfillset(&sa.sa_mask);
+	return sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
+}
+
+/* --- identity and capabilities ----------------------------------------- */
+
+static int
+sandbox_drop_identity(const char *user, char *err, size_t errlen)
+{
+	uid_t uid = SANDBOX_FALLBACK_ID, ruid, euid, suid;
+	gid_t gid = SANDBOX_FALLBACK_ID;
+	struct passwd *pw;
+	int cap;
+
+	if (geteuid() != 0)
+		return 0;	/* an ordinary user's worker: nothing to give up */
+	errno = 0;
+	pw = getpwnam(user);
+	if (pw != NULL) {
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	} else {
+		log_warn("sandbox: no user '%s' (%s): running the guest as "
+		    "uid %u", user, errno != 0 ? strerror(errno) :
+		    "not in the user database", (unsigned int)uid);
+	}
+	if (uid == 0) {
+		snprintf(err, errlen, "sandbox: user '%s' is root", user);
+		return -EPERM;
+	}
+	/* The bounding set, while we may (CAP_SETPCAP). */
+	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			snprintf(err, errlen, "sandbox: dropping capability "
+			    "%d from the bounding set: %s", cap,
+			    strerror(errno));
+			return -errno;
+		}
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0) {
+		snprintf(err, errlen, "sandbox: becoming uid %u gid %u: %s",
+		    (unsigned int)uid, (unsigned int)gid, strerror(errno));
+		return -errno;
+	}
+	if (getresuid(&ruid, &euid, &suid) < 0 || ruid != uid ||
+	    euid != uid || suid != uid) {
+		snprintf(err, errlen, "sandbox: still uid %u after setresuid",
+		    (unsigned int)euid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* No capability left, whoever we run as (file or ambient ones too). */
+static int
+sandbox_drop_caps(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	/* EINVAL: a kernel without ambient capabilities has none. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL) {
+		snprintf(err, errlen, "sandbox: clearing ambient "
+		    "capabilities: %s", strerror(errno));
+		return -errno;
+	}
+	if (syscall(SYS_capset, &hdr, data) < 0) {
+		snprintf(err, errlen, "sandbox: capset: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* --- the filter --------------------------------------------------------- */
+
+static bool
+sandbox_sanitizer_call(int nr)
+{
+	size_t i;
+
+	for (i = 0; sandbox_sanitized && i < sizeof(sandbox_sanitizers) /
+	    sizeof(sandbox_sanitizers[0]); i++)
+		if (sandbox_sanitizers[i] == nr)
+			return true;
+	return false;
+}
+
+static int
+sandbox_add_calls(scmp_filter_ctx ctx, uint32_t action, const int *calls,
+    size_t n, const char *purpose, char *err, size_t errlen)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		if (action != SCMP_ACT_ALLOW &&
+		    sandbox_sanitizer_call(calls[i]))
+			continue;	/* allowed instead */
+		r = seccomp_rule_add(ctx, action, calls[i], 0);
+		if (r < 0) {
+			snprintf(err, errlen, "sandbox: %s: system call %d: "
+			    "%s", purpose, calls[i], strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* The calls whose arguments decide. */
+static int
+sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
+    char *err, size_t errlen)
+{
+	const char *what = "ioctl";
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < sizeof(sandbox_ioctl_types) /
+	    sizeof(sandbox_ioctl_types[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00,
+		    sandbox_ioctl_types[i] << 8));
+	for (i = 0; r == 0 && i < sizeof(sandbox_ioctls) /
+	    sizeof(sandbox_ioctls[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		    SCMP_A1(SCMP_CMP_EQ, sandbox_ioctls[i]));
+	/*
+	 * Threads, but no new namespaces: clone3() takes its flags in
+	 * memory the filter cannot read, so it fails with ENOSYS and
+	 * glibc falls back to clone(), whose flags it checks.
+	 */
+	if (r == 0) {
+		what = "clone";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+		    SCMP_SYS(clone3), 0);
+	}
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, SANDBOX_CLONE_NS, 0));
+	/* Signals only to ourselves: a raise(), abort(), the vCPU kick,
+	 * and the SIGSYS handler's own. */
+	if (r == 0) {
+		what = "tgkill";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	}
+	/* getrlimit() as glibc makes it: our own limits, read only. */
+	if (r == 0) {
+		what = "prlimit64";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64),
+		    2, SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+	}
+	if (sandbox_sanitized)
+		goto out;	/* prctl and openat: sandbox_sanitizers[] */
+	/* vCPU threads name themselves. */
+	if (r == 0) {
+		what = "prctl";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+	}
+	/* openat: read-only where cfg->read_files, refused otherwise. */
+	if (r == 0 && cfg->read_files) {
+		what = "openat";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+		    SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT |
+		    O_TRUNC, O_RDONLY));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+			    SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
+			    O_ACCMODE, O_WRONLY));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+			    SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
+			    O_ACCMODE, O_RDWR));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+			    SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
+			    O_CREAT, O_CREAT));
+		if (r == 0)
+			r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW,
+			    sandbox_read_files, sizeof(sandbox_read_files) /
+			    sizeof(sandbox_read_files[0]), "read_files",
+			    err, errlen);
+	} else if (r == 0) {
+		what = "openat";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+		    SCMP_SYS(openat), 0);
+	}
+out:
+	if (r < 0 && err[0] == '\0')
+		snprintf(err, errlen, "sandbox: %s rule: %s", what,
+		    strerror(-r));
+	return r;
+}
+
+static int
+sandbox_filter_load(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
+{
+	scmp_filter_ctx ctx;
+	size_t i;
+	int r;
+
+	ctx = seccomp_init(SCMP_ACT_TRAP);
+	if (ctx == NULL) {
+		snprintf(err, errlen, "sandbox: seccomp_init failed");
+		return -ENOMEM;
+	}
+	err[0] = '\0';
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	if (r == 0)	/* every thread, should one exist already */
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	/* Every system call runs the filter: a binary search over the
+	 * call numbers rather than a list, and KVM_RUN's ioctl first. */
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (r == 0)
+		r = seccomp_syscall_priority(ctx, SCMP_SYS(ioctl), 255);
+	if (r < 0)
+		snprintf(err, errlen, "sandbox: filter attributes: %s",
+		    strerror(-r));
+	for (i = 0; r == 0 && i < sizeof(sandbox_tables) /
+	    sizeof(sandbox_tables[0]); i++)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW,
+		    sandbox_tables[i].calls, sandbox_tables[i].n,
+		    sandbox_tables[i].purpose, err, errlen);
+	if (r == 0 && sandbox_sanitized)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_sanitizers,
+		    sizeof(sandbox_sanitizers) / sizeof(sandbox_sanitizers[0]),
+		    "sanitizers", err, errlen);
+	if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
+		    sandbox_refused, sizeof(sandbox_refused) /
+		    sizeof(sandbox_refused[0]), "refused", err, errlen);
+	if (r == 0)
+		r = sandbox_add_conditional(ctx, cfg, err, errlen);
+	if (r == 0) {
+		r = seccomp_load(ctx);
+		if (r < 0)
+			snprintf(err, errlen, "sandbox: loading the filter: "
+			    "%s", strerror(-r));
+	}
+	seccomp_release(ctx);
+	return r;
+}
+
+int
+sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
+{
+	int r;
+
+	r = sandbox_handler_install(cfg->report_fd);
+	if (r < 0) {
+		snprintf(err, errlen, "sandbox: SIGSYS handler: %s",
+		    strerror(-r));
+		return r;
+	}
+	r = sandbox_drop_identity(cfg->user != NULL ? cfg->user :
+	    SANDBOX_USER, err, errlen);
+	if (r < 0)
+		return r;
+	r = sandbox_drop_caps(err, errlen);
+	if (r < 0)
+		return r;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "sandbox: no_new_privs: %s",
+		    strerror(-r));
+		return r;
+	}
+	return sandbox_filter_load(cfg, err, errlen);
+}
+
+void
+sandbox_exit(int status)
+{
+	if (sandbox_sanitized) {
+		/* No leak check: it would die on the filter. */
+		fflush(NULL);
+		_exit(status);
+	}
+	exit(status);
+}

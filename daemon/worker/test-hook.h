@@ -1,0 +1,19 @@
+/*
+ * Hooks for the kvm test suite, compiled in only with -Dtest_hooks=true
+ * (test-hook.c); an ordinary build links test-hook-none.c, whose hooks
+ * do nothing, so that no product binary honours them.
+ */
+#ifndef VMMD_TEST_HOOK_H
+#define VMMD_TEST_HOOK_H
+
+struct worker;
+
+/*
+ * The worker has just entered its sandbox (the loop's thread).  With
+ * VMMD_TEST_FORBIDDEN_CALL=NAME in the environment, the test build makes
+ * system call NAME (no arguments) half a second later on the loop: the
+ * sandbox must kill the worker and vmmd report it crashed, naming NAME.
+ */
+void	test_hook_sandboxed(struct worker *w);
+
+#endif
