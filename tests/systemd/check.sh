@@ -69,21 +69,12 @@ ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
 # nobody in group vmm is answered.
 out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups vmctl list 2>&1)
 rc=$?
-case $rc:$out in 0:*) rc=1 ;; *"Permission denied"*) rc=0 ;; *) rc=1 ;; esac
+# vmctl names the group that would let the user in.
+case $rc:$out in 0:*) rc=1 ;; *"Permission denied"*"group vmm"*) rc=0 ;;
+*) rc=1 ;; esac
 ok $rc "a user outside group vmm is refused ($out)"
 setpriv --reuid=nobody --regid=nogroup --groups=vmm vmctl list >/dev/null 2>&1
 ok $? "the same user in group vmm is answered"
-
-# Who may talk to it: group vmm, not everybody (nobody, 65534, here).
-vmm_gid=$(getent group vmm | cut -d: -f3)
-setpriv --reuid=65534 --regid=65534 --clear-groups vmctl list \
-    >/tmp/nogroup 2>&1
-rc=$?
-ok "$( [ $rc -ne 0 ] && grep -q 'group vmm' /tmp/nogroup; echo $?)" \
-    "a user outside group vmm is refused: $(head -n 1 /tmp/nogroup)"
-setpriv --reuid=65534 --regid=65534 --groups="$vmm_gid" vmctl list \
-    >/tmp/ingroup 2>&1
-ok $? "the same user in group vmm is answered ($(head -n 1 /tmp/ingroup))"
 
 vmctl create plain >/dev/null && vmctl create auto >/dev/null &&
     vmctl autostart auto on >/dev/null
