@@ -7,7 +7,13 @@
  * the backend as it lies in guest memory (no copy).  A header that asks
  * for what the driver did not negotiate (a checksum or segmentation
  * offload, an unknown GSO type, a checksum outside the frame) loses the
- * frame, counted, as a bad frame on a wire would.
+ * frame, counted, as a bad frame on a wire would.  A kick starts a
+ * burst: the driver is asked not to kick while the device drains the
+ * queue (VIRTQ_USED_F_NO_NOTIFY or event-index, virtq_quiet()), asked
+ * again once it is empty, and the queue looked at once more so that a
+ * chain added in between is not left behind; one interrupt ends the
+ * burst.  A burst stops after 64 frames; its rest goes on at the
+ * loop's next turn (a one-shot timer due at once, armed only then).
  *
  * Receive: the backend tells the device when frames wait (on the
  * worker's loop); the device copies each into as many receive buffers

@@ -157,7 +157,7 @@ virtq_pop(struct virtq *vq, struct virtq_chain *c)
 	head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
 	    __ATOMIC_RELAXED);
 	vq->last_avail++;
-	if (vq->event_idx)	/* avail_event: kick me past this one */
+	if (vq->event_idx && !vq->quiet)  /* avail_event: kick me past this */
 		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
 		    vq->last_avail, __ATOMIC_RELEASE);
 	if (head >= vq->size)
@@ -185,6 +185,47 @@ virtq_pop(struct virtq *vq, struct virtq_chain *c)
 	}
 	vq->popped++;
 	return 1;
+}
+
+void
+virtq_quiet(struct virtq *vq)
+{
+	if (!vq->enabled || vq->quiet)
+		return;
+	vq->quiet = true;
+	/*
+	 * With event-index, avail_event stays where it is: the driver has
+	 * passed it already and does not kick again until it comes round
+	 * 65536 entries later, long after virtq_listen().
+	 */
+	if (!vq->event_idx)
+		__atomic_store_n(&vq->used->flags, VIRTQ_USED_F_NO_NOTIFY,
+		    __ATOMIC_RELAXED);
+}
+
+bool
+virtq_listen(struct virtq *vq)
+{
+	if (!vq->enabled)
+		return false;
+	if (vq->quiet) {
+		vq->quiet = false;
+		if (vq->event_idx)
+			__atomic_store_n(
+			    (uint16_t *)&vq->used->ring[vq->size],
+			    vq->last_avail, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&vq->used->flags, 0,
+			    __ATOMIC_RELAXED);
+	}
+	/*
+	 * The driver adds, then reads our wish; we publish our wish, then
+	 * read its index: a full barrier on both sides, so one of us sees
+	 * the other (2.7.13.3.1).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !vq->broken && __atomic_load_n(&vq->avail->idx,
+	    __ATOMIC_ACQUIRE) != vq->last_avail;
 }
 
 void

@@ -58,6 +58,7 @@ struct virtq_used {
 };
 
 #define VIRTQ_AVAIL_F_NO_INTERRUPT	1
+#define VIRTQ_USED_F_NO_NOTIFY		1
 
 struct virtq {
 	const struct device_host *host;
@@ -65,6 +66,7 @@ struct virtq {
 	bool enabled;
 	bool event_idx;		/* VIRTIO_F_EVENT_IDX negotiated */
 	bool broken;
+	bool quiet;		/* the driver is asked not to kick */
 	struct virtq_desc *desc;	/* guest memory */
 	struct virtq_avail *avail;
 	struct virtq_used *used;
@@ -109,6 +111,18 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *c);
  * ask the driver to kick when it adds a buffer (2.7.10).
  */
 void virtq_unpop(struct virtq *vq, uint16_t n);
+/*
+ * Notification suppression (2.7.7.1, 2.7.10), for a device that drains
+ * the queue on its own for a while: virtq_quiet() asks the driver not to
+ * kick (VIRTQ_USED_F_NO_NOTIFY, or with event-index an avail_event left
+ * behind: virtq_pop() stops moving it).  virtq_listen() asks for kicks
+ * again, then looks at the ring once more: true when chains wait that
+ * the driver may have added without kicking, which the caller must take
+ * (quiet again, drain, listen again).  Both are hints to the driver: a
+ * kick may still come, and costs only a pop that finds nothing.
+ */
+void virtq_quiet(struct virtq *vq);
+bool virtq_listen(struct virtq *vq);
 /* Return a chain to the driver with len bytes written into it. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
 /*
