@@ -166,7 +166,8 @@ virtio_net_tx(struct virtio_net *n)
 		budget -= (unsigned int)got;
 		if (budget == 0) {
 			n->tx_deferred++;
-			device_timer_arm(n->host, n->tx_timer, 0);
+			device_timer_arm(n->host, n->tx_timer,
+			    device_vm_clock(n->host));
 			break;
 		}
 		if (!virtq_listen(vq))
