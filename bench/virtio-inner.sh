@@ -16,7 +16,9 @@ mib=$(echo "$cmdline" | sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p')
 guest_ip=10.0.9.2
 tap=vbtap0
 settle=${VMMD_BENCH_SETTLE:-10}
-phases="seqwrite seqread randwrite randread netin netout"
+phases=$(echo "$cmdline" | sed -n 's/.*vbench_phases=\([a-z,]*\).*/\1/p' |
+    tr , ' ')
+phases=${phases:-seqwrite seqread randwrite randread netin netout}
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 res=/tmp/vbench.res
 : >"$res"

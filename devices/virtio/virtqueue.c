@@ -30,6 +30,7 @@ virtq_enable(struct virtq *vq, const struct device_host *host,
 	vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
 	vq->last_avail = vq->used_idx;
 	vq->signalled = vq->used_idx;
+	vq->flushed = vq->used_idx;
 	return 0;
 }
 
@@ -229,7 +230,7 @@ virtq_listen(struct virtq *vq)
 }
 
 void
-virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+virtq_fill(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	volatile struct virtq_used_elem *e;
 
@@ -239,7 +240,29 @@ virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 	e->id = head;
 	e->len = len;
 	vq->used_idx++;
+}
+
+void
+virtq_flush(struct virtq *vq)
+{
+	/* The elements first, then the index that shows them (2.7.8). */
+	if (!vq->enabled)
+		return;
+	vq->flushed = vq->used_idx;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+bool
+virtq_held(const struct virtq *vq)
+{
+	return vq->flushed != vq->used_idx;
+}
+
+void
+virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	virtq_fill(vq, head, len);
+	virtq_flush(vq);
 }
 
 bool

@@ -72,6 +72,7 @@ struct virtq {
 	struct virtq_used *used;
 	uint16_t last_avail;	/* next avail entry to take */
 	uint16_t used_idx;	/* next used entry to fill */
+	uint16_t flushed;	/* used_idx as the driver sees it */
 	uint16_t signalled;	/* used_idx when the driver was last told */
 	/* Counters for diagnostics. */
 	uint64_t popped;
@@ -125,6 +126,15 @@ void virtq_quiet(struct virtq *vq);
 bool virtq_listen(struct virtq *vq);
 /* Return a chain to the driver with len bytes written into it. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/*
+ * virtq_push() in two steps, for a device that returns chains in
+ * batches: virtq_fill() writes the used element, virtq_flush() shows the
+ * driver every element filled so far (one used-index update).
+ * virtq_held(): are there filled elements the driver cannot see yet?
+ */
+void virtq_fill(struct virtq *vq, uint16_t head, uint32_t len);
+void virtq_flush(struct virtq *vq);
+bool virtq_held(const struct virtq *vq);
 /*
  * After pushes: should the driver be interrupted (2.7.7, 2.7.10)?  Call
  * once per batch; it remembers what the driver was told.

@@ -276,6 +276,19 @@ main(void)
 	vq.broken = true;
 	tap_ok(!virtq_listen(&vq), "a broken queue has nothing to take");
 
+	/* Used elements in a batch: one index update shows them all. */
+	fresh(false);
+	virtq_fill(&vq, 3, 10);
+	virtq_fill(&vq, 5, 20);
+	tap_ok(((struct virtq_used *)gmem(USED))->idx == 0 && virtq_held(&vq),
+	    "filled, not shown yet");
+	virtq_flush(&vq);
+	tap_ok(((struct virtq_used *)gmem(USED))->idx == 2 && !virtq_held(&vq),
+	    "flushed: both shown");
+	tap_ok(((struct virtq_used *)gmem(USED))->ring[1].id == 5 &&
+	    ((struct virtq_used *)gmem(USED))->ring[1].len == 20,
+	    "in order, as filled");
+
 	free(fh.mem);
 	return tap_done();
 }
