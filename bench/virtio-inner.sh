@@ -58,7 +58,7 @@ net_stats() {
 }
 
 # net_delta BEFORE AFTER: how the device's transmit and receive counters
-# grew in a phase, and the frames and bytes per kick and per interrupt.
+# grew in a phase, and the size of the frames it sent.
 net_delta() {
 	awk 'NR == FNR { a[$1] = $2; next }
 	    { d[$1] = $2 - a[$1] }
@@ -66,15 +66,14 @@ net_delta() {
 		k = d["kicks"]; i = d["interrupts"]
 		printf "#       kicks %d (doorbell %d), interrupts %d,", k,
 		    d["doorbell_kicks"], i
-		printf " tx %d frames %d bytes in %d bursts (%d deferred),",
-		    d["tx_frames"], d["tx_bytes"], d["tx_bursts"],
-		    d["tx_deferred"]
+		printf " tx %d frames %d bytes in %d bursts (%d deferred," \
+		    " %d held),", d["tx_frames"], d["tx_bytes"],
+		    d["tx_bursts"], d["tx_deferred"], d["tx_held"]
 		printf " rx %d frames %d bytes\n", d["rx_frames"],
 		    d["rx_bytes"]
-		f = d["tx_frames"] + d["rx_frames"]
-		b = d["tx_bytes"] + d["rx_bytes"]
-		if (f > 0 && k > 0 && i > 0)
-			printf "#       %.0f bytes a frame, %.1f frames a kick, %.1f frames an interrupt\n", b / f, f / k, f / i
+		t = d["tx_frames"]
+		if (t > 0 && d["tx_bursts"] > 0)
+			printf "#       tx: %.0f bytes a frame, %.1f frames a burst\n", d["tx_bytes"] / t, t / d["tx_bursts"]
 	    }' "$1" "$2"
 }
 
