@@ -4,9 +4,12 @@
 # waits for the test host's go (a connection to port 6000, which the
 # test host makes once it counts); after each, it says so on the
 # console and connects to the test host's port 6001.  The size in MiB
-# comes from the kernel command line (vbench_mib=).
+# and the phases come from the kernel command line (vbench_mib=,
+# vbench_phases= with commas).
 host=10.0.9.1
 mib=$(sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p' /proc/cmdline)
+phases=$(sed -n 's/.*vbench_phases=\([a-z,]*\).*/\1/p' /proc/cmdline |
+    tr , ' ')
 blocks=$((${mib:-8} * 256))
 ip link set eth0 up && ip addr add 10.0.9.2/24 dev eth0 ||
     echo "vbench: no eth0"
@@ -16,7 +19,7 @@ ip link set eth0 up && ip addr add 10.0.9.2/24 dev eth0 ||
 until nc $host 6001 </dev/null >/dev/null 2>&1; do sleep 1; done
 mkfifo /tmp/hold
 exec 3<>/tmp/hold
-for p in seqwrite seqread randwrite randread netin netout; do
+for p in ${phases:-seqwrite seqread randwrite randread netin netout}; do
 	nc -l -p 6000 <&3 >/dev/null 2>&1
 	case $p in
 	seqwrite) dd if=/dev/zero of=/dev/vda bs=4k count=$blocks oflag=direct ;;

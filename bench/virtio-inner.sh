@@ -16,7 +16,9 @@ mib=$(echo "$cmdline" | sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p')
 guest_ip=10.0.9.2
 tap=vbtap0
 settle=${VMMD_BENCH_SETTLE:-10}
-phases="seqwrite seqread randwrite randread netin netout"
+phases=$(echo "$cmdline" | sed -n 's/.*vbench_phases=\([a-z,]*\).*/\1/p' |
+    tr , ' ')
+phases=${phases:-seqwrite seqread randwrite randread netin netout}
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 res=/tmp/vbench.res
 : >"$res"
@@ -49,6 +51,32 @@ kvm_top() {
 	    sort -rn | head -n "$3" | while read -r c n; do say "      $n $c"; done
 }
 
+# net_stats: vmmd's virtio-net counters, "name value" lines.
+net_stats() {
+	"$VMCTL_BIN" -s /tmp/vb.sock info --stats vb 2>/dev/null |
+	    sed -n 's/^stats\.devices\.virtio-net\.\([a-z_]*\): \([0-9]*\)$/\1 \2/p'
+}
+
+# net_delta BEFORE AFTER: how the device's transmit and receive counters
+# grew in a phase, and the size of the frames it sent.
+net_delta() {
+	awk 'NR == FNR { a[$1] = $2; next }
+	    { d[$1] = $2 - a[$1] }
+	    END {
+		k = d["kicks"]; i = d["interrupts"]
+		printf "#       kicks %d (doorbell %d), interrupts %d,", k,
+		    d["doorbell_kicks"], i
+		printf " tx %d frames %d bytes in %d bursts (%d deferred," \
+		    " %d held),", d["tx_frames"], d["tx_bytes"],
+		    d["tx_bursts"], d["tx_deferred"], d["tx_held"]
+		printf " rx %d frames %d bytes\n", d["rx_frames"],
+		    d["rx_bytes"]
+		t = d["tx_frames"]
+		if (t > 0 && d["tx_bursts"] > 0)
+			printf "#       tx: %.0f bytes a frame, %.1f frames a burst\n", d["tx_bytes"] / t, t / d["tx_bursts"]
+	    }' "$1" "$2"
+}
+
 # tap_up: the VMM made vbtap0; give it our address.
 tap_up() {
 	i=0
@@ -79,6 +107,7 @@ phase() {
 	for x in "$@"; do args="$args -p $x"; done
 	e0=$(exits "$kpid")
 	kvm_stats "$kpid" >/tmp/k0
+	[ "$vmm" = vmmd ] && net_stats >/tmp/n0
 	strace -c -f -o /tmp/st.$vmm.$p $args 2>/tmp/st.err &
 	spid=$!
 	sleep 3		# strace attaches to every thread
@@ -102,6 +131,7 @@ phase() {
 	wait "$spid"
 	e1=$(exits "$kpid")
 	kvm_stats "$kpid" >/tmp/k1
+	[ "$vmm" = vmmd ] && net_stats >/tmp/n1
 	c=$(awk '$NF == "total" { print $4 }' /tmp/st.$vmm.$p 2>/dev/null)
 	[ -n "$c" ] || say "strace: $(head -c 300 /tmp/st.err)"
 	echo "$vmm $p $((${e1:-0} - ${e0:-0})) ${c:-0}" >>"$res"
@@ -113,6 +143,11 @@ phase() {
 	top_syscalls /tmp/st.$vmm.$p 4
 	say "    KVM counters:"
 	kvm_top /tmp/k0 /tmp/k1 5
+	case $vmm.$p in
+	vmmd.net*)
+		say "    virtio-net:"
+		net_delta /tmp/n0 /tmp/n1 ;;
+	esac
 }
 
 # console_line FILE TEXT: the last console line holding TEXT.

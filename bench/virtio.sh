@@ -15,6 +15,8 @@
 #
 #   bench/virtio.sh BUILDDIR [MIB]        (MIB: default 4, at most 32)
 #
+# VMMD_BENCH_PHASES="netin netout" (say) runs only those phases.
+#
 # The guest is the reference guest (VMMD_LINUX_GUEST, default
 # .cache/linux-guest) with one more archive appended to its initramfs:
 # virtio-rand, and virtio-guest.sh run once by its init.  Needs
@@ -41,7 +43,15 @@ cp -R "$nested_guest/host-modules" "$g/"
 for f in vmlinuz vmlinux busybox; do
 	cp "$nested_guest/$f" "$g/$f"
 done
-echo "$(cat "$nested_guest/cmdline") vbench_mib=$mib" >"$g/cmdline"
+phases=$(echo ${VMMD_BENCH_PHASES:-} | tr ' ' ,)
+for p in $(echo "$phases" | tr , ' '); do
+	case $p in
+	seqwrite|seqread|randwrite|randread|netin|netout) ;;
+	*) echo "VMMD_BENCH_PHASES: no phase '$p'" >&2; exit 1 ;;
+	esac
+done
+echo "$(cat "$nested_guest/cmdline") vbench_mib=$mib${phases:+ vbench_phases=$phases}" \
+    >"$g/cmdline"
 ${CC:-cc} -static -Os -s -std=gnu17 -Wall -Wextra -Wmissing-prototypes \
     -Wstrict-prototypes -Werror -o "$stage/usr/bin/virtio-rand" \
     "$nested_top/bench/virtio-rand.c" ||

@@ -33,6 +33,8 @@
 #define CFG_SIZE	10	/* mac, status, max_virtqueue_pairs (5.1.4) */
 /* Frames taken per wake-up before the loop gets its turn back. */
 #define RX_BUDGET	64
+/* Frames sent per burst before the loop gets its turn back. */
+#define TX_BURST	64
 
 struct virtio_net_hdr {
 	uint8_t flags;
@@ -49,11 +51,14 @@ struct virtio_net {
 	const struct device_host *host;
 	struct net_backend be;
 	bool watching;			/* the backend calls us on frames */
+	struct device_timer *tx_timer;	/* sent chains wait to go back */
+	bool tx_armed;
 	struct virtq_chain chain;
 	size_t rxlen;			/* a received frame waits in rxbuf */
 	/* Diagnostics. */
 	uint64_t rx_frames, rx_bytes, rx_dropped, rx_starved, rx_errors;
 	uint64_t tx_frames, tx_bytes, tx_bad, tx_errors;
+	uint64_t tx_bursts, tx_deferred, tx_held;
 	uint8_t rxbuf[VIRTIO_NET_FRAME_MAX];
 };
 
@@ -101,16 +106,23 @@ virtio_net_tx_ok(const struct virtio_net *n, const struct virtio_net_hdr *h,
 	return (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && h->gso_size != 0;
 }
 
-static void
-virtio_net_tx(struct virtio_net *n)
+/*
+ * Send up to budget chains: how many were taken, or -EINVAL when the
+ * queue broke.  Each chain is filled in as used (the backend has its
+ * bytes by then); the driver sees them at virtio_net_tx_complete().
+ */
+static int
+virtio_net_tx_drain(struct virtio_net *n, unsigned int budget)
 {
 	struct virtq *vq = &n->vp.vq[TXQ];
 	struct virtio_net_hdr h;
-	int ret;
+	unsigned int taken = 0;
+	int ret = 0;
 
-	while ((ret = virtq_pop(vq, &n->chain)) > 0) {
+	while (taken < budget && (ret = virtq_pop(vq, &n->chain)) > 0) {
 		uint64_t len = n->chain.out_len - VIRTIO_NET_HDR_LEN;
 
+		taken++;
 		if (n->chain.out_len < VIRTIO_NET_HDR_LEN ||
 		    n->chain.out_len > VIRTIO_NET_FRAME_MAX ||
 		    virtq_chain_read(&n->chain, 0, &h, sizeof(h)) !=
@@ -123,11 +135,90 @@ virtio_net_tx(struct virtio_net *n)
 			n->tx_frames++;
 			n->tx_bytes += len;
 		}
-		virtq_push(vq, n->chain.head, 0);
+		virtq_fill(vq, n->chain.head, 0);
 	}
-	if (ret < 0)
-		virtio_pci_needs_reset(&n->vp);
+	return ret < 0 ? ret : (int)taken;
+}
+
+/* Show the driver every chain sent so far, and interrupt it if it asks. */
+static void
+virtio_net_tx_complete(struct virtio_net *n)
+{
+	virtq_flush(&n->vp.vq[TXQ]);
 	virtio_pci_queue_done(&n->vp, TXQ);
+}
+
+static void
+virtio_net_tx_arm(struct virtio_net *n, int64_t delay_ns)
+{
+	n->tx_armed = true;
+	device_timer_arm(n->host, n->tx_timer,
+	    device_vm_clock(n->host) + delay_ns);
+}
+
+/*
+ * One transmit burst, from a kick or from the timer: kicks off while we
+ * drain (the driver adds without exiting), on again when the ring is
+ * empty, and a last look for what came in between.
+ *
+ * Frames go to the backend at once, but a kick's burst gives them back
+ * only when the timer fires, up to VIRTIO_NET_TX_HOLD_NS later, with
+ * what later kicks sent meanwhile: one used-index update and at most
+ * one interrupt for all of them.  That is what lets the guest's TCP
+ * coalesce: its small-queue limit counts the bytes still in the
+ * device, so it joins the application's writes into larger frames
+ * instead of sending each alone, and each frame saved is a kick, an
+ * interrupt and the ACK that answers it.  The wire does not wait:
+ * only the buffers' return does.
+ *
+ * A burst stops after TX_BURST frames: then the timer is due at once,
+ * kicks stay off, and the rest goes on at the loop's next turn, after
+ * receive and the other devices had theirs.  The timer is armed only
+ * while sent frames wait to go back: an idle NIC has none.
+ */
+static void
+virtio_net_tx(struct virtio_net *n, bool complete)
+{
+	struct virtq *vq = &n->vp.vq[TXQ];
+	unsigned int budget = TX_BURST;
+	int got;
+
+	n->tx_bursts++;
+	virtq_quiet(vq);
+	for (;;) {
+		if ((got = virtio_net_tx_drain(n, budget)) < 0) {
+			virtio_pci_needs_reset(&n->vp);
+			complete = true;
+			break;
+		}
+		budget -= (unsigned int)got;
+		if (budget == 0) {
+			n->tx_deferred++;
+			virtio_net_tx_arm(n, 0);
+			break;
+		}
+		if (!virtq_listen(vq))
+			break;
+		virtq_quiet(vq);
+	}
+	if (complete)
+		virtio_net_tx_complete(n);
+	else if (virtq_held(vq) && !n->tx_armed) {
+		n->tx_held++;
+		virtio_net_tx_arm(n, VIRTIO_NET_TX_HOLD_NS);
+	}
+}
+
+/* The timer: on the loop, under the device's lock. */
+static void
+virtio_net_tx_timer(void *dev)
+{
+	struct virtio_net *n = dev;
+
+	n->tx_armed = false;
+	if ((n->vp.status & VIRTIO_STATUS_DRIVER_OK) &&
+	    n->vp.qcfg[TXQ].enable)
+		virtio_net_tx(n, true);
 }
 
 enum rx_result {
@@ -262,7 +353,7 @@ virtio_net_notify(struct virtio_pci *vp, unsigned int q)
 	struct virtio_net *n = (struct virtio_net *)vp;
 
 	if (q == TXQ) {
-		virtio_net_tx(n);
+		virtio_net_tx(n, false);
 		return;
 	}
 	/* New receive buffers: deliver what waits, then watch again. */
@@ -304,6 +395,8 @@ virtio_net_reset(struct virtio_pci *vp)
 
 	/* The next wake-up finds no queue and stops watching. */
 	n->rxlen = 0;
+	device_timer_cancel(n->host, n->tx_timer);
+	n->tx_armed = false;
 }
 
 static void
@@ -346,12 +439,19 @@ virtio_net_new(const struct device_host *host, const struct net_backend *be)
 		return NULL;
 	n->host = host;
 	n->be = *be;
-	if (virtio_pci_init(&n->vp, host, &virtio_net_ops) < 0) {
-		free(n);
-		return NULL;
-	}
+	if ((n->tx_timer = device_timer_new(host, virtio_net_tx_timer,
+	    n)) == NULL)
+		goto free_n;
+	if (virtio_pci_init(&n->vp, host, &virtio_net_ops) < 0)
+		goto free_timer;
 	n->be.ops->attach(n->be.ctx, virtio_net_rx, n);
 	return n;
+
+free_timer:
+	device_timer_free(host, n->tx_timer);
+free_n:
+	free(n);
+	return NULL;
 }
 
 void
@@ -360,6 +460,7 @@ virtio_net_free(struct virtio_net *n)
 	if (n == NULL)
 		return;
 	n->be.ops->attach(n->be.ctx, NULL, n);
+	device_timer_free(n->host, n->tx_timer);
 	free(n);
 }
 
@@ -383,6 +484,9 @@ virtio_net_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "tx_bytes", n->tx_bytes, DEVICE_DIAG_UINT);
 	device_diag_put(d, "tx_bad", n->tx_bad, DEVICE_DIAG_UINT);
 	device_diag_put(d, "tx_errors", n->tx_errors, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_bursts", n->tx_bursts, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_deferred", n->tx_deferred, DEVICE_DIAG_UINT);
+	device_diag_put(d, "tx_held", n->tx_held, DEVICE_DIAG_UINT);
 }
 
 static void

@@ -7,7 +7,17 @@
  * the backend as it lies in guest memory (no copy).  A header that asks
  * for what the driver did not negotiate (a checksum or segmentation
  * offload, an unknown GSO type, a checksum outside the frame) loses the
- * frame, counted, as a bad frame on a wire would.
+ * frame, counted, as a bad frame on a wire would.  A kick starts a
+ * burst: the driver is asked not to kick while the device drains the
+ * queue (VIRTQ_USED_F_NO_NOTIFY or event-index, virtq_quiet()), asked
+ * again once it is empty, and the queue looked at once more so that a
+ * chain added in between is not left behind.  Frames reach the backend
+ * at once; their buffers go back to the driver together, with one
+ * used-index update and one interrupt, at most VIRTIO_NET_TX_HOLD_NS
+ * later (a one-shot timer armed only while sent buffers wait: see
+ * virtio-net.c for why this makes the guest send larger frames).  A
+ * burst stops after 64 frames; its rest goes on at the loop's next
+ * turn.
  *
  * Receive: the backend tells the device when frames wait (on the
  * worker's loop); the device copies each into as many receive buffers
@@ -27,6 +37,8 @@
 #include "net-backend.h"
 
 #define VIRTIO_NET_QUEUE	256
+/* How long sent buffers wait, at most, to go back to the driver. */
+#define VIRTIO_NET_TX_HOLD_NS	200000
 #define VIRTIO_NET_HDR_LEN	12
 /* The largest frame: a 64 KiB GSO frame, its Ethernet header, ours. */
 #define VIRTIO_NET_FRAME_MAX	(65550 + VIRTIO_NET_HDR_LEN)

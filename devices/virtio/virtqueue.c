@@ -30,6 +30,7 @@ virtq_enable(struct virtq *vq, const struct device_host *host,
 	vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
 	vq->last_avail = vq->used_idx;
 	vq->signalled = vq->used_idx;
+	vq->flushed = vq->used_idx;
 	return 0;
 }
 
@@ -157,7 +158,7 @@ virtq_pop(struct virtq *vq, struct virtq_chain *c)
 	head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
 	    __ATOMIC_RELAXED);
 	vq->last_avail++;
-	if (vq->event_idx)	/* avail_event: kick me past this one */
+	if (vq->event_idx && !vq->quiet)  /* avail_event: kick me past this */
 		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
 		    vq->last_avail, __ATOMIC_RELEASE);
 	if (head >= vq->size)
@@ -188,7 +189,48 @@ virtq_pop(struct virtq *vq, struct virtq_chain *c)
 }
 
 void
-virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+virtq_quiet(struct virtq *vq)
+{
+	if (!vq->enabled || vq->quiet)
+		return;
+	vq->quiet = true;
+	/*
+	 * With event-index, avail_event stays where it is: the driver has
+	 * passed it already and does not kick again until it comes round
+	 * 65536 entries later, long after virtq_listen().
+	 */
+	if (!vq->event_idx)
+		__atomic_store_n(&vq->used->flags, VIRTQ_USED_F_NO_NOTIFY,
+		    __ATOMIC_RELAXED);
+}
+
+bool
+virtq_listen(struct virtq *vq)
+{
+	if (!vq->enabled)
+		return false;
+	if (vq->quiet) {
+		vq->quiet = false;
+		if (vq->event_idx)
+			__atomic_store_n(
+			    (uint16_t *)&vq->used->ring[vq->size],
+			    vq->last_avail, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&vq->used->flags, 0,
+			    __ATOMIC_RELAXED);
+	}
+	/*
+	 * The driver adds, then reads our wish; we publish our wish, then
+	 * read its index: a full barrier on both sides, so one of us sees
+	 * the other (2.7.13.3.1).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !vq->broken && __atomic_load_n(&vq->avail->idx,
+	    __ATOMIC_ACQUIRE) != vq->last_avail;
+}
+
+void
+virtq_fill(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	volatile struct virtq_used_elem *e;
 
@@ -198,7 +240,29 @@ virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 	e->id = head;
 	e->len = len;
 	vq->used_idx++;
+}
+
+void
+virtq_flush(struct virtq *vq)
+{
+	/* The elements first, then the index that shows them (2.7.8). */
+	if (!vq->enabled)
+		return;
+	vq->flushed = vq->used_idx;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+}
+
+bool
+virtq_held(const struct virtq *vq)
+{
+	return vq->flushed != vq->used_idx;
+}
+
+void
+virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	virtq_fill(vq, head, len);
+	virtq_flush(vq);
 }
 
 bool

@@ -58,6 +58,7 @@ struct virtq_used {
 };
 
 #define VIRTQ_AVAIL_F_NO_INTERRUPT	1
+#define VIRTQ_USED_F_NO_NOTIFY		1
 
 struct virtq {
 	const struct device_host *host;
@@ -65,11 +66,13 @@ struct virtq {
 	bool enabled;
 	bool event_idx;		/* VIRTIO_F_EVENT_IDX negotiated */
 	bool broken;
+	bool quiet;		/* the driver is asked not to kick */
 	struct virtq_desc *desc;	/* guest memory */
 	struct virtq_avail *avail;
 	struct virtq_used *used;
 	uint16_t last_avail;	/* next avail entry to take */
 	uint16_t used_idx;	/* next used entry to fill */
+	uint16_t flushed;	/* used_idx as the driver sees it */
 	uint16_t signalled;	/* used_idx when the driver was last told */
 	/* Counters for diagnostics. */
 	uint64_t popped;
@@ -109,8 +112,29 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *c);
  * ask the driver to kick when it adds a buffer (2.7.10).
  */
 void virtq_unpop(struct virtq *vq, uint16_t n);
+/*
+ * Notification suppression (2.7.7.1, 2.7.10), for a device that drains
+ * the queue on its own for a while: virtq_quiet() asks the driver not to
+ * kick (VIRTQ_USED_F_NO_NOTIFY, or with event-index an avail_event left
+ * behind: virtq_pop() stops moving it).  virtq_listen() asks for kicks
+ * again, then looks at the ring once more: true when chains wait that
+ * the driver may have added without kicking, which the caller must take
+ * (quiet again, drain, listen again).  Both are hints to the driver: a
+ * kick may still come, and costs only a pop that finds nothing.
+ */
+void virtq_quiet(struct virtq *vq);
+bool virtq_listen(struct virtq *vq);
 /* Return a chain to the driver with len bytes written into it. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/*
+ * virtq_push() in two steps, for a device that returns chains in
+ * batches: virtq_fill() writes the used element, virtq_flush() shows the
+ * driver every element filled so far (one used-index update).
+ * virtq_held(): are there filled elements the driver cannot see yet?
+ */
+void virtq_fill(struct virtq *vq, uint16_t head, uint32_t len);
+void virtq_flush(struct virtq *vq);
+bool virtq_held(const struct virtq *vq);
 /*
  * After pushes: should the driver be interrupted (2.7.7, 2.7.10)?  Call
  * once per batch; it remembers what the driver was told.

@@ -4,8 +4,12 @@
  * guest memory as they lie, headers that ask for what was not
  * negotiated (lost, counted), received frames in one buffer and spread
  * over mergeable buffers with num_buffers, a starved receive queue that
- * stops watching until the driver's kick, a hostile receive chain, and
- * the transport's doorbells (the kicks KVM takes in the kernel).
+ * stops watching until the driver's kick, a hostile receive chain, the
+ * transport's doorbells (the kicks KVM takes in the kernel), and
+ * transmit bursts: kicks off while the queue drains, a chain the driver
+ * adds meanwhile taken in the same burst, frames sent at once and their
+ * buffers given back together after the hold with one interrupt, the
+ * burst limit and its deferral, no timer once idle.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,6 +38,7 @@
 #define F_HOST_TSO4	(1ULL << 11)
 #define F_MRG_RXBUF	(1ULL << 15)
 #define F_V1		(1ULL << VIRTIO_F_VERSION_1)
+#define F_EVENT_IDX	(1ULL << VIRTIO_F_EVENT_IDX)
 
 static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
 static void *dev;
@@ -49,7 +54,12 @@ static struct {
 	net_rx_fn rx;
 	void *rx_dev;
 	bool watch;
+	/* What the driver does while a frame is sent: see be_send. */
+	unsigned int refill;	/* chains it adds, one per send, no kick */
+	unsigned int loud;	/* sends that saw kicks asked for */
 } be;
+
+static void be_during_send(void);
 
 static int
 be_send(void *ctx, const struct iovec *iov, unsigned int niov)
@@ -61,6 +71,7 @@ be_send(void *ctx, const struct iovec *iov, unsigned int niov)
 		memcpy(be.sent + be.sent_len, iov[i].iov_base, iov[i].iov_len);
 		be.sent_len += iov[i].iov_len;
 	}
+	be_during_send();
 	return 0;
 }
 
@@ -175,6 +186,13 @@ used(unsigned int q)
 	return gmem(USED(q));
 }
 
+/* The device's hold on sent buffers runs out. */
+static void
+hold_ends(void)
+{
+	fake_host_advance(&fh, VIRTIO_NET_TX_HOLD_NS);
+}
+
 /* Send a frame of len bytes after header h, in two descriptors. */
 static void
 send(const uint8_t h[12], size_t len)
@@ -187,6 +205,64 @@ send(const uint8_t h[12], size_t len)
 	desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT, 1 };
 	desc(1)[1] = (struct virtq_desc){ BUF + 12, (uint32_t)len, 0, 0 };
 	offer(1, 0);
+	hold_ends();
+}
+
+/* Add head on queue q without a kick: a driver told not to kick. */
+static void
+add_quietly(unsigned int q, uint16_t head)
+{
+	struct virtq_avail *a = gmem(AVAIL(q));
+
+	a->ring[avail_slot[q] % QSIZE] = head;
+	a->idx = ++avail_slot[q];
+}
+
+/* The driver, while the device sends: does it see kicks asked for? */
+static bool event_idx;
+
+static void
+be_during_send(void)
+{
+	const struct virtq_used *u = used(1);
+	uint16_t avail_event;
+
+	memcpy(&avail_event, gmem(USED(1) + 4 + 8 * QSIZE), 2);
+
+	/* With event index, a kick asked for is avail_event ahead. */
+	if (event_idx ? avail_event == avail_slot[1] :
+	    !(u->flags & VIRTQ_USED_F_NO_NOTIFY))
+		be.loud++;
+	if (be.refill > 0) {
+		be.refill--;
+		add_quietly(1, 0);
+	}
+}
+
+/* A diagnostic counter of the device, by name. */
+struct diag_one {
+	struct device_diag d;
+	const char *key;
+	uint64_t value;
+};
+
+static void
+diag_one_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct diag_one *o = (struct diag_one *)d;
+
+	if (strcmp(key, o->key) == 0)
+		o->value = value;
+}
+
+static uint64_t
+diag(const char *key)
+{
+	struct diag_one o = { { diag_one_put }, key, UINT64_MAX };
+
+	virtio_net_device_ops.diag(dev, &o.d);
+	return o.value;
 }
 
 /* A frame of len bytes after a plain header waits at the backend. */
@@ -259,6 +335,7 @@ main(void)
 		a->ring[avail_slot[1] % QSIZE] = 0;
 		a->idx = ++avail_slot[1];
 		fh.bell[1].fn(fh.bell[1].dev, fh.bell[1].id);
+		hold_ends();
 		tap_ok(be.sends == 2 && used(1)->idx == 2,
 		    "the transmit doorbell sends the next frame");
 		fh.bell[1].fn(fh.bell[1].dev, 7);
@@ -293,6 +370,7 @@ main(void)
 	TAP_EQ(be.sends, 4, "DATA_VALID is not for the driver to send");
 	desc(1)[0] = (struct virtq_desc){ BUF, 8, 0, 0 };
 	offer(1, 0);
+	hold_ends();
 	tap_ok(be.sends == 4 && used(1)->idx == 10,
 	    "a chain shorter than the header is lost");
 
@@ -368,6 +446,112 @@ main(void)
 	tap_ok(!be.watch, "and stops watching");
 	TAP_EQ(bring_up(F_V1), 0x0f, "after a reset, driver OK again");
 	tap_ok(be.watch, "watching again");
+
+	/* Transmit bursts, without event index. */
+	memset(avail_slot, 0, sizeof(avail_slot));
+	h[0] = 0;
+	h[1] = 0;
+	be.sends = 0;
+	be.loud = 0;
+	{
+		uint64_t irqs = diag("interrupts"), bursts = diag("tx_bursts");
+		uint8_t *buf = gmem(BUF);
+
+		memcpy(buf, h, 12);
+		desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT,
+		    1 };
+		desc(1)[1] = (struct virtq_desc){ BUF + 12, 60, 0, 0 };
+		add_quietly(1, 0);
+		add_quietly(1, 0);
+		offer(1, 0);
+		tap_ok(be.sends == 3 && used(1)->idx == 0,
+		    "one kick sends the three frames that wait, at once");
+		TAP_EQ(be.loud, 0, "no kicks asked for while the queue drains");
+		TAP_EQ(used(1)->flags, 0, "asked for again once it is empty");
+		tap_ok(fake_host_timers_armed(&fh) == 1 &&
+		    fake_host_next_deadline(&fh) == fh.vm_now +
+		    VIRTIO_NET_TX_HOLD_NS && diag("interrupts") == irqs,
+		    "their buffers held, no interrupt yet");
+		offer(1, 0);
+		tap_ok(be.sends == 4 && used(1)->idx == 0 &&
+		    fake_host_next_deadline(&fh) == fh.vm_now +
+		    VIRTIO_NET_TX_HOLD_NS, "a second kick meanwhile: sent, held,"
+		    " the timer not moved");
+		hold_ends();
+		tap_ok(used(1)->idx == 4 && diag("interrupts") == irqs + 1 &&
+		    diag("tx_bursts") == bursts + 3,
+		    "then all four go back, one interrupt");
+		TAP_EQ(fake_host_timers_armed(&fh), 0, "and no timer is left");
+
+		be.refill = 2;
+		offer(1, 0);
+		tap_ok(be.sends == 7 && used(1)->idx == 4,
+		    "chains added during the drain go in the same burst");
+		hold_ends();
+		tap_ok(used(1)->idx == 7 && diag("interrupts") == irqs + 2,
+		    "still one interrupt");
+		TAP_EQ(fake_host_timers_armed(&fh), 0, "and no timer");
+
+		/* A driver that keeps adding: 1 + 100 frames. */
+		be.refill = 100;
+		offer(1, 0);
+		TAP_EQ(be.sends, 7 + 64, "a burst stops after 64 frames");
+		tap_ok(diag("tx_deferred") == 1 &&
+		    fake_host_timers_armed(&fh) == 1 &&
+		    fake_host_next_deadline(&fh) <= fh.vm_now,
+		    "the rest deferred to the timer, due at once");
+		TAP_EQ(used(1)->flags, VIRTQ_USED_F_NO_NOTIFY,
+		    "kicks stay off meanwhile");
+		fake_host_advance(&fh, 0);
+		tap_ok(be.sends == 7 + 101 && used(1)->idx == 7 + 101,
+		    "the next turn sends the rest and gives all back");
+		tap_ok(fake_host_timers_armed(&fh) == 0 &&
+		    used(1)->flags == 0 && diag("interrupts") == irqs + 3,
+		    "then kicks on, one interrupt, no timer: idle is free");
+		TAP_EQ(be.loud, 0, "no kick asked for during any of it");
+
+		be.refill = 100;
+		offer(1, 0);
+		TAP_EQ(fake_host_timers_armed(&fh), 1, "deferred again");
+		TAP_EQ(bring_up(F_V1), 0x0f, "a reset meanwhile");
+		memset(avail_slot, 0, sizeof(avail_slot));
+		tap_ok(fake_host_timers_armed(&fh) == 0,
+		    "cancels the deferral");
+		be.refill = 0;
+	}
+
+	/* With event index: avail_event stays behind while draining. */
+	TAP_EQ(bring_up(F_V1 | F_EVENT_IDX), 0x0f, "driver OK, event index");
+	memset(avail_slot, 0, sizeof(avail_slot));
+	event_idx = true;
+	be.sends = 0;
+	be.loud = 0;
+	{
+		uint8_t *buf = gmem(BUF);
+		uint16_t avail_event, used_event = 100;
+		uint64_t irqs;
+
+		memcpy(buf, h, 12);
+		desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT,
+		    1 };
+		desc(1)[1] = (struct virtq_desc){ BUF + 12, 60, 0, 0 };
+		add_quietly(1, 0);
+		be.refill = 3;
+		offer(1, 0);
+		hold_ends();
+		tap_ok(be.sends == 5 && used(1)->idx == 5,
+		    "event index: five frames in one burst");
+		TAP_EQ(be.loud, 0, "avail_event left behind while draining");
+		memcpy(&avail_event, gmem(USED(1) + 4 + 8 * QSIZE), 2);
+		TAP_EQ(avail_event, 5, "then at the next chain: kick me there");
+		memcpy(gmem(AVAIL(1) + 4 + 2 * QSIZE), &used_event, 2);
+		irqs = diag("interrupts");
+		offer(1, 0);
+		hold_ends();
+		tap_ok(be.sends == 6 && diag("interrupts") == irqs,
+		    "used_event honoured: no interrupt the driver did not ask for");
+	}
+	event_idx = false;
 
 	virtio_net_device_ops.free(dev);
 	tap_ok(be.rx == NULL && !be.watch, "detached when freed");

@@ -242,6 +242,53 @@ main(void)
 	virtq_push(&vq, 0, 0);
 	tap_ok(virtq_should_notify(&vq), "used_event crossed");
 
+	/* Kicks off while the device drains (2.7.10), event index. */
+	virtq_quiet(&vq);
+	TAP_EQ(offer(0), 1, "quiet: chains still pop");
+	TAP_EQ(*(uint16_t *)gmem(USED + 4 + 8 * QSIZE), 2,
+	    "quiet: avail_event stays behind the driver");
+	TAP_EQ(offer(0), 1, "and again");
+	TAP_EQ(*(uint16_t *)gmem(USED + 4 + 8 * QSIZE), 2,
+	    "quiet: avail_event still behind");
+	avail->ring[avail_idx % QSIZE] = 0;
+	avail->idx = ++avail_idx;	/* added after the last pop */
+	tap_ok(virtq_listen(&vq), "listen: a chain added meanwhile is seen");
+	TAP_EQ(*(uint16_t *)gmem(USED + 4 + 8 * QSIZE), 4,
+	    "listen: avail_event at the next chain to take");
+	TAP_EQ(virtq_pop(&vq, &chain), 1, "and taken");
+	TAP_EQ(*(uint16_t *)gmem(USED + 4 + 8 * QSIZE), 5,
+	    "listening: avail_event follows the pops again");
+	tap_ok(!virtq_listen(&vq), "listen on an empty ring: nothing waits");
+
+	/* The same without event index: the used ring's flag. */
+	fresh(false);
+	setd(desc(0), BUF, 16, 0, 0);
+	virtq_quiet(&vq);
+	TAP_EQ(*(uint16_t *)gmem(USED), VIRTQ_USED_F_NO_NOTIFY,
+	    "quiet: VIRTQ_USED_F_NO_NOTIFY set");
+	TAP_EQ(offer(0), 1, "quiet: chains still pop");
+	tap_ok(!virtq_listen(&vq) && *(uint16_t *)gmem(USED) == 0,
+	    "listen: flag cleared, nothing waits");
+	virtq_quiet(&vq);
+	avail->ring[avail_idx % QSIZE] = 0;
+	avail->idx = ++avail_idx;
+	tap_ok(virtq_listen(&vq), "listen: a chain added while quiet is seen");
+	vq.broken = true;
+	tap_ok(!virtq_listen(&vq), "a broken queue has nothing to take");
+
+	/* Used elements in a batch: one index update shows them all. */
+	fresh(false);
+	virtq_fill(&vq, 3, 10);
+	virtq_fill(&vq, 5, 20);
+	tap_ok(((struct virtq_used *)gmem(USED))->idx == 0 && virtq_held(&vq),
+	    "filled, not shown yet");
+	virtq_flush(&vq);
+	tap_ok(((struct virtq_used *)gmem(USED))->idx == 2 && !virtq_held(&vq),
+	    "flushed: both shown");
+	tap_ok(((struct virtq_used *)gmem(USED))->ring[1].id == 5 &&
+	    ((struct virtq_used *)gmem(USED))->ring[1].len == 20,
+	    "in order, as filled");
+
 	free(fh.mem);
 	return tap_done();
 }
