@@ -112,6 +112,9 @@ vm_files_open_tap(const char *name, enum proto_error *cls, char *err,
 void
 vm_files_close(struct vm_files *f)
 {
+	if (f->kvm_fd >= 0)
+		close(f->kvm_fd);
+	f->kvm_fd = -1;
 	if (f->kernel_fd >= 0)
 		close(f->kernel_fd);
 	if (f->initrd_fd >= 0)
@@ -132,7 +135,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	char reason[512];
 	int rc;
 
-	f->kernel_fd = f->initrd_fd = -1;
+	f->kvm_fd = f->kernel_fd = f->initrd_fd = -1;
 	f->ndisks = 0;
 	f->tap_fd = -1;
 	/* root may read anything anyway: no point in checking. */
@@ -174,6 +177,26 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		}
 		f->ndisks = i + 1;
 	}
+	return 0;
+}
+
+int
+vm_files_open_kvm(struct vm_files *f, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	int fd, rc;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "cannot open /dev/kvm: %s%s",
+		    strerror(-rc), rc == -ENOENT ? " (no KVM on this host: "
+		    "load kvm_intel or kvm_amd, or enable virtualization in "
+		    "the firmware)" : "");
+		return rc;
+	}
+	f->kvm_fd = fd;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 struct access_cred;
 
 struct vm_files {
+	int kvm_fd;			/* -1 until vm_files_open_kvm() */
 	int kernel_fd;			/* -1 when absent */
 	int initrd_fd;			/* -1 when absent */
 	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
@@ -39,6 +40,13 @@ struct vm_files {
 int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * Then, at start only, /dev/kvm into f->kvm_fd, opened by the daemon:
+ * the worker creates its VM on it and never opens a device itself.
+ * Errors as above (class internal: the host has no usable KVM).
+ */
+int	vm_files_open_kvm(struct vm_files *f, enum proto_error *cls,
+	    char *err, size_t errlen);
 /*
  * Then, at start only, lock f's disks for the guest: an open file
  * description lock (F_OFD_SETLK) on the whole image, shared for a

@@ -871,6 +871,8 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	/* For whichever vmmd adopts the worker later (worker.adopt). */
 	json_object_object_add(args, "adopt_fd",
 	    json_object_new_int(WLINK_ADOPT_FD));
+	json_object_object_add(args, "kvm_fd",
+	    json_object_new_int(WLINK_KVM_FD));
 	json_object_object_add(args, "log_start",
 	    json_object_new_int64(log_start));
 	json_object_object_add(args, "started_ms",
@@ -932,7 +934,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
 	    err, errlen)) < 0)
 		return rc;
-	if ((rc = vm_files_lock_disks(vm->def, &files, cls, err,
+	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
+	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
 	    (rc = vm_files_open_net(vm->def, &files, cls, err, errlen)) < 0)
 		goto close_files;
@@ -950,6 +953,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		rc = -ENOMEM;
 		goto close_adopt;
 	}
+	passed[WLINK_SLOT(WLINK_KVM_FD)] = files.kvm_fd;
 	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
 	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
 	passed[WLINK_SLOT(WLINK_TAP_FD)] = files.tap_fd;

@@ -617,7 +617,7 @@ wlink_kill(struct wlink *w, enum worker_kill why)
  * inherited a copy of an event loop it must not touch.
  *
  * The worker gets sock as WLINK_CHANNEL_FD, adopt as WLINK_ADOPT_FD,
- * report as WLINK_REPORT_FD, then passed[] from WLINK_KERNEL_FD on (a -1
+ * report as WLINK_REPORT_FD, then passed[] from WLINK_KVM_FD on (a -1
  * leaves its number closed), and no other descriptor but its standard
  * streams.
  */
@@ -628,7 +628,8 @@ wlink_child(int sock, int adopt, int report, const int *passed,
 	/* src[i] becomes WLINK_CHANNEL_FD + i: the table's order. */
 	static_assert(WLINK_ADOPT_FD == WLINK_CHANNEL_FD + 1 &&
 	    WLINK_REPORT_FD == WLINK_CHANNEL_FD + 2 &&
-	    WLINK_KERNEL_FD == WLINK_CHANNEL_FD + 3 &&
+	    WLINK_KVM_FD == WLINK_CHANNEL_FD + 3 &&
+	    WLINK_SLOT(WLINK_KERNEL_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_INITRD_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_TAP_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_DISK_FD(0)) < WLINK_MAX_PASSED,

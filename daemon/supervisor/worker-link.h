@@ -36,12 +36,13 @@ struct wlink_reaper;
 #define WLINK_CHANNEL_FD	3
 #define WLINK_ADOPT_FD		4
 #define WLINK_REPORT_FD		5
-#define WLINK_KERNEL_FD		6
-#define WLINK_INITRD_FD		7	/* if the VM has one */
-#define WLINK_TAP_FD		8	/* if the VM has a network */
-#define WLINK_DISK_FD(i)	(9 + (i))	/* the VM's disks, in order */
+#define WLINK_KVM_FD		6	/* /dev/kvm */
+#define WLINK_KERNEL_FD		7
+#define WLINK_INITRD_FD		8	/* if the VM has one */
+#define WLINK_TAP_FD		9	/* if the VM has a network */
+#define WLINK_DISK_FD(i)	(10 + (i))	/* the VM's disks, in order */
 #define WLINK_MAX_DISKS		4
-#define WLINK_SLOT(fd)		((fd) - WLINK_KERNEL_FD)
+#define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
 #define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_DISK_FD(WLINK_MAX_DISKS))
 
 struct wlink_ops {
@@ -109,7 +110,7 @@ const char *wlink_program(const char *beside, char *err, size_t errlen);
  * Start the worker program path for the VM name (for its argv and our
  * log messages), with the channel as WLINK_CHANNEL_FD, adopt_fd as
  * WLINK_ADOPT_FD, the sandbox's pipe as WLINK_REPORT_FD and passed[i]
- * as WLINK_KERNEL_FD + i for i < npassed (-1: none there); the caller
+ * as WLINK_KVM_FD + i for i < npassed (-1: none there); the caller
  * keeps its own copies of adopt_fd and passed[].  Nothing can fail after
  * the fork: on error nothing is running and err says why.
  */

@@ -24,17 +24,23 @@ kvm_ioctl(int fd, unsigned long req, void *arg)
 int
 kvm_open(void)
 {
-	int fd, version;
+	int fd;
 
 	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	version = ioctl(fd, KVM_GET_API_VERSION, 0);
-	if (version != KVM_API_VERSION) {
+	if (kvm_check(fd) < 0) {
 		close(fd);
 		return -ENOTSUP;
 	}
 	return fd;
+}
+
+int
+kvm_check(int fd)
+{
+	return ioctl(fd, KVM_GET_API_VERSION, 0) == KVM_API_VERSION ? 0 :
+	    -ENOTSUP;
 }
 
 int

@@ -11,6 +11,8 @@
 #include <linux/kvm.h>
 
 int kvm_open(void);
+/* Whether fd is a KVM system descriptor of our API: 0 or -ENOTSUP. */
+int kvm_check(int fd);
 int kvm_check_extension(int fd, long cap);
 int kvm_create_vm(int kvm_fd);
 int kvm_vcpu_mmap_size(int kvm_fd);

@@ -202,6 +202,7 @@ worker_cmd_boot(struct worker_request *r)
 	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, slices = 0;
 	int64_t log_max = 0;
 	int64_t adopt_fd = -1, log_start = 0, started_ms = w->started_ms;
+	int64_t kvm_fd = -1;
 	struct json_object *definition = NULL;
 	int rng = 0;
 	struct display_config dcfg;
@@ -243,6 +244,8 @@ worker_cmd_boot(struct worker_request *r)
 	    proto_arg_int(r->args, "console_log_max", 0, 0, INT64_MAX,
 	    &log_max, err, sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "adopt_fd", 0, 3, 1023, &adopt_fd, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_int(r->args, "kvm_fd", 0, 3, 1023, &kvm_fd, err,
 	    sizeof(err)) < 0 ||
 	    proto_arg_int(r->args, "log_start", 0, 0, INT64_MAX, &log_start,
 	    err, sizeof(err)) < 0 ||
@@ -317,8 +320,17 @@ worker_cmd_boot(struct worker_request *r)
 			    (long long)adopt_fd, strerror(-ret));
 	}
 
-	/* Kept for every machine of this guest: once sandboxed, the
-	 * worker cannot open it again. */
+	/*
+	 * Kept for every machine of this guest: once sandboxed, the
+	 * worker cannot open it again.  vmmd passes it (kvm_fd); a worker
+	 * started by hand opens it itself.
+	 */
+	if (w->kvm_fd < 0 && kvm_fd >= 0) {
+		if (kvm_check((int)kvm_fd) < 0)
+			return worker_error(r, PROTO_ERR_INTERNAL, "kvm_fd: "
+			    "not /dev/kvm, or a KVM of another API version");
+		w->kvm_fd = (int)kvm_fd;
+	}
 	if (w->kvm_fd < 0 && (w->kvm_fd = kvm_open()) < 0) {
 		ret = w->kvm_fd;
 		w->kvm_fd = -1;
