@@ -31,7 +31,7 @@ static void
 test_rng(struct h_daemon *d, struct h_conn *c)
 {
 	const char *log = h_console_log(d, "vrng");
-	struct json_object *r, *rng;
+	struct json_object *r, *rng, *st = NULL;
 	char state[32];
 
 	tap_ok(h_create(c, "vrng", "\"kernel\":\"%s\",\"rng\":true",
@@ -73,6 +73,17 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	    h_int(rng, "msi_pending", -1) == 2,
 	    "rng: MSI-X through the irqfd, no KVM_SIGNAL_MSI: %s",
 	    h_text(rng));
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"vrng\"}");
+	tap_ok(json_object_object_get_ex(h_ret(r), "stats", &st) &&
+	    json_object_object_get_ex(st, "irq_routes", &st) &&
+	    h_int(st, "msi_routes", -1) == 1 &&
+	    h_int(st, "refused", -1) == 0 &&
+	    h_int(st, "max_msi_routes", -1) > 0 &&
+	    h_int(st, "updates", -1) == 1 + 4,
+	    "rng: the VM holds one MSI route, none refused, a table given "
+	    "to KVM at boot and at each of the 4 route changes: %s",
+	    st != NULL ? h_text(st) : "none");
 	json_object_put(r);
 	tap_ok(h_stop(c, "vrng", true, -1, H_REPLY_MS) == 0, "rng: stopped");
 
