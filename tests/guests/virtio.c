@@ -130,10 +130,44 @@ msix_masked_round(void)
 	return msi_a + msi_b == before ? 0 : -1;
 }
 
+static void
+mask_entry(int on)
+{
+	vio_msix_mask(&vio, 0, on);
+}
+
+static void
+mask_function(int on)
+{
+	vio_msix_control(&vio, 1, on);
+}
+
+/*
+ * Mask (entry 0 or the function), offer a buffer: it is used and no
+ * interrupt comes, the pending bit is set (*pba); unmask: the held
+ * interrupt comes (*late of them).  -1 when one came while masked.
+ */
+static int
+msix_held(void (*mask)(int on), uint32_t *pba, unsigned *late)
+{
+	unsigned before;
+
+	mask(1);
+	if (msix_masked_round() < 0)
+		return -1;
+	before = msi_b;
+	*pba = vio_msix_pba(&vio);
+	mask(0);
+	msix_wait(vq_used(&vq), &msi_b, before + 1);
+	sleep_ms(20);
+	*late = msi_b - before;
+	return 0;
+}
+
 static int
 test_msix(void)
 {
-	unsigned a, b, b_masked, b_unmasked, f_masked, f_unmasked;
+	unsigned a, b, b_unmasked, f_unmasked;
 	uint32_t pba, fpba;
 
 	if (vio.msix_cap == 0) {
@@ -159,29 +193,14 @@ test_msix(void)
 	msix_round(&msi_b, 1);
 	sleep_ms(20);		/* nothing more may come, on either vector */
 	b = msi_b;
-	vio_msix_mask(&vio, 0, 1);
-	if (msix_masked_round() < 0) {
+	if (msix_held(mask_entry, &pba, &b_unmasked) < 0) {
 		printf("FAIL: an interrupt through a masked entry\n");
 		return -1;
 	}
-	b_masked = msi_b;
-	pba = vio_msix_pba(&vio);
-	vio_msix_mask(&vio, 0, 0);
-	msix_wait(vq_used(&vq), &msi_b, b_masked + 1);
-	sleep_ms(20);
-	b_unmasked = msi_b - b_masked;
-	/* The same with the whole function masked. */
-	vio_msix_control(&vio, 1, 1);
-	if (msix_masked_round() < 0) {
+	if (msix_held(mask_function, &fpba, &f_unmasked) < 0) {
 		printf("FAIL: an interrupt while the function is masked\n");
 		return -1;
 	}
-	f_masked = msi_b;
-	fpba = vio_msix_pba(&vio);
-	vio_msix_control(&vio, 1, 0);
-	msix_wait(vq_used(&vq), &msi_b, f_masked + 1);
-	sleep_ms(20);
-	f_unmasked = msi_b - f_masked;
 	printf("msix: vector 0x%x %u, retargeted 0x%x %u, masked pba %u, "
 	    "unmasked %u, function masked pba %u, unmasked %u\n", VEC_MSI_A,
 	    a, VEC_MSI_B, b, pba & 1, b_unmasked, fpba & 1, f_unmasked);
