@@ -76,10 +76,25 @@ struct device_host_ops {
 	void (*timer_free)(void *ctx, struct device_timer *t);
 
 	/*
-	 * Send a message-signalled interrupt (an MSI-X table entry's
-	 * address and data, PCI 3.0 6.8).  0 or -errno.
+	 * Send a message-signalled interrupt through the device's MSI-X
+	 * vector `vector` (its table entry's address and data, PCI 3.0
+	 * 6.8).  0 or -errno.  Any thread that entered the device.
 	 */
-	int (*msi)(void *ctx, uint64_t addr, uint32_t data);
+	int (*msi)(void *ctx, unsigned int vector, uint64_t addr,
+	    uint32_t data);
+
+	/*
+	 * Optional (NULL: none).  What vector `vector` will send from now
+	 * on: (addr, data) when on, nothing when off (MSI-X disabled, the
+	 * entry masked, the device going away).  The device calls it when
+	 * that changes, from the access that changed it (a vCPU, under
+	 * the device's lock), so the host may prepare a faster path for
+	 * msi() (KVM: a GSI route with an irqfd).  msi() works whatever
+	 * this returned; 0 or -errno says whether the fast path exists.
+	 * The host forgets every vector's route when it frees the device.
+	 */
+	int (*msi_route)(void *ctx, unsigned int vector, bool on,
+	    uint64_t addr, uint32_t data);
 
 	/*
 	 * Optional (NULL: none).  A doorbell: a guest write of exactly
@@ -133,9 +148,20 @@ device_irq_set(const struct device_host *h, unsigned int line, bool level)
 }
 
 static inline int
-device_msi(const struct device_host *h, uint64_t addr, uint32_t data)
+device_msi(const struct device_host *h, unsigned int vector, uint64_t addr,
+    uint32_t data)
 {
-	return h->ops->msi(h->ctx, addr, data);
+	return h->ops->msi(h->ctx, vector, addr, data);
+}
+
+/* 0, or -errno (-ENOTSUP: the host has no fast path to prepare). */
+static inline int
+device_msi_route(const struct device_host *h, unsigned int vector, bool on,
+    uint64_t addr, uint32_t data)
+{
+	if (h->ops->msi_route == NULL)
+		return -ENOTSUP;
+	return h->ops->msi_route(h->ctx, vector, on, addr, data);
 }
 
 static inline struct device_timer *
@@ -257,6 +283,14 @@ struct device_ops {
 	 * pci/pci-config.h); BAR accesses arrive at PCI_BAR_OFFSET(bar).
 	 */
 	struct pci_config *(*pci)(void *dev);
+	/*
+	 * PCI functions, optional: the guest wrote size bytes of config
+	 * space at offset (already in pci's bytes), under the lock, so the
+	 * device can follow what it controls there (MSI-X enable and
+	 * function mask).
+	 */
+	void (*pci_written)(void *dev, unsigned int offset,
+	    unsigned int size);
 	void (*free)(void *dev);
 };
 

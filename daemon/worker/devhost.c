@@ -10,6 +10,7 @@
 
 #include "devhost.h"
 #include "exit-stats.h"
+#include "irqroute.h"
 #include "kvm.h"
 #include "log.h"
 #include "pc-layout.h"
@@ -352,12 +353,48 @@ devhost_system_request(void *ctx, enum device_system_request req)
 	dd->dh->cfg.system_request(dd->dh->cfg.opaque, dd->name, req);
 }
 
+/*
+ * Under the device's lock, from whatever thread entered it (a vCPU, the
+ * loop, a disk's I/O thread): that lock keeps the vector's route and
+ * eventfd as they are while we write to it.
+ */
 static int
-devhost_msi(void *ctx, uint64_t addr, uint32_t data)
+devhost_msi(void *ctx, unsigned int vector, uint64_t addr, uint32_t data)
 {
 	struct devhost_device *dd = ctx;
+	uint64_t t;
+	int ret;
 
-	return kvm_signal_msi(dd->dh->cfg.vm_fd, addr, data);
+	/* Inside a timed exit's handler: the injection segment. */
+	t = xs_irq_begin();
+	if (vector < DEVHOST_MAX_VECTORS &&
+	    irqroute_msi_routes(&dd->msi[vector], addr, data) &&
+	    irqroute_msi_raise(&dd->msi[vector]) == 0) {
+		dd->msi_irqfd++;
+		ret = 0;
+	} else {
+		dd->msi_signalled++;
+		ret = kvm_signal_msi(dd->dh->cfg.vm_fd, addr, data);
+	}
+	xs_irq_end(t);
+	return ret;
+}
+
+/* From the vCPU whose access changed the vector, under the device's lock. */
+static int
+devhost_msi_route(void *ctx, unsigned int vector, bool on, uint64_t addr,
+    uint32_t data)
+{
+	struct devhost_device *dd = ctx;
+	struct irqroute *ir = dd->dh->cfg.irqroute;
+
+	if (vector >= DEVHOST_MAX_VECTORS || ir == NULL)
+		return -ENOTSUP;
+	if (!on) {
+		irqroute_msi_clear(ir, &dd->msi[vector]);
+		return 0;
+	}
+	return irqroute_msi_set(ir, &dd->msi[vector], addr, data);
 }
 
 /* The loop: the guest rang; the device takes every ring at once. */
@@ -434,6 +471,10 @@ devhost_device_fini(struct devhost_device *dd)
 {
 	unsigned int i;
 
+	if (dd->dh->cfg.irqroute != NULL)
+		for (i = 0; i < DEVHOST_MAX_VECTORS; i++)
+			irqroute_msi_clear(dd->dh->cfg.irqroute, &dd->msi[i]);
+
 	for (i = 0; i < dd->nbells; i++) {
 		struct devhost_bell *b = &dd->bell[i];
 
@@ -461,6 +502,7 @@ devhost_unlock(void *ctx)
 static const struct device_host_ops devhost_ops = {
 	.irq_set = devhost_irq_set,
 	.msi = devhost_msi,
+	.msi_route = devhost_msi_route,
 	.doorbell = devhost_doorbell,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
@@ -548,6 +590,21 @@ devhost_device_init(struct devhost_device *dd, struct devhost *dh,
 	for (i = 0; i < nlines; i++)
 		dd->gsi[i] = gsi[i];
 	dd->nlines = nlines;
+	for (i = 0; i < DEVHOST_MAX_VECTORS; i++)
+		irqroute_msi_init(&dd->msi[i]);
+}
+
+void
+devhost_device_diag(struct devhost_device *dd, struct device_diag *d)
+{
+	unsigned int i, routes = 0;
+
+	for (i = 0; i < DEVHOST_MAX_VECTORS; i++)
+		routes += dd->msi[i].efd >= 0;
+	device_diag_put(d, "msi_routes", routes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "msi_irqfd", dd->msi_irqfd, DEVICE_DIAG_UINT);
+	device_diag_put(d, "msi_signalled", dd->msi_signalled,
+	    DEVICE_DIAG_UINT);
 }
 
 void

@@ -30,9 +30,11 @@
 #include <event2/event.h>
 
 #include "device.h"
+#include "irqroute.h"
 
 #define DEVHOST_MAX_LINES	4
 #define DEVHOST_MAX_BELLS	4	/* doorbells per device */
+#define DEVHOST_MAX_VECTORS	8	/* MSI-X vectors with a route */
 #define DEVHOST_LATE_BUCKETS	5	/* < 10 us, 100 us, 1 ms, 10 ms, more */
 
 /* Guest RAM, as devices may reach it. */
@@ -45,6 +47,8 @@ struct devhost_ram {
 struct devhost_config {
 	struct event_base *base;	/* devhost_new() runs on its thread */
 	int vm_fd;
+	/* MSI routes (outlives the devhost); NULL: every MSI is signalled. */
+	struct irqroute *irqroute;
 	const struct devhost_ram *ram;	/* copied */
 	unsigned int nram;
 	/*
@@ -102,6 +106,14 @@ struct devhost_device {
 	unsigned int nbells;
 	uint64_t bell_rings;		/* doorbell wake-ups on the loop */
 	uint64_t bell_failures;		/* KVM refused a registration */
+	/*
+	 * MSI-X vectors: a route each while the device says the vector
+	 * may send (device.h, msi_route), and how its interrupts went.
+	 * Under the device's lock, like everything the device calls.
+	 */
+	struct irqroute_msi msi[DEVHOST_MAX_VECTORS];
+	uint64_t msi_irqfd;		/* one write() to a routed eventfd */
+	uint64_t msi_signalled;		/* KVM_SIGNAL_MSI: no route had */
 };
 
 int	devhost_new(struct devhost **out, const struct devhost_config *cfg);
@@ -113,7 +125,13 @@ void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
 	    const char *name, pthread_mutex_t *lock, const unsigned int *gsi,
 	    unsigned int nlines);
 
-/* After the device is freed: its doorbells go.  Loop thread. */
+/*
+ * dd's own counters for vm.info (MSI routes, irqfd deliveries against
+ * KVM_SIGNAL_MSI fallbacks); under the device's lock.
+ */
+void	devhost_device_diag(struct devhost_device *dd, struct device_diag *d);
+
+/* After the device is freed: its doorbells and routes go.  Loop thread. */
 void	devhost_device_fini(struct devhost_device *dd);
 /*
  * BAR bar of dd's device is now at base (on) or nowhere: its doorbells

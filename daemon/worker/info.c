@@ -104,6 +104,21 @@ info_timers_json(struct machine *m)
 	return o;
 }
 
+/* The VM's MSI routes: how many, the bound, and what changing them cost. */
+static struct json_object *
+info_irq_routes_json(struct machine *m)
+{
+	struct json_object *o = json_object_new_object();
+	struct irqroute_stats st;
+
+	irqroute_get_stats(m->irqroute, &st);
+	json_add_u64(o, "msi_routes", st.routes);
+	json_add_u64(o, "max_msi_routes", st.max_routes);
+	json_add_u64(o, "updates", st.updates);
+	json_add_u64(o, "refused", st.refused);
+	return o;
+}
+
 /* Where a paused vCPU stands, or NULL when it is not paused. */
 static struct json_object *
 info_vcpu_regs_json(struct machine *m, unsigned int index)
@@ -199,6 +214,7 @@ info_machine(struct json_object *ret, struct machine *m,
 	json_object_object_add(ret, "unknown_io", unknown);
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));
+	json_object_object_add(ret, "irq_routes", info_irq_routes_json(m));
 }
 
 struct json_object *

@@ -207,3 +207,24 @@ kvm_get_dirty_log(int vm_fd, uint32_t slot, uint64_t *bitmap)
 
 	return kvm_ioctl(vm_fd, KVM_GET_DIRTY_LOG, &log);
 }
+
+int
+kvm_set_gsi_routing(int vm_fd, const struct kvm_irq_routing *r)
+{
+	int ret = kvm_ioctl(vm_fd, KVM_SET_GSI_ROUTING, (void *)r);
+
+	return ret < 0 ? ret : 0;
+}
+
+int
+kvm_irqfd(int vm_fd, int efd, uint32_t gsi, bool assign)
+{
+	struct kvm_irqfd irqfd = {
+		.fd = (uint32_t)efd,
+		.gsi = gsi,
+		.flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN,
+	};
+	int ret = kvm_ioctl(vm_fd, KVM_IRQFD, &irqfd);
+
+	return ret < 0 ? ret : 0;
+}

@@ -44,6 +44,13 @@ int kvm_ioeventfd(int vm_fd, uint64_t addr, unsigned int len, int efd,
     bool assign);
 /* KVM_SIGNAL_MSI: 0 (delivered or blocked by the guest) or -errno. */
 int kvm_signal_msi(int vm_fd, uint64_t addr, uint32_t data);
+/* KVM_SET_GSI_ROUTING: the whole table, replacing the last.  0 or -errno. */
+int kvm_set_gsi_routing(int vm_fd, const struct kvm_irq_routing *r);
+/*
+ * KVM_IRQFD: a write to eventfd efd raises gsi in the kernel (assign),
+ * or no longer (deassign; KVM is done with efd when this returns).
+ */
+int kvm_irqfd(int vm_fd, int efd, uint32_t gsi, bool assign);
 int kvm_create_vcpu(int vm_fd, unsigned int id);
 /* Returns a malloc'd table of what the host supports (free() it). */
 int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);

@@ -131,6 +131,7 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 	};
 	struct devhost_config hc = {
 		.vm_fd = m->vm_fd,
+		.irqroute = m->irqroute,
 		.ram = ram,
 		.nram = m->high != NULL ? 2 : 1,
 		.system_request = machine_system_request,
@@ -294,17 +295,13 @@ fail:
 static int
 machine_set_irq_routing(struct machine *m)
 {
-	struct kvm_irq_routing *r;
+	struct kvm_irq_routing_entry base[16 + PC_IOAPIC_PINS];
 	unsigned int gsi, n = 0;
-	int ret;
 
-	r = calloc(1, sizeof(*r) + 64 * sizeof(struct kvm_irq_routing_entry));
-	if (r == NULL)
-		return -ENOMEM;
 	for (gsi = 0; gsi < 16; gsi++) {
 		if (gsi == PC_IRQ_CASCADE)
 			continue;
-		r->entries[n++] = (struct kvm_irq_routing_entry){
+		base[n++] = (struct kvm_irq_routing_entry){
 			.gsi = gsi,
 			.type = KVM_IRQ_ROUTING_IRQCHIP,
 			.u.irqchip.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
@@ -315,17 +312,15 @@ machine_set_irq_routing(struct machine *m)
 	for (gsi = 0; gsi < PC_IOAPIC_PINS; gsi++) {
 		if (gsi == PC_IRQ_CASCADE)
 			continue;
-		r->entries[n++] = (struct kvm_irq_routing_entry){
+		base[n++] = (struct kvm_irq_routing_entry){
 			.gsi = gsi,
 			.type = KVM_IRQ_ROUTING_IRQCHIP,
 			.u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC,
 			.u.irqchip.pin = gsi == 0 ? PC_IRQ0_IOAPIC_PIN : gsi,
 		};
 	}
-	r->nr = n;
-	ret = kvm_ioctl(m->vm_fd, KVM_SET_GSI_ROUTING, r);
-	free(r);
-	return ret < 0 ? ret : 0;
+	/* MSI routes join these as the guest programs its devices. */
+	return irqroute_new(&m->irqroute, m->vm_fd, base, n);
 }
 
 /* The display's framebuffer, in a slot of its own in the PCI hole. */
@@ -588,6 +583,7 @@ machine_free(struct machine *m)
 	}
 	free(m->devs);
 	devhost_free(m->dh);
+	irqroute_free(m->irqroute);
 	iobus_destroy(&m->pio);
 	iobus_destroy(&m->mmio);
 	if (m->mem.low != NULL)
@@ -707,6 +703,8 @@ machine_device_diag(struct machine *m, struct machine_device *md,
 		return;
 	vdev_lock(&md->vdev);
 	md->bd->ops->diag(md->vdev.state, d);
+	if (md->bd->bus == BOARD_PCI)
+		devhost_device_diag(&md->host, d);
 	vdev_unlock(&md->vdev);
 }
 

@@ -95,6 +95,7 @@ struct machine {
 	struct iobus mmio;
 	struct pcibus pci;		/* slots 1-31 of bus 0 */
 	struct devhost *dh;
+	struct irqroute *irqroute;	/* GSI routing: board pins and MSI */
 	struct machine_device *devs;	/* in board order */
 	size_t ndevs;
 

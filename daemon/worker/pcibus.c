@@ -109,6 +109,8 @@ pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
 		return -ENODEV;
 	vdev_lock(s->vdev);
 	remap = pci_config_write(s->cfg, offset, data, size);
+	if (s->vdev->ops->pci_written != NULL)
+		s->vdev->ops->pci_written(s->vdev->state, offset, size);
 	if (remap)
 		for (i = 0; i < PCI_NUM_BARS; i++)
 			pci_config_bar(s->cfg, i, &now[i]);

@@ -433,5 +433,6 @@ const struct device_ops virtio_blk_device_ops = {
 	.write = virtio_pci_write,
 	.diag = virtio_blk_diag,
 	.pci = virtio_pci_config,
+	.pci_written = virtio_pci_config_written,
 	.free = virtio_blk_ops_free,
 };

@@ -501,5 +501,6 @@ const struct device_ops virtio_net_device_ops = {
 	.write = virtio_pci_write,
 	.diag = virtio_net_diag,
 	.pci = virtio_pci_config,
+	.pci_written = virtio_pci_config_written,
 	.free = virtio_net_ops_free,
 };

@@ -186,12 +186,64 @@ virtio_pci_msix_on(const struct virtio_pci *vp)
 	return vp->pc.cfg[vp->msix_cap + 3] & 0x80;
 }
 
+static bool
+virtio_pci_function_masked(const struct virtio_pci *vp)
+{
+	return vp->pc.cfg[vp->msix_cap + 3] & 0x40;
+}
+
+static uint64_t
+virtio_pci_msix_addr(const struct virtio_pci *vp, unsigned int v)
+{
+	return (uint64_t)vp->msix[v].addr_hi << 32 | vp->msix[v].addr_lo;
+}
+
 static void
 virtio_pci_msix_send(struct virtio_pci *vp, unsigned int v)
 {
 	vp->interrupts++;
-	device_msi(vp->host, (uint64_t)vp->msix[v].addr_hi << 32 |
-	    vp->msix[v].addr_lo, vp->msix[v].data);
+	device_msi(vp->host, v, virtio_pci_msix_addr(vp, v), vp->msix[v].data);
+}
+
+/*
+ * Vector v's table entry, MSI-X enable or the function mask may have
+ * changed: tell the host what v sends now (a message while MSI-X is on
+ * and the entry unmasked; the function mask only holds messages back),
+ * and send what was pending if v may send again (6.8.2.9).
+ */
+static void
+virtio_pci_msix_sync(struct virtio_pci *vp, unsigned int v)
+{
+	bool on = virtio_pci_msix_on(vp) && !(vp->msix[v].ctrl & 1);
+	uint64_t addr = virtio_pci_msix_addr(vp, v);
+	uint32_t data = vp->msix[v].data;
+
+	if (on != vp->routed[v].on || (on && (addr != vp->routed[v].addr ||
+	    data != vp->routed[v].data))) {
+		vp->routed[v].on = on;
+		vp->routed[v].addr = addr;
+		vp->routed[v].data = data;
+		vp->route_changes++;
+		device_msi_route(vp->host, v, on, addr, data);
+	}
+	if (on && !virtio_pci_function_masked(vp) && (vp->pba & (1u << v))) {
+		vp->pba &= ~(1u << v);
+		vp->msi_pending++;
+		virtio_pci_msix_send(vp, v);
+	}
+}
+
+void
+virtio_pci_config_written(void *dev, unsigned int offset, unsigned int size)
+{
+	struct virtio_pci *vp = dev;
+	unsigned int v;
+
+	/* Only the message control's upper byte is writable (6.8.2.3). */
+	if (offset > vp->msix_cap + 3 || offset + size <= vp->msix_cap + 3)
+		return;
+	for (v = 0; v < vp->nvectors; v++)
+		virtio_pci_msix_sync(vp, v);
 }
 
 /* Interrupt the driver: through vector (MSI-X) or INTx with isr_bit. */
@@ -207,8 +259,7 @@ virtio_pci_interrupt(struct virtio_pci *vp, uint8_t isr_bit,
 	}
 	if (vector >= vp->nvectors)
 		return;			/* NO_VECTOR: the driver wants none */
-	if ((vp->pc.cfg[vp->msix_cap + 3] & 0x40) ||
-	    (vp->msix[vector].ctrl & 1)) {
+	if (virtio_pci_function_masked(vp) || (vp->msix[vector].ctrl & 1)) {
 		vp->pba |= 1u << vector;
 		return;
 	}
@@ -266,14 +317,7 @@ virtio_pci_msix_access(struct virtio_pci *vp, uint32_t off, uint32_t *val,
 		return;
 	}
 	*field = field == &vp->msix[v].ctrl ? (*val & 1) : *val;
-	/* Unmasked with an interrupt pending: it goes now (6.8.2.9). */
-	if (field == &vp->msix[v].ctrl && !(*val & 1) &&
-	    (vp->pba & (1u << v)) && virtio_pci_msix_on(vp) &&
-	    !(vp->pc.cfg[vp->msix_cap + 3] & 0x40)) {
-		vp->pba &= ~(1u << v);
-		vp->msi_pending++;
-		virtio_pci_msix_send(vp, v);
-	}
+	virtio_pci_msix_sync(vp, v);
 }
 
 void
@@ -565,6 +609,8 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	device_diag_put(d, "interrupts", vp->interrupts, DEVICE_DIAG_UINT);
 	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);
 	device_diag_put(d, "msi_pending", vp->msi_pending, DEVICE_DIAG_UINT);
+	device_diag_put(d, "msi_route_changes", vp->route_changes,
+	    DEVICE_DIAG_UINT);
 	for (q = 0; q < vp->ops->nqueues; q++) {
 		device_diag_put(d, popped[q], vp->vq[q].popped,
 		    DEVICE_DIAG_UINT);

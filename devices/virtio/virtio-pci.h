@@ -19,8 +19,13 @@
  *
  * Interrupts: MSI-X (PCI 3.0 6.8) once the driver enables it, one vector
  * per queue and one for configuration changes at most, sent through the
- * device host (device_msi()); a masked vector's interrupt is kept
- * pending in the PBA and sent when it is unmasked.  Before that, INTx
+ * device host (device_msi()); a masked vector's interrupt (entry or
+ * function mask) is kept pending in the PBA and sent when it is
+ * unmasked.  The host is told what each vector sends whenever the
+ * table, MSI-X enable or a mask changes it (device_msi_route(), from
+ * the vCPU's access, under the device's lock), so that sending stays
+ * one write from any thread; the board entry's pci_written must be
+ * virtio_pci_config_written() for the capability's bits.  Before that, INTx
  * (line 0 of the device host) with the ISR register (4.1.4.5): reading
  * ISR lowers the line.
  *
@@ -116,6 +121,12 @@ struct virtio_pci {
 		uint32_t addr_lo, addr_hi, data, ctrl;
 	} msix[VIRTIO_PCI_MSIX_MAX];
 	uint32_t pba;
+	/* What the host was last told each vector sends (msi_route). */
+	struct {
+		bool on;
+		uint64_t addr;
+		uint32_t data;
+	} routed[VIRTIO_PCI_MSIX_MAX];
 	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
 	struct virtq vq[VIRTIO_PCI_MAX_QUEUES];
 	unsigned int doorbells;		/* queues notified through the host */
@@ -124,6 +135,7 @@ struct virtio_pci {
 	uint64_t doorbell_kicks;	/* ... of which through a doorbell */
 	uint64_t interrupts;
 	uint64_t msi_pending;		/* sent late: the vector was masked */
+	uint64_t route_changes;		/* msi_route() calls */
 	uint64_t bad_accesses;
 };
 
@@ -157,6 +169,8 @@ void virtio_pci_read(void *dev, uint64_t offset, void *data,
 void virtio_pci_write(void *dev, uint64_t offset, const void *data,
     unsigned int size);
 struct pci_config *virtio_pci_config(void *dev);
+void virtio_pci_config_written(void *dev, unsigned int offset,
+    unsigned int size);
 /* The transport's part of a device's diagnostics. */
 void virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d);
 

@@ -109,5 +109,6 @@ const struct device_ops virtio_rng_device_ops = {
 	.write = virtio_pci_write,
 	.diag = virtio_rng_diag,
 	.pci = virtio_pci_config,
+	.pci_written = virtio_pci_config_written,
 	.free = virtio_rng_ops_free,
 };

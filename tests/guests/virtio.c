@@ -12,18 +12,45 @@
  *   virtio: rng in slot S, BAR 16384 bytes, interrupt line G
  *   rng: 64 bytes, interrupts N
  *   garbage: status 0x4f isr 0x2
+ *   msix: vector 0x51 1, retargeted 0x52 1, masked pba 1, unmasked 1,
+ *     function masked pba 1, unmasked 1
  *   PASS | FAIL: reason
+ *
+ * The MSI-X part: after the INTx part, the driver enables MSI-X, points
+ * the queue at table entry 0, programs and unmasks it (an interrupt
+ * arrives on the LAPIC at that vector), reprograms it to another vector
+ * while unmasked, masks it (the buffer is used, no interrupt comes, the
+ * pending bit is set), unmasks it (the interrupt comes), then does the
+ * same with the function mask.
  */
 #include "runtime/rt.h"
 
 #define BAR_ADDR	0xc0000000u
 #define VEC_VIRTIO	0x50
+#define VEC_MSI_A	0x51
+#define VEC_MSI_B	0x52
 
 static struct vq vq;
 static uint8_t buf[64] __attribute__((aligned(64)));
 static struct vio vio;
 static volatile unsigned interrupts;
 static volatile uint8_t last_isr;
+
+static volatile unsigned msi_a, msi_b;
+
+static void
+msi_irq_a(struct trap_frame *f)
+{
+	msi_a++;
+	lapic_eoi();
+}
+
+static void
+msi_irq_b(struct trap_frame *f)
+{
+	msi_b++;
+	lapic_eoi();
+}
 
 static void
 virtio_irq(struct trap_frame *f)
@@ -59,6 +86,129 @@ bring_up(void)
 		return -1;
 	}
 	vio_driver_ok(&vio);
+	return 0;
+}
+
+/*
+ * Wait (1 ms sleeps on the LAPIC timer, at most 2 s: a masked vector
+ * must not leave us halted forever) until the queue's used index is
+ * used and *count reaches want.  0, or -1 when that did not happen.
+ */
+static int
+msix_wait(uint16_t used, volatile unsigned *count, unsigned want)
+{
+	unsigned ms;
+
+	for (ms = 0; ms < 2000; ms++) {
+		if (vq_used(&vq) == used && *count >= want)
+			return 0;
+		sleep_ms(1);
+	}
+	return -1;
+}
+
+/* Offer one buffer; wait for it and for *count to reach want. */
+static int
+msix_round(volatile unsigned *count, unsigned want)
+{
+	uint16_t used = (uint16_t)(vq_used(&vq) + 1);
+
+	vq.desc[0] = (struct vq_desc){ (uintptr_t)buf, 8, 2, 0 };
+	vq_submit(&vq, 0);
+	return msix_wait(used, count, want);
+}
+
+/* A masked round: the buffer is used, and no interrupt comes meanwhile. */
+static int
+msix_masked_round(void)
+{
+	unsigned before = msi_a + msi_b, zero = 0;
+
+	if (msix_round(&zero, 0) < 0)
+		return -1;
+	sleep_ms(20);
+	return msi_a + msi_b == before ? 0 : -1;
+}
+
+static void
+mask_entry(int on)
+{
+	vio_msix_mask(&vio, 0, on);
+}
+
+static void
+mask_function(int on)
+{
+	vio_msix_control(&vio, 1, on);
+}
+
+/*
+ * Mask (entry 0 or the function), offer a buffer: it is used and no
+ * interrupt comes, the pending bit is set (*pba); unmask: the held
+ * interrupt comes (*late of them).  -1 when one came while masked.
+ */
+static int
+msix_held(void (*mask)(int on), uint32_t *pba, unsigned *late)
+{
+	unsigned before;
+
+	mask(1);
+	if (msix_masked_round() < 0)
+		return -1;
+	before = msi_b;
+	*pba = vio_msix_pba(&vio);
+	mask(0);
+	msix_wait(vq_used(&vq), &msi_b, before + 1);
+	sleep_ms(20);
+	*late = msi_b - before;
+	return 0;
+}
+
+static int
+test_msix(void)
+{
+	unsigned a, b, b_unmasked, f_unmasked;
+	uint32_t pba, fpba;
+
+	if (vio.msix_cap == 0) {
+		printf("FAIL: no MSI-X capability\n");
+		return -1;
+	}
+	trap_set_handler(VEC_MSI_A, msi_irq_a);
+	trap_set_handler(VEC_MSI_B, msi_irq_b);
+	if (bring_up() < 0)
+		return -1;
+	vio_msix_control(&vio, 1, 0);
+	vio_msix_entry(&vio, 0, lapic_id(), VEC_MSI_A);
+	vio_queue_vector(&vio, 0, 0);
+	vio_msix_mask(&vio, 0, 0);
+	if (msix_round(&msi_a, 1) < 0) {
+		printf("FAIL: no MSI-X answer\n");
+		return -1;
+	}
+	sleep_ms(20);
+	a = msi_a;
+	/* Reprogrammed while unmasked: the next one takes the new vector. */
+	vio_msix_entry(&vio, 0, lapic_id(), VEC_MSI_B);
+	msix_round(&msi_b, 1);
+	sleep_ms(20);		/* nothing more may come, on either vector */
+	b = msi_b;
+	if (msix_held(mask_entry, &pba, &b_unmasked) < 0) {
+		printf("FAIL: an interrupt through a masked entry\n");
+		return -1;
+	}
+	if (msix_held(mask_function, &fpba, &f_unmasked) < 0) {
+		printf("FAIL: an interrupt while the function is masked\n");
+		return -1;
+	}
+	printf("msix: vector 0x%x %u, retargeted 0x%x %u, masked pba %u, "
+	    "unmasked %u, function masked pba %u, unmasked %u\n", VEC_MSI_A,
+	    a, VEC_MSI_B, b, pba & 1, b_unmasked, fpba & 1, f_unmasked);
+	if (a != 1 || b != 1 || msi_a != 1 || !(pba & 1) || b_unmasked != 1 ||
+	    !(fpba & 1) || f_unmasked != 1 || (vio_msix_pba(&vio) & 1)) {
+		printf("FAIL: MSI-X\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -137,5 +287,7 @@ guest_main(void)
 		printf("FAIL: no entropy after the reset\n");
 		return;
 	}
+	if (test_msix() < 0)
+		return;
 	printf("PASS\n");
 }

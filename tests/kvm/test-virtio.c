@@ -1,9 +1,9 @@
 /*
  * virtio over PCI with a test guest that drives the devices by hand
  * (tests/guests/virtio.c): configuration mechanism #1, BAR placement,
- * feature negotiation, a queue with its INTx interrupt, and garbage
+ * feature negotiation, a queue with its INTx interrupt, garbage
  * descriptors that must end in DEVICE_NEEDS_RESET while the worker
- * lives on.
+ * lives on, and MSI-X through KVM's GSI routing and irqfds.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@ static void
 test_rng(struct h_daemon *d, struct h_conn *c)
 {
 	const char *log = h_console_log(d, "vrng");
-	struct json_object *r, *rng;
+	struct json_object *r, *rng, *st;
 	char state[32];
 
 	tap_ok(h_create(c, "vrng", "\"kernel\":\"%s\",\"rng\":true",
@@ -48,6 +48,10 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	    "rng: 64 bytes of entropy through the queue, with an interrupt");
 	tap_ok(h_file_expect(log, "garbage: status 0x4f isr 0x2", 1,
 	    H_BOOT_MS) == 0, "rng: garbage answered with NEEDS_RESET");
+	tap_ok(h_file_expect(log, "msix: vector 0x51 1, retargeted 0x52 1, "
+	    "masked pba 1, unmasked 1, function masked pba 1, unmasked 1", 1,
+	    H_BOOT_MS) == 0, "rng: MSI-X delivered, retargeted, held "
+	    "pending while masked, delivered at unmask");
 	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
 	    "rng: guest passes");
 	tap_ok(strcmp(h_state(c, "vrng", state, sizeof(state)) ?: "",
@@ -57,8 +61,32 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_int(rng, "bad_chains", -1) == 2,
 	    "rng: both bad chains counted (%lld)",
 	    (long long)h_int(rng, "bad_chains", -1));
-	tap_ok(h_int(rng, "bytes", -1) == 96, "rng: 96 bytes given (%lld)",
+	tap_ok(h_int(rng, "bytes", -1) == 96 + 4 * 8,
+	    "rng: 128 bytes given (%lld)",
 	    (long long)h_int(rng, "bytes", -1));
+	/*
+	 * Four MSI-X rounds, two interrupts sent at once and two when
+	 * unmasked: all through the irqfd of the vector's route, none by
+	 * KVM_SIGNAL_MSI; the route stays (entry 0 is unmasked).
+	 */
+	tap_ok(h_int(rng, "msi_irqfd", -1) == 4 &&
+	    h_int(rng, "msi_signalled", -1) == 0 &&
+	    h_int(rng, "msi_routes", -1) == 1 &&
+	    h_int(rng, "msi_pending", -1) == 2,
+	    "rng: MSI-X through the irqfd, no KVM_SIGNAL_MSI: %s",
+	    h_text(rng));
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"vrng\"}");
+	if (!json_object_object_get_ex(h_ret(r), "stats", &st) ||
+	    !json_object_object_get_ex(st, "irq_routes", &st))
+		st = NULL;
+	tap_ok(st != NULL && h_int(st, "msi_routes", -1) == 1 &&
+	    h_int(st, "refused", -1) == 0 &&
+	    h_int(st, "max_msi_routes", -1) > 0 &&
+	    h_int(st, "updates", -1) == 1 + 4,
+	    "rng: the VM holds one MSI route, none refused, a table given "
+	    "to KVM at boot and at each of the 4 route changes: %s",
+	    st != NULL ? h_text(st) : "none");
 	json_object_put(r);
 	tap_ok(h_stop(c, "vrng", true, -1, H_REPLY_MS) == 0, "rng: stopped");
 

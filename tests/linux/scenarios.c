@@ -154,6 +154,32 @@ show_stats(struct lg_vm *vm, const char *when)
 	json_object_put(r);
 }
 
+/*
+ * Debian's virtio_pci driver takes MSI-X: the device's interrupts went
+ * through its vectors' KVM routes and irqfds, none by KVM_SIGNAL_MSI.
+ */
+static void
+check_msix(struct lg_vm *vm, const char *device)
+{
+	struct json_object *r, *o;
+	long long irqfd = -1, signalled = -1, routes = -1;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &o) &&
+	    json_object_object_get_ex(o, "devices", &o) &&
+	    json_object_object_get_ex(o, device, &o)) {
+		irqfd = h_int(o, "msi_irqfd", -1);
+		signalled = h_int(o, "msi_signalled", -1);
+		routes = h_int(o, "msi_routes", -1);
+	}
+	json_object_put(r);
+	check(vm, irqfd > 0 && signalled == 0 && routes > 0,
+	    "%s: %lld MSI-X interrupts through irqfds, %lld by "
+	    "KVM_SIGNAL_MSI, %lld vectors routed", device, irqfd, signalled,
+	    routes);
+}
+
 /* Runs a shell command; each line of its output becomes a diagnostic. */
 static void
 diag_command(struct lg_vm *vm, const char *what, const char *cmd)
@@ -1170,6 +1196,7 @@ scenario_disk(struct h_daemon *d, struct h_conn *c)
 	    strcmp(sum1, sum2) == 0,
 	    "the second boot reads the file back intact (%s)", sum2);
 	free(out);
+	check_msix(&vm, "disk0");
 	show_stats(&vm, "after the disk checks");
 out:
 	finish(&vm);
@@ -1189,6 +1216,7 @@ scenario_net(struct h_daemon *d, struct h_conn *c)
 		goto out;
 	if (ln_host_up(&vm, check))
 		ln_check_guest(&vm, check);
+	check_msix(&vm, "virtio-net");
 	show_stats(&vm, "after the network checks");
 out:
 	finish(&vm);

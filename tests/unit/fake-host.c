@@ -94,13 +94,29 @@ fake_guest_mem(void *ctx, uint64_t gpa, size_t len)
 }
 
 static int
-fake_msi(void *ctx, uint64_t addr, uint32_t data)
+fake_msi(void *ctx, unsigned int vector, uint64_t addr, uint32_t data)
 {
 	struct fake_host *fh = ctx;
 
 	fh->msis++;
+	fh->msi_vector = vector;
 	fh->msi_addr = addr;
 	fh->msi_data = data;
+	return 0;
+}
+
+static int
+fake_msi_route(void *ctx, unsigned int vector, bool on, uint64_t addr,
+    uint32_t data)
+{
+	struct fake_host *fh = ctx;
+
+	fh->route_calls++;
+	if (vector >= FAKE_HOST_VECTORS)
+		return -EINVAL;
+	fh->route[vector].on = on;
+	fh->route[vector].addr = addr;
+	fh->route[vector].data = data;
 	return 0;
 }
 
@@ -159,6 +175,7 @@ const struct device_host_ops fake_host_ops = {
 	.guest_mem = fake_guest_mem,
 	.system_request = fake_system_request,
 	.msi = fake_msi,
+	.msi_route = fake_msi_route,
 	.doorbell = fake_doorbell,
 	.lock = fake_lock,
 	.unlock = fake_unlock,

@@ -22,6 +22,7 @@
 #define FAKE_HOST_LINES		4
 #define FAKE_HOST_TIMERS	8
 #define FAKE_HOST_BELLS		8
+#define FAKE_HOST_VECTORS	8
 
 struct device_timer {
 	struct fake_host *fh;
@@ -42,8 +43,16 @@ struct fake_host {
 	unsigned int irq_bad;	/* no level change, or a line out of range */
 	/* Message-signalled interrupts: how many, and the last one. */
 	unsigned int msis;
+	unsigned int msi_vector;
 	uint64_t msi_addr;
 	uint32_t msi_data;
+	/* What the device says each MSI-X vector sends (msi_route). */
+	struct {
+		bool on;
+		uint64_t addr;
+		uint32_t data;
+	} route[FAKE_HOST_VECTORS];
+	unsigned int route_calls;
 	int raise_status;	/* what a rising edge returns; DELIVERED */
 	/* Doorbells the device asked for; the test rings them by hand. */
 	struct {

@@ -84,6 +84,14 @@ offer(uint16_t slot, uint16_t head)
 	wr(VIRTIO_PCI_NOTIFY, 0, 2);
 }
 
+/* Write the MSI-X message control's upper byte, as the PCI bus does. */
+static void
+msix_ctl(struct pci_config *pc, unsigned int at, uint8_t v)
+{
+	pci_config_write(pc, at + 3, &v, 1);
+	virtio_rng_device_ops.pci_written(dev, at + 3, 1);
+}
+
 int
 main(void)
 {
@@ -163,27 +171,64 @@ main(void)
 	tap_ok(at != 0 && (pci_config_get16(pc, at + 2) & 0x7ff) == 1,
 	    "MSI-X capability, two vectors");
 	TAP_EQ(bring_up(v1), 0x0f, "driver OK again");
-	pci_config_write(pc, at + 3, &(uint8_t){ 0x80 }, 1);
+	msix_ctl(pc, at, 0x80);
+	TAP_EQ(fh.route_calls, 0, "MSI-X on, every entry masked: no route");
 	wr(VIRTIO_PCI_MSIX_TABLE + 0, 0xfee00000, 4);
 	wr(VIRTIO_PCI_MSIX_TABLE + 4, 0, 4);
 	wr(VIRTIO_PCI_MSIX_TABLE + 8, 0x41, 4);
+	TAP_EQ(fh.route_calls, 0, "a masked entry's message: still none");
 	wr(VIRTIO_PCI_MSIX_TABLE + 12, 0, 4);
+	tap_ok(fh.route_calls == 1 && fh.route[0].on &&
+	    fh.route[0].addr == 0xfee00000 && fh.route[0].data == 0x41,
+	    "unmasked: the host is told vector 0's message");
 	wr(0x1a, 0, 2);
 	TAP_EQ(rd(0x1a, 2), 0, "queue vector 0 accepted");
 	wr(0x10, 7, 2);
 	TAP_EQ(rd(0x10, 2), 0xffff, "vector 7 does not exist: NO_VECTOR");
 	desc[0] = (struct virtq_desc){ BUF, 8, VIRTQ_DESC_F_WRITE, 0 };
 	offer(0, 0);
-	tap_ok(fh.msis == 1 && fh.msi_addr == 0xfee00000 &&
-	    fh.msi_data == 0x41, "queue interrupt sent as an MSI");
+	tap_ok(fh.msis == 1 && fh.msi_vector == 0 &&
+	    fh.msi_addr == 0xfee00000 && fh.msi_data == 0x41,
+	    "queue interrupt sent as an MSI through vector 0");
 	tap_ok(!fh.irq[0], "and not on INTx");
 	wr(VIRTIO_PCI_MSIX_TABLE + 12, 1, 4);
+	tap_ok(fh.route_calls == 2 && !fh.route[0].on,
+	    "masked: the host drops vector 0's route");
 	offer(1, 0);
 	TAP_EQ(fh.msis, 1, "masked vector: nothing sent");
 	TAP_EQ(rd(VIRTIO_PCI_MSIX_PBA, 4), 1, "but pending");
 	wr(VIRTIO_PCI_MSIX_TABLE + 12, 0, 4);
+	tap_ok(fh.route_calls == 3 && fh.route[0].on,
+	    "unmasked: routed again");
 	TAP_EQ(fh.msis, 2, "sent when unmasked");
 	TAP_EQ(rd(VIRTIO_PCI_MSIX_PBA, 4), 0, "no longer pending");
+
+	/* Reprogrammed while unmasked: the route follows at once. */
+	wr(VIRTIO_PCI_MSIX_TABLE + 8, 0x42, 4);
+	tap_ok(fh.route_calls == 4 && fh.route[0].on &&
+	    fh.route[0].data == 0x42, "retargeted: the route follows");
+	wr(VIRTIO_PCI_MSIX_TABLE + 8, 0x42, 4);
+	TAP_EQ(fh.route_calls, 4, "the same message again: no call");
+	offer(2, 0);
+	tap_ok(fh.msis == 3 && fh.msi_data == 0x42, "sent with the new data");
+
+	/* The function mask holds messages back without dropping routes. */
+	msix_ctl(pc, at, 0xc0);
+	offer(3, 0);
+	tap_ok(fh.msis == 3 && rd(VIRTIO_PCI_MSIX_PBA, 4) == 1,
+	    "function masked: pending, not sent");
+	TAP_EQ(fh.route_calls, 4, "and the route stays");
+	msix_ctl(pc, at, 0x80);
+	tap_ok(fh.msis == 4 && rd(VIRTIO_PCI_MSIX_PBA, 4) == 0,
+	    "function unmasked: the pending message goes");
+
+	/* MSI-X off: no vector sends any more; INTx again. */
+	msix_ctl(pc, at, 0);
+	tap_ok(fh.route_calls == 5 && !fh.route[0].on,
+	    "MSI-X disabled: the route goes");
+	msix_ctl(pc, at, 0x80);
+	tap_ok(fh.route_calls == 6 && fh.route[0].on &&
+	    fh.route[0].data == 0x42, "enabled again: routed again");
 
 	virtio_rng_device_ops.free(dev);
 	free(fh.mem);

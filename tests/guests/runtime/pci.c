@@ -59,6 +59,14 @@ vio_find(struct vio *v, uint16_t type, uint32_t bar_addr, unsigned from)
 		uint32_t h = pci_read32(v->slot, at);
 		uint32_t off = pci_read32(v->slot, at + 8);
 
+		if ((h & 0xff) == 0x11) {	/* MSI-X, in BAR 0 here */
+			v->msix_cap = at;
+			v->msix_table = bar_addr +
+			    (pci_read32(v->slot, at + 4) & ~7u);
+			v->msix_pba = bar_addr +
+			    (pci_read32(v->slot, at + 8) & ~7u);
+			continue;
+		}
 		if ((h & 0xff) != 0x09)
 			continue;
 		switch ((h >> 24) & 0xff) {
@@ -142,4 +150,49 @@ uint8_t
 vio_isr(const struct vio *v)
 {
 	return *vio_reg(v, v->isr, 0);
+}
+
+void
+vio_msix_control(struct vio *v, int enable, int function_mask)
+{
+	uint32_t h = pci_read32(v->slot, v->msix_cap) & 0x3fffffffu;
+
+	if (enable)
+		h |= 1u << 31;
+	if (function_mask)
+		h |= 1u << 30;
+	pci_write32(v->slot, v->msix_cap, h);
+}
+
+void
+vio_msix_entry(struct vio *v, unsigned entry, uint32_t apic_id,
+    uint8_t vector)
+{
+	volatile uint32_t *e = (volatile uint32_t *)(v->msix_table +
+	    16 * entry);
+
+	e[0] = 0xfee00000u | apic_id << 12;
+	e[1] = 0;
+	e[2] = vector;
+}
+
+void
+vio_msix_mask(struct vio *v, unsigned entry, int masked)
+{
+	((volatile uint32_t *)(v->msix_table + 16 * entry))[3] = masked ? 1 : 0;
+}
+
+uint32_t
+vio_msix_pba(const struct vio *v)
+{
+	return *(volatile const uint32_t *)v->msix_pba;
+}
+
+void
+vio_queue_vector(struct vio *v, unsigned q, uint16_t vector)
+{
+	volatile uint8_t *c = vio_reg(v, v->common, 0);
+
+	*(volatile uint16_t *)(c + 0x16) = (uint16_t)q;
+	*(volatile uint16_t *)(c + 0x1a) = vector;
 }

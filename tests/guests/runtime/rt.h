@@ -362,6 +362,8 @@ struct vio {
 	unsigned gsi_line;	/* what the interrupt line register said */
 	uintptr_t common, isr, device, notify;
 	uint32_t notify_mult;
+	unsigned msix_cap;	/* 0: none */
+	uintptr_t msix_table, msix_pba;	/* in BAR 0 */
 };
 
 #define VQ_SIZE		16
@@ -402,6 +404,17 @@ int vio_queue(struct vio *v, unsigned q, struct vq *vq);
 void vio_driver_ok(struct vio *v);
 uint8_t vio_status(const struct vio *v);
 uint8_t vio_isr(const struct vio *v);	/* reading acknowledges */
+/*
+ * MSI-X (PCI 3.0 6.8.2): the enable and function mask bits; table entry
+ * `entry` sends vector to the LAPIC apic_id (fixed, edge), masked or
+ * not; the pending bits; which vector queue q (0xffff: none) uses.
+ */
+void vio_msix_control(struct vio *v, int enable, int function_mask);
+void vio_msix_entry(struct vio *v, unsigned entry, uint32_t apic_id,
+    uint8_t vector);
+void vio_msix_mask(struct vio *v, unsigned entry, int masked);
+uint32_t vio_msix_pba(const struct vio *v);
+void vio_queue_vector(struct vio *v, unsigned q, uint16_t vector);
 /* Offer the chain at head and kick. */
 void vq_submit(struct vq *vq, uint16_t head);
 uint16_t vq_used(const struct vq *vq);
