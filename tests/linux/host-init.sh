@@ -33,12 +33,16 @@ heartbeat() {
 		    "ttyS1 $(grep '^1:' /proc/tty/driver/serial |
 		    grep -o 'tx:[0-9]* rx:[0-9]*')," \
 		    "irq3 $(awk '$1 == "3:" { print $2 + $3 }' \
-		    /proc/interrupts)" >/dev/kmsg
+		    /proc/interrupts)," \
+		    "clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+		    >/dev/kmsg
 		ps=
 		for d in /proc/[0-9]*; do
-			[ -s "$d/cmdline" ] || continue	# kernel threads
-			read -r _ comm st _ <"$d/stat" 2>/dev/null || continue
-			ps="$ps ${d#/proc/}$comm$st:$(cat "$d/wchan" 2>/dev/null)"
+			read -r pid comm st ppid _ 2>/dev/null <"$d/stat" ||
+			    continue
+			# Not the kernel's threads (kthreadd's children).
+			[ "$pid" = 2 ] || [ "$ppid" = 2 ] && continue
+			ps="$ps $pid$comm$st:$(cat "$d/wchan" 2>/dev/null)"
 		done
 		echo "<2>vmmd-heartbeat: processes:$ps" >/dev/kmsg
 	done
