@@ -123,6 +123,23 @@ diag_lines(struct lg_vm *vm, const char *what, const char *text)
 }
 
 /*
+ * vm.info's "stats" (owned by *reply, which the caller puts), or NULL
+ * with a diagnostic.
+ */
+static struct json_object *
+vm_stats(struct lg_vm *vm, const char *when, struct json_object **reply)
+{
+	struct json_object *st;
+
+	*reply = h_callf(vm->c, H_REPLY_MS, "vm.info",
+	    "{\"name\":\"%s\"}", vm->name);
+	if (json_object_object_get_ex(h_ret(*reply), "stats", &st))
+		return st;
+	tap_diag("%s: no stats %s", vm->name, when);
+	return NULL;
+}
+
+/*
  * The VM's "stats" from vm.info, for diagnostics: a line per member,
  * and per vCPU for the per-vCPU arrays, so that none is cut short.
  */
@@ -132,10 +149,7 @@ show_stats(struct lg_vm *vm, const char *when)
 	struct json_object *r, *st;
 	size_t i;
 
-	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
-	    vm->name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &st)) {
-		tap_diag("%s: no stats %s", vm->name, when);
+	if ((st = vm_stats(vm, when, &r)) == NULL) {
 		json_object_put(r);
 		return;
 	}
@@ -196,10 +210,7 @@ show_path(struct lg_vm *vm, const char *when, size_t got)
 	int64_t exits = 0;
 	size_t i;
 
-	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
-	    vm->name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &st)) {
-		tap_diag("%s: %s: no stats", vm->name, when);
+	if ((st = vm_stats(vm, when, &r)) == NULL) {
 		json_object_put(r);
 		return;
 	}
