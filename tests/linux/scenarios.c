@@ -692,6 +692,9 @@ check_stream(struct lg_vm *vm)
 	start = last = vm->con->len;
 	shown = moved = t0;
 	while (h_now_ms() - t0 < STREAM_MS) {
+		/* The end marker is not in what was searched already. */
+		if (vm->con->len > vm->con->mark + strlen(end))
+			vm->con->mark = vm->con->len - strlen(end) + 1;
 		r = lg_expect(vm, end, 1000, true);
 		if (have_vmctl)
 			h_proc_pump(&p, 0);
