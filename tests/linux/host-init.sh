@@ -17,6 +17,9 @@ hostname testhost
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 stty -F /dev/ttyS1 raw -echo
+# All SysRq functions: run.sh asks a hung test host for its CPUs'
+# backtraces (SysRq-L) before it kills it.
+echo 1 >/proc/sys/kernel/sysrq
 
 # Every 30 s, where the test host stands, on its console (ttyS0) through
 # the kernel's log: the kernel writes its console by polling, so these

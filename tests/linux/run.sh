@@ -90,7 +90,9 @@ if ! sh "$here/build-host.sh" "$cpio" >"$work/build-host.log" 2>&1; then
 	exit 1
 fi
 
-append="console=ttyS0 panic=-1 quiet"
+# loglevel=5, not quiet: a soft lockup or an RCU stall of the test host's
+# kernel comes with its registers and backtrace (KERN_DEFAULT) then.
+append="console=ttyS0 panic=-1 loglevel=5"
 [ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
 
 # Complete lines of the TAP stream, as they come, on stderr: progress
@@ -154,12 +156,16 @@ show_silence() {
 		done
 		[ -s "$work/monitor.reply" ] ||
 		    echo "  (no answer: QEMU's main loop is stuck)"
+		# SysRq-L through the test host's keyboard: every CPU's
+		# backtrace, by NMI, even with its interrupts off.
+		qemu_monitor "sendkey alt-sysrq-l" >/dev/null
+		sleep 10
 	fi
 	echo "---- the test host's heartbeat, its last lines ----"
 	grep 'vmmd-heartbeat' "$console" 2>/dev/null | tail -n 6 |
 	    tr -d '\r'
 	echo "---- the tail of the test host's console ----"
-	grep -v 'vmmd-heartbeat' "$console" 2>/dev/null | tail -n 20 |
+	grep -v 'vmmd-heartbeat' "$console" 2>/dev/null | tail -n 150 |
 	    tr -d '\r'
 }
 
