@@ -92,7 +92,9 @@ fi
 
 # loglevel=5, not quiet: a soft lockup or an RCU stall of the test host's
 # kernel comes with its registers and backtrace (KERN_DEFAULT) then.
-append="console=ttyS0 panic=-1 loglevel=5"
+# nokaslr: the RIPs QEMU's monitor shows of a hung test host are those of
+# the kernel's System.map (Debian's linux-image-*-dbg package has it).
+append="console=ttyS0 panic=-1 loglevel=5 nokaslr"
 [ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
 
 # Complete lines of the TAP stream, as they come, on stderr: progress
