@@ -115,6 +115,16 @@ struct uart {
 
 	bool rx_blocked;		/* the host may be waiting for rx_space */
 	bool irq_level;
+
+	/*
+	 * Since the UART was made, for diagnostics: when a console stalls,
+	 * they tell a guest that stopped writing THR from one that was
+	 * never told it could (no rise of the line, or no THRE taken).
+	 */
+	uint64_t tx_bytes;		/* THR writes, loopback aside */
+	uint64_t rx_bytes;		/* host bytes the receiver took */
+	uint64_t irq_rises;		/* the interrupt line went high */
+	uint64_t thre_taken;		/* IIR reads that reported THRE */
 };
 
 static unsigned int
@@ -224,6 +234,8 @@ uart_update_irq(struct uart *u)
 
 	if (level != u->irq_level) {
 		u->irq_level = level;
+		if (level)
+			u->irq_rises++;
 		device_irq_set(u->host, 0, level);
 	}
 }
@@ -343,8 +355,10 @@ uart_read_reg(struct uart *u, unsigned int reg)
 	case UART_IIR:
 		v = uart_iir_id(u);
 		/* Reading the IIR clears THRE when it is the one reported. */
-		if (v == IIR_THRI)
+		if (v == IIR_THRI) {
 			u->thre_pending = false;
+			u->thre_taken++;
+		}
 		if (u->fifo_enabled)
 			v |= IIR_FIFO;
 		return v;
@@ -379,10 +393,13 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
 			u->dll = val;
 			break;
 		}
-		if (u->mcr & MCR_LOOP)
+		if (u->mcr & MCR_LOOP) {
 			uart_rx_push(u, val);	/* SOUT looped to SIN */
-		else if (u->be.tx != NULL)
-			u->be.tx(u->be.opaque, &val, 1);
+		} else {
+			u->tx_bytes++;
+			if (u->be.tx != NULL)
+				u->be.tx(u->be.opaque, &val, 1);
+		}
 		/*
 		 * The write clears THRE; the byte leaves at once and THR is
 		 * empty again, which raises it anew.  A real INTR would drop
@@ -445,6 +462,10 @@ uart_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "rx_count", u->rx_count, DEVICE_DIAG_UINT);
 	device_diag_put(d, "thre_pending", u->thre_pending, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "irq_level", u->irq_level, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "tx_bytes", u->tx_bytes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "rx_bytes", u->rx_bytes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "irq_rises", u->irq_rises, DEVICE_DIAG_UINT);
+	device_diag_put(d, "thre_taken", u->thre_taken, DEVICE_DIAG_UINT);
 }
 
 static void
@@ -490,6 +511,7 @@ uart_receive(struct uart *u, const uint8_t *buf, size_t len)
 
 	for (i = 0; i < n; i++)
 		uart_rx_push(u, buf[i]);
+	u->rx_bytes += n;
 	if (n < len || uart_rx_space(u) == 0)
 		u->rx_blocked = true;
 	if (n > 0)

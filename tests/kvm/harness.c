@@ -1556,18 +1556,26 @@ int
 h_find(struct h_console *con, const char *needle, int timeout_ms)
 {
 	double deadline = h_now_ms() + timeout_ms;
-	size_t nlen = strlen(needle);
+	size_t nlen = strlen(needle), from;
 	const char *hit;
 
 	if (con == NULL)
 		return -1;
+	/*
+	 * Bytes already searched are not searched again: a long stream
+	 * read in small pieces would otherwise cost its length squared
+	 * (inside the emulated test host, CPU its guest needs).
+	 */
+	from = con->mark;
 	for (;;) {
-		if (con->len >= con->mark + nlen &&
-		    (hit = memmem(con->buf + con->mark, con->len - con->mark,
+		if (con->len >= from + nlen &&
+		    (hit = memmem(con->buf + from, con->len - from,
 		    needle, nlen)) != NULL) {
 			con->mark = (size_t)(hit - con->buf) + nlen;
 			return 0;
 		}
+		if (con->len >= from + nlen)
+			from = con->len - nlen + 1;
 		if (con->eof || h_left(deadline) == 0)
 			return -1;
 		h_console_read(con, h_left(deadline));

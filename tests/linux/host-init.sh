@@ -17,6 +17,39 @@ hostname testhost
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 stty -F /dev/ttyS1 raw -echo
+# All SysRq functions: run.sh asks a hung test host for its CPUs'
+# backtraces (SysRq-L) before it kills it.
+echo 1 >/proc/sys/kernel/sysrq
+
+# Every 30 s, where the test host stands, on its console (ttyS0) through
+# the kernel's log: the kernel writes its console by polling, so these
+# lines come out even when the TAP's port (ttyS1, interrupt-driven, like
+# the guest's serial console) stalls.  When the TAP goes silent, run.sh
+# shows them: still beating means the test host runs; its ttyS1 "tx"
+# count says whether the TAP's port moves; each process's state and
+# wait channel says where the scenarios (and the tee behind them) wait.
+# Few lines: the kernel rate-limits writes to /dev/kmsg.
+heartbeat() {
+	while sleep 30; do
+		echo "<2>vmmd-heartbeat: up $(cut -d' ' -f1 /proc/uptime) s," \
+		    "load $(cut -d' ' -f1-3 /proc/loadavg)," \
+		    "ttyS1 $(grep '^1:' /proc/tty/driver/serial |
+		    grep -o 'tx:[0-9]* rx:[0-9]*')," \
+		    "irq3 $(awk '$1 == "3:" { print $2 + $3 }' \
+		    /proc/interrupts)," \
+		    "clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+		    >/dev/kmsg
+		ps=
+		for d in /proc/[0-9]*; do
+			read -r pid comm st ppid _ 2>/dev/null <"$d/stat" ||
+			    continue
+			# Not the kernel's threads (kthreadd's children).
+			[ "$pid" = 2 ] || [ "$ppid" = 2 ] && continue
+			ps="$ps $pid$comm$st:$(cat "$d/wchan" 2>/dev/null)"
+		done
+		echo "<2>vmmd-heartbeat: processes:$ps" >/dev/kmsg
+	done
+}
 say() { echo "# test host: $*" | tee /dev/ttyS1; }
 
 say "Linux $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs," \
@@ -37,7 +70,10 @@ dmesg | grep -i -e kvm -e svm | while read -r line; do say "$line"; done
 . /vmmd/env
 set -- $(echo "${vmmd_steps:-}" | tr , ' ')
 cd /tmp
+heartbeat &
+beat=$!
 "$VMMD_LINUX_SCENARIOS" "$@" 2>&1 | tee /dev/ttyS1
+kill "$beat"
 say "done at $(cut -d' ' -f1 /proc/uptime) s"
 sync
 poweroff -f

@@ -90,7 +90,11 @@ if ! sh "$here/build-host.sh" "$cpio" >"$work/build-host.log" 2>&1; then
 	exit 1
 fi
 
-append="console=ttyS0 panic=-1 quiet"
+# loglevel=5, not quiet: a soft lockup or an RCU stall of the test host's
+# kernel comes with its registers and backtrace (KERN_DEFAULT) then.
+# nokaslr: the RIPs QEMU's monitor shows of a hung test host are those of
+# the kernel's System.map (Debian's linux-image-*-dbg package has it).
+append="console=ttyS0 panic=-1 loglevel=5 nokaslr"
 [ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
 
 # Complete lines of the TAP stream, as they come, on stderr: progress
@@ -104,14 +108,83 @@ show_new() {
 	shown=$n
 }
 
+# A line per thread of QEMU: name, CPU time (user+system, in clock ticks).
+qemu_threads() {
+	for t in /proc/"$1"/task/*; do
+		echo "$(cat "$t/comm" 2>/dev/null)" \
+		    "$(sed 's/.*) //' "$t/stat" 2>/dev/null |
+		    awk '{ print $12 + $13 }')"
+	done
+}
+
+# Asks QEMU's monitor (-monitor pipe:) and prints its answer.
+qemu_monitor() {
+	timeout 5 cat "$work/monitor.out" >"$work/monitor.reply" 2>/dev/null &
+	reader=$!
+	timeout 5 sh -c 'echo "$1" >"$2"' _ "$1" "$work/monitor.in"
+	wait "$reader"
+	cat "$work/monitor.reply"
+}
+
+# The test host went silent: before QEMU is killed, what it was doing.
+# Its threads' CPU time over 5 s tells a test host that spins (a TCG
+# thread burning a core) from one that waits (no time at all); its
+# monitor's registers, twice, say where each CPU of the test host is
+# (RIP, flags: IF is interrupts on; HLT=1 is halted), and a monitor that
+# does not answer means QEMU's own main loop is stuck.  The heartbeat the
+# test host writes on its console (host-init.sh) says whether it still
+# ran, whether its TAP port still transmitted, and where the scenarios'
+# processes waited.
+show_silence() {
+	echo "---- the test host was silent for $silent s: QEMU beneath it ----"
+	qemu_pid=$(cat "$work/qemu.pid" 2>/dev/null)
+	if [ -z "$qemu_pid" ] || [ ! -d "/proc/$qemu_pid" ]; then
+		echo "QEMU's process is gone"
+	else
+		qemu_threads "$qemu_pid" >"$work/threads.0"
+		sleep 5
+		qemu_threads "$qemu_pid" >"$work/threads.1"
+		echo "QEMU's threads, CPU ticks used in 5 s" \
+		    "(of $(getconf CLK_TCK) a second):"
+		paste -d ' ' "$work/threads.0" "$work/threads.1" |
+		    awk '{ n = NF / 2; name = $1;
+			for (i = 2; i < n; i++) name = name " " $i;
+			print "  " name ": " $NF - $n }'
+		for k in 1 2; do
+			echo "QEMU's monitor, info registers -a ($k):"
+			qemu_monitor "info registers -a" |
+			    grep -E '^CPU#|^RIP=' | sed 's/^/  /'
+			[ $k = 2 ] || sleep 1
+		done
+		[ -s "$work/monitor.reply" ] ||
+		    echo "  (no answer: QEMU's main loop is stuck)"
+		# SysRq-L through the test host's keyboard: every CPU's
+		# backtrace, by NMI, even with its interrupts off.
+		qemu_monitor "sendkey alt-sysrq-l" >/dev/null
+		sleep 10
+	fi
+	echo "---- the test host's heartbeat, its last lines ----"
+	grep 'vmmd-heartbeat' "$console" 2>/dev/null | tail -n 6 |
+	    tr -d '\r'
+	echo "---- the tail of the test host's console ----"
+	grep -v 'vmmd-heartbeat' "$console" 2>/dev/null | tail -n 150 |
+	    tr -d '\r'
+}
+
 # One boot of the test host: sets status, tests, plan and reason.
 boot_host() {
-	rm -f "$console" "$raw" "$tap" "$work/qemu-debug.log"
+	rm -f "$console" "$raw" "$tap" "$work/qemu-debug.log" \
+	    "$work/silence.log" "$work/qemu.pid" "$work/monitor.in" \
+	    "$work/monitor.out"
+	# The monitor, for show_silence only: QEMU holds both ends open.
+	mkfifo "$work/monitor.in" "$work/monitor.out"
 	echo "# booting the test host: $qemu (TCG, emulated SVM), logs in $work"
 	# ttyS0: the test host's console; ttyS1: the TAP stream, nothing else.
 	timeout -k 10 "$limit" "$qemu" -accel "tcg,thread=$tcg_threads" \
 	    -cpu "$host_cpu" -smp 2 -m 2048 -M q35 \
-	    -nodefaults -display none -monitor none -no-reboot \
+	    -nodefaults -display none -no-reboot \
+	    -monitor "pipe:$work/monitor" -pidfile "$work/qemu.pid" \
+	    -name testhost,debug-threads=on \
 	    -serial "file:$console" -serial "file:$raw" \
 	    -d guest_errors,cpu_reset -D "$work/qemu-debug.log" \
 	    -kernel "$guest/vmlinuz" -initrd "$cpio" -append "$append" \
@@ -121,19 +194,22 @@ boot_host() {
 	shown=0
 	silent=0
 	last_size=-1
+	moved=$(date +%s)
 	while kill -0 "$qpid" 2>/dev/null; do
 		show_new
 		sleep 2
 		# The scenarios say something at least every 30 s; a test
 		# host silent for much longer has stopped making progress.
+		# Wall-clock seconds: on a loaded machine a turn of this
+		# loop takes well over its 2 s of sleep.
 		size=$(wc -c <"$raw" 2>/dev/null || echo 0)
-		if [ "$size" = "$last_size" ]; then
-			silent=$((silent + 2))
-		else
-			silent=0
+		if [ "$size" != "$last_size" ]; then
 			last_size=$size
+			moved=$(date +%s)
 		fi
+		silent=$(($(date +%s) - moved))
 		if [ "$silent" -ge "$max_silence" ]; then
+			show_silence >"$work/silence.log" 2>&1
 			kill "$qpid" 2>/dev/null
 			break
 		fi
@@ -145,6 +221,9 @@ boot_host() {
 	[ -f "$tap" ] && [ -n "$(tail -c 1 "$tap")" ] && echo >>"$tap"
 	echo "# test host: $(($(date +%s) - start)) s from its build to its" \
 	    "power-off (QEMU status $status)" >>"$tap"
+	[ -s "$work/silence.log" ] && sed 's/^/# /' "$work/silence.log" >>"$tap"
+	rm -f "$work/monitor.in" "$work/monitor.out" "$work/monitor.reply" \
+	    "$work/threads.0" "$work/threads.1"
 
 	rm -f "$raw"
 	tests=0

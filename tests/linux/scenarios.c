@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "ldisplay.h"
 #include "lguest.h"
@@ -122,6 +123,23 @@ diag_lines(struct lg_vm *vm, const char *what, const char *text)
 }
 
 /*
+ * vm.info's "stats" (owned by *reply, which the caller puts), or NULL
+ * with a diagnostic.
+ */
+static struct json_object *
+vm_stats(struct lg_vm *vm, const char *when, struct json_object **reply)
+{
+	struct json_object *st;
+
+	*reply = h_callf(vm->c, H_REPLY_MS, "vm.info",
+	    "{\"name\":\"%s\"}", vm->name);
+	if (json_object_object_get_ex(h_ret(*reply), "stats", &st))
+		return st;
+	tap_diag("%s: no stats %s", vm->name, when);
+	return NULL;
+}
+
+/*
  * The VM's "stats" from vm.info, for diagnostics: a line per member,
  * and per vCPU for the per-vCPU arrays, so that none is cut short.
  */
@@ -131,10 +149,7 @@ show_stats(struct lg_vm *vm, const char *when)
 	struct json_object *r, *st;
 	size_t i;
 
-	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
-	    vm->name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &st)) {
-		tap_diag("%s: no stats %s", vm->name, when);
+	if ((st = vm_stats(vm, when, &r)) == NULL) {
 		json_object_put(r);
 		return;
 	}
@@ -178,6 +193,77 @@ check_msix(struct lg_vm *vm, const char *device)
 	    "%s: %lld MSI-X interrupts through irqfds, %lld by "
 	    "KVM_SIGNAL_MSI, %lld vectors routed", device, irqfd, signalled,
 	    routes);
+}
+
+/* stats.a.b as an integer, or -1. */
+static int64_t
+stat_at(struct json_object *st, const char *a, const char *b)
+{
+	struct json_object *o;
+
+	if (!json_object_object_get_ex(st, a, &o))
+		return -1;
+	if (b != NULL && !json_object_object_get_ex(o, b, &o))
+		return -1;
+	return json_object_get_int64(o);
+}
+
+/* devices.com1.KEY as the worker shows it (a number or "0x..."). */
+static const char *
+uart_reg(struct json_object *st, const char *key)
+{
+	struct json_object *o;
+
+	if (!json_object_object_get_ex(st, "devices", &o) ||
+	    !json_object_object_get_ex(o, "com1", &o) ||
+	    !json_object_object_get_ex(o, key, &o))
+		return "?";
+	return json_object_get_string(o);
+}
+
+/*
+ * One line of where each layer of the console path stands: the guest's
+ * UART (bytes written to THR, rises of its interrupt line, THRE
+ * interrupts its driver took, IER and the line now), the worker's
+ * console (bytes it logged), the client (bytes this program got), KVM's
+ * exits.  Printed as the stream goes, so that if everything stops, the
+ * last lines still say which layer stopped first.
+ */
+static void
+show_path(struct lg_vm *vm, const char *when, size_t got)
+{
+	struct json_object *r, *st, *kvm;
+	int64_t exits = 0;
+	size_t i;
+
+	if ((st = vm_stats(vm, when, &r)) == NULL) {
+		json_object_put(r);
+		return;
+	}
+	if (json_object_object_get_ex(st, "vcpu_kvm", &kvm))
+		for (i = 0; i < json_object_array_length(kvm); i++)
+			exits += h_int(json_object_array_get_idx(kvm, i),
+			    "exits", 0);
+	tap_diag("%s: %s: uart tx_bytes %s irq_rises %s thre_taken %s "
+	    "ier %s iir %s irq_level %s; worker console bytes_out %" PRId64
+	    "; client got %zu; KVM exits %" PRId64, vm->name, when,
+	    uart_reg(st, "tx_bytes"), uart_reg(st, "irq_rises"),
+	    uart_reg(st, "thre_taken"), uart_reg(st, "ier"),
+	    uart_reg(st, "iir"), uart_reg(st, "irq_level"),
+	    stat_at(st, "console", "bytes_out"), got, exits);
+	json_object_put(r);
+}
+
+/* The last bytes the console brought, as one printable line. */
+static void
+show_console_tail(struct lg_vm *vm)
+{
+	char tail[81];
+	size_t n = vm->con->len < 80 ? vm->con->len : 80;
+
+	memcpy(tail, vm->con->buf + vm->con->len - n, n);
+	tail[n] = '\0';
+	tap_diag("%s: the console's last bytes: %s", vm->name, h_flat(tail));
 }
 
 /* Runs a shell command; each line of its output becomes a diagnostic. */
@@ -490,6 +576,18 @@ check_date(struct lg_vm *vm)
 }
 
 /* ------------------------------------------------------------------ */
+/* User and system CPU time this process has used, in seconds. */
+static double
+cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* The stream's console output, as the guest makes it. */
 
 static char *
@@ -558,7 +656,7 @@ check_stream(struct lg_vm *vm)
 	unsigned int n;
 	unsigned long crc, size;
 	struct h_proc p = { .pid = 0 };
-	double t0, dt, shown, moved;
+	double t0, dt, shown, moved, cpu0;
 	size_t start, last;
 	int stalls = 0;
 	bool have_vmctl = vmctl != NULL && *vmctl != '\0';
@@ -613,12 +711,16 @@ check_stream(struct lg_vm *vm)
 	    "=S\"\"TART-%u=; cat /tmp/stream; echo =S\"\"TOP-%u=; stty opost; "
 	    "echo 1 >/proc/sys/kernel/soft_watchdog\n", n, n);
 	show_stats(vm, "before the stream");
+	cpu0 = cpu_seconds();
 	t0 = h_now_ms();
 	lg_send(vm, cmd);
 	r = -1;
 	start = last = vm->con->len;
 	shown = moved = t0;
 	while (h_now_ms() - t0 < STREAM_MS) {
+		/* The end marker is not in what was searched already. */
+		if (vm->con->len > vm->con->mark + strlen(end))
+			vm->con->mark = vm->con->len - strlen(end) + 1;
 		r = lg_expect(vm, end, 1000, true);
 		if (have_vmctl)
 			h_proc_pump(&p, 0);
@@ -637,6 +739,8 @@ check_stream(struct lg_vm *vm)
 			tap_diag("%s: the stream stalled at %zu bytes for %d s; "
 			    "sending a newline", vm->name, last - start,
 			    STALL_MS / 1000);
+			show_path(vm, "at the stall", vm->con->len);
+			show_console_tail(vm);
 			show_stats(vm, "at the stall");
 			trace_exits(vm);
 			show_worker_threads(vm);
@@ -651,11 +755,16 @@ check_stream(struct lg_vm *vm)
 			shown = h_now_ms();
 			tap_diag("%s: %zu bytes of the stream after %.0f s",
 			    vm->name, vm->con->len - start, (shown - t0) / 1e3);
+			show_path(vm, "path", vm->con->len);
 		}
 	}
 	check(vm, stalls == 0, "the stream never stalled for %d s (%d times)",
 	    STALL_MS / 1000, stalls);
 	dt = (h_now_ms() - t0) / 1e3;
+	/* The reader shares the test host's CPUs with the guest. */
+	tap_diag("%s: this program used %.1f s of CPU while the stream ran",
+	    vm->name, cpu_seconds() - cpu0);
+	show_path(vm, "after the stream", vm->con->len);
 	show_stats(vm, "after the stream");
 	if (check(vm, r == 0, "the stream printed by the guest arrives "
 	    "(%zu bytes in %.1f s, %.1f KiB/s)", vm->con->len - start, dt,

@@ -111,6 +111,7 @@ struct diag_values {
 	struct device_diag d;
 	unsigned int n;
 	uint64_t ier, iir, mcr, lsr, thre_pending, irq_level;
+	uint64_t tx_bytes, rx_bytes, irq_rises, thre_taken;
 };
 
 static void
@@ -132,6 +133,14 @@ diag_put(struct device_diag *d, const char *key, uint64_t value,
 		dv->thre_pending = value;
 	else if (strcmp(key, "irq_level") == 0)
 		dv->irq_level = value;
+	else if (strcmp(key, "tx_bytes") == 0)
+		dv->tx_bytes = value;
+	else if (strcmp(key, "rx_bytes") == 0)
+		dv->rx_bytes = value;
+	else if (strcmp(key, "irq_rises") == 0)
+		dv->irq_rises = value;
+	else if (strcmp(key, "thre_taken") == 0)
+		dv->thre_taken = value;
 }
 
 static void
@@ -178,7 +187,10 @@ test_reset_values(void)
 	TAP_EQ(dg.lsr, 0x60, "diag: LSR");
 	TAP_EQ(dg.thre_pending, 1, "diag: THRE pending");
 	TAP_EQ(dg.irq_level, 1, "diag: line high");
-	TAP_EQ(dg.n, 9, "diag: nine values");
+	TAP_EQ(dg.irq_rises, 1, "diag: the line rose once");
+	TAP_EQ(dg.tx_bytes + dg.rx_bytes + dg.thre_taken, 0,
+	    "diag: nothing moved yet");
+	TAP_EQ(dg.n, 13, "diag: thirteen values");
 	TAP_EQ(inb(&h, IIR), 0xc2, "diag did not take the THRE interrupt");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
@@ -600,6 +612,7 @@ test_linux_tx(void)
 {
 	const size_t len = 1 << 20;
 	struct linux_port p = { 0 };
+	struct diag_values dg;
 	struct host h;
 	uint8_t *data;
 	size_t i;
@@ -629,6 +642,14 @@ test_linux_tx(void)
 	TAP_EQ(h.fh.irq[0], false, "8250 tx: line low when done");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	tap_diag("%lu ISR runs, %u irq changes", isr_runs, h.fh.irq_calls);
+	/* What vm.info shows of it: every byte, every rise, each THRE. */
+	diag_collect(&h, &dg);
+	TAP_EQ(dg.tx_bytes, len, "8250 tx: diag counts 1 MiB sent");
+	TAP_EQ(dg.irq_rises, h.fh.rises[0], "8250 tx: diag counts each rise");
+	TAP_EQ(dg.thre_taken >= len / 16 && dg.thre_taken <= isr_runs +
+	    len / 16, 1, "8250 tx: diag counts THRE taken (%llu for %lu "
+	    "ISR runs)", (unsigned long long)dg.thre_taken, isr_runs);
+	TAP_EQ(dg.rx_bytes, 0, "8250 tx: nothing received");
 
 	/* A second burst after the queue ran dry starts on ETBEI 0->1. */
 	p.xmit_pos = 0;
@@ -653,6 +674,7 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 {
 	const size_t len = 300000;
 	struct linux_port p = { 0 };
+	struct diag_values dg;
 	struct host h;
 	uint8_t *data;
 	size_t i, hp = 0, want, n;
@@ -697,6 +719,8 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 	TAP_EQ(p.rx_len == len && memcmp(p.rx, data, len) == 0, 1,
 	    "%s: no loss, no duplicate, in order", what);
 	TAP_EQ(inb(&h, LSR) & 0x02, 0, "%s: never overrun", what);
+	diag_collect(&h, &dg);
+	TAP_EQ(dg.rx_bytes, len, "%s: diag counts every byte taken", what);
 	TAP_EQ(h.fh.irq_bad, 0, "%s: irq set() only on changes", what);
 	tap_diag("%s: %u rx_space calls", what, h.rx_space_calls);
 	host_fini(&h);
