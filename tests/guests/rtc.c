@@ -237,7 +237,7 @@ test_alarm(void)
 	struct rtc_time now, alarm, t;
 	uint64_t last, deadline, epoch_prev = 0, epoch, tsc;
 	int updates = 0;
-	bool alarmed = false, ok = true;
+	bool alarmed = false, ok = true, late;
 	uint8_t f;
 
 	if (cmos_reg_b() & 0x04) {
@@ -272,10 +272,22 @@ test_alarm(void)
 		sti();
 		tsc = rdtsc();
 		epoch = rtc_time_to_epoch(&t);
+		/*
+		 * Off its CPU for over a second and a half (a loaded host),
+		 * the guest finds two updates in one flag, as on hardware,
+		 * and reads the time after the alarm's second: that is no
+		 * fault of the chip.  Running on time, it must see every
+		 * second.
+		 */
+		late = tsc - last > ms_to_tsc(1500);
+		if (late)
+			printf("rtc: the guest ran %lu ms late\n",
+			    (tsc - last) * 1000 / tsc_hz);
 		if (f & REG_C_UF) {
 			printf("rtc: update at %02d:%02d:%02d (%lu ms)\n", t.hour,
 			    t.min, t.sec, (tsc - last) * 1000 / tsc_hz);
-			if (epoch_prev != 0 && epoch != epoch_prev + 1) {
+			if (epoch_prev != 0 && epoch != epoch_prev + 1 &&
+			    !(late && epoch > epoch_prev)) {
 				printf("FAIL: update at second %lu after %lu\n",
 				    epoch, epoch_prev);
 				ok = false;
@@ -288,8 +300,8 @@ test_alarm(void)
 			printf("rtc: alarm at %02d:%02d:%02d (set "
 			    "%02d:%02d:%02d)\n", t.hour, t.min, t.sec,
 			    alarm.hour, alarm.min, alarm.sec);
-			if (alarmed || t.hour != alarm.hour ||
-			    t.min != alarm.min || t.sec != alarm.sec) {
+			if (alarmed || (epoch != rtc_time_to_epoch(&alarm) &&
+			    !(late && epoch > rtc_time_to_epoch(&alarm)))) {
 				printf("FAIL: alarm at the wrong second\n");
 				ok = false;
 			}
