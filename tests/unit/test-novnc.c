@@ -121,7 +121,7 @@ start_browser(const char *chromium, const char *url, const char *shot)
 	    "--disable-gpu", "--disable-quic", "--no-first-run",
 	    "--disable-background-networking", "--disable-component-update",
 	    "--disable-sync", "--window-size=800,600",
-	    "--virtual-time-budget=10000", profile, screenshot, url,
+	    "--virtual-time-budget=30000", profile, screenshot, url,
 	    (char *)NULL);
 	_exit(127);
 }
