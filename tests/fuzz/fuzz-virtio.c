@@ -1,0 +1,436 @@
+/*
+ * libFuzzer harness for the virtio devices as a hostile guest drives
+ * them: the modern PCI transport's registers, config space, and
+ * virtqueues whose descriptors, rings and indirect tables are whatever
+ * the input wrote into guest memory.  One device per input, on the unit
+ * tests' fake device host, with backends that do the work in memory
+ * (a disk whose requests complete when the input says, a network whose
+ * frames arrive when it says).
+ *
+ * Input: the first byte picks the device (rng, blk, read-only blk,
+ * net); then one operation after another until the bytes run out:
+ *
+ *   op % 10  0-1  BAR write: 2 bytes of offset, size, 8 value bytes
+ *            2    BAR read: 2 bytes of offset, size
+ *            3    guest memory: 2 bytes of offset, a length (mod 48),
+ *                 that many bytes
+ *            4    bring-up as a driver does it: 8 bytes of features, a
+ *                 queue size byte, then per queue three ring addresses
+ *                 (2 bytes each, an offset into guest memory, or out of
+ *                 it when the high bit is set), DRIVER_OK last
+ *            5    a kick of a queue (its doorbell)
+ *            6    config space write: offset, size, 4 value bytes
+ *            7    the disk completes its n-th pending request (ok or an
+ *                 error), or the network delivers a frame of n bytes
+ *            8    VM time passes (device timers fire)
+ *            9    a "descriptor" helper: writes one descriptor (index,
+ *                 address offset, length, flags, next) and offers it
+ *
+ * A finding is what ASan/UBSan report (a descriptor that let the device
+ * touch memory outside the guest's, a use after a reset), a crash, or a
+ * broken host contract (an interrupt line set to the level it had).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "blk-backend.h"
+#include "fake-host.h"
+#include "net-backend.h"
+#include "pci-config.h"
+#include "virtio-blk.h"
+#include "virtio-net.h"
+#include "virtio-pci.h"
+#include "virtio-rng.h"
+#include "virtqueue.h"
+
+#define RAM_BASE	0x100000ULL
+#define RAM_SIZE	0x10000u	/* 64 KiB: rings, tables and buffers */
+#define DISK_SIZE	(64u * 512)
+#define PENDING_MAX	32
+
+struct fuzz_in {
+	const uint8_t *p;
+	size_t left;
+};
+
+static uint8_t
+fuzz_byte(struct fuzz_in *in)
+{
+	if (in->left == 0)
+		return 0;
+	in->left--;
+	return *in->p++;
+}
+
+static uint64_t
+fuzz_uint(struct fuzz_in *in, unsigned int bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < bytes; i++)
+		v |= (uint64_t)fuzz_byte(in) << (8 * i);
+	return v;
+}
+
+/* The run's state: one device and its backend. */
+static struct {
+	struct fake_host fh;
+	const struct device_ops *ops;
+	void *dev;
+	/* The disk: an image in memory, requests held until completed. */
+	uint8_t image[DISK_SIZE];
+	struct blk_io *pending[PENDING_MAX];
+	unsigned int npending;
+	/* The network: the frame the next receive gets. */
+	uint8_t frame[2048];
+	size_t frame_len;
+	bool frame_ready;
+	net_rx_fn rx;
+	void *rx_dev;
+} s;
+
+/* --- the disk's backend ------------------------------------------------ */
+
+static int
+fuzz_blk_submit(void *ctx, struct blk_io *io)
+{
+	if (s.npending == PENDING_MAX)
+		return -EAGAIN;
+	s.pending[s.npending++] = io;
+	return 0;
+}
+
+/* Does what a backend thread would, then reports as it would. */
+static void
+fuzz_blk_complete(unsigned int which, bool fail)
+{
+	struct blk_io *io;
+	uint64_t off;
+	int result = 0;
+
+	if (s.npending == 0)
+		return;
+	which %= s.npending;
+	io = s.pending[which];
+	s.pending[which] = s.pending[--s.npending];
+	if (fail) {
+		result = -EIO;
+	} else if (io->op == BLK_READ || io->op == BLK_WRITE) {
+		off = io->offset;
+		for (unsigned int i = 0; i < io->niov && result == 0; i++) {
+			const struct iovec *v = &io->iov[i];
+
+			if (off > DISK_SIZE || v->iov_len > DISK_SIZE - off) {
+				result = -EIO;
+				break;
+			}
+			/* ASan checks the device's iovec against guest RAM. */
+			if (io->op == BLK_READ)
+				memcpy(v->iov_base, s.image + off, v->iov_len);
+			else
+				memcpy(s.image + off, v->iov_base, v->iov_len);
+			off += v->iov_len;
+		}
+	} else if (io->op == BLK_DISCARD || io->op == BLK_WRITE_ZEROES) {
+		if (io->offset > DISK_SIZE || io->len > DISK_SIZE - io->offset)
+			result = -EIO;
+		else
+			memset(s.image + io->offset, 0, io->len);
+	}
+	io->done(io, result);	/* takes the device's lock */
+}
+
+static void
+fuzz_blk_drain(void *ctx)
+{
+	while (s.npending > 0)
+		fuzz_blk_complete(0, false);
+}
+
+static const struct blk_backend_ops fuzz_blk_ops = {
+	.submit = fuzz_blk_submit,
+	.drain = fuzz_blk_drain,
+};
+
+/* --- the network's backend --------------------------------------------- */
+
+static int
+fuzz_net_send(void *ctx, const struct iovec *iov, unsigned int niov)
+{
+	volatile uint8_t sink = 0;
+
+	/* Touch every byte: ASan checks the frame lies in guest RAM. */
+	for (unsigned int i = 0; i < niov; i++)
+		for (size_t j = 0; j < iov[i].iov_len; j++)
+			sink ^= ((const uint8_t *)iov[i].iov_base)[j];
+	(void)sink;
+	return 0;
+}
+
+static ssize_t
+fuzz_net_recv(void *ctx, void *buf, size_t len)
+{
+	size_t n = s.frame_len < len ? s.frame_len : len;
+
+	if (!s.frame_ready)
+		return -EAGAIN;
+	s.frame_ready = false;
+	memcpy(buf, s.frame, n);
+	return (ssize_t)n;
+}
+
+static int
+fuzz_net_set_offload(void *ctx, unsigned int flags)
+{
+	return 0;
+}
+
+static void
+fuzz_net_attach(void *ctx, net_rx_fn rx, void *dev)
+{
+	s.rx = rx;
+	s.rx_dev = dev;
+}
+
+static void
+fuzz_net_watch(void *ctx, bool on)
+{
+}
+
+static const struct net_backend_ops fuzz_net_ops = {
+	.send = fuzz_net_send,
+	.recv = fuzz_net_recv,
+	.set_offload = fuzz_net_set_offload,
+	.attach = fuzz_net_attach,
+	.watch = fuzz_net_watch,
+};
+
+/* --- the guest's side -------------------------------------------------- */
+
+/*
+ * One thread plays vCPU, loop and backend threads in turn, so the device
+ * lock is never held here: the device takes it itself where a backend
+ * or the loop calls in (completions, frames arriving), and it is not
+ * recursive.
+ */
+static void
+bar_write(uint64_t off, uint64_t v, unsigned int size)
+{
+	s.ops->write(s.dev, PCI_BAR_OFFSET(VIRTIO_PCI_BAR) + off, &v, size);
+}
+
+static uint64_t
+bar_read(uint64_t off, unsigned int size)
+{
+	uint64_t v = 0;
+
+	s.ops->read(s.dev, PCI_BAR_OFFSET(VIRTIO_PCI_BAR) + off, &v, size);
+	return v;
+}
+
+/* An access the bus would deliver: naturally sized, inside the BAR. */
+static unsigned int
+fuzz_size(struct fuzz_in *in, uint64_t *off)
+{
+	unsigned int size = 1u << (fuzz_byte(in) % 4);
+
+	*off %= VIRTIO_PCI_BAR_SIZE;
+	while (*off + size > VIRTIO_PCI_BAR_SIZE)
+		size >>= 1;
+	return size;
+}
+
+/* A guest address from 2 input bytes: in RAM, or past it (high bit). */
+static uint64_t
+fuzz_gpa(struct fuzz_in *in)
+{
+	uint64_t v = fuzz_uint(in, 2);
+
+	if (v & 0x8000)
+		return RAM_BASE + RAM_SIZE - 64 + (v & 0x7fff);
+	return RAM_BASE + (v % RAM_SIZE);
+}
+
+static void
+fuzz_bring_up(struct fuzz_in *in)
+{
+	const uint8_t ok = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
+	uint64_t features = fuzz_uint(in, 8);
+	unsigned int qsize = 1u << (fuzz_byte(in) % 9), q;
+
+	bar_write(0x14, 0, 1);
+	bar_write(0x14, ok, 1);
+	bar_write(0x08, 0, 4);
+	bar_write(0x0c, (uint32_t)features, 4);
+	bar_write(0x08, 1, 4);
+	bar_write(0x0c, (uint32_t)(features >> 32), 4);
+	bar_write(0x14, ok | VIRTIO_STATUS_FEATURES_OK, 1);
+	for (q = 0; q < 2; q++) {
+		bar_write(0x16, q, 2);
+		bar_write(0x18, qsize, 2);
+		bar_write(0x20, fuzz_gpa(in), 8);
+		bar_write(0x28, fuzz_gpa(in), 8);
+		bar_write(0x30, fuzz_gpa(in), 8);
+		bar_write(0x1c, 1, 2);
+	}
+	bar_write(0x14, ok | VIRTIO_STATUS_FEATURES_OK |
+	    VIRTIO_STATUS_DRIVER_OK, 1);
+}
+
+/* One descriptor written at desc[index] of a table at a fixed place. */
+static void
+fuzz_descriptor(struct fuzz_in *in)
+{
+	struct virtq_desc d;
+	uint8_t *table = s.fh.mem;	/* RAM_BASE: where tests put it */
+	unsigned int index = fuzz_byte(in) % 64;
+	uint16_t *avail = (uint16_t *)(s.fh.mem + 0x1000);
+	unsigned int slot;
+
+	d.addr = fuzz_gpa(in);
+	d.len = (uint32_t)fuzz_uint(in, 2) << (fuzz_byte(in) % 17);
+	d.flags = (uint16_t)(fuzz_byte(in) & 7);
+	d.next = fuzz_byte(in) % 72;
+	memcpy(table + index * sizeof(d), &d, sizeof(d));
+	/* Offer it on the avail ring at RAM_BASE + 0x1000 too. */
+	slot = avail[1];
+	avail[2 + slot % 8] = (uint16_t)index;
+	avail[1] = (uint16_t)(slot + 1);
+}
+
+static void
+fuzz_check(const char *after)
+{
+	if (s.fh.irq_bad != 0) {
+		fprintf(stderr, "%s: interrupt line set to the level it had "
+		    "after %s\n", s.ops->name, after);
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t ram[RAM_SIZE];
+	struct fuzz_in in = { data, size };
+	struct blk_backend blk = {
+		.ops = &fuzz_blk_ops, .size = DISK_SIZE,
+		.serial = "fuzz-serial",
+	};
+	struct net_backend net = {
+		.ops = &fuzz_net_ops,
+		.mac = { 0x02, 0, 0, 0, 0, 1 },
+	};
+	struct pci_config *pc;
+	uint64_t off, v;
+	unsigned int sz, n;
+	uint8_t kind;
+
+	memset(&s, 0, sizeof(s));
+	memset(ram, 0, sizeof(ram));
+	fake_host_init(&s.fh);
+	s.fh.mem = ram;
+	s.fh.mem_base = RAM_BASE;
+	s.fh.mem_size = RAM_SIZE;
+
+	kind = fuzz_byte(&in) % 4;
+	switch (kind) {
+	case 0:
+		s.ops = &virtio_rng_device_ops;
+		s.dev = virtio_rng_new(&s.fh.host);
+		break;
+	case 1:
+	case 2:
+		blk.readonly = kind == 2;
+		s.ops = &virtio_blk_device_ops;
+		s.dev = virtio_blk_new(&s.fh.host, &blk);
+		break;
+	default:
+		s.ops = &virtio_net_device_ops;
+		s.dev = virtio_net_new(&s.fh.host, &net);
+		break;
+	}
+	if (s.dev == NULL)
+		abort();
+	pc = s.ops->pci(s.dev);
+
+	while (in.left > 0) {
+		switch (fuzz_byte(&in) % 10) {
+		case 0:
+		case 1:
+			off = fuzz_uint(&in, 2);
+			sz = fuzz_size(&in, &off);
+			bar_write(off, fuzz_uint(&in, 8), sz);
+			fuzz_check("a BAR write");
+			break;
+		case 2:
+			off = fuzz_uint(&in, 2);
+			sz = fuzz_size(&in, &off);
+			(void)bar_read(off, sz);
+			fuzz_check("a BAR read");
+			break;
+		case 3:
+			off = fuzz_uint(&in, 2) % RAM_SIZE;
+			n = fuzz_byte(&in) % 48;
+			for (unsigned int i = 0; i < n && off + i < RAM_SIZE;
+			    i++)
+				ram[off + i] = fuzz_byte(&in);
+			break;
+		case 4:
+			fuzz_bring_up(&in);
+			fuzz_check("a bring-up");
+			break;
+		case 5:
+			n = fuzz_byte(&in) % VIRTIO_PCI_MAX_QUEUES;
+			bar_write(VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * n,
+			    n, 2);
+			for (unsigned int i = 0; i < s.fh.nbells; i++)
+				if (s.fh.bell[i].id == n)
+					s.fh.bell[i].fn(s.fh.bell[i].dev, n);
+			fuzz_check("a kick");
+			break;
+		case 6:
+			off = fuzz_byte(&in);
+			sz = 1u << (fuzz_byte(&in) % 3);
+			v = fuzz_uint(&in, 4);
+			if (off + sz > 256)
+				break;
+			if (pci_config_write(pc, (unsigned int)off, &v, sz) &&
+			    s.ops->pci_written != NULL)
+				s.ops->pci_written(s.dev, (unsigned int)off,
+				    sz);
+			fuzz_check("a config write");
+			break;
+		case 7:
+			n = fuzz_byte(&in);
+			if (s.ops == &virtio_blk_device_ops) {
+				fuzz_blk_complete(n >> 1, n & 1);
+			} else if (s.ops == &virtio_net_device_ops &&
+			    s.rx != NULL) {
+				s.frame_len = (size_t)n * 8;
+				memset(s.frame, n, s.frame_len);
+				s.frame_ready = true;
+				s.rx(s.rx_dev);
+			}
+			fuzz_check("a backend event");
+			break;
+		case 8:
+			fake_host_advance(&s.fh, (int64_t)fuzz_uint(&in, 3) *
+			    1000);
+			fuzz_check("a timer");
+			break;
+		case 9:
+			fuzz_descriptor(&in);
+			break;
+		}
+	}
+	/* The disk's requests still pending complete in its drain. */
+	s.ops->free(s.dev);
+	return 0;
+}
