@@ -413,8 +413,10 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 		    sandbox_ioctl_types[i] << 8));
 	for (i = 0; r == 0 && i < sizeof(sandbox_ioctls) /
 	    sizeof(sandbox_ioctls[0]); i++)
+		/* datum_b spelt out (unused by EQ): clang's
+		 * -Wmissing-field-initializers sees the compound literal. */
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-		    SCMP_A1(SCMP_CMP_EQ, sandbox_ioctls[i]));
+		    SCMP_A1(SCMP_CMP_EQ, sandbox_ioctls[i], 0));
 	/*
 	 * Threads, but no new namespaces: clone3() takes its flags in
 	 * memory the filter cannot read, so it fails with ENOSYS and
@@ -433,13 +435,14 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 	if (r == 0) {
 		what = "tgkill";
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
 	}
 	/* getrlimit() as glibc makes it: our own limits, read only. */
 	if (r == 0) {
 		what = "prlimit64";
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64),
-		    2, SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+		    2, SCMP_A0(SCMP_CMP_EQ, 0, 0),
+		    SCMP_A2(SCMP_CMP_EQ, 0, 0));
 	}
 	if (sandbox_sanitized)
 		goto out;	/* prctl and openat: sandbox_sanitizers[] */
@@ -447,7 +450,7 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 	if (r == 0) {
 		what = "prctl";
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0));
 	}
 	/* openat: read-only where cfg->read_files, refused otherwise. */
 	if (r == 0 && cfg->read_files) {
