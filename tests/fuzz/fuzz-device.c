@@ -23,31 +23,7 @@
 #include <string.h>
 
 #include "fuzz-device.h"
-
-struct fuzz_in {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t
-fuzz_byte(struct fuzz_in *in)
-{
-	if (in->left == 0)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
-
-static uint32_t
-fuzz_u32(struct fuzz_in *in)
-{
-	uint32_t v = 0;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		v |= (uint32_t)fuzz_byte(in) << (8 * i);
-	return v;
-}
+#include "fuzz-input.h"
 
 /* An access the bus would deliver: *offset and *size. */
 static void
@@ -119,7 +95,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_check(&fh, "a read");
 			break;
 		case 5:
-			ns = fuzz_u32(&in);
+			ns = (uint32_t)fuzz_uint(&in, 4);
 			ns &= (INT64_C(1) << (fuzz_byte(&in) % 31)) - 1;
 			fake_host_advance(&fh, ns);
 			fuzz_check(&fh, "a timer");

@@ -39,6 +39,7 @@
 
 #include "blk-backend.h"
 #include "fake-host.h"
+#include "fuzz-input.h"
 #include "net-backend.h"
 #include "pci-config.h"
 #include "virtio-blk.h"
@@ -51,30 +52,6 @@
 #define RAM_SIZE	0x10000u	/* 64 KiB: rings, tables and buffers */
 #define DISK_SIZE	(64u * 512)
 #define PENDING_MAX	32
-
-struct fuzz_in {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t
-fuzz_byte(struct fuzz_in *in)
-{
-	if (in->left == 0)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
-
-static uint64_t
-fuzz_uint(struct fuzz_in *in, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < bytes; i++)
-		v |= (uint64_t)fuzz_byte(in) << (8 * i);
-	return v;
-}
 
 /* The run's state: one device and its backend. */
 static struct {
