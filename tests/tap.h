@@ -17,20 +17,56 @@
 __attribute__((weak)) int tap_count;
 __attribute__((weak)) int tap_failed;
 
+/*
+ * Every line a test prints is TAP: a description that holds newlines (a
+ * program's output quoted in it) is folded onto its one line, and every
+ * line of a diagnostic starts with "# ".
+ */
+static inline void
+tap_emit(const char *first, const char *rest, int fold, const char *fmt,
+    va_list ap)
+{
+	char *s = NULL, *p;
+	int n;
+
+	n = vasprintf(&s, fmt, ap);
+	if (n < 0) {
+		printf("%s(out of memory)\n", first);
+		fflush(stdout);
+		return;
+	}
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = '\0';
+	fputs(first, stdout);
+	for (p = s; *p != '\0'; p++) {
+		if (*p != '\n')
+			putchar(*p);
+		else if (fold)
+			putchar(' ');
+		else {
+			putchar('\n');
+			fputs(rest, stdout);
+		}
+	}
+	putchar('\n');
+	fflush(stdout);
+	free(s);
+}
+
 static inline void __attribute__((format(printf, 2, 3)))
 tap_ok(int cond, const char *fmt, ...)
 {
+	char head[32];
 	va_list ap;
 
 	tap_count++;
 	if (!cond)
 		tap_failed++;
-	printf("%sok %d - ", cond ? "" : "not ", tap_count);
+	snprintf(head, sizeof(head), "%sok %d - ", cond ? "" : "not ",
+	    tap_count);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_emit(head, "", 1, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 static inline void __attribute__((format(printf, 1, 2)))
@@ -38,12 +74,9 @@ tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("# ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_emit("# ", "# ", 0, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 /*
