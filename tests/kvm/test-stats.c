@@ -70,6 +70,38 @@ nrows(struct json_object *ret)
 	return json_object_array_length(rows);
 }
 
+/* The KVM statistics of vCPU i in a vm.stats return with "kvm". */
+static struct json_object *
+kvm_vcpu(struct json_object *ret, size_t i)
+{
+	struct json_object *kvm, *v;
+
+	if (ret == NULL || !json_object_object_get_ex(ret, "kvm", &kvm) ||
+	    !json_object_object_get_ex(kvm, "vcpus", &v) ||
+	    !json_object_is_type(v, json_type_array))
+		return NULL;
+	return json_object_array_get_idx(v, i);
+}
+
+/* k0 before round 3, k1 after it. */
+static void
+test_kvm_stats(struct json_object *k0, struct json_object *k1)
+{
+	struct json_object *kvm, *v0 = kvm_vcpu(k0, 0), *v1 = kvm_vcpu(k1, 0);
+	int64_t before = h_int(v0, "exits", -1), after = h_int(v1, "exits", -1);
+
+	tap_ok(kvm_vcpu(k1, 1) != NULL && kvm_vcpu(k1, 2) == NULL &&
+	    v1 != NULL && json_object_object_length(v1) >= 4,
+	    "kvm: a table of counters for each of the 2 vCPUs (%d names)",
+	    v1 != NULL ? json_object_object_length(v1) : 0);
+	tap_ok(before >= 0 && after - before >= OUTS + READS,
+	    "kvm: vCPU 0's exits moved by at least the round's %d (%lld to "
+	    "%lld)", OUTS + READS, (long long)before, (long long)after);
+	tap_ok(k1 != NULL && json_object_object_get_ex(k1, "kvm", &kvm) &&
+	    json_object_is_type(json_object_object_get(kvm, "vm"),
+	    json_type_object), "kvm: the VM's statistics");
+}
+
 static double
 num(struct json_object *o, const char *key)
 {
@@ -235,7 +267,7 @@ main(void)
 	struct h_daemon *d;
 	struct h_conn *c;
 	struct h_console *con;
-	struct json_object *ret, *r0, *r1, *kvm, *v;
+	struct json_object *ret, *r0, *r1, *v, *k0, *k1;
 	char state[32];
 
 	h_init();
@@ -319,7 +351,9 @@ main(void)
 	    "reset: zero");
 	json_object_put(ret);
 	json_object_put(stats(c, "\"enable\":true"));
+	k0 = stats(c, "\"kvm\":true");
 	tap_ok(con != NULL && round_trip(con, 3) == 0, "round 3 done");
+	k1 = stats(c, "\"kvm\":true");
 	r0 = stats(c, "\"vcpu\":0,\"segments\":true");
 	r1 = stats(c, "\"vcpu\":1");
 	tap_ok(count(r0, ROW_POST) == OUTS && count(r0, ROW_MMIO) == READS &&
@@ -334,18 +368,16 @@ main(void)
 	json_object_put(r0);
 	json_object_put(r1);
 
-	/* KVM's own statistics, by name. */
-	ret = stats(c, "\"kvm\":true");
-	kvm = ret != NULL ? json_object_object_get(ret, "kvm") : NULL;
-	v = kvm != NULL ? json_object_object_get(kvm, "vcpus") : NULL;
-	tap_ok(v != NULL && json_object_array_length(v) == 2 &&
-	    h_int(json_object_array_get_idx(v, 0), "exits", 0) > 0 &&
-	    h_int(json_object_array_get_idx(v, 0), "io_exits", 0) >=
-	    OUTS, "kvm: each vCPU's counters by name (exits, "
-	    "io_exits)");
-	tap_ok(kvm != NULL && json_object_is_type(json_object_object_get(kvm,
-	    "vm"), json_type_object), "kvm: the VM's statistics");
-	json_object_put(ret);
+	/*
+	 * KVM's own statistics, by name: what the binary statistics API
+	 * promises (a descriptor table per vCPU and for the VM, values that
+	 * move), not one backend's set of names.  "exits" is x86 KVM's
+	 * common vCPU counter; which kinds of exit a backend counts apart
+	 * (io_exits, mmio_exits, ...) differs between them.
+	 */
+	test_kvm_stats(k0, k1);
+	json_object_put(k0);
+	json_object_put(k1);
 
 	test_bad(c);
 	test_vmctl(d);
