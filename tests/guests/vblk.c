@@ -42,13 +42,29 @@ blk_irq(struct trap_frame *f)
 	lapic_eoi();
 }
 
+/* At most this long for an answer: only reached when none comes. */
+#define ANSWER_US	5000000
+
+static uint16_t used_want;
+
+static bool
+used_reached(void *arg)
+{
+	return vq_used(&cur->vq) == used_want;
+}
+
+static bool
+needs_reset(void *arg)
+{
+	return (vio_status(&cur->vio) & 0x40) != 0;
+}
+
 /* One request on cur: the status byte, or -1 without an answer. */
 static int
 request(uint32_t type, uint64_t sector, uint32_t len, bool in)
 {
 	struct vq *vq = &cur->vq;
 	uint16_t want = (uint16_t)(vq_used(vq) + 1);
-	unsigned spins;
 
 	hdr[0] = type;
 	hdr[1] = 0;
@@ -63,9 +79,8 @@ request(uint32_t type, uint64_t sector, uint32_t len, bool in)
 		vq->desc[0].next = 2;
 	vq->desc[2] = (struct vq_desc){ (uintptr_t)&status, 1, 2, 0 };
 	vq_submit(vq, 0);
-	for (spins = 0; spins < 1000 && vq_used(vq) != want; spins++)
-		idle();
-	return vq_used(vq) == want ? status : -1;
+	used_want = want;
+	return wait_us(used_reached, NULL, ANSWER_US) ? status : -1;
 }
 
 static int
@@ -144,8 +159,7 @@ guest_main(void)
 	cur = &disks[0];
 	cur->vq.desc[0] = (struct vq_desc){ (uintptr_t)hdr, 16, 0, 0 };
 	vq_submit(&cur->vq, 0);
-	for (i = 0; i < 100 && !(vio_status(&cur->vio) & 0x40); i++)
-		idle();
+	(void)wait_us(needs_reset, NULL, ANSWER_US);
 	printf("vblk: bad chain: status 0x%02x\n", vio_status(&cur->vio));
 	if (!(vio_status(&cur->vio) & 0x40)) {
 		printf("FAIL: bad chain not refused\n");

@@ -60,18 +60,40 @@ virtio_irq(struct trap_frame *f)
 	lapic_eoi();
 }
 
+/*
+ * How long an answer may take before the test gives up: far beyond any
+ * host's pace (an answer comes within milliseconds), only reached when
+ * the answer never comes.
+ */
+#define ANSWER_US	5000000
+
+static uint16_t used_want;
+
+static bool
+used_reached(void *arg)
+{
+	return vq_used(&vq) == used_want && interrupts > 0;
+}
+
 /* Wait (with interrupts on) until the used index reaches want. */
 static int
 wait_used(uint16_t want)
 {
-	unsigned spins;
+	used_want = want;
+	return wait_us(used_reached, NULL, ANSWER_US) ? 0 : -1;
+}
 
-	for (spins = 0; spins < 1000; spins++) {
-		if (vq_used(&vq) == want && interrupts > 0)
-			return 0;
-		idle();
-	}
-	return -1;
+static bool
+needs_reset(void *arg)
+{
+	return (vio_status(&vio) & 0x40) != 0;
+}
+
+/* NEEDS_RESET, and the configuration interrupt that announces it. */
+static bool
+reset_announced(void *arg)
+{
+	return needs_reset(arg) && (last_isr & 2) != 0;
 }
 
 static int
@@ -89,22 +111,31 @@ bring_up(void)
 	return 0;
 }
 
+struct msix_want {
+	uint16_t used;
+	volatile unsigned *count;
+	unsigned want;
+};
+
+static bool
+msix_reached(void *arg)
+{
+	const struct msix_want *w = arg;
+
+	return vq_used(&vq) == w->used && *w->count >= w->want;
+}
+
 /*
- * Wait (1 ms sleeps on the LAPIC timer, at most 2 s: a masked vector
- * must not leave us halted forever) until the queue's used index is
- * used and *count reaches want.  0, or -1 when that did not happen.
+ * Wait until the queue's used index is used and *count reaches want (at
+ * most ANSWER_US: a masked vector must not leave us halted forever).
+ * 0, or -1 when that did not happen.
  */
 static int
 msix_wait(uint16_t used, volatile unsigned *count, unsigned want)
 {
-	unsigned ms;
+	struct msix_want w = { used, count, want };
 
-	for (ms = 0; ms < 2000; ms++) {
-		if (vq_used(&vq) == used && *count >= want)
-			return 0;
-		sleep_ms(1);
-	}
-	return -1;
+	return wait_us(msix_reached, &w, ANSWER_US) ? 0 : -1;
 }
 
 /* Offer one buffer; wait for it and for *count to reach want. */
@@ -251,8 +282,7 @@ guest_main(void)
 	last_isr = 0;
 	vq.desc[1] = (struct vq_desc){ 0x7ff000000000ull, 4096, 2, 0 };
 	vq_submit(&vq, 1);
-	for (i = 0; i < 100 && interrupts == 0; i++)
-		idle();
+	(void)wait_us(reset_announced, NULL, ANSWER_US);
 	printf("garbage: status 0x%02x isr 0x%x\n", vio_status(&vio),
 	    last_isr);
 	if (!(vio_status(&vio) & 0x40) || !(last_isr & 2) ||
@@ -271,11 +301,9 @@ guest_main(void)
 	/*
 	 * The notification may reach the device through an ioeventfd, on
 	 * the worker's loop rather than during the write: wait for the
-	 * configuration interrupt that comes with NEEDS_RESET.
+	 * NEEDS_RESET that comes with a configuration interrupt.
 	 */
-	for (i = 0; i < 100 && !(vio_status(&vio) & 0x40); i++)
-		idle();
-	if (!(vio_status(&vio) & 0x40)) {
+	if (!wait_us(needs_reset, NULL, ANSWER_US)) {
 		printf("FAIL: a descriptor loop was not refused\n");
 		return;
 	}

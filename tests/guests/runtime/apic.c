@@ -201,26 +201,55 @@ lapic_timer_stop(void)
 	lapic_periodic_fn = NULL;
 }
 
-/* Sleep with HLT; long delays are split to fit the 32-bit counter. */
-void
-sleep_us(uint64_t us)
+/*
+ * The one way a test guest waits: with interrupts on, halting between
+ * them, until done(arg) holds or us microseconds have passed on the local
+ * APIC timer's one-shot (in chunks that fit its 32-bit counter; of 1 ms
+ * with a done(), so that it is checked at least that often).  done() runs with interrupts off, before each halt and after
+ * each interrupt, so an answer that comes early ends the wait early and
+ * one that comes late is still seen within the bound: how a driver waits
+ * for a device, never by a count of loop turns, which a faster host runs
+ * through before an asynchronous answer (an ioeventfd's, say) has come.
+ */
+bool
+wait_us(bool (*done)(void *arg), void *arg, uint64_t us)
 {
+	/* An answer may come without an interrupt (a masked vector). */
+	uint64_t max_chunk = done != NULL ? 1000 : 50000;
 	uint64_t flags, chunk, target;
+	bool held = false;
 
 	flags = irq_save();
-	while (us > 0) {
-		chunk = us > 50000 ? 50000 : us;
+	for (;;) {
+		if (done != NULL && done(arg)) {
+			held = true;
+			break;
+		}
+		if (us == 0)
+			break;
+		chunk = us > max_chunk ? max_chunk : us;
 		us -= chunk;
 		target = lapic_timer_fired + 1;
 		lapic_timer_oneshot_us(chunk);
-		for (;;) {
-			cli();
-			if (lapic_timer_fired >= target)
-				break;
+		while (lapic_timer_fired < target) {
+			if (done != NULL && done(arg)) {
+				held = true;
+				lapic_timer_stop();
+				goto out;
+			}
 			idle();
+			cli();
 		}
 	}
+out:
 	irq_restore(flags);
+	return held;
+}
+
+void
+sleep_us(uint64_t us)
+{
+	(void)wait_us(NULL, NULL, us);
 }
 
 void
