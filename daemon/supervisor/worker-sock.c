@@ -184,9 +184,13 @@ wsock_handshake(int fd, uint64_t id, int *rc)
 	return NULL;
 }
 
-/* One socket: 1 with the worker passed to cb, 0 when there is none. */
+/*
+ * One socket: 1 with the worker passed to cb, 0 when there is none; with
+ * retry, a connection reset during the handshake is tried once more.
+ */
 static int
-wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg)
+wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
+    bool retry)
 {
 	struct wsock_found f = { .name = name, .fd = -1, .pidfd = -1 };
 	struct pollfd pfd;
@@ -224,6 +228,17 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg)
 	}
 	f.last_id = 1;
 	f.info = wsock_handshake(f.fd, f.last_id, &rc);
+	if (f.info == NULL && (rc == -ECONNRESET || rc == -EPIPE) &&
+	    retry) {
+		/*
+		 * A worker that was dying as we connected (the kernel queues
+		 * a connection on a listening socket until its last
+		 * descriptor closes): look once more, which finds the
+		 * socket refused and removes it, or a worker that answers.
+		 */
+		close(f.fd);
+		return wsock_try(dir, name, cb, arg, false);
+	}
 	if (f.info == NULL) {
 		log_warn("%s: no answer to worker.adopt (%s): left alone",
 		    sa.sun_path, strerror(-rc));
@@ -286,7 +301,7 @@ wsock_scan(const char *dir, wsock_found_cb cb, void *arg)
 		name[len - slen] = '\0';
 		if (!config_name_valid(name))
 			continue;
-		found += wsock_try(dir, name, cb, arg);
+		found += wsock_try(dir, name, cb, arg, true);
 	}
 	closedir(d);
 	return found;
