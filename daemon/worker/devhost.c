@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/queue.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@
 #define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
 /* Callbacks run per wake-up at most, so a timer always due cannot hog. */
 #define DEVHOST_FIRE_BUDGET	64
+/* The latest a timerfd is armed for, host ns (~146 years of uptime). */
+#define DEVHOST_FAR_NS		(INT64_MAX / 2)
 
 struct device_timer {
 	TAILQ_ENTRY(device_timer) entry;
@@ -35,6 +38,16 @@ struct devhost {
 	struct devhost_config cfg;
 	struct devhost_ram *ram;
 	pthread_t loop_thread;
+	/*
+	 * The timers' own timerfd (CLOCK_MONOTONIC, absolute deadlines)
+	 * and its read event on the loop: libevent's own timers keep the
+	 * kernel's coarse tick, several milliseconds here, where a device
+	 * asks for microseconds (the RTC at 1024 Hz, its reinjection
+	 * slices, virtio-net's hold).  timerfd_settime is safe from any
+	 * thread: a vCPU that makes a deadline the earliest re-arms it
+	 * itself, and the loop wakes when it expires, not before.
+	 */
+	int tfd;
 	struct event *ev;
 
 	/* VM clock: host monotonic minus vm_offset, or vm_frozen if paused. */
@@ -43,7 +56,7 @@ struct devhost {
 
 	pthread_mutex_t lock;		/* what follows */
 	struct devhost_timers timers;
-	int64_t programmed;		/* the libevent timer's deadline */
+	int64_t programmed;		/* the timerfd's deadline (VM ns) */
 	struct device_timer *firing;	/* whose callback runs now */
 	struct devhost_stats stats;
 	/*
@@ -84,12 +97,46 @@ devhost_earliest(const struct devhost *dh)
 	return earliest;
 }
 
-/* Point the libevent timer at the earliest deadline.  Under dh->lock. */
+/*
+ * Set the timerfd to fire at VM time deadline (DEVHOST_NEVER: disarm).
+ * The deadline is absolute on the host's monotonic clock, so a periodic
+ * device that advances its deadline from the previous one never drifts,
+ * however late a wake-up was.  Under dh->lock, the clock running.
+ */
+static void
+devhost_settime(struct devhost *dh, int64_t deadline)
+{
+	int64_t offset = __atomic_load_n(&dh->vm_offset, __ATOMIC_RELAXED);
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	int64_t host;
+
+	if (deadline != DEVHOST_NEVER) {
+		/* Far deadlines are clamped; a wake-up then re-arms. */
+		if (deadline > DEVHOST_FAR_NS - offset)
+			host = DEVHOST_FAR_NS;
+		else
+			host = deadline + offset;
+		if (host < 1)
+			host = 1;	/* 0 would disarm: "now" is long past */
+		its.it_value.tv_sec = host / 1000000000;
+		its.it_value.tv_nsec = host % 1000000000;
+	}
+	dh->stats.rearms++;
+	if (timerfd_settime(dh->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		log_debug("timerfd_settime: %s", strerror(errno));
+}
+
+/*
+ * Point the timerfd at the earliest deadline: one timerfd_settime per
+ * change of it, none otherwise.  From another thread (a vCPU) only a
+ * deadline that becomes the earliest re-arms it; one moved later, or
+ * re-armed where it was, is found where it stands when the timerfd
+ * fires at the old deadline.  Under dh->lock.
+ */
 static void
 devhost_program(struct devhost *dh)
 {
-	int64_t earliest = devhost_earliest(dh), rel, now;
-	struct timeval tv;
+	int64_t earliest = devhost_earliest(dh);
 
 	if (__atomic_load_n(&dh->vm_frozen, __ATOMIC_RELAXED) !=
 	    DEVHOST_RUNNING)
@@ -97,21 +144,13 @@ devhost_program(struct devhost *dh)
 	if (earliest == dh->programmed)
 		return;
 	if (!devhost_on_loop(dh)) {
-		/* Only an earlier deadline is worth waking the loop for. */
+		/* Only an earlier deadline is worth a re-arm. */
 		if (earliest > dh->programmed)
 			return;
 		dh->stats.loop_kicks++;
 	}
 	dh->programmed = earliest;
-	if (earliest == DEVHOST_NEVER) {
-		event_del(dh->ev);
-		return;
-	}
-	now = devhost_vm_clock(dh);
-	rel = earliest <= now ? 0 : earliest - now;
-	tv.tv_sec = rel / 1000000000;
-	tv.tv_usec = (rel % 1000000000) / 1000;
-	event_add(dh->ev, &tv);
+	devhost_settime(dh, earliest);
 }
 
 static void
@@ -150,9 +189,9 @@ devhost_due(struct devhost *dh, int64_t now)
 }
 
 /*
- * The loop's timer expired: run what is due, each under its device's
- * lock, then point the timer at what is left.  A deadline moved by a
- * vCPU while we were not looking is simply found where it now is.
+ * The timerfd expired: run what is due, each under its device's lock,
+ * then point the timerfd at what is left.  A deadline moved by a vCPU
+ * while we were not looking is simply found where it now is.
  */
 static void
 devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -162,7 +201,11 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 	unsigned int budget = DEVHOST_FIRE_BUDGET;
 	pthread_mutex_t *lock;
 	int64_t deadline, now;
+	uint64_t expirations;
 
+	/* Nothing to read: re-armed or disarmed since it fired. */
+	if (read(dh->tfd, &expirations, sizeof(expirations)) < 0)
+		return;
 	pthread_mutex_lock(&dh->lock);
 	dh->programmed = DEVHOST_NEVER;		/* no longer pending */
 	dh->stats.loop_wakeups++;
@@ -522,6 +565,7 @@ int
 devhost_new(struct devhost **out, const struct devhost_config *cfg)
 {
 	struct devhost *dh;
+	int ret = -ENOMEM;
 
 	dh = calloc(1, sizeof(*dh));
 	if (dh == NULL)
@@ -534,9 +578,15 @@ devhost_new(struct devhost **out, const struct devhost_config *cfg)
 		memcpy(dh->ram, cfg->ram, cfg->nram * sizeof(*dh->ram));
 	}
 	dh->cfg.ram = dh->ram;
-	dh->ev = event_new(cfg->base, -1, 0, devhost_timer_cb, dh);
-	if (dh->ev == NULL)
+	dh->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (dh->tfd < 0) {
+		ret = -errno;
 		goto free_ram;
+	}
+	dh->ev = event_new(cfg->base, dh->tfd, EV_READ | EV_PERSIST,
+	    devhost_timer_cb, dh);
+	if (dh->ev == NULL || event_add(dh->ev, NULL) < 0)
+		goto close_tfd;
 	dh->loop_thread = pthread_self();
 	dh->vm_offset = xs_mono_ns();
 	dh->vm_frozen = DEVHOST_RUNNING;
@@ -546,11 +596,15 @@ devhost_new(struct devhost **out, const struct devhost_config *cfg)
 	*out = dh;
 	return 0;
 
+close_tfd:
+	if (dh->ev != NULL)
+		event_free(dh->ev);
+	close(dh->tfd);
 free_ram:
 	free(dh->ram);
 free_dh:
 	free(dh);
-	return -ENOMEM;
+	return ret;
 }
 
 void
@@ -567,6 +621,7 @@ devhost_free(struct devhost *dh)
 		free(t);
 	}
 	event_free(dh->ev);
+	close(dh->tfd);
 	pthread_mutex_destroy(&dh->lock);
 	free(dh->ram);
 	free(dh);
@@ -612,9 +667,10 @@ devhost_pause(struct devhost *dh)
 {
 	pthread_mutex_lock(&dh->lock);
 	if (dh->vm_frozen == DEVHOST_RUNNING) {
+		if (dh->programmed != DEVHOST_NEVER)
+			devhost_settime(dh, DEVHOST_NEVER);
 		__atomic_store_n(&dh->vm_frozen, devhost_vm_clock(dh),
 		    __ATOMIC_RELEASE);
-		event_del(dh->ev);
 		dh->programmed = DEVHOST_NEVER;
 	}
 	pthread_mutex_unlock(&dh->lock);

@@ -6,15 +6,17 @@
  * and the VM clock; one struct devhost_device per device carries that
  * device's interrupt lines (GSIs), its lock and its name.
  *
- * Timers: the device timers of a machine share one libevent timer,
- * armed for the earliest deadline.  Arming from the loop's own thread
- * reprograms it exactly.  Arming from another thread (a vCPU, inside a
- * register access) touches the libevent timer only when the new
- * deadline becomes the earliest: libevent wakes the loop for any move
- * of the timer on top of its heap, so moving the earliest timer later,
- * or re-arming it to the same deadline, is left for the loop to notice
- * when the timer fires where it stands.  An idle guest's register writes
- * thus wake nothing.
+ * Timers: the device timers of a machine share one timerfd (absolute
+ * deadlines on CLOCK_MONOTONIC: microseconds, where libevent's own
+ * timers keep the kernel's coarse tick), armed for the earliest deadline
+ * and watched by the loop as a read event.  Arming from the loop's own
+ * thread re-arms it whenever the earliest deadline changes.  Arming from
+ * another thread (a vCPU, inside a register access) re-arms it only when
+ * the new deadline becomes the earliest; moving the earliest later, or
+ * re-arming it to the same deadline, is left for the loop to notice when
+ * the timerfd fires where it stands.  One timerfd_settime per change of
+ * the earliest deadline, none otherwise; an idle guest's register writes
+ * wake nothing.
  *
  * Locking: devhost's own lock protects the timers and counters; it is
  * taken inside a device's lock (a device arming a timer) and never the
@@ -62,8 +64,9 @@ struct devhost_config {
 
 struct devhost_stats {
 	uint64_t timers_armed;		/* timer_arm() calls */
+	uint64_t rearms;		/* timerfd_settime() calls */
 	uint64_t loop_wakeups;		/* the loop woke for device timers */
-	uint64_t loop_kicks;		/* ... of which another thread asked */
+	uint64_t loop_kicks;		/* re-arms from another thread */
 	uint64_t fired;			/* device timer callbacks run */
 	uint64_t late_max_ns;		/* how late a callback ran, at worst */
 	uint64_t late_hist[DEVHOST_LATE_BUCKETS];

@@ -91,6 +91,7 @@ info_timers_json(struct machine *m)
 
 	devhost_get_stats(m->dh, &st);
 	json_add_u64(o, "armed", st.timers_armed);
+	json_add_u64(o, "rearms", st.rearms);
 	json_add_u64(o, "fired", st.fired);
 	json_add_u64(o, "loop_wakeups", st.loop_wakeups);
 	json_add_u64(o, "loop_kicks", st.loop_kicks);

@@ -99,9 +99,12 @@ static const int sandbox_loop[] = {
 
 /* Devices: the virtio doorbells' eventfds, made whenever a driver
  * enables a queue (devhost.c, KVM_IOEVENTFD; KVM_IRQFD takes them too),
- * and virtio-rng's entropy. */
+ * virtio-rng's entropy, and the device timers' timerfd (devhost.c: made
+ * with each machine, at every guest reset too; re-armed from the loop
+ * and the vCPUs). */
 static const int sandbox_devices[] = {
 	SCMP_SYS(eventfd2), SCMP_SYS(getrandom),
+	SCMP_SYS(timerfd_create), SCMP_SYS(timerfd_settime),
 };
 
 /* Descriptors already open: the link, consoles, the log and its old

@@ -1,5 +1,9 @@
 /*
- * The worker's device host: timers on a real event loop, the rule that
+ * The worker's device host: timers on a real event loop and a real
+ * timerfd, fired at the precision asked for (not on the kernel's coarse
+ * tick), one timerfd_settime per change of the earliest deadline (counted
+ * here, by interposing the call, not taken from the host's counters), the
+ * rule that
  * only a new earliest deadline wakes the loop from another thread
  * (counted as the loop thread's own wake-ups, not trusted), the VM
  * clock that stops while paused, guest memory bounds, and the device's
@@ -13,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +40,16 @@ struct fake_dev {
 static struct event_base *base;
 static struct devhost *dh;
 static pid_t loop_tid;
+static unsigned long settime_calls;
+
+/* Every timerfd_settime the device host makes comes through here. */
+int
+timerfd_settime(int fd, int flags, const struct itimerspec *value,
+    struct itimerspec *old)
+{
+	__atomic_add_fetch(&settime_calls, 1, __ATOMIC_RELAXED);
+	return (int)syscall(SYS_timerfd_settime, fd, flags, value, old);
+}
 
 static void
 dev_fire_a(void *arg)
@@ -311,6 +326,101 @@ test_free_in_callback(struct fake_dev *d)
 	TAP_EQ(o.t == NULL, 1, "and is gone");
 }
 
+/*
+ * A periodic device timer as the RTC's at 1024 Hz: each fire re-arms it
+ * a period after its previous deadline (twice, as a device that re-arms
+ * where it stands does), never from "now".
+ */
+#define PERIOD_NS	976562
+#define PERIODIC_FIRES	1000
+
+struct periodic {
+	const struct device_host *h;
+	struct device_timer *t;
+	int64_t deadline;
+	unsigned int fired;
+	int64_t late[PERIODIC_FIRES];
+};
+
+static void
+periodic_fire(void *arg)
+{
+	struct periodic *p = arg;
+
+	p->late[p->fired++] = device_vm_clock(p->h) - p->deadline;
+	if (p->fired == PERIODIC_FIRES) {
+		event_base_loopexit(base, NULL);
+		return;
+	}
+	p->deadline += PERIOD_NS;
+	device_timer_arm(p->h, p->t, p->deadline);
+	device_timer_arm(p->h, p->t, p->deadline);
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_precision(struct fake_dev *d)
+{
+	static struct periodic p;
+	struct devhost_stats st0, st1;
+	unsigned long calls0, calls;
+	long wakeups0, wakeups;
+	int64_t t0;
+
+	p.h = &d->dd.host;
+	p.t = device_timer_new(p.h, periodic_fire, &p);
+	if (p.t == NULL)
+		tap_bail("cannot make a timer");
+	devhost_get_stats(dh, &st0);
+	calls0 = __atomic_load_n(&settime_calls, __ATOMIC_RELAXED);
+	wakeups0 = loop_wakeups();
+	t0 = device_vm_clock(p.h);
+	p.deadline = t0 + PERIOD_NS;
+	pthread_mutex_lock(&d->lock);
+	device_timer_arm(p.h, p.t, p.deadline);
+	pthread_mutex_unlock(&d->lock);
+	event_base_dispatch(base);
+	calls = __atomic_load_n(&settime_calls, __ATOMIC_RELAXED) - calls0;
+	wakeups = loop_wakeups() - wakeups0;
+	devhost_get_stats(dh, &st1);
+	device_timer_free(p.h, p.t);
+
+	TAP_EQ(p.fired, PERIODIC_FIRES, "a 976 us periodic timer fired %u "
+	    "times", PERIODIC_FIRES);
+	qsort(p.late, PERIODIC_FIRES, sizeof(p.late[0]), cmp_i64);
+	tap_ok(p.late[0] >= 0, "never before its deadline (earliest %lld ns)",
+	    (long long)p.late[0]);
+	tap_ok(p.late[PERIODIC_FIRES / 2] < 1000000, "median lateness %.1f us "
+	    "(under 1 ms: not the kernel's coarse tick); p99 %.1f us, max "
+	    "%.1f us", p.late[PERIODIC_FIRES / 2] / 1e3,
+	    p.late[PERIODIC_FIRES * 99 / 100] / 1e3,
+	    p.late[PERIODIC_FIRES - 1] / 1e3);
+	tap_ok(device_vm_clock(p.h) - t0 >= (int64_t)PERIODIC_FIRES *
+	    PERIOD_NS, "periodic deadlines advance from the last one: %u "
+	    "fires took at least %u periods (%.1f ms)", PERIODIC_FIRES,
+	    PERIODIC_FIRES, (device_vm_clock(p.h) - t0) / 1e6);
+	/*
+	 * The first arming and each fire's re-arm but the last change the
+	 * earliest deadline; the second re-arm to the same deadline does
+	 * not, nor does freeing a timer that has expired.
+	 */
+	TAP_EQ(calls, (unsigned long)PERIODIC_FIRES, "timerfd_settime "
+	    "%lu times: once per change of the earliest deadline (%u)",
+	    calls, PERIODIC_FIRES);
+	TAP_EQ(st1.rearms - st0.rearms, (uint64_t)calls,
+	    "the host's own count agrees (%llu)",
+	    (unsigned long long)(st1.rearms - st0.rearms));
+	tap_ok(wakeups >= 0 && wakeups <= PERIODIC_FIRES + 10,
+	    "the loop woke %ld times for %u fires", wakeups, PERIODIC_FIRES);
+}
+
 static void
 test_memory_and_lines(struct fake_dev *d, uint8_t *ram, int *requests)
 {
@@ -372,6 +482,7 @@ main(void)
 	test_fire_and_pause(&d);
 	test_moved_later(&d);
 	test_free_in_callback(&d);
+	test_precision(&d);
 
 	device_timer_free(&d.dd.host, d.a);
 	device_timer_free(&d.dd.host, d.b);
