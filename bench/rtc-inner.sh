@@ -96,7 +96,7 @@ qemu_boot() {
 steady() {
 	label=$1
 	shift
-	c="test=periodic hz=$hz secs=$secs stall=0 ack=1"
+	c="test=periodic hz=$hz secs=$secs stall=0"
 	"$@"
 	wait_line "$log" "Hz: start" 180 || { $stop; return; }
 	w0=$(wakeups $pids) l0=$(loop_wakeups "$main")
@@ -132,7 +132,7 @@ steady() {
 stall() {
 	label=$1
 	shift
-	c="test=periodic hz=$hz ack=1"
+	c="test=periodic hz=$hz"
 	"$@"
 	wait_line "$log" "ticks in" 180
 	total=$(guest_num "$log" "ticks in")

@@ -22,17 +22,29 @@
  * timer; UIE or AIE: the update timer).  A guest that only polls or
  * never enables an interrupt arms nothing.
  *
- * Lost ticks: a periodic tick whose edge the interrupt controller
- * answers "coalesced" did not reach the guest.  Under the slew policy
- * it joins a backlog (capped; the excess is dropped) that a third
- * timer reinjects, one edge at a time, dividing the tick period into
- * min(backlog, max_slices - 1) + 1 slices, re-evaluated after each
- * attempt, so a large backlog drains fast and a small one gently.  The
- * backlog is rescaled when the guest changes the rate (it stands for
- * lost time, not for a number of interrupts), and dropped when the
- * guest stops the periodic interrupt.  Under discard coalesced ticks
- * are only counted.
+ * IRQ 8 follows IRQF and stays asserted until register C is read
+ * ("Interrupts", "Register C"): a guest that never reads C gets one
+ * interrupt, as on the chip.  While it is asserted no periodic timer
+ * runs at all: the ticks that pass are accounted when C is read, as
+ * ticks the guest did not take.
+ *
+ * Lost ticks: a periodic tick that came while IRQ 8 was still asserted
+ * (the guest had not acknowledged the previous one), or whose edge the
+ * interrupt controller answers "coalesced", did not reach the guest.
+ * Under the slew policy it joins a backlog (capped; the excess is
+ * dropped) that is reinjected one edge at a time, at the guest's own
+ * pace first: a read of C that acknowledges an interrupt raises the
+ * next owed tick at once, at most RTC_ACK_REINJECT_MAX in a row between
+ * two real ticks (QEMU bounds it the same way), so catching up cannot
+ * starve the guest.  A third timer reinjects what acknowledges do not,
+ * while IRQ 8 is low, dividing the tick period into min(backlog,
+ * max_slices - 1) + 1 slices, re-evaluated after each attempt, so a
+ * large backlog drains fast and a small one gently.  The backlog is
+ * rescaled when the guest changes the rate (it stands for lost time,
+ * not for a number of interrupts), and dropped when the guest stops the
+ * periodic interrupt.  Under discard lost ticks are only counted.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -101,6 +113,13 @@
 /* A timer deadline meaning "not armed". */
 #define RTC_NEVER		INT64_MAX
 
+/*
+ * Reinjections on acknowledge between two real ticks: enough to drain
+ * a 0.5 s stall at 1024 Hz (512 ticks) within 20 ms together with the
+ * slice timer, few enough that a guest always gets on with its work.
+ */
+#define RTC_ACK_REINJECT_MAX	32
+
 #define NSEC_PER_SEC		1000000000L
 #define SECS_PER_DAY		86400
 /* Host clocks outside +-34,000 years are clamped, to keep sums exact. */
@@ -139,6 +158,8 @@ struct rtc {
 	bool wday_written;		/* while stopped */
 	struct rtc_ts last_host;	/* used if the host clock fails */
 	bool irq_level;
+	bool irq_masked;		/* the last raise found IRQ 8 masked */
+	unsigned int ack_run;		/* on-ack reinjections since a tick */
 	bool nmi_mask;			/* port 0x70 bit 7: kept, no effect */
 
 	/*
@@ -473,7 +494,8 @@ rtc_update_irq(struct rtc *rtc)
 		*c &= ~REG_C_IRQF;
 	if (level != rtc->irq_level) {
 		rtc->irq_level = level;
-		device_irq_set(rtc->host, 0, level);
+		rtc->irq_masked = device_irq_set(rtc->host, 0, level) ==
+		    DEVICE_IRQ_MASKED && level;
 	}
 }
 
@@ -600,20 +622,25 @@ rtc_pending(const struct rtc *rtc, struct rtc_ts host, int64_t vm_now)
 }
 
 /*
- * A fresh rising edge on IRQ 8 for a periodic tick, IRQF being set.
- * The line is held high while IRQF is; if the guest has not read C
- * since the last interrupt, it is lowered first, since raising a line
- * that is already high is no edge, and the in-kernel PIC would answer
- * it "delivered" without delivering anything.  Returns what the raise
+ * A rising edge on IRQ 8 for a periodic tick, IRQF being set.  The pin
+ * stays high until register C is read: while it is, a tick has no edge
+ * of its own (the guest has not acknowledged the previous one) and is
+ * answered without asking the interrupt controller, coalesced, or
+ * masked if the last raise found IRQ 8 masked.  Returns what the raise
  * achieved: an enum device_irq_status or -errno.
  */
 static int
 rtc_irq_edge(struct rtc *rtc)
 {
+	int st;
+
 	if (rtc->irq_level)
-		(void)device_irq_set(rtc->host, 0, false);
+		return rtc->irq_masked ? DEVICE_IRQ_MASKED :
+		    DEVICE_IRQ_COALESCED;
 	rtc->irq_level = true;
-	return device_irq_set(rtc->host, 0, true);
+	st = device_irq_set(rtc->host, 0, true);
+	rtc->irq_masked = st == DEVICE_IRQ_MASKED;
+	return st;
 }
 
 /* The backlog becomes n (slew), the excess over the cap dropped. */
@@ -668,8 +695,9 @@ rtc_backlog_rescale(struct rtc *rtc, unsigned int old_hz,
 
 /*
  * n periodic ticks are due with PIE set, the last one now: one edge for
- * them all.  Ticks the timer came too late for (n > 1) never got an
- * edge of their own: they count as coalesced.
+ * them all.  Ticks that got no edge of their own (n > 1: they passed
+ * while IRQ 8 was held, or the timer came too late for them) count as
+ * coalesced; with IRQ 8 masked, nobody listens and all n count as masked.
  */
 static void
 rtc_ticks(struct rtc *rtc, uint64_t n)
@@ -681,13 +709,13 @@ rtc_ticks(struct rtc *rtc, uint64_t n)
 	st = rtc_irq_edge(rtc);
 	if (st == DEVICE_IRQ_DELIVERED) {
 		rtc->stats.delivered++;
-	} else if (st == DEVICE_IRQ_COALESCED) {
-		n++;
-	} else {
-		rtc->stats.masked++;
+		n--;
+	} else if (st != DEVICE_IRQ_COALESCED) {
+		rtc->stats.masked += n;
+		n = 0;
 	}
-	if (n > 1)
-		rtc_ticks_lost(rtc, n - 1);
+	if (n > 0)
+		rtc_ticks_lost(rtc, n);
 }
 
 /* Account the periodic ticks up to vm_now: PF, and edges under PIE. */
@@ -703,8 +731,10 @@ rtc_periodic_sync(struct rtc *rtc, int64_t vm_now)
 	if (k <= rtc->pt_last)
 		return;
 	rtc->ram[RTC_REG_C] |= REG_C_PF;
-	if (rtc->ram[RTC_REG_B] & REG_B_PIE)
+	if (rtc->ram[RTC_REG_B] & REG_B_PIE) {
 		rtc_ticks(rtc, (uint64_t)(k - rtc->pt_last));
+		rtc->ack_run = 0;
+	}
 	rtc->pt_last = k;
 }
 
@@ -775,9 +805,14 @@ rtc_slice_ns(const struct rtc *rtc, unsigned int hz)
 /*
  * Arm exactly the timers an enabled interrupt needs, each only when its
  * deadline changes: the periodic one while PIE is set and the divider
- * ticks; the reinjection one while a backlog waits under PIE; the
- * update one while UIE or AIE is set and the clock runs,
- * for the next second (UIE) or the next alarm (AIE alone).
+ * ticks, but not armed anew while IRQ 8 is high (a tick then changes
+ * nothing the read of C that lowers it does not account, and that read
+ * arms it: left where it stands, it fires once more and stops, so a
+ * guest that reads C at every tick costs one arming per tick and one
+ * that never does costs nothing); the reinjection one while a backlog
+ * waits under PIE and IRQ 8 is low; the update one while UIE or AIE is
+ * set and the clock runs, for the next second (UIE) or the next alarm
+ * (AIE alone).
  */
 static void
 rtc_arm_timers(struct rtc *rtc)
@@ -788,7 +823,8 @@ rtc_arm_timers(struct rtc *rtc)
 	struct rtc_ts host, left;
 
 	want = RTC_NEVER;
-	if ((b & REG_B_PIE) && hz != 0)
+	if ((b & REG_B_PIE) && hz != 0 && (!rtc->irq_level ||
+	    rtc->pt_deadline != RTC_NEVER))
 		want = rtc_tick_time(rtc, rtc->pt_last + 1, hz);
 	rtc_timer_set(rtc, rtc->pt_timer, &rtc->pt_deadline, want);
 
@@ -797,7 +833,8 @@ rtc_arm_timers(struct rtc *rtc)
 	 * tick or register access in between does not move it.
 	 */
 	want = RTC_NEVER;
-	if (rtc->stats.backlog > 0 && (b & REG_B_PIE) && hz != 0) {
+	if (rtc->stats.backlog > 0 && (b & REG_B_PIE) && hz != 0 &&
+	    !rtc->irq_level) {
 		want = rtc->ri_deadline;
 		if (want == RTC_NEVER)
 			want = device_vm_clock(rtc->host) +
@@ -840,37 +877,64 @@ rtc_pt_fire(void *dev)
 	rtc_arm_timers(rtc);
 }
 
-/* One reinjected tick: PF and a fresh edge, as the tick would have had. */
+/*
+ * One owed tick, if any: PF and a fresh edge, as the tick would have
+ * had.  What the raise achieved (enum device_irq_status or -errno), or
+ * -ENOENT when nothing is owed.
+ */
+static int
+rtc_reinject(struct rtc *rtc)
+{
+	struct rtc_stats *st = &rtc->stats;
+	int ret;
+
+	if (st->backlog == 0 || !(rtc->ram[RTC_REG_B] & REG_B_PIE) ||
+	    rtc_hz(rtc) == 0)
+		return -ENOENT;
+	rtc->ram[RTC_REG_C] |= REG_C_PF | REG_C_IRQF;
+	ret = rtc_irq_edge(rtc);
+	if (ret == DEVICE_IRQ_DELIVERED) {
+		st->backlog--;
+		st->reinjected++;
+	} else if (ret == DEVICE_IRQ_COALESCED) {
+		st->retries++;
+	} else {
+		rtc_backlog_drop(rtc);	/* nobody listens */
+	}
+	return ret;
+}
+
+/* The reinjection timer: one owed tick, IRQ 8 being low. */
 static void
 rtc_ri_fire(void *dev)
 {
 	struct rtc *rtc = dev;
-	struct rtc_stats *st = &rtc->stats;
 	int64_t now = device_vm_clock(rtc->host);
-	unsigned int hz = rtc_hz(rtc);
-	int ret;
 
 	rtc->ri_deadline = RTC_NEVER;
 	rtc_periodic_sync(rtc, now);
-	if (st->backlog > 0 && (rtc->ram[RTC_REG_B] & REG_B_PIE) && hz != 0) {
-		rtc->ram[RTC_REG_C] |= REG_C_PF | REG_C_IRQF;
-		ret = rtc_irq_edge(rtc);
-		if (ret == DEVICE_IRQ_DELIVERED) {
-			st->backlog--;
-			st->reinjected++;
-		} else if (ret == DEVICE_IRQ_COALESCED) {
-			/*
-			 * The guest is still not taking interrupts: try
-			 * again a whole period later, not a slice, so a
-			 * long stall costs one attempt per tick.
-			 */
-			st->retries++;
-			rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline,
-			    now + NSEC_PER_SEC / hz);
-		} else {
-			rtc_backlog_drop(rtc);	/* nobody listens */
-		}
-	}
+	if (rtc_reinject(rtc) == DEVICE_IRQ_COALESCED)
+		/*
+		 * The guest is still not taking interrupts: try again a
+		 * whole period later, not a slice, so a long stall costs
+		 * one attempt per tick.
+		 */
+		rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline,
+		    now + NSEC_PER_SEC / rtc_hz(rtc));
+	rtc_update_irq(rtc);
+	rtc_arm_timers(rtc);
+}
+
+/*
+ * Account every event up to now, as a timer at now would: the update
+ * timer's work, and what a look at the counters does first, so that they
+ * include the ticks that passed while IRQ 8 was held (no timer runs
+ * then).
+ */
+static void
+rtc_account(struct rtc *rtc)
+{
+	rtc_sync(rtc);
 	rtc_update_irq(rtc);
 	rtc_arm_timers(rtc);
 }
@@ -881,9 +945,7 @@ rtc_upd_fire(void *dev)
 	struct rtc *rtc = dev;
 
 	rtc->upd_deadline = RTC_NEVER;
-	rtc_sync(rtc);
-	rtc_update_irq(rtc);
-	rtc_arm_timers(rtc);
+	rtc_account(rtc);
 }
 
 /* What a read of register idx returns, without a read's side effects. */
@@ -945,6 +1007,17 @@ rtc_read_reg(struct rtc *rtc, unsigned int idx)
 			v |= REG_C_IRQF;
 		rtc->ram[RTC_REG_C] = 0;
 		rtc_update_irq(rtc);
+		/*
+		 * The guest acknowledged an interrupt: the next owed tick
+		 * at once, at the pace the guest takes them (bounded in a
+		 * row, see RTC_ACK_REINJECT_MAX).
+		 */
+		if ((v & REG_C_PF) && rtc->ack_run < RTC_ACK_REINJECT_MAX &&
+		    rtc_reinject(rtc) == DEVICE_IRQ_DELIVERED) {
+			rtc->ack_run++;
+			rtc->stats.ack_reinjected++;
+		}
+		rtc_arm_timers(rtc);
 		return v;
 	}
 	if ((rtc_is_time_reg(idx) || idx == RTC_REG_A) && rtc_running(rtc))
@@ -1224,8 +1297,9 @@ rtc_free(struct rtc *rtc)
 }
 
 void
-rtc_get_stats(const struct rtc *rtc, struct rtc_stats *st)
+rtc_get_stats(struct rtc *rtc, struct rtc_stats *st)
 {
+	rtc_account(rtc);
 	*st = rtc->stats;
 }
 
@@ -1239,8 +1313,10 @@ rtc_ops_free(void *dev)
 static void
 rtc_diag(void *dev, struct device_diag *d)
 {
-	const struct rtc *rtc = dev;
+	struct rtc *rtc = dev;
 	const struct rtc_stats *st = &rtc->stats;
+
+	rtc_account(rtc);
 
 	device_diag_put(d, "index", rtc->index, DEVICE_DIAG_HEX);
 	device_diag_put(d, "nmi_mask", rtc->nmi_mask, DEVICE_DIAG_BOOL);
@@ -1257,6 +1333,8 @@ rtc_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "ticks_masked", st->masked, DEVICE_DIAG_UINT);
 	device_diag_put(d, "ticks_dropped", st->dropped, DEVICE_DIAG_UINT);
 	device_diag_put(d, "ticks_reinjected", st->reinjected,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "ticks_ack_reinjected", st->ack_reinjected,
 	    DEVICE_DIAG_UINT);
 	device_diag_put(d, "reinject_retries", st->retries, DEVICE_DIAG_UINT);
 	device_diag_put(d, "backlog", st->backlog, DEVICE_DIAG_UINT);

@@ -7,9 +7,10 @@
  * Bytes 14 to 127 are plain CMOS RAM, except 0x32, the PC's century
  * byte, which belongs to the clock.
  *
- * Interrupts on IRQ 8: periodic (register A's rate, PIE), alarm (AIE)
- * and update-ended (UIE), with timers on the VM clock armed only while
- * one of them is enabled.
+ * Interrupts on IRQ 8, held until register C is read: periodic
+ * (register A's rate, PIE), alarm (AIE) and update-ended (UIE), with
+ * timers on the VM clock armed only while one of them is enabled and
+ * the line is low.
  */
 #ifndef VMMD_RTC_H
 #define VMMD_RTC_H
@@ -93,6 +94,7 @@ struct rtc_stats {
 	uint64_t coalesced;	/* ...that merged with an earlier one */
 	uint64_t masked;	/* ...that no interrupt controller accepted */
 	uint64_t reinjected;	/* coalesced ticks delivered later */
+	uint64_t ack_reinjected;	/* ...of them, on a read of C */
 	uint64_t dropped;	/* coalesced ticks given up on */
 	uint64_t retries;	/* reinjections that coalesced again */
 	uint64_t backlog;	/* coalesced ticks waiting for reinjection */
@@ -109,7 +111,8 @@ struct rtc *rtc_new_config(const struct device_host *host,
     const struct rtc_config *cfg);
 void rtc_free(struct rtc *rtc);
 
-void rtc_get_stats(const struct rtc *rtc, struct rtc_stats *st);
+/* The counters, with every tick up to now accounted first. */
+void rtc_get_stats(struct rtc *rtc, struct rtc_stats *st);
 
 /*
  * The periodic interrupt rate for a value of register A, in Hz: 0 when

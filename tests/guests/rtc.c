@@ -9,11 +9,10 @@
  *   "hz=N", a power of 2 from 2 to 8192) for 3 s ("secs=N"),
  *   interrupts masked (cli) from 1.25 s to 1.75 s ("stall=MS" from
  *   1.25 s on; 0: never), so that the ticks of the stall coalesce.
- *   The handler only counts and stamps (and the runtime sends the EOI):
- *   CPL0 code may be emulated.  With "ack=1" it also reads register C,
- *   as real guests do: on the chip (and QEMU) IRQ 8 stays high until
- *   then, so a guest that never reads it gets one interrupt; vmmd gives
- *   each tick an edge of its own.  The catch-up after the stall ends at
+ *   The handler reads register C, counts and stamps (and the runtime
+ *   sends the EOI), no more: CPL0 code may be emulated.  IRQ 8 stays
+ *   high until C is read, on the chip as on QEMU and vmmd, so a guest
+ *   that never reads it gets one interrupt.  The catch-up after the stall ends at
  *   the last tick that came sooner than 3/4 of a period after the one
  *   before it: reinjected ticks come a slice of a period apart.
  *     rtc: tsc N kHz
@@ -124,15 +123,13 @@ static volatile uint32_t ticks;
 static volatile bool catching;
 static volatile uint64_t last_tick, caught_at, normal_gap;
 static volatile uint32_t caught_ticks;
-static bool ack_c;
 
 static void
 periodic_tick(void)
 {
 	uint64_t now = rdtsc();
 
-	if (ack_c)
-		(void)cmos_read(REG_C);
+	(void)cmos_read(REG_C);		/* acknowledges: IRQ 8 goes low */
 
 	if (catching && now - last_tick > normal_gap) {
 		caught_at = last_tick;
@@ -167,7 +164,6 @@ test_periodic(void)
 		return;
 	}
 	normal_gap = tsc_hz * 3 / 4 / hz;
-	ack_c = cmdline_get_ulong("ack", 0) != 0;
 	irq_enable(RTC_IRQ, periodic_tick);
 	cmos_write(REG_A, 0x20 | rs);		/* 32.768 kHz time base */
 	(void)cmos_read(REG_C);

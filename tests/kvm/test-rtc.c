@@ -6,9 +6,10 @@
  * RTC costing no timer.
  *
  * The periodic counts: the guest counts ticks over 3 s of its own (TSC)
- * time with interrupts masked for 0.5 s in the middle.  slew delivers
- * the stall's 512 ticks late, 3072 in all; discard loses them, about
- * 2560.  Inside the nested test host CPL0 code is emulated and even
+ * time with interrupts masked for 0.5 s in the middle, its handler
+ * reading register C (IRQ 8 stays asserted until it does).  slew
+ * delivers the stall's 512 ticks late, 3072 in all; discard loses them,
+ * at most 2560.  Inside the nested test host CPL0 code is emulated and even
  * unmasked delivery may fall behind 1024 Hz: the guest reports the
  * ticks it had before the stall (1280 due), and when those fell short
  * the 1024 Hz figures are only reported (with slew taking at least as
@@ -169,9 +170,15 @@ check_periodic(const struct periodic *slew, const struct periodic *slew8,
 	tap_ok(labs(slew->total - 3 * hz) <= s1,
 	    "slew %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz, slew->total,
 	    3 * hz, s1);
-	tap_ok(labs(discard->total - (3 * hz - stall)) <= s2,
-	    "discard %ld Hz: %ld ticks in 3 s (%ld +- %ld)", hz,
-	    discard->total, 3 * hz - stall, s2);
+	/*
+	 * discard delivers at most the ticks of the unmasked time; fewer
+	 * where the host fell behind now and then (each of those ticks
+	 * counted, above), not many fewer.
+	 */
+	tap_ok(discard->total <= 3 * hz - stall + s2 &&
+	    discard->total >= (3 * hz - stall) * 9 / 10,
+	    "discard %ld Hz: %ld ticks in 3 s (at most %ld + %ld, at least "
+	    "90%%)", hz, discard->total, 3 * hz - stall, s2);
 	tap_ok(slew->dev.backlog == 0 && slew->dev.dropped == 0 &&
 	    slew->dev.reinjected >= stall - TICKS_SLACK,
 	    "slew %ld Hz: backlog back to 0, %lld reinjected, none dropped",

@@ -546,25 +546,21 @@ struct isr_tally {
 };
 
 /*
- * Run VM time forward by ns while a guest's interrupt handler reads
- * register C at each interrupt (unless `masked`), as Linux and Windows
- * do: after each timer the fake host fires, look at the line.
+ * Run VM time forward by ns while a guest's interrupt handler (t not
+ * NULL) reads register C at each interrupt, as Linux and Windows do:
+ * after each timer the fake host fires, and after each read of C (which
+ * may raise the next owed tick at once), look at the line.
  */
 static void
 run_guest(struct fake_host *c, struct rtc *rtc, int64_t ns,
     struct isr_tally *t)
 {
 	int64_t end = c->vm_now + ns, next;
+	unsigned int run;
 	uint8_t v;
 
 	for (;;) {
-		next = fake_host_next_deadline(c);
-		if (next > end) {
-			fake_host_advance(c, end - c->vm_now);
-			break;
-		}
-		fake_host_advance(c, next > c->vm_now ? next - c->vm_now : 0);
-		if (t != NULL && c->irq[0]) {
+		for (run = 0; t != NULL && c->irq[0] && run < 1000; run++) {
 			v = cmos_read(rtc, REGC);
 			t->irqs++;
 			t->last_irq = c->vm_now;
@@ -574,6 +570,12 @@ run_guest(struct fake_host *c, struct rtc *rtc, int64_t ns,
 			if ((v & 0x10) && t->uf++ == 0)
 				t->first_uf = c->vm_now;
 		}
+		next = fake_host_next_deadline(c);
+		if (next > end) {
+			fake_host_advance(c, end - c->vm_now);
+			break;
+		}
+		fake_host_advance(c, next > c->vm_now ? next - c->vm_now : 0);
 	}
 }
 
@@ -602,19 +604,21 @@ test_rates(void)
 		struct fake_host c = FAKE_HOST_INITIALIZER(c);
 		struct rtc *rtc = new_rtc(&c);
 
+		struct isr_tally t = { 0 };
+
 		cmos_write(rtc, REGA, (uint8_t)(0x20 | rs));
 		cmos_write(rtc, REGB, 0x42);
-		fake_host_advance(&c, SECOND);
+		run_guest(&c, rtc, SECOND, &t);
 		rtc_get_stats(rtc, &st);
 		if (st.raised != hz[rs] || c.rises[0] != hz[rs] ||
-		    st.delivered != hz[rs])
+		    st.delivered != hz[rs] || t.irqs != hz[rs])
 			bad_count++;
 		if (rs == 0 && c.timer_arms != 0)
 			bad_count++;
 		rtc_device_ops.free(rtc);
 	}
-	TAP_EQ(bad_count, 0, "each rate select: its number of ticks in 1 s, "
-	    "one edge each; rate 0 arms nothing");
+	TAP_EQ(bad_count, 0, "each rate select, C read at each interrupt: "
+	    "its number of ticks in 1 s, one edge each; rate 0 arms nothing");
 }
 
 static void
@@ -624,7 +628,8 @@ test_periodic(void)
 	struct rtc *rtc = new_rtc(&c);
 	struct isr_tally t = { 0 };
 	struct rtc_stats st;
-	unsigned int arms;
+	unsigned int arms, rises;
+	uint64_t owed;
 
 	/* PF without PIE: polled, no timer, no interrupt. */
 	fake_host_advance(&c, 10 * MS);
@@ -646,19 +651,45 @@ test_periodic(void)
 	TAP_EQ(c.irq[0], false, "reading C lowered the line");
 	TAP_EQ(c.irq_bad, 0, "no redundant line changes");
 
-	/* Without a handler: a fresh edge each tick, line stays high. */
+	/*
+	 * Without a handler: IRQ 8 stays asserted until C is read, one
+	 * edge for all the ticks meanwhile, and no timer runs for them.
+	 */
+	rises = c.rises[0];
 	fake_host_advance(&c, 10 * MS);
-	TAP_EQ(c.irq[0], true, "no C read: line high");
-	TAP_EQ(cmos_read(rtc, REGC), 0xc0, "C: IRQF | PF");
-	TAP_EQ(c.irq[0], false, "C read: line low");
+	TAP_EQ(c.irq[0], true, "no C read: the line stays high");
+	TAP_EQ(c.rises[0] - rises, 1, "one edge for 10 ms of ticks");
+	TAP_EQ(fake_host_timers_armed(&c), 0, "no timer while it is held");
+	arms = c.timer_arms;
+	fake_host_advance(&c, 100 * MS);
+	TAP_EQ(c.timer_arms - arms, 0, "a guest that does not read C costs "
+	    "no timer");
 	rtc_get_stats(rtc, &st);
-	TAP_EQ(c.rises[0], st.raised, "one rising edge per tick");
+	owed = st.raised - 1024 - 1;	/* ticks since the one taken */
+	TAP_EQ(owed >= 111 && st.delivered == 1025 && st.coalesced == owed &&
+	    st.backlog == owed, 1, "the held ticks count as coalesced: %llu "
+	    "raised, %llu coalesced, backlog %llu",
+	    (unsigned long long)st.raised, (unsigned long long)st.coalesced,
+	    (unsigned long long)st.backlog);
+	TAP_EQ(cmos_read(rtc, REGC), 0xc0, "C: IRQF | PF");
+	TAP_EQ(c.irq[0] && c.rises[0] - rises == 2, 1,
+	    "the read raises the next owed tick at once");
+	run_guest(&c, rtc, 20 * MS, &t);
+	rtc_get_stats(rtc, &st);
+	TAP_EQ(st.backlog == 0 && st.reinjected == owed &&
+	    st.ack_reinjected >= 32, 1, "a handler that reads C takes them "
+	    "all: %llu reinjected, %llu on acknowledge",
+	    (unsigned long long)st.reinjected,
+	    (unsigned long long)st.ack_reinjected);
+	TAP_EQ(c.rises[0] - rises, 1 + owed + (st.raised - 1025 - owed),
+	    "one rising edge per tick taken (%u)", c.rises[0] - rises);
+	TAP_EQ(c.irq[0], false, "C read: line low");
 
 	/* Rate change: the new rate from the next tick. */
 	cmos_write(rtc, REGA, 0x2f);		/* 2 Hz */
 	arms = c.timer_arms;
 	rtc_get_stats(rtc, &st);
-	fake_host_advance(&c, 2 * SECOND);
+	run_guest(&c, rtc, 2 * SECOND, &t);
 	{
 		struct rtc_stats st2;
 
@@ -1010,7 +1041,8 @@ test_backlog(void)
 	fake_host_advance(&c, SECOND / 4);	/* 256 ticks lost */
 	rtc_get_stats(rtc, &st);
 	TAP_EQ(st.backlog, 256, "backlog 256 at 1024 Hz");
-	TAP_EQ(fake_host_timers_armed(&c), 2, "periodic + reinjection timer");
+	TAP_EQ(fake_host_timers_armed(&c), 0, "IRQ 8 held: neither the "
+	    "periodic nor the reinjection timer runs");
 
 	/* The rate halves: 256 ticks of 1/1024 s are 128 of 1/512 s. */
 	cmos_write(rtc, REGA, 0x27);
@@ -1024,39 +1056,35 @@ test_backlog(void)
 	rtc_get_stats(rtc, &st);
 	TAP_EQ(st.backlog, 128, "8192 -> 1024 Hz: 128");
 
-	/* Slices: a period / 32 while the backlog is large. */
+	/*
+	 * A handler that reads C: the read that acknowledges raises the
+	 * next owed tick at once, at most 32 in a row between two real
+	 * ticks; the slice timer (a period / 32 while the backlog is large)
+	 * reinjects the rest while the line is low.
+	 */
 	c.raise_status = DEVICE_IRQ_DELIVERED;
-	/* A retry that coalesced waits a period: let it come first. */
-	fake_host_advance(&c, SECOND / 1024);
-	rtc_get_stats(rtc, &st);
 	{
-		int64_t before = (int64_t)st.reinjected;
+		struct isr_tally t = { 0 };
+		struct rtc_stats st0 = st;
+		uint64_t ack, slices;
 
-		fake_host_advance(&c, SECOND / 1024);
+		run_guest(&c, rtc, SECOND / 1024, &t);
 		rtc_get_stats(rtc, &st);
-		TAP_EQ((int64_t)st.reinjected - before >= 31 &&
-		    (int64_t)st.reinjected - before <= 33, 1,
-		    "32 reinjections per tick period (got %lld)",
-		    (long long)((int64_t)st.reinjected - before));
-	}
-	/* ...and fewer as it shrinks: 3 left, 4 slices. */
-	while (st.backlog > 3) {
-		fake_host_advance(&c, 1000);
+		ack = st.ack_reinjected - st0.ack_reinjected;
+		slices = st.reinjected - st0.reinjected - ack;
+		tap_diag("one period: %llu reinjected on acknowledge, %llu by "
+		    "slices, backlog %llu", (unsigned long long)ack,
+		    (unsigned long long)slices,
+		    (unsigned long long)st.backlog);
+		TAP_EQ(ack >= 32 && ack <= 64, 1, "on acknowledge: 32 in a row "
+		    "at each real tick, at most 2 ticks in a period (%llu)",
+		    (unsigned long long)ack);
+		TAP_EQ(slices >= 24 && slices <= 33, 1, "by slices: about 31 "
+		    "a period while the backlog is large (%llu)",
+		    (unsigned long long)slices);
+		run_guest(&c, rtc, 3 * SECOND / 1024, &t);
 		rtc_get_stats(rtc, &st);
-	}
-	{
-		int64_t t0 = c.vm_now, t1;
-
-		while (st.backlog > 2) {
-			fake_host_advance(&c, 1000);
-			rtc_get_stats(rtc, &st);
-		}
-		t1 = c.vm_now;
-		tap_diag("a backlog of 3 left after %lld ns",
-		    (long long)(t1 - t0));
-		TAP_EQ(t1 - t0 <= SECOND / 1024 / 4 + 1000 &&
-		    t1 - t0 >= SECOND / 1024 / 4 - 2000, 1,
-		    "backlog 3: a slice of a quarter period");
+		TAP_EQ(st.backlog, 0, "128 owed ticks taken within 4 periods");
 	}
 
 	/* PIE off: the guest wants no ticks, none are owed. */
