@@ -81,6 +81,12 @@ struct wlink {
 	struct event *fdq_ev;		/* waits for room after EAGAIN */
 	struct event *timer;		/* the owner's deadline */
 	enum worker_kill kill;		/* SIGKILL sent, and why */
+	/*
+	 * A SIGKILL the kernel refused (EPERM: vmmd without CAP_KILL, say):
+	 * why it was wanted, and the timer that tries it again.
+	 */
+	enum worker_kill kill_wanted;
+	struct event *kill_retry;
 	bool reaped;			/* pid is no longer ours to signal */
 	/* An adopted worker (not our child): watched through a pidfd. */
 	int pidfd;			/* -1 for a child of ours */
@@ -102,6 +108,10 @@ struct wlink_reaper {
 };
 
 static void wlink_flush_fdq(struct wlink *w);
+static void wlink_kill_retry_cb(evutil_socket_t fd, short what, void *arg);
+
+/* How often a SIGKILL the kernel refused is tried again. */
+#define WLINK_KILL_RETRY_S	1
 
 /* The worker program --------------------------------------------------- */
 
@@ -571,6 +581,8 @@ wlink_free(struct wlink *w)
 		close(w->report_fd);
 	if (w->timer != NULL)
 		event_free(w->timer);
+	if (w->kill_retry != NULL)
+		event_free(w->kill_retry);
 	if (w->pidfd_ev != NULL)
 		event_free(w->pidfd_ev);
 	if (w->pidfd >= 0)
@@ -592,24 +604,59 @@ wlink_killed(const struct wlink *w)
 	return w->kill;
 }
 
+/* SIGKILL to the worker: 0 (also when it is gone already) or -errno. */
+static int
+wlink_signal_kill(struct wlink *w)
+{
+	int ret;
+
+	/* Not reaped yet (we reap it), so the pid is still ours; an
+	 * adopted worker's pid is not, its pidfd is. */
+	if (w->pidfd >= 0)
+		ret = (int)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL,
+		    NULL, 0);
+	else
+		ret = kill(w->pid, SIGKILL);
+	return ret < 0 && errno != ESRCH ? -errno : 0;
+}
+
+/*
+ * A kill that failed is an error, logged each time, and tried again
+ * every WLINK_KILL_RETRY_S seconds until it goes through or the worker
+ * is reaped: nothing else would end the worker, and the VM would stay
+ * stopping for good.
+ */
 void
 wlink_kill(struct wlink *w, enum worker_kill why)
 {
+	struct timeval tv = { WLINK_KILL_RETRY_S, 0 };
+	int ret;
+
 	if (w->kill != WORKER_KILL_NONE || w->reaped)
 		return;
-	w->kill = why;
 	evtimer_del(w->timer);
 	log_debug("VM '%s': SIGKILL to worker %ld", w->name, (long)w->pid);
-	/* Not reaped yet (we reap it), so the pid is still ours; an
-	 * adopted worker's pid is not, its pidfd is. */
-	if (w->pidfd >= 0) {
-		if (syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL,
-		    0) < 0 && errno != ESRCH)
-			log_warn("VM '%s': kill %ld: %s", w->name,
-			    (long)w->pid, strerror(errno));
-	} else if (kill(w->pid, SIGKILL) < 0)
-		log_warn("VM '%s': kill %ld: %s", w->name, (long)w->pid,
-		    strerror(errno));
+	if ((ret = wlink_signal_kill(w)) < 0) {
+		log_error("VM '%s': cannot kill worker %ld: %s%s; trying again "
+		    "every %d s", w->name, (long)w->pid, strerror(-ret),
+		    ret == -EPERM ? " (vmmd needs CAP_KILL: the workers run "
+		    "as another user)" : "", WLINK_KILL_RETRY_S);
+		w->kill_wanted = why;
+		evtimer_add(w->kill_retry, &tv);
+		return;
+	}
+	w->kill = why;
+	w->kill_wanted = WORKER_KILL_NONE;
+	evtimer_del(w->kill_retry);
+}
+
+static void
+wlink_kill_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wlink *w = arg;
+
+	if (w->kill_wanted != WORKER_KILL_NONE)
+		wlink_kill(w, w->kill_wanted);
 }
 
 /*
@@ -691,7 +738,9 @@ wlink_alloc(struct wlink_reaper *r, const char *name,
 	w->name = strdup(name);
 	w->lines = proto_lines_new(WLINK_MAX_LINE);
 	w->timer = evtimer_new(r->base, wlink_timer_cb, w);
-	if (w->name == NULL || w->lines == NULL || w->timer == NULL) {
+	w->kill_retry = evtimer_new(r->base, wlink_kill_retry_cb, w);
+	if (w->name == NULL || w->lines == NULL || w->timer == NULL ||
+	    w->kill_retry == NULL) {
 		wlink_free(w);
 		return NULL;
 	}
@@ -967,6 +1016,8 @@ wlink_kill_wait(struct wlink *w, enum worker_kill why)
 	int status = 0;
 
 	wlink_kill(w, why);
+	if (w->kill == WORKER_KILL_NONE)
+		return;		/* refused, and said so: waiting would hang */
 	if (w->pidfd >= 0) {
 		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 			;

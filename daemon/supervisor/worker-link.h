@@ -174,9 +174,16 @@ void	wlink_deadline_clear(struct wlink *w);
 /* Time left until the deadline; false if none is set. */
 bool	wlink_deadline_left(struct wlink *w, struct timeval *left);
 
-/* SIGKILL, once; why decides how the exit is classified. */
+/*
+ * SIGKILL, once; why decides how the exit is classified.  A kill the
+ * kernel refuses is logged as an error and tried again every second
+ * until it goes through or the worker is reaped.
+ */
 void	wlink_kill(struct wlink *w, enum worker_kill why);
-/* Kill and wait for the worker, blocking; the exited callback runs. */
+/*
+ * Kill and wait for the worker, blocking; the exited callback runs.  A
+ * refused kill returns at once, the worker still there.
+ */
 void	wlink_kill_wait(struct wlink *w, enum worker_kill why);
 
 #endif

@@ -52,7 +52,8 @@ ok $rc "systemd-analyze verify vmmd.socket vmmd.service: clean"
 [ -s /tmp/verify ] && diag "$(cat /tmp/verify)"
 score=$(systemd-analyze security vmmd.service 2>/dev/null |
     sed -n 's/.*Overall exposure level for vmmd.service: \([0-9.]*\).*/\1/p')
-diag "systemd-analyze security vmmd.service: $score"
+ok "$(awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 2.5) }'; echo $?)" \
+    "systemd-analyze security vmmd.service: $score (at most 2.5)"
 
 systemctl start vmmd.socket
 ok $? "systemctl start vmmd.socket"
@@ -105,6 +106,20 @@ journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
 ok $? "with their priority"
 
 pid_of() { vmctl info "$1" 2>/dev/null | sed -n 's/^pid: *\([0-9]*\).*/\1/p'; }
+# A forced stop kills a worker that runs as user vmmd: the unit must
+# leave vmmd CAP_KILL.
+vmctl create forced >/dev/null && vmctl start forced >/dev/null
+ok $? "forced: started"
+forced_pid=$(pid_of forced)
+vmctl stop --force forced >/dev/null
+ok "$(wait_for 10 state_is forced stopped; echo $?)" \
+    "vmctl stop --force: stopped ($(vmctl info forced 2>/dev/null |
+    sed -n 's/^state: //p'))"
+ok "$( [ -n "$forced_pid" ] && ! kill -0 "$forced_pid" 2>/dev/null
+    echo $?)" "its worker $forced_pid is gone"
+journalctl -u vmmd -o cat | grep 'cannot kill worker' >/tmp/jk
+ok "$( [ ! -s /tmp/jk ]; echo $?)" "no kill refused $(head -n 1 /tmp/jk)"
+vmctl delete forced >/dev/null 2>&1
 plain_pid=$(pid_of plain)
 systemctl restart vmmd
 ok $? "systemctl restart vmmd"
