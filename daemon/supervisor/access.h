@@ -24,12 +24,20 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Who asks: the peer credentials of a client connection. */
+/*
+ * Who asks: the peer credentials of a client connection, or the owner
+ * a definition records when no client asks (autostart).
+ */
 struct access_cred {
 	uid_t uid;
 	gid_t gid;			/* primary group */
 	const gid_t *groups;		/* supplementary groups */
 	size_t ngroups;
+	/*
+	 * Besides what the bits allow, open only files root owns (for a
+	 * definition with no owner): checked by the caller that opens.
+	 */
+	bool root_files_only;
 };
 
 /* Permission bits asked of access_mode_allows(), as in access(2). */

@@ -86,6 +86,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	if (rc < 0)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	vm_owner_set(def, cred);
 	/* No default guest here: only the files def names are checked. */
 	rc = vm_files_open(def, NULL, cred, &files, &cls, err, sizeof(err));
 	if (rc < 0) {
@@ -300,6 +301,15 @@ cmd_vm_autostart(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 		    "VM '%s' is transient: it is gone once it stops and "
 		    "cannot start with the daemon", vm->def->name);
+	/*
+	 * An autostart VM's files are opened with its owner's rights:
+	 * only the owner (or root) decides that it starts with no client.
+	 */
+	if (on && !vm_owner_is(vm->def, control_client_cred(ctx->client)))
+		return proto_error(ctx->id, PROTO_ERR_PERMISSION,
+		    "VM '%s' belongs to uid %ld: only its owner or root may "
+		    "turn autostart on", vm->def->name,
+		    vm->def->owner.known ? (long)vm->def->owner.uid : 0L);
 	old = vm->def->autostart;
 	vm->def->autostart = on != 0;
 	if (!vm->def->transient && old != vm->def->autostart &&

@@ -30,6 +30,7 @@
 #include "daemon-conf.h"
 #include "log.h"
 #include "systemd.h"
+#include "access.h"
 #include "vm.h"
 #include "vmconfig.h"
 #include "worker-sock.h"
@@ -307,13 +308,17 @@ main_reload_cb(void *arg, const char *file, struct vm_def *def,
 }
 
 /*
- * Start the VMs whose definitions say so, as the daemon itself (its
- * own permissions on their files).  They boot on their own from here;
- * one that cannot start is reported and left defined.
+ * Start the VMs whose definitions say so, with their owners' rights on
+ * their files, through the same checked path walk a client's start
+ * takes (never root's: a path an owner controls may lead anywhere by
+ * the time vmmd starts); a definition with no owner opens only files
+ * root owns.  They boot on their own from here; one that cannot start
+ * is reported and left defined.
  */
 static void
 main_autostart(struct vmmd *d)
 {
+	struct access_cred cred;
 	enum proto_error cls;
 	char err[1024];
 	struct vm *vm;
@@ -322,7 +327,8 @@ main_autostart(struct vmmd *d)
 		/* An adopted guest runs already. */
 		if (!vm->def->autostart || !vm_at_rest(vm))
 			continue;
-		if (vm_start(vm, NULL, NULL, &cls, err, sizeof(err)) < 0)
+		vm_owner_cred(vm->def, &cred);
+		if (vm_start(vm, &cred, NULL, &cls, err, sizeof(err)) < 0)
 			log_error("VM '%s': autostart: %s", vm->def->name,
 			    err);
 		else

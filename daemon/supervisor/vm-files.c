@@ -26,6 +26,7 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	char reason[256], self[64];
+	struct stat st;
 	int fd, rc;
 
 	*cls = PROTO_ERR_INVALID_ARGUMENT;
@@ -58,6 +59,15 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 		}
 		snprintf(err, errlen, "%s: %s: %s", what, path, strerror(-fd));
 		return fd;
+	}
+	if (cred != NULL && cred->root_files_only &&
+	    (fstat(fd, &st) < 0 || st.st_uid != 0)) {
+		close(fd);
+		*cls = PROTO_ERR_PERMISSION;
+		snprintf(err, errlen, "%s: %s: not owned by root, and the VM's "
+		    "definition names no owner whose rights could open it "
+		    "(start it once as a client)", what, path);
+		return -EACCES;
 	}
 	if (kernel) {
 		/* The very file opened, not whatever path names now. */

@@ -895,6 +895,42 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	return args;
 }
 
+void
+vm_owner_set(struct vm_def *def, const struct access_cred *cred)
+{
+	struct vm_owner *o = &def->owner;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->known = true;
+	o->uid = cred->uid;
+	o->gid = cred->gid;
+	for (i = 0; i < cred->ngroups && i < CONFIG_OWNER_GROUPS_MAX; i++)
+		o->groups[o->ngroups++] = cred->groups[i];
+}
+
+bool
+vm_owner_is(const struct vm_def *def, const struct access_cred *cred)
+{
+	if (cred->uid == 0)
+		return true;
+	return def->owner.known && def->owner.uid == cred->uid;
+}
+
+void
+vm_owner_cred(const struct vm_def *def, struct access_cred *cred)
+{
+	const struct vm_owner *o = &def->owner;
+
+	if (!o->known) {
+		*cred = (struct access_cred){ .uid = VM_NOBODY, .gid = VM_NOBODY,
+		    .root_files_only = true };
+		return;
+	}
+	*cred = (struct access_cred){ .uid = o->uid, .gid = o->gid,
+	    .groups = o->groups, .ngroups = o->ngroups };
+}
+
 int
 vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)

@@ -123,6 +123,18 @@ struct json_object *vm_to_json(const struct vm *vm);
 void	vm_set_state(struct vm *vm, enum vm_state s, const char *reason);
 
 /*
+ * A VM's owner (vmconfig.h): set from the creating client's credentials;
+ * whether cred is its owner or root; and the credentials its files are
+ * opened with when no client asks (autostart): the owner's, or for a
+ * definition with no owner an unprivileged user's that opens only files
+ * root owns (uid VM_NOBODY).  cred's groups point into def.
+ */
+#define VM_NOBODY	((uid_t)65534)
+void	vm_owner_set(struct vm_def *def, const struct access_cred *cred);
+bool	vm_owner_is(const struct vm_def *def, const struct access_cred *cred);
+void	vm_owner_cred(const struct vm_def *def, struct access_cred *cred);
+
+/*
  * Errors of the operations below: a negative errno, with *cls and err
  * (one line) set for the client's error reply.  On success the pending
  * reply p (if any) is owned by the VM and completed later.

@@ -27,7 +27,7 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"autostart", "net", NULL
+	"autostart", "net", "owner", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -642,6 +642,61 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
 	return 0;
 }
 
+/*
+ * "owner": {"uid": N, "gid": N, "groups": [N, ...]}, absent for a
+ * definition made before owners were recorded.
+ */
+static int
+config_parse_owner(struct json_object *obj, struct vm_owner *o, char *err,
+    size_t errlen)
+{
+	static const char *const keys[] = { "uid", "gid", "groups", NULL };
+	struct json_object *v, *groups, *g;
+	int64_t n;
+	size_t i;
+
+	if (!json_object_object_get_ex(obj, "owner", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_object) ||
+	    proto_args_check(v, keys, err, errlen) < 0) {
+		config_err(err, errlen, "owner: must be {\"uid\", \"gid\", "
+		    "\"groups\"}");
+		return -EINVAL;
+	}
+	if (proto_arg_int(v, "uid", 1, 0, UINT32_MAX - 1, &n, err,
+	    errlen) < 0)
+		return -EINVAL;
+	o->uid = (uid_t)n;
+	if (proto_arg_int(v, "gid", 1, 0, UINT32_MAX - 1, &n, err,
+	    errlen) < 0)
+		return -EINVAL;
+	o->gid = (gid_t)n;
+	o->ngroups = 0;
+	if (json_object_object_get_ex(v, "groups", &groups)) {
+		if (!json_object_is_type(groups, json_type_array) ||
+		    json_object_array_length(groups) >
+		    CONFIG_OWNER_GROUPS_MAX) {
+			config_err(err, errlen, "owner: groups must be an "
+			    "array of at most %d group ids",
+			    CONFIG_OWNER_GROUPS_MAX);
+			return -EINVAL;
+		}
+		for (i = 0; i < json_object_array_length(groups); i++) {
+			g = json_object_array_get_idx(groups, i);
+			if (!json_object_is_type(g, json_type_int) ||
+			    (n = json_object_get_int64(g)) < 0 ||
+			    n >= UINT32_MAX) {
+				config_err(err, errlen, "owner: groups[%zu] "
+				    "is not a group id", i);
+				return -EINVAL;
+			}
+			o->groups[o->ngroups++] = (gid_t)n;
+		}
+	}
+	o->known = true;
+	return 0;
+}
+
 int
 config_parse(struct json_object *obj, unsigned int flags,
     struct vm_def **defp, char *err, size_t errlen)
@@ -751,6 +806,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 	}
 	if (config_parse_net(obj, def, err, errlen) < 0)
 		goto fail;
+	if ((flags & CONFIG_OWNER) &&
+	    config_parse_owner(obj, &def->owner, err, errlen) < 0)
+		goto fail;
 
 	s = NULL;
 	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
@@ -821,6 +879,22 @@ config_vnc_string(const struct vm_def *def, char *buf, size_t len)
 	    v6 ? "]" : "", disp);
 }
 
+static struct json_object *
+config_owner_json(const struct vm_owner *o)
+{
+	struct json_object *obj = json_object_new_object(), *groups;
+	unsigned int i;
+
+	json_object_object_add(obj, "uid", json_object_new_int64(o->uid));
+	json_object_object_add(obj, "gid", json_object_new_int64(o->gid));
+	groups = json_object_new_array();
+	for (i = 0; i < o->ngroups; i++)
+		json_object_array_add(groups,
+		    json_object_new_int64(o->groups[i]));
+	json_object_object_add(obj, "groups", groups);
+	return obj;
+}
+
 struct json_object *
 config_to_json(const struct vm_def *def, unsigned int flags)
 {
@@ -849,6 +923,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "disks", config_disks_json(def));
 	json_object_object_add(obj, "autostart",
 	    json_object_new_boolean(def->autostart));
+	if (def->owner.known)
+		json_object_object_add(obj, "owner",
+		    config_owner_json(&def->owner));
 	if (def->net_tap[0] != '\0')
 		json_object_object_add(obj, "net", config_net_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
@@ -1122,7 +1199,7 @@ config_load_file(const char *path, struct vm_def **defp, char *err,
 		config_err(err, errlen, "%s", desc);
 		goto free_buf;
 	}
-	rc = config_parse(obj, 0, defp, err, errlen);
+	rc = config_parse(obj, CONFIG_OWNER, defp, err, errlen);
 	json_object_put(obj);
 
 free_buf:

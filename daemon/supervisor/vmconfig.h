@@ -71,6 +71,23 @@ struct vm_disk {
 	char *serial;		/* printable ASCII, or NULL */
 };
 
+/* Supplementary groups kept of a VM's owner. */
+#define CONFIG_OWNER_GROUPS_MAX	64
+
+/*
+ * Who created a VM: the client's uid, primary group and supplementary
+ * groups at vm.create.  Whenever no client asks (autostart), the VM's
+ * files are opened with these rights; a definition without one (made
+ * before owners were recorded) opens only files root owns.
+ */
+struct vm_owner {
+	bool known;
+	uid_t uid;
+	gid_t gid;
+	unsigned int ngroups;
+	gid_t groups[CONFIG_OWNER_GROUPS_MAX];
+};
+
 enum vm_on_reboot {
 	VM_ON_REBOOT_RESTART,
 	VM_ON_REBOOT_STOP,
@@ -96,6 +113,7 @@ struct vm_def {
 	bool net_has_mac;
 	uint8_t net_mac[6];
 	bool autostart;		/* started when vmmd starts */
+	struct vm_owner owner;
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */
 	unsigned int rtc_slices;	/* 0: the worker's default (32) */
@@ -115,6 +133,12 @@ struct vm_def {
 
 /* Flags of config_parse(). */
 #define CONFIG_CHECK_FILES	0x1	/* kernel/initrd must exist and load */
+/*
+ * Take "owner" as it is: only for the daemon's own stored definitions.
+ * Without it "owner" is accepted and ignored (a client's or a worker's
+ * word on who owns a VM counts for nothing).
+ */
+#define CONFIG_OWNER		0x2
 
 /*
  * Validate obj (a JSON object) as a definition and fill in defaults.

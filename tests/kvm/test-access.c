@@ -7,6 +7,11 @@
  * the supervisor checked and opened, also when the guest resets after
  * another file was renamed over the kernel.
  *
+ * Autostart, with no client to ask, opens a VM's files with the rights
+ * of the user who created it, through the same path walk: a directory
+ * swapped for a link to root-only files while vmmd was down leads
+ * nowhere; a definition that names no owner opens only files root owns.
+ *
  * The test runs as root.  An unprivileged client is a child that drops
  * to uid/gid 65534 (with a supplementary group of its own) and then
  * connects: the daemon takes the credentials at connect time.  The child
@@ -525,6 +530,112 @@ test_names(struct h_conn *c)
 	json_object_put(r);
 }
 
+/* vm.autostart NAME on, as conn; the reply. */
+static struct json_object *
+autostart_on(struct h_conn *conn, const char *name)
+{
+	return h_callf(conn, H_REPLY_MS, "vm.autostart",
+	    "{\"name\":\"%s\",\"autostart\":true}", name);
+}
+
+/* The daemon restarted; a root client on it (the old one is closed). */
+static struct h_conn *
+restart(struct h_conn *c)
+{
+	h_close(c);
+	if (h_daemon_restart(d, 20000) != 0 || (c = h_connect(d)) == NULL)
+		tap_bail("vmmd did not come back");
+	return c;
+}
+
+/* A definition file as one written before owners were recorded. */
+static void
+write_ownerless(const char *name, const char *kernel)
+{
+	char path[512], text[1024];
+
+	snprintf(path, sizeof(path), "%s/vms/%s.json", d->state, name);
+	snprintf(text, sizeof(text), "{\"name\":\"%s\",\"kernel\":\"%s\","
+	    "\"memory_mib\":32,\"autostart\":true}\n", name, kernel);
+	write_text(path, text, 0600, 0);
+}
+
+static struct h_conn *
+test_autostart(struct h_conn *u, struct h_conn *c)
+{
+	char ubuf[512], kbuf[512], lbuf[512], hidden[512], st[32];
+	const char *udir = path_of(ubuf, pub, "udir");
+	const char *hello = path_of(kbuf, pub, "hello.elf");
+	struct json_object *r;
+	char *log;
+
+	/* The user's own directory, an initrd in it. */
+	if (mkdir(udir, 0755) < 0 || chown(udir, USER_UID, USER_GID) < 0)
+		tap_bail("%s: %s", udir, strerror(errno));
+	write_text(in(udir, "i"), "mine\n", 0644, 0);
+	if (chown(in(udir, "i"), USER_UID, USER_GID) < 0)
+		tap_bail("chown: %s", strerror(errno));
+	/* Where the swapped link leads: root's, 0600. */
+	path_of(hidden, pub, "hidden");
+	if (mkdir(hidden, 0755) < 0)
+		tap_bail("%s: %s", hidden, strerror(errno));
+	write_text(in(hidden, "i"), "secret\n", 0600, 0);
+
+	user_create(u, NULL, "autostart: the user's VM", "au", hello,
+	    in(udir, "i"));
+	r = autostart_on(u, "au");
+	tap_ok(is_ok(r), "autostart: its owner turns autostart on");
+	json_object_put(r);
+	user_create(u, NULL, "autostart: another VM of the user", "au2",
+	    hello, NULL);
+	r = autostart_on(u, "au2");
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"ar\","
+	    "\"kernel\":\"%s\",\"memory_mib\":32}", hello);
+	json_object_put(r);
+	r = autostart_on(u, "ar");
+	tap_ok(is_error(r, "permission_denied"), "autostart: not on root's VM "
+	    "for another user (%s)", h_err_desc(r) ? h_err_desc(r) : "?");
+	json_object_put(r);
+
+	/* vmmd down: the user's directory becomes a link to root's. */
+	h_close(c);
+	if (h_daemon_stop(d, 20000) != 0)
+		tap_diag("vmmd did not exit cleanly");
+	path_of(lbuf, pub, "udir.old");
+	if (rename(udir, lbuf) < 0 || symlink(hidden, udir) < 0)
+		tap_bail("swapping %s: %s", udir, strerror(errno));
+	/* And two definitions that name no owner. */
+	write_ownerless("old-root", hello);
+	write_ownerless("old-user", in(lbuf, "i"));
+	if (h_daemon_spawn(d) != 0 || (c = h_connect(d)) == NULL)
+		tap_bail("vmmd did not come back");
+	tap_ok(h_wait_state(c, "au2", "running", 20000) == 0,
+	    "autostart: the user's VM with files the user may read starts");
+	h_state(c, "au", st, sizeof(st));
+	tap_ok(strcmp(st, "running") != 0, "autostart: the VM whose directory "
+	    "now leads to root's file does not start (%s)", st);
+	log = h_read_file(d->log, NULL);
+	tap_ok(log != NULL && strstr(log, "VM 'au': autostart: initrd:") !=
+	    NULL && strstr(log, "not readable by uid 65534") != NULL,
+	    "autostart: refused with the owner's rights, and said so");
+	tap_ok(h_wait_state(c, "old-root", "running", 20000) == 0,
+	    "autostart: no owner recorded, root's files: starts");
+	h_state(c, "old-user", st, sizeof(st));
+	tap_ok(strcmp(st, "running") != 0 && log != NULL &&
+	    strstr(log, "not owned by root") != NULL, "autostart: no owner "
+	    "recorded, a user's file: refused (%s)", st);
+	free(log);
+
+	/* The directory back: the owner's VM starts again. */
+	if (unlink(udir) < 0 || rename(lbuf, udir) < 0)
+		tap_bail("restoring %s: %s", udir, strerror(errno));
+	c = restart(c);
+	tap_ok(h_wait_state(c, "au", "running", 20000) == 0,
+	    "autostart: with its own directory back, the VM starts");
+	return c;
+}
+
 int
 main(void)
 {
@@ -550,9 +661,10 @@ main(void)
 	test_disks(u, c);
 	test_pinned(c);
 	test_names(c);
+	h_close(nogroup);
+	c = test_autostart(u, c);
 
 	h_close(u);
-	h_close(nogroup);
 	h_close(c);
 	return h_done();
 }

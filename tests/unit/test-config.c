@@ -1042,6 +1042,42 @@ cleanup(const char *dir)
 	rmdir(dir);
 }
 
+/* "owner": the stored file's word only; a client's is ignored. */
+static void
+test_owner(void)
+{
+	static const char text[] = "{\"name\":\"o\",\"owner\":{\"uid\":1000,"
+	    "\"gid\":100,\"groups\":[27,54321]}}";
+	struct json_object *obj, *o;
+	struct vm_def *def;
+	char err[256];
+
+	TAP_EQ(parse_text(text, 0, &def, err, sizeof(err)), 0,
+	    "owner from a client: accepted");
+	TAP_EQ(def->owner.known, false, "and ignored");
+	config_def_free(def);
+	TAP_EQ(parse_text(text, CONFIG_OWNER, &def, err, sizeof(err)), 0,
+	    "owner from the stored file: read");
+	tap_ok(def->owner.known && def->owner.uid == 1000 &&
+	    def->owner.gid == 100 && def->owner.ngroups == 2 &&
+	    def->owner.groups[1] == 54321, "uid, gid and groups");
+	obj = config_to_json(def, CONFIG_JSON_SECRETS);
+	tap_ok(json_object_object_get_ex(obj, "owner", &o) &&
+	    strcmp(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    "{\"uid\":1000,\"gid\":100,\"groups\":[27,54321]}") == 0,
+	    "written back as it was");
+	json_object_put(obj);
+	config_def_free(def);
+	expect_invalid("{\"name\":\"o\",\"owner\":{\"uid\":-1,\"gid\":0}}",
+	    CONFIG_OWNER, "uid: -1 is out of range (0..4294967294)");
+	expect_invalid("{\"name\":\"o\",\"owner\":[]}", CONFIG_OWNER,
+	    "owner: must be {\"uid\", \"gid\", \"groups\"}");
+	TAP_EQ(parse_text("{\"name\":\"o\"}", CONFIG_OWNER, &def, err,
+	    sizeof(err)), 0, "no owner in the file");
+	TAP_EQ(def->owner.known, false, "none known: only root's files start");
+	config_def_free(def);
+}
+
 int
 main(void)
 {
@@ -1062,6 +1098,7 @@ main(void)
 	test_net();
 	test_roundtrip();
 	test_reload();
+	test_owner();
 
 	cleanup(tmpdir);
 	return tap_done();
