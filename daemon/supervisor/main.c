@@ -581,6 +581,15 @@ main(int argc, char *argv[])
 		goto free_signals;
 	}
 
+	/*
+	 * Detached from the terminal before the first worker starts, so
+	 * that autostart's workers do not inherit it; the parent that waits
+	 * for the ready byte below needs none of our descriptors.
+	 */
+	if (ready_fd >= 0) {
+		log_to_syslog();
+		main_detach_stdio();
+	}
 	main_autostart(d);
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
@@ -596,8 +605,6 @@ main(int argc, char *argv[])
 		(void)!write(ready_fd, "", 1);
 		close(ready_fd);
 		ready_fd = -1;
-		log_to_syslog();
-		main_detach_stdio();
 	}
 
 	if (event_base_dispatch(d->base) < 0)

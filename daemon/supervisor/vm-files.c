@@ -56,6 +56,13 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 			snprintf(err, errlen, "%s: %s: changed while it was "
 			    "being opened; try again", what, path);
 			return fd;
+		case -EROFS:
+			snprintf(err, errlen, "%s: %s: read-only file system "
+			    "(under systemd the unit's ProtectSystem=strict "
+			    "leaves only /var/lib/vmmd writable: give the "
+			    "directory in a drop-in's ReadWritePaths=, see "
+			    "vmmd(8))", what, path);
+			return fd;
 		}
 		snprintf(err, errlen, "%s: %s: %s", what, path, strerror(-fd));
 		return fd;
@@ -227,7 +234,9 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 		if (rc == -EAGAIN || rc == -EACCES) {
 			*cls = PROTO_ERR_BAD_STATE;
 			snprintf(err, errlen, "disk: %s: in use by another "
-			    "guest or program (it holds a lock on it%s)",
+			    "guest or program (it holds a lock on it%s; any "
+			    "process that can read the file can lock it: "
+			    "/proc/locks names the holder)",
 			    def->disks[i].path, def->disks[i].readonly ? "" :
 			    "; a disk written to is one guest's alone");
 		} else {

@@ -2,15 +2,21 @@
  * The supervisor's own duties: definitions survive a daemon restart
  * (and transient ones do not), autostart VMs start with the daemon,
  * and a worker that dies is reported as
- * crashed without disturbing another guest.
+ * crashed without disturbing another guest; a vmmd that detaches
+ * (without -f) leaves the terminal before autostart's workers start.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -410,6 +416,95 @@ test_daemon_killed(struct h_daemon *d, struct h_conn **cp)
 	    "orphan: starts and stops again");
 }
 
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)remove(path);
+	return 0;
+}
+
+/*
+ * vmmd without -f, its standard streams a pipe as a terminal would be,
+ * with an autostart VM: once it is ready and detached, nobody holds
+ * the pipe any more (EOF), autostart's worker included.
+ */
+static void
+test_detached(void)
+{
+	static struct h_daemon b;
+	struct json_object *r;
+	struct h_conn *c;
+	char path[512], text[1024], buf[256];
+	struct pollfd pfd;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int p[2], fd, status, got = -1;
+	pid_t pid, daemon_pid = -1;
+	double deadline;
+
+	snprintf(b.dir, sizeof(b.dir), "/tmp/vmmd-kvm-bg-XXXXXX");
+	if (mkdtemp(b.dir) == NULL)
+		tap_bail("mkdtemp: %s", strerror(errno));
+	snprintf(b.sock, sizeof(b.sock), "%s/control.sock", b.dir);
+	snprintf(b.state, sizeof(b.state), "%s/state", b.dir);
+	snprintf(path, sizeof(path), "%s/vms", b.state);
+	if (mkdir(b.state, 0750) < 0 || mkdir(path, 0750) < 0)
+		tap_bail("%s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/vms/bg.json", b.state);
+	snprintf(text, sizeof(text), "{\"name\":\"bg\",\"kernel\":\"%s\","
+	    "\"memory_mib\":32,\"autostart\":true,\"owner\":{\"uid\":0,"
+	    "\"gid\":0}}\n", h_env("VMMD_GUEST_HELLO"));
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0 || write(fd, text, strlen(text)) !=
+	    (ssize_t)strlen(text) || close(fd) < 0)
+		tap_bail("%s: %s", path, strerror(errno));
+	if (pipe2(p, O_CLOEXEC) < 0)
+		tap_bail("pipe: %s", strerror(errno));
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(p[1], STDIN_FILENO);
+		dup2(p[1], STDOUT_FILENO);
+		dup2(p[1], STDERR_FILENO);
+		execl(h_env("VMMD_BIN"), "vmmd", "-c", "/dev/null", "-s",
+		    b.sock, "-d", b.state, "-g", h_env("VMMD_GUEST_DEMO"),
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vmmd without -f: detached, its parent exited 0 (0x%x)", status);
+	/* The pipe ends when the last holder lets go of it. */
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	deadline = h_now_ms() + 10000;
+	while (h_now_ms() < deadline && poll(&pfd, 1, 100) >= 0)
+		if ((pfd.revents & (POLLIN | POLLHUP)) &&
+		    (got = (int)read(p[0], buf, sizeof(buf))) <= 0)
+			break;
+	close(p[0]);
+	if ((c = h_connect(&b)) == NULL)
+		tap_bail("no detached vmmd at %s", b.sock);
+	if (getsockopt(h_conn_fd(c), SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == 0)
+		daemon_pid = cred.pid;
+	tap_ok(h_wait_state(c, "bg", "running", 20000) == 0,
+	    "its autostart VM runs");
+	tap_ok(got == 0, "and nothing, its worker included, holds the "
+	    "terminal it was started from (%s)", got == 0 ? "EOF" :
+	    "still open after 10 s");
+	r = h_callf(c, H_REPLY_MS, "vm.stop",
+	    "{\"name\":\"bg\",\"force\":true}");
+	json_object_put(r);
+	h_close(c);
+	if (daemon_pid > 0)
+		kill(daemon_pid, SIGTERM);
+	tap_ok(daemon_pid > 0 && h_pid_gone(daemon_pid, 20000),
+	    "the detached vmmd stops on SIGTERM");
+	nftw(b.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int
 main(void)
 {
@@ -425,6 +520,7 @@ main(void)
 	test_daemon_killed(d, &c);
 	/* Last: the daemon keeps its tiny console_log_max from here on. */
 	test_log_rotation(d, &c);
+	test_detached();
 	h_close(c);
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
 	return h_done();
