@@ -879,8 +879,9 @@ rtc_pt_fire(void *dev)
 
 /*
  * One owed tick, if any: PF and a fresh edge, as the tick would have
- * had.  What the raise achieved (enum device_irq_status or -errno), or
- * -ENOENT when nothing is owed.
+ * had.  What the raise achieved (enum device_irq_status or -errno),
+ * -ENOENT when nothing is owed, -EBUSY while IRQ 8 is held (the read of
+ * C that lowers it goes on).
  */
 static int
 rtc_reinject(struct rtc *rtc)
@@ -891,6 +892,8 @@ rtc_reinject(struct rtc *rtc)
 	if (st->backlog == 0 || !(rtc->ram[RTC_REG_B] & REG_B_PIE) ||
 	    rtc_hz(rtc) == 0)
 		return -ENOENT;
+	if (rtc->irq_level)
+		return -EBUSY;
 	rtc->ram[RTC_REG_C] |= REG_C_PF | REG_C_IRQF;
 	ret = rtc_irq_edge(rtc);
 	if (ret == DEVICE_IRQ_DELIVERED) {
@@ -904,23 +907,21 @@ rtc_reinject(struct rtc *rtc)
 	return ret;
 }
 
-/* The reinjection timer: one owed tick, IRQ 8 being low. */
+/*
+ * The reinjection timer: one owed tick, IRQ 8 being low.  Whatever the
+ * raise achieved, the line is high afterwards and the timer stops: a
+ * raise the controller merged with a pending one (the guest is still
+ * not taking interrupts) is taken with it, and the read of C that
+ * acknowledges it goes on.
+ */
 static void
 rtc_ri_fire(void *dev)
 {
 	struct rtc *rtc = dev;
-	int64_t now = device_vm_clock(rtc->host);
 
 	rtc->ri_deadline = RTC_NEVER;
-	rtc_periodic_sync(rtc, now);
-	if (rtc_reinject(rtc) == DEVICE_IRQ_COALESCED)
-		/*
-		 * The guest is still not taking interrupts: try again a
-		 * whole period later, not a slice, so a long stall costs
-		 * one attempt per tick.
-		 */
-		rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline,
-		    now + NSEC_PER_SEC / rtc_hz(rtc));
+	rtc_periodic_sync(rtc, device_vm_clock(rtc->host));
+	(void)rtc_reinject(rtc);
 	rtc_update_irq(rtc);
 	rtc_arm_timers(rtc);
 }
