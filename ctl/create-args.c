@@ -96,9 +96,10 @@ create_args_password(struct ctl *ctl, struct json_object *args,
 }
 
 /*
- * --disk PATH[,readonly][,serial=ID]: one more member of "disks".  The
- * daemon checks the serial; a path may not contain a comma.  Returns -1
- * to go on, else an exit status.
+ * --disk PATH[,readonly][,serial=ID][,format=raw]: one more member of
+ * "disks".  The daemon checks the serial and the format (raw is the one
+ * it takes); a path may not contain a comma.  Returns -1 to go on, else
+ * an exit status.
  */
 static int
 create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
@@ -110,7 +111,7 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 	opt = strtok_r(spec, ",", &save);
 	if (opt == NULL)
 		return ctl_usage(ctl, "--disk: expected PATH[,readonly]"
-		    "[,serial=ID]");
+		    "[,serial=ID][,format=raw]");
 	if ((r = create_args_abspath(opt, &path)) < 0) {
 		ctl_warnx("%s: --disk %s: %s", ctl->cmd->name, opt,
 		    strerror(-r));
@@ -126,10 +127,13 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 		else if (strncmp(opt, "serial=", 7) == 0)
 			json_object_object_add(disk, "serial",
 			    json_object_new_string(opt + 7));
+		else if (strncmp(opt, "format=", 7) == 0)
+			json_object_object_add(disk, "format",
+			    json_object_new_string(opt + 7));
 		else {
 			json_object_put(disk);
 			return ctl_usage(ctl, "--disk: unknown option '%s' "
-			    "(readonly, serial=ID)", opt);
+			    "(readonly, serial=ID, format=raw)", opt);
 		}
 	}
 	if (!json_object_object_get_ex(args, "disks", &disks)) {

@@ -41,9 +41,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"(1-8 bytes)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
-	"  --disk PATH[,readonly][,serial=ID]\n"				\
+	"  --disk PATH[,readonly][,serial=ID][,format=raw]\n"		\
 	"                      a virtio disk on a raw image (repeatable, "	\
-	"up to 4)\n"							\
+	"up to 4;\n"							\
+	"                      format=raw: raw even if its header looks "	\
+	"like qcow2's)\n"						\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -60,7 +62,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-web] [--rng] [--disk PATH[,readonly][,serial=ID]]... "
+	    "[--vnc-web] [--rng] "
+	    "[--disk PATH[,readonly][,serial=ID][,format=raw]]... "
 	    "[--net tap=NAME[,mac=MAC]]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",

@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "boot.h"
+#include "disk-format.h"
 #include "vm-files.h"
 
 /*
@@ -90,6 +91,38 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 	}
 	*fdp = fd;
 	return 0;
+}
+
+/*
+ * A disk taken as raw must not be an image in another format, unless
+ * the definition says it is raw: the guest would read its metadata as
+ * data and, writing, destroy it.  Read through fd, the descriptor opened
+ * for the worker, so that what is checked is what the guest gets.
+ */
+static int
+vm_files_check_format(const struct vm_disk *disk, int fd,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	const char *format;
+	int rc;
+
+	if (disk->format == VM_DISK_FORMAT_RAW)
+		return 0;
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if ((rc = disk_format_probe(fd, &format)) < 0) {
+		snprintf(err, errlen, "disk: %s: cannot read its header: %s",
+		    disk->path, strerror(-rc));
+		return rc;
+	}
+	if (format == NULL)
+		return 0;
+	snprintf(err, errlen, "disk: %s: a %s image, but disks are read as "
+	    "raw: the guest would take its %s metadata for data%s; convert it "
+	    "to raw (qemu-img convert -O raw), or, if it really is raw, give "
+	    "the disk \"format\": \"raw\" (vmctl: --disk PATH,format=raw)",
+	    disk->path, format, format, disk->readonly ? "" :
+	    " and destroy it with its first writes");
+	return -EMEDIUMTYPE;
 }
 
 /* Attach to (or create) the TAP called name: its descriptor or -errno. */
@@ -193,6 +226,12 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 			return rc;
 		}
 		f->ndisks = i + 1;
+		rc = vm_files_check_format(&def->disks[i], f->disk_fd[i], cls,
+		    err, errlen);
+		if (rc < 0) {
+			vm_files_close(f);
+			return rc;
+		}
 	}
 	return 0;
 }

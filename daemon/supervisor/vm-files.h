@@ -30,7 +30,10 @@ struct vm_files {
  * them itself, and write the disks that are not read-only (see
  * access.h): if not, the error class is permission_denied and err says
  * "kernel: PATH: not readable by uid N".  The kernel must
- * be one the boot loaders accept.  A VM without a kernel gets
+ * be one the boot loaders accept.  A disk without "format": "raw" whose
+ * header is another image format's (disk-format.h) is refused: class
+ * invalid_argument, -EMEDIUMTYPE, err naming the format and how to
+ * convert it or say it is raw.  A VM without a kernel gets
  * default_kernel, the daemon's default guest (trusted: not checked
  * against cred), if given: vm.start gives it, vm.create (which only
  * checks the files def names) does not.

@@ -241,15 +241,18 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 /* Disks ---------------------------------------------------------------- */
 
 static const char *const config_disk_keys[] = {
-	"path", "readonly", "serial", NULL
+	"path", "readonly", "serial", "format", NULL
 };
 
-/* One member of "disks": {"path": ..., "readonly": ..., "serial": ...}. */
+/*
+ * One member of "disks": {"path": ..., "readonly": ..., "serial": ...,
+ * "format": ...}.
+ */
 static int
 config_parse_disk(struct json_object *o, unsigned int flags,
     struct vm_disk *disk, char *err, size_t errlen)
 {
-	const char *serial = NULL;
+	const char *serial = NULL, *format = NULL;
 	char why[256];
 	int ro = 0, rc;
 	size_t i;
@@ -268,11 +271,21 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 		return -EINVAL;
 	}
 	if (proto_arg_bool(o, "readonly", 0, &ro, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0) {
+	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0 ||
+	    proto_arg_string(o, "format", 0, &format, why, sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
 	disk->readonly = ro != 0;
+	/* Until another format is read as itself, only raw can be said. */
+	if (format != NULL && strcmp(format, "raw") != 0) {
+		config_err(err, errlen, "format: '%.32s' is not supported: "
+		    "disks are raw images only (qemu-img convert -O raw "
+		    "makes one)", format);
+		return -EINVAL;
+	}
+	disk->format = format != NULL ? VM_DISK_FORMAT_RAW :
+	    VM_DISK_FORMAT_PROBED;
 	if (serial == NULL)
 		return 0;
 	if (strlen(serial) == 0 || strlen(serial) > CONFIG_SERIAL_MAX) {
@@ -337,6 +350,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].serial != NULL)
 			json_object_object_add(o, "serial",
 			    json_object_new_string(def->disks[i].serial));
+		if (def->disks[i].format == VM_DISK_FORMAT_RAW)
+			json_object_object_add(o, "format",
+			    json_object_new_string("raw"));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -65,10 +65,22 @@ enum vm_lost_ticks {
 /* The network: virtio-net on a TAP interface. */
 #define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
 
+/*
+ * What a disk's image is taken for ("format").  Every disk is read as a
+ * raw image; one given without a format is refused at create and start
+ * when its header is another format's (disk-format.h), which the guest
+ * would read as data and overwrite.
+ */
+enum vm_disk_format {
+	VM_DISK_FORMAT_PROBED,	/* no "format": raw, unless it looks not */
+	VM_DISK_FORMAT_RAW,	/* "raw": raw, whatever it begins with */
+};
+
 struct vm_disk {
 	char *path;		/* absolute */
 	bool readonly;
 	char *serial;		/* printable ASCII, or NULL */
+	enum vm_disk_format format;
 };
 
 /* Supplementary groups kept of a VM's owner. */
@@ -169,7 +181,8 @@ struct json_object *config_to_json(const struct vm_def *def,
  */
 void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
-/* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...}]. */
+/* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...,
+ * "format": "raw"}], format only when given. */
 struct json_object *config_disks_json(const struct vm_def *def);
 /*
  * The guest's MAC: the definition's, or one made from the VM's name

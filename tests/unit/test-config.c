@@ -334,9 +334,16 @@ test_disks(void)
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/a\"},"
 		    "{\"path\":\"/b\"},{\"path\":\"/c\"},{\"path\":\"/d\"},"
 		    "{\"path\":\"/e\"}]}", "at most 4" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"format\":\"qcow2\"}]}",
+		    "disks[0]: format: 'qcow2' is not supported" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"format\":\"RAW\"}]}", "format: 'RAW'" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"format\":true}]}", "format" },
 	};
 	struct vm_def *def = NULL, *dup;
-	struct json_object *obj;
+	struct json_object *obj, *arr, *fmt0, *fmt1;
 	char err[256];
 	size_t i;
 	int rc;
@@ -362,6 +369,40 @@ test_disks(void)
 		rc = config_parse(obj, 0, &def, err, sizeof(err));
 		tap_ok(rc == 0 && def->ndisks == 2 && def->disks[1].readonly,
 		    "disks round-trip through JSON");
+		json_object_put(obj);
+		if (rc == 0)
+			config_def_free(def);
+	}
+
+	/* "format": "raw" is kept, and said only where it was given. */
+	rc = parse_text("{\"name\":\"a\",\"disks\":[{\"path\":\"/srv/a.img\"},"
+	    "{\"path\":\"/srv/b.qcow2\",\"format\":\"raw\"}]}", 0, &def,
+	    err, sizeof(err));
+	tap_ok(rc == 0 && def->disks[0].format == VM_DISK_FORMAT_PROBED &&
+	    def->disks[1].format == VM_DISK_FORMAT_RAW,
+	    "format raw on the second disk only: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		dup = config_def_dup(def);
+		tap_ok(dup != NULL &&
+		    dup->disks[1].format == VM_DISK_FORMAT_RAW,
+		    "format duplicated");
+		config_def_free(dup);
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		arr = json_object_object_get(obj, "disks");
+		fmt0 = json_object_object_get(json_object_array_get_idx(arr, 0),
+		    "format");
+		fmt1 = json_object_object_get(json_object_array_get_idx(arr, 1),
+		    "format");
+		tap_ok(fmt0 == NULL &&
+		    strcmp(json_object_get_string(fmt1) ?: "", "raw") == 0,
+		    "shown as given: %s", json_object_to_json_string(arr));
+		rc = config_parse(obj, 0, &def, err, sizeof(err));
+		tap_ok(rc == 0 &&
+		    def->disks[0].format == VM_DISK_FORMAT_PROBED &&
+		    def->disks[1].format == VM_DISK_FORMAT_RAW,
+		    "format round-trips through JSON: %s",
+		    rc == 0 ? "ok" : err);
 		json_object_put(obj);
 		if (rc == 0)
 			config_def_free(def);

@@ -2,8 +2,10 @@
  * Unit tests for daemon/supervisor/vm-files.c's disk locks: one image is
  * one guest's to write, or any number of guests' to read.  Real files
  * and real open file description locks; a second process holds a lock
- * as another worker would.
+ * as another worker would.  And its refusal of images in formats that
+ * are not raw, unless the definition says raw.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -158,6 +160,73 @@ test_inherited(void)
 	vm_files_close(&fb);
 }
 
+/* How many descriptors this process has open. */
+static int
+open_fds(void)
+{
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((e = readdir(dir)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* A qcow2 image is refused, read-only or not, unless said to be raw. */
+static void
+test_format(void)
+{
+	char path[] = "/tmp/vmmd-test-vm-files-qcow2-XXXXXX";
+	struct vm_def a;
+	struct vm_files fa;
+	enum proto_error cls;
+	char err[1024];
+	int fd, nfd, rc;
+
+	fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, 1 << 20) < 0 ||
+	    pwrite(fd, "QFI\xfb\0\0\0\3", 8, 0) != 8) {
+		tap_ok(0, "set-up: %s", path);
+		return;
+	}
+	close(fd);
+	def_init(&a, "a", false);
+	a.disks[0].path = path;
+	rc = start(&a, &fa, &cls, err, sizeof(err));
+	tap_ok(rc == -EMEDIUMTYPE && cls == PROTO_ERR_INVALID_ARGUMENT,
+	    "a qcow2 image: refused (%d, class %d)", rc, (int)cls);
+	tap_ok(strstr(err, path) != NULL && strstr(err, "qcow2") != NULL &&
+	    strstr(err, "destroy") != NULL &&
+	    strstr(err, "\"format\": \"raw\"") != NULL,
+	    "naming the image, its format, the danger and the way out: %s",
+	    err);
+	a.disks[0].readonly = true;
+	rc = start(&a, &fa, &cls, err, sizeof(err));
+	tap_ok(rc == -EMEDIUMTYPE && strstr(err, "qcow2") != NULL &&
+	    strstr(err, "destroy") == NULL,
+	    "read-only too, without the writes: %s", err);
+	a.disks[0].format = VM_DISK_FORMAT_RAW;
+	rc = start(&a, &fa, &cls, err, sizeof(err));
+	tap_ok(rc == 0, "said to be raw: opened (%s)", err);
+	if (rc == 0)
+		vm_files_close(&fa);
+	/* Refused, it leaves no descriptor open: its own nor the disk's
+	 * before it. */
+	def_init(&a, "a", false);
+	a.disks[1].path = path;
+	a.ndisks = 2;
+	nfd = open_fds();
+	rc = start(&a, &fa, &cls, err, sizeof(err));
+	tap_ok(rc == -EMEDIUMTYPE && open_fds() == nfd,
+	    "a raw disk then a qcow2 one: refused, %d descriptors open "
+	    "before and %d after", nfd, open_fds());
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -173,6 +242,7 @@ main(void)
 	test_readers();
 	test_twice();
 	test_inherited();
+	test_format();
 	unlink(image);
 	return tap_done();
 }

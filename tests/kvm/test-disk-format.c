@@ -1,0 +1,270 @@
+/*
+ * Disks in image formats vmmd does not read: a qcow2 image given as a
+ * disk is refused at vm.create and at vm.start (a definition outlives
+ * the file it names), by vmctl and over JSON, with the format named and
+ * the image left as it was; with "format": "raw" it is taken as raw, and
+ * that survives a restart of vmmd.  The image is made by qemu-img where
+ * it is installed (package qemu-utils), which then checks it too;
+ * elsewhere (the nested test host) from the header qemu-img writes.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define VMCTL_MS	10000
+#define QEMU_IMG_MS	20000
+
+static struct h_daemon *d;
+static char qemu_img[256];	/* "" when not installed */
+
+/* qemu-img in $PATH, into qemu_img. */
+static void
+find_qemu_img(void)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+
+	qemu_img[0] = '\0';
+	copy = strdup(path != NULL ? path : "/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir != NULL;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(qemu_img, sizeof(qemu_img), "%s/qemu-img", dir);
+		if (access(qemu_img, X_OK) == 0)
+			break;
+		qemu_img[0] = '\0';
+	}
+	free(copy);
+}
+
+/* Runs argv (NULL-terminated) to its end: the exit status; output in p. */
+static int
+run(struct h_proc *p, char *const argv[], int ms)
+{
+	memset(p, 0, sizeof(*p));
+	return h_run(p, NULL, ms, argv);
+}
+
+/* vmctl -s SOCK args... (NULL-terminated): the exit status, stderr
+ * into err on one line. */
+static int
+vmctl(char *err, size_t errlen, const char *arg, ...)
+{
+	char *argv[16];
+	struct h_proc p;
+	va_list ap;
+	int n = 0, rc;
+
+	argv[n++] = (char *)h_env("VMCTL_BIN");
+	argv[n++] = "-s";
+	argv[n++] = d->sock;
+	va_start(ap, arg);
+	for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	rc = run(&p, argv, VMCTL_MS);
+	snprintf(err, errlen, "%s", h_flat(p.ebuf != NULL ? p.ebuf : ""));
+	h_proc_free(&p);
+	return rc;
+}
+
+/*
+ * A qcow2 image of 64 MiB at path: qemu-img's, or without it a file
+ * that begins with the header qemu-img 7.2 writes (the rest, which only
+ * qemu-img would check, left out).
+ */
+static int
+make_qcow2(const char *path)
+{
+	static const unsigned char hdr[] = {
+		'Q', 'F', 'I', 0xfb, 0, 0, 0, 3,	/* magic, version */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,	/* backing file */
+		0, 0, 0, 16,				/* cluster_bits */
+		0, 0, 0, 0, 4, 0, 0, 0,			/* size: 64 MiB */
+		0, 0, 0, 0,				/* no encryption */
+		0, 0, 0, 1,				/* l1_size */
+		0, 0, 0, 0, 0, 3, 0, 0,			/* l1_table_offset */
+		0, 0, 0, 0, 0, 1, 0, 0,			/* refcount table */
+		0, 0, 0, 1,				/* its clusters */
+		0, 0, 0, 0,				/* no snapshots */
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,			/* features */
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 4,				/* refcount_order */
+		0, 0, 0, 112,				/* header_length */
+		0, 0, 0, 0, 0, 0, 0, 0,			/* compression */
+	};
+	char *argv[] = { qemu_img, "create", "-q", "-f", "qcow2",
+	    (char *)path, "64M", NULL };
+	struct h_proc p;
+	int fd, rc;
+
+	if (qemu_img[0] != '\0') {
+		rc = run(&p, argv, QEMU_IMG_MS);
+		if (rc != 0)
+			tap_diag("qemu-img create: exit %d: %s", rc,
+			    h_flat(p.ebuf != NULL ? p.ebuf : ""));
+		h_proc_free(&p);
+		return rc == 0 ? 0 : -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	rc = fd >= 0 && pwrite(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
+	    ftruncate(fd, 4 << 16) == 0 ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* The image at path is byte for byte was, and qemu-img checks it. */
+static void
+expect_intact(const char *path, const char *was, size_t waslen,
+    const char *what)
+{
+	char *argv[] = { qemu_img, "check", "-q", (char *)path, NULL };
+	struct h_proc p;
+	size_t len;
+	char *now;
+	int rc;
+
+	now = h_read_file(path, &len);
+	tap_ok(now != NULL && len == waslen && memcmp(now, was, len) == 0,
+	    "%s: the image is unchanged (%zu bytes)", what, len);
+	free(now);
+	if (qemu_img[0] == '\0') {
+		tap_ok(1, "# SKIP qemu-img is not installed (qemu-utils)");
+		return;
+	}
+	rc = run(&p, argv, QEMU_IMG_MS);
+	tap_ok(rc == 0, "%s: qemu-img check passes (exit %d%s%s)", what, rc,
+	    p.ebuf != NULL && *p.ebuf != '\0' ? ": " : "",
+	    h_flat(p.ebuf != NULL ? p.ebuf : ""));
+	h_proc_free(&p);
+}
+
+/* A refusal names the image, its format and how to say it is raw. */
+static bool
+names_qcow2(const char *desc, const char *path)
+{
+	return desc != NULL && strstr(desc, path) != NULL &&
+	    strstr(desc, "a qcow2 image") != NULL &&
+	    strstr(desc, "format=raw") != NULL &&
+	    strstr(desc, "\"format\": \"raw\"") != NULL;
+}
+
+int
+main(void)
+{
+	const char *echo;
+	char img[256], raw[256], tmp[256], disk[300], err[1024];
+	char state[32], *was;
+	struct json_object *r, *disks;
+	struct h_conn *c;
+	size_t waslen;
+	int fd;
+
+	h_init();
+	find_qemu_img();
+	if (qemu_img[0] == '\0')
+		tap_diag("qemu-img not found: the qcow2 image is written "
+		    "here, and not checked");
+	c = h_setup(&d);
+	echo = h_env("VMMD_GUEST_ECHO");
+	snprintf(img, sizeof(img), "%s/guest.qcow2", d->dir);
+	snprintf(raw, sizeof(raw), "%s/guest.img", d->dir);
+	snprintf(tmp, sizeof(tmp), "%s/new.qcow2", d->dir);
+	if (make_qcow2(img) < 0 || (was = h_read_file(img, &waslen)) == NULL)
+		tap_bail("cannot make a qcow2 image at %s", img);
+	tap_ok(1, "a qcow2 image of %zu bytes%s", waslen,
+	    qemu_img[0] != '\0' ? ", by qemu-img" : "");
+
+	/* At create: vmctl and JSON. */
+	snprintf(disk, sizeof(disk), "%s", img);
+	tap_ok(vmctl(err, sizeof(err), "create", "q", "--kernel", echo,
+	    "--memory", "32", "--disk", disk, NULL) == 1 &&
+	    names_qcow2(err, img),
+	    "vmctl create --disk IMAGE.qcow2: refused, the format named and "
+	    "format=raw offered: %s", err);
+	tap_ok(strcmp(h_state(c, "q", state, sizeof(state)),
+	    "(not_found)") == 0, "and no VM made (%s)", state);
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"q\","
+	    "\"memory_mib\":32,\"disks\":[{\"path\":\"%s\"}]}", img);
+	if (h_check_error(r, "invalid_argument", "vm.create with the qcow2 "
+	    "image"))
+		tap_ok(names_qcow2(h_err_desc(r), img), "in words: %s",
+		    h_err_desc(r));
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"q\","
+	    "\"memory_mib\":32,\"disks\":[{\"path\":\"%s\","
+	    "\"readonly\":true}]}", img);
+	h_check_error(r, "invalid_argument", "read-only, refused too");
+	json_object_put(r);
+	snprintf(disk, sizeof(disk), "%s,format=qcow2", img);
+	tap_ok(vmctl(err, sizeof(err), "create", "q", "--kernel", echo,
+	    "--memory", "32", "--disk", disk, NULL) == 1 &&
+	    strstr(err, "format") != NULL && strstr(err, "qcow2") != NULL &&
+	    strstr(err, "not supported") != NULL,
+	    "format=qcow2: not supported, said so: %s", err);
+	expect_intact(img, was, waslen, "refused at create");
+
+	/* At start: the file a definition names became a qcow2 image. */
+	fd = open(raw, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tap_ok(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "a raw image");
+	if (fd >= 0)
+		close(fd);
+	tap_ok(h_create(c, "swapped", "\"kernel\":\"%s\",\"disks\":"
+	    "[{\"path\":\"%s\"}]", echo, raw) == 0,
+	    "a VM on the raw image: created");
+	tap_ok(make_qcow2(tmp) == 0 && rename(tmp, raw) == 0,
+	    "the raw image replaced by a qcow2 one");
+	free(was);
+	if ((was = h_read_file(raw, &waslen)) == NULL)
+		tap_bail("cannot read %s", raw);
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"swapped\"}");
+	if (h_check_error(r, "invalid_argument", "vm.start on it"))
+		tap_ok(names_qcow2(h_err_desc(r), raw), "in words: %s",
+		    h_err_desc(r));
+	json_object_put(r);
+	tap_ok(strcmp(h_state(c, "swapped", state, sizeof(state)),
+	    "defined") == 0, "the VM stays defined (%s)", state);
+	tap_ok(vmctl(err, sizeof(err), "start", "swapped", NULL) == 1 &&
+	    names_qcow2(err, raw),
+	    "vmctl start: refused the same way: %s", err);
+	expect_intact(raw, was, waslen, "refused at start");
+	free(was);
+
+	/* Said to be raw: it is. */
+	if ((was = h_read_file(img, &waslen)) == NULL)
+		tap_bail("cannot read %s", img);
+	snprintf(disk, sizeof(disk), "%s,format=raw", img);
+	tap_ok(vmctl(err, sizeof(err), "create", "asraw", "--kernel", echo,
+	    "--memory", "32", "--disk", disk, NULL) == 0,
+	    "vmctl create --disk IMAGE,format=raw: created (%s)", err);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"asraw\"}");
+	disks = json_object_object_get(h_ret(r), "disks");
+	tap_ok(strcmp(h_str(json_object_array_get_idx(disks, 0), "format") ?:
+	    "", "raw") == 0, "vm.info shows it: %s",
+	    disks != NULL ? json_object_to_json_string(disks) : "no disks");
+	json_object_put(r);
+	tap_ok(h_daemon_restart(d, 10000) == 0, "vmmd restarted");
+	h_close(c);
+	c = h_connect(d);
+	tap_ok(h_start(c, "asraw") == 0,
+	    "the definition kept format raw: it starts after the restart");
+	tap_ok(h_file_expect(h_console_log(d, "asraw"), "echo: ready", 1,
+	    H_BOOT_MS) == 0, "the guest runs");
+	tap_ok(h_stop(c, "asraw", true, -1, H_REPLY_MS) == 0, "stopped");
+	/* vmmd wrote nothing to it, and the echo guest does not either. */
+	expect_intact(img, was, waslen, "after a run as raw");
+	free(was);
+
+	h_close(c);
+	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
+	return h_done();
+}
