@@ -1,6 +1,7 @@
 /* See blk-file.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +24,44 @@ struct blk_file {
 	pthread_t threads[BLK_FILE_THREADS];
 };
 
-/* Move the whole of iov, at off; 0 or -errno, -EIO at end of file. */
+/* Segments handed to one call once a short transfer split the vector. */
+#define BLK_FILE_WINDOW	64
+
+/*
+ * Move the whole of iov[0 .. niov), at off: 0 or -errno, -EIO at end of
+ * file.  A call may move less than asked (NFS, FUSE, signals): the next
+ * goes on from where it stopped, on a copy of at most BLK_FILE_WINDOW
+ * segments of what is left, until every segment is done.
+ */
 static int
 blk_file_rw(int fd, const struct iovec *iov, unsigned int niov,
     uint64_t off, bool write)
 {
-	struct iovec local[64];
-	const struct iovec *v = iov;
-	unsigned int n = niov;
+	struct iovec local[BLK_FILE_WINDOW];
+	const struct iovec *v;
+	size_t skip = 0;		/* bytes of iov[0] already moved */
+	unsigned int n;
 	ssize_t got;
 
-	while (n > 0) {
+	for (;;) {
+		while (niov > 0 && skip >= iov->iov_len) {
+			skip -= iov->iov_len;
+			iov++;
+			niov--;
+		}
+		if (niov == 0)
+			return 0;
+		if (skip == 0 && niov <= IOV_MAX) {
+			v = iov;
+			n = niov;
+		} else {
+			n = niov < BLK_FILE_WINDOW ? niov : BLK_FILE_WINDOW;
+			memcpy(local, iov, n * sizeof(*iov));
+			local[0].iov_base = (uint8_t *)local[0].iov_base +
+			    skip;
+			local[0].iov_len -= skip;
+			v = local;
+		}
 		got = write ? pwritev(fd, v, (int)n, (off_t)off) :
 		    preadv(fd, v, (int)n, (off_t)off);
 		if (got < 0 && errno == EINTR)
@@ -43,22 +71,8 @@ blk_file_rw(int fd, const struct iovec *iov, unsigned int niov,
 		if (got == 0)
 			return -EIO;
 		off += (uint64_t)got;
-		/* Short: skip what moved, on a copy of the vector. */
-		while (n > 0 && (size_t)got >= v->iov_len) {
-			got -= (ssize_t)v->iov_len;
-			v++;
-			n--;
-		}
-		if (n == 0)
-			break;
-		if (n > sizeof(local) / sizeof(local[0]))
-			n = sizeof(local) / sizeof(local[0]);
-		memcpy(local, v, n * sizeof(*v));
-		local[0].iov_base = (uint8_t *)local[0].iov_base + got;
-		local[0].iov_len -= (size_t)got;
-		v = local;
+		skip += (size_t)got;
 	}
-	return 0;
 }
 
 /* Zeroes written the slow way, where fallocate cannot. */

@@ -28,7 +28,8 @@ struct blk_io {
 	bool may_unmap;		/* WRITE_ZEROES may free the blocks */
 	/*
 	 * Called once from a backend thread when the operation is over,
-	 * with 0 or -errno (a short transfer is -EIO).
+	 * with 0 or -errno: every byte moved, or failed (one the image's
+	 * end cuts short is -EIO).
 	 */
 	void (*done)(struct blk_io *io, int result);
 	struct blk_io *next;	/* the backend's */

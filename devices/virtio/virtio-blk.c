@@ -61,8 +61,8 @@ struct virtio_blk {
 	struct blk_backend be;
 	uint8_t config[CFG_SIZE];
 	struct virtq_chain chain;
-	unsigned int gen;		/* bumped by every reset */
-	unsigned int inflight;
+	unsigned int gen;		/* bumped when a reset begins */
+	unsigned int inflight;		/* submitted, done() not yet run */
 	bool starved;			/* a kick waits for a free request */
 	struct virtio_blk_req req[VIRTIO_BLK_QUEUE];
 	/* Diagnostics. */
@@ -146,7 +146,7 @@ virtio_blk_done(struct blk_io *io, int result)
 	struct virtio_blk *b = r->b;
 
 	device_lock(b->host);
-	/* A request from before a reset: its queue is gone. */
+	/* The driver asked for a reset since: it gets no answer. */
 	if (r->gen == b->gen) {
 		virtio_blk_finish(b, r->head, r->status,
 		    result == 0 ? r->written : 0,
@@ -154,7 +154,8 @@ virtio_blk_done(struct blk_io *io, int result)
 		virtio_pci_queue_done(&b->vp, 0);
 	}
 	r->busy = false;
-	b->inflight--;
+	if (--b->inflight == 0)
+		virtio_pci_reset_done(&b->vp);	/* if one waits for us */
 	if (b->starved)
 		virtio_blk_process(b);
 	device_unlock(b->host);
@@ -319,13 +320,29 @@ virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
 	virtio_blk_process((struct virtio_blk *)vp);
 }
 
-static void
-virtio_blk_reset(struct virtio_pci *vp)
+/*
+ * The driver wrote 0 to device_status.  A request in flight is with the
+ * backend's threads, which cannot be stopped: a read may still land in
+ * guest memory, a write on the disk.  Finishing the reset under them
+ * would let both happen after the driver re-initialised the device (the
+ * memory given to something else, the sectors written anew), so the
+ * reset waits for them: device_status keeps reading non-zero, which the
+ * driver polls until it reads 0 (Linux's vp_reset() does), and the last
+ * completion finishes the reset (virtio_blk_done()).  Nobody blocks:
+ * not the vCPU that wrote the status, not the loop.  Requests that
+ * complete meanwhile are not answered (the driver forgets them), and no
+ * chain is taken (the transport takes no kicks).  A disk that never
+ * answers leaves the device resetting, as its requests would have hung
+ * anyway; freeing the device still drains them.
+ */
+static bool
+virtio_blk_quiesce(struct virtio_pci *vp)
 {
 	struct virtio_blk *b = (struct virtio_blk *)vp;
 
 	b->gen++;
 	b->starved = false;
+	return b->inflight == 0;
 }
 
 static void
@@ -348,7 +365,7 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	.config_size = CFG_SIZE,
 	.config_read = virtio_blk_config_read,
 	.notify = virtio_blk_notify,
-	.reset = virtio_blk_reset,
+	.quiesce = virtio_blk_quiesce,
 };
 
 

@@ -17,6 +17,12 @@
  * disk) completes with VIRTIO_BLK_S_IOERR; unknown types with
  * VIRTIO_BLK_S_UNSUPP.  A chain that breaks the virtqueue's rules stops
  * the queue (virtqueue.h).
+ *
+ * A reset (0 written to device_status) completes when the last request
+ * in flight has come back from the backend: until then device_status
+ * reads non-zero, as the driver expects while the device resets
+ * (4.1.4.3.2), and nothing the old requests do reaches guest memory or
+ * the disk after the driver sees 0.  See virtio_blk_quiesce().
  */
 #ifndef VMMD_VIRTIO_BLK_H
 #define VMMD_VIRTIO_BLK_H

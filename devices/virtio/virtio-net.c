@@ -54,6 +54,8 @@ struct virtio_net {
 	struct device_timer *tx_timer;	/* sent chains wait to go back */
 	bool tx_armed;
 	struct virtq_chain chain;
+	/* A frame as it goes to the backend: our header, then the guest's. */
+	struct iovec txiov[1 + VIRTQ_MAX_SEGS];
 	size_t rxlen;			/* a received frame waits in rxbuf */
 	/* Diagnostics. */
 	uint64_t rx_frames, rx_bytes, rx_dropped, rx_starved, rx_errors;
@@ -106,6 +108,35 @@ virtio_net_tx_ok(const struct virtio_net *n, const struct virtio_net_hdr *h,
 	return (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && h->gso_size != 0;
 }
 
+_Static_assert(sizeof(struct virtio_net_hdr) == VIRTIO_NET_HDR_LEN,
+    "the header the backend takes");
+
+/*
+ * The frame of the chain, behind the checked header h, in n->txiov: the
+ * number of segments.  The guest may rewrite its copy of the header
+ * while the backend reads: what goes out is what was checked.
+ */
+static unsigned int
+virtio_net_tx_iov(struct virtio_net *n, struct virtio_net_hdr *h)
+{
+	const struct virtq_chain *c = &n->chain;
+	size_t skip = VIRTIO_NET_HDR_LEN;
+	unsigned int i, k = 1;
+
+	n->txiov[0] = (struct iovec){ h, sizeof(*h) };
+	for (i = 0; i < c->nout; i++) {
+		if (skip >= c->iov[i].iov_len) {
+			skip -= c->iov[i].iov_len;
+			continue;
+		}
+		n->txiov[k].iov_base = (uint8_t *)c->iov[i].iov_base + skip;
+		n->txiov[k].iov_len = c->iov[i].iov_len - skip;
+		k++;
+		skip = 0;
+	}
+	return k;
+}
+
 /*
  * Send up to budget chains: how many were taken, or -EINVAL when the
  * queue broke.  Each chain is filled in as used (the backend has its
@@ -128,8 +159,8 @@ virtio_net_tx_drain(struct virtio_net *n, unsigned int budget)
 		    virtq_chain_read(&n->chain, 0, &h, sizeof(h)) !=
 		    sizeof(h) || !virtio_net_tx_ok(n, &h, len)) {
 			n->tx_bad++;
-		} else if (n->be.ops->send(n->be.ctx, n->chain.iov,
-		    n->chain.nout) < 0) {
+		} else if (n->be.ops->send(n->be.ctx, n->txiov,
+		    virtio_net_tx_iov(n, &h)) < 0) {
 			n->tx_errors++;
 		} else {
 			n->tx_frames++;

@@ -3,11 +3,13 @@
  * one transmit queue, a MAC address, link up, checksum and TCP
  * segmentation offloads both ways, mergeable receive buffers.
  *
- * Transmit: each chain is the 12-byte header and the frame, handed to
- * the backend as it lies in guest memory (no copy).  A header that asks
- * for what the driver did not negotiate (a checksum or segmentation
- * offload, an unknown GSO type, a checksum outside the frame) loses the
- * frame, counted, as a bad frame on a wire would.  A kick starts a
+ * Transmit: each chain is the 12-byte header and the frame.  The header
+ * is copied out and checked, and the copy is what the backend gets (the
+ * guest cannot change it between the check and the send); the frame
+ * goes as it lies in guest memory (no copy).  A header that asks for
+ * what the driver did not negotiate (a checksum or segmentation offload,
+ * an unknown GSO type, a checksum outside the frame) loses the frame,
+ * counted, as a bad frame on a wire would.  A kick starts a
  * burst: the driver is asked not to kick while the device drains the
  * queue (VIRTQ_USED_F_NO_NOTIFY or event-index, virtq_quiet()), asked
  * again once it is empty, and the queue looked at once more so that a

@@ -66,7 +66,7 @@ static void
 virtio_pci_kick(struct virtio_pci *vp, unsigned int q)
 {
 	if (q >= vp->ops->nqueues || !vp->qcfg[q].enable ||
-	    !(vp->status & VIRTIO_STATUS_DRIVER_OK)) {
+	    !(vp->status & VIRTIO_STATUS_DRIVER_OK) || vp->resetting) {
 		vp->bad_accesses++;
 		return;
 	}
@@ -332,6 +332,7 @@ virtio_pci_needs_reset(struct virtio_pci *vp)
 static void
 virtio_pci_reset(struct virtio_pci *vp)
 {
+	vp->resetting = false;
 	vp->status = 0;
 	vp->driver_features = 0;
 	vp->dfselect = vp->gfselect = 0;
@@ -342,6 +343,13 @@ virtio_pci_reset(struct virtio_pci *vp)
 	virtio_pci_reset_queues(vp);
 	if (vp->ops->reset != NULL)
 		vp->ops->reset(vp);
+}
+
+void
+virtio_pci_reset_done(struct virtio_pci *vp)
+{
+	if (vp->resetting)
+		virtio_pci_reset(vp);
 }
 
 static void
@@ -422,7 +430,10 @@ virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
 	uint64_t f = vp->driver_features;
 
 	if (v == 0) {
-		virtio_pci_reset(vp);
+		if (vp->ops->quiesce != NULL && !vp->ops->quiesce(vp))
+			vp->resetting = true;
+		else
+			virtio_pci_reset(vp);
 		return;
 	}
 	/* FEATURES_OK only for a subset of the offer with VERSION_1 (3.1.1). */
@@ -462,6 +473,12 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 	struct virtio_pci_queue *qc = NULL;
 	bool features_open = !(vp->status & VIRTIO_STATUS_FEATURES_OK);
 
+	if (vp->resetting) {
+		/* The driver waits for status 0: nothing else is for now. */
+		if (off != VPC_STATUS || v != 0)
+			vp->bad_accesses++;
+		return;
+	}
 	if (vp->qselect < vp->ops->nqueues)
 		qc = &vp->qcfg[vp->qselect];
 	switch (off) {
@@ -580,7 +597,9 @@ virtio_pci_write(void *dev, uint64_t offset, const void *data,
 		virtio_pci_kick(vp, q);
 	} else if (off >= VIRTIO_PCI_DEVICE &&
 	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
-		if (vp->ops->config_write != NULL)
+		if (vp->resetting)
+			vp->bad_accesses++;
+		else if (vp->ops->config_write != NULL)
 			vp->ops->config_write(vp,
 			    (uint32_t)(off - VIRTIO_PCI_DEVICE), data, size);
 	}
@@ -601,6 +620,7 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	unsigned int q;
 
 	device_diag_put(d, "status", vp->status, DEVICE_DIAG_HEX);
+	device_diag_put(d, "resetting", vp->resetting, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "features", vp->driver_features, DEVICE_DIAG_HEX);
 	device_diag_put(d, "doorbells", vp->doorbells, DEVICE_DIAG_UINT);
 	device_diag_put(d, "doorbell_kicks", vp->doorbell_kicks,

@@ -89,6 +89,17 @@ struct virtio_dev_ops {
 	 * (virtio_pci_has()).
 	 */
 	void (*driver_ok)(struct virtio_pci *vp);
+	/*
+	 * Optional: the driver wrote 0 to device_status.  true when
+	 * nothing the device started can still reach guest memory or its
+	 * backend, and the reset goes on at once; false to hold it back
+	 * until the device calls virtio_pci_reset_done().  Meanwhile
+	 * device_status keeps reading what it was (the driver polls it
+	 * until it reads 0, 4.1.4.3.2), the queues stay as they are, and
+	 * the transport takes no kick and no write to the common or the
+	 * device configuration.
+	 */
+	bool (*quiesce)(struct virtio_pci *vp);
 	/* The driver reset the device; queues are already forgotten. */
 	void (*reset)(struct virtio_pci *vp);
 };
@@ -108,6 +119,7 @@ struct virtio_pci {
 	uint32_t dfselect, gfselect;
 	uint64_t driver_features;
 	uint8_t status;
+	bool resetting;			/* held back by ops->quiesce */
 	uint8_t generation;
 	uint16_t qselect;
 	uint8_t isr;
@@ -162,6 +174,12 @@ void virtio_pci_queue_done(struct virtio_pci *vp, unsigned int q);
 void virtio_pci_needs_reset(struct virtio_pci *vp);
 /* The device configuration changed: interrupt the driver. */
 void virtio_pci_config_changed(struct virtio_pci *vp);
+/*
+ * The device is quiet now (see ops->quiesce): finish the reset the
+ * driver asked for, ops->reset included.  Under the device's lock, any
+ * thread; nothing when no reset waits.
+ */
+void virtio_pci_reset_done(struct virtio_pci *vp);
 
 /* device_ops entry points for a state that begins with struct virtio_pci. */
 void virtio_pci_read(void *dev, uint64_t offset, void *data,

@@ -6,11 +6,18 @@
 #include "virtio-pci.h"
 #include "virtio-rng.h"
 
+/* Buffers filled per kick before the loop gets its turn back. */
+#define RNG_BUDGET	64
+
 struct virtio_rng {
 	struct virtio_pci vp;		/* first: the transport's view */
+	const struct device_host *host;
+	struct device_timer *timer;	/* the rest of a kick's work */
+	bool armed;
 	struct virtq_chain chain;
 	uint64_t bytes;			/* given to the guest */
 	uint64_t short_reads;		/* getrandom had less to give */
+	uint64_t deferred;		/* kicks that ran out of budget */
 };
 
 /* Fill one chain's writable part; the bytes written. */
@@ -42,21 +49,64 @@ virtio_rng_fill(struct virtio_rng *r)
 	return done;
 }
 
+/*
+ * Fill what the driver offers, RNG_BUDGET buffers at most: a driver that
+ * adds buffers as fast as they come back (from another vCPU) would keep
+ * a kick going for ever, on the loop's thread when it came through a
+ * doorbell.  The rest goes on at the loop's next turn, from the timer
+ * (due at once), after the other devices had theirs.
+ */
 static void
-virtio_rng_notify(struct virtio_pci *vp, unsigned int q)
+virtio_rng_run(struct virtio_rng *r)
 {
-	struct virtio_rng *r = (struct virtio_rng *)vp;
+	struct virtq *vq = &r->vp.vq[0];
+	unsigned int budget = RNG_BUDGET;
 	uint32_t n;
 	int ret;
 
-	while ((ret = virtq_pop(&vp->vq[q], &r->chain)) > 0) {
+	while ((ret = virtq_pop(vq, &r->chain)) > 0) {
 		n = virtio_rng_fill(r);
 		r->bytes += n;
-		virtq_push(&vp->vq[q], r->chain.head, n);
+		virtq_push(vq, r->chain.head, n);
+		if (--budget == 0) {
+			if (!r->armed) {
+				r->armed = true;
+				r->deferred++;
+				device_timer_arm(r->host, r->timer,
+				    device_vm_clock(r->host));
+			}
+			break;
+		}
 	}
 	if (ret < 0)
-		virtio_pci_needs_reset(vp);
-	virtio_pci_queue_done(vp, q);
+		virtio_pci_needs_reset(&r->vp);
+	virtio_pci_queue_done(&r->vp, 0);
+}
+
+static void
+virtio_rng_notify(struct virtio_pci *vp, unsigned int q)
+{
+	virtio_rng_run((struct virtio_rng *)vp);
+}
+
+/* The timer: on the loop, under the device's lock. */
+static void
+virtio_rng_timer(void *dev)
+{
+	struct virtio_rng *r = dev;
+
+	r->armed = false;
+	if ((r->vp.status & VIRTIO_STATUS_DRIVER_OK) && r->vp.qcfg[0].enable)
+		virtio_rng_run(r);
+}
+
+static void
+virtio_rng_reset(struct virtio_pci *vp)
+{
+	struct virtio_rng *r = (struct virtio_rng *)vp;
+
+	device_timer_cancel(r->host, r->timer);
+	r->armed = false;
 }
 
 static const struct virtio_dev_ops virtio_rng_ops = {
@@ -65,6 +115,7 @@ static const struct virtio_dev_ops virtio_rng_ops = {
 	.nqueues = 1,
 	.queue_max = 64,
 	.notify = virtio_rng_notify,
+	.reset = virtio_rng_reset,
 };
 
 struct virtio_rng *
@@ -74,16 +125,26 @@ virtio_rng_new(const struct device_host *host)
 
 	if (r == NULL)
 		return NULL;
-	if (virtio_pci_init(&r->vp, host, &virtio_rng_ops) < 0) {
-		free(r);
-		return NULL;
-	}
+	r->host = host;
+	if ((r->timer = device_timer_new(host, virtio_rng_timer, r)) == NULL)
+		goto free_r;
+	if (virtio_pci_init(&r->vp, host, &virtio_rng_ops) < 0)
+		goto free_timer;
 	return r;
+
+free_timer:
+	device_timer_free(host, r->timer);
+free_r:
+	free(r);
+	return NULL;
 }
 
 void
 virtio_rng_free(struct virtio_rng *r)
 {
+	if (r == NULL)
+		return;
+	device_timer_free(r->host, r->timer);
 	free(r);
 }
 
@@ -95,6 +156,7 @@ virtio_rng_diag(void *dev, struct device_diag *d)
 	virtio_pci_diag(&r->vp, d);
 	device_diag_put(d, "bytes", r->bytes, DEVICE_DIAG_UINT);
 	device_diag_put(d, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
+	device_diag_put(d, "deferred", r->deferred, DEVICE_DIAG_UINT);
 }
 
 static void

@@ -3,6 +3,8 @@
  * getrandom(2).  Each buffer the driver offers comes back filled, up to
  * VIRTIO_RNG_CHUNK bytes at a time so that one kick never holds a vCPU
  * long; a host that cannot give entropy now returns the buffer empty.
+ * A kick fills 64 buffers at most; what the driver offers beyond them
+ * (a driver that keeps adding) is filled at the loop's next turn.
  */
 #ifndef VMMD_VIRTIO_RNG_H
 #define VMMD_VIRTIO_RNG_H

@@ -86,6 +86,8 @@ fake_guest_mem(void *ctx, uint64_t gpa, size_t len)
 {
 	struct fake_host *fh = ctx;
 
+	if (fh->on_guest_mem != NULL)
+		fh->on_guest_mem(fh);
 	if (fh->mem == NULL || gpa < fh->mem_base ||
 	    gpa - fh->mem_base > fh->mem_size ||
 	    len > fh->mem_size - (gpa - fh->mem_base))

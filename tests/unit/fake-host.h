@@ -72,6 +72,11 @@ struct fake_host {
 	uint8_t *mem;
 	uint64_t mem_base;
 	size_t mem_size;
+	/*
+	 * Set: called at every guest memory lookup the device makes, the
+	 * test's stand-in for another vCPU changing memory meanwhile.
+	 */
+	void (*on_guest_mem)(struct fake_host *fh);
 
 	unsigned int resets;
 	unsigned int poweroffs;

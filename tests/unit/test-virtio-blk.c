@@ -3,7 +3,8 @@
  * through the transport like a driver: sectors written and read back,
  * flush, get ID, discard and write zeroes, a read-only disk refusing
  * writes, and requests that break the rules answered with IOERR or
- * UNSUPP while the device goes on.
+ * UNSUPP while the device goes on; then, on a backend that answers when
+ * the test says, a reset that waits for the request in flight.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,18 +81,15 @@ bring_up(void)
 }
 
 /*
- * One request: header, data (len bytes at DATA, written by the device
- * when in), status.  Waits for it; the status byte, or -1.
+ * Offer one request and kick: header, data (len bytes at DATA, written
+ * by the device when in), status.
  */
-static int
-request(uint32_t type, uint64_t sector, uint32_t len, bool in)
+static void
+offer(uint32_t type, uint64_t sector, uint32_t len, bool in)
 {
 	struct virtq_desc *d = gmem(DESC);
 	struct virtq_avail *a = gmem(AVAIL);
-	volatile struct virtq_used *u = gmem(USED);
 	uint32_t *hdr = gmem(HDR);
-	uint16_t want = (uint16_t)(avail_idx + 1);
-	int i;
 
 	hdr[0] = type;
 	hdr[1] = 0;
@@ -108,6 +106,17 @@ request(uint32_t type, uint64_t sector, uint32_t len, bool in)
 	a->ring[avail_idx % QSIZE] = 0;
 	a->idx = ++avail_idx;
 	wr(VIRTIO_PCI_NOTIFY, 0, 2);
+}
+
+/* One request, waited for: the status byte, or -1. */
+static int
+request(uint32_t type, uint64_t sector, uint32_t len, bool in)
+{
+	volatile struct virtq_used *u = gmem(USED);
+	uint16_t want = (uint16_t)(avail_idx + 1);
+	int i;
+
+	offer(type, sector, len, in);
 	for (i = 0; i < 5000; i++) {
 		pthread_mutex_lock(&fh.lock);
 		if (u->idx == want) {
@@ -119,6 +128,46 @@ request(uint32_t type, uint64_t sector, uint32_t len, bool in)
 	}
 	return -1;
 }
+
+/* A backend whose requests wait until the test completes them. */
+static struct {
+	struct blk_io *io[4];
+	unsigned int n;
+} held;
+
+static int
+held_submit(void *ctx, struct blk_io *io)
+{
+	if (held.n == sizeof(held.io) / sizeof(held.io[0]))
+		return -EAGAIN;
+	held.io[held.n++] = io;
+	return 0;
+}
+
+/* The oldest held request completes, as a backend thread would. */
+static void
+held_complete(void)
+{
+	struct blk_io *io = held.io[0];
+
+	memmove(&held.io[0], &held.io[1], --held.n * sizeof(held.io[0]));
+	if (io->op == BLK_READ)
+		for (unsigned int i = 0; i < io->niov; i++)
+			memset(io->iov[i].iov_base, 0x5a, io->iov[i].iov_len);
+	io->done(io, 0);
+}
+
+static void
+held_drain(void *ctx)
+{
+	while (held.n > 0)
+		held_complete();
+}
+
+static const struct blk_backend_ops held_ops = {
+	.submit = held_submit,
+	.drain = held_drain,
+};
 
 static int
 make_image(void)
@@ -215,6 +264,35 @@ main(void)
 	TAP_EQ(data[0], 0, "empty ID");
 	virtio_blk_device_ops.free(dev);
 	blk_file_free(f);
+
+	/* A reset waits for the requests in flight. */
+	be = (struct blk_backend){ .ops = &held_ops, .size = 64 * 512 };
+	dev = virtio_blk_new(&fh.host, &be);
+	TAP_EQ(bring_up(), 0x0f, "driver OK on a disk that answers late");
+	memset(data, 0, 512);
+	offer(0, 0, 512, true);
+	TAP_EQ(held.n, 1, "a read in flight");
+	wr(0x14, 0, 1);
+	TAP_EQ(rd(0x14, 1), 0x0f, "reset asked for: device_status not 0 yet");
+	offer(0, 1, 512, true);
+	TAP_EQ(held.n, 1, "a kick while resetting takes no chain");
+	wr(0x16, 1, 2);
+	TAP_EQ(rd(0x16, 2), 0, "nor a register write");
+	held_complete();
+	TAP_EQ(rd(0x14, 1), 0, "the last request back: reset done");
+	tap_ok(*(uint8_t *)gmem(STATUS) == 0xee &&
+	    ((struct virtq_used *)gmem(USED))->idx == 0,
+	    "and the request from before was not answered");
+	TAP_EQ(data[0], 0x5a, "its data landed before the reset ended");
+	TAP_EQ(bring_up(), 0x0f, "driver OK again");
+	offer(0, 0, 512, true);
+	held_complete();
+	tap_ok(*(uint8_t *)gmem(STATUS) == 0 &&
+	    ((struct virtq_used *)gmem(USED))->idx == 1,
+	    "and the disk goes on");
+	wr(0x14, 0, 1);
+	TAP_EQ(rd(0x14, 1), 0, "with nothing in flight a reset is at once");
+	virtio_blk_device_ops.free(dev);
 
 	TAP_EQ(blk_file_new(&f, open("/dev/null", O_RDONLY), true, NULL, &be),
 	    -EINVAL, "a device node is no image");

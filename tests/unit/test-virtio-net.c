@@ -1,15 +1,16 @@
 /*
  * virtio-net behind the PCI transport, on a backend the test plays:
  * the configuration, the offloads set at DRIVER_OK, frames sent from
- * guest memory as they lie, headers that ask for what was not
- * negotiated (lost, counted), received frames in one buffer and spread
- * over mergeable buffers with num_buffers, a starved receive queue that
- * stops watching until the driver's kick, a hostile receive chain, the
- * transport's doorbells (the kicks KVM takes in the kernel), and
- * transmit bursts: kicks off while the queue drains, a chain the driver
- * adds meanwhile taken in the same burst, frames sent at once and their
- * buffers given back together after the hold with one interrupt, the
- * burst limit and its deferral, no timer once idle.
+ * guest memory as they lie behind the header as it was checked (even
+ * when the guest rewrites it meanwhile), headers that ask for what was
+ * not negotiated (lost, counted), received frames in one buffer and
+ * spread over mergeable buffers with num_buffers, a starved receive
+ * queue that stops watching until the driver's kick, a hostile receive
+ * chain, the transport's doorbells (the kicks KVM takes in the kernel),
+ * and transmit bursts: kicks off while the queue drains, a chain the
+ * driver adds meanwhile taken in the same burst, frames sent at once and
+ * their buffers given back together after the hold with one interrupt,
+ * the burst limit and its deferral, no timer once idle.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -57,6 +58,8 @@ static struct {
 	/* What the driver does while a frame is sent: see be_send. */
 	unsigned int refill;	/* chains it adds, one per send, no kick */
 	unsigned int loud;	/* sends that saw kicks asked for */
+	/* Set: the guest rewrites this header as the backend reads it. */
+	uint8_t *tamper;
 } be;
 
 static void be_during_send(void);
@@ -67,6 +70,10 @@ be_send(void *ctx, const struct iovec *iov, unsigned int niov)
 	be.sends++;
 	be.niov = niov;
 	be.sent_len = 0;
+	if (be.tamper != NULL) {
+		be.tamper[0] = 0xff;	/* flags no driver may send */
+		be.tamper[1] = 4;	/* TSO6, not negotiated */
+	}
 	for (unsigned int i = 0; i < niov; i++) {
 		memcpy(be.sent + be.sent_len, iov[i].iov_base, iov[i].iov_len);
 		be.sent_len += iov[i].iov_len;
@@ -374,6 +381,30 @@ main(void)
 	tap_ok(be.sends == 4 && used(1)->idx == 10,
 	    "a chain shorter than the header is lost");
 
+	/* The header checked is the header sent, in however many pieces. */
+	{
+		uint8_t *buf = gmem(BUF);
+
+		memset(buf, 0, 12);
+		for (unsigned int i = 0; i < 60; i++)
+			buf[12 + i] = (uint8_t)i;
+		desc(1)[0] = (struct virtq_desc){ BUF, 4, VIRTQ_DESC_F_NEXT,
+		    1 };
+		desc(1)[1] = (struct virtq_desc){ BUF + 4, 10,
+		    VIRTQ_DESC_F_NEXT, 2 };
+		desc(1)[2] = (struct virtq_desc){ BUF + 14, 58, 0, 0 };
+		be.tamper = buf;
+		offer(1, 0);
+		hold_ends();
+		be.tamper = NULL;
+		tap_ok(be.sends == 5 && be.sent_len == 72,
+		    "a header over two descriptors: the frame sent");
+		tap_ok(be.sent[0] == 0 && be.sent[1] == 0,
+		    "with the header as checked, not as the guest rewrote it");
+		tap_ok(be.sent[12] == 0 && be.sent[13] == 1 &&
+		    be.sent[12 + 59] == 59, "and the frame's bytes in order");
+	}
+
 	/* Receive into one big buffer. */
 	post(0, 2048);
 	arrive(100, 1);
@@ -432,7 +463,7 @@ main(void)
 	h[0] = 1;
 	h[1] = 0;
 	send(h, 60);
-	TAP_EQ(be.sends, 4, "NEEDS_CSUM without CSUM negotiated: lost");
+	TAP_EQ(be.sends, 5, "NEEDS_CSUM without CSUM negotiated: lost");
 
 	/* A hostile receive chain: a buffer outside RAM. */
 	desc(0)[1] = (struct virtq_desc){ RAM_BASE + RAM_SIZE - 8, 64,

@@ -3,7 +3,8 @@
  * drives it, with virtio-rng behind it: capabilities, feature
  * negotiation, queue setup, a kick that fills buffers and raises INTx,
  * ISR acknowledgement, a hostile chain that ends in DEVICE_NEEDS_RESET
- * (not a crash), and a reset that makes the device usable again.
+ * (not a crash), a reset that makes the device usable again, and a
+ * driver that keeps offering buffers served 64 a turn of the loop.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,6 +85,22 @@ offer(uint16_t slot, uint16_t head)
 	wr(VIRTIO_PCI_NOTIFY, 0, 2);
 }
 
+/* A driver on another vCPU that offers a buffer again as it comes back. */
+static unsigned int refill;
+static uint16_t refill_slot;
+
+static void
+refill_one(struct fake_host *h)
+{
+	struct virtq_avail *a = gmem(AVAIL);
+
+	if (refill == 0)
+		return;
+	refill--;
+	a->ring[refill_slot % QSIZE] = 0;
+	a->idx = ++refill_slot;
+}
+
 /* Write the MSI-X message control's upper byte, as the PCI bus does. */
 static void
 msix_ctl(struct pci_config *pc, unsigned int at, uint8_t v)
@@ -161,6 +178,34 @@ main(void)
 	wr(0x5000, 0, 4);
 	rd(0x3f, 1);
 	tap_ok(used->idx == 1, "kicks at absent queues ignored");
+
+	/* A driver that keeps offering: one kick, then 200 more buffers. */
+	TAP_EQ(bring_up(v1), 0x0f, "driver OK for a driver that keeps adding");
+	desc[0] = (struct virtq_desc){ BUF, 8, VIRTQ_DESC_F_WRITE, 0 };
+	refill = 200;
+	refill_slot = 1;
+	fh.on_guest_mem = refill_one;
+	offer(0, 0);
+	TAP_EQ(used->idx, 64, "a kick fills 64 buffers and stops");
+	tap_ok(fake_host_timers_armed(&fh) == 1 &&
+	    fake_host_next_deadline(&fh) <= fh.vm_now,
+	    "the rest deferred to the loop's next turn");
+	{
+		unsigned int fires = fh.timer_fires;
+
+		fake_host_advance(&fh, 0);
+		tap_ok(used->idx == 201 && refill == 0 &&
+		    fake_host_timers_armed(&fh) == 0,
+		    "then every buffer is filled");
+		TAP_EQ(fh.timer_fires - fires, 3,
+		    "in three more turns: 64, 64 and the last 9");
+	}
+	refill = 100;
+	offer(refill_slot++, 0);
+	fh.on_guest_mem = NULL;
+	TAP_EQ(fake_host_timers_armed(&fh), 1, "deferred again");
+	TAP_EQ(bring_up(v1), 0x0f, "a reset");
+	TAP_EQ(fake_host_timers_armed(&fh), 0, "leaves no timer behind");
 
 	/* MSI-X: vector 0 for the queue, then masked, then unmasked. */
 	at = 0;
