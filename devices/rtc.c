@@ -159,6 +159,13 @@ struct rtc {
 	struct rtc_ts last_host;	/* used if the host clock fails */
 	bool irq_level;
 	bool irq_masked;		/* the last raise found IRQ 8 masked */
+	/*
+	 * The interrupt controller dropped the last edge (coalesced: KVM
+	 * tracks the RTC's EOI itself and drops an edge raised before the
+	 * guest's EOI of the previous one): the line went low again, IRQF
+	 * stays set, and only the next tick or reinjection raises again.
+	 */
+	bool edge_dropped;
 	unsigned int ack_run;		/* on-ack reinjections since a tick */
 	bool nmi_mask;			/* port 0x70 bit 7: kept, no effect */
 
@@ -476,6 +483,8 @@ rtc_update_running(struct rtc *rtc, bool was_running, struct rtc_ts host)
 	}
 }
 
+static int rtc_irq_edge(struct rtc *rtc);
+
 /*
  * IRQF (register C, bit 7) is set when a flag in C is set with its
  * enable bit in B; the IRQ pin follows IRQF ("Register C", IRQF), until
@@ -492,11 +501,16 @@ rtc_update_irq(struct rtc *rtc)
 		*c |= REG_C_IRQF;
 	else
 		*c &= ~REG_C_IRQF;
-	if (level != rtc->irq_level) {
-		rtc->irq_level = level;
-		rtc->irq_masked = device_irq_set(rtc->host, 0, level) ==
-		    DEVICE_IRQ_MASKED && level;
+	if (level == rtc->irq_level)
+		return;
+	if (!level) {
+		rtc->irq_level = false;
+		rtc->edge_dropped = false;
+		(void)device_irq_set(rtc->host, 0, false);
+		return;
 	}
+	if (!rtc->edge_dropped)
+		(void)rtc_irq_edge(rtc);
 }
 
 /* --- interrupt sources ------------------------------------------------ */
@@ -622,12 +636,17 @@ rtc_pending(const struct rtc *rtc, struct rtc_ts host, int64_t vm_now)
 }
 
 /*
- * A rising edge on IRQ 8 for a periodic tick, IRQF being set.  The pin
- * stays high until register C is read: while it is, a tick has no edge
- * of its own (the guest has not acknowledged the previous one) and is
- * answered without asking the interrupt controller, coalesced, or
- * masked if the last raise found IRQ 8 masked.  Returns what the raise
- * achieved: an enum device_irq_status or -errno.
+ * A rising edge on IRQ 8, IRQF being set.  The pin stays high until
+ * register C is read: while it is, a tick has no edge of its own (the
+ * guest has not acknowledged the previous one) and is answered without
+ * asking the interrupt controller, coalesced, or masked if the last
+ * raise found IRQ 8 masked.  An edge the controller answers coalesced
+ * was dropped, not queued (KVM's I/O APIC drops an RTC edge raised
+ * before the guest's EOI of the previous one): the line is lowered
+ * again at once, so that the next tick or reinjection makes an edge of
+ * its own, since a line left high after a dropped edge would never
+ * interrupt the guest again.  Returns what the raise achieved: an enum
+ * device_irq_status or -errno.
  */
 static int
 rtc_irq_edge(struct rtc *rtc)
@@ -637,9 +656,12 @@ rtc_irq_edge(struct rtc *rtc)
 	if (rtc->irq_level)
 		return rtc->irq_masked ? DEVICE_IRQ_MASKED :
 		    DEVICE_IRQ_COALESCED;
-	rtc->irq_level = true;
 	st = device_irq_set(rtc->host, 0, true);
 	rtc->irq_masked = st == DEVICE_IRQ_MASKED;
+	rtc->edge_dropped = st == DEVICE_IRQ_COALESCED;
+	rtc->irq_level = !rtc->edge_dropped;
+	if (rtc->edge_dropped)
+		(void)device_irq_set(rtc->host, 0, false);
 	return st;
 }
 

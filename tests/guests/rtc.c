@@ -12,10 +12,14 @@
  *   The handler reads register C, counts and stamps (and the runtime
  *   sends the EOI), no more: CPL0 code may be emulated.  IRQ 8 stays
  *   high until C is read, on the chip as on QEMU and vmmd, so a guest
- *   that never reads it gets one interrupt.  The catch-up after the stall ends at
- *   the last tick that came sooner than 3/4 of a period after the one
- *   before it: reinjected ticks come a slice of a period apart.
+ *   that never reads it gets one interrupt.  The catch-up after the stall
+ *   ends at the tick that brings the count to what is due by the guest's
+ *   clock (less one, for the divider's phase).  First the guest measures
+ *   what one interrupt costs it, with a handler that reads an RTC
+ *   register as the tick handler does (200 self-IPIs): the fastest any
+ *   backlog of ticks can be taken, whatever the VMM does.
  *     rtc: tsc N kHz
+ *     rtc: an interrupt costs N ns
  *     rtc: periodic HZ Hz: start
  *     rtc: periodic HZ Hz: N ticks before the stall (HZ * 1.25 due)
  *     rtc: periodic HZ Hz: N ticks at the end of the stall
@@ -118,11 +122,15 @@ ms_to_tsc(uint64_t ms)
 
 /* --- test=periodic ------------------------------------------------------ */
 
+#define VEC_SELF	0x60
+
 static volatile uint32_t ticks;
 /* The catch-up: set by test_periodic while it lasts, ended by a tick. */
 static volatile bool catching;
-static volatile uint64_t last_tick, caught_at, normal_gap;
+static volatile uint64_t periodic_t0, caught_at;
 static volatile uint32_t caught_ticks;
+static uint64_t periodic_hz;
+static volatile unsigned int self_irqs;
 
 static void
 periodic_tick(void)
@@ -130,14 +138,47 @@ periodic_tick(void)
 	uint64_t now = rdtsc();
 
 	(void)cmos_read(REG_C);		/* acknowledges: IRQ 8 goes low */
-
-	if (catching && now - last_tick > normal_gap) {
-		caught_at = last_tick;
+	ticks++;
+	/* ticks >= due - 1, due = (now - t0) * hz / tsc_hz */
+	if (catching && (ticks + 1) * tsc_hz >= (now - periodic_t0) *
+	    periodic_hz) {
+		caught_at = now;
 		caught_ticks = ticks;
 		catching = false;
 	}
-	last_tick = now;
-	ticks++;
+}
+
+static void
+self_irq(struct trap_frame *f)
+{
+	(void)cmos_read(REG_A);		/* as periodic_tick reads C */
+	self_irqs++;
+	lapic_eoi();
+}
+
+/* What one interrupt with an RTC register read costs this guest, in ns. */
+static uint64_t
+irq_cost_ns(void)
+{
+	unsigned int i, want;
+	uint64_t t0;
+
+	trap_set_handler(VEC_SELF, self_irq);
+	t0 = rdtsc();
+	for (i = 0; i < 200; i++) {
+		cli();
+		want = self_irqs + 1;
+		/* Fixed delivery, asserted, to ourselves. */
+		(void)lapic_send_ipi(lapic_id(), VEC_SELF | 0x4000);
+		for (;;) {
+			cli();
+			if (self_irqs >= want)
+				break;
+			idle();
+		}
+	}
+	sti();
+	return (rdtsc() - t0) * 1000000 / (tsc_hz / 1000) / 200;
 }
 
 static void
@@ -163,12 +204,14 @@ test_periodic(void)
 		    "ending 250 ms before\n", secs, stall_ms);
 		return;
 	}
-	normal_gap = tsc_hz * 3 / 4 / hz;
+	printf("rtc: an interrupt costs %lu ns\n", irq_cost_ns());
+	periodic_hz = hz;
 	irq_enable(RTC_IRQ, periodic_tick);
 	cmos_write(REG_A, 0x20 | rs);		/* 32.768 kHz time base */
 	(void)cmos_read(REG_C);
 	printf("rtc: periodic %lu Hz: start\n", hz);
 	t0 = rdtsc();
+	periodic_t0 = t0;
 	stall = t0 + ms_to_tsc(1250);
 	unstall = t0 + ms_to_tsc(1250 + stall_ms);
 	caught = unstall + ms_to_tsc(20);
@@ -181,7 +224,6 @@ test_periodic(void)
 	while (rdtsc() < unstall)
 		cpu_relax();
 	at_unstall = ticks;
-	last_tick = rdtsc();
 	catching = true;
 	sti();
 	while (rdtsc() < end) {

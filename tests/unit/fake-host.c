@@ -17,8 +17,11 @@ fake_irq_set(void *ctx, unsigned int line, bool level)
 	}
 	if (level == fh->irq[line])
 		fh->irq_bad++;
-	if (level && !fh->irq[line])
+	if (level && !fh->irq[line]) {
 		fh->rises[line]++;
+		if (fh->raise_status == DEVICE_IRQ_DELIVERED)
+			fh->delivered[line]++;
+	}
 	fh->irq[line] = level;
 	return level ? fh->raise_status : DEVICE_IRQ_DELIVERED;
 }

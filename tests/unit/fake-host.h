@@ -39,6 +39,8 @@ struct fake_host {
 	/* Interrupt lines, by the device's line index. */
 	bool irq[FAKE_HOST_LINES];
 	unsigned int rises[FAKE_HOST_LINES];	/* rising edges ever */
+	/* ... of them answered DEVICE_IRQ_DELIVERED: interrupts taken. */
+	unsigned int delivered[FAKE_HOST_LINES];
 	unsigned int irq_calls;
 	unsigned int irq_bad;	/* no level change, or a line out of range */
 	/* Message-signalled interrupts: how many, and the last one. */
