@@ -20,6 +20,7 @@
 #include "worker-sock.h"
 
 #define WSOCK_SUFFIX	".sock"
+#define WSOCK_MODE	(S_IRUSR | S_IWUSR)
 #define WSOCK_REPLY_MAX	(256 * 1024)	/* worker.adopt's reply */
 
 static int
@@ -38,6 +39,8 @@ wsock_listen(const char *dir, const char *name, int *fdp, char *err,
     size_t errlen)
 {
 	struct sockaddr_un sa;
+	struct stat st;
+	mode_t old_umask;
 	int fd, rc;
 
 	if ((rc = wsock_addr(dir, name, &sa)) < 0) {
@@ -56,9 +59,29 @@ wsock_listen(const char *dir, const char *name, int *fdp, char *err,
 		snprintf(err, errlen, "socket: %s", strerror(-rc));
 		return rc;
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(sa.sun_path, S_IRUSR | S_IWUSR) < 0 || listen(fd, 4) < 0) {
+	/*
+	 * Mode 0600 from the umask at bind time: a socket's descriptor does
+	 * not lead to its file (fchmod() on it changes the socket's own
+	 * inode, not the one bind() makes).  The directory, checked at
+	 * start-up (safe-dir.h), is one only root or vmmd's user can write,
+	 * so what is at the name afterwards is this socket; its mode is set
+	 * again only if a default ACL overrode the umask.  Nobody connects
+	 * before listen().  (The supervisor has one thread: the umask
+	 * changes under no other file creation.)
+	 */
+	old_umask = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (rc == 0 && lstat(sa.sun_path, &st) < 0)
 		rc = -errno;
+	else if (rc == 0 && !S_ISSOCK(st.st_mode))
+		rc = -EEXIST;
+	else if (rc == 0 && (st.st_mode & 07777) != WSOCK_MODE &&
+	    chmod(sa.sun_path, WSOCK_MODE) < 0)
+		rc = -errno;
+	if (rc == 0 && listen(fd, 4) < 0)
+		rc = -errno;
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", sa.sun_path, strerror(-rc));
 		close(fd);
 		unlink(sa.sun_path);

@@ -1,9 +1,9 @@
 /*
  * The supervisor's own duties: definitions survive a daemon restart
  * (and transient ones do not), autostart VMs start with the daemon,
- * and a worker that dies is reported as
- * crashed without disturbing another guest; a vmmd that detaches
- * (without -f) leaves the terminal before autostart's workers start.
+ * a worker that dies is reported as crashed without disturbing
+ * another guest, a vmmd that detaches (without -f) leaves the terminal
+ * before autostart's workers start, and the directories vmmd trusts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -505,6 +505,59 @@ test_detached(void)
 	nftw(b.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * A state directory others may write is refused at start, with a message
+ * that names it, its owner and its mode; and so is one inside a
+ * directory others may write.  Put right, vmmd starts again.
+ */
+static void
+test_unsafe_dirs(struct h_daemon *d, struct h_conn **cp)
+{
+	char needle[512];
+	int st;
+
+	h_close(*cp);
+	*cp = NULL;
+	st = h_daemon_stop(d, 15000);
+	tap_ok(st == 0, "vmmd stopped (status 0x%x)", st);
+
+	if (chmod(d->state, 0757) < 0)
+		tap_bail("chmod %s: %s", d->state, strerror(errno));
+	st = h_daemon_spawn(d);
+	tap_ok(st != 0 && WIFEXITED(d->status) && WEXITSTATUS(d->status) == 1,
+	    "a state directory others may write (0757): vmmd does not start "
+	    "(status 0x%x)", d->status);
+	if (st == 0)
+		h_daemon_stop(d, 15000);	/* not refused: stopped */
+	snprintf(needle, sizeof(needle), "%s: refused: owned by root "
+	    "(uid 0), mode 0757", d->state);
+	if (geteuid() != 0)
+		snprintf(needle, sizeof(needle), "%s: refused: owned by ",
+		    d->state);
+	tap_ok(h_file_expect(d->log, needle, 1, 0) == 0 &&
+	    h_file_expect(d->log, "mode 0757", 1, 0) == 0,
+	    "the message names the directory, its owner and its mode");
+
+	if (chmod(d->state, 0750) < 0 || chmod(d->dir, 0777) < 0)
+		tap_bail("chmod: %s", strerror(errno));
+	st = h_daemon_spawn(d);
+	tap_ok(st != 0 && WIFEXITED(d->status) && WEXITSTATUS(d->status) == 1,
+	    "a 0750 state directory in a 0777 one: vmmd does not start "
+	    "(status 0x%x)", d->status);
+	if (st == 0)
+		h_daemon_stop(d, 15000);
+	snprintf(needle, sizeof(needle), "%s: refused: %s on the way to it",
+	    d->state, d->dir);
+	tap_ok(h_file_expect(d->log, needle, 1, 0) == 0,
+	    "the message names the directory on the way");
+
+	if (chmod(d->dir, 0700) < 0)
+		tap_bail("chmod %s: %s", d->dir, strerror(errno));
+	tap_ok(h_daemon_spawn(d) == 0, "put right: vmmd starts again");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+}
+
 int
 main(void)
 {
@@ -518,6 +571,7 @@ main(void)
 	test_transient(c);
 	test_crash(d, c);
 	test_daemon_killed(d, &c);
+	test_unsafe_dirs(d, &c);
 	/* Last: the daemon keeps its tiny console_log_max from here on. */
 	test_log_rotation(d, &c);
 	test_detached();
