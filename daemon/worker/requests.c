@@ -343,7 +343,10 @@ worker_cmd_boot(struct worker_request *r)
 	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
-		    log_path ? log_path : "-", strerror(-ret));
+		    log_path ? log_path : "-", ret == -ELOOP ?
+		    "it (or its .1) is a symbolic link: not followed" :
+		    ret == -EINVAL ? "it (or its .1) is not a regular file" :
+		    strerror(-ret));
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
 	if (has_display &&
