@@ -15,6 +15,7 @@
  * only marks the client and the callback frees it on its way out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "config.h"
 #include "control.h"
 #include "log.h"
+#include "safe-dir.h"
 
 #ifndef SO_PEERGROUPS
 #define SO_PEERGROUPS		59	/* Linux 4.13; older libc headers */
@@ -685,7 +687,7 @@ control_check_stale(const char *path, char *err, size_t errlen)
 }
 
 /* mkdir -p for the socket's directory; existing directories are kept as
- * they are. */
+ * they are (and checked by control_bind()). */
 static int
 control_mkdirs(const char *path, char *err, size_t errlen)
 {
@@ -719,30 +721,74 @@ out:
 	return rc;
 }
 
-/* Bind and listen on path: the socket vmmd makes itself. */
+/*
+ * The socket's directory, checked (safe-dir.h): an O_PATH descriptor of
+ * it in *dirfdp and the socket's name there in *namep (within path).
+ */
+static int
+control_dir(const char *path, int *dirfdp, const char **namep, char *err,
+    size_t errlen)
+{
+	char *dir, *slash;
+	int rc;
+
+	if ((dir = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	slash = strrchr(dir, '/');
+	if (slash == NULL) {
+		free(dir);
+		snprintf(err, errlen, "%s: not an absolute path", path);
+		return -EINVAL;
+	}
+	slash[slash == dir ? 1 : 0] = '\0';
+	rc = safedir_check(dir, dirfdp, err, errlen);
+	free(dir);
+	*namep = strrchr(path, '/') + 1;
+	return rc;
+}
+
+/*
+ * Bind and listen on path: the socket vmmd makes itself.
+ *
+ * Its mode and group cannot be set through the descriptor: on Linux
+ * fchmod() and fchown() on a socket change the socket's own inode, not
+ * the file bind() makes.  So they go by name, in a directory that only
+ * root (or vmmd's user) can write, checked first: nobody else can put
+ * anything in the socket's place there.  The mode comes from the umask
+ * at bind time; the group is set with fchownat() on the name in the
+ * descriptor of the checked directory, never following a link, and
+ * what is there is checked to be a socket before the mode is set again
+ * (should a default ACL of the directory have overridden the umask).
+ * Nobody can connect before listen(), which comes last.
+ */
 static int
 control_bind(struct control *ctl, const char *path, char *err,
     size_t errlen)
 {
 	struct sockaddr_un sa;
 	struct group *gr;
+	struct stat st;
+	const char *name;
 	mode_t old_umask;
-	int rc;
+	int rc, dirfd;
 
 	if (control_mkdirs(path, err, errlen) < 0 ||
-	    control_check_stale(path, err, errlen) < 0)
+	    control_dir(path, &dirfd, &name, err, errlen) < 0)
 		return -EINVAL;
+	if (control_check_stale(path, err, errlen) < 0)
+		goto close_dir;
 	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (ctl->fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -EINVAL;
+		goto close_dir;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, strlen(path));
-	/* Nobody but us may connect before the mode and group are set. */
-	old_umask = umask(0177);
+	old_umask = umask(0777 & ~CONTROL_SOCKET_MODE);
 	rc = bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_umask);
 	if (rc < 0) {
@@ -750,10 +796,21 @@ control_bind(struct control *ctl, const char *path, char *err,
 		goto close_fd;
 	}
 	gr = getgrnam(CONTROL_GROUP);
-	if (gr != NULL && chown(path, (uid_t)-1, gr->gr_gid) < 0)
+	if (gr != NULL && fchownat(dirfd, name, (uid_t)-1, gr->gr_gid,
+	    AT_SYMLINK_NOFOLLOW) < 0)
 		log_warn("%s: cannot give the socket to group %s: %s", path,
 		    CONTROL_GROUP, strerror(errno));
-	if (chmod(path, CONTROL_SOCKET_MODE) < 0) {
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto unlink_path;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: not the socket just bound",
+		    path);
+		goto close_fd;
+	}
+	if ((st.st_mode & 07777) != CONTROL_SOCKET_MODE &&
+	    fchmodat(dirfd, name, CONTROL_SOCKET_MODE, 0) < 0) {
 		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
 		goto unlink_path;
 	}
@@ -761,16 +818,19 @@ control_bind(struct control *ctl, const char *path, char *err,
 		snprintf(err, errlen, "listen %s: %s", path, strerror(errno));
 		goto unlink_path;
 	}
+	close(dirfd);
 	ctl->unlink = true;
 	log_info("listening on %s%s", path, gr != NULL ?
 	    " (group " CONTROL_GROUP ")" : "");
 	return 0;
 
 unlink_path:
-	unlink(path);
+	unlinkat(dirfd, name, 0);
 close_fd:
 	close(ctl->fd);
 	ctl->fd = -1;
+close_dir:
+	close(dirfd);
 	return -EINVAL;
 }
 

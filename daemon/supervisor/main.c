@@ -29,6 +29,7 @@
 #include "control.h"
 #include "daemon-conf.h"
 #include "log.h"
+#include "safe-dir.h"
 #include "systemd.h"
 #include "access.h"
 #include "vm.h"
@@ -87,7 +88,7 @@ main_mkdir(const char *dir, mode_t mode)
 {
 	char *tmp, *p;
 	struct stat st;
-	int rc = 0;
+	int rc = 0, fd;
 
 	if ((tmp = strdup(dir)) == NULL)
 		return -ENOMEM;
@@ -103,11 +104,21 @@ main_mkdir(const char *dir, mode_t mode)
 		*p = '/';
 	}
 	if (mkdir(dir, mode) == 0) {
-		/* mkdir's mode went through the umask. */
-		if (chmod(dir, mode) < 0) {
+		/*
+		 * mkdir's mode went through the umask.  Set through a
+		 * descriptor, never following a link: the directory is
+		 * checked only afterwards (main_check_dirs()), and where
+		 * others may write its parent, they may have put one in its
+		 * place.
+		 */
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd < 0 || fchmod(fd, mode) < 0) {
 			rc = -errno;
 			log_error("chmod %s: %s", dir, strerror(errno));
 		}
+		if (fd >= 0)
+			close(fd);
 	} else if (errno != EEXIST) {
 		rc = -errno;
 		log_error("%s: %s", dir, strerror(errno));
@@ -117,6 +128,37 @@ main_mkdir(const char *dir, mode_t mode)
 	}
 out:
 	free(tmp);
+	return rc;
+}
+
+/*
+ * Every directory vmmd keeps files in and finds them by name, made by
+ * main_mkdir() or found: vmmd does not start unless only root and its
+ * own user can change them (safe-dir.h).  The socket's directory is
+ * checked here too, for a socket systemd passed; control.c checks it
+ * again where it binds one itself.
+ */
+static int
+main_check_dirs(const struct vmmd *d, const char *socket_path)
+{
+	char err[2 * PATH_MAX], *copy;
+	const char *dirs[5];
+	size_t i;
+	int rc = 0;
+
+	if ((copy = strdup(socket_path)) == NULL) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	dirs[0] = d->statedir;
+	dirs[1] = d->vmsdir;
+	dirs[2] = d->consoledir;
+	dirs[3] = dirname(copy);
+	dirs[4] = d->workersdir;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc == 0; i++)
+		if ((rc = safedir_check(dirs[i], NULL, err, sizeof(err))) < 0)
+			log_error("%s", err);
+	free(copy);
 	return rc;
 }
 
@@ -522,7 +564,8 @@ main(int argc, char *argv[])
 	if (main_mkdir(d->statedir, 0750) < 0 ||
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
 	    main_mkdir(d->consoledir, 0750) < 0 ||
-	    main_mkdir(d->workersdir, 0700) < 0)
+	    main_mkdir(d->workersdir, 0700) < 0 ||
+	    main_check_dirs(d, conf.socket) < 0)
 		goto free_paths;
 
 	d->base = event_base_new();

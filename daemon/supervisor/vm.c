@@ -411,7 +411,8 @@ vm_console_tail(const struct vmmd *d, const char *name, off_t start,
 	*bufp = NULL;
 	*lenp = 0;
 	if (vm_console_log_path(d, name, path, sizeof(path)) < 0 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW |
+	    O_NONBLOCK)) < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size == start) {
@@ -964,7 +965,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		return -ENAMETOOLONG;
 	}
 	/* The worker appends: this run's output begins here. */
-	log_start = stat(log, &st) == 0 ? st.st_size : 0;
+	log_start = lstat(log, &st) == 0 && S_ISREG(st.st_mode) ?
+	    st.st_size : 0;
 	/* Checked again at every start: the definition may have been
 	 * created by another client, and paths change. */
 	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,

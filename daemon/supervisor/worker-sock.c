@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "worker-sock.h"
 
 #define WSOCK_SUFFIX	".sock"
+#define WSOCK_MODE	(S_IRUSR | S_IWUSR)
 #define WSOCK_REPLY_MAX	(256 * 1024)	/* worker.adopt's reply */
 
 static int
@@ -38,6 +40,8 @@ wsock_listen(const char *dir, const char *name, int *fdp, char *err,
     size_t errlen)
 {
 	struct sockaddr_un sa;
+	struct stat st;
+	mode_t old_umask;
 	int fd, rc;
 
 	if ((rc = wsock_addr(dir, name, &sa)) < 0) {
@@ -56,9 +60,29 @@ wsock_listen(const char *dir, const char *name, int *fdp, char *err,
 		snprintf(err, errlen, "socket: %s", strerror(-rc));
 		return rc;
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(sa.sun_path, S_IRUSR | S_IWUSR) < 0 || listen(fd, 4) < 0) {
+	/*
+	 * Mode 0600 from the umask at bind time: a socket's descriptor does
+	 * not lead to its file (fchmod() on it changes the socket's own
+	 * inode, not the one bind() makes).  The directory, checked at
+	 * start-up (safe-dir.h), is one only root or vmmd's user can write,
+	 * so what is at the name afterwards is this socket; its mode is set
+	 * again only if a default ACL overrode the umask.  Nobody connects
+	 * before listen().  (The supervisor has one thread: the umask
+	 * changes under no other file creation.)
+	 */
+	old_umask = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (rc == 0 && lstat(sa.sun_path, &st) < 0)
 		rc = -errno;
+	else if (rc == 0 && !S_ISSOCK(st.st_mode))
+		rc = -EEXIST;
+	else if (rc == 0 && (st.st_mode & 07777) != WSOCK_MODE &&
+	    chmod(sa.sun_path, WSOCK_MODE) < 0)
+		rc = -errno;
+	if (rc == 0 && listen(fd, 4) < 0)
+		rc = -errno;
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", sa.sun_path, strerror(-rc));
 		close(fd);
 		unlink(sa.sun_path);
@@ -90,12 +114,24 @@ wsock_now_ms(void)
 /*
  * The next line on fd, without reading past it (the bytes after it
  * belong to the link that takes fd over), within the deadline.  A
- * malloc'ed NUL-terminated line, or NULL with *rc.
+ * malloc'ed NUL-terminated line, or NULL with *rc.  With SO_PASSCRED on
+ * fd, *sender is the process that sent the line as the kernel says
+ * (SCM_CREDENTIALS), 0 if it did not say; a stream socket with
+ * SO_PASSCRED never returns the bytes of two senders in one read, so
+ * the whole line is that process's.
  */
 static char *
-wsock_read_line(int fd, int64_t deadline, int *rc)
+wsock_read_line(int fd, int64_t deadline, pid_t *sender, int *rc)
 {
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct ucred cred;
+	struct iovec iov;
 	char *buf, *nl;
 	ssize_t n;
 	int left;
@@ -131,11 +167,27 @@ wsock_read_line(int fd, int64_t deadline, int *rc)
 			usleep(1000);
 			continue;
 		}
-		n = recv(fd, buf, (size_t)(nl - buf) + 1, 0);
+		iov = (struct iovec){ .iov_base = buf,
+		    .iov_len = (size_t)(nl - buf) + 1 };
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 		if (n != nl - buf + 1) {
 			*rc = n < 0 ? -errno : -EIO;
 			break;
 		}
+		*sender = 0;
+		for (cm = CMSG_FIRSTHDR(&mh); cm != NULL;
+		    cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_CREDENTIALS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(cred))) {
+				memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
+				*sender = cred.pid;
+			}
 		*nl = '\0';
 		return buf;
 	}
@@ -143,9 +195,12 @@ wsock_read_line(int fd, int64_t deadline, int *rc)
 	return NULL;
 }
 
-/* worker.adopt on fd: its "return" object, or NULL with *rc. */
+/*
+ * worker.adopt on fd: its "return" object, or NULL with *rc; *sender is
+ * the process the reply came from (wsock_read_line()).
+ */
 static struct json_object *
-wsock_handshake(int fd, uint64_t id, int *rc)
+wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
 {
 	static const char fmt[] =
 	    "{\"id\":%llu,\"command\":\"worker.adopt\"}\n";
@@ -160,7 +215,7 @@ wsock_handshake(int fd, uint64_t id, int *rc)
 		return NULL;
 	}
 	/* Events the worker sends meanwhile are of no use yet. */
-	while ((line = wsock_read_line(fd, deadline, rc)) != NULL) {
+	while ((line = wsock_read_line(fd, deadline, sender, rc)) != NULL) {
 		if (proto_parse_object(line, strlen(line), &msg, desc,
 		    sizeof(desc)) != 0) {
 			free(line);
@@ -185,6 +240,64 @@ wsock_handshake(int fd, uint64_t id, int *rc)
 }
 
 /*
+ * The worker's pid, from the kernel and held by a pidfd: 0 with
+ * f->pid and f->pidfd set, or -errno, logged.  f->info is the reply to
+ * worker.adopt and sender the process it came from (SCM_CREDENTIALS:
+ * the kernel lets a process without CAP_SYS_ADMIN name only its own
+ * pid there); f->last_id is the last request id used on f->fd.
+ *
+ * The pid the worker writes in its reply is only compared with that: a
+ * worker that names another process (one it would have vmmd signal) is
+ * refused.  The sender's pid is the sender's only while it lives, and a
+ * pidfd opened from a number is of whoever has the number then: so a
+ * second worker.adopt goes out after pidfd_open(), and its reply must
+ * come from the same pid with the pidfd's process still alive once it
+ * is read.  That process had the number from pidfd_open() to then, so
+ * it is the one that answered the second time: the process that
+ * answers on this connection is the one the pidfd holds.
+ */
+static int
+wsock_verify_pid(const char *path, struct wsock_found *f, pid_t sender)
+{
+	struct json_object *again;
+	struct pollfd pfd;
+	pid_t claimed, second = 0;
+	int rc, off = 0;
+
+	claimed = (pid_t)json_object_get_int64(json_object_object_get(f->info,
+	    "pid"));
+	if (sender <= 1 || claimed != sender) {
+		log_warn("%s: the worker says it is pid %ld, but its answer "
+		    "came from pid %ld: left alone", path, (long)claimed,
+		    (long)sender);
+		return -EPERM;
+	}
+	f->pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
+	if (f->pidfd < 0) {
+		rc = -errno;
+		log_warn("%s: pidfd_open %ld: %s", path, (long)sender,
+		    strerror(-rc));
+		return rc;
+	}
+	again = wsock_handshake(f->fd, ++f->last_id, &second, &rc);
+	json_object_put(again);
+	pfd = (struct pollfd){ .fd = f->pidfd, .events = POLLIN };
+	if (again == NULL || second != sender || poll(&pfd, 1, 0) != 0) {
+		log_warn("%s: worker %ld: its pid could not be made sure of "
+		    "(%s): left alone", path, (long)sender, again == NULL ?
+		    strerror(-rc) : second != sender ?
+		    "a second answer came from another process" :
+		    "it exited");
+		close(f->pidfd);
+		f->pidfd = -1;
+		return -ESRCH;
+	}
+	(void)setsockopt(f->fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
+	f->pid = sender;
+	return 0;
+}
+
+/*
  * One socket: 1 with the worker passed to cb, 0 when there is none; with
  * retry, a connection reset during the handshake is tried once more.
  */
@@ -198,7 +311,8 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	const char *wname;
-	int rc = 0;
+	pid_t sender = 0;
+	int rc = 0, on = 1;
 
 	if (wsock_addr(dir, name, &sa) < 0)
 		return 0;
@@ -226,8 +340,14 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 		    sa.sun_path, (long)cred.uid);
 		goto close_fd;
 	}
+	/* From here on, whatever the worker sends says who sent it. */
+	if (setsockopt(f.fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
+		log_warn("%s: SO_PASSCRED: %s: left alone", sa.sun_path,
+		    strerror(errno));
+		goto close_fd;
+	}
 	f.last_id = 1;
-	f.info = wsock_handshake(f.fd, f.last_id, &rc);
+	f.info = wsock_handshake(f.fd, f.last_id, &sender, &rc);
 	if (f.info == NULL && (rc == -ECONNRESET || rc == -EPIPE) &&
 	    retry) {
 		/*
@@ -246,24 +366,13 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 	}
 	wname = json_object_get_string(json_object_object_get(f.info,
 	    "name"));
-	f.pid = (pid_t)json_object_get_int64(json_object_object_get(f.info,
-	    "pid"));
-	if (wname == NULL || strcmp(wname, name) != 0 || f.pid <= 1) {
+	if (wname == NULL || strcmp(wname, name) != 0) {
 		log_warn("%s: a worker answers for '%s', pid %ld: left alone",
-		    sa.sun_path, wname != NULL ? wname : "?", (long)f.pid);
+		    sa.sun_path, wname != NULL ? wname : "?", (long)sender);
 		goto put_info;
 	}
-	/*
-	 * The pid it gave is the worker's as long as the worker lives, and
-	 * it does while its end of our connection is open: a pidfd taken
-	 * and then the connection found intact cannot be another process.
-	 */
-	f.pidfd = (int)syscall(SYS_pidfd_open, f.pid, 0);
-	if (f.pidfd < 0) {
-		log_warn("%s: pidfd_open %ld: %s", sa.sun_path, (long)f.pid,
-		    strerror(errno));
+	if (wsock_verify_pid(sa.sun_path, &f, sender) < 0)
 		goto put_info;
-	}
 	pfd = (struct pollfd){ .fd = f.fd, .events = POLLRDHUP };
 	if (poll(&pfd, 1, 0) != 0) {
 		log_warn("%s: worker %ld went away while being adopted",

@@ -7,7 +7,9 @@
  * before it starts a worker and passes it on (worker.boot's adopt_fd),
  * removes it once the worker is gone, and at start-up connects to each
  * one it finds: a worker that answers worker.adopt is handed to the
- * caller, a socket nobody listens on any more is removed.  Blocking
+ * caller (one whose answer gives a pid other than the one the kernel
+ * says it came from is logged and left alone), a socket nobody listens
+ * on any more is removed.  Blocking
  * calls with short deadlines: used before the event loop serves anyone,
  * and at vm.start.
  */
@@ -33,7 +35,9 @@ void	wsock_remove(const char *dir, const char *name);
 struct wsock_found {
 	const char *name;		/* from its socket's file name */
 	int fd;				/* connected, blocking */
-	int pidfd;			/* pidfd_open()ed */
+	/* The process that answers on fd, as the kernel names it
+	 * (SCM_CREDENTIALS), never as the worker says: see wsock_try(). */
+	int pidfd;
 	pid_t pid;
 	uint64_t last_id;		/* the request ids used on fd */
 	struct json_object *info;	/* worker.adopt's "return" */

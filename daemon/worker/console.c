@@ -66,6 +66,36 @@ struct console {
 static void console_flush_cb(evutil_socket_t fd, short what, void *arg);
 static void console_input_cb(evutil_socket_t fd, short what, void *arg);
 
+/*
+ * Open (or create) a log file, read-write with flags: a regular file at
+ * path itself, never what a symbolic link there leads to, nor a device
+ * or FIFO put in its place (O_NONBLOCK so that opening one cannot
+ * block; cleared again for the file).  The descriptor, or -ELOOP for a
+ * link, -EINVAL for anything but a regular file, -errno else.
+ */
+static int
+console_open_file(const char *path, int flags)
+{
+	struct stat st;
+	int fd, fl, rc;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NOCTTY | O_NONBLOCK | flags, 0640);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		rc = -errno;
+	else
+		return fd;
+	close(fd);
+	return rc;
+}
+
 /* PATH.1 for rotation; 0 or -errno. */
 static int
 console_open_old(struct console *c)
@@ -75,9 +105,8 @@ console_open_old(struct console *c)
 	if (snprintf(old, sizeof(old), "%s.1", c->log_path) >=
 	    (int)sizeof(old))
 		return -ENAMETOOLONG;
-	c->old_fd = open(old, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0640);
-	return c->old_fd < 0 ? -errno : 0;
+	c->old_fd = console_open_file(old, 0);
+	return c->old_fd < 0 ? c->old_fd : 0;
 }
 
 struct console *
@@ -107,11 +136,10 @@ console_new(struct event_base *base, const char *log_path,
 		goto fail;
 	}
 	if (log_path != NULL) {
-		c->log_fd = open(log_path,
-		    O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		c->log_fd = console_open_file(log_path, O_APPEND);
 		if (c->log_fd < 0 || (c->log_path = strdup(log_path)) ==
 		    NULL) {
-			*errp = c->log_fd < 0 ? -errno : -ENOMEM;
+			*errp = c->log_fd < 0 ? c->log_fd : -ENOMEM;
 			goto fail;
 		}
 		c->log_size = fstat(c->log_fd, &st) == 0 ?

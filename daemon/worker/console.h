@@ -32,8 +32,10 @@ struct console;
  * log_path may be NULL.  A log that would grow beyond log_max bytes (0:
  * no limit) is first copied over log_path ".1", replacing the previous
  * one, and begun afresh.  Both files are opened here (".1" created if
- * need be), so rotation names no file: it works sandboxed.  Returns
- * NULL with *errp = -errno on failure.
+ * need be), so rotation names no file: it works sandboxed.  Each must
+ * be a regular file: a symbolic link at either name is not followed
+ * (*errp = -ELOOP), anything else refused (-EINVAL).  Returns NULL with
+ * *errp = -errno on failure.
  */
 struct console *console_new(struct event_base *base, const char *log_path,
     uint64_t log_max, int *errp);

@@ -26,6 +26,7 @@
 #include "requests.h"
 #include "stats.h"
 #include "shutdown.h"
+#include "test-hook.h"
 
 #define WORKER_SHUTDOWN_TIMEOUT_DEFAULT	30	/* seconds */
 
@@ -343,7 +344,10 @@ worker_cmd_boot(struct worker_request *r)
 	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
-		    log_path ? log_path : "-", strerror(-ret));
+		    log_path ? log_path : "-", ret == -ELOOP ?
+		    "it (or its .1) is a symbolic link: not followed" :
+		    ret == -EINVAL ? "it (or its .1) is not a regular file" :
+		    strerror(-ret));
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
 	if (has_display &&
@@ -599,7 +603,8 @@ worker_cmd_adopt(struct worker_request *r)
 	json_object_object_add(ret, "state", json_object_new_string(
 	    w->shutdown_pending ? "stopping" : w->paused ? "paused" :
 	    "running"));
-	json_object_object_add(ret, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(ret, "pid", json_object_new_int64(
+	    test_hook_adopt_pid(getpid())));
 	json_object_object_add(ret, "started_ms",
 	    json_object_new_int64(w->started_ms));
 	json_object_object_add(ret, "log_start",

@@ -6,3 +6,9 @@ test_hook_sandboxed(struct worker *w)
 {
 	(void)w;
 }
+
+pid_t
+test_hook_adopt_pid(pid_t pid)
+{
+	return pid;
+}

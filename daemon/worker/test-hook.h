@@ -6,6 +6,8 @@
 #ifndef VMMD_TEST_HOOK_H
 #define VMMD_TEST_HOOK_H
 
+#include <sys/types.h>
+
 struct worker;
 
 /*
@@ -15,5 +17,13 @@ struct worker;
  * sandbox must kill the worker and vmmd report it crashed, naming NAME.
  */
 void	test_hook_sandboxed(struct worker *w);
+
+/*
+ * The pid worker.adopt reports: pid, the worker's own.  With
+ * VMMD_TEST_ADOPT_PID=N in the environment the test build reports N
+ * instead, as a worker that lies about who it is would: vmmd must not
+ * adopt it (nor ever signal N).
+ */
+pid_t	test_hook_adopt_pid(pid_t pid);
 
 #endif

@@ -12,7 +12,8 @@
  * - SIGQUIT makes vmmd exit and leave the guests for the next one;
  * - an adopted worker that dies is seen (it is not vmmd's child) and
  *   reported crashed; vm.stop stops adopted guests and their sockets go;
- * - the socket of a worker that died while no vmmd ran is removed.
+ * - the socket of a worker that died while no vmmd ran is removed;
+ * - a worker that gives another process's pid is not adopted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -299,6 +300,67 @@ test_stale(struct h_daemon *d, struct h_conn **cp)
 	    worker_sockets(d));
 }
 
+/*
+ * A worker whose answer to worker.adopt names another process (a test
+ * build's worker told to by VMMD_TEST_ADOPT_PID, as a worker taken over
+ * by its guest could) is not adopted: vmmd takes the pid from the
+ * kernel, says why in its log, and never signals the process named,
+ * not even on a forced stop.  On a daemon of its own.
+ */
+static void
+test_liar(void)
+{
+	struct h_daemon *d;
+	struct h_conn *c;
+	struct seen x;
+	char st[32], buf[160];
+	pid_t victim, worker;
+
+	if (strcmp(getenv("VMMD_TEST_HOOKS") ?: "", "true") != 0) {
+		tap_ok(1, "# SKIP a lying worker: not a -Dtest_hooks=true "
+		    "build");
+		return;
+	}
+	if ((victim = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (victim == 0) {
+		for (;;)
+			pause();
+	}
+	snprintf(buf, sizeof(buf), "%ld", (long)victim);
+	setenv("VMMD_TEST_ADOPT_PID", buf, 1);
+	c = h_setup(&d);
+	unsetenv("VMMD_TEST_ADOPT_PID");
+	tap_ok(h_create(c, "liar", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0 && h_start(c, "liar") == 0,
+	    "liar: started");
+	worker = h_vm_pid(c, "liar");
+	h_close(c);
+	h_daemon_kill(d, SIGKILL);
+	tap_ok(h_daemon_spawn(d) == 0, "liar: vmmd starts again");
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	info(c, "liar", &x, st, sizeof(st));
+	tap_ok(strcmp(st, "defined") == 0 && x.pid != victim,
+	    "liar: not adopted (%s, pid %d; it said %d, it is %d)", st,
+	    (int)x.pid, (int)victim, (int)worker);
+	snprintf(buf, sizeof(buf), "the worker says it is pid %ld, but its "
+	    "answer came from pid %ld: left alone", (long)victim,
+	    (long)worker);
+	tap_ok(h_file_expect(d->log, buf, 1, 0) == 0,
+	    "liar: the log says why");
+	h_stop(c, "liar", true, -1, H_REPLY_MS);
+	tap_ok(h_pid_alive(victim), "liar: the process it named lives on "
+	    "after vm.stop --force");
+	tap_ok(h_pid_alive(worker), "liar: the worker itself is left alone");
+	h_close(c);
+	if (worker > 0)
+		kill(worker, SIGKILL);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	h_pid_gone(worker, 5000);
+}
+
 int
 main(void)
 {
@@ -318,5 +380,6 @@ main(void)
 	test_stale(d, &c);
 	h_close(c);
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
+	test_liar();
 	return h_done();
 }

@@ -1,9 +1,10 @@
 /*
  * The supervisor's own duties: definitions survive a daemon restart
  * (and transient ones do not), autostart VMs start with the daemon,
- * and a worker that dies is reported as
- * crashed without disturbing another guest; a vmmd that detaches
- * (without -f) leaves the terminal before autostart's workers start.
+ * a worker that dies is reported as crashed without disturbing
+ * another guest, a vmmd that detaches (without -f) leaves the terminal
+ * before autostart's workers start, and the directories and console
+ * logs vmmd trusts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -505,6 +506,128 @@ test_detached(void)
 	nftw(b.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * A state directory others may write is refused at start, with a message
+ * that names it, its owner and its mode; and so is one inside a
+ * directory others may write.  Put right, vmmd starts again.
+ */
+static void
+test_unsafe_dirs(struct h_daemon *d, struct h_conn **cp)
+{
+	char needle[512];
+	int st;
+
+	h_close(*cp);
+	*cp = NULL;
+	st = h_daemon_stop(d, 15000);
+	tap_ok(st == 0, "vmmd stopped (status 0x%x)", st);
+
+	if (chmod(d->state, 0757) < 0)
+		tap_bail("chmod %s: %s", d->state, strerror(errno));
+	st = h_daemon_spawn(d);
+	tap_ok(st != 0 && WIFEXITED(d->status) && WEXITSTATUS(d->status) == 1,
+	    "a state directory others may write (0757): vmmd does not start "
+	    "(status 0x%x)", d->status);
+	if (st == 0)
+		h_daemon_stop(d, 15000);	/* not refused: stopped */
+	snprintf(needle, sizeof(needle), "%s: refused: owned by root "
+	    "(uid 0), mode 0757", d->state);
+	if (geteuid() != 0)
+		snprintf(needle, sizeof(needle), "%s: refused: owned by ",
+		    d->state);
+	tap_ok(h_file_expect(d->log, needle, 1, 0) == 0 &&
+	    h_file_expect(d->log, "mode 0757", 1, 0) == 0,
+	    "the message names the directory, its owner and its mode");
+
+	if (chmod(d->state, 0750) < 0 || chmod(d->dir, 0777) < 0)
+		tap_bail("chmod: %s", strerror(errno));
+	st = h_daemon_spawn(d);
+	tap_ok(st != 0 && WIFEXITED(d->status) && WEXITSTATUS(d->status) == 1,
+	    "a 0750 state directory in a 0777 one: vmmd does not start "
+	    "(status 0x%x)", d->status);
+	if (st == 0)
+		h_daemon_stop(d, 15000);
+	snprintf(needle, sizeof(needle), "%s: refused: %s on the way to it",
+	    d->state, d->dir);
+	tap_ok(h_file_expect(d->log, needle, 1, 0) == 0,
+	    "the message names the directory on the way");
+
+	if (chmod(d->dir, 0700) < 0)
+		tap_bail("chmod %s: %s", d->dir, strerror(errno));
+	tap_ok(h_daemon_spawn(d) == 0, "put right: vmmd starts again");
+	if ((*cp = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+}
+
+/* A file of the test's, with text, and whether it still holds just that. */
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "we");
+
+	if (fp == NULL || fputs(text, fp) < 0 || fclose(fp) != 0)
+		tap_bail("%s: %s", path, strerror(errno));
+}
+
+static bool
+holds_text(const char *path, const char *text)
+{
+	char *got = h_read_file(path, NULL);
+	bool same = got != NULL && strcmp(got, text) == 0;
+
+	if (!same)
+		tap_diag("%s now holds '%s'", path, h_flat(got ?: "(none)"));
+	free(got);
+	return same;
+}
+
+/*
+ * A console log (or its .1) that is a symbolic link is not followed:
+ * the start is refused, saying so, and the link's target is not
+ * written.  Without the link the VM starts.
+ */
+static void
+test_console_symlink(struct h_daemon *d, struct h_conn *c)
+{
+	static const char untouched[] = "untouched\n";
+	const char *names[] = { "the log", "its .1" };
+	char target[256], link[512];
+	struct json_object *r;
+	int i;
+
+	snprintf(target, sizeof(target), "%s/target", d->dir);
+	put_text(target, untouched);
+	tap_ok(h_create(c, "linked", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_HELLO")) == 0, "linked: created");
+	for (i = 0; i < 2; i++) {
+		snprintf(link, sizeof(link), "%s%s", h_console_log(d,
+		    "linked"), i == 0 ? "" : ".1");
+		/* What a start that followed nothing may have made. */
+		unlink(link);
+		if (symlink(target, link) < 0)
+			tap_bail("symlink %s: %s", link, strerror(errno));
+		r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"linked\"}");
+		tap_ok(h_err_class(r) != NULL && strstr(h_err_desc(r) ?: "",
+		    "symbolic link") != NULL, "linked: %s a symbolic link: "
+		    "the start is refused (%s)", names[i], h_text(r));
+		/* Had it started, the guest's line would come to target. */
+		if (h_err_class(r) == NULL)
+			h_file_expect(target, HELLO_LINE, 1, H_BOOT_MS);
+		json_object_put(r);
+		tap_ok(holds_text(target, untouched), "linked: %s a symbolic "
+		    "link: its target is not written", names[i]);
+		h_stop(c, "linked", true, -1, H_REPLY_MS);
+		if (unlink(link) < 0)
+			tap_bail("unlink %s: %s", link, strerror(errno));
+	}
+	tap_ok(h_start(c, "linked") == 0 && h_file_expect(h_console_log(d,
+	    "linked"), HELLO_LINE, 1, H_BOOT_MS) == 0,
+	    "linked: without the links it starts and logs");
+	h_stop(c, "linked", true, -1, H_REPLY_MS);
+	tap_ok(h_delete(c, "linked") == 0, "linked: deleted");
+	unlink(target);
+}
+
 int
 main(void)
 {
@@ -518,6 +641,8 @@ main(void)
 	test_transient(c);
 	test_crash(d, c);
 	test_daemon_killed(d, &c);
+	test_console_symlink(d, c);
+	test_unsafe_dirs(d, &c);
 	/* Last: the daemon keeps its tiny console_log_max from here on. */
 	test_log_rotation(d, &c);
 	test_detached();
