@@ -1,14 +1,15 @@
 /*
- * File access on behalf of a client: the classic permission rules
- * applied to a client's credentials, path resolution with those rules,
- * and opening exactly the file that was checked.
+ * File access on behalf of a client: the kernel's permission rules (mode
+ * bits and POSIX ACLs) applied to a client's credentials, path
+ * resolution with those rules, and opening exactly the file that was
+ * checked.
  *
  * The daemon keeps its own credentials throughout (it serves many
  * clients from one thread and must never block): it looks at the mode
- * bits itself.  The path is resolved here one component at a time, the
- * way the kernel would for the client, so that a directory the client
- * cannot search hides what is behind it (not even whether a name exists
- * there).  Each step looks up a name in the directory it holds open, the
+ * bits and ACLs itself.  The path is resolved here one component at a
+ * time, the way the kernel would for the client, so that a directory the
+ * client cannot search hides what is behind it (not even whether a name
+ * exists there).  Each step looks up a name in the directory it holds open, the
  * one whose mode was checked: resolving a path string again (realpath,
  * then check, then open) would let a client that owns a directory on
  * the way swap it for a link into a directory it cannot search between
@@ -16,12 +17,19 @@
  * what was checked: a file renamed over it in between is refused, never
  * read.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+#include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 
 #include "access.h"
 
@@ -38,21 +46,211 @@ access_in_group(const struct access_cred *cred, gid_t gid)
 	return false;
 }
 
-bool
-access_mode_allows(const struct stat *st, const struct access_cred *cred,
+/* The access ACL's attribute, as the kernel gives it to getxattr(2). */
+#define ACCESS_ACL_XATTR	"system.posix_acl_access"
+#define ACCESS_ACL_HEADER	sizeof(struct posix_acl_xattr_header)
+#define ACCESS_ACL_ENTRY	sizeof(struct posix_acl_xattr_entry)
+
+/* Entry i of an ACL whose size was checked: tag, permissions and id. */
+static void
+access_acl_entry(const unsigned char *acl, size_t i, unsigned int *tag,
+    unsigned int *perm, uint32_t *id)
+{
+	struct posix_acl_xattr_entry e;
+
+	memcpy(&e, acl + ACCESS_ACL_HEADER + i * ACCESS_ACL_ENTRY, sizeof(e));
+	*tag = le16toh(e.e_tag);
+	*perm = le16toh(e.e_perm);
+	*id = le32toh(e.e_id);
+}
+
+/*
+ * Entry i matched with permissions perm: the kernel limits it by the
+ * first mask entry after it, if there is one.
+ */
+static bool
+access_acl_masked(const unsigned char *acl, size_t n, size_t i,
+    unsigned int perm, unsigned int want)
+{
+	unsigned int tag, mask;
+	uint32_t id;
+
+	for (i++; i < n; i++) {
+		access_acl_entry(acl, i, &tag, &mask, &id);
+		if (tag == ACL_MASK)
+			return (perm & mask & want) == want;
+	}
+	return (perm & want) == want;
+}
+
+/*
+ * fs/posix_acl.c's posix_acl_permission(), entry for entry: the first
+ * user entry that is cred's decides (the owner's unmasked, a named
+ * one's masked); else any group entry of cred's that grants all of want
+ * (masked) allows, and having matched one that does not refuses; else
+ * the other entry.  An unknown tag, or no other entry, refuses (the
+ * kernel says EIO).
+ */
+static bool
+access_acl_permission(const unsigned char *acl, size_t n,
+    const struct stat *st, const struct access_cred *cred,
     unsigned int want)
 {
+	unsigned int tag, perm;
+	bool found = false;
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		access_acl_entry(acl, i, &tag, &perm, &id);
+		switch (tag) {
+		case ACL_USER_OBJ:
+			/* The caller decided for the owner already. */
+			if (cred->uid == st->st_uid)
+				return (perm & want) == want;
+			break;
+		case ACL_USER:
+			if (cred->uid == (uid_t)id)
+				return access_acl_masked(acl, n, i, perm,
+				    want);
+			break;
+		case ACL_GROUP_OBJ:
+		case ACL_GROUP:
+			if (!access_in_group(cred, tag == ACL_GROUP ?
+			    (gid_t)id : st->st_gid))
+				break;
+			found = true;
+			if ((perm & want) == want)
+				return access_acl_masked(acl, n, i, perm,
+				    want);
+			break;
+		case ACL_MASK:
+			break;
+		case ACL_OTHER:
+			return !found && (perm & want) == want;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+bool
+access_acl_allows(const struct stat *st, const void *acl, size_t len,
+    const struct access_cred *cred, unsigned int want)
+{
+	uint32_t version;
 	unsigned int bits;
 
 	want &= 07;
-	/* One class only, the first that matches: as the kernel does. */
-	if (cred->uid == st->st_uid)
+	/* The owner: the owner bits, whatever the ACL says. */
+	if (cred->uid == st->st_uid) {
 		bits = ((unsigned int)st->st_mode >> 6) & 07;
-	else if (access_in_group(cred, st->st_gid))
+		return (bits & want) == want;
+	}
+	/* The kernel reads the ACL only while the mask (which the group
+	 * bits are then) grants something: with no group bits the ACL's
+	 * named entries are ignored, and the mode bits decide. */
+	if (acl != NULL && (st->st_mode & S_IRWXG) != 0) {
+		if (len < ACCESS_ACL_HEADER ||
+		    (len - ACCESS_ACL_HEADER) % ACCESS_ACL_ENTRY != 0)
+			return false;
+		memcpy(&version, acl, sizeof(version));
+		if (le32toh(version) != POSIX_ACL_XATTR_VERSION)
+			return false;
+		return access_acl_permission(acl, (len - ACCESS_ACL_HEADER) /
+		    ACCESS_ACL_ENTRY, st, cred, want);
+	}
+	/* One class only, the first that matches: as the kernel does. */
+	if (access_in_group(cred, st->st_gid))
 		bits = ((unsigned int)st->st_mode >> 3) & 07;
 	else
 		bits = (unsigned int)st->st_mode & 07;
 	return (bits & want) == want;
+}
+
+bool
+access_mode_allows(const struct stat *st, const struct access_cred *cred,
+    unsigned int want)
+{
+	return access_acl_allows(st, NULL, 0, cred, want);
+}
+
+/*
+ * The access ACL of fd into *acl (buf, or a malloc()ed buffer when it
+ * does not fit, which the caller frees) and its length: 0, with *acl
+ * NULL when the file has none or its file system knows no ACLs, or
+ * -errno.  An O_PATH descriptor has no extended attributes of its own
+ * (EBADF): then the very file is reached through /proc/self/fd.
+ */
+static int
+access_read_acl(int fd, char *buf, size_t bufsize, void **acl, size_t *len)
+{
+	char self[64];
+	void *big = NULL, *p = buf;
+	size_t size = bufsize;
+	ssize_t n;
+	int tries;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	*acl = NULL;
+	*len = 0;
+	for (tries = 0; tries < 4; tries++) {
+		n = fgetxattr(fd, ACCESS_ACL_XATTR, p, size);
+		if (n < 0 && errno == EBADF)
+			n = getxattr(self, ACCESS_ACL_XATTR, p, size);
+		if (n >= 0) {
+			*acl = p;
+			*len = (size_t)n;
+			return 0;
+		}
+		if (errno == ENODATA || errno == EOPNOTSUPP) {
+			free(big);
+			return 0;
+		}
+		if (errno != ERANGE) {
+			n = -errno;
+			free(big);
+			return (int)n;
+		}
+		/* Larger than buf, or it grew since: ask its size. */
+		n = fgetxattr(fd, ACCESS_ACL_XATTR, NULL, 0);
+		if (n < 0 && errno == EBADF)
+			n = getxattr(self, ACCESS_ACL_XATTR, NULL, 0);
+		if (n < 0) {
+			n = errno == ENODATA ? 0 : -errno;
+			free(big);
+			return (int)n;
+		}
+		free(big);
+		size = (size_t)n + ACCESS_ACL_ENTRY;
+		if ((big = malloc(size)) == NULL)
+			return -ENOMEM;
+		p = big;
+	}
+	free(big);
+	return -EAGAIN;
+}
+
+int
+access_fd_allows(int fd, const struct stat *st,
+    const struct access_cred *cred, unsigned int want)
+{
+	char buf[ACCESS_ACL_HEADER + 32 * ACCESS_ACL_ENTRY];
+	void *acl;
+	size_t len;
+	bool ok;
+	int rc;
+
+	/* Where the kernel would not look at the ACL, nor does this. */
+	if (cred->uid == st->st_uid || (st->st_mode & S_IRWXG) == 0)
+		return access_mode_allows(st, cred, want) ? 0 : -EACCES;
+	if ((rc = access_read_acl(fd, buf, sizeof(buf), &acl, &len)) < 0)
+		return rc;
+	ok = access_acl_allows(st, acl, len, cred, want);
+	if (acl != buf)
+		free(acl);
+	return ok ? 0 : -EACCES;
 }
 
 /* An O_PATH descriptor of "/" and its stat, or -errno. */
@@ -104,6 +302,34 @@ access_enter(int *dirfd, const char *name, const struct stat *expect,
 	return 0;
 }
 
+/*
+ * Whether cred may have want of what name in dirfd is, cur its fstatat():
+ * 0, -EACCES, -ESTALE when name is no longer cur, or -errno.  The ACL is
+ * read from the file itself (an O_PATH descriptor of it: nothing is
+ * opened for reading, a FIFO or a device node no more than a file).
+ */
+static int
+access_check_final(int dirfd, const char *name, const struct stat *cur,
+    const struct access_cred *cred, unsigned int want)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (strcmp(name, ".") == 0)
+		return access_fd_allows(dirfd, cur, cred, want);
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESTALE : -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (st.st_dev != cur->st_dev || st.st_ino != cur->st_ino)
+		rc = -ESTALE;
+	else
+		rc = access_fd_allows(fd, &st, cred, want);
+	close(fd);
+	return rc;
+}
+
 int
 access_resolve(const char *path, const struct access_cred *cred,
     char *resolved, char *name, struct stat *st)
@@ -140,11 +366,9 @@ access_resolve(const char *path, const struct access_cred *cred,
 
 		/* Every name looked up, "." and ".." too, needs search
 		 * permission on the directory it is looked up in. */
-		if (cred != NULL &&
-		    !access_mode_allows(&dirst, cred, ACCESS_SEARCH)) {
-			rc = -EACCES;
+		if (cred != NULL && (rc = access_fd_allows(dirfd, &dirst,
+		    cred, ACCESS_SEARCH)) < 0)
 			goto fail;
-		}
 		if (len == 1 && p[0] == '.') {
 			cur = dirst;
 			strcpy(name, ".");
@@ -235,10 +459,10 @@ access_resolve(const char *path, const struct access_cred *cred,
 		p = next;
 	}
 
-	if (cred != NULL && !access_mode_allows(&cur, cred, ACCESS_READ)) {
-		rc = -EACCES;
+	if (cred != NULL &&
+	    (rc = access_check_final(dirfd, name, &cur, cred,
+	    ACCESS_READ)) < 0)
 		goto fail;
-	}
 	if (resolved != NULL) {
 		if (reslen == 0)
 			strcpy(resolved, "/");
@@ -278,12 +502,10 @@ access_open_flags(int dirfd, const char *name, int flags,
 		rc = -EINVAL;
 		goto close_fd;
 	}
-	/* The same file, but its mode may have changed since. */
-	if (cred != NULL && !access_mode_allows(&st, cred, ACCESS_READ |
-	    ((flags & O_ACCMODE) == O_RDWR ? ACCESS_WRITE : 0))) {
-		rc = -EACCES;
+	/* The same file, but its mode or ACL may have changed since. */
+	if (cred != NULL && (rc = access_fd_allows(fd, &st, cred, ACCESS_READ |
+	    ((flags & O_ACCMODE) == O_RDWR ? ACCESS_WRITE : 0))) < 0)
 		goto close_fd;
-	}
 	return fd;
 
 close_fd:
@@ -324,14 +546,17 @@ access_open_file_flags(const char *path, const struct access_cred *cred,
 	dirfd = access_resolve(path, cred, NULL, name, &st);
 	if (dirfd < 0)
 		return dirfd;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
-	else if ((flags & O_ACCMODE) == O_RDWR &&
-	    !access_mode_allows(&st, cred, ACCESS_WRITE))
-		rc = -EACCES;
-	else
-		rc = access_open_flags(dirfd, name, O_NOFOLLOW | flags, &st,
-		    cred);
+		goto close_dir;
+	}
+	/* Write permission too before an O_RDWR open: opening for
+	 * writing is not without effects (it breaks others' leases). */
+	if ((flags & O_ACCMODE) == O_RDWR && (rc = access_check_final(dirfd,
+	    name, &st, cred, ACCESS_WRITE)) < 0)
+		goto close_dir;
+	rc = access_open_flags(dirfd, name, O_NOFOLLOW | flags, &st, cred);
+close_dir:
 	close(dirfd);
 	return rc;
 }

@@ -4,14 +4,16 @@
  * vmmd runs as root, but the kernel and initrd of a VM end up in guest
  * memory, which the client controls: a client may only name files it
  * could read itself.  The checks here decide that from a client's
- * credentials (read from its socket) and the classic owner/group/other
- * mode bits, without changing the daemon's own credentials.
+ * credentials (read from its socket), the owner/group/other mode bits
+ * and the file's POSIX access ACL, evaluated as the kernel evaluates
+ * them, without changing the daemon's own credentials: an ACL entry that
+ * denies the client what "other" grants denies it here too, and one that
+ * grants it what the mode bits do not grants it here.
  *
- * POSIX ACLs are not consulted: a file that only an ACL entry makes
- * readable for the client is refused (never the other way round).
  * Capabilities of the client (CAP_DAC_READ_SEARCH and the like) are not
- * known either; only uid 0 is exempt, and that decision is the
- * caller's.
+ * known; only uid 0 is exempt, and that decision is the caller's.  Nor
+ * are a security module's rules for the client's own processes: the
+ * mode bits and the ACL are what counts.
  *
  * Like the other library-like modules this does not log: errors are
  * negative errno values for the caller to report.
@@ -54,9 +56,40 @@ struct access_cred {
  * group bits if its primary or a supplementary group is the file's
  * group, else the other bits.  Only one class applies (an owner denied
  * by the owner bits is denied even if "other" may).  uid 0 gets no
- * special treatment here.
+ * special treatment here.  That is the whole answer only for a file
+ * without an ACL: see access_acl_allows().
  */
 bool	access_mode_allows(const struct stat *st,
+	    const struct access_cred *cred, unsigned int want);
+
+/*
+ * The same for a file with the access ACL acl: the value of its
+ * system.posix_acl_access attribute as getxattr(2) gives it (len bytes,
+ * the format of linux/posix_acl_xattr.h), NULL for a file without one.
+ * Decided as the kernel decides (fs/namei.c acl_permission_check(),
+ * fs/posix_acl.c posix_acl_permission()):
+ *  - cred's uid owns the file: the owner bits of the mode;
+ *  - the group bits of the mode (the ACL's mask) are all clear, or there
+ *    is no ACL: the group or other bits, as above (the kernel does not
+ *    read the ACL then, so a named entry neither grants nor denies);
+ *  - else the entries in order: a named user entry for the uid decides,
+ *    limited by the mask; else if the owning group's entry or a named
+ *    group's entry that matches one of cred's groups grants all of want
+ *    (limited by the mask), granted, and if some matched but none did,
+ *    refused; else the other entry.
+ * An ACL the kernel could not have given (a bad version or size, an
+ * unknown tag, no other entry) grants nothing.
+ */
+bool	access_acl_allows(const struct stat *st, const void *acl,
+	    size_t len, const struct access_cred *cred, unsigned int want);
+
+/*
+ * Whether the file open at fd (any descriptor of it, O_PATH too), st
+ * its fstat(), grants want to cred, its ACL read from it where the
+ * kernel would read it: 0, -EACCES, or the error from reading the ACL
+ * (a file whose ACL cannot be read is not accessed).
+ */
+int	access_fd_allows(int fd, const struct stat *st,
 	    const struct access_cred *cred, unsigned int want);
 
 /*
@@ -81,9 +114,10 @@ bool	access_mode_allows(const struct stat *st,
  * Errors: -EACCES if cred may not search a directory on the way or may
  * not read the final file (which of them is not told: a client learns
  * nothing about what lies behind a directory it cannot search);
- * -EINVAL for a relative path; -ESTALE if a directory was replaced
- * during the walk; otherwise what the lookups said (-ENOENT, -ENOTDIR,
- * -ELOOP, -ENAMETOOLONG, ...).
+ * -EINVAL for a relative path; -ESTALE if a directory (or the final
+ * file, whose ACL is read from it) was replaced during the walk;
+ * otherwise what the lookups or the reading of an ACL said (-ENOENT,
+ * -ENOTDIR, -ELOOP, -ENAMETOOLONG, -EIO, ...).
  */
 int	access_resolve(const char *path, const struct access_cred *cred,
 	    char *resolved, char *name, struct stat *st);
@@ -93,7 +127,8 @@ int	access_resolve(const char *path, const struct access_cred *cred,
  * (checked is its st): O_RDONLY | O_CLOEXEC | O_NONBLOCK (a FIFO swapped
  * in must not block the caller) and O_NOFOLLOW, and make sure it is that
  * very file: a regular file with checked's st_dev and st_ino.  With
- * cred, the mode bits of the opened file must still let cred read it.
+ * cred, the mode bits and ACL of the opened file must still let cred
+ * read it.
  * Returns the descriptor, or -ESTALE if the file is no longer the one
  * checked, -EINVAL if it is not a regular file, -EACCES if cred may no
  * longer read it, or what openat() or fstat() said.

@@ -11,22 +11,28 @@
  * of the user who created it, through the same path walk: a directory
  * swapped for a link to root-only files while vmmd was down leads
  * nowhere; a definition that names no owner opens only files root owns.
+ * POSIX ACLs count as they do for the kernel.
  *
  * The test runs as root.  An unprivileged client is a child that drops
  * to uid/gid 65534 (with a supplementary group of its own) and then
  * connects: the daemon takes the credentials at connect time.  The child
  * hands the connected socket back, and the test talks on it.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+#include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 
 #include "harness.h"
 
@@ -469,6 +475,84 @@ test_recheck(struct h_conn *u, struct h_conn *c)
 }
 
 /*
+ * POSIX ACLs count as the kernel counts them: an entry that denies the
+ * client what the mode bits give "other" denies it here too, on a file
+ * or on a directory of the path, at vm.create and again at vm.start; an
+ * entry that grants what the mode bits do not grants it.
+ */
+
+/* The access ACL user::rw-, user:UID:perm, group::r--, mask, other. */
+static int
+set_user_acl(const char *path, uid_t uid, unsigned int perm,
+    unsigned int mask, unsigned int other)
+{
+	struct {
+		uint32_t version;
+		struct { uint16_t tag, perm; uint32_t id; } e[5];
+	} __attribute__((packed)) acl = {
+		htole32(POSIX_ACL_XATTR_VERSION), {
+			{ htole16(ACL_USER_OBJ), htole16(7), htole32(~0u) },
+			{ htole16(ACL_USER), htole16(perm), htole32(uid) },
+			{ htole16(ACL_GROUP_OBJ), htole16(mask),
+			    htole32(~0u) },
+			{ htole16(ACL_MASK), htole16(mask), htole32(~0u) },
+			{ htole16(ACL_OTHER), htole16(other),
+			    htole32(~0u) },
+		}
+	};
+
+	return setxattr(path, "system.posix_acl_access", &acl, sizeof(acl),
+	    0) < 0 ? -errno : 0;
+}
+
+static void
+test_acl(struct h_conn *u, struct h_conn *c)
+{
+	char kbuf[512], dbuf[512], gbuf[512], sbuf[512];
+	const char *denied = path_of(kbuf, pub, "acl-denied.elf");
+	const char *dir = path_of(dbuf, pub, "acl-dir");
+	const char *granted = path_of(gbuf, pub, "acl-granted.elf");
+	const char *late = path_of(sbuf, pub, "acl-late.elf");
+	int rc;
+
+	copy_file(h_env("VMMD_GUEST_HELLO"), denied, 0644);
+	if ((rc = set_user_acl(denied, USER_UID, 0, 4, 4)) < 0) {
+		tap_diag("no POSIX ACLs in %s (%s): not tested", pub,
+		    strerror(-rc));
+		return;
+	}
+	user_create(u, "permission_denied", "user:nobody:--- on a 0644 "
+	    "kernel", "x", denied, NULL);
+	tap_ok(h_create(c, "racl", "\"kernel\":\"%s\"", denied) == 0,
+	    "racl: root may name it");
+	expect_start_denied(u, "racl", "kernel", denied);
+
+	if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0 ||
+	    (rc = set_user_acl(dir, USER_UID, 0, 5, 5)) < 0)
+		tap_bail("%s: %s", dir, strerror(errno));
+	copy_file(h_env("VMMD_GUEST_HELLO"), in(dir, "hello.elf"), 0644);
+	user_create(u, "permission_denied", "a 0644 kernel in a 0755 "
+	    "directory with user:nobody:---", "x", in(dir, "hello.elf"),
+	    NULL);
+
+	copy_file(h_env("VMMD_GUEST_HELLO"), granted, 0600);
+	if (set_user_acl(granted, USER_UID, 4, 4, 0) < 0)
+		tap_bail("%s: %s", granted, strerror(errno));
+	user_create(u, NULL, "user:nobody:r-- on a 0600 kernel", "uacl",
+	    granted, NULL);
+	tap_ok(user_start(u, "uacl") == 0, "uacl: the client starts it");
+	tap_ok(h_stop(c, "uacl", true, -1, H_REPLY_MS) == 0,
+	    "uacl: stopped");
+
+	copy_file(h_env("VMMD_GUEST_HELLO"), late, 0644);
+	user_create(u, NULL, "uacl-late: readable kernel", "uacl-late", late,
+	    NULL);
+	if (set_user_acl(late, USER_UID, 0, 4, 4) < 0)
+		tap_bail("%s: %s", late, strerror(errno));
+	expect_start_denied(u, "uacl-late", "kernel", late);
+}
+
+/*
  * The worker loads the file the supervisor opened: a guest reset after
  * another kernel was renamed over the path boots the same kernel again.
  * The next vm.start opens the path anew.
@@ -659,6 +743,7 @@ main(void)
 	test_start(u, c);
 	test_recheck(u, c);
 	test_disks(u, c);
+	test_acl(u, c);
 	test_pinned(c);
 	test_names(c);
 	h_close(nogroup);
