@@ -87,8 +87,12 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
 	vm_owner_set(def, cred);
-	/* No default guest here: only the files def names are checked. */
+	/* No default guest here: only the files def names are checked.
+	 * And its TAP: opened only at start, allowed or not now. */
 	rc = vm_files_open(def, NULL, cred, &files, &cls, err, sizeof(err));
+	if (rc == 0 && (rc = vm_files_check_tap(def, ctx->d->tap_rules,
+	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0)
+		vm_files_close(&files);
 	if (rc < 0) {
 		if (cls == PROTO_ERR_PERMISSION)
 			log_warn("VM '%s': creation refused for uid %lu: %s",

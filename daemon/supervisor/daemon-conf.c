@@ -7,6 +7,7 @@
  * comment line.  Values are not quoted: paths with spaces just work.
  */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,127 @@ dconf_size(uint64_t *dst, const char *value, char *err, size_t errlen)
 	return 0;
 }
 
+/* A group by name or number: its gid, or -errno with err set. */
+static int
+dconf_group(const char *group, gid_t *gid, char *err, size_t errlen)
+{
+	struct group gr, *found = NULL;
+	size_t size = 4096;
+	unsigned long v;
+	char *buf, *end;
+	int rc;
+
+	if (group[0] >= '0' && group[0] <= '9') {
+		errno = 0;
+		v = strtoul(group, &end, 10);
+		if (*end != '\0' || errno != 0 || v >= (gid_t)-1) {
+			snprintf(err, errlen, "'%s' is not a group number",
+			    group);
+			return -EINVAL;
+		}
+		*gid = (gid_t)v;
+		return 0;
+	}
+	/* A group of many members needs more room than most. */
+	for (;;) {
+		if ((buf = malloc(size)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		rc = getgrnam_r(group, &gr, buf, size, &found);
+		if (rc != ERANGE || size >= (1u << 24))
+			break;
+		free(buf);
+		size *= 4;
+	}
+	if (rc == 0 && found != NULL)
+		*gid = gr.gr_gid;
+	free(buf);
+	if (rc == 0 && found != NULL)
+		return 0;
+	if (rc == 0 || rc == ENOENT || rc == ESRCH) {
+		snprintf(err, errlen, "unknown group '%s'", group);
+		return -ENOENT;
+	}
+	snprintf(err, errlen, "group '%s': %s", group, strerror(rc));
+	return -rc;
+}
+
+/*
+ * "GROUP:NAME", NAME a TAP's name or a prefix of names ending in '*'.
+ * The names are those a VM definition may give (vmmd-vm(5)), but for
+ * '%', which the kernel expands (tap%d makes tap0, tap1...): a rule
+ * holds no '%', so that a name matches it only if what the kernel makes
+ * of the name does too.
+ */
+static int
+dconf_tap_allow(struct dconf *c, const char *value, char *err,
+    size_t errlen)
+{
+	struct dconf_tap_rule rule, *rules;
+	char group[256];
+	const char *colon, *name;
+	size_t glen, nlen, i;
+	int rc;
+
+	colon = strchr(value, ':');
+	if (colon == NULL || strchr(colon + 1, ':') != NULL) {
+		snprintf(err, errlen, "'%s' is not GROUP:NAME (NAME a TAP's "
+		    "name, or a prefix ending in '*')", value);
+		return -EINVAL;
+	}
+	memset(&rule, 0, sizeof(rule));
+	glen = (size_t)(colon - value);
+	while (glen > 0 && (value[glen - 1] == ' ' || value[glen - 1] == '\t'))
+		glen--;
+	name = colon + 1;
+	while (*name == ' ' || *name == '\t')
+		name++;
+	if (glen == 0 || glen >= sizeof(group)) {
+		snprintf(err, errlen, "'%s': no group before ':'", value);
+		return -EINVAL;
+	}
+	memcpy(group, value, glen);
+	group[glen] = '\0';
+	nlen = strlen(name);
+	rule.prefix = nlen > 0 && name[nlen - 1] == '*';
+	if (rule.prefix)
+		nlen--;
+	for (i = 0; i < nlen; i++)
+		if (name[i] == '/' || name[i] == '%' || name[i] == '*' ||
+		    name[i] < 0x21 || name[i] > 0x7e)
+			break;
+	if ((nlen == 0 && !rule.prefix) || nlen >= sizeof(rule.name) ||
+	    i < nlen || (!rule.prefix && (strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0))) {
+		snprintf(err, errlen, "'%s' is not a TAP's name or a prefix "
+		    "(1 to %zu bytes without '/', ':', '%%' or blanks, with "
+		    "'*' at the end for a prefix)", name, sizeof(rule.name) -
+		    1);
+		return -EINVAL;
+	}
+	if ((rc = dconf_group(group, &rule.gid, err, errlen)) < 0)
+		return rc;
+	memcpy(rule.name, name, nlen);
+	snprintf(rule.text, sizeof(rule.text), "%s", name);
+	rules = reallocarray(c->tap_rules, c->ntap_rules + 1, sizeof(*rules));
+	if (rules == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rules[c->ntap_rules++] = rule;
+	c->tap_rules = rules;
+	return 0;
+}
+
+bool
+dconf_tap_matches(const struct dconf_tap_rule *rule, const char *name)
+{
+	if (rule->prefix)
+		return strncmp(name, rule->name, strlen(rule->name)) == 0;
+	return strcmp(name, rule->name) == 0;
+}
+
 int
 dconf_init(struct dconf *c)
 {
@@ -105,6 +227,7 @@ dconf_fini(struct dconf *c)
 	free(c->socket);
 	free(c->statedir);
 	free(c->kernel);
+	free(c->tap_rules);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -123,8 +246,11 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		    DCONF_SHUTDOWN_TIMEOUT_MAX, err, errlen);
 	if (strcmp(key, "console_log_max") == 0)
 		return dconf_size(&c->console_log_max, value, err, errlen);
+	if (strcmp(key, "tap_allow") == 0)
+		return dconf_tap_allow(c, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
-	    "default_kernel, shutdown_timeout, console_log_max)", key);
+	    "default_kernel, shutdown_timeout, console_log_max, tap_allow)",
+	    key);
 	return -EINVAL;
 }
 

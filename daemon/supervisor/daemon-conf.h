@@ -12,10 +12,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <net/if.h>
 
 #define DCONF_SHUTDOWN_TIMEOUT_MAX	3600	/* seconds */
 #define DCONF_LINE_MAX			4096
 #define DCONF_CONSOLE_LOG_MAX		(4 * 1024 * 1024)	/* default */
+
+/*
+ * One "tap_allow = GROUP:NAME" line: the members of group gid (by their
+ * primary or a supplementary group) may attach their guests to the TAP
+ * called name, or to any whose name begins with name when prefix (the
+ * line's NAME ended in '*'; "" then is every name).
+ */
+struct dconf_tap_rule {
+	gid_t gid;
+	char name[IFNAMSIZ];		/* without the '*' */
+	bool prefix;
+	char text[IFNAMSIZ + 1];	/* NAME as written, for messages */
+};
 
 struct dconf {
 	char *socket;			/* control socket */
@@ -23,6 +38,8 @@ struct dconf {
 	char *kernel;			/* guest of VMs without a kernel */
 	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
 	uint64_t console_log_max;	/* bytes; 0: never rotated */
+	struct dconf_tap_rule *tap_rules; /* in file order; none: root only */
+	size_t ntap_rules;
 };
 
 /* Fill c with the built-in defaults (paths from the build). */
@@ -31,7 +48,8 @@ void	dconf_fini(struct dconf *c);
 
 /*
  * Set key to value, as the file's line "key = value" does; an option on
- * the command line calls this after dconf_load().
+ * the command line calls this after dconf_load().  tap_allow adds a rule
+ * each time; a group given by name is looked up here (getgrnam_r(3)).
  */
 int	dconf_set(struct dconf *c, const char *key, const char *value,
 	    char *err, size_t errlen);
@@ -42,5 +60,11 @@ int	dconf_set(struct dconf *c, const char *key, const char *value,
  */
 int	dconf_load(struct dconf *c, const char *path, bool must_exist,
 	    char *err, size_t errlen);
+
+/*
+ * Whether name matches rule: equal to its name, or beginning with it
+ * for a prefix.
+ */
+bool	dconf_tap_matches(const struct dconf_tap_rule *rule, const char *name);
 
 #endif

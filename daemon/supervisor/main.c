@@ -542,6 +542,9 @@ main(int argc, char *argv[])
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	conf.statedir = conf.kernel = NULL;
+	/* conf lives until main() returns, and the rules with it. */
+	d->tap_rules = conf.tap_rules;
+	d->ntap_rules = conf.ntap_rules;
 	d->worker_self = main_worker_self();
 	if (d->worker_self == NULL ||
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||

@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "boot.h"
+#include "daemon-conf.h"
 #include "disk-format.h"
 #include "vm-files.h"
 
@@ -288,15 +289,68 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 	return 0;
 }
 
+static bool
+vm_files_in_group(const struct access_cred *cred, gid_t gid)
+{
+	if (cred->gid == gid)
+		return true;
+	for (size_t i = 0; i < cred->ngroups; i++)
+		if (cred->groups[i] == gid)
+			return true;
+	return false;
+}
+
 int
-vm_files_open_net(const struct vm_def *def, struct vm_files *f,
+vm_files_check_tap(const struct vm_def *def,
+    const struct dconf_tap_rule *rules, size_t nrules,
+    const struct access_cred *cred, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	char names[256];
+	size_t len = 0, i;
+	int n;
+
+	if (def->net_tap[0] == '\0' || cred == NULL || cred->uid == 0)
+		return 0;
+	names[0] = '\0';
+	for (i = 0; i < nrules; i++) {
+		if (!vm_files_in_group(cred, rules[i].gid))
+			continue;
+		if (dconf_tap_matches(&rules[i], def->net_tap))
+			return 0;
+		/* What the client may use instead, to say so. */
+		if (len < sizeof(names)) {
+			n = snprintf(names + len, sizeof(names) - len, "%s%s",
+			    len > 0 ? ", " : "", rules[i].text);
+			len += n > 0 ? (size_t)n : 0;
+		}
+	}
+	*cls = PROTO_ERR_PERMISSION;
+	if (len == 0)
+		snprintf(err, errlen, "net: tap %s: uid %lu may use no TAP "
+		    "(no tap_allow rule in vmmd.conf names one of its groups)",
+		    def->net_tap, (unsigned long)cred->uid);
+	else
+		snprintf(err, errlen, "net: tap %s: not allowed for uid %lu, "
+		    "whose groups may use %s%s (tap_allow in vmmd.conf)",
+		    def->net_tap, (unsigned long)cred->uid, names,
+		    len >= sizeof(names) ? "..." : "");
+	return -EACCES;
+}
+
+int
+vm_files_open_net(const struct vm_def *def,
+    const struct dconf_tap_rule *rules, size_t nrules,
+    const struct access_cred *cred, struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	int rc;
 
 	if (def->net_tap[0] == '\0')
 		return 0;
-	if ((rc = vm_files_open_tap(def->net_tap, cls, err, errlen)) < 0)
+	if ((rc = vm_files_check_tap(def, rules, nrules, cred, cls, err,
+	    errlen)) < 0 ||
+	    (rc = vm_files_open_tap(def->net_tap, cls, err, errlen)) < 0)
 		return rc;
 	f->tap_fd = rc;
 	return 0;

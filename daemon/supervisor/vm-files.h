@@ -14,6 +14,7 @@
 #include "vmconfig.h"
 
 struct access_cred;
+struct dconf_tap_rule;
 
 struct vm_files {
 	int kvm_fd;			/* -1 until vm_files_open_kvm() */
@@ -63,14 +64,31 @@ int	vm_files_open_kvm(struct vm_files *f, enum proto_error *cls,
 int	vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
- * Then, at start only, def's TAP into f->tap_fd: attached, or created if
- * there is none of that name, by the daemon itself (TUNSETIFF needs
- * CAP_NET_ADMIN, or a persistent TAP the daemon owns), with IFF_TAP |
- * IFF_NO_PI | IFF_VNET_HDR (see daemon/worker/net-tap.h).  A TAP the
- * daemon created goes when the worker exits.  Errors as above; f is
- * left for vm_files_close() either way.
+ * Whether cred may have def's guest use its TAP (a VM without one: yes).
+ * The host's network is the administrator's: root (or cred NULL, the
+ * daemon itself) may name any TAP, another client only one that a rule
+ * of rules[0..nrules) (vmmd.conf's tap_allow) gives one of its groups,
+ * primary or supplementary.  Without rules only root may.  Refused:
+ * -EACCES, class permission_denied, err naming the TAP, the uid and the
+ * names its groups may use.  vm.create checks it, and so does
+ * vm_files_open_net() at every start, for whoever starts the VM.
  */
-int	vm_files_open_net(const struct vm_def *def, struct vm_files *f,
+int	vm_files_check_tap(const struct vm_def *def,
+	    const struct dconf_tap_rule *rules, size_t nrules,
+	    const struct access_cred *cred, enum proto_error *cls, char *err,
+	    size_t errlen);
+/*
+ * Then, at start only, def's TAP into f->tap_fd, if vm_files_check_tap()
+ * lets cred use it: attached, or created if there is none of that name,
+ * by the daemon itself (TUNSETIFF needs CAP_NET_ADMIN, or a persistent
+ * TAP the daemon owns), with IFF_TAP | IFF_NO_PI | IFF_VNET_HDR (see
+ * daemon/worker/net-tap.h).  A TAP the daemon created goes when the
+ * worker exits.  Errors as above; f is left for vm_files_close() either
+ * way.
+ */
+int	vm_files_open_net(const struct vm_def *def,
+	    const struct dconf_tap_rule *rules, size_t nrules,
+	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 void	vm_files_close(struct vm_files *f);
 

@@ -975,7 +975,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
-	    (rc = vm_files_open_net(vm->def, &files, cls, err, errlen)) < 0)
+	    (rc = vm_files_open_net(vm->def, d->tap_rules, d->ntap_rules,
+	    cred, &files, cls, err, errlen)) < 0)
 		goto close_files;
 
 	*cls = PROTO_ERR_INTERNAL;

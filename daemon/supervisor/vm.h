@@ -24,6 +24,7 @@
 #include "vmconfig.h"
 
 struct access_cred;
+struct dconf_tap_rule;
 struct control;
 struct event_base;
 struct vmmd;
@@ -94,6 +95,9 @@ struct vmmd {
 	char *consoledir;		/* STATEDIR/console */
 	char *workersdir;		/* RUNDIR/workers (worker-sock.h) */
 	char *default_kernel;		/* for VMs without a kernel */
+	/* vmmd.conf's tap_allow rules (main's, for the daemon's life). */
+	const struct dconf_tap_rule *tap_rules;
+	size_t ntap_rules;
 	uint64_t console_log_max;	/* bytes; rotated beyond, 0: never */
 	char *worker_self;		/* vmmd-worker next to our binary */
 	struct control *ctl;		/* NULL while shutting down */

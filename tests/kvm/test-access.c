@@ -11,7 +11,8 @@
  * of the user who created it, through the same path walk: a directory
  * swapped for a link to root-only files while vmmd was down leads
  * nowhere; a definition that names no owner opens only files root owns.
- * POSIX ACLs count as they do for the kernel.
+ * POSIX ACLs count as they do for the kernel.  And a client may give
+ * its guest only the TAPs vmmd.conf's tap_allow gives one of its groups.
  *
  * The test runs as root.  An unprivileged client is a child that drops
  * to uid/gid 65534 (with a supplementary group of its own) and then
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
 
@@ -720,12 +723,146 @@ test_autostart(struct h_conn *u, struct h_conn *c)
 	return c;
 }
 
+/*
+ * TAPs are the host's network: without a tap_allow rule in vmmd.conf only
+ * root may give a guest one, and a rule gives a group the names it says,
+ * checked at vm.create and for whoever starts the VM.
+ */
+
+/* vm.create of name on tap as u; expects cls (NULL: success) and, for
+ * an error, a description containing want. */
+static void
+user_create_tap(struct h_conn *u, const char *name, const char *tap,
+    const char *cls, const char *want, const char *what)
+{
+	struct json_object *r;
+	const char *desc;
+	bool ok;
+
+	r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"%s\","
+	    "\"memory_mib\":32,\"net\":{\"tap\":\"%s\"}}", name, tap);
+	desc = h_err_desc(r);
+	ok = cls == NULL ? is_ok(r) : is_error(r, cls) && desc != NULL &&
+	    strstr(desc, want) != NULL;
+	tap_ok(ok, "%s: %s", what, cls == NULL ? "created" : want);
+	if (!ok)
+		tap_diag("got %s", h_text(r));
+	json_object_put(r);
+}
+
+/* Whether the interface name exists (or is gone, !present) within ms. */
+static bool
+tap_present(const char *name, bool present, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while ((if_nametoindex(name) != 0) != present) {
+		if (h_now_ms() > deadline)
+			return false;
+		h_sleep_ms(20);
+	}
+	return true;
+}
+
+static void
+test_tap_default(struct h_conn *u, struct h_conn *c, bool own_netns)
+{
+	struct json_object *r;
+	const char *desc;
+	char st[64];
+
+	user_create_tap(u, "x", "vmt0", "permission_denied", "net: tap vmt0: "
+	    "uid 65534 may use no TAP (no tap_allow rule in vmmd.conf names "
+	    "one of its groups)", "no tap_allow rule: the client may not name "
+	    "a TAP");
+	tap_ok(h_create(c, "rtap", "\"net\":{\"tap\":\"vmt0\"}") == 0,
+	    "rtap: root may");
+	/* Refused before the TAP is made, but a daemon that did not
+	 * refuse would make it: only where it would be the test's own. */
+	if (!own_netns)
+		return;
+	r = h_callf(u, H_REPLY_MS, "vm.start", "{\"name\":\"rtap\"}");
+	desc = h_err_desc(r);
+	tap_ok(is_error(r, "permission_denied") && desc != NULL &&
+	    strstr(desc, "net: tap vmt0: uid 65534 may use no TAP") != NULL,
+	    "rtap: the client may not start root's VM on a TAP");
+	if (!is_error(r, "permission_denied"))
+		tap_diag("got %s", h_text(r));
+	json_object_put(r);
+	h_state(c, "rtap", st, sizeof(st));
+	tap_ok(strcmp(st, "defined") == 0 && if_nametoindex("vmt0") == 0,
+	    "rtap: still defined (%s), no vmt0 made", st);
+}
+
+static void
+test_tap_rules(struct h_conn *u, struct h_conn *nogroup, struct h_conn *c,
+    bool own_netns)
+{
+	user_create_tap(u, "utap", "vmt-u0", NULL, NULL, "tap_allow = "
+	    "54321:vmt*: a member of 54321 names vmt-u0");
+	user_create_tap(u, "x", "other0", "permission_denied", "net: tap "
+	    "other0: not allowed for uid 65534, whose groups may use vmt* "
+	    "(tap_allow in vmmd.conf)", "other0: not a name of the rule");
+	user_create_tap(nogroup, "x", "vmt-u1", "permission_denied", "net: "
+	    "tap vmt-u1: uid 65534 may use no TAP", "vmt-u1: not for a "
+	    "client outside 54321");
+	if (!own_netns)
+		return;
+	/* In the test's own network namespace: the TAPs go with it. */
+	tap_ok(user_start(u, "rtap") == 0, "rtap: the rule lets the client "
+	    "start root's VM on vmt0");
+	tap_ok(tap_present("vmt0", true, H_REPLY_MS), "rtap: vmt0 created");
+	tap_ok(h_stop(c, "rtap", true, -1, H_REPLY_MS) == 0 &&
+	    tap_present("vmt0", false, H_REPLY_MS),
+	    "rtap: stopped, vmt0 gone with it");
+	tap_ok(user_start(u, "utap") == 0 &&
+	    tap_present("vmt-u0", true, H_REPLY_MS),
+	    "utap: the client starts its VM on vmt-u0");
+	tap_ok(h_stop(c, "utap", true, -1, H_REPLY_MS) == 0,
+	    "utap: stopped");
+}
+
+/*
+ * vmmd again, with the rule tap_allow = 54321:vmt* if rule, in a network
+ * namespace of the test's own when it can have one (so that the TAPs it
+ * creates, even by mistake, are nobody else's business); the clients
+ * connect anew.  Whether the namespace is the test's.
+ */
+static bool
+restart_for_taps(struct h_conn **u, struct h_conn **nogroup,
+    struct h_conn **c, bool rule)
+{
+	static int own_netns = -1;
+	gid_t group = USER_GROUP;
+
+	h_close(*u);
+	h_close(*nogroup);
+	h_close(*c);
+	if (own_netns < 0)
+		own_netns = unshare(CLONE_NEWNET) == 0 &&
+		    access("/dev/net/tun", R_OK | W_OK) == 0;
+	if (rule)
+		h_daemon_setting(d, "tap_allow", "54321:vmt*");
+	if (h_daemon_restart(d, H_REPLY_MS) < 0 || chmod(d->sock, 0666) < 0)
+		tap_bail("restarting vmmd");
+	*c = h_connect(d);
+	*u = user_connect(USER_UID, USER_GID, &group, 1);
+	*nogroup = user_connect(USER_UID, USER_GID, NULL, 0);
+	if (*c == NULL || *u == NULL || *nogroup == NULL)
+		tap_bail("no clients after the restart");
+	if (!own_netns)
+		tap_diag("no network namespace of the test's own: no TAP is "
+		    "made");
+	return own_netns;
+}
+
 int
 main(void)
 {
 	gid_t group = USER_GROUP;
 	struct h_conn *u, *nogroup;
 	struct h_conn *c;
+	bool own_netns;
 
 	h_init();
 	if (geteuid() != 0)
@@ -746,6 +883,10 @@ main(void)
 	test_acl(u, c);
 	test_pinned(c);
 	test_names(c);
+	own_netns = restart_for_taps(&u, &nogroup, &c, false);
+	test_tap_default(u, c, own_netns);
+	restart_for_taps(&u, &nogroup, &c, true);
+	test_tap_rules(u, nogroup, c, own_netns);
 	h_close(nogroup);
 	c = test_autostart(u, c);
 

@@ -37,6 +37,70 @@ expect_error(const char *text, const char *want)
 	dconf_fini(&c);
 }
 
+/* tap_allow: which group may use which TAPs. */
+static void
+test_tap_allow(void)
+{
+	const struct dconf_tap_rule *r;
+	struct dconf c;
+	char err[512] = "";
+
+	dconf_init(&c);
+	tap_ok(c.ntap_rules == 0, "no tap_allow rule by default");
+	tap_ok(load_text(&c, "tap_allow = root:vmtap*\n"
+	    "tap_allow = 4242 : lab0\ntap_allow = 4243:*\n", err,
+	    sizeof(err)) == 0 && c.ntap_rules == 3,
+	    "three rules: a group by name, by number, blanks around ':' "
+	    "(%s)", err);
+	r = c.tap_rules;
+	tap_ok(c.ntap_rules == 3 && r[0].gid == 0 && r[0].prefix &&
+	    strcmp(r[0].name, "vmtap") == 0 &&
+	    strcmp(r[0].text, "vmtap*") == 0 && r[1].gid == 4242 &&
+	    !r[1].prefix && strcmp(r[1].name, "lab0") == 0 &&
+	    r[2].gid == 4243 && r[2].prefix && r[2].name[0] == '\0',
+	    "read as written, in order");
+	if (c.ntap_rules == 3) {
+		tap_ok(dconf_tap_matches(&r[0], "vmtap") &&
+		    dconf_tap_matches(&r[0], "vmtap-web") &&
+		    !dconf_tap_matches(&r[0], "vmta") &&
+		    !dconf_tap_matches(&r[0], "xvmtap0"),
+		    "vmtap*: names that begin with vmtap, no other");
+		tap_ok(dconf_tap_matches(&r[1], "lab0") &&
+		    !dconf_tap_matches(&r[1], "lab00") &&
+		    !dconf_tap_matches(&r[1], "lab"),
+		    "lab0: that name only");
+		tap_ok(dconf_tap_matches(&r[2], "anything"), "*: every name");
+	}
+	dconf_fini(&c);
+
+	expect_error("tap_allow = vmtap*\n", "1: 'vmtap*' is not GROUP:NAME "
+	    "(NAME a TAP's name, or a prefix ending in '*')");
+	expect_error("tap_allow = a:b:c\n", "1: 'a:b:c' is not GROUP:NAME "
+	    "(NAME a TAP's name, or a prefix ending in '*')");
+	expect_error("tap_allow = :tap0\n", "1: ':tap0': no group before "
+	    "':'");
+	expect_error("tap_allow = root:\n", "1: '' is not a TAP's name or a "
+	    "prefix (1 to 15 bytes without '/', ':', '%' or blanks, with '*' "
+	    "at the end for a prefix)");
+	expect_error("tap_allow = root:vm*tap\n", "1: 'vm*tap' is not a "
+	    "TAP's name or a prefix (1 to 15 bytes without '/', ':', '%' or "
+	    "blanks, with '*' at the end for a prefix)");
+	expect_error("tap_allow = root:tap%d\n", "1: 'tap%d' is not a "
+	    "TAP's name or a prefix (1 to 15 bytes without '/', ':', '%' or "
+	    "blanks, with '*' at the end for a prefix)");
+	expect_error("tap_allow = root:a b\n", "1: 'a b' is not a TAP's "
+	    "name or a prefix (1 to 15 bytes without '/', ':', '%' or "
+	    "blanks, with '*' at the end for a prefix)");
+	expect_error("tap_allow = root:sixteen-bytes-xx\n", "1: "
+	    "'sixteen-bytes-xx' is not a TAP's name or a prefix (1 to 15 "
+	    "bytes without '/', ':', '%' or blanks, with '*' at the end for "
+	    "a prefix)");
+	expect_error("tap_allow = no-such-group-vmmd:tap0\n", "1: unknown "
+	    "group 'no-such-group-vmmd'");
+	expect_error("tap_allow = 12x:tap0\n", "1: '12x' is not a group "
+	    "number");
+}
+
 int
 main(void)
 {
@@ -82,7 +146,7 @@ main(void)
 
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
-	    "console_log_max)");
+	    "console_log_max, tap_allow)");
 	expect_error("console_log_max = 4 MiB\n", "1: '4 MiB' is not a size "
 	    "(bytes, or with K, M or G)");
 	expect_error("console_log_max = 4T\n", "1: '4T' is not a size "
@@ -98,6 +162,7 @@ main(void)
 	expect_error("shutdown_timeout = -1\n", "1: '-1' is not a number of "
 	    "seconds from 0 to 3600");
 
+	test_tap_allow();
 	unlink(path);
 	return tap_done();
 }

@@ -3,7 +3,9 @@
  * one guest's to write, or any number of guests' to read.  Real files
  * and real open file description locks; a second process holds a lock
  * as another worker would.  And its refusal of images in formats that
- * are not raw, unless the definition says raw.
+ * are not raw, unless the definition says raw.  And which clients may
+ * use which TAPs (the rules of vmmd.conf's tap_allow), decided before
+ * any TAP is touched.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +17,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <net/if.h>
 
+#include "access.h"
+#include "daemon-conf.h"
 #include "tap.h"
 #include "vm-files.h"
 
@@ -227,6 +232,85 @@ test_format(void)
 	unlink(path);
 }
 
+/* check_tap as cred for a VM on the TAP name: 0 or -errno, err set. */
+static int
+check_tap(const char *name, const struct dconf_tap_rule *rules,
+    size_t nrules, const struct access_cred *cred, enum proto_error *cls,
+    char *err, size_t errlen)
+{
+	struct vm_def def;
+
+	memset(&def, 0, sizeof(def));
+	def.name = (char *)"net";
+	snprintf(def.net_tap, sizeof(def.net_tap), "%s", name);
+	*cls = 0;
+	err[0] = '\0';
+	return vm_files_check_tap(&def, rules, nrules, cred, cls, err,
+	    errlen);
+}
+
+static void
+test_tap(void)
+{
+	static const gid_t labs[] = { 300 };
+	const struct dconf_tap_rule rules[] = {
+		{ .gid = 100, .name = "vmtap", .prefix = true,
+		    .text = "vmtap*" },
+		{ .gid = 300, .name = "lab0", .text = "lab0" },
+		{ .gid = 100, .name = "br-vm", .text = "br-vm" },
+	};
+	struct access_cred member = { .uid = 1000, .gid = 100 };
+	struct access_cred lab = { .uid = 1001, .gid = 500, .groups = labs,
+	    .ngroups = 1 };
+	struct access_cred stranger = { .uid = 1002, .gid = 500 };
+	struct access_cred root = { .uid = 0, .gid = 0 };
+	struct vm_files f;
+	struct vm_def def;
+	enum proto_error cls;
+	char err[512];
+	int rc;
+
+	tap_ok(check_tap("vmtap0", rules, 3, &member, &cls, err,
+	    sizeof(err)) == 0, "vmtap0: allowed to the primary group's member");
+	tap_ok(check_tap("br-vm", rules, 3, &member, &cls, err,
+	    sizeof(err)) == 0, "br-vm: a name of its own rule");
+	tap_ok(check_tap("lab0", rules, 3, &lab, &cls, err, sizeof(err)) == 0,
+	    "lab0: allowed by a supplementary group");
+	rc = check_tap("eth-dmz", rules, 3, &member, &cls, err, sizeof(err));
+	tap_ok(rc == -EACCES && cls == PROTO_ERR_PERMISSION &&
+	    strcmp(err, "net: tap eth-dmz: not allowed for uid 1000, whose "
+	    "groups may use vmtap*, br-vm (tap_allow in vmmd.conf)") == 0,
+	    "eth-dmz: refused, naming the TAP and the rules (%s)", err);
+	rc = check_tap("vmtap0", rules, 3, &lab, &cls, err, sizeof(err));
+	tap_ok(rc == -EACCES && strstr(err, "may use lab0 ") != NULL,
+	    "vmtap0: not the rule of another group (%s)", err);
+	rc = check_tap("vmtap0", rules, 3, &stranger, &cls, err, sizeof(err));
+	tap_ok(rc == -EACCES && cls == PROTO_ERR_PERMISSION &&
+	    strcmp(err, "net: tap vmtap0: uid 1002 may use no TAP (no "
+	    "tap_allow rule in vmmd.conf names one of its groups)") == 0,
+	    "a client of no group with a rule: refused (%s)", err);
+	rc = check_tap("vmtap0", NULL, 0, &member, &cls, err, sizeof(err));
+	tap_ok(rc == -EACCES && strstr(err, "may use no TAP") != NULL,
+	    "no rules at all: refused to all but root (%s)", err);
+	tap_ok(check_tap("eth-dmz", NULL, 0, &root, &cls, err,
+	    sizeof(err)) == 0, "root may use any TAP");
+	tap_ok(check_tap("eth-dmz", NULL, 0, NULL, &cls, err,
+	    sizeof(err)) == 0, "and so may the daemon itself");
+
+	/* A start refused before the TAP is opened (or created). */
+	memset(&def, 0, sizeof(def));
+	def.name = (char *)"net";
+	snprintf(def.net_tap, sizeof(def.net_tap), "vmmd-test-no");
+	memset(&f, 0, sizeof(f));
+	f.tap_fd = -1;
+	cls = 0;
+	rc = vm_files_open_net(&def, rules, 3, &member, &f, &cls, err,
+	    sizeof(err));
+	tap_ok(rc == -EACCES && cls == PROTO_ERR_PERMISSION && f.tap_fd == -1,
+	    "vm_files_open_net: refused, no TAP opened (%s)", err);
+	tap_ok(if_nametoindex("vmmd-test-no") == 0, "and none created");
+}
+
 int
 main(void)
 {
@@ -243,6 +327,7 @@ main(void)
 	test_twice();
 	test_inherited();
 	test_format();
+	test_tap();
 	unlink(image);
 	return tap_done();
 }
