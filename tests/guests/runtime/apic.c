@@ -246,6 +246,12 @@ out:
 	return held;
 }
 
+uint64_t
+lapic_timer_count(void)
+{
+	return lapic_timer_fired;
+}
+
 void
 sleep_us(uint64_t us)
 {

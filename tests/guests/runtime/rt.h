@@ -216,6 +216,7 @@ uint32_t lapic_timer_ticks_per_ms(void);
 void lapic_timer_oneshot_us(uint64_t us);
 void lapic_timer_periodic_ms(uint32_t ms, void (*fn)(void));
 void lapic_timer_stop(void);
+uint64_t lapic_timer_count(void);	/* its interrupts so far */
 /* Interrupts on until done(arg) or us pass: true if done(arg) held. */
 bool wait_us(bool (*done)(void *arg), void *arg, uint64_t us);
 void sleep_us(uint64_t us);
