@@ -666,7 +666,10 @@ wlink_kill_retry_cb(evutil_socket_t fd, short what, void *arg)
  * The worker gets sock as WLINK_CHANNEL_FD, adopt as WLINK_ADOPT_FD,
  * report as WLINK_REPORT_FD, then passed[] from WLINK_KVM_FD on (a -1
  * leaves its number closed), and no other descriptor but its standard
- * streams.
+ * streams: stdin from /dev/null, and so is a stdout or stderr vmmd does
+ * not have, so that every descriptor the worker opens or is given lands
+ * past them (its sandbox keeps the standard streams from being written
+ * anywhere but at their end: sandbox.c).
  */
 static void __attribute__((noreturn))
 wlink_child(int sock, int adopt, int report, const int *passed,
@@ -708,9 +711,16 @@ wlink_child(int sock, int adopt, int report, const int *passed,
 		else if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0)
 			_exit(127);	/* (dup2 clears CLOEXEC) */
 	}
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		_exit(127);
+	for (i = STDIN_FILENO; i <= STDERR_FILENO; i++) {
+		if (i == fd)	/* that stream was closed: it is this one */
+			fcntl(i, F_SETFD, 0);
+		else if ((i == STDIN_FILENO || fcntl(i, F_GETFD) < 0) &&
+		    dup2(fd, i) < 0)
+			_exit(127);
+	}
 	/* Descriptors vmmd itself inherited without CLOEXEC stay here. */
 	close_range(WLINK_CHANNEL_FD + n, ~0U, 0);
 	execv(path, argv);

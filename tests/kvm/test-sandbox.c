@@ -1,14 +1,16 @@
 /*
  * Least privilege: every worker runs its guest sandboxed (Seccomp 2,
  * NoNewPrivs 1, no capability; as root, another uid), a worker that
- * makes a forbidden system call is reported crashed with the call named
- * while another guest runs on, and a user outside the socket's group
- * cannot reach the control socket.
+ * makes a forbidden system call (fcntl F_SETOWN, F_SETSIG or O_ASYNC, a
+ * fork, truncating its standard error) is reported crashed with the
+ * call named while another guest runs on, and a user outside the
+ * socket's group cannot reach the control socket.
  *
  * The forbidden call comes from the test build's hook (test-hook.h,
  * -Dtest_hooks=true, which the kvm suite says in VMMD_TEST_HOOKS).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -91,45 +93,78 @@ test_confined(struct h_conn *c)
 	    h_stop(c, "two", true, -1, H_REPLY_MS) == 0, "both stopped");
 }
 
+/*
+ * Every worker of the daemon makes spec's call (test-hook.h) half a
+ * second after entering its sandbox: one is reported crashed, the
+ * reason naming call.
+ */
 static void
-test_violation(struct h_conn *c)
+test_violation_of(const char *spec, const char *call, const char *what)
 {
 	struct json_object *r, *e, *data;
-	struct h_conn *ev;
+	struct h_conn *c, *ev;
 	const char *reason;
-	char st[64];
+	char st[64], want[64];
 
-	if (strcmp(getenv("VMMD_TEST_HOOKS") ?: "", "true") != 0) {
-		for (int i = 0; i < 4; i++)
-			tap_ok(1, "# SKIP a build without test hooks "
-			    "(-Dtest_hooks)");
-		h_close(c);
-		return;
-	}
-	/* Every worker of this daemon makes mount(2) half a second after
-	 * entering its sandbox. */
-	h_expect_forbidden();
-	setenv("VMMD_TEST_FORBIDDEN_CALL", "mount", 1);
-	tap_ok(h_daemon_restart(d, 10000) == 0, "vmmd restarted with the "
-	    "forbidden call armed");
+	setenv("VMMD_TEST_FORBIDDEN_CALL", spec, 1);
+	tap_ok(h_daemon_restart(d, 10000) == 0, "%s: vmmd restarted with "
+	    "the call armed (%s)", what, spec);
 	unsetenv("VMMD_TEST_FORBIDDEN_CALL");
-	h_close(c);
 	c = h_connect(d);
 	ev = h_connect(d);
 	r = h_call(ev, "events.subscribe", NULL, H_REPLY_MS);
 	json_object_put(r);
-	tap_ok(h_start(c, "one") == 0, "one: started");
+	tap_ok(h_start(c, "one") == 0, "%s: one started", what);
 	e = h_wait_event(ev, "one", "crashed", 10000);
 	reason = e != NULL && json_object_object_get_ex(e, "data", &data) ?
 	    h_str(data, "reason") : NULL;
-	tap_ok(reason != NULL && strstr(reason, "forbidden system call "
-	    "mount") != NULL, "one: crashed, the reason names the call (%s)",
+	snprintf(want, sizeof(want), "forbidden system call %s)", call);
+	tap_ok(reason != NULL && strstr(reason, want) != NULL, "%s: one "
+	    "crashed, the reason names %s (%s)", what, call,
 	    reason ?: h_text(e));
 	json_object_put(e);
 	tap_ok(strcmp(h_state(c, "one", st, sizeof(st)), "crashed") == 0,
-	    "one: vm.info says crashed (%s)", st);
+	    "%s: vm.info says crashed (%s)", what, st);
 	h_close(ev);
 	h_close(c);
+}
+
+static void
+test_violation(struct h_conn *c)
+{
+	static const struct {
+		const char *call;
+		int nargs, args[3];
+		const char *what;
+	} calls[] = {
+		{ "mount", 0, { 0 }, "mount(2)" },
+		/* On standard input, /dev/null: nothing else sees it. */
+		{ "fcntl", 3, { 0, F_SETOWN, 1 }, "fcntl F_SETOWN" },
+		{ "fcntl", 3, { 0, F_SETSIG, SIGKILL }, "fcntl F_SETSIG" },
+		{ "fcntl", 3, { 0, F_SETFL, O_ASYNC },
+		    "fcntl F_SETFL O_ASYNC" },
+		{ "clone", 1, { SIGCHLD }, "fork (clone SIGCHLD)" },
+		{ "ftruncate", 2, { STDERR_FILENO, 0 }, "ftruncate of stderr" },
+	};
+	size_t i, j;
+	char spec[64];
+	int n;
+
+	h_close(c);
+	if (strcmp(getenv("VMMD_TEST_HOOKS") ?: "", "true") != 0) {
+		for (i = 0; i < 4 * sizeof(calls) / sizeof(calls[0]); i++)
+			tap_ok(1, "# SKIP a build without test hooks "
+			    "(-Dtest_hooks)");
+		return;
+	}
+	h_expect_forbidden();
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		n = snprintf(spec, sizeof(spec), "%s", calls[i].call);
+		for (j = 0; j < (size_t)calls[i].nargs; j++)
+			n += snprintf(spec + n, sizeof(spec) - (size_t)n,
+			    "%c%d", j == 0 ? ':' : ',', calls[i].args[j]);
+		test_violation_of(spec, calls[i].call, calls[i].what);
+	}
 }
 
 /* A user outside the socket's group cannot even connect. */
