@@ -600,6 +600,8 @@ worker_cmd_adopt(struct worker_request *r)
 	    w->shutdown_pending ? "stopping" : w->paused ? "paused" :
 	    "running"));
 	json_object_object_add(ret, "pid", json_object_new_int64(getpid()));
+	/* The next supervisor hands out no other guest this uid. */
+	json_object_object_add(ret, "uid", json_object_new_int64(getuid()));
 	json_object_object_add(ret, "started_ms",
 	    json_object_new_int64(w->started_ms));
 	json_object_object_add(ret, "log_start",

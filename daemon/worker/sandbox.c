@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -343,30 +343,49 @@ sandbox_handler_install(int report_fd)
 
 /* --- identity and capabilities ----------------------------------------- */
 
+/*
+ * The tasks of our uid, counted by the kernel against RLIMIT_NPROC:
+ * only with a uid of our own, where they are this worker's threads and
+ * nothing else's.  prlimit(), whose system call the unit's filter
+ * allows (setrlimit(2)'s is in the ~@resources it refuses); lowering a
+ * limit needs no privilege.
+ */
 static int
-sandbox_drop_identity(const char *user, char *err, size_t errlen)
+sandbox_limit_tasks(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
 {
-	uid_t uid = SANDBOX_FALLBACK_ID, ruid, euid, suid;
-	gid_t gid = SANDBOX_FALLBACK_ID;
-	struct passwd *pw;
-	int cap;
+	struct rlimit rl;
+
+	if (cfg->uid == 0 || cfg->threads == 0)
+		return 0;
+	rl.rlim_cur = rl.rlim_max = 2 * (rlim_t)cfg->threads +
+	    SANDBOX_SPARE_TASKS;
+	if (prlimit(0, RLIMIT_NPROC, &rl, NULL) < 0) {
+		snprintf(err, errlen, "sandbox: limiting the guest's tasks to "
+		    "%llu: %s", (unsigned long long)rl.rlim_max,
+		    strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int
+sandbox_drop_identity(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
+{
+	uid_t uid = cfg->uid != 0 ? cfg->uid : SANDBOX_FALLBACK_ID;
+	uid_t ruid, euid, suid;
+	gid_t gid = (gid_t)uid, rgid, egid, sgid;
+	int cap, r;
 
 	if (geteuid() != 0)
 		return 0;	/* an ordinary user's worker: nothing to give up */
-	errno = 0;
-	pw = getpwnam(user);
-	if (pw != NULL) {
-		uid = pw->pw_uid;
-		gid = pw->pw_gid;
-	} else {
-		log_warn("sandbox: no user '%s' (%s): running the guest as "
-		    "uid %u", user, errno != 0 ? strerror(errno) :
-		    "not in the user database", (unsigned int)uid);
-	}
-	if (uid == 0) {
-		snprintf(err, errlen, "sandbox: user '%s' is root", user);
-		return -EPERM;
-	}
+	if (cfg->uid == 0)
+		log_warn("sandbox: no uid of its own given: running the guest "
+		    "as uid %u, shared with other processes",
+		    (unsigned int)uid);
+	if ((r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
+		return r;
 	/* The bounding set, while we may (CAP_SETPCAP). */
 	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
@@ -382,9 +401,10 @@ sandbox_drop_identity(const char *user, char *err, size_t errlen)
 		return -errno;
 	}
 	if (getresuid(&ruid, &euid, &suid) < 0 || ruid != uid ||
-	    euid != uid || suid != uid) {
-		snprintf(err, errlen, "sandbox: still uid %u after setresuid",
-		    (unsigned int)euid);
+	    euid != uid || suid != uid || getresgid(&rgid, &egid,
+	    &sgid) < 0 || rgid != gid || egid != gid || sgid != gid) {
+		snprintf(err, errlen, "sandbox: still uid %u gid %u after "
+		    "setresuid", (unsigned int)euid, (unsigned int)egid);
 		return -EPERM;
 	}
 	return 0;
@@ -637,8 +657,7 @@ sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
 		    strerror(-r));
 		return r;
 	}
-	r = sandbox_drop_identity(cfg->user != NULL ? cfg->user :
-	    SANDBOX_USER, err, errlen);
+	r = sandbox_drop_identity(cfg, err, errlen);
 	if (r < 0)
 		return r;
 	r = sandbox_drop_caps(err, errlen);

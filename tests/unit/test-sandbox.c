@@ -61,7 +61,21 @@ enum child_act {
 	ACT_STDIO,		/* the standard streams: at their end only */
 	ACT_TRUNCATE_STDERR,	/* ftruncate(2): fatal */
 	ACT_MAP_STDERR,		/* a shared mapping of stderr: fatal */
+	ACT_TASKS,		/* threads up to RLIMIT_NPROC, with a uid */
 };
+
+/* The uid the task limit's child becomes: one nothing else runs as. */
+#define TASKS_UID	2147480001u
+#define TASKS_THREADS	2		/* threads the "guest" runs */
+
+static void *
+child_idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sleep(60);	/* clock_nanosleep(2): allowed */
+	return NULL;
+}
 
 struct child {
 	pid_t pid;
@@ -215,6 +229,22 @@ child_stdio(int file)
 	return 0;
 }
 
+/* Sandboxed with TASKS_THREADS: threads until the kernel refuses. */
+static int
+child_tasks(void)
+{
+	pthread_t t;
+	int i, r = 0;
+
+	for (i = 1; i < 4 * TASKS_THREADS + 2 * SANDBOX_SPARE_TASKS; i++)
+		if ((r = pthread_create(&t, NULL, child_idle, NULL)) != 0)
+			break;
+	/* This thread and i - 1 more: the limit. */
+	if (r != EAGAIN || i != 2 * TASKS_THREADS + SANDBOX_SPARE_TASKS)
+		return 60;
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -223,6 +253,8 @@ child_run(enum child_act act, int report, int ctl)
 	struct sandbox_config cfg = {
 		.report_fd = report,
 		.read_files = act == ACT_READ_FILES,
+		.uid = act == ACT_TASKS ? TASKS_UID : 0,
+		.threads = act == ACT_TASKS ? TASKS_THREADS : 0,
 	};
 	struct flock lock = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 	char err[256], byte = 'r', buf[16];
@@ -318,6 +350,8 @@ child_run(enum child_act act, int report, int ctl)
 	case ACT_MAP_STDERR:
 		mmap(NULL, 4096, PROT_READ, MAP_SHARED, STDERR_FILENO, 0);
 		_exit(45);
+	case ACT_TASKS:
+		_exit(child_tasks());
 	}
 	_exit(18);
 }
@@ -503,6 +537,16 @@ test_reach(void)
 	    "the main thread");
 	test_forbidden(ACT_MAP_STDERR, "mmap (stderr, MAP_SHARED)",
 	    "the main thread");
+	if (geteuid() != 0) {
+		tap_ok(1, "# SKIP the task limit: not root");
+		return;
+	}
+	status = child_run_to_end(ACT_TASKS, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "as uid %u for %d threads: %d tasks, the "
+	    "next pthread_create() fails with EAGAIN (status 0x%x)",
+	    TASKS_UID, TASKS_THREADS, 2 * TASKS_THREADS +
+	    SANDBOX_SPARE_TASKS, status);
 }
 
 int
