@@ -205,12 +205,49 @@ dconf_tap_matches(const struct dconf_tap_rule *rule, const char *name)
 	return strcmp(name, rule->name) == 0;
 }
 
+/*
+ * FIRST-LAST, inclusive, from 1 to DCONF_WORKER_UID_MAX, leaving out
+ * nobody (65534) and the 16-bit (uid_t)-1 (65535): uids no other
+ * process has a reason to run as.
+ */
+static int
+dconf_uids(uid_t *first, uid_t *last, const char *value, char *err,
+    size_t errlen)
+{
+	unsigned long a, b;
+	char *end;
+
+	errno = 0;
+	a = strtoul(value, &end, 10);
+	if (value[0] < '1' || value[0] > '9' || *end != '-' ||
+	    end[1] < '1' || end[1] > '9' || errno != 0)
+		goto bad;
+	b = strtoul(end + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || b < a ||
+	    b > DCONF_WORKER_UID_MAX)
+		goto bad;
+	if (a <= 65535 && b >= 65534) {
+		snprintf(err, errlen, "'%s' holds uid 65534 or 65535 (nobody, "
+		    "and the 16-bit -1)", value);
+		return -EINVAL;
+	}
+	*first = (uid_t)a;
+	*last = (uid_t)b;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not a range of uids FIRST-LAST, from "
+	    "1 to %u", value, DCONF_WORKER_UID_MAX);
+	return -EINVAL;
+}
+
 int
 dconf_init(struct dconf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->shutdown_timeout = 10;
 	c->console_log_max = DCONF_CONSOLE_LOG_MAX;
+	c->worker_uid_first = DCONF_WORKER_UID_FIRST;
+	c->worker_uid_last = DCONF_WORKER_UID_LAST;
 	c->socket = strdup(VMMD_DEFAULT_SOCKET);
 	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
 	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
@@ -248,8 +285,12 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		return dconf_size(&c->console_log_max, value, err, errlen);
 	if (strcmp(key, "tap_allow") == 0)
 		return dconf_tap_allow(c, value, err, errlen);
+	if (strcmp(key, "worker_uids") == 0)
+		return dconf_uids(&c->worker_uid_first, &c->worker_uid_last,
+		    value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
-	    "default_kernel, shutdown_timeout, console_log_max, tap_allow)",
+	    "default_kernel, shutdown_timeout, console_log_max, tap_allow, "
+	    "worker_uids)",
 	    key);
 	return -EINVAL;
 }

@@ -18,6 +18,17 @@
 #define DCONF_SHUTDOWN_TIMEOUT_MAX	3600	/* seconds */
 #define DCONF_LINE_MAX			4096
 #define DCONF_CONSOLE_LOG_MAX		(4 * 1024 * 1024)	/* default */
+/*
+ * The uids workers started as root run as, one per running guest
+ * (vmmd.conf(5) worker_uids): above every 16-bit uid (regular users,
+ * systemd's dynamic users, nobody), below where useradd(8) begins to
+ * hand out subordinate uids (SUB_UID_MIN, 100000) and systemd's
+ * container ranges (524288).
+ */
+#define DCONF_WORKER_UID_FIRST		90000
+#define DCONF_WORKER_UID_LAST		99999
+/* Past it the signed 32-bit uids end, which some programs need. */
+#define DCONF_WORKER_UID_MAX		2147483646u
 
 /*
  * One "tap_allow = GROUP:NAME" line: the members of group gid (by their
@@ -40,6 +51,8 @@ struct dconf {
 	uint64_t console_log_max;	/* bytes; 0: never rotated */
 	struct dconf_tap_rule *tap_rules; /* in file order; none: root only */
 	size_t ntap_rules;
+	uid_t worker_uid_first;		/* the workers' uids, inclusive */
+	uid_t worker_uid_last;
 };
 
 /* Fill c with the built-in defaults (paths from the build). */

@@ -60,6 +60,8 @@ usage(int status)
 		    "(debugging)\n"
 		    "      --console-log-max N  rotate console logs beyond N "
 		    "bytes (K, M, G)\n"
+		    "      --worker-uids A-B    uids of the guests' workers "
+		    "(as root)\n"
 		    "  -v, --verbose            debug lines too\n"
 		    "  -V, --version            print the version and exit\n"
 		    "  -h, --help               this help\n"
@@ -424,10 +426,11 @@ static void
 main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
     bool *verbose, bool *unconfined)
 {
-	enum { OPT_CONSOLE_LOG_MAX = 0x100 };
+	enum { OPT_CONSOLE_LOG_MAX = 0x100, OPT_WORKER_UIDS };
 	static const struct option longopts[] = {
 		{ "console-log-max", required_argument, NULL,
 		    OPT_CONSOLE_LOG_MAX },
+		{ "worker-uids", required_argument, NULL, OPT_WORKER_UIDS },
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -490,6 +493,9 @@ main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
 		case OPT_CONSOLE_LOG_MAX:
 			key = "console_log_max";
 			break;
+		case OPT_WORKER_UIDS:
+			key = "worker_uids";
+			break;
 		case 'U':
 			*unconfined = true;
 			continue;
@@ -500,12 +506,14 @@ main_options(int argc, char *argv[], struct dconf *conf, bool *foreground,
 			continue;
 		}
 		/* Paths relative to where vmmd was started, not to "/". */
-		abs = ch == 't' || ch == OPT_CONSOLE_LOG_MAX ? strdup(optarg) :
+		abs = ch == 't' || ch == OPT_CONSOLE_LOG_MAX ||
+		    ch == OPT_WORKER_UIDS ? strdup(optarg) :
 		    main_abspath(optarg);
 		if (abs == NULL ||
 		    dconf_set(conf, key, abs, err, sizeof(err)) < 0) {
-			if (ch == OPT_CONSOLE_LOG_MAX)
-				log_error("--console-log-max %s: %s", optarg,
+			if (ch == OPT_CONSOLE_LOG_MAX || ch == OPT_WORKER_UIDS)
+				log_error("--%s %s: %s", ch == OPT_WORKER_UIDS ?
+				    "worker-uids" : "console-log-max", optarg,
 				    abs == NULL ? "out of memory" : err);
 			else
 				log_error("-%c %s: %s", ch, optarg, abs ==
@@ -539,6 +547,8 @@ main(int argc, char *argv[])
 	d->hooks.idle = main_vm_idle;
 	ms.shutdown_timeout = conf.shutdown_timeout;
 	d->console_log_max = conf.console_log_max;
+	d->worker_uid_first = conf.worker_uid_first;
+	d->worker_uid_last = conf.worker_uid_last;
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	conf.statedir = conf.kernel = NULL;

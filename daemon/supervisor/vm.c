@@ -1001,8 +1001,11 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	npassed = WLINK_SLOT(WLINK_DISK_FD(files.ndisks));
 	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
 	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
-	if (rc < 0)
+	if (rc < 0) {
+		if (rc == -EAGAIN)	/* every uid of worker_uids taken */
+			*cls = PROTO_ERR_LIMIT;
 		goto put_args;
+	}
 	/* The worker has its own copies now. */
 	vm_files_close(&files);
 	close(adopt_fd);
@@ -1230,6 +1233,7 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 	struct json_object *info = f->info;
 	const char *state;
 	struct vm *vm;
+	int64_t uid;
 	int rc;
 
 	vm = vm_adopt_vm(d, f->name, info);
@@ -1241,8 +1245,10 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 		json_object_put(info);
 		return -ENOMEM;
 	}
-	rc = wlink_adopt(d->reaper, f->fd, f->pidfd, f->pid, f->name,
-	    f->last_id, &vm_wlink_ops, vm, &vm->w);
+	uid = json_object_get_int64(json_object_object_get(info, "uid"));
+	rc = wlink_adopt(d->reaper, f->fd, f->pidfd, f->pid,
+	    uid > 0 && uid < (uid_t)-1 ? (uid_t)uid : 0, f->name, f->last_id,
+	    &vm_wlink_ops, vm, &vm->w);
 	if (rc < 0) {
 		json_object_put(info);
 		return rc;
@@ -1278,6 +1284,10 @@ vm_list_init(struct vmmd *d)
 	if (d->reaper == NULL)
 		return -ENOMEM;
 	wlink_reaper_set_unconfined(d->reaper, d->unconfined);
+	/* Only root can make its workers someone else. */
+	if (geteuid() == 0 && !d->unconfined)
+		wlink_reaper_set_uids(d->reaper, d->worker_uid_first,
+		    d->worker_uid_last);
 	return 0;
 }
 

@@ -104,6 +104,8 @@ struct vmmd {
 	struct vm_list vms;		/* sorted by name */
 	struct wlink_reaper *reaper;	/* every worker's link */
 	bool unconfined;		/* -U: workers without a sandbox */
+	uid_t worker_uid_first;		/* worker_uids (vmmd.conf(5)) */
+	uid_t worker_uid_last;
 	struct vm_answer_list answers;	/* being written, then closed */
 	bool shutting_down;
 	struct vm_hooks hooks;

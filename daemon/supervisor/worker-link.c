@@ -96,6 +96,7 @@ struct wlink {
 	bool status_known;		/* the status given to exited() */
 	int report_fd;			/* the sandbox's pipe, read end */
 	char violation[64];		/* what came on it, once reaped */
+	uid_t uid;			/* of the reaper's range, or 0 */
 };
 TAILQ_HEAD(wlink_list, wlink);
 
@@ -105,6 +106,8 @@ struct wlink_reaper {
 	struct wlink_list links;	/* spawned, not reaped yet */
 	unsigned int count;
 	bool unconfined;		/* spawn workers with -U */
+	/* The workers' uids (wlink_reaper_set_uids()); 0: none. */
+	uid_t uid_first, uid_last;
 };
 
 static void wlink_flush_fdq(struct wlink *w);
@@ -666,7 +669,10 @@ wlink_kill_retry_cb(evutil_socket_t fd, short what, void *arg)
  * The worker gets sock as WLINK_CHANNEL_FD, adopt as WLINK_ADOPT_FD,
  * report as WLINK_REPORT_FD, then passed[] from WLINK_KVM_FD on (a -1
  * leaves its number closed), and no other descriptor but its standard
- * streams.
+ * streams: stdin from /dev/null, and so is a stdout or stderr vmmd does
+ * not have, so that every descriptor the worker opens or is given lands
+ * past them (its sandbox keeps the standard streams from being written
+ * anywhere but at their end: sandbox.c).
  */
 static void __attribute__((noreturn))
 wlink_child(int sock, int adopt, int report, const int *passed,
@@ -708,13 +714,41 @@ wlink_child(int sock, int adopt, int report, const int *passed,
 		else if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0)
 			_exit(127);	/* (dup2 clears CLOEXEC) */
 	}
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		_exit(127);
+	for (i = STDIN_FILENO; i <= STDERR_FILENO; i++) {
+		if (i == fd)	/* that stream was closed: it is this one */
+			fcntl(i, F_SETFD, 0);
+		else if ((i == STDIN_FILENO || fcntl(i, F_GETFD) < 0) &&
+		    dup2(fd, i) < 0)
+			_exit(127);
+	}
 	/* Descriptors vmmd itself inherited without CLOEXEC stay here. */
 	close_range(WLINK_CHANNEL_FD + n, ~0U, 0);
 	execv(path, argv);
 	_exit(127);
+}
+
+/*
+ * The lowest uid of the reaper's range that no worker of ours runs as,
+ * spawned or adopted, until it is reaped (its every thread gone); 0 if
+ * all are taken.  Linear in the guests running, at each start.
+ */
+static uid_t
+wlink_free_uid(const struct wlink_reaper *r)
+{
+	const struct wlink *w;
+	uid_t uid;
+
+	for (uid = r->uid_first; uid != 0 && uid <= r->uid_last; uid++) {
+		TAILQ_FOREACH(w, &r->links, rentry)
+			if (w->uid == uid)
+				break;
+		if (w == NULL)
+			return uid;
+	}
+	return 0;
 }
 
 /* A link with no worker yet; NULL when out of memory. */
@@ -781,7 +815,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
     size_t errlen)
 {
 	struct wlink *w;
-	char *argv[10], channel_arg[12], report_arg[12];
+	char *argv[12], channel_arg[12], report_arg[12], uid_arg[12];
 	int sv[2], report[2], rc, ac;
 	pid_t pid;
 
@@ -793,6 +827,14 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	w = wlink_alloc(r, name, ops, owner);
 	if (w == NULL)
 		goto nomem;
+	if (r->uid_first != 0 && (w->uid = wlink_free_uid(r)) == 0) {
+		snprintf(err, errlen, "no uid left for another guest: all %u "
+		    "of worker_uids %u-%u run one (vmmd.conf(5))",
+		    (unsigned int)(r->uid_last - r->uid_first + 1),
+		    (unsigned int)r->uid_first, (unsigned int)r->uid_last);
+		rc = -EAGAIN;
+		goto free_link_rc;
+	}
 
 	/* Non-blocking at both ends: the worker writes a few bytes into
 	 * an empty pipe, we read them once it is reaped. */
@@ -823,6 +865,11 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	argv[ac++] = report_arg;
 	if (r->unconfined)
 		argv[ac++] = (char *)"-U";
+	if (w->uid != 0) {
+		snprintf(uid_arg, sizeof(uid_arg), "%u", (unsigned int)w->uid);
+		argv[ac++] = (char *)"-u";
+		argv[ac++] = uid_arg;
+	}
 	argv[ac++] = (char *)"-n";
 	argv[ac++] = w->name;
 	argv[ac] = NULL;
@@ -842,7 +889,12 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 	close(report[1]);
 	w->pid = pid;
 	wlink_enlist(w);
-	log_info("VM '%s': worker %ld started (%s)", name, (long)pid, path);
+	if (w->uid != 0)
+		log_info("VM '%s': worker %ld started (%s, uid %u)", name,
+		    (long)pid, path, (unsigned int)w->uid);
+	else
+		log_info("VM '%s': worker %ld started (%s)", name, (long)pid,
+		    path);
 	*wp = w;
 	return 0;
 
@@ -874,8 +926,8 @@ wlink_pidfd_cb(evutil_socket_t fd, short what, void *arg)
 
 int
 wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
-    const char *name, uint64_t next_id, const struct wlink_ops *ops,
-    void *owner, struct wlink **wp)
+    uid_t uid, const char *name, uint64_t next_id,
+    const struct wlink_ops *ops, void *owner, struct wlink **wp)
 {
 	struct wlink *w;
 
@@ -888,6 +940,9 @@ wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
 	}
 	w->pidfd = pidfd;
 	w->pid = pid;
+	/* Kept from the next start on, if it is one of ours. */
+	if (r->uid_first != 0 && uid >= r->uid_first && uid <= r->uid_last)
+		w->uid = uid;
 	w->next_id = next_id;
 	w->pidfd_ev = event_new(r->base, pidfd, EV_READ, wlink_pidfd_cb, w);
 	if (wlink_channel(w, fd) < 0 || w->pidfd_ev == NULL ||
@@ -1082,6 +1137,19 @@ void
 wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined)
 {
 	r->unconfined = unconfined;
+}
+
+void
+wlink_reaper_set_uids(struct wlink_reaper *r, uid_t first, uid_t last)
+{
+	r->uid_first = first;
+	r->uid_last = first != 0 ? last : 0;
+}
+
+uid_t
+wlink_uid(const struct wlink *w)
+{
+	return w->uid;
 }
 
 void

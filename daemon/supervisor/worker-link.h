@@ -94,6 +94,14 @@ enum wlink_error_origin wlink_error_origin(struct json_object *error);
 struct wlink_reaper *wlink_reaper_new(struct event_base *base);
 /* Workers spawned from now on run without their sandbox (vmmd -U). */
 void	wlink_reaper_set_unconfined(struct wlink_reaper *r, bool unconfined);
+/*
+ * Workers spawned from now on each become a uid of first..last of their
+ * own (vmmd-worker -u): the lowest that no worker of this reaper, spawned
+ * or adopted and not reaped yet, runs as.  first 0: none (the default),
+ * for a vmmd that is not root or runs its workers unconfined.
+ */
+void	wlink_reaper_set_uids(struct wlink_reaper *r, uid_t first,
+	    uid_t last);
 /* Every link must be gone. */
 void	wlink_reaper_free(struct wlink_reaper *r);
 /* Links whose worker has not been reaped yet. */
@@ -112,7 +120,8 @@ const char *wlink_program(const char *beside, char *err, size_t errlen);
  * WLINK_ADOPT_FD, the sandbox's pipe as WLINK_REPORT_FD and passed[i]
  * as WLINK_KVM_FD + i for i < npassed (-1: none there); the caller
  * keeps its own copies of adopt_fd and passed[].  Nothing can fail after
- * the fork: on error nothing is running and err says why.
+ * the fork: on error nothing is running and err says why (-EAGAIN: every
+ * uid of the range is taken).
  */
 int	wlink_spawn(struct wlink_reaper *r, const char *path,
 	    const char *name, int adopt_fd, const int *passed,
@@ -122,7 +131,11 @@ int	wlink_spawn(struct wlink_reaper *r, const char *path,
  * Take on a worker another supervisor started (worker.adopt answered
  * on fd, with ids up to next_id used): fd is the connection to its own
  * socket and pidfd (pidfd_open(2)) watches its exit, since it is not
- * our child.  Takes both (closed on failure).  0 or -ENOMEM.
+ * our child.  Takes both (closed on failure).  0 or -ENOMEM.  uid is the
+ * one it said it runs as (worker.adopt): one of the reaper's range is
+ * handed to no other worker while this one lives.  Its word is taken:
+ * a worker that lied could at worst share its uid with the next guest
+ * started, whose system call filter still keeps them apart.
  *
  * Its exit status is not ours to collect: exited() gets the one its
  * worker.exit event announced, SIGKILL if we sent one, or else 0 with
@@ -130,8 +143,8 @@ int	wlink_spawn(struct wlink_reaper *r, const char *path,
  * reused after its exit is never hit.
  */
 int	wlink_adopt(struct wlink_reaper *r, int fd, int pidfd, pid_t pid,
-	    const char *name, uint64_t next_id, const struct wlink_ops *ops,
-	    void *owner, struct wlink **wp);
+	    uid_t uid, const char *name, uint64_t next_id,
+	    const struct wlink_ops *ops, void *owner, struct wlink **wp);
 bool	wlink_adopted(const struct wlink *w);
 /* From the exited callback: whether its status means anything. */
 bool	wlink_status_known(const struct wlink *w);
@@ -151,6 +164,8 @@ void	wlink_free(struct wlink *w);
 const char *wlink_violation(const struct wlink *w);
 
 pid_t	wlink_pid(const struct wlink *w);
+/* The uid of the reaper's range it runs as (once sandboxed), or 0. */
+uid_t	wlink_uid(const struct wlink *w);
 /* The socket is still open: requests can be sent. */
 bool	wlink_connected(const struct wlink *w);
 /* Reaped: requests still open are being answered with errors. */

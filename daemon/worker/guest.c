@@ -178,13 +178,21 @@ static int
 guest_sandbox(struct worker *w, char *err, size_t errlen)
 {
 	struct sandbox_config cfg = {
+		.uid = w->uid,
 		.read_files = w->read_files,
 		.report_fd = w->report_fd,
 	};
+	unsigned int i;
 	int ret;
 
 	if (w->sandboxed || w->unconfined)
 		return 0;
+	/* Every thread the guest may run: this loop, the vCPUs, the
+	 * disks' I/O threads. */
+	cfg.threads = 1 + w->cfg.vcpus;
+	for (i = 0; i < BOARD_MAX_DISKS; i++)
+		if (w->disks[i] != NULL)
+			cfg.threads += BLK_FILE_THREADS;
 	ret = sandbox_enter(&cfg, err, errlen);
 	if (ret < 0)
 		return ret;

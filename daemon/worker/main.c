@@ -1,7 +1,7 @@
 /*
  * vmmd-worker: runs one guest for the supervisor.
  *
- *   vmmd-worker [-Uv] [-r FD] -c FD -n NAME
+ *   vmmd-worker [-Uv] [-r FD] [-u UID] -c FD -n NAME
  *
  * -c FD is a stream socket to the supervisor carrying the same JSON
  * protocol as the public control socket (plus client connections passed
@@ -14,7 +14,9 @@
  *
  * Once the guest is set up the worker sandboxes itself (sandbox.h): a
  * call outside its allow-list kills it by SIGSYS after naming the call
- * on -r FD, a pipe to the supervisor.  -U runs it unconfined.
+ * on -r FD, a pipe to the supervisor.  A worker started as root becomes
+ * -u UID there (and the gid of the same number), a uid no other process
+ * runs as.  -U runs it unconfined.
  *
  * The event loop has no timers of its own: device timers exist only while
  * a device needs one, so with an idle guest nothing here wakes.
@@ -77,7 +79,8 @@ worker_exit_event(struct worker *w)
 static void
 worker_usage(void)
 {
-	fprintf(stderr, "usage: vmmd-worker [-Uv] [-r FD] -c FD -n NAME\n"
+	fprintf(stderr, "usage: vmmd-worker [-Uv] [-r FD] [-u UID] -c FD "
+	    "-n NAME\n"
 	    "(started by vmmd; not meant to be run by hand)\n");
 	exit(2);
 }
@@ -94,10 +97,19 @@ main(int argc, char *argv[])
 	struct timespec now;
 	static char ident[96];
 	int ch, ret, verbose = 0, ctrl_fd = -1;
+	unsigned long uid;
 	char *end;
 
-	while ((ch = getopt(argc, argv, "c:n:r:Uv")) != -1) {
+	while ((ch = getopt(argc, argv, "c:n:r:u:Uv")) != -1) {
 		switch (ch) {
+		case 'u':
+			errno = 0;
+			uid = strtoul(optarg, &end, 10);
+			if (*end != '\0' || errno != 0 || uid == 0 ||
+			    uid >= (uid_t)-1)
+				worker_usage();
+			w.uid = (uid_t)uid;
+			break;
 		case 'r':
 			w.report_fd = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || w.report_fd < 0)

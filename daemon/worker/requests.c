@@ -605,6 +605,8 @@ worker_cmd_adopt(struct worker_request *r)
 	    "running"));
 	json_object_object_add(ret, "pid", json_object_new_int64(
 	    test_hook_adopt_pid(getpid())));
+	/* The next supervisor hands out no other guest this uid. */
+	json_object_object_add(ret, "uid", json_object_new_int64(getuid()));
 	json_object_object_add(ret, "started_ms",
 	    json_object_new_int64(w->started_ms));
 	json_object_object_add(ret, "log_start",

@@ -11,7 +11,9 @@
  *
  * The list is organised by purpose, one table per purpose: whoever adds
  * a device that needs a new call adds it to the table it belongs to and
- * says why there.
+ * says why there.  Calls whose arguments decide (ioctl, fcntl, clone,
+ * the ones that take a descriptor which must not be a standard stream)
+ * are in sandbox_add_conditional().
  *
  * The SIGSYS handler runs on whichever thread made the call, often a
  * vCPU thread: it uses only async-signal-safe calls, and the names it
@@ -22,14 +24,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,14 +58,16 @@ static int sandbox_report_fd = -1;
 
 /* --- the allow-list, by purpose ---------------------------------------- */
 
-/* Memory: malloc, thread stacks, guest RAM (rebuilt at each reset). */
+/* Memory: malloc, thread stacks, guest RAM (rebuilt at each reset);
+ * mmap() is conditional (sandbox_fd_calls[]). */
 static const int sandbox_memory[] = {
-	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
+	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap),
 	SCMP_SYS(mprotect), SCMP_SYS(madvise),
 };
 
-/* Threads: vCPU threads come and go with each machine; their locks,
- * the kick signal (SIGUSR1) that interrupts KVM_RUN. */
+/* Threads: vCPU threads come and go with each machine (clone() is
+ * conditional: threads only); their locks, the kick signal (SIGUSR1)
+ * that interrupts KVM_RUN. */
 static const int sandbox_threads[] = {
 	SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(futex),
 	SCMP_SYS(set_robust_list),
@@ -108,21 +113,20 @@ static const int sandbox_devices[] = {
 };
 
 /* Descriptors already open: the link, consoles, the log and its old
- * copy (rotation copies and truncates: console.c), kernel and initrd
- * (read again at each reset), KVM's statistics, memfds, the TAP (frames
- * in by read, out by writev: net-tap.c). */
+ * copy, kernel and initrd (read again at each reset), KVM's statistics,
+ * memfds, the TAP (frames in by read, out by writev: net-tap.c).  What
+ * writes elsewhere than at the end, or moves the offset, is conditional
+ * (sandbox_fd_calls[]), and so is fcntl(). */
 static const int sandbox_fds[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
-	SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(lseek),
-	SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
-	SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(dup), SCMP_SYS(dup3),
-	SCMP_SYS(ftruncate), SCMP_SYS(copy_file_range),
+	SCMP_SYS(pread64), SCMP_SYS(close), SCMP_SYS(fstat),
+	SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(dup), SCMP_SYS(dup3),
 };
 
-/* Disks: the I/O threads (blk-file.c) on the descriptors vmmd passed. */
+/* Disks: the I/O threads (blk-file.c) on the descriptors vmmd passed;
+ * pwritev() and fallocate() are conditional (sandbox_fd_calls[]). */
 static const int sandbox_disks[] = {
-	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(fdatasync),
-	SCMP_SYS(fallocate),
+	SCMP_SYS(preadv), SCMP_SYS(fdatasync),
 };
 
 /* Sockets already bound or connected: the supervisor's (SCM_RIGHTS),
@@ -190,6 +194,51 @@ static const unsigned long sandbox_ioctls[] = {
 	TUNSETOFFLOAD,	/* the TAP: the offloads virtio-net's driver took
 			   (TUNGETIFF and TUNSETVNETHDRSZ come before) */
 };
+
+/*
+ * fcntl: only these commands.  Not F_SETOWN, F_SETOWN_EX, F_SETSIG, nor
+ * F_SETFL with O_ASYNC: together they make the kernel send a signal of
+ * the caller's choice (SIGKILL too) to any process its uid may signal,
+ * whenever the descriptor becomes ready.  Not the locks either: a
+ * worker's disk shares its open file with the supervisor's, whose OFD
+ * lock keeps other VMs off the image (F_OFD_SETLK with F_UNLCK would
+ * drop it).  What uses them: libevent and libvncserver make sockets
+ * non-blocking and close-on-exec, kvm.c marks KVM's descriptors
+ * close-on-exec, machine.c duplicates /dev/kvm for each machine,
+ * net-tap.c makes the TAP non-blocking.
+ */
+static const unsigned long sandbox_fcntls[] = {
+	F_GETFD, F_SETFD, F_GETFL, F_DUPFD_CLOEXEC,
+	F_SETFL,	/* without O_ASYNC: sandbox_add_conditional() */
+};
+
+/*
+ * Calls that change a file elsewhere than at its end, or move its
+ * offset: allowed on every descriptor but the standard streams, which
+ * the worker inherited from vmmd and shares with it (vmmd's log file,
+ * when it is one, opened for appending: a worker may add lines to it,
+ * never overwrite or truncate them).  arg is the descriptor's argument.
+ * What uses them: the disks' I/O threads (pwritev, fallocate), the
+ * console log's rotation (ftruncate, copy_file_range, pwrite: console.c),
+ * screenshots in a memfd (lseek), guest RAM, thread stacks and KVM's
+ * vCPU structures (mmap, whose anonymous mappings pass -1).
+ */
+static const struct {
+	int nr;
+	unsigned int arg;
+} sandbox_fd_calls[] = {
+	{ SCMP_SYS(pwrite64), 0 },
+	{ SCMP_SYS(pwritev), 0 },
+	{ SCMP_SYS(ftruncate), 0 },
+	{ SCMP_SYS(fallocate), 0 },
+	{ SCMP_SYS(copy_file_range), 2 },	/* the file written */
+	{ SCMP_SYS(lseek), 0 },
+	{ SCMP_SYS(mmap), 4 },
+};
+
+/* The clone() flags of a thread, and those it must not have. */
+#define SANDBOX_CLONE_THREAD	(CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+#define SANDBOX_CLONE_CHECKED	(SANDBOX_CLONE_THREAD | SANDBOX_CLONE_NS)
 
 /*
  * Calls that fail with EACCES (see the top of the file): files by name
@@ -294,30 +343,49 @@ sandbox_handler_install(int report_fd)
 
 /* --- identity and capabilities ----------------------------------------- */
 
+/*
+ * The tasks of our uid, counted by the kernel against RLIMIT_NPROC:
+ * only with a uid of our own, where they are this worker's threads and
+ * nothing else's.  prlimit(), whose system call the unit's filter
+ * allows (setrlimit(2)'s is in the ~@resources it refuses); lowering a
+ * limit needs no privilege.
+ */
 static int
-sandbox_drop_identity(const char *user, char *err, size_t errlen)
+sandbox_limit_tasks(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
 {
-	uid_t uid = SANDBOX_FALLBACK_ID, ruid, euid, suid;
-	gid_t gid = SANDBOX_FALLBACK_ID;
-	struct passwd *pw;
-	int cap;
+	struct rlimit rl;
+
+	if (cfg->uid == 0 || cfg->threads == 0)
+		return 0;
+	rl.rlim_cur = rl.rlim_max = 2 * (rlim_t)cfg->threads +
+	    SANDBOX_SPARE_TASKS;
+	if (prlimit(0, RLIMIT_NPROC, &rl, NULL) < 0) {
+		snprintf(err, errlen, "sandbox: limiting the guest's tasks to "
+		    "%llu: %s", (unsigned long long)rl.rlim_max,
+		    strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int
+sandbox_drop_identity(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
+{
+	uid_t uid = cfg->uid != 0 ? cfg->uid : SANDBOX_FALLBACK_ID;
+	uid_t ruid, euid, suid;
+	gid_t gid = (gid_t)uid, rgid, egid, sgid;
+	int cap, r;
 
 	if (geteuid() != 0)
 		return 0;	/* an ordinary user's worker: nothing to give up */
-	errno = 0;
-	pw = getpwnam(user);
-	if (pw != NULL) {
-		uid = pw->pw_uid;
-		gid = pw->pw_gid;
-	} else {
-		log_warn("sandbox: no user '%s' (%s): running the guest as "
-		    "uid %u", user, errno != 0 ? strerror(errno) :
-		    "not in the user database", (unsigned int)uid);
-	}
-	if (uid == 0) {
-		snprintf(err, errlen, "sandbox: user '%s' is root", user);
-		return -EPERM;
-	}
+	if (cfg->uid == 0)
+		log_warn("sandbox: no uid of its own given: running the guest "
+		    "as uid %u, shared with other processes",
+		    (unsigned int)uid);
+	if ((r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
+		return r;
 	/* The bounding set, while we may (CAP_SETPCAP). */
 	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
@@ -333,9 +401,10 @@ sandbox_drop_identity(const char *user, char *err, size_t errlen)
 		return -errno;
 	}
 	if (getresuid(&ruid, &euid, &suid) < 0 || ruid != uid ||
-	    euid != uid || suid != uid) {
-		snprintf(err, errlen, "sandbox: still uid %u after setresuid",
-		    (unsigned int)euid);
+	    euid != uid || suid != uid || getresgid(&rgid, &egid,
+	    &sgid) < 0 || rgid != gid || egid != gid || sgid != gid) {
+		snprintf(err, errlen, "sandbox: still uid %u gid %u after "
+		    "setresuid", (unsigned int)euid, (unsigned int)egid);
 		return -EPERM;
 	}
 	return 0;
@@ -420,10 +489,45 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 		 * -Wmissing-field-initializers sees the compound literal. */
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 		    SCMP_A1(SCMP_CMP_EQ, sandbox_ioctls[i], 0));
+	if (r == 0) {
+		what = "fcntl";
+		for (i = 0; r == 0 && i < sizeof(sandbox_fcntls) /
+		    sizeof(sandbox_fcntls[0]); i++)
+			r = sandbox_fcntls[i] == F_SETFL ?
+			    seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+			    SCMP_SYS(fcntl), 2, SCMP_A1(SCMP_CMP_EQ, F_SETFL,
+			    0), SCMP_A2(SCMP_CMP_MASKED_EQ, O_ASYNC, 0)) :
+			    seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+			    SCMP_SYS(fcntl), 1, SCMP_A1(SCMP_CMP_EQ,
+			    sandbox_fcntls[i], 0));
+	}
+	/* Past the standard streams (an anonymous mmap() passes -1, which
+	 * compares as the largest number). */
+	for (i = 0; r == 0 && i < sizeof(sandbox_fd_calls) /
+	    sizeof(sandbox_fd_calls[0]); i++) {
+		what = "descriptor";
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    sandbox_fd_calls[i].nr, 1, SCMP_CMP(sandbox_fd_calls[i].arg,
+		    SCMP_CMP_GT, STDERR_FILENO, 0));
+	}
+	/* Private mappings change no file, whatever they map (some code
+	 * passes 0 with MAP_ANONYMOUS). */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+		    SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED, 0));
+	/* What a pipe or terminal would answer: libc may ask where a
+	 * standard stream stands, it cannot move it. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ESPIPE),
+		    SCMP_SYS(lseek), 1, SCMP_A0(SCMP_CMP_LE, STDERR_FILENO,
+		    0));
 	/*
-	 * Threads, but no new namespaces: clone3() takes its flags in
-	 * memory the filter cannot read, so it fails with ENOSYS and
-	 * glibc falls back to clone(), whose flags it checks.
+	 * Threads only: no new process (fork, vfork, a clone() without
+	 * CLONE_THREAD), which would be one more task to bound and one
+	 * the supervisor knows nothing of, and no new namespaces.
+	 * clone3() takes its flags in memory the filter cannot read, so
+	 * it fails with ENOSYS and glibc falls back to clone(), whose
+	 * flags it checks.
 	 */
 	if (r == 0) {
 		what = "clone";
@@ -432,7 +536,8 @@ sandbox_add_conditional(scmp_filter_ctx ctx, const struct sandbox_config *cfg,
 	}
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-		    SCMP_A0(SCMP_CMP_MASKED_EQ, SANDBOX_CLONE_NS, 0));
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, SANDBOX_CLONE_CHECKED,
+		    SANDBOX_CLONE_THREAD));
 	/* Signals only to ourselves: a raise(), abort(), the vCPU kick,
 	 * and the SIGSYS handler's own. */
 	if (r == 0) {
@@ -552,8 +657,7 @@ sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
 		    strerror(-r));
 		return r;
 	}
-	r = sandbox_drop_identity(cfg->user != NULL ? cfg->user :
-	    SANDBOX_USER, err, errlen);
+	r = sandbox_drop_identity(cfg, err, errlen);
 	if (r < 0)
 		return r;
 	r = sandbox_drop_caps(err, errlen);

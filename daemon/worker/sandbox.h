@@ -16,13 +16,34 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The system user a worker started as root becomes (vmmd.8). */
-#define SANDBOX_USER		"vmmd"
-/* Without it: nobody, which owns nothing a worker could reach. */
+#include <sys/types.h>
+
+/*
+ * A worker started as root and given no uid of its own: nobody, which
+ * owns nothing a worker could reach (but is shared with whatever else
+ * runs as nobody).
+ */
 #define SANDBOX_FALLBACK_ID	65534
+/* Tasks past twice the guest's threads (see struct sandbox_config). */
+#define SANDBOX_SPARE_TASKS	16
 
 struct sandbox_config {
-	const char *user;	/* NULL: SANDBOX_USER */
+	/*
+	 * Started as root: the uid, and the gid of the same number, that
+	 * the worker becomes, one no other process runs as (the supervisor
+	 * hands out one per guest, vmmd.conf(5) worker_uids); 0: none was
+	 * given, SANDBOX_FALLBACK_ID.  Ignored unless started as root.
+	 */
+	uid_t uid;
+	/*
+	 * The threads the guest runs at most (its loop, vCPUs, I/O
+	 * threads).  With a uid of its own the worker's RLIMIT_NPROC,
+	 * which counts the tasks of its real uid, becomes twice that plus
+	 * SANDBOX_SPARE_TASKS: a joined thread still counts for a moment
+	 * after pthread_join() returns, and a reset joins every vCPU thread
+	 * and starts new ones at once.  0: no limit set.
+	 */
+	unsigned int threads;
 	/*
 	 * Read-only opens stay allowed: the display's web server reads
 	 * noVNC's files when a viewer asks for them.  Otherwise no file

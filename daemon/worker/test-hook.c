@@ -1,5 +1,7 @@
 /* The test build's hooks (see test-hook.h). */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -8,35 +10,72 @@
 #include "test-hook.h"
 #include "worker.h"
 
+#define TEST_HOOK_ARGS	6
+
+/* The call to make: its number and arguments. */
+struct test_hook_call {
+	int nr;
+	unsigned long args[TEST_HOOK_ARGS];
+};
+
 static void
 test_hook_forbidden_cb(evutil_socket_t fd, short what, void *arg)
 {
-	int nr = (int)(intptr_t)arg;
+	struct test_hook_call *c = arg;
+	pid_t self = getpid();
+	long r;
 
 	(void)fd;
 	(void)what;
-	log_info("test hook: system call %d", nr);
-	syscall(nr, 0, 0, 0, 0, 0, 0);
-	log_error("test hook: system call %d returned", nr);
+	log_info("test hook: system call %d", c->nr);
+	r = syscall(c->nr, c->args[0], c->args[1], c->args[2], c->args[3],
+	    c->args[4], c->args[5]);
+	/* A fork the sandbox let through: the copy goes at once. */
+	if (getpid() != self)
+		_exit(0);
+	log_error("test hook: system call %d returned %ld (%s)", c->nr, r,
+	    r < 0 ? strerror(errno) : "no error");
 }
 
 void
 test_hook_sandboxed(struct worker *w)
 {
 	static const struct timeval later = { 0, 500000 };
-	const char *name = getenv("VMMD_TEST_FORBIDDEN_CALL");
-	int nr;
+	static struct test_hook_call call;
+	const char *spec = getenv("VMMD_TEST_FORBIDDEN_CALL");
+	char name[64], *p, *end;
+	size_t len;
+	int i;
 
-	if (name == NULL || *name == '\0')
+	if (spec == NULL || *spec == '\0')
 		return;
-	nr = seccomp_syscall_resolve_name(name);
-	if (nr == __NR_SCMP_ERROR || nr < 0) {
+	len = strcspn(spec, ":");
+	if (len >= sizeof(name)) {
+		log_error("test hook: '%s': name too long", spec);
+		return;
+	}
+	memcpy(name, spec, len);
+	name[len] = '\0';
+	call.nr = seccomp_syscall_resolve_name(name);
+	if (call.nr == __NR_SCMP_ERROR || call.nr < 0) {
 		log_error("test hook: no system call '%s'", name);
+		return;
+	}
+	p = (char *)spec + len;
+	for (i = 0; *p == (i == 0 ? ':' : ',') && i < TEST_HOOK_ARGS; i++) {
+		call.args[i] = strtoul(p + 1, &end, 0);
+		if (end == p + 1)
+			break;
+		p = end;
+	}
+	if (*p != '\0') {
+		log_error("test hook: '%s': expected NAME[:ARG[,ARG]...]",
+		    spec);
 		return;
 	}
 	/* Lives as long as the process, which it is meant to end. */
 	if (event_base_once(w->base, -1, EV_TIMEOUT, test_hook_forbidden_cb,
-	    (void *)(intptr_t)nr, &later) < 0)
+	    &call, &later) < 0)
 		log_error("test hook: cannot arm the timer");
 }
 

@@ -12,9 +12,11 @@ struct worker;
 
 /*
  * The worker has just entered its sandbox (the loop's thread).  With
- * VMMD_TEST_FORBIDDEN_CALL=NAME in the environment, the test build makes
- * system call NAME (no arguments) half a second later on the loop: the
- * sandbox must kill the worker and vmmd report it crashed, naming NAME.
+ * VMMD_TEST_FORBIDDEN_CALL=NAME[:ARG[,ARG]...] in the environment, the
+ * test build makes system call NAME with those arguments (numbers, in
+ * C's notation; 0 for the ones not given) half a second later on the
+ * loop: the sandbox must kill the worker and vmmd report it crashed,
+ * naming NAME ("fcntl:0,8" is fcntl(0, F_SETOWN, 0)).
  */
 void	test_hook_sandboxed(struct worker *w);
 

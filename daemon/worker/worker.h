@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <event2/event.h>
 
 #include "console.h"
@@ -77,6 +78,7 @@ struct worker {
 	int report_fd;			/* violations go there, or -1 */
 	bool unconfined;		/* -U: no sandbox (debugging) */
 	bool read_files;		/* the display serves noVNC's files */
+	uid_t uid;			/* -u: the guest's own uid, or 0 */
 	bool sandboxed;
 
 	int exit_status;

@@ -43,8 +43,14 @@ ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
 
 getent group vmm >/dev/null
 ok $? "systemd-sysusers made group vmm"
-getent passwd vmmd >/dev/null && getent group vmmd >/dev/null
-ok $? "and user vmmd, with its own group, for the workers"
+# The workers' uids (worker_uids, 90000-99999 by default) stay free:
+# systemd-sysusers made no user or group there.
+getent passwd | awk -F: '$3 >= 90000 && $3 <= 99999 { bad = 1 } END { exit bad }' &&
+    getent group | awk -F: '$3 >= 90000 && $3 <= 99999 { bad = 1 } END { exit bad }'
+ok $? "no user or group in the workers' uids 90000-99999"
+tasks=$(show vmmd TasksMax)
+ok "$(case $tasks in ''|infinity) echo 1 ;; *) echo 0 ;; esac)" \
+    "the unit bounds its tasks (TasksMax: $tasks)"
 systemd-analyze verify --man=no vmmd.socket vmmd.service >/tmp/verify 2>&1
 rc=$?
 [ -s /tmp/verify ] && rc=1
@@ -85,16 +91,22 @@ ok $? "vmctl start plain: the guest boots"
 wait_for 60 grep -q " UTC" /var/lib/vmmd/console/plain.log
 ok $? "plain: the demo guest ticks on its console"
 # The worker under the unit's capabilities and system call filter could
-# still enter its sandbox: user vmmd, seccomp filtering, no capability.
-wstatus=
-for p in /proc/[0-9]*; do
-	[ "$(cat "$p/comm" 2>/dev/null)" = vmmd-worker ] && wstatus=$p/status
-done
-ok "$( [ -n "$wstatus" ] &&
-    awk -v uid="$(id -u vmmd)" '/^Uid:/ { u = ($2 == uid && $3 == uid) }
+# still enter its sandbox: a uid of its own (and the gid of that number,
+# no other groups), seccomp filtering, no capability, bounded tasks.
+pid_of() { vmctl info "$1" 2>/dev/null | sed -n 's/^pid: *\([0-9]*\).*/\1/p'; }
+uid_of() { awk '/^Uid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+plain_pid=$(pid_of plain)
+ok "$( [ -n "$plain_pid" ] &&
+    awk '/^Uid:/ { u = $2; uok = ($2 >= 90000 && $2 <= 99999 &&
+    $3 == $2 && $4 == $2 && $5 == $2) } /^Gid:/ { g = ($2 == u && $3 == u) }
+    /^Groups:/ { gr = (NF == 1) }
     /^Seccomp:/ { s = ($2 == 2) } /^CapEff:/ { c = ($2 ~ /^0+$/) }
-    END { exit !(u && s && c) }' "$wstatus"; echo $?)" \
-    "plain: its worker runs as vmmd, seccomp on, no capability"
+    END { exit !(uok && g && gr && s && c) }' "/proc/$plain_pid/status"
+    echo $?)" "plain: its worker runs as uid $(uid_of "$plain_pid") of\
+ 90000-99999 (gid the same, no groups), seccomp on, no capability"
+maxtasks=$(awk '/^Max processes/ { print $3 }' "/proc/$plain_pid/limits")
+ok "$(case $maxtasks in ''|unlimited) echo 1 ;; *) echo 0 ;; esac)" \
+    "plain: its tasks are bounded (RLIMIT_NPROC $maxtasks)"
 status=$(show vmmd StatusText)
 ok "$(case $status in *"1 guest running"*) echo 0 ;; *) echo 1 ;; esac)" \
     "systemctl status: '$status'"
@@ -105,11 +117,14 @@ journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
     grep -q 'PRIORITY=6'
 ok $? "with their priority"
 
-pid_of() { vmctl info "$1" 2>/dev/null | sed -n 's/^pid: *\([0-9]*\).*/\1/p'; }
-# A forced stop kills a worker that runs as user vmmd: the unit must
+# A forced stop kills a worker that runs as another user: the unit must
 # leave vmmd CAP_KILL.
 vmctl create forced >/dev/null && vmctl start forced >/dev/null
 ok $? "forced: started"
+ok "$( u=$(uid_of "$(pid_of forced)"); [ -n "$u" ] &&
+    [ "$u" != "$(uid_of "$plain_pid")" ]; echo $?)" \
+    "forced: a uid of its own ($(uid_of "$(pid_of forced)"), plain's is\
+ $(uid_of "$plain_pid"))"
 forced_pid=$(pid_of forced)
 vmctl stop --force forced >/dev/null
 ok "$(wait_for 10 state_is forced stopped; echo $?)" \
@@ -128,6 +143,11 @@ ok $? "auto: started by the new vmmd (autostart)"
 ok "$( state_is plain running && [ -n "$plain_pid" ] &&
     [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
     "plain: still running in worker $plain_pid, adopted ($(pid_of plain))"
+# The new vmmd knows the adopted worker's uid: auto got another one.
+ok "$( u=$(uid_of "$(pid_of auto)"); [ -n "$u" ] &&
+    [ "$u" != "$(uid_of "$plain_pid")" ]; echo $?)" \
+    "auto: a uid of its own ($(uid_of "$(pid_of auto)"), adopted plain's\
+ is $(uid_of "$plain_pid"))"
 ok "$( ! grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
     echo $?)" "plain was not shut down on the way"
 journalctl -u vmmd -o cat | grep 'systemd restarts vmmd' >/tmp/jr

@@ -115,18 +115,21 @@ main(void)
 	tap_ok(dconf_init(&c) == 0 && strcmp(c.socket,
 	    VMMD_DEFAULT_SOCKET) == 0 && strcmp(c.statedir,
 	    VMMD_DEFAULT_STATEDIR) == 0 && c.shutdown_timeout == 10 &&
-	    c.console_log_max == 4 << 20,
-	    "defaults: %s, %s, 10 s, 4 MiB of console log",
+	    c.console_log_max == 4 << 20 && c.worker_uid_first == 90000 &&
+	    c.worker_uid_last == 99999,
+	    "defaults: %s, %s, 10 s, 4 MiB of console log, uids 90000-99999",
 	    VMMD_DEFAULT_SOCKET, VMMD_DEFAULT_STATEDIR);
 	tap_ok(load_text(&c, "# vmmd\n\n  socket = /run/x/control.sock\n"
 	    "state_dir=/srv/vm state\n\tdefault_kernel = /boot/k  \n"
-	    "shutdown_timeout = 120\nconsole_log_max = 64K\n", err,
+	    "shutdown_timeout = 120\nconsole_log_max = 64K\n"
+	    "worker_uids = 70000-70009\n", err,
 	    sizeof(err)) == 0,
 	    "every setting, comments, blanks (%s)", err);
 	tap_ok(strcmp(c.socket, "/run/x/control.sock") == 0 &&
 	    strcmp(c.statedir, "/srv/vm state") == 0 &&
 	    strcmp(c.kernel, "/boot/k") == 0 && c.shutdown_timeout == 120 &&
-	    c.console_log_max == 65536,
+	    c.console_log_max == 65536 && c.worker_uid_first == 70000 &&
+	    c.worker_uid_last == 70009,
 	    "read as written, blanks around the value trimmed");
 	tap_ok(dconf_set(&c, "shutdown_timeout", "0", err, sizeof(err)) == 0 &&
 	    c.shutdown_timeout == 0, "an option overrides the file");
@@ -134,6 +137,10 @@ main(void)
 	    c.console_log_max == 0 && dconf_set(&c, "console_log_max", "2G",
 	    err, sizeof(err)) == 0 && c.console_log_max == 2ULL << 30,
 	    "console_log_max: 0 (never rotated), 2G");
+	tap_ok(dconf_set(&c, "worker_uids", "1000000-1000000", err,
+	    sizeof(err)) == 0 && c.worker_uid_first == 1000000 &&
+	    c.worker_uid_last == 1000000, "worker_uids: a range of one (%s)",
+	    err);
 	dconf_fini(&c);
 
 	dconf_init(&c);
@@ -146,11 +153,23 @@ main(void)
 
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
-	    "console_log_max, tap_allow)");
+	    "console_log_max, tap_allow, worker_uids)");
 	expect_error("console_log_max = 4 MiB\n", "1: '4 MiB' is not a size "
 	    "(bytes, or with K, M or G)");
 	expect_error("console_log_max = 4T\n", "1: '4T' is not a size "
 	    "(bytes, or with K, M or G)");
+	expect_error("worker_uids = 90000\n", "1: '90000' is not a range of "
+	    "uids FIRST-LAST, from 1 to 2147483646");
+	expect_error("worker_uids = 0-10\n", "1: '0-10' is not a range of "
+	    "uids FIRST-LAST, from 1 to 2147483646");
+	expect_error("worker_uids = 20-10\n", "1: '20-10' is not a range of "
+	    "uids FIRST-LAST, from 1 to 2147483646");
+	expect_error("worker_uids = 100- 200\n", "1: '100- 200' is not a "
+	    "range of uids FIRST-LAST, from 1 to 2147483646");
+	expect_error("worker_uids = 1-4294967295\n", "1: '1-4294967295' is "
+	    "not a range of uids FIRST-LAST, from 1 to 2147483646");
+	expect_error("worker_uids = 60000-70000\n", "1: '60000-70000' holds "
+	    "uid 65534 or 65535 (nobody, and the 16-bit -1)");
 	expect_error("socket\n", "1: expected 'key = value'");
 	expect_error("socket =\n", "1: 'socket' has no value");
 	expect_error("state_dir = var/lib\n", "1: 'var/lib' is not an "

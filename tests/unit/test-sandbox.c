@@ -15,6 +15,7 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/uio.h>
@@ -51,7 +52,30 @@ enum child_act {
 	ACT_WORKER_IO,		/* disks, log rotation, adoption accept */
 	ACT_DEVICES,		/* doorbells, entropy, the TAP's calls */
 	ACT_TUNSETIFF,		/* attaching to a network device: fatal */
+	ACT_FCNTL,		/* the fcntl() commands a worker uses */
+	ACT_SETOWN,		/* fcntl F_SETOWN: fatal */
+	ACT_SETSIG,		/* fcntl F_SETSIG: fatal */
+	ACT_ASYNC,		/* fcntl F_SETFL with O_ASYNC: fatal */
+	ACT_UNLOCK,		/* fcntl F_OFD_SETLK: fatal */
+	ACT_FORK,		/* fork(): fatal */
+	ACT_STDIO,		/* the standard streams: at their end only */
+	ACT_TRUNCATE_STDERR,	/* ftruncate(2): fatal */
+	ACT_MAP_STDERR,		/* a shared mapping of stderr: fatal */
+	ACT_TASKS,		/* threads up to RLIMIT_NPROC, with a uid */
 };
+
+/* The uid the task limit's child becomes: one nothing else runs as. */
+#define TASKS_UID	2147480001u
+#define TASKS_THREADS	2		/* threads the "guest" runs */
+
+static void *
+child_idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sleep(60);	/* clock_nanosleep(2): allowed */
+	return NULL;
+}
 
 struct child {
 	pid_t pid;
@@ -165,6 +189,62 @@ child_devices(void)
 	return 0;
 }
 
+/* Sandboxed: what libevent, libvncserver, kvm.c and machine.c do. */
+static int
+child_fcntl(void)
+{
+	int p[2], fl, fd;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return 40;
+	if ((fl = fcntl(p[0], F_GETFL)) < 0 ||
+	    fcntl(p[0], F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    (fcntl(p[0], F_GETFL) & O_NONBLOCK) == 0)
+		return 41;
+	if (fcntl(p[0], F_SETFD, 0) < 0 || fcntl(p[0], F_GETFD) != 0 ||
+	    fcntl(p[0], F_SETFD, FD_CLOEXEC) < 0)
+		return 42;
+	if ((fd = fcntl(p[0], F_DUPFD_CLOEXEC, 10)) < 10 ||
+	    fcntl(fd, F_GETFD) != FD_CLOEXEC)
+		return 43;
+	return 0;
+}
+
+/*
+ * Sandboxed: the standard streams (a log file vmmd appends to) may be
+ * written, not moved back, truncated or written at an offset; lseek()
+ * on them fails as on a pipe.  Their numbers above 2 are any file.
+ */
+static int
+child_stdio(int file)
+{
+	if (write(STDERR_FILENO, "", 0) < 0)
+		return 50;
+	if (lseek(STDERR_FILENO, 0, SEEK_SET) >= 0 || errno != ESPIPE ||
+	    lseek(STDIN_FILENO, 0, SEEK_CUR) >= 0 || errno != ESPIPE)
+		return 51;
+	if (lseek(file, 0, SEEK_SET) != 0 || ftruncate(file, 0) < 0 ||
+	    pwrite(file, "x", 1, 4096) != 1)
+		return 52;
+	return 0;
+}
+
+/* Sandboxed with TASKS_THREADS: threads until the kernel refuses. */
+static int
+child_tasks(void)
+{
+	pthread_t t;
+	int i, r = 0;
+
+	for (i = 1; i < 4 * TASKS_THREADS + 2 * SANDBOX_SPARE_TASKS; i++)
+		if ((r = pthread_create(&t, NULL, child_idle, NULL)) != 0)
+			break;
+	/* This thread and i - 1 more: the limit. */
+	if (r != EAGAIN || i != 2 * TASKS_THREADS + SANDBOX_SPARE_TASKS)
+		return 60;
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -173,7 +253,10 @@ child_run(enum child_act act, int report, int ctl)
 	struct sandbox_config cfg = {
 		.report_fd = report,
 		.read_files = act == ACT_READ_FILES,
+		.uid = act == ACT_TASKS ? TASKS_UID : 0,
+		.threads = act == ACT_TASKS ? TASKS_THREADS : 0,
 	};
+	struct flock lock = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 	char err[256], byte = 'r', buf[16];
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
 	struct child_fds fds = { -1, -1, -1, -1 };
@@ -181,7 +264,8 @@ child_run(enum child_act act, int report, int ctl)
 	int fd;
 
 	setrlimit(RLIMIT_CORE, &nocore);	/* SIGSYS would dump one */
-	if (act == ACT_WORKER_IO && child_fds_open(&fds) < 0) {
+	if ((act == ACT_WORKER_IO || act == ACT_STDIO) &&
+	    child_fds_open(&fds) < 0) {
 		fprintf(stderr, "# worker descriptors: %s\n", strerror(errno));
 		_exit(29);
 	}
@@ -240,6 +324,34 @@ child_run(enum child_act act, int report, int ctl)
 			_exit(16);
 		pthread_join(t, NULL);
 		_exit(17);
+	case ACT_FCNTL:
+		_exit(child_fcntl());
+	case ACT_SETOWN:
+		fcntl(ctl, F_SETOWN, getppid());
+		_exit(35);
+	case ACT_SETSIG:
+		fcntl(ctl, F_SETSIG, SIGKILL);
+		_exit(36);
+	case ACT_ASYNC:
+		fcntl(ctl, F_SETFL, O_ASYNC | O_NONBLOCK);
+		_exit(37);
+	case ACT_UNLOCK:
+		fcntl(ctl, F_OFD_SETLK, &lock);
+		_exit(38);
+	case ACT_FORK:
+		if (fork() == 0)
+			_exit(0);
+		_exit(39);
+	case ACT_STDIO:
+		_exit(child_stdio(fds.file));
+	case ACT_TRUNCATE_STDERR:
+		ftruncate(STDERR_FILENO, 0);
+		_exit(44);
+	case ACT_MAP_STDERR:
+		mmap(NULL, 4096, PROT_READ, MAP_SHARED, STDERR_FILENO, 0);
+		_exit(45);
+	case ACT_TASKS:
+		_exit(child_tasks());
 	}
 	_exit(18);
 }
@@ -399,6 +511,44 @@ test_forbidden(enum child_act act, const char *call, const char *where)
 	    "the report pipe ('%s')", where, report);
 }
 
+/* What may reach other processes or vmmd's log, and what may not. */
+static void
+test_reach(void)
+{
+	char report[64];
+	int status;
+
+	status = child_run_to_end(ACT_FCNTL, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "fcntl F_GETFL, F_SETFL O_NONBLOCK, F_GETFD, "
+	    "F_SETFD, F_DUPFD_CLOEXEC are allowed (status 0x%x, report '%s')",
+	    status, report);
+	status = child_run_to_end(ACT_STDIO, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "standard streams: written, lseek() fails "
+	    "with ESPIPE; other files: lseek, ftruncate, pwrite (status 0x%x, "
+	    "report '%s')", status, report);
+	test_forbidden(ACT_SETOWN, "fcntl F_SETOWN", "the main thread");
+	test_forbidden(ACT_SETSIG, "fcntl F_SETSIG", "the main thread");
+	test_forbidden(ACT_ASYNC, "fcntl F_SETFL O_ASYNC", "the main thread");
+	test_forbidden(ACT_UNLOCK, "fcntl F_OFD_SETLK", "the main thread");
+	test_forbidden(ACT_FORK, "clone (fork)", "the main thread");
+	test_forbidden(ACT_TRUNCATE_STDERR, "ftruncate (stderr)",
+	    "the main thread");
+	test_forbidden(ACT_MAP_STDERR, "mmap (stderr, MAP_SHARED)",
+	    "the main thread");
+	if (geteuid() != 0) {
+		tap_ok(1, "# SKIP the task limit: not root");
+		return;
+	}
+	status = child_run_to_end(ACT_TASKS, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "as uid %u for %d threads: %d tasks, the "
+	    "next pthread_create() fails with EAGAIN (status 0x%x)",
+	    TASKS_UID, TASKS_THREADS, 2 * TASKS_THREADS +
+	    SANDBOX_SPARE_TASKS, status);
+}
+
 int
 main(void)
 {
@@ -407,5 +557,6 @@ main(void)
 	test_forbidden(ACT_FORBIDDEN, "mount", "the main thread");
 	test_forbidden(ACT_FORBIDDEN_THREAD, "mount", "another thread");
 	test_forbidden(ACT_TUNSETIFF, "ioctl TUNSETIFF", "the main thread");
+	test_reach();
 	return tap_done();
 }
