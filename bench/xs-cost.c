@@ -1,6 +1,6 @@
 /*
  * What exit statistics add to one exit, on this machine's own CPU and
- * without KVM: the run loop's bookkeeping alone (daemon/worker/vcpu.c),
+ * without KVM: the run loop's bookkeeping alone (daemon/machine/vcpu.c),
  * off (the load of the control word and its branch), on (two TSC reads,
  * the row's lookup, the integer sums under the sequence count) and on
  * with segments (three TSC reads more, and the thread's mark for

@@ -82,7 +82,7 @@ int	vm_files_check_tap(const struct vm_def *def,
  * lets cred use it: attached, or created if there is none of that name,
  * by the daemon itself (TUNSETIFF needs CAP_NET_ADMIN, or a persistent
  * TAP the daemon owns), with IFF_TAP | IFF_NO_PI | IFF_VNET_HDR (see
- * daemon/worker/net-tap.h).  A TAP the daemon created goes when the
+ * daemon/machine/net-tap.h).  A TAP the daemon created goes when the
  * worker exits.  Errors as above; f is left for vm_files_close() either
  * way.
  */

@@ -1,7 +1,7 @@
 /*
  * What a block device model asks of its storage: asynchronous reads,
  * writes, flushes, discards and zeroing on a byte-addressed image.  The
- * worker implements it (daemon/worker/blk-file.c: a raw image file and
+ * worker implements it (daemon/machine/blk-file.c: a raw image file and
  * a few I/O threads); the backend outlives guest resets.
  */
 #ifndef VMMD_BLK_BACKEND_H

@@ -2,7 +2,7 @@
  * What a network device model asks of its link: send a frame, take the
  * next received one, say which offloads the driver accepts, and be told
  * when frames arrive.  The worker implements it on a TAP device
- * (daemon/worker/net-tap.c); the backend outlives guest resets.
+ * (daemon/machine/net-tap.c); the backend outlives guest resets.
  *
  * Every frame crosses with a 12-byte virtio net header in front
  * (struct virtio_net_hdr_mrg_rxbuf, Virtio 1.2 5.1.6), the layout TAP

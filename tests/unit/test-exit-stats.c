@@ -1,5 +1,5 @@
 /*
- * Exit statistics (daemon/worker/exit-stats.c): the integer sums and
+ * Exit statistics (daemon/machine/exit-stats.c): the integer sums and
  * their merge over 10^9 samples of similar values, the row table, and
  * consistent snapshots of a table a concurrent writer keeps changing
  * while collection is switched (with segments and without) and reset
