@@ -1,5 +1,5 @@
 /*
- * VM definitions (config.c): validation of a definition object (the
+ * VM definitions (vmconfig.c): validation of a definition object (the
  * arguments of vm.create, and the files under STATEDIR/vms),
  * serialisation, and atomic persistence as one NAME.json file per VM.
  *
