@@ -211,36 +211,44 @@ display_resume(struct display *d)
 }
 
 /*
- * Switch between write protection and polling the dirty log, without
- * losing a write: logging starts before the protection is lifted, and
- * the protection is back before the log's last reading.  bitmap is the
- * refresh's, for what the switch itself collects.
+ * Switch between write protection and polling the dirty log.  The dirty
+ * log is a flag of the framebuffer's memory slot, and changing a slot
+ * waits for every vCPU to leave KVM's SRCU read side; a vCPU stopped on
+ * a write-protect fault stays inside it until this thread (the loop)
+ * resolves the fault, so changing the flag while pages are protected
+ * can deadlock the worker.  The protection therefore goes before the
+ * flag changes and comes back after: what the guest wrote in between
+ * is seen by neither, so the refresh this is called from sends the
+ * whole screen.  bitmap is that refresh's, for what the switch itself
+ * collects.
  */
 static void
 display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
 {
-	int ret;
-
 	if (on) {
-		if ((ret = d->host.set_dirty_log(d->host.opaque, true)) < 0) {
-			d->busy_refreshes = 0;	/* not now: try later */
-			return;
-		}
 		if (d->armed)
 			(void)wp_track_collect(d->wp, bitmap);
 		display_disarm(d);
+		if (d->host.set_dirty_log(d->host.opaque, true) < 0) {
+			d->busy_refreshes = 0;	/* not now: try later */
+			if (d->viewers > 0 && !d->quiesced)
+				display_arm(d);
+			d->all_dirty = true;
+			return;
+		}
 		d->streaming = true;
 		d->quiet_polls = 0;
 		vnc_set_mode(d->vnc, VNC_REFRESH_POLL);
 	} else {
+		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
+		(void)d->host.set_dirty_log(d->host.opaque, false);
 		d->streaming = false;
 		d->busy_refreshes = 0;
 		if (d->viewers > 0 && !d->quiesced)
 			display_arm(d);
-		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
-		(void)d->host.set_dirty_log(d->host.opaque, false);
 		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
 	}
+	d->all_dirty = true;
 	d->switches++;
 }
 
