@@ -3,13 +3,17 @@
  * quadrants into the framebuffer and echoes the keys it gets from the
  * i8042; real viewers (libvncclient) see what it drew, type into it,
  * receive only what changed; vm.screenshot's PNG equals what a viewer
- * sees pixel for pixel; a password is enforced; and the refresh exists
+ * sees pixel for pixel; a password is enforced; the web client's files
+ * come from the sandboxed worker; and the refresh exists
  * exactly while a viewer is connected (from the display's counters).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <png.h>
@@ -247,6 +251,68 @@ test_password(struct h_conn *c)
 	h_stop(c, "pw", true, -1, H_REPLY_MS);
 }
 
+/* GET path from 127.0.0.1:port: the start of the answer, in buf. */
+static bool
+http_get(int port, const char *path, char *buf, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 10, 0 };
+	char req[256];
+	size_t got = 0;
+	ssize_t n;
+	int fd, rl;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	rl = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\n"
+	    "Host: 127.0.0.1\r\n\r\n", path);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    write(fd, req, (size_t)rl) != rl) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+	return got > 0;
+}
+
+/* noVNC's files, from the sandboxed worker's own web server. */
+static void
+test_web(struct h_conn *c)
+{
+	struct json_object *r;
+	const char *url;
+	char buf[4096];
+	int port = 0;
+
+	if (access("/usr/share/novnc/vnc.html", R_OK) < 0) {
+		tap_ok(1, "# SKIP noVNC (Debian's novnc) is not installed");
+		tap_ok(1, "# SKIP noVNC (Debian's novnc) is not installed");
+		return;
+	}
+	tap_ok(h_create(c, "web", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
+	    "\"vnc\":\"auto\",\"display\":\"%dx%d\",\"vnc_web\":true",
+	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "web") == 0,
+	    "a VM with the web client starts");
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"web\"}");
+	url = h_str(h_ret(r), "http");
+	if (url != NULL)
+		(void)sscanf(url, "http://127.0.0.1:%d/", &port);
+	json_object_put(r);
+	tap_ok(port > 0 && http_get(port, "/vnc.html", buf, sizeof(buf)) &&
+	    strncmp(buf, "HTTP/1.1 200 ", 13) == 0 &&
+	    strstr(buf, "noVNC") != NULL &&
+	    http_get(port, "/core/rfb.js", buf, sizeof(buf)) &&
+	    strstr(buf, "Content-Type: text/javascript") != NULL,
+	    "the worker serves noVNC's page and scripts (port %d)", port);
+	h_stop(c, "web", true, -1, H_REPLY_MS);
+}
+
 /*
  * A screen that never stops changing: write protection would cost two
  * system calls a page, so the display polls the dirty log while it
@@ -357,6 +423,7 @@ main(void)
 
 	test_viewer(d, c, ev, con, port);
 	test_password(c);
+	test_web(c);
 	test_streaming(c, d);
 
 	h_console_close(con);
