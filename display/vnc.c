@@ -904,12 +904,106 @@ vnc_header(const char *req, const char *name, size_t *len)
 	return NULL;
 }
 
+static bool
+vnc_loopback(const char *address)
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, address, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return strcmp(address, "::1") == 0;
+}
+
+/* "localhost", an IPv4 address or an IPv6 one in brackets. */
+static bool
+vnc_host_is_address(const char *host)
+{
+	char v6[INET6_ADDRSTRLEN], addr[sizeof(struct in6_addr)];
+	size_t len = strlen(host);
+
+	if (strcasecmp(host, "localhost") == 0 ||
+	    inet_pton(AF_INET, host, addr) == 1)
+		return true;
+	if (len < 3 || len - 2 >= sizeof(v6) || host[0] != '[' ||
+	    host[len - 1] != ']')
+		return false;
+	memcpy(v6, host + 1, len - 2);
+	v6[len - 2] = '\0';
+	return inet_pton(AF_INET6, v6, addr) == 1;
+}
+
+/*
+ * Browsers let any page open a WebSocket to any address, 127.0.0.1
+ * included, and say which site's page it is in Origin: only the
+ * display's own web client's pages may connect, those of
+ * http://HOST:HTTP-PORT where HOST is the name the upgrade was sent to
+ * (its Host header).  For a display on a loopback address HOST must be
+ * an address or localhost too, so that a name an attacker's DNS points
+ * at 127.0.0.1 does not pass for the display's own.  NULL when the
+ * request may go on, else why not (into why).
+ */
+static const char *
+vnc_ws_origin(const struct vnc *vnc, const char *req, char *why,
+    size_t len)
+{
+	char host[256], own[300];
+	const char *v, *origin;
+	size_t vlen, hlen, olen;
+
+	origin = vnc_header(req, "Origin", &olen);
+	if (origin == NULL)
+		origin = vnc_header(req, "Sec-WebSocket-Origin", &olen);
+	if (vnc->http == NULL) {
+		snprintf(why, len, "WebSocket connections come only from "
+		    "this display's web client, and it has none");
+		return why;
+	}
+	v = vnc_header(req, "Host", &vlen);
+	if (v == NULL || vlen == 0 || vlen >= sizeof(host)) {
+		snprintf(why, len, "a WebSocket upgrade needs its Host");
+		return why;
+	}
+	hlen = v[0] == '[' && memchr(v, ']', vlen) != NULL ?
+	    (size_t)((const char *)memchr(v, ']', vlen) - v) + 1 :
+	    strcspn(v, ":\r\n");
+	if (hlen > vlen)
+		hlen = vlen;
+	memcpy(host, v, hlen);
+	host[hlen] = '\0';
+	snprintf(own, sizeof(own), "http://%s:%d", host, vnc->http_port);
+	if (vnc_loopback(vnc->address) && !vnc_host_is_address(host)) {
+		snprintf(why, len, "WebSocket upgrade for host '%.100s': "
+		    "this display answers to its address or localhost only",
+		    host);
+		return why;
+	}
+	if (origin == NULL) {
+		snprintf(why, len, "WebSocket upgrade without an Origin "
+		    "refused: only this display's web client (%s) may "
+		    "connect", own);
+		return why;
+	}
+	if (olen != strlen(own) || strncasecmp(origin, own, olen) != 0) {
+		snprintf(why, len, "WebSocket from origin '%.*s' refused: "
+		    "only this display's web client (%s) may connect",
+		    (int)(olen < 100 ? olen : 100), origin, own);
+		return why;
+	}
+	return NULL;
+}
+
 /* A whole upgrade request (NUL-terminated, len bytes) came: judge it. */
 static void
 vnc_greeting_upgrade(struct vnc_greeting *g, const char *req, size_t len)
 {
 	const char *v;
+	char why[512];
 	size_t vlen;
+
+	if (vnc_ws_origin(g->vnc, req, why, sizeof(why)) != NULL) {
+		vnc_greeting_refuse(g, 403, why);
+		return;
+	}
 
 	/* base64 framing would change what a frame's length means to
 	 * vnc_greeting_take(); browsers have long spoken binary. */

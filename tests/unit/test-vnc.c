@@ -630,6 +630,10 @@ test_password(void)
 	tap_ok(run_until(viewer_settled, &v, 10) && v.state == -1,
 	    "a wrong password is refused");
 	viewer_stop(&v);
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(run_until(viewer_settled, &v, 10) && v.state == -1,
+	    "so is no password");
+	viewer_stop(&v);
 	tap_ok(stats().clients == 0 && !stats().refresh_exists,
 	    "a refused client never counts as a viewer");
 	viewer_start(&v, vnc_port(vnc), "sesame");
@@ -882,6 +886,38 @@ ws_viewer_settled(void *arg)
 	return ((struct ws_viewer *)arg)->state != 0;
 }
 
+/* A WebSocket upgrade to the RFB port with this Host and Origin: the
+ * status line's code, 0 for none. */
+static int
+ws_status(const char *host_header, const char *origin, const char *extra)
+{
+	struct http_get g;
+	char *req = NULL;
+	pthread_t t;
+	int code = 0;
+
+	memset(&g, 0, sizeof(g));
+	if (asprintf(&req, "GET /websockify HTTP/1.1\r\nHost: %s\r\n"
+	    "%s%s%sUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Version: 13\r\n%s\r\n", host_header,
+	    origin != NULL ? "Origin: " : "", origin != NULL ? origin : "",
+	    origin != NULL ? "\r\n" : "", extra) < 0)
+		return 0;
+	g.port = vnc_port(vnc);
+	g.request = req;
+	pthread_create(&t, NULL, http_get_main, &g);
+	(void)run_until(http_done, &g, 10);
+	pthread_join(t, NULL);
+	free(req);
+	if (sscanf(g.reply, "HTTP/1.1 %d", &code) != 1)
+		code = 0;
+	if (code != 101 && code != 0)
+		tap_diag("%d: %s", code, strstr(g.reply, "\r\n\r\n") ?
+		    strstr(g.reply, "\r\n\r\n") + 4 : "");
+	return code;
+}
+
 /* GET (or whatever request says) on the HTTP port: the reply. */
 static void
 http_fetch(struct http_get *g, int port, const char *request)
@@ -901,7 +937,7 @@ static void
 test_web(void)
 {
 	char dir[] = "/tmp/test-vnc-web.XXXXXX";
-	char path[64], js[64];
+	char path[64], js[64], origin[64];
 	struct http_get page, ws;
 	struct ws_viewer wv;
 	pthread_t t;
@@ -973,6 +1009,28 @@ test_web(void)
 		tap_diag("reply: %.200s", ws.reply);
 	free(req);
 
+	/* Only the display's own pages may open a WebSocket. */
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
+	tap_ok(ws_status("127.0.0.1:5900", origin, "") == 101,
+	    "a WebSocket from the display's own origin is accepted");
+	snprintf(origin, sizeof(origin), "http://localhost:%d", hp);
+	tap_ok(ws_status("localhost:5900", origin, "") == 101,
+	    "so is one from its page at localhost");
+	tap_ok(ws_status("127.0.0.1", "http://evil.example", "") == 403,
+	    "one from another site's page is refused (403)");
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp + 1);
+	tap_ok(ws_status("127.0.0.1", origin, "") == 403,
+	    "so is one from another port of the host");
+	tap_ok(ws_status("127.0.0.1", NULL, "") == 403,
+	    "and one that names no origin");
+	snprintf(origin, sizeof(origin), "http://evil.example:%d", hp);
+	tap_ok(ws_status("evil.example:5900", origin, "") == 403,
+	    "a name pointed at 127.0.0.1 is not the display's own");
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
+	tap_ok(ws_status("127.0.0.1", origin,
+	    "Sec-WebSocket-Protocol: base64\r\n") == 400,
+	    "the base64 protocol is refused (400)");
+
 	for (int split = 0; split < 2; split++) {
 		memset(&wv, 0, sizeof(wv));
 		wv.port = vnc_port(vnc);
@@ -986,6 +1044,15 @@ test_web(void)
 		pthread_join(wv.thread, NULL);
 		tap_ok(wait_clients(0), "and leaves");
 	}
+	vnc_free(vnc);
+	vnc = NULL;
+
+	if (server_new(VNC_REFRESH_POLL, NULL, NULL) < 0) {
+		tap_ok(0, "vnc_new without a web directory");
+		goto out;
+	}
+	tap_ok(ws_status("127.0.0.1", "http://127.0.0.1:5800", "") == 403,
+	    "without a web client, no WebSocket at all");
 	vnc_free(vnc);
 	vnc = NULL;
 out:
