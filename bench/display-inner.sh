@@ -26,10 +26,11 @@ ok=1
 say "display: fb guest ${w}x${h}, $mib MiB, ${secs} s windows, $(nproc) CPUs"
 
 # The client's counters at each mark: vnc-watch prints a line on SIGUSR1.
+# watch_start PORT [PASSWORD-FILE]
 watch_pid=
 watch_start() {
 	: >/tmp/watch.out
-	"$watch" 127.0.0.1 "$1" $((settle + 2 * secs + 60)) \
+	"$watch" ${2:+-p "$2"} 127.0.0.1 "$1" $((settle + 2 * secs + 60)) \
 	    >/tmp/watch.out 2>/tmp/watch.err &
 	watch_pid=$!
 	sleep "$settle"
@@ -137,22 +138,24 @@ vmmd_guest() {
 	    { ok=0; say "vmmd $1: $(tail -c 300 /tmp/d/console/$1.log)"; }
 	worker=$($ctl -j info "$1" | json_num pid)
 	port=$($ctl -j display "$1" | json_num port)
+	# The password made at the start, which vmctl display prints.
+	$ctl display "$1" | sed -n 's/^password: //p' >/tmp/vnc-pw
 	sleep "$settle"
 }
 
 vmmd_guest still "" "fb: drawn"
 window vmmd a still "$sup" "$worker"
 memory "vmmd, no client" "$worker"
-watch_start "$port"
+watch_start "$port" /tmp/vnc-pw
 window vmmd b still "$sup" "$worker"
-watch_start "$port"
+watch_start "$port" /tmp/vnc-pw
 sleep 1
 memory "vmmd, one client" "$worker"
 watch_stop
 $ctl stop --force still >/dev/null
 
 vmmd_guest anim anim "fb: anim every"
-watch_start "$port"
+watch_start "$port" /tmp/vnc-pw
 window vmmd c anim "$sup" "$worker"
 $ctl stop --force anim >/dev/null
 stop_pid "$sup"

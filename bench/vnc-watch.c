@@ -3,7 +3,7 @@
  * request outstanding (libvncclient sends the next one as soon as an
  * update is complete) and counts what comes back.  A figure, not a test.
  *
- *   vnc-watch [-e ENCODINGS] HOST PORT SECONDS
+ *   vnc-watch [-e ENCODINGS] [-p PASSWORD-FILE] HOST PORT SECONDS
  *
  * Runs SECONDS seconds, then prints its counters and exits.  SIGUSR1
  * prints them at once (a benchmark marks the start and the end of its
@@ -16,7 +16,9 @@
  * encoding included); updates: complete framebuffer updates; rects and
  * pixels: the rectangles in them and their area.  ENCODINGS defaults to
  * libvncclient's own preference list (tight first); give "raw" or
- * "zrle raw" to compare a single encoding.
+ * "zrle raw" to compare a single encoding.  PASSWORD-FILE's first line is
+ * the display's password (vmctl display prints it), for a display that
+ * has one: the default.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -34,6 +36,7 @@
 #include <rfb/rfbclient.h>
 
 static volatile sig_atomic_t report;
+static char password[64];
 static uint64_t updates, rects, pixels;
 static double t0;
 
@@ -57,6 +60,31 @@ static void
 quiet(const char *fmt, ...)
 {
 	(void)fmt;
+}
+
+static char *
+get_password(rfbClient *c)
+{
+	(void)c;
+	return password[0] != '\0' ? strdup(password) : NULL;
+}
+
+/* The first line of path into password.  0, or -1 (said why). */
+static int
+read_password(const char *path)
+{
+	FILE *f = fopen(path, "re");
+
+	if (f == NULL || fgets(password, sizeof(password), f) == NULL) {
+		fprintf(stderr, "vnc-watch: %s: %s\n", path,
+		    f == NULL ? strerror(errno) : "empty");
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	password[strcspn(password, "\r\n")] = '\0';
+	return 0;
 }
 
 static void
@@ -102,10 +130,11 @@ main(int argc, char *argv[])
 	double end;
 	int opt, n;
 
-	while ((opt = getopt(argc, argv, "e:")) != -1) {
-		if (opt != 'e')
+	while ((opt = getopt(argc, argv, "e:p:")) != -1) {
+		if (opt == 'e')
+			encodings = optarg;
+		else if (opt != 'p' || read_password(optarg) < 0)
 			goto usage;
-		encodings = optarg;
 	}
 	if (argc - optind != 3)
 		goto usage;
@@ -123,6 +152,7 @@ main(int argc, char *argv[])
 	c->appData.useRemoteCursor = FALSE;
 	c->GotFrameBufferUpdate = got_rect;
 	c->FinishedFrameBufferUpdate = finished;
+	c->GetPassword = get_password;
 	free(c->serverHost);
 	c->serverHost = strdup(argv[optind]);
 	c->serverPort = atoi(argv[optind + 1]);
@@ -155,6 +185,7 @@ main(int argc, char *argv[])
 	rfbClientCleanup(c);
 	return 0;
 usage:
-	fprintf(stderr, "usage: vnc-watch [-e ENCODINGS] HOST PORT SECONDS\n");
+	fprintf(stderr, "usage: vnc-watch [-e ENCODINGS] [-p PASSWORD-FILE] "
+	    "HOST PORT SECONDS\n");
 	return 2;
 }

@@ -64,6 +64,8 @@ cmd_display(struct ctl *ctl, int argc, char **argv)
 		printf("%s\n", s);
 	if ((s = display_string(ret, "http")) != NULL)
 		printf("%s\n", s);
+	if ((s = display_string(ret, "password")) != NULL)
+		printf("password: %s\n", s);
 	if (json_object_object_get_ex(ret, "clients", &v) &&
 	    json_object_is_type(v, json_type_int))
 		printf("clients: %" PRId64 "\n", json_object_get_int64(v));

@@ -426,7 +426,7 @@ info_uptime(int64_t s, char *buf, size_t len)
 	return buf;
 }
 
-/* "vnc://127.0.0.1:5900 (1024x768, 1 viewer)". */
+/* "vnc 127.0.0.1:auto (1024x768, 1 viewer, password k3JdP9xq)". */
 static const char *
 info_display(struct json_object *vm, struct json_object *stats, char *buf,
     size_t len)
@@ -447,6 +447,12 @@ info_display(struct json_object *vm, struct json_object *stats, char *buf,
 		n += snprintf(buf + n, len - (size_t)n, ", %" PRId64
 		    " viewer%s", c, c == 1 ? "" : "s");
 	}
+	if (n > 0 && (size_t)n < len && stats != NULL &&
+	    json_object_object_get_ex(stats, "display", &disp) &&
+	    json_object_object_get_ex(disp, "password", &v) &&
+	    json_object_is_type(v, json_type_string))
+		n += snprintf(buf + n, len - (size_t)n, ", password %s",
+		    json_object_get_string(v));
 	if (n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, ")");
 	return buf;

@@ -1,8 +1,9 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
  * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
- * display's --vnc, --display, --vnc-password-file and --vnc-web, and the
- * devices' --rng, --disk and --net, into the arguments of vm.create.
+ * display's --vnc, --display, --vnc-password-file, --vnc-no-password
+ * and --vnc-web, and the devices' --rng, --disk and --net, into the
+ * arguments of vm.create.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -270,7 +271,17 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		    json_object_new_string(optarg));
 		return -1;
 	case 'P':
+		if (json_object_object_get_ex(args, "vnc_password", NULL))
+			return ctl_usage(ctl, "--vnc-password-file and "
+			    "--vnc-no-password: one or the other");
 		return create_args_password(ctl, args, optarg);
+	case 'O':
+		if (json_object_object_get_ex(args, "vnc_password", NULL))
+			return ctl_usage(ctl, "--vnc-password-file and "
+			    "--vnc-no-password: one or the other");
+		json_object_object_add(args, "vnc_password",
+		    json_object_new_boolean(0));
+		return -1;
 	case 'W':
 		json_object_object_add(args, "vnc_web",
 		    json_object_new_boolean(1));
@@ -305,6 +316,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "vnc",	required_argument,	NULL,	'V' },
 		{ "display",	required_argument,	NULL,	'D' },
 		{ "vnc-password-file", required_argument, NULL,	'P' },
+		{ "vnc-no-password", no_argument,	NULL,	'O' },
 		{ "vnc-web",	no_argument,		NULL,	'W' },
 		{ "rng",	no_argument,		NULL,	'R' },
 		{ "disk",	required_argument,	NULL,	'd' },

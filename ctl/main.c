@@ -38,7 +38,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --display WxH       its size (default 1024x768)\n"		\
 	"  --vnc-password-file FILE\n"					\
 	"                      viewers must give the password in FILE "	\
-	"(1-8 bytes)\n"							\
+	"(1-8 bytes;\n"							\
+	"                      default: one made at each start, see "	\
+	"display)\n"							\
+	"  --vnc-no-password   viewers need none (anyone who reaches "	\
+	"the port)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
 	"  --disk PATH[,readonly][,serial=ID][,format=raw]\n"		\
@@ -62,7 +66,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-web] [--rng] "
+	    "[--vnc-no-password] [--vnc-web] [--rng] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw]]... "
 	    "[--net tap=NAME[,mac=MAC]]",
 	    "define a VM", CTL_CREATE_HELP },
@@ -93,7 +97,9 @@ static const struct ctl_command ctl_commands[] = {
 	    "show where to point a VNC viewer or a browser",
 	    "\nPrints the vnc:// address, then the http:// address of the "
 	    "browser client\n"
-	    "if it is served, then the number of viewers connected.\n" },
+	    "if it is served (the password in it), the password viewers must "
+	    "give, if\n"
+	    "any, then the number of viewers connected.\n" },
 	{ "screenshot", cmd_screenshot, "NAME FILE",
 	    "save a VM's screen as a PNG image",
 	    "\nFILE is replaced only once the whole image has arrived.\n" },

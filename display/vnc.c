@@ -1,13 +1,38 @@
 /*
  * RFB server on libvncserver, driven by the caller's event loop.
  *
- * What libvncserver is left to do: the protocol (handshake, security,
- * message parsing, encodings, WebSocket framing, the HTTP server).  What
- * this file does instead of its select loop: accept connections, watch
- * each client socket, decide when to send an update and how much.
+ * What libvncserver is left to do: the protocol (security, message
+ * parsing, encodings, WebSocket framing).  What this file does instead
+ * of its select loop: accept connections, carry each through its
+ * handshake, watch each viewer's socket, decide when to send an update
+ * and how much.  The web server for noVNC's files is vnc-http.c's.
  *
  * Corners of libvncserver 0.9.14 handled here:
  *
+ *  - Reads wait.  libvncserver reads a message whole, waiting in
+ *    select() for the rest (up to maxClientWait, which each byte
+ *    restarts), and its WebSocket upgrade reads byte by byte with 100 ms
+ *    waits; one silent or slow peer would stall the loop, and with it
+ *    the guest.  So until a connection is a viewer it is a greeting of
+ *    this file's: its socket stays ours, and libvncserver's client is
+ *    given one end of a socket pair.  A message of the handshake goes
+ *    to libvncserver only once it has all arrived (peeked at, on
+ *    edge-triggered read events): the WebSocket upgrade request, then
+ *    the RFB messages, whose sizes follow from the client's state (the
+ *    whole WebSocket frames that hold them, for a WebSocket client).
+ *    What libvncserver answers (a few hundred bytes in all) is passed
+ *    on to the peer.  With ClientInit processed, the peer's socket is
+ *    swapped in for the pair's end and the client is a viewer.  Each
+ *    greeting is closed handshake_timeout_ms after it was accepted,
+ *    and at most max_handshakes exist: further connections are closed
+ *    when accepted.
+ *  - WebSocket detection waits too.  rfbNewClient() peeks for up to
+ *    100 ms for a client's first bytes ("GET " means WebSocket); a
+ *    plain RFB client says nothing before the server does.  A greeting
+ *    decides itself: the upgrade request if the peer speaks, plain RFB
+ *    if it stays silent for VNC_WS_DETECT_MS; the pair then starts
+ *    with the request, or with "RFB ", which ends libvncserver's peek
+ *    at once and is taken back.
  *  - Writes can block.  rfbWriteExact() waits in select() (5 s steps,
  *    up to maxClientWait) when a socket's buffer is full, which would
  *    stall the whole loop for a client that stopped reading.  So an
@@ -20,28 +45,18 @@
  *    served because its queue stays full is cut off after
  *    client_timeout_ms, without ever blocking the loop.  A client that
  *    asks for nothing is sent nothing and costs nothing.
- *  - WebSocket detection waits.  rfbNewClient() peeks for up to 100 ms
- *    for a client's first bytes ("GET " means WebSocket); a plain RFB
- *    client says nothing before the server does.  A new socket is
- *    therefore held by this file until it either speaks (WebSocket: the
- *    peek then succeeds at once) or stays silent for 100 ms on an event
- *    timeout (plain RFB): libvncserver is then handed a socket pair
- *    that already holds "RFB ", which ends its wait at once, and the
- *    real socket is swapped in when it returns, with the protocol
- *    version it wrote forwarded.
- *  - select() and FD_SETSIZE.  libvncserver FD_SETs client sockets and
- *    the HTTP sockets; a descriptor >= FD_SETSIZE (or -1) would abort
- *    the process.  Connections on such descriptors are refused, and
- *    the HTTP server's IPv6 listening socket, which its check looks at
- *    unconditionally, aliases the IPv4 one instead of being -1.
+ *  - select() and FD_SETSIZE.  libvncserver FD_SETs client sockets; a
+ *    descriptor >= FD_SETSIZE would abort the process.  Connections on
+ *    such descriptors are refused.
  *  - The cursor.  libvncserver draws its cursor into the framebuffer
  *    for clients without cursor-shape support; here the framebuffer
  *    is guest memory, so the screen has no cursor (screen->cursor is
  *    NULL) and the guest draws its own.
- *  - A partly received message: rfbProcessClientMessage() reads whole
- *    messages and waits up to maxClientWait (client_timeout_ms) for
- *    the rest in select().  This is the one wait left: it only happens
- *    when a client sends part of a message and then stops.
+ *  - A partly received message from a viewer: rfbProcessClientMessage()
+ *    reads whole messages and waits up to maxClientWait
+ *    (client_timeout_ms) for the rest in select().  This is the one
+ *    wait left, and only a viewer (a client past authentication) can
+ *    cause it, by sending part of a message and then stopping.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,9 +67,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,6 +78,7 @@
 #include <rfb/rfbregion.h>
 
 #include "dirty.h"
+#include "vnc-http.h"
 #include "vnc.h"
 
 #define VNC_DEFAULT_ADDRESS	"127.0.0.1"
@@ -71,6 +87,10 @@
 #define VNC_PORT_RANGE		100
 #define VNC_WS_DETECT_MS	100	/* libvncserver's own wait */
 #define VNC_MAX_RECTS		64
+#define VNC_WS_REQUEST_MAX	4096	/* libvncserver's limit too */
+/* The longest WebSocket frame taken before the client is a viewer: a
+ * handshake message is 16 bytes at most. */
+#define VNC_WS_FRAME_MAX	64
 /*
  * Send buffer asked for each client: a full 1024x768 frame and some.
  * Unprivileged, the kernel caps it at net.core.wmem_max; updates are
@@ -81,12 +101,24 @@
 
 struct vnc_client;
 
-/* An accepted socket that has not said yet whether it is WebSocket. */
-struct vnc_pending {
+/* An accepted connection until it is a viewer: see the top. */
+struct vnc_greeting {
 	struct vnc *vnc;
-	int fd;
-	struct event *ev;
-	struct vnc_pending *next;
+	int fd;				/* the peer's socket */
+	struct event *ev;		/* its input (edge-triggered) */
+	struct event *deadline;		/* handshake_timeout_ms */
+	enum {
+		VNC_GREET_DETECT,	/* WebSocket or not? */
+		VNC_GREET_UPGRADE,	/* the WebSocket upgrade request */
+		VNC_GREET_RFB,		/* version, security, ClientInit */
+	} phase;
+	bool websocket;
+	/* From VNC_GREET_RFB: libvncserver's client, on its end of a
+	 * socket pair; peer is ours. */
+	rfbClientPtr cl;
+	int peer;
+	size_t payload;		/* WebSocket payload it has not read */
+	struct vnc_greeting *next;
 };
 
 struct vnc {
@@ -103,12 +135,11 @@ struct vnc {
 	int port;
 
 	int http_fd;
-	int http_quiet_fd;	/* never readable: see vnc_http_client_cb */
-	struct event *http_listen_ev;
-	struct event *http_client_ev;
+	struct vnc_http *http;
 	int http_port;
 
-	struct vnc_pending *pending;
+	struct vnc_greeting *greetings;
+	unsigned int handshakes;	/* greetings in the list */
 	struct vnc_client *clients;
 	unsigned int viewers;
 
@@ -517,23 +548,194 @@ vnc_socket_sndbuf(int fd)
 	return (size_t)got / 2;
 }
 
-/* Swap the real socket in for the pair end libvncserver was given. */
-static int
-vnc_swap_socket(rfbClientPtr cl, int decoy_peer, int fd)
+/* --- handshakes -------------------------------------------------------- */
+
+/*
+ * From accept until the client is a viewer (see the top): the peer's
+ * socket is the greeting's, libvncserver's client sits on one end of a
+ * socket pair and the greeting on the other, handing it one whole
+ * message at a time.
+ */
+
+static void
+vnc_greeting_free(struct vnc_greeting *g)
 {
-	char version[sz_rfbProtocolVersionMsg];
+	struct vnc *vnc = g->vnc;
+	struct vnc_greeting **pp;
+
+	for (pp = &vnc->greetings; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	}
+	vnc->handshakes--;
+	if (g->ev != NULL)
+		event_free(g->ev);
+	if (g->deadline != NULL)
+		event_free(g->deadline);
+	if (g->cl != NULL) {
+		if (g->cl->sock != RFB_INVALID_SOCKET)
+			rfbCloseClient(g->cl);
+		rfbClientConnectionGone(g->cl);	/* calls vnc_client_gone */
+	}
+	if (g->peer >= 0)
+		close(g->peer);
+	if (g->fd >= 0)
+		close(g->fd);
+	free(g);
+}
+
+/* What libvncserver wrote, to the peer.  0, or -errno: drop it. */
+static int
+vnc_greeting_forward(struct vnc_greeting *g)
+{
+	char buf[1024];
+	ssize_t n, w;
+
+	while ((n = read(g->peer, buf, sizeof(buf))) > 0) {
+		/*
+		 * A few hundred bytes at most before the client is a
+		 * viewer: a socket that cannot take them now holds a
+		 * receive window nobody opens, and is dropped.
+		 */
+		w = send(g->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w != n)
+			return w < 0 ? -errno : -EAGAIN;
+	}
+	return n < 0 && errno != EAGAIN ? -errno : 0;
+}
+
+/* A short HTTP answer to a WebSocket request, and the end of it. */
+static void
+vnc_greeting_refuse(struct vnc_greeting *g, int status, const char *reason)
+{
+	char buf[512];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n", status,
+	    status == 403 ? "Forbidden" : "Bad Request", strlen(reason) + 1,
+	    reason);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		(void)send(g->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	vnc_greeting_free(g);
+}
+
+/* Client bytes libvncserver's next call reads, by its state; 0: none. */
+static size_t
+vnc_greeting_need(const rfbClientPtr cl)
+{
+	switch (cl->state) {
+	case RFB_PROTOCOL_VERSION:
+		return sz_rfbProtocolVersionMsg;
+	case RFB_SECURITY_TYPE:
+		return 1;
+	case RFB_AUTHENTICATION:
+		return CHALLENGESIZE;
+	case RFB_INITIALISATION:
+		return sz_rfbClientInitMsg;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Move need bytes of RFB from the peer to libvncserver's end of the
+ * pair, or whole WebSocket frames holding at least that much payload.
+ * Nothing is taken until all of it is there.  0, -EAGAIN (not yet), or
+ * -errno: drop it.
+ */
+static int
+vnc_greeting_take(struct vnc_greeting *g, size_t need)
+{
+	/* Frame header (at most 14 bytes) and what a message needs. */
+	uint8_t buf[14 + VNC_WS_FRAME_MAX];
+	size_t len, hdr;
+	ssize_t n;
+
+	if (!g->websocket) {
+		n = recv(g->fd, buf, need, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? -EAGAIN :
+			    -errno;
+		if ((size_t)n < need)
+			return -EAGAIN;
+		if (recv(g->fd, buf, need, MSG_DONTWAIT) != (ssize_t)need ||
+		    write(g->peer, buf, need) != (ssize_t)need)
+			return -EIO;
+		return 0;
+	}
+	while (g->payload < need) {
+		n = recv(g->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? -EAGAIN :
+			    -errno;
+		if (n < 2)
+			return -EAGAIN;
+		/* Masked (as a client must), binary or continued: what
+		 * libvncserver decodes as it is.  Text frames are base64's,
+		 * refused at the upgrade; close and ping end the
+		 * handshake. */
+		if (!(buf[1] & 0x80) || ((buf[0] & 0x0f) != 0 &&
+		    (buf[0] & 0x0f) != 2))
+			return -EPROTO;
+		len = buf[1] & 0x7f;
+		hdr = 2 + (len == 126 ? 2 : len == 127 ? 8 : 0) + 4;
+		if ((size_t)n < hdr)
+			return -EAGAIN;
+		if (len == 126) {
+			len = (size_t)buf[2] << 8 | buf[3];
+		} else if (len == 127) {
+			len = 0;
+			for (int i = 2; i < 10; i++) {
+				if (len > VNC_WS_FRAME_MAX)
+					return -EPROTO;
+				len = len << 8 | buf[i];
+			}
+		}
+		if (len == 0 || len > VNC_WS_FRAME_MAX)
+			return -EPROTO;
+		if ((size_t)n < hdr + len)
+			return -EAGAIN;
+		if (recv(g->fd, buf, hdr + len, MSG_DONTWAIT) !=
+		    (ssize_t)(hdr + len) ||
+		    write(g->peer, buf, hdr + len) != (ssize_t)(hdr + len))
+			return -EIO;
+		g->payload += len;
+	}
+	return 0;
+}
+
+/*
+ * The handshake is over: swap the peer's socket in for libvncserver's
+ * end of the pair, and the client is a viewer.  Frees g.
+ */
+static void
+vnc_greeting_done(struct vnc_greeting *g)
+{
+	struct vnc *vnc = g->vnc;
+	rfbClientPtr cl = g->cl;
+	struct vnc_client *c = cl->clientData;
 	struct sockaddr_storage addr;
 	socklen_t addrlen = sizeof(addr);
 	char host[INET6_ADDRSTRLEN] = "";
-	ssize_t n;
-	int one = 1;
+	int fd = g->fd, left = 0, one = 1;
 
-	n = read(decoy_peer, version, sizeof(version));
-	if (n != (ssize_t)sizeof(version))
-		return -EPROTO;
-	n = write(fd, version, sizeof(version));
-	if (n != (ssize_t)sizeof(version))
-		return n < 0 ? -errno : -EIO;
+	/* What libvncserver has not read would be lost with the pair: a
+	 * client must wait for ServerInit. */
+	if (ioctl(cl->sock, FIONREAD, &left) < 0 || left != 0) {
+		vnc_greeting_free(g);
+		return;
+	}
+	g->cl = NULL;
+	g->fd = -1;
+	vnc_greeting_free(g);
 	FD_CLR(cl->sock, &cl->screen->allFds);
 	close(cl->sock);
 	cl->sock = fd;
@@ -553,107 +755,360 @@ vnc_swap_socket(rfbClientPtr cl, int decoy_peer, int fd)
 	}
 	free(cl->host);
 	cl->host = strdup(host);
-	return 0;
+
+	c->sndbuf = vnc_socket_sndbuf(fd);
+	c->read_ev = event_new(vnc->base, fd, EV_READ | EV_PERSIST,
+	    vnc_client_read_cb, c);
+	c->write_ev = event_new(vnc->base, fd, EV_WRITE | EV_ET | EV_PERSIST,
+	    vnc_client_write_cb, c);
+	c->stall_ev = evtimer_new(vnc->base, vnc_client_stall_cb, c);
+	if (c->read_ev == NULL || c->write_ev == NULL || c->stall_ev == NULL ||
+	    event_add(c->read_ev, NULL) < 0) {
+		vnc_client_drop(c);
+		return;
+	}
+	c->viewer = true;
+	vnc_viewer_change(vnc, true);
+	/* A frame that held more than the handshake left the rest in
+	 * libvncserver's buffer, where no socket event will announce it. */
+	if (cl->wsctx != NULL && webSocketsHasDataInBuffer(cl))
+		vnc_client_read_cb(fd, EV_READ, c);
+}
+
+/* Detection is over: the event has no timeout from now on. */
+static int
+vnc_greeting_detected(struct vnc_greeting *g)
+{
+	event_del(g->ev);
+	return event_add(g->ev, NULL) < 0 ? -ENOMEM : 0;
+}
+
+/* Hand libvncserver every whole message there is; see the top. */
+static void
+vnc_greeting_pump(struct vnc_greeting *g)
+{
+	rfbScreenInfoPtr s = g->vnc->screen;
+	int wait, r;
+	size_t need;
+
+	for (;;) {
+		if (g->cl->state == RFB_NORMAL) {
+			vnc_greeting_done(g);
+			return;
+		}
+		need = vnc_greeting_need(g->cl);
+		if (need == 0) {
+			vnc_greeting_free(g);
+			return;
+		}
+		r = vnc_greeting_take(g, need);
+		if (r == -EAGAIN)
+			return;
+		if (r < 0) {
+			vnc_greeting_free(g);
+			return;
+		}
+		/* All of it is there: libvncserver need not wait, and
+		 * must not. */
+		wait = s->maxClientWait;
+		s->maxClientWait = 1;
+		rfbProcessClientMessage(g->cl);
+		s->maxClientWait = wait;
+		g->payload -= g->payload < need ? g->payload : need;
+		r = vnc_greeting_forward(g);
+		if (r < 0 || g->cl->sock == RFB_INVALID_SOCKET) {
+			/* Refused (a wrong password): it has been told. */
+			vnc_greeting_free(g);
+			return;
+		}
+	}
 }
 
 /*
- * Hand an accepted socket to libvncserver.  spoke: the client has sent
- * something (WebSocket or TLS); otherwise it waits for the server.
- * Takes fd in every case.
+ * Give the client to libvncserver, on a socket pair: request is the
+ * WebSocket upgrade (len bytes), or NULL for plain RFB.  Frees g on
+ * failure.
  */
 static void
-vnc_attach(struct vnc *vnc, int fd, bool spoke)
+vnc_greeting_start(struct vnc_greeting *g, const char *request, size_t len)
 {
+	struct vnc *vnc = g->vnc;
 	rfbClientPtr cl;
-	struct vnc_client *c;
-	int pair[2] = { -1, -1 };
+	char rfb[4];
+	int pair[2];
 
-	if (spoke) {
-		cl = rfbNewClient(vnc->screen, fd);	/* takes fd */
-	} else {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-		    SOCK_NONBLOCK, 0, pair) < 0 || pair[1] >= FD_SETSIZE ||
-		    write(pair[0], "RFB ", 4) != 4)
-			goto close_pair;
-		cl = rfbNewClient(vnc->screen, pair[1]);	/* takes pair[1] */
-		pair[1] = -1;
-		if (cl != NULL && vnc_swap_socket(cl, pair[0], fd) < 0) {
-			rfbCloseClient(cl);
-			rfbClientConnectionGone(cl);
-			cl = NULL;
-		} else if (cl != NULL) {
-			fd = -1;	/* now the client's */
-		}
-		close(pair[0]);
-		if (fd >= 0)
-			close(fd);
-	}
-	if (cl == NULL)
+	if (g->phase == VNC_GREET_DETECT && vnc_greeting_detected(g) < 0) {
+		vnc_greeting_free(g);
 		return;
-	c = cl->clientData;
-	c->sndbuf = vnc_socket_sndbuf(cl->sock);
-	c->read_ev = event_new(vnc->base, cl->sock, EV_READ | EV_PERSIST,
-	    vnc_client_read_cb, c);
-	c->write_ev = event_new(vnc->base, cl->sock,
-	    EV_WRITE | EV_ET | EV_PERSIST, vnc_client_write_cb, c);
-	c->stall_ev = evtimer_new(vnc->base, vnc_client_stall_cb, c);
-	if (c->read_ev == NULL || c->write_ev == NULL || c->stall_ev == NULL ||
-	    event_add(c->read_ev, NULL) < 0)
-		vnc_client_drop(c);
-	return;
-
-close_pair:
-	if (pair[0] >= 0)
-		close(pair[0]);
-	if (pair[1] >= 0)
-		close(pair[1]);
-	close(fd);
-}
-
-static void
-vnc_pending_remove(struct vnc_pending *p)
-{
-	struct vnc_pending **pp;
-
-	for (pp = &p->vnc->pending; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			break;
-		}
 	}
-	event_free(p->ev);
-	free(p);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+	    pair) < 0) {
+		vnc_greeting_free(g);
+		return;
+	}
+	g->peer = pair[0];
+	/*
+	 * rfbNewClient() peeks for the first bytes, waiting up to 100 ms:
+	 * the upgrade is all there, and a plain client is announced by
+	 * "RFB ", which is taken back at once.
+	 */
+	if (pair[1] >= FD_SETSIZE ||	/* libvncserver would FD_SET it */
+	    (request != NULL && write(pair[0], request, len) != (ssize_t)len) ||
+	    (request == NULL && write(pair[0], "RFB ", 4) != 4)) {
+		close(pair[1]);
+		vnc_greeting_free(g);
+		return;
+	}
+	cl = rfbNewClient(vnc->screen, pair[1]);	/* takes pair[1] */
+	if (cl == NULL) {
+		if (request != NULL)
+			vnc_greeting_refuse(g, 400, "bad WebSocket upgrade");
+		else
+			vnc_greeting_free(g);
+		return;
+	}
+	g->cl = cl;
+	g->websocket = request != NULL;
+	if (request == NULL && read(cl->sock, rfb, 4) != 4) {
+		vnc_greeting_free(g);
+		return;
+	}
+	g->phase = VNC_GREET_RFB;
+	if (vnc_greeting_forward(g) < 0) {
+		vnc_greeting_free(g);
+		return;
+	}
+	vnc_greeting_pump(g);
+}
+
+/* "h: v" among the request's header lines: v and its length, or NULL. */
+static const char *
+vnc_header(const char *req, const char *name, size_t *len)
+{
+	size_t nlen = strlen(name);
+	const char *p, *end;
+
+	for (p = strchr(req, '\n'); p != NULL; p = strchr(p, '\n')) {
+		p++;
+		if (strncasecmp(p, name, nlen) != 0 || p[nlen] != ':')
+			continue;
+		p += nlen + 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strcspn(p, "\r\n");
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		*len = (size_t)(end - p);
+		return p;
+	}
+	return NULL;
+}
+
+static bool
+vnc_loopback(const char *address)
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, address, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return strcmp(address, "::1") == 0;
+}
+
+/* "localhost", an IPv4 address or an IPv6 one in brackets. */
+static bool
+vnc_host_is_address(const char *host)
+{
+	char v6[INET6_ADDRSTRLEN], addr[sizeof(struct in6_addr)];
+	size_t len = strlen(host);
+
+	if (strcasecmp(host, "localhost") == 0 ||
+	    inet_pton(AF_INET, host, addr) == 1)
+		return true;
+	if (len < 3 || len - 2 >= sizeof(v6) || host[0] != '[' ||
+	    host[len - 1] != ']')
+		return false;
+	memcpy(v6, host + 1, len - 2);
+	v6[len - 2] = '\0';
+	return inet_pton(AF_INET6, v6, addr) == 1;
+}
+
+/*
+ * Browsers let any page open a WebSocket to any address, 127.0.0.1
+ * included, and say which site's page it is in Origin: only the
+ * display's own web client's pages may connect, those of
+ * http://HOST:HTTP-PORT where HOST is the name the upgrade was sent to
+ * (its Host header).  For a display on a loopback address HOST must be
+ * an address or localhost too, so that a name an attacker's DNS points
+ * at 127.0.0.1 does not pass for the display's own.  NULL when the
+ * request may go on, else why not (into why).
+ */
+static const char *
+vnc_ws_origin(const struct vnc *vnc, const char *req, char *why,
+    size_t len)
+{
+	char host[256], own[300];
+	const char *v, *origin;
+	size_t vlen, hlen, olen;
+
+	origin = vnc_header(req, "Origin", &olen);
+	if (origin == NULL)
+		origin = vnc_header(req, "Sec-WebSocket-Origin", &olen);
+	if (vnc->http == NULL) {
+		snprintf(why, len, "WebSocket connections come only from "
+		    "this display's web client, and it has none");
+		return why;
+	}
+	v = vnc_header(req, "Host", &vlen);
+	if (v == NULL || vlen == 0 || vlen >= sizeof(host)) {
+		snprintf(why, len, "a WebSocket upgrade needs its Host");
+		return why;
+	}
+	hlen = v[0] == '[' && memchr(v, ']', vlen) != NULL ?
+	    (size_t)((const char *)memchr(v, ']', vlen) - v) + 1 :
+	    strcspn(v, ":\r\n");
+	if (hlen > vlen)
+		hlen = vlen;
+	memcpy(host, v, hlen);
+	host[hlen] = '\0';
+	snprintf(own, sizeof(own), "http://%s:%d", host, vnc->http_port);
+	if (vnc_loopback(vnc->address) && !vnc_host_is_address(host)) {
+		snprintf(why, len, "WebSocket upgrade for host '%.100s': "
+		    "this display answers to its address or localhost only",
+		    host);
+		return why;
+	}
+	if (origin == NULL) {
+		snprintf(why, len, "WebSocket upgrade without an Origin "
+		    "refused: only this display's web client (%s) may "
+		    "connect", own);
+		return why;
+	}
+	if (olen != strlen(own) || strncasecmp(origin, own, olen) != 0) {
+		snprintf(why, len, "WebSocket from origin '%.*s' refused: "
+		    "only this display's web client (%s) may connect",
+		    (int)(olen < 100 ? olen : 100), origin, own);
+		return why;
+	}
+	return NULL;
+}
+
+/* A whole upgrade request (NUL-terminated, len bytes) came: judge it. */
+static void
+vnc_greeting_upgrade(struct vnc_greeting *g, const char *req, size_t len)
+{
+	const char *v;
+	char why[512];
+	size_t vlen;
+
+	if (vnc_ws_origin(g->vnc, req, why, sizeof(why)) != NULL) {
+		vnc_greeting_refuse(g, 403, why);
+		return;
+	}
+
+	/* base64 framing would change what a frame's length means to
+	 * vnc_greeting_take(); browsers have long spoken binary. */
+	v = vnc_header(req, "Sec-WebSocket-Protocol", &vlen);
+	if (v != NULL && memmem(v, vlen, "base64", 6) != NULL) {
+		vnc_greeting_refuse(g, 400, "the base64 WebSocket protocol "
+		    "is not supported; use binary");
+		return;
+	}
+	vnc_greeting_start(g, req, len);
 }
 
 static void
-vnc_pending_cb(evutil_socket_t fd, short what, void *arg)
+vnc_greeting_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct vnc_pending *p = arg;
-	struct vnc *vnc = p->vnc;
-	char peek[4];
-	bool spoke = false;
+	struct vnc_greeting *g = arg;
+	struct vnc *vnc = g->vnc;
+	char req[VNC_WS_REQUEST_MAX + 1];
+	const char *end;
+	ssize_t n;
 
 	vnc->stats.wakeups++;
-	if (what & EV_READ) {
-		ssize_t n = recv(fd, peek, sizeof(peek), MSG_PEEK);
-
-		if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) {
-			close(fd);	/* gone before saying anything */
-			vnc_pending_remove(p);
+	switch (g->phase) {
+	case VNC_GREET_DETECT:
+		n = recv(g->fd, req, 4, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			vnc_greeting_free(g);	/* gone before a word */
 			return;
 		}
-		spoke = n > 0;
+		if (n < 0) {
+			/* Silent for VNC_WS_DETECT_MS: plain RFB, whose
+			 * client waits for the server. */
+			if (what & EV_TIMEOUT)
+				vnc_greeting_start(g, NULL, 0);
+			return;
+		}
+		if (memcmp(req, "GET ", (size_t)n) != 0) {
+			/* Spoke first, but no WebSocket: RFB or nothing
+			 * (TLS is not offered), libvncserver will say. */
+			if (req[0] == 0x16 || req[0] == (char)0x80)
+				vnc_greeting_free(g);
+			else
+				vnc_greeting_start(g, NULL, 0);
+			return;
+		}
+		/* "GET " or part of it: no more detection, only the
+		 * deadline. */
+		if (vnc_greeting_detected(g) < 0) {
+			vnc_greeting_free(g);
+			return;
+		}
+		if (n < 4)
+			return;
+		g->phase = VNC_GREET_UPGRADE;
+		/* FALLTHROUGH */
+	case VNC_GREET_UPGRADE:
+		n = recv(g->fd, req, VNC_WS_REQUEST_MAX, MSG_PEEK |
+		    MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			vnc_greeting_free(g);
+			return;
+		}
+		if (n < 0)
+			return;
+		req[n] = '\0';
+		end = strstr(req, "\r\n\r\n");
+		if (end == NULL) {
+			if (n == VNC_WS_REQUEST_MAX || strlen(req) < (size_t)n)
+				vnc_greeting_refuse(g, 400, "bad WebSocket "
+				    "upgrade");
+			return;		/* the rest comes later */
+		}
+		/* Exactly the request: the client's first frames go
+		 * to libvncserver a message at a time. */
+		n = end + 4 - req;
+		if (recv(g->fd, req, (size_t)n, MSG_DONTWAIT) != n) {
+			vnc_greeting_free(g);
+			return;
+		}
+		req[n] = '\0';
+		vnc_greeting_upgrade(g, req, (size_t)n);
+		return;
+	case VNC_GREET_RFB:
+		vnc_greeting_pump(g);
+		return;
 	}
-	vnc_pending_remove(p);
-	vnc_attach(vnc, (int)fd, spoke);
+}
+
+static void
+vnc_greeting_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vnc_greeting *g = arg;
+
+	g->vnc->stats.wakeups++;
+	g->vnc->stats.handshakes_timed_out++;
+	vnc_greeting_free(g);
 }
 
 static void
 vnc_listen_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct vnc *vnc = arg;
-	struct timeval tv = vnc_ms(VNC_WS_DETECT_MS);
-	struct vnc_pending *p;
+	struct timeval detect = vnc_ms(VNC_WS_DETECT_MS);
+	struct timeval deadline = vnc_ms(vnc->cfg.handshake_timeout_ms);
+	struct vnc_greeting *g;
 	int fd;
 
 	vnc->stats.wakeups++;
@@ -661,27 +1116,35 @@ vnc_listen_cb(evutil_socket_t lfd, short what, void *arg)
 	if (fd < 0)
 		return;
 	vnc->stats.connections++;
+	if (vnc->handshakes >= vnc->cfg.max_handshakes) {
+		vnc->stats.handshakes_refused++;
+		close(fd);
+		return;
+	}
 	if (fd >= FD_SETSIZE) {		/* libvncserver would FD_SET it */
 		close(fd);
 		return;
 	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
+	g = calloc(1, sizeof(*g));
+	if (g == NULL) {
 		close(fd);
 		return;
 	}
-	p->vnc = vnc;
-	p->fd = fd;
-	p->ev = event_new(vnc->base, fd, EV_READ, vnc_pending_cb, p);
-	if (p->ev == NULL || event_add(p->ev, &tv) < 0) {
-		if (p->ev != NULL)
-			event_free(p->ev);
-		free(p);
-		close(fd);
-		return;
-	}
-	p->next = vnc->pending;
-	vnc->pending = p;
+	g->vnc = vnc;
+	g->fd = fd;
+	g->peer = -1;
+	g->next = vnc->greetings;
+	vnc->greetings = g;
+	vnc->handshakes++;
+	/* Edge-triggered: what is there is only peeked at, until a whole
+	 * message is. */
+	g->ev = event_new(vnc->base, fd, EV_READ | EV_ET | EV_PERSIST,
+	    vnc_greeting_cb, g);
+	g->deadline = evtimer_new(vnc->base, vnc_greeting_deadline_cb, g);
+	if (g->ev == NULL || g->deadline == NULL ||
+	    event_add(g->ev, &detect) < 0 ||
+	    evtimer_add(g->deadline, &deadline) < 0)
+		vnc_greeting_free(g);
 }
 
 /* --- input ------------------------------------------------------------ */
@@ -717,89 +1180,6 @@ vnc_pointer_hook(int buttons, int x, int y, rfbClientPtr cl)
 	if (vnc->host.pointer != NULL)
 		vnc->host.pointer(vnc->host.opaque, x, y,
 		    (unsigned int)buttons);
-}
-
-/* --- HTTP ------------------------------------------------------------- */
-
-static void vnc_http_client_cb(evutil_socket_t fd, short what, void *arg);
-
-/*
- * libvncserver serves one HTTP connection at a time in
- * screen->httpSock, accepting and closing inside rfbHttpCheckFds(), and
- * it closes the connection it has when another one arrives.  Browsers
- * open several at once (and some before they have a request to send),
- * so the listening socket is watched only while no connection is being
- * served: the others wait in the backlog.  A connection that says
- * nothing for VNC_HTTP_IDLE_S is closed, so that it cannot hold the
- * others back.
- */
-#define VNC_HTTP_IDLE_S	5
-
-static void
-vnc_http_sync(struct vnc *vnc)
-{
-	const struct timeval idle = { VNC_HTTP_IDLE_S, 0 };
-	int fd = vnc->screen->httpSock;
-
-	if (vnc->http_client_ev != NULL)
-		event_free(vnc->http_client_ev);
-	vnc->http_client_ev = NULL;
-	if (fd != RFB_INVALID_SOCKET) {
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-		vnc->http_client_ev = event_new(vnc->base, fd,
-		    EV_READ | EV_PERSIST, vnc_http_client_cb, vnc);
-		if (vnc->http_client_ev == NULL ||
-		    event_add(vnc->http_client_ev, &idle) < 0) {
-			if (vnc->http_client_ev != NULL)
-				event_free(vnc->http_client_ev);
-			vnc->http_client_ev = NULL;
-			close(fd);
-			vnc->screen->httpSock = RFB_INVALID_SOCKET;
-		}
-	}
-	if (vnc->screen->httpSock == RFB_INVALID_SOCKET)
-		event_add(vnc->http_listen_ev, NULL);
-	else
-		event_del(vnc->http_listen_ev);
-}
-
-static void
-vnc_http_client_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct vnc *vnc = arg;
-
-	vnc->stats.wakeups++;
-	if (what & EV_TIMEOUT) {
-		close(fd);
-		vnc->screen->httpSock = RFB_INVALID_SOCKET;
-	} else {
-		/*
-		 * rfbHttpCheckFds() also polls the listening socket and, if
-		 * a connection waits there, drops this one for it: let it
-		 * see a descriptor that is never readable instead.
-		 */
-		vnc->screen->httpListenSock = vnc->http_quiet_fd;
-		vnc->screen->httpListen6Sock = vnc->http_quiet_fd;
-		rfbHttpCheckFds(vnc->screen);
-		vnc->screen->httpListenSock = vnc->http_fd;
-		vnc->screen->httpListen6Sock = vnc->http_fd;
-	}
-	if (vnc->screen->httpSock != (int)fd || (what & EV_TIMEOUT))
-		vnc_http_sync(vnc);
-}
-
-static void
-vnc_http_listen_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct vnc *vnc = arg;
-
-	vnc->stats.wakeups++;
-	rfbHttpCheckFds(vnc->screen);
-	if (vnc->screen->httpSock >= FD_SETSIZE) {
-		close(vnc->screen->httpSock);	/* would abort next time */
-		vnc->screen->httpSock = RFB_INVALID_SOCKET;
-	}
-	vnc_http_sync(vnc);
 }
 
 /* --- setup ------------------------------------------------------------ */
@@ -909,7 +1289,6 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 	vnc->host = *host;
 	vnc->listen_fd = -1;
 	vnc->http_fd = -1;
-	vnc->http_quiet_fd = -1;
 	if (vnc->cfg.refresh_fast_ms == 0)
 		vnc->cfg.refresh_fast_ms = 33;
 	if (vnc->cfg.refresh_slow_ms == 0)
@@ -918,6 +1297,12 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 		vnc->cfg.idle_refreshes = 15;
 	if (vnc->cfg.client_timeout_ms == 0)
 		vnc->cfg.client_timeout_ms = 2000;
+	if (vnc->cfg.handshake_timeout_ms == 0)
+		vnc->cfg.handshake_timeout_ms = 30000;
+	if (vnc->cfg.http_timeout_ms == 0)
+		vnc->cfg.http_timeout_ms = 10000;
+	if (vnc->cfg.max_handshakes == 0)
+		vnc->cfg.max_handshakes = 8;
 	r = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	vnc->address = strdup(cfg->address ? cfg->address : VNC_DEFAULT_ADDRESS);
@@ -995,24 +1380,14 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 			goto free_vnc;
 		}
 		vnc->http_fd = r;
-		vnc->http_quiet_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (vnc->http_quiet_fd < 0) {
-			r = -errno;
-			snprintf(err, errlen, "eventfd: %s", strerror(-r));
+		r = vnc_http_new(base, vnc->http_fd, vnc->web_dir,
+		    vnc->cfg.http_timeout_ms, vnc->cfg.max_handshakes,
+		    &vnc->http);
+		if (r < 0) {
+			snprintf(err, errlen, "web directory %s: %s",
+			    vnc->web_dir, strerror(-r));
 			goto free_vnc;
 		}
-		r = -ENOMEM;
-		s->httpDir = vnc->web_dir;
-		s->httpPort = vnc->http_port;
-		s->httpInitDone = TRUE;
-		s->httpListenSock = vnc->http_fd;
-		/* Never -1: rfbHttpCheckFds() FD_ISSETs it regardless. */
-		s->httpListen6Sock = vnc->http_fd;
-		vnc->http_listen_ev = event_new(base, vnc->http_fd,
-		    EV_READ | EV_PERSIST, vnc_http_listen_cb, vnc);
-		if (vnc->http_listen_ev == NULL ||
-		    event_add(vnc->http_listen_ev, NULL) < 0)
-			goto free_vnc;
 	}
 	err[0] = '\0';
 	*out = vnc;
@@ -1033,10 +1408,8 @@ vnc_free(struct vnc *vnc)
 		return;
 	vnc->freeing = true;
 	s = vnc->screen;
-	while (vnc->pending != NULL) {
-		close(vnc->pending->fd);
-		vnc_pending_remove(vnc->pending);
-	}
+	while (vnc->greetings != NULL)
+		vnc_greeting_free(vnc->greetings);
 	while (vnc->clients != NULL)
 		vnc_client_drop(vnc->clients);
 	vnc_refresh_stop(vnc);
@@ -1044,20 +1417,10 @@ vnc_free(struct vnc *vnc)
 		event_free(vnc->listen_ev);
 	if (vnc->listen_fd >= 0)
 		close(vnc->listen_fd);
-	if (vnc->http_client_ev != NULL)
-		event_free(vnc->http_client_ev);
-	if (vnc->http_listen_ev != NULL)
-		event_free(vnc->http_listen_ev);
+	vnc_http_free(vnc->http);
 	if (vnc->http_fd >= 0)
 		close(vnc->http_fd);
-	if (vnc->http_quiet_fd >= 0)
-		close(vnc->http_quiet_fd);
 	if (s != NULL) {
-		if (s->httpSock != RFB_INVALID_SOCKET)
-			close(s->httpSock);
-		s->httpSock = s->httpListenSock = s->httpListen6Sock =
-		    RFB_INVALID_SOCKET;
-		s->httpDir = NULL;
 		s->authPasswdData = NULL;
 		rfbScreenCleanup(s);
 	}
@@ -1086,8 +1449,15 @@ vnc_http_port(const struct vnc *vnc)
 void
 vnc_stats(const struct vnc *vnc, struct vnc_stats *stats)
 {
+	struct vnc_http_stats http = { 0 };
+
 	*stats = vnc->stats;
 	stats->clients = vnc->viewers;
+	stats->handshakes = vnc->handshakes;
+	if (vnc->http != NULL)
+		vnc_http_stats(vnc->http, &http);
+	stats->wakeups += http.wakeups;
+	stats->http_timed_out = http.timed_out;
 	for (const struct vnc_client *c = vnc->clients; c != NULL; c = c->next)
 		stats->bytes_sent += (uint64_t)rfbStatGetSentBytes(c->cl);
 	stats->refresh_exists = vnc->refresh != NULL;

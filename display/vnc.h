@@ -20,6 +20,12 @@
  *    later, to gather the rest of the frame).  A static screen with a
  *    viewer costs no wake-up at all.
  *
+ * No peer blocks the loop: a connection's handshake (WebSocket
+ * upgrade, RFB version, security, authentication) and the web server's
+ * files go in non-blocking steps on the loop's events, each connection
+ * not yet a viewer has a deadline, and there are at most so many of
+ * them (handshake_timeout_ms, max_handshakes).
+ *
  * Threads: everything, callbacks included, runs on the thread of the
  * event base.  The process must ignore SIGPIPE (libvncserver writes with
  * write(2)); this module does not change signal dispositions.
@@ -58,8 +64,8 @@ struct vnc_config {
 	 */
 	const char *password;
 	/*
-	 * A directory for libvncserver's own HTTP server (noVNC's files,
-	 * /usr/share/novnc), or NULL for no HTTP server.
+	 * A directory for the display's web server (noVNC's files,
+	 * /usr/share/novnc; see vnc-http.h), or NULL for no HTTP server.
 	 */
 	const char *web_dir;
 	int http_port;		/* 0: the first free one from 5800 to 5899 */
@@ -75,6 +81,26 @@ struct vnc_config {
 	 * message.  0: 2000.
 	 */
 	unsigned int client_timeout_ms;
+	/*
+	 * A connection that has not become a viewer (got through the
+	 * handshake and authentication) this long after it was accepted
+	 * is closed.  Viewers ask for the password while the handshake
+	 * waits, so a person's typing must fit.  0: 30000.
+	 */
+	unsigned int handshake_timeout_ms;
+	/*
+	 * An HTTP connection whose request has not arrived whole this long
+	 * after it was accepted, or whose response made no progress for
+	 * this long, is closed.  0: 10000.
+	 */
+	unsigned int http_timeout_ms;
+	/*
+	 * At most this many connections in their handshake on the RFB
+	 * port (further ones are closed as soon as accepted), and as many
+	 * being served on the HTTP port (further ones wait in its
+	 * backlog).  0: 8.
+	 */
+	unsigned int max_handshakes;
 };
 
 /* Callbacks to the owner; opaque is passed back to each. */
@@ -110,6 +136,10 @@ struct vnc_stats {
 	uint64_t tiles_sent;		/* dirty tiles (dirty.h) marked for sending */
 	uint64_t updates_sent;		/* FramebufferUpdate messages */
 	uint64_t clients_cut_off;	/* stalled clients disconnected */
+	unsigned int handshakes;	/* connections in their handshake now */
+	uint64_t handshakes_timed_out;	/* closed at handshake_timeout_ms */
+	uint64_t handshakes_refused;	/* closed at accept: max_handshakes */
+	uint64_t http_timed_out;	/* HTTP connections closed at theirs */
 	bool refresh_armed;		/* the refresh timer is pending */
 	bool refresh_exists;		/* the refresh timer is allocated */
 };

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -752,17 +753,53 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 }
 
 /*
+ * A password for one run of a VM: VM_PASSWORD_LEN characters drawn
+ * uniformly from letters and digits that cannot be mistaken for one
+ * another (about 46 bits), URL-safe as they are.  0 or -errno.
+ */
+#define VM_PASSWORD_LEN	8	/* all that VNC authentication uses */
+
+static int
+vm_generate_password(char *out)
+{
+	static const char set[] = "abcdefghijkmnopqrstuvwxyz"
+	    "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+	const unsigned int n = sizeof(set) - 1, limit = 256 - 256 % n;
+	unsigned char buf[32];
+	size_t got = 0, i;
+
+	while (got < VM_PASSWORD_LEN) {
+		ssize_t r = getrandom(buf, sizeof(buf), 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		for (i = 0; i < (size_t)r && got < VM_PASSWORD_LEN; i++)
+			if (buf[i] < limit)	/* no bias */
+				out[got++] = set[buf[i] % n];
+	}
+	out[got] = '\0';
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
+}
+
+/*
  * worker.boot's "display": {listen, port, [password], width, height,
  * [http_port, web_dir]}, or NULL for a VM without one (or out of
  * memory).  The worker binds only literal addresses, so "localhost" is
  * sent as 127.0.0.1; port and http_port 0 mean the first free one.
- * noVNC is served only if its directory exists now: else the VM starts
- * without it, and that is said once, here.
+ * Without a password of the definition's (and unless it says false),
+ * one is generated for this run: the worker shows it to the daemon's
+ * clients (vm.display, vm.info).  noVNC is served only if its directory
+ * exists now: else the VM starts without it, and that is said once,
+ * here.
  */
 static struct json_object *
 vm_boot_display(const struct vm *vm)
 {
 	const struct vm_def *def = vm->def;
+	char password[VM_PASSWORD_LEN + 1];
 	struct json_object *o;
 	struct stat st;
 	bool loopback;
@@ -778,9 +815,22 @@ vm_boot_display(const struct vm *vm)
 	json_object_object_add(o, "port", json_object_new_int64(
 	    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
 	    CONFIG_VNC_PORT_BASE + def->vnc_display));
-	if (def->vnc_password != NULL)
+	if (def->vnc_password != NULL) {
 		json_object_object_add(o, "password",
 		    json_object_new_string(def->vnc_password));
+	} else if (!def->vnc_no_password) {
+		int r = vm_generate_password(password);
+
+		if (r < 0) {
+			log_error("VM '%s': cannot generate a VNC password: "
+			    "%s", def->name, strerror(-r));
+			json_object_put(o);
+			return NULL;
+		}
+		json_object_object_add(o, "password",
+		    json_object_new_string(password));
+		explicit_bzero(password, sizeof(password));
+	}
 	json_object_object_add(o, "width", json_object_new_int64(def->width));
 	json_object_object_add(o, "height",
 	    json_object_new_int64(def->height));
@@ -800,7 +850,7 @@ vm_boot_display(const struct vm *vm)
 	loopback = strcmp(def->vnc_addr, "localhost") == 0 ||
 	    strncmp(def->vnc_addr, "127.", 4) == 0 ||
 	    strcmp(def->vnc_addr, "::1") == 0;
-	if (!loopback && def->vnc_password == NULL)
+	if (!loopback && def->vnc_no_password)
 		log_warn("VM '%s': VNC on %s with no password: whoever "
 		    "reaches the port controls the guest's keyboard",
 		    def->name, def->vnc_addr);

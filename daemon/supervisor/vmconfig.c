@@ -601,6 +601,35 @@ config_parse_display(const char *s, struct vm_def *def, char *err,
 }
 
 /*
+ * vnc_password: a string (the password), false (none), true or null
+ * (one generated at each start, as when absent).  *given: not absent
+ * or null.  0 or -EINVAL.
+ */
+static int
+config_parse_password(struct json_object *obj, const char **password,
+    bool *none, bool *given, char *err, size_t errlen)
+{
+	struct json_object *v;
+
+	*password = NULL;
+	*none = *given = false;
+	if (!json_object_object_get_ex(obj, "vnc_password", &v) || v == NULL)
+		return 0;
+	*given = true;
+	if (json_object_is_type(v, json_type_boolean)) {
+		*none = !json_object_get_boolean(v);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		config_err(err, errlen, "vnc_password: expected a string, "
+		    "true or false");
+		return -EINVAL;
+	}
+	return proto_arg_string(obj, "vnc_password", 0, password, err,
+	    errlen) < 0 ? -EINVAL : 0;
+}
+
+/*
  * vnc, display, vnc_password and vnc_web.  The last three only mean
  * something with a display, so without vnc they are refused rather
  * than silently dropped.  Errors never quote the password.
@@ -610,18 +639,19 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
     char *err, size_t errlen)
 {
 	const char *vnc = NULL, *display = NULL, *password = NULL;
+	bool no_password, password_given;
 	size_t plen;
 	int web = 0, rc;
 
 	if (proto_arg_string(obj, "vnc", 0, &vnc, err, errlen) < 0 ||
 	    proto_arg_string(obj, "display", 0, &display, err, errlen) < 0 ||
-	    proto_arg_string(obj, "vnc_password", 0, &password, err,
-	    errlen) < 0 ||
+	    config_parse_password(obj, &password, &no_password,
+	    &password_given, err, errlen) < 0 ||
 	    proto_arg_bool(obj, "vnc_web", 0, &web, err, errlen) < 0)
 		return -EINVAL;
 	if (vnc == NULL) {
 		const char *key = display != NULL ? "display" :
-		    password != NULL ? "vnc_password" : web ? "vnc_web" : NULL;
+		    password_given ? "vnc_password" : web ? "vnc_web" : NULL;
 
 		if (key != NULL) {
 			config_err(err, errlen, "%s: only with a display: set "
@@ -641,7 +671,7 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
 		plen = strlen(password);
 		if (plen == 0) {
 			config_err(err, errlen, "vnc_password: must not be "
-			    "empty (leave it out for no password)");
+			    "empty (false for no password)");
 			return -EINVAL;
 		}
 		if (plen > CONFIG_VNC_PASSWORD_MAX) {
@@ -654,6 +684,7 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
 		if ((def->vnc_password = strdup(password)) == NULL)
 			return -ENOMEM;
 	}
+	def->vnc_no_password = no_password;
 	def->vnc_web = web != 0;
 	return 0;
 }
@@ -964,9 +995,12 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		if (def->vnc_password != NULL)
 			json_object_object_add(obj, "vnc_password",
 			    json_object_new_string(def->vnc_password));
+		else if (def->vnc_no_password)
+			json_object_object_add(obj, "vnc_password",
+			    json_object_new_boolean(false));
 	} else
 		json_object_object_add(obj, "vnc_password",
-		    json_object_new_boolean(def->vnc_password != NULL));
+		    json_object_new_boolean(!def->vnc_no_password));
 	json_object_object_add(obj, "vnc_web",
 	    json_object_new_boolean(def->vnc_web));
 	return obj;

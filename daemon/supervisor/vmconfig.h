@@ -139,7 +139,14 @@ struct vm_def {
 	int vnc_display;	/* N (port 5900 + N), or ..._DISPLAY_AUTO */
 	unsigned int width;	/* pixels */
 	unsigned int height;
-	char *vnc_password;	/* 1..8 bytes, or NULL; never logged */
+	/*
+	 * Viewers' password: vnc_password (1..8 bytes, never logged) when
+	 * the definition gives one; else none with vnc_no_password
+	 * ("vnc_password": false), else one generated at each start (the
+	 * default).
+	 */
+	char *vnc_password;
+	bool vnc_no_password;
 	bool vnc_web;		/* also serve noVNC over HTTP */
 };
 
@@ -170,7 +177,8 @@ struct vm_def *config_def_dup(const struct vm_def *def);
 /*
  * The definition as a JSON object.  With CONFIG_JSON_SECRETS it is what
  * config_parse() accepts back (the stored file); without, it is what
- * clients are shown: "vnc_password" is true or false, never the value.
+ * clients are shown: "vnc_password" is true (viewers need a password)
+ * or false, never the value.
  */
 struct json_object *config_to_json(const struct vm_def *def,
     unsigned int flags);

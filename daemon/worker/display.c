@@ -43,7 +43,7 @@ struct display {
 	struct display_host host;
 	struct vnc *vnc;
 	char *listen;
-	bool password;
+	char *password;		/* viewers', or NULL; for vm.display/info */
 
 	void *fb;
 	uint64_t fb_size;
@@ -211,36 +211,44 @@ display_resume(struct display *d)
 }
 
 /*
- * Switch between write protection and polling the dirty log, without
- * losing a write: logging starts before the protection is lifted, and
- * the protection is back before the log's last reading.  bitmap is the
- * refresh's, for what the switch itself collects.
+ * Switch between write protection and polling the dirty log.  The dirty
+ * log is a flag of the framebuffer's memory slot, and changing a slot
+ * waits for every vCPU to leave KVM's SRCU read side; a vCPU stopped on
+ * a write-protect fault stays inside it until this thread (the loop)
+ * resolves the fault, so changing the flag while pages are protected
+ * can deadlock the worker.  The protection therefore goes before the
+ * flag changes and comes back after: what the guest wrote in between
+ * is seen by neither, so the refresh this is called from sends the
+ * whole screen.  bitmap is that refresh's, for what the switch itself
+ * collects.
  */
 static void
 display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
 {
-	int ret;
-
 	if (on) {
-		if ((ret = d->host.set_dirty_log(d->host.opaque, true)) < 0) {
-			d->busy_refreshes = 0;	/* not now: try later */
-			return;
-		}
 		if (d->armed)
 			(void)wp_track_collect(d->wp, bitmap);
 		display_disarm(d);
+		if (d->host.set_dirty_log(d->host.opaque, true) < 0) {
+			d->busy_refreshes = 0;	/* not now: try later */
+			if (d->viewers > 0 && !d->quiesced)
+				display_arm(d);
+			d->all_dirty = true;
+			return;
+		}
 		d->streaming = true;
 		d->quiet_polls = 0;
 		vnc_set_mode(d->vnc, VNC_REFRESH_POLL);
 	} else {
+		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
+		(void)d->host.set_dirty_log(d->host.opaque, false);
 		d->streaming = false;
 		d->busy_refreshes = 0;
 		if (d->viewers > 0 && !d->quiesced)
 			display_arm(d);
-		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
-		(void)d->host.set_dirty_log(d->host.opaque, false);
 		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
 	}
+	d->all_dirty = true;
 	d->switches++;
 }
 
@@ -371,8 +379,10 @@ display_new(struct event_base *base, const struct display_config *cfg,
 	d->host = *host;
 	TAILQ_INIT(&d->sends);
 	d->listen = strdup(cfg->listen != NULL ? cfg->listen : "127.0.0.1");
-	d->password = cfg->password != NULL && cfg->password[0] != '\0';
-	if (d->listen == NULL) {
+	if (cfg->password != NULL && cfg->password[0] != '\0')
+		d->password = strdup(cfg->password);
+	if (d->listen == NULL || (cfg->password != NULL &&
+	    cfg->password[0] != '\0' && d->password == NULL)) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
@@ -440,6 +450,10 @@ display_free(struct display *d)
 	if (d->fb != NULL)
 		munmap(d->fb, d->fb_size);
 	free(d->listen);
+	if (d->password != NULL) {
+		explicit_bzero(d->password, strlen(d->password));
+		free(d->password);
+	}
 	free(d);
 }
 
@@ -468,12 +482,39 @@ display_host_part(const struct display *d, char *buf, size_t len)
 		snprintf(buf, len, "%s", d->listen);
 }
 
+/* The password for a URL's fragment: %-encoded but for unreserved. */
+static void
+display_url_password(const char *pw, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *pw != '\0' && o + 4 <= len; pw++) {
+		unsigned char ch = (unsigned char)*pw;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-._~", ch) != NULL) {
+			buf[o++] = (char)ch;
+		} else {
+			buf[o++] = '%';
+			buf[o++] = hex[ch >> 4];
+			buf[o++] = hex[ch & 15];
+		}
+	}
+	buf[o] = '\0';
+}
+
+/*
+ * The password goes to whoever may use the control socket (vm.display,
+ * vm.info): they may control the VM anyway.  In noVNC's URL it is in
+ * the fragment, which the browser keeps to itself.
+ */
 struct json_object *
 display_info_json(const struct display *d)
 {
 	struct json_object *o = json_object_new_object();
 	struct vnc_stats st;
-	char host[80], url[256];
+	char host[80], url[320], pw[8 * 3 + 1] = "";
 	int port = vnc_port(d->vnc), http = vnc_http_port(d->vnc);
 
 	vnc_stats(d->vnc, &st);
@@ -486,8 +527,12 @@ display_info_json(const struct display *d)
 	snprintf(url, sizeof(url), "ws://%s:%d/", host, port);
 	json_object_object_add(o, "websocket", json_object_new_string(url));
 	if (http > 0) {
+		if (d->password != NULL)
+			display_url_password(d->password, pw, sizeof(pw));
 		snprintf(url, sizeof(url), "http://%s:%d/vnc.html?host=%s&"
-		    "port=%d&autoconnect=1", host, http, d->listen, port);
+		    "port=%d&autoconnect=1%s%s", host, http, d->listen, port,
+		    pw[0] != '\0' ? "#password=" : "", pw);
+		explicit_bzero(pw, sizeof(pw));
 		json_object_object_add(o, "http",
 		    json_object_new_string(url));
 	} else {
@@ -497,8 +542,8 @@ display_info_json(const struct display *d)
 	json_object_object_add(o, "height", json_object_new_int64(d->height));
 	json_object_object_add(o, "clients",
 	    json_object_new_int64(st.clients));
-	json_object_object_add(o, "password",
-	    json_object_new_boolean(d->password));
+	json_object_object_add(o, "password", d->password != NULL ?
+	    json_object_new_string(d->password) : NULL);
 	json_object_object_add(o, "dirty_tracking",
 	    json_object_new_string(d->tracking));
 	return o;
@@ -519,10 +564,17 @@ display_stats_json(const struct display *d)
 	json_add_u64(o, "dirty_tiles", st.tiles_sent);
 	json_add_u64(o, "updates", st.updates_sent);
 	json_add_u64(o, "clients_cut_off", st.clients_cut_off);
+	json_add_u64(o, "handshakes", st.handshakes);
+	json_add_u64(o, "handshakes_timed_out", st.handshakes_timed_out);
+	json_add_u64(o, "handshakes_refused", st.handshakes_refused);
+	json_add_u64(o, "http_timed_out", st.http_timed_out);
 	json_object_object_add(o, "refresh_timer",
 	    json_object_new_boolean(st.refresh_exists));
 	json_object_object_add(o, "dirty_tracking",
 	    json_object_new_string(d->tracking));
+	/* vm.info's: its clients may see it (see display_info_json()). */
+	json_object_object_add(o, "password", d->password != NULL ?
+	    json_object_new_string(d->password) : NULL);
 	json_object_object_add(o, "streaming",
 	    json_object_new_boolean(d->streaming));
 	json_add_u64(o, "streaming_switches", d->switches);

@@ -187,7 +187,8 @@ static const unsigned long sandbox_ioctl_types[] = {
 	UFFDIO,		/* the display's write-protect tracking */
 };
 static const unsigned long sandbox_ioctls[] = {
-	FIONREAD,	/* the link: how much came with a descriptor */
+	FIONREAD,	/* the link: how much came with a descriptor; the
+			   display: what libvncserver left unread (vnc.c) */
 	FIONBIO,	/* libvncserver makes sockets non-blocking */
 	SIOCOUTQ,	/* the display: a viewer's unsent bytes */
 	TCGETS,		/* isatty() in stdio and libraries: ENOTTY */

@@ -1,4 +1,5 @@
 /* See hviewer.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,37 @@ viewer_open(struct viewer *v, int port, const char *password)
 		return false;
 	v->client = c;
 	return true;
+}
+
+int
+viewer_display(struct h_conn *c, const char *name, char *pw, size_t len)
+{
+	struct json_object *r;
+	const char *s;
+	int port;
+
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}", name);
+	port = (int)h_int(h_ret(r), "port", -1);
+	s = h_str(h_ret(r), "password");
+	snprintf(pw, len, "%s", s != NULL ? s : "");
+	json_object_put(r);
+	return port;
+}
+
+bool
+viewer_open_vm(struct viewer *v, struct h_conn *c, const char *name)
+{
+	char pw[64];
+	int port = viewer_display(c, name, pw, sizeof(pw));
+	bool ok;
+
+	if (port <= 0) {
+		memset(v, 0, sizeof(*v));
+		return false;
+	}
+	ok = viewer_open(v, port, pw[0] != '\0' ? pw : NULL);
+	v->password = NULL;	/* asked for only while connecting */
+	return ok;
 }
 
 void

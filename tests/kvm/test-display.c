@@ -3,13 +3,18 @@
  * quadrants into the framebuffer and echoes the keys it gets from the
  * i8042; real viewers (libvncclient) see what it drew, type into it,
  * receive only what changed; vm.screenshot's PNG equals what a viewer
- * sees pixel for pixel; a password is enforced; and the refresh exists
- * exactly while a viewer is connected (from the display's counters).
+ * sees pixel for pixel; a password (by default one made at each start)
+ * is enforced; the web client's files come from the sandboxed worker;
+ * and the refresh exists exactly while a viewer is connected (from the
+ * display's counters).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <png.h>
@@ -101,7 +106,7 @@ out:
 
 static void
 test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
-    struct h_console *con, int port)
+    struct h_console *con, int port, const char *pw)
 {
 	struct viewer v, v2;
 	struct json_object *e;
@@ -114,7 +119,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	    display_counter(c, "scr", "refreshes") == 0,
 	    "no viewer: no refresh timer, no refresh");
 
-	tap_ok(viewer_open(&v, port, NULL), "a viewer connects");
+	tap_ok(viewer_open(&v, port, pw), "a viewer with it connects");
 	if (v.client == NULL)
 		return;
 	ret = viewer_wait_updates(&v, 1, 10000) &&
@@ -200,7 +205,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	    (unsigned long long)v.area, v.bottom, H);
 
 	/* A second viewer at the same time. */
-	tap_ok(viewer_open(&v2, port, NULL) &&
+	tap_ok(viewer_open(&v2, port, pw) &&
 	    viewer_wait_updates(&v2, 1, 10000) &&
 	    viewer_wait_area(&v2, (uint64_t)W * H, 10000) &&
 	    viewer_pixel(&v2, 3 * W / 4, 3 * H / 4) == WHITE,
@@ -227,17 +232,16 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 static void
 test_password(struct h_conn *c)
 {
-	struct json_object *r;
 	struct viewer v;
+	char pw[64];
 	int port;
 
 	tap_ok(h_create(c, "pw", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
 	    "\"vnc\":\"auto\",\"display\":\"%dx%d\",\"vnc_password\":\"s3cret\"",
 	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "pw") == 0,
-	    "a VM with a VNC password starts");
-	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"pw\"}");
-	port = (int)h_int(h_ret(r), "port", -1);
-	json_object_put(r);
+	    "a VM with a VNC password of its own starts");
+	port = viewer_display(c, "pw", pw, sizeof(pw));
+	tap_ok(strcmp(pw, "s3cret") == 0, "vm.display shows it");
 	tap_ok(!viewer_open(&v, port, "wrong"), "a wrong password is refused");
 	tap_ok(!viewer_open(&v, port, NULL), "no password is refused");
 	tap_ok(viewer_open(&v, port, "s3cret") &&
@@ -245,57 +249,144 @@ test_password(struct h_conn *c)
 	    "the right one gets the screen");
 	viewer_close(&v);
 	h_stop(c, "pw", true, -1, H_REPLY_MS);
+
+	tap_ok(h_create(c, "open", "\"kernel\":\"%s\",\"cmdline\":"
+	    "\"fb=%dx%d\",\"vnc\":\"auto\",\"display\":\"%dx%d\","
+	    "\"vnc_password\":false", h_env("VMMD_GUEST_FB"), W, H, W,
+	    H) == 0 && h_start(c, "open") == 0,
+	    "a VM whose definition says \"vnc_password\": false starts");
+	port = viewer_display(c, "open", pw, sizeof(pw));
+	tap_ok(pw[0] == '\0', "vm.display shows no password");
+	tap_ok(viewer_open(&v, port, NULL) &&
+	    viewer_wait_updates(&v, 1, 10000),
+	    "a viewer without one gets the screen");
+	viewer_close(&v);
+	h_stop(c, "open", true, -1, H_REPLY_MS);
+}
+
+/* GET path from 127.0.0.1:port: the start of the answer, in buf. */
+static bool
+http_get(int port, const char *path, char *buf, size_t len)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 10, 0 };
+	char req[256];
+	size_t got = 0;
+	ssize_t n;
+	int fd, rl;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	rl = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\n"
+	    "Host: 127.0.0.1\r\n\r\n", path);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    write(fd, req, (size_t)rl) != rl) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+	return got > 0;
+}
+
+/* noVNC's files, from the sandboxed worker's own web server. */
+static void
+test_web(struct h_conn *c)
+{
+	struct json_object *r;
+	const char *url, *p;
+	char buf[4096];
+	int port = 0;
+
+	if (access("/usr/share/novnc/vnc.html", R_OK) < 0) {
+		tap_ok(1, "# SKIP noVNC (Debian's novnc) is not installed");
+		tap_ok(1, "# SKIP noVNC (Debian's novnc) is not installed");
+		tap_ok(1, "# SKIP noVNC (Debian's novnc) is not installed");
+		return;
+	}
+	tap_ok(h_create(c, "web", "\"kernel\":\"%s\",\"cmdline\":\"fb=%dx%d\","
+	    "\"vnc\":\"auto\",\"display\":\"%dx%d\",\"vnc_web\":true",
+	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "web") == 0,
+	    "a VM with the web client starts");
+	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"web\"}");
+	url = h_str(h_ret(r), "http");
+	if (url != NULL)
+		(void)sscanf(url, "http://127.0.0.1:%d/", &port);
+	tap_ok(url != NULL && h_str(h_ret(r), "password") != NULL &&
+	    strlen(h_str(h_ret(r), "password")) == 8 &&
+	    (p = strstr(url, "#password=")) != NULL &&
+	    strcmp(p + 10, h_str(h_ret(r), "password")) == 0,
+	    "the page's address carries the password in its fragment (%s)",
+	    url != NULL ? url : "none");
+	json_object_put(r);
+	tap_ok(port > 0 && http_get(port, "/vnc.html", buf, sizeof(buf)) &&
+	    strncmp(buf, "HTTP/1.1 200 ", 13) == 0 &&
+	    strstr(buf, "noVNC") != NULL &&
+	    http_get(port, "/core/rfb.js", buf, sizeof(buf)) &&
+	    strstr(buf, "Content-Type: text/javascript") != NULL,
+	    "the worker serves noVNC's page and scripts (port %d)", port);
+	h_stop(c, "web", true, -1, H_REPLY_MS);
 }
 
 /*
  * A screen that never stops changing: write protection would cost two
  * system calls a page, so the display polls the dirty log while it
- * streams, and stops when the viewer goes.
+ * streams, and stops when the viewer goes.  The guest draws every
+ * millisecond, so that a vCPU is nearly always stopped on a
+ * write-protect fault when the display switches to the dirty log; each
+ * viewer session switches once more (a switch that changed the memory
+ * slot under such a vCPU used to hang the worker for good).
  */
 static void
 test_streaming(struct h_conn *c, struct h_daemon *d)
 {
-	struct json_object *r, *disp;
+	struct json_object *disp;
 	struct h_console *con;
 	struct viewer v;
 	unsigned int updates;
-	int port;
+	int session;
 
 	tap_ok(h_create(c, "anim", "\"kernel\":\"%s\",\"cmdline\":"
-	    "\"fb=%dx%d anim\",\"vnc\":\"auto\",\"display\":\"%dx%d\"",
+	    "\"fb=%dx%d anim=1\",\"vnc\":\"auto\",\"display\":\"%dx%d\"",
 	    h_env("VMMD_GUEST_FB"), W, H, W, H) == 0 && h_start(c, "anim") == 0,
 	    "anim: a guest that redraws all the time starts");
 	con = h_console_open(d, "anim");
 	tap_ok(con != NULL && h_expect(con, "fb: anim", H_BOOT_MS) == 0,
 	    "anim: it animates");
 	h_console_close(con);
-	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"anim\"}");
-	port = (int)h_int(h_ret(r), "port", -1);
-	json_object_put(r);
-	if (!viewer_open(&v, port, NULL)) {
-		tap_ok(false, "anim: a viewer connects");
-		return;
-	}
-	viewer_pump(&v, 2000);
-	updates = v.updates;
-	viewer_pump(&v, 1000);
-	tap_ok(v.updates - updates >= 5, "anim: the viewer keeps getting "
-	    "updates (%u in 1 s)", v.updates - updates);
-	disp = display_stats(c, "anim");
-	if (strcmp(tracking, "write-protect") == 0)
-		tap_ok(h_int(disp, "streaming_switches", 0) >= 1,
-		    "anim: the display polls while the screen streams (%s)",
+	for (session = 1; session <= 3; session++) {
+		if (!viewer_open_vm(&v, c, "anim")) {
+			tap_ok(false, "anim: a viewer connects (session %d)",
+			    session);
+			break;
+		}
+		viewer_pump(&v, 1000);
+		updates = v.updates;
+		viewer_pump(&v, 1000);
+		tap_ok(v.updates - updates >= 5, "anim: the viewer keeps "
+		    "getting updates (%u in 1 s, session %d)",
+		    v.updates - updates, session);
+		disp = display_stats(c, "anim");
+		if (strcmp(tracking, "write-protect") == 0)
+			tap_ok(h_int(disp, "streaming_switches", 0) >=
+			    session, "anim: the display polls while "
+			    "the screen streams (%s)", h_text(disp));
+		json_object_put(disp);
+		viewer_close(&v);
+		h_sleep_ms(300);
+		disp = display_stats(c, "anim");
+		tap_ok(!display_refresh_timer(c, "anim") &&
+		    h_text(disp) != NULL && strstr(h_text(disp),
+		    "\"streaming\":false") != NULL,
+		    "anim: the viewer gone, no refresh and no polling (%s)",
 		    h_text(disp));
-	json_object_put(disp);
-	viewer_close(&v);
-	h_sleep_ms(300);
-	disp = display_stats(c, "anim");
-	tap_ok(!display_refresh_timer(c, "anim") &&
-	    h_text(disp) != NULL && strstr(h_text(disp),
-	    "\"streaming\":false") != NULL,
-	    "anim: the viewer gone, no refresh and no polling (%s)",
-	    h_text(disp));
-	json_object_put(disp);
+		json_object_put(disp);
+	}
 	h_stop(c, "anim", true, -1, H_REPLY_MS);
 }
 
@@ -303,9 +394,11 @@ int
 main(void)
 {
 	struct h_console *con;
-	struct json_object *r;
+	struct json_object *r, *stats, *disp;
 	struct h_daemon *d;
 	struct h_conn *c, *ev;
+	struct viewer v;
+	char pw[64];
 	int port;
 
 	h_init();
@@ -342,13 +435,26 @@ main(void)
 	    h_str(h_ret(r), "dirty_tracking") ? h_str(h_ret(r),
 	    "dirty_tracking") : "");
 	tap_diag("dirty tracking: %s", tracking);
+	snprintf(pw, sizeof(pw), "%s", h_str(h_ret(r), "password") ?
+	    h_str(h_ret(r), "password") : "");
 	json_object_put(r);
+	tap_ok(strlen(pw) == 8, "by default a display has a password, made "
+	    "when the VM started (%s)", pw);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"scr\"}");
+	tap_ok(json_object_object_get_ex(h_ret(r), "stats", &stats) &&
+	    json_object_object_get_ex(stats, "display", &disp) &&
+	    h_str(disp, "password") != NULL &&
+	    strcmp(h_str(disp, "password"), pw) == 0,
+	    "vm.info shows it too");
+	json_object_put(r);
+	tap_ok(!viewer_open(&v, port, NULL), "a viewer without it is refused");
 	/* The VM's state events came first: skip them. */
 	while ((r = h_read_event(ev, 200)) != NULL)
 		json_object_put(r);
 
-	test_viewer(d, c, ev, con, port);
+	test_viewer(d, c, ev, con, port, pw);
 	test_password(c);
+	test_web(c);
 	test_streaming(c, d);
 
 	h_console_close(con);

@@ -1,7 +1,7 @@
 /*
  * vmctl end to end, the real binary against a private vmmd: exit
  * statuses, human and JSON output, one-line errors, the console from a
- * pipe, and run (a transient guest).
+ * pipe, run (a transient guest), and a display's password.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -308,6 +308,69 @@ test_run(struct h_conn *c)
 	    "run: the transient VM is gone (%s)", st);
 }
 
+/*
+ * A display's password: made at the start and shown by display and info
+ * alike; none with --vnc-no-password, which --vnc-password-file
+ * excludes.
+ */
+static void
+test_display(struct h_conn *c)
+{
+	const char *fb = h_env("VMMD_GUEST_FB"), *p;
+	char pw[16] = "", want[128], file[] = "/tmp/vmctl-pw.XXXXXX";
+	struct json_object *o;
+	int r, fd;
+
+	r = vmctl("create", "desk", "--kernel", fb, "--memory", "32M",
+	    "--cmdline", "fb=640x480", "--vnc", "auto", "--display", "640x480",
+	    NULL);
+	ok0(r, "create with a display");
+	ok0(vmctl("start", "desk", NULL), "start it");
+	r = vmctl("display", "desk", NULL);
+	p = strstr(out(), "\npassword: ");
+	if (p != NULL)
+		sscanf(p, "\npassword: %15s", pw);
+	tap_ok(r == 0 && strncmp(out(), "vnc://127.0.0.1:59", 18) == 0 &&
+	    strlen(pw) == 8, "display: the address, and the password made at "
+	    "the start (%s)", flat_out());
+	r = vmctl("info", "desk", NULL);
+	snprintf(want, sizeof(want), "(640x480, 0 viewers, password %s)\n",
+	    pw);
+	tap_ok(r == 0 && strstr(out(), want) != NULL, "info shows the same "
+	    "password (%s)", flat_out());
+	h_stop(c, "desk", true, -1, H_REPLY_MS);
+
+	r = vmctl("create", "open", "--kernel", fb, "--memory", "32M",
+	    "--cmdline", "fb=640x480", "--vnc", "auto", "--display", "640x480",
+	    "--vnc-no-password", NULL);
+	ok0(r, "create --vnc-no-password");
+	r = vmctl("-j", "info", "open", NULL);
+	o = r == 0 ? json_out() : NULL;
+	tap_ok(o != NULL && json_object_object_get_ex(o, "vnc_password",
+	    NULL) && !json_object_get_boolean(json_object_object_get(o,
+	    "vnc_password")), "its VM object says \"vnc_password\": false");
+	json_object_put(o);
+	ok0(vmctl("start", "open", NULL), "start it");
+	r = vmctl("display", "open", NULL);
+	tap_ok(r == 0 && strstr(out(), "vnc://") != NULL &&
+	    strstr(out(), "password") == NULL,
+	    "display: no password (%s)", flat_out());
+	h_stop(c, "open", true, -1, H_REPLY_MS);
+
+	fd = mkstemp(file);
+	if (fd >= 0) {
+		(void)!write(fd, "s3cret\n", 7);
+		close(fd);
+	}
+	r = vmctl("create", "both", "--vnc", "auto", "--vnc-password-file",
+	    file, "--vnc-no-password", NULL);
+	tap_ok(r == 2 && one_line_err() && strstr(err(),
+	    "--vnc-password-file and --vnc-no-password") != NULL,
+	    "--vnc-password-file with --vnc-no-password: exit 2 (%s)",
+	    flat_err());
+	unlink(file);
+}
+
 int
 main(void)
 {
@@ -319,6 +382,7 @@ main(void)
 	test_basic(c);
 	test_console(c);
 	test_run(c);
+	test_display(c);
 	h_proc_free(&last);
 	h_close(c);
 	return h_done();

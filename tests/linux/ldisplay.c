@@ -89,13 +89,16 @@ ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 	unsigned int lit, changed;
 	uint32_t *before;
 	size_t bytes;
-	char *out;
+	char *out, pw[64];
 	int port, st, i, paused;
 
 	r = h_callf(vm->c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}",
 	    vm->name);
 	port = (int)h_int(h_ret(r), "port", -1);
-	check(vm, port > 0, "vm.display: %s", h_text(r));
+	snprintf(pw, sizeof(pw), "%s", h_str(h_ret(r), "password") != NULL ?
+	    h_str(h_ret(r), "password") : "");
+	check(vm, port > 0 && pw[0] != '\0', "vm.display, with the password "
+	    "made at the start: %s", h_text(r));
 	json_object_put(r);
 	out = lg_cmd(vm, "dmesg | grep -c 'fb0: VESA'", &st, LG_CMD_MS);
 	check(vm, out != NULL && atoi(out) >= 1,
@@ -103,7 +106,7 @@ ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 	    out != NULL ? h_flat(out) : "no answer");
 	free(out);
 	check(vm, !ld_refresh_timer(vm), "no viewer, no refresh timer");
-	if (port <= 0 || !viewer_open(&v, port, NULL)) {
+	if (port <= 0 || !viewer_open(&v, port, pw)) {
 		check(vm, false, "a VNC viewer connects");
 		return;
 	}

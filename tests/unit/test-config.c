@@ -651,9 +651,9 @@ expect_vnc(const char *vnc, const char *addr, int display)
 static void
 test_display(void)
 {
-	struct vm_def *def;
+	struct vm_def *def, *back;
 	struct json_object *obj, *v;
-	char text[256];
+	char text[256], err[256];
 
 	/* No display unless asked for. */
 	def = parse_ok("{\"name\":\"a\"}");
@@ -683,8 +683,9 @@ test_display(void)
 
 	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\"}");
 	tap_ok(def != NULL && def->width == 1024 && def->height == 768 &&
-	    def->vnc_password == NULL && !def->vnc_web,
-	    "with vnc: 1024x768, no password, no web client by default");
+	    def->vnc_password == NULL && !def->vnc_no_password &&
+	    !def->vnc_web, "with vnc: 1024x768, a password made at each "
+	    "start, no web client by default");
 	config_def_free(def);
 
 	expect_invalid("{\"name\":\"a\",\"vnc\":\"127.0.0.1:59636\"}", 0,
@@ -772,15 +773,42 @@ test_display(void)
 	    "\"vnc_password\":\"x\"}", 0);
 	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
 	    "\"vnc_password\":\"\"}", 0,
-	    "vnc_password: must not be empty (leave it out for no password)");
+	    "vnc_password: must not be empty (false for no password)");
 	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
 	    "\"vnc_password\":\"s3cr3tpw9\"}", 0,
 	    "vnc_password: 9 bytes is longer than 8 (VNC authentication "
 	    "uses 8)");
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":true}");
+	tap_ok(def != NULL && def->vnc_password == NULL &&
+	    !def->vnc_no_password, "vnc_password true: one made at each "
+	    "start, as by default");
+	config_def_free(def);
+	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
+	    "\"vnc_password\":false}");
+	tap_ok(def != NULL && def->vnc_password == NULL &&
+	    def->vnc_no_password, "vnc_password false: none");
+	obj = def != NULL ? config_to_json(def, CONFIG_JSON_SECRETS) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc_password",
+	    &v) && json_object_is_type(v, json_type_boolean) &&
+	    !json_object_get_boolean(v), "stored form: \"vnc_password\": "
+	    "false");
+	back = NULL;
+	tap_ok(obj != NULL && config_parse(obj, 0, &back, err,
+	    sizeof(err)) == 0 && back->vnc_no_password &&
+	    back->vnc_password == NULL, "and it loads back as none");
+	config_def_free(back);
+	json_object_put(obj);
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc_password",
+	    &v) && json_object_is_type(v, json_type_boolean) &&
+	    !json_object_get_boolean(v), "reply form: \"vnc_password\": "
+	    "false");
+	json_object_put(obj);
+	config_def_free(def);
 	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
-	    "\"vnc_password\":true}", 0, "vnc_password: expected a string");
-	expect_invalid("{\"name\":\"a\",\"vnc\":\"auto\","
-	    "\"vnc_password\":12345}", 0, "vnc_password: expected a string");
+	    "\"vnc_password\":12345}", 0,
+	    "vnc_password: expected a string, true or false");
 
 	/* vnc_web */
 	def = parse_ok("{\"name\":\"a\",\"vnc\":\"auto\","
@@ -794,6 +822,8 @@ test_display(void)
 	expect_invalid("{\"name\":\"a\",\"display\":\"800x600\"}", 0,
 	    "display: only with a display: set vnc too");
 	expect_invalid("{\"name\":\"a\",\"vnc_password\":\"pw\"}", 0,
+	    "vnc_password: only with a display: set vnc too");
+	expect_invalid("{\"name\":\"a\",\"vnc_password\":false}", 0,
 	    "vnc_password: only with a display: set vnc too");
 	expect_invalid("{\"name\":\"a\",\"vnc\":null,\"vnc_web\":true}",
 	    0, "vnc_web: only with a display: set vnc too");
@@ -819,14 +849,15 @@ test_display(void)
 	obj = def != NULL ? config_to_json(def, 0) : NULL;
 	tap_ok(obj != NULL && json_object_object_get_ex(obj, "vnc_password",
 	    &v) && json_object_is_type(v, json_type_boolean) &&
-	    !json_object_get_boolean(v) && json_object_object_get_ex(obj,
+	    json_object_get_boolean(v) && json_object_object_get_ex(obj,
 	    "vnc", &v) && strcmp(json_object_get_string(v),
 	    "127.0.0.1:auto") == 0,
-	    "reply form: \"vnc_password\": false; auto as 127.0.0.1:auto");
+	    "reply form: \"vnc_password\": true, the password made at each "
+	    "start; auto as 127.0.0.1:auto");
 	json_object_put(obj);
 	obj = def != NULL ? config_to_json(def, CONFIG_JSON_SECRETS) : NULL;
 	tap_ok(obj != NULL && !json_object_object_get_ex(obj, "vnc_password",
-	    NULL), "stored form: no password, no member");
+	    NULL), "stored form: a password made at each start, no member");
 	json_object_put(obj);
 	config_def_free(def);
 }
@@ -846,6 +877,7 @@ defs_equal(const struct vm_def *a, const struct vm_def *b)
 	    a->vnc_display == b->vnc_display && a->width == b->width &&
 	    a->height == b->height &&
 	    str_equal(a->vnc_password, b->vnc_password) &&
+	    a->vnc_no_password == b->vnc_no_password &&
 	    a->vnc_web == b->vnc_web && a->lost_ticks == b->lost_ticks &&
 	    a->rtc_backlog_max == b->rtc_backlog_max &&
 	    a->rtc_slices == b->rtc_slices;

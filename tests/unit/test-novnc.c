@@ -1,8 +1,9 @@
 /*
  * The display in a real browser: headless Chromium opens noVNC's page
  * (Debian's novnc, served by the VNC server's own HTTP server) and talks
- * WebSockets to the RFB port, with no proxy in between; its screenshot
- * must show the two halves of the framebuffer in their colours.
+ * WebSockets to the RFB port, with no proxy in between, giving the
+ * display's password from the page's URL; its screenshot must show the
+ * two halves of the framebuffer in their colours.
  *
  * Skips (77) only where Chromium or noVNC is not installed.
  */
@@ -29,6 +30,8 @@
 #define FB_H		240
 #define LEFT		0x00ff0000u	/* red */
 #define RIGHT		0x000000ffu	/* blue */
+/* In the page's URL, in its fragment, as vm.display gives it. */
+#define PASSWORD	"k3y-Tw0"
 
 static struct event_base *base;
 static pid_t browser;
@@ -137,6 +140,7 @@ main(void)
 		.dirty = host_dirty,
 	};
 	struct vnc_config cfg = {
+		.password = PASSWORD,
 		.web_dir = NOVNC_DIR,
 		.fb = { fb, FB_W, FB_H, FB_W * 4 },
 		.mode = VNC_REFRESH_POLL,
@@ -167,8 +171,8 @@ main(void)
 	tap_ok(vnc_http_port(vnc) > 0, "HTTP server on port %d",
 	    vnc_http_port(vnc));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/vnc.html?"
-	    "autoconnect=1&host=127.0.0.1&port=%d&resize=off",
-	    vnc_http_port(vnc), vnc_port(vnc));
+	    "autoconnect=1&host=127.0.0.1&port=%d&resize=off#password="
+	    PASSWORD, vnc_http_port(vnc), vnc_port(vnc));
 	snprintf(shot, sizeof(shot), "%s/shot.png", dir);
 	tap_diag("%s", url);
 

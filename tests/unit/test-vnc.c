@@ -8,7 +8,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -171,6 +173,7 @@ struct viewer {
 	pthread_t thread;
 	int port;
 	const char *password;
+	const char *encodings;	/* NULL: "zrle raw" */
 	pthread_mutex_t lock;	/* client and rects */
 	rfbClient *client;
 	atomic_int state;	/* 0 connecting, 1 connected, -1 failed, 2 done */
@@ -221,7 +224,8 @@ viewer_main(void *arg)
 	client->format.redShift = 16;
 	client->format.greenShift = 8;
 	client->format.blueShift = 0;
-	client->appData.encodingsString = "zrle raw";
+	client->appData.encodingsString = v->encodings != NULL ?
+	    v->encodings : "zrle raw";
 	client->appData.enableJPEG = FALSE;
 	client->appData.useRemoteCursor = FALSE;
 	client->GetPassword = viewer_password;
@@ -282,13 +286,21 @@ viewer_main(void *arg)
 }
 
 static void
-viewer_start(struct viewer *v, int port, const char *password)
+viewer_start_encodings(struct viewer *v, int port, const char *password,
+    const char *encodings)
 {
 	memset(v, 0, sizeof(*v));
 	pthread_mutex_init(&v->lock, NULL);
 	v->port = port;
 	v->password = password;
+	v->encodings = encodings;
 	pthread_create(&v->thread, NULL, viewer_main, v);
+}
+
+static void
+viewer_start(struct viewer *v, int port, const char *password)
+{
+	viewer_start_encodings(v, port, password, NULL);
 }
 
 static void
@@ -429,6 +441,17 @@ stuck_main(void *arg)
 /* --- sections ---------------------------------------------------------- */
 
 static int
+server_new_cfg(const struct vnc_config *cfg)
+{
+	char err[256] = "";
+	int r = vnc_new(base, cfg, &test_vnc_host, &vnc, err, sizeof(err));
+
+	if (r < 0)
+		tap_diag("vnc_new: %s", err);
+	return r;
+}
+
+static int
 server_new(enum vnc_refresh_mode mode, const char *password,
     const char *web_dir)
 {
@@ -439,12 +462,8 @@ server_new(enum vnc_refresh_mode mode, const char *password,
 		.mode = mode,
 		.client_timeout_ms = 300,
 	};
-	char err[256] = "";
-	int r = vnc_new(base, &cfg, &test_vnc_host, &vnc, err, sizeof(err));
 
-	if (r < 0)
-		tap_diag("vnc_new: %s", err);
-	return r;
+	return server_new_cfg(&cfg);
 }
 
 static bool
@@ -611,6 +630,10 @@ test_password(void)
 	tap_ok(run_until(viewer_settled, &v, 10) && v.state == -1,
 	    "a wrong password is refused");
 	viewer_stop(&v);
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(run_until(viewer_settled, &v, 10) && v.state == -1,
+	    "so is no password");
+	viewer_stop(&v);
 	tap_ok(stats().clients == 0 && !stats().refresh_exists,
 	    "a refused client never counts as a viewer");
 	viewer_start(&v, vnc_port(vnc), "sesame");
@@ -673,6 +696,93 @@ test_event_driven(void)
 
 /* --- HTTP and WebSocket ------------------------------------------------- */
 
+/* A WebSocket upgrade as noVNC's page would send it. */
+static char *
+ws_upgrade(int http_port, const char *origin_host)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	    "Origin: http://%s:%d\r\nUpgrade: websocket\r\n"
+	    "Connection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Version: 13\r\n\r\n", origin_host, http_port) < 0)
+		return NULL;
+	return s;
+}
+
+/* One masked binary frame of len bytes (< 126): its length. */
+static size_t
+ws_frame(uint8_t *out, const void *data, size_t len)
+{
+	static const uint8_t key[4] = { 0x11, 0x22, 0x33, 0x44 };
+
+	out[0] = 0x82;
+	out[1] = (uint8_t)(0x80 | len);
+	memcpy(out + 2, key, 4);
+	for (size_t i = 0; i < len; i++)
+		out[6 + i] = ((const uint8_t *)data)[i] ^ key[i % 4];
+	return 6 + len;
+}
+
+/* Up to and with the blank line of an HTTP answer, into buf. */
+static bool
+read_head(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got + 1 < len) {
+		if (read(fd, buf + got, 1) != 1)
+			return false;
+		buf[++got] = '\0';
+		if (got >= 4 && memcmp(buf + got - 4, "\r\n\r\n", 4) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* An unmasked server frame's payload, whole frames until len bytes. */
+static bool
+ws_read(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		uint8_t h[4];
+		size_t plen;
+
+		if (!read_full(fd, h, 2))
+			return false;
+		plen = h[1] & 0x7f;
+		if (plen == 126) {
+			if (!read_full(fd, h + 2, 2))
+				return false;
+			plen = (size_t)h[2] << 8 | h[3];
+		} else if (plen == 127 || got + plen > len) {
+			return false;
+		}
+		if (!read_full(fd, buf + got, plen))
+			return false;
+		got += plen;
+	}
+	return true;
+}
+
+static int
+connect_port(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 struct http_get {
 	int port;
 	const char *request;
@@ -712,14 +822,128 @@ http_done(void *arg)
 	return ((struct http_get *)arg)->done;
 }
 
+/* A WebSocket client through the handshake to a viewer (no security),
+ * each message split over two writes where asked. */
+struct ws_viewer {
+	pthread_t thread;
+	int port, http_port;
+	bool split;
+	int fd;
+	atomic_int state;	/* 1: a viewer; -1: failed */
+	atomic_bool stop;
+};
+
+static bool
+ws_send(int fd, const void *data, size_t len, bool split)
+{
+	uint8_t f[64];
+	size_t n = ws_frame(f, data, len);
+
+	if (!split)
+		return write(fd, f, n) == (ssize_t)n;
+	/* Half a header, then the rest: whole frames only, says the
+	 * server, however they come. */
+	if (write(fd, f, 3) != 3)
+		return false;
+	usleep(100000);
+	return write(fd, f + 3, n - 3) == (ssize_t)(n - 3);
+}
+
+static void *
+ws_viewer_main(void *arg)
+{
+	struct ws_viewer *w = arg;
+	char *req = ws_upgrade(w->http_port, "127.0.0.1"), head[512];
+	uint8_t buf[64];
+
+	w->fd = connect_port(w->port);
+	if (w->fd < 0 || req == NULL ||
+	    write(w->fd, req, strlen(req)) != (ssize_t)strlen(req) ||
+	    !read_head(w->fd, head, sizeof(head)) ||
+	    strncmp(head, "HTTP/1.1 101", 12) != 0 ||
+	    !ws_read(w->fd, buf, 12) || memcmp(buf, "RFB 003.008\n", 12) ||
+	    !ws_send(w->fd, "RFB 003.008\n", 12, w->split) ||
+	    !ws_read(w->fd, buf, 2) || buf[0] != 1 || buf[1] != 1 ||
+	    !ws_send(w->fd, "\x01", 1, w->split) ||
+	    !ws_read(w->fd, buf, 4) || get32(buf) != 0 ||
+	    !ws_send(w->fd, "\x01", 1, w->split) ||
+	    !ws_read(w->fd, buf, 24 + 4)) {	/* ServerInit, "vmmd" */
+		free(req);
+		w->state = -1;
+		return NULL;
+	}
+	free(req);
+	w->state = 1;
+	while (!w->stop)
+		usleep(10000);
+	close(w->fd);
+	return NULL;
+}
+
+static bool
+ws_viewer_settled(void *arg)
+{
+	return ((struct ws_viewer *)arg)->state != 0;
+}
+
+/* A WebSocket upgrade to the RFB port with this Host and Origin: the
+ * status line's code, 0 for none. */
+static int
+ws_status(const char *host_header, const char *origin, const char *extra)
+{
+	struct http_get g;
+	char *req = NULL;
+	pthread_t t;
+	int code = 0;
+
+	memset(&g, 0, sizeof(g));
+	if (asprintf(&req, "GET /websockify HTTP/1.1\r\nHost: %s\r\n"
+	    "%s%s%sUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Version: 13\r\n%s\r\n", host_header,
+	    origin != NULL ? "Origin: " : "", origin != NULL ? origin : "",
+	    origin != NULL ? "\r\n" : "", extra) < 0)
+		return 0;
+	g.port = vnc_port(vnc);
+	g.request = req;
+	pthread_create(&t, NULL, http_get_main, &g);
+	(void)run_until(http_done, &g, 10);
+	pthread_join(t, NULL);
+	free(req);
+	if (sscanf(g.reply, "HTTP/1.1 %d", &code) != 1)
+		code = 0;
+	if (code != 101 && code != 0)
+		tap_diag("%d: %s", code, strstr(g.reply, "\r\n\r\n") ?
+		    strstr(g.reply, "\r\n\r\n") + 4 : "");
+	return code;
+}
+
+/* GET (or whatever request says) on the HTTP port: the reply. */
+static void
+http_fetch(struct http_get *g, int port, const char *request)
+{
+	pthread_t t;
+
+	memset(g, 0, sizeof(*g));
+	g->port = port;
+	g->request = request;
+	pthread_create(&t, NULL, http_get_main, g);
+	if (!run_until(http_done, g, 10))
+		tap_diag("no HTTP answer to %.40s", request);
+	pthread_join(t, NULL);
+}
+
 static void
 test_web(void)
 {
 	char dir[] = "/tmp/test-vnc-web.XXXXXX";
-	char path[64];
-	struct http_get page = { 0 }, ws = { 0 };
+	char path[64], js[64], origin[64];
+	struct http_get page, ws;
+	struct ws_viewer wv;
 	pthread_t t;
+	char *req;
 	FILE *f;
+	int hp;
 
 	if (mkdtemp(dir) == NULL) {
 		tap_ok(0, "mkdtemp");
@@ -729,28 +953,52 @@ test_web(void)
 	f = fopen(path, "w");
 	fputs("<html>vmmd test page</html>\n", f);
 	fclose(f);
+	snprintf(js, sizeof(js), "%s/app.js", dir);
+	f = fopen(js, "w");
+	fputs("export default 1;\n", f);
+	fclose(f);
 	if (server_new(VNC_REFRESH_POLL, NULL, dir) < 0) {
 		tap_ok(0, "vnc_new with a web directory");
 		goto out;
 	}
-	tap_ok(vnc_http_port(vnc) >= 5800 && vnc_http_port(vnc) < 5900,
-	    "an HTTP port from 5800 (%d)", vnc_http_port(vnc));
-	page.port = vnc_http_port(vnc);
-	page.request = "GET /index.html HTTP/1.0\r\n\r\n";
-	pthread_create(&t, NULL, http_get_main, &page);
-	tap_ok(run_until(http_done, &page, 10), "the HTTP server answers");
-	pthread_join(t, NULL);
-	tap_ok(strstr(page.reply, "200") != NULL &&
-	    strstr(page.reply, "vmmd test page") != NULL,
-	    "with the file from the web directory");
+	hp = vnc_http_port(vnc);
+	tap_ok(hp >= 5800 && hp < 5900, "an HTTP port from 5800 (%d)", hp);
+	http_fetch(&page, hp, "GET /index.html HTTP/1.0\r\n\r\n");
+	tap_ok(page.done, "the HTTP server answers");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 200 ", 13) == 0 &&
+	    strstr(page.reply, "Content-Type: text/html") != NULL &&
+	    strstr(page.reply, "\r\n\r\n<html>vmmd test page</html>\n") !=
+	    NULL, "with the file from the web directory");
+	http_fetch(&page, hp, "GET /?x=1 HTTP/1.1\r\nHost: a\r\n\r\n");
+	tap_ok(strstr(page.reply, "vmmd test page") != NULL,
+	    "a directory's index.html, the query ignored");
+	http_fetch(&page, hp, "GET /app.js HTTP/1.1\r\n\r\n");
+	tap_ok(strstr(page.reply, "Content-Type: text/javascript") != NULL &&
+	    strstr(page.reply, "export default 1;") != NULL,
+	    "a script as a script (modules need it)");
+	http_fetch(&page, hp, "HEAD /index.html HTTP/1.1\r\n\r\n");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 200 ", 13) == 0 &&
+	    strstr(page.reply, "Content-Length: 28\r\n") != NULL &&
+	    strstr(page.reply, "vmmd test page") == NULL,
+	    "HEAD: the headers alone");
+	http_fetch(&page, hp, "GET /nothing.html HTTP/1.1\r\n\r\n");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 404 ", 13) == 0,
+	    "a missing file: 404");
+	http_fetch(&page, hp, "GET /../../etc/passwd HTTP/1.1\r\n\r\n");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 400 ", 13) == 0,
+	    "a path out of the directory: 400");
+	http_fetch(&page, hp, "GET /a/%2e%2E/../etc/passwd HTTP/1.1\r\n\r\n");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 400 ", 13) == 0,
+	    "so in %%-encoding");
+	http_fetch(&page, hp, "POST /index.html HTTP/1.1\r\n\r\n");
+	tap_ok(strncmp(page.reply, "HTTP/1.1 405 ", 13) == 0 &&
+	    strstr(page.reply, "Allow: GET, HEAD") != NULL,
+	    "POST: 405, GET and HEAD allowed");
 
+	req = ws_upgrade(hp, "127.0.0.1");
+	memset(&ws, 0, sizeof(ws));
 	ws.port = vnc_port(vnc);
-	ws.request = "GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	    "Origin: http://127.0.0.1\r\n"
-	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-	    "Sec-WebSocket-Version: 13\r\n"
-	    "Sec-WebSocket-Protocol: binary\r\n\r\n";
+	ws.request = req;
 	pthread_create(&t, NULL, http_get_main, &ws);
 	tap_ok(run_until(http_done, &ws, 10), "a WebSocket handshake on the RFB port");
 	pthread_join(t, NULL);
@@ -759,11 +1007,461 @@ test_web(void)
 	    "is answered by the server itself");
 	if (strncmp(ws.reply, "HTTP/1.1 101", 12) != 0)
 		tap_diag("reply: %.200s", ws.reply);
+	free(req);
+
+	/* Only the display's own pages may open a WebSocket. */
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
+	tap_ok(ws_status("127.0.0.1:5900", origin, "") == 101,
+	    "a WebSocket from the display's own origin is accepted");
+	snprintf(origin, sizeof(origin), "http://localhost:%d", hp);
+	tap_ok(ws_status("localhost:5900", origin, "") == 101,
+	    "so is one from its page at localhost");
+	tap_ok(ws_status("127.0.0.1", "http://evil.example", "") == 403,
+	    "one from another site's page is refused (403)");
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp + 1);
+	tap_ok(ws_status("127.0.0.1", origin, "") == 403,
+	    "so is one from another port of the host");
+	tap_ok(ws_status("127.0.0.1", NULL, "") == 403,
+	    "and one that names no origin");
+	snprintf(origin, sizeof(origin), "http://evil.example:%d", hp);
+	tap_ok(ws_status("evil.example:5900", origin, "") == 403,
+	    "a name pointed at 127.0.0.1 is not the display's own");
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
+	tap_ok(ws_status("127.0.0.1", origin,
+	    "Sec-WebSocket-Protocol: base64\r\n") == 400,
+	    "the base64 protocol is refused (400)");
+
+	for (int split = 0; split < 2; split++) {
+		memset(&wv, 0, sizeof(wv));
+		wv.port = vnc_port(vnc);
+		wv.http_port = hp;
+		wv.split = split;
+		pthread_create(&wv.thread, NULL, ws_viewer_main, &wv);
+		tap_ok(run_until(ws_viewer_settled, &wv, 10) && wv.state == 1 &&
+		    wait_clients(1), "a WebSocket client becomes a viewer%s",
+		    split ? ", its frames split" : "");
+		wv.stop = true;
+		pthread_join(wv.thread, NULL);
+		tap_ok(wait_clients(0), "and leaves");
+	}
+	vnc_free(vnc);
+	vnc = NULL;
+
+	if (server_new(VNC_REFRESH_POLL, NULL, NULL) < 0) {
+		tap_ok(0, "vnc_new without a web directory");
+		goto out;
+	}
+	tap_ok(ws_status("127.0.0.1", "http://127.0.0.1:5800", "") == 403,
+	    "without a web client, no WebSocket at all");
 	vnc_free(vnc);
 	vnc = NULL;
 out:
 	unlink(path);
+	unlink(js);
 	rmdir(dir);
+}
+
+/* --- peers that take their time ---------------------------------------- */
+
+#define TICK_S		0.005
+#define DEADLINE_MS	3000
+
+/*
+ * A timer on the server's loop: how late it ever ran.  Time the thread
+ * spent runnable but waiting for a CPU (its schedstat's run delay, where
+ * the kernel keeps one) is the machine's doing, not the loop's, and is
+ * not counted: on a busy host that alone can reach tens of ms.
+ */
+static double tick_last, tick_delay_last, tick_worst;
+static int schedstat_fd = -1;
+
+static double
+run_delay_s(void)
+{
+	char buf[128];
+	unsigned long long cpu, delay;
+	ssize_t n;
+
+	if (schedstat_fd < 0)
+		return 0;
+	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &cpu, &delay) != 2)
+		return 0;
+	return (double)delay / 1e9;
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	double t = now_s(), delay = run_delay_s(), late;
+
+	late = t - tick_last - TICK_S - (delay - tick_delay_last);
+	if (tick_last > 0 && late > tick_worst)
+		tick_worst = late;
+	tick_last = t;
+	tick_delay_last = delay;
+}
+
+/*
+ * A peer that sends burst, reads what the server says to that (greeting:
+ * 1 its RFB version, 2 a WebSocket upgrade's answer and the version
+ * framed), then sends trickle one byte a second, and notes when the
+ * server closes.
+ */
+struct slow {
+	pthread_t thread;
+	const char *name;
+	int port;
+	const char *burst;
+	const uint8_t *trickle;
+	size_t trickle_len;
+	int greeting;
+	double started, closed;
+	atomic_int state;	/* 0 running, 1 closed by the server, -1 not */
+};
+
+static void *
+slow_main(void *arg)
+{
+	struct slow *s = arg;
+	char head[512];
+	uint8_t buf[64];
+	size_t i = 0;
+	int fd;
+
+	fd = connect_port(s->port);
+	s->started = now_s();
+	if (fd < 0 ||
+	    (s->burst != NULL && write(fd, s->burst, strlen(s->burst)) !=
+	    (ssize_t)strlen(s->burst)) ||
+	    (s->greeting == 1 && !read_full(fd, buf, 12)) ||
+	    (s->greeting == 2 && (!read_head(fd, head, sizeof(head)) ||
+	    !ws_read(fd, buf, 12)))) {
+		s->state = -1;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n = poll(&pfd, 1, i < s->trickle_len ? 1000 : 30000);
+
+		if (n > 0) {
+			if (read(fd, buf, sizeof(buf)) <= 0)
+				break;		/* closed */
+			continue;
+		}
+		if (i == s->trickle_len) {
+			s->state = -1;		/* never closed */
+			close(fd);
+			return NULL;
+		}
+		if (send(fd, s->trickle + i++, 1, MSG_NOSIGNAL) != 1)
+			break;
+	}
+	s->closed = now_s();
+	s->state = 1;
+	close(fd);
+	return NULL;
+}
+
+static void
+slow_start(struct slow *s, const char *name, int port, const char *burst,
+    const void *trickle, size_t len, int greeting)
+{
+	*s = (struct slow){ .name = name, .port = port, .burst = burst,
+	    .trickle = trickle, .trickle_len = len, .greeting = greeting };
+	pthread_create(&s->thread, NULL, slow_main, s);
+}
+
+static bool
+slows_done(void *arg)
+{
+	struct slow *s = arg;
+
+	for (; s->name != NULL; s++)
+		if (s->state == 0)
+			return false;
+	return true;
+}
+
+/* An HTTP client that asks for a big file and never reads. */
+struct stuck_http {
+	pthread_t thread;
+	int port;
+	int fd;
+	atomic_int state;	/* 1: asked */
+};
+
+static void *
+stuck_http_main(void *arg)
+{
+	static const char req[] = "GET /big.bin HTTP/1.1\r\n"
+	    "Host: 127.0.0.1\r\n\r\n";
+	struct stuck_http *h = arg;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)h->port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int small = 4096;
+
+	h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(h->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (connect(h->fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    write(h->fd, req, sizeof(req) - 1) == sizeof(req) - 1)
+		h->state = 1;
+	else
+		h->state = -1;
+	return NULL;
+}
+
+static bool
+http_timed_out_twice(void *arg)
+{
+	return stats().http_timed_out >= 2;
+}
+
+static void
+test_slow_peers(void)
+{
+	static const char rfb_version[] = "RFB 003.008\n";
+	char dir[] = "/tmp/test-vnc-slow.XXXXXX", path[64], big[64];
+	struct vnc_config cfg = {
+		.fb = { host.fb, FB_W, FB_H, FB_STRIDE },
+		.mode = VNC_REFRESH_POLL,
+		.client_timeout_ms = 300,
+		.handshake_timeout_ms = DEADLINE_MS,
+		.http_timeout_ms = DEADLINE_MS,
+	};
+	struct slow slows[6] = { 0 };
+	struct stuck_http stuck = { 0 };
+	const struct timeval tick = { 0, (suseconds_t)(TICK_S * 1e6) };
+	struct event *ticker;
+	struct vnc_stats st;
+	struct viewer v;
+	char *upgrade, *upgrade_head, *upgrade_rest;
+	uint8_t framed[32];
+	size_t framed_len, head_len;
+	double t0, connect_s, worst_update = 0;
+	bool timely = true, updated = true;
+	FILE *f;
+
+	if (mkdtemp(dir) == NULL)
+		tap_bail("mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	snprintf(big, sizeof(big), "%s/big.bin", dir);
+	f = fopen(path, "w");
+	fputs("<html>vmmd test page</html>\n", f);
+	fclose(f);
+	f = fopen(big, "w");
+	for (int i = 0; i < 8 << 10; i++)
+		fwrite(host.fb, 1, 1024, f);	/* 8 MiB */
+	fclose(f);
+	cfg.web_dir = dir;
+	if (server_new_cfg(&cfg) < 0) {
+		tap_ok(0, "vnc_new for slow peers");
+		goto out;
+	}
+	upgrade = ws_upgrade(vnc_http_port(vnc), "127.0.0.1");
+	head_len = strlen("GET /websockify HTTP/1.1\r\n");
+	upgrade_head = strndup(upgrade, head_len);
+	upgrade_rest = upgrade + head_len;
+	framed_len = ws_frame(framed, rfb_version, 12);
+
+	ticker = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	schedstat_fd = open("/proc/thread-self/schedstat",
+	    O_RDONLY | O_CLOEXEC);
+	tick_last = tick_worst = 0;
+	event_add(ticker, &tick);
+
+	slow_start(&slows[0], "plain RFB, its version", vnc_port(vnc), NULL,
+	    rfb_version, 12, 1);
+	slow_start(&slows[1], "a WebSocket upgrade", vnc_port(vnc),
+	    upgrade_head, upgrade_rest, strlen(upgrade_rest), 0);
+	slow_start(&slows[2], "WebSocket, its version framed", vnc_port(vnc),
+	    upgrade, framed, framed_len, 2);
+	slow_start(&slows[3], "an HTTP request", vnc_http_port(vnc),
+	    "GET /index.html HTTP/1.1\r\n", "Host: 127.0.0.1\r\n\r\n", 19, 0);
+	stuck.port = vnc_http_port(vnc);
+	pthread_create(&stuck.thread, NULL, stuck_http_main, &stuck);
+	run_for(1.5);
+
+	t0 = now_s();
+	/* Raw pixels: what the loop spends is then the peers' doing, not
+	 * compression's. */
+	viewer_start_encodings(&v, vnc_port(vnc), NULL, "raw");
+	tap_ok(wait_clients(1), "with slow peers about, a viewer connects");
+	connect_s = now_s() - t0;
+	tap_ok(connect_s < 1.0, "promptly (%.3f s)", connect_s);
+	tap_ok(run_until(viewer_in_sync, &v, 5), "and sees the screen");
+	for (int i = 0; i < 5; i++) {
+		double t0 = now_s(), dt;
+
+		guest_fill(i * 100, 10, i * 100 + 50, 60,
+		    0x00102030u * (uint32_t)(i + 1));
+		updated &= run_until(viewer_in_sync, &v, 2);
+		dt = now_s() - t0;
+		if (dt > worst_update)
+			worst_update = dt;
+		run_for(0.2);
+	}
+	tap_ok(updated && worst_update < 0.5, "and gets its updates promptly "
+	    "(slowest %.3f s)", worst_update);
+
+	tap_ok(run_until(slows_done, slows, 15), "the slow peers are closed");
+	for (int i = 0; slows[i].name != NULL; i++) {
+		double after = slows[i].closed - slows[i].started;
+
+		pthread_join(slows[i].thread, NULL);
+		if (slows[i].state != 1 || after < DEADLINE_MS / 1e3 - 0.1 ||
+		    after > DEADLINE_MS / 1e3 + 1.0) {
+			timely = false;
+			tap_diag("%s: state %d, closed after %.3f s",
+			    slows[i].name, slows[i].state, after);
+		}
+	}
+	tap_ok(timely, "each at its deadline (%d ms after it connected)",
+	    DEADLINE_MS);
+	pthread_join(stuck.thread, NULL);
+	tap_ok(stuck.state == 1 && run_until(http_timed_out_twice, NULL, 10),
+	    "so are the HTTP request that never ends and the reader that "
+	    "never reads (%llu)",
+	    (unsigned long long)stats().http_timed_out);
+	st = stats();
+	tap_ok(st.handshakes_timed_out == 3 && st.handshakes == 0,
+	    "three handshakes timed out, none is left (%llu, %u)",
+	    (unsigned long long)st.handshakes_timed_out, st.handshakes);
+	tap_ok(tick_worst < 0.05, "a timer on the loop was never late by "
+	    "50 ms or more (at worst %.1f ms, waits for a CPU %s)",
+	    tick_worst * 1e3, schedstat_fd >= 0 ? "not counted" : "counted");
+	guest_fill(0, 100, 64, 128, 0x0000ff00);
+	tap_ok(run_until(viewer_in_sync, &v, 5), "the viewer still keeps up");
+	viewer_stop(&v);
+	tap_ok(wait_clients(0), "and leaves");
+	close(stuck.fd);
+	event_free(ticker);
+	if (schedstat_fd >= 0)
+		close(schedstat_fd);
+	schedstat_fd = -1;
+	free(upgrade_head);
+	free(upgrade);
+	vnc_free(vnc);
+	vnc = NULL;
+out:
+	unlink(path);
+	unlink(big);
+	rmdir(dir);
+}
+
+/* --- the cap on handshakes ---------------------------------------------- */
+
+#define CAP		8
+#define CAP_DEADLINE_MS	2000
+
+struct silent {
+	int fd;
+	double opened, closed;
+	bool data;	/* the server said something */
+};
+
+static struct silent silents[CAP + 1];
+static int silent_n;
+
+/* Every silent socket [0, silent_n) closed by the server? */
+static bool
+silents_closed(void *arg)
+{
+	bool all = true;
+
+	for (int i = 0; i < silent_n; i++) {
+		char buf[64];
+		ssize_t n;
+
+		while (silents[i].closed == 0 &&
+		    (n = recv(silents[i].fd, buf, sizeof(buf),
+		    MSG_DONTWAIT)) != 0) {
+			if (n < 0 && errno == EAGAIN)
+				break;
+			if (n < 0) {
+				n = 0;
+				break;
+			}
+			silents[i].data = true;
+		}
+		if (silents[i].closed == 0 && n == 0)
+			silents[i].closed = now_s();
+		all &= silents[i].closed != 0;
+	}
+	return all;
+}
+
+static bool
+handshakes_are_cap(void *arg)
+{
+	return stats().handshakes == CAP;
+}
+
+static void
+test_handshake_cap(void)
+{
+	struct vnc_config cfg = {
+		.fb = { host.fb, FB_W, FB_H, FB_STRIDE },
+		.mode = VNC_REFRESH_POLL,
+		.handshake_timeout_ms = CAP_DEADLINE_MS,
+	};
+	struct silent extra;
+	struct viewer v;
+	struct vnc_stats st;
+	bool timely = true;
+
+	if (server_new_cfg(&cfg) < 0) {
+		tap_ok(0, "vnc_new for the cap");
+		return;
+	}
+	for (silent_n = 0; silent_n < CAP; silent_n++) {
+		silents[silent_n] = (struct silent){
+		    .fd = connect_port(vnc_port(vnc)), .opened = now_s() };
+	}
+	tap_ok(run_until(handshakes_are_cap, NULL, 5),
+	    "%d silent connections are %d handshakes", CAP, CAP);
+	silents[CAP] = (struct silent){ .fd = connect_port(vnc_port(vnc)),
+	    .opened = now_s() };
+	silent_n = CAP + 1;
+	(void)run_until(silents_closed, NULL, 1);
+	extra = silents[CAP];
+	tap_ok(extra.closed != 0 && !extra.data &&
+	    stats().handshakes_refused == 1, "one more is closed at once, "
+	    "before a word (after %.3f s)", extra.closed - extra.opened);
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(run_until(viewer_settled, &v, 5) && v.state == -1,
+	    "so is a viewer while the cap is reached");
+	viewer_stop(&v);
+	tap_ok(run_until(silents_closed, NULL, 10),
+	    "the silent ones are closed");
+	for (int i = 0; i < CAP; i++) {
+		double after = silents[i].closed - silents[i].opened;
+
+		if (after < CAP_DEADLINE_MS / 1e3 - 0.1 ||
+		    after > CAP_DEADLINE_MS / 1e3 + 1.0) {
+			timely = false;
+			tap_diag("silent %d closed after %.3f s", i, after);
+		}
+		close(silents[i].fd);
+	}
+	close(extra.fd);
+	st = stats();
+	tap_ok(timely && st.handshakes_timed_out == CAP && st.handshakes == 0,
+	    "each at its deadline (%d ms; %llu timed out)", CAP_DEADLINE_MS,
+	    (unsigned long long)st.handshakes_timed_out);
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(run_until(viewer_settled, &v, 5) && v.state == 1 &&
+	    wait_clients(1), "then a viewer connects again");
+	viewer_stop(&v);
+	tap_ok(wait_clients(0), "and leaves");
+	vnc_free(vnc);
+	vnc = NULL;
 }
 
 static void
@@ -804,6 +1502,8 @@ main(void)
 	test_password();
 	test_event_driven();
 	test_web();
+	test_slow_peers();
+	test_handshake_cap();
 
 	event_base_free(base);
 	free(host.fb);
