@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside the nested test host, or directly where /dev/kvm opens
 # (see rtc.sh): the rtc test guest
-# (tests/guests/rtc.c, test=periodic, its handler reading register C as
+# (tests/guests/rtc-guest.c, test=periodic, its handler reading register C as
 # real guests do) under vmmd and under QEMU -M pc with -rtc
 # driftfix=slew.
 #   steady:     the periodic interrupt for BENCH_SECONDS of the guest's

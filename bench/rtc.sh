@@ -1,6 +1,6 @@
 #!/bin/sh
 # The RTC's periodic interrupt, vmmd against QEMU in one run, on the rtc
-# test guest (tests/guests/rtc.c) under vmmd and under QEMU (-M pc
+# test guest (tests/guests/rtc-guest.c) under vmmd and under QEMU (-M pc
 # -enable-kvm -rtc driftfix=slew, the same PVH image):
 #   - the periodic interrupt for 10 s: ticks the guest counted, wake-ups
 #     (voluntary context switches) and system calls (strace -c -f) of

@@ -1,10 +1,10 @@
 /*
- * console: attach to a VM's serial console (console.c does the work).
+ * console: attach to a VM's serial console (console-attach.c does the work).
  */
 #include <stdio.h>
 
 #include "client.h"
-#include "console.h"
+#include "console-attach.h"
 #include "vmctl.h"
 
 int

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "client.h"
-#include "console.h"
+#include "console-attach.h"
 #include "create-args.h"
 #include "vmctl.h"
 

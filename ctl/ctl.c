@@ -1,7 +1,7 @@
 /*
  * What every vmctl command uses: messages on stderr, the common options
  * and positional argument checks.  The bottom of vmctl: it calls no
- * command and no other file of vmctl, so that main.c and every cmd-*.c
+ * command and no other file of vmctl, so that vmctl.c and every cmd-*.c
  * can use it.
  */
 #include <ctype.h>

@@ -4,10 +4,10 @@
  * every command uses (ctl.c) and the commands (cmd-*.c).
  *
  * Who calls whom, top to bottom, with no way back up:
- *   main.c                        the command table
- *   cmd-vm.c cmd-console.c cmd-run.c cmd-display.c cmd-stats.c
+ *   vmctl.c                       the command table
+ *   cmd-vms.c cmd-console.c cmd-run.c cmd-display.c cmd-stats.c
  *                                 one file per command group
- *   create-args.c console.c       what two commands share
+ *   create-args.c console-attach.c  what two commands share
  *   stats-table.c                 vmctl stats' tables
  *   client.c args.c ctl.c         the protocol, parsing, messages
  */
@@ -64,7 +64,7 @@ void	ctl_command_help(const struct ctl_command *);
  * Handles the option c returned by getopt_long (a common one or an error
  * case): returns -1 when it was handled and parsing goes on, or an exit
  * status (CTL_EXIT_OK after --help, CTL_EXIT_USAGE) to return at once.
- * ctl->cmd is set: main.c answers a -h that comes before any command.
+ * ctl->cmd is set: vmctl.c answers a -h that comes before any command.
  */
 int	ctl_common_option(struct ctl *, int, char **, int);
 

@@ -86,7 +86,7 @@ struct client {
 	gid_t *groups;
 };
 
-static void client_free(struct client *c);
+static void control_client_free(struct client *c);
 static void client_close(struct client *c);
 static void client_handover(struct client *c);
 
@@ -281,7 +281,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	}
 	c->busy--;
 	if (c->dead)
-		client_free(c);
+		control_client_free(c);
 	else if (c->handover_vm != NULL)
 		client_handover(c);
 }
@@ -387,7 +387,7 @@ client_handover(struct client *c)
 		log_debug("client %lu: %s of VM '%s' handed to its worker",
 		    c->id, c->handover_what, c->handover_vm);
 	/* The worker (or vmmd's answer) has its own copy now. */
-	client_free(c);
+	control_client_free(c);
 }
 
 /* Clients -------------------------------------------------------------- */
@@ -402,11 +402,11 @@ client_close(struct client *c)
 		}
 		return;
 	}
-	client_free(c);
+	control_client_free(c);
 }
 
 static void
-client_free(struct client *c)
+control_client_free(struct client *c)
 {
 	if (c == NULL)
 		return;
@@ -909,7 +909,7 @@ control_free(struct control *ctl)
 	if (ctl->unlink && unlink(ctl->path) < 0 && errno != ENOENT)
 		log_warn("%s: %s", ctl->path, strerror(errno));
 	while ((c = TAILQ_FIRST(&ctl->clients)) != NULL)
-		client_free(c);
+		control_client_free(c);
 	free(ctl->path);
 	free(ctl);
 }

@@ -1,7 +1,7 @@
 /*
  * vmmd-worker's state: one guest, run for the supervisor.
  *
- * Files: main.c sets the process up and runs the loop; link.c talks to
+ * Files: vmmd-worker.c sets the process up and runs the loop; link.c talks to
  * the supervisor; requests.c answers its requests; guest.c builds,
  * rebuilds and tears down the machine with the backends that outlive it;
  * info.c describes it all for vm.info.  Everything runs on the loop's
@@ -18,7 +18,7 @@
 
 #include "console.h"
 #include "blk-file.h"
-#include "display.h"
+#include "guest-display.h"
 #include "link.h"
 #include "machine.h"
 #include "net-tap.h"

@@ -1,7 +1,7 @@
 /*
  * libFuzzer: the supervisor's control socket and command dispatcher, in
  * process.  Set up once: a real struct vmmd (its state directory in a
- * scratch directory, fuzz-tmp.h; the VM list; the command tables main.c
+ * scratch directory, fuzz-tmp.h; the VM list; the command tables vmmd.c
  * serves) and a real control socket (listening, though nothing connects
  * to it).  Each
  * input is then what one client sends on a connection: a socket pair's

@@ -6,7 +6,7 @@
  * halts, and each event is a few dozen lines of work.
  *
  * With a display (a reserved memory map range at the platform's
- * framebuffer address, see runtime/fb.c; "fb=WxH" if not 1024x768) it
+ * framebuffer address, see runtime/rt-fb.c; "fb=WxH" if not 1024x768) it
  * also draws: a title, the clock in big digits and the date under it,
  * and a line of what is typed on the serial console or the keyboard
  * (Enter starts the line again).  Only what changes is redrawn: a

@@ -1,5 +1,5 @@
 /*
- * The RTC end to end, with the rtc test guest (tests/guests/rtc.c):
+ * The RTC end to end, with the rtc test guest (tests/guests/rtc-guest.c):
  * periodic interrupts at 1024 Hz through a 0.5 s stall under each
  * lost-tick policy, the alarm and update-ended interrupts, the clock the
  * guest set surviving a guest reboot, and a guest that never uses the

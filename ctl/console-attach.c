@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "console.h"
+#include "console-attach.h"
 #include "vmctl.h"
 
 #define CONSOLE_ESCAPE	0x1d		/* Ctrl-] */

@@ -11,7 +11,7 @@
 #include <event2/bufferevent.h>
 
 #include "dirty.h"
-#include "display.h"
+#include "guest-display.h"
 #include "json-u64.h"
 #include "keymap.h"
 #include "log.h"

@@ -17,7 +17,7 @@
 
 #include "args.h"
 #include "client.h"
-#include "console.h"
+#include "console-attach.h"
 #include "create-args.h"
 #include "vmctl.h"
 
@@ -67,7 +67,7 @@ vm_memory(struct json_object *vm, char *buf, size_t len)
  * as JSON with -j.  Returns the exit status.
  */
 static int
-vm_request(struct ctl *ctl, const char *command, const char *name,
+vms_request(struct ctl *ctl, const char *command, const char *name,
     struct json_object *args, void (*show)(struct json_object *))
 {
 	struct json_object *ret;
@@ -108,7 +108,7 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 
 	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
 		return r;
-	return vm_request(ctl, "vm.create", name, args, NULL);
+	return vms_request(ctl, "vm.create", name, args, NULL);
 }
 
 int
@@ -136,7 +136,7 @@ cmd_start(struct ctl *ctl, int argc, char **argv)
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
 		return r;
 	if (!console)
-		return vm_request(ctl, "vm.start", argv[optind], NULL, NULL);
+		return vms_request(ctl, "vm.start", argv[optind], NULL, NULL);
 
 	/* vm.start, then vm.console on the same connection. */
 	vm_what(ctl, argv[optind], what, sizeof(what));
@@ -206,7 +206,7 @@ cmd_stop(struct ctl *ctl, int argc, char **argv)
 		json_object_put(args);
 		return r;
 	}
-	return vm_request(ctl, "vm.stop", argv[optind], args, stop_show);
+	return vms_request(ctl, "vm.stop", argv[optind], args, stop_show);
 }
 
 static int
@@ -218,7 +218,7 @@ vm_simple(struct ctl *ctl, int argc, char **argv, const char *command,
 
 	if ((r = ctl_name_only(ctl, argc, argv, &name)) >= 0)
 		return r;
-	return vm_request(ctl, command, name, NULL, show);
+	return vms_request(ctl, command, name, NULL, show);
 }
 
 int
@@ -263,7 +263,7 @@ cmd_autostart(struct ctl *ctl, int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "autostart",
 	    json_object_new_boolean(strcmp(onoff, "on") == 0));
-	return vm_request(ctl, "vm.autostart", argv[optind], args, NULL);
+	return vms_request(ctl, "vm.autostart", argv[optind], args, NULL);
 }
 
 /* --- list -------------------------------------------------------------- */
@@ -333,7 +333,7 @@ cmd_list(struct ctl *ctl, int argc, char **argv)
 		return r;
 	if ((r = ctl_positional(ctl, argc, argv, 0, "")) != 0)
 		return r;
-	return vm_request(ctl, "vm.list", NULL, NULL, list_show);
+	return vms_request(ctl, "vm.list", NULL, NULL, list_show);
 }
 
 /* --- info -------------------------------------------------------------- */
@@ -609,6 +609,6 @@ cmd_info(struct ctl *ctl, int argc, char **argv)
 	}
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
 		return r;
-	return vm_request(ctl, "vm.info", argv[optind], NULL,
+	return vms_request(ctl, "vm.info", argv[optind], NULL,
 	    raw ? info_show_raw : info_show);
 }
