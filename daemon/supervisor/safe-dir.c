@@ -64,7 +64,8 @@ static void
 safedir_child(const struct safedir_walk *w, const char *child, char *buf,
     size_t len)
 {
-	snprintf(buf, len, "%s/%s", w->done, child);
+	/* child is never NULL; GCC's sanitizer builds cannot tell. */
+	snprintf(buf, len, "%s/%s", w->done, child != NULL ? child : "");
 }
 
 /*

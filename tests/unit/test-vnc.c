@@ -1377,7 +1377,7 @@ silents_closed(void *arg)
 
 	for (int i = 0; i < silent_n; i++) {
 		char buf[64];
-		ssize_t n;
+		ssize_t n = -1;
 
 		while (silents[i].closed == 0 &&
 		    (n = recv(silents[i].fd, buf, sizeof(buf),
