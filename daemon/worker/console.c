@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,24 +33,33 @@ struct console_client {
 	bool closing;
 };
 
+/*
+ * The ring is single-producer, single-consumer, without a lock: the
+ * producer (console_output(), one at a time) writes bytes from wpos up
+ * to flushed + CONSOLE_PENDING_MAX and then publishes wpos; the loop
+ * reads from flushed up to wpos and then publishes flushed.  Positions
+ * count bytes ever taken into the ring and index it modulo its size,
+ * so [flushed - CONSOLE_REPLAY_SIZE, flushed), the replay, is never
+ * written over while the loop may read it.
+ */
 struct console {
 	struct event_base *base;
 
-	/* Shared with vCPU threads, under lock. */
-	pthread_mutex_t lock;
+	/* Shared with the producer (__atomic). */
+	uint8_t *ring;
+	uint64_t wpos;		/* written by the producer */
+	uint64_t flushed;	/* written by the loop */
+	uint64_t dropped;	/* written by the producer */
+	bool flush_pending;	/* the loop is woken (or will flush) */
+
+	/* Loop thread only. */
 	int log_fd;		/* read-write: rotation copies it */
 	int old_fd;		/* PATH.1, open from the start, or -1 */
 	bool log_failed;
 	char *log_path;		/* for messages */
 	uint64_t log_size;	/* bytes in the log now */
 	uint64_t log_max;	/* rotate beyond this; 0: never */
-	uint8_t *ring;
-	uint64_t wpos;		/* bytes ever written */
-	bool flush_pending;
-	unsigned int nclients;	/* the loop is woken only for clients */
-
-	/* Loop thread only. */
-	uint64_t flushed;	/* bytes handed to log and clients */
+	unsigned int nclients;
 	int64_t last_flush_ms;
 	struct event *flush_ev;
 	struct event *input_ev;
@@ -124,7 +132,6 @@ console_new(struct event_base *base, const char *log_path,
 	c->base = base;
 	c->log_fd = -1;
 	c->old_fd = -1;
-	pthread_mutex_init(&c->lock, NULL);
 	TAILQ_INIT(&c->clients);
 	c->ring = malloc(CONSOLE_RING_SIZE);
 	c->input = evbuffer_new();
@@ -158,9 +165,7 @@ fail:
 static void
 console_client_free(struct console_client *cl)
 {
-	pthread_mutex_lock(&cl->console->lock);
 	cl->console->nclients--;
-	pthread_mutex_unlock(&cl->console->lock);
 	TAILQ_REMOVE(&cl->console->clients, cl, entry);
 	if (cl->close_ev != NULL)
 		event_free(cl->close_ev);
@@ -189,7 +194,6 @@ console_free(struct console *c)
 		close(c->old_fd);
 	free(c->log_path);
 	free(c->ring);
-	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -247,11 +251,10 @@ console_log_copy(struct console *c, uint64_t len)
  * one, through the two descriptors opened at the start: a sandboxed
  * worker can name no file (sandbox.h), so there is no rename().  The
  * old log gets a copy and the log is truncated, with O_APPEND writing
- * on from its new end.  Rare, so done where the bytes come, on the vCPU
- * thread (a copy of log_max bytes, in the kernel where it can).  A crash
- * between copy and truncation leaves the lines in both files, never in
- * neither.  Should the copy fail, logging goes on where it is (once
- * warned).  Caller holds c->lock.
+ * on from its new end: a copy of log_max bytes, in the kernel where it
+ * can, on the loop like every write to the log.  A crash between copy
+ * and truncation leaves the lines in both files, never in neither.
+ * Should the copy fail, logging goes on where it is (once warned).
  */
 static void
 console_log_rotate(struct console *c)
@@ -270,17 +273,26 @@ console_log_rotate(struct console *c)
 	c->log_size = 0;
 }
 
-/* Caller holds c->lock. */
+/*
+ * Append to the log (loop thread).  A log that is full is rotated
+ * before the next byte, so that every file holds log_max bytes at most
+ * and the old one exactly log_max.
+ */
 static void
 console_log_write(struct console *c, const uint8_t *buf, size_t len)
 {
 	ssize_t n;
+	size_t max;
 
-	if (c->log_fd >= 0 && c->log_max > 0 && c->log_size > 0 &&
-	    c->log_size + len > c->log_max)
-		console_log_rotate(c);
 	while (c->log_fd >= 0 && len > 0) {
-		n = write(c->log_fd, buf, len);
+		if (c->log_max > 0 && c->log_size >= c->log_max) {
+			console_log_rotate(c);
+			continue;	/* log_size is 0 now, or log_max */
+		}
+		max = len;
+		if (c->log_max > 0 && max > c->log_max - c->log_size)
+			max = (size_t)(c->log_max - c->log_size);
+		n = write(c->log_fd, buf, max);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -297,36 +309,39 @@ console_log_write(struct console *c, const uint8_t *buf, size_t len)
 }
 
 /*
- * The log is written here, on the vCPU thread, as the guest transmits:
- * a regular file takes the bytes at once, and the event loop then only
- * wakes when a client is attached to see them.  A guest that prints
- * with nobody watching costs one write() per burst and no wake-ups.
+ * The producer: copy what fits, publish it, and wake the loop unless it
+ * is woken already (one wake-up per batch: it takes everything at
+ * once).  The seq_cst store of wpos and exchange of flush_pending pair
+ * with console_flush()'s clearing the flag and then reading wpos: one
+ * of the two sides sees the other, so no output is left unflushed.
  */
 void
 console_output(struct console *c, const uint8_t *buf, size_t len)
 {
-	bool wake;
+	uint64_t w = __atomic_load_n(&c->wpos, __ATOMIC_RELAXED);
+	/* Acquire: the loop is done reading what it released. */
+	uint64_t f = __atomic_load_n(&c->flushed, __ATOMIC_ACQUIRE);
+	size_t room = CONSOLE_PENDING_MAX - (size_t)(w - f);
 
-	pthread_mutex_lock(&c->lock);
-	console_log_write(c, buf, len);
-	c->stats.bytes_out += len;
+	if (len > room) {
+		__atomic_add_fetch(&c->dropped, len - room, __ATOMIC_RELAXED);
+		len = room;
+	}
+	if (len == 0)
+		return;
 	while (len > 0) {
-		size_t off = c->wpos % CONSOLE_RING_SIZE;
+		size_t off = w % CONSOLE_RING_SIZE;
 		size_t n = CONSOLE_RING_SIZE - off;
 
 		if (n > len)
 			n = len;
 		memcpy(c->ring + off, buf, n);
-		c->wpos += n;
+		w += n;
 		buf += n;
 		len -= n;
 	}
-	/* One wake-up per batch: the loop drains everything at once. */
-	wake = c->nclients > 0 && !c->flush_pending;
-	if (wake)
-		c->flush_pending = true;
-	pthread_mutex_unlock(&c->lock);
-	if (wake)
+	__atomic_store_n(&c->wpos, w, __ATOMIC_SEQ_CST);
+	if (!__atomic_exchange_n(&c->flush_pending, true, __ATOMIC_SEQ_CST))
 		event_active(c->flush_ev, 0, 0);
 }
 
@@ -360,37 +375,28 @@ console_broadcast(struct console *c, const uint8_t *buf, size_t len)
 void
 console_flush(struct console *c)
 {
-	uint8_t chunk[16384];
-	uint64_t end;
+	uint64_t f = __atomic_load_n(&c->flushed, __ATOMIC_RELAXED);
+	uint64_t end = __atomic_load_n(&c->wpos, __ATOMIC_ACQUIRE);
 
-	for (;;) {
-		size_t off, n;
+	while (f != end) {
+		size_t off = f % CONSOLE_RING_SIZE;
+		size_t n = CONSOLE_RING_SIZE - off;
 
-		pthread_mutex_lock(&c->lock);
-		end = c->wpos;
-		if (c->nclients == 0)
-			c->flushed = end;	/* the log has it all */
-		if (end - c->flushed > CONSOLE_RING_SIZE) {
-			c->stats.bytes_lost += end - c->flushed -
-			    CONSOLE_RING_SIZE;
-			c->flushed = end - CONSOLE_RING_SIZE;
-		}
-		if (c->flushed == end) {
-			c->flush_pending = false;
-			pthread_mutex_unlock(&c->lock);
-			return;
-		}
-		off = c->flushed % CONSOLE_RING_SIZE;
-		n = end - c->flushed;
-		if (n > sizeof(chunk))
-			n = sizeof(chunk);
-		if (n > CONSOLE_RING_SIZE - off)
-			n = CONSOLE_RING_SIZE - off;
-		memcpy(chunk, c->ring + off, n);
-		c->flushed += n;
-		pthread_mutex_unlock(&c->lock);
-		console_broadcast(c, chunk, n);
+		if (n > end - f)
+			n = (size_t)(end - f);
+		/* The log first: a client that saw a line finds it there. */
+		console_log_write(c, c->ring + off, n);
+		console_broadcast(c, c->ring + off, n);
+		f += n;
+		/* Release: the producer may write over it now. */
+		__atomic_store_n(&c->flushed, f, __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&c->flush_pending, false, __ATOMIC_SEQ_CST);
+	/* Output that came meanwhile: its producer saw the flag still set
+	 * and did not wake us, so we do (the timer paces it). */
+	if (__atomic_load_n(&c->wpos, __ATOMIC_SEQ_CST) != f &&
+	    !__atomic_exchange_n(&c->flush_pending, true, __ATOMIC_SEQ_CST))
+		event_active(c->flush_ev, 0, 0);
 }
 
 void
@@ -410,8 +416,8 @@ console_drain(struct console *c, int timeout_ms)
 
 /*
  * Woken by a vCPU (or by the timer below).  While output keeps coming,
- * clients get it at most every CONSOLE_FLUSH_INTERVAL_MS: a guest
- * printing at full speed then costs the loop a bounded number of
+ * the log and the clients get it at most every CONSOLE_FLUSH_INTERVAL_MS:
+ * a guest printing at full speed then costs the loop a bounded number of
  * wake-ups instead of one per byte, and an interactive echo still comes
  * back at once after a quiet spell.  flush_pending stays set while the
  * timer waits, so vCPUs do not wake the loop in between; with no output
@@ -534,20 +540,16 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 {
 	struct console_client *cl;
 	struct json_object *reply;
-	uint8_t *replay = NULL;
-	size_t replay_len = 0, off, first;
+	size_t replay_len, off, first;
+	uint64_t f;
 	char *line;
 	size_t len;
-	bool full;
 
 	if (evutil_make_socket_nonblocking(fd) < 0) {
 		close(fd);
 		return -EBADF;
 	}
-	pthread_mutex_lock(&c->lock);
-	full = c->nclients >= CONSOLE_CLIENTS_MAX;
-	pthread_mutex_unlock(&c->lock);
-	if (full) {
+	if (c->nclients >= CONSOLE_CLIENTS_MAX) {
 		close(fd);
 		return -EUSERS;
 	}
@@ -585,31 +587,20 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	free(line);
 
 	/*
-	 * Deliver what is pending to the clients already attached, then
-	 * replay what was delivered to this one; the rest comes live.
+	 * Deliver what is pending to the log and the clients already
+	 * attached, then replay what was delivered to this one, from the
+	 * part of the ring no vCPU writes to; the rest comes live.
 	 */
 	console_flush(c);
-	pthread_mutex_lock(&c->lock);
-	/* Without clients the vCPUs did not wake us for what they wrote
-	 * since: the log has it, and the replay below takes it too. */
-	if (c->nclients == 0)
-		c->flushed = c->wpos;
 	c->nclients++;
-	replay_len = c->flushed < CONSOLE_REPLAY_SIZE ? c->flushed :
-	    CONSOLE_REPLAY_SIZE;
-	replay = malloc(replay_len ? replay_len : 1);
-	if (replay != NULL) {
-		off = (c->flushed - replay_len) % CONSOLE_RING_SIZE;
-		first = CONSOLE_RING_SIZE - off;
-		if (first > replay_len)
-			first = replay_len;
-		memcpy(replay, c->ring + off, first);
-		memcpy(replay + first, c->ring, replay_len - first);
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (replay != NULL)
-		bufferevent_write(cl->bev, replay, replay_len);
-	free(replay);
+	f = __atomic_load_n(&c->flushed, __ATOMIC_RELAXED);
+	replay_len = f < CONSOLE_REPLAY_SIZE ? (size_t)f : CONSOLE_REPLAY_SIZE;
+	off = (f - replay_len) % CONSOLE_RING_SIZE;
+	first = CONSOLE_RING_SIZE - off;
+	if (first > replay_len)
+		first = replay_len;
+	bufferevent_write(cl->bev, c->ring + off, first);
+	bufferevent_write(cl->bev, c->ring, replay_len - first);
 
 	bufferevent_setcb(cl->bev, console_client_read,
 	    console_client_written, console_client_event, cl);
@@ -626,10 +617,11 @@ console_get_stats(struct console *c, struct console_stats *st)
 {
 	struct console_client *cl;
 
-	/* bytes_out and bytes_lost change on vCPU threads. */
-	pthread_mutex_lock(&c->lock);
 	*st = c->stats;
-	pthread_mutex_unlock(&c->lock);
+	/* The producer's counts: what it took, what it dropped. */
+	st->bytes_dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+	st->bytes_out = __atomic_load_n(&c->wpos, __ATOMIC_RELAXED) +
+	    st->bytes_dropped;
 	st->clients = 0;
 	TAILQ_FOREACH(cl, &c->clients, entry)
 		st->clients++;

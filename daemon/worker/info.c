@@ -168,7 +168,7 @@ info_console_json(struct console *c)
 	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
 	json_add_u64(o, "bytes_out", cs.bytes_out);
 	json_add_u64(o, "bytes_in", cs.bytes_in);
-	json_add_u64(o, "bytes_lost", cs.bytes_lost);
+	json_add_u64(o, "bytes_dropped", cs.bytes_dropped);
 	json_add_u64(o, "clients_dropped", cs.clients_dropped);
 	return o;
 }

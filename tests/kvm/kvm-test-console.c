@@ -2,15 +2,57 @@
  * The serial console through vm.console: input reaches the guest's COM1
  * receiver (the echo guest sends it back), several clients at once all
  * see the output, and a client that attaches late gets the earlier
- * output replayed.
+ * output replayed.  The log, written by the worker's loop, has a burst
+ * of output complete and in order, none of it dropped.
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 
 /* What the echo guest prints (tests/guests/). */
 #define ECHO_READY	"echo: ready"
+
+#define BURST_LINES	400
+
+/*
+ * BURST_LINES numbered lines echoed at once (some 22 KiB, far less than
+ * the console's ring): the log has them all, in order, by the time a
+ * client sees the last, and vm.info counts no byte dropped.
+ */
+static void
+test_log_burst(struct h_conn *c, struct h_daemon *d, struct h_console *a)
+{
+	struct json_object *con, *r;
+	size_t len = 0, loglen;
+	char *burst, *log;
+	int i;
+
+	burst = malloc(BURST_LINES * 80);
+	if (burst == NULL)
+		tap_bail("out of memory");
+	for (i = 0; i < BURST_LINES; i++)
+		len += (size_t)snprintf(burst + len, 80, "burst %04d the quick "
+		    "brown fox jumps over the lazy dog\n", i);
+	tap_ok(h_console_write(a, burst, len) == 0 &&
+	    h_expect(a, "burst 0399 the quick brown fox jumps over the lazy "
+	    "dog\n", 3 * H_BOOT_MS) == 0,
+	    "console A: %d lines echoed (%zu bytes)", BURST_LINES, len);
+	log = h_read_file(h_console_log(d, "echo"), &loglen);
+	tap_ok(log != NULL && memmem(log, loglen, burst, len) != NULL,
+	    "the log has them all, in order, as A saw the last");
+	free(log);
+	free(burst);
+
+	con = h_info_stats(c, "echo", "console", NULL, &r);
+	tap_ok(con != NULL && h_int(con, "bytes_dropped", -1) == 0 &&
+	    h_int(con, "bytes_out", -1) >= (int64_t)len,
+	    "vm.info: console bytes_out %" PRId64 ", bytes_dropped %" PRId64,
+	    h_int(con, "bytes_out", -1), h_int(con, "bytes_dropped", -1));
+	json_object_put(r);
+}
 
 int
 main(void)
@@ -69,6 +111,8 @@ main(void)
 	tap_ok(h_console_write(a, "after-b-4\n", 10) == 0 &&
 	    h_expect(a, "after-b-4", 5000) == 0,
 	    "console A still works after B detached");
+
+	test_log_burst(c, d, a);
 
 	/* A late client: all of it replayed, in order. */
 	late = h_console_open(d, "echo");
