@@ -1,4 +1,5 @@
 /* See hviewer.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,23 @@
 #include "hviewer.h"
 
 static int viewer_tag;
+
+/*
+ * libvncclient's own messages as TAP comments: its default prints plain
+ * lines, which a TAP parser reading the test host's merged console takes
+ * for output it does not know.
+ */
+static void
+viewer_log(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	tap_diag("libvncclient: %s", buf);
+}
 
 static char *
 viewer_password(rfbClient *client)
@@ -40,8 +58,10 @@ viewer_done(rfbClient *client)
 bool
 viewer_open(struct viewer *v, int port, const char *password)
 {
-	rfbClient *c = rfbGetClient(8, 3, 4);
+	rfbClient *c;
 
+	rfbClientLog = rfbClientErr = viewer_log;
+	c = rfbGetClient(8, 3, 4);
 	memset(v, 0, sizeof(*v));
 	v->password = password;
 	c->format.redShift = 16;
