@@ -57,6 +57,7 @@ struct virtio_blk_req {
 
 struct virtio_blk {
 	struct virtio_pci vp;		/* first: the transport's view */
+	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct blk_backend be;
 	uint8_t config[CFG_SIZE];
@@ -133,7 +134,7 @@ virtio_blk_finish(struct virtio_blk *b, uint16_t head, uint8_t *status,
 		b->errors++;
 	else if (st == VIRTIO_BLK_S_UNSUPP)
 		b->unsupported++;
-	virtq_push(&b->vp.vq[0], head, written + 1);
+	virtq_push(&b->vdev.vq[0], head, written + 1);
 }
 
 static void virtio_blk_process(struct virtio_blk *b);
@@ -151,11 +152,11 @@ virtio_blk_done(struct blk_io *io, int result)
 		virtio_blk_finish(b, r->head, r->status,
 		    result == 0 ? r->written : 0,
 		    result == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
-		virtio_pci_queue_done(&b->vp, 0);
+		virtio_dev_queue_done(&b->vdev, 0);
 	}
 	r->busy = false;
 	if (--b->inflight == 0)
-		virtio_pci_reset_done(&b->vp);	/* if one waits for us */
+		virtio_dev_reset_done(&b->vdev);	/* if one waits for us */
 	if (b->starved)
 		virtio_blk_process(b);
 	device_unlock(b->host);
@@ -279,15 +280,15 @@ virtio_blk_process(struct virtio_blk *b)
 			b->starved = true;	/* a completion resumes */
 			break;
 		}
-		ret = virtq_pop(&b->vp.vq[0], &b->chain);
+		ret = virtq_pop(&b->vdev.vq[0], &b->chain);
 		if (ret < 0)
-			virtio_pci_needs_reset(&b->vp);
+			virtio_dev_needs_reset(&b->vdev);
 		if (ret <= 0)
 			break;
 		/* The status byte: the last of the chain, writable (5.2.6). */
 		if (b->chain.nin == 0) {
 			b->errors++;
-			virtio_pci_needs_reset(&b->vp);
+			virtio_dev_needs_reset(&b->vdev);
 			break;
 		}
 		r->head = b->chain.head;
@@ -311,13 +312,19 @@ virtio_blk_process(struct virtio_blk *b)
 			    VIRTIO_BLK_S_IOERR);
 		}
 	}
-	virtio_pci_queue_done(&b->vp, 0);
+	virtio_dev_queue_done(&b->vdev, 0);
+}
+
+static struct virtio_blk *
+virtio_blk_of(struct virtio_dev *d)
+{
+	return VIRTIO_DEV_STATE(d, struct virtio_blk, vdev);
 }
 
 static void
-virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
+virtio_blk_notify(struct virtio_dev *d, unsigned int q)
 {
-	virtio_blk_process((struct virtio_blk *)vp);
+	virtio_blk_process(virtio_blk_of(d));
 }
 
 /*
@@ -336,9 +343,9 @@ virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
  * anyway; freeing the device still drains them.
  */
 static bool
-virtio_blk_quiesce(struct virtio_pci *vp)
+virtio_blk_quiesce(struct virtio_dev *d)
 {
-	struct virtio_blk *b = (struct virtio_blk *)vp;
+	struct virtio_blk *b = virtio_blk_of(d);
 
 	b->gen++;
 	b->starved = false;
@@ -346,17 +353,16 @@ virtio_blk_quiesce(struct virtio_pci *vp)
 }
 
 static void
-virtio_blk_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
+virtio_blk_config_read(struct virtio_dev *d, uint32_t offset, void *data,
     unsigned int size)
 {
-	struct virtio_blk *b = (struct virtio_blk *)vp;
+	struct virtio_blk *b = virtio_blk_of(d);
 
 	memcpy(data, &b->config[offset], size);
 }
 
 static const struct virtio_dev_ops virtio_blk_ops = {
 	.type = 2,
-	.class_code = 0x010000,		/* mass storage, SCSI-like */
 	.nqueues = 1,
 	.queue_max = VIRTIO_BLK_QUEUE,
 	.features = 1ULL << VIRTIO_BLK_F_SEG_MAX |
@@ -385,12 +391,14 @@ virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
 		return NULL;
 	b->host = host;
 	b->be = *be;
-	if (virtio_pci_init(&b->vp, host, &virtio_blk_ops) < 0) {
+	if (virtio_dev_init(&b->vdev, &virtio_blk_ops) < 0 ||
+	    virtio_pci_init(&b->vp, host, &b->vdev) < 0) {
 		free(b);
 		return NULL;
 	}
 	if (be->readonly)
-		b->vp.features = (b->vp.features | 1ULL << VIRTIO_BLK_F_RO) &
+		b->vdev.features = (b->vdev.features |
+		    1ULL << VIRTIO_BLK_F_RO) &
 		    ~(1ULL << VIRTIO_BLK_F_DISCARD |
 		    1ULL << VIRTIO_BLK_F_WRITE_ZEROES);
 	memcpy(&b->config[CFG_CAPACITY], &sectors, 8);

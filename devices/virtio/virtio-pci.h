@@ -5,12 +5,11 @@
  * the ISR status, the device-specific configuration and the queue
  * notification area, each found through a vendor capability (4.1.4).
  *
- * A virtio device (virtio-rng.c, virtio-blk.c) begins its state with a
- * struct virtio_pci and describes itself with struct virtio_dev_ops; its
- * board entry uses virtio_pci_device_ops-style entry points through
- * VIRTIO_PCI_DEVICE_OPS().  The transport does feature negotiation,
- * device status, queue setup (virtqueue.h) and interrupts; the device
- * sees kicks and its own configuration space.
+ * It drives any virtio device through the device's struct virtio_dev
+ * (virtio-dev.h): the transport does feature negotiation, device
+ * status, queue setup (virtqueue.h) and interrupts; the device sees
+ * kicks and its own configuration space.  A device's state begins with
+ * a struct virtio_pci for now, its device_ops the entry points below.
  *
  * Notifications: a write to a queue's doorbell in the notification
  * area, which the device host turns into a kick on its event loop
@@ -39,22 +38,9 @@
 
 #include "device.h"
 #include "pci-config.h"
-#include "virtqueue.h"
+#include "virtio-dev.h"
 
-#define VIRTIO_PCI_MAX_QUEUES	4
-
-/* Feature bits the transport itself handles (6). */
-#define VIRTIO_F_INDIRECT_DESC	28
-#define VIRTIO_F_EVENT_IDX	29
-#define VIRTIO_F_VERSION_1	32
-
-/* Device status (2.1). */
-#define VIRTIO_STATUS_ACKNOWLEDGE	1
-#define VIRTIO_STATUS_DRIVER		2
-#define VIRTIO_STATUS_DRIVER_OK		4
-#define VIRTIO_STATUS_FEATURES_OK	8
-#define VIRTIO_STATUS_NEEDS_RESET	0x40
-#define VIRTIO_STATUS_FAILED		0x80
+#define VIRTIO_PCI_MAX_QUEUES	VIRTIO_DEV_MAX_QUEUES
 
 /* The BAR's layout: one 4 KiB page per structure. */
 #define VIRTIO_PCI_BAR		0
@@ -68,58 +54,20 @@
 #define VIRTIO_PCI_BAR_SIZE	0x8000
 #define VIRTIO_PCI_MSIX_MAX	(VIRTIO_PCI_MAX_QUEUES + 1)
 
-struct virtio_pci;
-
-struct virtio_dev_ops {
-	uint16_t type;			/* 5: 4 = entropy, 2 = block, 1 = net */
-	uint32_t class_code;		/* PCI class for lspci */
-	unsigned int nqueues;
-	uint16_t queue_max;		/* entries, a power of two */
-	uint64_t features;		/* device-specific offers */
-	uint32_t config_size;		/* bytes of device configuration */
-	/* Device configuration, offset < config_size; may be NULL. */
-	void (*config_read)(struct virtio_pci *vp, uint32_t offset,
-	    void *data, unsigned int size);
-	void (*config_write)(struct virtio_pci *vp, uint32_t offset,
-	    const void *data, unsigned int size);
-	/* The driver kicked queue q (enabled, DRIVER_OK set). */
-	void (*notify)(struct virtio_pci *vp, unsigned int q);
-	/*
-	 * Optional: the driver set DRIVER_OK; its features are final
-	 * (virtio_pci_has()).
-	 */
-	void (*driver_ok)(struct virtio_pci *vp);
-	/*
-	 * Optional: the driver wrote 0 to device_status.  true when
-	 * nothing the device started can still reach guest memory or its
-	 * backend, and the reset goes on at once; false to hold it back
-	 * until the device calls virtio_pci_reset_done().  Meanwhile
-	 * device_status keeps reading what it was (the driver polls it
-	 * until it reads 0, 4.1.4.3.2), the queues stay as they are, and
-	 * the transport takes no kick and no write to the common or the
-	 * device configuration.
-	 */
-	bool (*quiesce)(struct virtio_pci *vp);
-	/* The driver reset the device; queues are already forgotten. */
-	void (*reset)(struct virtio_pci *vp);
-};
-
+/* A queue as the driver sets it up; enabled: the device's vq[]. */
 struct virtio_pci_queue {
 	uint16_t size;
-	bool enable;
 	uint64_t desc, avail, used;
 	uint16_t msix_vector;
 };
 
 struct virtio_pci {
 	struct pci_config pc;
-	const struct virtio_dev_ops *ops;
+	struct virtio_dev *dev;		/* the device it drives */
 	const struct device_host *host;
-	uint64_t features;		/* the device's offer: ops' at init */
 	uint32_t dfselect, gfselect;
-	uint64_t driver_features;
 	uint8_t status;
-	bool resetting;			/* held back by ops->quiesce */
+	bool resetting;			/* held back by the device's quiesce */
 	uint8_t generation;
 	uint16_t qselect;
 	uint8_t isr;
@@ -140,7 +88,6 @@ struct virtio_pci {
 		uint32_t data;
 	} routed[VIRTIO_PCI_MSIX_MAX];
 	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
-	struct virtq vq[VIRTIO_PCI_MAX_QUEUES];
 	unsigned int doorbells;		/* queues notified through the host */
 	/* Diagnostics. */
 	uint64_t kicks;
@@ -151,35 +98,12 @@ struct virtio_pci {
 	uint64_t bad_accesses;
 };
 
-/* Describe the function: 0 or -EINVAL for a bad ops table. */
+/*
+ * Describe the function for device d and take d (d->transport): 0 or
+ * -EINVAL for a device it cannot carry.
+ */
 int virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
-    const struct virtio_dev_ops *ops);
-
-/* Has the driver accepted feature bit? */
-static inline bool
-virtio_pci_has(const struct virtio_pci *vp, unsigned int bit)
-{
-	return (vp->driver_features >> bit) & 1;
-}
-
-/*
- * After pushing used buffers onto queue q: interrupt the driver if it
- * wants to be (virtq_should_notify()).
- */
-void virtio_pci_queue_done(struct virtio_pci *vp, unsigned int q);
-/*
- * A queue went bad (virtq_pop() failed): set DEVICE_NEEDS_RESET and
- * tell the driver with a configuration change interrupt (2.1.2).
- */
-void virtio_pci_needs_reset(struct virtio_pci *vp);
-/* The device configuration changed: interrupt the driver. */
-void virtio_pci_config_changed(struct virtio_pci *vp);
-/*
- * The device is quiet now (see ops->quiesce): finish the reset the
- * driver asked for, ops->reset included.  Under the device's lock, any
- * thread; nothing when no reset waits.
- */
-void virtio_pci_reset_done(struct virtio_pci *vp);
+    struct virtio_dev *d);
 
 /* device_ops entry points for a state that begins with struct virtio_pci. */
 void virtio_pci_read(void *dev, uint64_t offset, void *data,
