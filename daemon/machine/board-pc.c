@@ -13,6 +13,7 @@
 #include "uart.h"
 #include "virtio-blk.h"
 #include "virtio-net.h"
+#include "virtio-pci.h"
 #include "virtio-rng.h"
 
 static void *
@@ -57,7 +58,7 @@ board_pci_host_new(const struct device_host *host,
 static void *
 board_rng_new(const struct device_host *host, const struct board_backends *be)
 {
-	return virtio_rng_new(host);
+	return virtio_pci_new(host, virtio_rng_new(host));
 }
 
 static bool
@@ -137,7 +138,7 @@ const struct board_device board_pc[] = {
 	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_PCI_CONFIG_ADDR_PORT, 8, 0 } } },
 	{ .name = "virtio-rng", .create = board_rng_new,
-	    .ops = &virtio_rng_device_ops, .bus = BOARD_PCI,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_RNG,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_RNG, 0) }, .nirqs = 1,
 	    .present = board_has_rng },

@@ -25,7 +25,8 @@
  * the driver asks, writes driver_features, and calls
  * virtio_dev_set_driver_ok(), virtio_dev_quiesce() and
  * virtio_dev_reset() as the driver writes device_status; it calls the
- * other ops directly.
+ * other ops directly.  It frees the device (ops->free) when it is
+ * freed, first thing: a device may still reach it while it goes.
  *
  * Locking: a device and its transport are one device for the host
  * (device.h): every entry into either, ops and the functions below
@@ -92,6 +93,10 @@ struct virtio_dev_ops {
 	bool (*quiesce)(struct virtio_dev *d);
 	/* Optional: the driver reset the device; queues already forgotten. */
 	void (*reset)(struct virtio_dev *d);
+	/* Optional: the device's own diagnostics, after the transport's. */
+	void (*diag)(struct virtio_dev *d, struct device_diag *dd);
+	/* Free the device (see its header), the transport going. */
+	void (*free)(struct virtio_dev *d);
 };
 
 /* How a device reaches the driver: the transport that took it. */

@@ -1,5 +1,6 @@
 /* See virtio-pci.h; section numbers are Virtio 1.2's. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "virtio-pci.h"
@@ -677,3 +678,59 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	device_diag_put(d, "bad_chains", bad, DEVICE_DIAG_UINT);
 	device_diag_put(d, "bad_accesses", vp->bad_accesses, DEVICE_DIAG_UINT);
 }
+
+struct virtio_pci *
+virtio_pci_new(const struct device_host *host, struct virtio_dev *d)
+{
+	struct virtio_pci *vp;
+
+	if (d == NULL)
+		return NULL;
+	if ((vp = calloc(1, sizeof(*vp))) == NULL)
+		goto free_d;
+	if (virtio_pci_init(vp, host, d) < 0)
+		goto free_vp;
+	return vp;
+
+free_vp:
+	free(vp);
+free_d:
+	d->ops->free(d);
+	return NULL;
+}
+
+void
+virtio_pci_free(struct virtio_pci *vp)
+{
+	if (vp == NULL)
+		return;
+	/* First: the device may reach its transport while it goes. */
+	vp->dev->ops->free(vp->dev);
+	free(vp);
+}
+
+static void
+virtio_pci_ops_diag(void *dev, struct device_diag *d)
+{
+	struct virtio_pci *vp = dev;
+
+	virtio_pci_diag(vp, d);
+	if (vp->dev->ops->diag != NULL)
+		vp->dev->ops->diag(vp->dev, d);
+}
+
+static void
+virtio_pci_ops_free(void *dev)
+{
+	virtio_pci_free(dev);
+}
+
+const struct device_ops virtio_pci_device_ops = {
+	.name = "virtio-pci",
+	.read = virtio_pci_read,
+	.write = virtio_pci_write,
+	.diag = virtio_pci_ops_diag,
+	.pci = virtio_pci_config,
+	.pci_written = virtio_pci_config_written,
+	.free = virtio_pci_ops_free,
+};

@@ -99,8 +99,21 @@ struct virtio_pci {
 };
 
 /*
- * Describe the function for device d and take d (d->transport): 0 or
- * -EINVAL for a device it cannot carry.
+ * A PCI function for device d, which it takes: d is freed with it
+ * (first, see virtio-dev.h), or at once when the function cannot be
+ * made.  NULL on ENOMEM, for a device it cannot carry, or for d NULL
+ * (so that a device's constructor may be its argument).
+ */
+struct virtio_pci *virtio_pci_new(const struct device_host *host,
+    struct virtio_dev *d);
+/* The device, then the function.  NULL is fine. */
+void virtio_pci_free(struct virtio_pci *vp);
+/* A board entry's ops for the state virtio_pci_new() returns. */
+extern const struct device_ops virtio_pci_device_ops;
+
+/*
+ * The same in a state that begins with a struct virtio_pci, which then
+ * does not free d: 0 or -EINVAL for a device it cannot carry.
  */
 int virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
     struct virtio_dev *d);

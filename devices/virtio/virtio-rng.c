@@ -3,14 +3,13 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
-#include "virtio-pci.h"
+#include "virtio-dev.h"
 #include "virtio-rng.h"
 
 /* Buffers filled per kick before the loop gets its turn back. */
 #define RNG_BUDGET	64
 
 struct virtio_rng {
-	struct virtio_pci vp;		/* first: the transport's view */
 	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct device_timer *timer;	/* the rest of a kick's work */
@@ -116,15 +115,36 @@ virtio_rng_reset(struct virtio_dev *d)
 	r->armed = false;
 }
 
+static void
+virtio_rng_diag(struct virtio_dev *d, struct device_diag *dd)
+{
+	struct virtio_rng *r = virtio_rng_of(d);
+
+	device_diag_put(dd, "bytes", r->bytes, DEVICE_DIAG_UINT);
+	device_diag_put(dd, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
+	device_diag_put(dd, "deferred", r->deferred, DEVICE_DIAG_UINT);
+}
+
+static void
+virtio_rng_free(struct virtio_dev *d)
+{
+	struct virtio_rng *r = virtio_rng_of(d);
+
+	device_timer_free(r->host, r->timer);
+	free(r);
+}
+
 static const struct virtio_dev_ops virtio_rng_ops = {
 	.type = 4,
 	.nqueues = 1,
 	.queue_max = 64,
 	.notify = virtio_rng_notify,
 	.reset = virtio_rng_reset,
+	.diag = virtio_rng_diag,
+	.free = virtio_rng_free,
 };
 
-struct virtio_rng *
+struct virtio_dev *
 virtio_rng_new(const struct device_host *host)
 {
 	struct virtio_rng *r = calloc(1, sizeof(*r));
@@ -134,10 +154,9 @@ virtio_rng_new(const struct device_host *host)
 	r->host = host;
 	if ((r->timer = device_timer_new(host, virtio_rng_timer, r)) == NULL)
 		goto free_r;
-	if (virtio_dev_init(&r->vdev, &virtio_rng_ops) < 0 ||
-	    virtio_pci_init(&r->vp, host, &r->vdev) < 0)
+	if (virtio_dev_init(&r->vdev, &virtio_rng_ops) < 0)
 		goto free_timer;
-	return r;
+	return &r->vdev;
 
 free_timer:
 	device_timer_free(host, r->timer);
@@ -145,39 +164,3 @@ free_r:
 	free(r);
 	return NULL;
 }
-
-void
-virtio_rng_free(struct virtio_rng *r)
-{
-	if (r == NULL)
-		return;
-	device_timer_free(r->host, r->timer);
-	free(r);
-}
-
-static void
-virtio_rng_diag(void *dev, struct device_diag *d)
-{
-	struct virtio_rng *r = dev;
-
-	virtio_pci_diag(&r->vp, d);
-	device_diag_put(d, "bytes", r->bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
-	device_diag_put(d, "deferred", r->deferred, DEVICE_DIAG_UINT);
-}
-
-static void
-virtio_rng_ops_free(void *dev)
-{
-	virtio_rng_free(dev);
-}
-
-const struct device_ops virtio_rng_device_ops = {
-	.name = "virtio-rng",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
-	.diag = virtio_rng_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_rng_ops_free,
-};
