@@ -85,7 +85,8 @@ static void *								\
 board_disk##n##_new(const struct device_host *host,			\
     const struct board_backends *be)					\
 {									\
-	return virtio_blk_new(host, &be->disk[n]);			\
+	return virtio_pci_new(host,					\
+	    virtio_blk_new(host, &be->disk[n]));			\
 }									\
 									\
 static bool								\
@@ -109,7 +110,7 @@ BOARD_DISK(3)
 
 #define BOARD_DISK_ENTRY(n)						\
 	{ .name = "disk" #n, .create = board_disk##n##_new,		\
-	    .ops = &virtio_blk_device_ops, .bus = BOARD_PCI,		\
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,		\
 	    .pci_slot = BOARD_SLOT_DISK0 + n,				\
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_DISK0 + n, 0) },	\
 	    .nirqs = 1, .present = board_has_disk##n }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "virtio-blk.h"
-#include "virtio-pci.h"
+#include "virtio-dev.h"
 
 /* Feature bits (5.2.3). */
 #define VIRTIO_BLK_F_SEG_MAX		2
@@ -56,7 +56,6 @@ struct virtio_blk_req {
 };
 
 struct virtio_blk {
-	struct virtio_pci vp;		/* first: the transport's view */
 	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct blk_backend be;
@@ -361,6 +360,38 @@ virtio_blk_config_read(struct virtio_dev *d, uint32_t offset, void *data,
 	memcpy(data, &b->config[offset], size);
 }
 
+/* Waits for the requests in flight first. */
+static void
+virtio_blk_free(struct virtio_dev *d)
+{
+	struct virtio_blk *b = virtio_blk_of(d);
+
+	/* Completions take the device's lock: not held here. */
+	b->be.ops->drain(b->be.ctx);
+	free(b);
+}
+
+static void
+virtio_blk_diag(struct virtio_dev *vd, struct device_diag *d)
+{
+	struct virtio_blk *b = virtio_blk_of(vd);
+
+	device_diag_put(d, "sectors", b->be.size / SECTOR, DEVICE_DIAG_UINT);
+	device_diag_put(d, "readonly", b->be.readonly, DEVICE_DIAG_BOOL);
+	device_diag_put(d, "reads", b->reads, DEVICE_DIAG_UINT);
+	device_diag_put(d, "writes", b->writes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "flushes", b->flushes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "discards", b->discards, DEVICE_DIAG_UINT);
+	device_diag_put(d, "write_zeroes", b->zeroes, DEVICE_DIAG_UINT);
+	device_diag_put(d, "get_ids", b->ids, DEVICE_DIAG_UINT);
+	device_diag_put(d, "bytes_read", b->bytes_read, DEVICE_DIAG_UINT);
+	device_diag_put(d, "bytes_written", b->bytes_written,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "errors", b->errors, DEVICE_DIAG_UINT);
+	device_diag_put(d, "unsupported", b->unsupported, DEVICE_DIAG_UINT);
+	device_diag_put(d, "inflight", b->inflight, DEVICE_DIAG_UINT);
+}
+
 static const struct virtio_dev_ops virtio_blk_ops = {
 	.type = 2,
 	.nqueues = 1,
@@ -372,8 +403,9 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	.config_read = virtio_blk_config_read,
 	.notify = virtio_blk_notify,
 	.quiesce = virtio_blk_quiesce,
+	.diag = virtio_blk_diag,
+	.free = virtio_blk_free,
 };
-
 
 static void
 put32(uint8_t *p, uint32_t v)
@@ -381,7 +413,7 @@ put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);		/* little endian host, as the guest */
 }
 
-struct virtio_blk *
+struct virtio_dev *
 virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
 {
 	struct virtio_blk *b = calloc(1, sizeof(*b));
@@ -391,8 +423,7 @@ virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
 		return NULL;
 	b->host = host;
 	b->be = *be;
-	if (virtio_dev_init(&b->vdev, &virtio_blk_ops) < 0 ||
-	    virtio_pci_init(&b->vp, host, &b->vdev) < 0) {
+	if (virtio_dev_init(&b->vdev, &virtio_blk_ops) < 0) {
 		free(b);
 		return NULL;
 	}
@@ -411,53 +442,5 @@ virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
 	put32(&b->config[CFG_MAX_WZ_SECTORS], VIRTIO_BLK_MAX_RANGE);
 	put32(&b->config[CFG_MAX_WZ_SEG], 1);
 	b->config[CFG_WZ_MAY_UNMAP] = 1;
-	return b;
+	return &b->vdev;
 }
-
-void
-virtio_blk_free(struct virtio_blk *b)
-{
-	if (b == NULL)
-		return;
-	/* Completions take the device's lock: not held here. */
-	b->be.ops->drain(b->be.ctx);
-	free(b);
-}
-
-static void
-virtio_blk_diag(void *dev, struct device_diag *d)
-{
-	struct virtio_blk *b = dev;
-
-	virtio_pci_diag(&b->vp, d);
-	device_diag_put(d, "sectors", b->be.size / SECTOR, DEVICE_DIAG_UINT);
-	device_diag_put(d, "readonly", b->be.readonly, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "reads", b->reads, DEVICE_DIAG_UINT);
-	device_diag_put(d, "writes", b->writes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "flushes", b->flushes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "discards", b->discards, DEVICE_DIAG_UINT);
-	device_diag_put(d, "write_zeroes", b->zeroes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "get_ids", b->ids, DEVICE_DIAG_UINT);
-	device_diag_put(d, "bytes_read", b->bytes_read, DEVICE_DIAG_UINT);
-	device_diag_put(d, "bytes_written", b->bytes_written,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "errors", b->errors, DEVICE_DIAG_UINT);
-	device_diag_put(d, "unsupported", b->unsupported, DEVICE_DIAG_UINT);
-	device_diag_put(d, "inflight", b->inflight, DEVICE_DIAG_UINT);
-}
-
-static void
-virtio_blk_ops_free(void *dev)
-{
-	virtio_blk_free(dev);
-}
-
-const struct device_ops virtio_blk_device_ops = {
-	.name = "virtio-blk",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
-	.diag = virtio_blk_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_blk_ops_free,
-};

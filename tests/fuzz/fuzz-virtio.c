@@ -337,8 +337,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		blk.readonly = kind == 2;
 		s.kind = FUZZ_BLK;
 		s.name = "virtio-blk";
-		s.ops = &virtio_blk_device_ops;
-		s.dev = virtio_blk_new(&s.fh.host, &blk);
+		s.ops = &virtio_pci_device_ops;
+		s.dev = virtio_pci_new(&s.fh.host,
+		    virtio_blk_new(&s.fh.host, &blk));
 		break;
 	default:
 		s.kind = FUZZ_NET;
