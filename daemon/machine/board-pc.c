@@ -70,7 +70,7 @@ board_has_rng(const struct board_backends *be)
 static void *
 board_net_new(const struct device_host *host, const struct board_backends *be)
 {
-	return virtio_net_new(host, &be->net);
+	return virtio_pci_new(host, virtio_net_new(host, &be->net));
 }
 
 static bool
@@ -148,7 +148,7 @@ const struct board_device board_pc[] = {
 	BOARD_DISK_ENTRY(2),
 	BOARD_DISK_ENTRY(3),
 	{ .name = "virtio-net", .create = board_net_new,
-	    .ops = &virtio_net_device_ops, .bus = BOARD_PCI,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_NET,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_NET, 0) }, .nirqs = 1,
 	    .present = board_has_net },

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "virtio-dev.h"
 #include "virtio-net.h"
-#include "virtio-pci.h"
 
 /* Feature bits (5.1.3). */
 #define VIRTIO_NET_F_CSUM		0
@@ -47,7 +47,6 @@ struct virtio_net_hdr {
 };
 
 struct virtio_net {
-	struct virtio_pci vp;		/* first: the transport's view */
 	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct net_backend be;
@@ -367,21 +366,24 @@ virtio_net_rx_run(struct virtio_net *n)
 	virtio_dev_queue_done(&n->vdev, RXQ);
 }
 
-/* The backend: frames wait.  On the loop's thread, no lock held. */
-static void
-virtio_net_rx(void *dev)
-{
-	struct virtio_net *n = dev;
-
-	device_lock(n->host);
-	virtio_net_rx_run(n);
-	device_unlock(n->host);
-}
-
 static struct virtio_net *
 virtio_net_of(struct virtio_dev *d)
 {
 	return VIRTIO_DEV_STATE(d, struct virtio_net, vdev);
+}
+
+/*
+ * The backend: frames wait for dev, the device it was attached to.  On
+ * the loop's thread, no lock held.
+ */
+static void
+virtio_net_rx(void *dev)
+{
+	struct virtio_net *n = virtio_net_of(dev);
+
+	device_lock(n->host);
+	virtio_net_rx_run(n);
+	device_unlock(n->host);
 }
 
 static void
@@ -449,67 +451,25 @@ virtio_net_config_read(struct virtio_dev *d, uint32_t offset, void *data,
 	memcpy(data, &cfg[offset], size);
 }
 
-static const struct virtio_dev_ops virtio_net_ops = {
-	.type = 1,
-	.nqueues = 2,
-	.queue_max = VIRTIO_NET_QUEUE,
-	.features = 1ULL << VIRTIO_NET_F_CSUM |
-	    1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
-	    1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
-	    1ULL << VIRTIO_NET_F_GUEST_ECN | 1ULL << VIRTIO_NET_F_HOST_TSO4 |
-	    1ULL << VIRTIO_NET_F_HOST_TSO6 | 1ULL << VIRTIO_NET_F_HOST_ECN |
-	    1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS,
-	.config_size = CFG_SIZE,
-	.config_read = virtio_net_config_read,
-	.notify = virtio_net_notify,
-	.activate = virtio_net_activate,
-	.reset = virtio_net_reset,
-};
-
-struct virtio_net *
-virtio_net_new(const struct device_host *host, const struct net_backend *be)
+/* Detaches from the backend; on the loop's thread. */
+static void
+virtio_net_free(struct virtio_dev *d)
 {
-	struct virtio_net *n = calloc(1, sizeof(*n));
+	struct virtio_net *n = virtio_net_of(d);
 
-	if (n == NULL)
-		return NULL;
-	n->host = host;
-	n->be = *be;
-	if ((n->tx_timer = device_timer_new(host, virtio_net_tx_timer,
-	    n)) == NULL)
-		goto free_n;
-	if (virtio_dev_init(&n->vdev, &virtio_net_ops) < 0 ||
-	    virtio_pci_init(&n->vp, host, &n->vdev) < 0)
-		goto free_timer;
-	n->be.ops->attach(n->be.ctx, virtio_net_rx, n);
-	return n;
-
-free_timer:
-	device_timer_free(host, n->tx_timer);
-free_n:
-	free(n);
-	return NULL;
-}
-
-void
-virtio_net_free(struct virtio_net *n)
-{
-	if (n == NULL)
-		return;
-	n->be.ops->attach(n->be.ctx, NULL, n);
+	n->be.ops->attach(n->be.ctx, NULL, d);
 	device_timer_free(n->host, n->tx_timer);
 	free(n);
 }
 
 static void
-virtio_net_diag(void *dev, struct device_diag *d)
+virtio_net_diag(struct virtio_dev *vd, struct device_diag *d)
 {
-	struct virtio_net *n = dev;
+	struct virtio_net *n = virtio_net_of(vd);
 	uint64_t mac = 0;
 
 	for (unsigned int i = 0; i < 6; i++)
 		mac = mac << 8 | n->be.mac[i];
-	virtio_pci_diag(&n->vp, d);
 	device_diag_put(d, "mac", mac, DEVICE_DIAG_HEX);
 	device_diag_put(d, "watching", n->watching, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "rx_frames", n->rx_frames, DEVICE_DIAG_UINT);
@@ -526,18 +486,46 @@ virtio_net_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "tx_held", n->tx_held, DEVICE_DIAG_UINT);
 }
 
-static void
-virtio_net_ops_free(void *dev)
-{
-	virtio_net_free(dev);
-}
-
-const struct device_ops virtio_net_device_ops = {
-	.name = "virtio-net",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
+static const struct virtio_dev_ops virtio_net_ops = {
+	.type = 1,
+	.nqueues = 2,
+	.queue_max = VIRTIO_NET_QUEUE,
+	.features = 1ULL << VIRTIO_NET_F_CSUM |
+	    1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
+	    1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+	    1ULL << VIRTIO_NET_F_GUEST_ECN | 1ULL << VIRTIO_NET_F_HOST_TSO4 |
+	    1ULL << VIRTIO_NET_F_HOST_TSO6 | 1ULL << VIRTIO_NET_F_HOST_ECN |
+	    1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS,
+	.config_size = CFG_SIZE,
+	.config_read = virtio_net_config_read,
+	.notify = virtio_net_notify,
+	.activate = virtio_net_activate,
+	.reset = virtio_net_reset,
 	.diag = virtio_net_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_net_ops_free,
+	.free = virtio_net_free,
 };
+
+
+struct virtio_dev *
+virtio_net_new(const struct device_host *host, const struct net_backend *be)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+
+	if (n == NULL)
+		return NULL;
+	n->host = host;
+	n->be = *be;
+	if ((n->tx_timer = device_timer_new(host, virtio_net_tx_timer,
+	    n)) == NULL)
+		goto free_n;
+	if (virtio_dev_init(&n->vdev, &virtio_net_ops) < 0)
+		goto free_timer;
+	n->be.ops->attach(n->be.ctx, virtio_net_rx, &n->vdev);
+	return &n->vdev;
+
+free_timer:
+	device_timer_free(host, n->tx_timer);
+free_n:
+	free(n);
+	return NULL;
+}

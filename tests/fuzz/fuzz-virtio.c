@@ -344,8 +344,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		s.kind = FUZZ_NET;
 		s.name = "virtio-net";
-		s.ops = &virtio_net_device_ops;
-		s.dev = virtio_net_new(&s.fh.host, &net);
+		s.ops = &virtio_pci_device_ops;
+		s.dev = virtio_pci_new(&s.fh.host,
+		    virtio_net_new(&s.fh.host, &net));
 		break;
 	}
 	if (s.dev == NULL)
