@@ -16,7 +16,7 @@
  * through virtio_dev_queue_done(), virtio_dev_needs_reset(),
  * virtio_dev_config_changed() and virtio_dev_reset_done().  Guest
  * memory, timers and locks come from its struct device_host, as for any
- * device.
+ * device; nothing in a device names its transport.
  *
  * The transport's side.  A transport takes the device (sets
  * d->transport), owns every register the driver sees (device status,
@@ -30,7 +30,9 @@
  *
  * Locking: a device and its transport are one device for the host
  * (device.h): every entry into either, ops and the functions below
- * included, is under that one device's lock.
+ * included, is under that one device's lock, but the free, which is
+ * not (a device may wait there for its backend's threads, which take
+ * the lock).
  */
 #ifndef VMMD_VIRTIO_DEV_H
 #define VMMD_VIRTIO_DEV_H

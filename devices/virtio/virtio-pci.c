@@ -1,8 +1,11 @@
 /* See virtio-pci.h; section numbers are Virtio 1.2's. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pci-config.h"
 #include "virtio-pci.h"
 
 /* Configuration structure types of the vendor capabilities (4.1.4). */
@@ -31,6 +34,50 @@
 #define VPC_Q_DESC		0x20
 #define VPC_Q_AVAIL		0x28
 #define VPC_Q_USED		0x30
+
+/* A queue as the driver sets it up; enabled: the device's vq[]. */
+struct virtio_pci_queue {
+	uint16_t size;
+	uint64_t desc, avail, used;
+	uint16_t msix_vector;
+};
+
+struct virtio_pci {
+	struct pci_config pc;
+	struct virtio_dev *dev;		/* the device it drives */
+	const struct device_host *host;
+	uint32_t dfselect, gfselect;
+	uint8_t status;
+	bool resetting;			/* held back by the device's quiesce */
+	uint8_t generation;
+	uint16_t qselect;
+	uint8_t isr;
+	bool intx;			/* the interrupt is pending */
+	bool intx_raised;		/* ... and the line is up */
+	uint16_t config_msix_vector;
+	/* MSI-X: the capability's offset, the table and pending bits. */
+	unsigned int msix_cap;
+	unsigned int nvectors;
+	struct {
+		uint32_t addr_lo, addr_hi, data, ctrl;
+	} msix[VIRTIO_PCI_MSIX_MAX];
+	uint32_t pba;
+	/* What the host was last told each vector sends (msi_route). */
+	struct {
+		bool on;
+		uint64_t addr;
+		uint32_t data;
+	} routed[VIRTIO_PCI_MSIX_MAX];
+	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
+	unsigned int doorbells;		/* queues notified through the host */
+	/* Diagnostics. */
+	uint64_t kicks;
+	uint64_t doorbell_kicks;	/* ... of which through a doorbell */
+	uint64_t interrupts;
+	uint64_t msi_pending;		/* sent late: the vector was masked */
+	uint64_t route_changes;		/* msi_route() calls */
+	uint64_t bad_accesses;
+};
 
 static int
 virtio_pci_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset,
@@ -100,7 +147,12 @@ virtio_pci_class(uint16_t type)
 
 static const struct virtio_transport_ops virtio_pci_transport_ops;
 
-int
+/*
+ * Describe the function for device d and take d (d->transport): 0 or
+ * -EINVAL for a device it cannot carry (too many queues, too large a
+ * configuration for its page of the BAR).
+ */
+static int
 virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
     struct virtio_dev *d)
 {
@@ -251,7 +303,7 @@ virtio_pci_msix_sync(struct virtio_pci *vp, unsigned int v)
 	}
 }
 
-void
+static void
 virtio_pci_config_written(void *dev, unsigned int offset, unsigned int size)
 {
 	struct virtio_pci *vp = dev;
@@ -582,7 +634,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 		vp->bad_accesses++;
 }
 
-void
+static void
 virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {
 	struct virtio_pci *vp = dev;
@@ -609,7 +661,7 @@ virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
 	}
 }
 
-void
+static void
 virtio_pci_write(void *dev, uint64_t offset, const void *data,
     unsigned int size)
 {
@@ -643,13 +695,14 @@ virtio_pci_write(void *dev, uint64_t offset, const void *data,
 	}
 }
 
-struct pci_config *
+static struct pci_config *
 virtio_pci_config(void *dev)
 {
 	return &((struct virtio_pci *)dev)->pc;
 }
 
-void
+/* The transport's part of the diagnostics, before the device's. */
+static void
 virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 {
 	static const char *const popped[] = { "q0_chains", "q1_chains",

@@ -329,7 +329,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 0:
 		s.kind = FUZZ_RNG;
 		s.name = "virtio-rng";
-		s.ops = &virtio_pci_device_ops;
 		s.dev = virtio_pci_new(&s.fh.host, virtio_rng_new(&s.fh.host));
 		break;
 	case 1:
@@ -337,20 +336,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		blk.readonly = kind == 2;
 		s.kind = FUZZ_BLK;
 		s.name = "virtio-blk";
-		s.ops = &virtio_pci_device_ops;
 		s.dev = virtio_pci_new(&s.fh.host,
 		    virtio_blk_new(&s.fh.host, &blk));
 		break;
 	default:
 		s.kind = FUZZ_NET;
 		s.name = "virtio-net";
-		s.ops = &virtio_pci_device_ops;
 		s.dev = virtio_pci_new(&s.fh.host,
 		    virtio_net_new(&s.fh.host, &net));
 		break;
 	}
 	if (s.dev == NULL)
 		abort();
+	s.ops = &virtio_pci_device_ops;
 	pc = s.ops->pci(s.dev);
 
 	while (in.left > 0) {
