@@ -13,6 +13,7 @@
 #include "uart.h"
 #include "virtio-blk.h"
 #include "virtio-net.h"
+#include "virtio-pci.h"
 #include "virtio-rng.h"
 
 static void *
@@ -57,7 +58,7 @@ board_pci_host_new(const struct device_host *host,
 static void *
 board_rng_new(const struct device_host *host, const struct board_backends *be)
 {
-	return virtio_rng_new(host);
+	return virtio_pci_new(host, virtio_rng_new(host));
 }
 
 static bool
@@ -69,7 +70,7 @@ board_has_rng(const struct board_backends *be)
 static void *
 board_net_new(const struct device_host *host, const struct board_backends *be)
 {
-	return virtio_net_new(host, &be->net);
+	return virtio_pci_new(host, virtio_net_new(host, &be->net));
 }
 
 static bool
@@ -84,7 +85,8 @@ static void *								\
 board_disk##n##_new(const struct device_host *host,			\
     const struct board_backends *be)					\
 {									\
-	return virtio_blk_new(host, &be->disk[n]);			\
+	return virtio_pci_new(host,					\
+	    virtio_blk_new(host, &be->disk[n]));			\
 }									\
 									\
 static bool								\
@@ -108,7 +110,7 @@ BOARD_DISK(3)
 
 #define BOARD_DISK_ENTRY(n)						\
 	{ .name = "disk" #n, .create = board_disk##n##_new,		\
-	    .ops = &virtio_blk_device_ops, .bus = BOARD_PCI,		\
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,		\
 	    .pci_slot = BOARD_SLOT_DISK0 + n,				\
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_DISK0 + n, 0) },	\
 	    .nirqs = 1, .present = board_has_disk##n }
@@ -137,7 +139,7 @@ const struct board_device board_pc[] = {
 	    .ops = &pci_host_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_PCI_CONFIG_ADDR_PORT, 8, 0 } } },
 	{ .name = "virtio-rng", .create = board_rng_new,
-	    .ops = &virtio_rng_device_ops, .bus = BOARD_PCI,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_RNG,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_RNG, 0) }, .nirqs = 1,
 	    .present = board_has_rng },
@@ -146,7 +148,7 @@ const struct board_device board_pc[] = {
 	BOARD_DISK_ENTRY(2),
 	BOARD_DISK_ENTRY(3),
 	{ .name = "virtio-net", .create = board_net_new,
-	    .ops = &virtio_net_device_ops, .bus = BOARD_PCI,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_NET,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_NET, 0) }, .nirqs = 1,
 	    .present = board_has_net },

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "virtio-blk.h"
-#include "virtio-pci.h"
+#include "virtio-dev.h"
 
 /* Feature bits (5.2.3). */
 #define VIRTIO_BLK_F_SEG_MAX		2
@@ -56,7 +56,7 @@ struct virtio_blk_req {
 };
 
 struct virtio_blk {
-	struct virtio_pci vp;		/* first: the transport's view */
+	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct blk_backend be;
 	uint8_t config[CFG_SIZE];
@@ -133,7 +133,7 @@ virtio_blk_finish(struct virtio_blk *b, uint16_t head, uint8_t *status,
 		b->errors++;
 	else if (st == VIRTIO_BLK_S_UNSUPP)
 		b->unsupported++;
-	virtq_push(&b->vp.vq[0], head, written + 1);
+	virtq_push(&b->vdev.vq[0], head, written + 1);
 }
 
 static void virtio_blk_process(struct virtio_blk *b);
@@ -151,11 +151,11 @@ virtio_blk_done(struct blk_io *io, int result)
 		virtio_blk_finish(b, r->head, r->status,
 		    result == 0 ? r->written : 0,
 		    result == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR);
-		virtio_pci_queue_done(&b->vp, 0);
+		virtio_dev_queue_done(&b->vdev, 0);
 	}
 	r->busy = false;
 	if (--b->inflight == 0)
-		virtio_pci_reset_done(&b->vp);	/* if one waits for us */
+		virtio_dev_reset_done(&b->vdev);	/* if one waits for us */
 	if (b->starved)
 		virtio_blk_process(b);
 	device_unlock(b->host);
@@ -279,15 +279,15 @@ virtio_blk_process(struct virtio_blk *b)
 			b->starved = true;	/* a completion resumes */
 			break;
 		}
-		ret = virtq_pop(&b->vp.vq[0], &b->chain);
+		ret = virtq_pop(&b->vdev.vq[0], &b->chain);
 		if (ret < 0)
-			virtio_pci_needs_reset(&b->vp);
+			virtio_dev_needs_reset(&b->vdev);
 		if (ret <= 0)
 			break;
 		/* The status byte: the last of the chain, writable (5.2.6). */
 		if (b->chain.nin == 0) {
 			b->errors++;
-			virtio_pci_needs_reset(&b->vp);
+			virtio_dev_needs_reset(&b->vdev);
 			break;
 		}
 		r->head = b->chain.head;
@@ -311,13 +311,19 @@ virtio_blk_process(struct virtio_blk *b)
 			    VIRTIO_BLK_S_IOERR);
 		}
 	}
-	virtio_pci_queue_done(&b->vp, 0);
+	virtio_dev_queue_done(&b->vdev, 0);
+}
+
+static struct virtio_blk *
+virtio_blk_of(struct virtio_dev *d)
+{
+	return VIRTIO_DEV_STATE(d, struct virtio_blk, vdev);
 }
 
 static void
-virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
+virtio_blk_notify(struct virtio_dev *d, unsigned int q)
 {
-	virtio_blk_process((struct virtio_blk *)vp);
+	virtio_blk_process(virtio_blk_of(d));
 }
 
 /*
@@ -336,9 +342,9 @@ virtio_blk_notify(struct virtio_pci *vp, unsigned int q)
  * anyway; freeing the device still drains them.
  */
 static bool
-virtio_blk_quiesce(struct virtio_pci *vp)
+virtio_blk_quiesce(struct virtio_dev *d)
 {
-	struct virtio_blk *b = (struct virtio_blk *)vp;
+	struct virtio_blk *b = virtio_blk_of(d);
 
 	b->gen++;
 	b->starved = false;
@@ -346,82 +352,30 @@ virtio_blk_quiesce(struct virtio_pci *vp)
 }
 
 static void
-virtio_blk_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
+virtio_blk_config_read(struct virtio_dev *d, uint32_t offset, void *data,
     unsigned int size)
 {
-	struct virtio_blk *b = (struct virtio_blk *)vp;
+	struct virtio_blk *b = virtio_blk_of(d);
 
 	memcpy(data, &b->config[offset], size);
 }
 
-static const struct virtio_dev_ops virtio_blk_ops = {
-	.type = 2,
-	.class_code = 0x010000,		/* mass storage, SCSI-like */
-	.nqueues = 1,
-	.queue_max = VIRTIO_BLK_QUEUE,
-	.features = 1ULL << VIRTIO_BLK_F_SEG_MAX |
-	    1ULL << VIRTIO_BLK_F_BLK_SIZE | 1ULL << VIRTIO_BLK_F_FLUSH |
-	    1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES,
-	.config_size = CFG_SIZE,
-	.config_read = virtio_blk_config_read,
-	.notify = virtio_blk_notify,
-	.quiesce = virtio_blk_quiesce,
-};
-
-
+/* Waits for the requests in flight first. */
 static void
-put32(uint8_t *p, uint32_t v)
+virtio_blk_free(struct virtio_dev *d)
 {
-	memcpy(p, &v, 4);		/* little endian host, as the guest */
-}
+	struct virtio_blk *b = virtio_blk_of(d);
 
-struct virtio_blk *
-virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
-{
-	struct virtio_blk *b = calloc(1, sizeof(*b));
-	uint64_t sectors = be->size / SECTOR;
-
-	if (b == NULL)
-		return NULL;
-	b->host = host;
-	b->be = *be;
-	if (virtio_pci_init(&b->vp, host, &virtio_blk_ops) < 0) {
-		free(b);
-		return NULL;
-	}
-	if (be->readonly)
-		b->vp.features = (b->vp.features | 1ULL << VIRTIO_BLK_F_RO) &
-		    ~(1ULL << VIRTIO_BLK_F_DISCARD |
-		    1ULL << VIRTIO_BLK_F_WRITE_ZEROES);
-	memcpy(&b->config[CFG_CAPACITY], &sectors, 8);
-	put32(&b->config[CFG_SEG_MAX], VIRTIO_BLK_SEG_MAX);
-	put32(&b->config[CFG_BLK_SIZE], SECTOR);
-	b->config[CFG_NUM_QUEUES] = 1;
-	put32(&b->config[CFG_MAX_DISCARD_SECTORS], VIRTIO_BLK_MAX_RANGE);
-	put32(&b->config[CFG_MAX_DISCARD_SEG], 1);
-	put32(&b->config[CFG_DISCARD_ALIGN], 8);	/* 4 KiB */
-	put32(&b->config[CFG_MAX_WZ_SECTORS], VIRTIO_BLK_MAX_RANGE);
-	put32(&b->config[CFG_MAX_WZ_SEG], 1);
-	b->config[CFG_WZ_MAY_UNMAP] = 1;
-	return b;
-}
-
-void
-virtio_blk_free(struct virtio_blk *b)
-{
-	if (b == NULL)
-		return;
 	/* Completions take the device's lock: not held here. */
 	b->be.ops->drain(b->be.ctx);
 	free(b);
 }
 
 static void
-virtio_blk_diag(void *dev, struct device_diag *d)
+virtio_blk_diag(struct virtio_dev *vd, struct device_diag *d)
 {
-	struct virtio_blk *b = dev;
+	struct virtio_blk *b = virtio_blk_of(vd);
 
-	virtio_pci_diag(&b->vp, d);
 	device_diag_put(d, "sectors", b->be.size / SECTOR, DEVICE_DIAG_UINT);
 	device_diag_put(d, "readonly", b->be.readonly, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "reads", b->reads, DEVICE_DIAG_UINT);
@@ -438,18 +392,55 @@ virtio_blk_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "inflight", b->inflight, DEVICE_DIAG_UINT);
 }
 
+static const struct virtio_dev_ops virtio_blk_ops = {
+	.type = 2,
+	.nqueues = 1,
+	.queue_max = VIRTIO_BLK_QUEUE,
+	.features = 1ULL << VIRTIO_BLK_F_SEG_MAX |
+	    1ULL << VIRTIO_BLK_F_BLK_SIZE | 1ULL << VIRTIO_BLK_F_FLUSH |
+	    1ULL << VIRTIO_BLK_F_DISCARD | 1ULL << VIRTIO_BLK_F_WRITE_ZEROES,
+	.config_size = CFG_SIZE,
+	.config_read = virtio_blk_config_read,
+	.notify = virtio_blk_notify,
+	.quiesce = virtio_blk_quiesce,
+	.diag = virtio_blk_diag,
+	.free = virtio_blk_free,
+};
+
 static void
-virtio_blk_ops_free(void *dev)
+put32(uint8_t *p, uint32_t v)
 {
-	virtio_blk_free(dev);
+	memcpy(p, &v, 4);		/* little endian host, as the guest */
 }
 
-const struct device_ops virtio_blk_device_ops = {
-	.name = "virtio-blk",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
-	.diag = virtio_blk_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_blk_ops_free,
-};
+struct virtio_dev *
+virtio_blk_new(const struct device_host *host, const struct blk_backend *be)
+{
+	struct virtio_blk *b = calloc(1, sizeof(*b));
+	uint64_t sectors = be->size / SECTOR;
+
+	if (b == NULL)
+		return NULL;
+	b->host = host;
+	b->be = *be;
+	if (virtio_dev_init(&b->vdev, &virtio_blk_ops) < 0) {
+		free(b);
+		return NULL;
+	}
+	if (be->readonly)
+		b->vdev.features = (b->vdev.features |
+		    1ULL << VIRTIO_BLK_F_RO) &
+		    ~(1ULL << VIRTIO_BLK_F_DISCARD |
+		    1ULL << VIRTIO_BLK_F_WRITE_ZEROES);
+	memcpy(&b->config[CFG_CAPACITY], &sectors, 8);
+	put32(&b->config[CFG_SEG_MAX], VIRTIO_BLK_SEG_MAX);
+	put32(&b->config[CFG_BLK_SIZE], SECTOR);
+	b->config[CFG_NUM_QUEUES] = 1;
+	put32(&b->config[CFG_MAX_DISCARD_SECTORS], VIRTIO_BLK_MAX_RANGE);
+	put32(&b->config[CFG_MAX_DISCARD_SEG], 1);
+	put32(&b->config[CFG_DISCARD_ALIGN], 8);	/* 4 KiB */
+	put32(&b->config[CFG_MAX_WZ_SECTORS], VIRTIO_BLK_MAX_RANGE);
+	put32(&b->config[CFG_MAX_WZ_SEG], 1);
+	b->config[CFG_WZ_MAY_UNMAP] = 1;
+	return &b->vdev;
+}

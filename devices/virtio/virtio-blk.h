@@ -29,18 +29,16 @@
 
 #include "blk-backend.h"
 #include "device.h"
+#include "virtio-dev.h"
 
 #define VIRTIO_BLK_QUEUE	128
 #define VIRTIO_BLK_SEG_MAX	(VIRTIO_BLK_QUEUE - 2)
 
-struct virtio_blk;
-
-/* NULL on ENOMEM; be outlives the device. */
-struct virtio_blk *virtio_blk_new(const struct device_host *host,
+/*
+ * NULL on ENOMEM; be outlives the device.  A transport takes it
+ * (virtio-dev.h); its free waits for the requests in flight first.
+ */
+struct virtio_dev *virtio_blk_new(const struct device_host *host,
     const struct blk_backend *be);
-/* Waits for the requests in flight first.  NULL is fine. */
-void virtio_blk_free(struct virtio_blk *b);
-
-extern const struct device_ops virtio_blk_device_ops;
 
 #endif

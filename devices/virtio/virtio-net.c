@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "virtio-dev.h"
 #include "virtio-net.h"
-#include "virtio-pci.h"
 
 /* Feature bits (5.1.3). */
 #define VIRTIO_NET_F_CSUM		0
@@ -47,7 +47,7 @@ struct virtio_net_hdr {
 };
 
 struct virtio_net {
-	struct virtio_pci vp;		/* first: the transport's view */
+	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct net_backend be;
 	bool watching;			/* the backend calls us on frames */
@@ -67,7 +67,7 @@ struct virtio_net {
 static bool
 virtio_net_has(const struct virtio_net *n, unsigned int bit)
 {
-	return virtio_pci_has(&n->vp, bit);
+	return virtio_dev_has(&n->vdev, bit);
 }
 
 /*
@@ -145,7 +145,7 @@ virtio_net_tx_iov(struct virtio_net *n, struct virtio_net_hdr *h)
 static int
 virtio_net_tx_drain(struct virtio_net *n, unsigned int budget)
 {
-	struct virtq *vq = &n->vp.vq[TXQ];
+	struct virtq *vq = &n->vdev.vq[TXQ];
 	struct virtio_net_hdr h;
 	unsigned int taken = 0;
 	int ret = 0;
@@ -175,8 +175,8 @@ virtio_net_tx_drain(struct virtio_net *n, unsigned int budget)
 static void
 virtio_net_tx_complete(struct virtio_net *n)
 {
-	virtq_flush(&n->vp.vq[TXQ]);
-	virtio_pci_queue_done(&n->vp, TXQ);
+	virtq_flush(&n->vdev.vq[TXQ]);
+	virtio_dev_queue_done(&n->vdev, TXQ);
 }
 
 static void
@@ -210,7 +210,7 @@ virtio_net_tx_arm(struct virtio_net *n, int64_t delay_ns)
 static void
 virtio_net_tx(struct virtio_net *n, bool complete)
 {
-	struct virtq *vq = &n->vp.vq[TXQ];
+	struct virtq *vq = &n->vdev.vq[TXQ];
 	unsigned int budget = TX_BURST;
 	int got;
 
@@ -218,7 +218,7 @@ virtio_net_tx(struct virtio_net *n, bool complete)
 	virtq_quiet(vq);
 	for (;;) {
 		if ((got = virtio_net_tx_drain(n, budget)) < 0) {
-			virtio_pci_needs_reset(&n->vp);
+			virtio_dev_needs_reset(&n->vdev);
 			complete = true;
 			break;
 		}
@@ -247,8 +247,7 @@ virtio_net_tx_timer(void *dev)
 	struct virtio_net *n = dev;
 
 	n->tx_armed = false;
-	if ((n->vp.status & VIRTIO_STATUS_DRIVER_OK) &&
-	    n->vp.qcfg[TXQ].enable)
+	if (virtio_dev_queue_live(&n->vdev, TXQ))
 		virtio_net_tx(n, true);
 }
 
@@ -266,7 +265,7 @@ enum rx_result {
 static enum rx_result
 virtio_net_rx_one(struct virtio_net *n)
 {
-	struct virtq *vq = &n->vp.vq[RXQ];
+	struct virtq *vq = &n->vdev.vq[RXQ];
 	bool mrg = virtio_net_has(n, VIRTIO_NET_F_MRG_RXBUF);
 	uint64_t room = 0;
 	uint16_t k = 0, i;
@@ -275,7 +274,7 @@ virtio_net_rx_one(struct virtio_net *n)
 
 	while (room < n->rxlen) {
 		if ((ret = virtq_pop(vq, &n->chain)) < 0) {
-			virtio_pci_needs_reset(&n->vp);
+			virtio_dev_needs_reset(&n->vdev);
 			return RX_NO_ROOM;
 		}
 		if (ret == 0)
@@ -297,7 +296,7 @@ virtio_net_rx_one(struct virtio_net *n)
 	memcpy(&n->rxbuf[10], &k, 2);	/* num_buffers (5.1.6.4) */
 	for (i = 0; i < k && off < n->rxlen; i++) {
 		if (virtq_pop(vq, &n->chain) <= 0) {
-			virtio_pci_needs_reset(&n->vp);
+			virtio_dev_needs_reset(&n->vdev);
 			break;
 		}
 		len = virtq_chain_write(&n->chain, 0, &n->rxbuf[off],
@@ -314,8 +313,8 @@ virtio_net_rx_one(struct virtio_net *n)
 static bool
 virtio_net_rx_ready(const struct virtio_net *n)
 {
-	return (n->vp.status & VIRTIO_STATUS_DRIVER_OK) &&
-	    n->vp.qcfg[RXQ].enable && !n->vp.vq[RXQ].broken;
+	return virtio_dev_queue_live(&n->vdev, RXQ) &&
+	    !n->vdev.vq[RXQ].broken;
 }
 
 static void
@@ -364,14 +363,23 @@ virtio_net_rx_run(struct virtio_net *n)
 			break;
 		}
 	}
-	virtio_pci_queue_done(&n->vp, RXQ);
+	virtio_dev_queue_done(&n->vdev, RXQ);
 }
 
-/* The backend: frames wait.  On the loop's thread, no lock held. */
+static struct virtio_net *
+virtio_net_of(struct virtio_dev *d)
+{
+	return VIRTIO_DEV_STATE(d, struct virtio_net, vdev);
+}
+
+/*
+ * The backend: frames wait for dev, the device it was attached to.  On
+ * the loop's thread, no lock held.
+ */
 static void
 virtio_net_rx(void *dev)
 {
-	struct virtio_net *n = dev;
+	struct virtio_net *n = virtio_net_of(dev);
 
 	device_lock(n->host);
 	virtio_net_rx_run(n);
@@ -379,9 +387,9 @@ virtio_net_rx(void *dev)
 }
 
 static void
-virtio_net_notify(struct virtio_pci *vp, unsigned int q)
+virtio_net_notify(struct virtio_dev *d, unsigned int q)
 {
-	struct virtio_net *n = (struct virtio_net *)vp;
+	struct virtio_net *n = virtio_net_of(d);
 
 	if (q == TXQ) {
 		virtio_net_tx(n, false);
@@ -393,15 +401,15 @@ virtio_net_notify(struct virtio_pci *vp, unsigned int q)
 	if (n->rxlen != 0) {
 		if (virtio_net_rx_one(n) == RX_NO_ROOM)
 			return;
-		virtio_pci_queue_done(vp, RXQ);
+		virtio_dev_queue_done(d, RXQ);
 	}
 	virtio_net_watch(n, true);
 }
 
 static void
-virtio_net_driver_ok(struct virtio_pci *vp)
+virtio_net_activate(struct virtio_dev *d)
 {
-	struct virtio_net *n = (struct virtio_net *)vp;
+	struct virtio_net *n = virtio_net_of(d);
 	unsigned int off = 0;
 
 	if (virtio_net_has(n, VIRTIO_NET_F_GUEST_CSUM)) {
@@ -420,9 +428,9 @@ virtio_net_driver_ok(struct virtio_pci *vp)
 }
 
 static void
-virtio_net_reset(struct virtio_pci *vp)
+virtio_net_reset(struct virtio_dev *d)
 {
-	struct virtio_net *n = (struct virtio_net *)vp;
+	struct virtio_net *n = virtio_net_of(d);
 
 	/* The next wake-up finds no queue and stops watching. */
 	n->rxlen = 0;
@@ -431,10 +439,10 @@ virtio_net_reset(struct virtio_pci *vp)
 }
 
 static void
-virtio_net_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
+virtio_net_config_read(struct virtio_dev *d, uint32_t offset, void *data,
     unsigned int size)
 {
-	struct virtio_net *n = (struct virtio_net *)vp;
+	struct virtio_net *n = virtio_net_of(d);
 	uint8_t cfg[CFG_SIZE] = { 0 };
 
 	memcpy(cfg, n->be.mac, 6);
@@ -443,67 +451,25 @@ virtio_net_config_read(struct virtio_pci *vp, uint32_t offset, void *data,
 	memcpy(data, &cfg[offset], size);
 }
 
-static const struct virtio_dev_ops virtio_net_ops = {
-	.type = 1,
-	.class_code = 0x020000,		/* Ethernet controller */
-	.nqueues = 2,
-	.queue_max = VIRTIO_NET_QUEUE,
-	.features = 1ULL << VIRTIO_NET_F_CSUM |
-	    1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
-	    1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
-	    1ULL << VIRTIO_NET_F_GUEST_ECN | 1ULL << VIRTIO_NET_F_HOST_TSO4 |
-	    1ULL << VIRTIO_NET_F_HOST_TSO6 | 1ULL << VIRTIO_NET_F_HOST_ECN |
-	    1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS,
-	.config_size = CFG_SIZE,
-	.config_read = virtio_net_config_read,
-	.notify = virtio_net_notify,
-	.driver_ok = virtio_net_driver_ok,
-	.reset = virtio_net_reset,
-};
-
-struct virtio_net *
-virtio_net_new(const struct device_host *host, const struct net_backend *be)
+/* Detaches from the backend; on the loop's thread. */
+static void
+virtio_net_free(struct virtio_dev *d)
 {
-	struct virtio_net *n = calloc(1, sizeof(*n));
+	struct virtio_net *n = virtio_net_of(d);
 
-	if (n == NULL)
-		return NULL;
-	n->host = host;
-	n->be = *be;
-	if ((n->tx_timer = device_timer_new(host, virtio_net_tx_timer,
-	    n)) == NULL)
-		goto free_n;
-	if (virtio_pci_init(&n->vp, host, &virtio_net_ops) < 0)
-		goto free_timer;
-	n->be.ops->attach(n->be.ctx, virtio_net_rx, n);
-	return n;
-
-free_timer:
-	device_timer_free(host, n->tx_timer);
-free_n:
-	free(n);
-	return NULL;
-}
-
-void
-virtio_net_free(struct virtio_net *n)
-{
-	if (n == NULL)
-		return;
-	n->be.ops->attach(n->be.ctx, NULL, n);
+	n->be.ops->attach(n->be.ctx, NULL, d);
 	device_timer_free(n->host, n->tx_timer);
 	free(n);
 }
 
 static void
-virtio_net_diag(void *dev, struct device_diag *d)
+virtio_net_diag(struct virtio_dev *vd, struct device_diag *d)
 {
-	struct virtio_net *n = dev;
+	struct virtio_net *n = virtio_net_of(vd);
 	uint64_t mac = 0;
 
 	for (unsigned int i = 0; i < 6; i++)
 		mac = mac << 8 | n->be.mac[i];
-	virtio_pci_diag(&n->vp, d);
 	device_diag_put(d, "mac", mac, DEVICE_DIAG_HEX);
 	device_diag_put(d, "watching", n->watching, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "rx_frames", n->rx_frames, DEVICE_DIAG_UINT);
@@ -520,18 +486,46 @@ virtio_net_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "tx_held", n->tx_held, DEVICE_DIAG_UINT);
 }
 
-static void
-virtio_net_ops_free(void *dev)
-{
-	virtio_net_free(dev);
-}
-
-const struct device_ops virtio_net_device_ops = {
-	.name = "virtio-net",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
+static const struct virtio_dev_ops virtio_net_ops = {
+	.type = 1,
+	.nqueues = 2,
+	.queue_max = VIRTIO_NET_QUEUE,
+	.features = 1ULL << VIRTIO_NET_F_CSUM |
+	    1ULL << VIRTIO_NET_F_GUEST_CSUM | 1ULL << VIRTIO_NET_F_MAC |
+	    1ULL << VIRTIO_NET_F_GUEST_TSO4 | 1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+	    1ULL << VIRTIO_NET_F_GUEST_ECN | 1ULL << VIRTIO_NET_F_HOST_TSO4 |
+	    1ULL << VIRTIO_NET_F_HOST_TSO6 | 1ULL << VIRTIO_NET_F_HOST_ECN |
+	    1ULL << VIRTIO_NET_F_MRG_RXBUF | 1ULL << VIRTIO_NET_F_STATUS,
+	.config_size = CFG_SIZE,
+	.config_read = virtio_net_config_read,
+	.notify = virtio_net_notify,
+	.activate = virtio_net_activate,
+	.reset = virtio_net_reset,
 	.diag = virtio_net_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_net_ops_free,
+	.free = virtio_net_free,
 };
+
+
+struct virtio_dev *
+virtio_net_new(const struct device_host *host, const struct net_backend *be)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+
+	if (n == NULL)
+		return NULL;
+	n->host = host;
+	n->be = *be;
+	if ((n->tx_timer = device_timer_new(host, virtio_net_tx_timer,
+	    n)) == NULL)
+		goto free_n;
+	if (virtio_dev_init(&n->vdev, &virtio_net_ops) < 0)
+		goto free_timer;
+	n->be.ops->attach(n->be.ctx, virtio_net_rx, &n->vdev);
+	return &n->vdev;
+
+free_timer:
+	device_timer_free(host, n->tx_timer);
+free_n:
+	free(n);
+	return NULL;
+}

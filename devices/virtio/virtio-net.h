@@ -37,6 +37,7 @@
 
 #include "device.h"
 #include "net-backend.h"
+#include "virtio-dev.h"
 
 #define VIRTIO_NET_QUEUE	256
 /* How long sent buffers wait, at most, to go back to the driver. */
@@ -45,14 +46,12 @@
 /* The largest frame: a 64 KiB GSO frame, its Ethernet header, ours. */
 #define VIRTIO_NET_FRAME_MAX	(65550 + VIRTIO_NET_HDR_LEN)
 
-struct virtio_net;
-
-/* NULL on ENOMEM; be outlives the device. */
-struct virtio_net *virtio_net_new(const struct device_host *host,
+/*
+ * NULL on ENOMEM; be outlives the device, which attaches to it as the
+ * struct virtio_dev returned.  A transport takes it (virtio-dev.h); its
+ * free detaches from the backend, on the loop's thread.
+ */
+struct virtio_dev *virtio_net_new(const struct device_host *host,
     const struct net_backend *be);
-/* Detaches from the backend; on the loop's thread.  NULL is fine. */
-void virtio_net_free(struct virtio_net *n);
-
-extern const struct device_ops virtio_net_device_ops;
 
 #endif

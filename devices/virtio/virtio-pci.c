@@ -1,7 +1,11 @@
 /* See virtio-pci.h; section numbers are Virtio 1.2's. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "pci-config.h"
 #include "virtio-pci.h"
 
 /* Configuration structure types of the vendor capabilities (4.1.4). */
@@ -31,6 +35,50 @@
 #define VPC_Q_AVAIL		0x28
 #define VPC_Q_USED		0x30
 
+/* A queue as the driver sets it up; enabled: the device's vq[]. */
+struct virtio_pci_queue {
+	uint16_t size;
+	uint64_t desc, avail, used;
+	uint16_t msix_vector;
+};
+
+struct virtio_pci {
+	struct pci_config pc;
+	struct virtio_dev *dev;		/* the device it drives */
+	const struct device_host *host;
+	uint32_t dfselect, gfselect;
+	uint8_t status;
+	bool resetting;			/* held back by the device's quiesce */
+	uint8_t generation;
+	uint16_t qselect;
+	uint8_t isr;
+	bool intx;			/* the interrupt is pending */
+	bool intx_raised;		/* ... and the line is up */
+	uint16_t config_msix_vector;
+	/* MSI-X: the capability's offset, the table and pending bits. */
+	unsigned int msix_cap;
+	unsigned int nvectors;
+	struct {
+		uint32_t addr_lo, addr_hi, data, ctrl;
+	} msix[VIRTIO_PCI_MSIX_MAX];
+	uint32_t pba;
+	/* What the host was last told each vector sends (msi_route). */
+	struct {
+		bool on;
+		uint64_t addr;
+		uint32_t data;
+	} routed[VIRTIO_PCI_MSIX_MAX];
+	struct virtio_pci_queue qcfg[VIRTIO_PCI_MAX_QUEUES];
+	unsigned int doorbells;		/* queues notified through the host */
+	/* Diagnostics. */
+	uint64_t kicks;
+	uint64_t doorbell_kicks;	/* ... of which through a doorbell */
+	uint64_t interrupts;
+	uint64_t msi_pending;		/* sent late: the vector was masked */
+	uint64_t route_changes;		/* msi_route() calls */
+	uint64_t bad_accesses;
+};
+
 static int
 virtio_pci_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset,
     uint32_t length, unsigned int len)
@@ -53,9 +101,9 @@ virtio_pci_reset_queues(struct virtio_pci *vp)
 	unsigned int q;
 
 	for (q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++) {
-		virtq_reset(&vp->vq[q]);
 		vp->qcfg[q] = (struct virtio_pci_queue){
-			.size = q < vp->ops->nqueues ? vp->ops->queue_max : 0,
+			.size = q < vp->dev->ops->nqueues ?
+			    vp->dev->ops->queue_max : 0,
 			.msix_vector = VIRTIO_PCI_NO_VECTOR,
 		};
 	}
@@ -65,13 +113,13 @@ virtio_pci_reset_queues(struct virtio_pci *vp)
 static void
 virtio_pci_kick(struct virtio_pci *vp, unsigned int q)
 {
-	if (q >= vp->ops->nqueues || !vp->qcfg[q].enable ||
+	if (q >= vp->dev->ops->nqueues || !vp->dev->vq[q].enabled ||
 	    !(vp->status & VIRTIO_STATUS_DRIVER_OK) || vp->resetting) {
 		vp->bad_accesses++;
 		return;
 	}
 	vp->kicks++;
-	vp->ops->notify(vp, q);
+	vp->dev->ops->notify(vp->dev, q);
 }
 
 static void
@@ -83,14 +131,36 @@ virtio_pci_doorbell(void *dev, unsigned int q)
 	virtio_pci_kick(vp, q);
 }
 
-int
-virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
-    const struct virtio_dev_ops *ops)
+/* The PCI class lspci shows for a device type (5). */
+static uint32_t
+virtio_pci_class(uint16_t type)
 {
+	switch (type) {
+	case 1:
+		return 0x020000;	/* Ethernet controller */
+	case 2:
+		return 0x010000;	/* mass storage, SCSI-like */
+	default:
+		return 0x00ff00;	/* unclassified, as virtio-rng */
+	}
+}
+
+static const struct virtio_transport_ops virtio_pci_transport_ops;
+
+/*
+ * Describe the function for device d and take d (d->transport): 0 or
+ * -EINVAL for a device it cannot carry (too many queues, too large a
+ * configuration for its page of the BAR).
+ */
+static int
+virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
+    struct virtio_dev *d)
+{
+	const struct virtio_dev_ops *ops = d->ops;
 	struct pci_ids ids = {
 		.vendor = 0x1af4,
 		.device = (uint16_t)(0x1040 + ops->type),
-		.class_code = ops->class_code,
+		.class_code = virtio_pci_class(ops->type),
 		.revision = 1,		/* modern only (4.1.2.1) */
 		.subsys_vendor = 0x1af4,
 		.subsys = ops->type,
@@ -98,15 +168,12 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 	};
 	int at;
 
-	if (ops->nqueues == 0 || ops->nqueues > VIRTIO_PCI_MAX_QUEUES ||
-	    ops->queue_max == 0 || ops->queue_max > VIRTQ_MAX_SIZE ||
-	    (ops->queue_max & (ops->queue_max - 1)) != 0 ||
+	if (ops->nqueues > VIRTIO_PCI_MAX_QUEUES ||
 	    ops->config_size > VIRTIO_PCI_NOTIFY - VIRTIO_PCI_DEVICE)
 		return -EINVAL;
 	memset(vp, 0, sizeof(*vp));
-	vp->ops = ops;
+	vp->dev = d;
 	vp->host = host;
-	vp->features = ops->features;
 	vp->config_msix_vector = VIRTIO_PCI_NO_VECTOR;
 	pci_config_init(&vp->pc, &ids);
 	if (pci_config_add_bar(&vp->pc, VIRTIO_PCI_BAR, PCI_BAR_MEM32,
@@ -151,13 +218,16 @@ virtio_pci_init(struct virtio_pci *vp, const struct device_host *host,
 		    VIRTIO_PCI_NOTIFY_MULT * q, 2, virtio_pci_doorbell, vp,
 		    q) == 0)
 			vp->doorbells++;
+	d->transport = (struct virtio_transport){
+		&virtio_pci_transport_ops, vp
+	};
 	return 0;
 }
 
 static uint64_t
 virtio_pci_offered(const struct virtio_pci *vp)
 {
-	return vp->features | 1ULL << VIRTIO_F_VERSION_1 |
+	return vp->dev->features | 1ULL << VIRTIO_F_VERSION_1 |
 	    1ULL << VIRTIO_F_INDIRECT_DESC | 1ULL << VIRTIO_F_EVENT_IDX;
 }
 
@@ -233,7 +303,7 @@ virtio_pci_msix_sync(struct virtio_pci *vp, unsigned int v)
 	}
 }
 
-void
+static void
 virtio_pci_config_written(void *dev, unsigned int offset, unsigned int size)
 {
 	struct virtio_pci *vp = dev;
@@ -266,14 +336,7 @@ virtio_pci_interrupt(struct virtio_pci *vp, uint8_t isr_bit,
 	virtio_pci_msix_send(vp, vector);
 }
 
-void
-virtio_pci_queue_done(struct virtio_pci *vp, unsigned int q)
-{
-	if (q < vp->ops->nqueues && virtq_should_notify(&vp->vq[q]))
-		virtio_pci_interrupt(vp, 1, vp->qcfg[q].msix_vector);
-}
-
-void
+static void
 virtio_pci_config_changed(struct virtio_pci *vp)
 {
 	vp->generation++;
@@ -320,7 +383,7 @@ virtio_pci_msix_access(struct virtio_pci *vp, uint32_t off, uint32_t *val,
 	virtio_pci_msix_sync(vp, v);
 }
 
-void
+static void
 virtio_pci_needs_reset(struct virtio_pci *vp)
 {
 	if (vp->status & VIRTIO_STATUS_NEEDS_RESET)
@@ -334,23 +397,51 @@ virtio_pci_reset(struct virtio_pci *vp)
 {
 	vp->resetting = false;
 	vp->status = 0;
-	vp->driver_features = 0;
 	vp->dfselect = vp->gfselect = 0;
 	vp->qselect = 0;
 	vp->isr = 0;
 	vp->config_msix_vector = VIRTIO_PCI_NO_VECTOR;
 	virtio_pci_set_intx(vp, false);
 	virtio_pci_reset_queues(vp);
-	if (vp->ops->reset != NULL)
-		vp->ops->reset(vp);
+	virtio_dev_reset(vp->dev);
 }
 
-void
-virtio_pci_reset_done(struct virtio_pci *vp)
+/* What the device asks of its transport (struct virtio_transport_ops). */
+static void
+virtio_pci_dev_queue_interrupt(void *ctx, unsigned int q)
 {
+	struct virtio_pci *vp = ctx;
+
+	virtio_pci_interrupt(vp, 1, vp->qcfg[q].msix_vector);
+}
+
+static void
+virtio_pci_dev_config_changed(void *ctx)
+{
+	virtio_pci_config_changed(ctx);
+}
+
+static void
+virtio_pci_dev_needs_reset(void *ctx)
+{
+	virtio_pci_needs_reset(ctx);
+}
+
+static void
+virtio_pci_dev_reset_done(void *ctx)
+{
+	struct virtio_pci *vp = ctx;
+
 	if (vp->resetting)
 		virtio_pci_reset(vp);
 }
+
+static const struct virtio_transport_ops virtio_pci_transport_ops = {
+	.queue_interrupt = virtio_pci_dev_queue_interrupt,
+	.config_changed = virtio_pci_dev_config_changed,
+	.needs_reset = virtio_pci_dev_needs_reset,
+	.reset_done = virtio_pci_dev_reset_done,
+};
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -378,26 +469,27 @@ virtio_pci_common_read(struct virtio_pci *vp, uint32_t off, void *data,
     unsigned int size)
 {
 	uint8_t img[VIRTIO_PCI_COMMON_SIZE] = { 0 };
+	const struct virtio_dev *d = vp->dev;
 	const struct virtio_pci_queue *qc = NULL;
 	uint64_t f = virtio_pci_offered(vp);
 
-	if (vp->qselect < vp->ops->nqueues)
+	if (vp->qselect < d->ops->nqueues)
 		qc = &vp->qcfg[vp->qselect];
 	put32(&img[VPC_DFSELECT], vp->dfselect);
 	put32(&img[VPC_DF], vp->dfselect == 0 ? (uint32_t)f :
 	    vp->dfselect == 1 ? (uint32_t)(f >> 32) : 0);
 	put32(&img[VPC_GFSELECT], vp->gfselect);
-	put32(&img[VPC_GF], vp->gfselect == 0 ? (uint32_t)vp->driver_features :
-	    vp->gfselect == 1 ? (uint32_t)(vp->driver_features >> 32) : 0);
+	put32(&img[VPC_GF], vp->gfselect == 0 ? (uint32_t)d->driver_features :
+	    vp->gfselect == 1 ? (uint32_t)(d->driver_features >> 32) : 0);
 	put16(&img[VPC_MSIX_CONFIG], vp->config_msix_vector);
-	put16(&img[VPC_NUM_QUEUES], (uint16_t)vp->ops->nqueues);
+	put16(&img[VPC_NUM_QUEUES], (uint16_t)d->ops->nqueues);
 	img[VPC_STATUS] = vp->status;
 	img[VPC_GENERATION] = vp->generation;
 	put16(&img[VPC_Q_SELECT], vp->qselect);
 	if (qc != NULL) {
 		put16(&img[VPC_Q_SIZE], qc->size);
 		put16(&img[VPC_Q_MSIX], qc->msix_vector);
-		put16(&img[VPC_Q_ENABLE], qc->enable);
+		put16(&img[VPC_Q_ENABLE], d->vq[vp->qselect].enabled);
 		put16(&img[VPC_Q_NOTIFY_OFF], vp->qselect);
 		put64(&img[VPC_Q_DESC], qc->desc);
 		put64(&img[VPC_Q_AVAIL], qc->avail);
@@ -427,10 +519,10 @@ virtio_pci_set_addr(uint64_t *addr, uint32_t rel, uint64_t v,
 static void
 virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
 {
-	uint64_t f = vp->driver_features;
+	uint64_t f = vp->dev->driver_features;
 
 	if (v == 0) {
-		if (vp->ops->quiesce != NULL && !vp->ops->quiesce(vp))
+		if (!virtio_dev_quiesce(vp->dev))
 			vp->resetting = true;
 		else
 			virtio_pci_reset(vp);
@@ -440,36 +532,34 @@ virtio_pci_set_status(struct virtio_pci *vp, uint8_t v)
 	if ((v & VIRTIO_STATUS_FEATURES_OK) &&
 	    !(vp->status & VIRTIO_STATUS_FEATURES_OK) &&
 	    ((f & ~virtio_pci_offered(vp)) != 0 ||
-	    !virtio_pci_has(vp, VIRTIO_F_VERSION_1)))
+	    !virtio_dev_has(vp->dev, VIRTIO_F_VERSION_1)))
 		v &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
 	/* The driver cannot clear what only a reset clears. */
-	bool was_ok = vp->status & VIRTIO_STATUS_DRIVER_OK;
 	vp->status = (uint8_t)(v | (vp->status & VIRTIO_STATUS_NEEDS_RESET));
-	if (!was_ok && (vp->status & VIRTIO_STATUS_DRIVER_OK) &&
-	    vp->ops->driver_ok != NULL)
-		vp->ops->driver_ok(vp);
+	virtio_dev_set_driver_ok(vp->dev,
+	    vp->status & VIRTIO_STATUS_DRIVER_OK);
 }
 
 static void
 virtio_pci_enable_queue(struct virtio_pci *vp, unsigned int q)
 {
 	struct virtio_pci_queue *qc = &vp->qcfg[q];
+	struct virtq *vq = &vp->dev->vq[q];
 
-	if (qc->enable)
+	if (vq->enabled)
 		return;
-	if (virtq_enable(&vp->vq[q], vp->host, qc->size, qc->desc, qc->avail,
-	    qc->used, virtio_pci_has(vp, VIRTIO_F_EVENT_IDX)) < 0) {
+	if (virtq_enable(vq, vp->host, qc->size, qc->desc, qc->avail,
+	    qc->used, virtio_dev_has(vp->dev, VIRTIO_F_EVENT_IDX)) < 0) {
 		vp->bad_accesses++;
 		virtio_pci_needs_reset(vp);
-		return;
 	}
-	qc->enable = true;
 }
 
 static void
 virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
     unsigned int size)
 {
+	struct virtio_dev *d = vp->dev;
 	struct virtio_pci_queue *qc = NULL;
 	bool features_open = !(vp->status & VIRTIO_STATUS_FEATURES_OK);
 
@@ -479,7 +569,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 			vp->bad_accesses++;
 		return;
 	}
-	if (vp->qselect < vp->ops->nqueues)
+	if (vp->qselect < d->ops->nqueues)
 		qc = &vp->qcfg[vp->qselect];
 	switch (off) {
 	case VPC_DFSELECT:
@@ -494,10 +584,10 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 			return;
 		}
 		if (vp->gfselect == 0)
-			vp->driver_features = (vp->driver_features &
+			d->driver_features = (d->driver_features &
 			    ~0xffffffffULL) | (uint32_t)v;
 		else
-			vp->driver_features = (vp->driver_features &
+			d->driver_features = (d->driver_features &
 			    0xffffffffULL) | (uint64_t)(uint32_t)v << 32;
 		return;
 	case VPC_MSIX_CONFIG:
@@ -524,13 +614,13 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 		return;
 	}
 	/* The rest may change only while the queue is off (4.1.4.3.2). */
-	if (qc->enable) {
+	if (d->vq[vp->qselect].enabled) {
 		vp->bad_accesses++;
 		return;
 	}
 	if (off == VPC_Q_SIZE) {
 		/* Checked when the queue is enabled. */
-		if (v <= vp->ops->queue_max)
+		if (v <= d->ops->queue_max)
 			qc->size = (uint16_t)v;
 		return;
 	}
@@ -544,7 +634,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 		vp->bad_accesses++;
 }
 
-void
+static void
 virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {
 	struct virtio_pci *vp = dev;
@@ -564,14 +654,14 @@ virtio_pci_read(void *dev, uint64_t offset, void *data, unsigned int size)
 		if (size == 4 && off % 4 == 0)
 			virtio_pci_msix_access(vp, (uint32_t)off, data, false);
 	} else if (off >= VIRTIO_PCI_DEVICE &&
-	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
-		if (vp->ops->config_read != NULL)
-			vp->ops->config_read(vp,
+	    off - VIRTIO_PCI_DEVICE + size <= vp->dev->ops->config_size) {
+		if (vp->dev->ops->config_read != NULL)
+			vp->dev->ops->config_read(vp->dev,
 			    (uint32_t)(off - VIRTIO_PCI_DEVICE), data, size);
 	}
 }
 
-void
+static void
 virtio_pci_write(void *dev, uint64_t offset, const void *data,
     unsigned int size)
 {
@@ -596,22 +686,23 @@ virtio_pci_write(void *dev, uint64_t offset, const void *data,
 		    VIRTIO_PCI_NOTIFY_MULT);
 		virtio_pci_kick(vp, q);
 	} else if (off >= VIRTIO_PCI_DEVICE &&
-	    off - VIRTIO_PCI_DEVICE + size <= vp->ops->config_size) {
+	    off - VIRTIO_PCI_DEVICE + size <= vp->dev->ops->config_size) {
 		if (vp->resetting)
 			vp->bad_accesses++;
-		else if (vp->ops->config_write != NULL)
-			vp->ops->config_write(vp,
+		else if (vp->dev->ops->config_write != NULL)
+			vp->dev->ops->config_write(vp->dev,
 			    (uint32_t)(off - VIRTIO_PCI_DEVICE), data, size);
 	}
 }
 
-struct pci_config *
+static struct pci_config *
 virtio_pci_config(void *dev)
 {
 	return &((struct virtio_pci *)dev)->pc;
 }
 
-void
+/* The transport's part of the diagnostics, before the device's. */
+static void
 virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 {
 	static const char *const popped[] = { "q0_chains", "q1_chains",
@@ -621,7 +712,8 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 
 	device_diag_put(d, "status", vp->status, DEVICE_DIAG_HEX);
 	device_diag_put(d, "resetting", vp->resetting, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "features", vp->driver_features, DEVICE_DIAG_HEX);
+	device_diag_put(d, "features", vp->dev->driver_features,
+	    DEVICE_DIAG_HEX);
 	device_diag_put(d, "doorbells", vp->doorbells, DEVICE_DIAG_UINT);
 	device_diag_put(d, "doorbell_kicks", vp->doorbell_kicks,
 	    DEVICE_DIAG_UINT);
@@ -631,11 +723,67 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	device_diag_put(d, "msi_pending", vp->msi_pending, DEVICE_DIAG_UINT);
 	device_diag_put(d, "msi_route_changes", vp->route_changes,
 	    DEVICE_DIAG_UINT);
-	for (q = 0; q < vp->ops->nqueues; q++) {
-		device_diag_put(d, popped[q], vp->vq[q].popped,
+	for (q = 0; q < vp->dev->ops->nqueues; q++) {
+		device_diag_put(d, popped[q], vp->dev->vq[q].popped,
 		    DEVICE_DIAG_UINT);
-		bad += vp->vq[q].bad_chains;
+		bad += vp->dev->vq[q].bad_chains;
 	}
 	device_diag_put(d, "bad_chains", bad, DEVICE_DIAG_UINT);
 	device_diag_put(d, "bad_accesses", vp->bad_accesses, DEVICE_DIAG_UINT);
 }
+
+struct virtio_pci *
+virtio_pci_new(const struct device_host *host, struct virtio_dev *d)
+{
+	struct virtio_pci *vp;
+
+	if (d == NULL)
+		return NULL;
+	if ((vp = calloc(1, sizeof(*vp))) == NULL)
+		goto free_d;
+	if (virtio_pci_init(vp, host, d) < 0)
+		goto free_vp;
+	return vp;
+
+free_vp:
+	free(vp);
+free_d:
+	d->ops->free(d);
+	return NULL;
+}
+
+void
+virtio_pci_free(struct virtio_pci *vp)
+{
+	if (vp == NULL)
+		return;
+	/* First: the device may reach its transport while it goes. */
+	vp->dev->ops->free(vp->dev);
+	free(vp);
+}
+
+static void
+virtio_pci_ops_diag(void *dev, struct device_diag *d)
+{
+	struct virtio_pci *vp = dev;
+
+	virtio_pci_diag(vp, d);
+	if (vp->dev->ops->diag != NULL)
+		vp->dev->ops->diag(vp->dev, d);
+}
+
+static void
+virtio_pci_ops_free(void *dev)
+{
+	virtio_pci_free(dev);
+}
+
+const struct device_ops virtio_pci_device_ops = {
+	.name = "virtio-pci",
+	.read = virtio_pci_read,
+	.write = virtio_pci_write,
+	.diag = virtio_pci_ops_diag,
+	.pci = virtio_pci_config,
+	.pci_written = virtio_pci_config_written,
+	.free = virtio_pci_ops_free,
+};

@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
-#include "virtio-pci.h"
+#include "virtio-dev.h"
 #include "virtio-rng.h"
 
 /* Buffers filled per kick before the loop gets its turn back. */
 #define RNG_BUDGET	64
 
 struct virtio_rng {
-	struct virtio_pci vp;		/* first: the transport's view */
+	struct virtio_dev vdev;
 	const struct device_host *host;
 	struct device_timer *timer;	/* the rest of a kick's work */
 	bool armed;
@@ -59,7 +59,7 @@ virtio_rng_fill(struct virtio_rng *r)
 static void
 virtio_rng_run(struct virtio_rng *r)
 {
-	struct virtq *vq = &r->vp.vq[0];
+	struct virtq *vq = &r->vdev.vq[0];
 	unsigned int budget = RNG_BUDGET;
 	uint32_t n;
 	int ret;
@@ -79,14 +79,20 @@ virtio_rng_run(struct virtio_rng *r)
 		}
 	}
 	if (ret < 0)
-		virtio_pci_needs_reset(&r->vp);
-	virtio_pci_queue_done(&r->vp, 0);
+		virtio_dev_needs_reset(&r->vdev);
+	virtio_dev_queue_done(&r->vdev, 0);
+}
+
+static struct virtio_rng *
+virtio_rng_of(struct virtio_dev *d)
+{
+	return VIRTIO_DEV_STATE(d, struct virtio_rng, vdev);
 }
 
 static void
-virtio_rng_notify(struct virtio_pci *vp, unsigned int q)
+virtio_rng_notify(struct virtio_dev *d, unsigned int q)
 {
-	virtio_rng_run((struct virtio_rng *)vp);
+	virtio_rng_run(virtio_rng_of(d));
 }
 
 /* The timer: on the loop, under the device's lock. */
@@ -96,29 +102,49 @@ virtio_rng_timer(void *dev)
 	struct virtio_rng *r = dev;
 
 	r->armed = false;
-	if ((r->vp.status & VIRTIO_STATUS_DRIVER_OK) && r->vp.qcfg[0].enable)
+	if (virtio_dev_queue_live(&r->vdev, 0))
 		virtio_rng_run(r);
 }
 
 static void
-virtio_rng_reset(struct virtio_pci *vp)
+virtio_rng_reset(struct virtio_dev *d)
 {
-	struct virtio_rng *r = (struct virtio_rng *)vp;
+	struct virtio_rng *r = virtio_rng_of(d);
 
 	device_timer_cancel(r->host, r->timer);
 	r->armed = false;
 }
 
+static void
+virtio_rng_diag(struct virtio_dev *d, struct device_diag *dd)
+{
+	struct virtio_rng *r = virtio_rng_of(d);
+
+	device_diag_put(dd, "bytes", r->bytes, DEVICE_DIAG_UINT);
+	device_diag_put(dd, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
+	device_diag_put(dd, "deferred", r->deferred, DEVICE_DIAG_UINT);
+}
+
+static void
+virtio_rng_free(struct virtio_dev *d)
+{
+	struct virtio_rng *r = virtio_rng_of(d);
+
+	device_timer_free(r->host, r->timer);
+	free(r);
+}
+
 static const struct virtio_dev_ops virtio_rng_ops = {
 	.type = 4,
-	.class_code = 0x00ff00,
 	.nqueues = 1,
 	.queue_max = 64,
 	.notify = virtio_rng_notify,
 	.reset = virtio_rng_reset,
+	.diag = virtio_rng_diag,
+	.free = virtio_rng_free,
 };
 
-struct virtio_rng *
+struct virtio_dev *
 virtio_rng_new(const struct device_host *host)
 {
 	struct virtio_rng *r = calloc(1, sizeof(*r));
@@ -128,9 +154,9 @@ virtio_rng_new(const struct device_host *host)
 	r->host = host;
 	if ((r->timer = device_timer_new(host, virtio_rng_timer, r)) == NULL)
 		goto free_r;
-	if (virtio_pci_init(&r->vp, host, &virtio_rng_ops) < 0)
+	if (virtio_dev_init(&r->vdev, &virtio_rng_ops) < 0)
 		goto free_timer;
-	return r;
+	return &r->vdev;
 
 free_timer:
 	device_timer_free(host, r->timer);
@@ -138,39 +164,3 @@ free_r:
 	free(r);
 	return NULL;
 }
-
-void
-virtio_rng_free(struct virtio_rng *r)
-{
-	if (r == NULL)
-		return;
-	device_timer_free(r->host, r->timer);
-	free(r);
-}
-
-static void
-virtio_rng_diag(void *dev, struct device_diag *d)
-{
-	struct virtio_rng *r = dev;
-
-	virtio_pci_diag(&r->vp, d);
-	device_diag_put(d, "bytes", r->bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
-	device_diag_put(d, "deferred", r->deferred, DEVICE_DIAG_UINT);
-}
-
-static void
-virtio_rng_ops_free(void *dev)
-{
-	virtio_rng_free(dev);
-}
-
-const struct device_ops virtio_rng_device_ops = {
-	.name = "virtio-rng",
-	.read = virtio_pci_read,
-	.write = virtio_pci_write,
-	.diag = virtio_rng_diag,
-	.pci = virtio_pci_config,
-	.pci_written = virtio_pci_config_written,
-	.free = virtio_rng_ops_free,
-};

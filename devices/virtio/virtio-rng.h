@@ -10,15 +10,11 @@
 #define VMMD_VIRTIO_RNG_H
 
 #include "device.h"
+#include "virtio-dev.h"
 
 #define VIRTIO_RNG_CHUNK	4096
 
-struct virtio_rng;
-
-/* NULL on ENOMEM. */
-struct virtio_rng *virtio_rng_new(const struct device_host *host);
-void virtio_rng_free(struct virtio_rng *r);
-
-extern const struct device_ops virtio_rng_device_ops;
+/* NULL on ENOMEM; a transport takes it (virtio-dev.h) and frees it. */
+struct virtio_dev *virtio_rng_new(const struct device_host *host);
 
 #endif

@@ -53,9 +53,17 @@
 #define DISK_SIZE	(64u * 512)
 #define PENDING_MAX	32
 
+enum fuzz_kind {
+	FUZZ_RNG,
+	FUZZ_BLK,
+	FUZZ_NET,
+};
+
 /* The run's state: one device and its backend. */
 static struct {
 	struct fake_host fh;
+	enum fuzz_kind kind;
+	const char *name;
 	const struct device_ops *ops;
 	void *dev;
 	/* The disk: an image in memory, requests held until completed. */
@@ -284,7 +292,7 @@ fuzz_check(const char *after)
 {
 	if (s.fh.irq_bad != 0) {
 		fprintf(stderr, "%s: interrupt line set to the level it had "
-		    "after %s\n", s.ops->name, after);
+		    "after %s\n", s.name, after);
 		abort();
 	}
 }
@@ -319,22 +327,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kind = fuzz_byte(&in) % 4;
 	switch (kind) {
 	case 0:
-		s.ops = &virtio_rng_device_ops;
-		s.dev = virtio_rng_new(&s.fh.host);
+		s.kind = FUZZ_RNG;
+		s.name = "virtio-rng";
+		s.dev = virtio_pci_new(&s.fh.host, virtio_rng_new(&s.fh.host));
 		break;
 	case 1:
 	case 2:
 		blk.readonly = kind == 2;
-		s.ops = &virtio_blk_device_ops;
-		s.dev = virtio_blk_new(&s.fh.host, &blk);
+		s.kind = FUZZ_BLK;
+		s.name = "virtio-blk";
+		s.dev = virtio_pci_new(&s.fh.host,
+		    virtio_blk_new(&s.fh.host, &blk));
 		break;
 	default:
-		s.ops = &virtio_net_device_ops;
-		s.dev = virtio_net_new(&s.fh.host, &net);
+		s.kind = FUZZ_NET;
+		s.name = "virtio-net";
+		s.dev = virtio_pci_new(&s.fh.host,
+		    virtio_net_new(&s.fh.host, &net));
 		break;
 	}
 	if (s.dev == NULL)
 		abort();
+	s.ops = &virtio_pci_device_ops;
 	pc = s.ops->pci(s.dev);
 
 	while (in.left > 0) {
@@ -386,9 +400,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 7:
 			n = fuzz_byte(&in);
-			if (s.ops == &virtio_blk_device_ops) {
+			if (s.kind == FUZZ_BLK) {
 				fuzz_blk_complete(n >> 1, n & 1);
-			} else if (s.ops == &virtio_net_device_ops &&
+			} else if (s.kind == FUZZ_NET &&
 			    s.rx != NULL) {
 				s.frame_len = (size_t)n * 8;
 				memset(s.frame, n, s.frame_len);

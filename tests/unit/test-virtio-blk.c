@@ -47,7 +47,7 @@ rd(uint32_t off, unsigned int size)
 	uint64_t v = 0;
 
 	pthread_mutex_lock(&fh.lock);
-	virtio_blk_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 	pthread_mutex_unlock(&fh.lock);
 	return v;
 }
@@ -56,7 +56,7 @@ static void
 wr(uint32_t off, uint64_t v, unsigned int size)
 {
 	pthread_mutex_lock(&fh.lock);
-	virtio_blk_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 	pthread_mutex_unlock(&fh.lock);
 }
 
@@ -198,7 +198,7 @@ main(void)
 	TAP_EQ(blk_file_new(&f, fd, false, "disk-serial-0123456789", &be), 0,
 	    "backend on a 32 KiB image");
 	TAP_EQ(be.size, DISK_SECTORS * 512, "size");
-	dev = virtio_blk_new(&fh.host, &be);
+	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
 	tap_ok(dev != NULL, "device made");
 	TAP_EQ(bring_up(), 0x0f, "driver OK");
 	TAP_EQ(rd(VIRTIO_PCI_DEVICE, 8), DISK_SECTORS, "capacity in sectors");
@@ -247,13 +247,13 @@ main(void)
 	TAP_EQ(request(0, 0, 512, true), 0, "and the disk goes on");
 	TAP_EQ(rd(0x14, 1), 0x0f, "no reset needed for bad requests");
 
-	virtio_blk_device_ops.free(dev);
+	virtio_pci_device_ops.free(dev);
 	blk_file_free(f);
 
 	/* Read-only. */
 	fd = make_image();
 	TAP_EQ(blk_file_new(&f, fd, true, NULL, &be), 0, "read-only backend");
-	dev = virtio_blk_new(&fh.host, &be);
+	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
 	wr(0x00, 0, 4);
 	tap_ok((rd(0x04, 4) >> 5) & 1, "VIRTIO_BLK_F_RO offered");
 	TAP_EQ(bring_up(), 0x0f, "driver OK");
@@ -262,12 +262,12 @@ main(void)
 	memset(data, 0xff, 32);
 	TAP_EQ(request(8, 0, 20, true), 0, "get ID without a serial");
 	TAP_EQ(data[0], 0, "empty ID");
-	virtio_blk_device_ops.free(dev);
+	virtio_pci_device_ops.free(dev);
 	blk_file_free(f);
 
 	/* A reset waits for the requests in flight. */
 	be = (struct blk_backend){ .ops = &held_ops, .size = 64 * 512 };
-	dev = virtio_blk_new(&fh.host, &be);
+	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
 	TAP_EQ(bring_up(), 0x0f, "driver OK on a disk that answers late");
 	memset(data, 0, 512);
 	offer(0, 0, 512, true);
@@ -292,7 +292,7 @@ main(void)
 	    "and the disk goes on");
 	wr(0x14, 0, 1);
 	TAP_EQ(rd(0x14, 1), 0, "with nothing in flight a reset is at once");
-	virtio_blk_device_ops.free(dev);
+	virtio_pci_device_ops.free(dev);
 
 	TAP_EQ(blk_file_new(&f, open("/dev/null", O_RDONLY), true, NULL, &be),
 	    -EINVAL, "a device node is no image");

@@ -126,14 +126,14 @@ rd(uint32_t off, unsigned int size)
 {
 	uint64_t v = 0;
 
-	virtio_net_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 	return v;
 }
 
 static void
 wr(uint32_t off, uint64_t v, unsigned int size)
 {
-	virtio_net_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 }
 
 static void *
@@ -268,7 +268,7 @@ diag(const char *key)
 {
 	struct diag_one o = { { diag_one_put }, key, UINT64_MAX };
 
-	virtio_net_device_ops.diag(dev, &o.d);
+	virtio_pci_device_ops.diag(dev, &o.d);
 	return o.value;
 }
 
@@ -297,6 +297,7 @@ main(void)
 {
 	struct net_backend nb = { .ops = &be_ops,
 	    .mac = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 } };
+	struct virtio_dev *vd;
 	struct pci_config *pc;
 	uint8_t h[12] = { 0 }, mac[6];
 	uint16_t nbuf;
@@ -306,10 +307,11 @@ main(void)
 	fh.mem_base = RAM_BASE;
 	fh.mem_size = RAM_SIZE;
 
-	dev = virtio_net_new(&fh.host, &nb);
-	tap_ok(dev != NULL && be.rx != NULL && be.rx_dev == dev,
+	vd = virtio_net_new(&fh.host, &nb);
+	dev = virtio_pci_new(&fh.host, vd);
+	tap_ok(dev != NULL && be.rx != NULL && be.rx_dev == vd,
 	    "device made and attached to its backend");
-	pc = virtio_net_device_ops.pci(dev);
+	pc = virtio_pci_device_ops.pci(dev);
 	tap_ok(pci_config_get16(pc, PCI_DEVICE_ID) == 0x1041 &&
 	    pc->cfg[PCI_CLASS_PROG + 2] == 0x02, "modern virtio-net IDs");
 	TAP_EQ(rd(0x12, 2), 2, "two queues");
@@ -584,7 +586,7 @@ main(void)
 	}
 	event_idx = false;
 
-	virtio_net_device_ops.free(dev);
+	virtio_pci_device_ops.free(dev);
 	tap_ok(be.rx == NULL && !be.watch, "detached when freed");
 	free(fh.mem);
 	return tap_done();

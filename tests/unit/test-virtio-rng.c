@@ -32,14 +32,14 @@ rd(uint32_t off, unsigned int size)
 {
 	uint64_t v = 0;
 
-	virtio_rng_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 	return v;
 }
 
 static void
 wr(uint32_t off, uint64_t v, unsigned int size)
 {
-	virtio_rng_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	virtio_pci_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
 }
 
 static void *
@@ -106,7 +106,7 @@ static void
 msix_ctl(struct pci_config *pc, unsigned int at, uint8_t v)
 {
 	pci_config_write(pc, at + 3, &v, 1);
-	virtio_rng_device_ops.pci_written(dev, at + 3, 1);
+	virtio_pci_device_ops.pci_written(dev, at + 3, 1);
 }
 
 int
@@ -126,9 +126,9 @@ main(void)
 	used = gmem(USED);
 	buf = gmem(BUF);
 
-	dev = virtio_rng_new(&fh.host);
+	dev = virtio_pci_new(&fh.host, virtio_rng_new(&fh.host));
 	tap_ok(dev != NULL, "device made");
-	pc = virtio_rng_device_ops.pci(dev);
+	pc = virtio_pci_device_ops.pci(dev);
 	tap_ok(pci_config_get16(pc, PCI_VENDOR_ID) == 0x1af4 &&
 	    pci_config_get16(pc, PCI_DEVICE_ID) == 0x1044 &&
 	    pc->cfg[PCI_REVISION_ID] == 1, "modern virtio-rng IDs");
@@ -275,7 +275,7 @@ main(void)
 	tap_ok(fh.route_calls == 6 && fh.route[0].on &&
 	    fh.route[0].data == 0x42, "enabled again: routed again");
 
-	virtio_rng_device_ops.free(dev);
+	virtio_pci_device_ops.free(dev);
 	free(fh.mem);
 	return tap_done();
 }
