@@ -1058,7 +1058,7 @@ vnc_greeting_cb(evutil_socket_t fd, short what, void *arg)
 		if (n < 4)
 			return;
 		g->phase = VNC_GREET_UPGRADE;
-		/* FALLTHROUGH */
+		__attribute__((fallthrough));
 	case VNC_GREET_UPGRADE:
 		n = recv(g->fd, req, VNC_WS_REQUEST_MAX, MSG_PEEK |
 		    MSG_DONTWAIT);

@@ -375,8 +375,10 @@ sandbox_drop_identity(const struct sandbox_config *cfg, char *err,
     size_t errlen)
 {
 	uid_t uid = cfg->uid != 0 ? cfg->uid : SANDBOX_FALLBACK_ID;
-	uid_t ruid, euid, suid;
-	gid_t gid = (gid_t)uid, rgid, egid, sgid;
+	/* What getres*id() report; -1 where a failed call filled nothing. */
+	uid_t ruid = (uid_t)-1, euid = (uid_t)-1, suid = (uid_t)-1;
+	gid_t gid = (gid_t)uid, rgid = (gid_t)-1, egid = (gid_t)-1;
+	gid_t sgid = (gid_t)-1;
 	int cap, r;
 
 	if (geteuid() != 0)
