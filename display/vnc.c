@@ -60,6 +60,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
@@ -642,6 +643,22 @@ vnc_greeting_need(const rfbClientPtr cl)
 }
 
 /*
+ * Part of a message is there, the rest not yet: -EAGAIN, or -EPIPE when
+ * the peer has shut down its side (a peek keeps returning what is
+ * buffered, never the end of file, and the rest can never come).
+ */
+static int
+vnc_greeting_more(const struct vnc_greeting *g)
+{
+	struct pollfd pfd = { .fd = g->fd, .events = POLLRDHUP };
+
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP |
+	    POLLERR)))
+		return -EPIPE;
+	return -EAGAIN;
+}
+
+/*
  * Move need bytes of RFB from the peer to libvncserver's end of the
  * pair, or whole WebSocket frames holding at least that much payload.
  * Nothing is taken until all of it is there.  0, -EAGAIN (not yet), or
@@ -663,7 +680,7 @@ vnc_greeting_take(struct vnc_greeting *g, size_t need)
 			return errno == EAGAIN || errno == EINTR ? -EAGAIN :
 			    -errno;
 		if ((size_t)n < need)
-			return -EAGAIN;
+			return vnc_greeting_more(g);
 		if (recv(g->fd, buf, need, MSG_DONTWAIT) != (ssize_t)need ||
 		    write(g->peer, buf, need) != (ssize_t)need)
 			return -EIO;
@@ -677,7 +694,7 @@ vnc_greeting_take(struct vnc_greeting *g, size_t need)
 			return errno == EAGAIN || errno == EINTR ? -EAGAIN :
 			    -errno;
 		if (n < 2)
-			return -EAGAIN;
+			return vnc_greeting_more(g);
 		/* Masked (as a client must), binary or continued: what
 		 * libvncserver decodes as it is.  Text frames are base64's,
 		 * refused at the upgrade; close and ping end the
@@ -688,7 +705,7 @@ vnc_greeting_take(struct vnc_greeting *g, size_t need)
 		len = buf[1] & 0x7f;
 		hdr = 2 + (len == 126 ? 2 : len == 127 ? 8 : 0) + 4;
 		if ((size_t)n < hdr)
-			return -EAGAIN;
+			return vnc_greeting_more(g);
 		if (len == 126) {
 			len = (size_t)buf[2] << 8 | buf[3];
 		} else if (len == 127) {
@@ -702,7 +719,7 @@ vnc_greeting_take(struct vnc_greeting *g, size_t need)
 		if (len == 0 || len > VNC_WS_FRAME_MAX)
 			return -EPROTO;
 		if ((size_t)n < hdr + len)
-			return -EAGAIN;
+			return vnc_greeting_more(g);
 		if (recv(g->fd, buf, hdr + len, MSG_DONTWAIT) !=
 		    (ssize_t)(hdr + len) ||
 		    write(g->peer, buf, hdr + len) != (ssize_t)(hdr + len))
@@ -1055,8 +1072,11 @@ vnc_greeting_cb(evutil_socket_t fd, short what, void *arg)
 			vnc_greeting_free(g);
 			return;
 		}
-		if (n < 4)
+		if (n < 4) {
+			if (vnc_greeting_more(g) == -EPIPE)
+				vnc_greeting_free(g);
 			return;
+		}
 		g->phase = VNC_GREET_UPGRADE;
 		__attribute__((fallthrough));
 	case VNC_GREET_UPGRADE:
@@ -1074,6 +1094,8 @@ vnc_greeting_cb(evutil_socket_t fd, short what, void *arg)
 			if (n == VNC_WS_REQUEST_MAX || strlen(req) < (size_t)n)
 				vnc_greeting_refuse(g, 400, "bad WebSocket "
 				    "upgrade");
+			else if (vnc_greeting_more(g) == -EPIPE)
+				vnc_greeting_free(g);
 			return;		/* the rest comes later */
 		}
 		/* Exactly the request: the client's first frames go
