@@ -58,6 +58,7 @@ struct devhost {
 	struct devhost_timers timers;
 	int64_t programmed;		/* the timerfd's deadline (VM ns) */
 	struct device_timer *firing;	/* whose callback runs now */
+	bool running_due;		/* the loop runs due timers now */
 	struct devhost_stats stats;
 	/*
 	 * PCI INTx lines are shared (level-triggered, wired-OR): how many
@@ -131,7 +132,10 @@ devhost_settime(struct devhost *dh, int64_t deadline)
  * change of it, none otherwise.  From another thread (a vCPU) only a
  * deadline that becomes the earliest re-arms it; one moved later, or
  * re-armed where it was, is found where it stands when the timerfd
- * fires at the old deadline.  Under dh->lock.
+ * fires at the old deadline.  While the loop runs due timers it
+ * programs once, after the last: a callback's re-arm then costs no
+ * syscall of its own, and a pass that runs several late fires leaves
+ * no stale expiration behind.  Under dh->lock.
  */
 static void
 devhost_program(struct devhost *dh)
@@ -143,7 +147,10 @@ devhost_program(struct devhost *dh)
 		return;			/* devhost_resume() programs it */
 	if (earliest == dh->programmed)
 		return;
-	if (!devhost_on_loop(dh)) {
+	if (devhost_on_loop(dh)) {
+		if (dh->running_due)
+			return;		/* devhost_timer_cb() programs */
+	} else {
 		/* Only an earlier deadline is worth a re-arm. */
 		if (earliest > dh->programmed)
 			return;
@@ -209,6 +216,7 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_lock(&dh->lock);
 	dh->programmed = DEVHOST_NEVER;		/* no longer pending */
 	dh->stats.loop_wakeups++;
+	dh->running_due = true;
 	while (budget-- > 0) {
 		now = devhost_vm_clock(dh);
 		if ((t = devhost_due(dh, now)) == NULL)
@@ -243,6 +251,7 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 		pthread_mutex_unlock(lock);
 		pthread_mutex_lock(&dh->lock);
 	}
+	dh->running_due = false;
 	devhost_program(dh);
 	pthread_mutex_unlock(&dh->lock);
 }
