@@ -219,8 +219,8 @@ cmd_reset_done(struct vm *vm, struct json_object *ret,
 }
 
 static struct json_object *
-cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need, const char *command,
-    vm_reply_cb cb)
+cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need,
+    enum wmsg_request command, vm_reply_cb cb)
 {
 	struct json_object *reply;
 	struct pending *p;
@@ -243,20 +243,20 @@ cmd_vm_forward(struct cmd_ctx *ctx, enum vm_state need, const char *command,
 static struct json_object *
 cmd_vm_pause(struct cmd_ctx *ctx)
 {
-	return cmd_vm_forward(ctx, VM_RUNNING, "worker.pause", cmd_pause_done);
+	return cmd_vm_forward(ctx, VM_RUNNING, WMSG_REQ_PAUSE, cmd_pause_done);
 }
 
 static struct json_object *
 cmd_vm_resume(struct cmd_ctx *ctx)
 {
-	return cmd_vm_forward(ctx, VM_PAUSED, "worker.resume",
+	return cmd_vm_forward(ctx, VM_PAUSED, WMSG_REQ_RESUME,
 	    cmd_resume_done);
 }
 
 static struct json_object *
 cmd_vm_reset(struct cmd_ctx *ctx)
 {
-	return cmd_vm_forward(ctx, VM_RUNNING, "worker.reset", cmd_reset_done);
+	return cmd_vm_forward(ctx, VM_RUNNING, WMSG_REQ_RESET, cmd_reset_done);
 }
 
 static struct json_object *
@@ -383,7 +383,7 @@ cmd_vm_info(struct cmd_ctx *ctx)
 		return proto_reply(ctx->id, vm_to_json(vm));
 	if ((p = control_defer(ctx)) == NULL)
 		return cmd_nomem(ctx);
-	if (vm_worker_request(vm, "worker.info", NULL, cmd_info_done, p) < 0)
+	if (vm_worker_request(vm, WMSG_REQ_INFO, NULL, cmd_info_done, p) < 0)
 		pending_reply(p, vm_to_json(vm));
 	return NULL;
 }
@@ -467,7 +467,7 @@ cmd_vm_display(struct cmd_ctx *ctx)
 		return reply;
 	if ((p = control_defer(ctx)) == NULL)
 		return cmd_nomem(ctx);
-	rc = vm_worker_request(vm, "worker.display", NULL, cmd_worker_done,
+	rc = vm_worker_request(vm, WMSG_REQ_DISPLAY, NULL, cmd_worker_done,
 	    p);
 	if (rc < 0)
 		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
@@ -476,8 +476,10 @@ cmd_vm_display(struct cmd_ctx *ctx)
 }
 
 /*
- * vm.stats: the worker's exit statistics, switched and read there; the
- * worker checks the arguments' values and its answer goes back as is.
+ * vm.stats: the worker's exit statistics, switched and read there.  Its
+ * arguments but the name are worker.stats's own, checked here against
+ * the link's vocabulary (the values of the guest's, like a vCPU it does
+ * not have, by the worker); the worker's answer goes back as is.
  */
 static struct json_object *
 cmd_vm_stats(struct cmd_ctx *ctx)
@@ -487,20 +489,29 @@ cmd_vm_stats(struct cmd_ctx *ctx)
 	struct json_object *reply, *args = NULL;
 	struct pending *p;
 	struct vm *vm;
+	char err[256];
 	int rc;
 
 	if ((vm = cmd_vm_lookup(ctx, keys, &reply)) == NULL)
 		return reply;
+	if (json_object_deep_copy(ctx->args, &args, NULL) != 0)
+		return cmd_nomem(ctx);
+	json_object_object_del(args, "name");
+	if (wmsg_check(WMSG_S_STATS, args, err, sizeof(err)) < 0) {
+		json_object_put(args);
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	}
 	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
-	    !vm_has_worker(vm))
+	    !vm_has_worker(vm)) {
+		json_object_put(args);
 		return cmd_bad_state(ctx, vm);
-	if (json_object_deep_copy(ctx->args, &args, NULL) != 0 ||
-	    (p = control_defer(ctx)) == NULL) {
+	}
+	if ((p = control_defer(ctx)) == NULL) {
 		json_object_put(args);
 		return cmd_nomem(ctx);
 	}
-	json_object_object_del(args, "name");
-	rc = vm_worker_request(vm, "worker.stats", args, cmd_worker_done, p);
+	rc = vm_worker_request(vm, WMSG_REQ_STATS, args, cmd_worker_done, p);
 	if (rc < 0)
 		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
 		    "worker: %s", strerror(-rc));

@@ -293,7 +293,7 @@ vm_request_reply(struct json_object *ret, struct json_object *error,
 }
 
 int
-vm_worker_request(struct vm *vm, const char *command,
+vm_worker_request(struct vm *vm, enum wmsg_request what,
     struct json_object *args, vm_reply_cb cb, void *arg)
 {
 	struct vm_request *r;
@@ -311,7 +311,7 @@ vm_worker_request(struct vm *vm, const char *command,
 	r->vm = vm;
 	r->cb = cb;
 	r->arg = arg;
-	rc = wlink_request(vm->w, command, args, vm_request_reply, r);
+	rc = wlink_request(vm->w, what, args, vm_request_reply, r);
 	if (rc < 0)
 		free(r);
 	return rc;
@@ -559,22 +559,22 @@ vm_takes_clients(const struct vm *vm)
 }
 
 /*
- * Pass the client connection fd with worker.<what> {client_id: id},
- * keeping a copy of it until the worker answers.
+ * Pass the client connection fd with worker.console or
+ * worker.screenshot {client_id: id}, keeping a copy of it until the
+ * worker answers; what names it in messages.
  */
 static int
-vm_pass_client(struct vm *vm, const char *what, int fd,
-    struct json_object *id, enum proto_error *cls, char *err, size_t errlen)
+vm_pass_client(struct vm *vm, enum wmsg_request req, const char *what,
+    int fd, struct json_object *id, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	struct vm_handover *h;
 	struct json_object *args;
-	char command[32];
 	int rc;
 
 	if (!vm_takes_clients(vm))
 		return vm_refuse(vm, -EINVAL, cls, err, errlen);
 	*cls = PROTO_ERR_INTERNAL;
-	snprintf(command, sizeof(command), "worker.%s", what);
 	h = calloc(1, sizeof(*h));
 	args = json_object_new_object();
 	if (h == NULL || args == NULL ||
@@ -588,7 +588,7 @@ vm_pass_client(struct vm *vm, const char *what, int fd,
 	}
 	h->d = vm->d;
 	h->what = what;
-	h->console = strcmp(what, "console") == 0;
+	h->console = req == WMSG_REQ_CONSOLE;
 	h->log_start = vm->run.log_start;
 	h->id = json_object_get(id);
 	h->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -597,8 +597,8 @@ vm_pass_client(struct vm *vm, const char *what, int fd,
 		json_object_put(args);
 		goto fail;
 	}
-	json_object_object_add(args, "client_id", json_object_get(id));
-	rc = wlink_request_fd(vm->w, command, args, fd, vm_handover_reply, h);
+	wmsg_put(args, WMSG_CLIENT_ID, json_object_get(id));
+	rc = wlink_request_fd(vm->w, req, args, fd, vm_handover_reply, h);
 	if (rc < 0) {
 		close(h->fd);
 		goto fail;
@@ -620,7 +620,8 @@ vm_console_pass(struct vm *vm, int fd, struct json_object *id,
 
 	/* A new run starting is not the one the client asked about. */
 	if (vm_takes_clients(vm) || vm->state == VM_STARTING)
-		return vm_pass_client(vm, "console", fd, id, cls, err,
+		return vm_pass_client(vm, WMSG_REQ_CONSOLE, "console", fd, id,
+		    cls, err,
 		    errlen);
 	/* The guest ended, or its worker is on its way out. */
 	if ((copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
@@ -641,25 +642,21 @@ vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
 		snprintf(err, errlen, "VM '%s' has no display", vm->def->name);
 		return -EINVAL;
 	}
-	return vm_pass_client(vm, "screenshot", fd, id, cls, err, errlen);
+	return vm_pass_client(vm, WMSG_REQ_SCREENSHOT, "screenshot", fd, id,
+	    cls, err, errlen);
 }
 
 /* What the worker says ------------------------------------------------- */
 
 static void
-vm_worker_event(void *owner, struct json_object *msg)
+vm_worker_event(void *owner, enum wmsg_event event, struct json_object *data)
 {
 	struct vm *vm = owner;
-	struct json_object *v, *data = NULL, *st;
-	const char *event, *state;
+	const char *state;
 
-	event = json_object_get_string(json_object_object_get(msg, "event"));
-	json_object_object_get_ex(msg, "data", &data);
-	if (strcmp(event, "vm.state") == 0) {
-		if (data == NULL || !json_object_object_get_ex(data, "state",
-		    &st) || !json_object_is_type(st, json_type_string))
-			return;
-		state = json_object_get_string(st);
+	switch (event) {
+	case WMSG_EV_STATE:
+		state = wmsg_str(data, WMSG_STATE_STATE, "");
 		/* Only the running/paused toggle is the worker's to report;
 		 * starting and stopping are the supervisor's. */
 		if (strcmp(state, "running") == 0 && (vm->state == VM_PAUSED ||
@@ -669,27 +666,23 @@ vm_worker_event(void *owner, struct json_object *msg)
 		    vm->state == VM_RUNNING)
 			vm_set_state(vm, VM_PAUSED, NULL);
 		return;
-	}
-	if (strcmp(event, "display.connected") == 0 ||
-	    strcmp(event, "display.disconnected") == 0) {
+	case WMSG_EV_DISPLAY_CONNECTED:
+	case WMSG_EV_DISPLAY_DISCONNECTED:
 		/* Who watches a guest's screen is worth a line in the log. */
-		if (data != NULL && json_object_object_get_ex(data, "clients",
-		    &v) && json_object_is_type(v, json_type_int))
-			log_info("VM '%s': VNC viewer %s (%lld now)",
-			    vm->def->name, strcmp(event, "display.connected") ==
-			    0 ? "connected" : "disconnected",
-			    (long long)json_object_get_int64(v));
+		log_info("VM '%s': VNC viewer %s (%lld now)", vm->def->name,
+		    event == WMSG_EV_DISPLAY_CONNECTED ? "connected" :
+		    "disconnected", (long long)wmsg_int(data,
+		    WMSG_DISPLAY_CLIENTS, 0));
+		break;
+	case WMSG_EV_REBOOT:
+		log_info("VM '%s': guest reset (%s)", vm->def->name,
+		    wmsg_str(data, WMSG_REBOOT_REASON, "unknown"));
+		break;
+	default:
+		break;
 	}
-	if (strcmp(event, "vm.reboot") == 0) {
-		const char *reason = "unknown";
-
-		if (data != NULL && json_object_object_get_ex(data, "reason",
-		    &v) && json_object_is_type(v, json_type_string))
-			reason = json_object_get_string(v);
-		log_info("VM '%s': guest reset (%s)", vm->def->name, reason);
-	}
-	/* Everything else is passed on as it is, named after the VM. */
-	vm_emit(vm->d, proto_event(event, vm->def->name,
+	/* Passed on as it is, named after the VM. */
+	vm_emit(vm->d, proto_event(wmsg_event_name(event), vm->def->name,
 	    json_object_get(data)));
 }
 
@@ -803,22 +796,21 @@ vm_boot_display(const struct vm *vm)
 	struct json_object *o;
 	struct stat st;
 	bool loopback;
+	int rc;
 
 	if (def->vnc_addr == NULL)
 		return NULL;
 	o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
-	json_object_object_add(o, "listen", json_object_new_string(
-	    strcmp(def->vnc_addr, "localhost") == 0 ? "127.0.0.1" :
-	    def->vnc_addr));
-	json_object_object_add(o, "port", json_object_new_int64(
-	    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
-	    CONFIG_VNC_PORT_BASE + def->vnc_display));
-	if (def->vnc_password != NULL) {
-		json_object_object_add(o, "password",
-		    json_object_new_string(def->vnc_password));
-	} else if (!def->vnc_no_password) {
+	rc = wmsg_put_str(o, WMSG_DISPLAY_LISTEN, strcmp(def->vnc_addr,
+	    "localhost") == 0 ? "127.0.0.1" : def->vnc_addr);
+	rc |= wmsg_put_int(o, WMSG_DISPLAY_PORT, def->vnc_display ==
+	    CONFIG_VNC_DISPLAY_AUTO ? 0 : CONFIG_VNC_PORT_BASE +
+	    def->vnc_display);
+	if (def->vnc_password != NULL)
+		rc |= wmsg_put_str(o, WMSG_DISPLAY_PASSWORD, def->vnc_password);
+	else if (!def->vnc_no_password) {
 		int r = vm_generate_password(password);
 
 		if (r < 0) {
@@ -827,25 +819,26 @@ vm_boot_display(const struct vm *vm)
 			json_object_put(o);
 			return NULL;
 		}
-		json_object_object_add(o, "password",
-		    json_object_new_string(password));
+		rc |= wmsg_put_str(o, WMSG_DISPLAY_PASSWORD, password);
 		explicit_bzero(password, sizeof(password));
 	}
-	json_object_object_add(o, "width", json_object_new_int64(def->width));
-	json_object_object_add(o, "height",
-	    json_object_new_int64(def->height));
+	rc |= wmsg_put_int(o, WMSG_DISPLAY_WIDTH, def->width);
+	rc |= wmsg_put_int(o, WMSG_DISPLAY_HEIGHT, def->height);
 	if (def->vnc_web) {
 		if (stat(VM_NOVNC_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
-			json_object_object_add(o, "http_port",
-			    json_object_new_int64(def->vnc_display ==
-			    CONFIG_VNC_DISPLAY_AUTO ? 0 :
-			    CONFIG_VNC_HTTP_BASE + def->vnc_display));
-			json_object_object_add(o, "web_dir",
-			    json_object_new_string(VM_NOVNC_DIR));
+			rc |= wmsg_put_int(o, WMSG_DISPLAY_HTTP_PORT,
+			    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
+			    CONFIG_VNC_HTTP_BASE + def->vnc_display);
+			rc |= wmsg_put_str(o, WMSG_DISPLAY_WEB_DIR,
+			    VM_NOVNC_DIR);
 		} else
 			log_info("VM '%s': %s is missing (install novnc): "
 			    "starting without the web client", def->name,
 			    VM_NOVNC_DIR);
+	}
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
 	}
 	loopback = strcmp(def->vnc_addr, "localhost") == 0 ||
 	    strncmp(def->vnc_addr, "127.", 4) == 0 ||
@@ -857,91 +850,129 @@ vm_boot_display(const struct vm *vm)
 	return o;
 }
 
-/* The disks as worker.boot takes them: each with the descriptor it
- * inherits (worker-link.h). */
+/*
+ * The disks as worker.boot takes them: each with the descriptor it
+ * inherits (worker-link.h), raw (the only format opened so far: the
+ * others were refused by vm-files.c).  NULL: out of memory.
+ */
 static struct json_object *
 vm_boot_disks(const struct vm_def *def)
 {
-	struct json_object *arr = config_disks_json(def);
+	struct json_object *arr = json_object_new_array(), *o;
 	unsigned int i;
+	int rc = 0;
 
-	for (i = 0; i < def->ndisks; i++)
-		json_object_object_add(json_object_array_get_idx(arr, i), "fd",
-		    json_object_new_int(WLINK_DISK_FD(i)));
+	for (i = 0; arr != NULL && i < def->ndisks; i++) {
+		if ((o = json_object_new_object()) == NULL ||
+		    json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
+			rc = -ENOMEM;
+			break;
+		}
+		rc |= wmsg_put_int(o, WMSG_DISK_FD, WLINK_DISK_FD(i));
+		rc |= wmsg_put_str(o, WMSG_DISK_PATH, def->disks[i].path);
+		rc |= wmsg_put_bool(o, WMSG_DISK_READONLY,
+		    def->disks[i].readonly);
+		rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, def->disks[i].serial);
+		rc |= wmsg_put_str(o, WMSG_DISK_FORMAT, "raw");
+	}
+	if (rc != 0) {
+		json_object_put(arr);
+		return NULL;
+	}
 	return arr;
 }
 
-/* worker.boot's arguments: the worker loads the descriptors it
- * inherits; the names are for its messages. */
+/* worker.boot's net: the TAP vm-files.c attached, the guest's MAC. */
+static struct json_object *
+vm_boot_net(const struct vm_def *def)
+{
+	struct json_object *o = json_object_new_object();
+	uint8_t m[6];
+	char mac[18];
+
+	if (o == NULL)
+		return NULL;
+	config_net_mac(def, m);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
+	    m[1], m[2], m[3], m[4], m[5]);
+	if (wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD) < 0 ||
+	    wmsg_put_str(o, WMSG_NET_TAP, def->net_tap) < 0 ||
+	    wmsg_put_str(o, WMSG_NET_MAC, mac) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A part of worker.boot that must be there: NULL is out of memory. */
+static int
+vm_boot_put(struct json_object *args, enum wmsg_field f,
+    struct json_object *part)
+{
+	return part == NULL ? -ENOMEM : wmsg_put(args, f, part);
+}
+
+/*
+ * worker.boot's arguments (worker-msg.h): the worker loads the
+ * descriptors it inherits; the names are for its messages.  NULL: out
+ * of memory.
+ */
 static struct json_object *
 vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
     int64_t started_ms)
 {
 	const struct vm_def *def = vm->def;
-	struct json_object *args, *display, *net;
-	char fdpath[32];
+	struct json_object *args;
+	char kernel[32], initrd[32];
+	int rc;
 
-	args = json_object_new_object();
-	if (args == NULL)
+	if ((args = json_object_new_object()) == NULL)
 		return NULL;
-	json_object_object_add(args, "name", json_object_new_string(def->name));
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", WLINK_KERNEL_FD);
-	json_object_object_add(args, "kernel", json_object_new_string(fdpath));
-	json_object_object_add(args, "kernel_name", json_object_new_string(
-	    def->kernel != NULL ? def->kernel : vm->d->default_kernel));
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", WLINK_INITRD_FD);
-	json_object_object_add(args, "initrd", def->initrd ?
-	    json_object_new_string(fdpath) : NULL);
-	json_object_object_add(args, "initrd_name", def->initrd ?
-	    json_object_new_string(def->initrd) : NULL);
-	json_object_object_add(args, "cmdline",
-	    json_object_new_string(def->cmdline));
-	json_object_object_add(args, "memory_mib",
-	    json_object_new_int64(def->memory_mib));
-	json_object_object_add(args, "vcpus", json_object_new_int64(def->vcpus));
-	json_object_object_add(args, "on_reboot", json_object_new_string(
-	    config_on_reboot_name(def->on_reboot)));
-	json_object_object_add(args, "lost_tick_policy", json_object_new_string(
-	    config_lost_ticks_name(def->lost_ticks)));
-	if (def->rtc_backlog_max != 0)
-		json_object_object_add(args, "rtc_backlog_max",
-		    json_object_new_int64(def->rtc_backlog_max));
-	if (def->rtc_slices != 0)
-		json_object_object_add(args, "rtc_slices",
-		    json_object_new_int64(def->rtc_slices));
-	json_object_object_add(args, "console_log",
-	    json_object_new_string(console_log));
-	if (def->rng)
-		json_object_object_add(args, "rng",
-		    json_object_new_boolean(1));
-	if (def->ndisks > 0)
-		json_object_object_add(args, "disks",
-		    vm_boot_disks(def));
-	json_object_object_add(args, "console_log_max",
-	    json_object_new_int64((int64_t)vm->d->console_log_max));
-	/* For whichever vmmd adopts the worker later (worker.adopt). */
-	json_object_object_add(args, "adopt_fd",
-	    json_object_new_int(WLINK_ADOPT_FD));
-	json_object_object_add(args, "kvm_fd",
-	    json_object_new_int(WLINK_KVM_FD));
-	json_object_object_add(args, "log_start",
-	    json_object_new_int64(log_start));
-	json_object_object_add(args, "started_ms",
-	    json_object_new_int64(started_ms));
-	json_object_object_add(args, "definition",
-	    config_to_json(def, CONFIG_JSON_SECRETS));
-	if (def->net_tap[0] != '\0') {
-		net = config_net_json(def);
-		json_object_object_add(net, "fd",
-		    json_object_new_int(WLINK_TAP_FD));
-		json_object_object_add(args, "net", net);
+	snprintf(kernel, sizeof(kernel), "/proc/self/fd/%d", WLINK_KERNEL_FD);
+	snprintf(initrd, sizeof(initrd), "/proc/self/fd/%d", WLINK_INITRD_FD);
+	rc = wmsg_put_str(args, WMSG_BOOT_NAME, def->name);
+	rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL, kernel);
+	rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL_NAME, def->kernel != NULL ?
+	    def->kernel : vm->d->default_kernel);
+	if (def->initrd != NULL) {
+		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD, initrd);
+		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD_NAME, def->initrd);
 	}
-	if (def->vnc_addr != NULL) {
-		if ((display = vm_boot_display(vm)) == NULL) {
-			json_object_put(args);
-			return NULL;
-		}
-		json_object_object_add(args, "display", display);
+	rc |= wmsg_put_str(args, WMSG_BOOT_CMDLINE, def->cmdline);
+	rc |= wmsg_put_int(args, WMSG_BOOT_MEMORY_MIB, def->memory_mib);
+	rc |= wmsg_put_int(args, WMSG_BOOT_VCPUS, def->vcpus);
+	rc |= wmsg_put_str(args, WMSG_BOOT_ON_REBOOT,
+	    config_on_reboot_name(def->on_reboot));
+	rc |= wmsg_put_str(args, WMSG_BOOT_LOST_TICKS,
+	    config_lost_ticks_name(def->lost_ticks));
+	if (def->rtc_backlog_max != 0)
+		rc |= wmsg_put_int(args, WMSG_BOOT_RTC_BACKLOG_MAX,
+		    def->rtc_backlog_max);
+	if (def->rtc_slices != 0)
+		rc |= wmsg_put_int(args, WMSG_BOOT_RTC_SLICES,
+		    def->rtc_slices);
+	rc |= wmsg_put_str(args, WMSG_BOOT_CONSOLE_LOG, console_log);
+	if (def->rng)
+		rc |= wmsg_put_bool(args, WMSG_BOOT_RNG, true);
+	if (def->ndisks > 0)
+		rc |= vm_boot_put(args, WMSG_BOOT_DISKS, vm_boot_disks(def));
+	rc |= wmsg_put_int(args, WMSG_BOOT_CONSOLE_LOG_MAX,
+	    (int64_t)vm->d->console_log_max);
+	/* For whichever vmmd adopts the worker later (worker.adopt). */
+	rc |= wmsg_put_int(args, WMSG_BOOT_ADOPT_FD, WLINK_ADOPT_FD);
+	rc |= wmsg_put_int(args, WMSG_BOOT_KVM_FD, WLINK_KVM_FD);
+	rc |= wmsg_put_int(args, WMSG_BOOT_LOG_START, log_start);
+	rc |= wmsg_put_int(args, WMSG_BOOT_STARTED_MS, started_ms);
+	rc |= wmsg_put(args, WMSG_BOOT_DEFINITION,
+	    config_to_json(def, CONFIG_JSON_SECRETS));
+	if (def->net_tap[0] != '\0')
+		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(def));
+	if (def->vnc_addr != NULL)
+		rc |= vm_boot_put(args, WMSG_BOOT_DISPLAY, vm_boot_display(vm));
+	if (rc != 0) {
+		json_object_put(args);
+		return NULL;
 	}
 	return args;
 }
@@ -1066,7 +1097,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	vm->start_waiter = p;
 	vm_set_state(vm, VM_STARTING, NULL);
 
-	if (wlink_request(vm->w, "worker.boot", args, vm_boot_reply, vm) < 0) {
+	if (wlink_request(vm->w, WMSG_REQ_BOOT, args, vm_boot_reply,
+	    vm) < 0) {
 		/* Reaped as a crash; the start fails from there. */
 		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
 		return 0;
@@ -1125,12 +1157,12 @@ vm_stop_worker(struct vm *vm, bool force, unsigned int timeout,
 	}
 	/* A paused guest cannot see Ctrl-Alt-Del: let it run first. */
 	if (vm->state == VM_PAUSED)
-		wlink_request(w, "worker.resume", NULL, vm_ignore_reply, NULL);
+		wlink_request(w, WMSG_REQ_RESUME, NULL, vm_ignore_reply,
+		    NULL);
 	/* The worker gives the power button half of the timeout. */
 	args = json_object_new_object();
-	json_object_object_add(args, "timeout",
-	    json_object_new_int64(timeout));
-	if (wlink_request(w, "worker.shutdown", args, vm_shutdown_reply,
+	wmsg_put_int(args, WMSG_SHUTDOWN_TIMEOUT, timeout);
+	if (wlink_request(w, WMSG_REQ_SHUTDOWN, args, vm_shutdown_reply,
 	    vm) < 0) {
 		wlink_kill(w, kill);
 		return;
@@ -1256,7 +1288,7 @@ vm_adopt_vm(struct vmmd *d, const char *name, struct json_object *info)
 
 	if ((vm = vm_find(d, name)) != NULL)
 		return vm_at_rest(vm) ? vm : NULL;
-	if (!json_object_object_get_ex(info, "definition", &defobj) ||
+	if ((defobj = wmsg_get(info, WMSG_ADOPT_DEFINITION)) == NULL ||
 	    config_parse(defobj, 0, &def, err, sizeof(err)) < 0 ||
 	    strcmp(def->name, name) != 0) {
 		config_def_free(def);
@@ -1295,7 +1327,7 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 		json_object_put(info);
 		return -ENOMEM;
 	}
-	uid = json_object_get_int64(json_object_object_get(info, "uid"));
+	uid = wmsg_int(info, WMSG_ADOPT_UID, 0);
 	rc = wlink_adopt(d->reaper, f->fd, f->pidfd, f->pid,
 	    uid > 0 && uid < (uid_t)-1 ? (uid_t)uid : 0, f->name, f->last_id,
 	    &vm_wlink_ops, vm, &vm->w);
@@ -1305,15 +1337,13 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 	}
 	memset(&vm->run, 0, sizeof(vm->run));
 	vm->run.booted = true;
-	vm->run.log_start = json_object_get_int64(json_object_object_get(
-	    info, "log_start"));
-	vm->run.started_ms = json_object_get_int64(json_object_object_get(
-	    info, "started_ms"));
+	vm->run.log_start = wmsg_int(info, WMSG_ADOPT_LOG_START, 0);
+	vm->run.started_ms = wmsg_int(info, WMSG_ADOPT_STARTED_MS, 0);
 	vm->prev_state = vm->state;
-	state = json_object_get_string(json_object_object_get(info, "state"));
-	if (state != NULL && strcmp(state, "paused") == 0)
+	state = wmsg_str(info, WMSG_ADOPT_STATE, "running");
+	if (strcmp(state, "paused") == 0)
 		vm_set_state(vm, VM_PAUSED, "adopted");
-	else if (state != NULL && strcmp(state, "stopping") == 0) {
+	else if (strcmp(state, "stopping") == 0) {
 		/* The old supervisor's stop deadline went with it. */
 		vm->run.stop_requested = true;
 		vm_set_state(vm, VM_STOPPING, "adopted while shutting down");

@@ -22,6 +22,7 @@
 #include "pending.h"
 #include "proto.h"
 #include "vmconfig.h"
+#include "worker-msg.h"
 
 struct access_cred;
 struct dconf_tap_rule;
@@ -162,7 +163,7 @@ int	vm_stop(struct vm *vm, bool force, unsigned int timeout,
  */
 typedef void (*vm_reply_cb)(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg);
-int	vm_worker_request(struct vm *vm, const char *command,
+int	vm_worker_request(struct vm *vm, enum wmsg_request what,
 	    struct json_object *args, vm_reply_cb cb, void *arg);
 
 /*

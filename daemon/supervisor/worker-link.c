@@ -49,6 +49,7 @@
 struct wlink_req {
 	TAILQ_ENTRY(wlink_req) entry;
 	uint64_t id;
+	enum wmsg_request what;		/* its reply's shape is checked */
 	wlink_reply_cb cb;
 	void *arg;
 	bool unsent;		/* its line never reached the worker */
@@ -133,33 +134,49 @@ wlink_program(const char *beside, char *err, size_t errlen)
 
 /* Requests and replies ------------------------------------------------- */
 
-/* Build a request with a fresh id and register its callback. */
-static struct json_object *
-wlink_request_new(struct wlink *w, const char *command,
-    struct json_object *args, wlink_reply_cb cb, void *arg, uint64_t *idp)
+/*
+ * Build a request with a fresh id and register its callback: 0 with
+ * *msgp and *idp, or -errno (args put either way).  Its arguments are
+ * checked first, as the worker will: a request that fails is vmmd's
+ * own bug, logged, and never sent (-EINVAL).
+ */
+static int
+wlink_request_new(struct wlink *w, enum wmsg_request what,
+    struct json_object *args, wlink_reply_cb cb, void *arg,
+    struct json_object **msgp, uint64_t *idp)
 {
+	const struct wmsg_request_def *def = wmsg_request_def(what);
 	struct json_object *msg;
 	struct wlink_req *r;
+	char err[256];
 
+	if (wmsg_check(def->args, args, err, sizeof(err)) < 0) {
+		log_error("VM '%s': %s not sent: %s", w->name, def->name, err);
+		json_object_put(args);
+		return -EINVAL;
+	}
 	r = calloc(1, sizeof(*r));
 	msg = json_object_new_object();
 	if (r == NULL || msg == NULL) {
 		free(r);
 		json_object_put(msg);
 		json_object_put(args);
-		return NULL;
+		return -ENOMEM;
 	}
 	r->id = ++w->next_id;
+	r->what = what;
 	r->cb = cb;
 	r->arg = arg;
 	TAILQ_INSERT_TAIL(&w->reqs, r, entry);
 	json_object_object_add(msg, "id",
 	    json_object_new_int64((int64_t)r->id));
-	json_object_object_add(msg, "command", json_object_new_string(command));
+	json_object_object_add(msg, "command",
+	    json_object_new_string(def->name));
 	json_object_object_add(msg, "arguments",
 	    args != NULL ? args : json_object_new_object());
+	*msgp = msg;
 	*idp = r->id;
-	return msg;
+	return 0;
 }
 
 /* Forget a request that could not be sent (no callback runs). */
@@ -190,8 +207,8 @@ wlink_request_unsent(struct wlink *w, uint64_t id)
 }
 
 int
-wlink_request(struct wlink *w, const char *command, struct json_object *args,
-    wlink_reply_cb cb, void *arg)
+wlink_request(struct wlink *w, enum wmsg_request what,
+    struct json_object *args, wlink_reply_cb cb, void *arg)
 {
 	struct json_object *msg;
 	uint64_t id;
@@ -203,9 +220,8 @@ wlink_request(struct wlink *w, const char *command, struct json_object *args,
 		json_object_put(args);
 		return -EPIPE;
 	}
-	msg = wlink_request_new(w, command, args, cb, arg, &id);
-	if (msg == NULL)
-		return -ENOMEM;
+	if ((rc = wlink_request_new(w, what, args, cb, arg, &msg, &id)) < 0)
+		return rc;
 	line = proto_serialize(msg, &len);
 	json_object_put(msg);
 	if (line == NULL || bufferevent_write(w->bev, line, len) < 0)
@@ -217,7 +233,7 @@ wlink_request(struct wlink *w, const char *command, struct json_object *args,
 }
 
 int
-wlink_request_fd(struct wlink *w, const char *command,
+wlink_request_fd(struct wlink *w, enum wmsg_request what,
     struct json_object *args, int fd, wlink_reply_cb cb, void *arg)
 {
 	struct json_object *msg;
@@ -234,10 +250,9 @@ wlink_request_fd(struct wlink *w, const char *command,
 		json_object_put(args);
 		return -ENOMEM;
 	}
-	msg = wlink_request_new(w, command, args, cb, arg, &id);
-	if (msg == NULL) {
+	if ((rc = wlink_request_new(w, what, args, cb, arg, &msg, &id)) < 0) {
 		free(m);
-		return -ENOMEM;
+		return rc;
 	}
 	m->line = proto_serialize(msg, &m->len);
 	json_object_put(msg);
@@ -268,6 +283,7 @@ wlink_reply(struct wlink *w, struct json_object *msg)
 {
 	struct json_object *v, *ret = NULL, *error = NULL;
 	struct wlink_req *r;
+	char desc[256];
 	int64_t id;
 
 	if (!json_object_object_get_ex(msg, "id", &v) ||
@@ -290,6 +306,19 @@ wlink_reply(struct wlink *w, struct json_object *msg)
 		if (!json_object_object_get_ex(msg, "error", &error) ||
 		    error == NULL)
 			error = NULL;
+	}
+	if (ret != NULL && wmsg_check(wmsg_request_def(r->what)->reply, ret,
+	    desc, sizeof(desc)) < 0) {
+		log_warn("VM '%s': worker's answer to %s: %s", w->name,
+		    wmsg_request_def(r->what)->name, desc);
+		ret = NULL;
+	} else if (error != NULL && (!json_object_is_type(error,
+	    json_type_object) || !json_object_is_type(json_object_object_get(
+	    error, "class"), json_type_string) || !json_object_is_type(
+	    json_object_object_get(error, "desc"), json_type_string))) {
+		log_warn("VM '%s': worker's error for %s without a class and "
+		    "a description", w->name, wmsg_request_def(r->what)->name);
+		error = NULL;
 	}
 	if (ret == NULL && error == NULL) {
 		struct json_object *e = proto_error(NULL, PROTO_ERR_INTERNAL,
@@ -349,6 +378,38 @@ wlink_fail_requests(struct wlink *w, const char *desc, bool unread)
 
 /* The channel ---------------------------------------------------------- */
 
+/*
+ * An event: known to worker-msg.h, its data of the shape listed there,
+ * or dropped with a warning.  worker.exit is the link's own (how an
+ * adopted worker ends); the rest go to the owner.
+ */
+static void
+wlink_event(struct wlink *w, struct json_object *msg, struct json_object *v)
+{
+	struct json_object *data = NULL;
+	char desc[256];
+	int e;
+
+	if (!json_object_is_type(v, json_type_string) ||
+	    (e = wmsg_event_lookup(json_object_get_string(v))) < 0) {
+		log_warn("VM '%s': unknown event from the worker: %s", w->name,
+		    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		return;
+	}
+	json_object_object_get_ex(msg, "data", &data);
+	if (wmsg_check(wmsg_event_shape((enum wmsg_event)e), data, desc,
+	    sizeof(desc)) < 0) {
+		log_warn("VM '%s': worker's %s event dropped: %s", w->name,
+		    wmsg_event_name((enum wmsg_event)e), desc);
+		return;
+	}
+	if (e == WMSG_EV_EXIT) {
+		w->exit_code = (int)wmsg_int(data, WMSG_EXIT_STATUS, 0);
+		w->exit_known = true;
+	} else
+		w->ops->event(w->owner, (enum wmsg_event)e, data);
+}
+
 static void
 wlink_line(struct wlink *w, const char *line, size_t len)
 {
@@ -360,21 +421,8 @@ wlink_line(struct wlink *w, const char *line, size_t len)
 		    desc);
 		return;
 	}
-	if (json_object_object_get_ex(msg, "event", &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    strcmp(json_object_get_string(v), "worker.exit") == 0) {
-		struct json_object *data, *st;
-
-		/* Its last words: how an adopted worker ends. */
-		if (json_object_object_get_ex(msg, "data", &data) &&
-		    json_object_object_get_ex(data, "status", &st) &&
-		    json_object_is_type(st, json_type_int)) {
-			w->exit_code = json_object_get_int(st) & 0xff;
-			w->exit_known = true;
-		}
-	} else if (json_object_object_get_ex(msg, "event", &v) &&
-	    json_object_is_type(v, json_type_string))
-		w->ops->event(w->owner, msg);
+	if (json_object_object_get_ex(msg, "event", &v))
+		wlink_event(w, msg, v);
 	else if (json_object_object_get_ex(msg, "greeting", &v))
 		;	/* allowed, carries nothing we need */
 	else

@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "worker-exit.h"
+#include "worker-msg.h"
 
 struct event_base;
 struct wlink;
@@ -46,8 +47,12 @@ struct wlink_reaper;
 #define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_DISK_FD(WLINK_MAX_DISKS))
 
 struct wlink_ops {
-	/* An event line from the worker; msg is borrowed. */
-	void (*event)(void *owner, struct json_object *msg);
+	/*
+	 * An event from the worker, checked against worker-msg.h; data
+	 * (NULL: none) is borrowed.
+	 */
+	void (*event)(void *owner, enum wmsg_event event,
+	    struct json_object *data);
 	/* The worker closed its socket: no more requests can be sent. */
 	void (*hangup)(void *owner);
 	/* The deadline set with wlink_deadline_set() has passed. */
@@ -174,13 +179,13 @@ bool	wlink_is_reaped(const struct wlink *w);
 enum worker_kill wlink_killed(const struct wlink *w);
 
 /* Send command (args taken; NULL = {}); -EPIPE once disconnected. */
-int	wlink_request(struct wlink *w, const char *command,
+int	wlink_request(struct wlink *w, enum wmsg_request what,
 	    struct json_object *args, wlink_reply_cb cb, void *arg);
 /*
  * The same, with a duplicate of fd (SCM_RIGHTS) on the line: it waits
  * until every line queued before it is written.  The caller keeps fd.
  */
-int	wlink_request_fd(struct wlink *w, const char *command,
+int	wlink_request_fd(struct wlink *w, enum wmsg_request what,
 	    struct json_object *args, int fd, wlink_reply_cb cb, void *arg);
 
 /* One deadline per link: the deadline callback runs once it passes. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "proto.h"
 #include "vmconfig.h"
+#include "worker-msg.h"
 #include "worker-sock.h"
 
 #define WSOCK_SUFFIX	".sock"
@@ -202,14 +203,14 @@ wsock_read_line(int fd, int64_t deadline, pid_t *sender, int *rc)
 static struct json_object *
 wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
 {
-	static const char fmt[] =
-	    "{\"id\":%llu,\"command\":\"worker.adopt\"}\n";
+	const struct wmsg_request_def *def = wmsg_request_def(WMSG_REQ_ADOPT);
 	struct json_object *msg, *v, *ret = NULL;
 	int64_t deadline = wsock_now_ms() + WSOCK_ADOPT_TIMEOUT_MS;
-	char req[96], desc[128], *line;
+	char req[96], desc[256], *line;
 	int len;
 
-	len = snprintf(req, sizeof(req), fmt, (unsigned long long)id);
+	len = snprintf(req, sizeof(req), "{\"id\":%llu,\"command\":\"%s\"}\n",
+	    (unsigned long long)id, def->name);
 	if (send(fd, req, (size_t)len, MSG_NOSIGNAL) != len) {
 		*rc = -errno;
 		return NULL;
@@ -225,9 +226,13 @@ wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
 		if (json_object_object_get_ex(msg, "id", &v) &&
 		    json_object_get_int64(v) == (int64_t)id) {
 			if (json_object_object_get_ex(msg, "return", &ret) &&
-			    json_object_is_type(ret, json_type_object))
+			    wmsg_check(def->reply, ret, desc,
+			    sizeof(desc)) == 0 && ret != NULL)
 				json_object_get(ret);
 			else {
+				if (ret != NULL)
+					log_warn("the answer to %s: %s",
+					    def->name, desc);
 				ret = NULL;
 				*rc = -EPROTO;
 			}
@@ -264,8 +269,7 @@ wsock_verify_pid(const char *path, struct wsock_found *f, pid_t sender)
 	pid_t claimed, second = 0;
 	int rc, off = 0;
 
-	claimed = (pid_t)json_object_get_int64(json_object_object_get(f->info,
-	    "pid"));
+	claimed = (pid_t)wmsg_int(f->info, WMSG_ADOPT_PID, 0);
 	if (sender <= 1 || claimed != sender) {
 		log_warn("%s: the worker says it is pid %ld, but its answer "
 		    "came from pid %ld: left alone", path, (long)claimed,
@@ -364,8 +368,7 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 		    sa.sun_path, strerror(-rc));
 		goto close_fd;
 	}
-	wname = json_object_get_string(json_object_object_get(f.info,
-	    "name"));
+	wname = wmsg_str(f.info, WMSG_ADOPT_NAME, NULL);
 	if (wname == NULL || strcmp(wname, name) != 0) {
 		log_warn("%s: a worker answers for '%s', pid %ld: left alone",
 		    sa.sun_path, wname != NULL ? wname : "?", (long)sender);

@@ -13,9 +13,11 @@
 #include "test-hook.h"
 
 void
-guest_event(struct worker *w, const char *event, struct json_object *data)
+guest_event(struct worker *w, enum wmsg_event event,
+    struct json_object *data)
 {
-	link_send(w->link, proto_event(event, w->name, data));
+	link_send(w->link, proto_event(wmsg_event_name(event), w->name,
+	    data));
 }
 
 void
@@ -25,8 +27,8 @@ guest_state_event(struct worker *w, const char *state)
 
 	/* Kept for a supervisor that adopts us (worker.adopt). */
 	w->paused = strcmp(state, "paused") == 0;
-	json_object_object_add(data, "state", json_object_new_string(state));
-	guest_event(w, "vm.state", data);
+	wmsg_put_str(data, WMSG_STATE_STATE, state);
+	guest_event(w, WMSG_EV_STATE, data);
 }
 
 /* --- backends and machine host (vCPU threads, never blocking) ------- */
@@ -132,10 +134,9 @@ guest_display_clients(void *opaque, unsigned int clients, bool connected)
 	struct worker *w = opaque;
 	struct json_object *data = json_object_new_object();
 
-	json_object_object_add(data, "clients",
-	    json_object_new_int64(clients));
-	guest_event(w, connected ? "display.connected" :
-	    "display.disconnected", data);
+	wmsg_put_int(data, WMSG_DISPLAY_CLIENTS, clients);
+	guest_event(w, connected ? WMSG_EV_DISPLAY_CONNECTED :
+	    WMSG_EV_DISPLAY_DISCONNECTED, data);
 }
 
 int
@@ -290,9 +291,9 @@ guest_hold_cb(evutil_socket_t fd, short what, void *arg)
 
 	w->reboots++;
 	data = json_object_new_object();
-	json_object_object_add(data, "reason",
-	    json_object_new_string(machine_reset_reason_name(why, source)));
-	guest_event(w, "vm.reboot", data);
+	wmsg_put_str(data, WMSG_REBOOT_REASON,
+	    machine_reset_reason_name(why, source));
+	guest_event(w, WMSG_EV_REBOOT, data);
 	if (guest_build(w, err, sizeof(err)) < 0) {
 		log_error("%s: cannot restart guest: %s", w->name, err);
 		worker_exit(w, 1);

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "worker.h"
+#include "worker-msg.h"
 
 /* Set up what the guest needs on the loop (once, at start-up). */
 int	guest_init(struct worker *w);
@@ -28,7 +29,7 @@ void	guest_teardown(struct worker *w);
 void	guest_forget_hold(struct worker *w);
 
 /* Events to the supervisor about this guest; data is taken. */
-void	guest_event(struct worker *w, const char *event,
+void	guest_event(struct worker *w, enum wmsg_event event,
 	    struct json_object *data);
 void	guest_state_event(struct worker *w, const char *state);
 

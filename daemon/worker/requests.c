@@ -24,9 +24,11 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "rtc.h"
 #include "stats.h"
 #include "shutdown.h"
 #include "test-hook.h"
+#include "worker-msg.h"
 
 #define WORKER_SHUTDOWN_TIMEOUT_DEFAULT	30	/* seconds */
 
@@ -58,52 +60,27 @@ worker_strdup_or_null(const char *s)
 }
 
 /*
- * worker.boot's "display": {"listen", "port", "password", "width",
- * "height", "http_port", "web_dir"}.  0 without one (*has cleared), or
- * -EINVAL with err.
+ * worker.boot's display (checked: worker-msg.h), or nothing: *has
+ * cleared.
  */
-static int
+static void
 worker_display_args(struct json_object *args, struct display_config *cfg,
-    bool *has, char *err, size_t errlen)
+    bool *has)
 {
-	static const char *const keys[] = {
-		"listen", "port", "password", "width", "height", "http_port",
-		"web_dir", NULL,
-	};
-	struct json_object *o;
-	int64_t port = 0, http_port = 0, width = 1024, height = 768;
-	int ret;
+	struct json_object *o = wmsg_get(args, WMSG_BOOT_DISPLAY);
 
-	*has = false;
-	if (!json_object_object_get_ex(args, "display", &o) || o == NULL)
-		return 0;
-	if (!json_object_is_type(o, json_type_object)) {
-		snprintf(err, errlen, "display: expected an object");
-		return -EINVAL;
-	}
-	memset(cfg, 0, sizeof(*cfg));
-	if ((ret = proto_args_check(o, keys, err, errlen)) < 0 ||
-	    (ret = proto_arg_string(o, "listen", 0, &cfg->listen, err,
-	    errlen)) < 0 ||
-	    (ret = proto_arg_int(o, "port", 0, 0, 65535, &port, err,
-	    errlen)) < 0 ||
-	    (ret = proto_arg_string(o, "password", 0, &cfg->password, err,
-	    errlen)) < 0 ||
-	    (ret = proto_arg_int(o, "width", 0, 320, 16384, &width, err,
-	    errlen)) < 0 ||
-	    (ret = proto_arg_int(o, "height", 0, 200, 16384, &height, err,
-	    errlen)) < 0 ||
-	    (ret = proto_arg_int(o, "http_port", 0, 0, 65535, &http_port,
-	    err, errlen)) < 0 ||
-	    (ret = proto_arg_string(o, "web_dir", 0, &cfg->web_dir, err,
-	    errlen)) < 0)
-		return ret;
-	cfg->port = (int)port;
-	cfg->http_port = (int)http_port;
-	cfg->width = (uint32_t)width;
-	cfg->height = (uint32_t)height;
-	*has = true;
-	return 0;
+	*has = o != NULL;
+	if (o == NULL)
+		return;
+	*cfg = (struct display_config){
+		.listen = wmsg_str(o, WMSG_DISPLAY_LISTEN, NULL),
+		.port = (int)wmsg_int(o, WMSG_DISPLAY_PORT, 0),
+		.password = wmsg_str(o, WMSG_DISPLAY_PASSWORD, NULL),
+		.width = (uint32_t)wmsg_int(o, WMSG_DISPLAY_WIDTH, 1024),
+		.height = (uint32_t)wmsg_int(o, WMSG_DISPLAY_HEIGHT, 768),
+		.http_port = (int)wmsg_int(o, WMSG_DISPLAY_HTTP_PORT, 0),
+		.web_dir = wmsg_str(o, WMSG_DISPLAY_WEB_DIR, NULL),
+	};
 }
 
 /*
@@ -116,31 +93,19 @@ static int
 worker_disks(struct worker *w, struct json_object *args, char *err,
     size_t errlen)
 {
-	struct json_object *arr, *o;
-	const char *name, *serial;
-	int64_t fd;
-	int ro, ret;
+	struct json_object *arr = wmsg_get(args, WMSG_BOOT_DISKS), *o;
+	const char *name;
 	size_t i, n;
+	int ret;
 
-	if (!json_object_object_get_ex(args, "disks", &arr) || arr == NULL)
-		return 0;
-	if (!json_object_is_type(arr, json_type_array) ||
-	    (n = json_object_array_length(arr)) > BOARD_MAX_DISKS) {
-		snprintf(err, errlen, "disks: an array of at most %d",
-		    BOARD_MAX_DISKS);
-		return -EINVAL;
-	}
+	n = arr != NULL ? json_object_array_length(arr) : 0;
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(arr, i);
-		name = serial = NULL;
-		ro = 0;
-		if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err,
-		    errlen) < 0 ||
-		    proto_arg_string(o, "path", 1, &name, err, errlen) < 0 ||
-		    proto_arg_bool(o, "readonly", 0, &ro, err, errlen) < 0 ||
-		    proto_arg_string(o, "serial", 0, &serial, err, errlen) < 0)
-			return -EINVAL;
-		ret = blk_file_new(&w->disks[i], (int)fd, ro != 0, serial,
+		name = wmsg_str(o, WMSG_DISK_PATH, "?");
+		ret = blk_file_new(&w->disks[i],
+		    (int)wmsg_int(o, WMSG_DISK_FD, -1),
+		    wmsg_bool(o, WMSG_DISK_READONLY, false),
+		    wmsg_str(o, WMSG_DISK_SERIAL, NULL),
 		    &w->cfg.backends.disk[i]);
 		if (ret < 0) {
 			snprintf(err, errlen, "disk %s: %s", name,
@@ -161,25 +126,23 @@ static int
 worker_net(struct worker *w, struct json_object *args, char *err,
     size_t errlen)
 {
-	struct json_object *o;
+	struct json_object *o = wmsg_get(args, WMSG_BOOT_NET);
 	const char *tap, *mac;
 	char name[IFNAMSIZ];
 	uint8_t addr[6];
-	int64_t fd;
 	int ret;
 
-	if (!json_object_object_get_ex(args, "net", &o) || o == NULL)
+	if (o == NULL)
 		return 0;
-	if (proto_arg_int(o, "fd", 1, 3, INT32_MAX, &fd, err, errlen) < 0 ||
-	    proto_arg_string(o, "tap", 1, &tap, err, errlen) < 0 ||
-	    proto_arg_string(o, "mac", 1, &mac, err, errlen) < 0)
-		return -EINVAL;
+	tap = wmsg_str(o, WMSG_NET_TAP, "?");
+	mac = wmsg_str(o, WMSG_NET_MAC, "");
 	if (proto_parse_mac(mac, addr) < 0 || (addr[0] & 1)) {
 		snprintf(err, errlen, "net: mac: expected a unicast address "
 		    "as xx:xx:xx:xx:xx:xx");
 		return -EINVAL;
 	}
-	ret = net_tap_new(&w->net, w->base, (int)fd, addr,
+	ret = net_tap_new(&w->net, w->base, (int)wmsg_int(o, WMSG_NET_FD, -1),
+	    addr,
 	    &w->cfg.backends.net, name);
 	if (ret < 0) {
 		snprintf(err, errlen, "net: tap %s: %s", tap,
@@ -196,16 +159,10 @@ static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
 	struct worker *w = r->w;
-	const char *kernel = NULL, *initrd = NULL, *cmdline = "";
-	const char *kernel_name = NULL, *initrd_name = NULL;
-	const char *on_reboot = "restart", *log_path = NULL;
-	const char *lost_ticks = "slew";
-	int64_t memory_mib = 0, vcpus = 0, backlog_max = 0, slices = 0;
-	int64_t log_max = 0;
-	int64_t adopt_fd = -1, log_start = 0, started_ms = w->started_ms;
-	int64_t kvm_fd = -1;
-	struct json_object *definition = NULL;
-	int rng = 0;
+	struct json_object *args = r->args, *definition;
+	const char *kernel, *initrd, *cmdline, *kernel_name, *initrd_name;
+	const char *log_path, *lost_ticks;
+	int64_t memory_mib, vcpus, slices, adopt_fd, kvm_fd;
 	struct display_config dcfg;
 	bool has_display;
 	char err[512];
@@ -215,52 +172,20 @@ worker_cmd_boot(struct worker_request *r)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "worker exiting");
 	if (w->booted)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
-	if (worker_display_args(r->args, &dcfg, &has_display, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "kernel", 1, &kernel, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "initrd", 0, &initrd, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "kernel_name", 0, &kernel_name, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "initrd_name", 0, &initrd_name, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "cmdline", 0, &cmdline, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "on_reboot", 0, &on_reboot, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "console_log", 0, &log_path, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "memory_mib", 1, 16, 262144, &memory_mib,
-	    err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "vcpus", 1, 1, 64, &vcpus, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_string(r->args, "lost_tick_policy", 0, &lost_ticks, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "rtc_backlog_max", 0, 0, 65536,
-	    &backlog_max, err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "rtc_slices", 0, RTC_SLICES_MIN,
-	    RTC_SLICES_MAX, &slices, err, sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "rng", 0, &rng, err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "console_log_max", 0, 0, INT64_MAX,
-	    &log_max, err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "adopt_fd", 0, 3, 1023, &adopt_fd, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "kvm_fd", 0, 3, 1023, &kvm_fd, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "log_start", 0, 0, INT64_MAX, &log_start,
-	    err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "started_ms", 0, 0, INT64_MAX, &started_ms,
-	    err, sizeof(err)) < 0)
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
-	if (json_object_object_get_ex(r->args, "definition", &definition) &&
-	    !json_object_is_type(definition, json_type_object))
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
-		    "definition: expected an object");
-	if (strcmp(lost_ticks, "slew") != 0 &&
-	    strcmp(lost_ticks, "discard") != 0)
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
-		    "lost_tick_policy: expected \"slew\" or \"discard\"");
+	worker_display_args(args, &dcfg, &has_display);
+	kernel = wmsg_str(args, WMSG_BOOT_KERNEL, NULL);
+	initrd = wmsg_str(args, WMSG_BOOT_INITRD, NULL);
+	kernel_name = wmsg_str(args, WMSG_BOOT_KERNEL_NAME, NULL);
+	initrd_name = wmsg_str(args, WMSG_BOOT_INITRD_NAME, NULL);
+	cmdline = wmsg_str(args, WMSG_BOOT_CMDLINE, "");
+	log_path = wmsg_str(args, WMSG_BOOT_CONSOLE_LOG, NULL);
+	lost_ticks = wmsg_str(args, WMSG_BOOT_LOST_TICKS, "slew");
+	memory_mib = wmsg_int(args, WMSG_BOOT_MEMORY_MIB, 0);
+	vcpus = wmsg_int(args, WMSG_BOOT_VCPUS, 0);
+	slices = wmsg_int(args, WMSG_BOOT_RTC_SLICES, 0);
+	adopt_fd = wmsg_int(args, WMSG_BOOT_ADOPT_FD, -1);
+	kvm_fd = wmsg_int(args, WMSG_BOOT_KVM_FD, -1);
+	definition = wmsg_get(args, WMSG_BOOT_DEFINITION);
 
 	/*
 	 * kernel and initrd are normally /proc/self/fd/N: descriptors the
@@ -291,20 +216,22 @@ worker_cmd_boot(struct worker_request *r)
 	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
 	w->cfg.backends.rtc.lost_ticks = strcmp(lost_ticks, "discard") == 0 ?
 	    RTC_LOST_TICKS_DISCARD : RTC_LOST_TICKS_SLEW;
-	w->cfg.backends.rtc.backlog_max = (unsigned int)backlog_max;
+	w->cfg.backends.rtc.backlog_max = (unsigned int)wmsg_int(args,
+	    WMSG_BOOT_RTC_BACKLOG_MAX, 0);
 	if (slices != 0)
 		w->cfg.backends.rtc.max_slices = (unsigned int)slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
-	w->cfg.backends.rng = rng != 0;
-	if ((ret = worker_disks(w, r->args, err, sizeof(err))) < 0)
+	w->cfg.backends.rng = wmsg_bool(args, WMSG_BOOT_RNG, false);
+	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_net(w, r->args, err, sizeof(err))) < 0)
+	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	w->reboot_stops = strcmp(on_reboot, "stop") == 0;
-	w->log_start = log_start;
-	w->started_ms = started_ms;
+	w->reboot_stops = strcmp(wmsg_str(args, WMSG_BOOT_ON_REBOOT,
+	    "restart"), "stop") == 0;
+	w->log_start = wmsg_int(args, WMSG_BOOT_LOG_START, 0);
+	w->started_ms = wmsg_int(args, WMSG_BOOT_STARTED_MS, w->started_ms);
 	json_object_put(w->definition);
 	w->definition = json_object_get(definition);
 	/*
@@ -341,7 +268,8 @@ worker_cmd_boot(struct worker_request *r)
 	}
 	w->cfg.kvm_fd = w->kvm_fd;
 	w->read_files = has_display && dcfg.web_dir != NULL;
-	w->console = console_new(w->base, log_path, (uint64_t)log_max, &ret);
+	w->console = console_new(w->base, log_path, (uint64_t)wmsg_int(args,
+	    WMSG_BOOT_CONSOLE_LOG_MAX, 0), &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
 		    log_path ? log_path : "-", ret == -ELOOP ?
@@ -437,9 +365,9 @@ worker_cmd_reset(struct worker_request *r)
 static struct json_object *
 worker_cmd_shutdown(struct worker_request *r)
 {
-	static const char *const keys[] = { "timeout", NULL };
 	struct json_object *reply, *ret_obj;
-	int64_t timeout = WORKER_SHUTDOWN_TIMEOUT_DEFAULT;
+	int64_t timeout = wmsg_int(r->args, WMSG_SHUTDOWN_TIMEOUT,
+	    WORKER_SHUTDOWN_TIMEOUT_DEFAULT);
 	char err[128];
 	int ret;
 
@@ -448,10 +376,6 @@ worker_cmd_shutdown(struct worker_request *r)
 		return worker_ok(r, NULL);
 	if (!worker_need_machine(r, &reply))
 		return reply;
-	if (proto_args_check(r->args, keys, err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "timeout", 0, 1, INT32_MAX, &timeout,
-	    err, sizeof(err)) < 0)
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	r->w->shutdown_pending = true;
 	/* A paused guest can react to neither the button nor the keys. */
 	machine_resume(r->w->machine);
@@ -460,8 +384,8 @@ worker_cmd_shutdown(struct worker_request *r)
 	if (ret < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	ret_obj = json_object_new_object();
-	json_object_object_add(ret_obj, "method", json_object_new_string(
-	    shutdown_stage_name(r->w->shutdown_stage)));
+	wmsg_put_str(ret_obj, WMSG_SHUTDOWN_METHOD,
+	    shutdown_stage_name(r->w->shutdown_stage));
 	return worker_ok(r, ret_obj);
 }
 
@@ -474,32 +398,20 @@ worker_cmd_info(struct worker_request *r)
 static struct json_object *
 worker_cmd_stats(struct worker_request *r)
 {
-	static const char *const keys[] = {
-		"enable", "reset", "vcpu", "segments", "kvm", NULL,
+	struct stats_request sr = {
+		.enable = wmsg_get(r->args, WMSG_STATS_ENABLE) == NULL ? -1 :
+		    wmsg_bool(r->args, WMSG_STATS_ENABLE, false),
+		.reset = wmsg_bool(r->args, WMSG_STATS_RESET, false),
+		.segments = wmsg_bool(r->args, WMSG_STATS_SEGMENTS, false),
+		.kvm = wmsg_bool(r->args, WMSG_STATS_KVM, false),
+		.vcpu = (int)wmsg_int(r->args, WMSG_STATS_VCPU, -1),
 	};
-	struct stats_request sr = { .enable = -1, .vcpu = -1 };
 	struct json_object *reply, *ret;
-	int reset = 0, segments = 0, kvm = 0, ret_code;
-	int64_t vcpu = -1;
 	char err[256];
+	int ret_code;
 
-	if (proto_args_check(r->args, keys, err, sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "enable", 0, &sr.enable, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "reset", 0, &reset, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "segments", 0, &segments, err,
-	    sizeof(err)) < 0 ||
-	    proto_arg_bool(r->args, "kvm", 0, &kvm, err, sizeof(err)) < 0 ||
-	    proto_arg_int(r->args, "vcpu", 0, 0, 63, &vcpu, err,
-	    sizeof(err)) < 0)
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	if (!worker_need_machine(r, &reply))
 		return reply;
-	sr.reset = reset != 0;
-	sr.segments = segments != 0;
-	sr.kvm = kvm != 0;
-	sr.vcpu = (int)vcpu;
 	ret_code = stats_json(r->w, &sr, &ret, err, sizeof(err));
 	if (ret_code < 0)
 		return worker_error(r, ret_code == -EINVAL ?
@@ -521,7 +433,7 @@ worker_cmd_console(struct worker_request *r)
 		r->fd = -1;
 		return worker_error(r, PROTO_ERR_BAD_STATE, "guest not booted");
 	}
-	json_object_object_get_ex(r->args, "client_id", &client_id);
+	client_id = wmsg_get(r->args, WMSG_CLIENT_ID);
 	ret = console_attach(r->w->console, r->fd, client_id);
 	r->fd = -1;
 	if (ret == -EUSERS)
@@ -574,7 +486,7 @@ worker_cmd_screenshot(struct worker_request *r)
 		return worker_error(r, PROTO_ERR_BAD_STATE,
 		    "guest has stopped");
 	}
-	json_object_object_get_ex(r->args, "client_id", &client_id);
+	client_id = wmsg_get(r->args, WMSG_CLIENT_ID);
 	ret = display_screenshot(r->w->display, r->fd, client_id);
 	r->fd = -1;
 	if (ret < 0)
@@ -599,50 +511,57 @@ worker_cmd_adopt(struct worker_request *r)
 		    "guest has stopped" : "guest not booted");
 	if ((ret = json_object_new_object()) == NULL)
 		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
-	json_object_object_add(ret, "name", json_object_new_string(w->name));
-	json_object_object_add(ret, "state", json_object_new_string(
-	    w->shutdown_pending ? "stopping" : w->paused ? "paused" :
-	    "running"));
-	json_object_object_add(ret, "pid", json_object_new_int64(
-	    test_hook_adopt_pid(getpid())));
-	/* The next supervisor hands out no other guest this uid. */
-	json_object_object_add(ret, "uid", json_object_new_int64(getuid()));
-	json_object_object_add(ret, "started_ms",
-	    json_object_new_int64(w->started_ms));
-	json_object_object_add(ret, "log_start",
-	    json_object_new_int64(w->log_start));
-	json_object_object_add(ret, "definition",
-	    json_object_get(w->definition));
+	if (wmsg_put_str(ret, WMSG_ADOPT_NAME, w->name) < 0 ||
+	    wmsg_put_str(ret, WMSG_ADOPT_STATE, w->shutdown_pending ?
+	    "stopping" : w->paused ? "paused" : "running") < 0 ||
+	    wmsg_put_int(ret, WMSG_ADOPT_PID,
+	    test_hook_adopt_pid(getpid())) < 0 ||
+	    /* The next supervisor hands out no other guest this uid. */
+	    wmsg_put_int(ret, WMSG_ADOPT_UID, getuid()) < 0 ||
+	    wmsg_put_int(ret, WMSG_ADOPT_STARTED_MS, w->started_ms) < 0 ||
+	    wmsg_put_int(ret, WMSG_ADOPT_LOG_START, w->log_start) < 0 ||
+	    wmsg_put(ret, WMSG_ADOPT_DEFINITION,
+	    json_object_get(w->definition)) < 0) {
+		json_object_put(ret);
+		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
+	}
 	return worker_ok(r, ret);
 }
 
-static const struct {
-	const char *name;
-	worker_handler fn;
-	bool takes_fd;
-} worker_commands[] = {
-	{ "worker.boot", worker_cmd_boot, false },
-	{ "worker.pause", worker_cmd_pause, false },
-	{ "worker.resume", worker_cmd_resume, false },
-	{ "worker.reset", worker_cmd_reset, false },
-	{ "worker.shutdown", worker_cmd_shutdown, false },
-	{ "worker.info", worker_cmd_info, false },
-	{ "worker.stats", worker_cmd_stats, false },
-	{ "worker.console", worker_cmd_console, true },
-	{ "worker.display", worker_cmd_display, false },
-	{ "worker.screenshot", worker_cmd_screenshot, true },
-	{ "worker.adopt", worker_cmd_adopt, false },
+/* Each request of worker-msg.h's vocabulary, by its number there. */
+static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
+	[WMSG_REQ_BOOT] = worker_cmd_boot,
+	[WMSG_REQ_PAUSE] = worker_cmd_pause,
+	[WMSG_REQ_RESUME] = worker_cmd_resume,
+	[WMSG_REQ_RESET] = worker_cmd_reset,
+	[WMSG_REQ_SHUTDOWN] = worker_cmd_shutdown,
+	[WMSG_REQ_INFO] = worker_cmd_info,
+	[WMSG_REQ_STATS] = worker_cmd_stats,
+	[WMSG_REQ_CONSOLE] = worker_cmd_console,
+	[WMSG_REQ_DISPLAY] = worker_cmd_display,
+	[WMSG_REQ_SCREENSHOT] = worker_cmd_screenshot,
+	[WMSG_REQ_ADOPT] = worker_cmd_adopt,
 };
 
+_Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");
+_Static_assert(WMSG_RTC_SLICES_MIN == RTC_SLICES_MIN &&
+    WMSG_RTC_SLICES_MAX == RTC_SLICES_MAX, "worker.boot's rtc_slices");
+
+/*
+ * One request line: parsed, its command looked up, its arguments
+ * checked against their shape, and only then its handler.  The
+ * descriptor of a request that takes one is taken off the link first,
+ * whatever follows, so that the next request's is not mistaken for it.
+ */
 void
 requests_handle(struct worker *w, const char *line, size_t len)
 {
 	struct proto_request req;
 	struct worker_request r = { .w = w, .fd = -1 };
-	struct json_object *id = NULL, *reply = NULL;
+	const struct wmsg_request_def *def;
+	struct json_object *id = NULL, *reply;
 	char desc[256];
-	size_t i;
-	int ret;
+	int ret, n;
 
 	ret = proto_parse_request(line, len, &req, &id, desc, sizeof(desc));
 	if (ret != 0) {
@@ -652,22 +571,21 @@ requests_handle(struct worker *w, const char *line, size_t len)
 	}
 	r.id = req.id;
 	r.args = req.arguments;
-	for (i = 0; i < sizeof(worker_commands) / sizeof(worker_commands[0]);
-	    i++) {
-		if (strcmp(req.command, worker_commands[i].name) != 0)
-			continue;
-		if (worker_commands[i].takes_fd)
+	if ((n = wmsg_request_lookup(req.command)) < 0)
+		reply = proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
+		    "unknown command '%s'", req.command);
+	else {
+		def = wmsg_request_def((enum wmsg_request)n);
+		if (def->takes_fd)
 			r.fd = link_take_fd(w->link);
-		reply = worker_commands[i].fn(&r);
-		break;
+		if (wmsg_check(def->args, r.args, desc, sizeof(desc)) < 0)
+			reply = proto_error(req.id, PROTO_ERR_INVALID_ARGUMENT,
+			    "%s: %s", def->name, desc);
+		else
+			reply = worker_handlers[n](&r);
 	}
 	if (r.fd >= 0)
 		close(r.fd);
-	if (i == sizeof(worker_commands) / sizeof(worker_commands[0]))
-		reply = proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
-		    "unknown command '%s'",
-		    req.command);
 	link_send(w->link, reply);
 	json_object_put(req.root);
 }
-

@@ -41,6 +41,7 @@
 #include "sandbox.h"
 #include "shutdown.h"
 #include "worker.h"
+#include "worker-msg.h"
 
 static void
 worker_request(void *opaque, const char *line, size_t len)
@@ -71,9 +72,9 @@ worker_exit_event(struct worker *w)
 
 	if (data == NULL)
 		return;
-	json_object_object_add(data, "status",
-	    json_object_new_int(w->exit_status));
-	link_send(w->link, proto_event("worker.exit", w->name, data));
+	wmsg_put_int(data, WMSG_EXIT_STATUS, w->exit_status & 0xff);
+	link_send(w->link, proto_event(wmsg_event_name(WMSG_EV_EXIT),
+	    w->name, data));
 }
 
 static void

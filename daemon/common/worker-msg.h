@@ -1,0 +1,282 @@
+/*
+ * The supervisor-worker link's vocabulary, defined once: every request
+ * the supervisor sends a worker, what each takes and answers, every
+ * event a worker sends, and each field's name, type and bounds.  Both
+ * sides build and read messages through this table only, and each
+ * checks what it receives against it before it looks inside: a worker
+ * checks a request's arguments (wmsg_check() on its shape), the
+ * supervisor a reply or an event.  vmmd-protocol(7), "THE WORKER LINK",
+ * describes the same messages for a reader.
+ *
+ * The framing is the control protocol's (proto.h): one JSON object per
+ * line, requests {"id", "command", "arguments"}, replies {"id",
+ * "return"} or {"id", "error"}, events {"event", "vm", "data"}.  The
+ * descriptors a request takes (wmsg_request_def.takes_fd) travel as
+ * SCM_RIGHTS with its line; those a worker keeps for its life are
+ * inherited at its start and named by number in worker.boot.
+ *
+ * A field's bounds: an integer's range, inclusive; a string's length in
+ * bytes; an array's number of entries.  A JSON null counts as absent.
+ * An object or array of objects has a shape of its own; WMSG_S_OPAQUE is
+ * any object, checked by whoever takes it apart (a definition by
+ * vmconfig, the statistics by the client that asked).
+ */
+#ifndef VMMD_WORKER_MSG_H
+#define VMMD_WORKER_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "proto.h"
+
+/* Bounds the worker's machine has too (its requests.c asserts them). */
+#define WMSG_DISKS_MAX		4
+#define WMSG_RTC_SLICES_MIN	2
+#define WMSG_RTC_SLICES_MAX	32
+#define WMSG_PATH_MAX		4095
+#define WMSG_FD_MAX		1023
+
+enum wmsg_type {
+	WMSG_STRING,
+	WMSG_INT,
+	WMSG_BOOL,
+	WMSG_OBJECT,		/* of the field's shape */
+	WMSG_ARRAY,		/* of objects of the field's shape */
+	WMSG_ANY,		/* any JSON value, passed through */
+};
+
+/* What an object holds: its fields are those listed with its shape. */
+enum wmsg_shape {
+	WMSG_S_NONE,		/* no fields at all: {} or absent */
+	WMSG_S_OPAQUE,		/* any object */
+	WMSG_S_BOOT,
+	WMSG_S_BOOT_DISK,
+	WMSG_S_BOOT_NET,
+	WMSG_S_BOOT_DISPLAY,
+	WMSG_S_SHUTDOWN,
+	WMSG_S_SHUTDOWN_REPLY,
+	WMSG_S_STATS,
+	WMSG_S_CLIENT,		/* worker.console, worker.screenshot */
+	WMSG_S_ADOPT_REPLY,
+	WMSG_S_STATE_EVENT,
+	WMSG_S_DISPLAY_EVENT,
+	WMSG_S_REBOOT_EVENT,
+	WMSG_S_EXIT_EVENT,
+	WMSG_S_NSHAPES
+};
+
+/* String fields with a fixed set of values (NULL-terminated lists). */
+#define WMSG_V_NONE		NULL
+#define WMSG_V_ON_REBOOT	((const char *const[]){ "restart", "stop", \
+				    NULL })
+#define WMSG_V_LOST_TICKS	((const char *const[]){ "slew", "discard", \
+				    NULL })
+#define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", NULL })
+#define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
+				    "stopping", NULL })
+#define WMSG_V_GUEST_STATE	((const char *const[]){ "running", "paused", \
+				    NULL })
+
+/*
+ * Every field: F(id, shape, "name", type, required, min, max, of, values)
+ * makes WMSG_<id>.  of is the shape (WMSG_S_<of>) of an object or array
+ * field's entries (NONE otherwise).
+ */
+#define WMSG_FIELDS(F)							\
+	/* worker.boot: the guest, the files vmmd opened for it */	\
+	F(BOOT_NAME, BOOT, "name", STRING, 0, 1, 255, NONE, NONE)	\
+	F(BOOT_KERNEL, BOOT, "kernel", STRING, 1, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_KERNEL_NAME, BOOT, "kernel_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	F(BOOT_INITRD, BOOT, "initrd", STRING, 0, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_INITRD_NAME, BOOT, "initrd_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	F(BOOT_CMDLINE, BOOT, "cmdline", STRING, 0, 0,			\
+	    PROTO_CMDLINE_MAX, NONE, NONE)				\
+	F(BOOT_MEMORY_MIB, BOOT, "memory_mib", INT, 1,			\
+	    PROTO_MEMORY_MIB_MIN, PROTO_MEMORY_MIB_MAX, NONE, NONE)	\
+	F(BOOT_VCPUS, BOOT, "vcpus", INT, 1, 1, PROTO_VCPUS_MAX, NONE,	\
+	    NONE)							\
+	F(BOOT_ON_REBOOT, BOOT, "on_reboot", STRING, 0, 1, 16, NONE,	\
+	    ON_REBOOT)							\
+	F(BOOT_LOST_TICKS, BOOT, "lost_tick_policy", STRING, 0, 1, 16,	\
+	    NONE, LOST_TICKS)						\
+	F(BOOT_RTC_BACKLOG_MAX, BOOT, "rtc_backlog_max", INT, 0, 0,	\
+	    65536, NONE, NONE)						\
+	F(BOOT_RTC_SLICES, BOOT, "rtc_slices", INT, 0,			\
+	    WMSG_RTC_SLICES_MIN, WMSG_RTC_SLICES_MAX, NONE, NONE)	\
+	F(BOOT_RNG, BOOT, "rng", BOOL, 0, 0, 0, NONE, NONE)		\
+	F(BOOT_CONSOLE_LOG, BOOT, "console_log", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	F(BOOT_CONSOLE_LOG_MAX, BOOT, "console_log_max", INT, 0, 0,	\
+	    INT64_MAX, NONE, NONE)					\
+	F(BOOT_ADOPT_FD, BOOT, "adopt_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_KVM_FD, BOOT, "kvm_fd", INT, 0, 3, WMSG_FD_MAX, NONE,	\
+	    NONE)							\
+	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_DEFINITION, BOOT, "definition", OBJECT, 0, 0, 0, OPAQUE,	\
+	    NONE)							\
+	F(BOOT_DISKS, BOOT, "disks", ARRAY, 0, 0, WMSG_DISKS_MAX,	\
+	    BOOT_DISK, NONE)						\
+	F(BOOT_NET, BOOT, "net", OBJECT, 0, 0, 0, BOOT_NET, NONE)	\
+	F(BOOT_DISPLAY, BOOT, "display", OBJECT, 0, 0, 0,		\
+	    BOOT_DISPLAY, NONE)						\
+	/* each of worker.boot's disks */				\
+	F(DISK_FD, BOOT_DISK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(DISK_PATH, BOOT_DISK, "path", STRING, 1, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(DISK_READONLY, BOOT_DISK, "readonly", BOOL, 0, 0, 0, NONE,	\
+	    NONE)							\
+	F(DISK_SERIAL, BOOT_DISK, "serial", STRING, 0, 0, 20, NONE,	\
+	    NONE)							\
+	F(DISK_FORMAT, BOOT_DISK, "format", STRING, 0, 1, 16, NONE,	\
+	    DISK_FORMAT)						\
+	/* worker.boot's net: a TAP vmmd attached */			\
+	F(NET_FD, BOOT_NET, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(NET_TAP, BOOT_NET, "tap", STRING, 1, 1, 15, NONE, NONE)	\
+	F(NET_MAC, BOOT_NET, "mac", STRING, 1, 17, 17, NONE, NONE)	\
+	/* worker.boot's display */					\
+	F(DISPLAY_LISTEN, BOOT_DISPLAY, "listen", STRING, 0, 1, 255,	\
+	    NONE, NONE)							\
+	F(DISPLAY_PORT, BOOT_DISPLAY, "port", INT, 0, 0, 65535, NONE,	\
+	    NONE)							\
+	F(DISPLAY_PASSWORD, BOOT_DISPLAY, "password", STRING, 0, 1, 8,	\
+	    NONE, NONE)							\
+	F(DISPLAY_WIDTH, BOOT_DISPLAY, "width", INT, 0, 320, 16384,	\
+	    NONE, NONE)							\
+	F(DISPLAY_HEIGHT, BOOT_DISPLAY, "height", INT, 0, 200, 16384,	\
+	    NONE, NONE)							\
+	F(DISPLAY_HTTP_PORT, BOOT_DISPLAY, "http_port", INT, 0, 0,	\
+	    65535, NONE, NONE)						\
+	F(DISPLAY_WEB_DIR, BOOT_DISPLAY, "web_dir", STRING, 0, 1,	\
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* worker.shutdown and its answer */				\
+	F(SHUTDOWN_TIMEOUT, SHUTDOWN, "timeout", INT, 0, 1, INT32_MAX,	\
+	    NONE, NONE)							\
+	F(SHUTDOWN_METHOD, SHUTDOWN_REPLY, "method", STRING, 1, 1, 32,	\
+	    NONE, NONE)							\
+	/* worker.stats: vm.stats's own arguments, passed on */		\
+	F(STATS_ENABLE, STATS, "enable", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(STATS_RESET, STATS, "reset", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(STATS_VCPU, STATS, "vcpu", INT, 0, 0, PROTO_VCPUS_MAX - 1,	\
+	    NONE, NONE)							\
+	F(STATS_SEGMENTS, STATS, "segments", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(STATS_KVM, STATS, "kvm", BOOL, 0, 0, 0, NONE, NONE)		\
+	/* worker.console, worker.screenshot: the client's request id */\
+	F(CLIENT_ID, CLIENT, "client_id", ANY, 0, 0, 0, NONE, NONE)	\
+	/* worker.adopt's answer: what a new supervisor takes on */	\
+	F(ADOPT_NAME, ADOPT_REPLY, "name", STRING, 1, 1, 255, NONE,	\
+	    NONE)							\
+	F(ADOPT_STATE, ADOPT_REPLY, "state", STRING, 1, 1, 16, NONE,	\
+	    ADOPT_STATE)						\
+	F(ADOPT_PID, ADOPT_REPLY, "pid", INT, 1, 1, INT32_MAX, NONE,	\
+	    NONE)							\
+	F(ADOPT_UID, ADOPT_REPLY, "uid", INT, 0, 0, UINT32_MAX - 1,	\
+	    NONE, NONE)							\
+	F(ADOPT_STARTED_MS, ADOPT_REPLY, "started_ms", INT, 0, 0,	\
+	    INT64_MAX, NONE, NONE)					\
+	F(ADOPT_LOG_START, ADOPT_REPLY, "log_start", INT, 0, 0,	\
+	    INT64_MAX, NONE, NONE)					\
+	F(ADOPT_DEFINITION, ADOPT_REPLY, "definition", OBJECT, 0, 0, 0,	\
+	    OPAQUE, NONE)						\
+	/* the events' data */						\
+	F(STATE_STATE, STATE_EVENT, "state", STRING, 1, 1, 16, NONE,	\
+	    GUEST_STATE)						\
+	F(DISPLAY_CLIENTS, DISPLAY_EVENT, "clients", INT, 1, 0,		\
+	    INT32_MAX, NONE, NONE)					\
+	F(REBOOT_REASON, REBOOT_EVENT, "reason", STRING, 1, 1, 64,	\
+	    NONE, NONE)							\
+	F(EXIT_STATUS, EXIT_EVENT, "status", INT, 1, 0, 255, NONE, NONE)
+
+#define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
+enum wmsg_field {
+	WMSG_FIELDS(WMSG_FIELD_ENUM)
+	WMSG_NFIELDS
+};
+#undef WMSG_FIELD_ENUM
+
+/* The supervisor's requests. */
+enum wmsg_request {
+	WMSG_REQ_BOOT,		/* build the guest and run it */
+	WMSG_REQ_PAUSE,
+	WMSG_REQ_RESUME,
+	WMSG_REQ_RESET,		/* a hard reset: a new machine */
+	WMSG_REQ_SHUTDOWN,	/* power button, then Ctrl-Alt-Del */
+	WMSG_REQ_INFO,		/* vm.info's "stats" */
+	WMSG_REQ_STATS,		/* vm.stats */
+	WMSG_REQ_CONSOLE,	/* attach the passed client connection */
+	WMSG_REQ_DISPLAY,	/* vm.display */
+	WMSG_REQ_SCREENSHOT,	/* a PNG onto the passed connection */
+	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
+	WMSG_NREQUESTS
+};
+
+struct wmsg_request_def {
+	const char *name;		/* "worker.boot" */
+	bool takes_fd;			/* a client connection comes with it */
+	enum wmsg_shape args;
+	enum wmsg_shape reply;
+};
+
+/* The worker's events. */
+enum wmsg_event {
+	WMSG_EV_STATE,			/* "vm.state": running or paused */
+	WMSG_EV_DISPLAY_CONNECTED,
+	WMSG_EV_DISPLAY_DISCONNECTED,
+	WMSG_EV_REBOOT,			/* the guest reset itself */
+	WMSG_EV_EXIT,			/* "worker.exit": its last words */
+	WMSG_NEVENTS
+};
+
+const struct wmsg_request_def *wmsg_request_def(enum wmsg_request r);
+/* The request named name, or -ENOENT. */
+int wmsg_request_lookup(const char *name);
+
+const char *wmsg_event_name(enum wmsg_event e);
+enum wmsg_shape wmsg_event_shape(enum wmsg_event e);
+/* The event named name, or -ENOENT. */
+int wmsg_event_lookup(const char *name);
+
+/* A field's name on the wire. */
+const char *wmsg_name(enum wmsg_field f);
+
+/*
+ * Whether o (NULL: an empty object) has shape s: every field of the
+ * right type within its bounds, the required ones present, no others,
+ * and the same for each nested object.  0, or -EINVAL with err naming
+ * the field ("display: port: 70000 is out of range (0..65535)").
+ */
+int wmsg_check(enum wmsg_shape s, struct json_object *o, char *err,
+    size_t errlen);
+
+/*
+ * Reading a checked object: a field's value, or dflt when it is absent
+ * (or null).  The field must be of the type asked for.
+ */
+const char *wmsg_str(struct json_object *o, enum wmsg_field f,
+    const char *dflt);
+int64_t wmsg_int(struct json_object *o, enum wmsg_field f, int64_t dflt);
+bool wmsg_bool(struct json_object *o, enum wmsg_field f, bool dflt);
+/* An OBJECT, ARRAY or ANY field, borrowed from o, or NULL. */
+struct json_object *wmsg_get(struct json_object *o, enum wmsg_field f);
+
+/*
+ * Building: add field f to o.  wmsg_put() takes value (NULL: the field
+ * is left out); wmsg_put_str() leaves a NULL string out.  0, or -ENOMEM
+ * (value is put either way).
+ */
+int wmsg_put(struct json_object *o, enum wmsg_field f,
+    struct json_object *value);
+int wmsg_put_str(struct json_object *o, enum wmsg_field f, const char *s);
+int wmsg_put_int(struct json_object *o, enum wmsg_field f, int64_t v);
+int wmsg_put_bool(struct json_object *o, enum wmsg_field f, bool v);
+
+#endif
