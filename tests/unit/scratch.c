@@ -111,6 +111,10 @@ scratch_remove(void)
 {
 	if (scratch_base[0] == '\0')
 		return;
+	if (getenv("VMMD_TEST_KEEP") != NULL) {
+		tap_diag("kept %s", scratch_base);
+		return;
+	}
 	(void)nftw(scratch_base, scratch_open_up, 16, FTW_PHYS);
 	(void)nftw(scratch_base, scratch_unlink, 16, FTW_PHYS | FTW_DEPTH);
 	scratch_base[0] = '\0';

@@ -18,6 +18,7 @@
 #include "boot.h"
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
 #include "guest-ram.h"
 
 #define MiB		(1024ULL * 1024)
@@ -42,21 +43,6 @@ write_file(const void *buf, size_t len)
 	if (fp == NULL || fwrite(buf, 1, len, fp) != len || fclose(fp) != 0)
 		tap_bail("cannot write %s", name);
 	return name;
-}
-
-static void
-cleanup(void)
-{
-	char name[300];
-	int i;
-
-	for (i = 1; i <= nfiles; i++) {
-		snprintf(name, sizeof(name), "%s/f%d", tmpdir, i);
-		unlink(name);
-	}
-	snprintf(name, sizeof(name), "%s/dir", tmpdir);
-	rmdir(name);
-	rmdir(tmpdir);
 }
 
 /* A synthetic bzImage. */
@@ -897,7 +883,7 @@ test_debian(void)
 int
 main(void)
 {
-	unit_tmpdir(tmpdir, sizeof(tmpdir), "bz", cleanup);
+	snprintf(tmpdir, sizeof(tmpdir), "%s", scratch_new("bz"));
 
 	test_basic();
 	test_initrd();

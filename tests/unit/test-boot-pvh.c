@@ -18,6 +18,7 @@
 #include "boot-internal.h"
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
 #include "guest-ram.h"
 
 #define MiB		(1024ULL * 1024)
@@ -46,18 +47,6 @@ write_file(const char *base, const void *buf, size_t len)
 	    fclose(fp) != 0)
 		tap_bail("cannot write %s", name);
 	return name;
-}
-
-static void
-cleanup(void)
-{
-	static const char *files[] = { "k", "rd", "fuzz", "payload",
-	    "vmlinux", NULL };
-	int i;
-
-	for (i = 0; files[i] != NULL; i++)
-		unlink(tmpname(files[i]));
-	rmdir(tmpdir);
 }
 
 static int
@@ -913,7 +902,7 @@ test_vmlinux(void)
 int
 main(void)
 {
-	unit_tmpdir(tmpdir, sizeof(tmpdir), "pvh", cleanup);
+	snprintf(tmpdir, sizeof(tmpdir), "%s", scratch_new("pvh"));
 
 	test_elf64();
 	test_variants();
