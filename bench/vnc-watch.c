@@ -33,11 +33,10 @@
 
 #include <linux/tcp.h>
 
-#include <rfb/rfbclient.h>
+#include "vnc-viewer.h"
 
 static volatile sig_atomic_t report;
 static char password[64];
-static uint64_t updates, rects, pixels;
 static double t0;
 
 static double
@@ -54,19 +53,6 @@ on_usr1(int sig)
 {
 	(void)sig;
 	report = 1;
-}
-
-static void
-quiet(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-static char *
-get_password(rfbClient *c)
-{
-	(void)c;
-	return password[0] != '\0' ? strdup(password) : NULL;
 }
 
 /* The first line of path into password.  0, or -1 (said why). */
@@ -88,23 +74,9 @@ read_password(const char *path)
 }
 
 static void
-got_rect(rfbClient *c, int x, int y, int w, int h)
+print_counters(const struct vview *v)
 {
-	(void)c; (void)x; (void)y;
-	rects++;
-	pixels += (uint64_t)w * (uint64_t)h;
-}
-
-static void
-finished(rfbClient *c)
-{
-	(void)c;
-	updates++;
-}
-
-static void
-print_counters(rfbClient *c)
-{
+	const rfbClient *c = v->client;
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	unsigned long long bytes = 0;
@@ -116,23 +88,23 @@ print_counters(rfbClient *c)
 		bytes = ti.tcpi_bytes_received;
 	printf("vnc-watch: t=%.3f bytes=%llu updates=%llu rects=%llu "
 	    "pixels=%llu\n", now() - t0, bytes,
-	    (unsigned long long)updates, (unsigned long long)rects,
-	    (unsigned long long)pixels);
+	    (unsigned long long)v->updates, (unsigned long long)v->rects,
+	    (unsigned long long)v->area);
 	fflush(stdout);
 }
 
 int
 main(int argc, char *argv[])
 {
-	const char *encodings = NULL;
+	struct vview_opts o = { .password = password };
 	struct sigaction sa;
-	rfbClient *c;
+	struct vview v;
 	double end;
 	int opt, n;
 
 	while ((opt = getopt(argc, argv, "e:p:")) != -1) {
 		if (opt == 'e')
-			encodings = optarg;
+			o.encodings = optarg;
 		else if (opt != 'p' || read_password(optarg) < 0)
 			goto usage;
 	}
@@ -143,22 +115,15 @@ main(int argc, char *argv[])
 	sa.sa_handler = on_usr1;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
-	rfbClientLog = quiet;
-	rfbClientErr = quiet;
+	vview_quiet();
 
-	c = rfbGetClient(8, 3, 4);
-	if (encodings != NULL)
-		c->appData.encodingsString = encodings;
-	c->appData.useRemoteCursor = FALSE;
-	c->GotFrameBufferUpdate = got_rect;
-	c->FinishedFrameBufferUpdate = finished;
-	c->GetPassword = get_password;
-	free(c->serverHost);
-	c->serverHost = strdup(argv[optind]);
-	c->serverPort = atoi(argv[optind + 1]);
+	o.host = argv[optind];
+	o.port = atoi(argv[optind + 1]);
+	if (password[0] == '\0')
+		o.password = NULL;
 	t0 = now();
 	end = t0 + atof(argv[optind + 2]);
-	if (!rfbInitClient(c, NULL, NULL)) {	/* frees c */
+	if (!vview_open(&v, &o)) {
 		fprintf(stderr, "vnc-watch: cannot connect to %s:%s\n",
 		    argv[optind], argv[optind + 1]);
 		return 1;
@@ -168,21 +133,20 @@ main(int argc, char *argv[])
 
 		if (report) {
 			report = 0;
-			print_counters(c);
+			print_counters(&v);
 		}
-		n = WaitForMessage(c, left > 0.2 ? 200000 :
+		n = vview_step(&v, left > 0.2 ? 200000 :
 		    (unsigned)(left * 1e6) + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (n > 0 && !HandleRFBServerMessage(c))) {
+		if (n < 0) {
 			fprintf(stderr, "vnc-watch: connection lost\n");
-			print_counters(c);
+			print_counters(&v);
 			return 1;
 		}
 	}
-	print_counters(c);
-	free(c->frameBuffer);
-	rfbClientCleanup(c);
+	print_counters(&v);
+	vview_close(&v);
 	return 0;
 usage:
 	fprintf(stderr, "usage: vnc-watch [-e ENCODINGS] [-p PASSWORD-FILE] "

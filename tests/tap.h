@@ -20,7 +20,8 @@ __attribute__((weak)) int tap_failed;
 /*
  * Every line a test prints is TAP: a description that holds newlines (a
  * program's output quoted in it) is folded onto its one line, and every
- * line of a diagnostic starts with "# ".
+ * line of a diagnostic starts with "# ".  One call's lines go out whole,
+ * never mixed with another thread's (a viewer thread's log).
  */
 static inline void
 tap_emit(const char *first, const char *rest, int fold, const char *fmt,
@@ -37,6 +38,7 @@ tap_emit(const char *first, const char *rest, int fold, const char *fmt,
 	}
 	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
 		s[--n] = '\0';
+	flockfile(stdout);
 	fputs(first, stdout);
 	for (p = s; *p != '\0'; p++) {
 		if (*p != '\n')
@@ -50,6 +52,7 @@ tap_emit(const char *first, const char *rest, int fold, const char *fmt,
 	}
 	putchar('\n');
 	fflush(stdout);
+	funlockfile(stdout);
 	free(s);
 }
 

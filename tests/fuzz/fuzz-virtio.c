@@ -41,8 +41,8 @@
 #include "fake-host.h"
 #include "fuzz-input.h"
 #include "net-backend.h"
-#include "pci-config.h"
 #include "virtio-blk.h"
+#include "virtio-driver.h"
 #include "virtio-net.h"
 #include "virtio-pci.h"
 #include "virtio-rng.h"
@@ -62,10 +62,9 @@ enum fuzz_kind {
 /* The run's state: one device and its backend. */
 static struct {
 	struct fake_host fh;
+	struct vdrv drv;	/* drv.dev: the device */
 	enum fuzz_kind kind;
 	const char *name;
-	const struct device_ops *ops;
-	void *dev;
 	/* The disk: an image in memory, requests held until completed. */
 	uint8_t image[DISK_SIZE];
 	struct blk_io *pending[PENDING_MAX];
@@ -197,25 +196,11 @@ static const struct net_backend_ops fuzz_net_ops = {
 /* --- the guest's side -------------------------------------------------- */
 
 /*
- * One thread plays vCPU, loop and backend threads in turn, so the device
- * lock is never held here: the device takes it itself where a backend
- * or the loop calls in (completions, frames arriving), and it is not
- * recursive.
+ * One thread plays vCPU, loop and backend threads in turn.  The driver
+ * (virtio-driver.h) takes the device's lock around each access, as the
+ * bus does; completions and arriving frames take it in the device
+ * itself, so they are made without it.
  */
-static void
-bar_write(uint64_t off, uint64_t v, unsigned int size)
-{
-	s.ops->write(s.dev, PCI_BAR_OFFSET(VIRTIO_PCI_BAR) + off, &v, size);
-}
-
-static uint64_t
-bar_read(uint64_t off, unsigned int size)
-{
-	uint64_t v = 0;
-
-	s.ops->read(s.dev, PCI_BAR_OFFSET(VIRTIO_PCI_BAR) + off, &v, size);
-	return v;
-}
 
 /* An access the bus would deliver: naturally sized, inside the BAR. */
 static unsigned int
@@ -243,48 +228,35 @@ fuzz_gpa(struct fuzz_in *in)
 static void
 fuzz_bring_up(struct fuzz_in *in)
 {
-	const uint8_t ok = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
 	uint64_t features = fuzz_uint(in, 8);
 	unsigned int qsize = 1u << (fuzz_byte(in) % 9), q;
+	uint64_t desc, avail;
 
-	bar_write(0x14, 0, 1);
-	bar_write(0x14, ok, 1);
-	bar_write(0x08, 0, 4);
-	bar_write(0x0c, (uint32_t)features, 4);
-	bar_write(0x08, 1, 4);
-	bar_write(0x0c, (uint32_t)(features >> 32), 4);
-	bar_write(0x14, ok | VIRTIO_STATUS_FEATURES_OK, 1);
+	(void)vdrv_negotiate(&s.drv, features);	/* on regardless */
 	for (q = 0; q < 2; q++) {
-		bar_write(0x16, q, 2);
-		bar_write(0x18, qsize, 2);
-		bar_write(0x20, fuzz_gpa(in), 8);
-		bar_write(0x28, fuzz_gpa(in), 8);
-		bar_write(0x30, fuzz_gpa(in), 8);
-		bar_write(0x1c, 1, 2);
+		desc = fuzz_gpa(in);
+		avail = fuzz_gpa(in);
+		vdrv_queue(&s.drv, q, qsize, desc, avail, fuzz_gpa(in));
 	}
-	bar_write(0x14, ok | VIRTIO_STATUS_FEATURES_OK |
-	    VIRTIO_STATUS_DRIVER_OK, 1);
+	(void)vdrv_driver_ok(&s.drv);
 }
 
-/* One descriptor written at desc[index] of a table at a fixed place. */
+/*
+ * One descriptor written at desc[index] of queue 0's table (where tests
+ * put it, at RAM_BASE) and offered on its avail ring, which wraps at 8.
+ */
 static void
 fuzz_descriptor(struct fuzz_in *in)
 {
 	struct virtq_desc d;
-	uint8_t *table = s.fh.mem;	/* RAM_BASE: where tests put it */
 	unsigned int index = fuzz_byte(in) % 64;
-	uint16_t *avail = (uint16_t *)(s.fh.mem + 0x1000);
-	unsigned int slot;
 
 	d.addr = fuzz_gpa(in);
 	d.len = (uint32_t)fuzz_uint(in, 2) << (fuzz_byte(in) % 17);
 	d.flags = (uint16_t)(fuzz_byte(in) & 7);
 	d.next = fuzz_byte(in) % 72;
-	memcpy(table + index * sizeof(d), &d, sizeof(d));
-	/* Offer it on the avail ring at RAM_BASE + 0x1000 too. */
-	slot = avail[1];
-	avail[2 + slot % 8] = (uint16_t)index;
-	avail[1] = (uint16_t)(slot + 1);
+	vdrv_desc(&s.drv, 0)[index] = d;
+	vdrv_add(&s.drv, 0, (uint16_t)index);
 }
 
 static void
@@ -312,7 +284,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.ops = &fuzz_net_ops,
 		.mac = { 0x02, 0, 0, 0, 0, 1 },
 	};
-	struct pci_config *pc;
 	uint64_t off, v;
 	unsigned int sz, n;
 	uint8_t kind;
@@ -320,36 +291,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&s, 0, sizeof(s));
 	memset(ram, 0, sizeof(ram));
 	fake_host_init(&s.fh);
-	s.fh.mem = ram;
-	s.fh.mem_base = RAM_BASE;
-	s.fh.mem_size = RAM_SIZE;
+	vdrv_init(&s.drv, &s.fh, ram, RAM_BASE, RAM_SIZE);
+	s.drv.qsize = 8;	/* fuzz_descriptor()'s ring */
 
 	kind = fuzz_byte(&in) % 4;
 	switch (kind) {
 	case 0:
 		s.kind = FUZZ_RNG;
 		s.name = "virtio-rng";
-		s.dev = virtio_pci_new(&s.fh.host, virtio_rng_new(&s.fh.host));
+		s.drv.dev = virtio_pci_new(&s.fh.host, virtio_rng_new(&s.fh.host));
 		break;
 	case 1:
 	case 2:
 		blk.readonly = kind == 2;
 		s.kind = FUZZ_BLK;
 		s.name = "virtio-blk";
-		s.dev = virtio_pci_new(&s.fh.host,
+		s.drv.dev = virtio_pci_new(&s.fh.host,
 		    virtio_blk_new(&s.fh.host, &blk));
 		break;
 	default:
 		s.kind = FUZZ_NET;
 		s.name = "virtio-net";
-		s.dev = virtio_pci_new(&s.fh.host,
+		s.drv.dev = virtio_pci_new(&s.fh.host,
 		    virtio_net_new(&s.fh.host, &net));
 		break;
 	}
-	if (s.dev == NULL)
+	if (s.drv.dev == NULL)
 		abort();
-	s.ops = &virtio_pci_device_ops;
-	pc = s.ops->pci(s.dev);
 
 	while (in.left > 0) {
 		switch (fuzz_byte(&in) % 10) {
@@ -357,13 +325,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 			off = fuzz_uint(&in, 2);
 			sz = fuzz_size(&in, &off);
-			bar_write(off, fuzz_uint(&in, 8), sz);
+			vdrv_wr(&s.drv, (uint32_t)off, fuzz_uint(&in, 8), sz);
 			fuzz_check("a BAR write");
 			break;
 		case 2:
 			off = fuzz_uint(&in, 2);
 			sz = fuzz_size(&in, &off);
-			(void)bar_read(off, sz);
+			(void)vdrv_rd(&s.drv, (uint32_t)off, sz);
 			fuzz_check("a BAR read");
 			break;
 		case 3:
@@ -379,11 +347,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 5:
 			n = fuzz_byte(&in) % VIRTIO_PCI_MAX_QUEUES;
-			bar_write(VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * n,
-			    n, 2);
-			for (unsigned int i = 0; i < s.fh.nbells; i++)
-				if (s.fh.bell[i].id == n)
-					s.fh.bell[i].fn(s.fh.bell[i].dev, n);
+			vdrv_kick(&s.drv, n);
+			(void)vdrv_bell(&s.drv, n);
 			fuzz_check("a kick");
 			break;
 		case 6:
@@ -392,10 +357,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			v = fuzz_uint(&in, 4);
 			if (off + sz > 256)
 				break;
-			if (pci_config_write(pc, (unsigned int)off, &v, sz) &&
-			    s.ops->pci_written != NULL)
-				s.ops->pci_written(s.dev, (unsigned int)off,
-				    sz);
+			vdrv_cfg_write(&s.drv, (unsigned int)off, v, sz);
 			fuzz_check("a config write");
 			break;
 		case 7:
@@ -422,6 +384,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	/* The disk's requests still pending complete in its drain. */
-	s.ops->free(s.dev);
+	virtio_pci_device_ops.free(s.drv.dev);
 	return 0;
 }

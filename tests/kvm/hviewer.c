@@ -1,5 +1,4 @@
 /* See hviewer.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,78 +8,14 @@
 #include "harness.h"
 #include "hviewer.h"
 
-static int viewer_tag;
-
-/*
- * libvncclient's own messages as TAP comments: its default prints plain
- * lines, which a TAP parser reading the test host's merged console takes
- * for output it does not know.
- */
-static void
-viewer_log(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	tap_diag("libvncclient: %s", buf);
-}
-
-static char *
-viewer_password(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	/* NULL, not "": libvncclient does not free an empty password. */
-	return v->password != NULL ? strdup(v->password) : NULL;
-}
-
-static void
-viewer_rect(rfbClient *client, int x, int y, int w, int h)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	v->area += (uint64_t)w * (uint64_t)h;
-	if (y + h > v->bottom)
-		v->bottom = y + h;
-}
-
-static void
-viewer_done(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_tag);
-
-	v->updates++;
-}
-
 bool
-viewer_open(struct viewer *v, int port, const char *password)
+viewer_open(struct vview *v, int port, const char *password)
 {
-	rfbClient *c;
+	const struct vview_opts o = {
+		.port = port, .password = password, .exact = true,
+	};
 
-	rfbClientLog = rfbClientErr = viewer_log;
-	c = rfbGetClient(8, 3, 4);
-	memset(v, 0, sizeof(*v));
-	v->password = password;
-	c->format.redShift = 16;
-	c->format.greenShift = 8;
-	c->format.blueShift = 0;
-	c->appData.encodingsString = "zrle raw";
-	c->appData.enableJPEG = FALSE;
-	c->appData.useRemoteCursor = FALSE;
-	c->GetPassword = viewer_password;
-	c->GotFrameBufferUpdate = viewer_rect;
-	c->FinishedFrameBufferUpdate = viewer_done;
-	free(c->serverHost);
-	c->serverHost = strdup("127.0.0.1");
-	c->serverPort = port;
-	rfbClientSetClientData(c, &viewer_tag, v);
-	if (!rfbInitClient(c, NULL, NULL))	/* frees c */
-		return false;
-	v->client = c;
-	return true;
+	return vview_open(v, &o);
 }
 
 int
@@ -99,49 +34,31 @@ viewer_display(struct h_conn *c, const char *name, char *pw, size_t len)
 }
 
 bool
-viewer_open_vm(struct viewer *v, struct h_conn *c, const char *name)
+viewer_open_vm(struct vview *v, struct h_conn *c, const char *name)
 {
 	char pw[64];
 	int port = viewer_display(c, name, pw, sizeof(pw));
-	bool ok;
 
 	if (port <= 0) {
 		memset(v, 0, sizeof(*v));
 		return false;
 	}
-	ok = viewer_open(v, port, pw[0] != '\0' ? pw : NULL);
-	v->password = NULL;	/* asked for only while connecting */
-	return ok;
-}
-
-void
-viewer_close(struct viewer *v)
-{
-	if (v->client == NULL)
-		return;
-	free(v->client->frameBuffer);
-	rfbClientCleanup(v->client);
-	v->client = NULL;
+	return viewer_open(v, port, pw[0] != '\0' ? pw : NULL);
 }
 
 bool
-viewer_pump(struct viewer *v, int ms)
+viewer_pump(struct vview *v, int ms)
 {
 	double deadline = h_now_ms() + ms;
-	int n;
 
-	while (h_now_ms() < deadline) {
-		n = WaitForMessage(v->client, 20000);
-		if (n < 0)
+	while (h_now_ms() < deadline)
+		if (vview_step(v, 20000) < 0)
 			return false;
-		if (n > 0 && !HandleRFBServerMessage(v->client))
-			return false;
-	}
 	return true;
 }
 
 bool
-viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
+viewer_wait_updates(struct vview *v, unsigned int want, int ms)
 {
 	double deadline = h_now_ms() + ms;
 
@@ -152,7 +69,7 @@ viewer_wait_updates(struct viewer *v, unsigned int want, int ms)
 }
 
 bool
-viewer_wait_area(struct viewer *v, uint64_t area, int ms)
+viewer_wait_area(struct vview *v, uint64_t area, int ms)
 {
 	double deadline = h_now_ms() + ms;
 
@@ -160,14 +77,6 @@ viewer_wait_area(struct viewer *v, uint64_t area, int ms)
 		if (!viewer_pump(v, 50))
 			return false;
 	return v->area >= area;
-}
-
-uint32_t
-viewer_pixel(const struct viewer *v, int x, int y)
-{
-	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
-
-	return fb[y * v->client->width + x] & 0xffffff;
 }
 
 /* A US keyboard: which characters need Shift. */
@@ -179,7 +88,7 @@ viewer_shifted(char ch)
 }
 
 void
-viewer_type(struct viewer *v, const char *text)
+viewer_type(struct vview *v, const char *text)
 {
 	const char *p;
 

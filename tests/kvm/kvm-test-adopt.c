@@ -157,7 +157,7 @@ test_supervisor_dies(struct h_daemon *d, struct h_conn **cp, struct seen *s,
 {
 	struct h_console *old, *con;
 	struct json_object *r, *stats;
-	struct viewer v = { 0 };
+	struct vview v = { 0 };
 	struct seen x;
 	char st[32], word[64], pw[64];
 	double deadline;
@@ -232,15 +232,15 @@ test_supervisor_dies(struct h_daemon *d, struct h_conn **cp, struct seen *s,
 		/* The first update may come before the picture does (the
 		 * display test sees that too): wait for the picture. */
 		deadline = h_now_ms() + 20000;
-		while (viewer_pixel(&v, W / 4, H / 4) != RED &&
+		while (vview_pixel(&v, W / 4, H / 4) != RED &&
 		    h_now_ms() < deadline && viewer_pump(&v, 100))
 			;
-		tap_ok(viewer_pixel(&v, W / 4, H / 4) == RED,
+		tap_ok(vview_pixel(&v, W / 4, H / 4) == RED,
 		    "round %d: fb: the guest's drawing (%06x, %u updates)",
-		    round, viewer_pixel(&v, W / 4, H / 4), v.updates);
+		    round, vview_pixel(&v, W / 4, H / 4), v.updates);
 	}
 	if (v.client != NULL)
-		viewer_close(&v);
+		vview_close(&v);
 }
 
 /* An adopted worker that dies is no child of ours: still seen. */

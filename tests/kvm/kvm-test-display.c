@@ -108,7 +108,7 @@ static void
 test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
     struct h_console *con, int port, const char *pw)
 {
-	struct viewer v, v2;
+	struct vview v, v2;
 	struct json_object *e;
 	uint32_t *shot = NULL, sw = 0, sh = 0, x, y;
 	unsigned int mismatches = 0, before;
@@ -129,14 +129,14 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	tap_ok(v.client->width == W && v.client->height == H,
 	    "the screen is %dx%d (want %dx%d)", v.client->width,
 	    v.client->height, W, H);
-	tap_ok(viewer_pixel(&v, W / 4, H / 4) == RED &&
-	    viewer_pixel(&v, 3 * W / 4, H / 4) == GREEN &&
-	    viewer_pixel(&v, W / 4, 3 * H / 4) == BLUE &&
-	    viewer_pixel(&v, 3 * W / 4, 3 * H / 4) == WHITE,
+	tap_ok(vview_pixel(&v, W / 4, H / 4) == RED &&
+	    vview_pixel(&v, 3 * W / 4, H / 4) == GREEN &&
+	    vview_pixel(&v, W / 4, 3 * H / 4) == BLUE &&
+	    vview_pixel(&v, 3 * W / 4, 3 * H / 4) == WHITE,
 	    "it shows the guest's quadrants (%06x %06x %06x %06x)",
-	    viewer_pixel(&v, W / 4, H / 4), viewer_pixel(&v, 3 * W / 4, H / 4),
-	    viewer_pixel(&v, W / 4, 3 * H / 4),
-	    viewer_pixel(&v, 3 * W / 4, 3 * H / 4));
+	    vview_pixel(&v, W / 4, H / 4), vview_pixel(&v, 3 * W / 4, H / 4),
+	    vview_pixel(&v, W / 4, 3 * H / 4),
+	    vview_pixel(&v, 3 * W / 4, 3 * H / 4));
 	e = h_read_event(ev, 5000);
 	tap_ok(e != NULL && strcmp(h_str(e, "event"), "display.connected") == 0,
 	    "event display.connected (%s)", h_text(e));
@@ -152,7 +152,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 		for (y = 0; y < H; y++)
 			for (x = 0; x < W; x++)
 				mismatches += (shot[y * W + x] & 0xffffff) !=
-				    viewer_pixel(&v, (int)x, (int)y);
+				    vview_pixel(&v, (int)x, (int)y);
 		tap_ok(mismatches == 0, "the PNG equals the viewer's screen "
 		    "(%u pixels differ)", mismatches);
 	}
@@ -208,13 +208,13 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	tap_ok(viewer_open(&v2, port, pw) &&
 	    viewer_wait_updates(&v2, 1, 10000) &&
 	    viewer_wait_area(&v2, (uint64_t)W * H, 10000) &&
-	    viewer_pixel(&v2, 3 * W / 4, 3 * H / 4) == WHITE,
+	    vview_pixel(&v2, 3 * W / 4, 3 * H / 4) == WHITE,
 	    "a second viewer at the same time sees the screen");
 	json_object_put(h_read_event(ev, 5000));
-	viewer_close(&v2);
+	vview_close(&v2);
 	json_object_put(h_read_event(ev, 5000));
 
-	viewer_close(&v);
+	vview_close(&v);
 	e = h_read_event(ev, 5000);
 	tap_ok(e != NULL &&
 	    strcmp(h_str(e, "event"), "display.disconnected") == 0,
@@ -232,7 +232,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 static void
 test_password(struct h_conn *c)
 {
-	struct viewer v;
+	struct vview v;
 	char pw[64];
 	int port;
 
@@ -247,7 +247,7 @@ test_password(struct h_conn *c)
 	tap_ok(viewer_open(&v, port, "s3cret") &&
 	    viewer_wait_updates(&v, 1, 10000),
 	    "the right one gets the screen");
-	viewer_close(&v);
+	vview_close(&v);
 	h_stop(c, "pw", true, -1, H_REPLY_MS);
 
 	tap_ok(h_create(c, "open", "\"kernel\":\"%s\",\"cmdline\":"
@@ -260,7 +260,7 @@ test_password(struct h_conn *c)
 	tap_ok(viewer_open(&v, port, NULL) &&
 	    viewer_wait_updates(&v, 1, 10000),
 	    "a viewer without one gets the screen");
-	viewer_close(&v);
+	vview_close(&v);
 	h_stop(c, "open", true, -1, H_REPLY_MS);
 }
 
@@ -347,7 +347,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 {
 	struct json_object *disp;
 	struct h_console *con;
-	struct viewer v;
+	struct vview v;
 	unsigned int updates;
 	int session;
 
@@ -377,7 +377,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 			    session, "anim: the display polls while "
 			    "the screen streams (%s)", h_text(disp));
 		json_object_put(disp);
-		viewer_close(&v);
+		vview_close(&v);
 		h_sleep_ms(300);
 		disp = display_stats(c, "anim");
 		tap_ok(!display_refresh_timer(c, "anim") &&
@@ -397,7 +397,7 @@ main(void)
 	struct json_object *r, *stats, *disp;
 	struct h_daemon *d;
 	struct h_conn *c, *ev;
-	struct viewer v;
+	struct vview v;
 	char pw[64];
 	int port;
 

@@ -10,7 +10,7 @@
 
 /* Pixels that are not black: fbcon's text. */
 static unsigned int
-ld_lit(const struct viewer *v)
+ld_lit(const struct vview *v)
 {
 	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
 	size_t i, n = (size_t)v->client->width * v->client->height;
@@ -23,7 +23,7 @@ ld_lit(const struct viewer *v)
 
 /* Pixels that differ from an earlier copy of the screen. */
 static unsigned int
-ld_changed(const struct viewer *v, const uint32_t *before)
+ld_changed(const struct vview *v, const uint32_t *before)
 {
 	const uint32_t *fb = (const uint32_t *)v->client->frameBuffer;
 	size_t i, n = (size_t)v->client->width * v->client->height;
@@ -85,7 +85,7 @@ void
 ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 {
 	struct json_object *r;
-	struct viewer v;
+	struct vview v;
 	unsigned int lit, changed;
 	uint32_t *before;
 	size_t bytes;
@@ -153,7 +153,7 @@ ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 	    "replies), then typing still works", paused);
 	if (show)
 		ld_show(vm);
-	viewer_close(&v);
+	vview_close(&v);
 	h_sleep_ms(500);
 	check(vm, !ld_refresh_timer(vm), "viewer gone, no refresh timer");
 }

@@ -29,9 +29,9 @@
 #include <linux/posix_acl_xattr.h>
 
 #include "access.h"
+#include "scratch.h"
 #include "tap.h"
 
-static char base[256];		/* the test directory, resolved */
 
 /* Synthetic stat data: only what the rules look at. */
 static struct stat
@@ -280,101 +280,32 @@ test_acl_rules(void)
 
 /* Test files ------------------------------------------------------- */
 
-static const char *
-at(const char *rel)
-{
-	static char bufs[4][PATH_MAX];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, PATH_MAX, "%s/%s", base, rel);
-	return b;
-}
-
-static void
-mkfile(const char *rel, mode_t mode, const char *content)
-{
-	const char *path = at(rel);
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, content, strlen(content)) !=
-	    (ssize_t)strlen(content) || fchmod(fd, mode) < 0)
-		tap_bail("%s: %s", path, strerror(errno));
-	close(fd);
-}
-
-static void
-mkdir_mode(const char *rel, mode_t mode)
-{
-	if (mkdir(at(rel), 0700) < 0 || chmod(at(rel), mode) < 0)
-		tap_bail("%s: %s", at(rel), strerror(errno));
-}
-
-static void
-mklink(const char *target, const char *rel)
-{
-	if (symlink(target, at(rel)) < 0)
-		tap_bail("%s: %s", at(rel), strerror(errno));
-}
-
 static void
 setup(void)
 {
-	char tmpl[] = "/tmp/vmmd-test-access-XXXXXX";
-
-	char real[PATH_MAX];
-
-	if (mkdtemp(tmpl) == NULL || realpath(tmpl, real) == NULL ||
-	    strlen(real) >= sizeof(base) || chmod(real, 0755) < 0)
-		tap_bail("test directory: %s", strerror(errno));
-	strcpy(base, real);
-
-	mkdir_mode("pub", 0755);
-	mkfile("pub/file", 0644, "public");
-	mkfile("pub/other", 0644, "other");
-	mkfile("pub/group", 0640, "group");
-	mkfile("pub/owner-none", 0044, "not the owner's");
-	mkfile("secret", 0600, "secret");
-	mkdir_mode("priv", 0700);
-	mkfile("priv/file", 0644, "hidden");
-	mkdir_mode("xonly", 0711);
-	mkfile("xonly/file", 0644, "through a search-only directory");
-	mkdir_mode("ronly", 0744);
-	mkfile("ronly/file", 0644, "behind a list-only directory");
-	mklink("secret", "link-secret");
-	mklink("pub/file", "link-file");
-	mklink(at("pub/file"), "abs-link");
-	mklink("../secret", "pub/up-secret");
-	mklink("../link-file", "pub/chain");
-	mklink("priv/file", "link-priv");
-	mklink("loop2", "loop1");
-	mklink("loop1", "loop2");
-	if (mkfifo(at("fifo"), 0644) < 0)
+	scratch_new("access");
+	scratch_mkdir("pub", 0755);
+	scratch_file("pub/file", 0644, "public");
+	scratch_file("pub/other", 0644, "other");
+	scratch_file("pub/group", 0640, "group");
+	scratch_file("pub/owner-none", 0044, "not the owner's");
+	scratch_file("secret", 0600, "secret");
+	scratch_mkdir("priv", 0700);
+	scratch_file("priv/file", 0644, "hidden");
+	scratch_mkdir("xonly", 0711);
+	scratch_file("xonly/file", 0644, "through a search-only directory");
+	scratch_mkdir("ronly", 0744);
+	scratch_file("ronly/file", 0644, "behind a list-only directory");
+	scratch_link("secret", "link-secret");
+	scratch_link("pub/file", "link-file");
+	scratch_link(scratch_at("pub/file"), "abs-link");
+	scratch_link("../secret", "pub/up-secret");
+	scratch_link("../link-file", "pub/chain");
+	scratch_link("priv/file", "link-priv");
+	scratch_link("loop2", "loop1");
+	scratch_link("loop1", "loop2");
+	if (mkfifo(scratch_at("fifo"), 0644) < 0)
 		tap_bail("mkfifo: %s", strerror(errno));
-}
-
-static void
-cleanup(void)
-{
-	static const char *const files[] = {
-		"pub/file", "pub/other", "pub/group", "pub/owner-none",
-		"pub/swap", "pub/swap2", "pub/up-secret", "pub/chain",
-		"pub/acl-deny", "pub/acl-grant", "pub/acl-late",
-		"acl-dir/file",
-		"secret", "priv/file", "xonly/file", "ronly/file",
-		"link-secret", "link-file", "abs-link", "link-priv", "loop1",
-		"loop2", "fifo", NULL
-	};
-	static const char *const dirs[] = { "pub", "priv", "xonly", "ronly",
-		"acl-dir", NULL };
-	int i;
-
-	for (i = 0; files[i] != NULL; i++)
-		unlink(at(files[i]));
-	for (i = 0; dirs[i] != NULL; i++)
-		rmdir(at(dirs[i]));
-	rmdir(base);
 }
 
 /* Resolve rel as cred; expect rc, and (if 0) the resolved path want. */
@@ -414,64 +345,65 @@ test_resolve(void)
 	struct access_cred owner = { .uid = geteuid(), .gid = theirs };
 	char path[PATH_MAX];
 
-	expect_resolve(&other, at("pub/file"), 0, at("pub/file"),
+	expect_resolve(&other, scratch_at("pub/file"), 0, scratch_at("pub/file"),
 	    "world-readable file");
-	snprintf(path, sizeof(path), "%s//pub/./../pub/.//file", base);
-	expect_resolve(&other, path, 0, at("pub/file"),
+	snprintf(path, sizeof(path), "%s//pub/./../pub/.//file",
+	    scratch_dir());
+	expect_resolve(&other, path, 0, scratch_at("pub/file"),
 	    "'.', '..' and repeated slashes");
-	expect_resolve(&other, at("secret"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("secret"), -EACCES, NULL,
 	    "0600 file of someone else");
-	expect_resolve(&owner, at("secret"), 0, at("secret"),
+	expect_resolve(&owner, scratch_at("secret"), 0, scratch_at("secret"),
 	    "0600 file of the owner");
-	expect_resolve(&other, at("pub/group"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("pub/group"), -EACCES, NULL,
 	    "0640 file, not in the group");
-	expect_resolve(&member, at("pub/group"), 0, at("pub/group"),
+	expect_resolve(&member, scratch_at("pub/group"), 0, scratch_at("pub/group"),
 	    "0640 file, supplementary group");
-	expect_resolve(&primary, at("pub/group"), 0, at("pub/group"),
+	expect_resolve(&primary, scratch_at("pub/group"), 0, scratch_at("pub/group"),
 	    "0640 file, primary group");
-	expect_resolve(&owner, at("pub/owner-none"), -EACCES, NULL,
+	expect_resolve(&owner, scratch_at("pub/owner-none"), -EACCES, NULL,
 	    "0044 file: its owner is denied");
-	expect_resolve(&other, at("pub/owner-none"), 0, at("pub/owner-none"),
+	expect_resolve(&other, scratch_at("pub/owner-none"), 0, scratch_at("pub/owner-none"),
 	    "0044 file: others may read");
 
 	/* Directories on the way. */
-	expect_resolve(&other, at("priv/file"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("priv/file"), -EACCES, NULL,
 	    "world-readable file in a 0700 directory");
-	expect_resolve(&owner, at("priv/file"), 0, at("priv/file"),
+	expect_resolve(&owner, scratch_at("priv/file"), 0, scratch_at("priv/file"),
 	    "the same file for the directory's owner");
-	expect_resolve(&other, at("priv/nonexistent"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("priv/nonexistent"), -EACCES, NULL,
 	    "missing file in a 0700 directory: denied, existence not told");
-	expect_resolve(&other, at("priv/../pub/file"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("priv/../pub/file"), -EACCES, NULL,
 	    "'..' out of an unsearchable directory");
-	expect_resolve(&other, at("xonly/file"), 0, at("xonly/file"),
+	expect_resolve(&other, scratch_at("xonly/file"), 0, scratch_at("xonly/file"),
 	    "file in a 0711 directory (search without read)");
-	expect_resolve(&other, at("ronly/file"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("ronly/file"), -EACCES, NULL,
 	    "file in a 0744 directory (read without search)");
-	expect_resolve(&other, at("nonexistent"), -ENOENT, NULL,
+	expect_resolve(&other, scratch_at("nonexistent"), -ENOENT, NULL,
 	    "missing file in a searchable directory");
-	expect_resolve(&other, at("nodir/file"), -ENOENT, NULL,
+	expect_resolve(&other, scratch_at("nodir/file"), -ENOENT, NULL,
 	    "missing directory");
-	expect_resolve(&other, at("pub/file/"), -ENOTDIR, NULL,
+	expect_resolve(&other, scratch_at("pub/file/"), -ENOTDIR, NULL,
 	    "file with a trailing slash");
-	expect_resolve(&other, at("pub/file/x"), -ENOTDIR, NULL,
+	expect_resolve(&other, scratch_at("pub/file/x"), -ENOTDIR, NULL,
 	    "file used as a directory");
 
 	/* Symbolic links. */
-	expect_resolve(&other, at("link-file"), 0, at("pub/file"),
+	expect_resolve(&other, scratch_at("link-file"), 0, scratch_at("pub/file"),
 	    "relative link to a readable file");
-	expect_resolve(&other, at("abs-link"), 0, at("pub/file"),
+	expect_resolve(&other, scratch_at("abs-link"), 0, scratch_at("pub/file"),
 	    "absolute link to a readable file");
-	expect_resolve(&other, at("pub/chain"), 0, at("pub/file"),
+	expect_resolve(&other, scratch_at("pub/chain"), 0, scratch_at("pub/file"),
 	    "link to a link, with '..'");
-	expect_resolve(&other, at("link-secret"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("link-secret"), -EACCES, NULL,
 	    "link to an unreadable file");
-	expect_resolve(&other, at("pub/up-secret"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("pub/up-secret"), -EACCES, NULL,
 	    "link through '..' to an unreadable file");
-	expect_resolve(&owner, at("link-secret"), 0, at("secret"),
+	expect_resolve(&owner, scratch_at("link-secret"), 0, scratch_at("secret"),
 	    "link to the owner's own 0600 file");
-	expect_resolve(&other, at("link-priv"), -EACCES, NULL,
+	expect_resolve(&other, scratch_at("link-priv"), -EACCES, NULL,
 	    "link into a 0700 directory");
-	expect_resolve(&other, at("loop1"), -ELOOP, NULL, "link loop");
+	expect_resolve(&other, scratch_at("loop1"), -ELOOP, NULL, "link loop");
 
 	/* The form of the path. */
 	expect_resolve(&other, "pub/file", -EINVAL, NULL, "relative path");
@@ -489,7 +421,7 @@ test_open(void)
 	ssize_t n;
 	int dirfd, fd, flags;
 
-	fd = access_open_file(at("link-file"), &other);
+	fd = access_open_file(scratch_at("link-file"), &other);
 	tap_ok(fd >= 0, "open through a link as a client (%d)", fd);
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -501,34 +433,34 @@ test_open(void)
 		    "read-only, close-on-exec, non-blocking");
 		close(fd);
 	}
-	tap_ok(access_open_file(at("link-secret"), &other) == -EACCES,
+	tap_ok(access_open_file(scratch_at("link-secret"), &other) == -EACCES,
 	    "open of an unreadable link target as a client: EACCES");
-	tap_ok(access_open_file(at("priv/file"), &other) == -EACCES,
+	tap_ok(access_open_file(scratch_at("priv/file"), &other) == -EACCES,
 	    "open in an unsearchable directory as a client: EACCES");
-	fd = access_open_file(at("link-secret"), NULL);
+	fd = access_open_file(scratch_at("link-secret"), NULL);
 	tap_ok(fd >= 0, "the daemon itself opens the same (%d)", fd);
 	if (fd >= 0)
 		close(fd);
-	tap_ok(access_open_file(at("fifo"), &other) == -EINVAL,
+	tap_ok(access_open_file(scratch_at("fifo"), &other) == -EINVAL,
 	    "a FIFO is not opened");
-	tap_ok(access_open_file(at("fifo"), NULL) == -EINVAL,
+	tap_ok(access_open_file(scratch_at("fifo"), NULL) == -EINVAL,
 	    "a FIFO is not opened by the daemon either");
-	tap_ok(access_open_file(at("pub"), NULL) == -EINVAL,
+	tap_ok(access_open_file(scratch_at("pub"), NULL) == -EINVAL,
 	    "a directory is not opened");
-	tap_ok(access_open_file(at("nonexistent"), NULL) == -ENOENT,
+	tap_ok(access_open_file(scratch_at("nonexistent"), NULL) == -ENOENT,
 	    "missing file: ENOENT");
 	tap_ok(access_open_file("pub/file", NULL) == -EINVAL,
 	    "relative path: EINVAL");
 
 	/* Another file renamed over the checked one. */
-	mkfile("pub/swap", 0644, "checked");
-	mkfile("pub/swap2", 0644, "swapped in");
-	dirfd = access_resolve(at("pub/swap"), &other, NULL, name, &st);
+	scratch_file("pub/swap", 0644, "checked");
+	scratch_file("pub/swap2", 0644, "swapped in");
+	dirfd = access_resolve(scratch_at("pub/swap"), &other, NULL, name, &st);
 	tap_ok(dirfd >= 0 && strcmp(name, "swap") == 0 && S_ISREG(st.st_mode),
 	    "swap: checked");
 	if (dirfd < 0)
 		tap_bail("cannot go on");
-	if (rename(at("pub/swap2"), at("pub/swap")) < 0)
+	if (rename(scratch_at("pub/swap2"), scratch_at("pub/swap")) < 0)
 		tap_bail("rename: %s", strerror(errno));
 	tap_ok(access_open(dirfd, name, &st, &other) == -ESTALE,
 	    "swap: a file renamed over the checked one is refused");
@@ -537,24 +469,24 @@ test_open(void)
 	close(dirfd);
 
 	/* A symbolic link put in its place. */
-	dirfd = access_resolve(at("pub/swap"), &other, NULL, name, &st);
+	dirfd = access_resolve(scratch_at("pub/swap"), &other, NULL, name, &st);
 	tap_ok(dirfd >= 0, "swap to a link: checked");
-	if (unlink(at("pub/swap")) < 0 || symlink("file", at("pub/swap")) < 0)
+	if (unlink(scratch_at("pub/swap")) < 0 || symlink("file", scratch_at("pub/swap")) < 0)
 		tap_bail("relink: %s", strerror(errno));
 	tap_ok(access_open(dirfd, name, &st, &other) == -ESTALE,
 	    "swap to a link: refused");
 	close(dirfd);
-	unlink(at("pub/swap"));
+	unlink(scratch_at("pub/swap"));
 
 	/* The directory renamed away after the check: the walk's
 	 * descriptor still names the checked directory. */
-	mkfile("pub/swap", 0644, "checked");
-	dirfd = access_resolve(at("pub/swap"), &other, NULL, name, &st);
+	scratch_file("pub/swap", 0644, "checked");
+	dirfd = access_resolve(scratch_at("pub/swap"), &other, NULL, name, &st);
 	tap_ok(dirfd >= 0, "moved directory: checked");
-	if (rename(at("pub"), at("pub-moved")) < 0 ||
-	    mkdir(at("pub"), 0755) < 0)
+	if (rename(scratch_at("pub"), scratch_at("pub-moved")) < 0 ||
+	    mkdir(scratch_at("pub"), 0755) < 0)
 		tap_bail("moving pub: %s", strerror(errno));
-	mkfile("pub/swap", 0644, "impostor");
+	scratch_file("pub/swap", 0644, "impostor");
 	fd = access_open(dirfd, name, &st, &other);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	buf[n > 0 ? n : 0] = '\0';
@@ -563,21 +495,21 @@ test_open(void)
 	if (fd >= 0)
 		close(fd);
 	close(dirfd);
-	if (unlink(at("pub/swap")) < 0 || rmdir(at("pub")) < 0 ||
-	    rename(at("pub-moved"), at("pub")) < 0)
+	if (unlink(scratch_at("pub/swap")) < 0 || rmdir(scratch_at("pub")) < 0 ||
+	    rename(scratch_at("pub-moved"), scratch_at("pub")) < 0)
 		tap_bail("moving pub back: %s", strerror(errno));
 
 	/* The same file, made unreadable after the check. */
-	dirfd = access_resolve(at("pub/swap"), &other, NULL, name, &st);
+	dirfd = access_resolve(scratch_at("pub/swap"), &other, NULL, name, &st);
 	tap_ok(dirfd >= 0, "chmod: checked");
-	chmod(at("pub/swap"), 0600);
+	chmod(scratch_at("pub/swap"), 0600);
 	tap_ok(access_open(dirfd, name, &st, &other) == -EACCES,
 	    "chmod 0600 after the check: refused to the client");
 	fd = access_open(dirfd, name, &st, NULL);
 	tap_ok(fd >= 0, "chmod 0600 after the check: the daemon may");
 	if (fd >= 0)
 		close(fd);
-	chmod(at("pub/swap"), 0644);
+	chmod(scratch_at("pub/swap"), 0644);
 	fd = access_open(dirfd, name, &st, &other);
 	tap_ok(fd >= 0, "unchanged file: opened (%d)", fd);
 	if (fd >= 0)
@@ -585,7 +517,7 @@ test_open(void)
 	close(dirfd);
 
 	/* What the walk returns for a directory. */
-	dirfd = access_resolve(at("pub/"), &other, NULL, name, &st);
+	dirfd = access_resolve(scratch_at("pub/"), &other, NULL, name, &st);
 	tap_ok(dirfd >= 0 && strcmp(name, ".") == 0 && S_ISDIR(st.st_mode),
 	    "a directory: its own descriptor, name \".\"");
 	if (dirfd >= 0)
@@ -599,7 +531,7 @@ set_acl(const char *rel, const struct ent *e, size_t n)
 	unsigned char buf[sizeof(struct posix_acl_xattr_header) +
 	    ACL_MAX * sizeof(struct posix_acl_xattr_entry)];
 
-	if (setxattr(at(rel), "system.posix_acl_access", buf,
+	if (setxattr(scratch_at(rel), "system.posix_acl_access", buf,
 	    acl_value(buf, e, n), 0) < 0)
 		return -errno;
 	return 0;
@@ -641,45 +573,45 @@ test_acl_files(void)
 	struct stat st;
 	int dirfd, rc;
 
-	mkfile("pub/acl-deny", 0644, "not for mallory");
+	scratch_file("pub/acl-deny", 0644, "not for mallory");
 	if ((rc = set_acl("pub/acl-deny", deny, NENT(deny))) < 0) {
 		tap_diag("no POSIX ACLs in %s (%s): ACLs on files untested",
-		    base, strerror(-rc));
-		unlink(at("pub/acl-deny"));
+		    scratch_dir(), strerror(-rc));
+		unlink(scratch_at("pub/acl-deny"));
 		return false;
 	}
-	tap_ok(try_open(at("pub/acl-deny"), &mallory, false) == -EACCES,
+	tap_ok(try_open(scratch_at("pub/acl-deny"), &mallory, false) == -EACCES,
 	    "user:mallory:--- on a 0644 file: mallory's open refused");
-	tap_ok(try_open(at("pub/acl-deny"), &alice, false) == 0,
+	tap_ok(try_open(scratch_at("pub/acl-deny"), &alice, false) == 0,
 	    "the same file: alice opens it");
 
-	mkdir_mode("acl-dir", 0755);
-	mkfile("acl-dir/file", 0644, "behind the directory's ACL");
+	scratch_mkdir("acl-dir", 0755);
+	scratch_file("acl-dir/file", 0644, "behind the directory's ACL");
 	if (set_acl("acl-dir", deny_dir, NENT(deny_dir)) < 0)
 		tap_bail("ACL on acl-dir: %s", strerror(errno));
-	tap_ok(try_open(at("acl-dir/file"), &mallory, false) == -EACCES,
+	tap_ok(try_open(scratch_at("acl-dir/file"), &mallory, false) == -EACCES,
 	    "user:mallory:--- on a 0755 directory: mallory may not search "
 	    "it");
-	tap_ok(try_open(at("acl-dir/file"), &alice, false) == 0,
+	tap_ok(try_open(scratch_at("acl-dir/file"), &alice, false) == 0,
 	    "the same directory: alice may");
 
-	mkfile("pub/acl-grant", 0600, "for mallory");
+	scratch_file("pub/acl-grant", 0600, "for mallory");
 	if (set_acl("pub/acl-grant", grant, NENT(grant)) < 0)
 		tap_bail("ACL on pub/acl-grant: %s", strerror(errno));
-	tap_ok(try_open(at("pub/acl-grant"), &mallory, false) == 0,
+	tap_ok(try_open(scratch_at("pub/acl-grant"), &mallory, false) == 0,
 	    "user:mallory:rw-, mask::r-- on a 0600 file: mallory reads");
-	tap_ok(try_open(at("pub/acl-grant"), &mallory, true) == -EACCES,
+	tap_ok(try_open(scratch_at("pub/acl-grant"), &mallory, true) == -EACCES,
 	    "the same: mallory may not write (the mask)");
-	tap_ok(try_open(at("pub/acl-grant"), &alice, false) == -EACCES,
+	tap_ok(try_open(scratch_at("pub/acl-grant"), &alice, false) == -EACCES,
 	    "the same: alice may not read");
 	if (set_acl("pub/acl-grant", grant_rw, NENT(grant_rw)) < 0)
 		tap_bail("ACL on pub/acl-grant: %s", strerror(errno));
-	tap_ok(try_open(at("pub/acl-grant"), &mallory, true) == 0,
+	tap_ok(try_open(scratch_at("pub/acl-grant"), &mallory, true) == 0,
 	    "mask::rw-: mallory writes");
 
 	/* An ACL set between the walk and the open: the opened file's. */
-	mkfile("pub/acl-late", 0644, "checked");
-	dirfd = access_resolve(at("pub/acl-late"), &mallory, NULL, name, &st);
+	scratch_file("pub/acl-late", 0644, "checked");
+	dirfd = access_resolve(scratch_at("pub/acl-late"), &mallory, NULL, name, &st);
 	tap_ok(dirfd >= 0, "acl-late: checked");
 	if (dirfd < 0)
 		tap_bail("cannot go on");
@@ -802,11 +734,11 @@ test_acl_kernel(void)
 		    "decisions");
 		return;
 	}
-	snprintf(file, sizeof(file), "%s", at("k/file"));
+	snprintf(file, sizeof(file), "%s", scratch_at("k/file"));
 	for (i = 0; i < NENT(kcases); i++) {
-		mkdir_mode("k", 0755);
-		mkfile("k/file", kcases[i].dir ? 0666 : 0644, "k");
-		if (chown(at("k"), K_OWNER, K_GROUP) < 0 ||
+		scratch_mkdir("k", 0755);
+		scratch_file("k/file", kcases[i].dir ? 0666 : 0644, "k");
+		if (chown(scratch_at("k"), K_OWNER, K_GROUP) < 0 ||
 		    chown(file, K_OWNER, K_GROUP) < 0 ||
 		    set_acl(kcases[i].dir ? "k" : "k/file", kcases[i].acl,
 		    kcases[i].n) < 0)
@@ -838,12 +770,12 @@ test_acl_kernel(void)
 		tap_ok(wrong == 0, "as the kernel: %s (%u granted, %u refused)",
 		    kcases[i].what, granted, refused);
 		unlink(file);
-		rmdir(at("k"));
+		rmdir(scratch_at("k"));
 	}
 	return;
 out:
 	unlink(file);
-	rmdir(at("k"));
+	rmdir(scratch_at("k"));
 }
 
 int
@@ -856,6 +788,6 @@ main(void)
 	test_open();
 	if (test_acl_files())
 		test_acl_kernel();
-	cleanup();
+	scratch_remove();
 	return tap_done();
 }

@@ -17,6 +17,7 @@
 #include "boot-aml.h"
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
 
 #define MEM_SIZE	(1024 * 1024)
 #define FILL		0x5a
@@ -428,20 +429,10 @@ check_aml(void)
 	TAP_EQ(a.len, m, "AML: and nothing more is written after it");
 }
 
-static void
-cleanup(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (getenv("KEEP") == NULL && system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
 int
 main(void)
 {
-	unit_tmpdir(tmpdir, sizeof(tmpdir), "acpi", cleanup);
+	snprintf(tmpdir, sizeof(tmpdir), "%s", scratch_new("acpi"));
 	check_aml();
 	check_tables(1, 1);
 	check_tables(4, 0);

@@ -18,6 +18,8 @@
 #include "boot.h"
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
+#include "guest-ram.h"
 
 #define MiB		(1024ULL * 1024)
 #define GiB		(1024ULL * MiB)
@@ -41,48 +43,6 @@ write_file(const void *buf, size_t len)
 	if (fp == NULL || fwrite(buf, 1, len, fp) != len || fclose(fp) != 0)
 		tap_bail("cannot write %s", name);
 	return name;
-}
-
-static void
-cleanup(void)
-{
-	char name[300];
-	int i;
-
-	for (i = 1; i <= nfiles; i++) {
-		snprintf(name, sizeof(name), "%s/f%d", tmpdir, i);
-		unlink(name);
-	}
-	snprintf(name, sizeof(name), "%s/dir", tmpdir);
-	rmdir(name);
-	rmdir(tmpdir);
-}
-
-/* Guest RAM: anonymous memory, so a 1 GiB guest costs what it touches. */
-static struct boot_mem
-mem_new(uint64_t low, uint64_t high, int fill)
-{
-	struct boot_mem m;
-	void *p;
-
-	p = mmap(NULL, low, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		tap_bail("cannot map %llu bytes", (unsigned long long)low);
-	/* Dirty the low part, where the loader must clean up after itself. */
-	if (fill >= 0)
-		memset(p, fill, low < 2 * MiB ? low : 2 * MiB);
-	m.low = p;
-	m.low_size = low;
-	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
-	m.high_size = high;
-	return m;
-}
-
-static void
-mem_free(struct boot_mem *m)
-{
-	munmap(m->low, m->low_size);
 }
 
 /* A synthetic bzImage. */
@@ -194,7 +154,7 @@ static void
 test_basic(void)
 {
 	static const uint8_t zero[0x40];
-	struct boot_mem m = mem_new(64 * MiB, 0, 0xa5);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0xa5);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *cmdline = "console=ttyS0 root=/dev/vda quiet";
 	struct boot_args a = { .ncpus = 1 };
@@ -323,7 +283,7 @@ test_basic(void)
 	TAP_EQ(get16(m.low + 0x413), 639, "BDA base memory 639 KiB");
 
 	free(b.buf);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static int
@@ -357,7 +317,7 @@ test_initrd(void)
 	big = write_file(rdbuf, 20 * MiB);
 
 	/* setup_sects 0 means 4. */
-	m = mem_new(64 * MiB, 0, 0);
+	m = guest_ram_new(64 * MiB, 0, 0);
 	k = bz_file(&b);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == 0 && memcmp(m.low + 0x100000, b.buf + 5 * 512,
@@ -389,19 +349,19 @@ test_initrd(void)
 	tap_ok(r == 0 && addr == 44 * MiB && addr >= 24 * MiB,
 	    "20 MiB initrd at 0x%llx, above the kernel's 24 MiB (%s)",
 	    (unsigned long long)addr, err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* RAM too small for initrd plus kernel. */
-	m = mem_new(40 * MiB, 0, 0);
+	m = guest_ram_new(40 * MiB, 0, 0);
 	r = load(&m, k, big, NULL, err, sizeof(err));
 	tap_ok(r == -EFBIG && has(err, "initrd does not fit"),
 	    "initrd does not fit in 40 MiB with the kernel: %d (%s)", r, err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Old kernels: initrd_addr_max 0 means 0x37ffffff. */
 	put32(b.buf + 0x22c, 0);
 	k = bz_file(&b);
-	m = mem_new(1 * GiB, 0, 0);
+	m = guest_ram_new(1 * GiB, 0, 0);
 	r = load(&m, k, rd, NULL, err, sizeof(err));
 	addr = get32(m.low + 0x7000 + 0x218);
 	tap_ok(r == 0 && addr == ((0x38000000 - 5000) & ~0xfffULL),
@@ -409,17 +369,17 @@ test_initrd(void)
 	    (unsigned long long)addr);
 	tap_ok(memcmp(m.low + addr, rdbuf, 5000) == 0, "initrd contents");
 	/* With plenty of RAM, the loader still writes nothing above 3 GiB. */
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Missing and empty initrd. */
-	m = mem_new(64 * MiB, 0, 0);
+	m = guest_ram_new(64 * MiB, 0, 0);
 	r = load(&m, k, "/nonexistent/initrd", NULL, err, sizeof(err));
 	tap_ok(r == -ENOENT && has(err, "initrd"),
 	    "missing initrd: %d (%s)", r, err);
 	r = load(&m, k, write_file("", 0), NULL, err, sizeof(err));
 	tap_ok(r == -EINVAL && has(err, "empty"), "empty initrd: %d (%s)", r,
 	    err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	free(rdbuf);
 	free(b.buf);
@@ -437,51 +397,51 @@ test_memory(void)
 
 	/* Relocatable: 16 MiB (pref_address) + 8 MiB init_size = 24 MiB. */
 	k = bz_file(&b);
-	m = mem_new(24 * MiB - 4096, 0, 0);
+	m = guest_ram_new(24 * MiB - 4096, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == -EFBIG && has(err, "kernel needs RAM up to 0x1800000"),
 	    "kernel does not fit: %d (%s)", r, err);
-	mem_free(&m);
-	m = mem_new(24 * MiB, 0, 0);
+	guest_ram_free(&m);
+	m = guest_ram_new(24 * MiB, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == 0, "kernel fits exactly in 24 MiB (%s)", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Relocatable with pref_address below 1 MiB's aligned-up address. */
 	put64(b.buf + 0x258, 0x100000);
 	put32(b.buf + 0x230, 0x400000);
 	k = bz_file(&b);
-	m = mem_new(12 * MiB - 4096, 0, 0);
+	m = guest_ram_new(12 * MiB - 4096, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == -EFBIG && has(err, "0xc00000"),
 	    "relocatable kernel rounds up to kernel_alignment: %s", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Non-relocatable: runs at pref_address whatever the alignment. */
 	b.buf[0x234] = 0;
 	put64(b.buf + 0x258, 0x1000000);
 	k = bz_file(&b);
-	m = mem_new(24 * MiB, 0, 0);
+	m = guest_ram_new(24 * MiB, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == 0, "non-relocatable kernel at pref_address fits (%s)",
 	    err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Too little RAM for the fixed layout, or into the PCI hole. */
-	m = mem_new(1 * MiB, 0, 0);
+	m = guest_ram_new(1 * MiB, 0, 0);
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	tap_ok(r == -EINVAL && has(err, "too small"), "1 MiB guest: %s", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* High memory shows up in the e820 map. */
-	m = mem_new(64 * MiB, 0, 0);
+	m = guest_ram_new(64 * MiB, 0, 0);
 	m.high_size = 2 * GiB;
 	r = load(&m, k, NULL, NULL, err, sizeof(err));
 	e = m.low + 0x7000 + 0x2d0 + 4 * 20;
 	tap_ok(r == 0 && m.low[0x7000 + 0x1e8] == 5 &&
 	    get64(e) == 4 * GiB && get64(e + 8) == 2 * GiB &&
 	    get32(e + 16) == 1, "e820[4] RAM at 4 GiB with high memory");
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	free(b.buf);
 }
@@ -489,7 +449,7 @@ test_memory(void)
 static void
 test_cmdline(void)
 {
-	struct boot_mem m = mem_new(64 * MiB, 0, 0);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	char err[256], line[4096];
 	const char *k;
@@ -523,14 +483,14 @@ test_cmdline(void)
 	tap_ok(r == -E2BIG && has(err, "2047 bytes"), "2048 bytes: %s", err);
 
 	free(b.buf);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
 expect_reject(const struct bz *b, size_t len, int want, const char *what,
     const char *desc)
 {
-	struct boot_mem m = mem_new(64 * MiB, 0, 0);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0);
 	const char *k = write_file(b->buf, len);
 	char err[256], perr[256];
 	int r, p;
@@ -539,14 +499,14 @@ expect_reject(const struct bz *b, size_t len, int want, const char *what,
 	p = boot_probe(k, perr, sizeof(perr));
 	tap_ok(r == want && has(err, what) && p == want && has(perr, what),
 	    "%s: load %d (%s), probe %d (%s)", desc, r, err, p, perr);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
 test_reject(void)
 {
 	struct bz b = bz_new(4, KERNEL_SIZE);
-	struct boot_mem m = mem_new(64 * MiB, 0, 0);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0);
 	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	char err[256], name[300];
@@ -608,7 +568,7 @@ test_reject(void)
 	    "64 vCPUs: MP table at 0xf0000 (%s)", err);
 
 	free(b.buf);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 /*
@@ -618,8 +578,8 @@ test_reject(void)
 static void
 test_reload(void)
 {
-	struct boot_mem m1 = mem_new(32 * MiB, 0, 0);
-	struct boot_mem m2 = mem_new(32 * MiB, 0, 0xff);
+	struct boot_mem m1 = guest_ram_new(32 * MiB, 0, 0);
+	struct boot_mem m2 = guest_ram_new(32 * MiB, 0, 0xff);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *k = bz_file(&b);
 	char err[256];
@@ -633,8 +593,8 @@ test_reload(void)
 	    memcmp(m1.low + 0x9fc00, m2.low + 0x9fc00, 0x400) == 0,
 	    "loading over dirty memory gives a clean loader area");
 	free(b.buf);
-	mem_free(&m1);
-	mem_free(&m2);
+	guest_ram_free(&m1);
+	guest_ram_free(&m2);
 }
 
 /* Load with a framebuffer; the zero page's screen_info is at 0x7000. */
@@ -709,7 +669,7 @@ static void
 test_screen_info(void)
 {
 	static const uint8_t zero[0x40];
-	struct boot_mem m = mem_new(64 * MiB, 0, 0xa5);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0xa5);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *k = bz_file(&b);
 	struct boot_fb fb;
@@ -761,7 +721,7 @@ test_screen_info(void)
 	    "base 0: the other fields are not looked at (%s)", err);
 
 	free(b.buf);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
@@ -778,7 +738,7 @@ expect_fb(struct boot_mem *m, const char *k, const struct boot_fb *fb,
 static void
 test_fb_reject(void)
 {
-	struct boot_mem m = mem_new(64 * MiB, 0, 0);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0);
 	struct bz b = bz_new(4, KERNEL_SIZE);
 	const char *k = bz_file(&b);
 	struct boot_fb fb;
@@ -844,7 +804,7 @@ test_fb_reject(void)
 	    "64 MiB at PC_FRAMEBUFFER_ADDR loads");
 
 	free(b.buf);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
@@ -889,7 +849,7 @@ test_debian(void)
 	r = boot_probe(path, err, sizeof(err));
 	tap_ok(r == 0, "Debian: boot_probe (%s)", err);
 
-	m = mem_new(256 * MiB, 0, 0);
+	m = guest_ram_new(256 * MiB, 0, 0);
 	a.kernel = path;
 	a.initrd = write_file(probe, sizeof(probe));
 	a.cmdline = "console=ttyS0 panic=-1";
@@ -910,20 +870,20 @@ test_debian(void)
 	    get32(zp + 0x21c) == sizeof(probe),
 	    "Debian: initrd at 0x%llx, above the kernel's 0x%llx",
 	    (unsigned long long)rd, (unsigned long long)(pref + init));
-	mem_free(&m);
+	guest_ram_free(&m);
 
 	/* Its init_size (about 64 MiB) from 16 MiB does not fit in 64 MiB. */
-	m = mem_new(64 * MiB, 0, 0);
+	m = guest_ram_new(64 * MiB, 0, 0);
 	r = boot_load(&m, &a, &cpu, err, sizeof(err));
 	tap_ok(r == -EFBIG && has(err, "kernel needs RAM"),
 	    "Debian: 64 MiB is too little (%s)", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 int
 main(void)
 {
-	unit_tmpdir(tmpdir, sizeof(tmpdir), "bz", cleanup);
+	snprintf(tmpdir, sizeof(tmpdir), "%s", scratch_new("bz"));
 
 	test_basic();
 	test_initrd();

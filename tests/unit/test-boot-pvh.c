@@ -18,6 +18,8 @@
 #include "boot-internal.h"
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
+#include "guest-ram.h"
 
 #define MiB		(1024ULL * 1024)
 
@@ -45,43 +47,6 @@ write_file(const char *base, const void *buf, size_t len)
 	    fclose(fp) != 0)
 		tap_bail("cannot write %s", name);
 	return name;
-}
-
-static void
-cleanup(void)
-{
-	static const char *files[] = { "k", "rd", "fuzz", "payload",
-	    "vmlinux", NULL };
-	int i;
-
-	for (i = 0; files[i] != NULL; i++)
-		unlink(tmpname(files[i]));
-	rmdir(tmpdir);
-}
-
-static struct boot_mem
-mem_new(uint64_t low, int fill)
-{
-	struct boot_mem m;
-	void *p;
-
-	p = mmap(NULL, low, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		tap_bail("cannot map %llu bytes", (unsigned long long)low);
-	if (fill >= 0)
-		memset(p, fill, low < 4 * MiB ? low : 4 * MiB);
-	m.low = p;
-	m.low_size = low;
-	m.zeroed = false;	/* dirtied on purpose: the loader must clean */
-	m.high_size = 0;
-	return m;
-}
-
-static void
-mem_free(struct boot_mem *m)
-{
-	munmap(m->low, m->low_size);
 }
 
 static int
@@ -343,7 +308,7 @@ static void
 test_elf64(void)
 {
 	struct spec s = spec_default(1, 8);
-	struct boot_mem m = mem_new(32 * MiB, 0xaa);
+	struct boot_mem m = guest_ram_new(32 * MiB, 0, 0xaa);
 	struct boot_cpu cpu;
 	uint8_t initrd[10000], *si, *mod;
 	const char *rd;
@@ -400,14 +365,14 @@ test_elf64(void)
 	    "ELF64: initrd contents");
 	check_memmap(&m, "ELF64");
 	tap_ok(memcmp(m.low + 0x9fc00, "_MP_", 4) == 0, "ELF64: MP table");
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
 test_variants(void)
 {
 	struct spec s;
-	struct boot_mem m = mem_new(64 * MiB, 0xaa);
+	struct boot_mem m = guest_ram_new(64 * MiB, 0, 0xaa);
 	struct boot_cpu cpu;
 	uint8_t *si;
 	char err[256];
@@ -458,21 +423,21 @@ test_variants(void)
 	s.entry = 0x30000;
 	r = load_spec(&s, &m, NULL, NULL, &cpu, err, sizeof(err));
 	tap_ok(r == 0, "segment at 0x30000 in base memory (%s)", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
 expect(const struct spec *s, uint64_t ram, int want, const char *what,
     const char *desc)
 {
-	struct boot_mem m = mem_new(ram, 0);
+	struct boot_mem m = guest_ram_new(ram, 0, 0);
 	struct boot_cpu cpu;
 	char err[256];
 	int r;
 
 	r = load_spec(s, &m, NULL, NULL, &cpu, err, sizeof(err));
 	tap_ok(r == want && has(err, what), "%s: %d (%s)", desc, r, err);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 static void
@@ -557,7 +522,7 @@ test_bad(void)
 	/* Header corruption, one field at a time. */
 	s = spec_default(1, 8);
 	len = build(&s, elfbuf);
-	m = mem_new(32 * MiB, 0);
+	m = guest_ram_new(32 * MiB, 0, 0);
 	{
 		static const struct {
 			size_t off, size;
@@ -610,7 +575,7 @@ test_bad(void)
 		}
 		free(copy);
 	}
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 /* Load the default ELF64 spec with a framebuffer. */
@@ -643,7 +608,7 @@ memmap_is(const struct boot_mem *m, unsigned int i, uint64_t addr,
 static void
 test_fb(void)
 {
-	struct boot_mem m = mem_new(32 * MiB, 0xaa);
+	struct boot_mem m = guest_ram_new(32 * MiB, 0, 0xaa);
 	struct boot_fb fb = {
 		.base = PC_FRAMEBUFFER_ADDR, .size = 3 * MiB, .width = 1024,
 		.height = 768, .stride = 4096,
@@ -697,7 +662,7 @@ test_fb(void)
 	r = load_fb(&m, &fb, err, sizeof(err));
 	tap_ok(r == -EINVAL && has(err, "overlaps low RAM"),
 	    "PVH: framebuffer in RAM refused (%s)", err);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 /* The sorted insertion into an e820 map, on its own. */
@@ -732,7 +697,7 @@ static void
 test_truncated(void)
 {
 	struct spec s = spec_default(1, 8);
-	struct boot_mem m = mem_new(32 * MiB, 0);
+	struct boot_mem m = guest_ram_new(32 * MiB, 0, 0);
 	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	size_t len, cut, bad = 0, n = 0;
@@ -755,7 +720,7 @@ test_truncated(void)
 		}
 	}
 	tap_ok(bad == 0, "%zu truncated ELF files refused with -ENOEXEC", n);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 /* Random corruption of the headers and notes: errors, never crashes. */
@@ -763,7 +728,7 @@ static void
 test_fuzz(void)
 {
 	struct spec s;
-	struct boot_mem m = mem_new(32 * MiB, 0);
+	struct boot_mem m = guest_ram_new(32 * MiB, 0, 0);
 	struct boot_args a = { .ncpus = 1 };
 	struct boot_cpu cpu;
 	uint8_t copy[sizeof(elfbuf)];
@@ -806,7 +771,7 @@ test_fuzz(void)
 	}
 	tap_ok(noerr == 0, "1500 corrupted files: every failure has a reason "
 	    "(%u still loaded)", loaded);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 /* Pull the vmlinux out of a bzImage with the compressor's own tool. */
@@ -901,7 +866,7 @@ test_vmlinux(void)
 	r = boot_probe(path, err, sizeof(err));
 	tap_ok(r == 0, "vmlinux has a PVH entry note: boot_probe %d (%s)", r,
 	    err);
-	m = mem_new(256 * MiB, 0);
+	m = guest_ram_new(256 * MiB, 0, 0);
 	a.kernel = path;
 	a.initrd = NULL;
 	a.cmdline = "console=ttyS0";
@@ -931,13 +896,13 @@ test_vmlinux(void)
 	    (unsigned long long)pa);
 	free(data);
 	fclose(fp);
-	mem_free(&m);
+	guest_ram_free(&m);
 }
 
 int
 main(void)
 {
-	unit_tmpdir(tmpdir, sizeof(tmpdir), "pvh", cleanup);
+	snprintf(tmpdir, sizeof(tmpdir), "%s", scratch_new("pvh"));
 
 	test_elf64();
 	test_variants();

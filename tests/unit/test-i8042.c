@@ -11,6 +11,7 @@
 
 #include "i8042.h"
 #include "fake-host.h"
+#include "pio.h"
 #include "tap.h"
 #include "unit-util.h"
 
@@ -37,6 +38,7 @@
 struct host {
 	struct fake_host fh;
 	struct i8042 *k;
+	struct pio io;		/* port I/O to it */
 };
 
 static void
@@ -45,6 +47,7 @@ host_init(struct host *h)
 	memset(h, 0, sizeof(*h));
 	fake_host_init(&h->fh);
 	h->k = i8042_new(&h->fh.host);
+	h->io = (struct pio){ &i8042_device_ops, h->k };
 	if (h->k == NULL)
 		tap_bail("i8042_new failed");
 }
@@ -55,21 +58,6 @@ host_fini(struct host *h)
 	i8042_device_ops.free(h->k);
 }
 
-static uint8_t
-inb(struct host *h, unsigned int port)
-{
-	uint8_t v;
-
-	i8042_device_ops.read(h->k, port, &v, 1);
-	return v;
-}
-
-static void
-outb(struct host *h, unsigned int port, uint8_t v)
-{
-	i8042_device_ops.write(h->k, port, &v, 1);
-}
-
 /* Read what is queued: up to max bytes, each with its AUXB bit. */
 static size_t
 drain(struct host *h, uint8_t *buf, bool *aux, size_t max)
@@ -77,10 +65,10 @@ drain(struct host *h, uint8_t *buf, bool *aux, size_t max)
 	size_t n = 0;
 	uint8_t s;
 
-	while (n < max && ((s = inb(h, CMDREG)) & STS_OBF)) {
+	while (n < max && ((s = pio_inb(&h->io, CMDREG)) & STS_OBF)) {
 		if (aux != NULL)
 			aux[n] = (s & STS_AUXB) != 0;
-		buf[n++] = inb(h, DATA);
+		buf[n++] = pio_inb(&h->io, DATA);
 	}
 	return n;
 }
@@ -105,16 +93,16 @@ linux_command(struct host *h, unsigned int command, uint8_t *param)
 	unsigned int i, np = (command >> 12) & 0xf, nr = (command >> 8) & 0xf;
 	uint8_t s;
 
-	outb(h, CMDREG, command & 0xff);
+	pio_outb(&h->io, CMDREG, command & 0xff);
 	for (i = 0; i < np; i++)
-		outb(h, DATA, param[i]);
+		pio_outb(&h->io, DATA, param[i]);
 	for (i = 0; i < nr; i++) {
-		s = inb(h, CMDREG);
+		s = pio_inb(&h->io, CMDREG);
 		if (!(s & STS_OBF))
 			return -1;
 		if ((command & 0xff) == 0xd3 && !(s & STS_AUXB))
 			return -1;
-		param[i] = inb(h, DATA);
+		param[i] = pio_inb(&h->io, DATA);
 	}
 	return 0;
 }
@@ -124,8 +112,8 @@ static void
 dev_send(struct host *h, bool aux, uint8_t b)
 {
 	if (aux)
-		outb(h, CMDREG, 0xd4);
-	outb(h, DATA, b);
+		pio_outb(&h->io, CMDREG, 0xd4);
+	pio_outb(&h->io, DATA, b);
 }
 
 static void
@@ -135,7 +123,7 @@ test_power_on(void)
 	uint8_t s, p;
 
 	host_init(&h);
-	s = inb(&h, CMDREG);
+	s = pio_inb(&h.io, CMDREG);
 	TAP_EQ(s & (STS_OBF | STS_IBF), 0, "power on: buffers empty");
 	TAP_EQ(s & (STS_SYS | STS_INH), STS_SYS | STS_INH,
 	    "power on: system flag, keyboard not inhibited");
@@ -143,10 +131,11 @@ test_power_on(void)
 	    "power on: no interrupt");
 	TAP_EQ(linux_command(&h, 0x0120, &p), 0, "read command byte");
 	TAP_EQ(p, 0x45, "command byte: XLATE, SYS, KBDINT");
-	TAP_EQ(inb(&h, CMDREG) & STS_A2, STS_A2, "A2 set after a command");
-	outb(&h, DATA, 0xee);
-	TAP_EQ(inb(&h, CMDREG) & STS_A2, 0, "A2 clear after data");
-	TAP_EQ(inb(&h, DATA), 0xee, "keyboard echo");
+	TAP_EQ(pio_inb(&h.io, CMDREG) & STS_A2, STS_A2,
+	    "A2 set after a command");
+	pio_outb(&h.io, DATA, 0xee);
+	TAP_EQ(pio_inb(&h.io, CMDREG) & STS_A2, 0, "A2 clear after data");
+	TAP_EQ(pio_inb(&h.io, DATA), 0xee, "keyboard echo");
 	host_fini(&h);
 }
 
@@ -190,9 +179,9 @@ test_linux_probe(void)
 	p = 0xa5;
 	linux_command(&h, 0x10d3, &p);
 	TAP_EQ(h.fh.rises[IRQ12], edges + 1, "AUX_LOOP 0xa5 raises IRQ 12");
-	TAP_EQ(inb(&h, CMDREG) & (STS_OBF | STS_AUXB), STS_OBF | STS_AUXB,
-	    "status OBF|AUXB");
-	TAP_EQ(inb(&h, DATA), 0xa5, "0xa5 read by the irq handler");
+	TAP_EQ(pio_inb(&h.io, CMDREG) & (STS_OBF | STS_AUXB),
+	    STS_OBF | STS_AUXB, "status OBF|AUXB");
+	TAP_EQ(pio_inb(&h.io, DATA), 0xa5, "0xa5 read by the irq handler");
 	TAP_EQ(h.fh.irq[IRQ12], false, "IRQ 12 low after the read");
 	/* Active multiplexing probe: a plain loop answers 0xa4, no mux. */
 	p = 0xf0;
@@ -281,21 +270,22 @@ test_keyboard(void)
 	/* Keyboard interface disabled: keys wait, then come. */
 	dev_send(&h, false, 0xff);
 	drain(&h, (uint8_t[4]){ 0 }, NULL, 4);
-	outb(&h, CMDREG, 0xad);
+	pio_outb(&h.io, CMDREG, 0xad);
 	i8042_key(h.k, (const uint8_t[]){ 0x1c, 0xf0, 0x1c }, 3);
-	TAP_EQ(inb(&h, CMDREG) & STS_OBF, 0, "interface disabled: held back");
-	outb(&h, CMDREG, 0xae);
+	TAP_EQ(pio_inb(&h.io, CMDREG) & STS_OBF, 0,
+	    "interface disabled: held back");
+	pio_outb(&h.io, CMDREG, 0xae);
 	TAP_EQ(drain_is(&h, (const uint8_t[]){ 0x1c, 0xf0, 0x1c }, 3), true,
 	    "interface enabled: delivered, set 2 untranslated");
 
 	/* Output port write through 0xd2: keyboard data, untranslated. */
 	ctr = 0x45;
 	linux_command(&h, 0x1060, &ctr);
-	outb(&h, CMDREG, 0xd2);
-	outb(&h, DATA, 0x1c);
-	TAP_EQ(inb(&h, CMDREG) & (STS_OBF | STS_AUXB), STS_OBF,
+	pio_outb(&h.io, CMDREG, 0xd2);
+	pio_outb(&h.io, DATA, 0x1c);
+	TAP_EQ(pio_inb(&h.io, CMDREG) & (STS_OBF | STS_AUXB), STS_OBF,
 	    "0xd2: keyboard data");
-	TAP_EQ(inb(&h, DATA), 0x1c, "0xd2: byte as written");
+	TAP_EQ(pio_inb(&h.io, DATA), 0x1c, "0xd2: byte as written");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -378,7 +368,7 @@ test_ctrl_alt_del(void)
 	for (n = 0; n < sizeof(buf) && h.fh.irq[IRQ1]; n++) {
 		if (h.fh.rises[IRQ1] != edges + n + 1)
 			ok = 0;
-		buf[n] = inb(&h, DATA);
+		buf[n] = pio_inb(&h.io, DATA);
 	}
 	TAP_EQ(n == sizeof(set1) && memcmp(buf, set1, n) == 0, 1,
 	    "XLATE: 1d 38 53 d3 b8 9d");
@@ -392,18 +382,18 @@ test_ctrl_alt_del(void)
 	    "no XLATE: 14 11 71 f0 71 f0 11 f0 14");
 
 	/* Queue limits: refused whole, never cut. */
-	outb(&h, CMDREG, 0xad);
+	pio_outb(&h.io, CMDREG, 0xad);
 	for (i = 0; i < 100; i++)
 		if ((ret = i8042_ctrl_alt_del(h.k)) != 0)
 			break;
 	TAP_EQ(ret, -ENOSPC, "full keyboard queue: -ENOSPC (after %u)", i);
-	outb(&h, CMDREG, 0xae);
+	pio_outb(&h.io, CMDREG, 0xae);
 	n = drain(&h, buf, NULL, 1);
-	for (n = 0; inb(&h, CMDREG) & STS_OBF; n++)
-		inb(&h, DATA);
+	for (n = 0; pio_inb(&h.io, CMDREG) & STS_OBF; n++)
+		pio_inb(&h.io, DATA);
 	TAP_EQ((n + 1) % sizeof(set2), 0, "only whole sequences were queued");
 	dev_send(&h, false, 0xee);
-	TAP_EQ(inb(&h, DATA), 0xee, "keyboard still answers");
+	TAP_EQ(pio_inb(&h.io, DATA), 0xee, "keyboard still answers");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -416,14 +406,14 @@ test_reset_requests(void)
 	unsigned int i;
 
 	host_init(&h);
-	outb(&h, CMDREG, 0xfe);
+	pio_outb(&h.io, CMDREG, 0xfe);
 	TAP_EQ(h.fh.resets, 1, "0xfe: reset requested");
-	outb(&h, CMDREG, 0xff);
+	pio_outb(&h.io, CMDREG, 0xff);
 	TAP_EQ(h.fh.resets, 1, "0xff: no reset (no bit pulsed)");
 	for (i = 0xf0; i < 0xff; i += 2)
-		outb(&h, CMDREG, (uint8_t)i);
+		pio_outb(&h.io, CMDREG, (uint8_t)i);
 	TAP_EQ(h.fh.resets, 9, "every even pulse command resets");
-	outb(&h, CMDREG, 0xf1);
+	pio_outb(&h.io, CMDREG, 0xf1);
 	TAP_EQ(h.fh.resets, 9, "0xf1 does not");
 	TAP_EQ(linux_command(&h, 0x01d0, &p), 0, "read output port");
 	TAP_EQ(p & 0x03, 0x03, "output port: reset line high, A20 on");
@@ -528,10 +518,10 @@ test_mouse(void)
 	/* Aux interface disabled holds mouse data back. */
 	dev_send(&h, true, 0xf4);
 	drain(&h, buf, NULL, sizeof(buf));
-	outb(&h, CMDREG, 0xa7);
+	pio_outb(&h.io, CMDREG, 0xa7);
 	i8042_mouse(h.k, 1, 0, 0, 0);
-	TAP_EQ(inb(&h, CMDREG) & STS_OBF, 0, "aux disabled: held back");
-	outb(&h, CMDREG, 0xa8);
+	TAP_EQ(pio_inb(&h.io, CMDREG) & STS_OBF, 0, "aux disabled: held back");
+	pio_outb(&h.io, CMDREG, 0xa8);
 	TAP_EQ(drain(&h, buf, NULL, sizeof(buf)), 4, "aux enabled: delivered");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
@@ -545,7 +535,7 @@ test_access_sizes(void)
 	uint16_t w = 0xaaaa;
 
 	host_init(&h);
-	outb(&h, CMDREG, 0xaa);
+	pio_outb(&h.io, CMDREG, 0xaa);
 	i8042_device_ops.read(h.k, 0, buf, 8);
 	TAP_EQ(buf[0] == 0x55 && buf[1] == 0xff && buf[3] == 0xff &&
 	    (buf[4] & STS_INH) && buf[5] == 0xff, 1,
@@ -553,7 +543,8 @@ test_access_sizes(void)
 	i8042_device_ops.read(h.k, 4, buf, 2);
 	TAP_EQ(buf[1], 0xff, "2-byte read at 0x64: status, then ff");
 	i8042_device_ops.write(h.k, 4, &w, 2);
-	TAP_EQ(inb(&h, DATA), 0x55, "2-byte write at 0x64: 0xaa command");
+	TAP_EQ(pio_inb(&h.io, DATA), 0x55,
+	    "2-byte write at 0x64: 0xaa command");
 	i8042_device_ops.read(h.k, UINT64_MAX, buf, 8);
 	i8042_device_ops.write(h.k, UINT64_MAX - 2, buf, 8);
 	TAP_EQ(buf[0], 0xff, "far offsets: all ones, no crash");
@@ -606,7 +597,7 @@ test_fuzz(void)
 			(void)i8042_ctrl_alt_del(h.k);
 			break;
 		default:
-			s = inb(&h, CMDREG);
+			s = pio_inb(&h.io, CMDREG);
 			if ((s & (STS_IBF | 0xc0)) != 0 || !(s & STS_INH) ||
 			    ((s & STS_AUXB) && !(s & STS_OBF)))
 				bad_sts++;
@@ -622,10 +613,10 @@ test_fuzz(void)
 	TAP_EQ(h.fh.irq_bad, 0, "fuzz: irq set() only on changes");
 	tap_diag("fuzz: %u reset requests", h.fh.resets);
 	/* Everything queued comes out in bounded time. */
-	outb(&h, CMDREG, 0xae);
-	outb(&h, CMDREG, 0xa8);
-	for (n = 0; n < 10000 && (inb(&h, CMDREG) & STS_OBF); n++)
-		inb(&h, DATA);
+	pio_outb(&h.io, CMDREG, 0xae);
+	pio_outb(&h.io, CMDREG, 0xa8);
+	for (n = 0; n < 10000 && (pio_inb(&h.io, CMDREG) & STS_OBF); n++)
+		pio_inb(&h.io, DATA);
 	TAP_EQ(n <= 3 * 64 + 1, 1,
 	    "fuzz: at most 3 queues of 64 bytes (%zu)", n);
 	TAP_EQ(h.fh.irq[IRQ1] || h.fh.irq[IRQ12], false,

@@ -23,6 +23,7 @@
 
 #include "tap.h"
 #include "unit-util.h"
+#include "scratch.h"
 #include "vnc.h"
 
 #define NOVNC_DIR	"/usr/share/novnc"
@@ -54,20 +55,12 @@ host_pointer(void *opaque, int x, int y, unsigned int buttons)
 {
 }
 
+/* At exit, before the scratch directory goes (atexit runs backwards). */
 static void
-cleanup(void)
+kill_browser(void)
 {
-	char path[300];
-
 	if (browser > 0)
 		kill(browser, SIGKILL);
-	if (getenv("VMMD_TEST_KEEP") != NULL) {
-		fprintf(stderr, "kept %s\n", dir);
-		return;
-	}
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	if (dir[0] != '\0' && system(path) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 static const char *
@@ -160,7 +153,8 @@ main(void)
 	if (stat(NOVNC_DIR "/vnc.html", &sb) < 0)
 		tap_skip_all("noVNC (Debian's novnc) is not installed");
 	signal(SIGPIPE, SIG_IGN);
-	unit_tmpdir(dir, sizeof(dir), "novnc", cleanup);
+	snprintf(dir, sizeof(dir), "%s", scratch_new("novnc"));
+	atexit(kill_browser);
 	for (i = 0; i < FB_W * FB_H; i++)
 		fb[i] = i % FB_W < FB_W / 2 ? LEFT : RIGHT;
 

@@ -15,36 +15,10 @@
 #include <unistd.h>
 
 #include "safe-dir.h"
+#include "scratch.h"
 #include "tap.h"
 
 #define OTHER_UID	54321	/* owns nothing on the test machine */
-
-static char base[256];
-
-static const char *
-at(const char *rel)
-{
-	static char buf[4][PATH_MAX];
-	static int n;
-
-	n = (n + 1) % 4;
-	snprintf(buf[n], sizeof(buf[n]), "%s/%s", base, rel);
-	return buf[n];
-}
-
-static void
-mkdir_mode(const char *rel, mode_t mode)
-{
-	if (mkdir(at(rel), 0700) < 0 || chmod(at(rel), mode) < 0)
-		tap_bail("%s: %s", at(rel), strerror(errno));
-}
-
-static void
-mklink(const char *target, const char *rel)
-{
-	if (symlink(target, at(rel)) < 0)
-		tap_bail("%s: %s", at(rel), strerror(errno));
-}
 
 /* path passes; its descriptor is that directory. */
 static void
@@ -82,31 +56,25 @@ expect_refused(const char *path, int want, const char *what,
 static void
 setup(void)
 {
-	char tmpl[] = "/tmp/vmmd-test-safe-dir-XXXXXX";
-	char real[PATH_MAX];
-
-	if (mkdtemp(tmpl) == NULL || realpath(tmpl, real) == NULL ||
-	    strlen(real) >= sizeof(base) || chmod(real, 0755) < 0)
-		tap_bail("test directory: %s", strerror(errno));
-	strcpy(base, real);
-	mkdir_mode("state", 0750);
-	mkdir_mode("state/vms", 0700);
-	mkdir_mode("run", 0755);
-	mkdir_mode("gw", 0770);
-	mkdir_mode("ow", 0757);
-	mkdir_mode("sticky", 01777);
-	mkdir_mode("sticky/mine", 0755);
-	mkdir_mode("open", 0777);
-	mkdir_mode("open/inside", 0755);
-	mkdir_mode("gwparent", 0775);
-	mkdir_mode("gwparent/inside", 0700);
-	mklink("state", "link-state");
-	mklink(at("run"), "abs-link-run");
-	mklink("open/inside", "link-to-open");
-	mklink("loop2", "loop1");
-	mklink("loop1", "loop2");
-	if (close(open(at("file"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		tap_bail("%s: %s", at("file"), strerror(errno));
+	scratch_new("safe-dir");
+	scratch_mkdir("state", 0750);
+	scratch_mkdir("state/vms", 0700);
+	scratch_mkdir("run", 0755);
+	scratch_mkdir("gw", 0770);
+	scratch_mkdir("ow", 0757);
+	scratch_mkdir("sticky", 01777);
+	scratch_mkdir("sticky/mine", 0755);
+	scratch_mkdir("open", 0777);
+	scratch_mkdir("open/inside", 0755);
+	scratch_mkdir("gwparent", 0775);
+	scratch_mkdir("gwparent/inside", 0700);
+	scratch_link("state", "link-state");
+	scratch_link(scratch_at("run"), "abs-link-run");
+	scratch_link("open/inside", "link-to-open");
+	scratch_link("loop2", "loop1");
+	scratch_link("loop1", "loop2");
+	if (close(open(scratch_at("file"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		tap_bail("%s: %s", scratch_at("file"), strerror(errno));
 }
 
 static void
@@ -114,38 +82,38 @@ test_ours(void)
 {
 	char path[PATH_MAX], err[256];
 
-	expect_ok(at("state"), "0750, ours");
-	expect_ok(at("state/vms"), "0700 in a 0750 of ours");
-	expect_ok(at("run"), "0755 (systemd's RuntimeDirectory)");
-	expect_ok(at("sticky/mine"), "0755 inside a sticky 1777");
-	expect_ok(at("link-state"), "through a link of ours");
-	expect_ok(at("abs-link-run"), "through an absolute link of ours");
-	snprintf(path, sizeof(path), "%s//state/./vms/../vms/", base);
+	expect_ok(scratch_at("state"), "0750, ours");
+	expect_ok(scratch_at("state/vms"), "0700 in a 0750 of ours");
+	expect_ok(scratch_at("run"), "0755 (systemd's RuntimeDirectory)");
+	expect_ok(scratch_at("sticky/mine"), "0755 inside a sticky 1777");
+	expect_ok(scratch_at("link-state"), "through a link of ours");
+	expect_ok(scratch_at("abs-link-run"), "through an absolute link of ours");
+	snprintf(path, sizeof(path), "%s//state/./vms/../vms/", scratch_dir());
 	expect_ok(path, "., .. and repeated slashes");
 	expect_ok("/", "/");
 
-	expect_refused(at("gw"), -EPERM, "0770", at("gw"), "mode 0770");
-	expect_refused(at("ow"), -EPERM, "0757", at("ow"), "mode 0757");
-	expect_refused(at("sticky"), -EPERM, "sticky 1777 itself",
+	expect_refused(scratch_at("gw"), -EPERM, "0770", scratch_at("gw"), "mode 0770");
+	expect_refused(scratch_at("ow"), -EPERM, "0757", scratch_at("ow"), "mode 0757");
+	expect_refused(scratch_at("sticky"), -EPERM, "sticky 1777 itself",
 	    "mode 1777", NULL);
-	expect_refused(at("open/inside"), -EPERM, "0755 inside a 0777",
+	expect_refused(scratch_at("open/inside"), -EPERM, "0755 inside a 0777",
 	    "on the way", "mode 0777");
-	expect_refused(at("gwparent/inside"), -EPERM,
-	    "0700 inside a group-writable 0775", at("gwparent"),
+	expect_refused(scratch_at("gwparent/inside"), -EPERM,
+	    "0700 inside a group-writable 0775", scratch_at("gwparent"),
 	    "mode 0775");
-	expect_refused(at("link-to-open"), -EPERM,
+	expect_refused(scratch_at("link-to-open"), -EPERM,
 	    "a link of ours that leads through a 0777", "on the way",
-	    at("open"));
-	expect_refused(at("missing"), -ENOENT, "missing", at("missing"),
+	    scratch_at("open"));
+	expect_refused(scratch_at("missing"), -ENOENT, "missing", scratch_at("missing"),
 	    NULL);
-	expect_refused(at("file"), -ENOTDIR, "a file", "not a directory",
+	expect_refused(scratch_at("file"), -ENOTDIR, "a file", "not a directory",
 	    NULL);
-	expect_refused(at("loop1"), -ELOOP, "a loop of links", at("loop1"),
+	expect_refused(scratch_at("loop1"), -ELOOP, "a loop of links", scratch_at("loop1"),
 	    NULL);
 	expect_refused("relative/dir", -EINVAL, "a relative path",
 	    "not an absolute path", NULL);
 	/* No descriptor asked for: the check alone. */
-	tap_ok(safedir_check(at("state"), NULL, err, sizeof(err)) == 0,
+	tap_ok(safedir_check(scratch_at("state"), NULL, err, sizeof(err)) == 0,
 	    "without a descriptor: trusted");
 }
 
@@ -157,46 +125,24 @@ test_others(void)
 		tap_ok(1, "# SKIP owners: not root");
 		return;
 	}
-	mkdir_mode("theirs", 0700);
-	mkdir_mode("theirs/inside", 0700);
-	mkdir_mode("sticky/theirs", 0700);
-	mklink(at("run"), "sticky/their-link");
-	if (chown(at("theirs"), OTHER_UID, OTHER_UID) < 0 ||
-	    chown(at("sticky/theirs"), OTHER_UID, OTHER_UID) < 0 ||
-	    lchown(at("sticky/their-link"), OTHER_UID, OTHER_UID) < 0)
+	scratch_mkdir("theirs", 0700);
+	scratch_mkdir("theirs/inside", 0700);
+	scratch_mkdir("sticky/theirs", 0700);
+	scratch_link(scratch_at("run"), "sticky/their-link");
+	if (chown(scratch_at("theirs"), OTHER_UID, OTHER_UID) < 0 ||
+	    chown(scratch_at("sticky/theirs"), OTHER_UID, OTHER_UID) < 0 ||
+	    lchown(scratch_at("sticky/their-link"), OTHER_UID, OTHER_UID) < 0)
 		tap_bail("chown: %s", strerror(errno));
-	expect_refused(at("theirs"), -EPERM, "0700 of another user",
+	expect_refused(scratch_at("theirs"), -EPERM, "0700 of another user",
 	    "owned by uid 54321", "mode 0700");
-	expect_refused(at("theirs/inside"), -EPERM,
-	    "ours, inside another user's", at("theirs"),
+	expect_refused(scratch_at("theirs/inside"), -EPERM,
+	    "ours, inside another user's", scratch_at("theirs"),
 	    "owned by uid 54321");
-	expect_refused(at("sticky/theirs"), -EPERM,
+	expect_refused(scratch_at("sticky/theirs"), -EPERM,
 	    "another user's in a sticky directory", "uid 54321", NULL);
-	expect_refused(at("sticky/their-link"), -EPERM,
+	expect_refused(scratch_at("sticky/their-link"), -EPERM,
 	    "another user's link in a sticky directory", "symbolic link",
 	    "uid 54321");
-}
-
-static void
-cleanup(void)
-{
-	static const char *const links[] = {
-		"link-state", "abs-link-run", "link-to-open", "loop1",
-		"loop2", "file", "sticky/their-link", NULL
-	};
-	static const char *const dirs[] = {
-		"state/vms", "state", "run", "gw", "ow", "sticky/mine",
-		"sticky/theirs", "sticky", "open/inside", "open",
-		"gwparent/inside", "gwparent", "theirs/inside", "theirs", NULL
-	};
-	int i;
-
-	for (i = 0; links[i] != NULL; i++)
-		unlink(at(links[i]));
-	for (i = 0; dirs[i] != NULL; i++)
-		rmdir(at(dirs[i]));
-	if (rmdir(base) < 0)
-		tap_diag("%s: %s", base, strerror(errno));
 }
 
 int
@@ -205,6 +151,6 @@ main(void)
 	setup();
 	test_ours();
 	test_others();
-	cleanup();
+	scratch_remove();
 	return tap_done();
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fake-host.h"
+#include "pio.h"
 #include "tap.h"
 #include "uart.h"
 #include "unit-util.h"
@@ -28,6 +29,7 @@
 struct host {
 	struct fake_host fh;	/* the UART's interrupt is its line 0 */
 	struct uart *u;
+	struct pio io;		/* port I/O to it */
 	unsigned int rises_taken;	/* edges an ISR has run for */
 	uint8_t *tx;
 	size_t txlen, txcap;
@@ -71,6 +73,7 @@ host_init(struct host *h)
 	memset(h, 0, sizeof(*h));
 	fake_host_init(&h->fh);
 	h->u = uart_new(&h->fh.host, &be);
+	h->io = (struct pio){ &uart_device_ops, h->u };
 	if (h->u == NULL)
 		tap_bail("uart_new failed");
 }
@@ -90,21 +93,6 @@ host_fini(struct host *h)
 {
 	uart_device_ops.free(h->u);
 	free(h->tx);
-}
-
-static uint8_t
-inb(struct host *h, unsigned int reg)
-{
-	uint8_t v;
-
-	uart_device_ops.read(h->u, reg, &v, 1);
-	return v;
-}
-
-static void
-outb(struct host *h, unsigned int reg, uint8_t v)
-{
-	uart_device_ops.write(h->u, reg, &v, 1);
 }
 
 struct diag_values {
@@ -158,28 +146,31 @@ test_reset_values(void)
 	struct host h;
 
 	host_init(&h);
-	TAP_EQ(inb(&h, IER), 0x00, "reset: IER 0");
-	TAP_EQ(inb(&h, IIR), 0x01, "reset: IIR 0x01 (no interrupt, no FIFO)");
-	TAP_EQ(inb(&h, LCR), 0x00, "reset: LCR 0");
-	TAP_EQ(inb(&h, MCR), 0x00, "reset: MCR 0");
-	TAP_EQ(inb(&h, LSR), 0x60, "reset: LSR THRE|TEMT");
-	TAP_EQ(inb(&h, MSR), 0xb0, "MSR: CTS, DSR, DCD asserted, no deltas");
+	TAP_EQ(pio_inb(&h.io, IER), 0x00, "reset: IER 0");
+	TAP_EQ(pio_inb(&h.io, IIR), 0x01,
+	    "reset: IIR 0x01 (no interrupt, no FIFO)");
+	TAP_EQ(pio_inb(&h.io, LCR), 0x00, "reset: LCR 0");
+	TAP_EQ(pio_inb(&h.io, MCR), 0x00, "reset: MCR 0");
+	TAP_EQ(pio_inb(&h.io, LSR), 0x60, "reset: LSR THRE|TEMT");
+	TAP_EQ(pio_inb(&h.io, MSR), 0xb0,
+	    "MSR: CTS, DSR, DCD asserted, no deltas");
 	TAP_EQ(uart_rx_space(h.u), 1, "receiver holds 1 byte without FIFO");
-	outb(&h, SCR, 0x5a);
-	TAP_EQ(inb(&h, SCR), 0x5a, "scratch register keeps its byte");
-	outb(&h, IER, 0xff);
-	TAP_EQ(inb(&h, IER), 0x0f, "IER bits 7:4 read 0");
-	outb(&h, IER, 0x40);
-	TAP_EQ(inb(&h, IER), 0x00, "IER UUE bit (Xscale probe) not kept");
-	outb(&h, MCR, 0xff);
-	TAP_EQ(inb(&h, MCR), 0x1f, "MCR bits 7:5 read 0");
-	outb(&h, MCR, 0);
-	outb(&h, IER, 0);
+	pio_outb(&h.io, SCR, 0x5a);
+	TAP_EQ(pio_inb(&h.io, SCR), 0x5a, "scratch register keeps its byte");
+	pio_outb(&h.io, IER, 0xff);
+	TAP_EQ(pio_inb(&h.io, IER), 0x0f, "IER bits 7:4 read 0");
+	pio_outb(&h.io, IER, 0x40);
+	TAP_EQ(pio_inb(&h.io, IER), 0x00,
+	    "IER UUE bit (Xscale probe) not kept");
+	pio_outb(&h.io, MCR, 0xff);
+	TAP_EQ(pio_inb(&h.io, MCR), 0x1f, "MCR bits 7:5 read 0");
+	pio_outb(&h.io, MCR, 0);
+	pio_outb(&h.io, IER, 0);
 
 	/* Diagnostics show the registers without a read's effects. */
-	outb(&h, FCR, 0x01);
-	outb(&h, MCR, 0x0b);
-	outb(&h, IER, 0x02);
+	pio_outb(&h.io, FCR, 0x01);
+	pio_outb(&h.io, MCR, 0x0b);
+	pio_outb(&h.io, IER, 0x02);
 	diag_collect(&h, &dg);
 	TAP_EQ(dg.ier, 0x02, "diag: IER");
 	TAP_EQ(dg.iir, 0xc2, "diag: IIR THRE with FIFOs on");
@@ -191,7 +182,8 @@ test_reset_values(void)
 	TAP_EQ(dg.tx_bytes + dg.rx_bytes + dg.thre_taken, 0,
 	    "diag: nothing moved yet");
 	TAP_EQ(dg.n, 13, "diag: thirteen values");
-	TAP_EQ(inb(&h, IIR), 0xc2, "diag did not take the THRE interrupt");
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc2,
+	    "diag did not take the THRE interrupt");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -202,24 +194,25 @@ test_dlab(void)
 	struct host h;
 
 	host_init(&h);
-	outb(&h, IER, 0x05);
-	outb(&h, LCR, 0x83);
-	outb(&h, DLL, 0x34);
-	outb(&h, DLM, 0x12);
-	TAP_EQ(inb(&h, DLL), 0x34, "DLAB: DLL reads back");
-	TAP_EQ(inb(&h, DLM), 0x12, "DLAB: DLM reads back");
+	pio_outb(&h.io, IER, 0x05);
+	pio_outb(&h.io, LCR, 0x83);
+	pio_outb(&h.io, DLL, 0x34);
+	pio_outb(&h.io, DLM, 0x12);
+	TAP_EQ(pio_inb(&h.io, DLL), 0x34, "DLAB: DLL reads back");
+	TAP_EQ(pio_inb(&h.io, DLM), 0x12, "DLAB: DLM reads back");
 	TAP_EQ(h.tx_calls, 0, "DLAB: writing DLL transmits nothing");
-	TAP_EQ(inb(&h, LCR), 0x83, "LCR reads back");
-	outb(&h, LCR, 0x03);
-	TAP_EQ(inb(&h, IER), 0x05, "DLAB off: IER kept its value");
-	outb(&h, THR, 'x');
+	TAP_EQ(pio_inb(&h.io, LCR), 0x83, "LCR reads back");
+	pio_outb(&h.io, LCR, 0x03);
+	TAP_EQ(pio_inb(&h.io, IER), 0x05, "DLAB off: IER kept its value");
+	pio_outb(&h.io, THR, 'x');
 	TAP_EQ(h.txlen == 1 && h.tx[0] == 'x', 1, "DLAB off: THR transmits");
-	outb(&h, LCR, 0x80);
-	TAP_EQ(inb(&h, DLL) == 0x34 && inb(&h, DLM) == 0x12, 1,
+	pio_outb(&h.io, LCR, 0x80);
+	TAP_EQ(pio_inb(&h.io, DLL) == 0x34 && pio_inb(&h.io, DLM) == 0x12, 1,
 	    "divisor survives THR/IER traffic");
 	/* LCR 0xbf: still a 16550A, offset 2 is IIR/FCR. */
-	outb(&h, LCR, 0xbf);
-	TAP_EQ(inb(&h, IIR) & 0x0f, 0x01, "LCR 0xbf: offset 2 reads IIR");
+	pio_outb(&h.io, LCR, 0xbf);
+	TAP_EQ(pio_inb(&h.io, IIR) & 0x0f, 0x01,
+	    "LCR 0xbf: offset 2 reads IIR");
 	host_fini(&h);
 }
 
@@ -231,62 +224,66 @@ test_loopback(void)
 	uint8_t v;
 
 	host_init(&h);
-	outb(&h, MCR, 0x10 | 0x0a);
-	TAP_EQ(inb(&h, MSR) & 0xf0, 0x90, "loopback RTS|OUT2 -> CTS|DCD");
-	outb(&h, MCR, 0x10 | 0x01);
-	v = inb(&h, MSR);
+	pio_outb(&h.io, MCR, 0x10 | 0x0a);
+	TAP_EQ(pio_inb(&h.io, MSR) & 0xf0, 0x90,
+	    "loopback RTS|OUT2 -> CTS|DCD");
+	pio_outb(&h.io, MCR, 0x10 | 0x01);
+	v = pio_inb(&h.io, MSR);
 	TAP_EQ(v & 0xf0, 0x20, "loopback DTR -> DSR");
 	TAP_EQ(v & 0x0f, 0x0b, "deltas: DCTS, DDSR, DDCD; no TERI");
-	TAP_EQ(inb(&h, MSR) & 0x0f, 0, "deltas clear on read");
-	outb(&h, MCR, 0x10 | 0x04);
-	TAP_EQ(inb(&h, MSR) & 0xf0, 0x40, "loopback OUT1 -> RI");
-	outb(&h, MCR, 0x10);
-	v = inb(&h, MSR);
+	TAP_EQ(pio_inb(&h.io, MSR) & 0x0f, 0, "deltas clear on read");
+	pio_outb(&h.io, MCR, 0x10 | 0x04);
+	TAP_EQ(pio_inb(&h.io, MSR) & 0xf0, 0x40, "loopback OUT1 -> RI");
+	pio_outb(&h.io, MCR, 0x10);
+	v = pio_inb(&h.io, MSR);
 	TAP_EQ(v & 0x04, 0x04, "TERI on the trailing edge of RI");
-	outb(&h, MCR, 0x10 | 0x04);
-	TAP_EQ(inb(&h, MSR) & 0x04, 0, "no TERI on the rising edge of RI");
+	pio_outb(&h.io, MCR, 0x10 | 0x04);
+	TAP_EQ(pio_inb(&h.io, MSR) & 0x04, 0,
+	    "no TERI on the rising edge of RI");
 
 	/* Modem status interrupt, visible in IIR even in loopback. */
-	outb(&h, IER, 0x08);
-	outb(&h, MCR, 0x10 | 0x02);
-	TAP_EQ(inb(&h, IIR), 0x00, "modem status interrupt reported");
-	inb(&h, MSR);
-	TAP_EQ(inb(&h, IIR), 0x01, "cleared by reading MSR");
-	outb(&h, IER, 0);
+	pio_outb(&h.io, IER, 0x08);
+	pio_outb(&h.io, MCR, 0x10 | 0x02);
+	TAP_EQ(pio_inb(&h.io, IIR), 0x00, "modem status interrupt reported");
+	pio_inb(&h.io, MSR);
+	TAP_EQ(pio_inb(&h.io, IIR), 0x01, "cleared by reading MSR");
+	pio_outb(&h.io, IER, 0);
 
 	/* Transmitter looped to receiver. */
-	outb(&h, THR, 0xa5);
+	pio_outb(&h.io, THR, 0xa5);
 	TAP_EQ(h.tx_calls, 0, "loopback: nothing leaves");
-	TAP_EQ(inb(&h, LSR) & 0x01, 0x01, "loopback: byte received");
-	TAP_EQ(inb(&h, RBR), 0xa5, "loopback: RBR holds it");
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x01, 0x01, "loopback: byte received");
+	TAP_EQ(pio_inb(&h.io, RBR), 0xa5, "loopback: RBR holds it");
 	TAP_EQ(uart_rx_space(h.u), 0, "loopback: no room for the host");
 	TAP_EQ(uart_receive(h.u, (const uint8_t *)"ab", 2), 0,
 	    "loopback: host bytes refused, not lost");
 	h.rx_space_calls = 0;
-	outb(&h, MCR, 0x0b);
+	pio_outb(&h.io, MCR, 0x0b);
 	TAP_EQ(h.rx_space_calls, 1, "leaving loopback calls rx_space");
-	TAP_EQ(inb(&h, MSR) & 0xf0, 0xb0, "out of loopback: modem ready");
+	TAP_EQ(pio_inb(&h.io, MSR) & 0xf0, 0xb0,
+	    "out of loopback: modem ready");
 
 	/* Overrun in loopback, 16450 mode: OE and a line status irq. */
-	outb(&h, IER, 0x04);
-	outb(&h, MCR, 0x18);
-	outb(&h, THR, 1);
-	outb(&h, THR, 2);
-	TAP_EQ(inb(&h, IIR), 0x06, "overrun: receiver line status irq");
-	v = inb(&h, LSR);
+	pio_outb(&h.io, IER, 0x04);
+	pio_outb(&h.io, MCR, 0x18);
+	pio_outb(&h.io, THR, 1);
+	pio_outb(&h.io, THR, 2);
+	TAP_EQ(pio_inb(&h.io, IIR), 0x06, "overrun: receiver line status irq");
+	v = pio_inb(&h.io, LSR);
 	TAP_EQ(v & 0x03, 0x03, "overrun: LSR DR|OE");
-	TAP_EQ(inb(&h, LSR) & 0x02, 0, "OE clears on LSR read");
-	TAP_EQ(inb(&h, RBR), 2, "16450 overrun: newest byte kept");
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x02, 0, "OE clears on LSR read");
+	TAP_EQ(pio_inb(&h.io, RBR), 2, "16450 overrun: newest byte kept");
 	/* FIFO mode: the FIFO is kept, the extra byte lost. */
-	outb(&h, FCR, 0x07);
+	pio_outb(&h.io, FCR, 0x07);
 	for (v = 0; v < 17; v++)
-		outb(&h, THR, v);
-	TAP_EQ(inb(&h, LSR) & 0x02, 0x02, "FIFO overrun sets OE");
+		pio_outb(&h.io, THR, v);
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x02, 0x02, "FIFO overrun sets OE");
 	for (v = 0; v < 16; v++)
-		if (inb(&h, RBR) != v)
+		if (pio_inb(&h.io, RBR) != v)
 			break;
 	TAP_EQ(v, 16, "FIFO overrun: first 16 bytes intact");
-	TAP_EQ(inb(&h, LSR) & 0x01, 0, "FIFO overrun: 17th byte dropped");
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x01, 0,
+	    "FIFO overrun: 17th byte dropped");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -297,20 +294,20 @@ test_out2_gating(void)
 	struct host h;
 
 	host_init(&h);
-	outb(&h, IER, 0x02);
-	TAP_EQ(inb(&h, IIR), 0x02, "THRE pending with ETBEI");
-	outb(&h, IER, 0);
-	outb(&h, IER, 0x02);
+	pio_outb(&h.io, IER, 0x02);
+	TAP_EQ(pio_inb(&h.io, IIR), 0x02, "THRE pending with ETBEI");
+	pio_outb(&h.io, IER, 0);
+	pio_outb(&h.io, IER, 0x02);
 	TAP_EQ(h.fh.irq[0], false, "OUT2 clear: line stays low");
-	outb(&h, MCR, 0x08);
+	pio_outb(&h.io, MCR, 0x08);
 	TAP_EQ(h.fh.irq[0], true, "OUT2 set: line high");
-	outb(&h, MCR, 0x00);
+	pio_outb(&h.io, MCR, 0x00);
 	TAP_EQ(h.fh.irq[0], false, "OUT2 cleared again: line low");
-	outb(&h, MCR, 0x18);
+	pio_outb(&h.io, MCR, 0x18);
 	TAP_EQ(h.fh.irq[0], false, "loopback closes the gate too");
-	outb(&h, MCR, 0x08);
+	pio_outb(&h.io, MCR, 0x08);
 	TAP_EQ(h.fh.irq[0], true, "line high again");
-	inb(&h, IIR);
+	pio_inb(&h.io, IIR);
 	TAP_EQ(h.fh.irq[0], false, "reading IIR (THRE) lowers it");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
@@ -325,53 +322,56 @@ test_thre(void)
 	unsigned int i;
 
 	host_init(&h);
-	outb(&h, LCR, 0x03);
-	outb(&h, FCR, 0x07);
-	outb(&h, MCR, 0x0b);
-	inb(&h, IIR);
-	outb(&h, IER, 0x02);
-	iir1 = inb(&h, IIR);
-	outb(&h, IER, 0);
-	outb(&h, IER, 0x02);
-	iir2 = inb(&h, IIR);
-	outb(&h, IER, 0);
+	pio_outb(&h.io, LCR, 0x03);
+	pio_outb(&h.io, FCR, 0x07);
+	pio_outb(&h.io, MCR, 0x0b);
+	pio_inb(&h.io, IIR);
+	pio_outb(&h.io, IER, 0x02);
+	iir1 = pio_inb(&h.io, IIR);
+	pio_outb(&h.io, IER, 0);
+	pio_outb(&h.io, IER, 0x02);
+	iir2 = pio_inb(&h.io, IIR);
+	pio_outb(&h.io, IER, 0);
 	TAP_EQ(iir1, 0xc2, "ETBEI 0->1 raises THRE (first)");
 	TAP_EQ(iir2, 0xc2, "ETBEI 0->1 raises THRE again (no UART_BUG_THRE)");
 
-	outb(&h, IER, 0x02);
+	pio_outb(&h.io, IER, 0x02);
 	TAP_EQ(h.fh.irq[0], true, "THRE: line high");
-	TAP_EQ(inb(&h, IIR), 0xc2, "IIR reports THRE");
-	TAP_EQ(inb(&h, IIR), 0xc1, "reading it cleared THRE");
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc2, "IIR reports THRE");
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc1, "reading it cleared THRE");
 	TAP_EQ(h.fh.irq[0], false, "line low");
-	outb(&h, IER, 0x02);
-	TAP_EQ(inb(&h, IIR), 0xc1, "rewriting ETBEI=1 does not raise THRE");
-	outb(&h, THR, 'a');
-	TAP_EQ(inb(&h, IIR), 0xc2, "a THR write raises THRE");
-	outb(&h, THR, 'b');
+	pio_outb(&h.io, IER, 0x02);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc1,
+	    "rewriting ETBEI=1 does not raise THRE");
+	pio_outb(&h.io, THR, 'a');
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc2, "a THR write raises THRE");
+	pio_outb(&h.io, THR, 'b');
 	TAP_EQ(h.fh.irq[0], true, "still pending after another write");
-	outb(&h, IER, 0x00);
+	pio_outb(&h.io, IER, 0x00);
 	TAP_EQ(h.fh.irq[0], false, "ETBEI off: line low");
-	TAP_EQ(inb(&h, LSR) & 0x60, 0x60, "THRE|TEMT always set");
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x60, 0x60, "THRE|TEMT always set");
 	TAP_EQ(h.txlen == 2 && memcmp(h.tx, "ab", 2) == 0, 1,
 	    "tx got both bytes, one call each");
 	TAP_EQ(h.tx_calls, 2, "one tx call per THR write");
 
 	/* Priority: received data beats THRE, line status beats both. */
-	outb(&h, IER, 0x07);
+	pio_outb(&h.io, IER, 0x07);
 	uart_receive(h.u, (const uint8_t *)"z", 1);
-	TAP_EQ(inb(&h, IIR), 0xc4, "received data before THRE");
-	TAP_EQ(inb(&h, RBR), 'z', "RBR");
-	TAP_EQ(inb(&h, IIR), 0xc2, "then THRE (not cleared by the read above)");
-	outb(&h, FCR, 0x81);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc4, "received data before THRE");
+	TAP_EQ(pio_inb(&h.io, RBR), 'z', "RBR");
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc2,
+	    "then THRE (not cleared by the read above)");
+	pio_outb(&h.io, FCR, 0x81);
 	uart_receive(h.u, (const uint8_t *)"y", 1);
-	TAP_EQ(inb(&h, IIR), 0xcc, "below trigger 8: timeout before THRE");
-	outb(&h, MCR, 0x1b);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xcc,
+	    "below trigger 8: timeout before THRE");
+	pio_outb(&h.io, MCR, 0x1b);
 	for (i = 0; i < 16; i++)
-		outb(&h, THR, 0);
-	TAP_EQ(inb(&h, IIR), 0xc6, "overrun: line status first");
-	inb(&h, LSR);
-	TAP_EQ(inb(&h, IIR), 0xc4, "then received data");
-	outb(&h, MCR, 0x0b);
+		pio_outb(&h.io, THR, 0);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc6, "overrun: line status first");
+	pio_inb(&h.io, LSR);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc4, "then received data");
+	pio_outb(&h.io, MCR, 0x0b);
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -387,27 +387,27 @@ test_edges(void)
 	unsigned int r;
 
 	host_init(&h);
-	outb(&h, MCR, 0x08);		/* OUT2 */
-	outb(&h, IER, 0x02);
+	pio_outb(&h.io, MCR, 0x08);		/* OUT2 */
+	pio_outb(&h.io, IER, 0x02);
 	TAP_EQ(h.fh.irq[0] && h.fh.rises[0] == 1, 1,
 	    "edges: ETBEI on, THRE: one edge");
-	outb(&h, THR, 'a');
-	outb(&h, THR, 'b');
+	pio_outb(&h.io, THR, 'a');
+	pio_outb(&h.io, THR, 'b');
 	TAP_EQ(h.fh.rises[0], 1,
 	    "edges: THR writes while THRE is pending leave the "
 	    "line high (the transmitter empties at once)");
 	TAP_EQ(h.fh.irq[0], true, "edges: line high after the writes");
-	TAP_EQ(inb(&h, IIR), 0x02, "edges: IIR reports THRE");
-	outb(&h, THR, 'a');
+	TAP_EQ(pio_inb(&h.io, IIR), 0x02, "edges: IIR reports THRE");
+	pio_outb(&h.io, THR, 'a');
 	TAP_EQ(h.fh.rises[0], 2,
 	    "edges: the first write after IIR lowered the line "
 	    "makes a new edge");
 
-	outb(&h, IER, 0x03);
-	outb(&h, FCR, 0x01);
+	pio_outb(&h.io, IER, 0x03);
+	pio_outb(&h.io, FCR, 0x01);
 	uart_receive(h.u, (const uint8_t *)"x", 1);
 	r = h.fh.rises[0];
-	outb(&h, THR, 'c');
+	pio_outb(&h.io, THR, 'c');
 	TAP_EQ(h.fh.rises[0], r,
 	    "edges: a THR write while data waits (RDI) keeps "
 	    "the line high, no edge, as a real INTR would");
@@ -418,13 +418,13 @@ test_edges(void)
 	TAP_EQ(h.fh.irq[0], true, "edges: line high after the input");
 	uart_receive(h.u, (const uint8_t *)"", 0);
 	TAP_EQ(h.fh.rises[0], r + 1, "edges: no input, no edge");
-	while (inb(&h, LSR) & 0x01)
-		inb(&h, RBR);
-	TAP_EQ(inb(&h, IIR), 0xc2, "edges: then THRE");
-	TAP_EQ(inb(&h, IIR), 0xc1, "edges: then nothing");
+	while (pio_inb(&h.io, LSR) & 0x01)
+		pio_inb(&h.io, RBR);
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc2, "edges: then THRE");
+	TAP_EQ(pio_inb(&h.io, IIR), 0xc1, "edges: then nothing");
 	TAP_EQ(h.fh.irq[0], false, "edges: line low once IIR says nothing");
 
-	outb(&h, IER, 0x00);
+	pio_outb(&h.io, IER, 0x00);
 	r = h.fh.rises[0];
 	uart_receive(h.u, (const uint8_t *)"q", 1);
 	TAP_EQ(h.fh.rises[0] == r && !h.fh.irq[0], 1,
@@ -445,45 +445,49 @@ test_fifo(void)
 	int ok;
 
 	host_init(&h);
-	outb(&h, MCR, 0x08);
-	outb(&h, FCR, 0x01);
-	TAP_EQ(inb(&h, IIR) & 0xc0, 0xc0, "FIFO on: IIR bits 7:6 set");
+	pio_outb(&h.io, MCR, 0x08);
+	pio_outb(&h.io, FCR, 0x01);
+	TAP_EQ(pio_inb(&h.io, IIR) & 0xc0, 0xc0, "FIFO on: IIR bits 7:6 set");
 	TAP_EQ(uart_rx_space(h.u), 16, "FIFO on: 16 bytes of room");
-	outb(&h, FCR, 0x00);
-	TAP_EQ(inb(&h, IIR) & 0xc0, 0x00, "FIFO off: IIR bits 7:6 clear");
-	outb(&h, FCR, 0x06);
-	TAP_EQ(inb(&h, IIR) & 0xc0, 0x00, "FCR0=0: other bits ignored");
+	pio_outb(&h.io, FCR, 0x00);
+	TAP_EQ(pio_inb(&h.io, IIR) & 0xc0, 0x00,
+	    "FIFO off: IIR bits 7:6 clear");
+	pio_outb(&h.io, FCR, 0x06);
+	TAP_EQ(pio_inb(&h.io, IIR) & 0xc0, 0x00, "FCR0=0: other bits ignored");
 
-	outb(&h, IER, 0x01);
+	pio_outb(&h.io, IER, 0x01);
 	for (i = 0; i < 4; i++) {
-		outb(&h, FCR, 0x07 | fcr_trig[i]);
+		pio_outb(&h.io, FCR, 0x07 | fcr_trig[i]);
 		ok = 1;
 		for (j = 1; j < level[i]; j++) {
 			uart_receive(h.u, buf, 1);
-			if (inb(&h, IIR) != 0xcc || !h.fh.irq[0])
+			if (pio_inb(&h.io, IIR) != 0xcc || !h.fh.irq[0])
 				ok = 0;
 		}
 		TAP_EQ(ok, 1, "trigger %u: below it, character timeout",
 		    level[i]);
 		uart_receive(h.u, buf, 1);
-		TAP_EQ(inb(&h, IIR), 0xc4, "trigger %u: at it, data available",
+		TAP_EQ(pio_inb(&h.io, IIR), 0xc4,
+		    "trigger %u: at it, data available",
 		    level[i]);
 		if (level[i] > 1) {
-			inb(&h, RBR);
-			TAP_EQ(inb(&h, IIR), 0xcc,
+			pio_inb(&h.io, RBR);
+			TAP_EQ(pio_inb(&h.io, IIR), 0xcc,
 			    "trigger %u: one read later, timeout again",
 			    level[i]);
 		}
-		outb(&h, FCR, 0x03 | fcr_trig[i]);
-		TAP_EQ(inb(&h, LSR) & 0x01, 0, "FCR RX reset empties the FIFO");
-		TAP_EQ(inb(&h, IIR), 0xc1, "and clears the interrupt");
+		pio_outb(&h.io, FCR, 0x03 | fcr_trig[i]);
+		TAP_EQ(pio_inb(&h.io, LSR) & 0x01, 0,
+		    "FCR RX reset empties the FIFO");
+		TAP_EQ(pio_inb(&h.io, IIR), 0xc1, "and clears the interrupt");
 	}
 	/* Mode change empties the FIFO. */
 	uart_receive(h.u, buf, 5);
-	outb(&h, FCR, 0x00);
-	TAP_EQ(inb(&h, LSR) & 0x01, 0, "FIFO off empties the receiver");
+	pio_outb(&h.io, FCR, 0x00);
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x01, 0, "FIFO off empties the receiver");
 	TAP_EQ(uart_receive(h.u, buf, 5), 1, "16450 mode: 1 byte taken");
-	TAP_EQ(inb(&h, IIR), 0x04, "16450 mode: data available, no FIFO bits");
+	TAP_EQ(pio_inb(&h.io, IIR), 0x04,
+	    "16450 mode: data available, no FIFO bits");
 	TAP_EQ(h.fh.irq_bad, 0, "irq set() only on changes");
 	host_fini(&h);
 }
@@ -498,24 +502,24 @@ test_rx_space_rule(void)
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + 1);
 	host_init(&h);
-	outb(&h, FCR, 0x01);
+	pio_outb(&h.io, FCR, 0x01);
 	TAP_EQ(uart_receive(h.u, buf, 32), 16, "full FIFO takes 16 of 32");
 	TAP_EQ(uart_rx_space(h.u), 0, "no room left");
 	TAP_EQ(uart_receive(h.u, buf + 16, 16), 0, "nothing more taken");
 	TAP_EQ(h.rx_space_calls, 0, "no rx_space while full");
-	out[0] = inb(&h, RBR);
+	out[0] = pio_inb(&h.io, RBR);
 	TAP_EQ(h.rx_space_calls, 1, "first read from a full FIFO: rx_space");
-	out[1] = inb(&h, RBR);
+	out[1] = pio_inb(&h.io, RBR);
 	TAP_EQ(h.rx_space_calls, 1, "second read: not again");
 	TAP_EQ(uart_receive(h.u, buf + 16, 16), 2, "2 more taken");
 	for (i = 2; i < 18; i++)
-		out[i] = inb(&h, RBR);
+		out[i] = pio_inb(&h.io, RBR);
 	TAP_EQ(h.rx_space_calls, 2, "filled again then read: rx_space");
 	TAP_EQ(memcmp(out, buf, 18), 0, "bytes in order, none lost");
-	TAP_EQ(inb(&h, LSR) & 0x03, 0, "empty, no overrun");
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x03, 0, "empty, no overrun");
 
 	uart_receive(h.u, buf, 16);
-	outb(&h, FCR, 0x03);
+	pio_outb(&h.io, FCR, 0x03);
 	TAP_EQ(h.rx_space_calls, 3, "FIFO reset of a full FIFO: rx_space");
 	host_fini(&h);
 }
@@ -537,22 +541,22 @@ linux_startup(struct linux_port *p)
 {
 	struct host *h = p->h;
 
-	outb(h, FCR, 0x01);
-	outb(h, FCR, 0x07);
-	outb(h, FCR, 0x00);
-	inb(h, LSR);
-	inb(h, RBR);
-	inb(h, IIR);
-	inb(h, MSR);
-	outb(h, LCR, 0x03);
-	outb(h, MCR, 0x0b);		/* DTR, RTS, OUT2 */
-	outb(h, FCR, 0x81);		/* FIFO, trigger 8 */
+	pio_outb(&h->io, FCR, 0x01);
+	pio_outb(&h->io, FCR, 0x07);
+	pio_outb(&h->io, FCR, 0x00);
+	pio_inb(&h->io, LSR);
+	pio_inb(&h->io, RBR);
+	pio_inb(&h->io, IIR);
+	pio_inb(&h->io, MSR);
+	pio_outb(&h->io, LCR, 0x03);
+	pio_outb(&h->io, MCR, 0x0b);		/* DTR, RTS, OUT2 */
+	pio_outb(&h->io, FCR, 0x81);		/* FIFO, trigger 8 */
 	p->ier = 0x05;			/* RLSI | RDI */
-	outb(h, IER, p->ier);
-	inb(h, LSR);
-	inb(h, RBR);
-	inb(h, IIR);
-	inb(h, MSR);
+	pio_outb(&h->io, IER, p->ier);
+	pio_inb(&h->io, LSR);
+	pio_inb(&h->io, RBR);
+	pio_inb(&h->io, IIR);
+	pio_inb(&h->io, MSR);
 }
 
 static void
@@ -560,7 +564,7 @@ linux_start_tx(struct linux_port *p)
 {
 	if (!(p->ier & 0x02)) {
 		p->ier |= 0x02;
-		outb(p->h, IER, p->ier);
+		pio_outb(&p->h->io, IER, p->ier);
 	}
 }
 
@@ -572,25 +576,25 @@ linux_handle_port(struct linux_port *p)
 	uint8_t iir, lsr;
 	unsigned int count;
 
-	iir = inb(h, IIR);
+	iir = pio_inb(&h->io, IIR);
 	if (iir & 0x01)
 		return 0;
-	lsr = inb(h, LSR);
+	lsr = pio_inb(&h->io, LSR);
 	if (lsr & 0x01) {
 		count = p->lazy ? p->lazy : 256;
 		do {
-			p->rx[p->rx_len++] = inb(h, RBR);
-			lsr = inb(h, LSR);
+			p->rx[p->rx_len++] = pio_inb(&h->io, RBR);
+			lsr = pio_inb(&h->io, LSR);
 		} while ((lsr & 0x01) && --count > 0);
 	}
-	inb(h, MSR);
+	pio_inb(&h->io, MSR);
 	if ((lsr & 0x20) && (p->ier & 0x02)) {
 		count = 16;
 		while (p->xmit_pos < p->xmit_len && count-- > 0)
-			outb(h, THR, p->xmit[p->xmit_pos++]);
+			pio_outb(&h->io, THR, p->xmit[p->xmit_pos++]);
 		if (p->xmit_pos == p->xmit_len) {
 			p->ier &= ~0x02;
-			outb(h, IER, p->ier);
+			pio_outb(&h->io, IER, p->ier);
 		}
 	}
 	return 1;
@@ -718,7 +722,7 @@ run_rx(bool edge, unsigned int lazy, const char *what)
 	TAP_EQ(p.rx_len, len, "%s: guest got all %zu bytes", what, len);
 	TAP_EQ(p.rx_len == len && memcmp(p.rx, data, len) == 0, 1,
 	    "%s: no loss, no duplicate, in order", what);
-	TAP_EQ(inb(&h, LSR) & 0x02, 0, "%s: never overrun", what);
+	TAP_EQ(pio_inb(&h.io, LSR) & 0x02, 0, "%s: never overrun", what);
 	diag_collect(&h, &dg);
 	TAP_EQ(dg.rx_bytes, len, "%s: diag counts every byte taken", what);
 	TAP_EQ(h.fh.irq_bad, 0, "%s: irq set() only on changes", what);
@@ -744,7 +748,7 @@ test_access_sizes(void)
 	uint32_t v32;
 
 	host_init(&h);
-	outb(&h, IER, 0x05);
+	pio_outb(&h.io, IER, 0x05);
 	uart_receive(h.u, (const uint8_t *)"Q", 1);
 	memset(buf, 0, sizeof(buf));
 	uart_device_ops.read(h.u, 0, buf, 2);
@@ -759,10 +763,12 @@ test_access_sizes(void)
 	TAP_EQ(buf[0] == 0xff, 1, "offset UINT64_MAX: all ones");
 	v32 = 0x44332211;
 	uart_device_ops.write(h.u, 6, &v32, 4);
-	TAP_EQ(inb(&h, SCR), 0x22, "4-byte write at 6: byte 1 went to SCR");
+	TAP_EQ(pio_inb(&h.io, SCR), 0x22,
+	    "4-byte write at 6: byte 1 went to SCR");
 	uart_device_ops.write(h.u, UINT64_MAX - 1, &v32, 4);
 	uart_device_ops.read(h.u, 0, buf, 0);
-	TAP_EQ(inb(&h, SCR), 0x22, "writes beyond the registers ignored");
+	TAP_EQ(pio_inb(&h.io, SCR), 0x22,
+	    "writes beyond the registers ignored");
 	host_fini(&h);
 }
 
@@ -803,24 +809,25 @@ test_fuzz(void)
 		case 4:
 			/* A guest's master reset: MCR and FCR cleared. */
 			if (rng() % 1000 == 0) {
-				outb(&h, LCR, 0);
-				outb(&h, MCR, 0);
-				outb(&h, FCR, 0x06);
+				pio_outb(&h.io, LCR, 0);
+				pio_outb(&h.io, MCR, 0);
+				pio_outb(&h.io, FCR, 0x06);
 			}
 			break;
 		default:
 			/* Invariants, read with DLAB clear. */
-			outb(&h, LCR, inb(&h, LCR) & 0x7f);
-			mcr = inb(&h, MCR);
+			pio_outb(&h.io, LCR, pio_inb(&h.io, LCR) & 0x7f);
+			mcr = pio_inb(&h.io, MCR);
 			gate = (mcr & 0x18) == 0x08;
 			before = h.fh.irq[0];
-			iir = inb(&h, IIR);
+			iir = pio_inb(&h.io, IIR);
 			if (before != (!(iir & 0x01) && gate))
 				bad_irq++;
-			if ((iir & 0x30) != 0 || (inb(&h, IER) & 0xf0) != 0 ||
+			if ((iir & 0x30) != 0 ||
+			    (pio_inb(&h.io, IER) & 0xf0) != 0 ||
 			    (mcr & 0xe0) != 0 || uart_rx_space(h.u) > 16)
 				bad_bits++;
-			lsr = inb(&h, LSR);
+			lsr = pio_inb(&h.io, LSR);
 			if ((lsr & 0x60) != 0x60 || (lsr & 0x9c) != 0)
 				bad_lsr++;
 			break;
@@ -830,10 +837,11 @@ test_fuzz(void)
 	TAP_EQ(bad_lsr, 0, "fuzz: LSR sane (THRE|TEMT, no PE/FE/BI)");
 	TAP_EQ(bad_bits, 0, "fuzz: reserved bits clear, rx space <= 16");
 	TAP_EQ(h.fh.irq_bad, 0, "fuzz: irq set() only on changes");
-	outb(&h, LCR, 0);
-	outb(&h, MCR, 0);
-	for (drained = 0; drained < 100 && (inb(&h, LSR) & 0x01); drained++)
-		inb(&h, RBR);
+	pio_outb(&h.io, LCR, 0);
+	pio_outb(&h.io, MCR, 0);
+	for (drained = 0; drained < 100 && (pio_inb(&h.io, LSR) & 0x01);
+	    drained++)
+		pio_inb(&h.io, RBR);
 	TAP_EQ(drained <= 16, 1, "fuzz: at most 16 bytes buffered (%u)",
 	    drained);
 	host_fini(&h);

@@ -18,66 +18,23 @@
 #include "pci-config.h"
 #include "tap.h"
 #include "virtio-blk.h"
+#include "virtio-driver.h"
 #include "virtio-pci.h"
 
 #define RAM_BASE	0x100000ULL
 #define RAM_SIZE	(1u << 20)
-#define DESC		(RAM_BASE + 0x0000)
-#define AVAIL		(RAM_BASE + 0x1000)
-#define USED		(RAM_BASE + 0x2000)
 #define HDR		(RAM_BASE + 0x3000)
 #define STATUS		(RAM_BASE + 0x3100)
 #define DATA		(RAM_BASE + 0x10000)
-#define QSIZE		16
 #define DISK_SECTORS	64
 
 static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-static void *dev;
-static uint16_t avail_idx;
-
-static void *
-gmem(uint64_t gpa)
-{
-	return fh.mem + (gpa - RAM_BASE);
-}
-
-static uint64_t
-rd(uint32_t off, unsigned int size)
-{
-	uint64_t v = 0;
-
-	pthread_mutex_lock(&fh.lock);
-	virtio_pci_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
-	pthread_mutex_unlock(&fh.lock);
-	return v;
-}
-
-static void
-wr(uint32_t off, uint64_t v, unsigned int size)
-{
-	pthread_mutex_lock(&fh.lock);
-	virtio_pci_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
-	pthread_mutex_unlock(&fh.lock);
-}
+static struct vdrv d;
 
 static uint8_t
 bring_up(void)
 {
-	memset(fh.mem, 0, RAM_SIZE);
-	avail_idx = 0;
-	wr(0x14, 0, 1);
-	wr(0x14, 3, 1);
-	wr(0x08, 1, 4);
-	wr(0x0c, 1, 4);
-	wr(0x14, 3 | 8, 1);
-	wr(0x16, 0, 2);
-	wr(0x18, QSIZE, 2);
-	wr(0x20, DESC, 8);
-	wr(0x28, AVAIL, 8);
-	wr(0x30, USED, 8);
-	wr(0x1c, 1, 2);
-	wr(0x14, 0xf, 1);
-	return (uint8_t)rd(0x14, 1);
+	return vdrv_bring_up(&d, 1ULL << VIRTIO_F_VERSION_1, 1);
 }
 
 /*
@@ -87,46 +44,34 @@ bring_up(void)
 static void
 offer(uint32_t type, uint64_t sector, uint32_t len, bool in)
 {
-	struct virtq_desc *d = gmem(DESC);
-	struct virtq_avail *a = gmem(AVAIL);
-	uint32_t *hdr = gmem(HDR);
+	struct virtq_desc *desc = vdrv_desc(&d, 0);
+	uint32_t *hdr = vdrv_gmem(&d, HDR);
 
 	hdr[0] = type;
 	hdr[1] = 0;
 	memcpy(&hdr[2], &sector, 8);
-	*(uint8_t *)gmem(STATUS) = 0xee;
-	d[0] = (struct virtq_desc){ HDR, 16, VIRTQ_DESC_F_NEXT, 1 };
+	*(uint8_t *)vdrv_gmem(&d, STATUS) = 0xee;
+	desc[0] = (struct virtq_desc){ HDR, 16, VIRTQ_DESC_F_NEXT, 1 };
 	if (len > 0) {
-		d[1] = (struct virtq_desc){ DATA, len, VIRTQ_DESC_F_NEXT |
+		desc[1] = (struct virtq_desc){ DATA, len, VIRTQ_DESC_F_NEXT |
 		    (in ? VIRTQ_DESC_F_WRITE : 0), 2 };
 	} else {
-		d[0].next = 2;
+		desc[0].next = 2;
 	}
-	d[2] = (struct virtq_desc){ STATUS, 1, VIRTQ_DESC_F_WRITE, 0 };
-	a->ring[avail_idx % QSIZE] = 0;
-	a->idx = ++avail_idx;
-	wr(VIRTIO_PCI_NOTIFY, 0, 2);
+	desc[2] = (struct virtq_desc){ STATUS, 1, VIRTQ_DESC_F_WRITE, 0 };
+	vdrv_offer(&d, 0, 0);
 }
 
 /* One request, waited for: the status byte, or -1. */
 static int
 request(uint32_t type, uint64_t sector, uint32_t len, bool in)
 {
-	volatile struct virtq_used *u = gmem(USED);
-	uint16_t want = (uint16_t)(avail_idx + 1);
-	int i;
+	uint16_t want = (uint16_t)(vdrv_avail(&d, 0)->idx + 1);
 
 	offer(type, sector, len, in);
-	for (i = 0; i < 5000; i++) {
-		pthread_mutex_lock(&fh.lock);
-		if (u->idx == want) {
-			pthread_mutex_unlock(&fh.lock);
-			return *(uint8_t *)gmem(STATUS);
-		}
-		pthread_mutex_unlock(&fh.lock);
-		usleep(1000);
-	}
-	return -1;
+	if (!vdrv_wait_used(&d, 0, want, 5000))
+		return -1;
+	return *(uint8_t *)vdrv_gmem(&d, STATUS);
 }
 
 /* A backend whose requests wait until the test completes them. */
@@ -189,20 +134,20 @@ main(void)
 	uint8_t *data, sector[512];
 	int fd, i;
 
-	fh.mem = calloc(1, RAM_SIZE);
-	fh.mem_base = RAM_BASE;
-	fh.mem_size = RAM_SIZE;
-	data = gmem(DATA);
+	vdrv_init(&d, &fh, calloc(1, RAM_SIZE), RAM_BASE, RAM_SIZE);
+	data = vdrv_gmem(&d, DATA);
 
 	fd = make_image();
 	TAP_EQ(blk_file_new(&f, fd, false, "disk-serial-0123456789", &be), 0,
 	    "backend on a 32 KiB image");
 	TAP_EQ(be.size, DISK_SECTORS * 512, "size");
-	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
-	tap_ok(dev != NULL, "device made");
+	d.dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
+	tap_ok(d.dev != NULL, "device made");
 	TAP_EQ(bring_up(), 0x0f, "driver OK");
-	TAP_EQ(rd(VIRTIO_PCI_DEVICE, 8), DISK_SECTORS, "capacity in sectors");
-	TAP_EQ(rd(VIRTIO_PCI_DEVICE + 12, 4), VIRTIO_BLK_SEG_MAX, "seg_max");
+	TAP_EQ(vdrv_rd(&d, VIRTIO_PCI_DEVICE, 8), DISK_SECTORS,
+	    "capacity in sectors");
+	TAP_EQ(vdrv_rd(&d, VIRTIO_PCI_DEVICE + 12, 4), VIRTIO_BLK_SEG_MAX,
+	    "seg_max");
 
 	for (i = 0; i < 1024; i++)
 		data[i] = (uint8_t)(i * 7 + 1);
@@ -214,7 +159,7 @@ main(void)
 	TAP_EQ(request(0, 3, 1024, true), 0, "read sectors 3-4");
 	tap_ok(data[0] == 1 && data[1023] == (uint8_t)(1023 * 7 + 1),
 	    "read returns the data");
-	TAP_EQ(((struct virtq_used *)gmem(USED))->ring[1].len, 1025,
+	TAP_EQ(vdrv_used(&d, 0)->ring[1].len, 1025,
 	    "used length: data and status");
 	TAP_EQ(request(4, 0, 0, false), 0, "flush");
 	memset(data, 0, 32);
@@ -245,54 +190,56 @@ main(void)
 	memcpy(data + 8, &(uint32_t){ 8 }, 4);
 	TAP_EQ(request(11, 0, 16, false), 1, "discard past the end: IOERR");
 	TAP_EQ(request(0, 0, 512, true), 0, "and the disk goes on");
-	TAP_EQ(rd(0x14, 1), 0x0f, "no reset needed for bad requests");
+	TAP_EQ(vdrv_rd(&d, 0x14, 1), 0x0f, "no reset needed for bad requests");
 
-	virtio_pci_device_ops.free(dev);
+	virtio_pci_device_ops.free(d.dev);
 	blk_file_free(f);
 
 	/* Read-only. */
 	fd = make_image();
 	TAP_EQ(blk_file_new(&f, fd, true, NULL, &be), 0, "read-only backend");
-	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
-	wr(0x00, 0, 4);
-	tap_ok((rd(0x04, 4) >> 5) & 1, "VIRTIO_BLK_F_RO offered");
+	d.dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
+	vdrv_wr(&d, 0x00, 0, 4);
+	tap_ok((vdrv_rd(&d, 0x04, 4) >> 5) & 1, "VIRTIO_BLK_F_RO offered");
 	TAP_EQ(bring_up(), 0x0f, "driver OK");
 	TAP_EQ(request(1, 0, 512, false), 1, "write refused: IOERR");
 	TAP_EQ(request(0, 0, 512, true), 0, "read works");
 	memset(data, 0xff, 32);
 	TAP_EQ(request(8, 0, 20, true), 0, "get ID without a serial");
 	TAP_EQ(data[0], 0, "empty ID");
-	virtio_pci_device_ops.free(dev);
+	virtio_pci_device_ops.free(d.dev);
 	blk_file_free(f);
 
 	/* A reset waits for the requests in flight. */
 	be = (struct blk_backend){ .ops = &held_ops, .size = 64 * 512 };
-	dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
+	d.dev = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
 	TAP_EQ(bring_up(), 0x0f, "driver OK on a disk that answers late");
 	memset(data, 0, 512);
 	offer(0, 0, 512, true);
 	TAP_EQ(held.n, 1, "a read in flight");
-	wr(0x14, 0, 1);
-	TAP_EQ(rd(0x14, 1), 0x0f, "reset asked for: device_status not 0 yet");
+	vdrv_wr(&d, 0x14, 0, 1);
+	TAP_EQ(vdrv_rd(&d, 0x14, 1), 0x0f,
+	    "reset asked for: device_status not 0 yet");
 	offer(0, 1, 512, true);
 	TAP_EQ(held.n, 1, "a kick while resetting takes no chain");
-	wr(0x16, 1, 2);
-	TAP_EQ(rd(0x16, 2), 0, "nor a register write");
+	vdrv_wr(&d, 0x16, 1, 2);
+	TAP_EQ(vdrv_rd(&d, 0x16, 2), 0, "nor a register write");
 	held_complete();
-	TAP_EQ(rd(0x14, 1), 0, "the last request back: reset done");
-	tap_ok(*(uint8_t *)gmem(STATUS) == 0xee &&
-	    ((struct virtq_used *)gmem(USED))->idx == 0,
+	TAP_EQ(vdrv_rd(&d, 0x14, 1), 0, "the last request back: reset done");
+	tap_ok(*(uint8_t *)vdrv_gmem(&d, STATUS) == 0xee &&
+	    vdrv_used(&d, 0)->idx == 0,
 	    "and the request from before was not answered");
 	TAP_EQ(data[0], 0x5a, "its data landed before the reset ended");
 	TAP_EQ(bring_up(), 0x0f, "driver OK again");
 	offer(0, 0, 512, true);
 	held_complete();
-	tap_ok(*(uint8_t *)gmem(STATUS) == 0 &&
-	    ((struct virtq_used *)gmem(USED))->idx == 1,
+	tap_ok(*(uint8_t *)vdrv_gmem(&d, STATUS) == 0 &&
+	    vdrv_used(&d, 0)->idx == 1,
 	    "and the disk goes on");
-	wr(0x14, 0, 1);
-	TAP_EQ(rd(0x14, 1), 0, "with nothing in flight a reset is at once");
-	virtio_pci_device_ops.free(dev);
+	vdrv_wr(&d, 0x14, 0, 1);
+	TAP_EQ(vdrv_rd(&d, 0x14, 1), 0,
+	    "with nothing in flight a reset is at once");
+	virtio_pci_device_ops.free(d.dev);
 
 	TAP_EQ(blk_file_new(&f, open("/dev/null", O_RDONLY), true, NULL, &be),
 	    -EINVAL, "a device node is no image");

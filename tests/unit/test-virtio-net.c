@@ -20,15 +20,12 @@
 #include "fake-host.h"
 #include "pci-config.h"
 #include "tap.h"
+#include "virtio-driver.h"
 #include "virtio-net.h"
 #include "virtio-pci.h"
 
 #define RAM_BASE	0x100000ULL
 #define RAM_SIZE	(1u << 20)
-#define QSIZE		16
-#define DESC(q)		(RAM_BASE + 0x3000 * (q))
-#define AVAIL(q)	(DESC(q) + 0x1000)
-#define USED(q)		(DESC(q) + 0x2000)
 #define BUF		(RAM_BASE + 0x10000)
 
 /* Feature bits, as Linux's driver takes them. */
@@ -42,7 +39,7 @@
 #define F_EVENT_IDX	(1ULL << VIRTIO_F_EVENT_IDX)
 
 static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-static void *dev;
+static struct vdrv d;
 
 /* The backend. */
 static struct {
@@ -121,76 +118,29 @@ static const struct net_backend_ops be_ops = {
 	.attach = be_attach, .watch = be_watch,
 };
 
-static uint64_t
-rd(uint32_t off, unsigned int size)
+/* Reset, negotiate, set both queues up: the status it ends with. */
+static uint8_t
+bring_up(uint64_t features)
 {
-	uint64_t v = 0;
-
-	virtio_pci_device_ops.read(dev, PCI_BAR_OFFSET(0) + off, &v, size);
-	return v;
-}
-
-static void
-wr(uint32_t off, uint64_t v, unsigned int size)
-{
-	virtio_pci_device_ops.write(dev, PCI_BAR_OFFSET(0) + off, &v, size);
+	return vdrv_bring_up(&d, features, 2);
 }
 
 static void *
 gmem(uint64_t gpa)
 {
-	return fh.mem + (gpa - RAM_BASE);
-}
-
-/* Reset, negotiate, set both queues up: the status it ends with. */
-static uint8_t
-bring_up(uint64_t features)
-{
-	const uint8_t s = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
-
-	memset(fh.mem, 0, RAM_SIZE);
-	wr(0x14, 0, 1);
-	wr(0x14, s, 1);
-	wr(0x08, 0, 4);
-	wr(0x0c, (uint32_t)features, 4);
-	wr(0x08, 1, 4);
-	wr(0x0c, (uint32_t)(features >> 32), 4);
-	wr(0x14, s | VIRTIO_STATUS_FEATURES_OK, 1);
-	for (unsigned int q = 0; q < 2; q++) {
-		wr(0x16, q, 2);
-		wr(0x18, QSIZE, 2);
-		wr(0x20, DESC(q), 8);
-		wr(0x28, AVAIL(q), 8);
-		wr(0x30, USED(q), 8);
-		wr(0x1c, 1, 2);
-	}
-	wr(0x14, s | VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK, 1);
-	return (uint8_t)rd(0x14, 1);
-}
-
-static uint16_t avail_slot[2];
-
-/* Offer head on queue q and kick. */
-static void
-offer(unsigned int q, uint16_t head)
-{
-	struct virtq_avail *a = gmem(AVAIL(q));
-
-	a->ring[avail_slot[q] % QSIZE] = head;
-	a->idx = ++avail_slot[q];
-	wr(VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * q, q, 2);
+	return vdrv_gmem(&d, gpa);
 }
 
 static struct virtq_desc *
 desc(unsigned int q)
 {
-	return gmem(DESC(q));
+	return vdrv_desc(&d, q);
 }
 
 static struct virtq_used *
 used(unsigned int q)
 {
-	return gmem(USED(q));
+	return vdrv_used(&d, q);
 }
 
 /* The device's hold on sent buffers runs out. */
@@ -211,18 +161,8 @@ send(const uint8_t h[12], size_t len)
 		buf[12 + i] = (uint8_t)i;
 	desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT, 1 };
 	desc(1)[1] = (struct virtq_desc){ BUF + 12, (uint32_t)len, 0, 0 };
-	offer(1, 0);
+	vdrv_offer(&d, 1, 0);
 	hold_ends();
-}
-
-/* Add head on queue q without a kick: a driver told not to kick. */
-static void
-add_quietly(unsigned int q, uint16_t head)
-{
-	struct virtq_avail *a = gmem(AVAIL(q));
-
-	a->ring[avail_slot[q] % QSIZE] = head;
-	a->idx = ++avail_slot[q];
 }
 
 /* The driver, while the device sends: does it see kicks asked for? */
@@ -231,18 +171,13 @@ static bool event_idx;
 static void
 be_during_send(void)
 {
-	const struct virtq_used *u = used(1);
-	uint16_t avail_event;
-
-	memcpy(&avail_event, gmem(USED(1) + 4 + 8 * QSIZE), 2);
-
 	/* With event index, a kick asked for is avail_event ahead. */
-	if (event_idx ? avail_event == avail_slot[1] :
-	    !(u->flags & VIRTQ_USED_F_NO_NOTIFY))
+	if (event_idx ? *vdrv_avail_event(&d, 1) == vdrv_avail(&d, 1)->idx :
+	    !(used(1)->flags & VIRTQ_USED_F_NO_NOTIFY))
 		be.loud++;
 	if (be.refill > 0) {
 		be.refill--;
-		add_quietly(1, 0);
+		vdrv_add(&d, 1, 0);	/* without a kick */
 	}
 }
 
@@ -268,7 +203,7 @@ diag(const char *key)
 {
 	struct diag_one o = { { diag_one_put }, key, UINT64_MAX };
 
-	virtio_pci_device_ops.diag(dev, &o.d);
+	virtio_pci_device_ops.diag(d.dev, &o.d);
 	return o.value;
 }
 
@@ -289,7 +224,7 @@ post(uint16_t i, uint32_t len)
 {
 	desc(0)[i] = (struct virtq_desc){ BUF + 0x2000u * i, len,
 	    VIRTQ_DESC_F_WRITE, 0 };
-	offer(0, i);
+	vdrv_offer(&d, 0, i);
 }
 
 int
@@ -303,26 +238,23 @@ main(void)
 	uint16_t nbuf;
 	bool same;
 
-	fh.mem = calloc(1, RAM_SIZE);
-	fh.mem_base = RAM_BASE;
-	fh.mem_size = RAM_SIZE;
-
+	vdrv_init(&d, &fh, calloc(1, RAM_SIZE), RAM_BASE, RAM_SIZE);
 	vd = virtio_net_new(&fh.host, &nb);
-	dev = virtio_pci_new(&fh.host, vd);
-	tap_ok(dev != NULL && be.rx != NULL && be.rx_dev == vd,
+	d.dev = virtio_pci_new(&fh.host, vd);
+	tap_ok(d.dev != NULL && be.rx != NULL && be.rx_dev == vd,
 	    "device made and attached to its backend");
-	pc = virtio_pci_device_ops.pci(dev);
+	pc = virtio_pci_device_ops.pci(d.dev);
 	tap_ok(pci_config_get16(pc, PCI_DEVICE_ID) == 0x1041 &&
 	    pc->cfg[PCI_CLASS_PROG + 2] == 0x02, "modern virtio-net IDs");
-	TAP_EQ(rd(0x12, 2), 2, "two queues");
+	TAP_EQ(vdrv_rd(&d, 0x12, 2), 2, "two queues");
 	tap_ok(fh.nbells == 2 && fh.bell[0].bar == 0 && fh.bell[0].size == 2 &&
 	    fh.bell[0].offset == VIRTIO_PCI_NOTIFY && fh.bell[1].offset ==
 	    VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT && fh.bell[1].id == 1,
 	    "a 16-bit doorbell per queue in the notification area");
 	for (unsigned int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)rd(VIRTIO_PCI_DEVICE + i, 1);
+		mac[i] = (uint8_t)vdrv_rd(&d, VIRTIO_PCI_DEVICE + i, 1);
 	tap_ok(memcmp(mac, nb.mac, 6) == 0, "MAC in the configuration");
-	TAP_EQ(rd(VIRTIO_PCI_DEVICE + 6, 2), 1, "link up");
+	TAP_EQ(vdrv_rd(&d, VIRTIO_PCI_DEVICE + 6, 2), 1, "link up");
 	tap_ok(!be.watch, "no watching before the driver is ready");
 
 	TAP_EQ(bring_up(F_V1 | F_CSUM | F_GUEST_CSUM | F_GUEST_TSO4 |
@@ -339,11 +271,8 @@ main(void)
 	tap_ok(used(1)->idx == 1 && used(1)->ring[0].len == 0,
 	    "and its buffer returned");
 	{
-		struct virtq_avail *a = gmem(AVAIL(1));
-
-		a->ring[avail_slot[1] % QSIZE] = 0;
-		a->idx = ++avail_slot[1];
-		fh.bell[1].fn(fh.bell[1].dev, fh.bell[1].id);
+		vdrv_add(&d, 1, 0);
+		vdrv_bell(&d, 1);
 		hold_ends();
 		tap_ok(be.sends == 2 && used(1)->idx == 2,
 		    "the transmit doorbell sends the next frame");
@@ -378,7 +307,7 @@ main(void)
 	send(h, 60);
 	TAP_EQ(be.sends, 4, "DATA_VALID is not for the driver to send");
 	desc(1)[0] = (struct virtq_desc){ BUF, 8, 0, 0 };
-	offer(1, 0);
+	vdrv_offer(&d, 1, 0);
 	hold_ends();
 	tap_ok(be.sends == 4 && used(1)->idx == 10,
 	    "a chain shorter than the header is lost");
@@ -396,7 +325,7 @@ main(void)
 		    VIRTQ_DESC_F_NEXT, 2 };
 		desc(1)[2] = (struct virtq_desc){ BUF + 14, 58, 0, 0 };
 		be.tamper = buf;
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		hold_ends();
 		be.tamper = NULL;
 		tap_ok(be.sends == 5 && be.sent_len == 72,
@@ -451,7 +380,6 @@ main(void)
 
 	/* Without mergeable buffers a frame must fit in one buffer. */
 	TAP_EQ(bring_up(F_V1), 0x0f, "driver OK without offloads");
-	memset(avail_slot, 0, sizeof(avail_slot));
 	TAP_EQ(be.offload, 0, "no offloads on received frames");
 	post(0, 500);
 	arrive(1000, 1);
@@ -470,10 +398,10 @@ main(void)
 	/* A hostile receive chain: a buffer outside RAM. */
 	desc(0)[1] = (struct virtq_desc){ RAM_BASE + RAM_SIZE - 8, 64,
 	    VIRTQ_DESC_F_WRITE, 0 };
-	offer(0, 1);
+	vdrv_offer(&d, 0, 1);
 	arrive(100, 1);
 	be.rx(be.rx_dev);
-	TAP_EQ(rd(0x14, 1) & VIRTIO_STATUS_NEEDS_RESET,
+	TAP_EQ(vdrv_rd(&d, 0x14, 1) & VIRTIO_STATUS_NEEDS_RESET,
 	    VIRTIO_STATUS_NEEDS_RESET, "a bad buffer: the device needs reset");
 	be.rx(be.rx_dev);
 	tap_ok(!be.watch, "and stops watching");
@@ -481,7 +409,6 @@ main(void)
 	tap_ok(be.watch, "watching again");
 
 	/* Transmit bursts, without event index. */
-	memset(avail_slot, 0, sizeof(avail_slot));
 	h[0] = 0;
 	h[1] = 0;
 	be.sends = 0;
@@ -494,9 +421,9 @@ main(void)
 		desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT,
 		    1 };
 		desc(1)[1] = (struct virtq_desc){ BUF + 12, 60, 0, 0 };
-		add_quietly(1, 0);
-		add_quietly(1, 0);
-		offer(1, 0);
+		vdrv_add(&d, 1, 0);
+		vdrv_add(&d, 1, 0);
+		vdrv_offer(&d, 1, 0);
 		tap_ok(be.sends == 3 && used(1)->idx == 0,
 		    "one kick sends the three frames that wait, at once");
 		TAP_EQ(be.loud, 0, "no kicks asked for while the queue drains");
@@ -505,7 +432,7 @@ main(void)
 		    fake_host_next_deadline(&fh) == fh.vm_now +
 		    VIRTIO_NET_TX_HOLD_NS && diag("interrupts") == irqs,
 		    "their buffers held, no interrupt yet");
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		tap_ok(be.sends == 4 && used(1)->idx == 0 &&
 		    fake_host_next_deadline(&fh) == fh.vm_now +
 		    VIRTIO_NET_TX_HOLD_NS, "a second kick meanwhile: sent, held,"
@@ -517,7 +444,7 @@ main(void)
 		TAP_EQ(fake_host_timers_armed(&fh), 0, "and no timer is left");
 
 		be.refill = 2;
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		tap_ok(be.sends == 7 && used(1)->idx == 4,
 		    "chains added during the drain go in the same burst");
 		hold_ends();
@@ -527,7 +454,7 @@ main(void)
 
 		/* A driver that keeps adding: 1 + 100 frames. */
 		be.refill = 100;
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		TAP_EQ(be.sends, 7 + 64, "a burst stops after 64 frames");
 		tap_ok(diag("tx_deferred") == 1 &&
 		    fake_host_timers_armed(&fh) == 1 &&
@@ -544,49 +471,46 @@ main(void)
 		TAP_EQ(be.loud, 0, "no kick asked for during any of it");
 
 		be.refill = 100;
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		TAP_EQ(fake_host_timers_armed(&fh), 1, "deferred again");
 		TAP_EQ(bring_up(F_V1), 0x0f, "a reset meanwhile");
-		memset(avail_slot, 0, sizeof(avail_slot));
-		tap_ok(fake_host_timers_armed(&fh) == 0,
+			tap_ok(fake_host_timers_armed(&fh) == 0,
 		    "cancels the deferral");
 		be.refill = 0;
 	}
 
 	/* With event index: avail_event stays behind while draining. */
 	TAP_EQ(bring_up(F_V1 | F_EVENT_IDX), 0x0f, "driver OK, event index");
-	memset(avail_slot, 0, sizeof(avail_slot));
 	event_idx = true;
 	be.sends = 0;
 	be.loud = 0;
 	{
 		uint8_t *buf = gmem(BUF);
-		uint16_t avail_event, used_event = 100;
 		uint64_t irqs;
 
 		memcpy(buf, h, 12);
 		desc(1)[0] = (struct virtq_desc){ BUF, 12, VIRTQ_DESC_F_NEXT,
 		    1 };
 		desc(1)[1] = (struct virtq_desc){ BUF + 12, 60, 0, 0 };
-		add_quietly(1, 0);
+		vdrv_add(&d, 1, 0);
 		be.refill = 3;
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		hold_ends();
 		tap_ok(be.sends == 5 && used(1)->idx == 5,
 		    "event index: five frames in one burst");
 		TAP_EQ(be.loud, 0, "avail_event left behind while draining");
-		memcpy(&avail_event, gmem(USED(1) + 4 + 8 * QSIZE), 2);
-		TAP_EQ(avail_event, 5, "then at the next chain: kick me there");
-		memcpy(gmem(AVAIL(1) + 4 + 2 * QSIZE), &used_event, 2);
+		TAP_EQ(*vdrv_avail_event(&d, 1), 5,
+		    "then at the next chain: kick me there");
+		*vdrv_used_event(&d, 1) = 100;
 		irqs = diag("interrupts");
-		offer(1, 0);
+		vdrv_offer(&d, 1, 0);
 		hold_ends();
 		tap_ok(be.sends == 6 && diag("interrupts") == irqs,
 		    "used_event honoured: no interrupt the driver did not ask for");
 	}
 	event_idx = false;
 
-	virtio_pci_device_ops.free(dev);
+	virtio_pci_device_ops.free(d.dev);
 	tap_ok(be.rx == NULL && !be.watch, "detached when freed");
 	free(fh.mem);
 	return tap_done();

@@ -30,6 +30,7 @@
 #include "unit-util.h"
 #include "dirty.h"
 #include "vnc.h"
+#include "vnc-viewer.h"
 
 #define FB_W		2048	/* two pages per line: dirty pages say x too */
 #define FB_H		128
@@ -171,80 +172,39 @@ run_for(double seconds)
 
 struct viewer {
 	pthread_t thread;
-	int port;
-	const char *password;
-	const char *encodings;	/* NULL: "zrle raw" */
-	pthread_mutex_t lock;	/* client and rects */
-	rfbClient *client;
+	struct vview_opts opts;
+	pthread_mutex_t lock;	/* vv.client, its framebuffer, and rects */
+	struct vview vv;
 	atomic_int state;	/* 0 connecting, 1 connected, -1 failed, 2 done */
 	atomic_bool stop;
 	atomic_int send_input;	/* 1: the input script, 3: a pointer outside */
-	atomic_uint updates;
 	struct { int x, y, w, h; } rects[256];
 	unsigned int nrects;
 };
 
 static void
-viewer_log(const char *fmt, ...)
+viewer_got_rect(void *arg, int x, int y, int w, int h)
 {
-}
-
-static char *
-viewer_password(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
-
-	/* NULL, not "": libvncclient does not free an empty password. */
-	return v->password != NULL ? strdup(v->password) : NULL;
-}
-
-static void
-viewer_got_update(rfbClient *client, int x, int y, int w, int h)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
+	struct viewer *v = arg;
 
 	if (v->nrects < 256)
 		v->rects[v->nrects++] = (typeof(v->rects[0])){ x, y, w, h };
-}
-
-static void
-viewer_finished_update(rfbClient *client)
-{
-	struct viewer *v = rfbClientGetClientData(client, &viewer_log);
-
-	v->updates++;
 }
 
 static void *
 viewer_main(void *arg)
 {
 	struct viewer *v = arg;
-	rfbClient *client = rfbGetClient(8, 3, 4);
+	rfbClient *client;
 
-	client->format.redShift = 16;
-	client->format.greenShift = 8;
-	client->format.blueShift = 0;
-	client->appData.encodingsString = v->encodings != NULL ?
-	    v->encodings : "zrle raw";
-	client->appData.enableJPEG = FALSE;
-	client->appData.useRemoteCursor = FALSE;
-	client->GetPassword = viewer_password;
-	client->GotFrameBufferUpdate = viewer_got_update;
-	client->FinishedFrameBufferUpdate = viewer_finished_update;
-	free(client->serverHost);
-	client->serverHost = strdup("127.0.0.1");
-	client->serverPort = v->port;
-	rfbClientSetClientData(client, &viewer_log, v);
-	if (!rfbInitClient(client, NULL, NULL)) {	/* frees client */
+	if (!vview_open(&v->vv, &v->opts)) {
 		v->state = -1;
 		return NULL;
 	}
-	pthread_mutex_lock(&v->lock);
-	v->client = client;
-	pthread_mutex_unlock(&v->lock);
+	client = v->vv.client;
 	v->state = 1;
 	while (!v->stop) {
-		int n, sent = 1, outside = 3;
+		int sent = 1, outside = 3;
 
 		if (v->send_input == 1) {
 			SendKeyEvent(client, XK_a, TRUE);
@@ -263,37 +223,26 @@ viewer_main(void *arg)
 			atomic_compare_exchange_strong(&v->send_input, &outside,
 			    4);
 		}
-		n = WaitForMessage(client, 5000);
-		if (n < 0)
+		if (vview_step(&v->vv, 5000) < 0)
 			break;
-		if (n > 0) {
-			bool ok;
-
-			pthread_mutex_lock(&v->lock);
-			ok = HandleRFBServerMessage(client);
-			pthread_mutex_unlock(&v->lock);
-			if (!ok)
-				break;
-		}
 	}
-	pthread_mutex_lock(&v->lock);
-	v->client = NULL;
-	pthread_mutex_unlock(&v->lock);
-	free(client->frameBuffer);	/* the application's, says libvncclient */
-	rfbClientCleanup(client);
+	vview_close(&v->vv);
 	v->state = 2;
 	return NULL;
 }
 
+/* A viewer in a thread of its own; encodings NULL: "zrle raw". */
 static void
 viewer_start_encodings(struct viewer *v, int port, const char *password,
     const char *encodings)
 {
 	memset(v, 0, sizeof(*v));
 	pthread_mutex_init(&v->lock, NULL);
-	v->port = port;
-	v->password = password;
-	v->encodings = encodings;
+	v->opts = (struct vview_opts){
+		.port = port, .password = password, .encodings = encodings,
+		.exact = true, .lock = &v->lock,
+		.on_rect = viewer_got_rect, .arg = v,
+	};
 	pthread_create(&v->thread, NULL, viewer_main, v);
 }
 
@@ -327,9 +276,10 @@ viewer_in_sync(void *arg)
 	bool same = false;
 
 	pthread_mutex_lock(&v->lock);
-	if (v->client != NULL && v->client->frameBuffer != NULL &&
-	    v->client->width == FB_W && v->client->height == FB_H) {
-		const uint32_t *theirs = (const uint32_t *)v->client->frameBuffer;
+	if (v->vv.client != NULL && v->vv.client->frameBuffer != NULL &&
+	    v->vv.client->width == FB_W && v->vv.client->height == FB_H) {
+		const uint32_t *theirs =
+		    (const uint32_t *)v->vv.client->frameBuffer;
 
 		same = true;
 		for (size_t i = 0; i < (size_t)FB_W * FB_H && same; i++)
@@ -1484,7 +1434,6 @@ int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	rfbClientLog = rfbClientErr = viewer_log;
 	base = event_base_new();
 	host.fb = calloc((size_t)FB_W * FB_H, 4);
 	host.words = (FB_STRIDE * FB_H / 4096 + 63) / 64;

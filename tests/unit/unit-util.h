@@ -77,20 +77,4 @@ rng(void)
 	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
-/*
- * A fresh directory for the test's files, under $TMPDIR or /tmp, named
- * vmmd-test-TAG-XXXXXX; cleanup (which removes it) runs at exit.
- */
-static inline void
-unit_tmpdir(char *dir, size_t len, const char *tag, void (*cleanup)(void))
-{
-	const char *t = getenv("TMPDIR");
-
-	snprintf(dir, len, "%s/vmmd-test-%s-XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp", tag);
-	if (mkdtemp(dir) == NULL)
-		tap_bail("mkdtemp: %s", strerror(errno));
-	atexit(cleanup);
-}
-
 #endif
