@@ -45,11 +45,13 @@ static int	cmd_help(struct ctl *, int, char **);
 	"the port)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
-	"  --disk PATH[,readonly][,serial=ID][,format=raw]\n"		\
-	"                      a virtio disk on a raw image (repeatable, "	\
-	"up to 4;\n"							\
+	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]\n" \
+	"                      a virtio disk on a raw or qcow2 image "	\
+	"(repeatable, up to 4;\n"					\
 	"                      format=raw: raw even if its header looks "	\
-	"like qcow2's)\n"						\
+	"like qcow2's;\n"						\
+	"                      backing: open the backing file a qcow2 "	\
+	"image names)\n"						\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -67,7 +69,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-no-password] [--vnc-web] [--rng] "
-	    "[--disk PATH[,readonly][,serial=ID][,format=raw]]... "
+	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]]"
+	    "... "
 	    "[--net tap=NAME[,mac=MAC]]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",

@@ -33,6 +33,7 @@
 
 /* Bounds the worker's machine has too (its requests.c asserts them). */
 #define WMSG_DISKS_MAX		4
+#define WMSG_BACKING_MAX	15	/* backing files under one disk */
 #define WMSG_RTC_SLICES_MIN	2
 #define WMSG_RTC_SLICES_MAX	32
 #define WMSG_PATH_MAX		4095
@@ -53,6 +54,7 @@ enum wmsg_shape {
 	WMSG_S_OPAQUE,		/* any object */
 	WMSG_S_BOOT,
 	WMSG_S_BOOT_DISK,
+	WMSG_S_BACKING,
 	WMSG_S_BOOT_NET,
 	WMSG_S_BOOT_DISPLAY,
 	WMSG_S_SHUTDOWN,
@@ -73,7 +75,8 @@ enum wmsg_shape {
 				    NULL })
 #define WMSG_V_LOST_TICKS	((const char *const[]){ "slew", "discard", \
 				    NULL })
-#define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", NULL })
+#define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", "qcow2", \
+				    NULL })
 #define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
 				    "stopping", NULL })
 #define WMSG_V_GUEST_STATE	((const char *const[]){ "running", "paused", \
@@ -138,6 +141,14 @@ enum wmsg_shape {
 	F(DISK_SERIAL, BOOT_DISK, "serial", STRING, 0, 0, 20, NONE,	\
 	    NONE)							\
 	F(DISK_FORMAT, BOOT_DISK, "format", STRING, 0, 1, 16, NONE,	\
+	    DISK_FORMAT)						\
+	F(DISK_BACKING, BOOT_DISK, "backing", ARRAY, 0, 0,		\
+	    WMSG_BACKING_MAX, BACKING, NONE)				\
+	/* a qcow2 disk's backing files, from the top */		\
+	F(BACKING_FD, BACKING, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(BACKING_PATH, BACKING, "path", STRING, 1, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(BACKING_FORMAT, BACKING, "format", STRING, 1, 1, 16, NONE,	\
 	    DISK_FORMAT)						\
 	/* worker.boot's net: a TAP vmmd attached */			\
 	F(NET_FD, BOOT_NET, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
@@ -16,6 +18,7 @@
 #include "boot.h"
 #include "daemon-conf.h"
 #include "disk-format.h"
+#include "qcow2-header.h"
 #include "vm-files.h"
 
 /*
@@ -95,35 +98,186 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 }
 
 /*
- * A disk taken as raw must not be an image in another format, unless
- * the definition says it is raw: the guest would read its metadata as
- * data and, writing, destroy it.  Read through fd, the descriptor opened
+ * Which format the image open as fd is in, for a disk that says
+ * format (PROBED: whatever the header shows; a backing file the image
+ * names no format for is probed so too).  what and path name it in
+ * err.  Raw and qcow2 are taken; another format's header is refused
+ * unless the disk says raw: the guest would read its metadata as data
+ * and, writing, destroy it.  Read through fd, the descriptor opened
  * for the worker, so that what is checked is what the guest gets.
  */
 static int
-vm_files_check_format(const struct vm_disk *disk, int fd,
+vm_files_format(const char *what, const char *path, int fd,
+    enum vm_disk_format format, bool readonly, enum vm_files_format *out,
     enum proto_error *cls, char *err, size_t errlen)
 {
-	const char *format;
+	const char *found;
 	int rc;
 
-	if (disk->format == VM_DISK_FORMAT_RAW)
+	*out = VM_FILES_RAW;
+	if (format == VM_DISK_FORMAT_RAW)
 		return 0;
 	*cls = PROTO_ERR_INVALID_ARGUMENT;
-	if ((rc = disk_format_probe(fd, &format)) < 0) {
-		snprintf(err, errlen, "disk: %s: cannot read its header: %s",
-		    disk->path, strerror(-rc));
+	if ((rc = disk_format_probe(fd, &found)) < 0) {
+		snprintf(err, errlen, "%s: %s: cannot read its header: %s",
+		    what, path, strerror(-rc));
 		return rc;
 	}
-	if (format == NULL)
+	if (found != NULL && strcmp(found, "qcow2") == 0) {
+		*out = VM_FILES_QCOW2;
 		return 0;
-	snprintf(err, errlen, "disk: %s: a %s image, but disks are read as "
-	    "raw: the guest would take its %s metadata for data%s; convert it "
-	    "to raw (qemu-img convert -O raw), or, if it really is raw, give "
-	    "the disk \"format\": \"raw\" (vmctl: --disk PATH,format=raw)",
-	    disk->path, format, format, disk->readonly ? "" :
-	    " and destroy it with its first writes");
+	}
+	if (format == VM_DISK_FORMAT_QCOW2) {
+		snprintf(err, errlen, "%s: %s: not a qcow2 image (its header "
+		    "is %s's)", what, path, found != NULL ? found : "no "
+		    "format");
+		return -EMEDIUMTYPE;
+	}
+	if (found == NULL)
+		return 0;
+	snprintf(err, errlen, "%s: %s: a %s image, but only raw and qcow2 "
+	    "images are read: the guest would take its %s metadata for "
+	    "data%s; convert it (qemu-img convert -O qcow2), or, if it "
+	    "really is raw, give the disk \"format\": \"raw\" (vmctl: "
+	    "--disk PATH,format=raw)", what, path, found, found, readonly ?
+	    "" : " and destroy it with its first writes");
 	return -EMEDIUMTYPE;
+}
+
+/*
+ * The file a qcow2 image at parent names as its backing file: an
+ * absolute name as it is, a relative one from the image's directory.
+ */
+static int
+vm_files_backing_path(const char *parent, const char *name, char *out,
+    size_t outlen)
+{
+	const char *slash = strrchr(parent, '/');
+	int n;
+
+	if (name[0] == '/')
+		n = snprintf(out, outlen, "%s", name);
+	else
+		n = snprintf(out, outlen, "%.*s/%s", (int)(slash - parent),
+		    parent, name);
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * Disk i of def, open as f->disk_fd[i]: its format and, for a qcow2
+ * image, its backing chain, each file opened for cred, read-only.
+ */
+static int
+vm_files_open_chain(const struct vm_def *def, unsigned int i,
+    const struct access_cred *cred, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	const struct vm_disk *disk = &def->disks[i];
+	struct vm_files_backing *chain;
+	struct qcow2_header *h;
+	enum vm_files_format fmt;
+	const char *parent = disk->path;
+	struct stat st[VM_FILES_BACKING_MAX + 1];
+	enum vm_disk_format want;
+	int fd = f->disk_fd[i], rc;
+	unsigned int n;
+
+	rc = vm_files_format("disk", disk->path, fd, disk->format,
+	    disk->readonly, &f->disk_format[i], cls, err, errlen);
+	if (rc < 0 || f->disk_format[i] == VM_FILES_RAW)
+		return rc;
+	h = malloc(sizeof(*h));
+	chain = calloc(VM_FILES_BACKING_MAX, sizeof(*chain));
+	if (h == NULL || chain == NULL) {
+		free(h);
+		free(chain);
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	f->backing[i] = chain;
+	fmt = VM_FILES_QCOW2;
+	for (n = 0;; n++) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		if (fstat(fd, &st[n]) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "disk: %s: %s", parent,
+			    strerror(-rc));
+			break;
+		}
+		for (unsigned int k = 0; k < n; k++)
+			if (st[k].st_dev == st[n].st_dev &&
+			    st[k].st_ino == st[n].st_ino) {
+				snprintf(err, errlen, "disk: %s: its backing "
+				    "chain comes back to a file of its own "
+				    "at %s", disk->path, parent);
+				rc = -ELOOP;
+				goto out;
+			}
+		if (fmt == VM_FILES_RAW)
+			break;		/* a raw file ends the chain */
+		if ((rc = qcow2_header_read(fd, h)) < 0) {
+			snprintf(err, errlen, "disk: %s: %s", parent,
+			    rc == -EINVAL ? h->reason : strerror(-rc));
+			break;
+		}
+		if (!h->has_backing)
+			break;
+		if (!disk->backing) {
+			*cls = PROTO_ERR_PERMISSION;
+			snprintf(err, errlen, "disk: %s: a qcow2 image over the "
+			    "backing file '%s', which is opened only for a "
+			    "disk that allows it: give it \"backing\": true "
+			    "(vmctl: --disk PATH,backing)", parent,
+			    h->backing_file);
+			rc = -EPERM;
+			break;
+		}
+		if (n == VM_FILES_BACKING_MAX) {
+			snprintf(err, errlen, "disk: %s: a backing chain of "
+			    "more than %d files", disk->path,
+			    VM_FILES_BACKING_MAX);
+			rc = -E2BIG;
+			break;
+		}
+		if (h->backing_format[0] == '\0')
+			want = VM_DISK_FORMAT_PROBED;
+		else if (strcmp(h->backing_format, "raw") == 0)
+			want = VM_DISK_FORMAT_RAW;
+		else if (strcmp(h->backing_format, "qcow2") == 0)
+			want = VM_DISK_FORMAT_QCOW2;
+		else {
+			snprintf(err, errlen, "disk: %s: its backing file is "
+			    "said to be in format '%s': only raw and qcow2 "
+			    "are read", parent, h->backing_format);
+			rc = -EMEDIUMTYPE;
+			break;
+		}
+		if (vm_files_backing_path(parent, h->backing_file,
+		    chain[n].path, sizeof(chain[n].path)) < 0) {
+			snprintf(err, errlen, "disk: %s: the name of its backing "
+			    "file is too long", parent);
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		chain[n].fd = -1;
+		rc = vm_files_open_one("backing file", chain[n].path, false,
+		    false, cred, &chain[n].fd, cls, err, errlen);
+		if (rc < 0)
+			break;
+		f->nbacking[i] = n + 1;
+		rc = vm_files_format("backing file", chain[n].path,
+		    chain[n].fd, want, true, &chain[n].format, cls, err,
+		    errlen);
+		if (rc < 0)
+			break;
+		fd = chain[n].fd;
+		fmt = chain[n].format;
+		parent = chain[n].path;
+	}
+out:
+	free(h);
+	return rc;
 }
 
 /* Attach to (or create) the TAP called name: its descriptor or -errno. */
@@ -171,8 +325,15 @@ vm_files_close(struct vm_files *f)
 	if (f->initrd_fd >= 0)
 		close(f->initrd_fd);
 	f->kernel_fd = f->initrd_fd = -1;
-	while (f->ndisks > 0)
-		close(f->disk_fd[--f->ndisks]);
+	while (f->ndisks > 0) {
+		unsigned int i = --f->ndisks;
+
+		close(f->disk_fd[i]);
+		while (f->nbacking[i] > 0)
+			close(f->backing[i][--f->nbacking[i]].fd);
+		free(f->backing[i]);
+		f->backing[i] = NULL;
+	}
 	if (f->tap_fd >= 0)
 		close(f->tap_fd);
 	f->tap_fd = -1;
@@ -186,8 +347,8 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	char reason[512];
 	int rc;
 
+	memset(f, 0, sizeof(*f));
 	f->kvm_fd = f->kernel_fd = f->initrd_fd = -1;
-	f->ndisks = 0;
 	f->tap_fd = -1;
 	/* root may read anything anyway: no point in checking. */
 	if (cred != NULL && cred->uid == 0)
@@ -227,8 +388,9 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 			return rc;
 		}
 		f->ndisks = i + 1;
-		rc = vm_files_check_format(&def->disks[i], f->disk_fd[i], cls,
-		    err, errlen);
+		f->backing[i] = NULL;
+		f->nbacking[i] = 0;
+		rc = vm_files_open_chain(def, i, cred, f, cls, err, errlen);
 		if (rc < 0) {
 			vm_files_close(f);
 			return rc;
@@ -257,34 +419,51 @@ vm_files_open_kvm(struct vm_files *f, enum proto_error *cls, char *err,
 	return 0;
 }
 
-int
-vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
+/* One whole-file OFD lock; what and path name the file in err. */
+static int
+vm_files_lock(int fd, bool shared, const char *what, const char *path,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	struct flock lk;
 	int rc;
 
+	memset(&lk, 0, sizeof(lk));
+	lk.l_type = shared ? F_RDLCK : F_WRLCK;
+	lk.l_whence = SEEK_SET;		/* l_start = l_len = 0: all of it */
+	if (fcntl(fd, F_OFD_SETLK, &lk) == 0)
+		return 0;
+	rc = -errno;
+	if (rc == -EAGAIN || rc == -EACCES) {
+		*cls = PROTO_ERR_BAD_STATE;
+		snprintf(err, errlen, "%s: %s: in use by another guest or "
+		    "program (it holds a lock on it%s; any process that can "
+		    "read the file can lock it: /proc/locks names the "
+		    "holder)", what, path, shared ? "" : "; a disk written "
+		    "to is one guest's alone");
+	} else {
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "%s: %s: cannot lock it: %s", what, path,
+		    strerror(-rc));
+	}
+	return rc;
+}
+
+/* Backing files are only read: shared, as a read-only disk. */
+int
+vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int rc;
+
 	for (unsigned int i = 0; i < f->ndisks; i++) {
-		memset(&lk, 0, sizeof(lk));
-		lk.l_type = def->disks[i].readonly ? F_RDLCK : F_WRLCK;
-		lk.l_whence = SEEK_SET;	/* l_start = l_len = 0: all of it */
-		if (fcntl(f->disk_fd[i], F_OFD_SETLK, &lk) == 0)
-			continue;
-		rc = -errno;
-		if (rc == -EAGAIN || rc == -EACCES) {
-			*cls = PROTO_ERR_BAD_STATE;
-			snprintf(err, errlen, "disk: %s: in use by another "
-			    "guest or program (it holds a lock on it%s; any "
-			    "process that can read the file can lock it: "
-			    "/proc/locks names the holder)",
-			    def->disks[i].path, def->disks[i].readonly ? "" :
-			    "; a disk written to is one guest's alone");
-		} else {
-			*cls = PROTO_ERR_INTERNAL;
-			snprintf(err, errlen, "disk: %s: cannot lock it: %s",
-			    def->disks[i].path, strerror(-rc));
-		}
-		return rc;
+		rc = vm_files_lock(f->disk_fd[i], def->disks[i].readonly,
+		    "disk", def->disks[i].path, cls, err, errlen);
+		for (unsigned int k = 0; rc == 0 && k < f->nbacking[i]; k++)
+			rc = vm_files_lock(f->backing[i][k].fd, true,
+			    "backing file", f->backing[i][k].path, cls, err,
+			    errlen);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef VMMD_VM_FILES_H
 #define VMMD_VM_FILES_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "proto.h"
@@ -16,11 +17,31 @@
 struct access_cred;
 struct dconf_tap_rule;
 
+/* Backing files below one disk's image, at most. */
+#define VM_FILES_BACKING_MAX	15
+
+/* The format a disk's file was found in. */
+enum vm_files_format {
+	VM_FILES_RAW,
+	VM_FILES_QCOW2,
+};
+
+/* A qcow2 image's backing file, and that file's own, and so on. */
+struct vm_files_backing {
+	int fd;				/* read-only */
+	enum vm_files_format format;
+	char path[PATH_MAX];		/* as resolved, for messages */
+};
+
 struct vm_files {
 	int kvm_fd;			/* -1 until vm_files_open_kvm() */
 	int kernel_fd;			/* -1 when absent */
 	int initrd_fd;			/* -1 when absent */
 	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
+	enum vm_files_format disk_format[CONFIG_DISKS_MAX];
+	/* disk i's backing chain, top first: nbacking[i] of them */
+	struct vm_files_backing *backing[CONFIG_DISKS_MAX];
+	unsigned int nbacking[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
 	int tap_fd;			/* -1 when the VM has no network */
 };
@@ -31,10 +52,18 @@ struct vm_files {
  * them itself, and write the disks that are not read-only (see
  * access.h): if not, the error class is permission_denied and err says
  * "kernel: PATH: not readable by uid N".  The kernel must
- * be one the boot loaders accept.  A disk without "format": "raw" whose
- * header is another image format's (disk-format.h) is refused: class
- * invalid_argument, -EMEDIUMTYPE, err naming the format and how to
- * convert it or say it is raw.  A VM without a kernel gets
+ * be one the boot loaders accept.  A disk is raw or qcow2: as its
+ * "format" says, or as its header shows; one whose header is another
+ * image format's (disk-format.h) is refused (class invalid_argument,
+ * -EMEDIUMTYPE, err naming the format and how to convert it or say it
+ * is raw), and so is a qcow2 image vmmd cannot use (qcow2-header.h:
+ * -EINVAL and the reason).  A qcow2 image's backing file is opened
+ * read-only for the same client, resolved relative to the image's
+ * directory, and its own backing file after it, up to
+ * VM_FILES_BACKING_MAX, in raw or qcow2 (as the image names it, or by
+ * its header): only if the disk has "backing": true (else -EPERM and
+ * class permission_denied, naming the file); a chain that comes back
+ * to a file of its own is -ELOOP.  A VM without a kernel gets
  * default_kernel, the daemon's default guest (trusted: not checked
  * against cred), if given: vm.start gives it, vm.create (which only
  * checks the files def names) does not.

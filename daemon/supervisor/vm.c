@@ -36,6 +36,9 @@
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
 _Static_assert(CONFIG_DISKS_MAX <= WLINK_MAX_DISKS,
     "worker-link.h's table has no number for every disk");
+_Static_assert(CONFIG_DISKS_MAX * VM_FILES_BACKING_MAX <= WLINK_MAX_BACKING &&
+    VM_FILES_BACKING_MAX <= WMSG_BACKING_MAX,
+    "a disk's backing files have no number, or no room in worker.boot");
 
 /* A request of vm_worker_request(), until its reply. */
 struct vm_request {
@@ -850,16 +853,62 @@ vm_boot_display(const struct vm *vm)
 	return o;
 }
 
+/* A part of worker.boot that must be there: NULL is out of memory. */
+static int
+vm_boot_put(struct json_object *args, enum wmsg_field f,
+    struct json_object *part)
+{
+	return part == NULL ? -ENOMEM : wmsg_put(args, f, part);
+}
+
+static const char *
+vm_boot_format(enum vm_files_format f)
+{
+	return f == VM_FILES_QCOW2 ? "qcow2" : "raw";
+}
+
 /*
- * The disks as worker.boot takes them: each with the descriptor it
- * inherits (worker-link.h), raw (the only format opened so far: the
- * others were refused by vm-files.c).  NULL: out of memory.
+ * A qcow2 disk's backing files, as worker.boot takes them: each with
+ * the descriptor it inherits, numbered on from *next.
  */
 static struct json_object *
-vm_boot_disks(const struct vm_def *def)
+vm_boot_backing(const struct vm_files *files, unsigned int i,
+    unsigned int *next)
 {
 	struct json_object *arr = json_object_new_array(), *o;
-	unsigned int i;
+	int rc = 0;
+
+	for (unsigned int k = 0; arr != NULL && k < files->nbacking[i]; k++) {
+		if ((o = json_object_new_object()) == NULL ||
+		    json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
+			rc = -ENOMEM;
+			break;
+		}
+		rc |= wmsg_put_int(o, WMSG_BACKING_FD,
+		    WLINK_BACKING_FD((*next)++));
+		rc |= wmsg_put_str(o, WMSG_BACKING_PATH,
+		    files->backing[i][k].path);
+		rc |= wmsg_put_str(o, WMSG_BACKING_FORMAT,
+		    vm_boot_format(files->backing[i][k].format));
+	}
+	if (rc != 0 || arr == NULL) {
+		json_object_put(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/*
+ * The disks as worker.boot takes them: each with the descriptor it
+ * inherits (worker-link.h), in the format vm-files.c found, over its
+ * backing files.  NULL: out of memory.
+ */
+static struct json_object *
+vm_boot_disks(const struct vm_def *def, const struct vm_files *files)
+{
+	struct json_object *arr = json_object_new_array(), *o;
+	unsigned int i, next = 0;
 	int rc = 0;
 
 	for (i = 0; arr != NULL && i < def->ndisks; i++) {
@@ -874,7 +923,11 @@ vm_boot_disks(const struct vm_def *def)
 		rc |= wmsg_put_bool(o, WMSG_DISK_READONLY,
 		    def->disks[i].readonly);
 		rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, def->disks[i].serial);
-		rc |= wmsg_put_str(o, WMSG_DISK_FORMAT, "raw");
+		rc |= wmsg_put_str(o, WMSG_DISK_FORMAT,
+		    vm_boot_format(files->disk_format[i]));
+		if (files->nbacking[i] > 0)
+			rc |= vm_boot_put(o, WMSG_DISK_BACKING,
+			    vm_boot_backing(files, i, &next));
 	}
 	if (rc != 0) {
 		json_object_put(arr);
@@ -905,22 +958,14 @@ vm_boot_net(const struct vm_def *def)
 	return o;
 }
 
-/* A part of worker.boot that must be there: NULL is out of memory. */
-static int
-vm_boot_put(struct json_object *args, enum wmsg_field f,
-    struct json_object *part)
-{
-	return part == NULL ? -ENOMEM : wmsg_put(args, f, part);
-}
-
 /*
  * worker.boot's arguments (worker-msg.h): the worker loads the
  * descriptors it inherits; the names are for its messages.  NULL: out
  * of memory.
  */
 static struct json_object *
-vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
-    int64_t started_ms)
+vm_boot_args(const struct vm *vm, const struct vm_files *files,
+    const char *console_log, off_t log_start, int64_t started_ms)
 {
 	const struct vm_def *def = vm->def;
 	struct json_object *args;
@@ -956,7 +1001,8 @@ vm_boot_args(const struct vm *vm, const char *console_log, off_t log_start,
 	if (def->rng)
 		rc |= wmsg_put_bool(args, WMSG_BOOT_RNG, true);
 	if (def->ndisks > 0)
-		rc |= vm_boot_put(args, WMSG_BOOT_DISKS, vm_boot_disks(def));
+		rc |= vm_boot_put(args, WMSG_BOOT_DISKS,
+		    vm_boot_disks(def, files));
 	rc |= wmsg_put_int(args, WMSG_BOOT_CONSOLE_LOG_MAX,
 	    (int64_t)vm->d->console_log_max);
 	/* For whichever vmmd adopts the worker later (worker.adopt). */
@@ -1023,7 +1069,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	const char *path;
 	char log[PATH_MAX];
 	int passed[WLINK_MAX_PASSED];
-	unsigned int npassed;
+	unsigned int npassed, nbacking;
 	struct stat st;
 	struct timespec now;
 	int64_t started_ms;
@@ -1067,7 +1113,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		goto close_files;
 	clock_gettime(CLOCK_REALTIME, &now);
 	started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	args = vm_boot_args(vm, log, log_start, started_ms);
+	args = vm_boot_args(vm, &files, log, log_start, started_ms);
 	if (args == NULL) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
@@ -1077,9 +1123,17 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
 	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
 	passed[WLINK_SLOT(WLINK_TAP_FD)] = files.tap_fd;
-	for (unsigned int i = 0; i < files.ndisks; i++)
-		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = files.disk_fd[i];
+	for (unsigned int i = 0; i < WLINK_MAX_DISKS; i++)
+		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = i < files.ndisks ?
+		    files.disk_fd[i] : -1;
 	npassed = WLINK_SLOT(WLINK_DISK_FD(files.ndisks));
+	nbacking = 0;
+	for (unsigned int i = 0; i < files.ndisks; i++)
+		for (unsigned int k = 0; k < files.nbacking[i]; k++)
+			passed[WLINK_SLOT(WLINK_BACKING_FD(nbacking++))] =
+			    files.backing[i][k].fd;
+	if (nbacking > 0)
+		npassed = WLINK_SLOT(WLINK_BACKING_FD(nbacking));
 	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
 	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0) {

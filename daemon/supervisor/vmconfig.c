@@ -241,12 +241,26 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 /* Disks ---------------------------------------------------------------- */
 
 static const char *const config_disk_keys[] = {
-	"path", "readonly", "serial", "format", NULL
+	"path", "readonly", "serial", "format", "backing", NULL
 };
+
+const char *
+config_disk_format_name(enum vm_disk_format f)
+{
+	switch (f) {
+	case VM_DISK_FORMAT_RAW:
+		return "raw";
+	case VM_DISK_FORMAT_QCOW2:
+		return "qcow2";
+	case VM_DISK_FORMAT_PROBED:
+		break;
+	}
+	return NULL;
+}
 
 /*
  * One member of "disks": {"path": ..., "readonly": ..., "serial": ...,
- * "format": ...}.
+ * "format": ..., "backing": ...}.
  */
 static int
 config_parse_disk(struct json_object *o, unsigned int flags,
@@ -254,7 +268,7 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 {
 	const char *serial = NULL, *format = NULL;
 	char why[256];
-	int ro = 0, rc;
+	int ro = 0, backing = 0, rc;
 	size_t i;
 
 	if (!json_object_is_type(o, json_type_object)) {
@@ -272,20 +286,25 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	}
 	if (proto_arg_bool(o, "readonly", 0, &ro, why, sizeof(why)) < 0 ||
 	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "format", 0, &format, why, sizeof(why)) < 0) {
+	    proto_arg_string(o, "format", 0, &format, why, sizeof(why)) < 0 ||
+	    proto_arg_bool(o, "backing", 0, &backing, why, sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
 	disk->readonly = ro != 0;
-	/* Until another format is read as itself, only raw can be said. */
-	if (format != NULL && strcmp(format, "raw") != 0) {
+	disk->backing = backing != 0;
+	if (format == NULL)
+		disk->format = VM_DISK_FORMAT_PROBED;
+	else if (strcmp(format, "raw") == 0)
+		disk->format = VM_DISK_FORMAT_RAW;
+	else if (strcmp(format, "qcow2") == 0)
+		disk->format = VM_DISK_FORMAT_QCOW2;
+	else {
 		config_err(err, errlen, "format: '%.32s' is not supported: "
-		    "disks are raw images only (qemu-img convert -O raw "
+		    "disks are raw or qcow2 images (qemu-img convert -O qcow2 "
 		    "makes one)", format);
 		return -EINVAL;
 	}
-	disk->format = format != NULL ? VM_DISK_FORMAT_RAW :
-	    VM_DISK_FORMAT_PROBED;
 	if (serial == NULL)
 		return 0;
 	if (strlen(serial) == 0 || strlen(serial) > CONFIG_SERIAL_MAX) {
@@ -350,9 +369,13 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].serial != NULL)
 			json_object_object_add(o, "serial",
 			    json_object_new_string(def->disks[i].serial));
-		if (def->disks[i].format == VM_DISK_FORMAT_RAW)
+		if (def->disks[i].format != VM_DISK_FORMAT_PROBED)
 			json_object_object_add(o, "format",
-			    json_object_new_string("raw"));
+			    json_object_new_string(config_disk_format_name(
+			    def->disks[i].format)));
+		if (def->disks[i].backing)
+			json_object_object_add(o, "backing",
+			    json_object_new_boolean(1));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -72,8 +72,9 @@ enum vm_lost_ticks {
  * would read as data and overwrite.
  */
 enum vm_disk_format {
-	VM_DISK_FORMAT_PROBED,	/* no "format": raw, unless it looks not */
+	VM_DISK_FORMAT_PROBED,	/* no "format": raw or qcow2 by its header */
 	VM_DISK_FORMAT_RAW,	/* "raw": raw, whatever it begins with */
+	VM_DISK_FORMAT_QCOW2,	/* "qcow2": must be one */
 };
 
 struct vm_disk {
@@ -81,7 +82,16 @@ struct vm_disk {
 	bool readonly;
 	char *serial;		/* printable ASCII, or NULL */
 	enum vm_disk_format format;
+	/*
+	 * A qcow2 image may name a backing file; it is opened (with the
+	 * rights of the client starting the VM) only when the definition
+	 * says so: the name comes from inside the image.
+	 */
+	bool backing;
 };
+
+/* The format's name in definitions ("raw", "qcow2"), NULL if probed. */
+const char *config_disk_format_name(enum vm_disk_format f);
 
 /* Supplementary groups kept of a VM's owner. */
 #define CONFIG_OWNER_GROUPS_MAX	64

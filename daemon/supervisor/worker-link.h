@@ -43,8 +43,11 @@ struct wlink_reaper;
 #define WLINK_TAP_FD		9	/* if the VM has a network */
 #define WLINK_DISK_FD(i)	(10 + (i))	/* the VM's disks, in order */
 #define WLINK_MAX_DISKS		4
+/* The disks' backing files, disk by disk, each chain from the top. */
+#define WLINK_BACKING_FD(k)	(WLINK_DISK_FD(WLINK_MAX_DISKS) + (k))
+#define WLINK_MAX_BACKING	(WLINK_MAX_DISKS * 15)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_DISK_FD(WLINK_MAX_DISKS))
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_BACKING_FD(WLINK_MAX_BACKING))
 
 struct wlink_ops {
 	/*

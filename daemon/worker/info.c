@@ -45,6 +45,31 @@ info_diag_put(struct device_diag *d, const char *key, uint64_t value,
 	}
 }
 
+/*
+ * Disk i's image: its format, the size the guest sees and the bytes its
+ * file takes, how many backing images lie below it, and its metadata
+ * cache's hits and misses.
+ */
+static struct json_object *
+info_disk_json(struct worker *w, unsigned int i)
+{
+	struct json_object *o = json_object_new_object();
+	struct blk_image_stats st;
+
+	if (o == NULL)
+		return NULL;
+	blk_file_stats(w->disks[i], &st);
+	json_object_object_add(o, "format", json_object_new_string(st.format));
+	json_add_u64(o, "size", w->cfg.backends.disk[i].size);
+	json_add_u64(o, "allocated", st.allocated);
+	json_object_object_add(o, "backing_images",
+	    json_object_new_int64(st.chain));
+	json_add_u64(o, "cache_hits", st.cache_hits);
+	json_add_u64(o, "cache_misses", st.cache_misses);
+	json_object_object_add(o, "broken", json_object_new_boolean(st.broken));
+	return o;
+}
+
 /* Every device that describes itself, by board name, and the I/O APIC. */
 static struct json_object *
 info_devices_json(struct machine *m)
@@ -221,7 +246,7 @@ info_machine(struct json_object *ret, struct machine *m,
 struct json_object *
 info_json(struct worker *w)
 {
-	struct json_object *ret, *vcpus, *kvm;
+	struct json_object *ret, *vcpus, *kvm, *disks;
 
 	ret = json_object_new_object();
 	vcpus = json_object_new_array();
@@ -242,5 +267,11 @@ info_json(struct worker *w)
 	if (w->display != NULL)
 		json_object_object_add(ret, "display",
 		    display_stats_json(w->display));
+	if (w->cfg.backends.ndisks > 0 &&
+	    (disks = json_object_new_array()) != NULL) {
+		for (unsigned int i = 0; i < w->cfg.backends.ndisks; i++)
+			json_object_array_add(disks, info_disk_json(w, i));
+		json_object_object_add(ret, "disks", disks);
+	}
 	return ret;
 }

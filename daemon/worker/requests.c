@@ -83,36 +83,66 @@ worker_display_args(struct json_object *args, struct display_config *cfg,
 	};
 }
 
+_Static_assert(WMSG_BACKING_MAX + 1 <= BLK_IMAGE_MAX_CHAIN,
+    "worker.boot's backing chains are longer than the images open");
+
 /*
- * worker.boot's disks: [{"fd": N, "path": PATH, "readonly": B,
- * "serial": ID}], descriptors the supervisor opened with the rights of
- * the client who started the VM.  Each becomes a backend that outlives
- * guest resets.
+ * One of worker.boot's disks (checked: worker-msg.h): a raw image, or
+ * a qcow2 image over its backing files, each a descriptor the
+ * supervisor opened with the rights of the client who started the VM.
  */
+static int
+worker_disk(struct worker *w, unsigned int i, struct json_object *o,
+    char *err, size_t errlen)
+{
+	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING), *b;
+	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
+	int fds[BLK_IMAGE_MAX_CHAIN], ret;
+	const char *name = wmsg_str(o, WMSG_DISK_PATH, "?");
+	bool ro = wmsg_bool(o, WMSG_DISK_READONLY, false);
+	const char *serial = wmsg_str(o, WMSG_DISK_SERIAL, NULL);
+	bool qcow2 = strcmp(wmsg_str(o, WMSG_DISK_FORMAT, "raw"),
+	    "qcow2") == 0;
+	unsigned int n = 0;
+	size_t k;
+
+	fds[n] = (int)wmsg_int(o, WMSG_DISK_FD, -1);
+	formats[n++] = qcow2 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	for (k = 0; chain != NULL && k < json_object_array_length(chain);
+	    k++) {
+		b = json_object_array_get_idx(chain, k);
+		fds[n] = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
+		formats[n++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT, "raw"),
+		    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	}
+	if (!qcow2 && n == 1)
+		ret = blk_file_new(&w->disks[i], fds[0], ro, serial,
+		    &w->cfg.backends.disk[i]);
+	else
+		ret = blk_file_new_chain(&w->disks[i], fds, formats, n, ro,
+		    serial, &w->cfg.backends.disk[i]);
+	if (ret < 0)
+		snprintf(err, errlen, "disk %s: %s", name, ret != -EINVAL ?
+		    strerror(-ret) : qcow2 ? "not a qcow2 image (with its "
+		    "backing files) that vmmd can use" : "not a raw image of "
+		    "at least one sector");
+	return ret;
+}
+
 static int
 worker_disks(struct worker *w, struct json_object *args, char *err,
     size_t errlen)
 {
-	struct json_object *arr = wmsg_get(args, WMSG_BOOT_DISKS), *o;
-	const char *name;
+	struct json_object *arr = wmsg_get(args, WMSG_BOOT_DISKS);
 	size_t i, n;
 	int ret;
 
 	n = arr != NULL ? json_object_array_length(arr) : 0;
 	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(arr, i);
-		name = wmsg_str(o, WMSG_DISK_PATH, "?");
-		ret = blk_file_new(&w->disks[i],
-		    (int)wmsg_int(o, WMSG_DISK_FD, -1),
-		    wmsg_bool(o, WMSG_DISK_READONLY, false),
-		    wmsg_str(o, WMSG_DISK_SERIAL, NULL),
-		    &w->cfg.backends.disk[i]);
-		if (ret < 0) {
-			snprintf(err, errlen, "disk %s: %s", name,
-			    ret == -EINVAL ? "not a raw image of at least "
-			    "one sector" : strerror(-ret));
+		ret = worker_disk(w, (unsigned int)i,
+		    json_object_array_get_idx(arr, i), err, errlen);
+		if (ret < 0)
 			return ret;
-		}
 		w->cfg.backends.ndisks = (unsigned int)i + 1;
 	}
 	return 0;
