@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "blk-file.h"
+#include "blk-raw.h"
 
 struct blk_file {
-	int fd;
+	struct blk_image *img;		/* owned; its ops run on the threads */
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t work;		/* a request is queued, or stop */
 	pthread_cond_t idle;		/* pending reached 0 */
@@ -24,100 +25,22 @@ struct blk_file {
 	pthread_t threads[BLK_FILE_THREADS];
 };
 
-/* Segments handed to one call once a short transfer split the vector. */
-#define BLK_FILE_WINDOW	64
-
-/*
- * Move the whole of iov[0 .. niov), at off: 0 or -errno, -EIO at end of
- * file.  A call may move less than asked (NFS, FUSE, signals): the next
- * goes on from where it stopped, on a copy of at most BLK_FILE_WINDOW
- * segments of what is left, until every segment is done.
- */
+/* One request, on a pool thread, through the image's format. */
 static int
-blk_file_rw(int fd, const struct iovec *iov, unsigned int niov,
-    uint64_t off, bool write)
-{
-	struct iovec local[BLK_FILE_WINDOW];
-	const struct iovec *v;
-	size_t skip = 0;		/* bytes of iov[0] already moved */
-	unsigned int n;
-	ssize_t got;
-
-	for (;;) {
-		while (niov > 0 && skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			iov++;
-			niov--;
-		}
-		if (niov == 0)
-			return 0;
-		if (skip == 0 && niov <= IOV_MAX) {
-			v = iov;
-			n = niov;
-		} else {
-			n = niov < BLK_FILE_WINDOW ? niov : BLK_FILE_WINDOW;
-			memcpy(local, iov, n * sizeof(*iov));
-			local[0].iov_base = (uint8_t *)local[0].iov_base +
-			    skip;
-			local[0].iov_len -= skip;
-			v = local;
-		}
-		got = write ? pwritev(fd, v, (int)n, (off_t)off) :
-		    preadv(fd, v, (int)n, (off_t)off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			return -EIO;
-		off += (uint64_t)got;
-		skip += (size_t)got;
-	}
-}
-
-/* Zeroes written the slow way, where fallocate cannot. */
-static int
-blk_file_write_zeroes(int fd, uint64_t off, uint64_t len)
-{
-	static const uint8_t zero[65536];
-	struct iovec iov;
-	int ret;
-
-	while (len > 0) {
-		iov.iov_base = (void *)zero;
-		iov.iov_len = len < sizeof(zero) ? len : sizeof(zero);
-		if ((ret = blk_file_rw(fd, &iov, 1, off, true)) < 0)
-			return ret;
-		off += iov.iov_len;
-		len -= iov.iov_len;
-	}
-	return 0;
-}
-
-static int
-blk_file_do(int fd, struct blk_io *io)
+blk_file_do(struct blk_image *img, struct blk_io *io)
 {
 	switch (io->op) {
 	case BLK_READ:
-		return blk_file_rw(fd, io->iov, io->niov, io->offset, false);
+		return img->ops->read(img, io->iov, io->niov, io->offset);
 	case BLK_WRITE:
-		return blk_file_rw(fd, io->iov, io->niov, io->offset, true);
+		return img->ops->write(img, io->iov, io->niov, io->offset);
 	case BLK_FLUSH:
-		return fdatasync(fd) < 0 ? -errno : 0;
+		return img->ops->flush(img);
 	case BLK_DISCARD:
-		/* Advisory: a file system that cannot punch keeps the data. */
-		fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		    (off_t)io->offset, (off_t)io->len);
-		return 0;
+		return img->ops->discard(img, io->offset, io->len);
 	case BLK_WRITE_ZEROES:
-		if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-		    (off_t)io->offset, (off_t)io->len) == 0)
-			return 0;
-		if (io->may_unmap && fallocate(fd, FALLOC_FL_PUNCH_HOLE |
-		    FALLOC_FL_KEEP_SIZE, (off_t)io->offset,
-		    (off_t)io->len) == 0)
-			return 0;
-		return blk_file_write_zeroes(fd, io->offset, io->len);
+		return img->ops->write_zeroes(img, io->offset, io->len,
+		    io->may_unmap);
 	}
 	return -EINVAL;
 }
@@ -143,7 +66,7 @@ blk_file_thread(void *arg)
 		if (f->head == NULL)
 			f->tail = &f->head;
 		pthread_mutex_unlock(&f->lock);
-		ret = blk_file_do(f->fd, io);
+		ret = blk_file_do(f->img, io);
 		io->done(io, ret);	/* takes the device's lock */
 		pthread_mutex_lock(&f->lock);
 		if (--f->pending == 0)
@@ -202,20 +125,17 @@ static const struct blk_backend_ops blk_file_ops = {
 };
 
 int
-blk_file_new(struct blk_file **out, int fd, bool readonly,
+blk_file_new_image(struct blk_file **out, struct blk_image *img,
     const char *serial, struct blk_backend *be)
 {
 	struct blk_file *f;
-	struct stat st;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_size < 512)
+	if (img->size < 512)
 		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	f->fd = fd;
+	f->img = img;
 	f->tail = &f->head;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->work, NULL);
@@ -223,12 +143,55 @@ blk_file_new(struct blk_file **out, int fd, bool readonly,
 	memset(be, 0, sizeof(*be));
 	be->ops = &blk_file_ops;
 	be->ctx = f;
-	be->size = (uint64_t)st.st_size & ~511ULL;
-	be->readonly = readonly;
+	be->size = img->size & ~511ULL;
+	be->readonly = img->readonly;
 	if (serial != NULL)
 		snprintf(be->serial, sizeof(be->serial), "%s", serial);
 	*out = f;
 	return 0;
+}
+
+int
+blk_file_new(struct blk_file **out, int fd, bool readonly,
+    const char *serial, struct blk_backend *be)
+{
+	struct blk_image *img;
+	struct stat st;
+	int ret;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < 512)
+		return -EINVAL;
+	if ((ret = blk_raw_open(fd, readonly, &img)) < 0)
+		return ret;
+	if ((ret = blk_file_new_image(out, img, serial, be)) < 0) {
+		blk_image_free_disowned(img);
+	}
+	return ret;
+}
+
+int
+blk_file_new_chain(struct blk_file **out, const int *fds,
+    const enum blk_image_format *formats, unsigned int n, bool readonly,
+    const char *serial, struct blk_backend *be)
+{
+	struct blk_image *img;
+	int ret;
+
+	if ((ret = blk_image_open_chain(fds, formats, n, readonly, &img)) < 0)
+		return ret;
+	if ((ret = blk_file_new_image(out, img, serial, be)) < 0) {
+		/* The fds go back to the caller, as the contract says. */
+		blk_image_free_disowned(img);
+	}
+	return ret;
+}
+
+void
+blk_file_stats(struct blk_file *f, struct blk_image_stats *st)
+{
+	f->img->ops->stats(f->img, st);
 }
 
 void
@@ -248,6 +211,6 @@ blk_file_free(struct blk_file *f)
 	pthread_cond_destroy(&f->work);
 	pthread_cond_destroy(&f->idle);
 	pthread_mutex_destroy(&f->lock);
-	close(f->fd);
+	blk_image_free(f->img);
 	free(f);
 }

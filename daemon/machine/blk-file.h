@@ -1,5 +1,7 @@
 /*
- * A raw disk image file as a block backend (devices/virtio/blk-backend.h).
+ * A disk image as a block backend (devices/virtio/blk-backend.h): a raw
+ * file, or any chain of images blk-image.h opens (qcow2 over qcow2 or
+ * raw backing images).
  *
  * Requests run on a small pool of I/O threads, started as requests
  * arrive (up to BLK_FILE_THREADS) and then parked on a condition
@@ -19,6 +21,7 @@
 #include <stdbool.h>
 
 #include "blk-backend.h"
+#include "blk-image.h"
 
 #define BLK_FILE_THREADS	4
 
@@ -31,7 +34,26 @@ struct blk_file;
  */
 int blk_file_new(struct blk_file **out, int fd, bool readonly,
     const char *serial, struct blk_backend *be);
-/* Drains, stops the threads, closes the file.  NULL is fine. */
+/*
+ * A backend over img (blk-image.h), whose operations the threads call:
+ * its size is rounded down to whole sectors, readonly is the image's.
+ * 0 or -errno (-EINVAL for an image smaller than one sector); on success
+ * the backend owns img (and through it its fds and backing images).
+ */
+int blk_file_new_image(struct blk_file **out, struct blk_image *img,
+    const char *serial, struct blk_backend *be);
+/*
+ * A backend over the chain fds[0 .. n): the top image first, then each
+ * backing image, fds[i] in formats[i]; see blk_image_open_chain() for
+ * what the chain must be.  0, the backend owning every fd; or -errno,
+ * every fd still the caller's.
+ */
+int blk_file_new_chain(struct blk_file **out, const int *fds,
+    const enum blk_image_format *formats, unsigned int n, bool readonly,
+    const char *serial, struct blk_backend *be);
+/* The image's figures.  Any thread. */
+void blk_file_stats(struct blk_file *f, struct blk_image_stats *st);
+/* Drains, stops the threads, frees the image.  NULL is fine. */
 void blk_file_free(struct blk_file *f);
 
 #endif
