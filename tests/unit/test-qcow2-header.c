@@ -14,20 +14,10 @@
 
 #include "qcow2-header.h"
 #include "tap.h"
-#include "unit-util.h"
+#include "scratch.h"
 #include "qemu-img-util.h"
 
-static char dir[256];
-
-static void
-cleanup(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		tap_diag("could not remove %s", dir);
-}
+static const char *dir;		/* scratch.h's, for this test's images */
 
 /* Parse the image at dir/name. */
 static int
@@ -311,7 +301,7 @@ main(void)
 {
 	if (!qimg_present())
 		tap_skip_all("qemu-img is not installed");
-	unit_tmpdir(dir, sizeof(dir), "qcow2-header", cleanup);
+	dir = scratch_new("qcow2-header");
 	accepted();
 	refusals();
 	return tap_done();
