@@ -1849,6 +1849,26 @@ clear:
 	p->in = p->out = p->err = -1;
 }
 
+const char *
+h_which(const char *prog, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+	const char *found = NULL;
+
+	copy = strdup(path != NULL ? path : "/usr/bin:/bin");
+	if (copy == NULL)
+		return NULL;
+	for (dir = strtok_r(copy, ":", &save); dir != NULL && found == NULL;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", dir, prog);
+		if (access(buf, X_OK) == 0)
+			found = buf;
+	}
+	free(copy);
+	return found;
+}
+
 int
 h_run(struct h_proc *p, const char *input, int timeout_ms,
     char *const argv[])

@@ -309,5 +309,10 @@ void		 h_proc_free(struct h_proc *);
  */
 int		 h_run(struct h_proc *, const char *input, int timeout_ms,
 		    char *const argv[]);
+/*
+ * The program prog as found in $PATH (/usr/bin:/bin without one), in a
+ * buffer of the caller's; NULL when it is not installed.
+ */
+const char	*h_which(const char *prog, char *buf, size_t len);
 
 #endif

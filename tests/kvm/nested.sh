@@ -65,6 +65,12 @@ VMMD_LINUX_MODE=nested
 VMMD_LINUX_SCENARIOS=$here/nested-inner.sh
 VMMD_HOST_PROGRAMS=$VMMD_KVM_PROGRAMS
 VMMD_HOST_GUEST=no
+# qemu-img makes and checks the disk images of the qcow2 and disk-format
+# tests, inside as outside.
+if qemu_img=$(command -v qemu-img); then
+	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qemu_img"
+	export VMMD_HOST_EXTRA
+fi
 # The sanitizers' settings (meson's or the caller's) hold inside too.
 VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_"

@@ -181,11 +181,14 @@ open_fds(void)
 	return n;
 }
 
-/* A qcow2 image is refused, read-only or not, unless said to be raw. */
+/*
+ * A VMDK image is refused, read-only or not, unless said to be raw; so
+ * is a file that begins like qcow2 but is no usable qcow2 image.
+ */
 static void
 test_format(void)
 {
-	char path[] = "/tmp/vmmd-test-vm-files-qcow2-XXXXXX";
+	char path[] = "/tmp/vmmd-test-vm-files-vmdk-XXXXXX";
 	struct vm_def a;
 	struct vm_files fa;
 	enum proto_error cls;
@@ -194,7 +197,7 @@ test_format(void)
 
 	fd = mkstemp(path);
 	if (fd < 0 || ftruncate(fd, 1 << 20) < 0 ||
-	    pwrite(fd, "QFI\xfb\0\0\0\3", 8, 0) != 8) {
+	    pwrite(fd, "KDMV\1\0\0\0", 8, 0) != 8) {
 		tap_ok(0, "set-up: %s", path);
 		return;
 	}
@@ -203,15 +206,15 @@ test_format(void)
 	a.disks[0].path = path;
 	rc = start(&a, &fa, &cls, err, sizeof(err));
 	tap_ok(rc == -EMEDIUMTYPE && cls == PROTO_ERR_INVALID_ARGUMENT,
-	    "a qcow2 image: refused (%d, class %d)", rc, (int)cls);
-	tap_ok(strstr(err, path) != NULL && strstr(err, "qcow2") != NULL &&
+	    "a VMDK image: refused (%d, class %d)", rc, (int)cls);
+	tap_ok(strstr(err, path) != NULL && strstr(err, "VMDK") != NULL &&
 	    strstr(err, "destroy") != NULL &&
 	    strstr(err, "\"format\": \"raw\"") != NULL,
 	    "naming the image, its format, the danger and the way out: %s",
 	    err);
 	a.disks[0].readonly = true;
 	rc = start(&a, &fa, &cls, err, sizeof(err));
-	tap_ok(rc == -EMEDIUMTYPE && strstr(err, "qcow2") != NULL &&
+	tap_ok(rc == -EMEDIUMTYPE && strstr(err, "VMDK") != NULL &&
 	    strstr(err, "destroy") == NULL,
 	    "read-only too, without the writes: %s", err);
 	a.disks[0].format = VM_DISK_FORMAT_RAW;
@@ -227,8 +230,19 @@ test_format(void)
 	nfd = open_fds();
 	rc = start(&a, &fa, &cls, err, sizeof(err));
 	tap_ok(rc == -EMEDIUMTYPE && open_fds() == nfd,
-	    "a raw disk then a qcow2 one: refused, %d descriptors open "
+	    "a raw disk then a VMDK one: refused, %d descriptors open "
 	    "before and %d after", nfd, open_fds());
+	/* A qcow2 magic on a header that ends there. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	tap_ok(fd >= 0 && ftruncate(fd, 1 << 20) == 0 &&
+	    pwrite(fd, "QFI\xfb\0\0\0\3", 8, 0) == 8, "a broken qcow2 header");
+	if (fd >= 0)
+		close(fd);
+	nfd = open_fds();
+	rc = start(&a, &fa, &cls, err, sizeof(err));
+	tap_ok(rc == -EINVAL && cls == PROTO_ERR_INVALID_ARGUMENT &&
+	    strstr(err, path) != NULL && open_fds() == nfd,
+	    "refused with the reason, no descriptor left open: %s", err);
 	unlink(path);
 }
 

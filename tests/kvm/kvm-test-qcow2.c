@@ -1,0 +1,266 @@
+/*
+ * qcow2 disks, with images made and checked by qemu-img (qemu-utils),
+ * which is all this test needs beyond vmmd: the vblk guest
+ * (tests/guests/vblk.c) on a qcow2 overlay over a compressed qcow2
+ * image over nothing, and at the same time a second guest on a second
+ * overlay over the raw image the compressed one was made from.  Each
+ * reads what the host put in the base, writes, flushes and reads back;
+ * afterwards qemu-img check finds both overlays clean, qemu-img convert
+ * shows them holding what the guests wrote over the base, and the bases
+ * are untouched.  A backing file is opened only for a disk that says
+ * "backing": true; an image with an internal snapshot, and a chain that
+ * loops, are refused with the reason.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define QEMU_IMG_MS	30000
+#define BASE_BYTES	65536
+
+static struct h_daemon *d;
+static char qemu_img_path[512];
+
+/* qemu-img ARGS... (NULL-terminated) in the test's directory: status. */
+static int
+qemu_img(const char *arg, ...)
+{
+	char *argv[24], *cmd = NULL;
+	struct h_proc p;
+	va_list ap;
+	int n = 0, rc;
+
+	argv[n++] = qemu_img_path;
+	va_start(ap, arg);
+	for (; arg != NULL && n < 23; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	memset(&p, 0, sizeof(p));
+	rc = h_run(&p, NULL, QEMU_IMG_MS, argv);
+	if (rc != 0 && asprintf(&cmd, "qemu-img %s", argv[1]) > 0)
+		tap_diag("%s: exit %d: %s", cmd, rc,
+		    h_flat(p.ebuf != NULL ? p.ebuf : ""));
+	free(cmd);
+	h_proc_free(&p);
+	return rc;
+}
+
+static const char *
+at(const char *name)
+{
+	static char buf[4][512];
+	static int turn;
+	char *b = buf[turn++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", d->dir, name);
+	return b;
+}
+
+/* The raw base: "vmmd-disk-0" at sector 0, sector 3 all ones. */
+static int
+make_base(const char *path)
+{
+	uint8_t sec[512];
+	int fd, ok;
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	memset(sec, 0xff, sizeof(sec));
+	ok = fd >= 0 && ftruncate(fd, BASE_BYTES) == 0 &&
+	    pwrite(fd, "vmmd-disk-0", 11, 0) == 11 &&
+	    pwrite(fd, sec, sizeof(sec), 1536) == (ssize_t)sizeof(sec);
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/* What a disk of vm's vm.info stats says, or NULL (r to put). */
+static struct json_object *
+disk_info(struct h_conn *c, const char *vm, int i, struct json_object **r)
+{
+	struct json_object *st, *disks;
+
+	*r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", vm);
+	if (!json_object_object_get_ex(h_ret(*r), "stats", &st) ||
+	    !json_object_object_get_ex(st, "disks", &disks))
+		return NULL;
+	return json_object_array_get_idx(disks, (size_t)i);
+}
+
+/* The vblk guest's lines in vm's console, up to PASS. */
+static void
+expect_guest(const char *vm)
+{
+	const char *log = h_console_log(d, vm);
+
+	tap_ok(h_file_expect(log, "vblk: disk0 slot 2, 128 sectors", 1,
+	    H_BOOT_MS) == 0, "%s: a disk of the base's 128 sectors", vm);
+	tap_ok(h_file_expect(log, "vblk: sector 0 says vmmd-disk-0", 1,
+	    H_BOOT_MS) == 0, "%s: the guest reads the base through the "
+	    "overlay", vm);
+	tap_ok(h_file_expect(log, "vblk: wrote, flushed and read back 1024 "
+	    "bytes", 1, H_BOOT_MS) == 0, "%s: write, flush, read back", vm);
+	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
+	    "%s: guest passes", vm);
+}
+
+/* overlay, as qemu-img converts it, holds the guest's writes. */
+static void
+expect_written(const char *overlay, const char *vm)
+{
+	const char *out = at("converted.raw");
+	uint8_t buf[2048];
+	int fd, good, i;
+
+	tap_ok(qemu_img("check", "-q", overlay, NULL) == 0,
+	    "%s: qemu-img check finds the overlay clean", vm);
+	tap_ok(qemu_img("convert", "-O", "raw", overlay, out, NULL) == 0,
+	    "%s: qemu-img converts it", vm);
+	fd = open(out, O_RDONLY | O_CLOEXEC);
+	good = fd >= 0 && pread(fd, buf, sizeof(buf), 0) ==
+	    (ssize_t)sizeof(buf) && memcmp(buf, "vmmd-disk-0", 11) == 0;
+	for (i = 0; good && i < 1024; i++)
+		good = buf[512 + i] == (uint8_t)(i ^ 0x5a);
+	for (i = 1536; good && i < 2048; i++)
+		good = buf[i] == 0;
+	tap_ok(good, "%s: it reads as the base with the guest's pattern in "
+	    "sectors 1-2 and zeroes in sector 3", vm);
+	if (fd >= 0)
+		close(fd);
+	unlink(out);
+}
+
+static void
+test_guests(struct h_conn *c)
+{
+	char base[512], comp[512], over1[512], over2[512], ro[512];
+	struct json_object *r, *disk;
+	char *was_base, *was_comp;
+	size_t base_len, comp_len, len;
+	char *now;
+	int fd;
+
+	snprintf(base, sizeof(base), "%s", at("base.raw"));
+	snprintf(comp, sizeof(comp), "%s", at("base-c.qcow2"));
+	snprintf(over1, sizeof(over1), "%s", at("over1.qcow2"));
+	snprintf(over2, sizeof(over2), "%s", at("over2.qcow2"));
+	snprintf(ro, sizeof(ro), "%s", at("ro.img"));
+	tap_ok(make_base(base) == 0, "a raw base image");
+	tap_ok(qemu_img("convert", "-q", "-c", "-O", "qcow2", base, comp,
+	    NULL) == 0, "qemu-img convert -c: a compressed qcow2 copy");
+	tap_ok(qemu_img("create", "-q", "-f", "qcow2", "-b", comp, "-F",
+	    "qcow2", over1, NULL) == 0, "an overlay over the compressed one");
+	tap_ok(qemu_img("create", "-q", "-f", "qcow2", "-b", base, "-F", "raw",
+	    over2, NULL) == 0, "an overlay over the raw one");
+	fd = open(ro, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tap_ok(fd >= 0 && ftruncate(fd, 4096) == 0, "a read-only raw disk");
+	if (fd >= 0)
+		close(fd);
+	was_base = h_read_file(base, &base_len);
+	was_comp = h_read_file(comp, &comp_len);
+
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"q1\","
+	    "\"kernel\":\"%s\",\"disks\":[{\"path\":\"%s\"},{\"path\":\"%s\","
+	    "\"readonly\":true}]}", h_env("VMMD_GUEST_VBLK"), over1, ro);
+	if (h_check_error(r, "permission_denied", "without \"backing\": "
+	    "refused"))
+		tap_ok(strstr(h_err_desc(r), comp) != NULL &&
+		    strstr(h_err_desc(r), "\"backing\": true") != NULL,
+		    "naming the backing file and the way to allow it: %s",
+		    h_err_desc(r));
+	json_object_put(r);
+
+	tap_ok(h_create(c, "q1", "\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"%s\",\"backing\":true},{\"path\":\"%s\",\"readonly\":true}]",
+	    h_env("VMMD_GUEST_VBLK"), over1, ro) == 0,
+	    "q1: created on the first overlay, backing allowed");
+	tap_ok(h_create(c, "q2", "\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"%s\",\"format\":\"qcow2\",\"backing\":true},{\"path\":\"%s\","
+	    "\"readonly\":true}]", h_env("VMMD_GUEST_VBLK"), over2, ro) == 0,
+	    "q2: created on the second");
+	tap_ok(h_start(c, "q1") == 0 && h_start(c, "q2") == 0,
+	    "both started");
+	expect_guest("q1");
+	expect_guest("q2");
+	disk = disk_info(c, "q1", 0, &r);
+	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "",
+	    "qcow2") == 0 && h_int(disk, "size", -1) == BASE_BYTES &&
+	    h_int(disk, "backing_images", -1) == 1 &&
+	    h_int(disk, "cache_hits", -1) + h_int(disk, "cache_misses", -1)
+	    > 0 && json_object_get_boolean(json_object_object_get(disk,
+	    "broken")) == 0, "q1: vm.info shows the qcow2 disk: %s",
+	    disk != NULL ? h_text(disk) : "none");
+	json_object_put(r);
+	disk = disk_info(c, "q1", 1, &r);
+	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "",
+	    "raw") == 0, "q1: and the raw one: %s",
+	    disk != NULL ? h_text(disk) : "none");
+	json_object_put(r);
+	tap_ok(h_stop(c, "q1", true, -1, H_REPLY_MS) == 0 &&
+	    h_stop(c, "q2", true, -1, H_REPLY_MS) == 0, "both stopped");
+	expect_written(over1, "q1");
+	expect_written(over2, "q2");
+	now = h_read_file(base, &len);
+	tap_ok(now != NULL && was_base != NULL && len == base_len &&
+	    memcmp(now, was_base, len) == 0, "the raw base is untouched");
+	free(now);
+	now = h_read_file(comp, &len);
+	tap_ok(now != NULL && was_comp != NULL && len == comp_len &&
+	    memcmp(now, was_comp, len) == 0,
+	    "the compressed base is untouched");
+	free(now);
+	free(was_base);
+	free(was_comp);
+}
+
+static void
+test_refusals(struct h_conn *c)
+{
+	const char *snap = at("snap.qcow2"), *a = at("a.qcow2");
+	const char *b = at("b.qcow2");
+	struct json_object *r;
+
+	tap_ok(qemu_img("create", "-q", "-f", "qcow2", snap, "1M", NULL) ==
+	    0 && qemu_img("snapshot", "-c", "s1", snap, NULL) == 0,
+	    "an image with an internal snapshot");
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"snap\","
+	    "\"disks\":[{\"path\":\"%s\"}]}", snap);
+	if (h_check_error(r, "invalid_argument", "refused"))
+		tap_ok(strstr(h_err_desc(r), "snapshot") != NULL &&
+		    strstr(h_err_desc(r), snap) != NULL, "with the reason: %s",
+		    h_err_desc(r));
+	json_object_put(r);
+
+	/* a over b over a: qemu-img makes it only when told not to look. */
+	tap_ok(qemu_img("create", "-q", "-f", "qcow2", b, "1M", NULL) == 0 &&
+	    qemu_img("create", "-q", "-f", "qcow2", "-u", "-b", b, "-F",
+	    "qcow2", a, "1M", NULL) == 0 && qemu_img("rebase", "-u", "-b", a,
+	    "-F", "qcow2", b, NULL) == 0, "a backing chain that loops");
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"loop\","
+	    "\"disks\":[{\"path\":\"%s\",\"backing\":true}]}", a);
+	if (h_check_error(r, "invalid_argument", "refused"))
+		tap_ok(strstr(h_err_desc(r), "comes back") != NULL,
+		    "said so: %s", h_err_desc(r));
+	json_object_put(r);
+}
+
+int
+main(void)
+{
+	struct h_conn *c;
+
+	h_init();
+	if (h_which("qemu-img", qemu_img_path, sizeof(qemu_img_path)) == NULL)
+		tap_skip_all("qemu-img is not installed (qemu-utils)");
+	c = h_setup(&d);
+	test_guests(c);
+	test_refusals(c);
+	h_close(c);
+	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
+	return h_done();
+}
