@@ -47,8 +47,8 @@ info_diag_put(struct device_diag *d, const char *key, uint64_t value,
 
 /*
  * Disk i's image: its format, the size the guest sees and the bytes its
- * file takes, how many backing images lie below it, and its metadata
- * cache's hits and misses.
+ * file takes, how many backing images lie below it and which, and its
+ * metadata cache's hits and misses.
  */
 static struct json_object *
 info_disk_json(struct worker *w, unsigned int i)
@@ -64,6 +64,9 @@ info_disk_json(struct worker *w, unsigned int i)
 	json_add_u64(o, "allocated", st.allocated);
 	json_object_object_add(o, "backing_images",
 	    json_object_new_int64(st.chain));
+	/* The backing files as the supervisor resolved them, top first. */
+	json_object_object_add(o, "backing", json_object_get(
+	    w->disk_chain[i]));
 	json_add_u64(o, "cache_hits", st.cache_hits);
 	json_add_u64(o, "cache_misses", st.cache_misses);
 	json_object_object_add(o, "broken", json_object_new_boolean(st.broken));

@@ -108,9 +108,12 @@ worker_disk(struct worker *w, unsigned int i, struct json_object *o,
 
 	fds[n] = (int)wmsg_int(o, WMSG_DISK_FD, -1);
 	formats[n++] = qcow2 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	w->disk_chain[i] = json_object_new_array();
 	for (k = 0; chain != NULL && k < json_object_array_length(chain);
 	    k++) {
 		b = json_object_array_get_idx(chain, k);
+		json_object_array_add(w->disk_chain[i], json_object_new_string(
+		    wmsg_str(b, WMSG_BACKING_PATH, "?")));
 		fds[n] = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
 		formats[n++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT, "raw"),
 		    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;

@@ -54,6 +54,8 @@ struct worker {
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
+	/* Each disk's backing files' paths, top first (JSON strings). */
+	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct net_tap *net;		/* cfg.backends.net */
 	uint64_t reboots;
 	/*

@@ -191,6 +191,8 @@ test_guests(struct h_conn *c)
 	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "",
 	    "qcow2") == 0 && h_int(disk, "size", -1) == BASE_BYTES &&
 	    h_int(disk, "backing_images", -1) == 1 &&
+	    strcmp(json_object_get_string(json_object_array_get_idx(
+	    json_object_object_get(disk, "backing"), 0)) ?: "", comp) == 0 &&
 	    h_int(disk, "cache_hits", -1) + h_int(disk, "cache_misses", -1)
 	    > 0 && json_object_get_boolean(json_object_object_get(disk,
 	    "broken")) == 0, "q1: vm.info shows the qcow2 disk: %s",
