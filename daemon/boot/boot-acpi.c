@@ -21,8 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "boot.h"
-#include "boot-internal.h"
+#include "boot-tables.h"
 
 #define ACPI_OEM_ID		"VMMD  "
 #define ACPI_OEM_TABLE_ID	"VMMD VM "

@@ -13,7 +13,7 @@
 #include <errno.h>
 
 #include "boot-aml.h"
-#include "boot-internal.h"
+#include "boot-tables.h"
 #include "pc-layout.h"
 
 /* An ISA device with a PNP ID, I/O ranges and an IRQ (or none: ~0U). */

@@ -94,33 +94,6 @@ int	boot_initrd_load(const struct boot_mem *mem, const char *path,
 int	boot_fb_check(const struct boot_mem *mem, const struct boot_fb *fb,
 	    char *err, size_t errlen);
 
-/* The byte that makes the sum of a structure's bytes zero (the MP
- * table's and ACPI's checksums). */
-static inline uint8_t
-boot_checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len-- > 0)
-		sum += *p++;
-	return (uint8_t)-sum;
-}
-
-/*
- * MPS INTI flags (MP specification 4.3.4), which the MADT's interrupt
- * source overrides use too: polarity in bits 0-1, trigger in bits 2-3;
- * 0 is the bus's default (ISA: edge, active high).
- */
-#define BOOT_MPS_ACTIVE_HIGH	0x1
-#define BOOT_MPS_ACTIVE_LOW	0x3
-#define BOOT_MPS_LEVEL		0xc
-
-/* boot-dsdt.c.
- * Encode the DSDT's AML (without the table header) into buf; returns
- * its length or -ENOSPC.
- */
-int	boot_dsdt_build(uint8_t *buf, size_t cap);
-
 /* boot-e820.c.
  * Insert an entry into a map sorted by address (as boot_e820_build makes
  * it), keeping it sorted.  The new entry must not overlap another one.

@@ -10,8 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "boot.h"
-#include "boot-internal.h"
+#include "boot-tables.h"
 
 #define MP_SPEC_REV		4	/* 1.4 */
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boot-tables.h"
 #include "pc-layout.h"
 
 /*
@@ -50,12 +51,8 @@
 #define BOOT_CMDLINE_ADDR	0x20000ULL
 #define BOOT_CMDLINE_MAX	0x10000ULL	/* bytes, including the NUL */
 #define BOOT_AREA_END		0x30000ULL
-#define BOOT_MPTABLE_ALT_ADDR	PC_BIOS_START
-#define BOOT_ACPI_RSDP_ADDR	PC_ACPI_TABLES_START
 #define BOOT_KERNEL_ADDR	PC_HIGH_MEM_START
 #define BOOT_MIN_LOW_SIZE	0x200000ULL	/* 2 MiB: layout + something */
-
-#define BOOT_MAX_CPUS		254	/* IOAPIC ID = ncpus must fit in 8 bits */
 
 /*
  * Guest RAM as the loaders see it: one host mapping of everything below
@@ -148,30 +145,5 @@ int boot_probe(const char *path, char *err, size_t errlen);
 /* Fill out[] with the guest's memory map; returns the number of entries. */
 unsigned int boot_e820_build(const struct boot_mem *mem,
     struct boot_e820 out[BOOT_E820_MAX]);
-
-/*
- * Write an MP floating pointer and configuration table (version 1.4:
- * one processor entry per vCPU with APIC ID = index, the ISA and PCI
- * buses, the IOAPIC at 0xfec00000, the 16 ISA interrupts and every PCI
- * slot's INTx pins routed to it).  Returns bytes written or -errno.
- *
- * The floating pointer goes at addr (16-byte aligned), where operating
- * systems scan for it; the configuration table, too large for the 1 KiB
- * they scan, at BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).
- * mem maps guest physical 0 to mem_size.
- */
-int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
-    unsigned int ncpus);
-
-/*
- * Write the ACPI tables for ncpus vCPUs from PC_ACPI_TABLES_START, the
- * RSDP (revision 2, pointing to the XSDT) at BOOT_ACPI_RSDP_ADDR: FADT
- * (fixed hardware: the PM1a blocks, the SCI), FACS, MADT (one local APIC
- * per vCPU with APIC ID = index, the IOAPIC, IRQ 0 on pin 2, the SCI
- * level-triggered) and the DSDT (the PCI root bridge with its _PRT, the
- * ISA chips, \_S5).  mem maps guest physical 0 to mem_size.  Returns
- * bytes written from PC_ACPI_TABLES_START or -errno.
- */
-int boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus);
 
 #endif

@@ -1,0 +1,73 @@
+/*
+ * The x86 firmware tables the loaders write for the guest, the MP table
+ * (boot-mptable.c) and ACPI's (boot-acpi.c, with the DSDT of
+ * boot-dsdt.c), and what those files share.  A leaf: it includes only
+ * the PC's layout, so that the table writers need nothing of the
+ * loaders (boot.c calls them; they call nothing back).
+ */
+#ifndef VMMD_BOOT_TABLES_H
+#define VMMD_BOOT_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pc-layout.h"
+
+#define BOOT_MPTABLE_ALT_ADDR	PC_BIOS_START
+#define BOOT_ACPI_RSDP_ADDR	PC_ACPI_TABLES_START
+
+#define BOOT_MAX_CPUS		254	/* IOAPIC ID = ncpus must fit in 8 bits */
+
+/* The byte that makes the sum of a structure's bytes zero (the MP
+ * table's and ACPI's checksums). */
+static inline uint8_t
+boot_checksum(const uint8_t *p, size_t len)
+{
+	uint8_t sum = 0;
+
+	while (len-- > 0)
+		sum += *p++;
+	return (uint8_t)-sum;
+}
+
+/*
+ * MPS INTI flags (MP specification 4.3.4), which the MADT's interrupt
+ * source overrides use too: polarity in bits 0-1, trigger in bits 2-3;
+ * 0 is the bus's default (ISA: edge, active high).
+ */
+#define BOOT_MPS_ACTIVE_HIGH	0x1
+#define BOOT_MPS_ACTIVE_LOW	0x3
+#define BOOT_MPS_LEVEL		0xc
+
+/*
+ * Write an MP floating pointer and configuration table (version 1.4:
+ * one processor entry per vCPU with APIC ID = index, the ISA and PCI
+ * buses, the IOAPIC at 0xfec00000, the 16 ISA interrupts and every PCI
+ * slot's INTx pins routed to it).  Returns bytes written or -errno.
+ *
+ * The floating pointer goes at addr (16-byte aligned), where operating
+ * systems scan for it; the configuration table, too large for the 1 KiB
+ * they scan, at BOOT_MPTABLE_ALT_ADDR (0xf0000, reserved BIOS area).
+ * mem maps guest physical 0 to mem_size.
+ */
+int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
+    unsigned int ncpus);
+
+/*
+ * Write the ACPI tables for ncpus vCPUs from PC_ACPI_TABLES_START, the
+ * RSDP (revision 2, pointing to the XSDT) at BOOT_ACPI_RSDP_ADDR: FADT
+ * (fixed hardware: the PM1a blocks, the SCI), FACS, MADT (one local APIC
+ * per vCPU with APIC ID = index, the IOAPIC, IRQ 0 on pin 2, the SCI
+ * level-triggered) and the DSDT (the PCI root bridge with its _PRT, the
+ * ISA chips, \_S5).  mem maps guest physical 0 to mem_size.  Returns
+ * bytes written from PC_ACPI_TABLES_START or -errno.
+ */
+int boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus);
+
+/* boot-dsdt.c.
+ * Encode the DSDT's AML (without the table header) into buf; returns
+ * its length or -ENOSPC.
+ */
+int	boot_dsdt_build(uint8_t *buf, size_t cap);
+
+#endif
