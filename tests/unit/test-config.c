@@ -335,8 +335,10 @@ test_disks(void)
 		    "{\"path\":\"/b\"},{\"path\":\"/c\"},{\"path\":\"/d\"},"
 		    "{\"path\":\"/e\"}]}", "at most 4" },
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
-		    "\"format\":\"qcow2\"}]}",
-		    "disks[0]: format: 'qcow2' is not supported" },
+		    "\"format\":\"vmdk\"}]}",
+		    "disks[0]: format: 'vmdk' is not supported" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"backing\":\"yes\"}]}", "backing" },
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
 		    "\"format\":\"RAW\"}]}", "format: 'RAW'" },
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
