@@ -38,7 +38,7 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c);
 # clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz);
 # qemu-utils: qemu-img makes and checks the qcow2 image a disk test refuses.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils"
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus"
 # mmdebstrap makes the Debian system the systemd suite boots.
 linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
