@@ -611,14 +611,19 @@ metrics_new(struct vmmd *d, const char *path, const char *tcp, char *err,
 	evhttp_set_bevcb(m->http, metrics_bevcb, m);
 	evhttp_set_gencb(m->http, metrics_request_cb, m);
 
-	if (control_listen_path(path, &fd, err, errlen) < 0)
+	if ((m->path = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		goto fail;
-	if ((m->path = strdup(path)) == NULL ||
-	    evhttp_accept_socket(m->http, fd) < 0) {
-		snprintf(err, errlen, "%s: cannot serve it", path);
-		unlink(path);
+	}
+	if (control_listen_path(m->path, &fd, err, errlen) < 0) {
+		free(m->path);
+		m->path = NULL;
+		goto fail;
+	}
+	if (evhttp_accept_socket(m->http, fd) < 0) {
+		snprintf(err, errlen, "%s: cannot serve it", m->path);
 		close(fd);
-		goto fail;
+		goto fail;	/* metrics_free() removes the socket */
 	}
 	if (tcp != NULL) {
 		if ((fd = metrics_listen_tcp(tcp, err, errlen)) < 0)
