@@ -38,7 +38,9 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c);
 # clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz);
 # qemu-utils: qemu-img makes and checks the qcow2 image a disk test refuses.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils"
+# prometheus: promtool and a server the metrics test runs itself
+# (tests/kvm/kvm-test-metrics.c); the package's own service is not wanted.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus"
 # mmdebstrap makes the Debian system the systemd suite boots.
 linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
@@ -146,6 +148,10 @@ if [ "$mode" = demo ]; then
 fi
 
 install_packages $build_deps $test_deps
+if command -v systemctl >/dev/null && systemctl is-enabled prometheus \
+    >/dev/null 2>&1; then
+	systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 vmlinuz=$(fetch_debian_kernel)
 
 # The reference Debian guest, and the nested test host's kernel, busybox

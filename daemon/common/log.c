@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -26,7 +28,64 @@ static struct {
 	int syslog_open;
 	int journal;			/* stderr is the journal */
 	log_sink_fn sink;
-} log_state = { "vmmd", 1, 0, 0, 0, NULL };
+	int journal_fd;			/* log_to_journal(), or -1 */
+	char vm[256];			/* its VM= field, "" for none */
+} log_state = { "vmmd", 1, 0, 0, 0, NULL, -1, "" };
+
+#define LOG_JOURNAL_SOCKET	"/run/systemd/journal/socket"
+
+int
+log_to_journal(const char *vm)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sa.sun_path, LOG_JOURNAL_SOCKET, sizeof(LOG_JOURNAL_SOCKET));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	/* The field's value on one line: no newline can end it early. */
+	snprintf(log_state.vm, sizeof(log_state.vm), "%s", vm ? vm : "");
+	for (char *p = log_state.vm; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = ' ';
+	if (log_state.journal_fd >= 0)
+		close(log_state.journal_fd);
+	log_state.journal_fd = fd;
+	return 0;
+}
+
+/*
+ * One datagram of the journal's native protocol: KEY=VALUE lines, the
+ * message in the binary form (its length first) so that it may hold
+ * anything.  0, or -1 when the journal did not take it.
+ */
+static int
+log_journal_send(int priority, const char *msg)
+{
+	char buf[2048 + 512];
+	uint64_t n = strlen(msg);
+	int off;
+
+	off = snprintf(buf, sizeof(buf), "PRIORITY=%d\nSYSLOG_IDENTIFIER=%s\n"
+	    "SYSLOG_PID=%ld\n%s%s%sMESSAGE\n", priority, log_state.ident,
+	    (long)getpid(), log_state.vm[0] ? "VM=" : "", log_state.vm,
+	    log_state.vm[0] ? "\n" : "");
+	if (off < 0 || (size_t)off + 8 + n + 1 > sizeof(buf))
+		return -1;
+	/* Little-endian, as sd_journal_sendv() writes it. */
+	for (int i = 0; i < 8; i++)
+		buf[off + i] = (char)((n >> (8 * i)) & 0xff);
+	memcpy(buf + off + 8, msg, n);
+	buf[off + 8 + n] = '\n';
+	return write(log_state.journal_fd, buf, (size_t)off + 8 + n + 1) < 0 ?
+	    -1 : 0;
+}
 
 int
 log_stderr_is_journal(void)
@@ -99,6 +158,18 @@ log_vmsg(int priority, const char *fmt, va_list ap)
 
 	if (priority == LOG_DEBUG && !log_state.verbose)
 		return;
+	if (log_state.journal_fd >= 0) {
+		vsnprintf(line, sizeof(line), fmt, ap);
+		if (log_journal_send(priority, line) == 0) {
+			errno = saved_errno;
+			return;
+		}
+		/* Not taken: stderr, from the message already made. */
+		fprintf(stderr, "%s[%ld]: %s\n", log_state.ident,
+		    (long)getpid(), line);
+		errno = saved_errno;
+		return;
+	}
 	if (log_state.sink != NULL) {
 		vsnprintf(line, sizeof(line), fmt, ap);
 		log_state.sink(priority, log_state.ident, line);

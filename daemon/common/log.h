@@ -35,6 +35,17 @@ void	log_set_sink(log_sink_fn sink);
  */
 int	log_stderr_usable(void);
 
+/*
+ * Send every line from now on to the journal's native socket
+ * (/run/systemd/journal/socket), one datagram each with PRIORITY=,
+ * SYSLOG_IDENTIFIER=, and the field VM=vm when vm is not NULL.  The
+ * socket is connected here, so that a process sandboxed later (which
+ * may write but not connect) keeps logging; it outlives whoever started
+ * the process.  A line the journal does not take goes to stderr.  0 or
+ * -errno (the lines go where they went before).
+ */
+int	log_to_journal(const char *vm);
+
 void	log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -42,6 +42,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_NONE },
 	[WMSG_REQ_ADOPT] = { "worker.adopt", false, WMSG_S_NONE,
 	    WMSG_S_ADOPT_REPLY },
+	[WMSG_REQ_METRICS] = { "worker.metrics", false, WMSG_S_NONE,
+	    WMSG_S_OPAQUE },
 };
 
 static const struct {

@@ -227,6 +227,7 @@ enum wmsg_request {
 	WMSG_REQ_DISPLAY,	/* vm.display */
 	WMSG_REQ_SCREENSHOT,	/* a PNG onto the passed connection */
 	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
+	WMSG_REQ_METRICS,	/* the numbers of a /metrics scrape */
 	WMSG_NREQUESTS
 };
 

@@ -34,6 +34,7 @@ kvm_stats_take(struct kvm_stats *s, const struct kvm_stats_desc *d,
 	s->flags[s->n] = d->flags;
 	s->size[s->n] = d->size;
 	s->bucket[s->n] = d->bucket_size;
+	s->exponent[s->n] = d->exponent;
 	s->n++;
 	return 0;
 }
@@ -60,8 +61,10 @@ kvm_stats_parse(struct kvm_stats *s)
 	s->flags = calloc(h.num_desc + 1, sizeof(*s->flags));
 	s->size = calloc(h.num_desc + 1, sizeof(*s->size));
 	s->bucket = calloc(h.num_desc + 1, sizeof(*s->bucket));
+	s->exponent = calloc(h.num_desc + 1, sizeof(*s->exponent));
 	if (descs == NULL || s->names == NULL || s->index == NULL ||
-	    s->flags == NULL || s->size == NULL || s->bucket == NULL) {
+	    s->flags == NULL || s->size == NULL || s->bucket == NULL ||
+	    s->exponent == NULL) {
 		free(descs);
 		return -ENOMEM;
 	}
@@ -204,6 +207,7 @@ kvm_stats_close(struct kvm_stats *s)
 	free(s->flags);
 	free(s->size);
 	free(s->bucket);
+	free(s->exponent);
 	free(s->data);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;

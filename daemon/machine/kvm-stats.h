@@ -23,6 +23,7 @@ struct kvm_stats {
 	uint32_t *flags;	/* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | ... */
 	uint32_t *size;		/* values: 1, or a histogram's buckets */
 	uint32_t *bucket;	/* a linear histogram's bucket width */
+	int16_t *exponent;	/* the unit's power (of 10 or 2): -9 for ns */
 	uint64_t *data;		/* the data block, as last read */
 	size_t data_size;
 	uint32_t data_offset;

@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "counters.h"
 #include "log.h"
 #include "safe-dir.h"
 
@@ -58,6 +59,7 @@ struct control {
 	struct client_list clients;
 	unsigned long next_client_id;
 	unsigned int nclients;
+	struct counters *counters;	/* NULL: nothing counted */
 	unsigned long refused;		/* clients over CONTROL_MAX_CLIENTS */
 	size_t queued;			/* all clients' output, in bytes */
 };
@@ -177,7 +179,26 @@ client_pending_send(struct pending_owner *o, struct json_object *msg)
 struct pending *
 control_defer(struct cmd_ctx *ctx)
 {
-	return pending_new(&ctx->client->owner, ctx->id);
+	struct pending *p = pending_new(&ctx->client->owner, ctx->id);
+
+	/* Counted by command and result when it completes. */
+	if (p != NULL) {
+		p->counters = ctx->client->ctl->counters;
+		p->command = ctx->command;
+	}
+	return p;
+}
+
+void
+control_set_counters(struct control *ctl, struct counters *counters)
+{
+	ctl->counters = counters;
+}
+
+unsigned int
+control_clients(const struct control *ctl)
+{
+	return ctl != NULL ? ctl->nclients : 0;
 }
 
 /* Requests ------------------------------------------------------------- */
@@ -232,8 +253,10 @@ client_request(struct client *c, const char *line, size_t len)
 
 	cmd = control_lookup(c->ctl, req.command);
 	if (cmd == NULL) {
-		client_send(c, proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
-		    "unknown command '%.100s'", req.command));
+		reply = proto_error(req.id, PROTO_ERR_UNKNOWN_COMMAND,
+		    "unknown command '%.100s'", req.command);
+		counters_request(c->ctl->counters, NULL, reply);
+		client_send(c, reply);
 		json_object_put(req.root);
 		return;
 	}
@@ -243,9 +266,12 @@ client_request(struct client *c, const char *line, size_t len)
 	ctx.client = c;
 	ctx.id = req.id;
 	ctx.args = req.arguments;
+	ctx.command = cmd->name;
 	reply = cmd->fn(&ctx);
-	if (reply != NULL)
+	if (reply != NULL) {
+		counters_request(c->ctl->counters, cmd->name, reply);
 		client_send(c, reply);
+	}
 	json_object_put(req.root);
 }
 
@@ -572,6 +598,8 @@ client_new(struct control *ctl, int fd)
 
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;
+	if (ctl->counters != NULL)
+		ctl->counters->clients++;
 	bufferevent_setcb(c->bev, client_read_cb, client_write_cb,
 	    client_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -763,9 +791,8 @@ control_dir(const char *path, int *dirfdp, const char **namep, char *err,
  * (should a default ACL of the directory have overridden the umask).
  * Nobody can connect before listen(), which comes last.
  */
-static int
-control_bind(struct control *ctl, const char *path, char *err,
-    size_t errlen)
+int
+control_listen_path(const char *path, int *fdp, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	struct group *gr;
@@ -779,9 +806,9 @@ control_bind(struct control *ctl, const char *path, char *err,
 		return -EINVAL;
 	if (control_check_stale(path, err, errlen) < 0)
 		goto close_dir;
-	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	*fdp = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
-	if (ctl->fd < 0) {
+	if (*fdp < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		goto close_dir;
 	}
@@ -789,7 +816,7 @@ control_bind(struct control *ctl, const char *path, char *err,
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, strlen(path));
 	old_umask = umask(0777 & ~CONTROL_SOCKET_MODE);
-	rc = bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa));
+	rc = bind(*fdp, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_umask);
 	if (rc < 0) {
 		snprintf(err, errlen, "bind %s: %s", path, strerror(errno));
@@ -814,12 +841,11 @@ control_bind(struct control *ctl, const char *path, char *err,
 		snprintf(err, errlen, "chmod %s: %s", path, strerror(errno));
 		goto unlink_path;
 	}
-	if (listen(ctl->fd, SOMAXCONN) < 0) {
+	if (listen(*fdp, SOMAXCONN) < 0) {
 		snprintf(err, errlen, "listen %s: %s", path, strerror(errno));
 		goto unlink_path;
 	}
 	close(dirfd);
-	ctl->unlink = true;
 	log_info("listening on %s%s", path, gr != NULL ?
 	    " (group " CONTROL_GROUP ")" : "");
 	return 0;
@@ -827,11 +853,21 @@ control_bind(struct control *ctl, const char *path, char *err,
 unlink_path:
 	unlinkat(dirfd, name, 0);
 close_fd:
-	close(ctl->fd);
-	ctl->fd = -1;
+	close(*fdp);
+	*fdp = -1;
 close_dir:
 	close(dirfd);
 	return -EINVAL;
+}
+
+static int
+control_bind(struct control *ctl, const char *path, char *err,
+    size_t errlen)
+{
+	if (control_listen_path(path, &ctl->fd, err, errlen) < 0)
+		return -EINVAL;
+	ctl->unlink = true;
+	return 0;
 }
 
 struct control *

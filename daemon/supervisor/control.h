@@ -40,6 +40,7 @@ struct cmd_ctx {
 	struct client *client;
 	struct json_object *id;		/* borrowed; may be NULL */
 	struct json_object *args;	/* borrowed; always an object */
+	const char *command;		/* the table's name of it */
 };
 
 /*
@@ -65,6 +66,20 @@ struct cmd_def {
 struct control *control_new(struct event_base *base, struct vmmd *d,
     const struct cmd_def *const *tables, const char *path, int fd,
     char *err, size_t errlen);
+/*
+ * Make path a listening Unix stream socket (non-blocking, close-on-exec)
+ * as the control socket is made: in a directory safedir_check() trusts,
+ * a stale socket there replaced, mode CONTROL_SOCKET_MODE and group
+ * CONTROL_GROUP.  The fd in *fdp; the caller unlinks path when done.
+ * 0, or -EINVAL with err set.
+ */
+int	control_listen_path(const char *path, int *fdp, char *err,
+	    size_t errlen);
+/* Where requests and connections are counted from now on. */
+struct counters;
+void	control_set_counters(struct control *ctl, struct counters *counters);
+/* Connections the control socket serves now. */
+unsigned int control_clients(const struct control *ctl);
 /*
  * Serve fd, a connected stream socket (non-blocking, close-on-exec), as
  * a client, exactly as one accepted on the socket: greeting, limits,

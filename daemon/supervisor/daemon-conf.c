@@ -265,7 +265,40 @@ dconf_fini(struct dconf *c)
 	free(c->statedir);
 	free(c->kernel);
 	free(c->tap_rules);
+	free(c->metrics_listen);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * metrics_listen: "HOST:PORT" with a numeric host ("[V6]:PORT" for
+ * IPv6) and a port of 1..65535; the address itself is checked when
+ * vmmd binds it.
+ */
+static int
+dconf_listen(char **dst, const char *value, char *err, size_t errlen)
+{
+	const char *colon = strrchr(value, ':');
+	char *end, *copy;
+	unsigned long port;
+
+	if (colon == NULL || colon == value)
+		goto bad;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || errno != 0 || port == 0 ||
+	    port > 65535)
+		goto bad;
+	if ((copy = strdup(value)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(*dst);
+	*dst = copy;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not HOST:PORT (127.0.0.1:9475, "
+	    "[::1]:9475)", value);
+	return -EINVAL;
 }
 
 int
@@ -288,9 +321,11 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 	if (strcmp(key, "worker_uids") == 0)
 		return dconf_uids(&c->worker_uid_first, &c->worker_uid_last,
 		    value, err, errlen);
+	if (strcmp(key, "metrics_listen") == 0)
+		return dconf_listen(&c->metrics_listen, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
 	    "default_kernel, shutdown_timeout, console_log_max, tap_allow, "
-	    "worker_uids)",
+	    "worker_uids, metrics_listen)",
 	    key);
 	return -EINVAL;
 }

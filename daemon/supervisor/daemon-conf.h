@@ -53,6 +53,7 @@ struct dconf {
 	size_t ntap_rules;
 	uid_t worker_uid_first;		/* the workers' uids, inclusive */
 	uid_t worker_uid_last;
+	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
 };
 
 /* Fill c with the built-in defaults (paths from the build). */

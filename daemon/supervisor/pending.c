@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "counters.h"
 #include "pending.h"
 
 void
@@ -54,6 +55,8 @@ pending_send(struct pending *p, struct json_object *msg)
 {
 	struct pending_owner *o = p->owner;
 
+	if (p->counters != NULL)
+		counters_request(p->counters, p->command, msg);
 	if (o != NULL)
 		TAILQ_REMOVE(&o->pendings, p, oentry);
 	json_object_put(p->id);

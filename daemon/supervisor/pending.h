@@ -18,6 +18,8 @@
 
 #include "proto.h"
 
+struct counters;
+
 struct pending;
 TAILQ_HEAD(pending_list, pending);
 
@@ -32,6 +34,9 @@ struct pending {
 	struct json_object *id;		/* the request's id (a reference) */
 	TAILQ_ENTRY(pending) oentry;	/* in the owner's list */
 	TAILQ_ENTRY(pending) entry;	/* for whoever waits on it */
+	/* Where its reply is counted, by command (NULL: not counted). */
+	struct counters *counters;
+	const char *command;
 };
 
 void	pending_owner_init(struct pending_owner *o,

@@ -1281,6 +1281,7 @@ vm_worker_exited(void *owner, int status)
 		break;
 	default:
 		st = VM_CRASHED;
+		counters_crash(&d->counters, &facts);
 		break;
 	}
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <json-c/json.h>
 
+#include "counters.h"
 #include "pending.h"
 #include "proto.h"
 #include "vmconfig.h"
@@ -110,6 +111,7 @@ struct vmmd {
 	struct vm_answer_list answers;	/* being written, then closed */
 	bool shutting_down;
 	struct vm_hooks hooks;
+	struct counters counters;	/* for /metrics (counters.h) */
 };
 
 const char *vm_state_name(enum vm_state s);

@@ -29,6 +29,7 @@
 #include "control.h"
 #include "daemon-conf.h"
 #include "log.h"
+#include "metrics.h"
 #include "safe-dir.h"
 #include "systemd.h"
 #include "access.h"
@@ -236,6 +237,7 @@ main_detach_stdio(void)
 struct main_state {
 	struct vmmd d;
 	struct systemd *sd;
+	struct metrics *metrics;	/* /metrics; NULL if it could not be */
 	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
 	struct event *term_ev, *int_ev, *quit_ev;
 };
@@ -383,7 +385,10 @@ main_autostart(struct vmmd *d)
 static void
 main_adopt_cb(void *arg, struct wsock_found *f)
 {
-	vm_adopt(arg, f);
+	struct vmmd *d = arg;
+
+	if (vm_adopt(d, f) == 0)
+		d->counters.adoptions++;
 }
 
 /* The workers' sockets live beside the control socket (the runtime
@@ -530,7 +535,7 @@ main(int argc, char *argv[])
 	struct main_state ms;
 	struct vmmd *d = &ms.d;
 	struct dconf conf;
-	char err[1024], status_line[128];
+	char err[1024], status_line[128], *metrics_path;
 	bool foreground = false, verbose = false, unconfined = false;
 	int ch, listen_fd, ready_fd = -1, status = 1;
 	unsigned int nvms = 0, nadopted = 0;
@@ -614,6 +619,17 @@ main(int argc, char *argv[])
 		log_error("%s", err);
 		goto free_vms;
 	}
+	control_set_counters(d->ctl, &d->counters);
+	/*
+	 * /metrics beside the control socket, and on TCP if configured.
+	 * A daemon whose metrics cannot listen still runs its guests.
+	 */
+	if ((metrics_path = metrics_path_beside(conf.socket)) == NULL ||
+	    (ms.metrics = metrics_new(d, metrics_path, conf.metrics_listen,
+	    err, sizeof(err))) == NULL)
+		log_error("metrics: %s", metrics_path == NULL ?
+		    "out of memory" : err);
+	free(metrics_path);
 	/*
 	 * Guests a previous vmmd left running: ours now.  Only once the
 	 * socket is ours, so that a second vmmd started by mistake steals
@@ -678,6 +694,8 @@ free_signals:
 		event_free(ms.quit_ev);
 	control_free(d->ctl);
 	d->ctl = NULL;
+	metrics_free(ms.metrics);
+	ms.metrics = NULL;
 free_vms:
 	d->shutting_down = true;
 	/* A daemon that fails leaves its guests to the next one, as a
@@ -685,6 +703,7 @@ free_vms:
 	if (status != 0)
 		vm_list_release(d);
 	vm_list_fini(d);
+	counters_fini(&d->counters);
 free_base:
 	systemd_free(ms.sd);
 	event_base_free(d->base);

@@ -20,6 +20,7 @@
 
 #include "guest.h"
 #include "info.h"
+#include "metrics.h"
 #include "kvm.h"
 #include "log.h"
 #include "proto.h"
@@ -429,6 +430,12 @@ worker_cmd_info(struct worker_request *r)
 }
 
 static struct json_object *
+worker_cmd_metrics(struct worker_request *r)
+{
+	return worker_ok(r, metrics_json(r->w));
+}
+
+static struct json_object *
 worker_cmd_stats(struct worker_request *r)
 {
 	struct stats_request sr = {
@@ -574,6 +581,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_DISPLAY] = worker_cmd_display,
 	[WMSG_REQ_SCREENSHOT] = worker_cmd_screenshot,
 	[WMSG_REQ_ADOPT] = worker_cmd_adopt,
+	[WMSG_REQ_METRICS] = worker_cmd_metrics,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

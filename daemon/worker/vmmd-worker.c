@@ -140,6 +140,15 @@ main(int argc, char *argv[])
 	unsetenv("NOTIFY_SOCKET");
 	snprintf(ident, sizeof(ident), "vmmd-worker[%s]", w.name);
 	log_init(ident, log_stderr_usable(), verbose);
+	/*
+	 * Under systemd, vmmd's stderr (ours) is the journal: log there
+	 * natively instead, each line with its VM= and priority, on a
+	 * socket connected before the sandbox, which stays ours when vmmd
+	 * restarts and a new one adopts us.
+	 */
+	if (log_stderr_is_journal() && (ret = log_to_journal(w.name)) < 0)
+		log_debug("the journal's socket: %s; logging to stderr",
+		    strerror(-ret));
 	signal(SIGPIPE, SIG_IGN);
 	/*
 	 * The supervisor alone decides when a guest ends.  A Ctrl-C on a

@@ -1,0 +1,58 @@
+/*
+ * The exposition formats of /metrics: Prometheus' text format 0.0.4 and
+ * OpenMetrics 1.0.  Families are collected from the supervisor itself
+ * and from each worker's worker.metrics answer (vmmd-protocol(7)), then
+ * rendered together, each family once with all its samples.
+ *
+ * A worker's answer is untrusted: every metric and label name is
+ * checked, types must agree with the family's, the "vm" label is the
+ * supervisor's, and what does not fit is left out (counted by the
+ * caller).  Pure: no I/O, no logging, unit-tested on its own.
+ */
+#ifndef VMMD_METRICS_FMT_H
+#define VMMD_METRICS_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+/* Bounds on what one scrape holds. */
+#define MFMT_MAX_FAMILIES	1024
+#define MFMT_MAX_SAMPLES	200000
+#define MFMT_MAX_NAME		200
+#define MFMT_MAX_LABELS		8
+#define MFMT_MAX_BUCKETS	256
+
+struct mfmt;
+
+struct mfmt *mfmt_new(void);
+void	mfmt_free(struct mfmt *f);
+
+/*
+ * One sample of a counter or gauge; name without "_total" for a counter.
+ * labels: "name", "value" pairs ending with NULL (NULL: none).  0, or
+ * -EINVAL (a bad name, or a type other than the family's), -E2BIG,
+ * -ENOMEM.
+ */
+int	mfmt_add(struct mfmt *f, const char *name, const char *type,
+	    const char *help, const char *const *labels, double value);
+/*
+ * Every family of a worker.metrics answer (families, borrowed), each
+ * sample labelled vm="vm".  Returns how many samples were left out
+ * (0: all taken), or -ENOMEM.
+ */
+int	mfmt_add_worker(struct mfmt *f, struct json_object *families,
+	    const char *vm);
+/*
+ * The whole text (malloc'ed, NUL-terminated, *len without the NUL), or
+ * NULL when out of memory.  openmetrics: OpenMetrics 1.0, else the
+ * Prometheus text format.
+ */
+char	*mfmt_render(const struct mfmt *f, bool openmetrics, size_t *len);
+
+/* Content-Type of each format. */
+#define MFMT_TEXT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+#define MFMT_OM_TYPE	"application/openmetrics-text; version=1.0.0; " \
+			"charset=utf-8"
+
+#endif

@@ -1,0 +1,459 @@
+/*
+ * See metrics.h.  A family is {"name", "type", "help", "samples"}, a
+ * sample [labels, value]: counters and gauges carry a number, a
+ * histogram {"count", "buckets": [[le, cumulative count], ...]} (le
+ * null: +Inf), a summary {"count", "sum"}.  Counter names come without
+ * "_total": the renderer adds it.  Values are in base units (seconds,
+ * bytes).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/kvm.h>
+
+#include "exit-stats.h"
+#include "kvm-stats.h"
+#include "metrics.h"
+
+/* The families of one answer, by name, in the order they were made. */
+struct mx {
+	struct json_object *families;	/* array */
+	struct json_object *byname;	/* name -> family (borrowed) */
+};
+
+static struct json_object *
+mx_family(struct mx *x, const char *name, const char *type,
+    const char *help)
+{
+	struct json_object *f;
+
+	if (json_object_object_get_ex(x->byname, name, &f))
+		return json_object_object_get(f, "samples");
+	f = json_object_new_object();
+	json_object_object_add(f, "name", json_object_new_string(name));
+	json_object_object_add(f, "type", json_object_new_string(type));
+	json_object_object_add(f, "help", json_object_new_string(help));
+	json_object_object_add(f, "samples", json_object_new_array());
+	json_object_array_add(x->families, f);
+	json_object_object_add(x->byname, name, json_object_get(f));
+	return json_object_object_get(f, "samples");
+}
+
+/* labels: "k1", "v1", ..., NULL. */
+static struct json_object *
+mx_labels(const char *const *kv)
+{
+	struct json_object *l = json_object_new_object();
+
+	for (; kv != NULL && kv[0] != NULL; kv += 2)
+		json_object_object_add(l, kv[0], json_object_new_string(kv[1]));
+	return l;
+}
+
+static void
+mx_put(struct mx *x, const char *name, const char *type, const char *help,
+    const char *const *labels, struct json_object *value)
+{
+	struct json_object *s = json_object_new_array();
+
+	json_object_array_add(s, mx_labels(labels));
+	json_object_array_add(s, value);
+	json_object_array_add(mx_family(x, name, type, help), s);
+}
+
+static void
+mx_uint(struct mx *x, const char *name, const char *type, const char *help,
+    const char *const *labels, uint64_t v)
+{
+	mx_put(x, name, type, help, labels,
+	    json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v));
+}
+
+static void
+mx_double(struct mx *x, const char *name, const char *type,
+    const char *help, const char *const *labels, double v)
+{
+	mx_put(x, name, type, help, labels, json_object_new_double(v));
+}
+
+/* Each vCPU: exits that reached us, its thread's CPU time. */
+static void
+metrics_vcpus(struct mx *x, struct machine *m)
+{
+	unsigned int i, k;
+	char idx[16];
+
+	for (i = 0; i < m->nvcpus; i++) {
+		struct vcpu *v = &m->vcpus[i];
+		struct timespec ts;
+		clockid_t cid;
+
+		snprintf(idx, sizeof(idx), "%u", i);
+		for (k = 0; k < VCPU_EXIT_KINDS; k++)
+			mx_uint(x, "vmmd_vcpu_exits", "counter",
+			    "vCPU exits handled by vmmd, by kind",
+			    (const char *[]){ "vcpu", idx, "kind",
+			    vcpu_exit_names[k], NULL },
+			    __atomic_load_n(&v->exits[k], __ATOMIC_RELAXED));
+		if (v->ctl.thread_started &&
+		    pthread_getcpuclockid(v->ctl.thread, &cid) == 0 &&
+		    clock_gettime(cid, &ts) == 0)
+			mx_double(x, "vmmd_vcpu_cpu_seconds", "counter",
+			    "CPU time of the vCPU's thread, guest time "
+			    "included", (const char *[]){ "vcpu", idx, NULL },
+			    (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	}
+}
+
+/*
+ * One of KVM's statistics as a family: "vmmd_kvm_<scope>_<name>",
+ * counters with "_total", values in seconds and bytes where KVM gives
+ * a unit ("halt_wait_ns" becomes "halt_wait_seconds"), histograms with
+ * their buckets as they are (KVM gives no sum).
+ */
+static void
+metrics_kvm_one(struct mx *x, struct kvm_stats *ks, unsigned int i,
+    const char *scope, const char *const *labels)
+{
+	uint32_t fl = ks->flags[i], type = fl & KVM_STATS_TYPE_MASK;
+	uint32_t unit = fl & KVM_STATS_UNIT_MASK;
+	int exp = ks->exponent[i];
+	double scale = (fl & KVM_STATS_BASE_MASK) == KVM_STATS_BASE_POW2 ?
+	    ldexp(1, exp) : pow(10, exp);
+	char name[160], base[128];
+	const char *t, *suffix = "";
+	size_t n;
+
+	snprintf(base, sizeof(base), "%s", ks->names[i]);
+	n = strlen(base);
+	if (unit == KVM_STATS_UNIT_SECONDS) {
+		/* Its unit in its name already: "_ns", "_us"... */
+		if (n > 3 && base[n - 3] == '_' && base[n - 1] == 's')
+			base[n - 3] = '\0';
+		suffix = "_seconds";
+	} else if (unit == KVM_STATS_UNIT_BYTES) {
+		if (n <= 6 || strcmp(base + n - 6, "_bytes") != 0)
+			suffix = "_bytes";
+	} else {
+		scale = 1;
+	}
+	snprintf(name, sizeof(name), "vmmd_kvm_%s_%s%s", scope, base, suffix);
+	if (type == KVM_STATS_TYPE_CUMULATIVE && ks->size[i] == 1)
+		t = "counter";
+	else if ((type == KVM_STATS_TYPE_INSTANT ||
+	    type == KVM_STATS_TYPE_PEAK) && ks->size[i] == 1)
+		t = "gauge";
+	else if (kvm_stats_is_histogram(ks, i))
+		t = "histogram";
+	else
+		return;
+	if (strcmp(t, "histogram") != 0) {
+		uint64_t v = kvm_stats_value(ks, i);
+
+		if (scale == 1)
+			mx_uint(x, name, t, "KVM binary statistic", labels, v);
+		else
+			mx_double(x, name, t, "KVM binary statistic", labels,
+			    (double)v * scale);
+		return;
+	}
+
+	/* Buckets: linear [b*w, (b+1)*w), log2 0 then [2^(b-1), 2^b). */
+	struct json_object *h = json_object_new_object();
+	struct json_object *bk = json_object_new_array();
+	const uint64_t *d = &ks->data[ks->index[i]];
+	uint64_t cum = 0, le;
+	unsigned int b;
+
+	for (b = 0; b < ks->size[i]; b++) {
+		struct json_object *e = json_object_new_array();
+
+		cum += d[b];
+		if (type == KVM_STATS_TYPE_LINEAR_HIST)
+			le = (uint64_t)ks->bucket[i] * (b + 1);
+		else
+			le = b == 0 ? 0 : b >= 64 ? UINT64_MAX :
+			    ((uint64_t)1 << b) - 1;
+		if (b + 1 == ks->size[i])
+			json_object_array_add(e, NULL);
+		else
+			json_object_array_add(e, json_object_new_double(
+			    (double)le * scale));
+		json_object_array_add(e, json_object_new_int64((int64_t)cum));
+		json_object_array_add(bk, e);
+	}
+	json_object_object_add(h, "count", json_object_new_int64(
+	    (int64_t)cum));
+	json_object_object_add(h, "buckets", bk);
+	mx_put(x, name, t, "KVM binary statistic (histogram)", labels, h);
+}
+
+static void
+metrics_kvm(struct mx *x, struct kvm_stats *ks, const char *scope,
+    const char *const *labels)
+{
+	unsigned int i;
+
+	if (ks->fd < 0 || kvm_stats_read(ks) < 0)
+		return;
+	for (i = 0; i < ks->n; i++)
+		metrics_kvm_one(x, ks, i, scope, labels);
+}
+
+/* The exit-timing table, summed over the vCPUs, while it is on. */
+static void
+metrics_exit_timing(struct mx *x, struct worker *w)
+{
+	struct machine *m = w->machine;
+	struct xs_table *sum, *one;
+	double hz = xs_clock_hz(&w->xs_clock);
+	unsigned int i;
+
+	mx_uint(x, "vmmd_exit_timing_enabled", "gauge",
+	    "Whether exit timing (vm.stats) is on", NULL, w->xs_on);
+	if (!w->xs_on || hz <= 0)
+		return;
+	sum = malloc(sizeof(*sum));
+	one = malloc(sizeof(*one));
+	if (sum == NULL || one == NULL)
+		goto out;
+	xs_table_init(sum);
+	for (i = 0; i < m->nvcpus; i++) {
+		xs_snapshot(&m->vcpus[i].xs, one);
+		xs_table_merge(sum, one);
+	}
+	for (i = 0; i <= XS_ROWS; i++) {
+		const struct xs_row *r = &sum->rows[i];
+		const char *reason = xs_reason_name(r->reason), *dev = NULL;
+		bool pio = r->reason == KVM_EXIT_IO;
+		bool mmio = r->reason == KVM_EXIT_MMIO;
+		char num[24], addr[24];
+		const char *dir = "";
+		struct json_object *s;
+
+		if (!r->used || r->acc.count == 0)
+			continue;
+		if (reason == NULL) {
+			snprintf(num, sizeof(num), "EXIT_%u", r->reason);
+			reason = num;
+		}
+		addr[0] = '\0';
+		if (pio || mmio) {
+			dir = r->dir == XS_DIR_OUT ? (pio ? "out" : "write") :
+			    (pio ? "in" : "read");
+			snprintf(addr, sizeof(addr), "0x%llx",
+			    (unsigned long long)r->addr);
+			dev = machine_device_at(m, pio, r->addr);
+		}
+		s = json_object_new_object();
+		json_object_object_add(s, "count", json_object_new_int64(
+		    (int64_t)r->acc.count));
+		json_object_object_add(s, "sum", json_object_new_double(
+		    (double)r->acc.sum / hz));
+		mx_put(x, "vmmd_exit_duration_seconds", "summary",
+		    "Exits timed by reason, device and direction, and the "
+		    "time they took", (const char *[]){ "reason", reason,
+		    "device", dev != NULL ? dev : "", "address", addr,
+		    "direction", dir, NULL }, s);
+	}
+	mx_double(x, "vmmd_exit_timing_guest_seconds", "counter",
+	    "Time inside KVM_RUN while exit timing was on", NULL,
+	    (double)sum->guest.sum / hz);
+out:
+	free(sum);
+	free(one);
+}
+
+/* A device's unsigned diagnostics, as vm.info's stats.devices shows. */
+struct metrics_diag {
+	struct device_diag d;
+	struct mx *x;
+	const char *dev;
+};
+
+/* Which diagnostics become which families; the rest stay in vm.info. */
+static const struct {
+	const char *dev, *key, *name, *type, *help;	/* dev: a prefix */
+} metrics_diag_map[] = {
+	{ "disk", "reads", "vmmd_disk_reads", "counter", "Disk read requests" },
+	{ "disk", "writes", "vmmd_disk_writes", "counter", "Disk write requests" },
+	{ "disk", "flushes", "vmmd_disk_flushes", "counter", "Disk flushes" },
+	{ "disk", "discards", "vmmd_disk_discards", "counter", "Disk discards" },
+	{ "disk", "bytes_read", "vmmd_disk_read_bytes", "counter",
+	    "Bytes the guest read from the disk" },
+	{ "disk", "bytes_written", "vmmd_disk_written_bytes", "counter",
+	    "Bytes the guest wrote to the disk" },
+	{ "disk", "errors", "vmmd_disk_errors", "counter",
+	    "Disk requests that failed" },
+	{ "disk", "inflight", "vmmd_disk_inflight_requests", "gauge",
+	    "Disk requests under way" },
+	{ "virtio-net", "rx_frames", "vmmd_net_receive_frames", "counter",
+	    "Frames delivered to the guest" },
+	{ "virtio-net", "rx_bytes", "vmmd_net_receive_bytes", "counter",
+	    "Bytes delivered to the guest" },
+	{ "virtio-net", "rx_dropped", "vmmd_net_receive_dropped_frames", "counter",
+	    "Frames dropped on the way to the guest" },
+	{ "virtio-net", "rx_errors", "vmmd_net_receive_errors", "counter",
+	    "Receive errors" },
+	{ "virtio-net", "tx_frames", "vmmd_net_transmit_frames", "counter",
+	    "Frames the guest sent" },
+	{ "virtio-net", "tx_bytes", "vmmd_net_transmit_bytes", "counter",
+	    "Bytes the guest sent" },
+	{ "virtio-net", "tx_errors", "vmmd_net_transmit_errors", "counter",
+	    "Transmit errors" },
+	{ "rtc", "ticks_raised", "vmmd_rtc_ticks_raised", "counter",
+	    "RTC periodic interrupts raised" },
+	{ "rtc", "ticks_delivered", "vmmd_rtc_ticks_delivered", "counter",
+	    "RTC periodic interrupts the guest took" },
+	{ "rtc", "ticks_coalesced", "vmmd_rtc_ticks_coalesced", "counter",
+	    "RTC periodic interrupts not delivered in time (coalesced)" },
+	{ "rtc", "ticks_reinjected", "vmmd_rtc_ticks_reinjected", "counter",
+	    "Coalesced RTC ticks reinjected" },
+	{ "rtc", "ticks_dropped", "vmmd_rtc_ticks_dropped", "counter",
+	    "RTC ticks lost for good (backlog full or policy discard)" },
+	{ "rtc", "backlog", "vmmd_rtc_tick_backlog", "gauge",
+	    "Coalesced RTC ticks waiting to be reinjected" },
+	{ "rtc", "periodic_hz", "vmmd_rtc_periodic_hertz", "gauge",
+	    "The RTC's periodic interrupt rate" },
+};
+
+static void
+metrics_diag_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct metrics_diag *md = (struct metrics_diag *)d;
+	size_t i;
+
+	if (fmt != DEVICE_DIAG_UINT)
+		return;
+	for (i = 0; i < sizeof(metrics_diag_map) / sizeof(metrics_diag_map[0]);
+	    i++)
+		if (strncmp(md->dev, metrics_diag_map[i].dev,
+		    strlen(metrics_diag_map[i].dev)) == 0 &&
+		    strcmp(metrics_diag_map[i].key, key) == 0) {
+			mx_uint(md->x, metrics_diag_map[i].name,
+			    metrics_diag_map[i].type, metrics_diag_map[i].help,
+			    (const char *[]){ "device", md->dev, NULL },
+			    value);
+			return;
+		}
+}
+
+static void
+metrics_devices(struct mx *x, struct machine *m)
+{
+	size_t k;
+
+	for (k = 0; k < m->ndevs; k++) {
+		struct metrics_diag md = { { metrics_diag_put }, x,
+		    m->devs[k].bd->name };
+
+		if (m->devs[k].bd->ops->diag != NULL)
+			machine_device_diag(m, &m->devs[k], &md.d);
+	}
+}
+
+/* The device timers: how late they ran, what re-arming cost. */
+static void
+metrics_timers(struct mx *x, struct machine *m)
+{
+	static const double le[DEVHOST_LATE_BUCKETS - 1] = {
+		10e-6, 100e-6, 1e-3, 10e-3,
+	};
+	struct json_object *h, *bk, *e;
+	struct devhost_stats st;
+	uint64_t cum = 0;
+	unsigned int i;
+
+	devhost_get_stats(m->dh, &st);
+	mx_uint(x, "vmmd_timer_fired", "counter",
+	    "Device timer callbacks run", NULL, st.fired);
+	mx_uint(x, "vmmd_timer_rearms", "counter",
+	    "timerfd_settime calls for device timers", NULL, st.rearms);
+	mx_uint(x, "vmmd_timer_loop_wakeups", "counter",
+	    "Event loop wake-ups for device timers", NULL, st.loop_wakeups);
+	mx_double(x, "vmmd_timer_lateness_max_seconds", "gauge",
+	    "How late a device timer callback ran, at worst", NULL,
+	    (double)st.late_max_ns / 1e9);
+	mx_uint(x, "vmmd_irq_coalesced", "counter",
+	    "Interrupts raised while KVM still had the line pending", NULL,
+	    st.irq_coalesced);
+	h = json_object_new_object();
+	bk = json_object_new_array();
+	for (i = 0; i < DEVHOST_LATE_BUCKETS; i++) {
+		cum += st.late_hist[i];
+		e = json_object_new_array();
+		json_object_array_add(e, i + 1 < DEVHOST_LATE_BUCKETS ?
+		    json_object_new_double(le[i]) : NULL);
+		json_object_array_add(e, json_object_new_int64((int64_t)cum));
+		json_object_array_add(bk, e);
+	}
+	json_object_object_add(h, "count", json_object_new_int64(
+	    (int64_t)cum));
+	json_object_object_add(h, "buckets", bk);
+	mx_put(x, "vmmd_timer_lateness_seconds", "histogram",
+	    "How late device timer callbacks ran", NULL, h);
+}
+
+static void
+metrics_clients(struct mx *x, struct worker *w)
+{
+	struct console_stats cs;
+	struct json_object *ds, *c;
+
+	if (w->console != NULL) {
+		console_get_stats(w->console, &cs);
+		mx_uint(x, "vmmd_console_clients", "gauge",
+		    "Clients attached to the serial console", NULL,
+		    cs.clients);
+		mx_uint(x, "vmmd_console_output_bytes", "counter",
+		    "Bytes the guest wrote to its console", NULL,
+		    cs.bytes_out);
+		mx_uint(x, "vmmd_console_dropped_bytes", "counter",
+		    "Console bytes neither logged nor sent", NULL,
+		    cs.bytes_dropped);
+	}
+	if (w->display != NULL) {
+		ds = display_stats_json(w->display);
+		if (json_object_object_get_ex(ds, "clients", &c))
+			mx_uint(x, "vmmd_vnc_clients", "gauge",
+			    "VNC viewers connected", NULL,
+			    (uint64_t)json_object_get_int64(c));
+		json_object_put(ds);
+	}
+}
+
+struct json_object *
+metrics_json(struct worker *w)
+{
+	struct json_object *ret = json_object_new_object();
+	struct machine *m = w->machine;
+	struct mx x;
+	unsigned int i;
+	char idx[16];
+
+	x.families = json_object_new_array();
+	x.byname = json_object_new_object();
+	mx_uint(&x, "vmmd_guest_reboots", "counter",
+	    "Resets the guest asked for", NULL, w->reboots);
+	metrics_clients(&x, w);
+	if (m != NULL) {
+		metrics_vcpus(&x, m);
+		metrics_kvm(&x, &m->vm_stats, "vm", NULL);
+		for (i = 0; i < m->nvcpus; i++) {
+			snprintf(idx, sizeof(idx), "%u", i);
+			metrics_kvm(&x, &m->vcpus[i].stats, "vcpu",
+			    (const char *[]){ "vcpu", idx, NULL });
+		}
+		metrics_exit_timing(&x, w);
+		metrics_devices(&x, m);
+		metrics_timers(&x, m);
+	}
+	json_object_put(x.byname);
+	json_object_object_add(ret, "families", x.families);
+	return ret;
+}

@@ -1,0 +1,103 @@
+/*
+ * The exposition formats of /metrics (metrics-fmt.h): families rendered
+ * once each with every VM's samples, counters with _total, histograms
+ * with their +Inf bucket, OpenMetrics' # EOF, escaping; and a worker's
+ * answer checked: bad names, types that disagree, a vm label of its own,
+ * falling buckets are left out and counted.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics-fmt.h"
+#include "tap.h"
+
+static char *
+render(struct mfmt *f, bool om)
+{
+	size_t len;
+	char *t = mfmt_render(f, om, &len);
+
+	tap_ok(t != NULL && strlen(t) == len, "rendered (%zu bytes)", len);
+	return t;
+}
+
+static bool
+has(const char *text, const char *line)
+{
+	return text != NULL && strstr(text, line) != NULL;
+}
+
+int
+main(void)
+{
+	struct mfmt *f = mfmt_new();
+	struct json_object *w;
+	char *t;
+	int left;
+
+	tap_ok(f != NULL, "mfmt_new");
+	TAP_EQ(mfmt_add(f, "vmmd_vm_up", "gauge", "Up", (const char *[]){
+	    "vm", "a", NULL }, 1), 0, "a gauge");
+	TAP_EQ(mfmt_add(f, "vmmd_scrapes", "counter", "Scrapes", NULL, 3), 0,
+	    "a counter");
+	TAP_EQ(mfmt_add(f, "vmmd_scrapes", "gauge", "x", NULL, 3), -EINVAL,
+	    "another type for the same family: refused");
+	TAP_EQ(mfmt_add(f, "bad name", "gauge", "x", NULL, 3), -EINVAL,
+	    "a name with a space: refused");
+	TAP_EQ(mfmt_add(f, "vmmd_x_total", "counter", "x", NULL, 3), -EINVAL,
+	    "a counter named with its _total: refused");
+
+	w = json_tokener_parse("["
+	    "{\"name\":\"vmmd_vm_up\",\"type\":\"gauge\",\"help\":\"Up\","
+	    " \"samples\":[[{\"vm\":\"forged\"},1]]},"
+	    "{\"name\":\"vmmd_exits\",\"type\":\"counter\",\"help\":\"a\\nb\","
+	    " \"samples\":[[{\"kind\":\"io \\\"x\\\"\"},5],"
+	    "  [{\"bad-label\":\"x\"},1]]},"
+	    "{\"name\":\"vmmd_late_seconds\",\"type\":\"histogram\","
+	    " \"help\":\"h\",\"samples\":[[{},{\"count\":3,"
+	    "  \"buckets\":[[0.001,1],[0.01,3]]}],"
+	    "  [{},{\"count\":3,\"buckets\":[[0.01,1],[0.001,3]]}]]},"
+	    "{\"name\":\"vmmd_exit_seconds\",\"type\":\"summary\",\"help\":\"s\","
+	    " \"samples\":[[{\"reason\":\"IO\"},{\"count\":2,\"sum\":0.5}]]},"
+	    "{\"name\":\"vmmd_scrapes\",\"type\":\"gauge\",\"help\":\"x\","
+	    " \"samples\":[[{},1]]},"
+	    "{\"name\":\"9bad\",\"type\":\"gauge\",\"samples\":[[{},1]]}"
+	    "]");
+	left = mfmt_add_worker(f, w, "b");
+	/* forged vm label, bad label name, falling buckets, the type that
+	 * disagrees, the bad name. */
+	TAP_EQ(left, 5, "what a worker may not say is left out (%d)", left);
+	json_object_put(w);
+
+	t = render(f, false);
+	tap_ok(has(t, "# TYPE vmmd_vm_up gauge\nvmmd_vm_up{vm=\"a\"} 1\n"),
+	    "the supervisor's sample first, one TYPE line");
+	tap_ok(!has(t, "forged"), "a worker cannot set its vm label");
+	tap_ok(has(t, "# HELP vmmd_exits_total a\\nb\n"
+	    "# TYPE vmmd_exits_total counter\n"
+	    "vmmd_exits_total{vm=\"b\",kind=\"io \\\"x\\\"\"} 5\n"),
+	    "a counter with _total, help and label value escaped");
+	tap_ok(has(t, "vmmd_late_seconds_bucket{vm=\"b\",le=\"0.001\"} 1\n"
+	    "vmmd_late_seconds_bucket{vm=\"b\",le=\"0.01\"} 3\n"
+	    "vmmd_late_seconds_bucket{vm=\"b\",le=\"+Inf\"} 3\n"
+	    "vmmd_late_seconds_count{vm=\"b\"} 3\n"),
+	    "a histogram gets its +Inf bucket");
+	tap_ok(has(t, "vmmd_exit_seconds_count{vm=\"b\",reason=\"IO\"} 2\n"
+	    "vmmd_exit_seconds_sum{vm=\"b\",reason=\"IO\"} 0.5\n"),
+	    "a summary's count and sum");
+	tap_ok(!has(t, "# EOF"), "no # EOF in the text format");
+	free(t);
+
+	t = render(f, true);
+	tap_ok(has(t, "# TYPE vmmd_exits counter\n") &&
+	    has(t, "vmmd_exits_total{"), "OpenMetrics: the family without "
+	    "_total, its samples with");
+	tap_ok(t != NULL && strlen(t) >= 6 &&
+	    strcmp(t + strlen(t) - 6, "# EOF\n") == 0, "OpenMetrics ends "
+	    "with # EOF");
+	free(t);
+	mfmt_free(f);
+	return tap_done();
+}
