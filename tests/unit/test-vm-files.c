@@ -45,7 +45,7 @@ start(const struct vm_def *def, struct vm_files *f, enum proto_error *cls,
 
 	*cls = 0;
 	err[0] = '\0';
-	rc = vm_files_open(def, NULL, NULL, f, cls, err, errlen);
+	rc = vm_files_open(def, NULL, NULL, NULL, f, cls, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = vm_files_lock_disks(def, f, cls, err, errlen);
