@@ -1,6 +1,6 @@
 /*
  * The VM life-cycle commands: create, start, stop, pause, resume, reset,
- * delete, autostart, list and info.  Each one is a single request; the human output
+ * delete, reset-disk, autostart, list and info.  Each one is a single request; the human output
  * is generic over the VM object's members, so that a member the daemon
  * adds later still shows up.
  */
@@ -243,6 +243,32 @@ int
 cmd_delete(struct ctl *ctl, int argc, char **argv)
 {
 	return vm_simple(ctl, argc, argv, "vm.delete", NULL);
+}
+
+int
+cmd_reset_disk(struct ctl *ctl, int argc, char **argv)
+{
+	struct json_object *args;
+	char *end;
+	long n;
+	int r;
+
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
+	if (argc - optind == 1)
+		return vms_request(ctl, "vm.reset_disk", argv[optind], NULL,
+		    NULL);
+	if ((r = ctl_positional(ctl, argc, argv, 2, "NAME and INDEX")) != 0)
+		return r;
+	errno = 0;
+	n = strtol(argv[optind + 1], &end, 10);
+	if (errno != 0 || end == argv[optind + 1] || *end != '\0' || n < 0 ||
+	    n > INT_MAX)
+		return ctl_usage(ctl, "'%s': a disk's index (0, 1, ...)",
+		    argv[optind + 1]);
+	args = json_object_new_object();
+	json_object_object_add(args, "disk", json_object_new_int64(n));
+	return vms_request(ctl, "vm.reset_disk", argv[optind], args, NULL);
 }
 
 int

@@ -97,9 +97,10 @@ create_args_password(struct ctl *ctl, struct json_object *args,
 }
 
 /*
- * --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]: one
- * more member of "disks".  The daemon checks the serial and the format;
- * backing lets a qcow2 image's backing file be opened.  A path may not
+ * --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]
+ * [,overlay]: one more member of "disks".  The daemon checks the serial
+ * and the format; backing lets a qcow2 image's backing file be opened;
+ * overlay makes PATH the base of a thin clone.  A path may not
  * contain a comma.  Returns -1 to go on, else
  * an exit status.
  */
@@ -113,7 +114,7 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 	opt = strtok_r(spec, ",", &save);
 	if (opt == NULL)
 		return ctl_usage(ctl, "--disk: expected PATH[,readonly]"
-		    "[,serial=ID][,format=raw|qcow2][,backing]");
+		    "[,serial=ID][,format=raw|qcow2][,backing][,overlay]");
 	if ((r = create_args_abspath(opt, &path)) < 0) {
 		ctl_warnx("%s: --disk %s: %s", ctl->cmd->name, opt,
 		    strerror(-r));
@@ -135,10 +136,14 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 		else if (strcmp(opt, "backing") == 0)
 			json_object_object_add(disk, "backing",
 			    json_object_new_boolean(1));
+		else if (strcmp(opt, "overlay") == 0)
+			json_object_object_add(disk, "overlay",
+			    json_object_new_boolean(1));
 		else {
 			json_object_put(disk);
 			return ctl_usage(ctl, "--disk: unknown option '%s' "
-			    "(readonly, serial=ID, format=raw|qcow2, backing)", opt);
+			    "(readonly, serial=ID, format=raw|qcow2, backing, "
+			    "overlay)", opt);
 		}
 	}
 	if (!json_object_object_get_ex(args, "disks", &disks)) {

@@ -45,13 +45,17 @@ static int	cmd_help(struct ctl *, int, char **);
 	"the port)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
-	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]\n" \
+	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]" \
+	"[,overlay]\n"							\
 	"                      a virtio disk on a raw or qcow2 image "	\
 	"(repeatable, up to 4;\n"					\
 	"                      format=raw: raw even if its header looks "	\
 	"like qcow2's;\n"						\
 	"                      backing: open the backing file a qcow2 "	\
-	"image names)\n"						\
+	"image names;\n"						\
+	"                      overlay: the guest writes to an overlay of "	\
+	"vmmd's over\n"							\
+	"                      PATH, which is only read: see reset-disk)\n"	\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -69,7 +73,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--lost-ticks slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-no-password] [--vnc-web] [--rng] "
-	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]]"
+	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
+	    "[,overlay]]"
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]]",
 	    "define a VM", CTL_CREATE_HELP },
@@ -88,6 +93,11 @@ static const struct ctl_command ctl_commands[] = {
 	    NULL },
 	{ "delete", cmd_delete, "NAME", "remove a VM that is not running",
 	    NULL },
+	{ "reset-disk", cmd_reset_disk, "NAME [INDEX]",
+	    "throw a stopped VM's changes to its overlay disks away",
+	    "\nMakes the overlay of disk INDEX (default: of every overlay "
+	    "disk) afresh,\n"
+	    "so that the disk reads as its base again.\n" },
 	{ "autostart", cmd_autostart, "NAME on|off",
 	    "start a VM whenever vmmd starts, or no longer", NULL },
 	{ "list", cmd_list, "", "list the VMs", NULL },

@@ -97,6 +97,7 @@ int	cmd_pause(struct ctl *, int, char **);
 int	cmd_resume(struct ctl *, int, char **);
 int	cmd_reset(struct ctl *, int, char **);
 int	cmd_delete(struct ctl *, int, char **);
+int	cmd_reset_disk(struct ctl *, int, char **);
 int	cmd_autostart(struct ctl *, int, char **);
 int	cmd_list(struct ctl *, int, char **);
 int	cmd_info(struct ctl *, int, char **);

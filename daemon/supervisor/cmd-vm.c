@@ -12,6 +12,7 @@
 
 #include "cmd-vm.h"
 #include "control.h"
+#include "disk-overlay.h"
 #include "log.h"
 #include "pending.h"
 #include "proto.h"
@@ -28,6 +29,7 @@ static const char *const cmd_keys_stop[] = { "name", "force", "timeout",
 static const char *const cmd_keys_none[] = { NULL };
 static const char *const cmd_keys_autostart[] = { "name", "autostart",
 	NULL };
+static const char *const cmd_keys_reset_disk[] = { "name", "disk", NULL };
 
 /*
  * Check the arguments against keys and look up the VM they name.
@@ -70,15 +72,57 @@ cmd_nomem(struct cmd_ctx *ctx)
 	return proto_error(ctx->id, PROTO_ERR_INTERNAL, "out of memory");
 }
 
+/*
+ * Make the overlays of def's overlay disks afresh (all of them, or disk
+ * only when it is not -1) in d's overlay directory, each over its base
+ * as f opened it (vm_files_open() without an overlay directory: for the
+ * client, read-only).  On failure those made so far are left to the
+ * caller (vm.create removes them, vm.reset_disk keeps them: fresh
+ * either way).
+ */
+static int
+cmd_overlays_make(struct vmmd *d, const struct vm_def *def,
+    const struct vm_files *f, int disk, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	for (unsigned int i = 0; i < def->ndisks; i++) {
+		if (!def->disks[i].overlay || (disk >= 0 && i != (unsigned)disk))
+			continue;
+		rc = disk_overlay_make(d->disksdir, def->name, i, f->disk_fd[i],
+		    f->disk_format[i] == VM_FILES_QCOW2, def->disks[i].path,
+		    cls, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* What disk_overlay_remove() and config_remove() need of def, into
+ * *names (name in name, which has CONFIG_NAME_MAX + 1 bytes). */
+static void
+cmd_def_names(const struct vm_def *def, struct vm_def *names, char *name)
+{
+	memset(names, 0, sizeof(*names));
+	snprintf(name, CONFIG_NAME_MAX + 1, "%s", def->name);
+	names->name = name;
+	names->transient = def->transient;
+	names->ndisks = def->ndisks;
+	for (unsigned int i = 0; i < def->ndisks; i++)
+		names->disks[i].overlay = def->disks[i].overlay;
+}
+
 static struct json_object *
 cmd_vm_create(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
 	struct vm_files files;
 	enum proto_error cls;
-	struct vm_def *def;
+	struct vm_def *def, gone;
 	struct vm *vm;
-	char err[1024];
+	char err[1024], why[512], name[CONFIG_NAME_MAX + 1];
+	const char *what = "";
 	int rc;
 
 	/* The form first; the files are opened below, as the client. */
@@ -88,8 +132,10 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
 	vm_owner_set(def, cred);
 	/* No default guest here: only the files def names are checked.
-	 * And its TAP: opened only at start, allowed or not now. */
-	rc = vm_files_open(def, NULL, cred, &files, &cls, err, sizeof(err));
+	 * And its TAP: opened only at start, allowed or not now.  An
+	 * overlay disk's base is opened, not its overlay: made below. */
+	rc = vm_files_open(def, NULL, NULL, cred, &files, &cls, err,
+	    sizeof(err));
 	if (rc == 0 && (rc = vm_files_check_tap(def, ctx->d->tap_rules,
 	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0)
 		vm_files_close(&files);
@@ -100,29 +146,50 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		config_def_free(def);
 		return proto_error(ctx->id, cls, "%s", err);
 	}
-	vm_files_close(&files);
 	if (vm_find(ctx->d, def->name) != NULL) {
+		vm_files_close(&files);
 		rc = snprintf(err, sizeof(err), "VM '%s' already exists",
 		    def->name);
 		config_def_free(def);
 		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
 	}
+	/* Its overlays, with the daemon's rights, from the bases the
+	 * client's opened; gone again if the VM is not made after all. */
+	rc = cmd_overlays_make(ctx->d, def, &files, -1, &cls, err,
+	    sizeof(err));
+	vm_files_close(&files);
+	if (rc < 0) {
+		log_error("VM '%s': making its overlays: %s", def->name, err);
+		goto remove_overlays;
+	}
 	if (!def->transient &&
 	    config_save(ctx->d->vmsdir, def, err, sizeof(err)) < 0) {
 		log_error("VM '%s': saving the definition: %s", def->name,
 		    err);
-		config_def_free(def);
-		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
-		    "cannot save the definition: %s", err);
+		cls = PROTO_ERR_INTERNAL;
+		what = "cannot save the definition: ";
+		goto remove_overlays;
 	}
+	/* vm_add() frees def when it fails: what the undoing needs. */
+	cmd_def_names(def, &gone, name);
 	vm = vm_add(ctx->d, def);
-	if (vm == NULL)
+	if (vm == NULL) {
+		if (!gone.transient)
+			config_remove(ctx->d->vmsdir, name, err, sizeof(err));
+		disk_overlay_remove(ctx->d->disksdir, &gone, err,
+		    sizeof(err));
 		return cmd_nomem(ctx);
+	}
 	log_info("VM '%s': created%s", vm->def->name,
 	    vm->def->transient ? " (transient)" : "");
 	control_broadcast(ctx->d->ctl, proto_event("vm.created",
 	    vm->def->name, NULL));
 	return proto_reply(ctx->id, vm_to_json(vm));
+
+remove_overlays:
+	disk_overlay_remove(ctx->d->disksdir, def, why, sizeof(why));
+	config_def_free(def);
+	return proto_error(ctx->id, cls, "%s%s", what, err);
 }
 
 static struct json_object *
@@ -279,10 +346,80 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 		    "cannot remove the definition: %s", err);
 	}
 	snprintf(name, sizeof(name), "%s", vm->def->name);
+	vm_overlays_remove(vm);
 	vm_remove(vm);
 	log_info("VM '%s': deleted", name);
 	control_broadcast(d->ctl, proto_event("vm.deleted", name, NULL));
 	return proto_reply(ctx->id, NULL);
+}
+
+/*
+ * vm.reset_disk: throw a stopped VM's changes to an overlay disk away
+ * (disk N, or every overlay disk without "disk"), by making the overlay
+ * afresh over its base, opened again with the client's rights.
+ */
+static struct json_object *
+cmd_vm_reset_disk(struct cmd_ctx *ctx)
+{
+	const struct access_cred *cred = control_client_cred(ctx->client);
+	struct json_object *reply;
+	struct vm_files files;
+	enum proto_error cls;
+	struct vm_def one;
+	struct vm *vm;
+	char err[1024];
+	int64_t disk = -1;
+	unsigned int i, n = 0;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_reset_disk, &reply)) == NULL)
+		return reply;
+	if (proto_arg_int(ctx->args, "disk", 0, 0, CONFIG_DISKS_MAX - 1,
+	    &disk, err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if (disk >= 0 && ((unsigned int)disk >= vm->def->ndisks ||
+	    !vm->def->disks[disk].overlay))
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+		    "VM '%s' has no overlay disk %d (its overlay disks are "
+		    "those created with \"overlay\": true)", vm->def->name,
+		    (int)disk);
+	for (i = 0; i < vm->def->ndisks; i++)
+		n += vm->def->disks[i].overlay;
+	if (n == 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+		    "VM '%s' has no overlay disk", vm->def->name);
+	/* A guest writes to its overlay: only while none runs. */
+	if (!vm_at_rest(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE, "VM '%s' is "
+		    "%s: its disks are reset only while it is stopped",
+		    vm->def->name, vm_state_name(vm->state));
+	for (i = 0; i < vm->def->ndisks; i++) {
+		if (!vm->def->disks[i].overlay || (disk >= 0 && i != disk))
+			continue;
+		/* The base alone, as at vm.create: not the kernel too. */
+		memset(&one, 0, sizeof(one));
+		one.name = vm->def->name;
+		one.owner = vm->def->owner;
+		one.ndisks = 1;
+		one.disks[0] = vm->def->disks[i];
+		rc = vm_files_open(&one, NULL, NULL, cred, &files, &cls, err,
+		    sizeof(err));
+		if (rc < 0)
+			return proto_error(ctx->id, cls, "%s", err);
+		rc = disk_overlay_make(ctx->d->disksdir, vm->def->name, i,
+		    files.disk_fd[0], files.disk_format[0] == VM_FILES_QCOW2,
+		    vm->def->disks[i].path, &cls, err, sizeof(err));
+		vm_files_close(&files);
+		if (rc < 0) {
+			log_error("VM '%s': resetting disk %u: %s",
+			    vm->def->name, i, err);
+			return proto_error(ctx->id, cls, "%s", err);
+		}
+		log_info("VM '%s': disk %u reset to its base %s",
+		    vm->def->name, i, vm->def->disks[i].path);
+	}
+	return proto_reply(ctx->id, vm_to_json(vm));
 }
 
 /* vm.autostart: whether the VM starts with vmmd; stored at once. */
@@ -559,6 +696,7 @@ const struct cmd_def cmd_vm_commands[] = {
 	{ "vm.resume", cmd_vm_resume },
 	{ "vm.reset", cmd_vm_reset },
 	{ "vm.delete", cmd_vm_delete },
+	{ "vm.reset_disk", cmd_vm_reset_disk },
 	{ "vm.autostart", cmd_vm_autostart },
 	{ "vm.list", cmd_vm_list },
 	{ "vm.info", cmd_vm_info },

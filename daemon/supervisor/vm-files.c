@@ -18,6 +18,7 @@
 #include "boot.h"
 #include "daemon-conf.h"
 #include "disk-format.h"
+#include "disk-overlay.h"
 #include "qcow2-header.h"
 #include "vm-files.h"
 
@@ -165,7 +166,9 @@ vm_files_backing_path(const char *parent, const char *name, char *out,
 
 /*
  * Disk i of def, open as f->disk_fd[i]: its format and, for a qcow2
- * image, its backing chain, each file opened for cred, read-only.
+ * image, its backing chain, each file opened for cred, read-only.  The
+ * top of an overlay disk opened at start (f->overlay_path[i]) is the
+ * daemon's overlay, qcow2, and its backing file must be the disk's base.
  */
 static int
 vm_files_open_chain(const struct vm_def *def, unsigned int i,
@@ -173,17 +176,21 @@ vm_files_open_chain(const struct vm_def *def, unsigned int i,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	const struct vm_disk *disk = &def->disks[i];
+	const char *top = f->overlay_path[i];
 	struct vm_files_backing *chain;
 	struct qcow2_header *h;
 	enum vm_files_format fmt;
-	const char *parent = disk->path;
+	const char *parent = top != NULL ? top : disk->path;
 	struct stat st[VM_FILES_BACKING_MAX + 1];
 	enum vm_disk_format want;
 	int fd = f->disk_fd[i], rc;
 	unsigned int n;
 
-	rc = vm_files_format("disk", disk->path, fd, disk->format,
-	    disk->readonly, &f->disk_format[i], cls, err, errlen);
+	/* An overlay's base, opened at create, is never written. */
+	rc = vm_files_format("disk", parent, fd, top != NULL ?
+	    VM_DISK_FORMAT_QCOW2 : disk->format, disk->readonly ||
+	    (disk->overlay && top == NULL), &f->disk_format[i], cls, err,
+	    errlen);
 	if (rc < 0 || f->disk_format[i] == VM_FILES_RAW)
 		return rc;
 	h = malloc(sizeof(*h));
@@ -221,9 +228,19 @@ vm_files_open_chain(const struct vm_def *def, unsigned int i,
 			    rc == -EINVAL ? h->reason : strerror(-rc));
 			break;
 		}
+		if (top != NULL && n == 0 && (!h->has_backing ||
+		    strcmp(h->backing_file, disk->path) != 0)) {
+			snprintf(err, errlen, "disk %u: its overlay %s is not "
+			    "over the disk's base %s; vmctl reset-disk %s %u "
+			    "makes a fresh one (the guest's changes are lost)",
+			    i, top, disk->path, def->name, i);
+			rc = -EINVAL;
+			break;
+		}
 		if (!h->has_backing)
 			break;
-		if (!disk->backing) {
+		/* An overlay's base was named by the client: its chain too. */
+		if (!disk->backing && !disk->overlay) {
 			*cls = PROTO_ERR_PERMISSION;
 			snprintf(err, errlen, "disk: %s: a qcow2 image over the "
 			    "backing file '%s', which is opened only for a "
@@ -325,6 +342,10 @@ vm_files_close(struct vm_files *f)
 	if (f->initrd_fd >= 0)
 		close(f->initrd_fd);
 	f->kernel_fd = f->initrd_fd = -1;
+	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++) {
+		free(f->overlay_path[i]);
+		f->overlay_path[i] = NULL;
+	}
 	while (f->ndisks > 0) {
 		unsigned int i = --f->ndisks;
 
@@ -339,10 +360,47 @@ vm_files_close(struct vm_files *f)
 	f->tap_fd = -1;
 }
 
+/*
+ * Disk i of def into f->disk_fd[i]: the file it names, for cred, or the
+ * overlay of an overlay disk (as the daemon) when overlay_dir is given.
+ */
+static int
+vm_files_open_disk(const struct vm_def *def, unsigned int i,
+    const char *overlay_dir, const struct access_cred *cred,
+    struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
+{
+	const struct vm_disk *disk = &def->disks[i];
+	char path[PATH_MAX];
+	int rc;
+
+	if (!disk->overlay || overlay_dir == NULL)
+		/* An overlay's base is only ever read. */
+		return vm_files_open_one("disk", disk->path, false,
+		    !disk->readonly && !disk->overlay, cred, &f->disk_fd[i],
+		    cls, err, errlen);
+	*cls = PROTO_ERR_INTERNAL;
+	if (disk_overlay_path(overlay_dir, def->name, i, path,
+	    sizeof(path)) < 0) {
+		snprintf(err, errlen, "disk %u: overlay path too long", i);
+		return -ENAMETOOLONG;
+	}
+	if ((f->overlay_path[i] = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = disk_overlay_open(path, def->name, i, &f->disk_fd[i], cls, err,
+	    errlen);
+	if (rc < 0) {
+		free(f->overlay_path[i]);
+		f->overlay_path[i] = NULL;
+	}
+	return rc;
+}
+
 int
 vm_files_open(const struct vm_def *def, const char *default_kernel,
-    const struct access_cred *cred, struct vm_files *f,
-    enum proto_error *cls, char *err, size_t errlen)
+    const char *overlay_dir, const struct access_cred *cred,
+    struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
 {
 	char reason[512];
 	int rc;
@@ -380,8 +438,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		}
 	}
 	for (unsigned int i = 0; i < def->ndisks; i++) {
-		rc = vm_files_open_one("disk", def->disks[i].path, false,
-		    !def->disks[i].readonly, cred, &f->disk_fd[i], cls, err,
+		rc = vm_files_open_disk(def, i, overlay_dir, cred, f, cls, err,
 		    errlen);
 		if (rc < 0) {
 			vm_files_close(f);
@@ -457,7 +514,8 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 
 	for (unsigned int i = 0; i < f->ndisks; i++) {
 		rc = vm_files_lock(f->disk_fd[i], def->disks[i].readonly,
-		    "disk", def->disks[i].path, cls, err, errlen);
+		    "disk", f->overlay_path[i] != NULL ? f->overlay_path[i] :
+		    def->disks[i].path, cls, err, errlen);
 		for (unsigned int k = 0; rc == 0 && k < f->nbacking[i]; k++)
 			rc = vm_files_lock(f->backing[i][k].fd, true,
 			    "backing file", f->backing[i][k].path, cls, err,

@@ -42,6 +42,8 @@ struct vm_files {
 	/* disk i's backing chain, top first: nbacking[i] of them */
 	struct vm_files_backing *backing[CONFIG_DISKS_MAX];
 	unsigned int nbacking[CONFIG_DISKS_MAX];
+	/* disk i's overlay when it is the top image, else NULL */
+	char *overlay_path[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
 	int tap_fd;			/* -1 when the VM has no network */
 };
@@ -67,12 +69,20 @@ struct vm_files {
  * default_kernel, the daemon's default guest (trusted: not checked
  * against cred), if given: vm.start gives it, vm.create (which only
  * checks the files def names) does not.
+ * An overlay disk (disk-overlay.h): with overlay_dir (vm.start), its
+ * overlay there is the top image, opened by the daemon (read-write,
+ * disk_overlay_open()), and must name the disk's base as its backing
+ * file; the base and its chain are opened for cred as backing files.
+ * Without (vm.create, vm.reset_disk), the base is the disk's file,
+ * opened read-only for cred with its chain, to make the overlay from.
+ * Either way the base's chain is opened as if the disk said "backing".
  * Errors: a negative errno, with *cls and err (one line) set for the
  * client's error reply; on success close f with vm_files_close().
  */
 int	vm_files_open(const struct vm_def *def, const char *default_kernel,
-	    const struct access_cred *cred, struct vm_files *f,
-	    enum proto_error *cls, char *err, size_t errlen);
+	    const char *overlay_dir, const struct access_cred *cred,
+	    struct vm_files *f, enum proto_error *cls, char *err,
+	    size_t errlen);
 /*
  * Then, at start only, /dev/kvm into f->kvm_fd, opened by the daemon:
  * the worker creates its VM on it and never opens a device itself.

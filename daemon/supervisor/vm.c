@@ -26,6 +26,7 @@
 #include <event2/event.h>
 
 #include "access.h"
+#include "disk-overlay.h"
 #include "log.h"
 #include "vm-files.h"
 #include "vm.h"
@@ -139,6 +140,18 @@ vm_add(struct vmmd *d, struct vm_def *def)
 }
 
 void
+vm_overlays_remove(struct vm *vm)
+{
+	char err[PATH_MAX + 128];
+
+	if (vm->d->disksdir != NULL &&
+	    disk_overlay_remove(vm->d->disksdir, vm->def, err,
+	    sizeof(err)) < 0)
+		log_error("VM '%s': removing its overlays: %s", vm->def->name,
+		    err);
+}
+
+void
 vm_remove(struct vm *vm)
 {
 	struct pending *p;
@@ -209,6 +222,24 @@ vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
 	    size ? 0 : -ENAMETOOLONG;
 }
 
+/* Where each overlay disk's overlay is, in the disks of obj. */
+static void
+vm_overlays_json(const struct vm *vm, struct json_object *obj)
+{
+	struct json_object *disks;
+	char path[PATH_MAX];
+
+	if (vm->d->disksdir == NULL ||
+	    !json_object_object_get_ex(obj, "disks", &disks))
+		return;
+	for (unsigned int i = 0; i < vm->def->ndisks; i++)
+		if (vm->def->disks[i].overlay &&
+		    disk_overlay_path(vm->d->disksdir, vm->def->name, i, path,
+		    sizeof(path)) == 0)
+			json_object_object_add(json_object_array_get_idx(disks,
+			    i), "overlay_path", json_object_new_string(path));
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
@@ -240,6 +271,7 @@ vm_to_json(const struct vm *vm)
 	if (vm_console_log_path(vm->d, vm->def->name, path, sizeof(path)) == 0)
 		json_object_object_add(obj, "console_log",
 		    json_object_new_string(path));
+	vm_overlays_json(vm, obj);
 	return obj;
 }
 
@@ -919,7 +951,10 @@ vm_boot_disks(const struct vm_def *def, const struct vm_files *files)
 			break;
 		}
 		rc |= wmsg_put_int(o, WMSG_DISK_FD, WLINK_DISK_FD(i));
-		rc |= wmsg_put_str(o, WMSG_DISK_PATH, def->disks[i].path);
+		/* The top image: an overlay disk's overlay. */
+		rc |= wmsg_put_str(o, WMSG_DISK_PATH,
+		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
+		    def->disks[i].path);
 		rc |= wmsg_put_bool(o, WMSG_DISK_READONLY,
 		    def->disks[i].readonly);
 		rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, def->disks[i].serial);
@@ -1096,8 +1131,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	    st.st_size : 0;
 	/* Checked again at every start: the definition may have been
 	 * created by another client, and paths change. */
-	if ((rc = vm_files_open(vm->def, d->default_kernel, cred, &files, cls,
-	    err, errlen)) < 0)
+	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir, cred,
+	    &files, cls, err, errlen)) < 0)
 		return rc;
 	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
@@ -1310,6 +1345,7 @@ vm_worker_exited(void *owner, int status)
 	}
 
 	if (vm->def->transient) {
+		vm_overlays_remove(vm);
 		log_info("VM '%s': transient, removed", vm->def->name);
 		vm_emit(d, proto_event("vm.deleted", vm->def->name, NULL));
 		vm_remove(vm);

@@ -95,6 +95,7 @@ struct vmmd {
 	char *statedir;
 	char *vmsdir;			/* STATEDIR/vms */
 	char *consoledir;		/* STATEDIR/console */
+	char *disksdir;			/* STATEDIR/disks (disk-overlay.h) */
 	char *workersdir;		/* RUNDIR/workers (worker-sock.h) */
 	char *default_kernel;		/* for VMs without a kernel */
 	/* vmmd.conf's tap_allow rules (main's, for the daemon's life). */
@@ -120,6 +121,13 @@ const char *vm_state_name(enum vm_state s);
 struct vm *vm_find(struct vmmd *d, const char *name);
 struct vm *vm_add(struct vmmd *d, struct vm_def *def);	/* takes def */
 void	vm_remove(struct vm *vm);	/* no worker allowed */
+/*
+ * Remove the overlays of the VM's overlay disks (disk-overlay.h), as it
+ * goes for good (vm.delete, a transient VM's end); failures are logged.
+ * Not part of vm_remove(): a VM is also removed from the list when vmmd
+ * exits, and its overlays stay for the next one.
+ */
+void	vm_overlays_remove(struct vm *vm);
 /* Defined, stopped or crashed: no worker, free to start or delete. */
 bool	vm_at_rest(const struct vm *vm);
 bool	vm_has_worker(const struct vm *vm);

@@ -241,7 +241,7 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 /* Disks ---------------------------------------------------------------- */
 
 static const char *const config_disk_keys[] = {
-	"path", "readonly", "serial", "format", "backing", NULL
+	"path", "readonly", "serial", "format", "backing", "overlay", NULL
 };
 
 const char *
@@ -260,7 +260,7 @@ config_disk_format_name(enum vm_disk_format f)
 
 /*
  * One member of "disks": {"path": ..., "readonly": ..., "serial": ...,
- * "format": ..., "backing": ...}.
+ * "format": ..., "backing": ..., "overlay": ...}.
  */
 static int
 config_parse_disk(struct json_object *o, unsigned int flags,
@@ -268,7 +268,7 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 {
 	const char *serial = NULL, *format = NULL;
 	char why[256];
-	int ro = 0, backing = 0, rc;
+	int ro = 0, backing = 0, overlay = 0, rc;
 	size_t i;
 
 	if (!json_object_is_type(o, json_type_object)) {
@@ -287,12 +287,21 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	if (proto_arg_bool(o, "readonly", 0, &ro, why, sizeof(why)) < 0 ||
 	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0 ||
 	    proto_arg_string(o, "format", 0, &format, why, sizeof(why)) < 0 ||
-	    proto_arg_bool(o, "backing", 0, &backing, why, sizeof(why)) < 0) {
+	    proto_arg_bool(o, "backing", 0, &backing, why, sizeof(why)) < 0 ||
+	    proto_arg_bool(o, "overlay", 0, &overlay, why, sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
 	disk->readonly = ro != 0;
 	disk->backing = backing != 0;
+	disk->overlay = overlay != 0;
+	if (disk->readonly && disk->overlay) {
+		config_err(err, errlen, "overlay: a disk cannot be both "
+		    "\"overlay\" and \"readonly\": an overlay exists to "
+		    "take the guest's writes (a read-only disk can share "
+		    "%s itself)", disk->path);
+		return -EINVAL;
+	}
 	if (format == NULL)
 		disk->format = VM_DISK_FORMAT_PROBED;
 	else if (strcmp(format, "raw") == 0)
@@ -375,6 +384,9 @@ config_disks_json(const struct vm_def *def)
 			    def->disks[i].format)));
 		if (def->disks[i].backing)
 			json_object_object_add(o, "backing",
+			    json_object_new_boolean(1));
+		if (def->disks[i].overlay)
+			json_object_object_add(o, "overlay",
 			    json_object_new_boolean(1));
 		json_object_array_add(arr, o);
 	}

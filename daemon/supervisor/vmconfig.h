@@ -88,6 +88,13 @@ struct vm_disk {
 	 * says so: the name comes from inside the image.
 	 */
 	bool backing;
+	/*
+	 * A thin clone: the guest sees a qcow2 overlay of the daemon's
+	 * (disk-overlay.h) over path, its base, which is only read.  The
+	 * base's own backing chain is opened as if "backing" were given:
+	 * the client named the base.  Never readonly.
+	 */
+	bool overlay;
 };
 
 /* The format's name in definitions ("raw", "qcow2"), NULL if probed. */
@@ -200,7 +207,8 @@ struct json_object *config_to_json(const struct vm_def *def,
 void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
 
 /* The "disks" member: [{"path": ..., "readonly": ..., "serial": ...,
- * "format": "raw"}], format only when given. */
+ * "format": "raw", "backing": true, "overlay": true}], format, backing
+ * and overlay only when given. */
 struct json_object *config_disks_json(const struct vm_def *def);
 /*
  * The guest's MAC: the definition's, or one made from the VM's name

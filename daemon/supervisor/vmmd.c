@@ -28,6 +28,7 @@
 #include "config.h"
 #include "control.h"
 #include "daemon-conf.h"
+#include "disk-overlay.h"
 #include "log.h"
 #include "metrics.h"
 #include "safe-dir.h"
@@ -145,7 +146,7 @@ static int
 main_check_dirs(const struct vmmd *d, const char *socket_path)
 {
 	char err[2 * PATH_MAX], *copy;
-	const char *dirs[5];
+	const char *dirs[6];
 	size_t i;
 	int rc = 0;
 
@@ -158,6 +159,7 @@ main_check_dirs(const struct vmmd *d, const char *socket_path)
 	dirs[2] = d->consoledir;
 	dirs[3] = dirname(copy);
 	dirs[4] = d->workersdir;
+	dirs[5] = d->disksdir;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc == 0; i++)
 		if ((rc = safedir_check(dirs[i], NULL, err, sizeof(err))) < 0)
 			log_error("%s", err);
@@ -564,6 +566,7 @@ main(int argc, char *argv[])
 	if (d->worker_self == NULL ||
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||
 	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0 ||
+	    asprintf(&d->disksdir, "%s/" DISK_OVERLAY_DIR, d->statedir) < 0 ||
 	    main_workersdir(conf.socket, &d->workersdir) < 0) {
 		log_error("out of memory");
 		return 1;
@@ -582,6 +585,7 @@ main(int argc, char *argv[])
 	if (main_mkdir(d->statedir, 0750) < 0 ||
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
 	    main_mkdir(d->consoledir, 0750) < 0 ||
+	    main_mkdir(d->disksdir, 0700) < 0 ||
 	    main_mkdir(d->workersdir, 0700) < 0 ||
 	    main_check_dirs(d, conf.socket) < 0)
 		goto free_paths;
@@ -712,6 +716,7 @@ free_paths:
 	free(d->statedir);
 	free(d->vmsdir);
 	free(d->consoledir);
+	free(d->disksdir);
 	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->worker_self);

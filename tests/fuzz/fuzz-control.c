@@ -112,11 +112,13 @@ fuzz_control_setup(void)
 	d->statedir = fuzz_path("state");
 	d->vmsdir = fuzz_path("state/vms");
 	d->consoledir = fuzz_path("state/console");
+	d->disksdir = fuzz_path("state/disks");
 	d->workersdir = fuzz_path("workers");
 	d->default_kernel = fuzz_path("no-kernel");
 	d->worker_self = fuzz_path("no-worker");
 	if (mkdir(d->statedir, 0750) < 0 || mkdir(d->vmsdir, 0700) < 0 ||
-	    mkdir(d->consoledir, 0750) < 0 || mkdir(d->workersdir, 0700) < 0)
+	    mkdir(d->consoledir, 0750) < 0 || mkdir(d->disksdir, 0700) < 0 ||
+	    mkdir(d->workersdir, 0700) < 0)
 		abort();
 	d->base = event_base_new();
 	if (d->base == NULL || vm_list_init(d) < 0)

@@ -343,6 +343,11 @@ test_disks(void)
 		    "\"format\":\"RAW\"}]}", "format: 'RAW'" },
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
 		    "\"format\":true}]}", "format" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"overlay\":1}]}", "overlay" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"overlay\":true,\"readonly\":true}]}",
+		    "disks[0]: overlay: a disk cannot be both" },
 	};
 	struct vm_def *def = NULL, *dup;
 	struct json_object *obj, *arr, *fmt0, *fmt1;
@@ -404,6 +409,34 @@ test_disks(void)
 		    def->disks[0].format == VM_DISK_FORMAT_PROBED &&
 		    def->disks[1].format == VM_DISK_FORMAT_RAW,
 		    "format round-trips through JSON: %s",
+		    rc == 0 ? "ok" : err);
+		json_object_put(obj);
+		if (rc == 0)
+			config_def_free(def);
+	}
+
+	/* "overlay": kept, duplicated, and said only where it was given. */
+	rc = parse_text("{\"name\":\"a\",\"disks\":[{\"path\":\"/srv/a.img\","
+	    "\"overlay\":true},{\"path\":\"/srv/b.img\"}]}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->disks[0].overlay && !def->disks[1].overlay,
+	    "overlay on the first disk only: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		dup = config_def_dup(def);
+		tap_ok(dup != NULL && dup->disks[0].overlay,
+		    "overlay duplicated");
+		config_def_free(dup);
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		arr = json_object_object_get(obj, "disks");
+		tap_ok(json_object_object_get(json_object_array_get_idx(arr,
+		    1), "overlay") == NULL &&
+		    json_object_get_boolean(json_object_object_get(
+		    json_object_array_get_idx(arr, 0), "overlay")),
+		    "shown as given: %s", json_object_to_json_string(arr));
+		rc = config_parse(obj, 0, &def, err, sizeof(err));
+		tap_ok(rc == 0 && def->disks[0].overlay,
+		    "overlay round-trips through JSON: %s",
 		    rc == 0 ? "ok" : err);
 		json_object_put(obj);
 		if (rc == 0)

@@ -5,7 +5,8 @@
  * as another worker would.  And its refusal of images in formats that
  * are not raw, unless the definition says raw.  And which clients may
  * use which TAPs (the rules of vmmd.conf's tap_allow), decided before
- * any TAP is touched.
+ * any TAP is touched.  And thin clones' overlays, opened as the top of
+ * a chain over their base.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 #include "access.h"
 #include "daemon-conf.h"
+#include "disk-overlay.h"
 #include "tap.h"
 #include "vm-files.h"
 
@@ -45,7 +47,7 @@ start(const struct vm_def *def, struct vm_files *f, enum proto_error *cls,
 
 	*cls = 0;
 	err[0] = '\0';
-	rc = vm_files_open(def, NULL, NULL, f, cls, err, errlen);
+	rc = vm_files_open(def, NULL, NULL, NULL, f, cls, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = vm_files_lock_disks(def, f, cls, err, errlen);
@@ -325,6 +327,89 @@ test_tap(void)
 	tap_ok(if_nametoindex("vmmd-test-no") == 0, "and none created");
 }
 
+/*
+ * Overlay disks (disk-overlay.h): made over the image as their base,
+ * opened at start as the top of a chain whose backing file is the base,
+ * refused when they are gone, a link, or over another base; removed.
+ */
+static void
+test_overlay(void)
+{
+	char dir[] = "/tmp/vmmd-test-overlay-XXXXXX", path[512], link[600];
+	struct vm_files f;
+	struct vm_def def;
+	enum proto_error cls;
+	char err[1024];
+	int rc;
+
+	if (mkdtemp(dir) == NULL)
+		tap_bail("mkdtemp: %s", strerror(errno));
+	def_init(&def, "clone", false);
+	def.disks[0].overlay = true;
+	rc = vm_files_open(&def, NULL, NULL, NULL, &f, &cls, err, sizeof(err));
+	tap_ok(rc == 0, "at create, an overlay disk opens its base (%s)",
+	    rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		tap_ok((fcntl(f.disk_fd[0], F_GETFL) & O_ACCMODE) == O_RDONLY,
+		    "read-only");
+		rc = disk_overlay_make(dir, "clone", 0, f.disk_fd[0],
+		    f.disk_format[0] == VM_FILES_QCOW2, image, &cls, err,
+		    sizeof(err));
+		tap_ok(rc == 0, "the overlay is made over it (%s)",
+		    rc == 0 ? "ok" : err);
+		vm_files_close(&f);
+	}
+	disk_overlay_path(dir, "clone", 0, path, sizeof(path));
+	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	tap_ok(rc == 0 && f.disk_format[0] == VM_FILES_QCOW2 &&
+	    f.nbacking[0] == 1 && strcmp(f.backing[0][0].path, image) == 0 &&
+	    f.backing[0][0].format == VM_FILES_RAW &&
+	    strcmp(f.overlay_path[0] ?: "", path) == 0,
+	    "at start the overlay is the top, qcow2, over the raw base (%s)",
+	    rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		tap_ok((fcntl(f.disk_fd[0], F_GETFL) & O_ACCMODE) == O_RDWR,
+		    "opened read-write");
+		rc = vm_files_lock_disks(&def, &f, &cls, err, sizeof(err));
+		tap_ok(rc == 0, "and locked (%s)", rc == 0 ? "ok" : err);
+		vm_files_close(&f);
+	}
+
+	/* Another base: the overlay names the old one. */
+	def.disks[0].path = (char *)"/tmp/another-base";
+	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	tap_ok(rc == -EINVAL && strstr(err, "reset-disk") != NULL,
+	    "an overlay over another base is refused: %s", err);
+	def.disks[0].path = image;
+
+	/* A symbolic link in its place. */
+	snprintf(link, sizeof(link), "%s.real", path);
+	if (rename(path, link) < 0 || symlink(link, path) < 0)
+		tap_bail("symlink: %s", strerror(errno));
+	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	tap_ok(rc == -ELOOP && strstr(err, "symbolic link") != NULL,
+	    "an overlay that is a symbolic link is refused: %s", err);
+	unlink(path);
+	unlink(link);
+
+	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "vmctl reset-disk clone 0") !=
+	    NULL, "a missing overlay says how to make one: %s", err);
+
+	rc = vm_files_open(&def, NULL, NULL, NULL, &f, &cls, err, sizeof(err));
+	if (rc == 0) {
+		disk_overlay_make(dir, "clone", 0, f.disk_fd[0], false, image,
+		    &cls, err, sizeof(err));
+		vm_files_close(&f);
+	}
+	rc = disk_overlay_remove(dir, &def, err, sizeof(err));
+	tap_ok(rc == 0 && access(path, F_OK) < 0 && errno == ENOENT,
+	    "removed with the VM");
+	tap_ok(disk_overlay_remove(dir, &def, err, sizeof(err)) == 0,
+	    "removing it again is fine");
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -342,6 +427,7 @@ main(void)
 	test_inherited();
 	test_format();
 	test_tap();
+	test_overlay();
 	unlink(image);
 	return tap_done();
 }

@@ -1,0 +1,219 @@
+/*
+ * A VM's overlays (see disk-overlay.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "disk-overlay.h"
+#include "qcow2-create.h"
+#include "qcow2-header.h"
+#include "vmconfig.h"
+
+int
+disk_overlay_path(const char *dir, const char *name, unsigned int n,
+    char *buf, size_t len)
+{
+	int r = snprintf(buf, len, "%s/%s.%u.qcow2", dir, name, n);
+
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The temporary file of disk_overlay_make(): a VM name never starts
+ * with '.', so no overlay has this name. */
+static int
+disk_overlay_tmp_path(const char *dir, const char *name, unsigned int n,
+    char *buf, size_t len)
+{
+	int r = snprintf(buf, len, "%s/.%s.%u.qcow2.new", dir, name, n);
+
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+/* fsync dir: a rename or unlink in it lasts. */
+static int
+disk_overlay_sync_dir(const char *dir)
+{
+	int fd, rc = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* The virtual size an overlay over base_fd has, or -errno. */
+static int
+disk_overlay_size(int base_fd, bool base_qcow2, const char *base_path,
+    uint64_t *size, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct qcow2_header h;
+	struct stat st;
+	int rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (base_qcow2) {
+		if ((rc = qcow2_header_read(base_fd, &h)) < 0) {
+			snprintf(err, errlen, "disk: %s: %s", base_path,
+			    rc == -EINVAL ? h.reason : strerror(-rc));
+			return rc;
+		}
+		*size = h.size;
+	} else {
+		if (fstat(base_fd, &st) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "disk: %s: %s", base_path,
+			    strerror(-rc));
+			return rc;
+		}
+		/* What the guest sees of a raw disk: whole sectors. */
+		*size = (uint64_t)st.st_size & ~(uint64_t)511;
+	}
+	if (*size == 0) {
+		snprintf(err, errlen, "disk: %s: the base of an overlay must "
+		    "hold at least one 512-byte sector", base_path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+disk_overlay_make(const char *dir, const char *name, unsigned int n,
+    int base_fd, bool base_qcow2, const char *base_path,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	char path[4096], tmp[4096];
+	uint64_t size = 0;
+	int fd, rc;
+
+	if ((rc = disk_overlay_size(base_fd, base_qcow2, base_path, &size,
+	    cls, err, errlen)) < 0)
+		return rc;
+	*cls = PROTO_ERR_INTERNAL;
+	if (disk_overlay_path(dir, name, n, path, sizeof(path)) < 0 ||
+	    disk_overlay_tmp_path(dir, name, n, tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errlen, "overlay of disk %u: path too long", n);
+		return -ENAMETOOLONG;
+	}
+	/* What a crash left of an earlier attempt goes first. */
+	if (unlink(tmp) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		return rc;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		return rc;
+	}
+	rc = qcow2_create(fd, size, base_path, base_qcow2 ? "qcow2" : "raw");
+	if (rc == -EINVAL) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "disk: %s: no qcow2 overlay can have it "
+		    "as its base (a name of at most %d bytes, a size of at "
+		    "most %llu bytes)", base_path, QCOW2_MAX_BACKING_NAME,
+		    (unsigned long long)QCOW2_MAX_SIZE);
+		goto unlink;
+	}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		goto unlink;
+	}
+	close(fd);
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", path, strerror(-rc));
+		goto unlink;
+	}
+	if ((rc = disk_overlay_sync_dir(dir)) < 0) {
+		snprintf(err, errlen, "overlay: %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	return 0;
+
+unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+int
+disk_overlay_open(const char *path, const char *vm, unsigned int n,
+    int *fdp, enum proto_error *cls, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	*cls = PROTO_ERR_INTERNAL;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "disk %u: its overlay %s is "
+			    "gone; vmctl reset-disk %s %u makes a fresh one "
+			    "(the guest's changes are lost)", n, path, vm, n);
+		else
+			snprintf(err, errlen, "disk %u: overlay %s: %s", n,
+			    path, rc == -ELOOP ? "a symbolic link" :
+			    strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		snprintf(err, errlen, "disk %u: overlay %s: %s", n, path,
+		    strerror(-rc));
+		return rc;
+	}
+	/* Made by disk_overlay_make(), or not taken: the daemon's alone. */
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(err, errlen, "disk %u: overlay %s: not a regular file "
+		    "owned by uid %lu, as vmmd makes them", n, path,
+		    (unsigned long)geteuid());
+		return -EPERM;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int
+disk_overlay_remove(const char *dir, const struct vm_def *def, char *err,
+    size_t errlen)
+{
+	char path[4096];
+	bool any = false;
+	int rc = 0, r;
+
+	for (unsigned int i = 0; i < def->ndisks; i++) {
+		if (!def->disks[i].overlay)
+			continue;
+		any = true;
+		if ((r = disk_overlay_path(dir, def->name, i, path,
+		    sizeof(path))) == 0 && unlink(path) < 0 && errno != ENOENT)
+			r = -errno;
+		if (r < 0 && rc == 0) {
+			rc = r;
+			snprintf(err, errlen, "overlay %s: %s", path,
+			    strerror(-r));
+		}
+	}
+	if (any && (r = disk_overlay_sync_dir(dir)) < 0 && rc == 0) {
+		rc = r;
+		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
+	}
+	return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * Thin clones: a disk with "overlay": true (vmconfig.h) is a qcow2 image
+ * of the daemon's, STATEDIR/disks/NAME.N.qcow2 for disk N of VM NAME,
+ * over the base the definition names.  The guest writes to the overlay
+ * alone; the base is only read, so any number of VMs start from one.
+ *
+ * The overlay is made at vm.create and made afresh by vm.reset_disk,
+ * from the base the client's rights opened; it lives as long as the VM
+ * (across restarts of the guest and of vmmd) and goes with vm.delete,
+ * or with a transient VM.  It is the daemon's file, in a directory only
+ * the daemon can change (safe-dir.h), mode 0600: the guest's data.
+ *
+ * Library-like: no logging; errors are -errno with *cls and one line in
+ * err for the client's reply, as vm-files.h's.
+ */
+#ifndef VMMD_DISK_OVERLAY_H
+#define VMMD_DISK_OVERLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "proto.h"
+
+struct vm_def;
+
+/* STATEDIR/DISK_OVERLAY_DIR holds the overlays. */
+#define DISK_OVERLAY_DIR	"disks"
+
+/* dir/NAME.N.qcow2 into buf: 0, or -ENAMETOOLONG. */
+int	disk_overlay_path(const char *dir, const char *name, unsigned int n,
+	    char *buf, size_t len);
+/*
+ * Make the overlay of disk n of VM name afresh, over the base at
+ * base_path, open (read-only) as base_fd and found to be qcow2 or raw
+ * (base_qcow2): a qcow2 image of the base's virtual size (a raw base's
+ * size rounded down to 512 bytes; a qcow2 base's header's), naming
+ * base_path and its format.  Atomic: written to a temporary file in dir,
+ * synced, renamed over the old overlay, and dir synced, so that a crash
+ * leaves the old overlay or the new one, whole.  An empty base is
+ * -EINVAL (class invalid_argument).
+ */
+int	disk_overlay_make(const char *dir, const char *name, unsigned int n,
+	    int base_fd, bool base_qcow2, const char *base_path,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * Open the overlay at path for a guest: read-write, without following a
+ * symbolic link, and only if it is a regular file owned by the daemon's
+ * user (root, as vmmd runs), as disk_overlay_make() left it.  The
+ * descriptor (O_CLOEXEC) in *fdp.  A missing overlay is -ENOENT, and err
+ * says how to make a fresh one.
+ */
+int	disk_overlay_open(const char *path, const char *vm, unsigned int n,
+	    int *fdp, enum proto_error *cls, char *err, size_t errlen);
+/*
+ * Remove the overlays of def's overlay disks from dir (missing ones are
+ * fine), then sync dir.  0, or the first -errno with err naming the file
+ * (the others are removed all the same).
+ */
+int	disk_overlay_remove(const char *dir, const struct vm_def *def,
+	    char *err, size_t errlen);
+
+#endif
