@@ -116,6 +116,13 @@ ok "$(grep -q "VM 'plain': starting -> running: booted" /tmp/jvm; echo $?)" \
 journalctl -u vmmd -p info -o verbose VM=plain 2>/dev/null |
     grep -q 'PRIORITY=6'
 ok $? "with their priority"
+# The worker's own lines, sent to the journal by the worker itself.
+journalctl VM=plain _COMM=vmmd-worker -o cat >/tmp/jwk 2>&1
+ok "$(grep -q 'plain: guest running' /tmp/jwk; echo $?)" \
+    "journalctl VM=plain shows the worker's own lines"
+journalctl VM=plain _COMM=vmmd-worker -o verbose 2>/dev/null |
+    grep -q '_SYSTEMD_UNIT=vmmd.service'
+ok $? "as the service's, from the worker's sandbox"
 
 # A forced stop kills a worker that runs as another user: the unit must
 # leave vmmd CAP_KILL.
