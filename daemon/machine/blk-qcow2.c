@@ -94,7 +94,8 @@ qcow2_l2_table(struct qcow2 *q, uint64_t l1i, bool alloc, uint8_t **tab,
 		if ((ret = qcow2_alloc(q, 1, &off, &got)) < 0)
 			return ret;
 		/* Zeroed on disk before the L1 entry names it. */
-		*tab = qcow2_cache_fresh(&q->l2c, off);
+		if ((*tab = qcow2_cache_fresh(&q->l2c, off)) == NULL)
+			return -ENOMEM;		/* a leaked cluster */
 		if ((ret = qcow2_pwrite(q, *tab, q->cs, off)) < 0)
 			goto fail;
 		qcow2_put_be64(be, off | QCOW2_COPIED);
