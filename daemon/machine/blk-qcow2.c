@@ -351,15 +351,23 @@ qcow2_read(struct blk_image *img, const struct iovec *iov, unsigned int niov,
 	while (at < total) {
 		pthread_mutex_lock(&q->lock);
 		ret = qcow2_map(q, off + at, total - at, &r);
+		/*
+		 * A compressed cluster is read under the lock: a write
+		 * racing it would free and punch it, and a cluster that
+		 * does not decompress is taken for damage.
+		 */
+		if (ret == 0 && r.kind == QCOW2_PACKED)
+			ret = qcow2_run_read(q, iov, niov, at, off + at, &r);
 		pthread_mutex_unlock(&q->lock);
 		if (ret < 0)
 			return ret;
 		/*
-		 * Outside the lock: clusters are never reused (see
+		 * The rest outside it: clusters are never reused (see
 		 * qcow2-refcount.c), so what r names stays this offset's
-		 * or becomes free, never another offset's.
+		 * or becomes free (reading as zeroes), never another's.
 		 */
-		if ((ret = qcow2_run_read(q, iov, niov, at, off + at, &r)) < 0)
+		if (r.kind != QCOW2_PACKED && (ret = qcow2_run_read(q, iov,
+		    niov, at, off + at, &r)) < 0)
 			return ret;
 		at += r.len;
 	}
