@@ -813,12 +813,18 @@ qcow2_load_table(int fd, uint64_t off, uint64_t n, uint64_t **out)
 	return 0;
 }
 
-/* The tables of the image as opened, and where allocation starts. */
+/*
+ * The tables of the image as opened, and where allocation starts: past
+ * the end of the file and of every table.  A table the image places
+ * past the end of the file is damage (qemu-img never writes one short):
+ * allocation must not hand out its cluster, so the image is broken from
+ * the start and only reads go on.
+ */
 static int
 qcow2_open_tables(struct qcow2 *q)
 {
-	uint64_t l1_bytes = (uint64_t)q->h.l1_size * 8, end;
-	struct stat st;
+	uint64_t l1_bytes = (uint64_t)q->h.l1_size * 8, end, fsize;
+	bool beyond = false;
 	int ret;
 
 	q->rt_offset = q->h.refcount_table_offset;
@@ -834,8 +840,8 @@ qcow2_open_tables(struct qcow2 *q)
 	if ((ret = qcow2_load_table(q->fd, q->rt_offset, q->rt_entries,
 	    &q->rt)) < 0)
 		return ret;
-	if (fstat(q->fd, &st) < 0)
-		return -errno;
+	if ((ret = blk_raw_size(q->fd, &fsize)) < 0)
+		return ret;
 	end = q->rt_offset + ((uint64_t)q->rt_clusters << q->cluster_bits);
 	if (q->h.l1_offset + l1_bytes > end)
 		end = q->h.l1_offset + l1_bytes;
@@ -844,15 +850,19 @@ qcow2_open_tables(struct qcow2 *q)
 
 		if (t != 0 && t + q->cs > end)
 			end = t + q->cs;
+		beyond |= t != 0 && t + q->cs > fsize;
 	}
 	for (uint64_t i = 0; i < q->rt_entries; i++) {
 		uint64_t t = q->rt[i] & ~QCOW2_RT_RESERVED;
 
 		if (t != 0 && t < QCOW2_MAX_OFFSET && t + q->cs > end)
 			end = t + q->cs;
+		beyond |= t != 0 && t + q->cs > fsize;
 	}
+	if (beyond)
+		qcow2_damage(q, "a table lies past the end of the file");
 	q->meta_end = (end + q->cs - 1) & ~(q->cs - 1);
-	q->file_end = ((uint64_t)st.st_size + q->cs - 1) & ~(q->cs - 1);
+	q->file_end = (fsize + q->cs - 1) & ~(q->cs - 1);
 	if (q->file_end < q->meta_end)
 		q->file_end = q->meta_end;
 	return 0;

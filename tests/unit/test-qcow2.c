@@ -675,9 +675,20 @@ test_damage(void)
 	    "later writes elsewhere: -EIO");
 	blk_image_free(img);
 
+	/* An L1 entry pointing past the end of the file. */
+	poke64("d.qcow2", h.l1_offset, (peek64("d.qcow2", h.l1_offset) &
+	    ~0x100ULL) + (1ULL << 40));
+	TAP_EQ(open1("d.qcow2", false, &img), 0, "an L2 table past the end: "
+	    "opens");
+	img->ops->stats(img, &st);
+	tap_ok(st.broken, "broken from the start");
+	TAP_EQ(img_read(img, 0, buf, 4096), -EIO, "a read through it: -EIO");
+	TAP_EQ(img_write(img, 4 * MiB, buf, 4096), -EIO, "writes: -EIO");
+	blk_image_free(img);
+
 	/* An L2 entry pointing past any sane offset (reserved bits). */
-	poke64("d.qcow2", h.l1_offset, peek64("d.qcow2", h.l1_offset) &
-	    ~0x100ULL);
+	poke64("d.qcow2", h.l1_offset, peek64("d.qcow2", h.l1_offset) -
+	    (1ULL << 40));
 	l2 = peek64("d.qcow2", h.l1_offset) & 0x00fffffffffffe00ULL;
 	e = peek64("d.qcow2", l2);
 	poke64("d.qcow2", l2, e | (1ULL << 60));
