@@ -895,8 +895,6 @@ blk_qcow2_open(int fd, bool readonly, struct blk_image *backing,
 	q->l2_bits = q->cluster_bits - 3;
 	q->refcount_bits = 1U << q->h.refcount_order;
 	q->rb_bits = q->cluster_bits + 3 - q->h.refcount_order;
-	q->refcount_max = q->refcount_bits == 64 ? UINT64_MAX :
-	    (1ULL << q->refcount_bits) - 1;
 	q->csize_shift = 62 - (q->cluster_bits - 8);
 	q->csize_mask = (1ULL << (q->cluster_bits - 8)) - 1;
 	q->coffset_mask = (1ULL << q->csize_shift) - 1;

@@ -38,7 +38,15 @@ static char dir[256];
  * Every write the layer makes goes through pwritev (blk-raw.c): the
  * crash test's child dies at the chosen call.  0: never.
  */
-static unsigned long crash_at, pwritev_calls;
+static unsigned long crash_at, pwritev_calls, preadv_calls;
+
+ssize_t
+preadv(int fd, const struct iovec *iov, int n, off_t off)
+{
+	preadv_calls++;
+	return syscall(SYS_preadv, fd, iov, n, (long)off,
+	    (long)((uint64_t)off >> 32));
+}
 
 ssize_t
 pwritev(int fd, const struct iovec *iov, int n, off_t off)
@@ -565,6 +573,43 @@ test_growth(void)
 	    "to the raw mirror");
 }
 
+/*
+ * The system calls of a rewrite: one pwritev per request over clusters
+ * contiguous in the file, no metadata read once the tables are cached.
+ */
+static void
+test_economy(void)
+{
+	static uint8_t buf[64 * 1024];
+	struct blk_image *img;
+	int ret = 0;
+
+	SH("cd '%s' && rm -f e.qcow2 && qemu-img convert -O qcow2 wsrc.raw "
+	    "e.qcow2", dir);
+	TAP_EQ(open1("e.qcow2", false, &img), 0, "an allocated image");
+	memset(buf, 0x77, sizeof(buf));
+	/* A first pass loads the L2 table. */
+	ret = img_write(img, 0, buf, sizeof(buf));
+	pwritev_calls = preadv_calls = 0;
+	for (uint64_t off = 0; off < 8 * MiB && ret == 0; off += sizeof(buf))
+		ret = img_write(img, off, buf, sizeof(buf));
+	tap_ok(ret == 0 && pwritev_calls == 128 && preadv_calls == 0,
+	    "8 MiB rewritten in 128 requests: %lu pwritev, %lu preadv",
+	    pwritev_calls, preadv_calls);
+	{
+		uint8_t *big = malloc(MiB);
+		struct iovec one = { big, MiB };
+
+		pwritev_calls = preadv_calls = 0;
+		ret = big == NULL ? -ENOMEM : img->ops->read(img, &one, 1,
+		    2 * MiB);
+		tap_ok(ret == 0 && preadv_calls == 1, "a 1 MiB read over "
+		    "contiguous clusters: %lu preadv", preadv_calls);
+		free(big);
+	}
+	blk_image_free(img);
+}
+
 /* Images the header parser refuses, refused by the layer too. */
 static void
 test_refusals(void)
@@ -948,6 +993,7 @@ main(void)
 	test_overlays();
 	test_writes();
 	test_growth();
+	test_economy();
 	test_refusals();
 	test_autoclear();
 	test_damage();
