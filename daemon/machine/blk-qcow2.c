@@ -94,7 +94,8 @@ qcow2_l2_table(struct qcow2 *q, uint64_t l1i, bool alloc, uint8_t **tab,
 		if ((ret = qcow2_alloc(q, 1, &off, &got)) < 0)
 			return ret;
 		/* Zeroed on disk before the L1 entry names it. */
-		*tab = qcow2_cache_fresh(&q->l2c, off);
+		if ((*tab = qcow2_cache_fresh(&q->l2c, off)) == NULL)
+			return -ENOMEM;		/* a leaked cluster */
 		if ((ret = qcow2_pwrite(q, *tab, q->cs, off)) < 0)
 			goto fail;
 		qcow2_put_be64(be, off | QCOW2_COPIED);
@@ -350,15 +351,23 @@ qcow2_read(struct blk_image *img, const struct iovec *iov, unsigned int niov,
 	while (at < total) {
 		pthread_mutex_lock(&q->lock);
 		ret = qcow2_map(q, off + at, total - at, &r);
+		/*
+		 * A compressed cluster is read under the lock: a write
+		 * racing it would free and punch it, and a cluster that
+		 * does not decompress is taken for damage.
+		 */
+		if (ret == 0 && r.kind == QCOW2_PACKED)
+			ret = qcow2_run_read(q, iov, niov, at, off + at, &r);
 		pthread_mutex_unlock(&q->lock);
 		if (ret < 0)
 			return ret;
 		/*
-		 * Outside the lock: clusters are never reused (see
+		 * The rest outside it: clusters are never reused (see
 		 * qcow2-refcount.c), so what r names stays this offset's
-		 * or becomes free, never another offset's.
+		 * or becomes free (reading as zeroes), never another's.
 		 */
-		if ((ret = qcow2_run_read(q, iov, niov, at, off + at, &r)) < 0)
+		if (r.kind != QCOW2_PACKED && (ret = qcow2_run_read(q, iov,
+		    niov, at, off + at, &r)) < 0)
 			return ret;
 		at += r.len;
 	}
@@ -804,12 +813,18 @@ qcow2_load_table(int fd, uint64_t off, uint64_t n, uint64_t **out)
 	return 0;
 }
 
-/* The tables of the image as opened, and where allocation starts. */
+/*
+ * The tables of the image as opened, and where allocation starts: past
+ * the end of the file and of every table.  A table the image places
+ * past the end of the file is damage (qemu-img never writes one short):
+ * allocation must not hand out its cluster, so the image is broken from
+ * the start and only reads go on.
+ */
 static int
 qcow2_open_tables(struct qcow2 *q)
 {
-	uint64_t l1_bytes = (uint64_t)q->h.l1_size * 8, end;
-	struct stat st;
+	uint64_t l1_bytes = (uint64_t)q->h.l1_size * 8, end, fsize;
+	bool beyond = false;
 	int ret;
 
 	q->rt_offset = q->h.refcount_table_offset;
@@ -825,8 +840,8 @@ qcow2_open_tables(struct qcow2 *q)
 	if ((ret = qcow2_load_table(q->fd, q->rt_offset, q->rt_entries,
 	    &q->rt)) < 0)
 		return ret;
-	if (fstat(q->fd, &st) < 0)
-		return -errno;
+	if ((ret = blk_raw_size(q->fd, &fsize)) < 0)
+		return ret;
 	end = q->rt_offset + ((uint64_t)q->rt_clusters << q->cluster_bits);
 	if (q->h.l1_offset + l1_bytes > end)
 		end = q->h.l1_offset + l1_bytes;
@@ -835,15 +850,19 @@ qcow2_open_tables(struct qcow2 *q)
 
 		if (t != 0 && t + q->cs > end)
 			end = t + q->cs;
+		beyond |= t != 0 && t + q->cs > fsize;
 	}
 	for (uint64_t i = 0; i < q->rt_entries; i++) {
 		uint64_t t = q->rt[i] & ~QCOW2_RT_RESERVED;
 
 		if (t != 0 && t < QCOW2_MAX_OFFSET && t + q->cs > end)
 			end = t + q->cs;
+		beyond |= t != 0 && t + q->cs > fsize;
 	}
+	if (beyond)
+		qcow2_damage(q, "a table lies past the end of the file");
 	q->meta_end = (end + q->cs - 1) & ~(q->cs - 1);
-	q->file_end = ((uint64_t)st.st_size + q->cs - 1) & ~(q->cs - 1);
+	q->file_end = (fsize + q->cs - 1) & ~(q->cs - 1);
 	if (q->file_end < q->meta_end)
 		q->file_end = q->meta_end;
 	return 0;
@@ -876,8 +895,6 @@ blk_qcow2_open(int fd, bool readonly, struct blk_image *backing,
 	q->l2_bits = q->cluster_bits - 3;
 	q->refcount_bits = 1U << q->h.refcount_order;
 	q->rb_bits = q->cluster_bits + 3 - q->h.refcount_order;
-	q->refcount_max = q->refcount_bits == 64 ? UINT64_MAX :
-	    (1ULL << q->refcount_bits) - 1;
 	q->csize_shift = 62 - (q->cluster_bits - 8);
 	q->csize_mask = (1ULL << (q->cluster_bits - 8)) - 1;
 	q->coffset_mask = (1ULL << q->csize_shift) - 1;

@@ -215,21 +215,31 @@ static const struct blk_image_ops blk_raw_ops = {
 };
 
 int
-blk_raw_open(int fd, bool readonly, struct blk_image **out)
+blk_raw_size(int fd, uint64_t *size)
 {
-	struct blk_raw *r;
 	struct stat st;
-	uint64_t size;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISREG(st.st_mode))
-		size = (uint64_t)st.st_size;
+		*size = (uint64_t)st.st_size;
 	else if (S_ISBLK(st.st_mode)) {
-		if (ioctl(fd, BLKGETSIZE64, &size) < 0)
+		if (ioctl(fd, BLKGETSIZE64, size) < 0)
 			return -errno;
 	} else
 		return -EINVAL;
+	return 0;
+}
+
+int
+blk_raw_open(int fd, bool readonly, struct blk_image **out)
+{
+	struct blk_raw *r;
+	uint64_t size;
+	int ret;
+
+	if ((ret = blk_raw_size(fd, &size)) < 0)
+		return ret;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return -ENOMEM;
 	r->fd = fd;

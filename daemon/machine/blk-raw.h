@@ -19,6 +19,9 @@
  */
 int	blk_raw_open(int fd, bool readonly, struct blk_image **out);
 
+/* The bytes of a regular file or block device: 0, or -EINVAL for others. */
+int	blk_raw_size(int fd, uint64_t *size);
+
 /*
  * Move the whole of iov[0 .. niov) at off with preadv/pwritev: 0 or
  * -errno, -EIO at the end of the file.  Short transfers (NFS, FUSE,

@@ -11,12 +11,6 @@ qcow2_cache_init(struct qcow2_cache *c, size_t cluster_size)
 {
 	memset(c, 0, sizeof(*c));
 	c->cluster_size = cluster_size;
-	for (unsigned int i = 0; i < QCOW2_CACHE_ENTRIES; i++) {
-		if ((c->e[i].data = malloc(cluster_size)) == NULL) {
-			qcow2_cache_fini(c);
-			return -ENOMEM;
-		}
-	}
 	return 0;
 }
 
@@ -50,6 +44,18 @@ qcow2_cache_find(struct qcow2_cache *c, uint64_t off, int *hit)
 	return victim;
 }
 
+/*
+ * An entry's cluster buffer is made on its first use: a small image
+ * never pays for 32 clusters of each cache.
+ */
+static int
+qcow2_cache_buffer(struct qcow2_cache *c, struct qcow2_cache_entry *e)
+{
+	if (e->data == NULL && (e->data = malloc(c->cluster_size)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 static int
 qcow2_cache_read(int fd, uint8_t *buf, size_t len, uint64_t off)
 {
@@ -81,6 +87,8 @@ qcow2_cache_get(struct qcow2_cache *c, int fd, uint64_t off, uint8_t **tab)
 	} else {
 		c->misses++;
 		e->off = 0;
+		if ((ret = qcow2_cache_buffer(c, e)) < 0)
+			return ret;
 		if ((ret = qcow2_cache_read(fd, e->data, c->cluster_size,
 		    off)) < 0)
 			return ret;
@@ -98,6 +106,8 @@ qcow2_cache_fresh(struct qcow2_cache *c, uint64_t off)
 	int hit;
 
 	e = qcow2_cache_find(c, off, &hit);
+	if (qcow2_cache_buffer(c, e) < 0)
+		return NULL;
 	e->off = off;
 	e->used = ++c->clock;
 	memset(e->data, 0, c->cluster_size);

@@ -31,7 +31,7 @@ struct qcow2_cache {
 	uint64_t hits, misses;
 };
 
-/* 0 or -ENOMEM. */
+/* 0; buffers are allocated as entries are first used. */
 int	qcow2_cache_init(struct qcow2_cache *c, size_t cluster_size);
 void	qcow2_cache_fini(struct qcow2_cache *c);
 /*
@@ -43,7 +43,7 @@ int	qcow2_cache_get(struct qcow2_cache *c, int fd, uint64_t off,
 	    uint8_t **tab);
 /*
  * A cache entry for a table the caller is about to write at off, zeroed
- * and not read from the file.
+ * and not read from the file; NULL when out of memory.
  */
 uint8_t *qcow2_cache_fresh(struct qcow2_cache *c, uint64_t off);
 /* Forget the table at off (its cluster was freed or its write failed). */

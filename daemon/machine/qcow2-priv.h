@@ -36,7 +36,6 @@ struct qcow2 {
 	unsigned int l2_bits;		/* log2 of entries per L2 table */
 	unsigned int rb_bits;		/* log2 of entries per refcount block */
 	unsigned int refcount_bits;
-	uint64_t refcount_max;
 	unsigned int csize_shift;	/* compressed descriptors, constant */
 	uint64_t csize_mask, coffset_mask;
 	uint8_t *zero;			/* one cluster of zeroes, constant */

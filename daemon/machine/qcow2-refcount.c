@@ -148,6 +148,8 @@ qcow2_rb_create(struct qcow2 *q, uint64_t ti, uint64_t x)
 	uint8_t *b = qcow2_cache_fresh(&q->rbc, x), be[8];
 	int ret;
 
+	if (b == NULL)
+		return -ENOMEM;
 	qcow2_rb_set(q, b, (x >> q->cluster_bits) &
 	    ((1ULL << q->rb_bits) - 1), 1);
 	if ((ret = qcow2_pwrite(q, b, q->cs, x)) < 0) {
@@ -210,6 +212,10 @@ qcow2_rt_grow(struct qcow2 *q)
 		uint64_t boff = blocks + (j << q->cluster_bits);
 		uint8_t *b = qcow2_cache_fresh(&q->rbc, boff);
 
+		if (b == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		for (uint64_t c = t; c < end; c += q->cs)
 			if ((c >> cov) == first + j)
 				qcow2_rb_set(q, b, (c >> q->cluster_bits) &
@@ -278,13 +284,22 @@ qcow2_alloc(struct qcow2 *q, uint64_t want, uint64_t *off, uint64_t *got)
 			continue;
 		}
 		first = (x >> q->cluster_bits) & mask;
+		/* Clusters past the end the image counts as used: skipped. */
+		if (qcow2_rb_get(q, b, first) != 0) {
+			while (first <= mask && qcow2_rb_get(q, b, first) != 0) {
+				first++;
+				x += q->cs;
+			}
+			q->file_end = x;
+			continue;
+		}
 		for (k = 0; k < want && first + k <= mask &&
 		    qcow2_rb_get(q, b, first + k) == 0 &&
 		    !qcow2_overlaps(q, x + (k << q->cluster_bits), q->cs,
 		    true); k++)
 			qcow2_rb_set(q, b, first + k, 1);
 		if (k == 0) {
-			q->file_end += q->cs;	/* in use beyond the end */
+			q->file_end += q->cs;	/* overlaps a table */
 			continue;
 		}
 		if ((ret = qcow2_rb_write(q, b, rb, first, k)) < 0) {
