@@ -31,8 +31,9 @@ command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
     skip "no reference guest in $guest (tests/linux/build-guest.sh)"
 
 # What vmmd needs at run time, and systemd.
-packages="systemd systemd-sysv udev libevent-2.1-7 libevent-pthreads-2.1-7
-    libjson-c5 libvncserver1 libpng16-16 libsystemd0 kmod"
+packages="systemd systemd-sysv udev libevent-2.1-7 libevent-core-2.1-7
+    libevent-extra-2.1-7 libevent-pthreads-2.1-7 libjson-c5 libvncserver1
+    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod"
 packages=$(echo $packages | tr ' ' ,)
 key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
 tar=$cache/root-$key.tar

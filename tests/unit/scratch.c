@@ -15,6 +15,15 @@
 
 static char scratch_base[PATH_MAX];
 static bool scratch_exit_set;
+static pid_t scratch_owner;	/* the process that made the directory */
+
+/* Only the process that made it: a forked child's exit leaves it. */
+static void
+scratch_at_exit(void)
+{
+	if (getpid() == scratch_owner)
+		scratch_remove();
+}
 
 const char *
 scratch_new(const char *tag)
@@ -26,8 +35,9 @@ scratch_new(const char *tag)
 	    realpath(tmpl, scratch_base) == NULL ||
 	    chmod(scratch_base, 0755) < 0)
 		tap_bail("scratch directory %s: %s", tmpl, strerror(errno));
+	scratch_owner = getpid();
 	if (!scratch_exit_set) {
-		atexit(scratch_remove);
+		atexit(scratch_at_exit);
 		scratch_exit_set = true;
 	}
 	return scratch_base;

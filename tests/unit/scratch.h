@@ -2,7 +2,8 @@
  * A scratch directory for one test program's files, made fresh under
  * /tmp (root's and sticky, so it passes vmmd's checks of the directories
  * on a path), resolved (no links in its path) and mode 0755, and removed
- * with all it holds at exit, or at scratch_remove(), unless
+ * with all it holds at the exit of the process that made it (not of
+ * its forked children), or at scratch_remove(), unless
  * VMMD_TEST_KEEP is set in the environment (then kept, and said so).
  *
  * Everything that cannot be set up bails out: the test has nothing to

@@ -27,12 +27,12 @@
 #include "blk-image.h"
 #include "qcow2-header.h"
 #include "tap.h"
-#include "unit-util.h"
+#include "scratch.h"
 #include "qemu-img-util.h"
 
 #define MiB	(1ULL << 20)
 
-static char dir[256];
+static const char *dir;		/* scratch.h's, for the images */
 
 /*
  * Every write the layer makes goes through pwritev (blk-raw.c): the
@@ -56,16 +56,6 @@ pwritev(int fd, const struct iovec *iov, int n, off_t off)
 	/* The kernel's own pwritev, through the system call. */
 	return syscall(SYS_pwritev, fd, iov, n, (long)off,
 	    (long)((uint64_t)off >> 32));
-}
-
-static void
-cleanup(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		tap_diag("could not remove %s", dir);
 }
 
 static const char *
@@ -988,7 +978,7 @@ main(void)
 	if (!qimg_present())
 		tap_skip_all("qemu-img is not installed");
 	signal(SIGPIPE, SIG_IGN);
-	unit_tmpdir(dir, sizeof(dir), "qcow2", cleanup);
+	dir = scratch_new("qcow2");
 	test_reads();
 	test_overlays();
 	test_writes();
