@@ -34,21 +34,6 @@ disk_overlay_tmp_path(const char *dir, const char *name, unsigned int n,
 	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
 }
 
-/* fsync dir: a rename or unlink in it lasts. */
-static int
-disk_overlay_sync_dir(const char *dir)
-{
-	int fd, rc = 0;
-
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* The virtual size an overlay over base_fd has, or -errno. */
 static int
 disk_overlay_size(int base_fd, bool base_qcow2, const char *base_path,
@@ -137,7 +122,7 @@ disk_overlay_make(const char *dir, const char *name, unsigned int n,
 		snprintf(err, errlen, "overlay: %s: %s", path, strerror(-rc));
 		goto unlink;
 	}
-	if ((rc = disk_overlay_sync_dir(dir)) < 0) {
+	if ((rc = config_sync_dir(dir)) < 0) {
 		snprintf(err, errlen, "overlay: %s: %s", dir, strerror(-rc));
 		return rc;
 	}
@@ -211,7 +196,7 @@ disk_overlay_remove(const char *dir, const struct vm_def *def, char *err,
 			    strerror(-r));
 		}
 	}
-	if (any && (r = disk_overlay_sync_dir(dir)) < 0 && rc == 0) {
+	if (any && (r = config_sync_dir(dir)) < 0 && rc == 0) {
 		rc = r;
 		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
 	}

@@ -1075,8 +1075,7 @@ config_crash_point(const char *step)
 		_exit(CONFIG_CRASH_STATUS);
 }
 
-/* Make a rename or unlink in dir durable. */
-static int
+int
 config_sync_dir(const char *dir)
 {
 	int fd, rc = 0;

@@ -235,6 +235,11 @@ int	config_check_file(const char *what, const char *path, bool kernel,
 	    char *err, size_t errlen);
 
 /*
+ * fsync the directory dir, so that a rename or unlink in it lasts (the
+ * definitions' and the overlays' directories): 0 or -errno.
+ */
+int	config_sync_dir(const char *dir);
+/*
  * Write dir/NAME.json atomically: a temporary file in dir, created
  * owner-only (0600: it may hold the VNC password), fsync, rename over
  * the old file, fsync of dir.  0 or -errno (err filled).

@@ -620,6 +620,47 @@ h_console_log(struct h_daemon *d, const char *name)
 	return path;
 }
 
+const char *
+h_in_dir(const struct h_daemon *d, const char *name)
+{
+	static char buf[4][512];
+	static int turn;
+	char *b = buf[turn++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s", d->dir, name);
+	return b;
+}
+
+int
+h_vmctlv(const struct h_daemon *d, struct h_proc *p, int timeout_ms,
+    const char *arg, va_list ap)
+{
+	char *argv[32];
+	int n = 0;
+
+	argv[n++] = (char *)h_env("VMCTL_BIN");
+	argv[n++] = "-s";
+	argv[n++] = (char *)d->sock;
+	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	argv[n] = NULL;
+	memset(p, 0, sizeof(*p));
+	return h_run(p, NULL, timeout_ms, argv);
+}
+
+int
+h_vmctl(const struct h_daemon *d, struct h_proc *p, int timeout_ms,
+    const char *arg, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, arg);
+	rc = h_vmctlv(d, p, timeout_ms, arg, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Clients */
 

@@ -16,6 +16,7 @@
 #ifndef KVM_HARNESS_H
 #define KVM_HARNESS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -108,6 +109,18 @@ int		 h_daemon_restart(struct h_daemon *, int timeout_ms);
 bool		 h_daemon_alive(struct h_daemon *);
 /* STATEDIR/console/NAME.log, in a static buffer. */
 const char	*h_console_log(struct h_daemon *, const char *);
+struct h_proc;
+
+/* The test's directory's file name, in one of four buffers by turns. */
+const char	*h_in_dir(const struct h_daemon *, const char *name);
+/*
+ * vmctl -s SOCK ARGS... (NULL-terminated) to its end, as h_run: p
+ * filled (free with h_proc_free), its exit status returned.
+ */
+int		 h_vmctl(const struct h_daemon *, struct h_proc *p,
+		    int timeout_ms, const char *arg, ...);
+int		 h_vmctlv(const struct h_daemon *, struct h_proc *p,
+		    int timeout_ms, const char *arg, va_list ap);
 
 /* ------------------------------------------------------------------ */
 /* Clients */

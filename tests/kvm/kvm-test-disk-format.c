@@ -45,20 +45,13 @@ run(struct h_proc *p, char *const argv[], int ms)
 static int
 vmctl(char *err, size_t errlen, const char *arg, ...)
 {
-	char *argv[16];
 	struct h_proc p;
 	va_list ap;
-	int n = 0, rc;
+	int rc;
 
-	argv[n++] = (char *)h_env("VMCTL_BIN");
-	argv[n++] = "-s";
-	argv[n++] = d->sock;
 	va_start(ap, arg);
-	for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
-		argv[n++] = (char *)arg;
+	rc = h_vmctlv(d, &p, VMCTL_MS, arg, ap);
 	va_end(ap);
-	argv[n] = NULL;
-	rc = run(&p, argv, VMCTL_MS);
 	snprintf(err, errlen, "%s", h_flat(p.ebuf != NULL ? p.ebuf : ""));
 	h_proc_free(&p);
 	return rc;

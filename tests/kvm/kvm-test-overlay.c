@@ -23,76 +23,37 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "vblk-disks.h"
 
-#define QEMU_IMG_MS	30000
-#define BASE_BYTES	65536
 #define NCLONES		10
 #define NOBODY		65534
 
 static struct h_daemon *d;
-static char qemu_img_path[512];
 static char base[512], ro[512];
 
-/* qemu-img ARGS... (NULL-terminated): its exit status. */
-static int
-qemu_img(const char *arg, ...)
-{
-	char *argv[24];
-	struct h_proc p;
-	va_list ap;
-	int n = 0, rc;
-
-	argv[n++] = qemu_img_path;
-	va_start(ap, arg);
-	for (; arg != NULL && n < 23; arg = va_arg(ap, const char *))
-		argv[n++] = (char *)arg;
-	va_end(ap);
-	argv[n] = NULL;
-	memset(&p, 0, sizeof(p));
-	rc = h_run(&p, NULL, QEMU_IMG_MS, argv);
-	if (rc != 0)
-		tap_diag("qemu-img %s: exit %d: %s %s", argv[1], rc,
-		    h_flat(p.obuf != NULL ? p.obuf : ""),
-		    h_flat(p.ebuf != NULL ? p.ebuf : ""));
-	h_proc_free(&p);
-	return rc;
-}
-
-/* vmctl -s SOCK ARGS... (NULL-terminated): its exit status. */
+/* vmctl ARGS... (NULL-terminated): its exit status, a failure said. */
 static int
 vmctl(const char *arg, ...)
 {
-	char *argv[16];
 	struct h_proc p;
 	va_list ap;
-	int n = 0, rc;
+	int rc;
 
-	argv[n++] = (char *)h_env("VMCTL_BIN");
-	argv[n++] = "-s";
-	argv[n++] = d->sock;
 	va_start(ap, arg);
-	for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
-		argv[n++] = (char *)arg;
+	rc = h_vmctlv(d, &p, H_REPLY_MS, arg, ap);
 	va_end(ap);
-	argv[n] = NULL;
-	memset(&p, 0, sizeof(p));
-	rc = h_run(&p, NULL, H_REPLY_MS, argv);
 	if (rc != 0)
-		tap_diag("vmctl %s: exit %d: %s", argv[3], rc,
+		tap_diag("vmctl %s: exit %d: %s", arg, rc,
 		    h_flat(p.ebuf != NULL ? p.ebuf : ""));
 	h_proc_free(&p);
 	return rc;
 }
 
+/* Where vdisk_holds_writes() converts an image to. */
 static const char *
-at(const char *name)
+converted(void)
 {
-	static char buf[4][512];
-	static int turn;
-	char *b = buf[turn++ % 4];
-
-	snprintf(b, sizeof(buf[0]), "%s/%s", d->dir, name);
-	return b;
+	return h_in_dir(d, "converted.raw");
 }
 
 /* Where vmmd keeps disk n of vm's overlay. */
@@ -118,66 +79,12 @@ clone_name(int i)
 	return b;
 }
 
-/* A raw file: "vmmd-disk-0" at sector 0, sector 3 all ones. */
-static int
-make_base(const char *path, mode_t mode)
-{
-	uint8_t sec[512];
-	int fd, ok;
-
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	memset(sec, 0xff, sizeof(sec));
-	ok = fd >= 0 && fchmod(fd, mode) == 0 &&
-	    ftruncate(fd, BASE_BYTES) == 0 &&
-	    pwrite(fd, "vmmd-disk-0", 11, 0) == 11 &&
-	    pwrite(fd, sec, sizeof(sec), 1536) == (ssize_t)sizeof(sec);
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : -1;
-}
-
 static bool
 exists(const char *path)
 {
 	struct stat st;
 
 	return lstat(path, &st) == 0;
-}
-
-/* The vblk guest's lines in this run of vm's console, up to PASS. */
-static bool
-guest_passes(const char *vm, int run)
-{
-	const char *log = h_console_log(d, vm);
-
-	return h_file_expect(log, "vblk: sector 0 says vmmd-disk-0", run,
-	    H_BOOT_MS) == 0 && h_file_expect(log, "vblk: wrote, flushed and "
-	    "read back 1024 bytes", run, H_BOOT_MS) == 0 &&
-	    h_file_expect(log, "PASS", run, H_BOOT_MS) == 0;
-}
-
-/* The overlay is clean and reads as the base with vblk's writes. */
-static bool
-holds_writes(const char *path)
-{
-	const char *out = at("converted.raw");
-	uint8_t buf[2048];
-	int fd, good, i;
-
-	if (qemu_img("check", "-q", path, NULL) != 0 ||
-	    qemu_img("convert", "-O", "raw", path, out, NULL) != 0)
-		return false;
-	fd = open(out, O_RDONLY | O_CLOEXEC);
-	good = fd >= 0 && pread(fd, buf, sizeof(buf), 0) ==
-	    (ssize_t)sizeof(buf) && memcmp(buf, "vmmd-disk-0", 11) == 0;
-	for (i = 0; good && i < 1024; i++)
-		good = buf[512 + i] == (uint8_t)(i ^ 0x5a);
-	for (i = 1536; good && i < 2048; i++)
-		good = buf[i] == 0;
-	if (fd >= 0)
-		close(fd);
-	unlink(out);
-	return good;
 }
 
 static void
@@ -190,8 +97,8 @@ test_clones(struct h_conn *c)
 	struct stat st;
 	int i, ok;
 
-	tap_ok(make_base(base, 0644) == 0, "a raw base image");
-	tap_ok(make_base(ro, 0644) == 0, "a read-only second disk");
+	tap_ok(vdisk_make_base(base, 0644) == 0, "a raw base image");
+	tap_ok(vdisk_make_base(ro, 0644) == 0, "a read-only second disk");
 	was = h_read_file(base, &was_len);
 
 	/* Ten clones, half through vmctl, all started at once. */
@@ -231,7 +138,7 @@ test_clones(struct h_conn *c)
 	json_object_put(r);
 
 	for (ok = 1, i = 0; i < NCLONES; i++)
-		if (!guest_passes(clone_name(i), 1)) {
+		if (!vdisk_guest_passes(d, clone_name(i), 1)) {
 			tap_diag("%s: the guest did not pass", clone_name(i));
 			ok = 0;
 		}
@@ -245,7 +152,7 @@ test_clones(struct h_conn *c)
 	tap_ok(ok, "all stopped");
 
 	for (ok = 1, i = 0; i < NCLONES; i++)
-		if (!holds_writes(overlay(clone_name(i), 0))) {
+		if (!vdisk_holds_writes(overlay(clone_name(i), 0), converted())) {
 			tap_diag("%s: its overlay is not as it should be",
 			    clone_name(i));
 			ok = 0;
@@ -269,7 +176,7 @@ test_clones(struct h_conn *c)
 	    "\"disks\":[{\"path\":\"%s\",\"overlay\":true}]}", base);
 	h_check_error(r, "exists", "creating c1 again");
 	json_object_put(r);
-	tap_ok(holds_writes(overlay("c1", 0)), "c1's overlay is as it was");
+	tap_ok(vdisk_holds_writes(overlay("c1", 0), converted()), "c1's overlay is as it was");
 }
 
 static void
@@ -280,13 +187,13 @@ test_restarts(struct h_conn **c)
 	*c = h_connect(d);
 	if (*c == NULL)
 		tap_bail("cannot connect to the restarted vmmd");
-	tap_ok(holds_writes(overlay("c0", 0)) &&
-	    holds_writes(overlay("c9", 0)),
+	tap_ok(vdisk_holds_writes(overlay("c0", 0), converted()) &&
+	    vdisk_holds_writes(overlay("c9", 0), converted()),
 	    "the overlays survive the restart of vmmd");
-	tap_ok(h_start(*c, "c0") == 0 && guest_passes("c0", 2) &&
+	tap_ok(h_start(*c, "c0") == 0 && vdisk_guest_passes(d, "c0", 2) &&
 	    h_stop(*c, "c0", true, -1, H_REPLY_MS) == 0,
 	    "c0 starts again on its overlay and passes");
-	tap_ok(holds_writes(overlay("c0", 0)),
+	tap_ok(vdisk_holds_writes(overlay("c0", 0), converted()),
 	    "and its overlay survives the guest's restart");
 }
 
@@ -300,22 +207,22 @@ test_reset(struct h_conn *c)
 	ino = stat(overlay("c2", 0), &st) == 0 ? st.st_ino : 0;
 	tap_ok(vmctl("reset-disk", "c2", "0", NULL) == 0,
 	    "vmctl reset-disk c2 0");
-	tap_ok(qemu_img("check", "-q", overlay("c2", 0), NULL) == 0 &&
-	    qemu_img("compare", "-q", overlay("c2", 0), base, NULL) == 0,
+	tap_ok(vdisk_qemu_img("check", "-q", overlay("c2", 0), NULL) == 0 &&
+	    vdisk_qemu_img("compare", "-q", overlay("c2", 0), base, NULL) == 0,
 	    "the fresh overlay is clean and reads as the base");
 	tap_ok(stat(overlay("c2", 0), &st) == 0 && st.st_ino != ino,
 	    "a new file, renamed over the old one");
 	r = h_callf(c, H_REPLY_MS, "vm.reset_disk", "{\"name\":\"c4\"}");
-	tap_ok(h_err_class(r) == NULL && qemu_img("compare", "-q",
+	tap_ok(h_err_class(r) == NULL && vdisk_qemu_img("compare", "-q",
 	    overlay("c4", 0), base, NULL) == 0,
 	    "vm.reset_disk without a disk resets every overlay disk: %s",
 	    h_text(r));
 	json_object_put(r);
 	h_expect_error(c, "vm.reset_disk", "{\"name\":\"c4\",\"disk\":1}",
 	    "invalid_argument", "vm.reset_disk of a disk that is no overlay");
-	tap_ok(h_start(c, "c2") == 0 && guest_passes("c2", 2) &&
+	tap_ok(h_start(c, "c2") == 0 && vdisk_guest_passes(d, "c2", 2) &&
 	    h_stop(c, "c2", true, -1, H_REPLY_MS) == 0 &&
-	    holds_writes(overlay("c2", 0)),
+	    vdisk_holds_writes(overlay("c2", 0), converted()),
 	    "c2 runs on its fresh overlay");
 }
 
@@ -333,7 +240,7 @@ test_delete(struct h_conn *c)
 	    "\"disks\":[{\"path\":\"%s\",\"overlay\":true},{\"path\":\"%s\","
 	    "\"readonly\":true}]", h_env("VMMD_GUEST_VBLK"), base, ro) == 0 &&
 	    exists(overlay("t", 0)), "a transient clone has its overlay");
-	tap_ok(h_start(c, "t") == 0 && guest_passes("t", 1) &&
+	tap_ok(h_start(c, "t") == 0 && vdisk_guest_passes(d, "t", 1) &&
 	    h_stop(c, "t", true, -1, H_REPLY_MS) == 0 &&
 	    !exists(overlay("t", 0)), "which goes when the VM goes");
 }
@@ -368,7 +275,7 @@ user_create(const char *path, const char *want, const char *what)
 static void
 test_refusals(struct h_conn *c)
 {
-	const char *secret = at("secret.raw");
+	const char *secret = h_in_dir(d, "secret.raw");
 	struct json_object *r;
 
 	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"rov\","
@@ -387,7 +294,7 @@ test_refusals(struct h_conn *c)
 	}
 	/* The way to the socket and the bases open to others. */
 	tap_ok(chmod(d->dir, 0711) == 0 && chmod(d->sock, 0666) == 0 &&
-	    make_base(secret, 0600) == 0, "a base only root can read");
+	    vdisk_make_base(secret, 0600) == 0, "a base only root can read");
 	user_create(secret, "permission_denied",
 	    "uid nobody may not clone a base it cannot read");
 	tap_ok(!exists(overlay("u", 0)), "and no overlay made");
@@ -403,11 +310,11 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (h_which("qemu-img", qemu_img_path, sizeof(qemu_img_path)) == NULL)
+	if (vdisk_qemu_img_path() == NULL)
 		tap_skip_all("qemu-img is not installed (qemu-utils)");
 	c = h_setup(&d);
-	snprintf(base, sizeof(base), "%s", at("base.raw"));
-	snprintf(ro, sizeof(ro), "%s", at("ro.img"));
+	snprintf(base, sizeof(base), "%s", h_in_dir(d, "base.raw"));
+	snprintf(ro, sizeof(ro), "%s", h_in_dir(d, "ro.img"));
 	test_clones(c);
 	test_restarts(&c);
 	test_reset(c);

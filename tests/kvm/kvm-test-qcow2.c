@@ -19,65 +19,9 @@
 #include <unistd.h>
 
 #include "harness.h"
-
-#define QEMU_IMG_MS	30000
-#define BASE_BYTES	65536
+#include "vblk-disks.h"
 
 static struct h_daemon *d;
-static char qemu_img_path[512];
-
-/* qemu-img ARGS... (NULL-terminated) in the test's directory: status. */
-static int
-qemu_img(const char *arg, ...)
-{
-	char *argv[24], *cmd = NULL;
-	struct h_proc p;
-	va_list ap;
-	int n = 0, rc;
-
-	argv[n++] = qemu_img_path;
-	va_start(ap, arg);
-	for (; arg != NULL && n < 23; arg = va_arg(ap, const char *))
-		argv[n++] = (char *)arg;
-	va_end(ap);
-	argv[n] = NULL;
-	memset(&p, 0, sizeof(p));
-	rc = h_run(&p, NULL, QEMU_IMG_MS, argv);
-	if (rc != 0 && asprintf(&cmd, "qemu-img %s", argv[1]) > 0)
-		tap_diag("%s: exit %d: %s", cmd, rc,
-		    h_flat(p.ebuf != NULL ? p.ebuf : ""));
-	free(cmd);
-	h_proc_free(&p);
-	return rc;
-}
-
-static const char *
-at(const char *name)
-{
-	static char buf[4][512];
-	static int turn;
-	char *b = buf[turn++ % 4];
-
-	snprintf(b, sizeof(buf[0]), "%s/%s", d->dir, name);
-	return b;
-}
-
-/* The raw base: "vmmd-disk-0" at sector 0, sector 3 all ones. */
-static int
-make_base(const char *path)
-{
-	uint8_t sec[512];
-	int fd, ok;
-
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	memset(sec, 0xff, sizeof(sec));
-	ok = fd >= 0 && ftruncate(fd, BASE_BYTES) == 0 &&
-	    pwrite(fd, "vmmd-disk-0", 11, 0) == 11 &&
-	    pwrite(fd, sec, sizeof(sec), 1536) == (ssize_t)sizeof(sec);
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : -1;
-}
 
 /* What a disk of vm's vm.info stats says, or NULL (r to put). */
 static struct json_object *
@@ -92,47 +36,25 @@ disk_info(struct h_conn *c, const char *vm, int i, struct json_object **r)
 	return json_object_array_get_idx(disks, (size_t)i);
 }
 
-/* The vblk guest's lines in vm's console, up to PASS. */
+/* The vblk guest's run on vm: its disk's size, then what it did. */
 static void
 expect_guest(const char *vm)
 {
-	const char *log = h_console_log(d, vm);
-
-	tap_ok(h_file_expect(log, "vblk: disk0 slot 2, 128 sectors", 1,
-	    H_BOOT_MS) == 0, "%s: a disk of the base's 128 sectors", vm);
-	tap_ok(h_file_expect(log, "vblk: sector 0 says vmmd-disk-0", 1,
-	    H_BOOT_MS) == 0, "%s: the guest reads the base through the "
-	    "overlay", vm);
-	tap_ok(h_file_expect(log, "vblk: wrote, flushed and read back 1024 "
-	    "bytes", 1, H_BOOT_MS) == 0, "%s: write, flush, read back", vm);
-	tap_ok(h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
-	    "%s: guest passes", vm);
+	tap_ok(h_file_expect(h_console_log(d, vm), "vblk: disk0 slot 2, 128 "
+	    "sectors", 1, H_BOOT_MS) == 0, "%s: a disk of the base's 128 "
+	    "sectors", vm);
+	tap_ok(vdisk_guest_passes(d, vm, 1), "%s: the guest reads the base "
+	    "through the overlay, writes, flushes, reads back, passes", vm);
 }
 
-/* overlay, as qemu-img converts it, holds the guest's writes. */
+/* overlay is clean and holds the guest's writes over the base. */
 static void
 expect_written(const char *overlay, const char *vm)
 {
-	const char *out = at("converted.raw");
-	uint8_t buf[2048];
-	int fd, good, i;
-
-	tap_ok(qemu_img("check", "-q", overlay, NULL) == 0,
-	    "%s: qemu-img check finds the overlay clean", vm);
-	tap_ok(qemu_img("convert", "-O", "raw", overlay, out, NULL) == 0,
-	    "%s: qemu-img converts it", vm);
-	fd = open(out, O_RDONLY | O_CLOEXEC);
-	good = fd >= 0 && pread(fd, buf, sizeof(buf), 0) ==
-	    (ssize_t)sizeof(buf) && memcmp(buf, "vmmd-disk-0", 11) == 0;
-	for (i = 0; good && i < 1024; i++)
-		good = buf[512 + i] == (uint8_t)(i ^ 0x5a);
-	for (i = 1536; good && i < 2048; i++)
-		good = buf[i] == 0;
-	tap_ok(good, "%s: it reads as the base with the guest's pattern in "
-	    "sectors 1-2 and zeroes in sector 3", vm);
-	if (fd >= 0)
-		close(fd);
-	unlink(out);
+	tap_ok(vdisk_holds_writes(overlay, h_in_dir(d, "converted.raw")),
+	    "%s: qemu-img check finds the overlay clean, and it reads as the "
+	    "base with the guest's pattern in sectors 1-2 and zeroes in "
+	    "sector 3", vm);
 }
 
 static void
@@ -145,18 +67,18 @@ test_guests(struct h_conn *c)
 	char *now;
 	int fd;
 
-	snprintf(base, sizeof(base), "%s", at("base.raw"));
-	snprintf(comp, sizeof(comp), "%s", at("base-c.qcow2"));
-	snprintf(over1, sizeof(over1), "%s", at("over1.qcow2"));
-	snprintf(over2, sizeof(over2), "%s", at("over2.qcow2"));
-	snprintf(ro, sizeof(ro), "%s", at("ro.img"));
-	tap_ok(make_base(base) == 0, "a raw base image");
-	tap_ok(qemu_img("convert", "-q", "-c", "-O", "qcow2", base, comp,
-	    NULL) == 0, "qemu-img convert -c: a compressed qcow2 copy");
-	tap_ok(qemu_img("create", "-q", "-f", "qcow2", "-b", comp, "-F",
+	snprintf(base, sizeof(base), "%s", h_in_dir(d, "base.raw"));
+	snprintf(comp, sizeof(comp), "%s", h_in_dir(d, "base-c.qcow2"));
+	snprintf(over1, sizeof(over1), "%s", h_in_dir(d, "over1.qcow2"));
+	snprintf(over2, sizeof(over2), "%s", h_in_dir(d, "over2.qcow2"));
+	snprintf(ro, sizeof(ro), "%s", h_in_dir(d, "ro.img"));
+	tap_ok(vdisk_make_base(base, 0644) == 0, "a raw base image");
+	tap_ok(vdisk_qemu_img("convert", "-q", "-c", "-O", "qcow2", base,
+	    comp, NULL) == 0, "qemu-img convert -c: a compressed qcow2 copy");
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "qcow2", "-b", comp, "-F",
 	    "qcow2", over1, NULL) == 0, "an overlay over the compressed one");
-	tap_ok(qemu_img("create", "-q", "-f", "qcow2", "-b", base, "-F", "raw",
-	    over2, NULL) == 0, "an overlay over the raw one");
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "qcow2", "-b", base, "-F",
+	    "raw", over2, NULL) == 0, "an overlay over the raw one");
 	fd = open(ro, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	tap_ok(fd >= 0 && ftruncate(fd, 4096) == 0, "a read-only raw disk");
 	if (fd >= 0)
@@ -189,7 +111,7 @@ test_guests(struct h_conn *c)
 	expect_guest("q2");
 	disk = disk_info(c, "q1", 0, &r);
 	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "",
-	    "qcow2") == 0 && h_int(disk, "size", -1) == BASE_BYTES &&
+	    "qcow2") == 0 && h_int(disk, "size", -1) == VDISK_BASE_BYTES &&
 	    h_int(disk, "backing_images", -1) == 1 &&
 	    strcmp(json_object_get_string(json_object_array_get_idx(
 	    json_object_object_get(disk, "backing"), 0)) ?: "", comp) == 0 &&
@@ -223,12 +145,13 @@ test_guests(struct h_conn *c)
 static void
 test_refusals(struct h_conn *c)
 {
-	const char *snap = at("snap.qcow2"), *a = at("a.qcow2");
-	const char *b = at("b.qcow2");
+	const char *snap = h_in_dir(d, "snap.qcow2"), *a = h_in_dir(d, "a.qcow2");
+	const char *b = h_in_dir(d, "b.qcow2");
 	struct json_object *r;
 
-	tap_ok(qemu_img("create", "-q", "-f", "qcow2", snap, "1M", NULL) ==
-	    0 && qemu_img("snapshot", "-c", "s1", snap, NULL) == 0,
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "qcow2", snap, "1M",
+	    NULL) == 0 && vdisk_qemu_img("snapshot", "-c", "s1", snap,
+	    NULL) == 0,
 	    "an image with an internal snapshot");
 	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"snap\","
 	    "\"disks\":[{\"path\":\"%s\"}]}", snap);
@@ -239,10 +162,11 @@ test_refusals(struct h_conn *c)
 	json_object_put(r);
 
 	/* a over b over a: qemu-img makes it only when told not to look. */
-	tap_ok(qemu_img("create", "-q", "-f", "qcow2", b, "1M", NULL) == 0 &&
-	    qemu_img("create", "-q", "-f", "qcow2", "-u", "-b", b, "-F",
-	    "qcow2", a, "1M", NULL) == 0 && qemu_img("rebase", "-u", "-b", a,
-	    "-F", "qcow2", b, NULL) == 0, "a backing chain that loops");
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "qcow2", b, "1M",
+	    NULL) == 0 && vdisk_qemu_img("create", "-q", "-f", "qcow2", "-u",
+	    "-b", b, "-F", "qcow2", a, "1M", NULL) == 0 &&
+	    vdisk_qemu_img("rebase", "-u", "-b", a, "-F", "qcow2", b,
+	    NULL) == 0, "a backing chain that loops");
 	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"loop\","
 	    "\"disks\":[{\"path\":\"%s\",\"backing\":true}]}", a);
 	if (h_check_error(r, "invalid_argument", "refused"))
@@ -257,7 +181,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (h_which("qemu-img", qemu_img_path, sizeof(qemu_img_path)) == NULL)
+	if (vdisk_qemu_img_path() == NULL)
 		tap_skip_all("qemu-img is not installed (qemu-utils)");
 	c = h_setup(&d);
 	test_guests(c);

@@ -24,20 +24,14 @@ static struct h_proc last;
 static int
 vmctl(const char *arg, ...)
 {
-	char *argv[32];
 	va_list ap;
-	int n = 0;
+	int rc;
 
 	h_proc_free(&last);
-	argv[n++] = (char *)h_env("VMCTL_BIN");
-	argv[n++] = "-s";
-	argv[n++] = d->sock;
 	va_start(ap, arg);
-	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
-		argv[n++] = (char *)arg;
+	rc = h_vmctlv(d, &last, VMCTL_MS, arg, ap);
 	va_end(ap);
-	argv[n] = NULL;
-	return h_run(&last, NULL, VMCTL_MS, argv);
+	return rc;
 }
 
 static const char *
