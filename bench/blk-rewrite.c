@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blk-chain.h"
 #include "blk-image.h"
 
 int

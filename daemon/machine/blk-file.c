@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blk-chain.h"
 #include "blk-file.h"
 #include "blk-raw.h"
 

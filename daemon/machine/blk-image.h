@@ -69,25 +69,6 @@ struct blk_image {
 	struct blk_image *backing;	/* owned; NULL: none */
 };
 
-/*
- * Open a chain of images given as descriptors, the top image first,
- * then its backing image, its backing image's, and so on: fds[i] is in
- * format formats[i], as the caller resolved the chain from each qcow2
- * header's backing file name and format (qcow2-header.h).  1 <= n <=
- * BLK_IMAGE_MAX_CHAIN; only fds[0] is written, and only if !readonly
- * (it must then be open O_RDWR); the others are opened read-only.
- *
- * Every qcow2 image but the last must name a backing file, and the last
- * must not; where a qcow2 header names its backing image's format it
- * must be formats[i + 1].  A raw image ends the chain.
- *
- * 0 with *out the top image, which then owns every fd; or -errno, with
- * every fd still the caller's (-EINVAL: a refused or inconsistent image
- * or chain).
- */
-int	blk_image_open_chain(const int *fds, const enum blk_image_format *formats,
-	    unsigned int n, bool readonly, struct blk_image **out);
-
 /* Free img and its backing images; NULL is fine. */
 static inline void
 blk_image_free(struct blk_image *img)
@@ -96,8 +77,6 @@ blk_image_free(struct blk_image *img)
 		img->ops->free(img);
 }
 
-/* Free img and its backing images, leaving every fd open. */
-void	blk_image_free_disowned(struct blk_image *img);
 
 /*
  * Scatter-gather helpers for the formats: the bytes [off, off + len) of

@@ -45,28 +45,6 @@ struct qcow2_run {
 	bool writable;		/* QCOW2_DATA with refcount 1 */
 };
 
-int
-qcow2_damage(struct qcow2 *q, const char *what)
-{
-	const char *none = NULL;
-
-	__atomic_compare_exchange_n(&q->damage, &none, what, false,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	__atomic_store_n(&q->broken, true, __ATOMIC_RELEASE);
-	return -EIO;
-}
-
-int
-qcow2_pwrite(struct qcow2 *q, const void *buf, size_t len, uint64_t off)
-{
-	struct iovec iov = { (void *)buf, len };
-	int ret;
-
-	if ((ret = blk_raw_rw(q->fd, &iov, 1, off, true)) < 0)
-		qcow2_damage(q, "a metadata write failed");
-	return ret;
-}
-
 /*
  * The L2 table of L1 index l1i in *tab (NULL: none, when !alloc), its
  * offset in *l2off.  alloc: make one if there is none, and make sure it

@@ -1,6 +1,7 @@
 /*
  * What the qcow2 layer's files share (blk-qcow2.c: mapping, reads and
- * writes; qcow2-refcount.c: refcounts and cluster allocation).  Not for
+ * writes; qcow2-refcount.c: refcounts and cluster allocation;
+ * qcow2-meta.c: metadata writes and damage, for both).  Not for
  * other users: see blk-qcow2.h.
  *
  * Locking: every field below lock is read and written under it, except
@@ -55,13 +56,14 @@ struct qcow2 {
 	const char *damage;		/* what broke it */
 };
 
-/* Mark the image broken: what was found, for the stats.  -EIO. */
+/* qcow2-meta.c.  Mark the image broken: what was found, for the stats.
+ * -EIO. */
 int	qcow2_damage(struct qcow2 *q, const char *what);
 /* Write all of buf at off: 0 or -errno.  Metadata failing marks broken. */
 int	qcow2_pwrite(struct qcow2 *q, const void *buf, size_t len,
 	    uint64_t off);
 
-/* Under the lock, all of them. */
+/* qcow2-refcount.c.  Under the lock, all of them. */
 int	qcow2_refcount_get(struct qcow2 *q, uint64_t host, uint64_t *rc);
 /*
  * Allocate up to want contiguous clusters (at least one) at the end of

@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "blk-chain.h"
 #include "blk-image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "blk-file.h"
+#include "blk-chain.h"
 #include "blk-image.h"
 #include "qcow2-header.h"
 #include "tap.h"
