@@ -208,9 +208,10 @@ for p in $phases; do
 	phase vmmd "$p" "$con" "$worker" \
 	    "$(pidof "$(basename "$VMMD_BIN")")" "$worker"
 done
-say "vmmd: its disks' statistics:"
-"$VMCTL_BIN" -s $sock info --stats vb 2>/dev/null | grep 'disks' |
-    while read -r l; do say "    $l"; done
+# vm.info's "disks": the definition's, then the statistics (format,
+# allocated bytes, metadata cache hits and misses).
+"$VMCTL_BIN" -s $sock -j info vb 2>/dev/null | tr -d '\n' |
+    grep -o '"disks": *\[[^]]*\]' | while read -r l; do say "vmmd: $l"; done
 "$VMCTL_BIN" -s $sock stop --force vb >/dev/null
 ip link del "$tap" 2>/dev/null
 qcow2_check vmmd
