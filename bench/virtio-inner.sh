@@ -1,12 +1,14 @@
 #!/bin/sh
 # Runs inside the nested test host (see virtio.sh): the benchmark's guest
-# under vmmd, then under QEMU, each with a raw image of 64 MiB and the
-# TAP device vbtap0 (10.0.9.1 here, 10.0.9.2 in the guest).  For each of
-# the guest's six phases (virtio-guest.sh): the guest's exits (the
+# under vmmd, then under QEMU, each with a raw image of 64 MiB (vda), a
+# fresh qcow2 image of 64 MiB (vdb, made by qemu-img) and the TAP device
+# vbtap0 (10.0.9.1 here, 10.0.9.2 in the guest).  For each of the
+# guest's phases (virtio-guest.sh): the guest's exits (the
 # "exits" of the VM's directory in KVM's debugfs) and the system calls of
 # the VMM's processes (strace -c -f, attached before the go, detached
-# after the guest's done).  Prints TAP comments, the table and one test
-# point, for run.sh.
+# after the guest's done).  Prints TAP comments, the tables and two test
+# points (every phase ran; qemu-img check finds both VMMs' qcow2 images
+# clean), for run.sh.
 set -u
 . "$(dirname "$0")/nested-lib.sh"
 
@@ -16,9 +18,15 @@ mib=$(echo "$cmdline" | sed -n 's/.*vbench_mib=\([0-9]*\).*/\1/p')
 guest_ip=10.0.9.2
 tap=vbtap0
 settle=${VMMD_BENCH_SETTLE:-10}
-phases=$(echo "$cmdline" | sed -n 's/.*vbench_phases=\([a-z,]*\).*/\1/p' |
+phases=$(echo "$cmdline" | sed -n 's/.*vbench_phases=\([a-z,-]*\).*/\1/p' |
     tr , ' ')
-phases=${phases:-seqwrite seqread randwrite randread netin netout}
+disk_ops="seqwrite seqread randwrite randread"
+if [ -z "$phases" ]; then
+	for d in raw qnew qagain; do
+		for o in $disk_ops; do phases="$phases $d-$o"; done
+	done
+	phases="$phases netin netout"
+fi
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 res=/tmp/vbench.res
 : >"$res"
@@ -53,7 +61,7 @@ kvm_top() {
 
 # net_stats: vmmd's virtio-net counters, "name value" lines.
 net_stats() {
-	"$VMCTL_BIN" -s /tmp/vb.sock info --stats vb 2>/dev/null |
+	"$VMCTL_BIN" -s $sock info --stats vb 2>/dev/null |
 	    sed -n 's/^stats\.devices\.virtio-net\.\([a-z_]*\): \([0-9]*\)$/\1 \2/p'
 }
 
@@ -156,30 +164,57 @@ console_line() {
 	    sed 's/.*\(vbench: \)/\1/; s/\[ *[0-9]*\.[0-9]*\].*//'
 }
 
-rm -f /tmp/vb-vmmd.raw /tmp/vb-qemu.raw
+# qcow2_check VMM: qemu-img check of the VMM's qcow2 image, once the
+# VMM has stopped.
+qcow2_ok=1
+qcow2_check() {
+	if qemu-img check -q /tmp/vb-$1.qcow2 >/tmp/qimg.out 2>&1; then
+		say "$1: qemu-img check finds its qcow2 image clean;" \
+		    "$(qemu-img info /tmp/vb-$1.qcow2 | grep '^disk size')"
+	else
+		qcow2_ok=0
+		say "$1: qemu-img check: $(head -c 600 /tmp/qimg.out | tr '\n' ' ')"
+	fi
+}
+
+rm -f /tmp/vb-vmmd.raw /tmp/vb-qemu.raw /tmp/vb-vmmd.qcow2 /tmp/vb-qemu.qcow2
 dd if=/dev/zero of=/tmp/vb-vmmd.raw bs=1M count=0 seek=64 2>/dev/null
 dd if=/dev/zero of=/tmp/vb-qemu.raw bs=1M count=0 seek=64 2>/dev/null
-say "virtio I/O: $mib MiB per phase, 4 KiB blocks, 64 MiB raw image," \
-    "1 vCPU, 256 MiB"
+for v in vmmd qemu; do
+	qemu-img create -q -f qcow2 /tmp/vb-$v.qcow2 64M ||
+	    { ok=0; say "qemu-img create failed"; }
+done
+say "virtio I/O: $mib MiB per phase, 4 KiB blocks, 64 MiB raw image (vda)" \
+    "and 64 MiB qcow2 image (vdb, 64 KiB clusters), 1 vCPU, 256 MiB"
 
-"$VMMD_BIN" -s /tmp/vb.sock -d /tmp/vb -g "$VMMD_GUEST_DEMO"
-wait_socket /tmp/vb.sock 30
-"$VMCTL_BIN" -s /tmp/vb.sock create vb --kernel "$g/vmlinuz" \
+# vmmd trusts only directories that no one else may write: its socket
+# goes into its own state directory, not into /tmp.
+sock=/tmp/vb/control.sock
+mkdir -p -m 700 /tmp/vb
+"$VMMD_BIN" -s $sock -d /tmp/vb -g "$VMMD_GUEST_DEMO"
+wait_socket $sock 30
+"$VMCTL_BIN" -s $sock create vb --kernel "$g/vmlinuz" \
     --initrd "$g/initramfs.cpio.gz" --cmdline "$cmdline" --memory 256M \
-    --vcpus 1 --disk /tmp/vb-vmmd.raw --net "tap=$tap" >/dev/null ||
+    --vcpus 1 --disk /tmp/vb-vmmd.raw,format=raw \
+    --disk /tmp/vb-vmmd.qcow2,format=qcow2 --net "tap=$tap" >/dev/null ||
     { ok=0; say "vmctl create failed"; }
-"$VMCTL_BIN" -s /tmp/vb.sock start vb >/dev/null
+"$VMCTL_BIN" -s $sock start vb >/dev/null
 con=/tmp/vb/console/vb.log
 tap_up
 ready vmmd "$con"
-worker=$("$VMCTL_BIN" -s /tmp/vb.sock -j info vb |
+worker=$("$VMCTL_BIN" -s $sock -j info vb |
     sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -n 1)
 for p in $phases; do
 	phase vmmd "$p" "$con" "$worker" \
 	    "$(pidof "$(basename "$VMMD_BIN")")" "$worker"
 done
-"$VMCTL_BIN" -s /tmp/vb.sock stop --force vb >/dev/null
+# vm.info's "disks": the definition's, then the statistics (format,
+# allocated bytes, metadata cache hits and misses).
+"$VMCTL_BIN" -s $sock -j info vb 2>/dev/null | tr -d '\n' |
+    grep -o '"disks": *\[[^]]*\]' | while read -r l; do say "vmmd: $l"; done
+"$VMCTL_BIN" -s $sock stop --force vb >/dev/null
 ip link del "$tap" 2>/dev/null
+qcow2_check vmmd
 
 con=/tmp/qemu-vb.log
 qemu-system-x86_64 -enable-kvm -cpu host -M pc -m 256 -smp 1 \
@@ -187,6 +222,8 @@ qemu-system-x86_64 -enable-kvm -cpu host -M pc -m 256 -smp 1 \
     -kernel "$g/vmlinuz" -initrd "$g/initramfs.cpio.gz" -append "$cmdline" \
     -drive file=/tmp/vb-qemu.raw,if=none,id=d0,format=raw \
     -device virtio-blk-pci,drive=d0 \
+    -drive file=/tmp/vb-qemu.qcow2,if=none,id=d1,format=qcow2 \
+    -device virtio-blk-pci,drive=d1 \
     -netdev "tap,id=n0,ifname=$tap,script=no,downscript=no,vnet_hdr=on" \
     -device virtio-net-pci,netdev=n0,romfile= &
 qemu=$!
@@ -197,6 +234,7 @@ for p in $phases; do
 done
 kill "$qemu"
 wait "$qemu" 2>/dev/null
+qcow2_check qemu
 
 say ""
 say "per MiB moved ($mib MiB a phase): the guest's exits (KVM debugfs) and"
@@ -207,19 +245,69 @@ awk -v mib="$mib" '
 	{ e[$1, $2] = $3; s[$1, $2] = $4; if (!seen[$2]++) order[n++] = $2 }
 	function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
 	END {
-		printf "# %-10s %9s %9s %6s   %9s %9s %6s\n", "phase",
+		printf "# %-16s %9s %9s %6s   %9s %9s %6s\n", "phase",
 		    "exits", "", "", "syscalls", "", ""
-		printf "# %-10s %9s %9s %6s   %9s %9s %6s\n", "", "vmmd",
+		printf "# %-16s %9s %9s %6s   %9s %9s %6s\n", "", "vmmd",
 		    "qemu", "ratio", "vmmd", "qemu", "ratio"
 		for (i = 0; i < n; i++) {
 			p = order[i]
-			printf "# %-10s %9.1f %9.1f %6s   %9.1f %9.1f %6s\n", p,
+			printf "# %-16s %9.1f %9.1f %6s   %9.1f %9.1f %6s\n", p,
 			    e["vmmd", p] / mib, e["qemu", p] / mib,
 			    r(e["vmmd", p], e["qemu", p]),
 			    s["vmmd", p] / mib, s["qemu", p] / mib,
 			    r(s["vmmd", p], s["qemu", p])
 		}
 	}' "$res"
+say ""
+say "qcow2 against raw, per MiB: qnew allocates the clusters it writes"
+say "(and reads unallocated ones), qagain rewrites and reads allocated ones;"
+say "v/q is vmmd/QEMU, vmmd/r and qemu/r that VMM's qcow2 phase over its raw one"
+say ""
+awk -v mib="$mib" -v ops="$disk_ops" '
+	{ e[$1, $2] = $3; s[$1, $2] = $4; have[$2] = 1 }
+	function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+	END {
+		printf "# %-16s %-37s   %s\n", "", "system calls per MiB",
+		    "exits per MiB"
+		printf "# %-16s %8s %8s %5s %6s %6s   %8s %8s %5s %6s %6s\n",
+		    "phase", "vmmd", "qemu", "v/q", "vmmd/r", "qemu/r", "vmmd",
+		    "qemu", "v/q", "vmmd/r", "qemu/r"
+		n = split(ops, op, " ")
+		for (i = 1; i <= n; i++) {
+			raw = "raw-" op[i]
+			split("raw qnew qagain", kind, " ")
+			for (k = 1; k <= 3; k++) {
+				p = kind[k] "-" op[i]
+				if (!have[p])
+					continue
+				q = k == 1 ? "-" : ""
+				printf "# %-16s %8.1f %8.1f %5s %6s %6s   %8.1f %8.1f %5s %6s %6s\n",
+				    p, s["vmmd", p] / mib, s["qemu", p] / mib,
+				    r(s["vmmd", p], s["qemu", p]),
+				    q != "" ? q : r(s["vmmd", p], s["vmmd", raw]),
+				    q != "" ? q : r(s["qemu", p], s["qemu", raw]),
+				    e["vmmd", p] / mib, e["qemu", p] / mib,
+				    r(e["vmmd", p], e["qemu", p]),
+				    q != "" ? q : r(e["vmmd", p], e["vmmd", raw]),
+				    q != "" ? q : r(e["qemu", p], e["qemu", raw])
+			}
+		}
+		# The targets: on rewrite, vmmd qcow2 at most 1.2x its raw
+		# system calls, and at or under QEMU qcow2.
+		for (i = 1; i <= n; i++) {
+			p = "qagain-" op[i]; raw = "raw-" op[i]
+			if (!have[p] || !have[raw] || s["vmmd", raw] == 0 ||
+			    s["qemu", p] == 0)
+				continue
+			a = s["vmmd", p] / s["vmmd", raw]
+			b = s["vmmd", p] / s["qemu", p]
+			printf "# target %-16s vmmd qcow2/raw %.2f (<= 1.2: %s), vmmd/qemu %.2f (<= 1: %s)\n",
+			    p, a, a <= 1.2 ? "met" : "missed", b,
+			    b <= 1 ? "met" : "missed"
+		}
+	}' "$res"
 [ $ok = 1 ] && echo "ok 1 - both guests ran every phase" ||
     echo "not ok 1 - a phase did not run (see above)"
-echo "1..1"
+[ $qcow2_ok = 1 ] && echo "ok 2 - qemu-img check finds both qcow2 images clean" ||
+    echo "not ok 2 - qemu-img check found a qcow2 image damaged (see above)"
+echo "1..2"

@@ -1,26 +1,35 @@
 #!/bin/sh
 # Disk and network I/O, vmmd against QEMU, in one boot of the linux
 # suite's nested test host (tests/linux/README.md): the reference guest
-# with a virtio-blk disk on a raw image and virtio-net on a TAP device,
-# under vmmd, then under QEMU (-M pc -enable-kvm, virtio-blk-pci,
+# with two virtio-blk disks, one on a raw image and one on a fresh qcow2
+# image (qemu-img create: 64 KiB clusters, no backing file), and
+# virtio-net on a TAP device, under vmmd, then under QEMU (-M pc
+# -enable-kvm, virtio-blk-pci on QEMU's own raw and qcow2 drivers,
 # virtio-net-pci with vnet_hdr, the same kernel, initramfs and command
-# line).  In each, the guest moves MIB MiB six ways: sequential 4 KiB
-# writes and reads (busybox dd, O_DIRECT), random 4 KiB writes and reads
-# (virtio-rand.c, a fixed seed), TCP from the test host and TCP to it
-# (busybox nc).  Around each phase: the guest's exits (KVM's debugfs,
-# which counts the same way whatever the VMM) and the system calls of
-# the VMM's processes (strace -c -f).  Prints both per MiB and the
-# ratios vmmd/QEMU.  Counts are meaningful in the test host; times are
-# not.  Prints figures; asserts nothing.
+# line).  In each, the guest moves MIB MiB in 4 KiB blocks: sequential
+# writes and reads (busybox dd, O_DIRECT) and random writes and reads
+# (virtio-rand.c, a fixed seed) on the raw disk (phases raw-*), then on
+# the qcow2 disk twice: first while its clusters are allocated (qnew-*),
+# then once more over the clusters already there (qagain-*: rewrites);
+# then TCP from the test host and TCP to it (busybox nc).  Around each
+# phase: the guest's exits (KVM's debugfs, which counts the same way
+# whatever the VMM) and the system calls of the VMM's processes (strace
+# -c -f).  Prints both per MiB with the ratios vmmd/QEMU, and a table of
+# the qcow2 phases against the raw ones (qcow2/raw) for each VMM.
+# Counts are meaningful in the test host; times are not.  Prints
+# figures; asserts nothing but that every phase ran and that qemu-img
+# check finds each VMM's qcow2 image clean afterwards.
 #
 #   bench/virtio.sh BUILDDIR [MIB]        (MIB: default 4, at most 32)
 #
-# VMMD_BENCH_PHASES="netin netout" (say) runs only those phases.
+# VMMD_BENCH_PHASES="netin netout" (say) runs only those phases; a qagain
+# phase is a rewrite only after the qnew one of the same kind.
 #
 # The guest is the reference guest (VMMD_LINUX_GUEST, default
 # .cache/linux-guest) with one more archive appended to its initramfs:
 # virtio-rand, and virtio-guest.sh run once by its init.  Needs
-# qemu-system-x86, strace, cpio and a C compiler with a static libc.
+# qemu-system-x86, qemu-utils, strace, cpio and a C compiler with a
+# static libc.
 set -eu
 
 . "$(dirname "$0")/nested.sh"
@@ -46,7 +55,12 @@ done
 phases=$(echo ${VMMD_BENCH_PHASES:-} | tr ' ' ,)
 for p in $(echo "$phases" | tr , ' '); do
 	case $p in
-	seqwrite|seqread|randwrite|randread|netin|netout) ;;
+	raw-*|qnew-*|qagain-*)
+		case ${p#*-} in
+		seqwrite|seqread|randwrite|randread) ;;
+		*) echo "VMMD_BENCH_PHASES: no phase '$p'" >&2; exit 1 ;;
+		esac ;;
+	netin|netout) ;;
 	*) echo "VMMD_BENCH_PHASES: no phase '$p'" >&2; exit 1 ;;
 	esac
 done
@@ -71,7 +85,14 @@ echo "::once:/usr/bin/virtio-guest" >>"$stage/etc/inittab"
 } >"$g/initramfs.cpio.gz"
 nested_guest=$g
 
+# qemu-img makes the qcow2 images inside and checks them afterwards.
+qemu_img=$(command -v qemu-img) ||
+    { echo "needs qemu-img (apt-get install qemu-utils)" >&2; exit 1; }
+nested_file "$qemu_img"
+
 # QEMU's virtio-net-pci ROM, when there is one (romfile= otherwise).
 [ -f /usr/share/qemu/efi-virtio.rom ] &&
     nested_file /usr/share/qemu/efi-virtio.rom
+# Fourteen phases a VMM: more than nested_run's default of 900 s.
+VMMD_LINUX_TIMEOUT=${VMMD_LINUX_TIMEOUT:-3000}
 nested_run "$nested_top/bench/virtio-inner.sh"

@@ -30,6 +30,7 @@ struct lg_vm {
 	char			 name[64];
 	struct h_console	*con;	/* attached console (raw stream) */
 	unsigned int		 seq;	/* marker numbers */
+	double			 t0;	/* h_now_ms() at its last vm.start */
 	bool			 dumped;
 };
 

@@ -18,7 +18,7 @@
 #   VMMD_LINUX_GUEST      the reference guest directory (build-guest.sh);
 #                         the suite is skipped when it was not built
 #   VMMD_LINUX_MODE       auto (default), direct or nested
-#   VMMD_LINUX_TIMEOUT    seconds the test host may run (default 1100)
+#   VMMD_LINUX_TIMEOUT    seconds the test host may run (default 1380)
 #   VMMD_LINUX_WORKDIR    where the test host's initramfs and logs go
 #                         (default: a new directory under /tmp)
 #   VMMD_LINUX_QEMU       default qemu-system-x86_64
@@ -65,7 +65,7 @@ nested)	;;
 esac
 
 qemu=${VMMD_LINUX_QEMU:-qemu-system-x86_64}
-limit=${VMMD_LINUX_TIMEOUT:-1100}
+limit=${VMMD_LINUX_TIMEOUT:-1380}
 tcg_threads=${VMMD_LINUX_TCG_THREADS:-multi}
 max_silence=${VMMD_LINUX_MAX_SILENCE:-300}
 host_cpu=${VMMD_LINUX_HOST_CPU:-EPYC,+svm,-npt}

@@ -15,7 +15,10 @@
  * reboot with on_reboot stop), display (the bzImage guest with a screen, over
  * VNC; "screen" also prints its screenshot as base64 diagnostics), disk
  * (virtio over PCI: a file system made, written and read back across
- * two boots on a virtio disk, and /dev/hwrng from virtio-rng), net
+ * two boots on a virtio disk, and /dev/hwrng from virtio-rng), qcow2
+ * (two guests at once on qcow2 overlays of a compressed qcow2 image made
+ * from the disk step's, which it runs too; a power cycle; qemu-img check
+ * and compare afterwards), net
  * (virtio-net on a TAP in the scenarios' own network namespace: ping and
  * 1 MiB over TCP each way, see lnet.h).
  *
@@ -413,15 +416,16 @@ quiet_kernel(struct lg_vm *vm)
 }
 
 /*
- * Creates and starts name with kernel (a file of the guest directory),
- * attaches its console and waits for the banner and the shell.
+ * Creates and starts name with kernel (a file of the guest directory)
+ * and attaches its console; boot_end() then waits for the guest.  Two
+ * guests boot at once with boot_begin() for each, then boot_end() for
+ * each: a console's output waits in its connection meanwhile.
  */
 static bool
-boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
+boot_begin(struct lg_vm *vm, const char *kernel, const char *on_reboot,
     const char *cmdline, const char *extra)
 {
 	double t0;
-	int64_t resets;
 	int r;
 
 	r = h_create(vm->c, vm->name, "\"kernel\":\"%s\",\"initrd\":\"%s\","
@@ -433,6 +437,7 @@ boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 	    kernel, GUEST_CPUS, GUEST_MIB, on_reboot))
 		return false;
 	t0 = h_now_ms();
+	vm->t0 = t0;
 	r = h_start(vm->c, vm->name);
 	if (!check(vm, r == 0, "vm.start replies (%.1f s)",
 	    (h_now_ms() - t0) / 1e3))
@@ -446,9 +451,22 @@ boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 		    "start");
 		json_object_put(st);
 	}
-	if (!check(vm, lg_attach(vm) == 0, "console attached"))
-		return false;
-	r = lg_expect_user(vm, LG_BANNER, LG_BOOT_MS);
+	return check(vm, lg_attach(vm) == 0, "console attached");
+}
+
+/*
+ * Waits for the banner and the shell of a guest boot_begin() started,
+ * within LG_BOOT_MS of its vm.start, and quiets its kernel.
+ */
+static bool
+boot_end(struct lg_vm *vm)
+{
+	double t0 = vm->t0;
+	int64_t resets;
+	int left, r;
+
+	left = LG_BOOT_MS - (int)(h_now_ms() - t0);
+	r = lg_expect_user(vm, LG_BANNER, left > LG_CMD_MS ? left : LG_CMD_MS);
 	if (!check(vm, r == 0, "boots to the initramfs' banner (%.1f s)",
 	    (h_now_ms() - t0) / 1e3)) {
 		show_stats(vm, "when the boot failed");
@@ -461,6 +479,14 @@ boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
 	resets = 0;
 	no_reset(vm, "its boot", &resets);
 	return quiet_kernel(vm);
+}
+
+static bool
+boot_with(struct lg_vm *vm, const char *kernel, const char *on_reboot,
+    const char *cmdline, const char *extra)
+{
+	return boot_begin(vm, kernel, on_reboot, cmdline, extra) &&
+	    boot_end(vm);
 }
 
 static bool
@@ -1248,17 +1274,27 @@ word_of(const char *out, const char *needle, char *buf, size_t len)
 }
 
 /*
+ * What the disk scenario leaves for the qcow2 one: its raw image (an
+ * ext2 file system with /file, 1 MiB of random bytes, and /text, 1 MiB
+ * of text that compresses well) and the two files' checksums; an empty
+ * path when it has none.
+ */
+static char	disk_image[64];
+static char	disk_sum_file[64], disk_sum_text[64];
+
+/*
  * virtio over PCI with the reference guest: a disk and an entropy
  * device.  The first boot finds the disk with its serial, makes an ext2
- * file system, writes a file and notes its checksum, reads /dev/hwrng
- * and halts; the second boot mounts the disk and finds the same file.
+ * file system, writes two files and notes their checksums, reads
+ * /dev/hwrng and halts; the second boot mounts the disk and finds the
+ * same files.  With the qcow2 step the image stays for it.
  */
 static void
 scenario_disk(struct h_daemon *d, struct h_conn *c)
 {
 	struct lg_vm vm = { .d = d, .c = c, .name = "deb-disk" };
 	char image[] = "/tmp/vmmd-deb-disk-XXXXXX", extra[512];
-	char sum1[64] = "", sum2[64] = "";
+	char sum1[64] = "", sum2[64] = "", text1[64] = "", text2[64] = "";
 	char *out;
 	int fd;
 
@@ -1283,10 +1319,13 @@ scenario_disk(struct h_daemon *d, struct h_conn *c)
 	free(out);
 	out = guest_ok(&vm, "mke2fs /dev/vda >/dev/null && mount -t ext2 /dev/vda "
 	    "/mnt && dd if=/dev/urandom of=/mnt/file bs=4k count=256 "
-	    "2>/dev/null && sync && md5sum /mnt/file && umount /mnt",
+	    "2>/dev/null && yes vmmd-qcow2-base | head -c 1048576 >/mnt/text "
+	    "&& sync && md5sum /mnt/file /mnt/text && umount /mnt",
 	    LG_BOOT_MS);
-	check(&vm, word_of(out, "/mnt/file", sum1, sizeof(sum1)),
-	    "ext2 made on vda, 1 MiB written: %s", sum1);
+	check(&vm, word_of(out, "/mnt/file", sum1, sizeof(sum1)) &&
+	    word_of(out, "/mnt/text", text1, sizeof(text1)),
+	    "ext2 made on vda, 1 MiB of random bytes and 1 MiB of text "
+	    "written: %s, %s", sum1, text1);
 	free(out);
 	lg_send(&vm, "poweroff -f\n");
 	h_sleep_ms(3000);
@@ -1300,16 +1339,268 @@ scenario_disk(struct h_daemon *d, struct h_conn *c)
 	    lg_wait_shell(&vm, LG_BOOT_MS) == 0, "second boot"))
 		goto out;
 	out = guest_ok(&vm, "mount -t ext2 /dev/vda /mnt && md5sum /mnt/file "
-	    "&& umount /mnt", LG_BOOT_MS);
+	    "/mnt/text && umount /mnt", LG_BOOT_MS);
 	check(&vm, word_of(out, "/mnt/file", sum2, sizeof(sum2)) &&
-	    strcmp(sum1, sum2) == 0,
-	    "the second boot reads the file back intact (%s)", sum2);
+	    strcmp(sum1, sum2) == 0 &&
+	    word_of(out, "/mnt/text", text2, sizeof(text2)) &&
+	    strcmp(text1, text2) == 0,
+	    "the second boot reads the files back intact (%s, %s)", sum2,
+	    text2);
 	free(out);
 	check_msix(&vm, "disk0");
 	show_stats(&vm, "after the disk checks");
 out:
 	finish(&vm);
-	unlink(image);
+	if (want("qcow2") && sum1[0] != '\0' && text1[0] != '\0') {
+		snprintf(disk_image, sizeof(disk_image), "%s", image);
+		snprintf(disk_sum_file, sizeof(disk_sum_file), "%s", sum1);
+		snprintf(disk_sum_text, sizeof(disk_sum_text), "%s", text1);
+	} else {
+		unlink(image);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* qcow2: overlays of a compressed image (see scenario_qcow2) */
+
+#define QEMU_IMG_MS	120000
+
+static char	qemu_img_path[512];
+
+/*
+ * qemu-img with the NULL-terminated arguments: its exit status, and its
+ * standard output in *out (malloc'd, caller frees) when out is not NULL.
+ * A failure other than compare's "images differ" (1) comes with its
+ * standard error as a diagnostic.
+ */
+static int
+qemu_img(char **out, const char *arg, ...)
+{
+	char *argv[16];
+	struct h_proc p;
+	va_list ap;
+	int n = 0, rc;
+
+	argv[n++] = qemu_img_path;
+	va_start(ap, arg);
+	for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	memset(&p, 0, sizeof(p));
+	rc = h_run(&p, NULL, QEMU_IMG_MS, argv);
+	if (rc != 0 && (rc != 1 || strcmp(argv[1], "compare") != 0))
+		tap_diag("qemu-img %s: exit %d: %s", argv[1], rc,
+		    h_flat(p.ebuf != NULL ? p.ebuf : ""));
+	if (out != NULL)
+		*out = strdup(p.obuf != NULL ? p.obuf : "");
+	h_proc_free(&p);
+	return rc;
+}
+
+/* The mount point's files' checksums, in the guest, into sums[]. */
+static bool
+guest_sums(struct lg_vm *vm, const char *cmd, const char *const *files,
+    char sums[][64], int nfiles)
+{
+	char needle[32], *out;
+	bool ok;
+	int i;
+
+	out = guest_ok(vm, cmd, LG_BOOT_MS);
+	ok = out != NULL;
+	for (i = 0; i < nfiles; i++) {
+		snprintf(needle, sizeof(needle), "/mnt/%s", files[i]);
+		sums[i][0] = '\0';
+		ok = word_of(out, needle, sums[i], 64) && ok;
+	}
+	free(out);
+	return ok;
+}
+
+/*
+ * The qcow2 disk of vm, as vm.info's stats show it once the guest has
+ * written to it: its tables were looked up.
+ */
+static void
+check_qcow2_info(struct lg_vm *vm)
+{
+	struct json_object *r, *st, *disks, *disk = NULL;
+
+	if ((st = vm_stats(vm, "for its disk", &r)) != NULL &&
+	    json_object_object_get_ex(st, "disks", &disks))
+		disk = json_object_array_get_idx(disks, 0);
+	check(vm, disk != NULL && strcmp(h_str(disk, "format") ?: "",
+	    "qcow2") == 0 && h_int(disk, "backing_images", -1) == 1 &&
+	    h_int(disk, "cache_hits", -1) + h_int(disk, "cache_misses", -1) >
+	    0 && !json_object_get_boolean(json_object_object_get(disk,
+	    "broken")), "vm.info: a qcow2 disk over one backing image, its "
+	    "tables used, not broken: %s",
+	    disk != NULL ? h_text(disk) : "none");
+	json_object_put(r);
+}
+
+/*
+ * qcow2 with the reference guest, on the raw image the disk scenario
+ * left (ext2 with /file and /text): qemu-img converts it into a
+ * compressed qcow2 base and makes two qcow2 overlays of it, and two
+ * guests boot at once, each on one overlay ("backing": true lets vmmd
+ * open the base, read-only).  Both read the base's files through their
+ * overlays; q1 writes a file of its own and overwrites 16 KiB inside
+ * /text (copy-on-write of a compressed cluster) while q2 writes another
+ * file; q2 drops its caches and reads its file back, q1 is stopped and
+ * started again (a power cycle) and reads everything back.  Once both
+ * are stopped, qemu-img check finds both overlays clean and qemu-img
+ * compare finds the base still the same as the raw image, which is
+ * untouched byte for byte.
+ */
+static void
+scenario_qcow2(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm q1 = { .d = d, .c = c, .name = "deb-qcow2-1" };
+	struct lg_vm q2 = { .d = d, .c = c, .name = "deb-qcow2-2" };
+	static const char *const base_files[] = { "file", "text" };
+	static const char *const q1_files[] = { "file", "text", "own" };
+	static const char *const q2_files[] = { "file", "text", "own",
+	    "expected" };
+	char base[80], over1[80], over2[80], extra[512], st[64];
+	char s1[3][64], s2[4][64], s3[3][64], got[2][64];
+	char *was = NULL, *now = NULL, *out = NULL;
+	size_t was_len = 0, now_len = 0;
+	const char *pct;
+	bool started = false, both = false;
+	int i;
+
+	if (h_which("qemu-img", qemu_img_path, sizeof(qemu_img_path)) ==
+	    NULL) {
+		tap_diag("qcow2: qemu-img is not installed (qemu-utils): "
+		    "no qcow2 step");
+		return;
+	}
+	if (!check(&q1, disk_image[0] != '\0', "the disk scenario's raw "
+	    "image with its ext2 file system"))
+		return;
+	snprintf(base, sizeof(base), "%s-base.qcow2", disk_image);
+	snprintf(over1, sizeof(over1), "%s-over1.qcow2", disk_image);
+	snprintf(over2, sizeof(over2), "%s-over2.qcow2", disk_image);
+	if (!check(&q1, qemu_img(NULL, "convert", "-q", "-c", "-O", "qcow2",
+	    disk_image, base, NULL) == 0 && qemu_img(NULL, "create", "-q",
+	    "-f", "qcow2", "-b", base, "-F", "qcow2", over1, NULL) == 0 &&
+	    qemu_img(NULL, "create", "-q", "-f", "qcow2", "-b", base, "-F",
+	    "qcow2", over2, NULL) == 0, "qemu-img: a compressed qcow2 base "
+	    "(convert -c) and two overlays of it"))
+		goto out;
+	qemu_img(&out, "check", base, NULL);
+	pct = out != NULL ? strstr(out, "% compressed") : NULL;
+	while (pct != NULL && pct > out && pct[-1] != ' ')
+		pct--;
+	check(&q1, pct != NULL && strtod(pct, NULL) > 0,
+	    "qemu-img check: the base has compressed clusters (%.*s%%)",
+	    pct != NULL ? (int)strcspn(pct, "%") : 4, pct ? pct : "none");
+	free(out);
+	was = h_read_file(base, &was_len);
+
+	snprintf(extra, sizeof(extra), ",\"disks\":[{\"path\":\"%s\","
+	    "\"backing\":true,\"serial\":\"vmmd-qcow2-1\"}]", over1);
+	started = true;
+	if (!boot_begin(&q1, "vmlinuz", "stop", cmdline_for("qcow2"), extra))
+		goto out;
+	snprintf(extra, sizeof(extra), ",\"disks\":[{\"path\":\"%s\","
+	    "\"backing\":true,\"serial\":\"vmmd-qcow2-2\"}]", over2);
+	both = boot_begin(&q2, "vmlinuz", "stop", cmdline_for("qcow2"), extra);
+	if (!boot_end(&q1) || !both || !boot_end(&q2))
+		goto out;
+
+	/* Both read the base through their overlays. */
+	check(&q1, guest_sums(&q1, "mount -t ext2 /dev/vda /mnt && md5sum "
+	    "/mnt/file /mnt/text", base_files, got, 2) &&
+	    strcmp(got[0], disk_sum_file) == 0 &&
+	    strcmp(got[1], disk_sum_text) == 0,
+	    "reads the base's files through its overlay (%s, %s)", got[0],
+	    got[1]);
+	check(&q2, guest_sums(&q2, "mount -t ext2 /dev/vda /mnt && md5sum "
+	    "/mnt/file /mnt/text", base_files, got, 2) &&
+	    strcmp(got[0], disk_sum_file) == 0 &&
+	    strcmp(got[1], disk_sum_text) == 0,
+	    "and so does the second guest at the same time (%s, %s)", got[0],
+	    got[1]);
+
+	/*
+	 * q2 writes 2 MiB of known text in the background while q1 writes
+	 * 1 MiB of random bytes and 16 KiB into /text; then each drops its
+	 * caches and reads back.
+	 */
+	free(guest_ok(&q2, "{ (yes vmmd-qcow2-guest-2 | head -c 2097152 "
+	    ">/mnt/own; sync) >/dev/null 2>&1 & }", LG_CMD_MS));
+	check(&q1, guest_sums(&q1, "dd if=/dev/urandom of=/mnt/own bs=4k "
+	    "count=256 2>/dev/null && dd if=/dev/zero of=/mnt/text bs=4k "
+	    "count=4 seek=37 conv=notrunc 2>/dev/null && sync && "
+	    "echo 3 >/proc/sys/vm/drop_caches && md5sum /mnt/file /mnt/text "
+	    "/mnt/own", q1_files, s1, 3) && strcmp(s1[0], disk_sum_file) ==
+	    0 && strcmp(s1[1], disk_sum_text) != 0,
+	    "writes 1 MiB and 16 KiB over the compressed base's /text (%s, "
+	    "%s, %s)", s1[0], s1[1], s1[2]);
+	check_qcow2_info(&q1);
+	check(&q2, guest_sums(&q2, "wait; sync && "
+	    "echo 3 >/proc/sys/vm/drop_caches && yes vmmd-qcow2-guest-2 | "
+	    "head -c 2097152 | md5sum | sed 's,-$,/mnt/expected,' && "
+	    "md5sum /mnt/file /mnt/text /mnt/own", q2_files, s2, 4) &&
+	    strcmp(s2[0], disk_sum_file) == 0 &&
+	    strcmp(s2[1], disk_sum_text) == 0 && strcmp(s2[2], s2[3]) == 0,
+	    "meanwhile writes 2 MiB, reads it back intact (%s) and the base "
+	    "unchanged", s2[2]);
+
+	/* q1's power cycle. */
+	free(guest_ok(&q1, "umount /mnt", LG_CMD_MS));
+	check(&q1, h_stop(c, q1.name, false, STOP_TIMEOUT_S,
+	    (STOP_TIMEOUT_S + 30) * 1000) == 0 && strcmp(h_state(c, q1.name,
+	    st, sizeof(st)), "stopped") == 0, "vm.stop: powered off (%s)",
+	    st);
+	lg_detach(&q1);
+	if (check(&q1, h_start(c, q1.name) == 0 && lg_attach(&q1) == 0 &&
+	    lg_expect_user(&q1, LG_BANNER, LG_BOOT_MS) == 0 &&
+	    lg_wait_shell(&q1, LG_BOOT_MS) == 0, "vm.start: boots again") &&
+	    quiet_kernel(&q1))
+		check(&q1, guest_sums(&q1, "mount -t ext2 /dev/vda /mnt && "
+		    "md5sum /mnt/file /mnt/text /mnt/own && umount /mnt",
+		    q1_files, s3, 3) && strcmp(s3[0], s1[0]) == 0 &&
+		    strcmp(s3[1], s1[1]) == 0 && strcmp(s3[2], s1[2]) == 0,
+		    "after the power cycle reads back what it wrote and the "
+		    "base (%s, %s, %s)", s3[0], s3[1], s3[2]);
+	free(guest_ok(&q2, "umount /mnt", LG_CMD_MS));
+	check_poweroff(&q2);
+
+out:
+	finish(&q1);
+	finish(&q2);
+	if (started)
+		check(&q1, h_wait_state(c, q1.name, "stopped", LG_CMD_MS) ==
+		    0 && (!both || h_wait_state(c, q2.name, "stopped",
+		    LG_CMD_MS) == 0), "the guests stopped");
+	if (both) {
+		check(&q1, qemu_img(NULL, "check", "-q", over1, NULL) == 0,
+		    "qemu-img check finds its overlay clean");
+		check(&q2, qemu_img(NULL, "check", "-q", over2, NULL) == 0,
+		    "qemu-img check finds its overlay clean");
+		check(&q1, qemu_img(NULL, "compare", "-q", "-f", "qcow2",
+		    "-F", "qcow2", over1, base, NULL) == 1,
+		    "qemu-img compare: its overlay differs from the base");
+	}
+	if (was != NULL) {
+		now = h_read_file(base, &now_len);
+		check(&q1, now != NULL && now_len == was_len &&
+		    memcmp(now, was, now_len) == 0 && qemu_img(NULL,
+		    "compare", "-q", "-f", "qcow2", "-F", "raw", base,
+		    disk_image, NULL) == 0, "the base is untouched byte for "
+		    "byte, and qemu-img compare finds it the same as the raw "
+		    "image");
+	}
+	free(was);
+	free(now);
+	for (i = 0; i < 3; i++)
+		unlink(i == 0 ? base : i == 1 ? over1 : over2);
+	unlink(disk_image);
+	disk_image[0] = '\0';
 }
 
 /* virtio-net on a TAP vmmd creates: see lnet.h. */
@@ -1359,8 +1650,10 @@ main(int argc, char **argv)
 		scenario_pvh(d, c);
 	if (want("display") || want("screen") || want("poweroff"))
 		scenario_display(d, c);
-	if (want("disk"))
+	if (want("disk") || want("qcow2"))
 		scenario_disk(d, c);
+	if (want("qcow2"))
+		scenario_qcow2(d, c);
 	if (want("net"))
 		scenario_net(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
