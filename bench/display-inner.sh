@@ -123,11 +123,11 @@ memory() {
 }
 
 # ---- vmmd ----
-"$VMMD_BIN" -f -s /tmp/d.sock -d /tmp/d -g "$VMMD_GUEST_DEMO" \
+"$VMMD_BIN" -f -s /tmp/d/control.sock -d /tmp/d -g "$VMMD_GUEST_DEMO" \
     2>/tmp/vmmd.log &
 sup=$!
-wait_socket /tmp/d.sock 20 || { ok=0; say "vmmd: no socket"; }
-ctl="$VMCTL_BIN -s /tmp/d.sock"
+wait_socket /tmp/d/control.sock 20 || { ok=0; say "vmmd: no socket"; }
+ctl="$VMCTL_BIN -s /tmp/d/control.sock"
 
 # vmmd_guest NAME CMDLINE-EXTRA WAIT-TEXT: sets worker, port.
 vmmd_guest() {

@@ -68,20 +68,20 @@ measure() {
 }
 
 say "idle reference guest, ${settle} s to settle, ${secs} s window"
-"$VMMD_BIN" -s /tmp/bench.sock -d /tmp/bench -g "$VMMD_GUEST_DEMO"
-"$VMCTL_BIN" -s /tmp/bench.sock create idle --kernel "$g/vmlinuz" \
+"$VMMD_BIN" -s /tmp/bench/control.sock -d /tmp/bench -g "$VMMD_GUEST_DEMO"
+"$VMCTL_BIN" -s /tmp/bench/control.sock create idle --kernel "$g/vmlinuz" \
     --initrd "$g/initramfs.cpio.gz" --cmdline "$cmdline" --memory 256M \
     --vcpus 2 >/dev/null
-"$VMCTL_BIN" -s /tmp/bench.sock start idle >/dev/null
+"$VMCTL_BIN" -s /tmp/bench/control.sock start idle >/dev/null
 ok=1
 wait_for /tmp/bench/console/idle.log "reference guest ready" 120 ||
     { ok=0; say "vmmd: no banner; last: $(tail -c 200 /tmp/bench/console/idle.log)"; }
 sleep "$settle"
-worker=$("$VMCTL_BIN" -s /tmp/bench.sock -j info idle |
+worker=$("$VMCTL_BIN" -s /tmp/bench/control.sock -j info idle |
     sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
 measure vmmd "$worker" "$(pidof "$(basename "$VMMD_BIN")")" \
     "$worker"
-"$VMCTL_BIN" -s /tmp/bench.sock stop --force idle >/dev/null
+"$VMCTL_BIN" -s /tmp/bench/control.sock stop --force idle >/dev/null
 
 qemu-system-x86_64 -enable-kvm -cpu host -M pc \
     -m 256 -smp 2 -nodefaults -display none -monitor none \
