@@ -12,7 +12,8 @@
 # the test host's second serial port.  The kvm suite boots the same test
 # host through this script (tests/kvm/nested.sh).  One boot serves all the steps;
 # should the test host itself fail (its kernel triple-faulting, or it
-# hanging), a second boot runs them again and its TAP is the verdict.
+# hanging), another boot runs them again (up to three in all) and the
+# last boot's TAP is the verdict.
 #
 # Environment:
 #   VMMD_LINUX_GUEST      the reference guest directory (build-guest.sh);
@@ -29,6 +30,8 @@
 #   VMMD_LINUX_TCG_THREADS  QEMU's TCG threading, multi (default) or single
 #   VMMD_LINUX_MAX_SILENCE  seconds without TAP after which the test host
 #                         counts as hung (default 300)
+#   VMMD_LINUX_BOOTS      boots of the test host at most, each after the
+#                         one before it hung or crashed (default 3)
 #   VMMD_BIN, VMMD_WORKER_BIN, VMCTL_BIN, VMMD_GUEST_*,
 #   VMMD_LINUX_SCENARIOS  the programs under test, the last one what the
 #                         test host runs (see build-host.sh, which also
@@ -68,6 +71,7 @@ qemu=${VMMD_LINUX_QEMU:-qemu-system-x86_64}
 limit=${VMMD_LINUX_TIMEOUT:-1380}
 tcg_threads=${VMMD_LINUX_TCG_THREADS:-multi}
 max_silence=${VMMD_LINUX_MAX_SILENCE:-300}
+boots=${VMMD_LINUX_BOOTS:-3}
 host_cpu=${VMMD_LINUX_HOST_CPU:-EPYC,+svm,-npt}
 command -v "$qemu" >/dev/null 2>&1 ||
     skip "$qemu is not installed (apt-get install qemu-system-x86)"
@@ -261,19 +265,23 @@ boot_host() {
 
 # Failures of the emulation beneath the test host, not of what runs in
 # it: the test host's own kernel triple-faulting or going silent.  Then
-# the test host boots once more and that boot's TAP is the verdict; the
-# first one's is shown as comments.  Anything else counts at once: a
+# the test host boots once more, up to VMMD_LINUX_BOOTS boots in all, and
+# the last boot's TAP is the verdict; the earlier ones' are shown as
+# comments.  Anything else counts at once: a
 # guest failing inside a healthy test host fails the suite.
 boot_host
-if [ "$crashed" = yes ]; then
-	cp "$tap" "$work/test-host-tap.1.log" 2>/dev/null
-	cp "$console" "$work/test-host-console.1.log" 2>/dev/null
-	cp "$work/qemu-debug.log" "$work/qemu-debug.1.log" 2>/dev/null
-	echo "# ---- first boot of the test host: $reason; its TAP ----"
-	sed 's/^/# 1| /' "$work/test-host-tap.1.log"
-	echo "# ---- booting the test host again: this boot's TAP counts ----"
+boot=1		# (show_new has n)
+while [ "$crashed" = yes ] && [ "$boot" -lt "$boots" ]; do
+	cp "$tap" "$work/test-host-tap.$boot.log" 2>/dev/null
+	cp "$console" "$work/test-host-console.$boot.log" 2>/dev/null
+	cp "$work/qemu-debug.log" "$work/qemu-debug.$boot.log" 2>/dev/null
+	echo "# ---- boot $boot of the test host: $reason; its TAP ----"
+	sed "s/^/# $boot| /" "$work/test-host-tap.$boot.log"
+	boot=$((boot + 1))
+	echo "# ---- booting the test host again ($boot of at most $boots):" \
+	    "this boot's TAP counts ----"
 	boot_host
-fi
+done
 
 # A skip plan from inside means the scenarios found nothing to run on.
 grep -v '^1\.\.0' "$tap" 2>/dev/null
