@@ -179,9 +179,7 @@ refusals(void)
 		tap_bail("snapshot");
 	refused("snap.qcow2", "snapshot", "an internal snapshot");
 
-	if (qimg_run(NULL, 0, "cd '%s' && qemu-img create -f qcow2 -o "
-	    "encrypt.format=luks,encrypt.key-secret=sec0 --object "
-	    "secret,id=sec0,data=x luks.qcow2 1M", dir) != 0)
+	if (qimg_make_luks(dir, "luks.qcow2") != 0)
 		tap_bail("luks");
 	refused("luks.qcow2", "encryption (LUKS)", "LUKS encryption");
 	/* The method cleared by hand: the FDE extension still says it. */
