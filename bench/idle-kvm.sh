@@ -28,6 +28,8 @@ builds=
 for b in "$nested_build" ${2:+"$(cd "$2" && pwd)"}; do
 	nested_file "$b/daemon/vmmd" "$b/daemon/vmmd-worker" "$b/ctl/vmctl" \
 	    "$b/bench/start-latency"
+	# The worker's VNC module, where the build has one.
+	[ ! -f "$b/daemon/vmmd-vnc.so" ] || nested_file "$b/daemon/vmmd-vnc.so"
 	# The commit the build was made from, to label it.
 	src=$(sed -n 's/^Source dir: //p' "$b/meson-logs/meson-log.txt" \
 	    2>/dev/null | head -n 1)

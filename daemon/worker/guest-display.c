@@ -1,5 +1,7 @@
 /* See display.h. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 #include "log.h"
 #include "pc-layout.h"
 #include "proto.h"
-#include "screenshot.h"
+#include "vnc-module.h"
 #include "wp-track.h"
 
 /*
@@ -41,6 +43,7 @@ TAILQ_HEAD(display_sends, display_send);
 struct display {
 	struct event_base *base;
 	struct display_host host;
+	const struct vnc_module *vm;	/* vnc.h's functions, loaded */
 	struct vnc *vnc;
 	char *listen;
 	char *password;		/* viewers', or NULL; for vm.display/info */
@@ -175,7 +178,7 @@ display_clients_changed(void *opaque, unsigned int clients, bool connected)
 		(void)d->host.set_dirty_log(d->host.opaque, false);
 		d->streaming = false;
 		d->busy_refreshes = 0;
-		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
+		d->vm->vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
 	}
 	if (clients > 0 && !d->quiesced && !d->streaming)
 		display_arm(d);
@@ -206,7 +209,7 @@ display_resume(struct display *d)
 	if (d->viewers > 0) {
 		if (!d->streaming)
 			display_arm(d);
-		vnc_damage(d->vnc);
+		d->vm->vnc_damage(d->vnc);
 	}
 }
 
@@ -238,7 +241,7 @@ display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
 		}
 		d->streaming = true;
 		d->quiet_polls = 0;
-		vnc_set_mode(d->vnc, VNC_REFRESH_POLL);
+		d->vm->vnc_set_mode(d->vnc, VNC_REFRESH_POLL);
 	} else {
 		(void)d->host.dirty_log(d->host.opaque, bitmap, words);
 		(void)d->host.set_dirty_log(d->host.opaque, false);
@@ -246,7 +249,7 @@ display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
 		d->busy_refreshes = 0;
 		if (d->viewers > 0 && !d->quiesced)
 			display_arm(d);
-		vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
+		d->vm->vnc_set_mode(d->vnc, VNC_REFRESH_EVENT);
 	}
 	d->all_dirty = true;
 	d->switches++;
@@ -314,7 +317,7 @@ display_wp_cb(evutil_socket_t fd, short what, void *arg)
 		d->all_dirty = true;
 	}
 	if (ret != 0)
-		vnc_damage(d->vnc);
+		d->vm->vnc_damage(d->vnc);
 }
 
 /* --- life -------------------------------------------------------------- */
@@ -355,6 +358,25 @@ display_alloc_fb(struct display *d, const struct display_config *cfg,
 	return 0;
 }
 
+/* The VNC server, from the module beside this program (vnc-module.h). */
+static int
+display_load_vnc(struct display *d, char *err, size_t errlen)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot find the VNC module: "
+		    "/proc/self/exe: %s", strerror(e));
+		return -e;
+	}
+	exe[n] = '\0';
+	return vnc_module_load(dirname(exe), &d->vm, err, errlen);
+}
+
 int
 display_new(struct event_base *base, const struct display_config *cfg,
     const struct display_host *host, struct display **out, char *err,
@@ -387,7 +409,8 @@ display_new(struct event_base *base, const struct display_config *cfg,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if ((ret = display_alloc_fb(d, cfg, err, errlen)) < 0)
+	if ((ret = display_load_vnc(d, err, errlen)) < 0 ||
+	    (ret = display_alloc_fb(d, cfg, err, errlen)) < 0)
 		goto fail;
 
 	ret = wp_track_new(d->fb, d->fb_size, &d->wp);
@@ -417,7 +440,7 @@ display_new(struct event_base *base, const struct display_config *cfg,
 		.fb = { d->fb, d->width, d->height, d->stride },
 		.mode = d->wp != NULL ? VNC_REFRESH_EVENT : VNC_REFRESH_POLL,
 	};
-	ret = vnc_new(base, &vc, &vh, &d->vnc, err, errlen);
+	ret = d->vm->vnc_new(base, &vc, &vh, &d->vnc, err, errlen);
 	if (ret < 0)
 		goto fail;
 	*out = d;
@@ -443,7 +466,8 @@ display_free(struct display *d)
 		return;
 	while (!TAILQ_EMPTY(&d->sends))
 		display_send_free(TAILQ_FIRST(&d->sends));
-	vnc_free(d->vnc);
+	if (d->vm != NULL)
+		d->vm->vnc_free(d->vnc);
 	if (d->wp_ev != NULL)
 		event_free(d->wp_ev);
 	wp_track_free(d->wp);
@@ -515,9 +539,10 @@ display_info_json(const struct display *d)
 	struct json_object *o = json_object_new_object();
 	struct vnc_stats st;
 	char host[80], url[320], pw[8 * 3 + 1] = "";
-	int port = vnc_port(d->vnc), http = vnc_http_port(d->vnc);
+	int port = d->vm->vnc_port(d->vnc);
+	int http = d->vm->vnc_http_port(d->vnc);
 
-	vnc_stats(d->vnc, &st);
+	d->vm->vnc_stats(d->vnc, &st);
 	display_host_part(d, host, sizeof(host));
 	snprintf(url, sizeof(url), "vnc://%s:%d", host, port);
 	json_object_object_add(o, "vnc", json_object_new_string(url));
@@ -555,7 +580,7 @@ display_stats_json(const struct display *d)
 	struct json_object *o = json_object_new_object();
 	struct vnc_stats st;
 
-	vnc_stats(d->vnc, &st);
+	d->vm->vnc_stats(d->vnc, &st);
 	json_add_u64(o, "clients", st.clients);
 	json_add_u64(o, "connections", st.connections);
 	json_add_u64(o, "refreshes", st.refreshes);
@@ -610,7 +635,7 @@ display_png(struct display *d, int *fdp, off_t *sizep)
 	fd = memfd_create("vmmd-screenshot", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = screenshot_write_fd(&img, fd);
+	ret = d->vm->screenshot_write_fd(&img, fd);
 	if (ret == 0 && (size = lseek(fd, 0, SEEK_CUR)) < 0)
 		ret = -errno;
 	if (ret < 0) {

@@ -265,6 +265,23 @@ test_password(struct h_conn *c)
 }
 
 /* GET path from 127.0.0.1:port: the start of the answer, in buf. */
+/* Whether the process maps a file whose path holds name. */
+static bool
+maps_file(pid_t pid, const char *name)
+{
+	char path[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
 static bool
 http_get(int port, const char *path, char *buf, size_t len)
 {
@@ -409,6 +426,15 @@ main(void)
 	tap_ok(h_create(c, "plain", "\"kernel\":\"%s\"",
 	    h_env("VMMD_GUEST_HELLO")) == 0 && h_start(c, "plain") == 0,
 	    "a VM without a display starts");
+	{
+		pid_t pid = h_vm_pid(c, "plain");
+
+		tap_ok(pid > 0 && maps_file(pid, "/libc.so") &&
+		    !maps_file(pid, "vmmd-vnc.so") &&
+		    !maps_file(pid, "libvncserver"),
+		    "its worker (%d) maps neither the VNC module nor "
+		    "libvncserver", (int)pid);
+	}
 	h_expect_error(c, "vm.display", "{\"name\":\"plain\"}", "bad_state",
 	    "vm.display of a VM without a display");
 	h_stop(c, "plain", true, -1, H_REPLY_MS);
@@ -424,6 +450,9 @@ main(void)
 		tap_bail("no console");
 	tap_ok(h_expect(con, "fb: drawn", H_BOOT_MS) == 0,
 	    "the guest drew its picture");
+	tap_ok(maps_file(h_vm_pid(c, "scr"), "vmmd-vnc.so") &&
+	    maps_file(h_vm_pid(c, "scr"), "libvncserver"),
+	    "a worker with a display loaded the VNC module");
 
 	r = h_callf(c, H_REPLY_MS, "vm.display", "{\"name\":\"scr\"}");
 	port = (int)h_int(h_ret(r), "port", -1);

@@ -10,7 +10,8 @@
 # VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS: what the test host
 # runs, and VMMD_HOST_PROGRAMS: more programs, each in /vmmd by its name)
 # with every shared library ldd lists (sanitizer runtimes included) and
-# the dynamic loader, every test guest named by a VMMD_GUEST_<NAME>
+# the dynamic loader (and the worker's VNC module, vmmd-vnc.so beside
+# it, with its libraries), every test guest named by a VMMD_GUEST_<NAME>
 # variable, the reference guest (left out with VMMD_HOST_GUEST=no: the
 # kvm suite does not need it), and host-init.sh as /init.  /vmmd/env
 # gives the programs their environment inside: the paths there, and the
@@ -61,6 +62,10 @@ if [ "$with_guest" != no ]; then
 fi
 link "$VMMD_BIN" "$stage/vmmd/vmmd"
 link "$VMMD_WORKER_BIN" "$stage/vmmd/vmmd-worker"
+# The worker loads its VNC module from its own directory.
+vnc_module=$(dirname "$VMMD_WORKER_BIN")/vmmd-vnc.so
+[ -f "$vnc_module" ] || die "$vnc_module is missing"
+link "$vnc_module" "$stage/vmmd/vmmd-vnc.so"
 link "$VMCTL_BIN" "$stage/vmmd/vmctl"
 link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"
 for f in ${VMMD_HOST_PROGRAMS:-}; do
@@ -88,7 +93,7 @@ for f in ${VMMD_HOST_EXTRA:-}; do
 done
 
 # Shared libraries at the paths the loader will look for them.
-for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$VMCTL_BIN" \
+for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$vnc_module" "$VMCTL_BIN" \
     "$VMMD_LINUX_SCENARIOS" ${VMMD_HOST_PROGRAMS:-} ${VMMD_HOST_EXTRA:-}; do
 	ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
 	    print $i }'
