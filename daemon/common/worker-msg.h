@@ -125,6 +125,10 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
+	F(BOOT_REQUEST_NS, BOOT, "request_ns", INT, 0, 0, INT64_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_SPAWN_NS, BOOT, "spawn_ns", INT, 0, 0, INT64_MAX,	\
+	    NONE, NONE)							\
 	F(BOOT_DEFINITION, BOOT, "definition", OBJECT, 0, 0, 0, OPAQUE,	\
 	    NONE)							\
 	F(BOOT_DISKS, BOOT, "disks", ARRAY, 0, 0, WMSG_DISKS_MAX,	\

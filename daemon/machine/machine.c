@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acpi-pm.h"
+#include "exit-stats.h"
 #include "i8042.h"
 #include "kvm.h"
 #include "log.h"
@@ -434,6 +435,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	unsigned int i;
 	int ret;
 
+	if (cfg->times != NULL)
+		cfg->times->begin = xs_mono_ns();
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -475,6 +478,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	    (ret = machine_add_devices(m, err, errlen)) < 0)
 		goto fail;
 	machine_cmos_memory(m);
+	if (cfg->times != NULL)
+		cfg->times->vm = xs_mono_ns();
 
 	ret = boot_load(&m->mem, &args, &boot, why, sizeof(why));
 	if (ret < 0) {
@@ -493,6 +498,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	};
 	for (i = 0; i < m->nvcpus; i++) {
 		vc.index = i;
+		vc.started_ns = i == 0 && cfg->times != NULL ?
+		    &cfg->times->first_run : NULL;
 		/* Application processors wait for INIT/SIPI, as on a PC. */
 		vc.boot = i == 0 ? &boot : NULL;
 		ret = vcpu_init(&m->vcpus[i], &vc, err, errlen);
@@ -500,6 +507,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 			goto fail;
 		runctl_attach(&m->rc, i, &m->vcpus[i].ctl);
 	}
+	if (cfg->times != NULL)
+		cfg->times->loaded = xs_mono_ns();
 	*out = m;
 	return 0;
 

@@ -57,6 +57,19 @@ struct machine_fb {
 	bool dirty_log;
 };
 
+/*
+ * When machine_new() reached each step, and vCPU 0's thread its first
+ * KVM_RUN (CLOCK_MONOTONIC ns, xs_mono_ns(); 0: not yet): where a start
+ * goes (the worker's start-times.h).  first_run is stored atomically by
+ * that thread.
+ */
+struct machine_times {
+	int64_t begin;		/* machine_new() called */
+	int64_t vm;		/* the VM, its memory and devices made */
+	int64_t loaded;		/* the kernel loaded, the vCPUs made */
+	int64_t first_run;	/* vCPU 0's thread about to run it */
+};
+
 struct machine_config {
 	struct event_base *base;	/* the worker's loop */
 	/* An open /dev/kvm the machine duplicates (the worker's, which
@@ -70,6 +83,8 @@ struct machine_config {
 	unsigned int vcpus;
 	struct board_backends backends;	/* owned by the worker */
 	struct machine_fb fb;
+	/* Filled in as this machine is built and first run, or NULL. */
+	struct machine_times *times;
 };
 
 /* A device of the board, as the machine holds it. */

@@ -144,6 +144,7 @@ vcpu_init(struct vcpu *v, const struct vcpu_config *cfg, char *err,
 	v->pio = cfg->pio;
 	v->mmio = cfg->mmio;
 	v->rc = cfg->rc;
+	v->started_ns = cfg->started_ns;
 	v->fd = kvm_create_vcpu(cfg->vm_fd, index);
 	if (v->fd < 0) {
 		snprintf(err, errlen, "cannot create vCPU %u: %s", index,
@@ -494,6 +495,10 @@ vcpu_thread(void *arg)
 	 * which the sandbox does not allow. */
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
+	/* Once, before the loop: the loop itself stays untouched. */
+	if (v->started_ns != NULL)
+		__atomic_store_n(v->started_ns, xs_mono_ns(),
+		    __ATOMIC_RELAXED);
 
 	while (runctl_wait_runnable(v->rc, &v->ctl)) {
 		for (;;) {

@@ -42,6 +42,8 @@ struct vcpu_config {
 	struct iobus *mmio;
 	struct runctl *rc;
 	const struct boot_cpu *boot;	/* the boot CPU's state; NULL for APs */
+	/* Where its thread stores when it first enters KVM_RUN, or NULL. */
+	int64_t *started_ns;
 };
 
 struct vcpu {
@@ -56,6 +58,7 @@ struct vcpu {
 	uint64_t exits[VCPU_EXIT_KINDS];
 	struct kvm_stats stats;		/* the kernel's side of the exits */
 	struct xs_vcpu xs;		/* exit timing, when switched on */
+	int64_t *started_ns;		/* vcpu_config's */
 };
 
 /* Marks v unused, so that vcpu_destroy() is safe before vcpu_init(). */

@@ -1094,10 +1094,21 @@ vm_owner_cred(const struct vm_def *def, struct access_cred *cred)
 	    .groups = o->groups, .ngroups = o->ngroups };
 }
 
+/* CLOCK_MONOTONIC in ns: the start's first marks (worker.boot). */
+static int64_t
+vm_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int
 vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
 {
+	const int64_t request_ns = vm_mono_ns();
 	struct vmmd *d = vm->d;
 	struct json_object *args;
 	struct vm_files files;
@@ -1169,6 +1180,13 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 			    files.backing[i][k].fd;
 	if (nbacking > 0)
 		npassed = WLINK_SLOT(WLINK_BACKING_FD(nbacking));
+	/* Where the start's time goes (vm.info's "start"). */
+	if (wmsg_put_int(args, WMSG_BOOT_REQUEST_NS, request_ns) != 0 ||
+	    wmsg_put_int(args, WMSG_BOOT_SPAWN_NS, vm_mono_ns()) != 0) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto put_args;
+	}
 	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
 	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0) {

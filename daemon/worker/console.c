@@ -378,6 +378,13 @@ console_flush(struct console *c)
 	uint64_t f = __atomic_load_n(&c->flushed, __ATOMIC_RELAXED);
 	uint64_t end = __atomic_load_n(&c->wpos, __ATOMIC_ACQUIRE);
 
+	if (f != end && c->stats.first_output_ns == 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		c->stats.first_output_ns = (int64_t)ts.tv_sec * 1000000000 +
+		    ts.tv_nsec;
+	}
 	while (f != end) {
 		size_t off = f % CONSOLE_RING_SIZE;
 		size_t n = CONSOLE_RING_SIZE - off;

@@ -101,6 +101,8 @@ struct console_stats {
 	uint64_t bytes_in;
 	uint64_t bytes_dropped;	/* the ring was full: not logged nor sent */
 	uint64_t clients_dropped;
+	/* When the loop first took output (CLOCK_MONOTONIC ns), or 0. */
+	int64_t first_output_ns;
 };
 void console_get_stats(struct console *c, struct console_stats *st);
 

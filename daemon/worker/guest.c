@@ -198,6 +198,7 @@ guest_sandbox(struct worker *w, char *err, size_t errlen)
 	if (ret < 0)
 		return ret;
 	w->sandboxed = true;
+	w->start.sandboxed = xs_mono_ns();
 	log_debug("%s: sandboxed (uid %u)", w->name, (unsigned int)getuid());
 	test_hook_sandboxed(w);
 	return 0;
@@ -221,6 +222,8 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		.rx_space = guest_console_rx_space,
 		.opaque = w,
 	};
+	/* The first machine's build is the start's (start-times.h). */
+	w->cfg.times = w->booted ? NULL : &w->start.machine;
 	ret = machine_new(&w->machine, &w->cfg, &host, err, errlen);
 	if (ret < 0)
 		return ret;

@@ -264,9 +264,16 @@ info_json(struct worker *w)
 	/* How a stop under way asked the guest ("none" before one). */
 	json_object_object_add(ret, "shutdown", json_object_new_string(
 	    shutdown_stage_name(w->shutdown_stage)));
-	if (w->console != NULL)
+	if (w->console != NULL) {
+		struct console_stats cs;
+
 		json_object_object_add(ret, "console",
 		    info_console_json(w->console));
+		console_get_stats(w->console, &cs);
+		w->start.first_output = cs.first_output_ns;
+	}
+	/* Where the start went, up to the guest's first output. */
+	json_object_object_add(ret, "start", start_times_json(&w->start));
 	if (w->display != NULL)
 		json_object_object_add(ret, "display",
 		    display_stats_json(w->display));

@@ -206,6 +206,9 @@ worker_cmd_boot(struct worker_request *r)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "worker exiting");
 	if (w->booted)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
+	w->start.own[START_BOOT] = xs_mono_ns();
+	w->start.own[START_REQUEST] = wmsg_int(args, WMSG_BOOT_REQUEST_NS, 0);
+	w->start.own[START_SPAWN] = wmsg_int(args, WMSG_BOOT_SPAWN_NS, 0);
 	worker_display_args(args, &dcfg, &has_display);
 	kernel = wmsg_str(args, WMSG_BOOT_KERNEL, NULL);
 	initrd = wmsg_str(args, WMSG_BOOT_INITRD, NULL);

@@ -33,6 +33,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "exit-stats.h"
 #include "guest.h"
 #include "link.h"
 #include "log.h"
@@ -94,7 +95,8 @@ main(int argc, char *argv[])
 		.request = worker_request,
 		.closed = worker_link_closed,
 	};
-	struct worker w = { .kvm_fd = -1, .report_fd = -1 };
+	struct worker w = { .kvm_fd = -1, .report_fd = -1,
+	    .start.own[START_MAIN] = xs_mono_ns() };
 	struct timespec now;
 	static char ident[96];
 	int ch, ret, verbose = 0, ctrl_fd = -1;

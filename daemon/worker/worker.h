@@ -23,6 +23,7 @@
 #include "machine.h"
 #include "net-tap.h"
 #include "relink.h"
+#include "start-times.h"
 
 struct worker {
 	struct event_base *base;
@@ -31,6 +32,7 @@ struct worker {
 	struct relink *relink;		/* NULL: the guest dies with the link */
 	struct link_handlers link_handlers;	/* main's, for every link */
 	int64_t started_ms;		/* CLOCK_REALTIME of the start (vmmd's) */
+	struct start_times start;	/* where the start's time went */
 
 	/* The guest's definition, from worker.boot. */
 	struct machine_config cfg;

@@ -30,6 +30,40 @@ is_state(struct json_object *reply, const char *state)
 	return s != NULL && strcmp(s, state) == 0;
 }
 
+/*
+ * vm.info's "start": every step of a start that printed, each of them
+ * timed, and the total their sum (each rounded down to a microsecond).
+ */
+static void
+check_start_times(struct h_conn *c, const char *name)
+{
+	static const char *const steps[] = {
+		"supervisor_us", "exec_us", "link_us", "backends_us",
+		"machine_us", "load_us", "sandbox_us", "thread_us",
+		"guest_us",
+	};
+	struct json_object *r, *stats = NULL, *start = NULL;
+	int64_t sum = 0, total;
+	size_t i, seen = 0;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &stats))
+		json_object_object_get_ex(stats, "start", &start);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		int64_t us = h_int(start, steps[i], -1);
+
+		seen += us >= 0;
+		sum += us > 0 ? us : 0;
+	}
+	total = h_int(start, "total_us", -1);
+	tap_ok(seen == sizeof(steps) / sizeof(steps[0]) && total > 0 &&
+	    total >= sum && total <= sum + (int64_t)seen,
+	    "%s: vm.info's start has its %zu steps, summing to the total: %s",
+	    name, seen, start != NULL ? json_object_to_json_string(start) :
+	    "none");
+	json_object_put(r);
+}
+
 /* How many vCPUs the demo's vm.info gives registers for (with a rip). */
 static int
 vcpu_regs_count(struct h_conn *c)
@@ -220,6 +254,7 @@ test_stop(struct h_daemon *d, struct h_conn *c, struct h_conn *ev)
 	    h_env("VMMD_GUEST_HELLO")) == 0, "hello: created");
 	tap_ok(h_start(c, "hello") == 0, "hello: started");
 	h_file_expect(h_console_log(d, "hello"), HELLO_LINE, 1, H_BOOT_MS);
+	check_start_times(c, "hello");
 	dt = timed_stop(c, "hello", ",\"force\":true", 10000, &ok);
 	tap_ok(ok, "hello: vm.stop force replies state stopped");
 	tap_ok(dt < 2000, "hello: forced stop is prompt (%.0f ms)", dt);
