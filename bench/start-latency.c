@@ -5,7 +5,9 @@
  * A private vmmd runs the hello test guest ITERATIONS times (default 20);
  * the first byte is seen through inotify on the console log, which the
  * worker writes as soon as its event loop drains the UART.  Prints the
- * minimum, median and maximum.  A figure, not a test: nothing is asserted.
+ * minimum, median and maximum, then the median of each step of the
+ * start as the worker timed it (vm.info's stats.start), so that a step
+ * that grew shows.  A figure, not a test: nothing is asserted.
  *
  *   VMMD_BIN=... VMMD_GUEST_HELLO=... bench/start-latency [ITERATIONS]
  */
@@ -27,6 +29,39 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The steps of vm.info's stats.start, in order. */
+static const char *const steps[] = {
+	"supervisor_us", "exec_us", "link_us", "backends_us", "machine_us",
+	"load_us", "sandbox_us", "thread_us", "guest_us", "total_us",
+};
+#define NSTEPS	(sizeof(steps) / sizeof(steps[0]))
+
+/* name's steps into us[k][i] (microseconds; -1 when absent). */
+static void
+start_steps(struct h_conn *c, const char *name, double (*us)[NSTEPS],
+    int i)
+{
+	struct json_object *r, *stats = NULL, *start = NULL;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &stats))
+		json_object_object_get_ex(stats, "start", &start);
+	for (size_t k = 0; k < NSTEPS; k++)
+		us[i][k] = (double)h_int(start, steps[k], -1);
+	json_object_put(r);
+}
+
+static double
+median_of(double (*us)[NSTEPS], int n, size_t k)
+{
+	double v[1000];
+
+	for (int i = 0; i < n; i++)
+		v[i] = us[i][k];
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
 }
 
 /* Wait until the console log of NAME in dir gets bytes; -1 on timeout. */
@@ -63,7 +98,7 @@ main(int argc, char *argv[])
 	int iterations = argc > 1 ? atoi(argv[1]) : 20;
 	struct h_daemon *d;
 	struct h_conn *c;
-	double *ms;
+	double *ms, (*us)[NSTEPS];
 	char logdir[4096], name[32];
 	int i, ifd, done = 0;
 
@@ -75,7 +110,8 @@ main(int argc, char *argv[])
 	d = h_daemon_start();
 	c = h_connect(d);
 	ms = calloc(iterations, sizeof(*ms));
-	if (d == NULL || c == NULL || ms == NULL)
+	us = calloc(iterations, sizeof(*us));
+	if (d == NULL || c == NULL || ms == NULL || us == NULL)
 		tap_bail("cannot start a private vmmd");
 
 	snprintf(logdir, sizeof(logdir), "%s", h_console_log(d, "x"));
@@ -99,8 +135,9 @@ main(int argc, char *argv[])
 		id = h_send_request(c, "vm.start", args);
 		if (wait_first_byte(ifd, name, 10000) < 0)
 			tap_bail("%s: no console output within 10 s", name);
-		ms[done++] = h_now_ms() - t0;
+		ms[done] = h_now_ms() - t0;
 		json_object_put(h_wait_reply(c, id, H_REPLY_MS));
+		start_steps(c, name, us, done++);
 		h_stop(c, name, true, 10, H_REPLY_MS);
 		h_delete(c, name);
 	}
@@ -108,6 +145,11 @@ main(int argc, char *argv[])
 	printf("vm.start to first serial byte over %d starts: "
 	    "min %.2f ms, median %.2f ms, max %.2f ms\n", done, ms[0],
 	    ms[done / 2], ms[done - 1]);
+	printf("where it went, median of each step (ms):\n");
+	for (size_t k = 0; k < NSTEPS; k++)
+		printf("  %-14.*s %8.3f\n", (int)(strlen(steps[k]) - 3),
+		    steps[k], median_of(us, done, k) / 1000);
+	free(us);
 	free(ms);
 	close(ifd);
 	h_close(c);
