@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dirty.h"
 
@@ -71,9 +72,48 @@ dirty_union(struct dirty_rect *a, const struct dirty_rect *b)
 	a->h = y1 - a->y;
 }
 
-int
-dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
-    struct dirty_rect *rects, size_t max, size_t *tiles)
+/*
+ * Keep the marked tiles whose pixels differ from shadow, copying them
+ * there; unmark the others.  Line by line: a tile's lines are apart by
+ * the stride.
+ */
+static void
+dirty_keep_changed(const struct dirty_geometry *geo, uint8_t *grid,
+    uint32_t tiles_x, uint32_t tiles_y, const uint8_t *fb, uint8_t *shadow)
+{
+	for (uint32_t ty = 0; ty < tiles_y; ty++) {
+		uint32_t y0 = ty * DIRTY_TILE_H, y1 = y0 + DIRTY_TILE_H;
+
+		if (y1 > geo->height)
+			y1 = geo->height;
+		for (uint32_t tx = 0; tx < tiles_x; tx++) {
+			uint32_t x0 = tx * DIRTY_TILE_W, w = DIRTY_TILE_W;
+			size_t off, len;
+			bool changed = false;
+
+			if (!grid[ty * tiles_x + tx])
+				continue;
+			if (x0 + w > geo->width)
+				w = geo->width - x0;
+			len = (size_t)w * DIRTY_BYTES_PER_PIXEL;
+			for (uint32_t y = y0; y < y1; y++) {
+				off = (size_t)y * geo->stride +
+				    (size_t)x0 * DIRTY_BYTES_PER_PIXEL;
+				if (!changed &&
+				    memcmp(fb + off, shadow + off, len) == 0)
+					continue;
+				changed = true;
+				memcpy(shadow + off, fb + off, len);
+			}
+			grid[ty * tiles_x + tx] = changed;
+		}
+	}
+}
+
+static int
+dirty_rects_of(const struct dirty_geometry *geo, const uint64_t *bitmap,
+    const uint8_t *fb, uint8_t *shadow, struct dirty_rect *rects,
+    size_t max, size_t *tiles)
 {
 	uint32_t tiles_x, tiles_y;
 	size_t pages, count = 0, ntiles = 0;
@@ -108,6 +148,8 @@ dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
 			end = dirty_bytes(geo);
 		dirty_mark_bytes(geo, grid, tiles_x, start, end);
 	}
+	if (shadow != NULL)
+		dirty_keep_changed(geo, grid, tiles_x, tiles_y, fb, shadow);
 
 	/*
 	 * Runs along each tile row; a run with the same span as a
@@ -165,4 +207,21 @@ dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
 	if (tiles != NULL)
 		*tiles = ntiles;
 	return (int)count;
+}
+
+int
+dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
+    struct dirty_rect *rects, size_t max, size_t *tiles)
+{
+	return dirty_rects_of(geo, bitmap, NULL, NULL, rects, max, tiles);
+}
+
+int
+dirty_rects_changed(const struct dirty_geometry *geo, const uint64_t *bitmap,
+    const uint8_t *fb, uint8_t *shadow, struct dirty_rect *rects,
+    size_t max, size_t *tiles)
+{
+	if (fb == NULL || shadow == NULL)
+		return -EINVAL;
+	return dirty_rects_of(geo, bitmap, fb, shadow, rects, max, tiles);
 }

@@ -57,4 +57,18 @@ size_t dirty_bitmap_words(const struct dirty_geometry *geo);
 int dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
     struct dirty_rect *rects, size_t max, size_t *tiles);
 
+/*
+ * The same, for the tiles whose pixels differ from a shadow copy of
+ * what viewers were sent.  A dirty page says only that the guest wrote
+ * there, and guests often write what was there already: a moving bar
+ * puts back the picture it covered, a console redraws a line.  Each
+ * dirty tile of fb is compared with shadow (laid out as fb, stride
+ * bytes a line) and, where it differs, copied into it; only those
+ * tiles make rectangles, and *tiles counts only them.  A write racing
+ * the comparison leaves its page dirty for the next call.
+ */
+int dirty_rects_changed(const struct dirty_geometry *geo,
+    const uint64_t *bitmap, const uint8_t *fb, uint8_t *shadow,
+    struct dirty_rect *rects, size_t max, size_t *tiles);
+
 #endif

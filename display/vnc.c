@@ -146,6 +146,13 @@ struct vnc {
 
 	/* Exists exactly while viewers > 0. */
 	struct event *refresh;
+	/*
+	 * What viewers were sent, to send only tiles that really changed
+	 * (dirty_rects_changed()): stride * height bytes while viewers >
+	 * 0, NULL otherwise (or when it could not be had: then every
+	 * dirty tile is sent).
+	 */
+	uint8_t *shadow;
 	unsigned int quiet_refreshes;
 	struct dirty_geometry geo;
 	uint64_t *bitmap;
@@ -216,8 +223,10 @@ vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 	vnc->stats.refreshes++;
 	memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
 	if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) == 0)
-		n = dirty_rects(&vnc->geo, vnc->bitmap, rects, VNC_MAX_RECTS,
-		    &tiles);
+		n = vnc->shadow != NULL ? dirty_rects_changed(&vnc->geo,
+		    vnc->bitmap, vnc->cfg.fb.pixels, vnc->shadow, rects,
+		    VNC_MAX_RECTS, &tiles) : dirty_rects(&vnc->geo,
+		    vnc->bitmap, rects, VNC_MAX_RECTS, &tiles);
 	for (int i = 0; i < n; i++)
 		rfbMarkRectAsModified(vnc->screen, (int)rects[i].x,
 		    (int)rects[i].y, (int)(rects[i].x + rects[i].w),
@@ -244,6 +253,11 @@ vnc_refresh_start(struct vnc *vnc)
 	 * whole screen anyway. */
 	memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
 	(void)vnc->host.dirty(vnc->host.opaque, vnc->bitmap);
+	/* What the viewer is about to get: the screen as it is now. */
+	vnc->shadow = malloc((size_t)vnc->geo.stride * vnc->geo.height);
+	if (vnc->shadow != NULL)
+		memcpy(vnc->shadow, vnc->cfg.fb.pixels,
+		    (size_t)vnc->geo.stride * vnc->geo.height);
 	vnc->quiet_refreshes = 0;
 	if (vnc->cfg.mode == VNC_REFRESH_POLL)
 		vnc_refresh_arm(vnc);
@@ -255,6 +269,8 @@ vnc_refresh_stop(struct vnc *vnc)
 	if (vnc->refresh != NULL)
 		event_free(vnc->refresh);
 	vnc->refresh = NULL;
+	free(vnc->shadow);
+	vnc->shadow = NULL;
 }
 
 void

@@ -20,6 +20,11 @@
  *    later, to gather the rest of the frame).  A static screen with a
  *    viewer costs no wake-up at all.
  *
+ * While viewers are connected the server keeps a copy of what they
+ * were sent (stride * height bytes, freed with the last viewer) and
+ * sends only the tiles of the written pages that differ from it
+ * (dirty.h, dirty_rects_changed()).
+ *
  * No peer blocks the loop: a connection's handshake (WebSocket
  * upgrade, RFB version, security, authentication) and the web server's
  * files go in non-blocking steps on the loop's events, each connection
@@ -133,7 +138,7 @@ struct vnc_stats {
 	uint64_t refreshes;		/* refresh timer runs */
 	uint64_t wakeups;		/* loop callbacks run for the display */
 	uint64_t bytes_sent;		/* to clients, gone ones included */
-	uint64_t tiles_sent;		/* dirty tiles (dirty.h) marked for sending */
+	uint64_t tiles_sent;		/* changed tiles (dirty.h) marked for sending */
 	uint64_t updates_sent;		/* FramebufferUpdate messages */
 	uint64_t clients_cut_off;	/* stalled clients disconnected */
 	unsigned int handshakes;	/* connections in their handshake now */

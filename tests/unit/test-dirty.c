@@ -32,6 +32,57 @@ rect_is(int i, uint32_t x, uint32_t y, uint32_t w, uint32_t h)
 	    rects[i].h == h;
 }
 
+/*
+ * The shadow compare on a 1024x768 screen: a bar of 16 lines moved down
+ * twice between two refreshes (the benchmark's moving bar) dirties
+ * three tile rows, of which the middle one is back to what viewers saw.
+ */
+static void
+test_shadow(void)
+{
+	struct dirty_geometry geo = { 1024, 768, 4096 };
+	size_t size = (size_t)4096 * 768;
+	uint8_t *fb = malloc(size), *shadow = malloc(size);
+	int n;
+
+	if (fb == NULL || shadow == NULL)
+		tap_bail("out of memory");
+	for (size_t i = 0; i < size; i++)
+		fb[i] = (uint8_t)(i * 7 / 3);
+	memcpy(shadow, fb, size);
+	memset(bitmap, 0, sizeof(bitmap));
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 0 && tiles == 0, "shadow: nothing dirty, nothing sent");
+
+	/* The bar was at lines 160-175 when viewers last looked; it went
+	 * to 176-191, then 192-207, and 160-191 show the picture again. */
+	memset(fb + 192 * 4096, 0xff, 16 * 4096);
+	for (size_t p = 160; p < 208; p++)
+		set_page(p);
+	memset(shadow + 160 * 4096, 0xff, 16 * 4096);
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 2 && rect_is(0, 0, 160, 1024, 16) &&
+	    rect_is(1, 0, 192, 1024, 16) && tiles == 32,
+	    "shadow: of three dirty tile rows, the two that changed (%d "
+	    "rectangles, %zu tiles)", n, tiles);
+	tap_ok(memcmp(fb, shadow, size) == 0, "and the shadow took them");
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 0 && tiles == 0,
+	    "the same pages dirty again, nothing new: nothing sent");
+
+	/* One pixel in the middle of a tile, in its last line. */
+	fb[(15 * 4096) + 100 * 4] ^= 1;
+	set_page(15);
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 1 && rect_is(0, 64, 0, 64, 16) && tiles == 1,
+	    "one pixel changed: its tile alone");
+	tap_ok(dirty_rects_changed(&geo, bitmap, NULL, shadow, rects, 64,
+	    &tiles) == -EINVAL, "no framebuffer: -EINVAL");
+	memset(bitmap, 0, sizeof(bitmap));
+	free(fb);
+	free(shadow);
+}
+
 int
 main(void)
 {
@@ -101,5 +152,6 @@ main(void)
 	geo = (struct dirty_geometry){ 1024, 768, 1024 };
 	tap_ok(dirty_rects(&geo, bitmap, rects, 64, NULL) == -EINVAL,
 	    "a stride shorter than a line: -EINVAL");
+	test_shadow();
 	return tap_done();
 }
