@@ -390,14 +390,19 @@ sandbox_drop_identity(const struct sandbox_config *cfg, char *err,
 		    (unsigned int)uid);
 	if ((r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
 		return r;
-	/* The bounding set, while we may (CAP_SETPCAP). */
-	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-			snprintf(err, errlen, "sandbox: dropping capability "
-			    "%d from the bounding set: %s", cap,
-			    strerror(errno));
-			return -errno;
-		}
+	/*
+	 * The bounding set, while we may (CAP_SETPCAP): each capability
+	 * the kernel knows, one call each, until it knows no more
+	 * (EINVAL); dropping one that is not there succeeds.
+	 */
+	for (cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
+		;
+	if (errno != EINVAL || cap == 0) {
+		r = errno != EINVAL ? -errno : -EPERM;
+		snprintf(err, errlen, "sandbox: dropping capability %d from "
+		    "the bounding set: %s", cap, strerror(-r));
+		return r;
+	}
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
 	    setresuid(uid, uid, uid) < 0) {
 		snprintf(err, errlen, "sandbox: becoming uid %u gid %u: %s",
