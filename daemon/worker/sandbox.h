@@ -67,6 +67,9 @@ struct sandbox_config {
 int	sandbox_enter(const struct sandbox_config *cfg, char *err,
 	    size_t errlen);
 
+/* The number of the system call called name, or -ENOENT. */
+int	sandbox_syscall_number(const char *name);
+
 /*
  * Leave a sandboxed process with status.  exit(), except in sanitizer
  * builds, whose LeakSanitizer check at exit cannot run sandboxed and is

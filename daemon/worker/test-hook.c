@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <seccomp.h>
 
 #include "log.h"
+#include "sandbox.h"
 #include "test-hook.h"
 #include "worker.h"
 
@@ -56,8 +56,8 @@ test_hook_sandboxed(struct worker *w)
 	}
 	memcpy(name, spec, len);
 	name[len] = '\0';
-	call.nr = seccomp_syscall_resolve_name(name);
-	if (call.nr == __NR_SCMP_ERROR || call.nr < 0) {
+	call.nr = sandbox_syscall_number(name);
+	if (call.nr < 0) {
 		log_error("test hook: no system call '%s'", name);
 		return;
 	}

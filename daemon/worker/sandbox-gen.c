@@ -1,0 +1,124 @@
+/*
+ * Turns the worker's filter rules (sandbox-rules.c) into classic BPF
+ * when vmmd is built, and writes them as a C header for sandbox.c:
+ *
+ *   sandbox-gen OUT.h
+ *
+ * Two filters (without and with read-only opens, sandbox.h's
+ * read_files), each with the index of the one instruction that holds
+ * SANDBOX_PID_PLACEHOLDER, where a worker writes its pid; and the
+ * names of the system call numbers, for the SIGSYS report.  A filter
+ * with the placeholder anywhere but in exactly one comparison fails the
+ * build.  libseccomp does the compiling, here, once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/filter.h>
+
+#include "sandbox-rules.h"
+
+#define SANDBOX_GEN_NAMES	512
+
+static void __attribute__((noreturn))
+gen_die(const char *what, const char *why)
+{
+	fprintf(stderr, "sandbox-gen: %s: %s\n", what, why);
+	exit(1);
+}
+
+/* One filter, as an array and a struct sandbox_filter; its length. */
+static size_t
+gen_filter(FILE *out, const char *name, bool read_files)
+{
+	struct sock_filter *insns;
+	scmp_filter_ctx ctx;
+	char err[256];
+	size_t n, pid_at = 0, seen = 0;
+	off_t len;
+	int fd, r;
+
+	r = sandbox_rules_build(&ctx, read_files, SANDBOX_PID_PLACEHOLDER,
+	    err, sizeof(err));
+	if (r < 0)
+		gen_die(name, err);
+	if ((fd = memfd_create("sandbox-bpf", MFD_CLOEXEC)) < 0)
+		gen_die(name, strerror(errno));
+	if ((r = seccomp_export_bpf(ctx, fd)) < 0)
+		gen_die(name, strerror(-r));
+	seccomp_release(ctx);
+	len = lseek(fd, 0, SEEK_CUR);
+	if (len <= 0 || len % sizeof(*insns) != 0)
+		gen_die(name, "libseccomp wrote no whole program");
+	n = (size_t)len / sizeof(*insns);
+	if ((insns = malloc((size_t)len)) == NULL ||
+	    pread(fd, insns, (size_t)len, 0) != len)
+		gen_die(name, "cannot read the program back");
+	close(fd);
+	for (size_t i = 0; i < n; i++) {
+		if (insns[i].k != SANDBOX_PID_PLACEHOLDER)
+			continue;
+		if (insns[i].code != (BPF_JMP | BPF_JEQ | BPF_K))
+			gen_die(name, "the pid placeholder outside a "
+			    "comparison");
+		pid_at = i;
+		seen++;
+	}
+	if (seen != 1)
+		gen_die(name, "the pid placeholder is not in exactly one "
+		    "comparison");
+	fprintf(out, "static const struct sock_filter sandbox_insns_%s[] = {\n",
+	    name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "\t{ 0x%04x, %u, %u, 0x%08x },\n", insns[i].code,
+		    insns[i].jt, insns[i].jf, insns[i].k);
+	fprintf(out, "};\n\nstatic const struct sandbox_filter "
+	    "sandbox_filter_%s = {\n\tsandbox_insns_%s, %zu, %zu,\n};\n\n",
+	    name, name, n, pid_at);
+	free(insns);
+	return n;
+}
+
+int
+main(int argc, char *argv[])
+{
+	size_t n1, n2;
+	FILE *out;
+
+	if (argc != 2)
+		gen_die("usage", "sandbox-gen OUT.h");
+	if ((out = fopen(argv[1], "we")) == NULL)
+		gen_die(argv[1], strerror(errno));
+	fprintf(out, "/* Made by sandbox-gen from sandbox-rules.c when vmmd "
+	    "was built: do not edit. */\n"
+	    "#ifndef VMMD_SANDBOX_FILTERS_H\n#define VMMD_SANDBOX_FILTERS_H\n\n"
+	    "#include <linux/filter.h>\n\n"
+	    "#define SANDBOX_FILTER_SANITIZED\t%d\n\n"
+	    "struct sandbox_filter {\n"
+	    "\tconst struct sock_filter *insns;\n"
+	    "\tunsigned int len;\n"
+	    "\tunsigned int pid_at;\t/* the instruction to write the pid in */\n"
+	    "};\n\n", sandbox_sanitized ? 1 : 0);
+	n1 = gen_filter(out, "plain", false);
+	n2 = gen_filter(out, "read_files", true);
+	fprintf(out, "#define SANDBOX_FILTER_MAX\t%zu\n\n", n1 > n2 ? n1 : n2);
+	fprintf(out, "#define SANDBOX_NAMES\t%d\n"
+	    "static const char *const sandbox_names[SANDBOX_NAMES] = {\n",
+	    SANDBOX_GEN_NAMES);
+	for (int nr = 0; nr < SANDBOX_GEN_NAMES; nr++) {
+		char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
+		    nr);
+
+		if (s != NULL)
+			fprintf(out, "\t[%d] = \"%s\",\n", nr, s);
+		free(s);
+	}
+	fprintf(out, "};\n\n#endif\n");
+	if (fclose(out) != 0)
+		gen_die(argv[1], strerror(errno));
+	return 0;
+}
