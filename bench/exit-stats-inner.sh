@@ -4,4 +4,5 @@
 set -u
 . "$(dirname "$0")/nested-lib.sh"
 
-VMMD_BENCH_QEMU=qemu-system-x86_64 "$BENCH_PROG" "$BENCH_ROUNDS" "$BENCH_N"
+VMMD_BENCH_EMULATED=1 VMMD_BENCH_QEMU=qemu-system-x86_64 "$BENCH_PROG" \
+    "$BENCH_ROUNDS" "$BENCH_N"

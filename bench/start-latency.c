@@ -7,17 +7,25 @@
  * worker writes as soon as its event loop drains the UART.  Prints the
  * minimum, median and maximum, then the median of each step of the
  * start as the worker timed it (vm.info's stats.start), so that a step
- * that grew shows.  A figure, not a test: nothing is asserted.
+ * that grew shows.  With VMMD_BENCH_QEMU (a qemu-system-x86_64), QEMU
+ * boots the same guest as often, each start after one of vmmd's, with
+ * -M microvm (QEMU's fastest to start: -M pc spends seconds in SeaBIOS
+ * where real mode is emulated), from its exec to the first byte on its
+ * serial port, a pipe.  A figure, not a test: nothing is asserted.
  *
- *   VMMD_BIN=... VMMD_GUEST_HELLO=... bench/start-latency [ITERATIONS]
+ *   VMMD_BIN=... VMMD_GUEST_HELLO=... [VMMD_BENCH_QEMU=...]
+ *   bench/start-latency [ITERATIONS]
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -29,6 +37,47 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * QEMU -M microvm from its exec to the first byte of the guest's serial
+ * output, in ms; -1 when none came within 10 s.
+ */
+static double
+qemu_first_byte(const char *qemu, const char *guest)
+{
+	char *argv[] = { (char *)qemu, "-enable-kvm", "-M", "microvm",
+		"-cpu", "host,-arch-capabilities", "-m", "32", "-nodefaults",
+		"-no-user-config", "-display", "none", "-monitor", "none",
+		"-serial", "stdio", "-kernel", (char *)guest, NULL };
+	struct pollfd pfd;
+	double t0, ms = -1;
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	t0 = h_now_ms();
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(p[1], 1);
+		dup2(null, 2);
+		execvp(qemu, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	if (pid > 0 && poll(&pfd, 1, 10000) == 1 && read(p[0], &c, 1) == 1)
+		ms = h_now_ms() - t0;
+	close(p[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return ms;
 }
 
 /* The steps of vm.info's stats.start, in order. */
@@ -98,7 +147,9 @@ main(int argc, char *argv[])
 	int iterations = argc > 1 ? atoi(argv[1]) : 20;
 	struct h_daemon *d;
 	struct h_conn *c;
-	double *ms, (*us)[NSTEPS];
+	const char *qemu = getenv("VMMD_BENCH_QEMU");
+	double *ms, *qms, (*us)[NSTEPS];
+	int qdone = 0;
 	char logdir[4096], name[32];
 	int i, ifd, done = 0;
 
@@ -111,7 +162,8 @@ main(int argc, char *argv[])
 	c = h_connect(d);
 	ms = calloc(iterations, sizeof(*ms));
 	us = calloc(iterations, sizeof(*us));
-	if (d == NULL || c == NULL || ms == NULL || us == NULL)
+	qms = calloc(iterations, sizeof(*qms));
+	if (d == NULL || c == NULL || ms == NULL || us == NULL || qms == NULL)
 		tap_bail("cannot start a private vmmd");
 
 	snprintf(logdir, sizeof(logdir), "%s", h_console_log(d, "x"));
@@ -138,6 +190,9 @@ main(int argc, char *argv[])
 		ms[done] = h_now_ms() - t0;
 		json_object_put(h_wait_reply(c, id, H_REPLY_MS));
 		start_steps(c, name, us, done++);
+		if (qemu != NULL && *qemu != '\0' && (qms[qdone] =
+		    qemu_first_byte(qemu, h_env("VMMD_GUEST_HELLO"))) >= 0)
+			qdone++;
 		h_stop(c, name, true, 10, H_REPLY_MS);
 		h_delete(c, name);
 	}
@@ -145,10 +200,17 @@ main(int argc, char *argv[])
 	printf("vm.start to first serial byte over %d starts: "
 	    "min %.2f ms, median %.2f ms, max %.2f ms\n", done, ms[0],
 	    ms[done / 2], ms[done - 1]);
+	if (qdone > 0) {
+		qsort(qms, qdone, sizeof(*qms), cmp_double);
+		printf("QEMU -M microvm, exec to first serial byte over %d "
+		    "starts: min %.2f ms, median %.2f ms, max %.2f ms\n",
+		    qdone, qms[0], qms[qdone / 2], qms[qdone - 1]);
+	}
 	printf("where it went, median of each step (ms):\n");
 	for (size_t k = 0; k < NSTEPS; k++)
 		printf("  %-14.*s %8.3f\n", (int)(strlen(steps[k]) - 3),
 		    steps[k], median_of(us, done, k) / 1000);
+	free(qms);
 	free(us);
 	free(ms);
 	close(ifd);
