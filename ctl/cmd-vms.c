@@ -375,6 +375,7 @@ static const struct {
 	{ "reason",	"reason",	"-" },
 	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "pid",	"pid",		"-" },
+	{ "vsock_cid",	"vsock cid",	"-" },	/* while it runs */
 	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },

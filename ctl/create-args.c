@@ -2,10 +2,11 @@
  * The create options of create and run: --kernel, --initrd, --cmdline,
  * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
  * display's --vnc, --display, --vnc-password-file, --vnc-no-password
- * and --vnc-web, and the devices' --rng, --disk and --net, into the
+ * and --vnc-web, and the devices' --rng, --disk, --net and --vsock, into the
  * arguments of vm.create.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -188,6 +189,42 @@ create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
 }
 
 /*
+ * --vsock auto|CID[,socket]: "vsock".  The daemon checks the CID.
+ * Returns -1 to go on, else an exit status.
+ */
+static int
+create_args_vsock(struct ctl *ctl, struct json_object *args, char *spec)
+{
+	struct json_object *vsock = json_object_new_object();
+	char *opt, *save = NULL, *end;
+	bool first = true;
+
+	for (opt = strtok_r(spec, ",", &save); opt != NULL;
+	    opt = strtok_r(NULL, ",", &save), first = false) {
+		long long cid;
+
+		if (strcmp(opt, "socket") == 0) {
+			json_object_object_add(vsock, "socket",
+			    json_object_new_boolean(1));
+			continue;
+		}
+		if (first && strcmp(opt, "auto") == 0)
+			continue;
+		errno = 0;
+		cid = strtoll(opt, &end, 10);
+		if (!first || *end != '\0' || errno != 0 || end == opt) {
+			json_object_put(vsock);
+			return ctl_usage(ctl, "--vsock: expected auto or a CID, "
+			    "then ,socket or nothing: '%s'", opt);
+		}
+		json_object_object_add(vsock, "cid",
+		    json_object_new_int64(cid));
+	}
+	json_object_object_add(args, "vsock", vsock);
+	return -1;
+}
+
+/*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
  * an exit status.
@@ -302,6 +339,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return create_args_disk(ctl, args, optarg);
 	case 'N':
 		return create_args_net(ctl, args, optarg);
+	case 'K':
+		return create_args_vsock(ctl, args, optarg);
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -330,6 +369,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "rng",	no_argument,		NULL,	'R' },
 		{ "disk",	required_argument,	NULL,	'd' },
 		{ "net",	required_argument,	NULL,	'N' },
+		{ "vsock",	required_argument,	NULL,	'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

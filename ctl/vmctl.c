@@ -59,6 +59,12 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
+	"  --vsock auto|CID[,socket]\n"					\
+	"                      a virtio-vsock with the guest address CID "	\
+	"(auto: the\n"							\
+	"                      lowest free one at each start); socket: "	\
+	"also a Unix\n"							\
+	"                      socket for it, see vmmd(8)\n"			\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -76,7 +82,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
 	    "[,overlay]]"
 	    "... "
-	    "[--net tap=NAME[,mac=MAC]]",
+	    "[--net tap=NAME[,mac=MAC]] [--vsock auto|CID[,socket]]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",

@@ -43,6 +43,13 @@ enum device_system_request {
 
 struct device_timer;			/* made and owned by the host */
 
+/* A range of guest RAM and where the host maps it (device_mem_regions). */
+struct device_mem_region {
+	uint64_t gpa;
+	uint64_t size;
+	void *hva;
+};
+
 /* A timer expired; runs on the event loop under the device's lock. */
 typedef void (*device_timer_fn)(void *dev);
 /* A doorbell rang; runs on the event loop under the device's lock. */
@@ -110,6 +117,36 @@ struct device_host_ops {
 	int (*doorbell)(void *ctx, unsigned int bar, uint64_t offset,
 	    unsigned int size, device_doorbell_fn fn, void *dev,
 	    unsigned int id);
+
+	/*
+	 * Optional (NULL: none).  Hand doorbell id's eventfd to a backend
+	 * in the kernel, which then takes the guest's writes itself
+	 * (take: the loop stops reading it, and the eventfd is returned),
+	 * or take it back (!take: the loop reads it again; 0).  The
+	 * eventfd stays the host's, open while the device exists, whether
+	 * or not KVM signals it yet (the BAR may not be mapped): a write
+	 * the guest makes as a register access meanwhile is the device's
+	 * to pass on.  -ENOENT: no such doorbell.
+	 */
+	int (*doorbell_fd)(void *ctx, unsigned int id, bool take);
+
+	/*
+	 * Optional (NULL: none).  The eventfd that raises vector's
+	 * interrupt in the kernel (its KVM irqfd), for a backend in the
+	 * kernel to write; -ENOENT while the vector has no route (see
+	 * msi_route).  Valid until the vector's route changes or the
+	 * device goes: the device asks again after each msi_route.
+	 */
+	int (*msi_fd)(void *ctx, unsigned int vector);
+
+	/*
+	 * Optional (NULL: none).  Guest RAM as the host maps it, for a
+	 * backend in the kernel that reads and writes it by itself: up to
+	 * max regions into r; how many there are, or -errno.  Valid while
+	 * the machine exists.
+	 */
+	int (*mem_regions)(void *ctx, struct device_mem_region *r,
+	    unsigned int max);
 
 	/* Nanoseconds of VM time: monotonic, stopped while paused. */
 	int64_t (*vm_clock)(void *ctx);
@@ -199,6 +236,31 @@ device_doorbell(const struct device_host *h, unsigned int bar,
 	if (h->ops->doorbell == NULL)
 		return -ENOTSUP;
 	return h->ops->doorbell(h->ctx, bar, offset, size, fn, dev, id);
+}
+
+static inline int
+device_doorbell_fd(const struct device_host *h, unsigned int id, bool take)
+{
+	if (h->ops->doorbell_fd == NULL)
+		return -ENOTSUP;
+	return h->ops->doorbell_fd(h->ctx, id, take);
+}
+
+static inline int
+device_msi_fd(const struct device_host *h, unsigned int vector)
+{
+	if (h->ops->msi_fd == NULL)
+		return -ENOTSUP;
+	return h->ops->msi_fd(h->ctx, vector);
+}
+
+static inline int
+device_mem_regions(const struct device_host *h, struct device_mem_region *r,
+    unsigned int max)
+{
+	if (h->ops->mem_regions == NULL)
+		return -ENOTSUP;
+	return h->ops->mem_regions(h->ctx, r, max);
 }
 
 static inline int64_t

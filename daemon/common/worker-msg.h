@@ -56,6 +56,7 @@ enum wmsg_shape {
 	WMSG_S_BOOT_DISK,
 	WMSG_S_BACKING,
 	WMSG_S_BOOT_NET,
+	WMSG_S_BOOT_VSOCK,
 	WMSG_S_BOOT_DISPLAY,
 	WMSG_S_SHUTDOWN,
 	WMSG_S_SHUTDOWN_REPLY,
@@ -136,6 +137,7 @@ enum wmsg_shape {
 	F(BOOT_NET, BOOT, "net", OBJECT, 0, 0, 0, BOOT_NET, NONE)	\
 	F(BOOT_DISPLAY, BOOT, "display", OBJECT, 0, 0, 0,		\
 	    BOOT_DISPLAY, NONE)						\
+	F(BOOT_VSOCK, BOOT, "vsock", OBJECT, 0, 0, 0, BOOT_VSOCK, NONE)	\
 	/* each of worker.boot's disks */				\
 	F(DISK_FD, BOOT_DISK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(DISK_PATH, BOOT_DISK, "path", STRING, 1, 1, WMSG_PATH_MAX,	\
@@ -158,6 +160,10 @@ enum wmsg_shape {
 	F(NET_FD, BOOT_NET, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(NET_TAP, BOOT_NET, "tap", STRING, 1, 1, 15, NONE, NONE)	\
 	F(NET_MAC, BOOT_NET, "mac", STRING, 1, 17, 17, NONE, NONE)	\
+	/* worker.boot's vsock: /dev/vhost-vsock vmmd opened, the CID */\
+	F(VSOCK_FD, BOOT_VSOCK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(VSOCK_CID, BOOT_VSOCK, "cid", INT, 1, 3, UINT32_MAX - 1, NONE,	\
+	    NONE)							\
 	/* worker.boot's display */					\
 	F(DISPLAY_LISTEN, BOOT_DISPLAY, "listen", STRING, 0, 1, 255,	\
 	    NONE, NONE)							\
@@ -200,6 +206,8 @@ enum wmsg_shape {
 	    INT64_MAX, NONE, NONE)					\
 	F(ADOPT_LOG_START, ADOPT_REPLY, "log_start", INT, 0, 0,	\
 	    INT64_MAX, NONE, NONE)					\
+	F(ADOPT_VSOCK_CID, ADOPT_REPLY, "vsock_cid", INT, 0, 3,	\
+	    UINT32_MAX - 1, NONE, NONE)					\
 	F(ADOPT_DEFINITION, ADOPT_REPLY, "definition", OBJECT, 0, 0, 0,	\
 	    OPAQUE, NONE)						\
 	/* the events' data */						\

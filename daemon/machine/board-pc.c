@@ -15,6 +15,7 @@
 #include "virtio-net.h"
 #include "virtio-pci.h"
 #include "virtio-rng.h"
+#include "virtio-vsock.h"
 
 static void *
 board_uart_new(const struct device_host *host, const struct board_backends *be)
@@ -68,6 +69,18 @@ board_has_rng(const struct board_backends *be)
 }
 
 static void *
+board_vsock_new(const struct device_host *host, const struct board_backends *be)
+{
+	return virtio_pci_new(host, virtio_vsock_new(host, &be->vsock));
+}
+
+static bool
+board_has_vsock(const struct board_backends *be)
+{
+	return be->has_vsock;
+}
+
+static void *
 board_net_new(const struct device_host *host, const struct board_backends *be)
 {
 	return virtio_pci_new(host, virtio_net_new(host, &be->net));
@@ -107,6 +120,7 @@ BOARD_DISK(3)
 #define BOARD_SLOT_RNG		1
 #define BOARD_SLOT_DISK0	2	/* to 5 */
 #define BOARD_SLOT_NET		6
+#define BOARD_SLOT_VSOCK	7
 
 #define BOARD_DISK_ENTRY(n)						\
 	{ .name = "disk" #n, .create = board_disk##n##_new,		\
@@ -152,6 +166,11 @@ const struct board_device board_pc[] = {
 	    .pci_slot = BOARD_SLOT_NET,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_NET, 0) }, .nirqs = 1,
 	    .present = board_has_net },
+	{ .name = "virtio-vsock", .create = board_vsock_new,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_VSOCK,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_VSOCK, 0) }, .nirqs = 1,
+	    .present = board_has_vsock },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -15,6 +15,7 @@
 #include "devhost.h"
 #include "blk-backend.h"
 #include "net-backend.h"
+#include "vsock-backend.h"
 #include "pci-host.h"
 #include "rtc.h"
 #include "uart.h"
@@ -38,6 +39,9 @@ struct board_backends {
 	/* A virtio-net when has_net (the backend belongs to the worker). */
 	struct net_backend net;
 	bool has_net;
+	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
+	struct vsock_backend vsock;
+	bool has_vsock;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

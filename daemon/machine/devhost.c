@@ -492,6 +492,55 @@ devhost_doorbell(void *ctx, unsigned int bar, uint64_t offset,
 	return 0;
 }
 
+/*
+ * Under the device's lock, from whatever thread entered it (activate:
+ * a vCPU).  event_del_noblock(): the loop's callback may be waiting for
+ * this very lock; if it runs once more, it reads a kick and hands it to
+ * the device, which passes it on to the backend.
+ */
+static int
+devhost_doorbell_fd(void *ctx, unsigned int id, bool take)
+{
+	struct devhost_device *dd = ctx;
+
+	for (unsigned int i = 0; i < dd->nbells; i++) {
+		struct devhost_bell *b = &dd->bell[i];
+
+		if (b->id != id)
+			continue;
+		if (take && !b->handed)
+			event_del_noblock(b->ev);
+		else if (!take && b->handed && event_add(b->ev, NULL) < 0)
+			return -ENOMEM;
+		b->handed = take;
+		return take ? b->efd : 0;
+	}
+	return -ENOENT;
+}
+
+/* Under the device's lock: the route cannot change meanwhile. */
+static int
+devhost_msi_fd(void *ctx, unsigned int vector)
+{
+	struct devhost_device *dd = ctx;
+
+	if (vector >= DEVHOST_MAX_VECTORS || dd->msi[vector].efd < 0)
+		return -ENOENT;
+	return dd->msi[vector].efd;
+}
+
+static int
+devhost_mem_regions(void *ctx, struct device_mem_region *r, unsigned int max)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+	unsigned int i;
+
+	for (i = 0; i < dh->cfg.nram && i < max; i++)
+		r[i] = (struct device_mem_region){ dh->ram[i].gpa,
+		    dh->ram[i].size, dh->ram[i].hva };
+	return (int)dh->cfg.nram;
+}
+
 void
 devhost_device_bar(struct devhost_device *dd, unsigned int bar, bool on,
     uint64_t base)
@@ -556,6 +605,9 @@ static const struct device_host_ops devhost_ops = {
 	.msi = devhost_msi,
 	.msi_route = devhost_msi_route,
 	.doorbell = devhost_doorbell,
+	.doorbell_fd = devhost_doorbell_fd,
+	.msi_fd = devhost_msi_fd,
+	.mem_regions = devhost_mem_regions,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
 	.timer_cancel = devhost_timer_cancel,

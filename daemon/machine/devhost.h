@@ -95,6 +95,7 @@ struct devhost_bell {
 	void *dev;
 	unsigned int id;
 	bool assigned;			/* with KVM, at addr */
+	bool handed;			/* a kernel backend reads efd */
 	uint64_t addr;
 };
 

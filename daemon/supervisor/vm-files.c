@@ -358,6 +358,9 @@ vm_files_close(struct vm_files *f)
 	if (f->tap_fd >= 0)
 		close(f->tap_fd);
 	f->tap_fd = -1;
+	if (f->vsock_fd >= 0)
+		close(f->vsock_fd);
+	f->vsock_fd = -1;
 }
 
 /*
@@ -407,7 +410,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	memset(f, 0, sizeof(*f));
 	f->kvm_fd = f->kernel_fd = f->initrd_fd = -1;
-	f->tap_fd = -1;
+	f->tap_fd = f->vsock_fd = -1;
 	/* root may read anything anyway: no point in checking. */
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
@@ -473,6 +476,28 @@ vm_files_open_kvm(struct vm_files *f, enum proto_error *cls, char *err,
 		return rc;
 	}
 	f->kvm_fd = fd;
+	return 0;
+}
+
+int
+vm_files_open_vsock(const struct vm_def *def, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	if (!def->vsock)
+		return 0;
+	fd = open("/dev/vhost-vsock", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "vsock: cannot open /dev/vhost-vsock: "
+		    "%s%s", strerror(-rc), rc == -ENOENT ? " (the host's "
+		    "kernel needs the vhost_vsock module: modprobe "
+		    "vhost_vsock)" : "");
+		return rc;
+	}
+	f->vsock_fd = fd;
 	return 0;
 }
 

@@ -46,6 +46,7 @@ struct vm_files {
 	char *overlay_path[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
 	int tap_fd;			/* -1 when the VM has no network */
+	int vsock_fd;			/* /dev/vhost-vsock, or -1 */
 };
 
 /*
@@ -128,6 +129,13 @@ int	vm_files_check_tap(const struct vm_def *def,
 int	vm_files_open_net(const struct vm_def *def,
 	    const struct dconf_tap_rule *rules, size_t nrules,
 	    const struct access_cred *cred, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * At start only: /dev/vhost-vsock into f->vsock_fd for a VM with vsock
+ * (opened by the daemon: the worker becomes its owner).  A host without
+ * vhost_vsock: -ENOENT, err saying which module to load.
+ */
+int	vm_files_open_vsock(const struct vm_def *def, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 void	vm_files_close(struct vm_files *f);
 

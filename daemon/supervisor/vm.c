@@ -264,6 +264,9 @@ vm_to_json(const struct vm *vm)
 		    json_object_new_int64(vm->run.started_ms / 1000));
 		json_object_object_add(obj, "uptime",
 		    json_object_new_int64(up > 0 ? up : 0));
+		if (vm->run.vsock_cid != 0)
+			json_object_object_add(obj, "vsock_cid",
+			    json_object_new_int64(vm->run.vsock_cid));
 	}
 	if (vm->reason != NULL)
 		json_object_object_add(obj, "reason",
@@ -971,6 +974,86 @@ vm_boot_disks(const struct vm_def *def, const struct vm_files *files)
 	return arr;
 }
 
+/* The VM of d whose worker has vsock CID cid, or NULL. */
+static struct vm *
+vm_vsock_owner(struct vmmd *d, uint32_t cid)
+{
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		if (vm->w != NULL && vm->run.vsock_cid == cid)
+			return vm;
+	return NULL;
+}
+
+/* Is cid named by another definition than def? */
+static bool
+vm_vsock_named(struct vmmd *d, const struct vm_def *def, uint32_t cid)
+{
+	struct vm *vm;
+
+	TAILQ_FOREACH(vm, &d->vms, entry)
+		if (vm->def != def && vm->def->vsock &&
+		    vm->def->vsock_cid == cid)
+			return true;
+	return false;
+}
+
+/*
+ * The CID vm's guest gets at this start: its definition's, unless a
+ * running guest of ours has it (bad_state), or else the lowest one no
+ * running guest has and no other definition names.  Another program's
+ * guest (QEMU's) may still hold it: the worker says so at its start.
+ */
+static int
+vm_vsock_cid(struct vm *vm, uint32_t *cid, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	struct vm *other;
+	uint64_t c;
+
+	*cid = 0;
+	if (!vm->def->vsock)
+		return 0;
+	if (vm->def->vsock_cid != 0) {
+		other = vm_vsock_owner(vm->d, vm->def->vsock_cid);
+		if (other != NULL && other != vm) {
+			*cls = PROTO_ERR_BAD_STATE;
+			snprintf(err, errlen, "vsock: CID %u is VM '%s''s, "
+			    "which runs", vm->def->vsock_cid,
+			    other->def->name);
+			return -EADDRINUSE;
+		}
+		*cid = vm->def->vsock_cid;
+		return 0;
+	}
+	for (c = CONFIG_VSOCK_CID_MIN; c <= CONFIG_VSOCK_CID_MAX; c++)
+		if (vm_vsock_owner(vm->d, (uint32_t)c) == NULL &&
+		    !vm_vsock_named(vm->d, vm->def, (uint32_t)c)) {
+			*cid = (uint32_t)c;
+			return 0;
+		}
+	*cls = PROTO_ERR_LIMIT;
+	snprintf(err, errlen, "vsock: no CID left");
+	return -EADDRINUSE;
+}
+
+/* worker.boot's vsock: the device vm-files.c opened, the CID. */
+static struct json_object *
+vm_boot_vsock(uint32_t cid)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	if (wmsg_put_int(o, WMSG_VSOCK_FD, WLINK_VSOCK_FD) < 0 ||
+	    wmsg_put_int(o, WMSG_VSOCK_CID, cid) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* worker.boot's net: the TAP vm-files.c attached, the guest's MAC. */
 static struct json_object *
 vm_boot_net(const struct vm_def *def)
@@ -1000,7 +1083,8 @@ vm_boot_net(const struct vm_def *def)
  */
 static struct json_object *
 vm_boot_args(const struct vm *vm, const struct vm_files *files,
-    const char *console_log, off_t log_start, int64_t started_ms)
+    const char *console_log, off_t log_start, int64_t started_ms,
+    uint32_t vsock_cid)
 {
 	const struct vm_def *def = vm->def;
 	struct json_object *args;
@@ -1051,6 +1135,9 @@ vm_boot_args(const struct vm *vm, const struct vm_files *files,
 		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(def));
 	if (def->vnc_addr != NULL)
 		rc |= vm_boot_put(args, WMSG_BOOT_DISPLAY, vm_boot_display(vm));
+	if (vsock_cid != 0)
+		rc |= vm_boot_put(args, WMSG_BOOT_VSOCK,
+		    vm_boot_vsock(vsock_cid));
 	if (rc != 0) {
 		json_object_put(args);
 		return NULL;
@@ -1120,6 +1207,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	struct timespec now;
 	int64_t started_ms;
 	off_t log_start;
+	uint32_t vsock_cid = 0;
 	int rc, adopt_fd;
 
 	if (!vm_at_rest(vm))
@@ -1148,6 +1236,9 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
+	    (rc = vm_vsock_cid(vm, &vsock_cid, cls, err, errlen)) < 0 ||
+	    (rc = vm_files_open_vsock(vm->def, &files, cls, err,
+	    errlen)) < 0 ||
 	    (rc = vm_files_open_net(vm->def, d->tap_rules, d->ntap_rules,
 	    cred, &files, cls, err, errlen)) < 0)
 		goto close_files;
@@ -1159,7 +1250,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		goto close_files;
 	clock_gettime(CLOCK_REALTIME, &now);
 	started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	args = vm_boot_args(vm, &files, log, log_start, started_ms);
+	args = vm_boot_args(vm, &files, log, log_start, started_ms,
+	    vsock_cid);
 	if (args == NULL) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
@@ -1169,6 +1261,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
 	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
 	passed[WLINK_SLOT(WLINK_TAP_FD)] = files.tap_fd;
+	passed[WLINK_SLOT(WLINK_VSOCK_FD)] = files.vsock_fd;
 	for (unsigned int i = 0; i < WLINK_MAX_DISKS; i++)
 		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = i < files.ndisks ?
 		    files.disk_fd[i] : -1;
@@ -1200,6 +1293,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	memset(&vm->run, 0, sizeof(vm->run));
 	vm->run.log_start = log_start;
 	vm->run.started_ms = started_ms;
+	vm->run.vsock_cid = vsock_cid;
 	vm->prev_state = vm->state;
 	vm->start_waiter = p;
 	vm_set_state(vm, VM_STARTING, NULL);
@@ -1448,6 +1542,7 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 	vm->run.booted = true;
 	vm->run.log_start = wmsg_int(info, WMSG_ADOPT_LOG_START, 0);
 	vm->run.started_ms = wmsg_int(info, WMSG_ADOPT_STARTED_MS, 0);
+	vm->run.vsock_cid = (uint32_t)wmsg_int(info, WMSG_ADOPT_VSOCK_CID, 0);
 	vm->prev_state = vm->state;
 	state = wmsg_str(info, WMSG_ADOPT_STATE, "running");
 	if (strcmp(state, "paused") == 0)

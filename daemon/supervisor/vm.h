@@ -55,6 +55,7 @@ struct vm_run {
 	bool stop_requested;
 	bool daemon_exit;		/* the stop is vmmd's own exit */
 	int64_t started_ms;		/* CLOCK_REALTIME of the worker's start */
+	uint32_t vsock_cid;		/* the guest's, 0: no vsock */
 	struct json_object *boot_error;	/* worker.boot's error object */
 };
 

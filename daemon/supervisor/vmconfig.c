@@ -27,7 +27,7 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"autostart", "net", "owner", NULL
+	"autostart", "net", "vsock", "owner", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -480,6 +480,58 @@ config_net_json(const struct vm_def *def)
 	return o;
 }
 
+/* vsock ----------------------------------------------------------------- */
+
+static const char *const config_vsock_keys[] = { "cid", "socket", NULL };
+
+/*
+ * "vsock": {"cid": N, "socket": BOOL}: a virtio-vsock with the guest's
+ * address N (3 to 2^32 - 2), or without "cid" the lowest free one at
+ * each start; "socket": also a Unix socket for it under the runtime
+ * directory (vmmd(8)).
+ */
+static int
+config_parse_vsock(struct json_object *obj, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct json_object *o;
+	int64_t cid = 0;
+	int sock = 0;
+	char why[256];
+
+	if (!json_object_object_get_ex(obj, "vsock", &o) || o == NULL)
+		return 0;
+	if (!json_object_is_type(o, json_type_object)) {
+		config_err(err, errlen, "vsock: expected an object {\"cid\": "
+		    "...} ({} for a CID chosen at start)");
+		return -EINVAL;
+	}
+	if (proto_args_check(o, config_vsock_keys, why, sizeof(why)) < 0 ||
+	    proto_arg_int(o, "cid", 0, CONFIG_VSOCK_CID_MIN,
+	    CONFIG_VSOCK_CID_MAX, &cid, why, sizeof(why)) < 0 ||
+	    proto_arg_bool(o, "socket", 0, &sock, why, sizeof(why)) < 0) {
+		config_err(err, errlen, "vsock: %s", why);
+		return -EINVAL;
+	}
+	def->vsock = true;
+	def->vsock_cid = (uint32_t)cid;
+	def->vsock_socket = sock != 0;
+	return 0;
+}
+
+struct json_object *
+config_vsock_json(const struct vm_def *def)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (def->vsock_cid != 0)
+		json_object_object_add(o, "cid",
+		    json_object_new_int64(def->vsock_cid));
+	json_object_object_add(o, "socket",
+	    json_object_new_boolean(def->vsock_socket));
+	return o;
+}
+
 /* The display ---------------------------------------------------------- */
 
 /*
@@ -886,7 +938,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 		    "once it stops and cannot start with the daemon");
 		goto fail;
 	}
-	if (config_parse_net(obj, def, err, errlen) < 0)
+	if (config_parse_net(obj, def, err, errlen) < 0 ||
+	    config_parse_vsock(obj, def, err, errlen) < 0)
 		goto fail;
 	if ((flags & CONFIG_OWNER) &&
 	    config_parse_owner(obj, &def->owner, err, errlen) < 0)
@@ -1010,6 +1063,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		    config_owner_json(&def->owner));
 	if (def->net_tap[0] != '\0')
 		json_object_object_add(obj, "net", config_net_json(def));
+	if (def->vsock)
+		json_object_object_add(obj, "vsock", config_vsock_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

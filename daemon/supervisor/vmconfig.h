@@ -64,6 +64,9 @@ enum vm_lost_ticks {
 
 /* The network: virtio-net on a TAP interface. */
 #define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
+/* A guest's vsock address: 2 is the host's, 0, 1 and 2^32 - 1 reserved. */
+#define CONFIG_VSOCK_CID_MIN	3
+#define CONFIG_VSOCK_CID_MAX	4294967294LL
 
 /*
  * What a disk's image is taken for ("format").  Every disk is read as a
@@ -141,6 +144,13 @@ struct vm_def {
 	char net_tap[CONFIG_TAP_NAME_MAX + 1];
 	bool net_has_mac;
 	uint8_t net_mac[6];
+	/*
+	 * virtio-vsock: the guest's CID (0: the lowest free one at each
+	 * start), and a Unix socket for it beside the control socket.
+	 */
+	bool vsock;
+	uint32_t vsock_cid;
+	bool vsock_socket;
 	bool autostart;		/* started when vmmd starts */
 	struct vm_owner owner;
 	enum vm_lost_ticks lost_ticks;
@@ -217,6 +227,8 @@ struct json_object *config_disks_json(const struct vm_def *def);
 void config_net_mac(const struct vm_def *def, uint8_t mac[6]);
 /* "net" as vm.info and the definition file show it: {"tap", "mac"}. */
 struct json_object *config_net_json(const struct vm_def *def);
+/* "vsock" as config_to_json() writes it. */
+struct json_object *config_vsock_json(const struct vm_def *def);
 
 
 const char *config_on_reboot_name(enum vm_on_reboot r);

@@ -733,6 +733,7 @@ wlink_child(int sock, int adopt, int report, const int *passed,
 	    WLINK_SLOT(WLINK_KERNEL_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_INITRD_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_TAP_FD) < WLINK_MAX_PASSED &&
+	    WLINK_SLOT(WLINK_VSOCK_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_DISK_FD(0)) < WLINK_MAX_PASSED,
 	    "worker-link.h's descriptor table is out of order");
 	int src[3 + WLINK_MAX_PASSED], fd, sig, i, n;

@@ -41,7 +41,8 @@ struct wlink_reaper;
 #define WLINK_KERNEL_FD		7
 #define WLINK_INITRD_FD		8	/* if the VM has one */
 #define WLINK_TAP_FD		9	/* if the VM has a network */
-#define WLINK_DISK_FD(i)	(10 + (i))	/* the VM's disks, in order */
+#define WLINK_VSOCK_FD		10	/* /dev/vhost-vsock, if it has vsock */
+#define WLINK_DISK_FD(i)	(11 + (i))	/* the VM's disks, in order */
 #define WLINK_MAX_DISKS		4
 /* The disks' backing files, disk by disk, each chain from the top. */
 #define WLINK_BACKING_FD(k)	(WLINK_DISK_FD(WLINK_MAX_DISKS) + (k))

@@ -337,6 +337,8 @@ guest_fini(struct worker *w)
 	}
 	net_tap_free(w->net);
 	w->net = NULL;
+	vhost_vsock_free(w->vsock);
+	w->vsock = NULL;
 	if (w->hold_ev != NULL)
 		event_free(w->hold_ev);
 	free(w->kernel);

@@ -189,6 +189,27 @@ worker_net(struct worker *w, struct json_object *args, char *err,
 	return 0;
 }
 
+/* worker.boot's vsock: /dev/vhost-vsock and the guest's CID. */
+static int
+worker_vsock(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *o = wmsg_get(args, WMSG_BOOT_VSOCK);
+	uint64_t cid;
+	int ret;
+
+	if (o == NULL)
+		return 0;
+	cid = (uint64_t)wmsg_int(o, WMSG_VSOCK_CID, 0);
+	ret = vhost_vsock_new(&w->vsock, (int)wmsg_int(o, WMSG_VSOCK_FD, -1),
+	    cid, &w->cfg.backends.vsock, err, errlen);
+	if (ret < 0)
+		return ret;
+	w->cfg.backends.has_vsock = true;
+	log_debug("%s: vsock, CID %llu", w->name, (unsigned long long)cid);
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
@@ -264,6 +285,9 @@ worker_cmd_boot(struct worker_request *r)
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_vsock(w, args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(wmsg_str(args, WMSG_BOOT_ON_REBOOT,
 	    "restart"), "stop") == 0;
@@ -563,6 +587,9 @@ worker_cmd_adopt(struct worker_request *r)
 	    wmsg_put_int(ret, WMSG_ADOPT_UID, getuid()) < 0 ||
 	    wmsg_put_int(ret, WMSG_ADOPT_STARTED_MS, w->started_ms) < 0 ||
 	    wmsg_put_int(ret, WMSG_ADOPT_LOG_START, w->log_start) < 0 ||
+	    (w->vsock != NULL && wmsg_put_int(ret, WMSG_ADOPT_VSOCK_CID,
+	    (int64_t)w->cfg.backends.vsock.ops->cid(
+	    w->cfg.backends.vsock.ctx)) < 0) ||
 	    wmsg_put(ret, WMSG_ADOPT_DEFINITION,
 	    json_object_get(w->definition)) < 0) {
 		json_object_put(ret);

@@ -29,6 +29,7 @@
 #include <linux/kvm.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
+#include <linux/vhost.h>
 
 #include "sandbox-rules.h"
 
@@ -165,6 +166,11 @@ static const unsigned long sandbox_ioctls[] = {
 	TCGETS,		/* isatty() in stdio and libraries: ENOTTY */
 	TUNSETOFFLOAD,	/* the TAP: the offloads virtio-net's driver took
 			   (TUNGETIFF and TUNSETVNETHDRSZ come before) */
+	/* vhost-vsock, as each machine's driver starts and stops it
+	 * (vhost-vsock.c; VHOST_SET_OWNER and the CID come before) */
+	VHOST_SET_FEATURES, VHOST_SET_MEM_TABLE, VHOST_SET_VRING_NUM,
+	VHOST_SET_VRING_BASE, VHOST_GET_VRING_BASE, VHOST_SET_VRING_ADDR,
+	VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL, VHOST_VSOCK_SET_RUNNING,
 };
 
 /*

@@ -22,6 +22,7 @@
 #include "link.h"
 #include "machine.h"
 #include "net-tap.h"
+#include "vhost-vsock.h"
 #include "relink.h"
 #include "start-times.h"
 
@@ -59,6 +60,7 @@ struct worker {
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct net_tap *net;		/* cfg.backends.net */
+	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to

@@ -47,6 +47,31 @@ virtio_dev_reset_done(struct virtio_dev *d)
 		d->transport.ops->reset_done(d->transport.ctx);
 }
 
+int
+virtio_dev_queue_kick_fd(struct virtio_dev *d, unsigned int q, bool take)
+{
+	if (d->transport.ops == NULL || d->transport.ops->queue_kick_fd ==
+	    NULL || q >= d->ops->nqueues)
+		return -ENOTSUP;
+	return d->transport.ops->queue_kick_fd(d->transport.ctx, q, take);
+}
+
+int
+virtio_dev_queue_call_fd(struct virtio_dev *d, unsigned int q)
+{
+	if (d->transport.ops == NULL || d->transport.ops->queue_call_fd ==
+	    NULL || q >= d->ops->nqueues)
+		return -ENOTSUP;
+	return d->transport.ops->queue_call_fd(d->transport.ctx, q);
+}
+
+void
+virtio_dev_queue_interrupt(struct virtio_dev *d, unsigned int q)
+{
+	if (d->transport.ops != NULL && q < d->ops->nqueues)
+		d->transport.ops->queue_interrupt(d->transport.ctx, q);
+}
+
 void
 virtio_dev_set_driver_ok(struct virtio_dev *d, bool on)
 {

@@ -95,6 +95,13 @@ struct virtio_dev_ops {
 	bool (*quiesce)(struct virtio_dev *d);
 	/* Optional: the driver reset the device; queues already forgotten. */
 	void (*reset)(struct virtio_dev *d);
+	/*
+	 * Optional: the interrupt a queue raises may have moved (its
+	 * MSI-X vector reprogrammed, masked or unmasked, MSI-X switched):
+	 * a device that handed its queues' notifications to a backend in
+	 * the kernel asks again (virtio_dev_queue_call_fd()).
+	 */
+	void (*vectors_changed)(struct virtio_dev *d);
 	/* Optional: the device's own diagnostics, after the transport's. */
 	void (*diag)(struct virtio_dev *d, struct device_diag *dd);
 	/* Free the device (see its header), the transport going. */
@@ -111,6 +118,9 @@ struct virtio_transport_ops {
 	void (*needs_reset)(void *ctx);
 	/* The device is quiet: finish a reset held back, if one waits. */
 	void (*reset_done)(void *ctx);
+	/* Optional: see virtio_dev_queue_kick_fd() and _call_fd(). */
+	int (*queue_kick_fd)(void *ctx, unsigned int q, bool take);
+	int (*queue_call_fd)(void *ctx, unsigned int q);
 };
 
 struct virtio_transport {
@@ -175,6 +185,29 @@ void virtio_dev_config_changed(struct virtio_dev *d);
  * device's lock, any thread; nothing when no reset waits.
  */
 void virtio_dev_reset_done(struct virtio_dev *d);
+/*
+ * For a device whose queues a backend in the kernel serves (vhost), so
+ * that neither a kick nor an interrupt passes through user space:
+ *
+ * The eventfd the driver's kicks of queue q land in (take: from now on
+ * it is the caller's to read, and the transport no longer calls
+ * ops->notify for the kicks that land there; !take: the transport
+ * reads it again, 0).  A kick that reaches the device another way
+ * still comes as ops->notify: the device passes it on.  -ENOTSUP: the
+ * transport has none.
+ */
+int virtio_dev_queue_kick_fd(struct virtio_dev *d, unsigned int q, bool take);
+/*
+ * The eventfd whose write raises queue q's interrupt without the
+ * device (an irqfd), while there is one: -ENOENT otherwise (no MSI-X,
+ * no vector, the vector masked).  Valid until ops->vectors_changed.
+ */
+int virtio_dev_queue_call_fd(struct virtio_dev *d, unsigned int q);
+/*
+ * Raise queue q's interrupt whatever the ring says (the backend may
+ * have used buffers while the device could not tell the driver).
+ */
+void virtio_dev_queue_interrupt(struct virtio_dev *d, unsigned int q);
 
 /*
  * For the transport.  The driver set DRIVER_OK (on) or cleared it

@@ -275,6 +275,14 @@ virtio_pci_msix_send(struct virtio_pci *vp, unsigned int v)
 	device_msi(vp->host, v, virtio_pci_msix_addr(vp, v), vp->msix[v].data);
 }
 
+/* A queue's interrupt may have moved: tell a device that cares. */
+static void
+virtio_pci_vectors_changed(struct virtio_pci *vp)
+{
+	if (vp->dev->driver_ok && vp->dev->ops->vectors_changed != NULL)
+		vp->dev->ops->vectors_changed(vp->dev);
+}
+
 /*
  * Vector v's table entry, MSI-X enable or the function mask may have
  * changed: tell the host what v sends now (a message while MSI-X is on
@@ -295,6 +303,7 @@ virtio_pci_msix_sync(struct virtio_pci *vp, unsigned int v)
 		vp->routed[v].data = data;
 		vp->route_changes++;
 		device_msi_route(vp->host, v, on, addr, data);
+		virtio_pci_vectors_changed(vp);
 	}
 	if (on && !virtio_pci_function_masked(vp) && (vp->pba & (1u << v))) {
 		vp->pba &= ~(1u << v);
@@ -314,6 +323,8 @@ virtio_pci_config_written(void *dev, unsigned int offset, unsigned int size)
 		return;
 	for (v = 0; v < vp->nvectors; v++)
 		virtio_pci_msix_sync(vp, v);
+	/* MSI-X on or off, the function mask set or cleared. */
+	virtio_pci_vectors_changed(vp);
 }
 
 /* Interrupt the driver: through vector (MSI-X) or INTx with isr_bit. */
@@ -427,6 +438,27 @@ virtio_pci_dev_needs_reset(void *ctx)
 	virtio_pci_needs_reset(ctx);
 }
 
+/* Doorbell ids are queue numbers (virtio_pci_init). */
+static int
+virtio_pci_dev_queue_kick_fd(void *ctx, unsigned int q, bool take)
+{
+	struct virtio_pci *vp = ctx;
+
+	return device_doorbell_fd(vp->host, q, take);
+}
+
+static int
+virtio_pci_dev_queue_call_fd(void *ctx, unsigned int q)
+{
+	struct virtio_pci *vp = ctx;
+	uint16_t v = vp->qcfg[q].msix_vector;
+
+	if (!virtio_pci_msix_on(vp) || v >= vp->nvectors ||
+	    virtio_pci_function_masked(vp) || (vp->msix[v].ctrl & 1))
+		return -ENOENT;
+	return device_msi_fd(vp->host, v);
+}
+
 static void
 virtio_pci_dev_reset_done(void *ctx)
 {
@@ -441,6 +473,8 @@ static const struct virtio_transport_ops virtio_pci_transport_ops = {
 	.config_changed = virtio_pci_dev_config_changed,
 	.needs_reset = virtio_pci_dev_needs_reset,
 	.reset_done = virtio_pci_dev_reset_done,
+	.queue_kick_fd = virtio_pci_dev_queue_kick_fd,
+	.queue_call_fd = virtio_pci_dev_queue_call_fd,
 };
 
 static void
@@ -606,6 +640,7 @@ virtio_pci_common_write(struct virtio_pci *vp, uint32_t off, uint64_t v,
 	}
 	if (off == VPC_Q_MSIX) {
 		qc->msix_vector = virtio_pci_vector(vp, v);
+		virtio_pci_vectors_changed(vp);
 		return;
 	}
 	if (off == VPC_Q_ENABLE) {

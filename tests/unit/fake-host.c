@@ -169,6 +169,40 @@ fake_doorbell(void *ctx, unsigned int bar, uint64_t offset,
 	return 0;
 }
 
+static int
+fake_doorbell_fd(void *ctx, unsigned int id, bool take)
+{
+	struct fake_host *fh = ctx;
+
+	for (unsigned int i = 0; i < fh->nbells; i++)
+		if (fh->bell[i].id == id) {
+			fh->bell[i].handed = take;
+			return take ? FAKE_HOST_BELL_FD(id) : 0;
+		}
+	return -ENOENT;
+}
+
+static int
+fake_msi_fd(void *ctx, unsigned int vector)
+{
+	struct fake_host *fh = ctx;
+
+	if (vector >= FAKE_HOST_VECTORS || !fh->route[vector].on)
+		return -ENOENT;
+	return FAKE_HOST_MSI_FD(vector);
+}
+
+static int
+fake_mem_regions(void *ctx, struct device_mem_region *r, unsigned int max)
+{
+	struct fake_host *fh = ctx;
+
+	if (max > 0)
+		r[0] = (struct device_mem_region){ fh->mem_base,
+		    fh->mem_size, fh->mem };
+	return 1;
+}
+
 const struct device_host_ops fake_host_ops = {
 	.irq_set = fake_irq_set,
 	.timer_new = fake_timer_new,
@@ -182,6 +216,9 @@ const struct device_host_ops fake_host_ops = {
 	.msi = fake_msi,
 	.msi_route = fake_msi_route,
 	.doorbell = fake_doorbell,
+	.doorbell_fd = fake_doorbell_fd,
+	.msi_fd = fake_msi_fd,
+	.mem_regions = fake_mem_regions,
 	.lock = fake_lock,
 	.unlock = fake_unlock,
 };

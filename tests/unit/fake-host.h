@@ -62,6 +62,7 @@ struct fake_host {
 		uint64_t offset;
 		device_doorbell_fn fn;
 		void *dev;
+		bool handed;	/* doorbell_fd(take): a backend reads it */
 	} bell[FAKE_HOST_BELLS];
 	unsigned int nbells;
 
@@ -101,6 +102,13 @@ struct fake_host {
 	 */
 	bool wall_follows_vm;
 };
+
+/*
+ * The descriptor numbers the fake host hands out (nothing is opened):
+ * doorbell id's eventfd, and vector v's irqfd while it is routed.
+ */
+#define FAKE_HOST_BELL_FD(id)	(100 + (int)(id))
+#define FAKE_HOST_MSI_FD(v)	(200 + (int)(v))
 
 extern const struct device_host_ops fake_host_ops;
 

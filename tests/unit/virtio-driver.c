@@ -190,7 +190,8 @@ vdrv_bell(const struct vdrv *d, unsigned int q)
 	unsigned int rung = 0;
 
 	for (unsigned int i = 0; i < fh->nbells; i++) {
-		if (fh->bell[i].id != q)
+		/* A handed doorbell is a kernel backend's to read. */
+		if (fh->bell[i].id != q || fh->bell[i].handed)
 			continue;
 		pthread_mutex_lock(&fh->lock);
 		fh->bell[i].fn(fh->bell[i].dev, q);

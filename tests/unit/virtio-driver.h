@@ -91,7 +91,8 @@ void	 vdrv_kick(const struct vdrv *d, unsigned int q);
 void	 vdrv_offer(const struct vdrv *d, unsigned int q, uint16_t head);
 /*
  * The host doorbells the device asked for on queue q rung, as KVM's
- * ioeventfds would: how many there were.
+ * ioeventfds would: how many reached the device (not those handed to a
+ * backend in the kernel).
  */
 unsigned int vdrv_bell(const struct vdrv *d, unsigned int q);
 /* Waits up to ms milliseconds for queue q's used index to reach idx. */
