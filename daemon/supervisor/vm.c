@@ -33,6 +33,7 @@
 #include "worker-exit.h"
 #include "worker-link.h"
 #include "worker-sock.h"
+#include "vsock-proxy.h"
 
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
 _Static_assert(CONFIG_DISKS_MAX <= WLINK_MAX_DISKS,
@@ -240,6 +241,8 @@ vm_overlays_json(const struct vm *vm, struct json_object *obj)
 			    i), "overlay_path", json_object_new_string(path));
 }
 
+static void vm_vsock_serve(struct vm *vm);
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
@@ -267,6 +270,12 @@ vm_to_json(const struct vm *vm)
 		if (vm->run.vsock_cid != 0)
 			json_object_object_add(obj, "vsock_cid",
 			    json_object_new_int64(vm->run.vsock_cid));
+		if (vm->run.vsock_cid != 0 && vm->def->vsock_socket &&
+		    vm->d->vsock_proxy != NULL &&
+		    vsock_proxy_path(vm->d->vsock_proxy, vm->def->name, path,
+		    sizeof(path)) == 0)
+			json_object_object_add(obj, "vsock_socket",
+			    json_object_new_string(path));
 	}
 	if (vm->reason != NULL)
 		json_object_object_add(obj, "reason",
@@ -776,6 +785,7 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 	if (vm->state != VM_STARTING)
 		return;		/* a stop came first */
 	wlink_deadline_clear(vm->w);
+	vm_vsock_serve(vm);
 	vm_set_state(vm, VM_RUNNING, "booted");
 	if ((p = vm->start_waiter) != NULL) {
 		vm->start_waiter = NULL;
@@ -972,6 +982,23 @@ vm_boot_disks(const struct vm_def *def, const struct vm_files *files)
 		return NULL;
 	}
 	return arr;
+}
+
+/*
+ * The guest runs: its vsock socket for users, if its definition asks.
+ * A socket that cannot be made is logged; the guest runs on.
+ */
+static void
+vm_vsock_serve(struct vm *vm)
+{
+	char err[512];
+
+	if (!vm->def->vsock_socket || vm->run.vsock_cid == 0 ||
+	    vm->d->vsock_proxy == NULL)
+		return;
+	if (vsock_proxy_add(vm->d->vsock_proxy, vm->def->name,
+	    vm->run.vsock_cid, err, sizeof(err)) < 0)
+		log_warn("VM '%s': %s", vm->def->name, err);
 }
 
 /* The VM of d whose worker has vsock CID cid, or NULL. */
@@ -1436,6 +1463,8 @@ vm_worker_exited(void *owner, int status)
 	vm->w = NULL;
 	/* Whatever way it went, its socket goes with it. */
 	wsock_remove(d->workersdir, vm->def->name);
+	if (d->vsock_proxy != NULL)
+		vsock_proxy_remove(d->vsock_proxy, vm->def->name);
 	json_object_put(vm->run.boot_error);
 	vm->run.boot_error = NULL;
 
@@ -1543,6 +1572,7 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 	vm->run.log_start = wmsg_int(info, WMSG_ADOPT_LOG_START, 0);
 	vm->run.started_ms = wmsg_int(info, WMSG_ADOPT_STARTED_MS, 0);
 	vm->run.vsock_cid = (uint32_t)wmsg_int(info, WMSG_ADOPT_VSOCK_CID, 0);
+	vm_vsock_serve(vm);
 	vm->prev_state = vm->state;
 	state = wmsg_str(info, WMSG_ADOPT_STATE, "running");
 	if (strcmp(state, "paused") == 0)

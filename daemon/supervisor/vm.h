@@ -114,6 +114,8 @@ struct vmmd {
 	bool shutting_down;
 	struct vm_hooks hooks;
 	struct counters counters;	/* for /metrics (counters.h) */
+	/* vsock's Unix sockets for users (vsock-proxy.h); NULL: none. */
+	struct vsock_proxy *vsock_proxy;
 };
 
 const char *vm_state_name(enum vm_state s);

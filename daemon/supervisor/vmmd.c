@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -36,6 +37,7 @@
 #include "access.h"
 #include "vm.h"
 #include "vmconfig.h"
+#include "vsock-proxy.h"
 #include "worker-sock.h"
 
 #define MAIN_CONFIG_FILE	VMMD_SYSCONFDIR "/vmmd/vmmd.conf"
@@ -409,6 +411,22 @@ main_workersdir(const char *socket_path, char **out)
 	return rc;
 }
 
+/* The vsock sockets' keeper, in the control socket's directory. */
+static struct vsock_proxy *
+main_vsock_proxy(struct event_base *base, const char *socket_path)
+{
+	struct vsock_proxy *p;
+	struct group *gr = getgrnam(VMMD_GROUP);
+	char *copy;
+
+	if ((copy = strdup(socket_path)) == NULL)
+		return NULL;
+	p = vsock_proxy_new(base, dirname(copy), gr != NULL ? gr->gr_gid :
+	    (gid_t)-1);
+	free(copy);
+	return p;
+}
+
 static char *
 main_worker_self(void)
 {
@@ -634,6 +652,10 @@ main(int argc, char *argv[])
 		log_error("metrics: %s", metrics_path == NULL ?
 		    "out of memory" : err);
 	free(metrics_path);
+	/* vsock's sockets for users, beside the control socket. */
+	d->vsock_proxy = main_vsock_proxy(d->base, conf.socket);
+	if (d->vsock_proxy == NULL)
+		log_error("vsock: out of memory");
 	/*
 	 * Guests a previous vmmd left running: ours now.  Only once the
 	 * socket is ours, so that a second vmmd started by mistake steals
@@ -707,6 +729,8 @@ free_vms:
 	if (status != 0)
 		vm_list_release(d);
 	vm_list_fini(d);
+	vsock_proxy_free(d->vsock_proxy);
+	d->vsock_proxy = NULL;
 	counters_fini(&d->counters);
 free_base:
 	systemd_free(ms.sd);

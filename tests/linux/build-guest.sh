@@ -13,11 +13,14 @@
 #                       Ctrl-Alt-Del reboots, and busybox acpid powers
 #                       off on the ACPI power button; and /usr/bin/rtc-ticks
 #                       (rtc-ticks.c here, built static with cc), which
-#                       counts the RTC's interrupts for the linux suite
+#                       counts the RTC's interrupts for the linux suite,
+#                       and /usr/bin/vsock-echo (vsock-echo.c), the
+#                       guest's end of its vsock checks
 #   cmdline             the guest's default kernel command line
 #   release             the kernel release (uname -r)
 #   busybox             busybox-static, for the nested test host
-#   host-modules/       the test host's KVM and TAP modules (*.ko, decompressed)
+#   host-modules/       the test host's KVM, TAP and vhost-vsock modules
+#                       (*.ko, decompressed)
 #                       and "order", the order to insmod them in
 #
 # Packages are downloaded with apt-get download and unpacked with dpkg-deb
@@ -35,8 +38,9 @@ out=${1:-$cache/linux-guest}
 # ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices).
 # button and evdev: the ACPI power button as an input device acpid reads.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
-    virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev"
-host_modules="kvm_amd kvm_intel tun"
+    virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev
+    vmw_vsock_virtio_transport"
+host_modules="kvm_amd kvm_intel tun vhost_vsock"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
 
@@ -50,7 +54,7 @@ for t in apt-cache apt-get dpkg-deb cpio gzip xz zstd awk "$cc"; do
 	    "xz-utils zstd gcc libc6-dev)"
 done
 # The guest's own programs: C sources here, each built static.
-guest_programs="rtc-ticks"
+guest_programs="rtc-ticks vsock-echo"
 
 # The versioned package a package depends on (linux-image-amd64 ->
 # linux-image-6.1.0-NN-amd64), resolved at run time.

@@ -68,6 +68,11 @@ vnc_module=$(dirname "$VMMD_WORKER_BIN")/vmmd-vnc.so
 link "$vnc_module" "$stage/vmmd/vmmd-vnc.so"
 link "$VMCTL_BIN" "$stage/vmmd/vmctl"
 link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"
+# The host's end of the vsock checks, where the suite has one.
+if [ -n "${VMMD_VSOCK_ECHO:-}" ]; then
+	[ -f "$VMMD_VSOCK_ECHO" ] || die "$VMMD_VSOCK_ECHO is missing"
+	link "$VMMD_VSOCK_ECHO" "$stage/vmmd/vsock-echo"
+fi
 for f in ${VMMD_HOST_PROGRAMS:-}; do
 	[ -f "$f" ] || die "VMMD_HOST_PROGRAMS: $f is missing"
 	link "$f" "$stage/vmmd/$(basename "$f")"
@@ -94,7 +99,7 @@ done
 
 # Shared libraries at the paths the loader will look for them.
 for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$vnc_module" "$VMCTL_BIN" \
-    "$VMMD_LINUX_SCENARIOS" ${VMMD_HOST_PROGRAMS:-} ${VMMD_HOST_EXTRA:-}; do
+    "$VMMD_LINUX_SCENARIOS" ${VMMD_VSOCK_ECHO:-} ${VMMD_HOST_PROGRAMS:-} ${VMMD_HOST_EXTRA:-}; do
 	ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
 	    print $i }'
 done | sort -u | while read -r lib; do
@@ -112,6 +117,9 @@ quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "VMMD_WORKER_BIN=/vmmd/vmmd-worker"
 	echo "VMCTL_BIN=/vmmd/vmctl"
 	echo "VMMD_LINUX_SCENARIOS=/vmmd/linux-scenarios"
+	[ -z "${VMMD_VSOCK_ECHO:-}" ] ||
+	    printf '%s\n' "VMMD_VSOCK_ECHO=/vmmd/vsock-echo" \
+	    "export VMMD_VSOCK_ECHO"
 	[ "$with_guest" = no ] || echo "VMMD_LINUX_GUEST=/guest"
 	for v in $guests; do
 		eval "f=\$$v"

@@ -38,6 +38,7 @@
 #include "ldisplay.h"
 #include "lguest.h"
 #include "lnet.h"
+#include "lvsock.h"
 #include "lrtc.h"
 
 #define GUEST_MIB	256
@@ -1622,6 +1623,96 @@ out:
 	finish(&vm);
 }
 
+/*
+ * After megabytes crossed: the device started its backend once and no
+ * data queue's kick reached the worker (every one went to vhost through
+ * the handed doorbells): the kicks it saw are the event queue's, a few.
+ */
+static void
+check_vsock_path(struct lg_vm *vm)
+{
+	struct json_object *r, *o;
+	long long started = -1, kicks = -1, bells = -1, passed = -1;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &o) &&
+	    json_object_object_get_ex(o, "devices", &o) &&
+	    json_object_object_get_ex(o, "virtio-vsock", &o)) {
+		started = h_int(o, "starts", -1);
+		kicks = h_int(o, "kicks", -1);
+		bells = h_int(o, "doorbell_kicks", -1);
+		passed = h_int(o, "kicks_passed", -1);
+		tap_diag("virtio-vsock: %s", json_object_to_json_string(o));
+	}
+	json_object_put(r);
+	check(vm, started == 1 && passed == 0 && kicks >= 0 && kicks <= 4,
+	    "vsock: vhost served the queues: 1 start, %lld kicks reached "
+	    "the worker in all (%lld by doorbell; the event queue's), none "
+	    "of the data queues' (%lld passed on)", kicks, bells, passed);
+}
+
+/*
+ * virtio-vsock (lvsock.h), then CIDs: a second VM (the demo guest) gets
+ * another one, a third that names the first's is refused while the
+ * first runs.
+ */
+static void
+scenario_vsock(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-vsock" };
+	struct json_object *r;
+	const char *sock;
+	int64_t cid = -1, cid2 = -1;
+	char sockbuf[4096] = "";
+
+	if (access("/dev/vhost-vsock", R_OK | W_OK) < 0) {
+		tap_ok(1, "# SKIP vsock: no /dev/vhost-vsock on this host");
+		return;
+	}
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("vsock"),
+	    ",\"vsock\":{\"socket\":true}"))
+		goto out;
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm.name);
+	cid = h_int(h_ret(r), "vsock_cid", -1);
+	sock = h_str(h_ret(r), "vsock_socket");
+	snprintf(sockbuf, sizeof(sockbuf), "%s", sock != NULL ? sock : "");
+	json_object_put(r);
+	check(&vm, cid >= 3 && sockbuf[0] != '\0', "vsock: vm.info shows "
+	    "the guest's CID (%lld) and its socket (%s)", (long long)cid,
+	    sockbuf);
+	if (cid >= 3 && sockbuf[0] != '\0')
+		lv_check_guest(&vm, check, (uint32_t)cid, sockbuf);
+	check_vsock_path(&vm);
+
+	/* Another guest, another CID; the first's, refused. */
+	tap_ok(h_create(c, "vs2", "\"kernel\":\"%s\",\"vsock\":{}",
+	    h_env("VMMD_GUEST_DEMO")) == 0 && h_start(c, "vs2") == 0,
+	    "vsock: a second VM with vsock starts");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"vs2\"}");
+	cid2 = h_int(h_ret(r), "vsock_cid", -1);
+	json_object_put(r);
+	tap_ok(cid2 >= 3 && cid2 != cid, "vsock: with a CID of its own "
+	    "(%lld, the first %lld)", (long long)cid2, (long long)cid);
+	tap_ok(h_create(c, "vs3", "\"kernel\":\"%s\",\"vsock\":"
+	    "{\"cid\":%lld}", h_env("VMMD_GUEST_DEMO"), (long long)cid) == 0,
+	    "vsock: a third VM naming the first's CID is defined");
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"vs3\"}");
+	tap_ok(h_err_class(r) != NULL && strcmp(h_err_class(r),
+	    "bad_state") == 0 && strstr(h_text(r), vm.name) != NULL,
+	    "vsock: and refused to start while it runs: %s", h_text(r));
+	json_object_put(r);
+	h_stop(c, "vs2", true, -1, H_REPLY_MS);
+	h_delete(c, "vs2");
+	h_delete(c, "vs3");
+	show_stats(&vm, "after the vsock checks");
+out:
+	finish(&vm);
+	tap_ok(sockbuf[0] == '\0' || access(sockbuf, F_OK) < 0,
+	    "vsock: the socket went with the VM");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1656,6 +1747,8 @@ main(int argc, char **argv)
 		scenario_qcow2(d, c);
 	if (want("net"))
 		scenario_net(d, c);
+	if (want("vsock"))
+		scenario_vsock(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();

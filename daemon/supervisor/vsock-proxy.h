@@ -1,0 +1,66 @@
+/*
+ * The host side of guests' vsock for the users of the host: AF_VSOCK to
+ * a guest's CID is open to any local user, so a VM whose definition
+ * asks for it ("vsock": {"socket": true}) also gets a Unix socket, with
+ * the control socket's mode and group, that speaks the convention of
+ * Firecracker's and Cloud Hypervisor's hybrid vsock, so that tools
+ * written for them work unchanged:
+ *
+ *  - host to guest: connect to DIR/NAME.sock, send "CONNECT PORT\n";
+ *    vmmd connects to the guest's CID at PORT and answers "OK N\n" (N
+ *    its own vsock port), then carries bytes both ways; a connection
+ *    the guest refuses is closed.
+ *  - guest to host: the guest connects to the host (CID 2) at PORT; if
+ *    DIR/NAME.sock_PORT is a socket someone listens on, vmmd connects
+ *    to it and carries the bytes.  vmmd listens on vsock PORT only while
+ *    such a socket exists for one of its guests (inotify on DIR; no
+ *    timer), and asks the peer's CID which guest it is.
+ *
+ * DIR is the runtime directory's vsock/ (/run/vmmd/vsock): root's,
+ * group vmm, mode 1770, so that members of the group (who may control
+ * every VM anyway) can make NAME.sock_PORT there and nobody can move or
+ * replace what vmmd made (sticky).  vmmd connects to a NAME.sock_PORT
+ * through an O_PATH descriptor of it, never following a link.
+ *
+ * Bytes wait in vmmd at most PROXY_BUFFER each way before it stops
+ * reading the side that sends them; a side's end of stream is passed
+ * on (shutdown) once what it sent is delivered.  A client that has not
+ * said CONNECT within 10 s is closed.  Costs nothing while nobody uses
+ * it: no timer but the handshake's.
+ *
+ * Everything runs on the supervisor's loop.
+ */
+#ifndef VMMD_VSOCK_PROXY_H
+#define VMMD_VSOCK_PROXY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+struct vsock_proxy;
+
+/*
+ * For the runtime directory rundir (the control socket's); gid: the
+ * group that may use the sockets, or (gid_t)-1 for root alone.  Makes
+ * nothing yet.  NULL on ENOMEM.
+ */
+struct vsock_proxy *vsock_proxy_new(struct event_base *base,
+    const char *rundir, gid_t gid);
+/* Closes every connection and removes every socket.  NULL is fine. */
+void	vsock_proxy_free(struct vsock_proxy *p);
+
+/*
+ * Serve VM name, whose guest has CID cid: DIR/NAME.sock, and the
+ * NAME.sock_PORT sockets already there.  0 or -errno with err.
+ */
+int	vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
+	    char *err, size_t errlen);
+/* The VM stopped: its socket and its connections go. */
+void	vsock_proxy_remove(struct vsock_proxy *p, const char *name);
+/* DIR/NAME.sock into buf; 0 or -ENAMETOOLONG. */
+int	vsock_proxy_path(const struct vsock_proxy *p, const char *name,
+	    char *buf, size_t len);
+
+#endif
