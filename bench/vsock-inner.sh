@@ -13,6 +13,25 @@ res=/tmp/vsock.res
 : >"$res"
 ok=1
 
+# vmm_wakeups PID...: the voluntary context switches of the processes'
+# threads but their vCPUs (vmmd's vcpuN, QEMU's "CPU N/KVM"), whose
+# switches are the guest halting inside KVM_RUN: what the VMM itself
+# was woken for.
+vmm_wakeups() {
+	n=0
+	for p in "$@"; do
+		for t in /proc/"$p"/task/*; do
+			case $(cat "$t"/comm 2>/dev/null) in
+			vcpu*|CPU*) continue ;;
+			esac
+			v=$(awk '/^voluntary_ctxt_switches/ { print $2 }' \
+			    "$t"/status 2>/dev/null)
+			n=$((n + ${v:-0}))
+		done
+	done
+	echo "$n"
+}
+
 # transfer VMM CID PID...: the transfer under strace, with the
 # wake-ups around it; one result line.
 transfer() {
@@ -20,26 +39,27 @@ transfer() {
 	shift 2
 	args=
 	for p in "$@"; do args="$args -p $p"; done
-	w0=$(wakeups "$@")
+	w0=$(wakeups "$@") v0=$(vmm_wakeups "$@")
 	strace -c -f -o /tmp/st $args 2>/tmp/st.err &
 	sp=$!
 	sleep 2
 	out=$("$BENCH_ECHO" send "$cid" 1234 "$bytes" 2>&1)
 	kill -INT "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
-	w1=$(wakeups "$@")
+	w1=$(wakeups "$@") v1=$(vmm_wakeups "$@")
 	calls=$(awk '$NF == "total" { print $4 }' /tmp/st 2>/dev/null)
 	say "$vmm: $out"
 	case $out in
 	*"received $bytes, crc"*) ;;
 	*) ok=0 ;;
 	esac
-	echo "$vmm ${calls:-0} $((w1 - w0))" >>"$res"
+	echo "$vmm ${calls:-0} $((w1 - w0)) $((v1 - v0))" >>"$res"
 	top_syscalls /tmp/st 5
 }
 
 # vmmd.
-sock=/tmp/vs.sock
+mkdir -p /run/vsbench && chmod 755 /run/vsbench
+sock=/run/vsbench/vs.sock
 "$VMMD_BIN" -f -s $sock -d /tmp/vs -g "$VMMD_GUEST_DEMO" 2>/tmp/vmmd.log &
 vmmd=$!
 wait_socket $sock 30 || { say "vmmd did not start"; ok=0; }
@@ -61,6 +81,7 @@ stop_pid "$vmmd"
 
 # QEMU.
 qemu-system-x86_64 -enable-kvm -M pc -cpu host -m 256 -smp 2 \
+    -name vs,debug-threads=on \
     -nodefaults -display none -serial file:/tmp/q.log \
     -kernel "$g/vmlinuz" -initrd "$g/initramfs.cpio.gz" \
     -append "$cmdline" -device vhost-vsock-pci,guest-cid=4 \
@@ -76,17 +97,20 @@ stop_pid "$qemu"
 
 say ""
 say "vsock, $mib MiB each way (vsock-echo: the test host sends, the guest echoes)"
+say "wake-ups: every thread's voluntary switches; not vCPUs: those of"
+say "the threads that are not vCPUs (a vCPU's are the guest halting)"
 awk -v mib="$mib" '
-	{ c[$1] = $2; w[$1] = $3 }
+	{ c[$1] = $2; w[$1] = $3; v[$1] = $4 }
 	END {
-		printf "# %-6s %10s %10s %12s %12s\n", "VMM", "syscalls",
-		    "wake-ups", "sys/MiB", "wake/MiB"
-		for (v in c)
-			printf "# %-6s %10d %10d %12.2f %12.2f\n", v, c[v],
-			    w[v], c[v] / mib / 2, w[v] / mib / 2
+		printf "# %-6s %10s %10s %10s %10s %14s\n", "VMM", "syscalls",
+		    "wake-ups", "not vCPUs", "sys/MiB", "not vCPU/MiB"
+		for (m in c)
+			printf "# %-6s %10d %10d %10d %10.3f %14.3f\n", m, c[m],
+			    w[m], v[m], c[m] / mib / 2, v[m] / mib / 2
 		if (c["qemu"] > 0 && w["qemu"] > 0)
-			printf "# ratio vmmd/qemu: syscalls %.2f, wake-ups %.2f\n",
-			    c["vmmd"] / c["qemu"], w["vmmd"] / w["qemu"]
+			printf "# ratio vmmd/qemu: syscalls %.2f, wake-ups " \
+			    "%.2f\n", c["vmmd"] / c["qemu"],
+			    w["vmmd"] / w["qemu"]
 	}' "$res"
 [ $ok = 1 ] && echo "ok 1 - both VMMs carried the bytes back whole" ||
     echo "not ok 1 - both VMMs carried the bytes back whole"
