@@ -30,7 +30,8 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
 case $mode in demo|test|linux) ;; *) die "usage: $0 [test|linux]" ;; esac
 
-build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev"
+# passt: the user-mode network a guest gets with "net": {"user": true}.
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev passt"
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);

@@ -156,14 +156,16 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 }
 
 /*
- * --net tap=NAME[,mac=MAC]: "net".  The daemon checks the name and the
- * address.  Returns -1 to go on, else an exit status.
+ * --net tap=NAME[,mac=MAC] or --net user[,forward=SPEC]...[,mac=MAC]:
+ * "net".  The daemon checks the name, the forwards and the address.
+ * Returns -1 to go on, else an exit status.
  */
 static int
 create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
 {
-	struct json_object *net;
+	struct json_object *net, *fw = NULL;
 	char *opt, *save = NULL;
+	bool user = false;
 
 	net = json_object_new_object();
 	for (opt = strtok_r(spec, ",", &save); opt != NULL;
@@ -174,16 +176,33 @@ create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
 		else if (strncmp(opt, "mac=", 4) == 0)
 			json_object_object_add(net, "mac",
 			    json_object_new_string(opt + 4));
-		else {
+		else if (strcmp(opt, "user") == 0)
+			user = true;
+		else if (strncmp(opt, "forward=", 8) == 0) {
+			if (fw == NULL)
+				fw = json_object_new_array();
+			json_object_array_add(fw,
+			    json_object_new_string(opt + 8));
+		} else {
 			json_object_put(net);
+			json_object_put(fw);
 			return ctl_usage(ctl, "--net: unknown option '%s' "
-			    "(tap=NAME, mac=MAC)", opt);
+			    "(tap=NAME, user, forward=SPEC, mac=MAC)", opt);
 		}
 	}
-	if (!json_object_object_get_ex(net, "tap", NULL)) {
+	if (user == json_object_object_get_ex(net, "tap", NULL) ||
+	    (fw != NULL && !user)) {
 		json_object_put(net);
-		return ctl_usage(ctl, "--net: expected tap=NAME[,mac=MAC]");
+		json_object_put(fw);
+		return ctl_usage(ctl, "--net: expected tap=NAME[,mac=MAC] or "
+		    "user[,forward=PROTO:HOSTADDR:HOSTPORT:GUESTPORT]..."
+		    "[,mac=MAC]");
 	}
+	if (user)
+		json_object_object_add(net, "user",
+		    json_object_new_boolean(1));
+	if (fw != NULL)
+		json_object_object_add(net, "forward", fw);
 	json_object_object_add(args, "net", net);
 	return -1;
 }

@@ -59,6 +59,14 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
+	"  --net user[,forward=PROTO:HOSTADDR:HOSTPORT:GUESTPORT]...[,mac=MAC]\n" \
+	"                      a virtio NIC on user-mode networking "	\
+	"(passt: DHCP,\n"						\
+	"                      DNS, NAT; no root, nothing set up on the "	\
+	"host), HOSTPORT\n"						\
+	"                      of HOSTADDR (empty: all) forwarded to the "	\
+	"guest's\n"							\
+	"                      GUESTPORT (tcp:127.0.0.1:2222:22)\n"		\
 	"  --vsock auto|CID[,socket]\n"					\
 	"                      a virtio-vsock with the guest address CID "	\
 	"(auto: the\n"							\
@@ -82,7 +90,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
 	    "[,overlay]]"
 	    "... "
-	    "[--net tap=NAME[,mac=MAC]] [--vsock auto|CID[,socket]]",
+	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
+	    "[--vsock auto|CID[,socket]]",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",

@@ -56,6 +56,7 @@ enum wmsg_shape {
 	WMSG_S_BOOT_DISK,
 	WMSG_S_BACKING,
 	WMSG_S_BOOT_NET,
+	WMSG_S_NET_FORWARD,
 	WMSG_S_BOOT_VSOCK,
 	WMSG_S_BOOT_DISPLAY,
 	WMSG_S_SHUTDOWN,
@@ -78,6 +79,7 @@ enum wmsg_shape {
 				    NULL })
 #define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", "qcow2", \
 				    NULL })
+#define WMSG_V_FWD_PROTO	((const char *const[]){ "tcp", "udp", NULL })
 #define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
 				    "stopping", NULL })
 #define WMSG_V_GUEST_STATE	((const char *const[]){ "running", "paused", \
@@ -156,10 +158,24 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BACKING_FORMAT, BACKING, "format", STRING, 1, 1, 16, NONE,	\
 	    DISK_FORMAT)						\
-	/* worker.boot's net: a TAP vmmd attached */			\
-	F(NET_FD, BOOT_NET, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
-	F(NET_TAP, BOOT_NET, "tap", STRING, 1, 1, 15, NONE, NONE)	\
+	/* worker.boot's net: a TAP vmmd attached, or passt to start */	\
+	F(NET_FD, BOOT_NET, "fd", INT, 0, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(NET_TAP, BOOT_NET, "tap", STRING, 0, 1, 15, NONE, NONE)	\
 	F(NET_MAC, BOOT_NET, "mac", STRING, 1, 17, 17, NONE, NONE)	\
+	F(NET_USER, BOOT_NET, "user", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(NET_PASST, BOOT_NET, "passt", STRING, 0, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(NET_FORWARD, BOOT_NET, "forward", ARRAY, 0, 0, 16,		\
+	    NET_FORWARD, NONE)						\
+	/* each of user-mode networking's port forwards */		\
+	F(FWD_PROTO, NET_FORWARD, "proto", STRING, 1, 3, 3, NONE,	\
+	    FWD_PROTO)							\
+	F(FWD_ADDR, NET_FORWARD, "host_addr", STRING, 0, 0, 15, NONE,	\
+	    NONE)							\
+	F(FWD_HOST_PORT, NET_FORWARD, "host_port", INT, 1, 1024, 65535,	\
+	    NONE, NONE)							\
+	F(FWD_GUEST_PORT, NET_FORWARD, "guest_port", INT, 1, 1, 65535,	\
+	    NONE, NONE)							\
 	/* worker.boot's vsock: /dev/vhost-vsock vmmd opened, the CID */\
 	F(VSOCK_FD, BOOT_VSOCK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(VSOCK_CID, BOOT_VSOCK, "cid", INT, 1, 3, UINT32_MAX - 1, NONE,	\

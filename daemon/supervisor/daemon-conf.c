@@ -251,7 +251,9 @@ dconf_init(struct dconf *c)
 	c->socket = strdup(VMMD_DEFAULT_SOCKET);
 	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
 	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
-	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL) {
+	c->passt = strdup(DCONF_PASST);
+	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL ||
+	    c->passt == NULL) {
 		dconf_fini(c);
 		return -ENOMEM;
 	}
@@ -266,6 +268,7 @@ dconf_fini(struct dconf *c)
 	free(c->kernel);
 	free(c->tap_rules);
 	free(c->metrics_listen);
+	free(c->passt);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -323,9 +326,11 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		    value, err, errlen);
 	if (strcmp(key, "metrics_listen") == 0)
 		return dconf_listen(&c->metrics_listen, value, err, errlen);
+	if (strcmp(key, "passt") == 0)
+		return dconf_path(&c->passt, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
 	    "default_kernel, shutdown_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen)",
+	    "worker_uids, metrics_listen, passt)",
 	    key);
 	return -EINVAL;
 }

@@ -54,7 +54,11 @@ struct dconf {
 	uid_t worker_uid_first;		/* the workers' uids, inclusive */
 	uid_t worker_uid_last;
 	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
+	char *passt;			/* user-mode networking's program */
 };
+
+/* Where Debian's passt package puts it. */
+#define DCONF_PASST	"/usr/bin/passt"
 
 /* Fill c with the built-in defaults (paths from the build). */
 int	dconf_init(struct dconf *c);

@@ -1081,22 +1081,62 @@ vm_boot_vsock(uint32_t cid)
 	return o;
 }
 
-/* worker.boot's net: the TAP vm-files.c attached, the guest's MAC. */
-static struct json_object *
-vm_boot_net(const struct vm_def *def)
+/* user-mode networking's part of worker.boot's net: passt, forwards. */
+static int
+vm_boot_user_net(const struct vm *vm, struct json_object *o)
 {
+	const struct vm_def *def = vm->def;
+	struct json_object *fw = json_object_new_array(), *f;
+	int rc = 0;
+
+	if (fw == NULL)
+		return -1;
+	for (unsigned int i = 0; i < def->net_nforward && rc == 0; i++) {
+		const struct vm_forward *v = &def->net_forward[i];
+
+		if ((f = json_object_new_object()) == NULL) {
+			rc = -1;
+			break;
+		}
+		rc |= wmsg_put_str(f, WMSG_FWD_PROTO, v->udp ? "udp" : "tcp");
+		if (v->addr[0] != '\0')
+			rc |= wmsg_put_str(f, WMSG_FWD_ADDR, v->addr);
+		rc |= wmsg_put_int(f, WMSG_FWD_HOST_PORT, v->host_port);
+		rc |= wmsg_put_int(f, WMSG_FWD_GUEST_PORT, v->guest_port);
+		json_object_array_add(fw, f);
+	}
+	rc |= wmsg_put_bool(o, WMSG_NET_USER, true);
+	rc |= wmsg_put_str(o, WMSG_NET_PASST, vm->d->passt != NULL ?
+	    vm->d->passt : "passt");
+	rc |= wmsg_put(o, WMSG_NET_FORWARD, fw);
+	return rc;
+}
+
+/*
+ * worker.boot's net: the TAP vm-files.c attached, or passt for the
+ * worker to start; the guest's MAC.
+ */
+static struct json_object *
+vm_boot_net(const struct vm *vm)
+{
+	const struct vm_def *def = vm->def;
 	struct json_object *o = json_object_new_object();
 	uint8_t m[6];
 	char mac[18];
+	int rc;
 
 	if (o == NULL)
 		return NULL;
 	config_net_mac(def, m);
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
 	    m[1], m[2], m[3], m[4], m[5]);
-	if (wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD) < 0 ||
-	    wmsg_put_str(o, WMSG_NET_TAP, def->net_tap) < 0 ||
-	    wmsg_put_str(o, WMSG_NET_MAC, mac) < 0) {
+	rc = wmsg_put_str(o, WMSG_NET_MAC, mac);
+	if (def->net_user)
+		rc |= vm_boot_user_net(vm, o);
+	else
+		rc |= wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD) |
+		    wmsg_put_str(o, WMSG_NET_TAP, def->net_tap);
+	if (rc != 0) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -1158,8 +1198,8 @@ vm_boot_args(const struct vm *vm, const struct vm_files *files,
 	rc |= wmsg_put_int(args, WMSG_BOOT_STARTED_MS, started_ms);
 	rc |= wmsg_put(args, WMSG_BOOT_DEFINITION,
 	    config_to_json(def, CONFIG_JSON_SECRETS));
-	if (def->net_tap[0] != '\0')
-		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(def));
+	if (def->net_tap[0] != '\0' || def->net_user)
+		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(vm));
 	if (def->vnc_addr != NULL)
 		rc |= vm_boot_put(args, WMSG_BOOT_DISPLAY, vm_boot_display(vm));
 	if (vsock_cid != 0)

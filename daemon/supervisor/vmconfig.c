@@ -395,7 +395,111 @@ config_disks_json(const struct vm_def *def)
 
 /* The network ---------------------------------------------------------- */
 
-static const char *const config_net_keys[] = { "tap", "mac", NULL };
+static const char *const config_net_keys[] = { "tap", "mac", "user",
+	"forward", NULL };
+
+/* One "PROTO:HOSTADDR:HOSTPORT:GUESTPORT" of "forward" into f. */
+static int
+config_parse_forward(const char *s, struct vm_forward *f, char *err,
+    size_t errlen)
+{
+	char copy[64], *fields[4], *p = copy, *end;
+	unsigned long port[2];
+	unsigned int n = 0, a[4];
+	char c;
+
+	memset(f, 0, sizeof(*f));
+	if (strlen(s) >= sizeof(copy))
+		goto bad;
+	strcpy(copy, s);
+	while (n < 4 && (fields[n] = strsep(&p, ":")) != NULL)
+		n++;
+	if (n != 4 || p != NULL)
+		goto bad;
+	if (strcmp(fields[0], "udp") == 0)
+		f->udp = true;
+	else if (strcmp(fields[0], "tcp") != 0)
+		goto bad;
+	if (fields[1][0] != '\0') {
+		if (sscanf(fields[1], "%u.%u.%u.%u%c", &a[0], &a[1], &a[2],
+		    &a[3], &c) != 4 || a[0] > 255 || a[1] > 255 ||
+		    a[2] > 255 || a[3] > 255)
+			goto bad;
+		snprintf(f->addr, sizeof(f->addr), "%u.%u.%u.%u", a[0], a[1],
+		    a[2], a[3]);
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		errno = 0;
+		port[i] = strtoul(fields[2 + i], &end, 10);
+		if (fields[2 + i][0] < '0' || fields[2 + i][0] > '9' ||
+		    *end != '\0' || errno != 0 || port[i] == 0 ||
+		    port[i] > 65535)
+			goto bad;
+	}
+	if (port[0] < 1024) {
+		config_err(err, errlen, "net: forward '%s': host port %lu: "
+		    "below 1024, which user-mode networking (unprivileged) "
+		    "cannot bind", s, port[0]);
+		return -EINVAL;
+	}
+	f->host_port = (uint16_t)port[0];
+	f->guest_port = (uint16_t)port[1];
+	return 0;
+bad:
+	config_err(err, errlen, "net: forward '%.40s': expected "
+	    "tcp|udp:HOSTADDR:HOSTPORT:GUESTPORT (tcp:127.0.0.1:2222:22; "
+	    "HOSTADDR an IPv4 address, or empty for all)", s);
+	return -EINVAL;
+}
+
+void
+config_forward_text(const struct vm_forward *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%s:%u:%u", f->udp ? "udp" : "tcp", f->addr,
+	    f->host_port, f->guest_port);
+}
+
+/* "net": {"user": true, "forward": [...]}: see config_parse_net(). */
+static int
+config_parse_user_net(struct json_object *o, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct json_object *fw, *e;
+	size_t n;
+
+	def->net_user = true;
+	if (!json_object_object_get_ex(o, "forward", &fw) || fw == NULL)
+		return 0;
+	if (!json_object_is_type(fw, json_type_array) ||
+	    (n = json_object_array_length(fw)) > CONFIG_FORWARDS_MAX) {
+		config_err(err, errlen, "net: forward: expected an array of "
+		    "at most %d strings", CONFIG_FORWARDS_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		e = json_object_array_get_idx(fw, i);
+		if (!json_object_is_type(e, json_type_string)) {
+			config_err(err, errlen, "net: forward[%zu]: expected "
+			    "a string", i);
+			return -EINVAL;
+		}
+		if (config_parse_forward(json_object_get_string(e),
+		    &def->net_forward[i], err, errlen) < 0)
+			return -EINVAL;
+		for (size_t k = 0; k < i; k++)
+			if (def->net_forward[k].udp ==
+			    def->net_forward[i].udp &&
+			    def->net_forward[k].host_port ==
+			    def->net_forward[i].host_port) {
+				config_err(err, errlen, "net: forward[%zu]: "
+				    "host port %u forwarded twice", i,
+				    def->net_forward[i].host_port);
+				return -EINVAL;
+			}
+		def->net_nforward = (unsigned int)i + 1;
+	}
+	return 0;
+}
 
 /*
  * "net": {"tap": NAME, "mac": MAC}.  An interface name as Linux takes
@@ -410,6 +514,7 @@ config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
 	const char *tap = NULL, *mac = NULL;
 	char why[256];
 	size_t i, n;
+	int user = 0;
 
 	if (!json_object_object_get_ex(obj, "net", &o) || o == NULL)
 		return 0;
@@ -418,11 +523,31 @@ config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
 		return -EINVAL;
 	}
 	if (proto_args_check(o, config_net_keys, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "tap", 1, &tap, why, sizeof(why)) < 0 ||
+	    proto_arg_bool(o, "user", 0, &user, why, sizeof(why)) < 0 ||
+	    proto_arg_string(o, "tap", !user, &tap, why, sizeof(why)) < 0 ||
 	    proto_arg_string(o, "mac", 0, &mac, why, sizeof(why)) < 0) {
 		config_err(err, errlen, "net: %s", why);
 		return -EINVAL;
 	}
+	if (user && tap != NULL) {
+		config_err(err, errlen, "net: a TAP or user-mode networking "
+		    "(\"user\": true), not both");
+		return -EINVAL;
+	}
+	if (!user && json_object_object_get_ex(o, "forward", NULL)) {
+		config_err(err, errlen, "net: forward: only with user-mode "
+		    "networking (\"user\": true)");
+		return -EINVAL;
+	}
+	if (mac != NULL && (proto_parse_mac(mac, def->net_mac) < 0 ||
+	    (def->net_mac[0] & 1))) {
+		config_err(err, errlen, "net: mac: '%.40s' is not a unicast "
+		    "address xx:xx:xx:xx:xx:xx", mac);
+		return -EINVAL;
+	}
+	def->net_has_mac = mac != NULL;
+	if (user)
+		return config_parse_user_net(o, def, err, errlen);
 	n = strlen(tap);
 	if (n == 0 || n > CONFIG_TAP_NAME_MAX || strcmp(tap, ".") == 0 ||
 	    strcmp(tap, "..") == 0) {
@@ -438,13 +563,6 @@ config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
 			    "interface name", tap);
 			return -EINVAL;
 		}
-	if (mac != NULL && (proto_parse_mac(mac, def->net_mac) < 0 ||
-	    (def->net_mac[0] & 1))) {
-		config_err(err, errlen, "net: mac: '%.40s' is not a unicast "
-		    "address xx:xx:xx:xx:xx:xx", mac);
-		return -EINVAL;
-	}
-	def->net_has_mac = mac != NULL;
 	memcpy(def->net_tap, tap, n + 1);
 	return 0;
 }
@@ -475,7 +593,20 @@ config_net_json(const struct vm_def *def)
 	config_net_mac(def, m);
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
 	    m[1], m[2], m[3], m[4], m[5]);
-	json_object_object_add(o, "tap", json_object_new_string(def->net_tap));
+	if (def->net_user) {
+		struct json_object *fw = json_object_new_array();
+		char text[64];
+
+		json_object_object_add(o, "user", json_object_new_boolean(1));
+		for (unsigned int i = 0; i < def->net_nforward; i++) {
+			config_forward_text(&def->net_forward[i], text,
+			    sizeof(text));
+			json_object_array_add(fw, json_object_new_string(text));
+		}
+		json_object_object_add(o, "forward", fw);
+	} else
+		json_object_object_add(o, "tap",
+		    json_object_new_string(def->net_tap));
 	json_object_object_add(o, "mac", json_object_new_string(mac));
 	return o;
 }
@@ -1061,7 +1192,7 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (def->owner.known)
 		json_object_object_add(obj, "owner",
 		    config_owner_json(&def->owner));
-	if (def->net_tap[0] != '\0')
+	if (def->net_tap[0] != '\0' || def->net_user)
 		json_object_object_add(obj, "net", config_net_json(def));
 	if (def->vsock)
 		json_object_object_add(obj, "vsock", config_vsock_json(def));

@@ -64,6 +64,21 @@ enum vm_lost_ticks {
 
 /* The network: virtio-net on a TAP interface. */
 #define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
+/* User-mode networking's port forwards, at most. */
+#define CONFIG_FORWARDS_MAX	16
+
+/*
+ * "PROTO:HOSTADDR:HOSTPORT:GUESTPORT": connections to HOSTADDR (an IPv4
+ * address, or empty for all) at HOSTPORT on the host reach the guest's
+ * GUESTPORT.
+ */
+struct vm_forward {
+	bool udp;			/* else tcp */
+	char addr[16];			/* dotted quad, or "" */
+	uint16_t host_port;		/* 1024 and up: passt runs unprivileged */
+	uint16_t guest_port;
+};
+
 /* A guest's vsock address: 2 is the host's, 0, 1 and 2^32 - 1 reserved. */
 #define CONFIG_VSOCK_CID_MIN	3
 #define CONFIG_VSOCK_CID_MAX	4294967294LL
@@ -144,6 +159,13 @@ struct vm_def {
 	char net_tap[CONFIG_TAP_NAME_MAX + 1];
 	bool net_has_mac;
 	uint8_t net_mac[6];
+	/*
+	 * Or user-mode networking (net_user, net_tap ""): passt, with
+	 * these host ports forwarded to the guest's.
+	 */
+	bool net_user;
+	struct vm_forward net_forward[CONFIG_FORWARDS_MAX];
+	unsigned int net_nforward;
 	/*
 	 * virtio-vsock: the guest's CID (0: the lowest free one at each
 	 * start), and a Unix socket for it beside the control socket.
@@ -227,6 +249,8 @@ struct json_object *config_disks_json(const struct vm_def *def);
 void config_net_mac(const struct vm_def *def, uint8_t mac[6]);
 /* "net" as vm.info and the definition file show it: {"tap", "mac"}. */
 struct json_object *config_net_json(const struct vm_def *def);
+/* A forward as its definition writes it: "tcp:127.0.0.1:2222:22". */
+void	config_forward_text(const struct vm_forward *f, char *buf, size_t len);
 /* "vsock" as config_to_json() writes it. */
 struct json_object *config_vsock_json(const struct vm_def *def);
 

@@ -576,7 +576,8 @@ main(int argc, char *argv[])
 	d->worker_uid_last = conf.worker_uid_last;
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
-	conf.statedir = conf.kernel = NULL;
+	d->passt = conf.passt;
+	conf.statedir = conf.kernel = conf.passt = NULL;
 	/* conf lives until main() returns, and the rules with it. */
 	d->tap_rules = conf.tap_rules;
 	d->ntap_rules = conf.ntap_rules;
@@ -743,6 +744,7 @@ free_paths:
 	free(d->disksdir);
 	free(d->workersdir);
 	free(d->default_kernel);
+	free(d->passt);
 	free(d->worker_self);
 	libevent_global_shutdown();
 	return status;

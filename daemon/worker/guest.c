@@ -337,6 +337,9 @@ guest_fini(struct worker *w)
 	}
 	net_tap_free(w->net);
 	w->net = NULL;
+	/* passt sees its link close, and ends. */
+	net_stream_free(w->user_net);
+	w->user_net = NULL;
 	vhost_vsock_free(w->vsock);
 	w->vsock = NULL;
 	if (w->hold_ev != NULL)

@@ -29,6 +29,7 @@
 #include "stats.h"
 #include "shutdown.h"
 #include "test-hook.h"
+#include "user-net.h"
 #include "worker-msg.h"
 
 #define WORKER_SHUTDOWN_TIMEOUT_DEFAULT	30	/* seconds */
@@ -156,6 +157,56 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
  * worker.boot's net: {"fd": N, "tap": NAME, "mac": MAC}, a TAP the
  * supervisor attached (see net-tap.h), for a virtio-net.
  */
+/*
+ * worker.boot's net with "user": passt started for the guest, the card
+ * on the link to it (user-net.h).
+ */
+static int
+worker_user_net(struct worker *w, struct json_object *o, const uint8_t mac[6],
+    char *err, size_t errlen)
+{
+	struct user_net_forward fw[USER_NET_FORWARDS];
+	struct json_object *list = wmsg_get(o, WMSG_NET_FORWARD);
+	size_t n = list != NULL ? json_object_array_length(list) : 0;
+	int sock, ret;
+	pid_t pid;
+
+	if (n > USER_NET_FORWARDS) {
+		snprintf(err, errlen, "net: at most %d forwards",
+		    USER_NET_FORWARDS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(list, i);
+
+		fw[i] = (struct user_net_forward){
+			.udp = strcmp(wmsg_str(f, WMSG_FWD_PROTO, "tcp"),
+			    "udp") == 0,
+			.host_port = (uint16_t)wmsg_int(f, WMSG_FWD_HOST_PORT,
+			    0),
+			.guest_port = (uint16_t)wmsg_int(f,
+			    WMSG_FWD_GUEST_PORT, 0),
+		};
+		snprintf(fw[i].addr, sizeof(fw[i].addr), "%s",
+		    wmsg_str(f, WMSG_FWD_ADDR, ""));
+	}
+	ret = user_net_start(wmsg_str(o, WMSG_NET_PASST, "passt"), w->uid,
+	    fw, (unsigned int)n, &sock, &pid, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = net_stream_new(&w->user_net, w->base, sock, mac, "passt",
+	    &w->cfg.backends.net);
+	if (ret < 0) {
+		close(sock);
+		snprintf(err, errlen, "net: out of memory");
+		return ret;
+	}
+	w->cfg.backends.has_net = true;
+	log_debug("%s: user-mode networking, passt %ld, %zu forwards",
+	    w->name, (long)pid, n);
+	return 0;
+}
+
 static int
 worker_net(struct worker *w, struct json_object *args, char *err,
     size_t errlen)
@@ -173,6 +224,14 @@ worker_net(struct worker *w, struct json_object *args, char *err,
 	if (proto_parse_mac(mac, addr) < 0 || (addr[0] & 1)) {
 		snprintf(err, errlen, "net: mac: expected a unicast address "
 		    "as xx:xx:xx:xx:xx:xx");
+		return -EINVAL;
+	}
+	if (wmsg_bool(o, WMSG_NET_USER, false))
+		return worker_user_net(w, o, addr, err, errlen);
+	if (wmsg_get(o, WMSG_NET_FD) == NULL ||
+	    wmsg_get(o, WMSG_NET_TAP) == NULL) {
+		snprintf(err, errlen, "net: a TAP (fd, tap) or user-mode "
+		    "networking (user)");
 		return -EINVAL;
 	}
 	ret = net_tap_new(&w->net, w->base, (int)wmsg_int(o, WMSG_NET_FD, -1),

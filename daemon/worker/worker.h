@@ -21,6 +21,7 @@
 #include "guest-display.h"
 #include "link.h"
 #include "machine.h"
+#include "net-stream.h"
 #include "net-tap.h"
 #include "vhost-vsock.h"
 #include "relink.h"
@@ -59,7 +60,8 @@ struct worker {
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
-	struct net_tap *net;		/* cfg.backends.net */
+	struct net_tap *net;		/* cfg.backends.net: a TAP, */
+	struct net_stream *user_net;	/* or passt (user-net.h) */
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
 	uint64_t reboots;
 	/*

@@ -60,6 +60,12 @@ struct net_backend {
 	const struct net_backend_ops *ops;
 	void *ctx;
 	uint8_t mac[6];		/* the guest's address */
+	/*
+	 * The link takes and gives whole frames only, with their checksums
+	 * done (the header crosses but is always zero): the device offers
+	 * the driver no checksum or segmentation offload either way.
+	 */
+	bool plain_frames;
 };
 
 #endif

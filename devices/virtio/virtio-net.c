@@ -520,6 +520,15 @@ virtio_net_new(const struct device_host *host, const struct net_backend *be)
 		goto free_n;
 	if (virtio_dev_init(&n->vdev, &virtio_net_ops) < 0)
 		goto free_timer;
+	if (be->plain_frames)
+		n->vdev.features &= ~(1ULL << VIRTIO_NET_F_CSUM |
+		    1ULL << VIRTIO_NET_F_GUEST_CSUM |
+		    1ULL << VIRTIO_NET_F_GUEST_TSO4 |
+		    1ULL << VIRTIO_NET_F_GUEST_TSO6 |
+		    1ULL << VIRTIO_NET_F_GUEST_ECN |
+		    1ULL << VIRTIO_NET_F_HOST_TSO4 |
+		    1ULL << VIRTIO_NET_F_HOST_TSO6 |
+		    1ULL << VIRTIO_NET_F_HOST_ECN);
 	n->be.ops->attach(n->be.ctx, virtio_net_rx, &n->vdev);
 	return &n->vdev;
 

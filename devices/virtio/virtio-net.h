@@ -31,6 +31,8 @@
  *
  * UFO is not offered: Linux stopped sending UDP fragmentation offload
  * (4.14), and a guest without it loses nothing.  No control queue.
+ * A backend of plain frames (net_backend.plain_frames: user-mode
+ * networking) gets none of the offloads offered.
  */
 #ifndef VMMD_VIRTIO_NET_H
 #define VMMD_VIRTIO_NET_H

@@ -530,6 +530,83 @@ test_net(void)
 	}
 }
 
+/* User-mode networking and its forwards; vsock. */
+static void
+test_user_net_vsock(void)
+{
+	static const char *const bad[][2] = {
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"tap\":\"t\"}}",
+		    "not both" },
+		{ "{\"name\":\"a\",\"net\":{\"tap\":\"t\",\"forward\":[]}}",
+		    "only with user-mode" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"tcp:127.0.0.1:22:22\"]}}", "below 1024" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"sctp::2222:22\"]}}", "expected tcp|udp" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"tcp:1.2.3:2222:22\"]}}", "expected tcp|udp" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"tcp::2222:0\"]}}", "expected tcp|udp" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"tcp::2222:22:1\"]}}", "expected tcp|udp" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[\"tcp::2222:22\",\"tcp:127.0.0.1:2222:80\"]}}",
+		    "forwarded twice" },
+		{ "{\"name\":\"a\",\"net\":{\"user\":true,\"forward\":"
+		    "[2222]}}", "expected a string" },
+		{ "{\"name\":\"a\",\"vsock\":{\"cid\":2}}", "out of range" },
+		{ "{\"name\":\"a\",\"vsock\":{\"cid\":4294967295}}",
+		    "out of range" },
+		{ "{\"name\":\"a\",\"vsock\":true}", "expected an object" },
+		{ "{\"name\":\"a\",\"vsock\":{\"port\":1}}", "unknown" },
+	};
+	struct vm_def *def = NULL;
+	struct json_object *obj, *o, *fw;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"net\":{\"user\":true,"
+	    "\"forward\":[\"tcp:127.0.0.1:2222:22\",\"udp::5353:53\"]}}",
+	    0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->net_user && def->net_tap[0] == '\0' &&
+	    def->net_nforward == 2 && !def->net_forward[0].udp &&
+	    strcmp(def->net_forward[0].addr, "127.0.0.1") == 0 &&
+	    def->net_forward[0].host_port == 2222 &&
+	    def->net_forward[0].guest_port == 22 && def->net_forward[1].udp &&
+	    def->net_forward[1].addr[0] == '\0', "user-mode networking with "
+	    "two forwards: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(json_object_object_get_ex(obj, "net", &o) &&
+		    json_object_object_get_ex(o, "forward", &fw) &&
+		    strcmp(json_object_get_string(json_object_array_get_idx(fw,
+		    1)), "udp::5353:53") == 0 && json_object_object_get_ex(o,
+		    "mac", NULL), "written back as given, with its MAC");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"a\",\"vsock\":{\"cid\":7,"
+	    "\"socket\":true}}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->vsock && def->vsock_cid == 7 &&
+	    def->vsock_socket, "vsock with a CID and a socket");
+	if (rc == 0)
+		config_def_free(def);
+	rc = parse_text("{\"name\":\"a\",\"vsock\":{}}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->vsock && def->vsock_cid == 0 &&
+	    !def->vsock_socket, "vsock with a CID chosen at start");
+	if (rc == 0)
+		config_def_free(def);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		def = NULL;
+		rc = parse_text(bad[i][0], 0, &def, err, sizeof(err));
+		tap_ok(rc == -EINVAL && strstr(err, bad[i][1]) != NULL,
+		    "refused: %s", err);
+		if (rc == 0)
+			config_def_free(def);
+	}
+}
+
 static void
 test_lost_ticks(void)
 {
@@ -1204,6 +1281,7 @@ main(void)
 	test_rng();
 	test_disks();
 	test_net();
+	test_user_net_vsock();
 	test_roundtrip();
 	test_reload();
 	test_owner();

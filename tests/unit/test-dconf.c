@@ -153,7 +153,7 @@ main(void)
 
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
-	    "console_log_max, tap_allow, worker_uids, metrics_listen)");
+	    "console_log_max, tap_allow, worker_uids, metrics_listen, passt)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
 	expect_error("metrics_listen = 127.0.0.1:0\n", "1: '127.0.0.1:0' is "
