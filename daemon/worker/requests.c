@@ -342,9 +342,12 @@ worker_cmd_boot(struct worker_request *r)
 	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	/* A forward's host port another program holds: not our fault. */
 	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
-		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+		    PROTO_ERR_INVALID_ARGUMENT : ret == -EADDRINUSE ||
+		    ret == -EADDRNOTAVAIL || ret == -EACCES ?
+		    PROTO_ERR_BAD_STATE : PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_vsock(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);

@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "sandbox.h"
 #include "user-net.h"
@@ -18,6 +20,42 @@
 #define USER_NET_SETTLE_MS	300
 /* passt's end of the link, as --fd names it. */
 #define USER_NET_FD		3
+
+/*
+ * Whether fw's host port can be bound now, as passt is about to: a
+ * port another program (or another guest's passt) holds is named here,
+ * where passt could only say so in the log.  0 or -errno, err set.
+ */
+static int
+user_net_port_free(const struct user_net_forward *fw, char *err,
+    size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons(fw->host_port) };
+	int fd, rc = 0, one = 1;
+
+	if (fw->addr[0] != '\0' &&
+	    inet_pton(AF_INET, fw->addr, &sin.sin_addr) != 1)
+		return 0;	/* an IPv6 address: passt alone checks it */
+	fd = socket(AF_INET, (fw->udp ? SOCK_DGRAM : SOCK_STREAM) |
+	    SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	/* As passt binds: a port in TIME_WAIT is free. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 &&
+	    (errno == EADDRINUSE || errno == EADDRNOTAVAIL ||
+	    errno == EACCES)) {
+		rc = -errno;
+		snprintf(err, errlen, "net: forward %s:%s:%u:%u: the host's "
+		    "port cannot be had: %s", fw->udp ? "udp" : "tcp",
+		    fw->addr[0] != '\0' ? fw->addr : "*",
+		    (unsigned int)fw->host_port, (unsigned int)fw->guest_port,
+		    strerror(-rc));
+	}
+	close(fd);
+	return rc;
+}
 
 int
 user_net_start(const char *path, uid_t uid,
@@ -58,6 +96,9 @@ user_net_start(const char *path, uid_t uid,
 		argv[ac++] = specs[i];
 	}
 	argv[ac] = NULL;
+	for (unsigned int i = 0; i < nfw; i++)
+		if ((rc = user_net_port_free(&fw[i], err, errlen)) < 0)
+			return rc;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;

@@ -33,9 +33,11 @@ struct user_net_forward {
 /*
  * Start passt (the program at path) for a guest whose worker becomes
  * uid (0: none given), with the forwards: the worker's end of the link
- * in *sock, passt's pid in *pid.  A passt that exits at once (a port
- * already taken, an unusable host network) is an error, with what it
- * said on its standard error in err.  0 or -errno.
+ * in *sock, passt's pid in *pid.  A forward whose host port is taken
+ * is refused before passt starts, naming it in err (-EADDRINUSE); a
+ * passt that exits at once all the same (no usable host network) is an
+ * error whose reason it wrote to its standard error, the worker's log.
+ * 0 or -errno.
  */
 int	user_net_start(const char *path, uid_t uid,
 	    const struct user_net_forward *fw, unsigned int nfw, int *sock,

@@ -50,7 +50,6 @@ static int		 h_ngroups;
 /* Children started with h_spawn (killed at exit if still there). */
 static volatile pid_t	 h_procs[H_MAX_PROCS];
 static bool		 h_passed;
-static bool		 h_dumped;
 
 /* ------------------------------------------------------------------ */
 /* Environment, cleanup */
@@ -319,21 +318,25 @@ h_dump_logs(void)
 {
 	int i;
 
-	if (h_dumped)
-		return;
-	h_dumped = true;
 	for (i = 0; i < h_ndaemons; i++) {
+		struct h_daemon *d = h_daemons[i];
 		char *log, *line, *save;
-		size_t len, n = 0, skip = 0;
+		size_t len, n = 0, skip;
 
-		if ((log = h_read_file(h_daemons[i]->log, &len)) == NULL)
+		if ((log = h_read_file(d->log, &len)) == NULL)
 			continue;
 		for (line = log; (line = strchr(line, '\n')) != NULL; line++)
 			n++;
-		if (n > H_LOG_TAIL)
+		if (n <= d->log_shown) {
+			free(log);
+			continue;
+		}
+		skip = d->log_shown;
+		if (n - skip > H_LOG_TAIL)
 			skip = n - H_LOG_TAIL;
-		printf("# ---- %s (%zu lines%s) ----\n", h_daemons[i]->log, n,
-		    skip ? ", tail" : "");
+		printf("# ---- %s (%zu lines, from line %zu) ----\n", d->log,
+		    n, skip + 1);
+		d->log_shown = n;
 		for (line = strtok_r(log, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
 			if (skip > 0) {

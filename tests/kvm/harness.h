@@ -60,7 +60,10 @@ void		 h_finish(int failed);
  * daemons' logs may name forbidden calls. */
 void		 h_expect_forbidden(void);
 
-/* Print every daemon's log as TAP diagnostics (once per call). */
+/*
+ * Print every daemon's log as TAP diagnostics: what the last call did
+ * not print (its last lines only, when there are many).
+ */
 void		 h_dump_logs(void);
 
 /* ------------------------------------------------------------------ */
@@ -74,6 +77,7 @@ struct h_daemon {
 	char	 conf[192];	/* DIR/vmmd.conf: empty unless a test sets */
 	pid_t	 pid;		/* 0 when not running */
 	int	 status;	/* wait status of the last exit */
+	size_t	 log_shown;	/* lines of log h_dump_logs() printed */
 };
 
 /* Starts vmmd -f -s DIR/control.sock -d DIR/state -g DEMO; bails out. */

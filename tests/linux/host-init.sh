@@ -6,6 +6,16 @@
 # kernel command line (vmmd_steps=a,b,...), copies its TAP output to the
 # second serial port (ttyS1), which run.sh reads, and powers off.
 /bin/busybox --install -s
+# The initramfs is the rootfs mount, which pivot_root(2) cannot leave:
+# passt (the usernet step) pivots into a root of its own.  A bind mount
+# of it moved onto / and entered is a root that can be left; it holds
+# the same files.  Before anything is mounted below it.
+if [ "${VMMD_ROOT_MOVED:-}" != 1 ]; then
+	mkdir -p /.root
+	mount -o bind / /.root && cd /.root && mount -o move . / &&
+	    exec chroot . /bin/busybox env VMMD_ROOT_MOVED=1 /init "$@"
+	echo "host-init: cannot leave the rootfs mount; passt will not run"
+fi
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 exec 0</dev/null 1>/dev/console 2>&1
 mount -t proc proc /proc

@@ -17,12 +17,10 @@
 #include "lnet.h"
 #include "tap.h"
 
-#define LN_BYTES	(1u << 20)
 #define LN_PORT_TO_GUEST	5001
 #define LN_PORT_FROM_GUEST	5002
 
-/* Set or clear IFF_UP and give an IPv4 address (addr NULL: none). */
-static int
+int
 ln_ifup(const char *name, const char *addr)
 {
 	struct ifreq ifr;
@@ -68,15 +66,7 @@ ln_host_up(struct lg_vm *vm, lg_check_fn check)
 	    LN_HOST_ADDR, r == 0 ? "ok" : strerror(-r));
 }
 
-/* One TCP transfer on the host's side, in a thread of its own. */
-struct ln_xfer {
-	int lfd;
-	bool send;		/* else receive */
-	uint8_t *buf;
-	size_t len;		/* to send, or received */
-	int err;
-};
-
+/* The thread of ln_with_peer(). */
 static void *
 ln_xfer_run(void *arg)
 {
@@ -113,14 +103,14 @@ ln_xfer_run(void *arg)
 	return NULL;
 }
 
-static int
-ln_listen(int port)
+int
+ln_listen(const char *addr, int port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 	    .sin_port = htons((uint16_t)port) };
 	int fd, one = 1;
 
-	inet_pton(AF_INET, LN_HOST_ADDR, &sin.sin_addr);
+	inet_pton(AF_INET, addr, &sin.sin_addr);
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -132,9 +122,8 @@ ln_listen(int port)
 	return fd;
 }
 
-/* md5sum of len bytes of buf, as the md5sum program says it, into sum. */
-static bool
-ln_md5(const uint8_t *buf, size_t len, char *sum, size_t sumlen)
+bool
+ln_md5(const uint8_t *buf, size_t len, char sum[static 33])
 {
 	char path[] = "/tmp/vmmd-net-XXXXXX", cmd[64];
 	FILE *p;
@@ -152,12 +141,10 @@ ln_md5(const uint8_t *buf, size_t len, char *sum, size_t sumlen)
 	} else
 		ok = false;
 	unlink(path);
-	(void)sumlen;
 	return ok;
 }
 
-/* Run cmd in the guest while x runs here: the guest's output. */
-static char *
+char *
 ln_with_peer(struct lg_vm *vm, struct ln_xfer *x, const char *cmd, int *st)
 {
 	pthread_t t;
@@ -191,12 +178,11 @@ ln_check_guest(struct lg_vm *vm, lg_check_fn check)
 		goto out;
 	x.len = (size_t)read(fd, buf, LN_BYTES);
 	close(fd);
-	if (!check(vm, x.len == LN_BYTES && ln_md5(buf, LN_BYTES, host_sum,
-	    sizeof(host_sum)), "1 MiB of random bytes here: %s", host_sum))
+	if (!check(vm, x.len == LN_BYTES && ln_md5(buf, LN_BYTES, host_sum), "1 MiB of random bytes here: %s", host_sum))
 		goto out;
 
 	/* Host to guest. */
-	x.lfd = ln_listen(LN_PORT_TO_GUEST);
+	x.lfd = ln_listen(LN_HOST_ADDR, LN_PORT_TO_GUEST);
 	x.send = true;
 	x.buf = buf;
 	snprintf(cmd, sizeof(cmd), "nc %s %d >/tmp/net-in; md5sum /tmp/net-in",
@@ -212,13 +198,13 @@ ln_check_guest(struct lg_vm *vm, lg_check_fn check)
 
 	/* Guest to host: bytes of the guest's own. */
 	x = (struct ln_xfer){ .buf = buf };
-	x.lfd = ln_listen(LN_PORT_FROM_GUEST);
+	x.lfd = ln_listen(LN_HOST_ADDR, LN_PORT_FROM_GUEST);
 	snprintf(cmd, sizeof(cmd), "dd if=/dev/urandom of=/tmp/net-out bs=64k "
 	    "count=16 2>/dev/null && md5sum /tmp/net-out && "
 	    "nc %s %d </tmp/net-out", LN_HOST_ADDR, LN_PORT_FROM_GUEST);
 	out = x.lfd >= 0 ? ln_with_peer(vm, &x, cmd, &st) : NULL;
 	check(vm, x.lfd >= 0 && x.err == 0 && x.len == LN_BYTES &&
-	    ln_md5(buf, x.len, host_sum, sizeof(host_sum)) && out != NULL &&
+	    ln_md5(buf, x.len, host_sum) && out != NULL &&
 	    strstr(out, host_sum) != NULL,
 	    "guest to host over TCP: %zu bytes, md5sum %s matches the "
 	    "guest's (%s)", x.len, host_sum, out != NULL ? h_flat(out) :

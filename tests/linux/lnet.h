@@ -9,6 +9,8 @@
 #define LNET_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "lguest.h"
 
@@ -25,5 +27,33 @@ int	ln_enter(void);
 bool	ln_host_up(struct lg_vm *vm, lg_check_fn check);
 /* The guest's side: address, ping, TCP both ways. */
 void	ln_check_guest(struct lg_vm *vm, lg_check_fn check);
+
+/* What each TCP transfer moves, at most. */
+#define LN_BYTES	(1u << 20)
+
+/* Sets IFF_UP on interface name, with addr/24 first (NULL: none). */
+int	ln_ifup(const char *name, const char *addr);
+/* A TCP socket listening on addr:port (backlog 1), or -errno. */
+int	ln_listen(const char *addr, int port);
+/* md5sum of len bytes of buf, as the md5sum program prints it. */
+bool	ln_md5(const uint8_t *buf, size_t len, char sum[static 33]);
+
+/*
+ * One TCP transfer on the host's side, run in a thread of its own by
+ * ln_with_peer(): it accepts one connection on lfd, then sends len
+ * bytes of buf and closes, or receives up to LN_BYTES into buf (len says
+ * how many came).  err: 0 or the errno that ended it.
+ */
+struct ln_xfer {
+	int		 lfd;
+	bool		 send;		/* else receive */
+	uint8_t		*buf;
+	size_t		 len;
+	int		 err;
+};
+
+/* Runs cmd in the guest while x runs here: the guest's output, or NULL. */
+char	*ln_with_peer(struct lg_vm *vm, struct ln_xfer *x, const char *cmd,
+	    int *status);
 
 #endif

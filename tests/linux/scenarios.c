@@ -20,24 +20,29 @@
  * from the disk step's, which it runs too; a power cycle; qemu-img check
  * and compare afterwards), net
  * (virtio-net on a TAP in the scenarios' own network namespace: ping and
- * 1 MiB over TCP each way, see lnet.h).
+ * 1 MiB over TCP each way, see lnet.h), vsock (lvsock.h), usernet
+ * (virtio-net on passt: DHCP, a forward in and the gateway out, a vmmd
+ * restart, see lusernet.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
  * VMMD_LINUX_CMDLINE replaces the guest's default command line.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include "ldisplay.h"
 #include "lguest.h"
 #include "lnet.h"
+#include "lusernet.h"
 #include "lvsock.h"
 #include "lrtc.h"
 
@@ -1623,6 +1628,122 @@ out:
 	finish(&vm);
 }
 
+/* The passt the worker of vm started (its child of that name), or -1. */
+static pid_t
+passt_of(struct lg_vm *vm)
+{
+	pid_t worker = h_vm_pid(vm->c, vm->name), found = -1;
+	char path[300], comm[32], buf[512], *p;
+	long ppid;
+	DIR *dir;
+	FILE *f;
+	struct dirent *e;
+
+	if (worker < 0 || (dir = opendir("/proc")) == NULL)
+		return -1;
+	while (found < 0 && (e = readdir(dir)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		/* pid (comm) state ppid: comm may hold spaces. */
+		if (fgets(buf, sizeof(buf), f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL &&
+		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == worker &&
+		    sscanf(buf, "%*d (%31[^)])", comm) == 1 &&
+		    strcmp(comm, "passt") == 0)
+			found = (pid_t)atol(e->d_name);
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * User-mode networking (lusernet.h): the guest on passt with a forward,
+ * DHCP and 1 MiB each way; a second VM asking for the same host port is
+ * refused, naming it; passt is the guest's uid, survives a restart of
+ * vmmd with the guest and forwards as before, and ends with the guest.
+ */
+static void
+scenario_usernet(struct h_daemon *d, struct h_conn **cp)
+{
+	struct h_conn *c = *cp;
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-user" };
+	struct json_object *r;
+	char extra[256], uid[64] = "", fwd_port[16];
+	pid_t passt, again;
+	int uplink, fd;
+
+	/* vmmd.conf's default; quickstart.sh installs it. */
+	if (access("/usr/bin/passt", X_OK) < 0) {
+		tap_ok(1, "# SKIP usernet: passt is not installed");
+		return;
+	}
+	uplink = lu_uplink();
+	if (!check(&vm, uplink >= 0, "an uplink for passt: %s with %s/24, "
+	    "default route through %s (%s)", LU_UPLINK, LU_HOST_ADDR,
+	    LU_GATEWAY, uplink >= 0 ? "ok" : strerror(-uplink)))
+		return;
+	snprintf(extra, sizeof(extra), ",\"net\":{\"user\":true,"
+	    "\"mac\":\"02:00:00:00:00:1f\",\"forward\":[\"tcp:127.0.0.1:"
+	    "%d:%d\"]}", LU_FWD_PORT, LU_GUEST_PORT);
+	snprintf(fwd_port, sizeof(fwd_port), "%d", LU_FWD_PORT);
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("usernet"), extra))
+		goto out;
+	passt = passt_of(&vm);
+	h_proc_status(passt, "Uid", uid, sizeof(uid));
+	check(&vm, passt > 0 && uid[0] != '\0' && uid[0] != '0',
+	    "passt runs as the worker's child, not as root (pid %ld, "
+	    "uids %s)", (long)passt, uid);
+	if (!lu_check_guest(&vm, check)) {
+		show_stats(&vm, "after the failed checks");
+		h_dump_logs();
+	}
+	check_msix(&vm, "virtio-net");
+
+	tap_ok(h_create(c, "user2", "\"kernel\":\"%s\"%s",
+	    h_env("VMMD_GUEST_DEMO"), extra) == 0, "usernet: a second VM "
+	    "with the same forward is defined");
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"user2\"}");
+	tap_ok(h_err_class(r) != NULL && strcmp(h_err_class(r),
+	    "bad_state") == 0 && strstr(h_text(r),
+	    fwd_port) != NULL && strstr(h_text(r),
+	    "in use") != NULL, "usernet: and refused to start, naming the "
+	    "port: %s", h_text(r));
+	json_object_put(r);
+	h_delete(c, "user2");
+
+	/* vmmd restarts, leaving its guests (SIGQUIT); they and their
+	 * passt go on under the next one. */
+	lg_detach(&vm);
+	h_close(c);
+	h_daemon_kill(d, SIGQUIT);
+	tap_ok(h_daemon_spawn(d) == 0 &&
+	    (c = vm.c = *cp = h_connect(d)) != NULL, "usernet: vmmd restarted");
+	if (c == NULL)
+		tap_bail("cannot connect to vmmd after its restart");
+	again = passt_of(&vm);
+	if (!check(&vm, again == passt && lg_attach(&vm) == 0,
+	    "the guest's passt is the same after the restart (pid %ld)",
+	    (long)again))
+		h_dump_logs();
+	lu_check_forward(&vm, check, 64 << 10, "after vmmd restarted");
+	show_stats(&vm, "after the user network checks");
+	h_stop(c, vm.name, true, -1, H_REPLY_MS);
+	check(&vm, passt > 0 && h_pid_gone(passt, 10000),
+	    "passt ended with the guest");
+	fd = ln_listen("127.0.0.1", LU_FWD_PORT);
+	check(&vm, fd >= 0, "and the forward's port is free again (%s)",
+	    fd >= 0 ? "bound" : strerror(-fd));
+	if (fd >= 0)
+		close(fd);
+out:
+	finish(&vm);
+	close(uplink);
+}
+
 /*
  * After megabytes crossed: the device started its backend once and no
  * data queue's kick reached the worker (every one went to vhost through
@@ -1726,8 +1847,8 @@ main(int argc, char **argv)
 	h_init();
 	h_env("VMMD_LINUX_GUEST");
 	/* Before vmmd: its TAP is made in the namespace it runs in. */
-	if (want("net") && (r = ln_enter()) < 0)
-		tap_bail("a network namespace for the net step: %s",
+	if ((want("net") || want("usernet")) && (r = ln_enter()) < 0)
+		tap_bail("a network namespace for the net steps: %s",
 		    strerror(-r));
 	t0 = h_now_ms();
 	d = h_daemon_start();
@@ -1749,6 +1870,8 @@ main(int argc, char **argv)
 		scenario_net(d, c);
 	if (want("vsock"))
 		scenario_vsock(d, c);
+	if (want("usernet"))
+		scenario_usernet(d, &c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();
