@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/netlink.h>
 
 #include "sandbox.h"
 #include "user-net.h"
@@ -57,6 +58,30 @@ user_net_port_free(const struct user_net_forward *fw, char *err,
 	return rc;
 }
 
+/*
+ * passt reads the host's routes and addresses over netlink: where this
+ * process may not open such a socket (the shipped systemd unit's
+ * RestrictAddressFamilies), say so and how, rather than leave passt to
+ * die with a line in the log.  0 or -EPERM, err set.
+ */
+static int
+user_net_can_netlink(char *err, size_t errlen)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EAFNOSUPPORT && errno != EPERM && errno != EACCES)
+		return 0;	/* passt will say what else is wrong */
+	snprintf(err, errlen, "net: user-mode networking needs netlink "
+	    "sockets and namespaces for passt, which this service may not "
+	    "have (%s): see \"User-mode networking\" in vmmd(8) for the "
+	    "drop-in that allows them", strerror(errno));
+	return -EPERM;
+}
+
 int
 user_net_start(const char *path, uid_t uid,
     const struct user_net_forward *fw, unsigned int nfw, int *sock,
@@ -96,6 +121,8 @@ user_net_start(const char *path, uid_t uid,
 		argv[ac++] = specs[i];
 	}
 	argv[ac] = NULL;
+	if ((rc = user_net_can_netlink(err, errlen)) < 0)
+		return rc;
 	for (unsigned int i = 0; i < nfw; i++)
 		if ((rc = user_net_port_free(&fw[i], err, errlen)) < 0)
 			return rc;

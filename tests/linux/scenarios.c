@@ -1628,7 +1628,10 @@ out:
 	finish(&vm);
 }
 
-/* The passt the worker of vm started (its child of that name), or -1. */
+/*
+ * The passt the worker of vm started (its child of that name; passt.avx2
+ * where passt found the CPU has AVX2), or -1.
+ */
 static pid_t
 passt_of(struct lg_vm *vm)
 {
@@ -1652,7 +1655,8 @@ passt_of(struct lg_vm *vm)
 		    (p = strrchr(buf, ')')) != NULL &&
 		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == worker &&
 		    sscanf(buf, "%*d (%31[^)])", comm) == 1 &&
-		    strcmp(comm, "passt") == 0)
+		    (strcmp(comm, "passt") == 0 ||
+		    strcmp(comm, "passt.avx2") == 0))
 			found = (pid_t)atol(e->d_name);
 		fclose(f);
 	}

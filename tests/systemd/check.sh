@@ -189,6 +189,47 @@ vmctl stop --force rw >/dev/null 2>&1
 wait_for 10 state_is rw stopped
 vmctl delete rw >/dev/null 2>&1
 
+# User-mode networking: passt needs netlink and namespaces, which the
+# unit does not give; the error says so and where to look, and the
+# drop-in vmmd(8) shows gives them (the score above stays the unit's).
+# passt takes its addresses from an interface with a default route:
+# this system has no network, so a TAP stands in for one.
+ip tuntap add dev vmmdup0 mode tap && ip link set vmmdup0 up &&
+    ip addr add 192.168.77.2/24 dev vmmdup0 &&
+    ip route add default via 192.168.77.1
+ok $? "an uplink for passt: vmmdup0, a default route through it"
+vmctl create un --net user,forward=tcp:127.0.0.1:2222:22 >/dev/null
+out=$(vmctl start un 2>&1)
+case $out in *"User-mode networking"*"vmmd(8)"*) rc=0 ;; *) rc=1 ;; esac
+ok $rc "user-mode networking refused under the unit, saying where ($out)"
+cp "$(ls /usr/local/share/vmmd/vmmd-user-net.conf \
+    /usr/share/vmmd/vmmd-user-net.conf 2>/dev/null | head -n 1)" \
+    /run/systemd/system/vmmd.service.d/usernet.conf
+systemctl daemon-reload && systemctl restart vmmd
+out=$(vmctl start un 2>&1)
+ok $? "with vmmd(8)'s drop-in it starts ($out)"
+un_pid=$(pid_of un)
+passt_pid=$(for p in /proc/[0-9]*; do
+	# passt runs as passt.avx2 where the CPU has AVX2.
+	case $(cat "$p/comm" 2>/dev/null) in passt|passt.avx2) ;; *) continue ;;
+	esac
+	awk -v w="$un_pid" '{ sub(/.*\) /, ""); if ($2 == w) print FILENAME }' \
+	    "$p/stat"
+done | sed 's|/proc/||; s|/stat||' | head -n 1)
+ok "$( [ -n "$passt_pid" ] && [ "$(uid_of "$passt_pid")" = \
+    "$(uid_of "$un_pid")" ]; echo $?)" \
+    "passt ($passt_pid) runs as the guest's uid ($(uid_of "$un_pid"))"
+# 127.0.0.1:2222, listening (state 0A), in the kernel's table.
+grep -q '^ *[0-9]*: 0100007F:08AE 00000000:0000 0A' /proc/net/tcp
+ok $? "and listens on 127.0.0.1:2222 for the forward"
+vmctl stop --force un >/dev/null 2>&1
+wait_for 10 state_is un stopped
+ok "$( [ -n "$passt_pid" ] && wait_for 10 sh -c "! kill -0 $passt_pid"
+    echo $?)" "passt ended with the guest"
+vmctl delete un >/dev/null 2>&1
+rm -f /run/systemd/system/vmmd.service.d/usernet.conf
+systemctl daemon-reload
+
 systemctl stop vmmd
 ok $? "systemctl stop vmmd"
 ok "$( [ "$(show vmmd Result)" = success ] &&

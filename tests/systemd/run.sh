@@ -33,7 +33,7 @@ command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
 # What vmmd needs at run time, and systemd.
 packages="systemd systemd-sysv udev libevent-2.1-7 libevent-core-2.1-7
     libevent-extra-2.1-7 libevent-pthreads-2.1-7 libjson-c5 libvncserver1
-    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod"
+    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod passt iproute2"
 packages=$(echo $packages | tr ' ' ,)
 key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
 tar=$cache/root-$key.tar
