@@ -30,8 +30,10 @@ die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
 case $mode in demo|test|linux) ;; *) die "usage: $0 [test|linux]" ;; esac
 
-# passt: the user-mode network a guest gets with "net": {"user": true}.
-build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev passt"
+# passt: the user-mode network a guest gets with "net": {"user": true};
+# libblkid, libext2fs and libisofs: the cloud module (reading a cloud
+# image's boot configuration, making cloud-init's seed).
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev passt libblkid-dev libext2fs-dev libisofs-dev"
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
@@ -41,7 +43,9 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # qemu-utils: qemu-img makes and checks the qcow2 image a disk test refuses.
 # prometheus: promtool and a server the metrics test runs itself
 # (tests/kvm/kvm-test-metrics.c); the package's own service is not wanted.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus"
+# fdisk, e2fsprogs, dosfstools, mtools and genisoimage: the disks the
+# cloud-image reader's test makes, and isoinfo to read its seed back.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage"
 # mmdebstrap makes the Debian system the systemd suite boots.
 linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
 
