@@ -559,6 +559,29 @@ info_is_folded(const char *key)
 }
 
 /*
+ * No kernel file: what the disk's boot configuration gave, while the
+ * guest runs ("boot_from"), or where it will come from.
+ */
+static const char *
+info_kernel(struct json_object *vm, char *buf, size_t len)
+{
+	struct json_object *b;
+	const char *boot = vm_member(vm, "boot");
+
+	if (json_object_object_get_ex(vm, "boot_from", &b) && b != NULL) {
+		snprintf(buf, len, "%s (from the disk: %s)",
+		    vm_member(b, "kernel") != NULL ? vm_member(b, "kernel") :
+		    "?", vm_member(b, "why") != NULL ? vm_member(b, "why") :
+		    "?");
+		return buf;
+	}
+	if ((boot != NULL && strcmp(boot, "disk") == 0) || (boot == NULL &&
+	    json_object_object_get_ex(vm, "disks", NULL)))
+		return "(from the first disk, chosen at start)";
+	return NULL;
+}
+
+/*
  * A summary: the settings, the state and why, uptime, pid, display,
  * console log, and the exits the VMM handled; with raw, every statistic
  * of the worker as well.
@@ -585,6 +608,8 @@ info_print(struct json_object *vm, bool raw)
 			s = info_display(vm, stats, buf, sizeof(buf));
 		else if (strcmp(info_keys[i].key, "console_log") == 0)
 			s = info_console_log(vm_scalar(v), buf, sizeof(buf));
+		else if (strcmp(info_keys[i].key, "kernel") == 0 && v == NULL)
+			s = info_kernel(vm, buf, sizeof(buf));
 		else
 			s = vm_scalar(v);
 		printf("%s: %s\n", info_keys[i].label,

@@ -3,7 +3,8 @@
  * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
  * display's --vnc, --display, --vnc-password-file, --vnc-no-password
  * and --vnc-web, and the devices' --rng, --disk, --net and --vsock, into the
- * arguments of vm.create.
+ * arguments of vm.create; a cloud image's --boot, --cloud-init and
+ * --ssh-key are create-cloud.c's.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 
 #include "args.h"
 #include "create-args.h"
+#include "create-cloud.h"
 #include "proto.h"
 #include "vmctl.h"
 
@@ -360,6 +362,10 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return create_args_net(ctl, args, optarg);
 	case 'K':
 		return create_args_vsock(ctl, args, optarg);
+	case CREATE_CLOUD_BOOT:
+	case CREATE_CLOUD_INIT:
+	case CREATE_CLOUD_SSH_KEY:
+		return create_cloud_option(ctl, args, c, optarg);
 	default:
 		return ctl_common_option(ctl, argc, argv, c);
 	}
@@ -389,6 +395,10 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "disk",	required_argument,	NULL,	'd' },
 		{ "net",	required_argument,	NULL,	'N' },
 		{ "vsock",	required_argument,	NULL,	'K' },
+		{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
+		{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
+		{ "ssh-key",	required_argument,	NULL,
+		    CREATE_CLOUD_SSH_KEY },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;

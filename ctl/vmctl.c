@@ -73,6 +73,18 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      lowest free one at each start); socket: "	\
 	"also a Unix\n"							\
 	"                      socket for it, see vmmd(8)\n"			\
+	"  --boot disk|kernel  where the kernel comes from: the first "	\
+	"disk, chosen as\n"						\
+	"                      its boot loader would (the default with a "	\
+	"disk and no\n"							\
+	"                      --kernel), or --kernel (or the daemon's "	\
+	"default guest)\n"						\
+	"  --cloud-init FILE   cloud-init's user-data, in a NoCloud seed "	\
+	"vmmd makes\n"							\
+	"  --ssh-key FILE      public keys (.pub, authorized_keys) for the "	\
+	"image's\n"							\
+	"                      default user, in the same seed "		\
+	"(repeatable)\n"						\
 	"\nRelative paths are made absolute before they are sent.\n"
 
 #define CTL_CONSOLE_HELP						\
@@ -91,7 +103,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[,overlay]]"
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
-	    "[--vsock auto|CID[,socket]]",
+	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
+	    "[--cloud-init FILE] [--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME [--console]",
 	    "start a VM, and attach its console with --console",

@@ -1,8 +1,11 @@
 /* See module-load.h. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "module-load.h"
 
@@ -35,5 +38,19 @@ module_load(const char *dir, const char *file, const char *symbol,
 		return -EINVAL;
 	}
 	*out = m;
+	return 0;
+}
+
+int
+module_dir_self(char *dir, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) < 0)
+		return -errno;
+	exe[n] = '\0';
+	if (snprintf(dir, len, "%s", dirname(exe)) >= (int)len)
+		return -ENAMETOOLONG;
 	return 0;
 }

@@ -29,4 +29,10 @@ int	module_load(const char *dir, const char *file, const char *symbol,
 	    unsigned int abi, size_t size, const char *what,
 	    const void **out, char *err, size_t errlen);
 
+/*
+ * The directory of the running program (/proc/self/exe's), where its
+ * modules are: into dir.  0 or -errno.
+ */
+int	module_dir_self(char *dir, size_t len);
+
 #endif

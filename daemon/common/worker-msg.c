@@ -25,7 +25,8 @@ static const struct wmsg_field_def wmsg_fields[WMSG_NFIELDS] = {
 #undef WMSG_FIELD_ROW
 
 static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
-	[WMSG_REQ_BOOT] = { "worker.boot", false, WMSG_S_BOOT, WMSG_S_NONE },
+	[WMSG_REQ_BOOT] = { "worker.boot", false, WMSG_S_BOOT,
+	    WMSG_S_BOOT_REPLY },
 	[WMSG_REQ_PAUSE] = { "worker.pause", false, WMSG_S_NONE, WMSG_S_NONE },
 	[WMSG_REQ_RESUME] = { "worker.resume", false, WMSG_S_NONE, WMSG_S_NONE },
 	[WMSG_REQ_RESET] = { "worker.reset", false, WMSG_S_NONE, WMSG_S_NONE },

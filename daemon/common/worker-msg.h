@@ -58,6 +58,10 @@ enum wmsg_shape {
 	WMSG_S_BOOT_NET,
 	WMSG_S_NET_FORWARD,
 	WMSG_S_BOOT_VSOCK,
+	WMSG_S_BOOT_FROM_DISK,
+	WMSG_S_BOOT_SEED,
+	WMSG_S_SEED_KEY,
+	WMSG_S_BOOT_REPLY,
 	WMSG_S_BOOT_DISPLAY,
 	WMSG_S_SHUTDOWN,
 	WMSG_S_SHUTDOWN_REPLY,
@@ -93,7 +97,8 @@ enum wmsg_shape {
 #define WMSG_FIELDS(F)							\
 	/* worker.boot: the guest, the files vmmd opened for it */	\
 	F(BOOT_NAME, BOOT, "name", STRING, 0, 1, 255, NONE, NONE)	\
-	F(BOOT_KERNEL, BOOT, "kernel", STRING, 1, 1, WMSG_PATH_MAX,	\
+	/* a kernel file, or (boot_disk) the disk's own choice */	\
+	F(BOOT_KERNEL, BOOT, "kernel", STRING, 0, 1, WMSG_PATH_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_KERNEL_NAME, BOOT, "kernel_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
@@ -140,6 +145,31 @@ enum wmsg_shape {
 	F(BOOT_DISPLAY, BOOT, "display", OBJECT, 0, 0, 0,		\
 	    BOOT_DISPLAY, NONE)						\
 	F(BOOT_VSOCK, BOOT, "vsock", OBJECT, 0, 0, 0, BOOT_VSOCK, NONE)	\
+	F(BOOT_FROM_DISK, BOOT, "boot_disk", OBJECT, 0, 0, 0,		\
+	    BOOT_FROM_DISK, NONE)					\
+	F(BOOT_SEED, BOOT, "seed", OBJECT, 0, 0, 0, BOOT_SEED, NONE)	\
+	/* worker.boot's boot_disk: which disk, what to add to the	\
+	 * command line its boot configuration gives */			\
+	F(FROM_DISK_INDEX, BOOT_FROM_DISK, "disk", INT, 1, 0,		\
+	    WMSG_DISKS_MAX - 1, NONE, NONE)				\
+	F(FROM_DISK_APPEND, BOOT_FROM_DISK, "append", STRING, 0, 0,	\
+	    PROTO_CMDLINE_MAX, NONE, NONE)				\
+	/* worker.boot's seed: cloud-init's, made as a disk after the	\
+	 * others (daemon/image/nocloud-seed.h) */			\
+	F(SEED_HOSTNAME, BOOT_SEED, "hostname", STRING, 1, 1, 255,	\
+	    NONE, NONE)							\
+	F(SEED_USER_DATA, BOOT_SEED, "user_data", STRING, 0, 0,		\
+	    32768, NONE, NONE)						\
+	F(SEED_NETWORK, BOOT_SEED, "network_config", STRING, 0, 0,	\
+	    8192, NONE, NONE)						\
+	F(SEED_KEYS, BOOT_SEED, "ssh_keys", ARRAY, 0, 0, 16, SEED_KEY,	\
+	    NONE)							\
+	F(KEY_TEXT, SEED_KEY, "key", STRING, 1, 1, 4096, NONE, NONE)	\
+	/* worker.boot's answer: where the kernel came from, the seed */	\
+	F(BOOTED_FROM, BOOT_REPLY, "boot_from", OBJECT, 0, 0, 0,	\
+	    OPAQUE, NONE)						\
+	F(BOOTED_SEED, BOOT_REPLY, "seed_instance_id", STRING, 0, 1,	\
+	    255, NONE, NONE)						\
 	/* each of worker.boot's disks */				\
 	F(DISK_FD, BOOT_DISK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(DISK_PATH, BOOT_DISK, "path", STRING, 1, 1, WMSG_PATH_MAX,	\
@@ -224,6 +254,10 @@ enum wmsg_shape {
 	    INT64_MAX, NONE, NONE)					\
 	F(ADOPT_VSOCK_CID, ADOPT_REPLY, "vsock_cid", INT, 0, 3,	\
 	    UINT32_MAX - 1, NONE, NONE)					\
+	F(ADOPT_BOOT_FROM, ADOPT_REPLY, "boot_from", OBJECT, 0, 0, 0,	\
+	    OPAQUE, NONE)						\
+	F(ADOPT_SEED, ADOPT_REPLY, "seed_instance_id", STRING, 0, 1,	\
+	    255, NONE, NONE)						\
 	F(ADOPT_DEFINITION, ADOPT_REPLY, "definition", OBJECT, 0, 0, 0,	\
 	    OPAQUE, NONE)						\
 	/* the events' data */						\

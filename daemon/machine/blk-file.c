@@ -189,6 +189,22 @@ blk_file_new_chain(struct blk_file **out, const int *fds,
 	return ret;
 }
 
+int
+blk_file_read(struct blk_file *f, void *buf, size_t len, uint64_t off)
+{
+	struct iovec v = { buf, len };
+
+	if (off > f->img->size || len > f->img->size - off)
+		return -EIO;
+	return f->img->ops->read(f->img, &v, 1, off);
+}
+
+uint64_t
+blk_file_size(struct blk_file *f)
+{
+	return f->img->size;
+}
+
 void
 blk_file_stats(struct blk_file *f, struct blk_image_stats *st)
 {

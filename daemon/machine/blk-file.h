@@ -51,6 +51,14 @@ int blk_file_new_image(struct blk_file **out, struct blk_image *img,
 int blk_file_new_chain(struct blk_file **out, const int *fds,
     const enum blk_image_format *formats, unsigned int n, bool readonly,
     const char *serial, struct blk_backend *be);
+/*
+ * len bytes at off of the image (within its size), read on the calling
+ * thread: for a reader of the disk before the guest runs (a boot from
+ * the disk), while no request is queued.  0 or -errno.
+ */
+int blk_file_read(struct blk_file *f, void *buf, size_t len, uint64_t off);
+/* The image's size in bytes, as the guest sees it. */
+uint64_t blk_file_size(struct blk_file *f);
 /* The image's figures.  Any thread. */
 void blk_file_stats(struct blk_file *f, struct blk_image_stats *st);
 /* Drains, stops the threads, frees the image.  NULL is fine. */

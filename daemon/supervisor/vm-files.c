@@ -415,7 +415,9 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
 
-	if (def->kernel != NULL) {
+	if (config_boot(def) == VM_BOOT_DISK) {
+		/* The worker reads the kernel from the disk opened below. */
+	} else if (def->kernel != NULL) {
 		rc = vm_files_open_one("kernel", def->kernel, true, false, cred,
 		    &f->kernel_fd, cls, err, errlen);
 		if (rc < 0)

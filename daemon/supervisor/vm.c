@@ -270,6 +270,12 @@ vm_to_json(const struct vm *vm)
 		if (vm->run.vsock_cid != 0)
 			json_object_object_add(obj, "vsock_cid",
 			    json_object_new_int64(vm->run.vsock_cid));
+		if (vm->run.boot_from != NULL)
+			json_object_object_add(obj, "boot_from",
+			    json_object_get(vm->run.boot_from));
+		if (vm->run.seed_iid[0] != '\0')
+			json_object_object_add(obj, "seed_instance_id",
+			    json_object_new_string(vm->run.seed_iid));
 		if (vm->run.vsock_cid != 0 && vm->def->vsock_socket &&
 		    vm->d->vsock_proxy != NULL &&
 		    vsock_proxy_path(vm->d->vsock_proxy, vm->def->name, path,
@@ -762,6 +768,22 @@ vm_worker_deadline(void *owner)
 
 /* Starting ------------------------------------------------------------- */
 
+/*
+ * What worker.boot's answer (or worker.adopt's) says of the boot: the
+ * kernel the worker chose from the disk, the seed's instance-id.
+ */
+static void
+vm_run_boot_facts(struct vm *vm, struct json_object *o, enum wmsg_field from,
+    enum wmsg_field seed)
+{
+	struct json_object *b = o != NULL ? wmsg_get(o, from) : NULL;
+
+	json_object_put(vm->run.boot_from);
+	vm->run.boot_from = b != NULL ? json_object_get(b) : NULL;
+	snprintf(vm->run.seed_iid, sizeof(vm->run.seed_iid), "%s",
+	    o != NULL ? wmsg_str(o, seed, "") : "");
+}
+
 static void
 vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 {
@@ -782,6 +804,7 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 		return;
 	}
 	vm->run.booted = true;
+	vm_run_boot_facts(vm, ret, WMSG_BOOTED_FROM, WMSG_BOOTED_SEED);
 	if (vm->state != VM_STARTING)
 		return;		/* a stop came first */
 	wlink_deadline_clear(vm->w);
@@ -1144,6 +1167,58 @@ vm_boot_net(const struct vm *vm)
 }
 
 /*
+ * worker.boot's boot_disk: the first disk, the definition's command
+ * line added to the one the disk's boot configuration gives (by
+ * default the serial console, which vmmd's console is).
+ */
+static struct json_object *
+vm_boot_from_disk(const struct vm_def *def)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL || wmsg_put_int(o, WMSG_FROM_DISK_INDEX, 0) < 0 ||
+	    wmsg_put_str(o, WMSG_FROM_DISK_APPEND, def->cmdline[0] != '\0' ?
+	    def->cmdline : "console=ttyS0") < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* worker.boot's seed: what the definition's cloud_init gives. */
+static struct json_object *
+vm_boot_seed(const struct vm_def *def)
+{
+	const struct vm_cloud_init *ci = &def->cloud_init;
+	struct json_object *o = json_object_new_object(), *keys = NULL, *k;
+	int rc;
+
+	if (o == NULL)
+		return NULL;
+	rc = wmsg_put_str(o, WMSG_SEED_HOSTNAME, def->name);
+	rc |= wmsg_put_str(o, WMSG_SEED_USER_DATA, ci->user_data);
+	rc |= wmsg_put_str(o, WMSG_SEED_NETWORK, ci->network_config);
+	if (ci->nkeys > 0 && (keys = json_object_new_array()) == NULL)
+		rc = -ENOMEM;
+	for (unsigned int i = 0; keys != NULL && i < ci->nkeys; i++) {
+		if ((k = json_object_new_object()) == NULL ||
+		    wmsg_put_str(k, WMSG_KEY_TEXT, ci->ssh_keys[i]) < 0) {
+			json_object_put(k);
+			rc = -ENOMEM;
+			break;
+		}
+		json_object_array_add(keys, k);
+	}
+	if (keys != NULL)
+		rc |= wmsg_put(o, WMSG_SEED_KEYS, keys);
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/*
  * worker.boot's arguments (worker-msg.h): the worker loads the
  * descriptors it inherits; the names are for its messages.  NULL: out
  * of memory.
@@ -1163,9 +1238,17 @@ vm_boot_args(const struct vm *vm, const struct vm_files *files,
 	snprintf(kernel, sizeof(kernel), "/proc/self/fd/%d", WLINK_KERNEL_FD);
 	snprintf(initrd, sizeof(initrd), "/proc/self/fd/%d", WLINK_INITRD_FD);
 	rc = wmsg_put_str(args, WMSG_BOOT_NAME, def->name);
-	rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL, kernel);
-	rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL_NAME, def->kernel != NULL ?
-	    def->kernel : vm->d->default_kernel);
+	if (config_boot(def) == VM_BOOT_DISK)
+		rc |= vm_boot_put(args, WMSG_BOOT_FROM_DISK,
+		    vm_boot_from_disk(def));
+	else {
+		rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL, kernel);
+		rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL_NAME,
+		    def->kernel != NULL ? def->kernel :
+		    vm->d->default_kernel);
+	}
+	if (def->cloud_init.on)
+		rc |= vm_boot_put(args, WMSG_BOOT_SEED, vm_boot_seed(def));
 	if (def->initrd != NULL) {
 		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD, initrd);
 		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD_NAME, def->initrd);
@@ -1371,7 +1454,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
 		return 0;
 	}
-	wlink_deadline_set(vm->w, VM_BOOT_TIMEOUT);
+	wlink_deadline_set(vm->w, config_boot(vm->def) == VM_BOOT_DISK ?
+	    VM_BOOT_DISK_TIMEOUT : VM_BOOT_TIMEOUT);
 	return 0;
 
 put_args:
@@ -1471,7 +1555,8 @@ vm_worker_exited(void *owner, int status)
 		.booted = vm->run.booted,
 		.stop_requested = vm->run.stop_requested,
 		.boot_refused = vm->run.boot_error != NULL,
-		.boot_timeout = VM_BOOT_TIMEOUT,
+		.boot_timeout = config_boot(vm->def) == VM_BOOT_DISK ?
+		    VM_BOOT_DISK_TIMEOUT : VM_BOOT_TIMEOUT,
 		.status_unknown = !wlink_status_known(vm->w),
 		.violation = wlink_violation(vm->w),
 	};
@@ -1507,6 +1592,7 @@ vm_worker_exited(void *owner, int status)
 		vsock_proxy_remove(d->vsock_proxy, vm->def->name);
 	json_object_put(vm->run.boot_error);
 	vm->run.boot_error = NULL;
+	vm_run_boot_facts(vm, NULL, WMSG_BOOTED_FROM, WMSG_BOOTED_SEED);
 
 	vm_set_state(vm, st, ex.reason);
 
@@ -1612,6 +1698,7 @@ vm_adopt(struct vmmd *d, struct wsock_found *f)
 	vm->run.log_start = wmsg_int(info, WMSG_ADOPT_LOG_START, 0);
 	vm->run.started_ms = wmsg_int(info, WMSG_ADOPT_STARTED_MS, 0);
 	vm->run.vsock_cid = (uint32_t)wmsg_int(info, WMSG_ADOPT_VSOCK_CID, 0);
+	vm_run_boot_facts(vm, info, WMSG_ADOPT_BOOT_FROM, WMSG_ADOPT_SEED);
 	vm_vsock_serve(vm);
 	vm->prev_state = vm->state;
 	state = wmsg_str(info, WMSG_ADOPT_STATE, "running");

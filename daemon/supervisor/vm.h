@@ -43,8 +43,13 @@ enum vm_state {
 	VM_CRASHED,		/* the worker died */
 };
 
-/* How long a worker may take to report the guest running. */
+/*
+ * How long a worker may take to report the guest running; one that
+ * reads its kernel and initrd from the guest's disk first (a compressed
+ * image, decompressed) may take longer.
+ */
 #define VM_BOOT_TIMEOUT		30	/* seconds */
+#define VM_BOOT_DISK_TIMEOUT	120
 /* Default grace period for guests when the daemon itself is stopped. */
 #define VM_EXIT_GRACE		10	/* seconds */
 
@@ -57,6 +62,9 @@ struct vm_run {
 	int64_t started_ms;		/* CLOCK_REALTIME of the worker's start */
 	uint32_t vsock_cid;		/* the guest's, 0: no vsock */
 	struct json_object *boot_error;	/* worker.boot's error object */
+	/* From the disk: what the worker chose and why (its answer). */
+	struct json_object *boot_from;
+	char seed_iid[256];		/* cloud-init's instance-id, or "" */
 };
 
 struct vm {

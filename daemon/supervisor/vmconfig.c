@@ -22,12 +22,13 @@
 #include "pc-layout.h"
 #include "proto.h"
 #include "vmconfig.h"
+#include "vmconfig-cloud.h"
 
 static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"autostart", "net", "vsock", "owner", NULL
+	"autostart", "net", "vsock", "owner", "boot", "cloud_init", NULL
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -156,6 +157,7 @@ config_def_free(struct vm_def *def)
 		explicit_bzero(def->vnc_password, strlen(def->vnc_password));
 		free(def->vnc_password);
 	}
+	config_cloud_init_free(&def->cloud_init);
 	free(def);
 }
 
@@ -181,6 +183,7 @@ config_def_dup(const struct vm_def *def)
 	*d = *def;
 	d->name = d->kernel = d->initrd = d->cmdline = NULL;
 	d->vnc_addr = d->vnc_password = NULL;
+	memset(&d->cloud_init, 0, sizeof(d->cloud_init));
 	d->ndisks = 0;
 	for (; d->ndisks < def->ndisks; d->ndisks++) {
 		struct vm_disk *k = &d->disks[d->ndisks];
@@ -199,7 +202,8 @@ config_def_dup(const struct vm_def *def)
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
 	    config_strdup(&d->cmdline, def->cmdline) < 0 ||
 	    config_strdup(&d->vnc_addr, def->vnc_addr) < 0 ||
-	    config_strdup(&d->vnc_password, def->vnc_password) < 0) {
+	    config_strdup(&d->vnc_password, def->vnc_password) < 0 ||
+	    config_cloud_init_dup(&d->cloud_init, &def->cloud_init) < 0) {
 		config_def_free(d);
 		return NULL;
 	}
@@ -243,6 +247,15 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 static const char *const config_disk_keys[] = {
 	"path", "readonly", "serial", "format", "backing", "overlay", NULL
 };
+
+enum vm_boot
+config_boot(const struct vm_def *def)
+{
+	if (def->boot != VM_BOOT_UNSET)
+		return def->boot;
+	return def->kernel == NULL && def->ndisks > 0 ? VM_BOOT_DISK :
+	    VM_BOOT_KERNEL;
+}
 
 const char *
 config_disk_format_name(enum vm_disk_format f)
@@ -1006,6 +1019,27 @@ config_parse(struct json_object *obj, unsigned int flags,
 	    errlen)) < 0)
 		goto fail;
 	rc = -EINVAL;
+	s = NULL;
+	if (proto_arg_string(obj, "boot", 0, &s, err, errlen) < 0)
+		goto fail;
+	if (s != NULL) {
+		if (strcmp(s, "disk") == 0)
+			def->boot = VM_BOOT_DISK;
+		else if (strcmp(s, "kernel") == 0)
+			def->boot = VM_BOOT_KERNEL;
+		else {
+			config_err(err, errlen, "boot: '%.80s' must be "
+			    "\"disk\" or \"kernel\"", s);
+			goto fail;
+		}
+	}
+	if (def->boot == VM_BOOT_DISK && (def->kernel != NULL ||
+	    def->initrd != NULL)) {
+		config_err(err, errlen, "boot: \"disk\" takes the kernel and "
+		    "initrd from the disk: give no %s", def->kernel != NULL ?
+		    "kernel" : "initrd");
+		goto fail;
+	}
 
 	s = "";
 	if (proto_arg_string(obj, "cmdline", 0, &s, err, errlen) < 0)
@@ -1058,6 +1092,24 @@ config_parse(struct json_object *obj, unsigned int flags,
 	if ((rc = config_parse_disks(obj, flags, def, err, errlen)) < 0) {
 		if (rc == -ENOMEM)
 			goto nomem;
+		goto fail;
+	}
+	if (def->boot == VM_BOOT_DISK && def->ndisks == 0) {
+		config_err(err, errlen, "boot: \"disk\" needs a disk to "
+		    "boot from");
+		rc = -EINVAL;
+		goto fail;
+	}
+	if ((rc = config_parse_cloud_init(obj, def, err, errlen)) < 0) {
+		if (rc == -ENOMEM)
+			goto nomem;
+		goto fail;
+	}
+	if (def->cloud_init.on && def->ndisks + 1 > CONFIG_DISKS_MAX) {
+		config_err(err, errlen, "cloud_init: its seed is a disk too, "
+		    "and a VM has at most %d: give at most %d others",
+		    CONFIG_DISKS_MAX, CONFIG_DISKS_MAX - 1);
+		rc = -EINVAL;
 		goto fail;
 	}
 	rc = -EINVAL;
@@ -1196,6 +1248,12 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "net", config_net_json(def));
 	if (def->vsock)
 		json_object_object_add(obj, "vsock", config_vsock_json(def));
+	if (def->boot != VM_BOOT_UNSET)
+		json_object_object_add(obj, "boot", json_object_new_string(
+		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));
+	if (def->cloud_init.on)
+		json_object_object_add(obj, "cloud_init",
+		    config_cloud_init_json(def));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

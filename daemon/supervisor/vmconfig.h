@@ -140,6 +140,32 @@ enum vm_on_reboot {
 	VM_ON_REBOOT_STOP,
 };
 
+/*
+ * Where the kernel comes from ("boot"): a file on the host (the
+ * definition's kernel, or the daemon's default guest), or the first
+ * disk, chosen as its own boot loader would (vmmd-vm(5)).  Unset: from
+ * the disk when there is one and no kernel is given.
+ */
+enum vm_boot {
+	VM_BOOT_UNSET,
+	VM_BOOT_KERNEL,
+	VM_BOOT_DISK,
+};
+
+/* cloud-init's NoCloud seed ("cloud_init"): bounds of what it holds. */
+#define CONFIG_USER_DATA_MAX	(32 * 1024)	/* bytes */
+#define CONFIG_SSH_KEYS_MAX	16
+#define CONFIG_SSH_KEY_MAX	4096		/* bytes, one key */
+#define CONFIG_NETWORK_CONFIG_MAX (8 * 1024)
+
+struct vm_cloud_init {
+	bool on;		/* the VM has a seed */
+	char *user_data;	/* the user's file, or NULL */
+	char *ssh_keys[CONFIG_SSH_KEYS_MAX];
+	unsigned int nkeys;
+	char *network_config;	/* or NULL */
+};
+
 struct vm_def {
 	char *name;
 	char *kernel;		/* absolute path; NULL = the default guest */
@@ -173,6 +199,8 @@ struct vm_def {
 	bool vsock;
 	uint32_t vsock_cid;
 	bool vsock_socket;
+	enum vm_boot boot;	/* as given; config_boot() says which */
+	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
 	struct vm_owner owner;
 	enum vm_lost_ticks lost_ticks;
@@ -198,6 +226,9 @@ struct vm_def {
 	bool vnc_no_password;
 	bool vnc_web;		/* also serve noVNC over HTTP */
 };
+
+/* Where def's kernel comes from, "boot" unset resolved. */
+enum vm_boot config_boot(const struct vm_def *def);
 
 /* Flags of config_parse(). */
 #define CONFIG_CHECK_FILES	0x1	/* kernel/initrd must exist and load */

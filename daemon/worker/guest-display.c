@@ -1,6 +1,5 @@
 /* See display.h. */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "log.h"
 #include "pc-layout.h"
 #include "proto.h"
+#include "module-load.h"
 #include "vnc-module.h"
 #include "wp-track.h"
 
@@ -362,19 +362,15 @@ display_alloc_fb(struct display *d, const struct display_config *cfg,
 static int
 display_load_vnc(struct display *d, char *err, size_t errlen)
 {
-	char exe[PATH_MAX];
-	ssize_t n;
+	char dir[PATH_MAX];
+	int rc;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0) {
-		int e = errno;
-
+	if ((rc = module_dir_self(dir, sizeof(dir))) < 0) {
 		snprintf(err, errlen, "cannot find the VNC module: "
-		    "/proc/self/exe: %s", strerror(e));
-		return -e;
+		    "/proc/self/exe: %s", strerror(-rc));
+		return rc;
 	}
-	exe[n] = '\0';
-	return vnc_module_load(dirname(exe), &d->vm, err, errlen);
+	return vnc_module_load(dir, &d->vm, err, errlen);
 }
 
 int

@@ -348,6 +348,8 @@ guest_fini(struct worker *w)
 	free(w->kernel_name);
 	free(w->initrd);
 	free(w->cmdline);
+	json_object_put(w->boot_facts);
+	w->boot_facts = NULL;
 	free(w->hold_fatal);
 	pthread_mutex_destroy(&w->hold_lock);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cloud-boot.h"
 #include "guest.h"
 #include "info.h"
 #include "metrics.h"
@@ -269,11 +270,54 @@ worker_vsock(struct worker *w, struct json_object *args, char *err,
 	return 0;
 }
 
+/*
+ * worker.boot's boot_disk and seed (cloud-boot.h), the disks being
+ * open: the kernel chosen from the disk into w->cfg, the seed as one
+ * more disk, and what to answer about them (kept for worker.adopt) in
+ * *reply (NULL when neither was asked for).
+ */
+static int
+worker_cloud(struct worker *w, struct json_object *args,
+    struct json_object **reply, char *err, size_t errlen)
+{
+	struct json_object *o, *choice = NULL;
+	char iid[256] = "";
+	int ret;
+
+	if ((o = wmsg_get(args, WMSG_BOOT_FROM_DISK)) != NULL) {
+		if ((ret = cloud_boot_from_disk(w, o, &choice, err,
+		    errlen)) < 0)
+			return ret;
+		w->cfg.kernel = w->kernel;
+		w->cfg.initrd = w->initrd;
+		w->cfg.kernel_name = w->kernel_name;
+		w->cfg.cmdline = w->cmdline;
+	}
+	if ((o = wmsg_get(args, WMSG_BOOT_SEED)) != NULL &&
+	    (ret = cloud_boot_seed(w, o, iid, sizeof(iid), err, errlen)) < 0) {
+		json_object_put(choice);
+		return ret;
+	}
+	if (choice == NULL && iid[0] == '\0')
+		return 0;
+	*reply = json_object_new_object();
+	if (*reply == NULL || wmsg_put(*reply, WMSG_BOOTED_FROM, choice) < 0 ||
+	    (iid[0] != '\0' && wmsg_put_str(*reply, WMSG_BOOTED_SEED,
+	    iid) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* A later supervisor hears the same (worker.adopt). */
+	json_object_put(w->boot_facts);
+	w->boot_facts = json_object_get(*reply);
+	return 0;
+}
+
 static struct json_object *
 worker_cmd_boot(struct worker_request *r)
 {
 	struct worker *w = r->w;
-	struct json_object *args = r->args, *definition;
+	struct json_object *args = r->args, *definition, *reply = NULL;
 	const char *kernel, *initrd, *cmdline, *kernel_name, *initrd_name;
 	const char *log_path, *lost_ticks;
 	int64_t memory_mib, vcpus, slices, adopt_fd, kvm_fd;
@@ -310,11 +354,16 @@ worker_cmd_boot(struct worker_request *r)
 	 * every (re)boot loads those very files.  Messages name the paths
 	 * the user gave (kernel_name), not those.
 	 */
-	w->kernel = worker_strdup_or_null(kernel);
+	if ((kernel == NULL) == (wmsg_get(args, WMSG_BOOT_FROM_DISK) ==
+	    NULL))
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, "a kernel "
+		    "or boot_disk, one of them");
+	/* From the disk: the cloud module's choice, once disks are open. */
+	w->kernel = worker_strdup_or_null(kernel != NULL ? kernel : "");
 	w->initrd = worker_strdup_or_null(initrd);
 	w->cmdline = worker_strdup_or_null(cmdline);
 	w->kernel_name = worker_strdup_or_null(kernel_name != NULL ?
-	    kernel_name : kernel);
+	    kernel_name : kernel != NULL ? kernel : "");
 	if (w->kernel == NULL || w->cmdline == NULL ||
 	    w->kernel_name == NULL || (initrd != NULL && w->initrd == NULL))
 		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
@@ -341,6 +390,9 @@ worker_cmd_boot(struct worker_request *r)
 	w->cfg.backends.rng = wmsg_bool(args, WMSG_BOOT_RNG, false);
 	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_cloud(w, args, &reply, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL || ret == -ENOENT ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	/* A forward's host port another program holds: not our fault. */
 	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
@@ -417,7 +469,7 @@ worker_cmd_boot(struct worker_request *r)
 	w->booted = true;
 	log_info("%s: guest running (%u vCPUs, %llu MiB)", w->name,
 	    w->cfg.vcpus, (unsigned long long)w->cfg.memory_mib);
-	return worker_ok(r, NULL);
+	return worker_ok(r, reply);
 }
 
 static bool
@@ -652,6 +704,10 @@ worker_cmd_adopt(struct worker_request *r)
 	    (w->vsock != NULL && wmsg_put_int(ret, WMSG_ADOPT_VSOCK_CID,
 	    (int64_t)w->cfg.backends.vsock.ops->cid(
 	    w->cfg.backends.vsock.ctx)) < 0) ||
+	    (w->boot_facts != NULL && (wmsg_put(ret, WMSG_ADOPT_BOOT_FROM,
+	    json_object_get(wmsg_get(w->boot_facts, WMSG_BOOTED_FROM))) < 0 ||
+	    wmsg_put_str(ret, WMSG_ADOPT_SEED, wmsg_str(w->boot_facts,
+	    WMSG_BOOTED_SEED, NULL)) < 0)) ||
 	    wmsg_put(ret, WMSG_ADOPT_DEFINITION,
 	    json_object_get(w->definition)) < 0) {
 		json_object_put(ret);

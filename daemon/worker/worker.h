@@ -44,6 +44,9 @@ struct worker {
 	bool paused;			/* as last reported in vm.state */
 	int64_t log_start;		/* the run's start in the console log */
 	struct json_object *definition;	/* the supervisor's, kept for it */
+	/* worker.boot's answer on the kernel chosen from the disk and the
+	 * seed (NULL: neither), kept for worker.adopt. */
+	struct json_object *boot_facts;
 	bool shutdown_pending;
 	/* How worker.shutdown asked the guest (enum shutdown_stage), and
 	 * the Ctrl-Alt-Del that follows an unanswered power button. */

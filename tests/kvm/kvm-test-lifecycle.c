@@ -343,11 +343,14 @@ test_disk_lock(struct h_conn *c)
 	tap_ok(fd >= 0 && ftruncate(fd, 65536) == 0, "lock: image %s", img);
 	if (fd >= 0)
 		close(fd);
-	tap_ok(h_create(c, "lk1", "\"disks\":[{\"path\":\"%s\"}]", img) ==
-	    0 && h_create(c, "lk2", "\"disks\":[{\"path\":\"%s\"}]",
-	    img) == 0 && h_create(c, "lk3", "\"disks\":[{\"path\":\"%s\","
-	    "\"readonly\":true}]", img) == 0 && h_create(c, "lk4",
-	    "\"disks\":[{\"path\":\"%s\",\"readonly\":true}]", img) == 0,
+	/* The demo guest, the image only a disk ("boot": from a kernel). */
+	tap_ok(h_create(c, "lk1", "\"boot\":\"kernel\",\"disks\":[{"
+	    "\"path\":\"%s\"}]", img) == 0 && h_create(c, "lk2",
+	    "\"boot\":\"kernel\",\"disks\":[{\"path\":\"%s\"}]", img) == 0 &&
+	    h_create(c, "lk3", "\"boot\":\"kernel\",\"disks\":[{\"path\":"
+	    "\"%s\",\"readonly\":true}]", img) == 0 && h_create(c, "lk4",
+	    "\"boot\":\"kernel\",\"disks\":[{\"path\":\"%s\","
+	    "\"readonly\":true}]", img) == 0,
 	    "lock: four VMs on one image, two of them read-only");
 	tap_ok(h_start(c, "lk1") == 0, "lock: lk1 started");
 	h_expect_errorf(c, "vm.start", "bad_state", "lock: lk2 refused while "

@@ -174,7 +174,7 @@ ok "$( [ $? -eq 0 ] && wait_for 60 state_is plain running &&
 # ProtectSystem=strict: the error says so and how to allow it, and a
 # drop-in with ReadWritePaths= does.
 mkdir -p /srv/vmmd-disks && truncate -s 1M /srv/vmmd-disks/d.img
-out=$(vmctl create rw --disk /srv/vmmd-disks/d.img 2>&1)
+out=$(vmctl create rw --boot kernel --disk /srv/vmmd-disks/d.img 2>&1)
 case $out in *"read-only file system"*"ReadWritePaths="*) rc=0 ;;
 *) rc=1 ;; esac
 ok $rc "a disk in /srv: refused under the unit, saying how ($out)"
@@ -182,7 +182,7 @@ mkdir -p /run/systemd/system/vmmd.service.d
 printf '[Service]\nReadWritePaths=/srv/vmmd-disks\n' \
     >/run/systemd/system/vmmd.service.d/disks.conf
 systemctl daemon-reload && systemctl restart vmmd
-vmctl create rw --disk /srv/vmmd-disks/d.img >/dev/null &&
+vmctl create rw --boot kernel --disk /srv/vmmd-disks/d.img >/dev/null &&
     vmctl start rw >/dev/null
 ok $? "with ReadWritePaths=/srv/vmmd-disks in a drop-in it starts"
 vmctl stop --force rw >/dev/null 2>&1

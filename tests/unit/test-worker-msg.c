@@ -48,8 +48,8 @@ test_refusals(void)
 		const char *err;	/* NULL: accepted */
 	} cases[] = {
 		{ WMSG_S_BOOT, "{" BOOT_MIN "}", NULL },
-		{ WMSG_S_BOOT, "{\"memory_mib\":64,\"vcpus\":1}",
-		    "kernel: missing argument" },
+		{ WMSG_S_BOOT, "{\"memory_mib\":64,\"vcpus\":1,"
+		    "\"boot_disk\":{}}", "boot_disk: disk: missing argument" },
 		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"kernel_nam\":\"x\"}",
 		    "unknown argument 'kernel_nam'" },
 		{ WMSG_S_BOOT, "{\"kernel\":7,\"memory_mib\":64,\"vcpus\":1}",

@@ -1,0 +1,29 @@
+/*
+ * A definition's "cloud_init" (vmconfig.h's struct vm_cloud_init): what
+ * vmmd puts in the guest's NoCloud seed.  vmconfig.c calls these; they
+ * call nothing of it.
+ */
+#ifndef VMMD_VMCONFIG_CLOUD_H
+#define VMMD_VMCONFIG_CLOUD_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "vmconfig.h"
+
+/*
+ * "cloud_init": {"user_data": TEXT, "ssh_keys": [KEY, ...],
+ * "network_config": TEXT}, each optional ({} makes a seed with the
+ * instance-id and hostname alone), into def->cloud_init.  0, -EINVAL
+ * with err filled, or -ENOMEM.
+ */
+int	config_parse_cloud_init(struct json_object *obj, struct vm_def *def,
+	    char *err, size_t errlen);
+/* The member as a definition has it; NULL when the VM has no seed. */
+struct json_object *config_cloud_init_json(const struct vm_def *def);
+void	config_cloud_init_free(struct vm_cloud_init *ci);
+/* A deep copy of src into dst (zeroed): 0 or -ENOMEM (dst then freed). */
+int	config_cloud_init_dup(struct vm_cloud_init *dst,
+	    const struct vm_cloud_init *src);
+
+#endif

@@ -1,0 +1,195 @@
+/* See cloud-boot.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "blk-file.h"
+#include "cloud-boot.h"
+#include "cloud-module.h"
+#include "log.h"
+#include "module-load.h"
+#include "worker-msg.h"
+
+/* A kernel larger than this is no kernel (Debian's are about 8 MiB). */
+#define CLOUD_KERNEL_MAX	(256u << 20)
+/* An initrd may take at most this share of the guest's memory. */
+#define CLOUD_INITRD_SHARE	2
+
+static int
+cloud_load(const struct cloud_module **m, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if ((rc = module_dir_self(dir, sizeof(dir))) < 0) {
+		snprintf(err, errlen, "cannot find the cloud module: "
+		    "/proc/self/exe: %s", strerror(-rc));
+		return rc;
+	}
+	return cloud_module_load(dir, m, err, errlen);
+}
+
+static int
+cloud_disk_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	return blk_file_read(ctx, buf, len, off);
+}
+
+/*
+ * len bytes into a new memory file: its descriptor, named as the boot
+ * loaders read the supervisor's (/proc/self/fd/N), into *path.  Sealed
+ * against change: the guest's every reset reads the same bytes.
+ */
+static int
+cloud_memfile(const char *name, const void *buf, size_t len, char **path)
+{
+	const char *p = buf;
+	size_t done = 0;
+	ssize_t w;
+	int fd, rc;
+
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		if ((w = write(fd, p + done, len - done)) <= 0) {
+			rc = w < 0 ? -errno : -EIO;
+			close(fd);
+			return rc;
+		}
+		done += (size_t)w;
+	}
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL);
+	if (asprintf(path, "/proc/self/fd/%d", fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return fd;
+}
+
+static void
+cloud_replace(char **dst, char *src)
+{
+	free(*dst);
+	*dst = src;
+}
+
+int
+cloud_boot_from_disk(struct worker *w, struct json_object *o,
+    struct json_object **choice, char *err, size_t errlen)
+{
+	unsigned int i = (unsigned int)wmsg_int(o, WMSG_FROM_DISK_INDEX, 0);
+	const char *append = wmsg_str(o, WMSG_FROM_DISK_APPEND, "");
+	const struct cloud_module *m;
+	struct image_boot b;
+	struct image_disk d;
+	char *kpath = NULL, *ipath = NULL, name[300];
+	int rc, kfd = -1, ifd = -1;
+
+	if (i >= w->cfg.backends.ndisks || w->disks[i] == NULL) {
+		snprintf(err, errlen, "boot: no disk %u to boot from", i);
+		return -EINVAL;
+	}
+	if ((rc = cloud_load(&m, err, errlen)) < 0)
+		return rc;
+	snprintf(name, sizeof(name), "disk %u", i);
+	d = (struct image_disk){ .read = cloud_disk_read, .ctx = w->disks[i],
+	    .size = blk_file_size(w->disks[i]), .name = name };
+	rc = m->boot_choose(&d, append, CLOUD_KERNEL_MAX,
+	    ((size_t)w->cfg.memory_mib << 20) / CLOUD_INITRD_SHARE, &b, err,
+	    errlen);
+	if (rc < 0)
+		return rc == -ENOENT || rc == -EFBIG ? -ENOENT : rc;
+	kfd = cloud_memfile("kernel", b.kernel, b.kernel_len, &kpath);
+	if (kfd >= 0 && b.initrd_len > 0)
+		ifd = cloud_memfile("initrd", b.initrd, b.initrd_len, &ipath);
+	if (kfd < 0 || (b.initrd_len > 0 && ifd < 0)) {
+		rc = kfd < 0 ? kfd : ifd;
+		snprintf(err, errlen, "boot: a memory file for the kernel: %s",
+		    strerror(-rc));
+		if (kfd >= 0)
+			close(kfd);
+		free(kpath);
+		m->boot_free(&b);
+		return rc;
+	}
+	/* The descriptors stay open for the guest's life: its resets. */
+	cloud_replace(&w->kernel, kpath);
+	cloud_replace(&w->initrd, ipath);
+	cloud_replace(&w->cmdline, strdup(b.cmdline));
+	cloud_replace(&w->kernel_name, strdup(b.kernel_from));
+	*choice = json_object_new_object();
+	json_object_object_add(*choice, "rule", json_object_new_string(
+	    b.rule));
+	json_object_object_add(*choice, "why", json_object_new_string(b.why));
+	json_object_object_add(*choice, "kernel", json_object_new_string(
+	    b.kernel_from));
+	if (b.initrd_len > 0)
+		json_object_object_add(*choice, "initrd",
+		    json_object_new_string(b.initrd_from));
+	json_object_object_add(*choice, "cmdline", json_object_new_string(
+	    b.cmdline));
+	log_info("%s: booting %s, chosen by %s", w->name, b.kernel_from,
+	    b.why);
+	m->boot_free(&b);
+	if (w->cmdline == NULL || w->kernel_name == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
+    size_t iidlen, char *err, size_t errlen)
+{
+	struct json_object *keys = wmsg_get(o, WMSG_SEED_KEYS);
+	const char *key[16];
+	const struct cloud_module *m;
+	struct nocloud_seed s = {
+		.hostname = wmsg_str(o, WMSG_SEED_HOSTNAME, w->name),
+		.user_data = wmsg_str(o, WMSG_SEED_USER_DATA, NULL),
+		.network_config = wmsg_str(o, WMSG_SEED_NETWORK, NULL),
+		.ssh_keys = key,
+	};
+	unsigned int n = w->cfg.backends.ndisks;
+	int fd, rc;
+
+	if (n >= BOARD_MAX_DISKS) {
+		snprintf(err, errlen, "seed: no room for it: the VM has %u "
+		    "disks already", n);
+		return -EINVAL;
+	}
+	for (size_t i = 0; keys != NULL && i < json_object_array_length(keys) &&
+	    i < 16; i++)
+		key[s.nkeys++] = wmsg_str(json_object_array_get_idx(keys, i),
+		    WMSG_KEY_TEXT, "");
+	if ((rc = cloud_load(&m, err, errlen)) < 0)
+		return rc;
+	if ((fd = memfd_create("cidata", MFD_CLOEXEC)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "seed: a memory file: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = m->seed_write(&s, fd, iid, iidlen, err, errlen)) < 0) {
+		close(fd);
+		return rc;
+	}
+	/* Read-only, named as cloud-localds would not: by its serial. */
+	if ((rc = blk_file_new(&w->disks[n], fd, true, "cidata",
+	    &w->cfg.backends.disk[n])) < 0) {
+		snprintf(err, errlen, "seed: as a disk: %s", strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	w->disk_chain[n] = json_object_new_array();
+	w->cfg.backends.ndisks = n + 1;
+	log_info("%s: cloud-init seed %s as disk %u", w->name, iid, n);
+	return 0;
+}

@@ -1,0 +1,35 @@
+/*
+ * The worker's side of a cloud image (daemon/image/cloud-module.h): the
+ * kernel, initrd and command line a guest's disk's own boot
+ * configuration gives, and cloud-init's seed as one more disk.  Both
+ * load the cloud module, on the loop's thread while the worker sets the
+ * guest up, before its sandbox.
+ */
+#ifndef VMMD_CLOUD_BOOT_H
+#define VMMD_CLOUD_BOOT_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "worker.h"
+
+/*
+ * worker.boot's boot_disk (o): the choice read from the disk it names
+ * (already open in w->disks), its kernel and initrd put into memory
+ * files that w->kernel and w->initrd name (/proc/self/fd/N, read again
+ * at each guest reset), w->cmdline and w->kernel_name set.  *choice: an
+ * object for worker.boot's answer (the rule, why, the files, the
+ * command line).  0, or -errno with err filled (-ENOENT: no kernel
+ * found, err naming what was searched).
+ */
+int	cloud_boot_from_disk(struct worker *w, struct json_object *o,
+	    struct json_object **choice, char *err, size_t errlen);
+/*
+ * worker.boot's seed (o): the NoCloud ISO image made in a memory file
+ * and added, read-only, as the disk after w's others; its instance-id
+ * into iid.  0, or -errno with err filled.
+ */
+int	cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
+	    size_t iidlen, char *err, size_t errlen);
+
+#endif
