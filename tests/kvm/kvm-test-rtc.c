@@ -132,13 +132,6 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	    name);
 }
 
-/* Did the guest take every tick while it did not mask interrupts? */
-static bool
-on_time(const struct periodic *p)
-{
-	return p->before >= p->hz * 5 / 4 - TICKS_SLACK;
-}
-
 /*
  * Slack on the guest's own "3 s": its TSC is calibrated against the
  * PIT, which inside the nested test host (emulated, run by the
@@ -152,6 +145,21 @@ slack(long ticks, long fixed)
 	if (scale != NULL && atoi(scale) > 1 && ticks / 10 > fixed)
 		return ticks / 10;
 	return fixed;
+}
+
+/*
+ * Did the guest take every tick while it did not mask interrupts?  Its
+ * first 1.25 s are its TSC's: in the nested test host one run counted
+ * 297 of 320 at 256 Hz because the device itself raised only 709 of 768
+ * in that run's 3 s (the emulated host's clocks apart), so the slack
+ * there is slack()'s.
+ */
+static bool
+on_time(const struct periodic *p)
+{
+	long due = p->hz * 5 / 4;
+
+	return p->before >= due - slack(due, TICKS_SLACK);
 }
 
 /*

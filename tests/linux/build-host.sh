@@ -10,8 +10,9 @@
 # VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS: what the test host
 # runs, and VMMD_HOST_PROGRAMS: more programs, each in /vmmd by its name)
 # with every shared library ldd lists (sanitizer runtimes included) and
-# the dynamic loader (and the worker's VNC module, vmmd-vnc.so beside
-# it, with its libraries), every test guest named by a VMMD_GUEST_<NAME>
+# the dynamic loader (and the worker's VNC and cloud modules, vmmd-vnc.so
+# and vmmd-cloud.so beside it, with their libraries), /etc/passwd and
+# /etc/group naming root, every test guest named by a VMMD_GUEST_<NAME>
 # variable, the reference guest (left out with VMMD_HOST_GUEST=no: the
 # kvm suite does not need it), and host-init.sh as /init.  /vmmd/env
 # gives the programs their environment inside: the paths there, and the
@@ -66,6 +67,15 @@ link "$VMMD_WORKER_BIN" "$stage/vmmd/vmmd-worker"
 vnc_module=$(dirname "$VMMD_WORKER_BIN")/vmmd-vnc.so
 [ -f "$vnc_module" ] || die "$vnc_module is missing"
 link "$vnc_module" "$stage/vmmd/vmmd-vnc.so"
+# And its cloud module (booting from a disk, cloud-init's seed).
+cloud_module=$(dirname "$VMMD_WORKER_BIN")/vmmd-cloud.so
+[ -f "$cloud_module" ] || die "$cloud_module is missing"
+link "$cloud_module" "$stage/vmmd/vmmd-cloud.so"
+# Users by name, for programs that want one (ssh refuses a uid without).
+mkdir -p "$stage/etc" "$stage/root"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' \
+    >"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 link "$VMCTL_BIN" "$stage/vmmd/vmctl"
 link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"
 # The host's end of the vsock checks, where the suite has one.
@@ -98,7 +108,7 @@ for f in ${VMMD_HOST_EXTRA:-}; do
 done
 
 # Shared libraries at the paths the loader will look for them.
-for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$vnc_module" "$VMCTL_BIN" \
+for bin in "$VMMD_BIN" "$VMMD_WORKER_BIN" "$vnc_module" "$cloud_module" "$VMCTL_BIN" \
     "$VMMD_LINUX_SCENARIOS" ${VMMD_VSOCK_ECHO:-} ${VMMD_HOST_PROGRAMS:-} ${VMMD_HOST_EXTRA:-}; do
 	ldd "$bin" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//)
 	    print $i }'

@@ -23,6 +23,7 @@
 #   VMMD_LINUX_WORKDIR    where the test host's initramfs and logs go
 #                         (default: a new directory under /tmp)
 #   VMMD_LINUX_QEMU       default qemu-system-x86_64
+#   VMMD_LINUX_HOST_MIB   the test host's memory (default 2048)
 #   VMMD_LINUX_CMDLINE    the guest's kernel command line, to experiment
 #   VMMD_LINUX_STREAM_KIB size of the console stream (default 1024)
 #   VMMD_LINUX_HOST_CPU   the test host's CPU (default EPYC,+svm,-npt: see
@@ -185,7 +186,7 @@ boot_host() {
 	echo "# booting the test host: $qemu (TCG, emulated SVM), logs in $work"
 	# ttyS0: the test host's console; ttyS1: the TAP stream, nothing else.
 	timeout -k 10 "$limit" "$qemu" -accel "tcg,thread=$tcg_threads" \
-	    -cpu "$host_cpu" -smp 2 -m 2048 -M q35 \
+	    -cpu "$host_cpu" -smp 2 -m "${VMMD_LINUX_HOST_MIB:-2048}" -M q35 \
 	    -nodefaults -display none -no-reboot \
 	    -monitor "pipe:$work/monitor" -pidfile "$work/qemu.pid" \
 	    -name testhost,debug-threads=on \
