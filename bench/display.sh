@@ -18,7 +18,7 @@
 # default .cache/linux-guest).  Needs qemu-system-x86 and strace.
 set -eu
 
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/display.sh BUILDDIR}" display
 b=$nested_build
 nested_file "$b/tests/guests/fb.elf" "$b/bench/vnc-watch"

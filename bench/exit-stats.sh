@@ -16,7 +16,7 @@
 # default .cache/linux-guest).  Needs qemu-system-x86 and strace.
 set -eu
 
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/exit-stats.sh BUILDDIR [ROUNDS [N]]}" \
     exit-stats
 b=$nested_build

@@ -21,7 +21,7 @@
 # .cache/linux-guest).  Needs qemu-system-x86 and strace.
 set -eu
 
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/idle-kvm.sh BUILDDIR [OTHER_BUILDDIR]}" \
     idle-kvm
 builds=

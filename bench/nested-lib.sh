@@ -1,4 +1,4 @@
-# Sourced by the inner scripts that bench/nested.sh runs inside the
+# Sourced by the inner scripts that bench/nested-host.sh runs inside the
 # nested test host (display-inner.sh, idle-kvm-inner.sh): busybox sh,
 # strace, QEMU.  Figures come out as TAP comments.
 

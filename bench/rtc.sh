@@ -39,7 +39,7 @@ if [ -z "${VMMD_BENCH_NESTED:-}" ] && [ -c /dev/kvm ] &&
 	    sh "$(dirname "$0")/rtc-inner.sh"
 	exit
 fi
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "$build" rtc
 nested_file "$nested_build/tests/guests/rtc.elf"
 nested_var BENCH_RTC "$nested_build/tests/guests/rtc.elf"

@@ -32,7 +32,7 @@
 # static libc.
 set -eu
 
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/virtio.sh BUILDDIR [MIB]}" virtio
 mib=${2:-${VMMD_BENCH_MIB:-4}}
 case $mib in

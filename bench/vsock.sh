@@ -17,7 +17,7 @@
 # Needs qemu-system-x86, strace, cpio.
 set -eu
 
-. "$(dirname "$0")/nested.sh"
+. "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/vsock.sh BUILDDIR [MIB]}" vsock
 mib=${2:-64}
 case $mib in

@@ -52,7 +52,7 @@ irqroute_free(struct irqroute *ir)
 	free(ir);
 }
 
-/* A new route at (addr, data) for efd: its GSI or -errno. */
+/* A new route for the message (addr, data): its GSI or -errno. */
 static int
 irqroute_add(struct irqroute *ir, uint64_t addr, uint32_t data)
 {

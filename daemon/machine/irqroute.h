@@ -14,7 +14,7 @@
  * MSI-X table knows exactly when a message changes, so no stale route
  * outlives the guest's reprogramming and nothing needs evicting.
  *
- * Locking: irq->lock serializes the table and the KVM_SET_GSI_ROUTING
+ * Locking: ir->lock serializes the table and the KVM_SET_GSI_ROUTING
  * that follows each change (vCPUs of different devices may program
  * vectors at once).  It is a leaf: taken inside a device's lock, never
  * the other way round, and nothing else is taken under it.  Raising

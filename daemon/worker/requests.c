@@ -21,7 +21,7 @@
 #include "cloud-boot.h"
 #include "guest.h"
 #include "info.h"
-#include "metrics.h"
+#include "guest-metrics.h"
 #include "kvm.h"
 #include "log.h"
 #include "proto.h"
@@ -573,7 +573,7 @@ worker_cmd_info(struct worker_request *r)
 static struct json_object *
 worker_cmd_metrics(struct worker_request *r)
 {
-	return worker_ok(r, metrics_json(r->w));
+	return worker_ok(r, guest_metrics_json(r->w));
 }
 
 static struct json_object *

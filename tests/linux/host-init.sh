@@ -2,7 +2,7 @@
 # /init of the nested test host that run.sh boots (see build-host.sh for
 # what the initramfs holds).  Loads KVM, runs the program run.sh was given
 # (VMMD_LINUX_SCENARIOS: the linux suite's scenarios, the kvm suite's
-# tests/kvm/nested-inner.sh, a benchmark) with the steps given on the
+# tests/kvm/kvm-nested-inner.sh, a benchmark) with the steps given on the
 # kernel command line (vmmd_steps=a,b,...), copies its TAP output to the
 # second serial port (ttyS1), which run.sh reads, and powers off.
 /bin/busybox --install -s

@@ -10,10 +10,10 @@
 # under QEMU's emulation with emulated SVM (no nested paging), whose /init
 # (host-init.sh) runs VMMD_LINUX_SCENARIOS there; the TAP comes back on
 # the test host's second serial port.  The kvm suite boots the same test
-# host through this script (tests/kvm/nested.sh).  One boot serves all the steps;
-# should the test host itself fail (its kernel triple-faulting, or it
-# hanging), another boot runs them again (up to three in all) and the
-# last boot's TAP is the verdict.
+# host through this script (tests/kvm/kvm-nested.sh).  One boot serves
+# all the steps; should the test host itself fail (its kernel
+# triple-faulting, or it hanging), another boot runs them again (up to
+# three in all) and the last boot's TAP is the verdict.
 #
 # Environment:
 #   VMMD_LINUX_GUEST      the reference guest directory (build-guest.sh);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Inside the Debian test system with systemd as PID 1 (run.sh): vmmd as
+# Inside the Debian test system with systemd as PID 1 (systemd-host.sh): vmmd as
 # installed by "meson install", driven through systemctl, journalctl and
 # vmctl.  TAP on standard output (the test system's second serial port);
 # the system powers off at the end.

@@ -5,7 +5,7 @@
 # "meson install --destdir", boots as the nested test host (QEMU's TCG
 # with emulated SVM, as the linux suite's) and runs check.sh.
 #
-#   run.sh BUILDDIR
+#   systemd-host.sh BUILDDIR
 #
 # Environment: VMMD_LINUX_GUEST (the reference guest directory: the
 # kernel and its KVM modules), VMMD_SYSTEMD_CACHE, VMMD_SYSTEMD_WORKDIR
@@ -14,7 +14,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:?usage: run.sh BUILDDIR}" && pwd)
+build=$(cd "${1:?usage: systemd-host.sh BUILDDIR}" && pwd)
 top=$(cd "$here/../.." && pwd)
 guest=${VMMD_LINUX_GUEST:-$top/.cache/linux-guest}
 cache=${VMMD_SYSTEMD_CACHE:-$top/.cache/systemd-root}

@@ -4,7 +4,7 @@
 # QEMU, strace and whatever else the benchmark packs.  Counts are
 # meaningful in the test host; times are those of an emulated machine.
 #
-#   . bench/nested.sh
+#   . bench/nested-host.sh
 #   nested_init BUILDDIR WORKNAME     checks tools, picks the reference guest
 #   nested_var NAME VALUE             passed to the inner script
 #   nested_file PATH...               packed at the same absolute path

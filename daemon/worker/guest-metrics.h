@@ -8,14 +8,14 @@
  * each vCPU thread's CPU clock and KVM's binary statistics with their
  * types and units; it takes no lock a vCPU holds for long.
  */
-#ifndef VMMD_WORKER_METRICS_H
-#define VMMD_WORKER_METRICS_H
+#ifndef VMMD_GUEST_METRICS_H
+#define VMMD_GUEST_METRICS_H
 
 #include <json-c/json.h>
 
 #include "worker.h"
 
 /* A new object {"families": [...]} (never NULL). */
-struct json_object *metrics_json(struct worker *w);
+struct json_object *guest_metrics_json(struct worker *w);
 
 #endif

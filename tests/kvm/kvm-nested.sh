@@ -4,13 +4,13 @@
 # suite's nested test host (QEMU's emulation with emulated SVM, where
 # /dev/kvm exists; see tests/linux/README.md), as one TAP stream.
 #
-#   nested.sh [TEST...]      (meson test --suite kvm sets the environment)
+#   kvm-nested.sh [TEST...]  (meson test --suite kvm sets the environment)
 #
 # Where /dev/kvm opens, the programs run directly as meson tests of their
 # own and this one skips; where it does not, they skip and this one runs
 # them.  The test host is the linux suite's: tests/linux/run.sh
 # builds its initramfs (build-host.sh: vmmd, the test programs, the test
-# guests, their libraries) and boots it; nested-inner.sh runs the
+# guests, their libraries) and boots it; kvm-nested-inner.sh runs the
 # programs inside.  Its kernel, busybox and KVM modules come from the
 # reference guest directory (tests/linux/build-guest.sh): without it this
 # test skips.
@@ -62,7 +62,7 @@ VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-120}
 # of them ASan), and no slower on our two cores.
 VMMD_LINUX_TCG_THREADS=${VMMD_LINUX_TCG_THREADS:-single}
 VMMD_LINUX_MODE=nested
-VMMD_LINUX_SCENARIOS=$here/nested-inner.sh
+VMMD_LINUX_SCENARIOS=$here/kvm-nested-inner.sh
 VMMD_HOST_PROGRAMS=$VMMD_KVM_PROGRAMS
 VMMD_HOST_GUEST=no
 # qemu-img makes and checks the disk images of the qcow2 and disk-format

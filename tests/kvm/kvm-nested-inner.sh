@@ -1,9 +1,9 @@
 #!/bin/sh
-# Runs inside the nested test host that nested.sh boots (through
+# Runs inside the nested test host that kvm-nested.sh boots (through
 # tests/linux/run.sh): every program of the kvm suite, one after the
 # other, as one TAP stream on stdout.
 #
-#   nested-inner.sh [TEST...]     (none: all of VMMD_KVM_TESTS)
+#   kvm-nested-inner.sh [TEST...]     (none: all of VMMD_KVM_TESTS)
 #
 # Environment (from /vmmd/env, see tests/linux/build-host.sh):
 #   VMMD_KVM_TESTS         "name=timeout ...": the programs

@@ -1,5 +1,5 @@
 /*
- * See metrics.h.  A family is {"name", "type", "help", "samples"}, a
+ * See guest-metrics.h.  A family is {"name", "type", "help", "samples"}, a
  * sample [labels, value]: counters and gauges carry a number, a
  * histogram {"count", "buckets": [[le, cumulative count], ...]} (le
  * null: +Inf), a summary {"count", "sum"}.  Counter names come without
@@ -17,7 +17,7 @@
 
 #include "exit-stats.h"
 #include "kvm-stats.h"
-#include "metrics.h"
+#include "guest-metrics.h"
 
 /* The families of one answer, by name, in the order they were made. */
 struct mx {
@@ -428,7 +428,7 @@ metrics_clients(struct mx *x, struct worker *w)
 }
 
 struct json_object *
-metrics_json(struct worker *w)
+guest_metrics_json(struct worker *w)
 {
 	struct json_object *ret = json_object_new_object();
 	struct machine *m = w->machine;
