@@ -344,7 +344,6 @@ metrics_scrape_finish(struct metrics_scrape *s)
 	int left;
 
 	if (f != NULL) {
-		metrics_self(f, s->m);
 		metrics_vms(f, s->m->d);
 		for (i = 0; i < s->nvms; i++) {
 			bool ok = s->vms[i].ask == NULL &&
@@ -367,6 +366,9 @@ metrics_scrape_finish(struct metrics_scrape *s)
 				    left);
 			}
 		}
+		/* Last, so that the timeouts and errors of this scrape
+		 * are in its own figures. */
+		metrics_self(f, s->m);
 		text = mfmt_render(f, s->openmetrics, &len);
 		mfmt_free(f);
 	}

@@ -325,6 +325,46 @@ prometheus(struct h_daemon *d, struct h_conn *c, int mport)
 	h_proc_free(&p);
 }
 
+/*
+ * A worker that does not answer (stopped with SIGSTOP) is left out of a
+ * scrape at the deadline, said in vmmd_vm_scrape_ok and the timeout
+ * counter, and does not hold the scrape or the other VM's numbers back;
+ * its late answer, once it runs again, is not taken for the next scrape's.
+ */
+static void
+silent_worker(struct h_daemon *d, struct h_conn *c)
+{
+	pid_t pid = h_vm_pid(c, "pause");
+	double t0;
+	char *body = NULL;
+	int code;
+
+	tap_ok(pid > 0 && kill(pid, SIGSTOP) == 0, "worker of pause stopped "
+	    "with SIGSTOP (pid %d)", (int)pid);
+	t0 = h_now_ms();
+	code = get_unix(d, "/metrics", NULL, &body);
+	tap_ok(code == 200 && has_line(body, "vmmd_vm_scrape_ok{vm=\"pause\"} "
+	    "0") && has_line(body, "vmmd_vm_scrape_ok{vm=\"run\"} 1") &&
+	    strstr(body, "vmmd_vcpu_exits_total{vm=\"run\"") != NULL &&
+	    strstr(body, "vmmd_vcpu_exits_total{vm=\"pause\"") == NULL,
+	    "a silent worker is left out of the scrape, the other is in "
+	    "(%d, %.1f s)", code, (h_now_ms() - t0) / 1e3);
+	tap_ok(has_line(body, "vmmd_scrape_worker_timeouts_total 1"),
+	    "vmmd_scrape_worker_timeouts_total counts it");
+	free(body);
+	body = NULL;
+	if (pid > 0)
+		kill(pid, SIGCONT);
+	h_sleep_ms(200);
+	code = get_unix(d, "/metrics", NULL, &body);
+	tap_ok(code == 200 && has_line(body, "vmmd_vm_scrape_ok{vm=\"pause\"} "
+	    "1") && has_line(body, "vmmd_vm_scrape_ok{vm=\"run\"} 1") &&
+	    has_line(body, "vmmd_scrape_worker_timeouts_total 1") &&
+	    has_line(body, "vmmd_vm_up{vm=\"pause\"} 1"),
+	    "once it runs again, the next scrape has both, its VM still up");
+	free(body);
+}
+
 int
 main(void)
 {
@@ -366,6 +406,7 @@ main(void)
 	h_sleep_ms(300);
 	scrape_checks(d, promtool_path, "statistics on", true);
 	bad_requests(d);
+	silent_worker(d, c);
 	prometheus(d, c, mport);
 	h_close(c);
 	return h_done();
