@@ -13,6 +13,12 @@
 #                            it has one, there as well, once
 #   ./quickstart.sh linux    the same set-up, the reference Debian guest,
 #                            then the linux suite only (minutes)
+#   ./quickstart.sh cloud    install, build, start vmmd, build a Debian
+#                            cloud image (tests/linux/build-cloud-image.sh)
+#                            and run it as a cloud image is run: from its
+#                            own disk, cloud-init's seed with your SSH key,
+#                            user-mode networking; then ssh into it (where
+#                            KVM can run a stock kernel)
 #
 # Environment: BUILDDIR (default ./build), VMMD_SOCKET, VMMD_STATEDIR,
 # VMMD_LOG (the daemon's log where systemd does not run it; default
@@ -28,7 +34,7 @@ say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and uses /dev/kvm)"
-case $mode in demo|test|linux) ;; *) die "usage: $0 [test|linux]" ;; esac
+case $mode in demo|test|linux|cloud) ;; *) die "usage: $0 [test|linux|cloud]" ;; esac
 
 # passt: the user-mode network a guest gets with "net": {"user": true};
 # libblkid, libext2fs and libisofs: the cloud module (reading a cloud
@@ -46,8 +52,10 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # fdisk, e2fsprogs, dosfstools, mtools and genisoimage: the disks the
 # cloud-image reader's test makes, and isoinfo to read its seed back.
 test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage"
-# mmdebstrap makes the Debian system the systemd suite boots.
-linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap"
+# mmdebstrap makes the Debian system the systemd suite boots and the
+# cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
+# dosfstools and qemu-utils); openssh-client reaches that guest.
+linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client"
 
 install_packages() {
 	missing=
@@ -97,47 +105,90 @@ configure() {
 	ninja -C "$dir"
 }
 
+# vmmd from the build, unless one answers already: under systemd a
+# transient service logging to the journal, elsewhere in the background
+# logging to a file.  Sets sock.
+start_vmmd() {
+	sock=${VMMD_SOCKET:-/run/vmmd/control.sock}
+	state=${VMMD_STATEDIR:-/var/lib/vmmd}
+	"$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1 && return 0
+	set -- "$builddir/daemon/vmmd" -f -s "$sock" -d "$state" \
+	    -g "$builddir/tests/guests/demo.elf"
+	if [ -d /run/systemd/system ] &&
+	    systemd-run --unit=vmmd-quickstart --collect \
+	    -p Type=notify -p KillMode=process --quiet "$@"; then
+		say "vmmd runs as the service vmmd-quickstart" \
+		    "(socket $sock, state $state)"
+		say "its log: journalctl -u vmmd-quickstart;" \
+		    "stop it: systemctl stop vmmd-quickstart"
+		return 0
+	fi
+	log=${VMMD_LOG:-/var/log/vmmd-quickstart.log}
+	"$@" </dev/null >>"$log" 2>&1 &
+	pid=$!
+	# Ready once it answers (it may also have failed).
+	n=0
+	until "$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1; do
+		kill -0 "$pid" 2>/dev/null || die "vmmd did not start: see $log"
+		n=$((n + 1))
+		[ $n -lt 50 ] || die "vmmd does not answer: see $log"
+		sleep 0.1
+	done
+	say "vmmd runs in the background, pid $pid (socket $sock, state" \
+	    "$state)"
+	say "its log: $log; stop it: kill $pid"
+}
+
+# A stock kernel needs hardware virtualization under KVM; without it (a
+# software KVM backend, say) only small purpose-built guests run.
+stock_kernels() { grep -qwE 'vmx|svm' /proc/cpuinfo; }
+
+if [ "$mode" = cloud ]; then
+	install_packages $build_deps mmdebstrap fdisk e2fsprogs dosfstools \
+	    qemu-utils openssh-client
+	say "building in $builddir"
+	configure "$builddir"
+	stock_kernels || die "no vmx or svm in /proc/cpuinfo: this host's" \
+	    "KVM cannot run a stock kernel"
+	start_vmmd
+	say "building a Debian cloud image (cached in $cache/cloud-image)"
+	image=$(sh "$top/tests/linux/build-cloud-image.sh" \
+	    "$cache/cloud-image")/debian-cloud.qcow2 ||
+	    die "cannot build the cloud image"
+	key=$HOME/.ssh/id_ed25519
+	if [ ! -f "$key.pub" ]; then
+		key=$cache/cloud-image/id_ed25519
+		[ -f "$key" ] || ssh-keygen -q -t ed25519 -N "" -f "$key"
+	fi
+	vmctl() { "$builddir/ctl/vmctl" -s "$sock" "$@"; }
+	vmctl delete web >/dev/null 2>&1 || true
+	say "vmctl create web --disk $image,overlay --ssh-key $key.pub \\"
+	say "    --net user,forward=tcp:127.0.0.1:2222:22 --memory 1G"
+	vmctl create web --disk "$image,overlay" --ssh-key "$key.pub" \
+	    --net user,forward=tcp:127.0.0.1:2222:22 --memory 1G >/dev/null
+	say "vmctl start web"
+	vmctl start web
+	say "ssh -p 2222 debian@127.0.0.1 (once cloud-init has run)"
+	n=0
+	until ssh -q -i "$key" -p 2222 -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 \
+	    -o BatchMode=yes debian@127.0.0.1 true 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 120 ] || die "no ssh after 10 minutes: see" \
+		    "vmctl info web, and its console log"
+		sleep 5
+	done
+	exec ssh -i "$key" -p 2222 -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null debian@127.0.0.1
+fi
+
 if [ "$mode" = demo ]; then
 	install_packages $build_deps
 	say "building in $builddir"
 	configure "$builddir"
-	sock=${VMMD_SOCKET:-/run/vmmd/control.sock}
-	state=${VMMD_STATEDIR:-/var/lib/vmmd}
-	if ! "$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1; then
-		set -- "$builddir/daemon/vmmd" -f -s "$sock" -d "$state" \
-		    -g "$builddir/tests/guests/demo.elf"
-		# Under systemd, a transient service logging to the journal;
-		# elsewhere in the background, logging to a file.
-		if [ -d /run/systemd/system ] &&
-		    systemd-run --unit=vmmd-quickstart --collect \
-		    -p Type=notify -p KillMode=process --quiet "$@"; then
-			say "vmmd runs as the service vmmd-quickstart" \
-			    "(socket $sock, state $state)"
-			say "its log: journalctl -u vmmd-quickstart;" \
-			    "stop it: systemctl stop vmmd-quickstart"
-		else
-			log=${VMMD_LOG:-/var/log/vmmd-quickstart.log}
-			"$@" </dev/null >>"$log" 2>&1 &
-			pid=$!
-			# Ready once it answers (it may also have failed).
-			n=0
-			until "$builddir/ctl/vmctl" -s "$sock" list \
-			    >/dev/null 2>&1; do
-				kill -0 "$pid" 2>/dev/null ||
-				    die "vmmd did not start: see $log"
-				n=$((n + 1))
-				[ $n -lt 50 ] || die "vmmd does not answer: see $log"
-				sleep 0.1
-			done
-			say "vmmd runs in the background, pid $pid (socket" \
-			    "$sock, state $state)"
-			say "its log: $log; stop it: kill $pid"
-		fi
-	fi
+	start_vmmd
 	say "detach with Ctrl-]; the transient guest stops when you detach"
-	# A stock kernel needs hardware virtualization under KVM; without it
-	# (a software KVM backend, say) only small purpose-built guests run.
-	if grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	if stock_kernels; then
 		install_packages cpio xz-utils zstd
 		guest=$(sh "$top/tests/linux/build-guest.sh" "$cache/linux-guest") ||
 		    die "cannot build the reference Debian guest"
@@ -167,6 +218,10 @@ reference_guest() {
 	say "building the linux suite's reference guest (cached in $cache)"
 	guestdir=$(sh "$top/tests/linux/build-guest.sh" "$cache/linux-guest") ||
 	    die "cannot build the reference guest"
+	say "building the linux suite's cloud image (cached in $cache)"
+	cloudimage=$(sh "$top/tests/linux/build-cloud-image.sh" \
+	    "$cache/cloud-image")/debian-cloud.qcow2 ||
+	    die "cannot build the cloud image"
 }
 
 # The linux suite: the reference Debian guest, in a nested test host where
@@ -174,7 +229,7 @@ reference_guest() {
 linux_suite() {
 	reference_guest
 	configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
-	    -Dlinux_guest_dir="$guestdir"
+	    -Dlinux_guest_dir="$guestdir" -Dcloud_image="$cloudimage"
 	say "running the linux suite"
 	meson test -C "$builddir" --suite linux --print-errorlogs
 }
@@ -188,7 +243,8 @@ fi
 reference_guest
 say "building in $builddir (warnings are errors)"
 configure "$builddir" -Dwerror=true -Dtest_vmlinuz="$vmlinuz" \
-    -Dlinux_guest_dir="$guestdir" -Dtest_hooks=true
+    -Dlinux_guest_dir="$guestdir" -Dcloud_image="$cloudimage" \
+    -Dtest_hooks=true
 say "running the unit and kvm suites"
 meson test -C "$builddir" --suite unit --suite kvm --print-errorlogs \
     --num-processes 2

@@ -589,7 +589,7 @@ info_kernel(struct json_object *vm, char *buf, size_t len)
 static void
 info_print(struct json_object *vm, bool raw)
 {
-	struct json_object *v, *stats = NULL;
+	struct json_object *v, *b, *stats = NULL;
 	const char *s;
 	char buf[PATH_MAX + 64];
 	size_t i;
@@ -610,6 +610,12 @@ info_print(struct json_object *vm, bool raw)
 			s = info_console_log(vm_scalar(v), buf, sizeof(buf));
 		else if (strcmp(info_keys[i].key, "kernel") == 0 && v == NULL)
 			s = info_kernel(vm, buf, sizeof(buf));
+		else if ((strcmp(info_keys[i].key, "initrd") == 0 ||
+		    strcmp(info_keys[i].key, "cmdline") == 0) &&
+		    json_object_object_get_ex(vm, "boot_from", &b) &&
+		    b != NULL)
+			/* What the disk gave rather than the definition. */
+			s = vm_member(b, info_keys[i].key);
 		else
 			s = vm_scalar(v);
 		printf("%s: %s\n", info_keys[i].label,

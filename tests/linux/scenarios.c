@@ -22,7 +22,8 @@
  * (virtio-net on a TAP in the scenarios' own network namespace: ping and
  * 1 MiB over TCP each way, see lnet.h), vsock (lvsock.h), usernet
  * (virtio-net on passt: DHCP, a forward in and the gateway out, a vmmd
- * restart, see lusernet.h).
+ * restart, see lusernet.h), cloud (Debian's cloud image from its disk,
+ * cloud-init and ssh through passt, two at once: lcloud.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -41,6 +42,7 @@
 
 #include "ldisplay.h"
 #include "lguest.h"
+#include "lcloud.h"
 #include "lnet.h"
 #include "lusernet.h"
 #include "lvsock.h"
@@ -1749,6 +1751,78 @@ out:
 }
 
 /*
+ * cloud (lcloud.h): Debian's cloud image booted from its disk through an
+ * overlay, GRUB's choice, cloud-init's seed with an SSH key and passt's
+ * forward; two VMs of the same base at once, each reached with ssh,
+ * its hostname its VM's name and cloud-init done.
+ */
+static void
+scenario_cloud(struct h_daemon *d, struct h_conn *c)
+{
+	const char *image = getenv("VMMD_CLOUD_IMAGE");
+	struct lc_vm vms[2] = { { .name = "web", .port = 2222 },
+	    { .name = "web2", .port = 2223 } };
+	char dir[] = "/tmp/vmmd-cloud-XXXXXX", pub[64], rule[32] = "";
+	char kernel[300] = "";
+	struct json_object *r, *b;
+	bool up;
+	int uplink;
+
+	if (image == NULL || image[0] == '\0' || access(image, R_OK) < 0 ||
+	    access("/usr/bin/passt", X_OK) < 0) {
+		tap_ok(1, "# SKIP cloud: no cloud image (VMMD_CLOUD_IMAGE: "
+		    "tests/linux/build-cloud-image.sh) or no passt");
+		return;
+	}
+	uplink = lu_uplink();
+	tap_ok(uplink >= 0 && mkdtemp(dir) != NULL && lc_keypair(dir) == 0,
+	    "cloud: an uplink for passt and an SSH key pair");
+	snprintf(pub, sizeof(pub), "%s/id.pub", dir);
+	for (unsigned int i = 0; i < 2; i++)
+		tap_ok(lc_create_start(d, &vms[i], image, pub, 512),
+		    "cloud: vmctl create %s --disk IMAGE,overlay --ssh-key "
+		    "KEY --net user,forward=tcp:127.0.0.1:%d:22, then vmctl "
+		    "start (%.1f s)", vms[i].name, vms[i].port,
+		    (h_now_ms() - vms[i].t_start) / 1e3);
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"web\"}");
+	if (json_object_object_get_ex(h_ret(r), "boot_from", &b)) {
+		snprintf(rule, sizeof(rule), "%s", h_str(b, "rule") != NULL ?
+		    h_str(b, "rule") : "");
+		snprintf(kernel, sizeof(kernel), "%s", h_str(b, "kernel") !=
+		    NULL ? h_str(b, "kernel") : "");
+		tap_diag("web: boot_from %s", json_object_to_json_string(b));
+	}
+	json_object_put(r);
+	tap_ok(strcmp(rule, "grub") == 0 && strstr(kernel, "partition 1 "
+	    "(ext4): /boot/vmlinuz-") != NULL, "cloud: the kernel GRUB's "
+	    "default entry names (%s, %s)", rule, kernel);
+
+	up = lc_ssh_all(d, vms, 2, dir, "hostname; id -un; "
+	    "cloud-init status --wait; sudo -n grep -hE -A 30 "
+	    "'WARNING|ERROR' /var/log/cloud-init.log | cut -c 1-200 | "
+	    "tail -n 12; true", h_now_ms() + LC_SSH_MS);
+	for (unsigned int i = 0; i < 2; i++) {
+		char want[80];
+
+		snprintf(want, sizeof(want), "%s\ndebian\n", vms[i].name);
+		tap_ok(vms[i].t_ssh != 0 && strncmp(vms[i].out, want,
+		    strlen(want)) == 0 && strstr(vms[i].out, "status: done") !=
+		    NULL, "cloud: ssh -p %d debian@127.0.0.1 %.0f s after "
+		    "vm.start: hostname, user and cloud-init: %s", vms[i].port,
+		    vms[i].t_ssh != 0 ? (vms[i].t_ssh - vms[i].t_start) / 1e3 :
+		    -1.0, h_flat(vms[i].out));
+		if (!up)
+			lc_console_tail(d, vms[i].name, 60);
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		h_stop(c, vms[i].name, true, -1, H_REPLY_MS);
+		h_delete(c, vms[i].name);
+	}
+	if (uplink >= 0)
+		close(uplink);
+}
+
+/*
  * After megabytes crossed: the device started its backend once and no
  * data queue's kick reached the worker (every one went to vhost through
  * the handed doorbells): the kicks it saw are the event queue's, a few.
@@ -1851,7 +1925,8 @@ main(int argc, char **argv)
 	h_init();
 	h_env("VMMD_LINUX_GUEST");
 	/* Before vmmd: its TAP is made in the namespace it runs in. */
-	if ((want("net") || want("usernet")) && (r = ln_enter()) < 0)
+	if ((want("net") || want("usernet") || want("cloud")) &&
+	    (r = ln_enter()) < 0)
 		tap_bail("a network namespace for the net steps: %s",
 		    strerror(-r));
 	t0 = h_now_ms();
@@ -1876,6 +1951,8 @@ main(int argc, char **argv)
 		scenario_vsock(d, c);
 	if (want("usernet"))
 		scenario_usernet(d, &c);
+	if (want("cloud"))
+		scenario_cloud(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();
