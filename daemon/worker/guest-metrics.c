@@ -6,7 +6,6 @@
  * "_total": the renderer adds it.  Values are in base units (seconds,
  * bytes).
  */
-#include <math.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -110,6 +109,20 @@ metrics_vcpus(struct mx *x, struct machine *m)
 }
 
 /*
+ * base to the power exp, KVM's exponents being small (-9 for
+ * nanoseconds); multiplied out rather than linking libm for pow().
+ */
+static double
+metrics_kvm_scale(double base, int exp)
+{
+	double r = 1;
+
+	for (int i = 0; i < (exp < 0 ? -exp : exp) && i < 64; i++)
+		r = exp < 0 ? r / base : r * base;
+	return r;
+}
+
+/*
  * One of KVM's statistics as a family: "vmmd_kvm_<scope>_<name>",
  * counters with "_total", values in seconds and bytes where KVM gives
  * a unit ("halt_wait_ns" becomes "halt_wait_seconds"), histograms with
@@ -122,8 +135,8 @@ metrics_kvm_one(struct mx *x, struct kvm_stats *ks, unsigned int i,
 	uint32_t fl = ks->flags[i], type = fl & KVM_STATS_TYPE_MASK;
 	uint32_t unit = fl & KVM_STATS_UNIT_MASK;
 	int exp = ks->exponent[i];
-	double scale = (fl & KVM_STATS_BASE_MASK) == KVM_STATS_BASE_POW2 ?
-	    ldexp(1, exp) : pow(10, exp);
+	double scale = metrics_kvm_scale((fl & KVM_STATS_BASE_MASK) ==
+	    KVM_STATS_BASE_POW2 ? 2 : 10, exp);
 	char name[160], base[128];
 	const char *t, *suffix = "";
 	size_t n;
