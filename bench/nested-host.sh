@@ -44,6 +44,40 @@ nested_init() {
 	return 0
 }
 
+# nested_guest_begin FILE...: a guest of the benchmark's own in
+# $nested_work/guest, with the reference guest's host-modules and FILEs
+# (vmlinuz, vmlinux, busybox, cmdline...), and an empty stage directory
+# for what its initramfs gets on top ($stage, with usr/bin and etc).
+nested_guest_begin() {
+	g=$nested_work/guest
+	stage=$nested_work/guest-stage
+	rm -rf "$g" "$stage"
+	mkdir -p "$g" "$stage/usr/bin" "$stage/etc"
+	cp -R "$nested_guest/host-modules" "$g/"
+	for f in "$@"; do
+		cp "$nested_guest/$f" "$g/$f"
+	done
+}
+
+# nested_guest_end INITTAB_LINE: the reference guest's initramfs with an
+# archive of $stage after it (the kernel unpacks both, later files
+# replacing earlier ones), its inittab with INITTAB_LINE added; the
+# guest made by nested_guest_begin becomes the one the test host runs.
+nested_guest_end() {
+	gzip -dc "$nested_guest/initramfs.cpio.gz" |
+	    (cd "$stage" && cpio -i --quiet etc/inittab)
+	[ -s "$stage/etc/inittab" ] ||
+	    { echo "no etc/inittab in $nested_guest/initramfs.cpio.gz" >&2
+	      exit 1; }
+	echo "$1" >>"$stage/etc/inittab"
+	{
+		cat "$nested_guest/initramfs.cpio.gz"
+		(cd "$stage" && find . | LC_ALL=C sort |
+		    cpio -o -H newc -R 0:0 --quiet) | gzip -9n
+	} >"$g/initramfs.cpio.gz"
+	nested_guest=$g
+}
+
 nested_var() {
 	printf "%s='%s'; export %s\n" "$1" \
 	    "$(printf '%s' "$2" | sed "s/'/'\\\\''/g")" "$1" >>"$nested_vars"

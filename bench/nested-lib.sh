@@ -43,10 +43,18 @@ stop_pid() {
 }
 
 # wakeups PID...: voluntary context switches of all their threads.
-wakeups() {
+wakeups() { wakeups_but "" "$@"; }
+
+# wakeups_but ERE PID...: the same, but for the threads whose name
+# matches the extended regular expression ERE (none when empty).
+wakeups_but() {
+	wb_skip=$1
+	shift
 	n=0
 	for p in "$@"; do
 		for t in /proc/"$p"/task/*; do
+			[ -n "$wb_skip" ] && cat "$t"/comm 2>/dev/null |
+			    grep -qE "$wb_skip" && continue
 			v=$(awk '/^voluntary_ctxt_switches/ { print $2 }' \
 			    "$t"/status 2>/dev/null)
 			n=$((n + ${v:-0}))

@@ -44,14 +44,7 @@ esac
 # The benchmark's guest: the reference guest's files, its initramfs with
 # an archive of ours after it (the kernel unpacks both, later files
 # replacing earlier ones), the size on its command line.
-g=$nested_work/guest
-stage=$nested_work/guest-stage
-rm -rf "$g" "$stage"
-mkdir -p "$g" "$stage/usr/bin" "$stage/etc"
-cp -R "$nested_guest/host-modules" "$g/"
-for f in vmlinuz vmlinux busybox; do
-	cp "$nested_guest/$f" "$g/$f"
-done
+nested_guest_begin vmlinuz vmlinux busybox
 phases=$(echo ${VMMD_BENCH_PHASES:-} | tr ' ' ,)
 for p in $(echo "$phases" | tr , ' '); do
 	case $p in
@@ -72,18 +65,7 @@ ${CC:-cc} -static -Os -s -std=gnu17 -Wall -Wextra -Wmissing-prototypes \
     { echo "cannot build virtio-rand.c (static: needs libc6-dev)" >&2; exit 1; }
 cp "$nested_top/bench/virtio-guest.sh" "$stage/usr/bin/virtio-guest"
 chmod 755 "$stage/usr/bin/virtio-guest"
-# The reference guest's inittab, and one more entry.
-gzip -dc "$nested_guest/initramfs.cpio.gz" |
-    (cd "$stage" && cpio -i --quiet etc/inittab)
-[ -s "$stage/etc/inittab" ] ||
-    { echo "no etc/inittab in $nested_guest/initramfs.cpio.gz" >&2; exit 1; }
-echo "::once:/usr/bin/virtio-guest" >>"$stage/etc/inittab"
-{
-	cat "$nested_guest/initramfs.cpio.gz"
-	(cd "$stage" && find . | LC_ALL=C sort |
-	    cpio -o -H newc -R 0:0 --quiet) | gzip -9n
-} >"$g/initramfs.cpio.gz"
-nested_guest=$g
+nested_guest_end "::once:/usr/bin/virtio-guest"
 
 # qemu-img makes the qcow2 images inside and checks them afterwards.
 qemu_img=$(command -v qemu-img) ||

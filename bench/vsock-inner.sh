@@ -17,20 +17,7 @@ ok=1
 # threads but their vCPUs (vmmd's vcpuN, QEMU's "CPU N/KVM"), whose
 # switches are the guest halting inside KVM_RUN: what the VMM itself
 # was woken for.
-vmm_wakeups() {
-	n=0
-	for p in "$@"; do
-		for t in /proc/"$p"/task/*; do
-			case $(cat "$t"/comm 2>/dev/null) in
-			vcpu*|CPU*) continue ;;
-			esac
-			v=$(awk '/^voluntary_ctxt_switches/ { print $2 }' \
-			    "$t"/status 2>/dev/null)
-			n=$((n + ${v:-0}))
-		done
-	done
-	echo "$n"
-}
+vmm_wakeups() { wakeups_but "^(vcpu|CPU)" "$@"; }
 
 # transfer VMM CID PID...: the transfer under strace, with the
 # wake-ups around it; one result line.

@@ -25,25 +25,8 @@ case $mib in
 esac
 
 # The guest: the reference guest with one more inittab entry.
-g=$nested_work/guest
-stage=$nested_work/guest-stage
-rm -rf "$g" "$stage"
-mkdir -p "$g" "$stage/etc"
-cp -R "$nested_guest/host-modules" "$g/"
-for f in vmlinuz vmlinux busybox cmdline; do
-	cp "$nested_guest/$f" "$g/$f"
-done
-gzip -dc "$nested_guest/initramfs.cpio.gz" |
-    (cd "$stage" && cpio -i --quiet etc/inittab)
-[ -s "$stage/etc/inittab" ] ||
-    { echo "no etc/inittab in $nested_guest/initramfs.cpio.gz" >&2; exit 1; }
-echo "::respawn:/usr/bin/vsock-echo listen 1234" >>"$stage/etc/inittab"
-{
-	cat "$nested_guest/initramfs.cpio.gz"
-	(cd "$stage" && find . | LC_ALL=C sort |
-	    cpio -o -H newc -R 0:0 --quiet) | gzip -9n
-} >"$g/initramfs.cpio.gz"
-nested_guest=$g
+nested_guest_begin vmlinuz vmlinux busybox cmdline
+nested_guest_end "::respawn:/usr/bin/vsock-echo listen 1234"
 
 [ -x "$nested_build/tests/linux/vsock-echo" ] ||
     { echo "no $nested_build/tests/linux/vsock-echo: build first" >&2; exit 1; }
