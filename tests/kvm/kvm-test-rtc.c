@@ -148,11 +148,22 @@ slack(long ticks, long fixed)
 }
 
 /*
- * Did the guest take every tick while it did not mask interrupts?  Its
- * first 1.25 s are its TSC's: in the nested test host one run counted
- * 297 of 320 at 256 Hz because the device itself raised only 709 of 768
- * in that run's 3 s (the emulated host's clocks apart), so the slack
- * there is slack()'s.
+ * Did the guest take every tick while it did not mask interrupts?  This
+ * decides whether the host keeps up at a rate at all, so it is strict:
+ * a guest that falls short by more than a few is saturated.
+ */
+static bool
+kept_up(const struct periodic *p)
+{
+	return p->before >= p->hz * 5 / 4 - TICKS_SLACK;
+}
+
+/*
+ * The same as an assertion at a rate the host was found to keep up
+ * with.  The guest's first 1.25 s are its TSC's: in the nested test
+ * host one run counted 297 of 320 at 256 Hz because the device itself
+ * raised only 709 of 768 in that run's 3 s (the emulated host's clocks
+ * apart), so the slack there is slack()'s; natively it is kept_up().
  */
 static bool
 on_time(const struct periodic *p)
@@ -255,7 +266,7 @@ test_periodic(struct h_daemon *d, struct h_conn *c)
 
 	run_periodic(d, c, "slew", 1024, 0, &slew);
 	run_periodic(d, c, "discard", 1024, 0, &discard);
-	if (on_time(&slew) && on_time(&discard)) {
+	if (kept_up(&slew) && kept_up(&discard)) {
 		/*
 		 * Within 20 ms, plus what taking the stall's ticks costs
 		 * the guest itself at its own pace (and half as much again):
