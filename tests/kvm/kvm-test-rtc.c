@@ -148,14 +148,21 @@ slack(long ticks, long fixed)
 }
 
 /*
- * Did the guest take every tick while it did not mask interrupts?  This
- * decides whether the host keeps up at a rate at all, so it is strict:
- * a guest that falls short by more than a few is saturated.
+ * Did the guest take every tick while it did not mask interrupts, with
+ * room for the reinjection after the stall?  This decides whether the
+ * host keeps up at a rate at all, so it is strict: a guest that falls
+ * short by more than a few, or whose own measured interrupt cost leaves
+ * it less than four times the rate (the margin the lower rates get
+ * below), is saturated.  Natively an interrupt costs the guest about
+ * 100 us (room for 10,000 a second); in the nested test host about
+ * 400 us, and there a run took 1295 of 1280 before the stall and then
+ * could not take the reinjected ticks.
  */
 static bool
 kept_up(const struct periodic *p)
 {
-	return p->before >= p->hz * 5 / 4 - TICKS_SLACK;
+	return p->before >= p->hz * 5 / 4 - TICKS_SLACK &&
+	    (p->irq_ns <= 0 || 1000000000L / p->irq_ns >= 4 * p->hz);
 }
 
 /*
@@ -287,9 +294,10 @@ test_periodic(struct h_daemon *d, struct h_conn *c)
 	}
 	took = (slew.before > discard.before ? slew.before :
 	    discard.before) * 4 / 5;
-	tap_diag("delivery fell behind 1024 Hz before the stall (slew %ld, "
-	    "discard %ld of 1280 ticks): slew %ld, discard %ld ticks in 3 s",
-	    slew.before, discard.before, slew.total, discard.total);
+	tap_diag("1024 Hz is more than this guest keeps up with (before the "
+	    "stall slew %ld, discard %ld of 1280 ticks; an interrupt costs "
+	    "it %ld ns): slew %ld, discard %ld ticks in 3 s", slew.before,
+	    discard.before, slew.irq_ns, slew.total, discard.total);
 	/*
 	 * Saturated, the two policies differ only by what spare time the
 	 * host had in each run: a figure, not a promise.
