@@ -249,6 +249,20 @@ grub_item_new(struct grub_parse *g, bool submenu)
 	return (int)g->nitems++;
 }
 
+/* w after the words in buf (size bytes), a space between, cut to fit. */
+static void
+grub_append_word(char *buf, size_t size, const char *w)
+{
+	size_t l = strlen(buf), n = strlen(w);
+
+	if (l > 0 && l + 1 < size)
+		buf[l++] = ' ';
+	if (n > size - 1 - l)
+		n = size - 1 - l;
+	memcpy(buf + l, w, n);
+	buf[l + n] = '\0';
+}
+
 /* A command inside an entry's block. */
 static void
 grub_entry_command(struct grub_parse *g, struct grub_entry *e)
@@ -262,14 +276,10 @@ grub_entry_command(struct grub_parse *g, struct grub_entry *e)
 			return;
 		image_strcpy(e->kernel, sizeof(e->kernel), g->words[1]);
 		e->args[0] = '\0';
-		for (i = 2; i < g->nwords; i++) {
-			size_t l = strlen(e->args);
-
-			if (g->words[i][0] == '\0')
-				continue;	/* an empty variable */
-			snprintf(e->args + l, sizeof(e->args) - l, "%s%s",
-			    l > 0 ? " " : "", g->words[i]);
-		}
+		for (i = 2; i < g->nwords; i++)
+			if (g->words[i][0] != '\0')	/* else an empty variable */
+				grub_append_word(e->args, sizeof(e->args),
+				    g->words[i]);
 	} else if (strcmp(cmd, "initrd") == 0 ||
 	    strcmp(cmd, "initrdefi") == 0 || strcmp(cmd, "initrd16") == 0) {
 		e->ninitrd = 0;
