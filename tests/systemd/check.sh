@@ -150,6 +150,12 @@ ok $? "auto: started by the new vmmd (autostart)"
 ok "$( state_is plain running && [ -n "$plain_pid" ] &&
     [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
     "plain: still running in worker $plain_pid, adopted ($(pid_of plain))"
+# The adopted worker's own lines still go to the journal with VM=: it
+# logs that the new vmmd took it over.
+ok "$(wait_for 10 sh -c "journalctl VM=plain _COMM=vmmd-worker -o cat |
+    grep -q 'took over'"; echo $?)" "plain: its worker's lines under the\
+ new vmmd in the journal with VM=plain ($(journalctl VM=plain \
+    _COMM=vmmd-worker -o cat 2>/dev/null | grep 'took over' | tail -n 1))"
 # The new vmmd knows the adopted worker's uid: auto got another one.
 ok "$( u=$(uid_of "$(pid_of auto)"); [ -n "$u" ] &&
     [ "$u" != "$(uid_of "$plain_pid")" ]; echo $?)" \
