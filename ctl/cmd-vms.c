@@ -485,6 +485,19 @@ info_display(struct json_object *vm, struct json_object *stats, char *buf,
 	return buf;
 }
 
+/* A size in bytes, as "N.N KiB", "N.N MiB" or "N.N GiB", into buf. */
+static const char *
+info_bytes(uint64_t n, char *buf, size_t len)
+{
+	if (n >= 1024ULL * 1024 * 1024)
+		snprintf(buf, len, "%.1f GiB", (double)n / (1024 * 1024 * 1024));
+	else if (n >= 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", (double)n / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)n / 1024);
+	return buf;
+}
+
 /* The console log's path, with its size when we may see it. */
 static const char *
 info_console_log(const char *path, char *buf, size_t len)
@@ -498,14 +511,49 @@ info_console_log(const char *path, char *buf, size_t len)
 		snprintf(buf, len, "%s", path);
 		return buf;
 	}
-	if (st.st_size >= 1024 * 1024)
-		snprintf(size, sizeof(size), "%.1f MiB",
-		    (double)st.st_size / (1024 * 1024));
-	else
-		snprintf(size, sizeof(size), "%.1f KiB",
-		    (double)st.st_size / 1024);
-	snprintf(buf, len, "%s (%s)", path, size);
+	snprintf(buf, len, "%s (%s)", path, info_bytes((uint64_t)st.st_size,
+	    size, sizeof(size)));
 	return buf;
+}
+
+/*
+ * Each disk's image as the worker reads it (stats.disks, vm.info): one
+ * line a disk, its format, sizes, backing files and metadata cache.
+ */
+static void
+info_disks(struct json_object *stats)
+{
+	struct json_object *disks, *d, *v, *chain;
+	char size[32], alloc[32];
+	size_t i, k;
+
+	if (!json_object_object_get_ex(stats, "disks", &disks) ||
+	    !json_object_is_type(disks, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(disks); i++) {
+		d = json_object_array_get_idx(disks, i);
+		printf("disk %zu: %s, %s, %s allocated", i,
+		    vm_member(d, "format") != NULL ? vm_member(d, "format") :
+		    "?", info_bytes(json_object_object_get_ex(d, "size", &v) ?
+		    (uint64_t)json_object_get_int64(v) : 0, size,
+		    sizeof(size)), info_bytes(json_object_object_get_ex(d,
+		    "allocated", &v) ? (uint64_t)json_object_get_int64(v) : 0,
+		    alloc, sizeof(alloc)));
+		if (json_object_object_get_ex(d, "backing", &chain) &&
+		    json_object_is_type(chain, json_type_array))
+			for (k = 0; k < json_object_array_length(chain); k++)
+				printf(", over %s", json_object_get_string(
+				    json_object_array_get_idx(chain, k)));
+		if (strcmp(vm_member(d, "format") != NULL ?
+		    vm_member(d, "format") : "", "qcow2") == 0)
+			printf(", metadata cache %s hits %s misses",
+			    vm_member(d, "cache_hits") ?: "?",
+			    vm_member(d, "cache_misses") ?: "?");
+		if (json_object_object_get_ex(d, "broken", &v) &&
+		    json_object_get_boolean(v))
+			printf(", DAMAGED: its writes fail");
+		printf("\n");
+	}
 }
 
 /* The sum of an object's numbers. */
@@ -628,6 +676,7 @@ info_print(struct json_object *vm, bool raw)
 		return;
 	if (json_object_object_get_ex(stats, "reboots", &v))
 		printf("reboots: %s\n", vm_scalar(v));
+	info_disks(stats);
 	info_exits(stats);
 	/* The worker's statistics last: they are the long part. */
 	if (raw)

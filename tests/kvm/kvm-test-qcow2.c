@@ -47,6 +47,25 @@ expect_guest(const char *vm)
 	    "through the overlay, writes, flushes, reads back, passes", vm);
 }
 
+/* vmctl info q1 says the same as vm.info, a line a disk. */
+static void
+vmctl_info_disks(struct h_daemon *d, const char *base)
+{
+	struct h_proc p;
+	char want[4200];
+	int st = h_vmctl(d, &p, 10000, "info", "q1", NULL);
+	const char *out = p.obuf != NULL ? p.obuf : "";
+
+	snprintf(want, sizeof(want), "disk 0: qcow2, %.1f KiB, ",
+	    (double)VDISK_BASE_BYTES / 1024);
+	tap_ok(st == 0 && strstr(out, want) != NULL && strstr(out, base) !=
+	    NULL && strstr(out, "metadata cache ") != NULL &&
+	    strstr(out, "disk 1: raw, ") != NULL && strstr(out, "DAMAGED") ==
+	    NULL, "q1: vmctl info shows both disks' format, sizes, backing "
+	    "file and cache (%s)", h_flat(strstr(out, "disk 0:") ?: out));
+	h_proc_free(&p);
+}
+
 /* overlay is clean and holds the guest's writes over the base. */
 static void
 expect_written(const char *overlay, const char *vm)
@@ -125,6 +144,7 @@ test_guests(struct h_conn *c)
 	    "raw") == 0, "q1: and the raw one: %s",
 	    disk != NULL ? h_text(disk) : "none");
 	json_object_put(r);
+	vmctl_info_disks(d, comp);
 	tap_ok(h_stop(c, "q1", true, -1, H_REPLY_MS) == 0 &&
 	    h_stop(c, "q2", true, -1, H_REPLY_MS) == 0, "both stopped");
 	expect_written(over1, "q1");
