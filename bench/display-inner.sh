@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the nested test host (see display.sh): the fb test guest
+# Runs directly or inside the nested test host (see display.sh): the fb test guest
 # with a display under vmmd, then under QEMU (-vnc, the standard VGA,
 # which the guest finds through fbaddr=), in three cases:
 #   (a) no VNC client, static screen
@@ -12,30 +12,35 @@
 set -u
 . "$(dirname "$0")/nested-lib.sh"
 
+dir=${BENCH_DIR:-/tmp}
+where=${BENCH_WHERE:-the nested test host}
+# QEMU's -cpu host on a software KVM backend needs this one off.
+qemu_cpu=host
+grep -qwE 'vmx|svm' /proc/cpuinfo || qemu_cpu=host,-arch-capabilities
 secs=${VMMD_BENCH_SECONDS:-10}
 settle=${VMMD_BENCH_SETTLE:-3}
 w=1024 h=768
 mib=64
 fb=${BENCH_FB:?}
 watch=${BENCH_WATCH:?}
-res=/tmp/display-results
+res=$dir/display-results
 : >"$res"
-: >/tmp/memory.txt
+: >$dir/memory.txt
 ok=1
 
-say "display: fb guest ${w}x${h}, $mib MiB, ${secs} s windows, $(nproc) CPUs"
+say "display: fb guest ${w}x${h}, $mib MiB, ${secs} s windows, $(nproc) CPUs, on $where"
 
 # The client's counters at each mark: vnc-watch prints a line on SIGUSR1.
 # watch_start PORT [PASSWORD-FILE]
 watch_pid=
 watch_start() {
-	: >/tmp/watch.out
+	: >$dir/watch.out
 	"$watch" ${2:+-p "$2"} 127.0.0.1 "$1" $((settle + 2 * secs + 60)) \
-	    >/tmp/watch.out 2>/tmp/watch.err &
+	    >$dir/watch.out 2>$dir/watch.err &
 	watch_pid=$!
 	sleep "$settle"
 	kill -0 "$watch_pid" 2>/dev/null ||
-	    { ok=0; say "vnc-watch: $(cat /tmp/watch.err)"; }
+	    { ok=0; say "vnc-watch: $(cat $dir/watch.err)"; }
 }
 watch_mark() {
 	[ -n "$watch_pid" ] && kill -USR1 "$watch_pid" 2>/dev/null
@@ -50,7 +55,7 @@ watch_stop() {
 }
 # watch_field N KEY: KEY of the Nth mark's line.
 watch_field() {
-	sed -n "$1p" /tmp/watch.out | tr ' ' '\n' | sed -n "s/^$2=//p"
+	sed -n "$1p" $dir/watch.out | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
 # The display's counters in vm.info (vmmd only).
@@ -65,19 +70,19 @@ dstats() {
 window() {
 	vmm=$1 case=$2 vm=$3 client=$watch_pid
 	shift 3
-	rm -f /tmp/ds0 /tmp/ds1
-	dstats "$vm" /tmp/ds0
+	rm -f $dir/ds0 $dir/ds1
+	dstats "$vm" $dir/ds0
 	watch_mark
 	w0=$(wakeups "$@")
 	sleep "$secs"
 	w1=$(wakeups "$@")
 	watch_mark
-	dstats "$vm" /tmp/ds1
-	calls=$(syscalls "$secs" /tmp/st "$@")
+	dstats "$vm" $dir/ds1
+	calls=$(syscalls "$secs" $dir/st "$@")
 	watch_mark
 	watch_stop
 	upd=- bytes=- upd2=-
-	if [ -n "$client" ] && [ -s /tmp/watch.out ]; then
+	if [ -n "$client" ] && [ -s $dir/watch.out ]; then
 		u0=$(watch_field 1 updates) u1=$(watch_field 2 updates)
 		u2=$(watch_field 3 updates)
 		b0=$(watch_field 1 bytes) b1=$(watch_field 2 bytes)
@@ -87,15 +92,15 @@ window() {
 	echo "$vmm $case $calls $((w1 - w0)) $upd $bytes $upd2" >>"$res"
 	say "$vmm $case: $calls system calls, $((w1 - w0)) wake-ups," \
 	    "client: $upd updates, $bytes bytes"
-	top_syscalls /tmp/st 5
-	if [ -s /tmp/ds1 ]; then
+	top_syscalls $dir/st 5
+	if [ -s $dir/ds1 ]; then
 		say "      display counters over the first window:"
 		for k in refreshes loop_wakeups bytes_sent dirty_tiles updates; do
-			a=$(json_num "$k" </tmp/ds0) b=$(json_num "$k" </tmp/ds1)
+			a=$(json_num "$k" <$dir/ds0) b=$(json_num "$k" <$dir/ds1)
 			say "        $k $((${b:-0} - ${a:-0}))"
 		done
 		say "        $(sed 's/.*"refresh_timer"/refresh_timer/;
-		    s/}$//' /tmp/ds1)"
+		    s/}$//' $dir/ds1)"
 	fi
 }
 
@@ -119,43 +124,43 @@ memory() {
 	    "/proc/$2/smaps_rollup" "/proc/$2/smaps")
 	say "$label: worker PSS $1 KiB = guest RAM $2 + framebuffer $3 +" \
 	    "$(($1 - $2 - $3)) KiB beyond; private $4 KiB = $5 + $6 +" \
-	    "$(($4 - $5 - $6)) KiB beyond" | tee -a /tmp/memory.txt
+	    "$(($4 - $5 - $6)) KiB beyond" | tee -a $dir/memory.txt
 }
 
 # ---- vmmd ----
-"$VMMD_BIN" -f -s /tmp/d/control.sock -d /tmp/d -g "$VMMD_GUEST_DEMO" \
-    2>/tmp/vmmd.log &
+"$VMMD_BIN" -f -s $dir/d/control.sock -d $dir/d -g "$VMMD_GUEST_DEMO" \
+    2>$dir/vmmd.log &
 sup=$!
-wait_socket /tmp/d/control.sock 20 || { ok=0; say "vmmd: no socket"; }
-ctl="$VMCTL_BIN -s /tmp/d/control.sock"
+wait_socket $dir/d/control.sock 20 || { ok=0; say "vmmd: no socket"; }
+ctl="$VMCTL_BIN -s $dir/d/control.sock"
 
 # vmmd_guest NAME CMDLINE-EXTRA WAIT-TEXT: sets worker, port.
 vmmd_guest() {
 	$ctl create "$1" --kernel "$fb" --cmdline "fb=${w}x$h $2" \
 	    --memory "$mib" --vnc auto --display "${w}x$h" >/dev/null
 	$ctl start "$1" >/dev/null
-	wait_for "/tmp/d/console/$1.log" "$3" 60 ||
-	    { ok=0; say "vmmd $1: $(tail -c 300 /tmp/d/console/$1.log)"; }
+	wait_for "$dir/d/console/$1.log" "$3" 60 ||
+	    { ok=0; say "vmmd $1: $(tail -c 300 $dir/d/console/$1.log)"; }
 	worker=$($ctl -j info "$1" | json_num pid)
 	port=$($ctl -j display "$1" | json_num port)
 	# The password made at the start, which vmctl display prints.
-	$ctl display "$1" | sed -n 's/^password: //p' >/tmp/vnc-pw
+	$ctl display "$1" | sed -n 's/^password: //p' >$dir/vnc-pw
 	sleep "$settle"
 }
 
 vmmd_guest still "" "fb: drawn"
 window vmmd a still "$sup" "$worker"
 memory "vmmd, no client" "$worker"
-watch_start "$port" /tmp/vnc-pw
+watch_start "$port" $dir/vnc-pw
 window vmmd b still "$sup" "$worker"
-watch_start "$port" /tmp/vnc-pw
+watch_start "$port" $dir/vnc-pw
 sleep 1
 memory "vmmd, one client" "$worker"
 watch_stop
 $ctl stop --force still >/dev/null
 
 vmmd_guest anim anim "fb: anim every"
-watch_start "$port" /tmp/vnc-pw
+watch_start "$port" $dir/vnc-pw
 window vmmd c anim "$sup" "$worker"
 $ctl stop --force anim >/dev/null
 stop_pid "$sup"
@@ -164,14 +169,14 @@ ctl=
 # ---- QEMU ----
 # qemu_guest CMDLINE-EXTRA WAIT-TEXT: sets qemu.
 qemu_guest() {
-	: >/tmp/qemu.log
-	qemu-system-x86_64 -enable-kvm -M pc -cpu host -m "$mib" -nodefaults \
+	: >$dir/qemu.log
+	qemu-system-x86_64 -enable-kvm -M pc -cpu "$qemu_cpu" -m "$mib" -nodefaults \
 	    -device VGA -display none -monitor none -vnc 127.0.0.1:1 \
-	    -serial file:/tmp/qemu.log -kernel "$fb" \
-	    -append "fb=${w}x$h fbaddr=0xfd000000 $1" 2>/tmp/qemu.err &
+	    -serial file:$dir/qemu.log -kernel "$fb" \
+	    -append "fb=${w}x$h fbaddr=0xfd000000 $1" 2>$dir/qemu.err &
 	qemu=$!
-	wait_for /tmp/qemu.log "$2" 90 ||
-	    { ok=0; say "qemu: $(tail -c 300 /tmp/qemu.log) $(cat /tmp/qemu.err)"; }
+	wait_for $dir/qemu.log "$2" 90 ||
+	    { ok=0; say "qemu: $(tail -c 300 $dir/qemu.log) $(cat $dir/qemu.err)"; }
 	sleep "$settle"
 }
 
@@ -222,7 +227,7 @@ END {
 	}
 }' "$res"
 say "memory (PSS, smaps_rollup; $mib MiB guest RAM, ${w}x$h framebuffer):"
-cat /tmp/memory.txt
+cat $dir/memory.txt
 [ $ok = 1 ] && echo "ok 1 - both VMMs ran the three cases" ||
     echo "not ok 1 - something did not run (see above)"
 echo "1..1"

@@ -34,9 +34,18 @@ dirty_bitmap_words(const struct dirty_geometry *geo)
 	return (dirty_pages(geo) + 63) / 64;
 }
 
+/*
+ * What changed in a tile: its lines [top, bot), counted from the tile's
+ * first line; bot == 0: nothing.  Without a shadow to compare with, a
+ * marked tile is all of its lines.
+ */
+struct dirty_tile {
+	uint8_t top, bot;
+};
+
 /* Mark the tiles that the bytes [start, end) of the framebuffer touch. */
 static void
-dirty_mark_bytes(const struct dirty_geometry *geo, uint8_t *grid,
+dirty_mark_bytes(const struct dirty_geometry *geo, struct dirty_tile *grid,
     uint32_t tiles_x, uint64_t start, uint64_t end)
 {
 	uint64_t y, line;
@@ -56,7 +65,8 @@ dirty_mark_bytes(const struct dirty_geometry *geo, uint8_t *grid,
 			continue;	/* only the padding past the line */
 		for (uint64_t tx = x0 / DIRTY_TILE_W;
 		    tx <= (x1 - 1) / DIRTY_TILE_W; tx++)
-			grid[(y / DIRTY_TILE_H) * tiles_x + tx] = 1;
+			grid[(y / DIRTY_TILE_H) * tiles_x + tx] =
+			    (struct dirty_tile){ 0, DIRTY_TILE_H };
 	}
 }
 
@@ -73,12 +83,17 @@ dirty_union(struct dirty_rect *a, const struct dirty_rect *b)
 }
 
 /*
- * Keep the marked tiles whose pixels differ from shadow, copying them
- * there; unmark the others.  Line by line: a tile's lines are apart by
- * the stride.
+ * Keep the marked tiles whose pixels differ from shadow, copying the
+ * lines that differ there, and narrow each to the lines between the
+ * first and the last that differ; unmark the others.  Why lines: a
+ * viewer may look while the guest is drawing, and what it drew so far
+ * is often a few whole lines of one colour, which cost a few bytes as
+ * a rectangle of their own and many more inside a tile that mixes them
+ * with what is not drawn yet.  Line by line: a tile's lines are apart
+ * by the stride.
  */
 static void
-dirty_keep_changed(const struct dirty_geometry *geo, uint8_t *grid,
+dirty_keep_changed(const struct dirty_geometry *geo, struct dirty_tile *grid,
     uint32_t tiles_x, uint32_t tiles_y, const uint8_t *fb, uint8_t *shadow)
 {
 	for (uint32_t ty = 0; ty < tiles_y; ty++) {
@@ -87,11 +102,12 @@ dirty_keep_changed(const struct dirty_geometry *geo, uint8_t *grid,
 		if (y1 > geo->height)
 			y1 = geo->height;
 		for (uint32_t tx = 0; tx < tiles_x; tx++) {
+			struct dirty_tile *t = &grid[ty * tiles_x + tx];
 			uint32_t x0 = tx * DIRTY_TILE_W, w = DIRTY_TILE_W;
+			uint32_t top = 0, bot = 0;
 			size_t off, len;
-			bool changed = false;
 
-			if (!grid[ty * tiles_x + tx])
+			if (t->bot == 0)
 				continue;
 			if (x0 + w > geo->width)
 				w = geo->width - x0;
@@ -99,13 +115,14 @@ dirty_keep_changed(const struct dirty_geometry *geo, uint8_t *grid,
 			for (uint32_t y = y0; y < y1; y++) {
 				off = (size_t)y * geo->stride +
 				    (size_t)x0 * DIRTY_BYTES_PER_PIXEL;
-				if (!changed &&
-				    memcmp(fb + off, shadow + off, len) == 0)
+				if (memcmp(fb + off, shadow + off, len) == 0)
 					continue;
-				changed = true;
 				memcpy(shadow + off, fb + off, len);
+				if (bot == 0)
+					top = y - y0;
+				bot = y - y0 + 1;
 			}
-			grid[ty * tiles_x + tx] = changed;
+			*t = (struct dirty_tile){ (uint8_t)top, (uint8_t)bot };
 		}
 	}
 }
@@ -117,9 +134,9 @@ dirty_rects_of(const struct dirty_geometry *geo, const uint64_t *bitmap,
 {
 	uint32_t tiles_x, tiles_y;
 	size_t pages, count = 0, ntiles = 0;
-	uint8_t *grid;
-	/* Built in tile coordinates, in scratch space: the list may
-	 * exceed max until it is merged at the end. */
+	struct dirty_tile *grid;
+	/* Built in scratch space: the list may exceed max until it is
+	 * merged at the end. */
 	struct dirty_rect *work;
 
 	if (tiles != NULL)
@@ -128,7 +145,7 @@ dirty_rects_of(const struct dirty_geometry *geo, const uint64_t *bitmap,
 		return -EINVAL;
 	tiles_x = (geo->width + DIRTY_TILE_W - 1) / DIRTY_TILE_W;
 	tiles_y = (geo->height + DIRTY_TILE_H - 1) / DIRTY_TILE_H;
-	grid = calloc((size_t)tiles_x * tiles_y, 1);
+	grid = calloc((size_t)tiles_x * tiles_y, sizeof(*grid));
 	work = calloc((size_t)tiles_x * tiles_y, sizeof(*work));
 	if (grid == NULL || work == NULL) {
 		free(grid);
@@ -152,46 +169,49 @@ dirty_rects_of(const struct dirty_geometry *geo, const uint64_t *bitmap,
 		dirty_keep_changed(geo, grid, tiles_x, tiles_y, fb, shadow);
 
 	/*
-	 * Runs along each tile row; a run with the same span as a
-	 * rectangle that ended on the row above extends that rectangle.
+	 * Runs along each tile row of tiles with the same changed lines; a
+	 * run with the same columns as a rectangle that ended on the line
+	 * above, made on a row above, extends that rectangle.
 	 */
 	for (uint32_t ty = 0; ty < tiles_y; ty++) {
 		size_t row_first = count;	/* made on rows above */
 
 		for (uint32_t tx = 0; tx < tiles_x; tx++) {
+			struct dirty_tile t = grid[ty * tiles_x + tx];
+			struct dirty_rect r;
 			uint32_t run;
 			bool merged = false;
 
-			if (!grid[ty * tiles_x + tx])
+			if (t.bot == 0)
 				continue;
-			for (run = 0; tx + run < tiles_x &&
-			    grid[ty * tiles_x + tx + run]; run++)
-				ntiles++;
+			for (run = 1; tx + run < tiles_x &&
+			    grid[ty * tiles_x + tx + run].top == t.top &&
+			    grid[ty * tiles_x + tx + run].bot == t.bot; run++)
+				;
+			ntiles += run;
+			r.x = tx * DIRTY_TILE_W;
+			r.w = run * DIRTY_TILE_W;
+			r.y = ty * DIRTY_TILE_H + t.top;
+			r.h = (uint32_t)(t.bot - t.top);
+			/* From tiles to pixels: clipped to the framebuffer. */
+			if (r.x + r.w > geo->width)
+				r.w = geo->width - r.x;
+			if (r.y + r.h > geo->height)
+				r.h = geo->height - r.y;
 			for (size_t i = 0; i < row_first; i++) {
-				if (work[i].x == tx && work[i].w == run &&
-				    work[i].y + work[i].h == ty) {
-					work[i].h++;
+				if (work[i].x == r.x && work[i].w == r.w &&
+				    work[i].y + work[i].h == r.y) {
+					work[i].h += r.h;
 					merged = true;
 					break;
 				}
 			}
 			if (!merged)
-				work[count++] = (struct dirty_rect){tx, ty, run, 1};
-			tx += run;
+				work[count++] = r;
+			tx += run - 1;
 		}
 	}
 
-	/* From tiles to pixels, clipped to the framebuffer. */
-	for (size_t i = 0; i < count; i++) {
-		struct dirty_rect *r = &work[i];
-		uint32_t x1 = (r->x + r->w) * DIRTY_TILE_W;
-		uint32_t y1 = (r->y + r->h) * DIRTY_TILE_H;
-
-		r->x *= DIRTY_TILE_W;
-		r->y *= DIRTY_TILE_H;
-		r->w = (x1 > geo->width ? geo->width : x1) - r->x;
-		r->h = (y1 > geo->height ? geo->height : y1) - r->y;
-	}
 	/* Too many: neighbours in scan order are merged into their
 	 * bounding box, from the end. */
 	while (count > max && count > 1) {

@@ -16,6 +16,9 @@
  * On wider screens a page covers part of a line and the 64-pixel
  * columns keep that precision.  Runs are merged so that the number of
  * rectangles (12 header bytes and one encoder start each) stays small.
+ * With a shadow copy to compare with (dirty_rects_changed()), a tile
+ * keeps only the lines between the first and the last that differ, and
+ * runs are of tiles whose kept lines are the same.
  */
 #ifndef VMMD_DIRTY_H
 #define VMMD_DIRTY_H
@@ -63,9 +66,10 @@ int dirty_rects(const struct dirty_geometry *geo, const uint64_t *bitmap,
  * there, and guests often write what was there already: a moving bar
  * puts back the picture it covered, a console redraws a line.  Each
  * dirty tile of fb is compared with shadow (laid out as fb, stride
- * bytes a line) and, where it differs, copied into it; only those
- * tiles make rectangles, and *tiles counts only them.  A write racing
- * the comparison leaves its page dirty for the next call.
+ * bytes a line) and the lines that differ are copied into it; only
+ * those tiles make rectangles, of the lines from the first to the last
+ * that differ, and *tiles counts only them.  A write racing the
+ * comparison leaves its page dirty for the next call.
  */
 int dirty_rects_changed(const struct dirty_geometry *geo,
     const uint64_t *bitmap, const uint8_t *fb, uint8_t *shadow,

@@ -147,10 +147,11 @@ struct vnc {
 	/* Exists exactly while viewers > 0. */
 	struct event *refresh;
 	/*
-	 * What viewers were sent, to send only tiles that really changed
-	 * (dirty_rects_changed()): stride * height bytes while viewers >
-	 * 0, NULL otherwise (or when it could not be had: then every
-	 * dirty tile is sent).
+	 * What viewers were sent, to send only lines that really changed
+	 * (dirty_rects_changed()), and what the encoders read (the
+	 * screen's frameBuffer points here while it exists): stride *
+	 * height bytes while viewers > 0, NULL otherwise (or when it could
+	 * not be had: then every dirty tile is sent, from guest memory).
 	 */
 	uint8_t *shadow;
 	unsigned int quiet_refreshes;
@@ -253,11 +254,19 @@ vnc_refresh_start(struct vnc *vnc)
 	 * whole screen anyway. */
 	memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
 	(void)vnc->host.dirty(vnc->host.opaque, vnc->bitmap);
-	/* What the viewer is about to get: the screen as it is now. */
+	/*
+	 * What the viewer is about to get: the screen as it is now.  The
+	 * encoders read the shadow, not guest memory: a refresh compares,
+	 * copies and sends one picture, where reading guest memory while
+	 * the guest draws would send pixels newer than the ones compared
+	 * (half of a frame in flight, sent again at the next refresh).
+	 */
 	vnc->shadow = malloc((size_t)vnc->geo.stride * vnc->geo.height);
-	if (vnc->shadow != NULL)
+	if (vnc->shadow != NULL) {
 		memcpy(vnc->shadow, vnc->cfg.fb.pixels,
 		    (size_t)vnc->geo.stride * vnc->geo.height);
+		vnc->screen->frameBuffer = (char *)vnc->shadow;
+	}
 	vnc->quiet_refreshes = 0;
 	if (vnc->cfg.mode == VNC_REFRESH_POLL)
 		vnc_refresh_arm(vnc);
@@ -269,6 +278,7 @@ vnc_refresh_stop(struct vnc *vnc)
 	if (vnc->refresh != NULL)
 		event_free(vnc->refresh);
 	vnc->refresh = NULL;
+	vnc->screen->frameBuffer = vnc->cfg.fb.pixels;
 	free(vnc->shadow);
 	vnc->shadow = NULL;
 }
@@ -441,6 +451,66 @@ vnc_client_sendable(rfbClientPtr cl, size_t budget)
 }
 
 /*
+ * Whether every rectangle of region is of one colour in the picture the
+ * encoders read.  Why it matters: libvncserver's tight encoder searches
+ * any rectangle of 4096 pixels or more for solid areas, and since it
+ * cannot tell beforehand how many rectangles that makes, it announces
+ * an unknown count and ends the update with a LastRect marker, 12 more
+ * bytes an update.  A rectangle of one colour is sent as one solid
+ * rectangle with or without the search, so an update made only of such
+ * rectangles can go without both.  A scan stops at the first pixel
+ * that differs.
+ */
+static bool
+vnc_region_solid(const rfbScreenInfoPtr s, sraRegionPtr region)
+{
+	sraRectangleIterator *it = sraRgnGetIterator(region);
+	bool solid = it != NULL;
+	sraRect r;
+
+	while (solid && sraRgnIteratorNext(it, &r)) {
+		const char *row = s->frameBuffer +
+		    (size_t)r.y1 * (size_t)s->paddedWidthInBytes +
+		    (size_t)r.x1 * 4;
+		uint32_t first;
+
+		memcpy(&first, row, sizeof(first));
+		for (int y = r.y1; solid && y < r.y2; y++) {
+			const uint32_t *px = (const uint32_t *)(const void *)row;
+
+			for (int x = 0; x < r.x2 - r.x1; x++) {
+				if (px[x] != first) {
+					solid = false;
+					break;
+				}
+			}
+			row += s->paddedWidthInBytes;
+		}
+	}
+	if (it != NULL)
+		sraRgnReleaseIterator(it);
+	return solid;
+}
+
+/* libvncserver's rfbSendFramebufferUpdate(), without the LastRect marker
+ * where it would only cost bytes (see vnc_region_solid()). */
+static bool
+vnc_send_update(rfbClientPtr cl, sraRegionPtr region)
+{
+	rfbBool lastrect = cl->enableLastRectEncoding;
+	uint32_t encoding = (uint32_t)cl->preferredEncoding;
+	rfbBool sent;
+
+	if (lastrect && (encoding == rfbEncodingTight ||
+	    encoding == rfbEncodingTightPng) &&
+	    vnc_region_solid(cl->screen, region))
+		cl->enableLastRectEncoding = FALSE;
+	sent = rfbSendFramebufferUpdate(cl, region);
+	cl->enableLastRectEncoding = lastrect;
+	return sent;
+}
+
+/*
  * Send this client what it asked for, as far as its socket can take
  * it now without blocking.  May drop the client (c is then freed).
  */
@@ -476,7 +546,7 @@ vnc_client_flush(struct vnc_client *c)
 		return;
 	}
 	vnc_client_unblock(c);
-	if (rfbSendFramebufferUpdate(cl, send))
+	if (vnc_send_update(cl, send))
 		vnc->stats.updates_sent++;
 	sraRgnDestroy(send);
 	if (cl->sock == RFB_INVALID_SOCKET)

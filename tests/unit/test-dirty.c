@@ -74,8 +74,33 @@ test_shadow(void)
 	fb[(15 * 4096) + 100 * 4] ^= 1;
 	set_page(15);
 	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
-	tap_ok(n == 1 && rect_is(0, 64, 0, 64, 16) && tiles == 1,
-	    "one pixel changed: its tile alone");
+	tap_ok(n == 1 && rect_is(0, 64, 15, 64, 1) && tiles == 1,
+	    "one pixel changed: its tile alone, its line alone");
+
+	/* The guest caught drawing: of the bar's 16 lines at 400, the
+	 * first 6 are drawn.  Only those go, one rectangle of them. */
+	memset(fb + 400 * 4096, 0xee, 6 * 4096);
+	for (size_t p = 400; p < 416; p++)
+		set_page(p);
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 1 && rect_is(0, 0, 400, 1024, 6) && tiles == 16,
+	    "a bar drawn to its sixth line: those 6 lines (%d rectangles)",
+	    n);
+
+	/* Lines 10-15 of the first tile row and 0-5 of the second, the
+	 * whole width: one rectangle across the tile rows; and in tile row
+	 * 5 two spans of lines side by side: two rectangles. */
+	memset(fb + 42 * 4096, 0x11, 12 * 4096);
+	memset(fb + 81 * 4096, 0x22, 512 * 4);
+	memset(fb + 84 * 4096 + 512 * 4, 0x33, 512 * 4);
+	for (size_t p = 0; p < 96; p++)
+		set_page(p);
+	n = dirty_rects_changed(&geo, bitmap, fb, shadow, rects, 64, &tiles);
+	tap_ok(n == 3 && rect_is(0, 0, 42, 1024, 12) &&
+	    rect_is(1, 0, 81, 512, 1) && rect_is(2, 512, 84, 512, 1),
+	    "changed lines across tile rows merge, different ones side by "
+	    "side do not (%d rectangles)", n);
+	tap_ok(memcmp(fb, shadow, size) == 0, "the shadow took them all");
 	tap_ok(dirty_rects_changed(&geo, bitmap, NULL, shadow, rects, 64,
 	    &tiles) == -EINVAL, "no framebuffer: -EINVAL");
 	memset(bitmap, 0, sizeof(bitmap));

@@ -569,6 +569,55 @@ test_polling_server(void)
 	vnc = NULL;
 }
 
+/*
+ * Tight, the encoding viewers ask for first: an update made of
+ * rectangles of one colour each goes as that many solid rectangles (16
+ * bytes each after the 4 of the update) without the LastRect marker
+ * libvncserver ends an update with when it may split a rectangle; one
+ * that may split still reaches the viewer whole.
+ */
+static void
+test_tight_solid(void)
+{
+	struct vnc_stats before, st;
+	struct viewer v;
+	bool ok;
+
+	if (server_new(VNC_REFRESH_POLL, NULL, NULL) < 0) {
+		tap_ok(false, "vnc_new for the tight viewer");
+		return;
+	}
+	viewer_start_encodings(&v, vnc_port(vnc), NULL, "tight");
+	tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
+	    "a tight viewer sees the screen");
+	run_for(0.1);
+
+	before = stats();
+	guest_fill(0, 40, FB_W, 56, 0x00ffffff);
+	ok = run_until(viewer_in_sync, &v, 10);
+	st = stats();
+	/* libvncserver counts rectangles, not the update's own 4 bytes. */
+	tap_ok(ok && st.bytes_sent - before.bytes_sent == 16,
+	    "16 lines of one colour: one solid rectangle, 16 bytes, no "
+	    "LastRect marker (%llu)",
+	    (unsigned long long)(st.bytes_sent - before.bytes_sent));
+
+	before = stats();
+	guest_fill(0, 60, FB_W / 2, 70, 0x00ff0000);
+	guest_fill(FB_W / 2, 60, FB_W, 70, 0x0000ff00);
+	guest_fill(100, 100, 101, 101, 0x000000ff);
+	ok = run_until(viewer_in_sync, &v, 10);
+	st = stats();
+	tap_ok(ok, "two colours side by side and a pixel reach the viewer "
+	    "(%llu bytes)",
+	    (unsigned long long)(st.bytes_sent - before.bytes_sent));
+
+	viewer_stop(&v);
+	tap_ok(wait_clients(0), "the tight viewer leaves");
+	vnc_free(vnc);
+	vnc = NULL;
+}
+
 static void
 test_password(void)
 {
@@ -1450,6 +1499,7 @@ main(void)
 
 	test_config_errors();
 	test_polling_server();
+	test_tight_solid();
 	test_password();
 	test_event_driven();
 	test_web();
