@@ -11,16 +11,21 @@
  * boots the same guest as often, each start after one of vmmd's, with
  * -M microvm (QEMU's fastest to start: -M pc spends seconds in SeaBIOS
  * where real mode is emulated), from its exec to the first byte on its
- * serial port, a pipe.  A figure, not a test: nothing is asserted.
+ * serial port, a pipe.  Then a fleet of FLEET guests (default 20) is
+ * started twice: all at once, each vm.start on a connection of its own
+ * as that many vmctl processes would, and one after another; each time
+ * from the first request to the last guest's first serial byte.  A
+ * figure, not a test: nothing is asserted.
  *
  *   VMMD_BIN=... VMMD_GUEST_HELLO=... [VMMD_BENCH_QEMU=...]
- *   bench/start-latency [ITERATIONS]
+ *   bench/start-latency [ITERATIONS [FLEET]]
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +146,104 @@ wait_first_byte(int ifd, const char *name, int timeout_ms)
 	}
 }
 
+/*
+ * Wait until the console logs of fleet0..fleet(n-1) in the inotify
+ * watch's directory all got bytes; seen[] says which did.  0, or -1
+ * on timeout.
+ */
+static int
+wait_fleet_bytes(int ifd, bool *seen, int n, int timeout_ms)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	double deadline = h_now_ms() + timeout_ms;
+	int left_guests = n;
+
+	for (int i = 0; i < n; i++)
+		left_guests -= seen[i];
+	while (left_guests > 0) {
+		struct pollfd pfd = { .fd = ifd, .events = POLLIN };
+		int left = (int)(deadline - h_now_ms());
+		ssize_t got;
+		char *p;
+
+		if (left <= 0 || poll(&pfd, 1, left) <= 0)
+			return -1;
+		got = read(ifd, buf, sizeof(buf));
+		for (p = buf; got > 0 && p < buf + got;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			int k;
+			char end;
+
+			if ((ev->mask & IN_MODIFY) && ev->len > 0 &&
+			    sscanf(ev->name, "fleet%d.lo%c", &k, &end) == 2 &&
+			    end == 'g' && k >= 0 && k < n && !seen[k]) {
+				seen[k] = true;
+				left_guests--;
+			}
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Start fleet0..fleet(n-1), all at once (parallel) or one after another,
+ * until each printed its first byte; the ms that took, or -1.  Stops
+ * them again.
+ */
+static double
+fleet_start(struct h_daemon *d, struct h_conn *c, int ifd, int n,
+    bool parallel)
+{
+	struct h_conn **conns = calloc((size_t)n, sizeof(*conns));
+	int64_t *ids = calloc((size_t)n, sizeof(*ids));
+	bool *seen = calloc((size_t)n, sizeof(*seen));
+	char stale[4096] __attribute__((aligned(8)));
+	double t0, ms = -1;
+	char name[32];
+	int i;
+
+	if (conns == NULL || ids == NULL || seen == NULL)
+		tap_bail("out of memory");
+	/* What the logs got before (the last round's stops) is not news. */
+	usleep(200000);
+	while (read(ifd, stale, sizeof(stale)) > 0)
+		;
+	for (i = 0; i < n; i++)
+		if ((conns[i] = h_connect(d)) == NULL)
+			tap_bail("cannot connect %d clients", n);
+	t0 = h_now_ms();
+	for (i = 0; i < n; i++) {
+		struct json_object *args = json_object_new_object();
+
+		snprintf(name, sizeof(name), "fleet%d", i);
+		json_object_object_add(args, "name",
+		    json_object_new_string(name));
+		ids[i] = h_send_request(conns[i], "vm.start", args);
+		if (!parallel && wait_fleet_bytes(ifd, seen, i + 1, 10000) < 0)
+			goto out;
+	}
+	if (wait_fleet_bytes(ifd, seen, n, 20000) == 0)
+		ms = h_now_ms() - t0;
+out:
+	for (i = 0; i < n; i++) {
+		json_object_put(h_wait_reply(conns[i], ids[i], H_REPLY_MS));
+		h_close(conns[i]);
+		snprintf(name, sizeof(name), "fleet%d", i);
+		h_stop(c, name, true, 10, H_REPLY_MS);
+	}
+	free(seen);
+	free(ids);
+	free(conns);
+	return ms;
+}
+
 int
 main(int argc, char *argv[])
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 20;
+	int nfleet = argc > 2 ? atoi(argv[2]) : 20;
+	double par, seq;
 	struct h_daemon *d;
 	struct h_conn *c;
 	const char *qemu = getenv("VMMD_BENCH_QEMU");
@@ -153,8 +252,10 @@ main(int argc, char *argv[])
 	char logdir[4096], name[32];
 	int i, ifd, done = 0;
 
-	if (iterations < 1 || iterations > 1000) {
-		fprintf(stderr, "usage: start-latency [ITERATIONS 1..1000]\n");
+	if (iterations < 1 || iterations > 1000 || nfleet < 0 ||
+	    nfleet > 200) {
+		fprintf(stderr, "usage: start-latency [ITERATIONS 1..1000 "
+		    "[FLEET 0..200]]\n");
 		return 2;
 	}
 	h_init();
@@ -210,6 +311,19 @@ main(int argc, char *argv[])
 	for (size_t k = 0; k < NSTEPS; k++)
 		printf("  %-14.*s %8.3f\n", (int)(strlen(steps[k]) - 3),
 		    steps[k], median_of(us, done, k) / 1000);
+	if (nfleet > 0) {
+		for (i = 0; i < nfleet; i++) {
+			snprintf(name, sizeof(name), "fleet%d", i);
+			if (h_create(c, name, "\"kernel\":\"%s\","
+			    "\"memory_mib\":32", h_env("VMMD_GUEST_HELLO")) != 0)
+				tap_bail("vm.create %s failed", name);
+		}
+		par = fleet_start(d, c, ifd, nfleet, true);
+		seq = fleet_start(d, c, ifd, nfleet, false);
+		printf("%d guests to their first serial bytes: all at once "
+		    "%.1f ms, one after another %.1f ms (-1: not all came)\n",
+		    nfleet, par, seq);
+	}
 	free(qms);
 	free(us);
 	free(ms);
