@@ -81,6 +81,7 @@
 #include "dirty.h"
 #include "vnc-http.h"
 #include "vnc.h"
+#include "vnc-update.h"
 
 #define VNC_DEFAULT_ADDRESS	"127.0.0.1"
 #define VNC_PORT_FIRST		5900
@@ -173,6 +174,7 @@ struct vnc_client {
 	size_t sndbuf;			/* payload bytes the socket may queue */
 	bool viewer;			/* past the handshake */
 	bool blocked;			/* a request waits for queue space */
+	bool rre;			/* decodes RRE (vnc-update.h) */
 	struct vnc_client *next;
 };
 
@@ -451,66 +453,6 @@ vnc_client_sendable(rfbClientPtr cl, size_t budget)
 }
 
 /*
- * Whether every rectangle of region is of one colour in the picture the
- * encoders read.  Why it matters: libvncserver's tight encoder searches
- * any rectangle of 4096 pixels or more for solid areas, and since it
- * cannot tell beforehand how many rectangles that makes, it announces
- * an unknown count and ends the update with a LastRect marker, 12 more
- * bytes an update.  A rectangle of one colour is sent as one solid
- * rectangle with or without the search, so an update made only of such
- * rectangles can go without both.  A scan stops at the first pixel
- * that differs.
- */
-static bool
-vnc_region_solid(const rfbScreenInfoPtr s, sraRegionPtr region)
-{
-	sraRectangleIterator *it = sraRgnGetIterator(region);
-	bool solid = it != NULL;
-	sraRect r;
-
-	while (solid && sraRgnIteratorNext(it, &r)) {
-		const char *row = s->frameBuffer +
-		    (size_t)r.y1 * (size_t)s->paddedWidthInBytes +
-		    (size_t)r.x1 * 4;
-		uint32_t first;
-
-		memcpy(&first, row, sizeof(first));
-		for (int y = r.y1; solid && y < r.y2; y++) {
-			const uint32_t *px = (const uint32_t *)(const void *)row;
-
-			for (int x = 0; x < r.x2 - r.x1; x++) {
-				if (px[x] != first) {
-					solid = false;
-					break;
-				}
-			}
-			row += s->paddedWidthInBytes;
-		}
-	}
-	if (it != NULL)
-		sraRgnReleaseIterator(it);
-	return solid;
-}
-
-/* libvncserver's rfbSendFramebufferUpdate(), without the LastRect marker
- * where it would only cost bytes (see vnc_region_solid()). */
-static bool
-vnc_send_update(rfbClientPtr cl, sraRegionPtr region)
-{
-	rfbBool lastrect = cl->enableLastRectEncoding;
-	uint32_t encoding = (uint32_t)cl->preferredEncoding;
-	rfbBool sent;
-
-	if (lastrect && (encoding == rfbEncodingTight ||
-	    encoding == rfbEncodingTightPng) &&
-	    vnc_region_solid(cl->screen, region))
-		cl->enableLastRectEncoding = FALSE;
-	sent = rfbSendFramebufferUpdate(cl, region);
-	cl->enableLastRectEncoding = lastrect;
-	return sent;
-}
-
-/*
  * Send this client what it asked for, as far as its socket can take
  * it now without blocking.  May drop the client (c is then freed).
  */
@@ -546,7 +488,7 @@ vnc_client_flush(struct vnc_client *c)
 		return;
 	}
 	vnc_client_unblock(c);
-	if (vnc_send_update(cl, send))
+	if (vnc_update_send(cl, send, c->rre))
 		vnc->stats.updates_sent++;
 	sraRgnDestroy(send);
 	if (cl->sock == RFB_INVALID_SOCKET)
@@ -562,9 +504,10 @@ vnc_client_read_cb(evutil_socket_t fd, short what, void *arg)
 	c->vnc->stats.wakeups++;
 	/* WebSocket frames may hold several messages: all of them now,
 	 * the socket will not say so again. */
-	do
+	do {
+		vnc_update_peek_encodings(cl, &c->rre);
 		rfbProcessClientMessage(cl);
-	while (cl->sock != RFB_INVALID_SOCKET && cl->wsctx != NULL &&
+	} while (cl->sock != RFB_INVALID_SOCKET && cl->wsctx != NULL &&
 	    webSocketsHasDataInBuffer(cl));
 	if (cl->sock == RFB_INVALID_SOCKET) {
 		vnc_client_drop(c);

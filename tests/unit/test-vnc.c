@@ -570,50 +570,70 @@ test_polling_server(void)
 }
 
 /*
- * Tight, the encoding viewers ask for first: an update made of
- * rectangles of one colour each goes as that many solid rectangles (16
- * bytes each after the 4 of the update) without the LastRect marker
- * libvncserver ends an update with when it may split a rectangle; one
- * that may split still reaches the viewer whole.
+ * The encoding of an update follows what changed (vnc-update.h).  A
+ * tight viewer: 16 lines of one colour go as one solid rectangle, 16
+ * bytes, without the LastRect marker libvncserver ends an update with
+ * when it may split a rectangle (libvncserver counts rectangles, not
+ * the update's own 4 bytes).  A viewer that also decodes RRE: two
+ * colours side by side, which libvncserver's region makes one
+ * rectangle, go as RRE, one block on a background, 32 bytes; a line of
+ * many colours stays tight.  Both viewers see every change.
  */
 static void
-test_tight_solid(void)
+test_update_encodings(void)
 {
-	struct vnc_stats before, st;
+	static const char *const lists[] = { "tight", "tight rre" };
+	struct vnc_stats before;
+	unsigned long long bytes;
 	struct viewer v;
 	bool ok;
 
 	if (server_new(VNC_REFRESH_POLL, NULL, NULL) < 0) {
-		tap_ok(false, "vnc_new for the tight viewer");
+		tap_ok(false, "vnc_new for the encoding tests");
 		return;
 	}
-	viewer_start_encodings(&v, vnc_port(vnc), NULL, "tight");
-	tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
-	    "a tight viewer sees the screen");
-	run_for(0.1);
+	for (int i = 0; i < 2; i++) {
+		const char *list = lists[i];
+		uint32_t k = (uint32_t)i * 0x10;
 
-	before = stats();
-	guest_fill(0, 40, FB_W, 56, 0x00ffffff);
-	ok = run_until(viewer_in_sync, &v, 10);
-	st = stats();
-	/* libvncserver counts rectangles, not the update's own 4 bytes. */
-	tap_ok(ok && st.bytes_sent - before.bytes_sent == 16,
-	    "16 lines of one colour: one solid rectangle, 16 bytes, no "
-	    "LastRect marker (%llu)",
-	    (unsigned long long)(st.bytes_sent - before.bytes_sent));
+		viewer_start_encodings(&v, vnc_port(vnc), NULL, list);
+		tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
+		    "\"%s\": the viewer sees the screen", list);
+		run_for(0.1);
 
-	before = stats();
-	guest_fill(0, 60, FB_W / 2, 70, 0x00ff0000);
-	guest_fill(FB_W / 2, 60, FB_W, 70, 0x0000ff00);
-	guest_fill(100, 100, 101, 101, 0x000000ff);
-	ok = run_until(viewer_in_sync, &v, 10);
-	st = stats();
-	tap_ok(ok, "two colours side by side and a pixel reach the viewer "
-	    "(%llu bytes)",
-	    (unsigned long long)(st.bytes_sent - before.bytes_sent));
+		before = stats();
+		guest_fill(0, 40, FB_W, 56, 0x00ffffff - k);
+		ok = run_until(viewer_in_sync, &v, 10);
+		bytes = stats().bytes_sent - before.bytes_sent;
+		tap_ok(ok && bytes == 16, "\"%s\": 16 lines of one colour: "
+		    "one solid rectangle, 16 bytes, no LastRect (%llu)", list,
+		    bytes);
 
-	viewer_stop(&v);
-	tap_ok(wait_clients(0), "the tight viewer leaves");
+		before = stats();
+		guest_fill(0, 60, FB_W / 2, 70, 0x00ff0000 + k);
+		guest_fill(FB_W / 2, 60, FB_W, 70, 0x0000ff00 + k);
+		ok = run_until(viewer_in_sync, &v, 10);
+		bytes = stats().bytes_sent - before.bytes_sent;
+		if (i == 0)
+			tap_ok(ok, "\"%s\": two colours side by side reach "
+			    "the viewer (%llu bytes)", list, bytes);
+		else
+			tap_ok(ok && bytes == 12 + 4 + 4 + 12, "\"%s\": two "
+			    "colours side by side: RRE, 32 bytes (%llu)", list,
+			    bytes);
+
+		before = stats();
+		for (int x = 0; x < 64; x++)
+			guest_fill(x, 100, x + 1, 101, 0x00010203u * (uint32_t)x + k);
+		ok = run_until(viewer_in_sync, &v, 10);
+		bytes = stats().bytes_sent - before.bytes_sent;
+		tap_ok(ok && bytes < 12 + 4 + 4 + 63 * 12, "\"%s\": a line "
+		    "of 64 colours reaches the viewer, not as RRE (%llu bytes)",
+		    list, bytes);
+
+		viewer_stop(&v);
+		tap_ok(wait_clients(0), "\"%s\": the viewer leaves", list);
+	}
 	vnc_free(vnc);
 	vnc = NULL;
 }
@@ -1499,7 +1519,7 @@ main(void)
 
 	test_config_errors();
 	test_polling_server();
-	test_tight_solid();
+	test_update_encodings();
 	test_password();
 	test_event_driven();
 	test_web();
