@@ -89,6 +89,9 @@
 #define VNC_PORT_RANGE		100
 #define VNC_WS_DETECT_MS	100	/* libvncserver's own wait */
 #define VNC_MAX_RECTS		64
+/* Looks back before a refresh sends, and how far apart (vnc_refresh_settle). */
+#define VNC_SETTLE_MS		4
+#define VNC_SETTLE_MAX		2
 #define VNC_WS_REQUEST_MAX	4096	/* libvncserver's limit too */
 /* The longest WebSocket frame taken before the client is a viewer: a
  * handshake message is 16 bytes at most. */
@@ -157,8 +160,11 @@ struct vnc {
 	uint8_t *shadow;
 	unsigned int quiet_refreshes;
 	struct dirty_geometry geo;
-	uint64_t *bitmap;
+	uint64_t *bitmap;		/* the refresh's pages written */
+	uint64_t *settle_bitmap;	/* a look back's (vnc_refresh_settle) */
 	size_t bitmap_words;
+	unsigned int settles;		/* looks back in this refresh */
+	struct timespec refresh_began;	/* its first look */
 
 	bool freeing;			/* no callbacks to the host */
 	struct vnc_stats stats;		/* counters; the rest computed */
@@ -189,8 +195,10 @@ vnc_ms(unsigned int ms)
 
 /* --- refresh ---------------------------------------------------------- */
 
+/* The next refresh, spent_ms after this one began: the fast pace is
+ * kept from refresh to refresh, looks back included (see below). */
 static void
-vnc_refresh_arm(struct vnc *vnc)
+vnc_refresh_arm(struct vnc *vnc, unsigned int spent_ms)
 {
 	unsigned int ms = vnc->cfg.refresh_fast_ms;
 	struct timeval tv;
@@ -198,8 +206,20 @@ vnc_refresh_arm(struct vnc *vnc)
 	if (vnc->cfg.mode == VNC_REFRESH_POLL &&
 	    vnc->quiet_refreshes >= vnc->cfg.idle_refreshes)
 		ms = vnc->cfg.refresh_slow_ms;
+	else
+		ms = spent_ms < ms ? ms - spent_ms : 0;
 	tv = vnc_ms(ms);
 	evtimer_add(vnc->refresh, &tv);
+}
+
+static unsigned int
+vnc_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned int)((t.tv_sec - t0->tv_sec) * 1000 +
+	    (t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
 /* Each client gets what it asked for and what fits; see the top. */
@@ -214,6 +234,54 @@ vnc_flush_all(struct vnc *vnc)
 	}
 }
 
+/*
+ * Whether the guest is still writing, looking again VNC_SETTLE_MS after
+ * a refresh that found pages written, while polling (a screen that
+ * keeps changing): what the look finds joins the refresh's bitmap.
+ * True: look once more later.  Up to VNC_SETTLE_MAX looks a refresh,
+ * then it is sent as it is.  Why: a frame the guest is drawing when the
+ * refresh comes goes half now and the rest at the next refresh, more
+ * rectangles and bytes and a torn picture in between; waiting until
+ * the writes pause sends it whole.  On hardware a frame takes the guest
+ * microseconds to draw and the first look finds nothing: it costs one
+ * dirty call and one wake-up an update, and the pace of refreshes
+ * stays (vnc_refresh_arm()).  In event mode the first write arms the
+ * refresh fast_ms ahead, which is time enough to finish drawing.
+ */
+static bool
+vnc_refresh_settle(struct vnc *vnc)
+{
+	bool wrote = false;
+
+	if (vnc->cfg.mode != VNC_REFRESH_POLL)
+		return false;
+	if (vnc->settles > 0) {
+		memset(vnc->settle_bitmap, 0,
+		    vnc->bitmap_words * sizeof(uint64_t));
+		if (vnc->host.dirty(vnc->host.opaque, vnc->settle_bitmap) < 0)
+			return false;
+		for (size_t i = 0; i < vnc->bitmap_words; i++) {
+			wrote |= vnc->settle_bitmap[i] != 0;
+			vnc->bitmap[i] |= vnc->settle_bitmap[i];
+		}
+		/* The look may have switched the display out of polling. */
+		if (vnc->cfg.mode != VNC_REFRESH_POLL)
+			return false;
+	} else {
+		for (size_t i = 0; i < vnc->bitmap_words && !wrote; i++)
+			wrote = vnc->bitmap[i] != 0;
+	}
+	if (!wrote || vnc->settles >= VNC_SETTLE_MAX)
+		return false;
+	vnc->settles++;
+	{
+		struct timeval tv = vnc_ms(VNC_SETTLE_MS);
+
+		evtimer_add(vnc->refresh, &tv);
+	}
+	return true;
+}
+
 static void
 vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -223,13 +291,24 @@ vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 	int n = 0;
 
 	vnc->stats.wakeups++;
-	vnc->stats.refreshes++;
-	memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
-	if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) == 0)
-		n = vnc->shadow != NULL ? dirty_rects_changed(&vnc->geo,
-		    vnc->bitmap, vnc->cfg.fb.pixels, vnc->shadow, rects,
-		    VNC_MAX_RECTS, &tiles) : dirty_rects(&vnc->geo,
-		    vnc->bitmap, rects, VNC_MAX_RECTS, &tiles);
+	if (vnc->settles == 0) {
+		vnc->stats.refreshes++;
+		clock_gettime(CLOCK_MONOTONIC, &vnc->refresh_began);
+		memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
+		if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) < 0) {
+			memset(vnc->bitmap, 0,
+			    vnc->bitmap_words * sizeof(uint64_t));
+			goto send;
+		}
+	}
+	if (vnc_refresh_settle(vnc))
+		return;
+	n = vnc->shadow != NULL ? dirty_rects_changed(&vnc->geo,
+	    vnc->bitmap, vnc->cfg.fb.pixels, vnc->shadow, rects,
+	    VNC_MAX_RECTS, &tiles) : dirty_rects(&vnc->geo,
+	    vnc->bitmap, rects, VNC_MAX_RECTS, &tiles);
+send:
+	vnc->settles = 0;
 	for (int i = 0; i < n; i++)
 		rfbMarkRectAsModified(vnc->screen, (int)rects[i].x,
 		    (int)rects[i].y, (int)(rects[i].x + rects[i].w),
@@ -243,7 +322,7 @@ vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	/* The last viewer may have gone while flushing. */
 	if (vnc->refresh != NULL && vnc->cfg.mode == VNC_REFRESH_POLL)
-		vnc_refresh_arm(vnc);
+		vnc_refresh_arm(vnc, vnc_ms_since(&vnc->refresh_began));
 }
 
 static void
@@ -270,8 +349,9 @@ vnc_refresh_start(struct vnc *vnc)
 		vnc->screen->frameBuffer = (char *)vnc->shadow;
 	}
 	vnc->quiet_refreshes = 0;
+	vnc->settles = 0;
 	if (vnc->cfg.mode == VNC_REFRESH_POLL)
-		vnc_refresh_arm(vnc);
+		vnc_refresh_arm(vnc, 0);
 }
 
 static void
@@ -297,7 +377,7 @@ vnc_damage(struct vnc *vnc)
 		evtimer_del(vnc->refresh);
 	}
 	vnc->quiet_refreshes = 0;
-	vnc_refresh_arm(vnc);
+	vnc_refresh_arm(vnc, 0);
 }
 
 void
@@ -308,7 +388,7 @@ vnc_set_mode(struct vnc *vnc, enum vnc_refresh_mode mode)
 	/* Polling from now on; a pending one-shot just runs once more. */
 	if (vnc->refresh != NULL && mode == VNC_REFRESH_POLL &&
 	    !evtimer_pending(vnc->refresh, NULL))
-		vnc_refresh_arm(vnc);
+		vnc_refresh_arm(vnc, 0);
 }
 
 /* --- clients ---------------------------------------------------------- */
@@ -1370,7 +1450,8 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 	    cfg->fb.stride };
 	vnc->bitmap_words = dirty_bitmap_words(&vnc->geo);
 	vnc->bitmap = calloc(vnc->bitmap_words, sizeof(uint64_t));
-	if (vnc->bitmap == NULL)
+	vnc->settle_bitmap = calloc(vnc->bitmap_words, sizeof(uint64_t));
+	if (vnc->bitmap == NULL || vnc->settle_bitmap == NULL)
 		goto free_vnc;
 
 	rfbLogEnable(0);
@@ -1477,6 +1558,7 @@ vnc_free(struct vnc *vnc)
 	}
 	free(vnc->web_dir);
 	free(vnc->bitmap);
+	free(vnc->settle_bitmap);
 	free(vnc->address);
 	if (vnc->passwords[0] != NULL) {
 		explicit_bzero(vnc->passwords[0], strlen(vnc->passwords[0]));

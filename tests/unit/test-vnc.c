@@ -53,6 +53,8 @@ struct test_host {
 	struct input_event input[16];
 	unsigned int ninput;
 	unsigned int connects, disconnects;
+	/* The "guest" drawing on: called after dirty() took the pages. */
+	void (*still_drawing)(void);
 };
 
 static struct event_base *base;
@@ -64,9 +66,14 @@ host_dirty(void *opaque, uint64_t *bitmap)
 {
 	struct test_host *h = opaque;
 
+	void (*draw)(void) = h->still_drawing;
+
 	h->dirty_calls++;
 	memcpy(bitmap, h->written, h->words * sizeof(uint64_t));
 	memset(h->written, 0, h->words * sizeof(uint64_t));
+	h->still_drawing = NULL;
+	if (draw != NULL)
+		draw();
 	return 0;
 }
 
@@ -569,6 +576,13 @@ test_polling_server(void)
 	vnc = NULL;
 }
 
+/* The rest of a bar test_update_encodings() began to draw. */
+static void
+bar_lower_half(void)
+{
+	guest_fill(0, 96, FB_W, 104, 0x00abcdef);
+}
+
 /*
  * The encoding of an update follows what changed (vnc-update.h).  A
  * tight viewer: 16 lines of one colour go as one solid rectangle, 16
@@ -630,6 +644,25 @@ test_update_encodings(void)
 		tap_ok(ok && bytes < 12 + 4 + 4 + 63 * 12, "\"%s\": a line "
 		    "of 64 colours reaches the viewer, not as RRE (%llu bytes)",
 		    list, bytes);
+
+		if (i == 0) {
+			/* The refresh comes while the "guest" draws a bar
+			 * (lines 88-103, two tile rows): it looks again
+			 * before sending, and the bar goes whole in one
+			 * update, one solid rectangle. */
+			uint64_t updates;
+
+			before = stats();
+			guest_fill(0, 88, FB_W, 96, 0x00abcdef);
+			host.still_drawing = bar_lower_half;
+			ok = run_until(viewer_in_sync, &v, 10);
+			bytes = stats().bytes_sent - before.bytes_sent;
+			updates = stats().updates_sent - before.updates_sent;
+			tap_ok(ok && updates == 1 && bytes == 16, "a bar "
+			    "still being drawn at the refresh goes whole: %llu "
+			    "update(s), %llu bytes", (unsigned long long)updates,
+			    bytes);
+		}
 
 		viewer_stop(&v);
 		tap_ok(wait_clients(0), "\"%s\": the viewer leaves", list);
