@@ -21,19 +21,9 @@
 set -eu
 
 build=$(cd "${1:?usage: bench/display.sh BUILDDIR}" && pwd)
-if [ -z "${VMMD_BENCH_NESTED:-}" ] && [ -c /dev/kvm ] &&
-    (: <>/dev/kvm) 2>/dev/null; then
-	command -v qemu-system-x86_64 strace >/dev/null ||
-	    { echo "needs qemu-system-x86_64 and strace" >&2; exit 1; }
-	work=$(mktemp -d)
-	trap 'rm -rf "$work"' EXIT
-	VMMD_BIN=$build/daemon/vmmd VMMD_WORKER_BIN=$build/daemon/vmmd-worker \
-	VMCTL_BIN=$build/ctl/vmctl VMMD_GUEST_DEMO=$build/tests/guests/demo.elf \
-	BENCH_FB=$build/tests/guests/fb.elf BENCH_WATCH=$build/bench/vnc-watch \
-	BENCH_DIR=$work BENCH_WHERE="this host's /dev/kvm" \
-	    sh "$(dirname "$0")/display-inner.sh"
-	exit
-fi
+. "$(dirname "$0")/direct-host.sh"
+direct_run "$build" "$(dirname "$0")/display-inner.sh" \
+    BENCH_FB="$build/tests/guests/fb.elf" BENCH_WATCH="$build/bench/vnc-watch"
 . "$(dirname "$0")/nested-host.sh"
 nested_init "$build" display
 b=$nested_build

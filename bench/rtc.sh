@@ -26,19 +26,10 @@
 set -eu
 
 build=$(cd "${1:?usage: bench/rtc.sh BUILDDIR}" && pwd)
-if [ -z "${VMMD_BENCH_NESTED:-}" ] && [ -c /dev/kvm ] &&
-    (: <>/dev/kvm) 2>/dev/null; then
-	command -v qemu-system-x86_64 strace >/dev/null ||
-	    { echo "needs qemu-system-x86_64 and strace" >&2; exit 1; }
-	work=$(mktemp -d)
-	trap 'rm -rf "$work"' EXIT
-	VMMD_BIN=$build/daemon/vmmd VMMD_WORKER_BIN=$build/daemon/vmmd-worker \
-	VMCTL_BIN=$build/ctl/vmctl VMMD_GUEST_DEMO=$build/tests/guests/demo.elf \
-	BENCH_RTC=$build/tests/guests/rtc.elf BENCH_DIR=$work \
-	BENCH_WHERE="this host's /dev/kvm" VMMD_BENCH_HZ=${VMMD_BENCH_HZ:-1024} \
-	    sh "$(dirname "$0")/rtc-inner.sh"
-	exit
-fi
+. "$(dirname "$0")/direct-host.sh"
+direct_run "$build" "$(dirname "$0")/rtc-inner.sh" \
+    BENCH_RTC="$build/tests/guests/rtc.elf" \
+    VMMD_BENCH_HZ="${VMMD_BENCH_HZ:-1024}"
 . "$(dirname "$0")/nested-host.sh"
 nested_init "$build" rtc
 nested_file "$nested_build/tests/guests/rtc.elf"
