@@ -118,9 +118,21 @@ median_of(double (*us)[NSTEPS], int n, size_t k)
 	return v[n / 2];
 }
 
-/* Wait until the console log of NAME in dir gets bytes; -1 on timeout. */
+/*
+ * Console logs that got bytes, as the inotify watch on their directory
+ * reports them: wait_logs() passes each modified file's name to got(),
+ * which says whether all that is waited for came.
+ */
+struct log_wait {
+	bool (*got)(struct log_wait *, const char *file);
+	const char *name;	/* one guest's (wait_first_byte) */
+	bool *seen;		/* fleet0..fleet(n-1)'s (wait_fleet_bytes) */
+	int n, left;
+};
+
+/* Read ifd's events until w->got() says done; 0, or -1 on timeout. */
 static int
-wait_first_byte(int ifd, const char *name, int timeout_ms)
+wait_logs(int ifd, struct log_wait *w, int timeout_ms)
 {
 	char buf[4096] __attribute__((aligned(8)));
 	double deadline = h_now_ms() + timeout_ms;
@@ -138,52 +150,58 @@ wait_first_byte(int ifd, const char *name, int timeout_ms)
 			struct inotify_event *ev = (struct inotify_event *)p;
 
 			if ((ev->mask & IN_MODIFY) && ev->len > 0 &&
-			    strncmp(ev->name, name, strlen(name)) == 0 &&
-			    strcmp(ev->name + strlen(name), ".log") == 0)
+			    w->got(w, ev->name))
 				return 0;
 			p += sizeof(*ev) + ev->len;
 		}
 	}
 }
 
+static bool
+got_name(struct log_wait *w, const char *file)
+{
+	size_t len = strlen(w->name);
+
+	return strncmp(file, w->name, len) == 0 &&
+	    strcmp(file + len, ".log") == 0;
+}
+
+/* Wait until the console log of NAME gets bytes; -1 on timeout. */
+static int
+wait_first_byte(int ifd, const char *name, int timeout_ms)
+{
+	struct log_wait w = { .got = got_name, .name = name };
+
+	return wait_logs(ifd, &w, timeout_ms);
+}
+
+static bool
+got_fleet(struct log_wait *w, const char *file)
+{
+	int k;
+	char end;
+
+	if (sscanf(file, "fleet%d.lo%c", &k, &end) == 2 && end == 'g' &&
+	    k >= 0 && k < w->n && !w->seen[k]) {
+		w->seen[k] = true;
+		w->left--;
+	}
+	return w->left == 0;
+}
+
 /*
- * Wait until the console logs of fleet0..fleet(n-1) in the inotify
- * watch's directory all got bytes; seen[] says which did.  0, or -1
- * on timeout.
+ * Wait until the console logs of fleet0..fleet(n-1) all got bytes;
+ * seen[] says which did.  0, or -1 on timeout.
  */
 static int
 wait_fleet_bytes(int ifd, bool *seen, int n, int timeout_ms)
 {
-	char buf[4096] __attribute__((aligned(8)));
-	double deadline = h_now_ms() + timeout_ms;
-	int left_guests = n;
+	struct log_wait w = { .got = got_fleet, .seen = seen, .n = n,
+	    .left = n };
 
 	for (int i = 0; i < n; i++)
-		left_guests -= seen[i];
-	while (left_guests > 0) {
-		struct pollfd pfd = { .fd = ifd, .events = POLLIN };
-		int left = (int)(deadline - h_now_ms());
-		ssize_t got;
-		char *p;
-
-		if (left <= 0 || poll(&pfd, 1, left) <= 0)
-			return -1;
-		got = read(ifd, buf, sizeof(buf));
-		for (p = buf; got > 0 && p < buf + got;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-			int k;
-			char end;
-
-			if ((ev->mask & IN_MODIFY) && ev->len > 0 &&
-			    sscanf(ev->name, "fleet%d.lo%c", &k, &end) == 2 &&
-			    end == 'g' && k >= 0 && k < n && !seen[k]) {
-				seen[k] = true;
-				left_guests--;
-			}
-			p += sizeof(*ev) + ev->len;
-		}
-	}
-	return 0;
+		w.left -= seen[i];
+	return w.left == 0 ? 0 : wait_logs(ifd, &w, timeout_ms);
 }
 
 /*
