@@ -524,6 +524,7 @@ static void
 info_disks(struct json_object *stats)
 {
 	struct json_object *disks, *d, *v, *chain;
+	const char *format;
 	char size[32], alloc[32];
 	size_t i, k;
 
@@ -532,9 +533,9 @@ info_disks(struct json_object *stats)
 		return;
 	for (i = 0; i < json_object_array_length(disks); i++) {
 		d = json_object_array_get_idx(disks, i);
+		format = vm_member(d, "format");
 		printf("disk %zu: %s, %s, %s allocated", i,
-		    vm_member(d, "format") != NULL ? vm_member(d, "format") :
-		    "?", info_bytes(json_object_object_get_ex(d, "size", &v) ?
+		    format != NULL ? format : "?", info_bytes(json_object_object_get_ex(d, "size", &v) ?
 		    (uint64_t)json_object_get_int64(v) : 0, size,
 		    sizeof(size)), info_bytes(json_object_object_get_ex(d,
 		    "allocated", &v) ? (uint64_t)json_object_get_int64(v) : 0,
@@ -544,8 +545,7 @@ info_disks(struct json_object *stats)
 			for (k = 0; k < json_object_array_length(chain); k++)
 				printf(", over %s", json_object_get_string(
 				    json_object_array_get_idx(chain, k)));
-		if (strcmp(vm_member(d, "format") != NULL ?
-		    vm_member(d, "format") : "", "qcow2") == 0)
+		if (format != NULL && strcmp(format, "qcow2") == 0)
 			printf(", metadata cache %s hits %s misses",
 			    vm_member(d, "cache_hits") ?: "?",
 			    vm_member(d, "cache_misses") ?: "?");

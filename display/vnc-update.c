@@ -79,8 +79,12 @@ vnc_update_blocks(const rfbScreenInfoPtr s, const sraRect *r, int max)
 	return blocks;
 }
 
-/* Whether every rectangle of region is of one colour (*solid), and
- * whether each is a few large blocks (*blocky). */
+/*
+ * Whether every rectangle of region is of one colour (*solid), and, if
+ * *blocky comes in true (RRE may be chosen), whether each is a few large
+ * blocks.  Blocks are counted only while RRE is still possible for the
+ * rectangle; otherwise the scan stops at its first other colour.
+ */
 static void
 vnc_update_shape(const rfbScreenInfoPtr s, sraRegionPtr region,
     bool *solid, bool *blocky)
@@ -88,18 +92,19 @@ vnc_update_shape(const rfbScreenInfoPtr s, sraRegionPtr region,
 	sraRectangleIterator *it = sraRgnGetIterator(region);
 	sraRect r;
 
-	*solid = *blocky = it != NULL;
+	*solid = it != NULL;
+	*blocky = *blocky && it != NULL;
 	while ((*solid || *blocky) && it != NULL &&
 	    sraRgnIteratorNext(it, &r)) {
 		long area = (long)(r.x2 - r.x1) * (r.y2 - r.y1);
+		bool rre = *blocky && area <= VNC_UPDATE_RRE_MAX_AREA;
 		int blocks = vnc_update_blocks(s, &r,
-		    VNC_UPDATE_RRE_MAX_BLOCKS);
+		    rre ? VNC_UPDATE_RRE_MAX_BLOCKS : 0);
 
 		if (blocks != 0)
 			*solid = false;
-		if (blocks < 0 || (blocks > 0 &&
-		    (area / (blocks + 1) < VNC_UPDATE_RRE_MIN_BLOCK ||
-		    area > VNC_UPDATE_RRE_MAX_AREA)))
+		if (blocks != 0 && (!rre || blocks < 0 ||
+		    area / (blocks + 1) < VNC_UPDATE_RRE_MIN_BLOCK))
 			*blocky = false;
 	}
 	if (it != NULL)
@@ -112,7 +117,7 @@ vnc_update_send(rfbClientPtr cl, sraRegionPtr region, bool rre)
 	uint32_t encoding = (uint32_t)cl->preferredEncoding;
 	int preferred = cl->preferredEncoding;
 	rfbBool lastrect = cl->enableLastRectEncoding;
-	bool solid = false, blocky = false;
+	bool solid = false, blocky = rre;
 	rfbBool sent;
 
 	/* Only where the pixels looked at are those encoded: 32-bit,
@@ -122,9 +127,11 @@ vnc_update_send(rfbClientPtr cl, sraRegionPtr region, bool rre)
 	    cl->screen->serverFormat.bitsPerPixel == 32 &&
 	    cl->scaledScreen == cl->screen)
 		vnc_update_shape(cl->screen, region, &solid, &blocky);
+	else
+		blocky = false;
 	if (solid)
 		cl->enableLastRectEncoding = FALSE;
-	else if (blocky && rre)
+	else if (blocky)
 		cl->preferredEncoding = rfbEncodingRRE;
 	sent = rfbSendFramebufferUpdate(cl, region);
 	cl->enableLastRectEncoding = lastrect;

@@ -251,6 +251,7 @@ vnc_flush_all(struct vnc *vnc)
 static bool
 vnc_refresh_settle(struct vnc *vnc)
 {
+	struct timeval tv = vnc_ms(VNC_SETTLE_MS);
 	bool wrote = false;
 
 	if (vnc->cfg.mode != VNC_REFRESH_POLL)
@@ -274,11 +275,7 @@ vnc_refresh_settle(struct vnc *vnc)
 	if (!wrote || vnc->settles >= VNC_SETTLE_MAX)
 		return false;
 	vnc->settles++;
-	{
-		struct timeval tv = vnc_ms(VNC_SETTLE_MS);
-
-		evtimer_add(vnc->refresh, &tv);
-	}
+	evtimer_add(vnc->refresh, &tv);
 	return true;
 }
 
@@ -295,11 +292,8 @@ vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 		vnc->stats.refreshes++;
 		clock_gettime(CLOCK_MONOTONIC, &vnc->refresh_began);
 		memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
-		if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) < 0) {
-			memset(vnc->bitmap, 0,
-			    vnc->bitmap_words * sizeof(uint64_t));
-			goto send;
-		}
+		if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) < 0)
+			goto send;	/* nothing to send: n is 0 */
 	}
 	if (vnc_refresh_settle(vnc))
 		return;
