@@ -11,8 +11,10 @@
 #include "blk-file.h"
 #include "cloud-boot.h"
 #include "cloud-module.h"
+#include "disk-reader.h"
 #include "log.h"
 #include "module-load.h"
+#include "test-hook.h"
 #include "worker-msg.h"
 
 /* A kernel larger than this is no kernel (Debian's are about 8 MiB). */
@@ -40,39 +42,6 @@ cloud_disk_read(void *ctx, void *buf, size_t len, uint64_t off)
 	return blk_file_read(ctx, buf, len, off);
 }
 
-/*
- * len bytes into a new memory file: its descriptor, named as the boot
- * loaders read the supervisor's (/proc/self/fd/N), into *path.  Sealed
- * against change: the guest's every reset reads the same bytes.
- */
-static int
-cloud_memfile(const char *name, const void *buf, size_t len, char **path)
-{
-	const char *p = buf;
-	size_t done = 0;
-	ssize_t w;
-	int fd, rc;
-
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		if ((w = write(fd, p + done, len - done)) <= 0) {
-			rc = w < 0 ? -errno : -EIO;
-			close(fd);
-			return rc;
-		}
-		done += (size_t)w;
-	}
-	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE | F_SEAL_SEAL);
-	if (asprintf(path, "/proc/self/fd/%d", fd) < 0) {
-		close(fd);
-		return -ENOMEM;
-	}
-	return fd;
-}
-
 static void
 cloud_replace(char **dst, char *src)
 {
@@ -80,13 +49,28 @@ cloud_replace(char **dst, char *src)
 	*dst = src;
 }
 
+/* "/proc/self/fd/N" for fd, as the boot loaders read the supervisor's. */
+static char *
+cloud_fd_path(int fd)
+{
+	char *path;
+
+	return asprintf(&path, "/proc/self/fd/%d", fd) < 0 ? NULL : path;
+}
+
 int
 cloud_boot_from_disk(struct worker *w, struct json_object *o,
     struct json_object **choice, char *err, size_t errlen)
 {
 	unsigned int i = (unsigned int)wmsg_int(o, WMSG_FROM_DISK_INDEX, 0);
-	const char *append = wmsg_str(o, WMSG_FROM_DISK_APPEND, "");
-	const struct cloud_module *m;
+	struct disk_reader_request req = {
+		.append = wmsg_str(o, WMSG_FROM_DISK_APPEND, ""),
+		.kernel_max = CLOUD_KERNEL_MAX,
+		.initrd_max = ((size_t)w->cfg.memory_mib << 20) /
+		    CLOUD_INITRD_SHARE,
+		.unconfined = w->unconfined,
+	};
+	struct disk_reader_facts facts;
 	struct image_boot b;
 	struct image_disk d;
 	char *kpath = NULL, *ipath = NULL, name[300];
@@ -96,28 +80,31 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 		snprintf(err, errlen, "boot: no disk %u to boot from", i);
 		return -EINVAL;
 	}
-	if ((rc = cloud_load(&m, err, errlen)) < 0)
+	if ((rc = cloud_load(&req.module, err, errlen)) < 0)
 		return rc;
 	snprintf(name, sizeof(name), "disk %u", i);
 	d = (struct image_disk){ .read = cloud_disk_read, .ctx = w->disks[i],
 	    .size = blk_file_size(w->disks[i]), .name = name };
-	rc = m->boot_choose(&d, append, CLOUD_KERNEL_MAX,
-	    ((size_t)w->cfg.memory_mib << 20) / CLOUD_INITRD_SHARE, &b, err,
-	    errlen);
+	req.disk = &d;
+	rc = disk_reader_choose(&req, &b, &kfd, &ifd, &facts, err, errlen);
+	log_debug("%s: disk %u read in %ld ms by a reader (uid %u, "
+	    "capabilities %#llx, no_new_privs %d, seccomp %d), at most %ld "
+	    "KiB resident", w->name, i, facts.elapsed_ms,
+	    (unsigned int)facts.who.euid, facts.who.cap_eff,
+	    facts.who.no_new_privs, facts.who.seccomp, facts.max_rss_kib);
+	if (facts.read)
+		test_hook_reading("disk read", &facts.who, facts.max_rss_kib);
 	if (rc < 0)
 		return rc == -ENOENT || rc == -EFBIG ? -ENOENT : rc;
-	kfd = cloud_memfile("kernel", b.kernel, b.kernel_len, &kpath);
-	if (kfd >= 0 && b.initrd_len > 0)
-		ifd = cloud_memfile("initrd", b.initrd, b.initrd_len, &ipath);
-	if (kfd < 0 || (b.initrd_len > 0 && ifd < 0)) {
-		rc = kfd < 0 ? kfd : ifd;
-		snprintf(err, errlen, "boot: a memory file for the kernel: %s",
-		    strerror(-rc));
-		if (kfd >= 0)
-			close(kfd);
+	kpath = cloud_fd_path(kfd);
+	ipath = ifd >= 0 ? cloud_fd_path(ifd) : NULL;
+	if (kpath == NULL || (ifd >= 0 && ipath == NULL)) {
 		free(kpath);
-		m->boot_free(&b);
-		return rc;
+		close(kfd);
+		if (ifd >= 0)
+			close(ifd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	/* The descriptors stay open for the guest's life: its resets. */
 	cloud_replace(&w->kernel, kpath);
@@ -137,7 +124,6 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 	    b.cmdline));
 	log_info("%s: booting %s, chosen by %s", w->name, b.kernel_from,
 	    b.why);
-	m->boot_free(&b);
 	if (w->cmdline == NULL || w->kernel_name == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -3,7 +3,8 @@
  * kernel, initrd and command line a guest's disk's own boot
  * configuration gives, and cloud-init's seed as one more disk.  Both
  * load the cloud module, on the loop's thread while the worker sets the
- * guest up, before its sandbox.
+ * guest up: after it gave up its privileges, before its filter.  The
+ * disk itself is read in a reader process of its own (disk-reader.h).
  */
 #ifndef VMMD_CLOUD_BOOT_H
 #define VMMD_CLOUD_BOOT_H

@@ -174,15 +174,36 @@ guest_teardown(struct worker *w)
 	console_flush(w->console);
 }
 
-/* Once, after the first machine is built (sandbox.h). */
-static int
-guest_sandbox(struct worker *w, char *err, size_t errlen)
+static struct sandbox_config
+guest_sandbox_config(const struct worker *w)
 {
-	struct sandbox_config cfg = {
+	return (struct sandbox_config){
 		.uid = w->uid,
 		.read_files = w->read_files,
 		.report_fd = w->report_fd,
 	};
+}
+
+int
+guest_drop_privileges(struct worker *w, char *err, size_t errlen)
+{
+	struct sandbox_config cfg = guest_sandbox_config(w);
+	int ret;
+
+	if (w->unconfined)
+		return 0;
+	ret = sandbox_drop_privileges(&cfg, err, errlen);
+	if (ret == 0)
+		log_debug("%s: privileges dropped (uid %u)", w->name,
+		    (unsigned int)geteuid());
+	return ret;
+}
+
+/* Once, after the first machine is built (sandbox.h). */
+static int
+guest_sandbox(struct worker *w, char *err, size_t errlen)
+{
+	struct sandbox_config cfg = guest_sandbox_config(w);
 	unsigned int i;
 	int ret;
 

@@ -21,6 +21,13 @@ void	guest_fini(struct worker *w);
 int	guest_display_new(struct worker *w, const struct display_config *cfg,
 	    char *err, size_t errlen);
 
+/*
+ * Give up every privilege before reading anything the guest wrote
+ * (sandbox_drop_privileges() in sandbox.h), once; nothing with -U.
+ * -errno and err on failure: the guest must not start then.
+ */
+int	guest_drop_privileges(struct worker *w, char *err, size_t errlen);
+
 /* Build and start the machine from w->cfg; -errno and err on failure. */
 int	guest_build(struct worker *w, char *err, size_t errlen);
 /* Stop and free the machine (none is fine), flushing its console. */

@@ -144,6 +144,8 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
 	int ret;
 
 	n = arr != NULL ? json_object_array_length(arr) : 0;
+	if (n > 0)
+		test_hook_reading("disks opened", NULL, 0);
 	for (i = 0; i < n; i++) {
 		ret = worker_disk(w, (unsigned int)i,
 		    json_object_array_get_idx(arr, i), err, errlen);
@@ -388,6 +390,43 @@ worker_cmd_boot(struct worker_request *r)
 		w->cfg.backends.rtc.max_slices = (unsigned int)slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->cfg.backends.rng = wmsg_bool(args, WMSG_BOOT_RNG, false);
+	/*
+	 * Kept for every machine of this guest: once sandboxed, the
+	 * worker cannot open it again.  vmmd passes it (kvm_fd); a worker
+	 * started by hand opens it itself.
+	 */
+	if (w->kvm_fd < 0 && kvm_fd >= 0) {
+		if (kvm_check((int)kvm_fd) < 0)
+			return worker_error(r, PROTO_ERR_INTERNAL, "kvm_fd: "
+			    "not /dev/kvm, or a KVM of another API version");
+		w->kvm_fd = (int)kvm_fd;
+	}
+	if (w->kvm_fd < 0 && (w->kvm_fd = kvm_open()) < 0) {
+		ret = w->kvm_fd;
+		w->kvm_fd = -1;
+		snprintf(err, sizeof(err), "cannot open /dev/kvm: %s",
+		    strerror(-ret));
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
+	}
+	w->cfg.kvm_fd = w->kvm_fd;
+	w->console = console_new(w->base, log_path, (uint64_t)wmsg_int(args,
+	    WMSG_BOOT_CONSOLE_LOG_MAX, 0), &ret);
+	if (w->console == NULL) {
+		snprintf(err, sizeof(err), "console log %s: %s",
+		    log_path ? log_path : "-", ret == -ELOOP ?
+		    "it (or its .1) is a symbolic link: not followed" :
+		    ret == -EINVAL ? "it (or its .1) is not a regular file" :
+		    strerror(-ret));
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
+	}
+	/*
+	 * Everything opened by name is open now.  From here on the worker
+	 * reads what the guest may have written (its disks' metadata, its
+	 * boot configuration, its kernel) and what viewers send: none of
+	 * it with more rights than the guest's own uid (sandbox.h).
+	 */
+	if ((ret = guest_drop_privileges(w, err, sizeof(err))) < 0)
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
@@ -423,36 +462,7 @@ worker_cmd_boot(struct worker_request *r)
 			    (long long)adopt_fd, strerror(-ret));
 	}
 
-	/*
-	 * Kept for every machine of this guest: once sandboxed, the
-	 * worker cannot open it again.  vmmd passes it (kvm_fd); a worker
-	 * started by hand opens it itself.
-	 */
-	if (w->kvm_fd < 0 && kvm_fd >= 0) {
-		if (kvm_check((int)kvm_fd) < 0)
-			return worker_error(r, PROTO_ERR_INTERNAL, "kvm_fd: "
-			    "not /dev/kvm, or a KVM of another API version");
-		w->kvm_fd = (int)kvm_fd;
-	}
-	if (w->kvm_fd < 0 && (w->kvm_fd = kvm_open()) < 0) {
-		ret = w->kvm_fd;
-		w->kvm_fd = -1;
-		snprintf(err, sizeof(err), "cannot open /dev/kvm: %s",
-		    strerror(-ret));
-		return worker_error(r, PROTO_ERR_INTERNAL, err);
-	}
-	w->cfg.kvm_fd = w->kvm_fd;
 	w->read_files = has_display && dcfg.web_dir != NULL;
-	w->console = console_new(w->base, log_path, (uint64_t)wmsg_int(args,
-	    WMSG_BOOT_CONSOLE_LOG_MAX, 0), &ret);
-	if (w->console == NULL) {
-		snprintf(err, sizeof(err), "console log %s: %s",
-		    log_path ? log_path : "-", ret == -ELOOP ?
-		    "it (or its .1) is a symbolic link: not followed" :
-		    ret == -EINVAL ? "it (or its .1) is not a regular file" :
-		    strerror(-ret));
-		return worker_error(r, PROTO_ERR_INTERNAL, err);
-	}
 	if (has_display &&
 	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?

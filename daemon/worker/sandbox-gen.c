@@ -4,8 +4,8 @@
  *
  *   sandbox-gen OUT.h
  *
- * Two filters (without and with read-only opens, sandbox.h's
- * read_files), each with the index of the one instruction that holds
+ * Three filters (the guest's without and with read-only opens,
+ * sandbox.h's read_files, and the disk reader's), each with the index of the one instruction that holds
  * SANDBOX_PID_PLACEHOLDER, where a worker writes its pid; and the
  * names of the system call numbers, for the SIGSYS report.  A filter
  * with the placeholder anywhere but in exactly one comparison fails the
@@ -32,8 +32,12 @@ gen_die(const char *what, const char *why)
 }
 
 /* One filter, as an array and a struct sandbox_filter; its length. */
+/* Which rules: the guest's (without or with read-only opens) or the
+ * disk reader's. */
+enum gen_kind { GEN_PLAIN, GEN_READ_FILES, GEN_READER };
+
 static size_t
-gen_filter(FILE *out, const char *name, bool read_files)
+gen_filter(FILE *out, const char *name, enum gen_kind kind)
 {
 	struct sock_filter *insns;
 	scmp_filter_ctx ctx;
@@ -42,8 +46,10 @@ gen_filter(FILE *out, const char *name, bool read_files)
 	off_t len;
 	int fd, r;
 
-	r = sandbox_rules_build(&ctx, read_files, SANDBOX_PID_PLACEHOLDER,
-	    err, sizeof(err));
+	r = kind == GEN_READER ? sandbox_rules_build_reader(&ctx,
+	    SANDBOX_PID_PLACEHOLDER, err, sizeof(err)) :
+	    sandbox_rules_build(&ctx, kind == GEN_READ_FILES,
+	    SANDBOX_PID_PLACEHOLDER, err, sizeof(err));
 	if (r < 0)
 		gen_die(name, err);
 	if ((fd = memfd_create("sandbox-bpf", MFD_CLOEXEC)) < 0)
@@ -86,7 +92,7 @@ gen_filter(FILE *out, const char *name, bool read_files)
 int
 main(int argc, char *argv[])
 {
-	size_t n1, n2;
+	size_t n, max = 0;
 	FILE *out;
 
 	if (argc != 2)
@@ -103,9 +109,13 @@ main(int argc, char *argv[])
 	    "\tunsigned int len;\n"
 	    "\tunsigned int pid_at;\t/* the instruction to write the pid in */\n"
 	    "};\n\n", sandbox_sanitized ? 1 : 0);
-	n1 = gen_filter(out, "plain", false);
-	n2 = gen_filter(out, "read_files", true);
-	fprintf(out, "#define SANDBOX_FILTER_MAX\t%zu\n\n", n1 > n2 ? n1 : n2);
+	n = gen_filter(out, "plain", GEN_PLAIN);
+	max = n > max ? n : max;
+	n = gen_filter(out, "read_files", GEN_READ_FILES);
+	max = n > max ? n : max;
+	n = gen_filter(out, "reader", GEN_READER);
+	max = n > max ? n : max;
+	fprintf(out, "#define SANDBOX_FILTER_MAX\t%zu\n\n", max);
 	fprintf(out, "#define SANDBOX_NAMES\t%d\n"
 	    "static const char *const sandbox_names[SANDBOX_NAMES] = {\n",
 	    SANDBOX_GEN_NAMES);

@@ -249,6 +249,34 @@ static const struct {
 #undef SANDBOX_TABLE
 };
 
+/*
+ * The disk reader (disk-reader.c): libblkid, libext2fs, the FAT, GRUB
+ * and BLS readers and the qcow2 layer under them, in a process of its
+ * own that reads the disks' descriptors, copies what it probes into a
+ * memory file (image-layout.c's sketch) and writes the kernel and initrd
+ * into the memory files its parent made.  Questions about itself
+ * (capget, prctl's PR_GET_*) let it say how confined it is.
+ */
+static const int sandbox_reader[] = {
+	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap),
+	SCMP_SYS(mprotect), SCMP_SYS(madvise),
+	SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(futex),
+	SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(rt_sigprocmask),
+	SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
+	SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(close),
+	SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+	SCMP_SYS(memfd_create), SCMP_SYS(getrandom), SCMP_SYS(capget),
+	SCMP_SYS(fadvise64),	/* libblkid, on its sketch */
+};
+
+/* What the reader may do to descriptors past the standard streams: its
+ * sketch and the memory files it fills. */
+static const int sandbox_reader_fd_calls[] = {
+	SCMP_SYS(pwrite64), SCMP_SYS(pwritev), SCMP_SYS(ftruncate),
+	SCMP_SYS(lseek),
+};
+
 /* --- the filter --------------------------------------------------------- */
 
 static bool
@@ -410,6 +438,102 @@ out:
 	return r;
 }
 
+/* A new context that traps what it does not allow, or NULL. */
+static scmp_filter_ctx
+sandbox_ctx_new(char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+
+	err[0] = '\0';
+	if (ctx == NULL)
+		snprintf(err, errlen, "sandbox: seccomp_init failed");
+	return ctx;
+}
+
+int
+sandbox_rules_build_reader(scmp_filter_ctx *out, uint32_t self_pid,
+    char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = sandbox_ctx_new(err, errlen);
+	const char *what = "reader";
+	size_t i;
+	int r;
+
+	if (ctx == NULL)
+		return -ENOMEM;
+	r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_reader,
+	    sizeof(sandbox_reader) / sizeof(sandbox_reader[0]), what, err,
+	    errlen);
+	if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_identity,
+		    sizeof(sandbox_identity) / sizeof(sandbox_identity[0]),
+		    what, err, errlen);
+	if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_time,
+		    sizeof(sandbox_time) / sizeof(sandbox_time[0]), what, err,
+		    errlen);
+	if (r == 0 && sandbox_sanitized)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ALLOW, sandbox_sanitizers,
+		    sizeof(sandbox_sanitizers) / sizeof(sandbox_sanitizers[0]),
+		    "sanitizers", err, errlen);
+	/* No file by name, no socket: what a library tries and gets
+	 * refused (as in the worker's filter). */
+	if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
+		    sandbox_refused, sizeof(sandbox_refused) /
+		    sizeof(sandbox_refused[0]), what, err, errlen);
+	if (r == 0 && !sandbox_sanitized)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+		    SCMP_SYS(openat), 0);
+	for (i = 0; r == 0 && i < sizeof(sandbox_reader_fd_calls) /
+	    sizeof(sandbox_reader_fd_calls[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    sandbox_reader_fd_calls[i], 1, SCMP_A0(SCMP_CMP_GT,
+		    STDERR_FILENO, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ESPIPE),
+		    SCMP_SYS(lseek), 1, SCMP_A0(SCMP_CMP_LE, STDERR_FILENO,
+		    0));
+	/* Private mappings only: the sketch is read, never mapped shared. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+		    SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED, 0));
+	/* isatty() and the like: no terminal here. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY),
+		    SCMP_SYS(ioctl), 0);
+	for (i = 0; r == 0 && i < sizeof(sandbox_fcntls) /
+	    sizeof(sandbox_fcntls[0]); i++)
+		if (sandbox_fcntls[i] != F_SETFL)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+			    SCMP_SYS(fcntl), 1, SCMP_A1(SCMP_CMP_EQ,
+			    sandbox_fcntls[i], 0));
+	/* Signals to itself only: abort(), the SIGSYS handler's own. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+		    SCMP_A0(SCMP_CMP_EQ, self_pid, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64),
+		    2, SCMP_A0(SCMP_CMP_EQ, 0, 0),
+		    SCMP_A2(SCMP_CMP_EQ, 0, 0));
+	/* How confined it is, asked, never changed. */
+	if (r == 0 && !sandbox_sanitized)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_GET_NO_NEW_PRIVS, 0));
+	if (r == 0 && !sandbox_sanitized)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_GET_SECCOMP, 0));
+	if (r < 0) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "sandbox: reader rule: %s",
+			    strerror(-r));
+		seccomp_release(ctx);
+		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
 int
 sandbox_rules_build(scmp_filter_ctx *out, bool read_files, uint32_t self_pid,
     char *err, size_t errlen)
@@ -418,12 +542,8 @@ sandbox_rules_build(scmp_filter_ctx *out, bool read_files, uint32_t self_pid,
 	size_t i;
 	int r;
 
-	ctx = seccomp_init(SCMP_ACT_TRAP);
-	if (ctx == NULL) {
-		snprintf(err, errlen, "sandbox: seccomp_init failed");
+	if ((ctx = sandbox_ctx_new(err, errlen)) == NULL)
 		return -ENOMEM;
-	}
-	err[0] = '\0';
 	/* Every system call runs the filter: a binary search over the
 	 * call numbers rather than a list, and KVM_RUN's ioctl first. */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);

@@ -46,4 +46,12 @@ static const bool sandbox_sanitized = false;
 int	sandbox_rules_build(scmp_filter_ctx *out, bool read_files,
 	    uint32_t self_pid, char *err, size_t errlen);
 
+/*
+ * The disk reader's rules (sandbox_enter_reader() in sandbox.h): what
+ * reading a disk through descriptors already open needs, and no more.
+ * self_pid as above.  0, or -errno with a reason in err.
+ */
+int	sandbox_rules_build_reader(scmp_filter_ctx *out, uint32_t self_pid,
+	    char *err, size_t errlen);
+
 #endif

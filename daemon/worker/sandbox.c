@@ -146,8 +146,6 @@ sandbox_drop_identity(const struct sandbox_config *cfg, char *err,
 		log_warn("sandbox: no uid of its own given: running the guest "
 		    "as uid %u, shared with other processes",
 		    (unsigned int)uid);
-	if ((r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
-		return r;
 	/*
 	 * The bounding set, while we may (CAP_SETPCAP): each capability
 	 * the kernel knows, one call each, until it knows no more
@@ -208,11 +206,9 @@ sandbox_drop_caps(char *err, size_t errlen)
  * (signals to itself only), on every thread (TSYNC: there is one).
  */
 static int
-sandbox_filter_load(const struct sandbox_config *cfg, char *err,
+sandbox_filter_load(const struct sandbox_filter *f, char *err,
     size_t errlen)
 {
-	const struct sandbox_filter *f = cfg->read_files ?
-	    &sandbox_filter_read_files : &sandbox_filter_plain;
 	struct sock_filter prog[SANDBOX_FILTER_MAX];
 	struct sock_fprog fprog = { .len = (unsigned short)f->len,
 	    .filter = prog };
@@ -230,6 +226,28 @@ sandbox_filter_load(const struct sandbox_config *cfg, char *err,
 	return 0;
 }
 
+void
+sandbox_look(struct sandbox_facts *f)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	getresuid(&f->ruid, &f->euid, &f->suid);
+	getresgid(&f->rgid, &f->egid, &f->sgid);
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) == 0) {
+		f->cap_eff = data[0].effective |
+		    (unsigned long long)data[1].effective << 32;
+		f->cap_prm = data[0].permitted |
+		    (unsigned long long)data[1].permitted << 32;
+	} else
+		f->cap_eff = f->cap_prm = ~0ULL;
+	f->no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	f->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+}
+
 int
 sandbox_syscall_number(const char *name)
 {
@@ -241,16 +259,11 @@ sandbox_syscall_number(const char *name)
 }
 
 int
-sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
+sandbox_drop_privileges(const struct sandbox_config *cfg, char *err,
+    size_t errlen)
 {
 	int r;
 
-	r = sandbox_handler_install(cfg->report_fd);
-	if (r < 0) {
-		snprintf(err, errlen, "sandbox: SIGSYS handler: %s",
-		    strerror(-r));
-		return r;
-	}
 	r = sandbox_drop_identity(cfg, err, errlen);
 	if (r < 0)
 		return r;
@@ -263,7 +276,55 @@ sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
 		    strerror(-r));
 		return r;
 	}
-	return sandbox_filter_load(cfg, err, errlen);
+	return 0;
+}
+
+static int
+sandbox_install(int report_fd, char *err, size_t errlen)
+{
+	int r = sandbox_handler_install(report_fd);
+
+	if (r < 0)
+		snprintf(err, errlen, "sandbox: SIGSYS handler: %s",
+		    strerror(-r));
+	return r;
+}
+
+int
+sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = sandbox_install(cfg->report_fd, err, errlen)) < 0 ||
+	    (r = sandbox_drop_privileges(cfg, err, errlen)) < 0 ||
+	    (r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
+		return r;
+	return sandbox_filter_load(cfg->read_files ?
+	    &sandbox_filter_read_files : &sandbox_filter_plain, err, errlen);
+}
+
+int
+sandbox_enter_reader(char *err, size_t errlen)
+{
+	int r;
+
+	/* A reader's death is its parent's to report, not the
+	 * supervisor's: nothing goes to the report descriptor. */
+	if ((r = sandbox_install(-1, err, errlen)) < 0)
+		return r;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "sandbox: no_new_privs: %s",
+		    strerror(-r));
+		return r;
+	}
+	return sandbox_filter_load(&sandbox_filter_reader, err, errlen);
+}
+
+bool
+sandbox_sanitized_build(void)
+{
+	return sandbox_sanitized;
 }
 
 void

@@ -59,13 +59,52 @@ struct sandbox_config {
 };
 
 /*
- * Drop the identity (root only), every capability, the bounding set and
- * the ambient set, set no_new_privs and load the system call filter.
- * 0, or a negative errno with a reason in err: the worker must not run
- * a guest then.
+ * Give up every privilege for good: the identity (root only: cfg->uid,
+ * see struct sandbox_config), the bounding set, every capability
+ * (ambient ones too) and, with no_new_privs, any way back through
+ * exec.  What the worker does before it reads a byte of a guest's disk
+ * (a disk image is the guest's to write): from then on nothing it parses
+ * runs with more rights than the guest's own uid.  Files already open
+ * stay usable; passt can still be started (as the same uid).  Calling
+ * it again changes nothing.  0, or a negative errno with a reason in
+ * err: the worker must not read the disks then.
+ */
+int	sandbox_drop_privileges(const struct sandbox_config *cfg, char *err,
+	    size_t errlen);
+
+/*
+ * sandbox_drop_privileges() if not done yet, the task limit and the
+ * guest's system call filter.  0, or a negative errno with a reason in
+ * err: the worker must not run a guest then.
  */
 int	sandbox_enter(const struct sandbox_config *cfg, char *err,
 	    size_t errlen);
+
+/*
+ * The disk reader's filter (disk-reader.h), in a process that has
+ * dropped its privileges already: reading and writing descriptors it
+ * has, memory, memory files, and questions about itself; no file by
+ * name, no socket, no new process or thread, no signal but to itself.
+ * A forbidden call kills the process by SIGSYS after naming it on
+ * standard error.  0, or a negative errno with a reason in err.
+ */
+int	sandbox_enter_reader(char *err, size_t errlen);
+
+/* How confined the calling thread is, as the kernel says. */
+struct sandbox_facts {
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+	unsigned long long cap_eff, cap_prm;	/* capget(); ~0: unknown */
+	int no_new_privs;		/* prctl(PR_GET_NO_NEW_PRIVS) */
+	int seccomp;			/* prctl(PR_GET_SECCOMP): 2, a filter */
+};
+
+/* Ask: only calls every filter here allows. */
+void	sandbox_look(struct sandbox_facts *f);
+
+/* Whether this is a sanitizer build (whose shadow memory no address
+ * space limit leaves room for). */
+bool	sandbox_sanitized_build(void);
 
 /* The number of the system call called name, or -ENOENT. */
 int	sandbox_syscall_number(const char *name);

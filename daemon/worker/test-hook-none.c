@@ -12,3 +12,12 @@ test_hook_adopt_pid(pid_t pid)
 {
 	return pid;
 }
+
+void
+test_hook_reading(const char *what, const struct sandbox_facts *f,
+    long max_rss_kib)
+{
+	(void)what;
+	(void)f;
+	(void)max_rss_kib;
+}

@@ -89,3 +89,21 @@ test_hook_adopt_pid(pid_t pid)
 	log_info("test hook: worker.adopt says pid %s", lie);
 	return (pid_t)strtol(lie, NULL, 10);
 }
+
+void
+test_hook_reading(const char *what, const struct sandbox_facts *f,
+    long max_rss_kib)
+{
+	struct sandbox_facts now;
+
+	if (f == NULL) {
+		sandbox_look(&now);
+		f = &now;
+	}
+	log_info("test hook: %s by uid %u/%u/%u gid %u/%u/%u CapEff %#llx "
+	    "CapPrm %#llx NoNewPrivs %d Seccomp %d MaxRSS %ld KiB", what,
+	    (unsigned int)f->ruid, (unsigned int)f->euid,
+	    (unsigned int)f->suid, (unsigned int)f->rgid,
+	    (unsigned int)f->egid, (unsigned int)f->sgid, f->cap_eff,
+	    f->cap_prm, f->no_new_privs, f->seccomp, max_rss_kib);
+}

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct worker;
+struct sandbox_facts;
 
 /*
  * The worker has just entered its sandbox (the loop's thread).  With
@@ -27,5 +28,15 @@ void	test_hook_sandboxed(struct worker *w);
  * adopt it (nor ever signal N).
  */
 pid_t	test_hook_adopt_pid(pid_t pid);
+
+/*
+ * Bytes the guest wrote were just read (what: "disk read" by the disk
+ * reader, disk-reader.h; "disks opened" by the worker), by a process
+ * confined as f says (NULL: the caller, asked now), which at most took max_rss_kib (0: unknown): the
+ * test build logs it in one line starting "test hook: WHAT by uid",
+ * for the kvm suite to check against what the sandbox promises.
+ */
+void	test_hook_reading(const char *what, const struct sandbox_facts *f,
+	    long max_rss_kib);
 
 #endif

@@ -38,6 +38,70 @@ maps_have(pid_t pid, const char *file)
 	return has;
 }
 
+/*
+ * The test build's lines "test hook: WHAT by uid ..." in d's log
+ * (test-hook.h): how many, and how many of them show a process with
+ * root's uid or gid, a capability, no no_new_privs, or (want_filter)
+ * no system call filter, at the moment it read.
+ */
+static void
+reading_confined(struct h_daemon *d, const char *what, bool want_filter,
+    unsigned int *seen, unsigned int *bad, char *first, size_t firstlen)
+{
+	unsigned int u[3], g[3];
+	unsigned long long eff, prm;
+	char needle[64], *log, *p, *eol;
+	int nnp, filter;
+	long rss;
+
+	*seen = *bad = 0;
+	first[0] = '\0';
+	snprintf(needle, sizeof(needle), "test hook: %s by uid ", what);
+	if ((log = h_read_file(d->log, NULL)) == NULL)
+		return;
+	for (p = log; (p = strstr(p, needle)) != NULL; p = eol) {
+		p += strlen(needle);
+		if ((eol = strchr(p, '\n')) == NULL)
+			eol = p + strlen(p);
+		if (first[0] == '\0')
+			snprintf(first, firstlen, "%.*s", (int)(eol - p), p);
+		(*seen)++;
+		if (sscanf(p, "%u/%u/%u gid %u/%u/%u CapEff %llx CapPrm %llx "
+		    "NoNewPrivs %d Seccomp %d MaxRSS %ld", &u[0], &u[1], &u[2],
+		    &g[0], &g[1], &g[2], &eff, &prm, &nnp, &filter, &rss) !=
+		    11 || u[0] == 0 || u[1] == 0 || u[2] == 0 || g[0] == 0 ||
+		    g[1] == 0 || g[2] == 0 || eff != 0 || prm != 0 ||
+		    nnp != 1 || (want_filter && filter != 2))
+			(*bad)++;
+	}
+	free(log);
+}
+
+/* What read the disks ran with no privilege (the test build says). */
+static void
+test_confined(struct h_daemon *d)
+{
+	unsigned int seen, bad;
+	char first[256];
+
+	if (getenv("VMMD_TEST_HOOKS") == NULL ||
+	    strcmp(getenv("VMMD_TEST_HOOKS"), "true") != 0) {
+		tap_diag("no test hooks in this build: nothing says who read "
+		    "the disks");
+		return;
+	}
+	reading_confined(d, "disks opened", false, &seen, &bad, first,
+	    sizeof(first));
+	tap_ok(seen > 0 && bad == 0, "every qcow2 chain was opened by a "
+	    "worker with no privilege left: not root, no capability, "
+	    "no_new_privs (%u of %u not so; uid %s)", bad, seen, first);
+	reading_confined(d, "disk read", true, &seen, &bad, first,
+	    sizeof(first));
+	tap_ok(seen > 0 && bad == 0, "every boot configuration was read by "
+	    "a process with no privilege and a system call filter (%u of %u "
+	    "not so; uid %s)", bad, seen, first);
+}
+
 /* vm.info's member key of member obj ("boot_from"), or "". */
 static void
 info_member(struct h_conn *c, const char *vm, const char *obj,
@@ -203,6 +267,7 @@ main(void)
 	c = h_setup(&d);
 	test_boot(d, &c);
 	test_refusals(c);
+	test_confined(d);
 	h_close(c);
 	return h_done();
 }

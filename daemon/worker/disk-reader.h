@@ -1,0 +1,76 @@
+/*
+ * The disk reader: the kernel, initrd and command line a guest's disk's
+ * own boot configuration names (the cloud module's boot_choose), read in
+ * a process of its own, because a disk is the guest's to write and every
+ * byte of it is hostile (libblkid, libext2fs, the FAT, GRUB and BLS
+ * readers, the qcow2 layer and its decompressors all parse it).
+ *
+ * The worker has dropped its privileges before it gets here (sandbox.h:
+ * sandbox_drop_privileges): the reader forked from it runs as the
+ * guest's uid with no capability and no_new_privs, and before it reads a
+ * byte it also loads the reader's system call filter (no file by name,
+ * no socket, no process) and limits its address space and processor
+ * time.  Its parent waits for it with a deadline and kills it past it.
+ * What the reader found comes back in a shared page and two memory
+ * files the parent made before the fork; the parent checks it all as
+ * it would a stranger's answer.
+ *
+ * Threads: the worker's loop thread, while the guest is being set up
+ * (no vCPU runs; the disks' I/O threads are idle).  glibc's fork()
+ * leaves malloc usable in the child; the child touches no lock another
+ * thread could hold then but the disk's own, which no request holds
+ * before the guest runs.
+ */
+#ifndef VMMD_DISK_READER_H
+#define VMMD_DISK_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cloud-module.h"
+#include "sandbox.h"
+
+/* How long a reader may take, at most (wall clock). */
+#define DISK_READER_TIMEOUT_MS		60000
+/* Its processor time, at most (RLIMIT_CPU, seconds). */
+#define DISK_READER_CPU_S		60
+/*
+ * Its address space beyond what the worker had mapped when it forked
+ * and the kernel and initrd it may read: what libblkid, libext2fs and
+ * the readers may allocate on top.  A file system that asks for more
+ * (a superblock claiming millions of groups) fails with ENOMEM there
+ * instead of growing the host's memory.
+ */
+#define DISK_READER_HEAP		(256u << 20)
+
+/* How confined the reader was when it first read its disk. */
+struct disk_reader_facts {
+	bool read;			/* it read at least once: who is set */
+	struct sandbox_facts who;
+	long max_rss_kib;		/* the reader's peak, from wait4() */
+	long elapsed_ms;
+};
+
+struct disk_reader_request {
+	const struct cloud_module *module;	/* loaded by the caller */
+	const struct image_disk *disk;	/* read() runs in the reader */
+	const char *append;
+	size_t kernel_max, initrd_max;
+	bool unconfined;		/* -U: no system call filter (debugging) */
+};
+
+/*
+ * Run boot_choose on req->disk in a reader process.  On success, 0 with
+ * *out filled as boot_choose fills it (out->kernel and out->initrd
+ * NULL: the bytes are in *kernel_fd and *initrd_fd, memory files sealed
+ * against change, -1 for no initrd).  Else -errno with err filled:
+ * boot_choose's own errors as it returns them, -ETIMEDOUT past the
+ * deadline, -ENOMEM past the memory bound, -EIO for a reader that died
+ * otherwise or answered nonsense.  facts: how the reader ran, filled
+ * in either case.
+ */
+int	disk_reader_choose(const struct disk_reader_request *req,
+	    struct image_boot *out, int *kernel_fd, int *initrd_fd,
+	    struct disk_reader_facts *facts, char *err, size_t errlen);
+
+#endif
