@@ -554,12 +554,27 @@ qcow2_write(struct blk_image *img, const struct iovec *iov,
 	return 0;
 }
 
+/*
+ * fdatasync outside the lock, as ever; the frees queued before it began
+ * (their metadata written before they were queued) are released after
+ * it, under the lock again (qcow2-priv.h).
+ */
 static int
 qcow2_flush(struct blk_image *img)
 {
 	struct qcow2 *q = (struct qcow2 *)img;
+	uint64_t upto;
+	int ret;
 
-	return fdatasync(q->fd) < 0 ? -errno : 0;
+	pthread_mutex_lock(&q->lock);
+	upto = qcow2_freed_mark(q);
+	pthread_mutex_unlock(&q->lock);
+	if (fdatasync(q->fd) < 0)
+		return -errno;
+	pthread_mutex_lock(&q->lock);
+	ret = qcow2_freed_release(q, upto);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
 }
 
 enum qcow2_unmap {
@@ -739,6 +754,7 @@ qcow2_destroy(struct qcow2 *q)
 	free(q->l1);
 	free(q->rt);
 	free(q->zero);
+	free(q->freed);
 	free(q);
 }
 
@@ -748,6 +764,9 @@ qcow2_free_image(struct blk_image *img)
 	struct qcow2 *q = (struct qcow2 *)img;
 
 	blk_image_free(img->backing);
+	/* Frees still queued are released, not leaked: one last sync. */
+	if (q->fd >= 0 && q->nfreed > 0)
+		(void)qcow2_flush(img);
 	if (q->fd >= 0)
 		close(q->fd);
 	qcow2_destroy(q);

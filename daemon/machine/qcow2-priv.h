@@ -28,6 +28,14 @@
 /* "Host cluster management": refcount table entries. */
 #define QCOW2_RT_RESERVED	0x00000000000001ffULL
 
+/* A free waiting for the sync that makes it safe (see qcow2_free()). */
+struct qcow2_freed {
+	uint64_t host, len;
+};
+
+/* Frees queued at most; one more syncs the file and releases them. */
+#define QCOW2_FREED_MAX		1024
+
 struct qcow2 {
 	struct blk_image img;		/* first; constant */
 	int fd;				/* constant */
@@ -52,6 +60,15 @@ struct qcow2 {
 	 * are checked against every table. */
 	uint64_t meta_end;
 	struct qcow2_cache l2c, rbc;
+	/*
+	 * Frees queued, oldest first, numbered from freed_base on (the
+	 * number of frees released so far); those numbered below
+	 * freed_sealed are a sync's under way, which it releases, and
+	 * nothing is merged into them.
+	 */
+	struct qcow2_freed *freed;
+	size_t nfreed, freed_cap;
+	uint64_t freed_base, freed_sealed;
 	bool broken;			/* atomic: read outside the lock too */
 	const char *damage;		/* what broke it */
 };
@@ -72,10 +89,29 @@ int	qcow2_refcount_get(struct qcow2 *q, uint64_t host, uint64_t *rc);
 int	qcow2_alloc(struct qcow2 *q, uint64_t want, uint64_t *off,
 	    uint64_t *got);
 /*
- * Drop one reference from every cluster [host, host + len) touches;
- * clusters left unused are punched out.  A refcount already 0: damage.
+ * Drop one reference from every cluster [host, host + len) touches,
+ * once the metadata write that stopped using them (already made, by
+ * the caller) is on disk: queued until the next sync, which
+ * qcow2_freed_mark() and qcow2_freed_release() bracket; the queue full,
+ * this syncs the file itself.  Until then the clusters keep their data
+ * and refcount, so a crash before that metadata is stable finds them
+ * as they were (after it, a leak at worst: the refcount drop is written
+ * after the sync).  Released, clusters left unused are punched out.  A
+ * refcount already 0 (here, or at the release): damage.
  */
 int	qcow2_free(struct qcow2 *q, uint64_t host, uint64_t len);
+/*
+ * Before a sync: the frees queued so far, which a sync starting now
+ * makes safe, are sealed; the number to give qcow2_freed_release()
+ * once it returned.  The lock may be let go in between.
+ */
+uint64_t qcow2_freed_mark(struct qcow2 *q);
+/*
+ * After a sync that began after qcow2_freed_mark() returned upto:
+ * release the frees numbered below upto that are still queued.  0, or
+ * the first error (damage); each is released or dropped either way.
+ */
+int	qcow2_freed_release(struct qcow2 *q, uint64_t upto);
 /* Whether [off, off + len) would overlap the header or a table in use. */
 bool	qcow2_overlaps(struct qcow2 *q, uint64_t off, uint64_t len,
 	    bool all_tables);

@@ -9,6 +9,13 @@
  * another guest offset) at the price of a file that grows while the
  * guest rewrites what it discarded; freed clusters are punched out, so
  * the disk space comes back.
+ *
+ * Frees wait for a sync (qcow2_free()): the L2 or header write that
+ * stopped using a cluster goes through the page cache, and a crash
+ * before it reaches the disk leaves the old entry naming the cluster.
+ * Punched or counted free before that, the entry would read a hole (or,
+ * were clusters ever reused, another guest offset's data).  Held back,
+ * the worst a crash leaves is a leak.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -323,8 +330,8 @@ qcow2_punch(struct qcow2 *q, uint64_t c, uint64_t n)
 	    (off_t)(c << q->cluster_bits), (off_t)(n << q->cluster_bits));
 }
 
-int
-qcow2_free(struct qcow2 *q, uint64_t host, uint64_t len)
+static int
+qcow2_free_now(struct qcow2 *q, uint64_t host, uint64_t len)
 {
 	uint64_t mask = (1ULL << q->rb_bits) - 1, rb, v;
 	uint64_t c = host >> q->cluster_bits;
@@ -370,5 +377,95 @@ qcow2_free(struct qcow2 *q, uint64_t host, uint64_t len)
 		qcow2_punch(q, hc, hole);
 		c += n;
 	}
+	return 0;
+}
+
+uint64_t
+qcow2_freed_mark(struct qcow2 *q)
+{
+	q->freed_sealed = q->freed_base + q->nfreed;
+	return q->freed_sealed;
+}
+
+int
+qcow2_freed_release(struct qcow2 *q, uint64_t upto)
+{
+	size_t n;
+	int ret, first = 0;
+
+	if (upto <= q->freed_base)
+		return 0;	/* another sync released them */
+	n = (size_t)(upto - q->freed_base);
+	if (n > q->nfreed)
+		n = q->nfreed;
+	for (size_t i = 0; i < n; i++)
+		if ((ret = qcow2_free_now(q, q->freed[i].host,
+		    q->freed[i].len)) < 0 && first == 0)
+			first = ret;
+	memmove(q->freed, q->freed + n, (q->nfreed - n) * sizeof(*q->freed));
+	q->nfreed -= n;
+	q->freed_base += n;
+	return first;
+}
+
+/* Sync the file, then release every queued free: 0 or -errno. */
+static int
+qcow2_freed_sync(struct qcow2 *q)
+{
+	uint64_t upto = qcow2_freed_mark(q);
+
+	if (fdatasync(q->fd) < 0)
+		return qcow2_damage(q, "fdatasync failed");
+	return qcow2_freed_release(q, upto);
+}
+
+int
+qcow2_free(struct qcow2 *q, uint64_t host, uint64_t len)
+{
+	struct qcow2_freed *last, *grown;
+	size_t cap;
+	int ret;
+
+	if (len == 0)
+		return 0;
+	/* Damage shows now, to the write that met it, not at the sync. */
+	for (uint64_t c = host >> q->cluster_bits;
+	    c <= (host + len - 1) >> q->cluster_bits; c++) {
+		uint64_t rc;
+
+		if ((ret = qcow2_refcount_get(q, c << q->cluster_bits,
+		    &rc)) < 0)
+			return ret;
+		if (rc == 0)
+			return qcow2_damage(q, "a used cluster has "
+			    "refcount 0");
+	}
+	/* Whole clusters right after the last queued, unsealed, free: one
+	 * range (a compressed cluster's sectors are not: two of them may
+	 * share a host cluster, and each drops a reference of its own). */
+	last = q->nfreed > 0 ? &q->freed[q->nfreed - 1] : NULL;
+	if (last != NULL && q->freed_base + q->nfreed - 1 >= q->freed_sealed &&
+	    ((host | len | last->host | last->len) & (q->cs - 1)) == 0 &&
+	    last->host + last->len == host) {
+		last->len += len;
+		return 0;
+	}
+	if (q->nfreed == q->freed_cap && q->freed_cap < QCOW2_FREED_MAX) {
+		cap = q->freed_cap == 0 ? 16 : q->freed_cap * 2;
+		if ((grown = realloc(q->freed, cap * sizeof(*grown))) != NULL) {
+			q->freed = grown;
+			q->freed_cap = cap;
+		}
+	}
+	if (q->nfreed == q->freed_cap) {
+		/* Full (or no memory for more): make them all safe now. */
+		if ((ret = qcow2_freed_sync(q)) < 0)
+			return ret;
+		if (q->freed_cap == 0)
+			return qcow2_free_now(q, host, len);	/* synced */
+	}
+	q->freed[q->nfreed].host = host;
+	q->freed[q->nfreed].len = len;
+	q->nfreed++;
 	return 0;
 }

@@ -134,7 +134,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	/* No default guest here: only the files def names are checked.
 	 * And its TAP: opened only at start, allowed or not now.  An
 	 * overlay disk's base is opened, not its overlay: made below. */
-	rc = vm_files_open(def, NULL, NULL, cred, &files, &cls, err,
+	rc = vm_files_open(def, NULL, NULL, true, cred, &files, &cls, err,
 	    sizeof(err));
 	if (rc == 0 && (rc = vm_files_check_tap(def, ctx->d->tap_rules,
 	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0)
@@ -153,6 +153,9 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		config_def_free(def);
 		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
 	}
+	/* What the headers said now, the client naming the images, is
+	 * what every start takes them for (vm-files.h). */
+	vm_files_record_formats(def, &files);
 	/* Its overlays, with the daemon's rights, from the bases the
 	 * client's opened; gone again if the VM is not made after all. */
 	rc = cmd_overlays_make(ctx->d, def, &files, -1, &cls, err,
@@ -403,8 +406,8 @@ cmd_vm_reset_disk(struct cmd_ctx *ctx)
 		one.owner = vm->def->owner;
 		one.ndisks = 1;
 		one.disks[0] = vm->def->disks[i];
-		rc = vm_files_open(&one, NULL, NULL, cred, &files, &cls, err,
-		    sizeof(err));
+		rc = vm_files_open(&one, NULL, NULL, false, cred, &files, &cls,
+		    err, sizeof(err));
 		if (rc < 0)
 			return proto_error(ctx->id, cls, "%s", err);
 		rc = disk_overlay_make(ctx->d->disksdir, vm->def->name, i,

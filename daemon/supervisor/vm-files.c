@@ -100,8 +100,7 @@ vm_files_open_one(const char *what, const char *path, bool kernel,
 
 /*
  * Which format the image open as fd is in, for a disk that says
- * format (PROBED: whatever the header shows; a backing file the image
- * names no format for is probed so too).  what and path name it in
+ * format (PROBED: whatever the header shows).  what and path name it in
  * err.  Raw and qcow2 are taken; another format's header is refused
  * unless the disk says raw: the guest would read its metadata as data
  * and, writing, destroy it.  Read through fd, the descriptor opened
@@ -165,14 +164,52 @@ vm_files_backing_path(const char *parent, const char *name, char *out,
 }
 
 /*
+ * The refusal of a backing file named by a disk whose definition records
+ * no format: one made by a vmmd older than the recording, probed at
+ * every start.  Such a header is trusted no further than for reading
+ * the image itself (what a qcow2 image's own metadata points to lies
+ * within its file: the guest's data, whatever shape it took), never for
+ * opening another file with the rights of whoever starts the VM: the
+ * guest of a raw disk can write a qcow2 header naming any path into its
+ * first sector (CVE-2008-2004).  Recording the format found at load
+ * instead would record what such a guest may already have written, and
+ * opening the chain once to record it is the very hole; so the owner
+ * says which it is, once.  Into err; *cls is the caller's
+ * invalid_argument.
+ */
+static void
+vm_files_unrecorded(const struct vm_def *def, unsigned int i,
+    const char *backing, char *err, size_t errlen)
+{
+	const struct vm_disk *disk = &def->disks[i];
+
+	snprintf(err, errlen, "disk %u: %s: a qcow2 header naming the backing "
+	    "file '%s', but the VM's definition (from an older vmmd) records "
+	    "no format for the disk, and a guest writing a raw disk can write "
+	    "such a header: the backing file is not opened on its word.  If "
+	    "the image is qcow2, say so: give the disk \"format\": \"qcow2\" "
+	    "(vmctl delete %s, then vmctl create ... --disk %s,format=qcow2,"
+	    "backing; or edit the definition and restart vmmd); if it is "
+	    "raw, \"format\": \"raw\"", i, disk->path, backing, def->name,
+	    disk->path);
+}
+
+/*
  * Disk i of def, open as f->disk_fd[i]: its format and, for a qcow2
  * image, its backing chain, each file opened for cred, read-only.  The
  * top of an overlay disk opened at start (f->overlay_path[i]) is the
  * daemon's overlay, qcow2, and its backing file must be the disk's base.
+ *
+ * What decides a format is never a header a guest could have written:
+ * the definition's format (recorded at vm.create, see vm-files.h), and
+ * below the top the format each image names for its backing file.  The
+ * header is read for a format only where the definition has none, and
+ * then it may not lead to a backing file unless the client is naming
+ * the image now (creating): see vm_files_unrecorded().
  */
 static int
 vm_files_open_chain(const struct vm_def *def, unsigned int i,
-    const struct access_cred *cred, struct vm_files *f,
+    bool creating, const struct access_cred *cred, struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	const struct vm_disk *disk = &def->disks[i];
@@ -239,6 +276,13 @@ vm_files_open_chain(const struct vm_def *def, unsigned int i,
 		}
 		if (!h->has_backing)
 			break;
+		if (n == 0 && top == NULL && disk->format ==
+		    VM_DISK_FORMAT_PROBED && !creating) {
+			vm_files_unrecorded(def, i, h->backing_file, err,
+			    errlen);
+			rc = -EPERM;
+			break;
+		}
 		/* An overlay's base was named by the client: its chain too. */
 		if (!disk->backing && !disk->overlay) {
 			*cls = PROTO_ERR_PERMISSION;
@@ -257,9 +301,26 @@ vm_files_open_chain(const struct vm_def *def, unsigned int i,
 			rc = -E2BIG;
 			break;
 		}
-		if (h->backing_format[0] == '\0')
-			want = VM_DISK_FORMAT_PROBED;
-		else if (strcmp(h->backing_format, "raw") == 0)
+		/*
+		 * Named, never probed: a backing file may be a disk another
+		 * guest writes (the raw base of an overlay, say), and what
+		 * it begins with is that guest's to choose.  vmmd's own
+		 * overlays name it (qcow2_create() always writes the
+		 * extension), and qemu-img has since 6.1.
+		 */
+		if (h->backing_format[0] == '\0') {
+			snprintf(err, errlen, "disk: %s: names its backing file "
+			    "'%s' but not that file's format, which vmmd does "
+			    "not guess (a guest that writes the backing file "
+			    "could make it look like any format): name it "
+			    "with qemu-img rebase -u -F raw|qcow2 -b '%s' %s "
+			    "(or qemu-img create -F raw|qcow2 when making "
+			    "such an image)", parent, h->backing_file,
+			    h->backing_file, parent);
+			rc = -EMEDIUMTYPE;
+			break;
+		}
+		if (strcmp(h->backing_format, "raw") == 0)
 			want = VM_DISK_FORMAT_RAW;
 		else if (strcmp(h->backing_format, "qcow2") == 0)
 			want = VM_DISK_FORMAT_QCOW2;
@@ -402,7 +463,7 @@ vm_files_open_disk(const struct vm_def *def, unsigned int i,
 
 int
 vm_files_open(const struct vm_def *def, const char *default_kernel,
-    const char *overlay_dir, const struct access_cred *cred,
+    const char *overlay_dir, bool creating, const struct access_cred *cred,
     struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
 {
 	char reason[512];
@@ -452,13 +513,24 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		f->ndisks = i + 1;
 		f->backing[i] = NULL;
 		f->nbacking[i] = 0;
-		rc = vm_files_open_chain(def, i, cred, f, cls, err, errlen);
+		rc = vm_files_open_chain(def, i, creating, cred, f, cls, err,
+		    errlen);
 		if (rc < 0) {
 			vm_files_close(f);
 			return rc;
 		}
 	}
 	return 0;
+}
+
+void
+vm_files_record_formats(struct vm_def *def, const struct vm_files *f)
+{
+	for (unsigned int i = 0; i < f->ndisks && i < def->ndisks; i++)
+		if (def->disks[i].format == VM_DISK_FORMAT_PROBED)
+			def->disks[i].format = f->disk_format[i] ==
+			    VM_FILES_QCOW2 ? VM_DISK_FORMAT_QCOW2 :
+			    VM_DISK_FORMAT_RAW;
 }
 
 int

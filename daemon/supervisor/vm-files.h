@@ -9,6 +9,7 @@
 #define VMMD_VM_FILES_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto.h"
@@ -56,17 +57,26 @@ struct vm_files {
  * access.h): if not, the error class is permission_denied and err says
  * "kernel: PATH: not readable by uid N".  The kernel must
  * be one the boot loaders accept.  A disk is raw or qcow2: as its
- * "format" says, or as its header shows; one whose header is another
- * image format's (disk-format.h) is refused (class invalid_argument,
- * -EMEDIUMTYPE, err naming the format and how to convert it or say it
- * is raw), and so is a qcow2 image vmmd cannot use (qcow2-header.h:
- * -EINVAL and the reason).  A qcow2 image's backing file is opened
- * read-only for the same client, resolved relative to the image's
- * directory, and its own backing file after it, up to
- * VM_FILES_BACKING_MAX, in raw or qcow2 (as the image names it, or by
- * its header): only if the disk has "backing": true (else -EPERM and
- * class permission_denied, naming the file); a chain that comes back
- * to a file of its own is -ELOOP.  A VM without a kernel gets
+ * "format" says, or, where it says none, as its header shows; one whose
+ * header is another image format's (disk-format.h) is refused (class
+ * invalid_argument, -EMEDIUMTYPE, err naming the format and how to
+ * convert it or say it is raw), and so is a qcow2 image vmmd cannot use
+ * (qcow2-header.h: -EINVAL and the reason).  creating is true at
+ * vm.create only, where the client names the image, and the caller
+ * records the format found with vm_files_record_formats(): a guest can
+ * write its raw disk's header, so from then on the recorded format
+ * decides, never the header.  A disk with no format otherwise (a
+ * definition from an older vmmd) is still probed, but a qcow2 header
+ * found so may not name a backing file (-EPERM, class invalid_argument,
+ * err saying how to record the format).  A qcow2 image's backing file
+ * is opened read-only for the same client, resolved relative to the
+ * image's directory, and its own backing file after it, up to
+ * VM_FILES_BACKING_MAX, in raw or qcow2 as the image names it (its
+ * backing format extension; an image that names none is refused:
+ * -EMEDIUMTYPE, class invalid_argument, err saying how to name it):
+ * only if the disk has "backing": true (else -EPERM and class
+ * permission_denied, naming the file); a chain that comes back to a
+ * file of its own is -ELOOP.  A VM without a kernel gets
  * default_kernel, the daemon's default guest (trusted: not checked
  * against cred), if given: vm.start gives it, vm.create (which only
  * checks the files def names) does not.
@@ -81,9 +91,15 @@ struct vm_files {
  * client's error reply; on success close f with vm_files_close().
  */
 int	vm_files_open(const struct vm_def *def, const char *default_kernel,
-	    const char *overlay_dir, const struct access_cred *cred,
-	    struct vm_files *f, enum proto_error *cls, char *err,
-	    size_t errlen);
+	    const char *overlay_dir, bool creating,
+	    const struct access_cred *cred, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * At vm.create, after vm_files_open(): the format found for each of
+ * def's disks that names none, into its definition (an overlay disk's
+ * is its base's), to be saved with it.
+ */
+void	vm_files_record_formats(struct vm_def *def, const struct vm_files *f);
 /*
  * Then, at start only, /dev/kvm into f->kvm_fd, opened by the daemon:
  * the worker creates its VM on it and never opens a device itself.

@@ -1380,8 +1380,8 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	    st.st_size : 0;
 	/* Checked again at every start: the definition may have been
 	 * created by another client, and paths change. */
-	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir, cred,
-	    &files, cls, err, errlen)) < 0)
+	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir,
+	    false, cred, &files, cls, err, errlen)) < 0)
 		return rc;
 	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,

@@ -84,13 +84,17 @@ struct vm_forward {
 #define CONFIG_VSOCK_CID_MAX	4294967294LL
 
 /*
- * What a disk's image is taken for ("format").  Every disk is read as a
- * raw image; one given without a format is refused at create and start
- * when its header is another format's (disk-format.h), which the guest
- * would read as data and overwrite.
+ * What a disk's image is taken for ("format").  One given without a
+ * format is taken for what its header shows at vm.create, which records
+ * it (vm_files_record_formats()): a guest can write its raw disk's
+ * header, so a start goes by the record, not by the header.  An image
+ * whose header is another format's (disk-format.h), which the guest
+ * would read as data and overwrite, is refused.
  */
 enum vm_disk_format {
-	VM_DISK_FORMAT_PROBED,	/* no "format": raw or qcow2 by its header */
+	/* no "format": raw or qcow2 by its header; after vm.create, only in
+	 * a definition from an older vmmd (no backing file then) */
+	VM_DISK_FORMAT_PROBED,
 	VM_DISK_FORMAT_RAW,	/* "raw": raw, whatever it begins with */
 	VM_DISK_FORMAT_QCOW2,	/* "qcow2": must be one */
 };

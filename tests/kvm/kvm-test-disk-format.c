@@ -1,10 +1,13 @@
 /*
  * Disks in image formats vmmd does not read: a VMDK image given as a
- * disk is refused at vm.create and at vm.start (a definition outlives
- * the file it names), by vmctl and over JSON, with the format named and
- * the image left as it was; "format": "qcow2" on it is refused too; with
- * "format": "raw" it is taken as raw, and that survives a restart of
- * vmmd.  The image is made by qemu-img where it is installed (package
+ * disk is refused at vm.create, by vmctl and over JSON, with the format
+ * named and the image left as it was; "format": "qcow2" on it is refused
+ * too; with "format": "raw" it is taken as raw, and that survives a
+ * restart of vmmd.  vm.create records the format it found: a raw image
+ * that became a VMDK one later is still read as raw (a header that
+ * comes later may be the guest's); only a definition from an older
+ * vmmd, which records none, has its image probed, and refused, at
+ * vm.start.  The image is made by qemu-img where it is installed (package
  * qemu-utils), which then checks it too; elsewhere from the header
  * qemu-img writes.  (qcow2 images, which vmmd reads: kvm-test-qcow2.c.)
  */
@@ -115,6 +118,30 @@ expect_intact(const char *path, const char *was, size_t waslen,
 	h_proc_free(&p);
 }
 
+/*
+ * Take "format" out of the disks of VM name's stored definition, as a
+ * vmmd that did not record it wrote it (vmmd stopped): 0 or -1.
+ */
+static int
+forget_format(struct h_daemon *d, const char *name)
+{
+	struct json_object *def, *disks;
+	char path[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/vms/%s.json", d->state, name);
+	if ((def = json_object_from_file(path)) == NULL)
+		return -1;
+	disks = json_object_object_get(def, "disks");
+	for (size_t i = 0; disks != NULL &&
+	    i < json_object_array_length(disks); i++)
+		json_object_object_del(json_object_array_get_idx(disks, i),
+		    "format");
+	rc = json_object_to_file(path, def) == 0 ? 0 : -1;
+	json_object_put(def);
+	return rc;
+}
+
 /* A refusal names the image, its format and how to say it is raw. */
 static bool
 names_vmdk(const char *desc, const char *path)
@@ -181,7 +208,12 @@ main(void)
 	    "format=qcow2 on it: refused, said so: %s", err);
 	expect_intact(img, was, waslen, "refused at create");
 
-	/* At start: the file a definition names became a VMDK image. */
+	/*
+	 * At start: the file a definition names became a VMDK image.  The
+	 * definition recorded at create what the image was, raw, and that
+	 * decides at every start, not a header that came later (its
+	 * guest's, maybe).
+	 */
 	fd = open(raw, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	tap_ok(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "a raw image");
 	if (fd >= 0)
@@ -189,11 +221,28 @@ main(void)
 	tap_ok(h_create(c, "swapped", "\"kernel\":\"%s\",\"disks\":"
 	    "[{\"path\":\"%s\"}]", echo, raw) == 0,
 	    "a VM on the raw image: created");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"swapped\"}");
+	disks = json_object_object_get(h_ret(r), "disks");
+	tap_ok(strcmp(h_str(json_object_array_get_idx(disks, 0), "format") ?:
+	    "", "raw") == 0, "its definition records format raw: %s",
+	    disks != NULL ? json_object_to_json_string(disks) : "no disks");
+	json_object_put(r);
 	tap_ok(make_vmdk(tmp) == 0 && rename(tmp, raw) == 0,
 	    "the raw image replaced by a VMDK one");
 	free(was);
 	if ((was = h_read_file(raw, &waslen)) == NULL)
 		tap_bail("cannot read %s", raw);
+	tap_ok(h_start(c, "swapped") == 0 && h_file_expect(h_console_log(d,
+	    "swapped"), "echo: ready", 1, H_BOOT_MS) == 0,
+	    "it starts, the image read as the raw one recorded");
+	tap_ok(h_stop(c, "swapped", true, -1, H_REPLY_MS) == 0, "stopped");
+
+	/* A definition from an older vmmd records none: probed at start. */
+	h_close(c);
+	tap_ok(h_daemon_stop(d, 10000) == 0 && forget_format(d, "swapped") ==
+	    0 && h_daemon_spawn(d) == 0,
+	    "vmmd restarted with the definition's format taken out");
+	c = h_connect(d);
 	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"swapped\"}");
 	if (h_check_error(r, "invalid_argument", "vm.start on it"))
 		tap_ok(names_vmdk(h_err_desc(r), raw), "in words: %s",

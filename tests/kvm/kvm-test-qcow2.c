@@ -9,13 +9,20 @@
  * shows them holding what the guests wrote over the base, and the bases
  * are untouched.  A backing file is opened only for a disk that says
  * "backing": true; an image with an internal snapshot, and a chain that
- * loops, are refused with the reason.
+ * loops, are refused with the reason.  A disk's format is the one its
+ * definition recorded at vm.create: a guest that writes a qcow2 header
+ * naming a host file into its raw disk finds it read as raw at the next
+ * start, and the file never opened; a qcow2 image that does not name
+ * its backing file's format is refused, saying how to name it.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -195,6 +202,145 @@ test_refusals(struct h_conn *c)
 	json_object_put(r);
 }
 
+/* Whether the inotify descriptor ino saw its file opened since last. */
+static bool
+was_opened(int ino)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	bool opened = false;
+	ssize_t n;
+
+	while ((n = read(ino, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+
+			opened |= (e->mask & IN_OPEN) != 0;
+			p += sizeof(*e) + e->len;
+		}
+	return opened;
+}
+
+/* path's bytes over the start of disk (the guest's writes): 0 or -1. */
+static int
+copy_over(const char *path, const char *disk)
+{
+	size_t len;
+	char *buf = h_read_file(path, &len);
+	int fd, rc = -1;
+
+	fd = open(disk, O_WRONLY | O_CLOEXEC);
+	if (buf != NULL && fd >= 0 && pwrite(fd, buf, len, 0) == (ssize_t)len)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+/* Starts vm, waits for the echo guest, checks disk 0 in vm.info, stops. */
+static void
+run_echo(struct h_conn *c, const char *vm, const char *what)
+{
+	struct json_object *r, *disk, *chain;
+
+	tap_ok(h_start(c, vm) == 0 && h_file_expect(h_console_log(d, vm),
+	    "echo: ready", 1, H_BOOT_MS) == 0, "%s: %s: the guest runs", vm,
+	    what);
+	disk = disk_info(c, vm, 0, &r);
+	if (disk == NULL || !json_object_object_get_ex(disk, "backing",
+	    &chain))
+		chain = NULL;
+	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "",
+	    "raw") == 0 && h_int(disk, "backing_images", 0) == 0 &&
+	    (chain == NULL || json_object_array_length(chain) == 0),
+	    "%s: %s: its disk is raw, over nothing: %s", vm, what,
+	    disk != NULL ? h_text(disk) : "none");
+	json_object_put(r);
+	tap_ok(h_stop(c, vm, true, -1, H_REPLY_MS) == 0, "%s: stopped", vm);
+}
+
+/*
+ * The guest of a raw disk writes a qcow2 header naming a host file (its
+ * own disk's first sector: written here between two starts, standing
+ * for the guest), on a disk that allows backing files: the next start
+ * reads the disk as the raw one it was created as, and the file is not
+ * opened.  And a qcow2 image that names no format for its backing file.
+ */
+static void
+test_guest_header(struct h_conn *c)
+{
+	char raw[512], secret[512], hdr[512], bare[512];
+	struct json_object *r, *disks;
+	int fd, ino;
+
+	snprintf(raw, sizeof(raw), "%s", h_in_dir(d, "guest.raw"));
+	snprintf(secret, sizeof(secret), "%s", h_in_dir(d, "secret.raw"));
+	snprintf(hdr, sizeof(hdr), "%s", h_in_dir(d, "header.qcow2"));
+	snprintf(bare, sizeof(bare), "%s", h_in_dir(d, "bare.qcow2"));
+	fd = open(raw, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tap_ok(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "a raw disk");
+	if (fd >= 0)
+		close(fd);
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "raw", secret, "1M",
+	    NULL) == 0, "a host file, %s", secret);
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ino < 0 || inotify_add_watch(ino, secret, IN_OPEN) < 0)
+		tap_bail("inotify: %s", strerror(errno));
+
+	tap_ok(h_create(c, "gh", "\"kernel\":\"%s\",\"memory_mib\":32,"
+	    "\"disks\":[{\"path\":\"%s\",\"backing\":true}]",
+	    h_env("VMMD_GUEST_ECHO"), raw) == 0,
+	    "gh: created on it without a format, backing allowed");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"gh\"}");
+	disks = json_object_object_get(h_ret(r), "disks");
+	tap_ok(strcmp(h_str(json_object_array_get_idx(disks, 0), "format") ?:
+	    "", "raw") == 0, "gh: its definition records the format found, "
+	    "raw: %s", disks != NULL ? json_object_to_json_string(disks) :
+	    "no disks");
+	json_object_put(r);
+	run_echo(c, "gh", "first start");
+
+	tap_ok(vdisk_qemu_img("create", "-q", "-f", "qcow2", "-b", secret,
+	    "-F", "raw", hdr, NULL) == 0 && copy_over(hdr, raw) == 0,
+	    "the guest writes a qcow2 header naming %s into its disk",
+	    secret);
+	was_opened(ino);
+	run_echo(c, "gh", "second start");
+	tap_ok(!was_opened(ino), "gh: %s was not opened", secret);
+
+	/* A qcow2 image naming its backing file but not its format: an
+	 * image qemu-img made before 6.1; now made by renaming the
+	 * extension to one nobody knows. */
+	fd = -1;
+	if (vdisk_qemu_img("create", "-q", "-f", "qcow2", "-b", secret,
+	    "-F", "raw", bare, NULL) == 0)
+		fd = open(bare, O_RDWR | O_CLOEXEC);
+	{
+		unsigned char c0[4096];
+		ssize_t n = fd >= 0 ? pread(fd, c0, sizeof(c0), 0) : -1;
+		bool done = false;
+
+		for (ssize_t o = 104; !done && o + 4 <= n; o += 4)
+			if (memcmp(c0 + o, "\xe2\x79\x2a\xca", 4) == 0)
+				done = pwrite(fd, "\x01\x02\x03\x04", 4, o) == 4;
+		tap_ok(done, "a qcow2 image over %s naming no backing format",
+		    secret);
+	}
+	if (fd >= 0)
+		close(fd);
+	was_opened(ino);
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"bare\","
+	    "\"kernel\":\"%s\",\"disks\":[{\"path\":\"%s\","
+	    "\"backing\":true}]}", h_env("VMMD_GUEST_ECHO"), bare);
+	if (h_check_error(r, "invalid_argument", "vm.create on it: refused"))
+		tap_ok(strstr(h_err_desc(r), bare) != NULL &&
+		    strstr(h_err_desc(r), "qemu-img rebase -u -F raw|qcow2") !=
+		    NULL, "saying how to name it: %s", h_err_desc(r));
+	json_object_put(r);
+	tap_ok(!was_opened(ino), "and %s was not opened", secret);
+	close(ino);
+}
+
 int
 main(void)
 {
@@ -206,6 +352,7 @@ main(void)
 	c = h_setup(&d);
 	test_guests(c);
 	test_refusals(c);
+	test_guest_header(c);
 	h_close(c);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
 	return h_done();

@@ -7,7 +7,8 @@
  * (fresh clusters, rewrites, partial clusters over backing and
  * compressed data, zeroes, discards, refcount table growth) qemu-img
  * check finds them clean and qemu-img compare finds them equal to a raw
- * file that took the same writes.  Damage fails I/O with -EIO; a process
+ * file that took the same writes; a discarded cluster is punched out only
+ * after the flush that made its L2 entry stable.  Damage fails I/O with -EIO; a process
  * killed at any write leaves an image qemu-img check accepts, with every
  * write flushed before the kill read back.
  */
@@ -972,6 +973,107 @@ test_crash(void)
 	    "reads back");
 }
 
+/* Cluster host's 16-bit refcount in name (one refcount block). */
+static unsigned int
+refcount16(const char *name, const struct qcow2_header *h, uint64_t host)
+{
+	uint64_t rb = peek64(name, h->refcount_table_offset);
+	uint8_t b[2];
+	int fd = open(path(name), O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || pread(fd, b, 2, (off_t)(rb + (host >> 16) * 2)) != 2)
+		tap_bail("refcount %s", name);
+	close(fd);
+	return (unsigned int)b[0] << 8 | b[1];
+}
+
+/* Whether name holds len bytes of byte v at off, read from the file. */
+static bool
+file_holds(const char *name, uint64_t off, size_t len, uint8_t v)
+{
+	uint8_t *b = malloc(len);
+	int fd = open(path(name), O_RDONLY | O_CLOEXEC);
+	bool same = b != NULL && fd >= 0 &&
+	    pread(fd, b, len, (off_t)off) == (ssize_t)len;
+
+	for (size_t i = 0; same && i < len; i++)
+		same = b[i] == v;
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return same;
+}
+
+/*
+ * A discarded cluster is freed only once a flush made the L2 entry
+ * that dropped it stable: until then its data and refcount stay, and
+ * it is not handed out again; after the flush it is punched out and
+ * counted free, and qemu-img check finds the image clean either way
+ * (a leak at worst before the flush, had the process died there).
+ */
+static void
+test_deferred_free(void)
+{
+	static uint8_t buf[65536];
+	struct qcow2_header h;
+	struct blk_image *img;
+	uint64_t l2, host, host2;
+	int fd, st;
+
+	SH("cd '%s' && rm -f f.qcow2 && qemu-img create -q -f qcow2 -o "
+	    "cluster_size=65536 f.qcow2 4M", dir);
+	if (open1("f.qcow2", false, &img) != 0)
+		tap_bail("open f.qcow2");
+	memset(buf, 0xab, sizeof(buf));
+	TAP_EQ(img_write(img, 0, buf, sizeof(buf)) == 0 &&
+	    img->ops->flush(img) == 0, 1, "a cluster written and flushed");
+	fd = open(path("f.qcow2"), O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || qcow2_header_read(fd, &h) != 0)
+		tap_bail("header f.qcow2");
+	close(fd);
+	l2 = peek64("f.qcow2", h.l1_offset) & 0x00fffffffffffe00ULL;
+	host = peek64("f.qcow2", l2) & 0x00fffffffffffe00ULL;
+	tap_ok(host != 0 && file_holds("f.qcow2", host, 65536, 0xab) &&
+	    refcount16("f.qcow2", &h, host) == 1,
+	    "it lies at %#llx, refcount 1", (unsigned long long)host);
+
+	TAP_EQ(img->ops->discard(img, 0, 65536), 0, "discarded");
+	tap_ok((peek64("f.qcow2", l2) & 0x00fffffffffffe00ULL) == 0,
+	    "its L2 entry is written");
+	tap_ok(file_holds("f.qcow2", host, 65536, 0xab),
+	    "before a flush its data is still in the file");
+	TAP_EQ(refcount16("f.qcow2", &h, host), 1,
+	    "and its refcount still 1");
+	memset(buf, 0xcd, sizeof(buf));
+	TAP_EQ(img_write(img, MiB, buf, sizeof(buf)), 0, "another cluster "
+	    "written");
+	host2 = peek64("f.qcow2", l2 + (MiB >> 16) * 8) &
+	    0x00fffffffffffe00ULL;
+	tap_ok(host2 != 0 && host2 != host && file_holds("f.qcow2", host,
+	    65536, 0xab), "at %#llx: the discarded one is not reused",
+	    (unsigned long long)host2);
+	st = check_quiet("f.qcow2", true);
+	tap_ok(st == 0 || st == 3, "qemu-img check before the flush: no "
+	    "corruption (a leak, had it died here): %d", st);
+
+	TAP_EQ(img->ops->flush(img), 0, "flushed");
+	tap_ok(file_holds("f.qcow2", host, 65536, 0),
+	    "after the flush the cluster is punched out");
+	TAP_EQ(refcount16("f.qcow2", &h, host), 0, "and counted free");
+	TAP_EQ(check("f.qcow2"), 0, "qemu-img check: clean");
+	memset(buf, 0, sizeof(buf));
+	TAP_EQ(img_read(img, 0, buf, 512), 0, "the discarded range reads");
+	tap_ok(buf[0] == 0 && buf[511] == 0, "as zeroes");
+
+	/* Discarded and never flushed: the last close releases it. */
+	TAP_EQ(img->ops->discard(img, MiB, 65536), 0, "the other discarded");
+	blk_image_free(img);
+	tap_ok(file_holds("f.qcow2", host2, 65536, 0) &&
+	    refcount16("f.qcow2", &h, host2) == 0,
+	    "and released when the image is closed");
+	TAP_EQ(check("f.qcow2"), 0, "qemu-img check: clean, no leak");
+}
+
 int
 main(void)
 {
@@ -989,5 +1091,6 @@ main(void)
 	test_damage();
 	test_threads();
 	test_crash();
+	test_deferred_free();
 	return tap_done();
 }

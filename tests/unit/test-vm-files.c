@@ -6,16 +6,21 @@
  * are not raw, unless the definition says raw.  And which clients may
  * use which TAPs (the rules of vmmd.conf's tap_allow), decided before
  * any TAP is touched.  And thin clones' overlays, opened as the top of
- * a chain over their base.
+ * a chain over their base.  And formats decided by the definition, not
+ * by a header a guest wrote: recorded at create, never guessed for a
+ * backing file.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -23,6 +28,7 @@
 #include "access.h"
 #include "daemon-conf.h"
 #include "disk-overlay.h"
+#include "qcow2-create.h"
 #include "tap.h"
 #include "vm-files.h"
 
@@ -47,7 +53,7 @@ start(const struct vm_def *def, struct vm_files *f, enum proto_error *cls,
 
 	*cls = 0;
 	err[0] = '\0';
-	rc = vm_files_open(def, NULL, NULL, NULL, f, cls, err, errlen);
+	rc = vm_files_open(def, NULL, NULL, false, NULL, f, cls, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = vm_files_lock_disks(def, f, cls, err, errlen);
@@ -346,7 +352,8 @@ test_overlay(void)
 		tap_bail("mkdtemp: %s", strerror(errno));
 	def_init(&def, "clone", false);
 	def.disks[0].overlay = true;
-	rc = vm_files_open(&def, NULL, NULL, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, NULL, true, NULL, &f, &cls, err,
+	    sizeof(err));
 	tap_ok(rc == 0, "at create, an overlay disk opens its base (%s)",
 	    rc == 0 ? "ok" : err);
 	if (rc == 0) {
@@ -360,7 +367,8 @@ test_overlay(void)
 		vm_files_close(&f);
 	}
 	disk_overlay_path(dir, "clone", 0, path, sizeof(path));
-	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, dir, false, NULL, &f, &cls, err,
+	    sizeof(err));
 	tap_ok(rc == 0 && f.disk_format[0] == VM_FILES_QCOW2 &&
 	    f.nbacking[0] == 1 && strcmp(f.backing[0][0].path, image) == 0 &&
 	    f.backing[0][0].format == VM_FILES_RAW &&
@@ -377,7 +385,8 @@ test_overlay(void)
 
 	/* Another base: the overlay names the old one. */
 	def.disks[0].path = (char *)"/tmp/another-base";
-	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, dir, false, NULL, &f, &cls, err,
+	    sizeof(err));
 	tap_ok(rc == -EINVAL && strstr(err, "reset-disk") != NULL,
 	    "an overlay over another base is refused: %s", err);
 	def.disks[0].path = image;
@@ -386,17 +395,20 @@ test_overlay(void)
 	snprintf(link, sizeof(link), "%s.real", path);
 	if (rename(path, link) < 0 || symlink(link, path) < 0)
 		tap_bail("symlink: %s", strerror(errno));
-	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, dir, false, NULL, &f, &cls, err,
+	    sizeof(err));
 	tap_ok(rc == -ELOOP && strstr(err, "symbolic link") != NULL,
 	    "an overlay that is a symbolic link is refused: %s", err);
 	unlink(path);
 	unlink(link);
 
-	rc = vm_files_open(&def, NULL, dir, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, dir, false, NULL, &f, &cls, err,
+	    sizeof(err));
 	tap_ok(rc == -ENOENT && strstr(err, "vmctl reset-disk clone 0") !=
 	    NULL, "a missing overlay says how to make one: %s", err);
 
-	rc = vm_files_open(&def, NULL, NULL, NULL, &f, &cls, err, sizeof(err));
+	rc = vm_files_open(&def, NULL, NULL, true, NULL, &f, &cls, err,
+	    sizeof(err));
 	if (rc == 0) {
 		disk_overlay_make(dir, "clone", 0, f.disk_fd[0], false, image,
 		    &cls, err, sizeof(err));
@@ -408,6 +420,147 @@ test_overlay(void)
 	tap_ok(disk_overlay_remove(dir, &def, err, sizeof(err)) == 0,
 	    "removing it again is fine");
 	rmdir(dir);
+}
+
+/*
+ * The first three clusters of a qcow2 image of size bytes over the
+ * backing file backing in format fmt ("" for none: the extension's
+ * type zeroed, which ends the extensions before it), into fd at 0:
+ * what a guest can write into a raw disk of 256 KiB or more.
+ */
+static int
+write_qcow2_header(int fd, const char *backing, const char *fmt)
+{
+	uint8_t *buf = malloc(3 << 16);
+	int mfd, rc = -1;
+
+	mfd = memfd_create("qcow2", MFD_CLOEXEC);
+	if (buf != NULL && mfd >= 0 && qcow2_create(mfd, 1 << 20, backing,
+	    fmt[0] != '\0' ? fmt : "raw") == 0 &&
+	    pread(mfd, buf, 3 << 16, 0) == 3 << 16) {
+		if (fmt[0] == '\0')
+			memset(buf + 104, 0, 4);	/* the extension's type */
+		rc = pwrite(fd, buf, 3 << 16, 0) == 3 << 16 ? 0 : -1;
+	}
+	if (mfd >= 0)
+		close(mfd);
+	free(buf);
+	return rc;
+}
+
+/* Whether the inotify descriptor ino saw its file opened since last. */
+static bool
+was_opened(int ino)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	bool opened = false;
+	ssize_t n;
+
+	while ((n = read(ino, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+
+			opened |= (e->mask & IN_OPEN) != 0;
+			p += sizeof(*e) + e->len;
+		}
+	return opened;
+}
+
+/*
+ * A raw disk created without a format is recorded raw; a qcow2 header
+ * naming a backing file written into it afterwards (by its guest) is
+ * read as the guest's data at the next start, and the file it names is
+ * never opened.  A definition with no format recorded (an older vmmd's)
+ * still probes, but refuses the backing file.  A qcow2 image whose
+ * backing format is unnamed is refused, saying how to name it.
+ */
+static void
+test_recorded(void)
+{
+	char raw[] = "/tmp/vmmd-test-vm-files-raw-XXXXXX";
+	char secret[] = "/tmp/vmmd-test-vm-files-secret-XXXXXX";
+	char over[] = "/tmp/vmmd-test-vm-files-over-XXXXXX";
+	struct vm_files f;
+	struct vm_def def;
+	enum proto_error cls;
+	char err[1024];
+	int fd, sfd, ofd, ino, rc;
+
+	fd = mkstemp(raw);
+	sfd = mkstemp(secret);
+	ofd = mkstemp(over);
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0 || sfd < 0 || ofd < 0 || ino < 0 ||
+	    ftruncate(fd, 1 << 20) < 0 || ftruncate(sfd, 1 << 20) < 0 ||
+	    inotify_add_watch(ino, secret, IN_OPEN) < 0)
+		tap_bail("set-up: %s", strerror(errno));
+	close(sfd);
+
+	def_init(&def, "guest", false);
+	def.disks[0].path = raw;
+	rc = vm_files_open(&def, NULL, NULL, true, NULL, &f, &cls, err,
+	    sizeof(err));
+	if (rc == 0) {
+		vm_files_record_formats(&def, &f);
+		vm_files_close(&f);
+	}
+	tap_ok(rc == 0 && def.disks[0].format == VM_DISK_FORMAT_RAW,
+	    "at create, a raw disk without a format is recorded raw (%s)",
+	    rc == 0 ? "ok" : err);
+
+	/* Its guest writes a qcow2 header over the host's file. */
+	def.disks[0].backing = true;
+	tap_ok(write_qcow2_header(fd, secret, "raw") == 0,
+	    "the guest writes a qcow2 header naming %s into sector 0",
+	    secret);
+	was_opened(ino);
+	rc = start(&def, &f, &cls, err, sizeof(err));
+	tap_ok(rc == 0 && f.disk_format[0] == VM_FILES_RAW &&
+	    f.nbacking[0] == 0, "the next start reads it as raw still, with "
+	    "no backing file (%s)", rc == 0 ? "ok" : err);
+	if (rc == 0)
+		vm_files_close(&f);
+	tap_ok(!was_opened(ino), "and %s was not opened", secret);
+
+	/* The same definition as an older vmmd left it. */
+	def.disks[0].format = VM_DISK_FORMAT_PROBED;
+	rc = start(&def, &f, &cls, err, sizeof(err));
+	tap_ok(rc == -EPERM && cls == PROTO_ERR_INVALID_ARGUMENT &&
+	    strstr(err, secret) != NULL && strstr(err, "older vmmd") !=
+	    NULL && strstr(err, "format=qcow2") != NULL,
+	    "no format recorded: probed, but the backing file it names is "
+	    "refused: %s", err);
+	tap_ok(!was_opened(ino), "and not opened either");
+
+	/* A qcow2 image that does not name its backing file's format. */
+	tap_ok(write_qcow2_header(ofd, secret, "") == 0,
+	    "a qcow2 image over %s, its format unnamed", secret);
+	def.disks[0].path = over;
+	def.disks[0].format = VM_DISK_FORMAT_QCOW2;
+	rc = vm_files_open(&def, NULL, NULL, true, NULL, &f, &cls, err,
+	    sizeof(err));
+	tap_ok(rc == -EMEDIUMTYPE && cls == PROTO_ERR_INVALID_ARGUMENT &&
+	    strstr(err, over) != NULL && strstr(err, "qemu-img rebase -u "
+	    "-F raw|qcow2") != NULL && strstr(err, "qemu-img create -F") !=
+	    NULL, "refused, saying how to name it: %s", err);
+	tap_ok(!was_opened(ino), "the backing file unopened");
+	/* Named, it is opened. */
+	tap_ok(write_qcow2_header(ofd, secret, "raw") == 0,
+	    "the same image naming its backing file raw");
+	rc = vm_files_open(&def, NULL, NULL, true, NULL, &f, &cls, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && f.nbacking[0] == 1 &&
+	    f.backing[0][0].format == VM_FILES_RAW && was_opened(ino),
+	    "opened, over its raw backing file (%s)", rc == 0 ? "ok" : err);
+	if (rc == 0)
+		vm_files_close(&f);
+
+	close(ino);
+	close(fd);
+	close(ofd);
+	unlink(raw);
+	unlink(secret);
+	unlink(over);
 }
 
 int
@@ -428,6 +581,7 @@ main(void)
 	test_format();
 	test_tap();
 	test_overlay();
+	test_recorded();
 	unlink(image);
 	return tap_done();
 }
