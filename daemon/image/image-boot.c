@@ -479,7 +479,7 @@ image_boot_choose(const struct image_disk *d, const char *append,
 	struct boot_ctx *c = calloc(1, sizeof(*c));
 	enum image_fs_type t;
 	uint64_t node;
-	char name[64], skipped[512] = "";
+	char name[64], why[256], skipped[1024] = "";
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -496,13 +496,16 @@ image_boot_choose(const struct image_disk *d, const char *append,
 	    errlen)) < 0)
 		goto out;
 	for (unsigned int i = 0; i < c->nparts; i++) {
-		rc = image_fs_open(d, &c->parts[i], &c->fs[i]);
+		rc = image_fs_open(d, &c->parts[i], &c->fs[i], why,
+		    sizeof(why));
 		if (rc < 0 && c->parts[i].fstype[0] != '\0')
-			boot_add(skipped, sizeof(skipped), "%s%s %s",
+			boot_add(skipped, sizeof(skipped), "%s%s %s%s%s",
 			    skipped[0] != '\0' ? "; " : "",
 			    boot_part_name(c, i, name, sizeof(name)),
 			    rc == -ENOTSUP ? "not read (vmmd reads ext2/3/4 "
-			    "and FAT)" : "is damaged");
+			    "and FAT)" : "is damaged", rc != -ENOTSUP &&
+			    why[0] != '\0' ? ": " : "", rc != -ENOTSUP ?
+			    why : "");
 		if (c->root < 0 && c->fs[i] != NULL && boot_is_ext(c, i) &&
 		    image_fs_resolve(c->fs[i], "/etc/fstab", false, &node, &t,
 		    NULL, 0) == 0)

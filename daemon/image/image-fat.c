@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,19 +463,23 @@ fat_geometry(struct fat_fs *f, const uint8_t *b, uint64_t part_size)
 
 int
 image_fat_open(const struct image_disk *d, const struct image_part *p,
-    struct image_fs **out)
+    struct image_fs **out, char *why, size_t whylen)
 {
 	uint8_t boot[512];
 	struct fat_fs *f;
 	int rc;
 
-	if ((rc = image_part_read(d, p, boot, sizeof(boot), 0)) < 0)
+	if ((rc = image_part_read(d, p, boot, sizeof(boot), 0)) < 0) {
+		snprintf(why, whylen, "its boot sector cannot be read");
 		return rc;
+	}
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -ENOMEM;
 	f->base = (struct image_fs){ .ops = &fat_ops, .disk = d, .part = p };
 	if ((rc = fat_geometry(f, boot, p->size)) < 0 ||
 	    (f->nodes = calloc(FAT_MAX_NODES, sizeof(*f->nodes))) == NULL) {
+		snprintf(why, whylen, "%s", rc < 0 ? "its boot sector's "
+		    "geometry does not fit the partition" : "out of memory");
 		free(f);
 		return rc < 0 ? rc : -ENOMEM;
 	}

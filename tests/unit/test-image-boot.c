@@ -7,7 +7,9 @@
  * and grubenv's saved entry, Debian's links, the newest kernel), what
  * wins over what, the command line made when an entry gives no root=,
  * and each refusal (an empty file system, no file system, bytes that
- * are no disk at all).  Then cloud-init's seed, read back with isoinfo.
+ * are no disk at all, an ext superblock whose geometry does not fit
+ * its disk or would cost libext2fs gigabytes).  Then cloud-init's
+ * seed, read back with isoinfo.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,7 +35,7 @@
 /* 64 MiB disks: p14 BIOS boot, p15 ESP (16 MiB), p1 root, as Debian's. */
 #define P15_SECTOR	4096
 #define P1_SECTOR	36864
-#define P1_KIB		47000
+#define P1_KIB		46080	/* to the last whole MiB, as sfdisk ends it */
 
 static int
 fd_read(void *ctx, void *buf, size_t len, uint64_t off)
@@ -442,6 +445,121 @@ test_refusals(void)
 	    "(%s)", err);
 }
 
+/* The superblock's fields changed, at offset 1024 of the disk. */
+#define SB_INODES_COUNT		0x00
+#define SB_BLOCKS_COUNT_LO	0x04
+#define SB_BLOCKS_PER_GROUP	0x20
+#define SB_CLUSTERS_PER_GROUP	0x24
+#define SB_INODES_PER_GROUP	0x28
+#define SB_DESC_SIZE		0xfe
+
+static void
+sb_put(int fd, unsigned int field, uint32_t v, size_t len)
+{
+	uint8_t b[4] = { v, v >> 8, v >> 16, v >> 24 };
+
+	if (pwrite(fd, b, len, 1024 + field) != (ssize_t)len)
+		tap_bail("writing the superblock: %s", strerror(errno));
+}
+
+static long
+max_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/*
+ * A 64 MiB ext4 whose superblock claims 2^24 block groups of 8 blocks
+ * (134217728 blocks of 1 KiB, 16 inodes a group): on its own disk it
+ * claims more blocks than the disk has; at the start of a sparse
+ * 200 GiB disk it fits, but its descriptor table alone would be 1 GiB,
+ * which libext2fs allocated and read whole.  Both refused, naming the
+ * field, without the memory.  And fields out of range one by one.
+ */
+static void
+test_superblock(void)
+{
+	const char *tree = "sb";
+	uint8_t orig[1024];
+	char img[512], err[2048];
+	struct image_boot b;
+	long before;
+	int fd, rc;
+
+	root_tree(tree);
+	tree_file(tree, "boot/vmlinuz-6.1.0-1-amd64", "KERNEL-1");
+	snprintf(img, sizeof(img), "%s", scratch_at("sb.img"));
+	if (qimg_run(NULL, 0, "rm -f %s && mkfs.ext4 -q -F -U %s -d %s %s "
+	    "64M", img, ROOT_UUID, scratch_at(tree), img) != 0)
+		tap_bail("cannot make %s", img);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == 0 && has(b.kernel, b.kernel_len, "KERNEL-1"),
+	    "the file system as mkfs made it boots (%s)",
+	    rc == 0 ? b.kernel_from : err);
+	if (rc == 0)
+		image_boot_free(&b);
+	if ((fd = open(img, O_RDWR | O_CLOEXEC)) < 0 ||
+	    pread(fd, orig, sizeof(orig), 1024) != (ssize_t)sizeof(orig))
+		tap_bail("%s: %s", img, strerror(errno));
+
+	before = max_rss_kib();
+	sb_put(fd, SB_BLOCKS_COUNT_LO, (1u << 27) + 1, 4);
+	sb_put(fd, SB_BLOCKS_PER_GROUP, 8, 4);
+	sb_put(fd, SB_CLUSTERS_PER_GROUP, 8, 4);
+	sb_put(fd, SB_INODES_PER_GROUP, 16, 4);
+	sb_put(fd, SB_INODES_COUNT, 1u << 28, 4);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (ext4) is damaged: "
+	    "s_blocks_count 134217729") != NULL, "2^24 groups on a 64 MiB "
+	    "disk: refused, naming the field: %s", strstr(err, "the disk") ?
+	    strstr(err, "the disk") : err);
+	if (rc == 0)
+		image_boot_free(&b);
+	if (ftruncate(fd, 200LL << 30) < 0)
+		tap_bail("a sparse 200 GiB disk: %s", strerror(errno));
+	rc = choose(img, &b, err, sizeof(err));
+	tap_diag("maximum resident set size: %ld KiB before both, %ld KiB "
+	    "after", before, max_rss_kib());
+	tap_ok(rc == -ENOENT && strstr(err, "s_blocks_per_group 8: 16777216 "
+	    "block groups need a descriptor table of 1048576 KiB") != NULL,
+	    "the same at the start of a sparse 200 GiB disk: refused: %s",
+	    strstr(err, "the disk") ? strstr(err, "the disk") : err);
+	tap_ok(max_rss_kib() - before < 32 * 1024, "both read in less than "
+	    "32 MiB more memory (%ld KiB more)", max_rss_kib() - before);
+	if (rc == 0)
+		image_boot_free(&b);
+
+	/* One field at a time, the rest as mkfs made them. */
+	static const struct {
+		unsigned int field;
+		uint32_t v;
+		size_t len;
+		const char *named;
+	} one[] = {
+		{ SB_DESC_SIZE, 48, 2, "s_desc_size 48" },
+		{ SB_INODES_COUNT, 16383, 4, "s_inodes_count 16383" },
+		{ SB_INODES_PER_GROUP, 0, 4, "s_inodes_per_group 0" },
+		{ 0x18, 7, 4, "s_log_block_size 7" },
+		{ 0x1c, 3, 4, "s_log_cluster_size 3" },
+	};
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		if (ftruncate(fd, 64 * MIB) < 0 || pwrite(fd, orig,
+		    sizeof(orig), 1024) != (ssize_t)sizeof(orig))
+			tap_bail("restoring %s", img);
+		sb_put(fd, one[i].field, one[i].v, one[i].len);
+		rc = choose(img, &b, err, sizeof(err));
+		tap_ok(rc == -ENOENT && strstr(err, one[i].named) != NULL,
+		    "%s: refused: %s", one[i].named, strstr(err, "the disk") ?
+		    strstr(err, "the disk") : err);
+		if (rc == 0)
+			image_boot_free(&b);
+	}
+	close(fd);
+}
+
 static void
 test_seed(void)
 {
@@ -510,6 +628,7 @@ main(void)
 	test_bls();
 	test_links_newest();
 	test_refusals();
+	test_superblock();
 	test_seed();
 	err[0] = '\0';
 	tap_ok(getenv("VMMD_CLOUD_MODULE_DIR") != NULL && cloud_module_load(
