@@ -525,6 +525,12 @@ image_boot_choose(const struct image_disk *d, const char *append,
 		    skipped, c->notes[0] != '\0' ? "; found and not used: " :
 		    "");
 		boot_add(err, errlen, "%s", c->notes);
+		/* Damage met on the way (a directory that loops). */
+		for (unsigned int i = 0; i < c->nparts; i++)
+			if (c->fs[i] != NULL && c->fs[i]->why[0] != '\0')
+				boot_add(err, errlen, "; %s is damaged: %s",
+				    boot_part_name(c, i, name, sizeof(name)),
+				    c->fs[i]->why);
 		rc = rc == -EFBIG || rc == -ENOMEM ? rc : -ENOENT;
 		image_boot_free(out);
 	}

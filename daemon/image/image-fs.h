@@ -57,6 +57,8 @@ struct image_fs {
 	const struct image_fs_ops *ops;
 	const struct image_disk *disk;
 	const struct image_part *part;
+	/* What damage a call last refused, for messages ("": none). */
+	char why[160];
 };
 
 /*

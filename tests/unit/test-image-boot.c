@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -560,6 +563,130 @@ test_superblock(void)
 	close(fd);
 }
 
+/*
+ * choose() in a child, waited for at most secs: its rc, or -ETIMEDOUT
+ * (the child killed) when it has not answered by then.
+ */
+static int
+choose_bounded(const char *path, char *err, size_t errlen, int secs)
+{
+	struct pollfd pfd;
+	struct image_boot b;
+	int p[2], rc = -ETIMEDOUT;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[0]);
+		rc = choose(path, &b, err, errlen);
+		if (write(p[1], &rc, sizeof(rc)) != sizeof(rc) ||
+		    write(p[1], err, strlen(err)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	err[0] = '\0';
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	if (poll(&pfd, 1, secs * 1000) == 1 &&
+	    read(p[0], &rc, sizeof(rc)) == sizeof(rc)) {
+		n = read(p[0], err, errlen - 1);
+		err[n > 0 ? n : 0] = '\0';
+	} else {
+		kill(pid, SIGKILL);
+		snprintf(err, errlen, "no answer in %d s", secs);
+	}
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+/* The first cluster of path in the FAT file system img, from mshowfat. */
+static unsigned int
+fat_first_cluster(const char *img, const char *path)
+{
+	char out[256], *lt;
+
+	if (qimg_run(out, sizeof(out), "MTOOLS_SKIP_CHECK=1 mshowfat -i %s "
+	    "::%s", img, path) != 0 || (lt = strchr(out, '<')) == NULL)
+		tap_bail("mshowfat %s: %s", path, out);
+	return (unsigned int)strtoul(lt + 1, NULL, 10);
+}
+
+/* FAT16 entry c of both FATs of img (512-byte sectors) set to v. */
+static void
+fat16_set(const char *img, unsigned int c, unsigned int v)
+{
+	uint8_t bs[32], e[2] = { v & 0xff, v >> 8 };
+	unsigned int reserved, nfats, fatsz;
+	int fd;
+
+	if ((fd = open(img, O_RDWR | O_CLOEXEC)) < 0 ||
+	    pread(fd, bs, sizeof(bs), 0) != (ssize_t)sizeof(bs))
+		tap_bail("%s: %s", img, strerror(errno));
+	reserved = bs[14] | bs[15] << 8;
+	nfats = bs[16];
+	fatsz = bs[22] | bs[23] << 8;
+	for (unsigned int k = 0; k < nfats; k++)
+		if (pwrite(fd, e, 2, (off_t)(reserved + k * fatsz) * 512 +
+		    c * 2) != 2)
+			tap_bail("%s: %s", img, strerror(errno));
+	close(fd);
+}
+
+/*
+ * A FAT file system whose /loader/entries (a first cluster full of
+ * entries, then a second with the one that boots) is damaged: its chain loops back to its
+ * first cluster, or runs on into a 2.1 MiB file of 'A's, 68750
+ * entries with no end.  Each refused, saying why, well within the
+ * wait (the walk used to start again from the first cluster for each
+ * entry, and a loop ran until the boot's deadline).
+ */
+static void
+test_fat_chains(void)
+{
+	char img[512], err[4096];
+	unsigned int dir, big;
+	int rc;
+
+	snprintf(img, sizeof(img), "%s", scratch_at("fat.img"));
+	scratch_file("entry", 0644, "title no kernel\n");
+	scratch_file("e9", 0644, "title x\nlinux /vmlinuz\n");
+	scratch_file("kernel", 0644, "KERNEL-FAT");
+	/* Names relative to the scratch directory: scratch_at() has one
+	 * buffer. */
+	if (qimg_run(NULL, 0, "export MTOOLS_SKIP_CHECK=1; cd %s && "
+	    "rm -f fat.img && truncate -s 16M fat.img && mkfs.vfat -F 16 -s 1 "
+	    "fat.img >/dev/null && mmd -i fat.img ::/loader ::/loader/entries "
+	    "&& mcopy -i fat.img kernel ::/vmlinuz && for i in 0 1 2 3 4 5 6 "
+	    "7 8 9; do mcopy -i fat.img entry ::/loader/entries/e$i.conf || "
+	    "exit 1; done && mcopy -o -i fat.img e9 ::/loader/entries/e9.conf "
+	    "&& head -c 2200000 /dev/zero | tr '\\0' A > big && "
+	    "mcopy -i fat.img big ::/big", scratch_at(".")) != 0)
+		tap_bail("cannot make %s", img);
+	dir = fat_first_cluster(img, "/loader/entries");
+	big = fat_first_cluster(img, "/big");
+
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == 0, "a FAT file system's BLS entry in the directory's "
+	    "second cluster boots%s%s", rc == 0 ? "" : ": ", rc == 0 ? "" :
+	    err);
+
+	fat16_set(img, dir, dir);
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (vfat) is damaged: a "
+	    "directory's cluster chain loops back to cluster") != NULL,
+	    "a directory whose chain loops: refused: %s",
+	    strstr(err, "; the disk") ? strstr(err, "; the disk") + 2 : err);
+	fat16_set(img, dir, big);
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (vfat) is damaged: a "
+	    "directory longer than 65536 entries") != NULL,
+	    "a directory of 68750 entries: refused: %s",
+	    strstr(err, "; the disk") ? strstr(err, "; the disk") + 2 : err);
+}
+
 static void
 test_seed(void)
 {
@@ -629,6 +756,7 @@ main(void)
 	test_links_newest();
 	test_refusals();
 	test_superblock();
+	test_fat_chains();
 	test_seed();
 	err[0] = '\0';
 	tap_ok(getenv("VMMD_CLOUD_MODULE_DIR") != NULL && cloud_module_load(
