@@ -11,6 +11,7 @@
 #include "grub-cfg.h"
 #include "image-boot.h"
 #include "image-fs.h"
+#include "image-str.h"
 
 /* Text files read from the image (entries, grub.cfg, grubenv), at most. */
 #define BOOT_TEXT_MAX		(1024 * 1024)
@@ -535,6 +536,14 @@ image_boot_choose(const struct image_disk *d, const char *append,
 		image_boot_free(out);
 	}
 out:
+	/* Names, titles and paths from the image, shown to people. */
+	if (rc == 0) {
+		image_str_show(out->why, sizeof(out->why));
+		image_str_show(out->kernel_from, sizeof(out->kernel_from));
+		image_str_show(out->initrd_from, sizeof(out->initrd_from));
+	} else if (errlen > 0) {
+		image_str_show(err, errlen);
+	}
 	for (unsigned int i = 0; i < c->nparts; i++)
 		image_fs_close(c->fs[i]);
 	free(c);

@@ -283,6 +283,62 @@ test_grub(void)
 	}
 }
 
+/* Whether s holds no byte below 0x20 and no 0x7f. */
+static bool
+no_controls(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * Control characters and invalid UTF-8 in a GRUB title, in a kernel's
+ * file name and in the command line: escaped in what the reader says
+ * to people, kept in what the guest is given.
+ */
+static void
+test_controls(void)
+{
+	const char *tree = "ctl";
+	char img[512], err[2048];
+	struct image_boot b;
+	int rc;
+
+	root_tree(tree);
+	snprintf(img, sizeof(img), "%s", scratch_at("ctl.img"));
+	tree_file(tree, "boot/vmlinuz-6.1\033[2J", "KERNEL-C");
+	scratch_mkdir("ctl/boot/grub", 0755);
+	tree_file(tree, "boot/grub/grub.cfg", "menuentry 'Debian\033]0;owned"
+	    "\007 \xff\xfe' {\n\tlinux /boot/vmlinuz-6.1\033[2J "
+	    "root=/dev/vda1 x=\001y\n}\n");
+	make_gpt(img, tree);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == 0 && has(b.kernel, b.kernel_len, "KERNEL-C") &&
+	    strstr(b.why, "'Debian\\x1b]0;owned\\x07 \\xff\\xfe'") !=
+	    NULL && no_controls(b.why), "a GRUB title's controls and bytes "
+	    "that are not UTF-8 shown escaped: %s", rc == 0 ? b.why : err);
+	tap_ok(rc == 0 && strstr(b.kernel_from, "/boot/vmlinuz-6.1\\x1b[2J") !=
+	    NULL && no_controls(b.kernel_from), "so is the kernel's name: %s",
+	    rc == 0 ? b.kernel_from : "");
+	tap_ok(rc == 0 && strcmp(b.cmdline, "root=/dev/vda1 x=\001y "
+	    "console=ttyS0") == 0, "the command line is the guest's, byte "
+	    "for byte");
+	if (rc == 0)
+		image_boot_free(&b);
+
+	/* And in the error when the kernel it names is missing. */
+	unlink(scratch_at("ctl/boot/vmlinuz-6.1\033[2J"));
+	tree_file(tree, "boot/grub/grub.cfg", "menuentry 'x' {\n\tlinux "
+	    "/boot/\033[31mgone\n}\n");
+	make_gpt(img, tree);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "names /boot/\\x1b[31mgone") !=
+	    NULL && no_controls(err), "an error naming it shows it escaped: "
+	    "%s", strstr(err, "found and not used") ? strstr(err, "found and not used") : err);
+}
+
 static void
 test_bls(void)
 {
@@ -752,6 +808,7 @@ main(void)
 		    "and qemu-img are needed");
 	scratch_new("image-boot");
 	test_grub();
+	test_controls();
 	test_bls();
 	test_links_newest();
 	test_refusals();
