@@ -19,6 +19,7 @@
 #include "client.h"
 #include "console-attach.h"
 #include "create-args.h"
+#include "text-escape.h"
 #include "vmctl.h"
 
 /* "verb name", the prefix of this command's messages. */
@@ -395,6 +396,36 @@ static const char *const info_folded[] = {
 	"display", "vnc_password", "vnc_web", "stats", NULL
 };
 
+/*
+ * value on stdout, its control characters and invalid UTF-8 as \xNN:
+ * values may come from a guest's disk (the command line its boot
+ * configuration gave) and must not drive the terminal.
+ */
+static void
+info_put(const char *value)
+{
+	size_t len = strlen(value), size = len * 4 + 1;
+	char small[512], *buf = small;
+
+	if (size > sizeof(small) && (buf = malloc(size)) == NULL) {
+		buf = small;
+		size = sizeof(small);
+	}
+	text_escape(buf, buf == small ? sizeof(small) : size, value, len);
+	fputs(buf, stdout);
+	if (buf != small)
+		free(buf);
+}
+
+/* "label: value", the value as info_put() shows it. */
+static void
+info_line(const char *label, const char *value)
+{
+	printf("%s: ", label);
+	info_put(value);
+	putchar('\n');
+}
+
 /* Any other member as "prefix.key: value" lines, objects flattened. */
 static void
 info_generic(const char *prefix, const char *key, struct json_object *v)
@@ -410,7 +441,7 @@ info_generic(const char *prefix, const char *key, struct json_object *v)
 		return;
 	}
 	if (!json_object_is_type(v, json_type_array)) {
-		printf("%s: %s\n", name, v != NULL ? vm_scalar(v) : "-");
+		info_line(name, v != NULL ? vm_scalar(v) : "-");
 		return;
 	}
 	for (i = 0; i < json_object_array_length(v); i++) {
@@ -434,7 +465,8 @@ info_generic(const char *prefix, const char *key, struct json_object *v)
 	for (i = 0; i < json_object_array_length(v); i++) {
 		const char *s = vm_scalar(json_object_array_get_idx(v, i));
 
-		printf("%s %s", i > 0 ? "," : "", s != NULL ? s : "-");
+		fputs(i > 0 ? ", " : " ", stdout);
+		info_put(s != NULL ? s : "-");
 	}
 	putchar('\n');
 }
@@ -666,8 +698,8 @@ info_print(struct json_object *vm, bool raw)
 			s = vm_member(b, info_keys[i].key);
 		else
 			s = vm_scalar(v);
-		printf("%s: %s\n", info_keys[i].label,
-		    s != NULL ? s : info_keys[i].null);
+		info_line(info_keys[i].label, s != NULL ? s :
+		    info_keys[i].null);
 	}
 	json_object_object_foreach(vm, key, val)
 		if (!info_is_folded(key))

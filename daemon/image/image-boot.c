@@ -11,6 +11,7 @@
 #include "grub-cfg.h"
 #include "image-boot.h"
 #include "image-fs.h"
+#include "image-str.h"
 
 /* Text files read from the image (entries, grub.cfg, grubenv), at most. */
 #define BOOT_TEXT_MAX		(1024 * 1024)
@@ -479,7 +480,7 @@ image_boot_choose(const struct image_disk *d, const char *append,
 	struct boot_ctx *c = calloc(1, sizeof(*c));
 	enum image_fs_type t;
 	uint64_t node;
-	char name[64], skipped[512] = "";
+	char name[64], why[256], skipped[1024] = "";
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -496,13 +497,16 @@ image_boot_choose(const struct image_disk *d, const char *append,
 	    errlen)) < 0)
 		goto out;
 	for (unsigned int i = 0; i < c->nparts; i++) {
-		rc = image_fs_open(d, &c->parts[i], &c->fs[i]);
+		rc = image_fs_open(d, &c->parts[i], &c->fs[i], why,
+		    sizeof(why));
 		if (rc < 0 && c->parts[i].fstype[0] != '\0')
-			boot_add(skipped, sizeof(skipped), "%s%s %s",
+			boot_add(skipped, sizeof(skipped), "%s%s %s%s%s",
 			    skipped[0] != '\0' ? "; " : "",
 			    boot_part_name(c, i, name, sizeof(name)),
 			    rc == -ENOTSUP ? "not read (vmmd reads ext2/3/4 "
-			    "and FAT)" : "is damaged");
+			    "and FAT)" : "is damaged", rc != -ENOTSUP &&
+			    why[0] != '\0' ? ": " : "", rc != -ENOTSUP ?
+			    why : "");
 		if (c->root < 0 && c->fs[i] != NULL && boot_is_ext(c, i) &&
 		    image_fs_resolve(c->fs[i], "/etc/fstab", false, &node, &t,
 		    NULL, 0) == 0)
@@ -522,10 +526,24 @@ image_boot_choose(const struct image_disk *d, const char *append,
 		    skipped, c->notes[0] != '\0' ? "; found and not used: " :
 		    "");
 		boot_add(err, errlen, "%s", c->notes);
+		/* Damage met on the way (a directory that loops). */
+		for (unsigned int i = 0; i < c->nparts; i++)
+			if (c->fs[i] != NULL && c->fs[i]->why[0] != '\0')
+				boot_add(err, errlen, "; %s is damaged: %s",
+				    boot_part_name(c, i, name, sizeof(name)),
+				    c->fs[i]->why);
 		rc = rc == -EFBIG || rc == -ENOMEM ? rc : -ENOENT;
 		image_boot_free(out);
 	}
 out:
+	/* Names, titles and paths from the image, shown to people. */
+	if (rc == 0) {
+		image_str_show(out->why, sizeof(out->why));
+		image_str_show(out->kernel_from, sizeof(out->kernel_from));
+		image_str_show(out->initrd_from, sizeof(out->initrd_from));
+	} else if (errlen > 0) {
+		image_str_show(err, errlen);
+	}
 	for (unsigned int i = 0; i < c->nparts; i++)
 		image_fs_close(c->fs[i]);
 	free(c);

@@ -20,7 +20,10 @@
  * last (the console the user asked for).
  *
  * Untrusted input throughout (image-layout.h); the kernel and initrd
- * are bounded by the caller's limits.
+ * are bounded by the caller's limits.  The text meant for people (why,
+ * kernel_from, initrd_from, the error) comes with control characters
+ * and invalid UTF-8 escaped as \xNN (image-str.h); cmdline is the
+ * guest's, byte for byte, and its caller escapes it where it shows it.
  */
 #ifndef VMMD_IMAGE_BOOT_H
 #define VMMD_IMAGE_BOOT_H

@@ -14,6 +14,7 @@
 
 #include <ext2fs/ext2fs.h>
 
+#include "ext-super.h"
 #include "image-fs.h"
 
 #define EXT_IO_PREFIX	"vmmd-image:"
@@ -307,14 +308,30 @@ static const struct image_fs_ops ext_ops = {
 	.close = ext_close,
 };
 
+/*
+ * The superblock is checked here, against the partition, before
+ * libext2fs reads it (ext-super.h); then libext2fs reads only it and
+ * the group descriptors at open, and inodes, directories and files as
+ * they are asked for: never the bitmaps (ext2fs_read_bitmaps), whose
+ * size is per group too.
+ */
 int
 image_ext_open(const struct image_disk *d, const struct image_part *p,
-    struct image_fs **out)
+    struct image_fs **out, char *why, size_t whylen)
 {
+	uint8_t sb[EXT_SUPER_SIZE];
 	char name[64];
 	struct ext_fs *e;
 	errcode_t ec;
+	int rc;
 
+	if ((rc = image_part_read(d, p, sb, sizeof(sb),
+	    EXT_SUPER_OFFSET)) < 0) {
+		snprintf(why, whylen, "its superblock cannot be read");
+		return rc == -EIO ? -EINVAL : rc;
+	}
+	if (ext_super_check(sb, p->size, why, whylen) < 0)
+		return -EINVAL;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return -ENOMEM;
 	e->base = (struct image_fs){ .ops = &ext_ops, .disk = d, .part = p };
@@ -324,8 +341,12 @@ image_ext_open(const struct image_disk *d, const struct image_part *p,
 	ec = ext2fs_open2(name, NULL, EXT2_FLAG_64BITS |
 	    EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, &ext_io_manager, &e->fs);
 	if (ec != 0) {
+		snprintf(why, whylen, "libext2fs: %s", ec == EXT2_ET_NO_MEMORY ?
+		    "out of memory" : ec == EXT2_ET_SHORT_READ ?
+		    "a read past the partition" : "a damaged superblock or "
+		    "group descriptors");
 		free(e);
-		return -EINVAL;
+		return ec == EXT2_ET_NO_MEMORY ? -ENOMEM : -EINVAL;
 	}
 	*out = &e->base;
 	return 0;

@@ -6,15 +6,20 @@
  * needed, directories with long names and cluster chains, is small.
  *
  * Every number read from the image is checked before use: cluster
- * numbers against the cluster count, chains against looping (a chain
- * is never longer than the clusters there are), sizes against the
- * chains that hold them.
+ * numbers against the cluster count, chains against looping (a file's
+ * chain is never longer than the clusters there are; a directory's
+ * never comes back to a cluster it holds nor runs past FAT_DIR_MAX),
+ * sizes against the chains that hold them.  Chains are followed from
+ * where the reader is, never again from their start.
  *
  * A node is an index into a table of the files looked up so far (0:
  * the root directory): FAT has no inode numbers.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +31,11 @@
 #define FAT_ATTR_LFN		0x0f
 /* Files looked up in one file system, at most. */
 #define FAT_MAX_NODES		4096
+/*
+ * A directory's bytes, at most: the FAT specification's 65536 entries
+ * (its entries are numbered in 16 bits).  A longer one is refused.
+ */
+#define FAT_DIR_MAX		(65536u * FAT_DIRENT)
 
 struct fat_node {
 	uint32_t cluster;	/* first cluster; 0: none (or the root) */
@@ -64,6 +74,21 @@ fat_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	    (uint32_t)p[3] << 24;
+}
+
+/* rc, with why the file system is damaged for the caller's message. */
+static int fat_damage(struct fat_fs *f, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fat_damage(struct fat_fs *f, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->base.why, sizeof(f->base.why), fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int
@@ -162,108 +187,161 @@ fat_root(struct image_fs *fs)
 	return 0;
 }
 
-/* The bytes a directory node may hold, for walking it entry by entry. */
-static uint64_t
-fat_dir_limit(struct fat_fs *f, const struct fat_node *n)
+/*
+ * A directory's walk: its entries come a cluster at a time (the fixed
+ * root all at once), each cluster read once, the chain followed from
+ * where it is, never again from its start.  Long-name pieces are kept
+ * across clusters.
+ */
+struct fat_walker {
+	int (*each)(void *arg, const char *name, const uint8_t *e);
+	void *arg;
+	char lname[256];
+	bool have_long;
+	uint8_t sum;
+	int stop;		/* each's nonzero return; 0 at the end */
+};
+
+/* One directory entry: 0 to go on, 1 at the end of the walk. */
+static int
+fat_entry(struct fat_walker *w, const uint8_t *e)
 {
-	if (n->cluster == 0 && f->bits != 32)
-		return f->root_len;
-	return (uint64_t)f->clusters * f->cluster_bytes;
+	char sname[13];
+	uint8_t s = 0;
+	unsigned int i, k = 0;
+	int rc;
+
+	if (e[0] == 0x00)
+		return 1;
+	if (e[0] == 0xe5) {
+		w->have_long = false;
+		return 0;
+	}
+	if ((e[11] & 0x3f) == FAT_ATTR_LFN) {
+		/* Pieces come last first: 13 UCS-2 characters each. */
+		static const uint8_t at[13] = { 1, 3, 5, 7, 9, 14, 16, 18, 20,
+			22, 24, 28, 30 };
+		unsigned int seq = e[0] & 0x1f, base;
+
+		if (seq == 0 || seq > 20) {
+			w->have_long = false;
+			return 0;
+		}
+		if (e[0] & 0x40) {
+			memset(w->lname, 0, sizeof(w->lname));
+			w->have_long = true;
+			w->sum = e[13];
+		} else if (!w->have_long || e[13] != w->sum) {
+			w->have_long = false;
+			return 0;
+		}
+		base = (seq - 1) * 13;
+		for (i = 0; i < 13 && base + i < sizeof(w->lname) - 1; i++) {
+			uint16_t ch = fat_le16(&e[at[i]]);
+
+			if (ch == 0 || ch == 0xffff)
+				break;
+			w->lname[base + i] = ch < 0x80 ? (char)ch : '?';
+		}
+		return 0;
+	}
+	if (e[11] & FAT_ATTR_VOLUME) {
+		w->have_long = false;
+		return 0;
+	}
+	for (i = 0; i < 11; i++)
+		s = (uint8_t)(((s & 1) ? 0x80 : 0) + (s >> 1) + e[i]);
+	for (i = 0; i < 8 && e[i] != ' '; i++)
+		sname[k++] = (char)((e[12] & 0x08) && e[i] >= 'A' &&
+		    e[i] <= 'Z' ? e[i] + 32 : e[i]);
+	if (e[8] != ' ') {
+		sname[k++] = '.';
+		for (i = 8; i < 11 && e[i] != ' '; i++)
+			sname[k++] = (char)((e[12] & 0x10) && e[i] >= 'A' &&
+			    e[i] <= 'Z' ? e[i] + 32 : e[i]);
+	}
+	sname[k] = '\0';
+	if (sname[0] == 0x05)
+		sname[0] = (char)0xe5;
+	rc = strcmp(sname, ".") == 0 || strcmp(sname, "..") == 0 ? 0 :
+	    w->each(w->arg, w->have_long && s == w->sum &&
+	    w->lname[0] != '\0' ? w->lname : sname, e);
+	w->have_long = false;
+	w->stop = rc;
+	return rc != 0;
+}
+
+/* Each entry of a block of len bytes, as fat_entry(). */
+static int
+fat_entries(struct fat_walker *w, const uint8_t *buf, size_t len)
+{
+	int rc;
+
+	for (size_t off = 0; off + FAT_DIRENT <= len; off += FAT_DIRENT)
+		if ((rc = fat_entry(w, buf + off)) != 0)
+			return rc;
+	return 0;
 }
 
 /*
  * Walk directory dir, calling each(name, entry) for every file in it;
  * each's nonzero return ends the walk and is returned.  Long names are
  * used where their checksum matches the short entry, else the short
- * name (lowercased as the entry's flags say).
+ * name (lowercased as the entry's flags say).  A directory whose chain
+ * comes back to a cluster it holds, or that runs past FAT_DIR_MAX
+ * bytes without its end, is refused (-ELOOP, -EFBIG; why says which).
  */
 static int
 fat_walk(struct fat_fs *f, const struct fat_node *dir,
     int (*each)(void *arg, const char *name, const uint8_t *e), void *arg)
 {
-	uint32_t first = dir->cluster == 0 && f->bits == 32 ?
-	    f->root_cluster : dir->cluster;
-	uint64_t limit = fat_dir_limit(f, dir), off;
-	char lname[256];
-	bool have_long = false;
-	uint8_t e[FAT_DIRENT], sum = 0;
-	int rc;
+	struct fat_walker w = { .each = each, .arg = arg };
+	uint32_t c = dir->cluster == 0 ? f->root_cluster : dir->cluster;
+	uint32_t *held = NULL, nheld = 0, maxheld;
+	uint8_t *buf;
+	int rc = 0;
 
-	lname[0] = '\0';
-	for (off = 0; off + FAT_DIRENT <= limit; off += FAT_DIRENT) {
-		if ((rc = fat_read_chain(f, first, e, sizeof(e), off)) < 0)
-			return rc == -EIO && off > 0 ? 0 : rc;
-		if (e[0] == 0x00)
-			break;
-		if (e[0] == 0xe5) {
-			have_long = false;
-			continue;
-		}
-		if ((e[11] & 0x3f) == FAT_ATTR_LFN) {
-			/* Pieces come last first: 13 UCS-2 characters each. */
-			static const uint8_t at[13] = { 1, 3, 5, 7, 9, 14, 16,
-				18, 20, 22, 24, 28, 30 };
-			unsigned int seq = e[0] & 0x1f, base, i;
-
-			if (seq == 0 || seq > 20) {
-				have_long = false;
-				continue;
-			}
-			if (e[0] & 0x40) {
-				memset(lname, 0, sizeof(lname));
-				have_long = true;
-				sum = e[13];
-			} else if (!have_long || e[13] != sum) {
-				have_long = false;
-				continue;
-			}
-			base = (seq - 1) * 13;
-			for (i = 0; i < 13 && base + i < sizeof(lname) - 1;
-			    i++) {
-				uint16_t ch = fat_le16(&e[at[i]]);
-
-				if (ch == 0 || ch == 0xffff)
-					break;
-				lname[base + i] = ch < 0x80 ? (char)ch : '?';
-			}
-			continue;
-		}
-		if (e[11] & FAT_ATTR_VOLUME) {
-			have_long = false;
-			continue;
-		}
-		{
-			char sname[13];
-			uint8_t s = 0;
-			unsigned int i, k = 0;
-
-			for (i = 0; i < 11; i++)
-				s = (uint8_t)(((s & 1) ? 0x80 : 0) + (s >> 1) +
-				    e[i]);
-			for (i = 0; i < 8 && e[i] != ' '; i++)
-				sname[k++] = (char)((e[12] & 0x08) &&
-				    e[i] >= 'A' && e[i] <= 'Z' ? e[i] + 32 :
-				    e[i]);
-			if (e[8] != ' ') {
-				sname[k++] = '.';
-				for (i = 8; i < 11 && e[i] != ' '; i++)
-					sname[k++] = (char)((e[12] & 0x10) &&
-					    e[i] >= 'A' && e[i] <= 'Z' ?
-					    e[i] + 32 : e[i]);
-			}
-			sname[k] = '\0';
-			if (sname[0] == 0x05)
-				sname[0] = (char)0xe5;
-			rc = strcmp(sname, ".") == 0 ||
-			    strcmp(sname, "..") == 0 ? 0 : each(arg,
-			    have_long && s == sum && lname[0] != '\0' ?
-			    lname : sname, e);
-			have_long = false;
-			if (rc != 0)
-				return rc;
-		}
+	if (dir->cluster == 0 && f->bits != 32) {
+		/* The fixed root: root_len is at most 2 MiB (16 bits). */
+		if ((buf = malloc(f->root_len)) == NULL)
+			return -ENOMEM;
+		if ((rc = fat_read(f, buf, f->root_len, f->root_off)) == 0)
+			rc = fat_entries(&w, buf, f->root_len);
+		free(buf);
+		return rc == 1 ? w.stop : rc;
 	}
-	return 0;
+	maxheld = FAT_DIR_MAX / f->cluster_bytes + 1;
+	if ((buf = malloc(f->cluster_bytes)) == NULL ||
+	    (held = malloc(maxheld * sizeof(*held))) == NULL) {
+		free(buf);
+		return -ENOMEM;
+	}
+	while (c != 0) {
+		for (uint32_t k = 0; k < nheld; k++)
+			if (held[k] == c) {
+				rc = fat_damage(f, -ELOOP, "a directory's "
+				    "cluster chain loops back to cluster %"
+				    PRIu32, c);
+				goto out;
+			}
+		if (nheld == maxheld) {
+			rc = fat_damage(f, -EFBIG, "a directory longer than "
+			    "%u entries (%u KiB), the most FAT holds",
+			    FAT_DIR_MAX / FAT_DIRENT, FAT_DIR_MAX / 1024);
+			goto out;
+		}
+		held[nheld++] = c;
+		if ((rc = fat_read(f, buf, f->cluster_bytes, f->data_off +
+		    (uint64_t)(c - 2) * f->cluster_bytes)) < 0 ||
+		    (rc = fat_entries(&w, buf, f->cluster_bytes)) != 0)
+			break;
+		if ((rc = fat_next(f, c, &c)) < 0)
+			break;
+	}
+out:
+	free(held);
+	free(buf);
+	return rc == 1 ? w.stop : rc;
 }
 
 struct fat_find {
@@ -462,19 +540,23 @@ fat_geometry(struct fat_fs *f, const uint8_t *b, uint64_t part_size)
 
 int
 image_fat_open(const struct image_disk *d, const struct image_part *p,
-    struct image_fs **out)
+    struct image_fs **out, char *why, size_t whylen)
 {
 	uint8_t boot[512];
 	struct fat_fs *f;
 	int rc;
 
-	if ((rc = image_part_read(d, p, boot, sizeof(boot), 0)) < 0)
+	if ((rc = image_part_read(d, p, boot, sizeof(boot), 0)) < 0) {
+		snprintf(why, whylen, "its boot sector cannot be read");
 		return rc;
+	}
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -ENOMEM;
 	f->base = (struct image_fs){ .ops = &fat_ops, .disk = d, .part = p };
 	if ((rc = fat_geometry(f, boot, p->size)) < 0 ||
 	    (f->nodes = calloc(FAT_MAX_NODES, sizeof(*f->nodes))) == NULL) {
+		snprintf(why, whylen, "%s", rc < 0 ? "its boot sector's "
+		    "geometry does not fit the partition" : "out of memory");
 		free(f);
 		return rc < 0 ? rc : -ENOMEM;
 	}

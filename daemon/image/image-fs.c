@@ -8,13 +8,14 @@
 
 int
 image_fs_open(const struct image_disk *d, const struct image_part *p,
-    struct image_fs **out)
+    struct image_fs **out, char *why, size_t whylen)
 {
+	why[0] = '\0';
 	if (strcmp(p->fstype, "ext2") == 0 || strcmp(p->fstype, "ext3") == 0 ||
 	    strcmp(p->fstype, "ext4") == 0)
-		return image_ext_open(d, p, out);
+		return image_ext_open(d, p, out, why, whylen);
 	if (strcmp(p->fstype, "vfat") == 0)
-		return image_fat_open(d, p, out);
+		return image_fat_open(d, p, out, why, whylen);
 	return -ENOTSUP;
 }
 

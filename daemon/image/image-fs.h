@@ -57,15 +57,18 @@ struct image_fs {
 	const struct image_fs_ops *ops;
 	const struct image_disk *disk;
 	const struct image_part *part;
+	/* What damage a call last refused, for messages ("": none). */
+	char why[160];
 };
 
 /*
  * Open the file system on p if it is one of the kinds above (by its
  * blkid TYPE): 0, -ENOTSUP for any other kind, or -errno (a damaged
- * one: -EINVAL).
+ * one: -EINVAL) with what is wrong in why (the field at fault; text
+ * from the image escaped as image-str.h does).
  */
 int	image_fs_open(const struct image_disk *d, const struct image_part *p,
-	    struct image_fs **out);
+	    struct image_fs **out, char *why, size_t whylen);
 void	image_fs_close(struct image_fs *fs);
 
 /*
@@ -88,8 +91,8 @@ int	image_fs_list(struct image_fs *fs, const char *path,
 
 /* The kinds' openers, for image_fs_open(). */
 int	image_ext_open(const struct image_disk *d, const struct image_part *p,
-	    struct image_fs **out);
+	    struct image_fs **out, char *why, size_t whylen);
 int	image_fat_open(const struct image_disk *d, const struct image_part *p,
-	    struct image_fs **out);
+	    struct image_fs **out, char *why, size_t whylen);
 
 #endif

@@ -7,7 +7,10 @@
  * grub.cfg (bit 1 clear) or of a BLS entry (bit 1 set) given to its
  * parser alone.  Whatever the bytes, no crash, no hang, no leak; a
  * refusal is fine.  Seeds (corpus/image): small disks made with sfdisk,
- * mkfs.ext2 -d and mkfs.vfat, and generated grub.cfg files.
+ * mkfs.ext2 -d and mkfs.vfat, and generated grub.cfg files; and damaged
+ * ones: an ext2 superblock claiming 2^24 block groups (ext-sb-groups),
+ * a FAT directory whose cluster chain loops back to itself
+ * (fat-dir-loop) or runs on into a file's clusters (fat-dir-long).
  */
 #include <errno.h>
 #include <stdint.h>

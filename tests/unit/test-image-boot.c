@@ -7,7 +7,9 @@
  * and grubenv's saved entry, Debian's links, the newest kernel), what
  * wins over what, the command line made when an entry gives no root=,
  * and each refusal (an empty file system, no file system, bytes that
- * are no disk at all).  Then cloud-init's seed, read back with isoinfo.
+ * are no disk at all, an ext superblock whose geometry does not fit
+ * its disk or would cost libext2fs gigabytes).  Then cloud-init's
+ * seed, read back with isoinfo.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -32,7 +38,7 @@
 /* 64 MiB disks: p14 BIOS boot, p15 ESP (16 MiB), p1 root, as Debian's. */
 #define P15_SECTOR	4096
 #define P1_SECTOR	36864
-#define P1_KIB		47000
+#define P1_KIB		46080	/* to the last whole MiB, as sfdisk ends it */
 
 static int
 fd_read(void *ctx, void *buf, size_t len, uint64_t off)
@@ -277,6 +283,62 @@ test_grub(void)
 	}
 }
 
+/* Whether s holds no byte below 0x20 and no 0x7f. */
+static bool
+no_controls(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * Control characters and invalid UTF-8 in a GRUB title, in a kernel's
+ * file name and in the command line: escaped in what the reader says
+ * to people, kept in what the guest is given.
+ */
+static void
+test_controls(void)
+{
+	const char *tree = "ctl";
+	char img[512], err[2048];
+	struct image_boot b;
+	int rc;
+
+	root_tree(tree);
+	snprintf(img, sizeof(img), "%s", scratch_at("ctl.img"));
+	tree_file(tree, "boot/vmlinuz-6.1\033[2J", "KERNEL-C");
+	scratch_mkdir("ctl/boot/grub", 0755);
+	tree_file(tree, "boot/grub/grub.cfg", "menuentry 'Debian\033]0;owned"
+	    "\007 \xff\xfe' {\n\tlinux /boot/vmlinuz-6.1\033[2J "
+	    "root=/dev/vda1 x=\001y\n}\n");
+	make_gpt(img, tree);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == 0 && has(b.kernel, b.kernel_len, "KERNEL-C") &&
+	    strstr(b.why, "'Debian\\x1b]0;owned\\x07 \\xff\\xfe'") !=
+	    NULL && no_controls(b.why), "a GRUB title's controls and bytes "
+	    "that are not UTF-8 shown escaped: %s", rc == 0 ? b.why : err);
+	tap_ok(rc == 0 && strstr(b.kernel_from, "/boot/vmlinuz-6.1\\x1b[2J") !=
+	    NULL && no_controls(b.kernel_from), "so is the kernel's name: %s",
+	    rc == 0 ? b.kernel_from : "");
+	tap_ok(rc == 0 && strcmp(b.cmdline, "root=/dev/vda1 x=\001y "
+	    "console=ttyS0") == 0, "the command line is the guest's, byte "
+	    "for byte");
+	if (rc == 0)
+		image_boot_free(&b);
+
+	/* And in the error when the kernel it names is missing. */
+	unlink(scratch_at("ctl/boot/vmlinuz-6.1\033[2J"));
+	tree_file(tree, "boot/grub/grub.cfg", "menuentry 'x' {\n\tlinux "
+	    "/boot/\033[31mgone\n}\n");
+	make_gpt(img, tree);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "names /boot/\\x1b[31mgone") !=
+	    NULL && no_controls(err), "an error naming it shows it escaped: "
+	    "%s", strstr(err, "found and not used") ? strstr(err, "found and not used") : err);
+}
+
 static void
 test_bls(void)
 {
@@ -442,6 +504,245 @@ test_refusals(void)
 	    "(%s)", err);
 }
 
+/* The superblock's fields changed, at offset 1024 of the disk. */
+#define SB_INODES_COUNT		0x00
+#define SB_BLOCKS_COUNT_LO	0x04
+#define SB_BLOCKS_PER_GROUP	0x20
+#define SB_CLUSTERS_PER_GROUP	0x24
+#define SB_INODES_PER_GROUP	0x28
+#define SB_DESC_SIZE		0xfe
+
+static void
+sb_put(int fd, unsigned int field, uint32_t v, size_t len)
+{
+	uint8_t b[4] = { v, v >> 8, v >> 16, v >> 24 };
+
+	if (pwrite(fd, b, len, 1024 + field) != (ssize_t)len)
+		tap_bail("writing the superblock: %s", strerror(errno));
+}
+
+static long
+max_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/*
+ * A 64 MiB ext4 whose superblock claims 2^24 block groups of 8 blocks
+ * (134217728 blocks of 1 KiB, 16 inodes a group): on its own disk it
+ * claims more blocks than the disk has; at the start of a sparse
+ * 200 GiB disk it fits, but its descriptor table alone would be 1 GiB,
+ * which libext2fs allocated and read whole.  Both refused, naming the
+ * field, without the memory.  And fields out of range one by one.
+ */
+static void
+test_superblock(void)
+{
+	const char *tree = "sb";
+	uint8_t orig[1024];
+	char img[512], err[2048];
+	struct image_boot b;
+	long before;
+	int fd, rc;
+
+	root_tree(tree);
+	tree_file(tree, "boot/vmlinuz-6.1.0-1-amd64", "KERNEL-1");
+	snprintf(img, sizeof(img), "%s", scratch_at("sb.img"));
+	if (qimg_run(NULL, 0, "rm -f %s && mkfs.ext4 -q -F -U %s -d %s %s "
+	    "64M", img, ROOT_UUID, scratch_at(tree), img) != 0)
+		tap_bail("cannot make %s", img);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == 0 && has(b.kernel, b.kernel_len, "KERNEL-1"),
+	    "the file system as mkfs made it boots (%s)",
+	    rc == 0 ? b.kernel_from : err);
+	if (rc == 0)
+		image_boot_free(&b);
+	if ((fd = open(img, O_RDWR | O_CLOEXEC)) < 0 ||
+	    pread(fd, orig, sizeof(orig), 1024) != (ssize_t)sizeof(orig))
+		tap_bail("%s: %s", img, strerror(errno));
+
+	before = max_rss_kib();
+	sb_put(fd, SB_BLOCKS_COUNT_LO, (1u << 27) + 1, 4);
+	sb_put(fd, SB_BLOCKS_PER_GROUP, 8, 4);
+	sb_put(fd, SB_CLUSTERS_PER_GROUP, 8, 4);
+	sb_put(fd, SB_INODES_PER_GROUP, 16, 4);
+	sb_put(fd, SB_INODES_COUNT, 1u << 28, 4);
+	rc = choose(img, &b, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (ext4) is damaged: "
+	    "s_blocks_count 134217729") != NULL, "2^24 groups on a 64 MiB "
+	    "disk: refused, naming the field: %s", strstr(err, "the disk") ?
+	    strstr(err, "the disk") : err);
+	if (rc == 0)
+		image_boot_free(&b);
+	if (ftruncate(fd, 200LL << 30) < 0)
+		tap_bail("a sparse 200 GiB disk: %s", strerror(errno));
+	rc = choose(img, &b, err, sizeof(err));
+	tap_diag("maximum resident set size: %ld KiB before both, %ld KiB "
+	    "after", before, max_rss_kib());
+	tap_ok(rc == -ENOENT && strstr(err, "s_blocks_per_group 8: 16777216 "
+	    "block groups need a descriptor table of 1048576 KiB") != NULL,
+	    "the same at the start of a sparse 200 GiB disk: refused: %s",
+	    strstr(err, "the disk") ? strstr(err, "the disk") : err);
+	tap_ok(max_rss_kib() - before < 32 * 1024, "both read in less than "
+	    "32 MiB more memory (%ld KiB more)", max_rss_kib() - before);
+	if (rc == 0)
+		image_boot_free(&b);
+
+	/* One field at a time, the rest as mkfs made them. */
+	static const struct {
+		unsigned int field;
+		uint32_t v;
+		size_t len;
+		const char *named;
+	} one[] = {
+		{ SB_DESC_SIZE, 48, 2, "s_desc_size 48" },
+		{ SB_INODES_COUNT, 16383, 4, "s_inodes_count 16383" },
+		{ SB_INODES_PER_GROUP, 0, 4, "s_inodes_per_group 0" },
+		{ 0x18, 7, 4, "s_log_block_size 7" },
+		{ 0x1c, 3, 4, "s_log_cluster_size 3" },
+	};
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		if (ftruncate(fd, 64 * MIB) < 0 || pwrite(fd, orig,
+		    sizeof(orig), 1024) != (ssize_t)sizeof(orig))
+			tap_bail("restoring %s", img);
+		sb_put(fd, one[i].field, one[i].v, one[i].len);
+		rc = choose(img, &b, err, sizeof(err));
+		tap_ok(rc == -ENOENT && strstr(err, one[i].named) != NULL,
+		    "%s: refused: %s", one[i].named, strstr(err, "the disk") ?
+		    strstr(err, "the disk") : err);
+		if (rc == 0)
+			image_boot_free(&b);
+	}
+	close(fd);
+}
+
+/*
+ * choose() in a child, waited for at most secs: its rc, or -ETIMEDOUT
+ * (the child killed) when it has not answered by then.
+ */
+static int
+choose_bounded(const char *path, char *err, size_t errlen, int secs)
+{
+	struct pollfd pfd;
+	struct image_boot b;
+	int p[2], rc = -ETIMEDOUT;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[0]);
+		rc = choose(path, &b, err, errlen);
+		if (write(p[1], &rc, sizeof(rc)) != sizeof(rc) ||
+		    write(p[1], err, strlen(err)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	err[0] = '\0';
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	if (poll(&pfd, 1, secs * 1000) == 1 &&
+	    read(p[0], &rc, sizeof(rc)) == sizeof(rc)) {
+		n = read(p[0], err, errlen - 1);
+		err[n > 0 ? n : 0] = '\0';
+	} else {
+		kill(pid, SIGKILL);
+		snprintf(err, errlen, "no answer in %d s", secs);
+	}
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+/* The first cluster of path in the FAT file system img, from mshowfat. */
+static unsigned int
+fat_first_cluster(const char *img, const char *path)
+{
+	char out[256], *lt;
+
+	if (qimg_run(out, sizeof(out), "MTOOLS_SKIP_CHECK=1 mshowfat -i %s "
+	    "::%s", img, path) != 0 || (lt = strchr(out, '<')) == NULL)
+		tap_bail("mshowfat %s: %s", path, out);
+	return (unsigned int)strtoul(lt + 1, NULL, 10);
+}
+
+/* FAT16 entry c of both FATs of img (512-byte sectors) set to v. */
+static void
+fat16_set(const char *img, unsigned int c, unsigned int v)
+{
+	uint8_t bs[32], e[2] = { v & 0xff, v >> 8 };
+	unsigned int reserved, nfats, fatsz;
+	int fd;
+
+	if ((fd = open(img, O_RDWR | O_CLOEXEC)) < 0 ||
+	    pread(fd, bs, sizeof(bs), 0) != (ssize_t)sizeof(bs))
+		tap_bail("%s: %s", img, strerror(errno));
+	reserved = bs[14] | bs[15] << 8;
+	nfats = bs[16];
+	fatsz = bs[22] | bs[23] << 8;
+	for (unsigned int k = 0; k < nfats; k++)
+		if (pwrite(fd, e, 2, (off_t)(reserved + k * fatsz) * 512 +
+		    c * 2) != 2)
+			tap_bail("%s: %s", img, strerror(errno));
+	close(fd);
+}
+
+/*
+ * A FAT file system whose /loader/entries (a first cluster full of
+ * entries, then a second with the one that boots) is damaged: its chain loops back to its
+ * first cluster, or runs on into a 2.1 MiB file of 'A's, 68750
+ * entries with no end.  Each refused, saying why, well within the
+ * wait (the walk used to start again from the first cluster for each
+ * entry, and a loop ran until the boot's deadline).
+ */
+static void
+test_fat_chains(void)
+{
+	char img[512], err[4096];
+	unsigned int dir, big;
+	int rc;
+
+	snprintf(img, sizeof(img), "%s", scratch_at("fat.img"));
+	scratch_file("entry", 0644, "title no kernel\n");
+	scratch_file("e9", 0644, "title x\nlinux /vmlinuz\n");
+	scratch_file("kernel", 0644, "KERNEL-FAT");
+	/* Names relative to the scratch directory: scratch_at() has one
+	 * buffer. */
+	if (qimg_run(NULL, 0, "export MTOOLS_SKIP_CHECK=1; cd %s && "
+	    "rm -f fat.img && truncate -s 16M fat.img && mkfs.vfat -F 16 -s 1 "
+	    "fat.img >/dev/null && mmd -i fat.img ::/loader ::/loader/entries "
+	    "&& mcopy -i fat.img kernel ::/vmlinuz && for i in 0 1 2 3 4 5 6 "
+	    "7 8 9; do mcopy -i fat.img entry ::/loader/entries/e$i.conf || "
+	    "exit 1; done && mcopy -o -i fat.img e9 ::/loader/entries/e9.conf "
+	    "&& head -c 2200000 /dev/zero | tr '\\0' A > big && "
+	    "mcopy -i fat.img big ::/big", scratch_at(".")) != 0)
+		tap_bail("cannot make %s", img);
+	dir = fat_first_cluster(img, "/loader/entries");
+	big = fat_first_cluster(img, "/big");
+
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == 0, "a FAT file system's BLS entry in the directory's "
+	    "second cluster boots%s%s", rc == 0 ? "" : ": ", rc == 0 ? "" :
+	    err);
+
+	fat16_set(img, dir, dir);
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (vfat) is damaged: a "
+	    "directory's cluster chain loops back to cluster") != NULL,
+	    "a directory whose chain loops: refused: %s",
+	    strstr(err, "; the disk") ? strstr(err, "; the disk") + 2 : err);
+	fat16_set(img, dir, big);
+	rc = choose_bounded(img, err, sizeof(err), 60);
+	tap_ok(rc == -ENOENT && strstr(err, "the disk (vfat) is damaged: a "
+	    "directory longer than 65536 entries") != NULL,
+	    "a directory of 68750 entries: refused: %s",
+	    strstr(err, "; the disk") ? strstr(err, "; the disk") + 2 : err);
+}
+
 static void
 test_seed(void)
 {
@@ -507,9 +808,12 @@ main(void)
 		    "and qemu-img are needed");
 	scratch_new("image-boot");
 	test_grub();
+	test_controls();
 	test_bls();
 	test_links_newest();
 	test_refusals();
+	test_superblock();
+	test_fat_chains();
 	test_seed();
 	err[0] = '\0';
 	tap_ok(getenv("VMMD_CLOUD_MODULE_DIR") != NULL && cloud_module_load(
