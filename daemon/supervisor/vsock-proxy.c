@@ -422,29 +422,21 @@ vsp_file_name(const char *vm, uint32_t port, char *buf, size_t len)
 	    (int)len ? -ENAMETOOLONG : 0;
 }
 
-static void
-vsp_accept_guest(evutil_socket_t lfd, short what, void *arg)
+int
+vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
 {
-	struct vsp_port *pt = arg;
-	struct vsock_proxy *p = pt->p;
-	struct sockaddr_vm peer;
-	socklen_t len = sizeof(peer);
 	struct sockaddr_un sa;
 	char name[NAME_MAX + 1];
 	struct vsp_conn *c;
 	struct vsp_vm *vm;
 	struct stat st;
-	int fd, path = -1, ufd = -1;
+	int path = -1, ufd = -1, rc = -ENOENT;
 
-	fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK |
-	    SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
 	TAILQ_FOREACH(vm, &p->vms, entry)
-		if (vm->cid == peer.svm_cid)
+		if (vm->cid == cid)
 			break;
 	/* The listener's socket, never a link to one: held by O_PATH. */
-	if (vm == NULL || vsp_file_name(vm->name, pt->port, name,
+	if (vm == NULL || p->dirfd < 0 || vsp_file_name(vm->name, port, name,
 	    sizeof(name)) < 0 ||
 	    (path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW |
 	    O_CLOEXEC)) < 0 || fstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
@@ -459,23 +451,38 @@ vsp_accept_guest(evutil_socket_t lfd, short what, void *arg)
 	if ((c = vsp_conn_new(p, vm->name)) == NULL) {
 		close(ufd);
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	if (vsp_side(c, 0, ufd) < 0 || vsp_side(c, 1, fd) < 0) {
 		vsp_conn_free(c);
-		return;
+		return -ENOMEM;
 	}
 	vsp_relay(c);
-	return;
+	return 0;
 refuse:
 	if (vm != NULL)
 		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
-		    "port %u", vm->name, p->dir, name, pt->port);
+		    "port %u", vm->name, p->dir, name, port);
 	if (path >= 0)
 		close(path);
 	if (ufd >= 0)
 		close(ufd);
 	close(fd);
+	return rc;
+}
+
+static void
+vsp_accept_guest(evutil_socket_t lfd, short what, void *arg)
+{
+	struct vsp_port *pt = arg;
+	struct sockaddr_vm peer;
+	socklen_t len = sizeof(peer);
+	int fd;
+
+	fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK |
+	    SOCK_CLOEXEC);
+	if (fd >= 0)
+		vsock_proxy_guest(pt->p, peer.svm_cid, pt->port, fd);
 }
 
 static struct vsp_port *

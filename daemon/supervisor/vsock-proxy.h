@@ -59,6 +59,15 @@ int	vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
 	    char *err, size_t errlen);
 /* The VM stopped: its socket and its connections go. */
 void	vsock_proxy_remove(struct vsock_proxy *p, const char *name);
+/*
+ * A guest's connection to the host's vsock port, from CID cid, as the
+ * listener on that port accepted it: fd (taken: kept or closed) is
+ * carried to DIR/NAME.sock_PORT for the VM with that CID.  0, or -errno
+ * when it is refused and closed.  What the listener calls; the unit
+ * test calls it with one end of a socketpair for the guest's side.
+ */
+int	vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port,
+	    int fd);
 /* DIR/NAME.sock into buf; 0 or -ENAMETOOLONG. */
 int	vsock_proxy_path(const struct vsock_proxy *p, const char *name,
 	    char *buf, size_t len);

@@ -1,0 +1,228 @@
+/*
+ * Unit tests for daemon/supervisor/vsock-proxy.c without a guest: the
+ * proxy serves VMs in a scratch runtime directory on a private event
+ * base, and the test plays the guest's side of a vsock connection with
+ * one end of a socketpair, handed to vsock_proxy_guest() as the vsock
+ * listener would hand it what it accepted.  The host's side is a Unix
+ * socket the test listens on at DIR/NAME.sock_PORT, as a user would.
+ *
+ * Only making AF_VSOCK sockets is asked of the host (the proxy checks
+ * it may before serving a VM; no vsock transport is needed): without
+ * them the test skips.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "scratch.h"
+#include "tap.h"
+#include "vsock-proxy.h"
+
+#define OTHER_UID	54321	/* owns nothing on the test machine */
+#define PORT		40001	/* a guest's port to the host */
+#define CID_A		3
+#define CID_B		4
+#define WAIT_MS		10000	/* generous: the loop answers at once */
+
+static struct event_base *base;
+static struct vsock_proxy *proxy;
+static gid_t group;
+static char logged[8192];
+
+/* The proxy's log lines, kept to look for refusals. */
+static void
+sink(int priority, const char *ident, const char *msg)
+{
+	size_t n = strlen(logged);
+
+	(void)ident;
+	if (priority <= LOG_INFO && n + strlen(msg) + 2 < sizeof(logged))
+		snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Turns of the proxy's loop until fd can be read (or WAIT_MS). */
+static bool
+pump_until_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	long end = now_ms() + WAIT_MS;
+
+	while (now_ms() < end) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (poll(&pfd, 1, 5) > 0)
+			return true;
+	}
+	return false;
+}
+
+/* DIR/name's path. */
+static const char *
+sock_path(const char *name)
+{
+	static char buf[4][512];
+	static int turn;
+	char *b = buf[turn++ % 4];
+
+	snprintf(b, sizeof(buf[0]), "%s/vsock/%s", scratch_dir(), name);
+	return b;
+}
+
+/*
+ * A Unix socket listening at DIR/name, as a member of the group would
+ * make it: owned by another user with the group's gid where the test
+ * may say so (root), else the test's own.  Its descriptor.
+ */
+static int
+listener(const char *name, bool as_member)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path(name));
+	unlink(sa.sun_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 512) < 0)
+		tap_bail("listening on %s: %s", sa.sun_path, strerror(errno));
+	if (as_member && geteuid() == 0 &&
+	    chown(sa.sun_path, OTHER_UID, group) < 0)
+		tap_bail("chown %s: %s", sa.sun_path, strerror(errno));
+	return fd;
+}
+
+/*
+ * A guest's connection from cid to PORT through the proxy: the guest's
+ * end into *gfd (or -1), vsock_proxy_guest()'s answer returned.
+ */
+static int
+guest_connect(uint32_t cid, uint32_t port, int *gfd)
+{
+	int sp[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		tap_bail("socketpair: %s", strerror(errno));
+	rc = vsock_proxy_guest(proxy, cid, port, sp[1]);
+	*gfd = sp[0];
+	return rc;
+}
+
+/* Bytes carried both ways between the guest's end and the accepted one. */
+static bool
+carried(int gfd, int lfd, int *afd)
+{
+	char buf[16] = "";
+	int fd;
+
+	*afd = -1;
+	if (!pump_until_readable(lfd) ||
+	    (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return false;
+	*afd = fd;
+	if (write(gfd, "ping", 4) != 4 || !pump_until_readable(fd) ||
+	    read(fd, buf, sizeof(buf)) != 4 || memcmp(buf, "ping", 4) != 0)
+		return false;
+	if (write(fd, "pong", 4) != 4 || !pump_until_readable(gfd) ||
+	    read(gfd, buf, sizeof(buf)) != 4 || memcmp(buf, "pong", 4) != 0)
+		return false;
+	return true;
+}
+
+/* The guest's end was closed by the proxy: end of stream, or reset. */
+static bool
+closed(int gfd)
+{
+	char c;
+
+	return pump_until_readable(gfd) && read(gfd, &c, 1) <= 0;
+}
+
+static void
+setup(void)
+{
+	struct group *gr = getgrnam("nogroup");
+	char err[512] = "";
+	int rc;
+
+	scratch_new("vsock-proxy");
+	log_init("test-vsock-proxy", 1, 0);
+	log_set_sink(sink);
+	/* A group that is not root's nor the test's own. */
+	group = gr != NULL ? gr->gr_gid : 65534;
+	if (geteuid() != 0)
+		group = getegid();
+	if ((base = event_base_new()) == NULL ||
+	    (proxy = vsock_proxy_new(base, scratch_dir(), group)) == NULL)
+		tap_bail("out of memory");
+	rc = vsock_proxy_add(proxy, "a", CID_A, err, sizeof(err));
+	if (rc == -EAFNOSUPPORT || rc == -EPERM || rc == -EACCES)
+		tap_skip_all("no AF_VSOCK sockets here: %s", err);
+	if (rc < 0 || vsock_proxy_add(proxy, "b", CID_B, err,
+	    sizeof(err)) < 0)
+		tap_bail("serving VMs: %s", err);
+}
+
+/* A socket a member of the group listens on carries a guest's bytes. */
+static void
+test_legit(void)
+{
+	int lfd = listener("a.sock_40001", true), gfd, afd = -1, rc;
+
+	rc = guest_connect(CID_A, PORT, &gfd);
+	tap_ok(rc == 0 && carried(gfd, lfd, &afd), "a guest's connection "
+	    "reaches the socket listening at a.sock_%u, bytes both ways (%d)",
+	    PORT, rc);
+	close(gfd);
+	if (afd >= 0)
+		close(afd);
+	close(lfd);
+	unlink(sock_path("a.sock_40001"));
+}
+
+/* Nobody listens: the guest's connection is closed, nothing else. */
+static void
+test_nobody(void)
+{
+	int gfd, rc = guest_connect(CID_A, PORT + 1, &gfd);
+
+	tap_ok(rc < 0 && closed(gfd), "with no socket at the port's name "
+	    "the guest's connection is closed (%d)", rc);
+	close(gfd);
+	rc = guest_connect(99, PORT, &gfd);
+	tap_ok(rc < 0 && closed(gfd), "a CID of no VM served is closed (%d)",
+	    rc);
+	close(gfd);
+}
+
+int
+main(void)
+{
+	setup();
+	test_legit();
+	test_nobody();
+	vsock_proxy_free(proxy);
+	event_base_free(base);
+	return tap_done();
+}
