@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/vm_sockets.h>
@@ -29,6 +30,8 @@
 #define PROXY_HANDSHAKE_S	10
 #define PROXY_LINE_MAX		32	/* "CONNECT 4294967295\n" fits */
 #define PROXY_PORT_SUFFIX	".sock_"
+/* A refusal is logged at most once in this time per NAME.sock_PORT. */
+#define PROXY_WARN_S		10
 
 struct vsp_conn;
 
@@ -38,8 +41,10 @@ struct vsp_vm {
 	struct vsock_proxy *p;
 	char *name;
 	uint32_t cid;
+	uid_t owner;		/* the definition's owner; -1: none */
 	int fd;
 	struct event *ev;
+	time_t warned;		/* last refusal logged, for files not seen */
 };
 
 /* NAME.sock_PORT as found in the directory: a guest port to forward. */
@@ -47,6 +52,7 @@ struct vsp_file {
 	TAILQ_ENTRY(vsp_file) entry;
 	char *vm;
 	uint32_t port;
+	time_t warned;		/* last refusal logged (monotonic s) */
 };
 
 /* A vsock port vmmd listens on for guests, while files name it. */
@@ -97,6 +103,7 @@ struct vsock_proxy {
 	struct vsp_files files;
 	struct vsp_ports ports;
 	struct vsp_conns conns;
+	uint64_t refused_socket;	/* see vsock_proxy_counts() */
 };
 
 static void vsp_relay_read(struct bufferevent *bev, void *arg);
@@ -422,31 +429,134 @@ vsp_file_name(const char *vm, uint32_t port, char *buf, size_t len)
 	    (int)len ? -ENAMETOOLONG : 0;
 }
 
+/* Whether the last warning of *last is PROXY_WARN_S old; if so, now. */
+static bool
+vsp_may_warn(time_t *last)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (*last != 0 && ts.tv_sec - *last < PROXY_WARN_S)
+		return false;
+	*last = ts.tv_sec != 0 ? ts.tv_sec : 1;
+	return true;
+}
+
+/*
+ * Whether vmmd may connect a guest of vm to the socket st describes
+ * (held open by O_PATH, so that what is checked is what is connected):
+ * NULL, or why not.
+ *
+ * vmmd connects as itself (root), so the peer credentials the listener
+ * sees are root's: what must hold is that the listener is one its owner
+ * put at this name for this VM, and that the owner is neither root nor
+ * vmmd, whose services trust a root peer.  So:
+ *  - one link only: a second name means someone linked a socket that
+ *    may not be theirs (protected_hardlinks may be off), and which name
+ *    was first cannot be told;
+ *  - not root's nor vmmd's own uid: the system's sockets (D-Bus,
+ *    journald, systemd's) are root's, and a guest never speaks to a
+ *    service as root;
+ *  - made by someone the directory lets make it: with group vmm, a
+ *    socket of group vmm (a file takes its maker's group, and only a
+ *    member may give it the group), or the VM's owner's; in the
+ *    root-only layout (no group vmm) only root can name anything in DIR,
+ *    so any other owner was put there by root.
+ * Connecting with the owner's credentials instead was considered: a
+ * seteuid() around connect() changes the whole daemon for a moment and
+ * still shows root's groups, and a child per connection costs a fork in
+ * the daemon every VM depends on; and it would not help, since the
+ * danger of a socket not made for the VM is that its owner is someone
+ * the guest should not speak as, whoever connects.
+ */
+static const char *
+vsp_refuse_socket(const struct vsock_proxy *p, const struct vsp_vm *vm,
+    const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISSOCK(st->st_mode))
+		return "not a socket";
+	if (st->st_nlink != 1) {
+		snprintf(why, len, "it has %lu hard links (a link to someone "
+		    "else's socket?)", (unsigned long)st->st_nlink);
+		return why;
+	}
+	if (st->st_uid == 0 || st->st_uid == geteuid()) {
+		snprintf(why, len, "owned by %s (uid %lu): a guest never "
+		    "speaks to a service as root", st->st_uid == 0 ? "root" :
+		    "vmmd", (unsigned long)st->st_uid);
+		return why;
+	}
+	if (p->gid != (gid_t)-1 && st->st_gid != p->gid &&
+	    st->st_uid != vm->owner) {
+		snprintf(why, len, "owned by uid %lu, group %lu: neither the "
+		    "VM's owner nor of group %lu", (unsigned long)st->st_uid,
+		    (unsigned long)st->st_gid, (unsigned long)p->gid);
+		return why;
+	}
+	return NULL;
+}
+
+/* A socket at name refused for vm's port: counted, logged (rarely). */
+static void
+vsp_refused(struct vsock_proxy *p, struct vsp_vm *vm, uint32_t port,
+    const char *name, const char *why)
+{
+	struct vsp_file *f;
+	time_t *last = &vm->warned;
+
+	p->refused_socket++;
+	TAILQ_FOREACH(f, &p->files, entry)
+		if (f->port == port && strcmp(f->vm, vm->name) == 0)
+			last = &f->warned;
+	if (vsp_may_warn(last))
+		log_warn("vsock: VM '%s': refused to connect its port %u to "
+		    "%s/%s: %s", vm->name, port, p->dir, name, why);
+}
+
 int
 vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
 {
 	struct sockaddr_un sa;
-	char name[NAME_MAX + 1];
+	char name[NAME_MAX + 1], why[160];
+	const char *refuse;
 	struct vsp_conn *c;
 	struct vsp_vm *vm;
 	struct stat st;
-	int path = -1, ufd = -1, rc = -ENOENT;
+	int path = -1, ufd = -1, rc;
 
 	TAILQ_FOREACH(vm, &p->vms, entry)
 		if (vm->cid == cid)
 			break;
-	/* The listener's socket, never a link to one: held by O_PATH. */
 	if (vm == NULL || p->dirfd < 0 || vsp_file_name(vm->name, port, name,
-	    sizeof(name)) < 0 ||
-	    (path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0 || fstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
-		goto refuse;
+	    sizeof(name)) < 0) {
+		rc = -ENOENT;
+		goto close;
+	}
+	/* The inode at the name, never a link's target: held by O_PATH. */
+	path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path < 0 || fstat(path, &st) < 0) {
+		rc = -errno;
+		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
+		    "port %u", vm->name, p->dir, name, port);
+		goto close;
+	}
+	if ((refuse = vsp_refuse_socket(p, vm, &st, why, sizeof(why))) !=
+	    NULL) {
+		vsp_refused(p, vm, port, name, refuse);
+		rc = -EPERM;
+		goto close;
+	}
+	/* That very inode, through its descriptor. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path);
 	ufd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (ufd < 0 || connect(ufd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		goto refuse;
+	if (ufd < 0 || connect(ufd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
+		    "port %u", vm->name, p->dir, name, port);
+		goto close;
+	}
 	close(path);
 	if ((c = vsp_conn_new(p, vm->name)) == NULL) {
 		close(ufd);
@@ -459,10 +569,7 @@ vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
 	}
 	vsp_relay(c);
 	return 0;
-refuse:
-	if (vm != NULL)
-		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
-		    "port %u", vm->name, p->dir, name, port);
+close:
 	if (path >= 0)
 		close(path);
 	if (ufd >= 0)
@@ -701,7 +808,7 @@ vsp_family(char *err, size_t errlen)
 
 int
 vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
-    char *err, size_t errlen)
+    uid_t owner, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	char file[NAME_MAX + 1];
@@ -727,6 +834,7 @@ vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
 	}
 	vm->p = p;
 	vm->cid = cid;
+	vm->owner = owner;
 	TAILQ_INSERT_TAIL(&p->vms, vm, entry);
 	/*
 	 * Whatever has the name goes (root may remove it from the sticky
@@ -800,6 +908,14 @@ vsock_proxy_new(struct event_base *base, const char *rundir, gid_t gid)
 	TAILQ_INIT(&p->ports);
 	TAILQ_INIT(&p->conns);
 	return p;
+}
+
+void
+vsock_proxy_counts(const struct vsock_proxy *p,
+    struct vsock_proxy_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->refused_socket = p->refused_socket;
 }
 
 void

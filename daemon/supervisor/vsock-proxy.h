@@ -20,7 +20,13 @@
  * group vmm, mode 1770, so that members of the group (who may control
  * every VM anyway) can make NAME.sock_PORT there and nobody can move or
  * replace what vmmd made (sticky).  vmmd connects to a NAME.sock_PORT
- * through an O_PATH descriptor of it, never following a link.
+ * through an O_PATH descriptor of it, never following a link, and only
+ * to a socket its owner made there for the guest: one with a single
+ * link (a hard link may name anyone's socket), not owned by root or by
+ * vmmd's uid (the system's services trust a root peer, which vmmd is),
+ * and owned by the VM's owner or of group vmm (see vsp_refuse_socket()).
+ * Any other is refused with a warning (at most one every 10 s for each
+ * name) and counted (vmmd_vsock_refused_total{reason="socket"}).
  *
  * Bytes wait in vmmd at most PROXY_BUFFER each way before it stops
  * reading the side that sends them; a side's end of stream is passed
@@ -52,11 +58,12 @@ struct vsock_proxy *vsock_proxy_new(struct event_base *base,
 void	vsock_proxy_free(struct vsock_proxy *p);
 
 /*
- * Serve VM name, whose guest has CID cid: DIR/NAME.sock, and the
+ * Serve VM name, whose guest has CID cid and whose definition's owner
+ * is owner ((uid_t)-1: none recorded): DIR/NAME.sock, and the
  * NAME.sock_PORT sockets already there.  0 or -errno with err.
  */
 int	vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
-	    char *err, size_t errlen);
+	    uid_t owner, char *err, size_t errlen);
 /* The VM stopped: its socket and its connections go. */
 void	vsock_proxy_remove(struct vsock_proxy *p, const char *name);
 /*
@@ -68,6 +75,13 @@ void	vsock_proxy_remove(struct vsock_proxy *p, const char *name);
  */
 int	vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port,
 	    int fd);
+/* What an operator may want to know of the proxy (/metrics). */
+struct vsock_proxy_counts {
+	/* Guests' connections refused: NAME.sock_PORT is not for them. */
+	uint64_t refused_socket;
+};
+void	vsock_proxy_counts(const struct vsock_proxy *p,
+	    struct vsock_proxy_counts *out);
 /* DIR/NAME.sock into buf; 0 or -ENAMETOOLONG. */
 int	vsock_proxy_path(const struct vsock_proxy *p, const char *name,
 	    char *buf, size_t len);

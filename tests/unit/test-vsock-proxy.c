@@ -33,6 +33,8 @@
 #include "vsock-proxy.h"
 
 #define OTHER_UID	54321	/* owns nothing on the test machine */
+#define OTHER_GID	54321
+#define OWNER_UID	54322	/* VM a's owner, by its definition */
 #define PORT		40001	/* a guest's port to the host */
 #define CID_A		3
 #define CID_B		4
@@ -90,10 +92,61 @@ sock_path(const char *name)
 	return b;
 }
 
+/* Turns of the loop that take in what inotify saw of the directory. */
+static void
+settle(void)
+{
+	for (int i = 0; i < 3; i++)
+		event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+/* Whether the proxy logged a line holding each of the words. */
+static bool
+logged_line(const char *w1, const char *w2)
+{
+	for (char *l = logged; *l != '\0';) {
+		char *nl = strchr(l, '\n'), save = '\0';
+
+		if (nl != NULL) {
+			save = *nl;
+			*nl = '\0';
+		}
+		bool hit = strstr(l, w1) != NULL && (w2 == NULL ||
+		    strstr(l, w2) != NULL);
+		if (nl != NULL)
+			*nl = save;
+		if (hit)
+			return true;
+		if (nl == NULL)
+			break;
+		l = nl + 1;
+	}
+	return false;
+}
+
+/* Nobody ever connected to the listener lfd. */
+static bool
+untouched(int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 && errno == EAGAIN;
+}
+
+/* The socket at DIR/name given to uid and gid. */
+static void
+give(const char *name, uid_t uid, gid_t gid)
+{
+	if (chown(sock_path(name), uid, gid) < 0)
+		tap_bail("chown %s: %s", sock_path(name), strerror(errno));
+}
+
 /*
  * A Unix socket listening at DIR/name, as a member of the group would
- * make it: owned by another user with the group's gid where the test
- * may say so (root), else the test's own.  Its descriptor.
+ * make it: owned by another user with the group's gid; else as made,
+ * root's.  Its descriptor.
  */
 static int
 listener(const char *name, bool as_member)
@@ -107,9 +160,9 @@ listener(const char *name, bool as_member)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, 512) < 0)
 		tap_bail("listening on %s: %s", sa.sun_path, strerror(errno));
-	if (as_member && geteuid() == 0 &&
-	    chown(sa.sun_path, OTHER_UID, group) < 0)
-		tap_bail("chown %s: %s", sa.sun_path, strerror(errno));
+	if (as_member)
+		give(name, OTHER_UID, group);
+	settle();
 	return fd;
 }
 
@@ -166,21 +219,24 @@ setup(void)
 	char err[512] = "";
 	int rc;
 
+	/* Sockets of other users, and root's, are what is tested. */
+	if (geteuid() != 0)
+		tap_skip_all("not root: sockets owned by other users cannot be "
+		    "made");
 	scratch_new("vsock-proxy");
 	log_init("test-vsock-proxy", 1, 0);
 	log_set_sink(sink);
-	/* A group that is not root's nor the test's own. */
+	/* The group that stands for vmm: not root's. */
 	group = gr != NULL ? gr->gr_gid : 65534;
-	if (geteuid() != 0)
-		group = getegid();
 	if ((base = event_base_new()) == NULL ||
 	    (proxy = vsock_proxy_new(base, scratch_dir(), group)) == NULL)
 		tap_bail("out of memory");
-	rc = vsock_proxy_add(proxy, "a", CID_A, err, sizeof(err));
+	rc = vsock_proxy_add(proxy, "a", CID_A, OWNER_UID, err,
+	    sizeof(err));
 	if (rc == -EAFNOSUPPORT || rc == -EPERM || rc == -EACCES)
 		tap_skip_all("no AF_VSOCK sockets here: %s", err);
-	if (rc < 0 || vsock_proxy_add(proxy, "b", CID_B, err,
-	    sizeof(err)) < 0)
+	if (rc < 0 || vsock_proxy_add(proxy, "b", CID_B,
+	    (uid_t)-1, err, sizeof(err)) < 0)
 		tap_bail("serving VMs: %s", err);
 }
 
@@ -216,12 +272,94 @@ test_nobody(void)
 	close(gfd);
 }
 
+/*
+ * A socket vmmd must not connect a guest to is refused before anything
+ * connects to it, with a warning that says why, and counted: and the
+ * socket a member made keeps working beside it.
+ */
+static void
+expect_refused(const char *name, uint32_t port, int lfd, const char *what,
+    const char *word)
+{
+	struct vsock_proxy_counts n0, n1;
+	int gfd, rc;
+
+	vsock_proxy_counts(proxy, &n0);
+	rc = guest_connect(CID_A, port, &gfd);
+	vsock_proxy_counts(proxy, &n1);
+	tap_ok(rc == -EPERM && closed(gfd) && untouched(lfd) &&
+	    n1.refused_socket == n0.refused_socket + 1 &&
+	    logged_line(name, word), "%s at %s: refused, nothing connected "
+	    "to it, counted, and a warning says \"%s\" (%d)", what, name,
+	    word, rc);
+	close(gfd);
+}
+
+static void
+test_refused(void)
+{
+	int member = listener("a.sock_40010", true);
+	int linked = listener("a.sock_40011", true);
+	int root = listener("a.sock_40012", false);
+	int vmm = listener("a.sock_40013", false);
+	int stranger = listener("a.sock_40014", false);
+	int owner = listener("a.sock_40015", false);
+	int gfd, afd = -1;
+
+	/* A hard link to a member's socket: both names now refused. */
+	if (link(sock_path("a.sock_40011"), sock_path("a.sock_40020")) < 0)
+		tap_bail("link: %s", strerror(errno));
+	settle();
+	expect_refused("a.sock_40020", 40020, linked, "a hard link to "
+	    "another socket", "hard links");
+	expect_refused("a.sock_40011", 40011, linked, "a socket with a "
+	    "second name", "hard links");
+	unlink(sock_path("a.sock_40020"));
+	tap_ok(guest_connect(CID_A, 40011, &gfd) == 0 &&
+	    carried(gfd, linked, &afd), "with the link gone, its one name "
+	    "carries bytes again");
+	close(gfd);
+	if (afd >= 0)
+		close(afd);
+
+	expect_refused("a.sock_40012", 40012, root, "a root-owned socket",
+	    "owned by root");
+	give("a.sock_40013", 0, group);
+	expect_refused("a.sock_40013", 40013, vmm, "a root-owned socket of "
+	    "the group", "owned by root");
+	give("a.sock_40014", OTHER_UID, OTHER_GID);
+	expect_refused("a.sock_40014", 40014, stranger, "a socket of "
+	    "someone neither the VM's owner nor of the group",
+	    "neither the VM's owner");
+
+	give("a.sock_40015", OWNER_UID, OTHER_GID);
+	tap_ok(guest_connect(CID_A, 40015, &gfd) == 0 &&
+	    carried(gfd, owner, &afd), "the VM's owner's socket (not of the "
+	    "group) carries bytes");
+	close(gfd);
+	if (afd >= 0)
+		close(afd);
+	tap_ok(guest_connect(CID_A, 40010, &gfd) == 0 &&
+	    carried(gfd, member, &afd), "a member's socket beside them "
+	    "carries bytes");
+	close(gfd);
+	if (afd >= 0)
+		close(afd);
+	close(member);
+	close(linked);
+	close(root);
+	close(vmm);
+	close(stranger);
+	close(owner);
+}
+
 int
 main(void)
 {
 	setup();
 	test_legit();
 	test_nobody();
+	test_refused();
 	vsock_proxy_free(proxy);
 	event_base_free(base);
 	return tap_done();
