@@ -285,9 +285,19 @@ metrics_vsock(struct mfmt *f, const struct vsock_proxy *p)
 
 	if (p == NULL)
 		return;
-	vsock_proxy_counts(p, &n);
-	mfmt_add(f, "vmmd_vsock_refused", "counter", "Guests' vsock "
-	    "connections to the host refused, by reason",
+	vsock_proxy_counts(p, NULL, &n);
+	mfmt_add(f, "vmmd_vsock_connections", "gauge", "Connections the vsock "
+	    "proxy carries, either way", NULL, n.conns);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
+	    (const char *[]){ "reason", "vm_limit", NULL },
+	    (double)n.refused_vm_limit);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
+	    (const char *[]){ "reason", "limit", NULL },
+	    (double)n.refused_limit);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
 	    (const char *[]){ "reason", "socket", NULL },
 	    (double)n.refused_socket);
 }

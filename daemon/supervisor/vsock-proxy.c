@@ -25,8 +25,7 @@
 
 #define PROXY_DIR_MODE		01770
 #define PROXY_SOCKET_MODE	0660
-/* Bytes waiting in vmmd one way before it stops reading the sender. */
-#define PROXY_BUFFER		(256 * 1024)
+#define PROXY_BUFFER		VSOCK_PROXY_BUFFER
 #define PROXY_HANDSHAKE_S	10
 #define PROXY_LINE_MAX		32	/* "CONNECT 4294967295\n" fits */
 #define PROXY_PORT_SUFFIX	".sock_"
@@ -45,6 +44,9 @@ struct vsp_vm {
 	int fd;
 	struct event *ev;
 	time_t warned;		/* last refusal logged, for files not seen */
+	unsigned int nconns;	/* its connections now */
+	time_t limit_warned;	/* last "at its bound" logged */
+	struct vsock_proxy_counts n;	/* its refusals */
 };
 
 /* NAME.sock_PORT as found in the directory: a guest port to forward. */
@@ -81,7 +83,7 @@ struct vsp_side {
 struct vsp_conn {
 	TAILQ_ENTRY(vsp_conn) entry;
 	struct vsock_proxy *p;
-	char *vm;
+	struct vsp_vm *vm;	/* whose: its connections go with it */
 	enum vsp_state state;
 	struct vsp_side s[2];	/* 0: the host's (Unix), 1: the guest's */
 	struct event *deadline;
@@ -103,7 +105,9 @@ struct vsock_proxy {
 	struct vsp_files files;
 	struct vsp_ports ports;
 	struct vsp_conns conns;
-	uint64_t refused_socket;	/* see vsock_proxy_counts() */
+	unsigned int nconns;
+	time_t limit_warned;	/* last "all at the bound" logged */
+	struct vsock_proxy_counts n;	/* every VM's, those gone too */
 };
 
 static void vsp_relay_read(struct bufferevent *bev, void *arg);
@@ -189,25 +193,70 @@ static void
 vsp_conn_free(struct vsp_conn *c)
 {
 	TAILQ_REMOVE(&c->p->conns, c, entry);
+	c->p->nconns--;
+	c->vm->nconns--;
 	for (int i = 0; i < 2; i++)
 		if (c->s[i].bev != NULL)
 			bufferevent_free(c->s[i].bev);
 	if (c->deadline != NULL)
 		event_free(c->deadline);
-	free(c->vm);
 	free(c);
 }
 
+/* Whether the last warning of *last is PROXY_WARN_S old; if so, now. */
+static bool
+vsp_may_warn(time_t *last)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (*last != 0 && ts.tv_sec - *last < PROXY_WARN_S)
+		return false;
+	*last = ts.tv_sec != 0 ? ts.tv_sec : 1;
+	return true;
+}
+
+/*
+ * Whether vm may have one connection more (either way): 0, or -EAGAIN
+ * when it or everyone is at the bound (counted, and logged now and
+ * then); the caller closes what it would have carried, before it
+ * touches anything else.
+ */
+static int
+vsp_admit(struct vsock_proxy *p, struct vsp_vm *vm)
+{
+	if (vm->nconns >= VSOCK_PROXY_CONNS_PER_VM) {
+		vm->n.refused_vm_limit++;
+		p->n.refused_vm_limit++;
+		if (vsp_may_warn(&vm->limit_warned))
+			log_warn("vsock: VM '%s' has %u connections, its bound: "
+			    "refusing its new ones", vm->name, vm->nconns);
+		return -EAGAIN;
+	}
+	if (p->nconns >= VSOCK_PROXY_CONNS_MAX) {
+		vm->n.refused_limit++;
+		p->n.refused_limit++;
+		if (vsp_may_warn(&p->limit_warned))
+			log_warn("vsock: %u connections in all, the bound: "
+			    "refusing new ones (VM '%s' has %u)", p->nconns,
+			    vm->name, vm->nconns);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A connection of vm's, admitted by vsp_admit(); NULL on ENOMEM. */
 static struct vsp_conn *
-vsp_conn_new(struct vsock_proxy *p, const char *vm)
+vsp_conn_new(struct vsock_proxy *p, struct vsp_vm *vm)
 {
 	struct vsp_conn *c = calloc(1, sizeof(*c));
 
-	if (c == NULL || (c->vm = strdup(vm)) == NULL) {
-		free(c);
+	if (c == NULL)
 		return NULL;
-	}
 	c->p = p;
+	c->vm = vm;
+	p->nconns++;
+	vm->nconns++;
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	return c;
 }
@@ -327,7 +376,7 @@ vsp_event(struct bufferevent *bev, short what, void *arg)
 	}
 	if (c->state == VSP_CONNECTING)
 		log_debug("vsock: VM '%s': the guest refused a connection",
-		    c->vm);
+		    c->vm->name);
 	vsp_conn_free(c);
 }
 
@@ -361,10 +410,8 @@ vsp_handshake_read(struct bufferevent *bev, void *arg)
 	errno = 0;
 	port = strncmp(line, "CONNECT ", 8) == 0 ?
 	    strtoul(line + 8, &end, 10) : 0;
-	TAILQ_FOREACH(vm, &c->p->vms, entry)
-		if (strcmp(vm->name, c->vm) == 0)
-			break;
-	if (vm == NULL || strncmp(line, "CONNECT ", 8) != 0 ||
+	vm = c->vm;
+	if (strncmp(line, "CONNECT ", 8) != 0 ||
 	    line[8] < '0' || line[8] > '9' || *end != '\0' || errno != 0 ||
 	    port > UINT32_MAX) {
 		vsp_conn_free(c);
@@ -405,7 +452,8 @@ vsp_accept_client(evutil_socket_t lfd, short what, void *arg)
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if ((c = vsp_conn_new(vm->p, vm->name)) == NULL) {
+	if (vsp_admit(vm->p, vm) < 0 ||
+	    (c = vsp_conn_new(vm->p, vm)) == NULL) {
 		close(fd);
 		return;
 	}
@@ -427,19 +475,6 @@ vsp_file_name(const char *vm, uint32_t port, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%s" PROXY_PORT_SUFFIX "%u", vm, port) >=
 	    (int)len ? -ENAMETOOLONG : 0;
-}
-
-/* Whether the last warning of *last is PROXY_WARN_S old; if so, now. */
-static bool
-vsp_may_warn(time_t *last)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	if (*last != 0 && ts.tv_sec - *last < PROXY_WARN_S)
-		return false;
-	*last = ts.tv_sec != 0 ? ts.tv_sec : 1;
-	return true;
 }
 
 /*
@@ -504,7 +539,8 @@ vsp_refused(struct vsock_proxy *p, struct vsp_vm *vm, uint32_t port,
 	struct vsp_file *f;
 	time_t *last = &vm->warned;
 
-	p->refused_socket++;
+	p->n.refused_socket++;
+	vm->n.refused_socket++;
 	TAILQ_FOREACH(f, &p->files, entry)
 		if (f->port == port && strcmp(f->vm, vm->name) == 0)
 			last = &f->warned;
@@ -532,6 +568,9 @@ vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
 		rc = -ENOENT;
 		goto close;
 	}
+	/* At a bound: nothing is looked at, nothing connected to. */
+	if ((rc = vsp_admit(p, vm)) < 0)
+		goto close;
 	/* The inode at the name, never a link's target: held by O_PATH. */
 	path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (path < 0 || fstat(path, &st) < 0) {
@@ -558,7 +597,7 @@ vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
 		goto close;
 	}
 	close(path);
-	if ((c = vsp_conn_new(p, vm->name)) == NULL) {
+	if ((c = vsp_conn_new(p, vm)) == NULL) {
 		close(ufd);
 		close(fd);
 		return -ENOMEM;
@@ -761,7 +800,7 @@ vsp_vm_free(struct vsock_proxy *p, struct vsp_vm *vm)
 	TAILQ_REMOVE(&p->vms, vm, entry);
 	for (c = TAILQ_FIRST(&p->conns); c != NULL; c = cn) {
 		cn = TAILQ_NEXT(c, entry);
-		if (strcmp(c->vm, vm->name) == 0)
+		if (c->vm == vm)
 			vsp_conn_free(c);
 	}
 	for (f = TAILQ_FIRST(&p->files); f != NULL; f = fn) {
@@ -910,12 +949,25 @@ vsock_proxy_new(struct event_base *base, const char *rundir, gid_t gid)
 	return p;
 }
 
-void
-vsock_proxy_counts(const struct vsock_proxy *p,
+int
+vsock_proxy_counts(const struct vsock_proxy *p, const char *name,
     struct vsock_proxy_counts *out)
 {
+	const struct vsp_vm *vm;
+
+	if (name == NULL) {
+		*out = p->n;
+		out->conns = p->nconns;
+		return 0;
+	}
+	TAILQ_FOREACH(vm, &p->vms, entry)
+		if (strcmp(vm->name, name) == 0) {
+			*out = vm->n;
+			out->conns = vm->nconns;
+			return 0;
+		}
 	memset(out, 0, sizeof(*out));
-	out->refused_socket = p->refused_socket;
+	return -ENOENT;
 }
 
 void

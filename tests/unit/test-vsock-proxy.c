@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -217,6 +218,7 @@ setup(void)
 {
 	struct group *gr = getgrnam("nogroup");
 	char err[512] = "";
+	struct rlimit rl;
 	int rc;
 
 	/* Sockets of other users, and root's, are what is tested. */
@@ -224,6 +226,11 @@ setup(void)
 		tap_skip_all("not root: sockets owned by other users cannot be "
 		    "made");
 	scratch_new("vsock-proxy");
+	/* Four descriptors for each of the proxy's connections, at most. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	log_init("test-vsock-proxy", 1, 0);
 	log_set_sink(sink);
 	/* The group that stands for vmm: not root's. */
@@ -284,9 +291,9 @@ expect_refused(const char *name, uint32_t port, int lfd, const char *what,
 	struct vsock_proxy_counts n0, n1;
 	int gfd, rc;
 
-	vsock_proxy_counts(proxy, &n0);
+	vsock_proxy_counts(proxy, NULL, &n0);
 	rc = guest_connect(CID_A, port, &gfd);
-	vsock_proxy_counts(proxy, &n1);
+	vsock_proxy_counts(proxy, NULL, &n1);
 	tap_ok(rc == -EPERM && closed(gfd) && untouched(lfd) &&
 	    n1.refused_socket == n0.refused_socket + 1 &&
 	    logged_line(name, word), "%s at %s: refused, nothing connected "
@@ -353,6 +360,172 @@ test_refused(void)
 	close(owner);
 }
 
+/* The proxy's connections of VM name (NULL: all). */
+static unsigned int
+conns(const char *name)
+{
+	struct vsock_proxy_counts n;
+
+	vsock_proxy_counts(proxy, name, &n);
+	return n.conns;
+}
+
+/* Turns of the loop until VM name has want connections (or WAIT_MS). */
+static bool
+wait_conns(const char *name, unsigned int want)
+{
+	long end = now_ms() + WAIT_MS;
+
+	while (conns(name) != want && now_ms() < end) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		poll(NULL, 0, 1);
+	}
+	return conns(name) == want;
+}
+
+/* A client of DIR/NAME.sock, the host's side: its descriptor. */
+static int
+client(const char *vm)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/vsock/%s.sock",
+	    scratch_dir(), vm);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		tap_bail("connecting to %s: %s", sa.sun_path, strerror(errno));
+	return fd;
+}
+
+/*
+ * n guests' connections of the VM with cid to its socket at port, each
+ * end into gfd[]: how many the proxy took.
+ */
+static unsigned int
+open_n(uint32_t cid, uint32_t port, int *gfd, unsigned int n)
+{
+	unsigned int ok = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (guest_connect(cid, port, &gfd[i]) == 0)
+			ok++;
+	return ok;
+}
+
+#define PER_VM	VSOCK_PROXY_CONNS_PER_VM
+#define NVMS	(VSOCK_PROXY_CONNS_MAX / PER_VM)	/* to fill the total */
+
+/*
+ * A guest opens connections up to its VM's bound: the next one is
+ * closed at once (and a host client's to its NAME.sock), counted and
+ * logged, while another VM's go on being carried; one closed makes room
+ * again.  Then VMs up to the total: everyone's next one is refused
+ * until one closes.
+ */
+static void
+test_bounds(void)
+{
+	static int gfd[NVMS + 1][PER_VM], afd[PER_VM];
+	struct vsock_proxy_counts n0, n1;
+	int la = listener("a.sock_41000", true);
+	int lb = listener("b.sock_41000", true);
+	int lv[NVMS + 1], fd, ufd, one = -1, got, rc;
+	char name[16], err[512];
+	unsigned int i, v, took;
+
+	tap_ok(wait_conns(NULL, 0), "no connection left of the tests before");
+	took = open_n(CID_A, 41000, gfd[0], PER_VM);
+	tap_ok(took == PER_VM && conns("a") == PER_VM, "VM a's guest opens "
+	    "%u connections, its bound: all carried (%u)", PER_VM, took);
+
+	vsock_proxy_counts(proxy, "a", &n0);
+	rc = guest_connect(CID_A, 41000, &fd);
+	vsock_proxy_counts(proxy, "a", &n1);
+	tap_ok(rc == -EAGAIN && closed(fd) && conns("a") == PER_VM &&
+	    n1.refused_vm_limit == n0.refused_vm_limit + 1 &&
+	    logged_line("VM 'a' has 32 connections", "its bound"),
+	    "one more is closed at once, counted, and a warning says VM a is "
+	    "at its bound (%d)", rc);
+	close(fd);
+	ufd = client("a");
+	tap_ok(closed(ufd) && conns("a") == PER_VM, "a host client of "
+	    "a.sock is closed too: the VM's connections are at the bound");
+	close(ufd);
+
+	/* The other VM is served all the while. */
+	rc = guest_connect(CID_B, 41000, &fd);
+	tap_ok(rc == 0 && carried(fd, lb, &got), "VM b's guest still "
+	    "connects, bytes both ways (%d)", rc);
+	close(fd);
+	if (got >= 0)
+		close(got);
+	tap_ok(wait_conns("b", 0), "it goes once both ends close");
+	ufd = client("b");
+	tap_ok(wait_conns("b", 1), "a host client of b.sock is taken");
+	close(ufd);
+	tap_ok(wait_conns("b", 0), "and goes as it closes");
+
+	/* One of a's closed on both sides: room for one. */
+	for (i = 0; i < PER_VM; i++)
+		afd[i] = accept4(la, NULL, NULL, SOCK_CLOEXEC);
+	close(gfd[0][0]);
+	close(afd[0]);
+	tap_ok(wait_conns("a", PER_VM - 1) &&
+	    guest_connect(CID_A, 41000, &gfd[0][0]) == 0 &&
+	    conns("a") == PER_VM, "with one of a's closed, its guest gets one "
+	    "again");
+
+	/* VMs up to the total. */
+	lv[0] = la;
+	lv[1] = lb;
+	took = open_n(CID_B, 41000, gfd[1], PER_VM);
+	for (v = 2; v < NVMS; v++) {
+		snprintf(name, sizeof(name), "v%u", v);
+		if (vsock_proxy_add(proxy, name, CID_A + v, (uid_t)-1, err,
+		    sizeof(err)) < 0)
+			tap_bail("serving %s: %s", name, err);
+		snprintf(name, sizeof(name), "v%u.sock_41000", v);
+		lv[v] = listener(name, true);
+		took += open_n(CID_A + v, 41000, gfd[v], PER_VM);
+	}
+	tap_ok(took == (NVMS - 1) * PER_VM &&
+	    conns(NULL) == VSOCK_PROXY_CONNS_MAX, "%u VMs at %u connections "
+	    "each: %u in all, the total bound (%u)", NVMS, PER_VM,
+	    VSOCK_PROXY_CONNS_MAX, conns(NULL));
+	if (vsock_proxy_add(proxy, "last", CID_A + NVMS, (uid_t)-1, err,
+	    sizeof(err)) < 0)
+		tap_bail("serving last: %s", err);
+	lv[NVMS] = listener("last.sock_41000", true);
+	vsock_proxy_counts(proxy, NULL, &n0);
+	rc = guest_connect(CID_A + NVMS, 41000, &fd);
+	vsock_proxy_counts(proxy, NULL, &n1);
+	tap_ok(rc == -EAGAIN && closed(fd) && untouched(lv[NVMS]) &&
+	    n1.refused_limit == n0.refused_limit + 1 &&
+	    logged_line("256 connections in all", "the bound"), "a VM with "
+	    "none is refused beyond the total, counted, and a warning says "
+	    "so (%d)", rc);
+	close(fd);
+
+	close(gfd[0][1]);
+	close(afd[1]);
+	tap_ok(wait_conns(NULL, VSOCK_PROXY_CONNS_MAX - 1) &&
+	    guest_connect(CID_A + NVMS, 41000, &one) == 0 &&
+	    carried(one, lv[NVMS], &got), "once one closes, it connects, bytes "
+	    "both ways");
+	close(one);
+	if (got >= 0)
+		close(got);
+
+	vsock_proxy_remove(proxy, "v2");
+	tap_ok(conns("v2") == 0 && conns(NULL) == VSOCK_PROXY_CONNS_MAX -
+	    PER_VM, "a VM that stops takes its connections with it (%u "
+	    "left)", conns(NULL));
+	for (v = 0; v <= NVMS; v++)
+		close(lv[v]);
+	for (i = 2; i < PER_VM; i++)
+		close(afd[i]);
+}
+
 int
 main(void)
 {
@@ -360,6 +533,7 @@ main(void)
 	test_legit();
 	test_nobody();
 	test_refused();
+	test_bounds();
 	vsock_proxy_free(proxy);
 	event_base_free(base);
 	return tap_done();
