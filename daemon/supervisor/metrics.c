@@ -42,6 +42,7 @@
 #include "metrics.h"
 #include "metrics-fmt.h"
 #include "vm.h"
+#include "vsock-proxy.h"
 #include "worker-link.h"
 
 struct metrics_conn;
@@ -276,6 +277,31 @@ metrics_vms(struct mfmt *f, struct vmmd *d)
 }
 
 /* The supervisor's counters. */
+/* The vsock proxy's (vsock-proxy.h), when there is one. */
+static void
+metrics_vsock(struct mfmt *f, const struct vsock_proxy *p)
+{
+	struct vsock_proxy_counts n;
+
+	if (p == NULL)
+		return;
+	vsock_proxy_counts(p, NULL, &n);
+	mfmt_add(f, "vmmd_vsock_connections", "gauge", "Connections the vsock "
+	    "proxy carries, either way", NULL, n.conns);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
+	    (const char *[]){ "reason", "vm_limit", NULL },
+	    (double)n.refused_vm_limit);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
+	    (const char *[]){ "reason", "limit", NULL },
+	    (double)n.refused_limit);
+	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
+	    "connections refused, by reason",
+	    (const char *[]){ "reason", "socket", NULL },
+	    (double)n.refused_socket);
+}
+
 static void
 metrics_self(struct mfmt *f, struct metrics *m)
 {
@@ -308,6 +334,7 @@ metrics_self(struct mfmt *f, struct metrics *m)
 	mfmt_add(f, "vmmd_scrape_worker_errors", "counter", "Workers whose "
 	    "answer to a scrape was refused, wholly or in part", NULL,
 	    (double)c->scrape_errors);
+	metrics_vsock(f, m->d->vsock_proxy);
 }
 
 /* Scrapes -------------------------------------------------------------- */

@@ -1020,7 +1020,8 @@ vm_vsock_serve(struct vm *vm)
 	    vm->d->vsock_proxy == NULL)
 		return;
 	if (vsock_proxy_add(vm->d->vsock_proxy, vm->def->name,
-	    vm->run.vsock_cid, err, sizeof(err)) < 0)
+	    vm->run.vsock_cid, vm->def->owner.known ? vm->def->owner.uid :
+	    (uid_t)-1, err, sizeof(err)) < 0)
 		log_warn("VM '%s': %s", vm->def->name, err);
 }
 

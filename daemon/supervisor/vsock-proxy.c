@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/vm_sockets.h>
@@ -24,11 +25,12 @@
 
 #define PROXY_DIR_MODE		01770
 #define PROXY_SOCKET_MODE	0660
-/* Bytes waiting in vmmd one way before it stops reading the sender. */
-#define PROXY_BUFFER		(256 * 1024)
+#define PROXY_BUFFER		VSOCK_PROXY_BUFFER
 #define PROXY_HANDSHAKE_S	10
 #define PROXY_LINE_MAX		32	/* "CONNECT 4294967295\n" fits */
 #define PROXY_PORT_SUFFIX	".sock_"
+/* A refusal is logged at most once in this time per NAME.sock_PORT. */
+#define PROXY_WARN_S		10
 
 struct vsp_conn;
 
@@ -38,8 +40,13 @@ struct vsp_vm {
 	struct vsock_proxy *p;
 	char *name;
 	uint32_t cid;
+	uid_t owner;		/* the definition's owner; -1: none */
 	int fd;
 	struct event *ev;
+	time_t warned;		/* last refusal logged, for files not seen */
+	unsigned int nconns;	/* its connections now */
+	time_t limit_warned;	/* last "at its bound" logged */
+	struct vsock_proxy_counts n;	/* its refusals */
 };
 
 /* NAME.sock_PORT as found in the directory: a guest port to forward. */
@@ -47,6 +54,7 @@ struct vsp_file {
 	TAILQ_ENTRY(vsp_file) entry;
 	char *vm;
 	uint32_t port;
+	time_t warned;		/* last refusal logged (monotonic s) */
 };
 
 /* A vsock port vmmd listens on for guests, while files name it. */
@@ -75,7 +83,7 @@ struct vsp_side {
 struct vsp_conn {
 	TAILQ_ENTRY(vsp_conn) entry;
 	struct vsock_proxy *p;
-	char *vm;
+	struct vsp_vm *vm;	/* whose: its connections go with it */
 	enum vsp_state state;
 	struct vsp_side s[2];	/* 0: the host's (Unix), 1: the guest's */
 	struct event *deadline;
@@ -97,6 +105,9 @@ struct vsock_proxy {
 	struct vsp_files files;
 	struct vsp_ports ports;
 	struct vsp_conns conns;
+	unsigned int nconns;
+	time_t limit_warned;	/* last "all at the bound" logged */
+	struct vsock_proxy_counts n;	/* every VM's, those gone too */
 };
 
 static void vsp_relay_read(struct bufferevent *bev, void *arg);
@@ -182,25 +193,70 @@ static void
 vsp_conn_free(struct vsp_conn *c)
 {
 	TAILQ_REMOVE(&c->p->conns, c, entry);
+	c->p->nconns--;
+	c->vm->nconns--;
 	for (int i = 0; i < 2; i++)
 		if (c->s[i].bev != NULL)
 			bufferevent_free(c->s[i].bev);
 	if (c->deadline != NULL)
 		event_free(c->deadline);
-	free(c->vm);
 	free(c);
 }
 
+/* Whether the last warning of *last is PROXY_WARN_S old; if so, now. */
+static bool
+vsp_may_warn(time_t *last)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (*last != 0 && ts.tv_sec - *last < PROXY_WARN_S)
+		return false;
+	*last = ts.tv_sec != 0 ? ts.tv_sec : 1;
+	return true;
+}
+
+/*
+ * Whether vm may have one connection more (either way): 0, or -EAGAIN
+ * when it or everyone is at the bound (counted, and logged now and
+ * then); the caller closes what it would have carried, before it
+ * touches anything else.
+ */
+static int
+vsp_admit(struct vsock_proxy *p, struct vsp_vm *vm)
+{
+	if (vm->nconns >= VSOCK_PROXY_CONNS_PER_VM) {
+		vm->n.refused_vm_limit++;
+		p->n.refused_vm_limit++;
+		if (vsp_may_warn(&vm->limit_warned))
+			log_warn("vsock: VM '%s' has %u connections, its bound: "
+			    "refusing its new ones", vm->name, vm->nconns);
+		return -EAGAIN;
+	}
+	if (p->nconns >= VSOCK_PROXY_CONNS_MAX) {
+		vm->n.refused_limit++;
+		p->n.refused_limit++;
+		if (vsp_may_warn(&p->limit_warned))
+			log_warn("vsock: %u connections in all, the bound: "
+			    "refusing new ones (VM '%s' has %u)", p->nconns,
+			    vm->name, vm->nconns);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A connection of vm's, admitted by vsp_admit(); NULL on ENOMEM. */
 static struct vsp_conn *
-vsp_conn_new(struct vsock_proxy *p, const char *vm)
+vsp_conn_new(struct vsock_proxy *p, struct vsp_vm *vm)
 {
 	struct vsp_conn *c = calloc(1, sizeof(*c));
 
-	if (c == NULL || (c->vm = strdup(vm)) == NULL) {
-		free(c);
+	if (c == NULL)
 		return NULL;
-	}
 	c->p = p;
+	c->vm = vm;
+	p->nconns++;
+	vm->nconns++;
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	return c;
 }
@@ -320,7 +376,7 @@ vsp_event(struct bufferevent *bev, short what, void *arg)
 	}
 	if (c->state == VSP_CONNECTING)
 		log_debug("vsock: VM '%s': the guest refused a connection",
-		    c->vm);
+		    c->vm->name);
 	vsp_conn_free(c);
 }
 
@@ -354,10 +410,8 @@ vsp_handshake_read(struct bufferevent *bev, void *arg)
 	errno = 0;
 	port = strncmp(line, "CONNECT ", 8) == 0 ?
 	    strtoul(line + 8, &end, 10) : 0;
-	TAILQ_FOREACH(vm, &c->p->vms, entry)
-		if (strcmp(vm->name, c->vm) == 0)
-			break;
-	if (vm == NULL || strncmp(line, "CONNECT ", 8) != 0 ||
+	vm = c->vm;
+	if (strncmp(line, "CONNECT ", 8) != 0 ||
 	    line[8] < '0' || line[8] > '9' || *end != '\0' || errno != 0 ||
 	    port > UINT32_MAX) {
 		vsp_conn_free(c);
@@ -398,7 +452,8 @@ vsp_accept_client(evutil_socket_t lfd, short what, void *arg)
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if ((c = vsp_conn_new(vm->p, vm->name)) == NULL) {
+	if (vsp_admit(vm->p, vm) < 0 ||
+	    (c = vsp_conn_new(vm->p, vm)) == NULL) {
 		close(fd);
 		return;
 	}
@@ -422,60 +477,158 @@ vsp_file_name(const char *vm, uint32_t port, char *buf, size_t len)
 	    (int)len ? -ENAMETOOLONG : 0;
 }
 
-static void
-vsp_accept_guest(evutil_socket_t lfd, short what, void *arg)
+/*
+ * Whether vmmd may connect a guest of vm to the socket st describes
+ * (held open by O_PATH, so that what is checked is what is connected):
+ * NULL, or why not.
+ *
+ * vmmd connects as itself (root), so the peer credentials the listener
+ * sees are root's: what must hold is that the listener is one its owner
+ * put at this name for this VM, and that the owner is neither root nor
+ * vmmd, whose services trust a root peer.  So:
+ *  - one link only: a second name means someone linked a socket that
+ *    may not be theirs (protected_hardlinks may be off), and which name
+ *    was first cannot be told;
+ *  - not root's nor vmmd's own uid: the system's sockets (D-Bus,
+ *    journald, systemd's) are root's, and a guest never speaks to a
+ *    service as root;
+ *  - made by someone the directory lets make it: with group vmm, a
+ *    socket of group vmm (a file takes its maker's group, and only a
+ *    member may give it the group), or the VM's owner's; in the
+ *    root-only layout (no group vmm) only root can name anything in DIR,
+ *    so any other owner was put there by root.
+ * Connecting with the owner's credentials instead was considered: a
+ * seteuid() around connect() changes the whole daemon for a moment and
+ * still shows root's groups, and a child per connection costs a fork in
+ * the daemon every VM depends on; and it would not help, since the
+ * danger of a socket not made for the VM is that its owner is someone
+ * the guest should not speak as, whoever connects.
+ */
+static const char *
+vsp_refuse_socket(const struct vsock_proxy *p, const struct vsp_vm *vm,
+    const struct stat *st, char *why, size_t len)
 {
-	struct vsp_port *pt = arg;
-	struct vsock_proxy *p = pt->p;
-	struct sockaddr_vm peer;
-	socklen_t len = sizeof(peer);
+	if (!S_ISSOCK(st->st_mode))
+		return "not a socket";
+	if (st->st_nlink != 1) {
+		snprintf(why, len, "it has %lu hard links (a link to someone "
+		    "else's socket?)", (unsigned long)st->st_nlink);
+		return why;
+	}
+	if (st->st_uid == 0 || st->st_uid == geteuid()) {
+		snprintf(why, len, "owned by %s (uid %lu): a guest never "
+		    "speaks to a service as root", st->st_uid == 0 ? "root" :
+		    "vmmd", (unsigned long)st->st_uid);
+		return why;
+	}
+	if (p->gid != (gid_t)-1 && st->st_gid != p->gid &&
+	    st->st_uid != vm->owner) {
+		snprintf(why, len, "owned by uid %lu, group %lu: neither the "
+		    "VM's owner nor of group %lu", (unsigned long)st->st_uid,
+		    (unsigned long)st->st_gid, (unsigned long)p->gid);
+		return why;
+	}
+	return NULL;
+}
+
+/* A socket at name refused for vm's port: counted, logged (rarely). */
+static void
+vsp_refused(struct vsock_proxy *p, struct vsp_vm *vm, uint32_t port,
+    const char *name, const char *why)
+{
+	struct vsp_file *f;
+	time_t *last = &vm->warned;
+
+	p->n.refused_socket++;
+	vm->n.refused_socket++;
+	TAILQ_FOREACH(f, &p->files, entry)
+		if (f->port == port && strcmp(f->vm, vm->name) == 0)
+			last = &f->warned;
+	if (vsp_may_warn(last))
+		log_warn("vsock: VM '%s': refused to connect its port %u to "
+		    "%s/%s: %s", vm->name, port, p->dir, name, why);
+}
+
+int
+vsock_proxy_guest(struct vsock_proxy *p, uint32_t cid, uint32_t port, int fd)
+{
 	struct sockaddr_un sa;
-	char name[NAME_MAX + 1];
+	char name[NAME_MAX + 1], why[160];
+	const char *refuse;
 	struct vsp_conn *c;
 	struct vsp_vm *vm;
 	struct stat st;
-	int fd, path = -1, ufd = -1;
+	int path = -1, ufd = -1, rc;
 
-	fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK |
-	    SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
 	TAILQ_FOREACH(vm, &p->vms, entry)
-		if (vm->cid == peer.svm_cid)
+		if (vm->cid == cid)
 			break;
-	/* The listener's socket, never a link to one: held by O_PATH. */
-	if (vm == NULL || vsp_file_name(vm->name, pt->port, name,
-	    sizeof(name)) < 0 ||
-	    (path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0 || fstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
-		goto refuse;
+	if (vm == NULL || p->dirfd < 0 || vsp_file_name(vm->name, port, name,
+	    sizeof(name)) < 0) {
+		rc = -ENOENT;
+		goto close;
+	}
+	/* At a bound: nothing is looked at, nothing connected to. */
+	if ((rc = vsp_admit(p, vm)) < 0)
+		goto close;
+	/* The inode at the name, never a link's target: held by O_PATH. */
+	path = openat(p->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path < 0 || fstat(path, &st) < 0) {
+		rc = -errno;
+		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
+		    "port %u", vm->name, p->dir, name, port);
+		goto close;
+	}
+	if ((refuse = vsp_refuse_socket(p, vm, &st, why, sizeof(why))) !=
+	    NULL) {
+		vsp_refused(p, vm, port, name, refuse);
+		rc = -EPERM;
+		goto close;
+	}
+	/* That very inode, through its descriptor. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path);
 	ufd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (ufd < 0 || connect(ufd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		goto refuse;
+	if (ufd < 0 || connect(ufd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
+		    "port %u", vm->name, p->dir, name, port);
+		goto close;
+	}
 	close(path);
-	if ((c = vsp_conn_new(p, vm->name)) == NULL) {
+	if ((c = vsp_conn_new(p, vm)) == NULL) {
 		close(ufd);
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	if (vsp_side(c, 0, ufd) < 0 || vsp_side(c, 1, fd) < 0) {
 		vsp_conn_free(c);
-		return;
+		return -ENOMEM;
 	}
 	vsp_relay(c);
-	return;
-refuse:
-	if (vm != NULL)
-		log_debug("vsock: VM '%s': nobody listens on %s/%s for its "
-		    "port %u", vm->name, p->dir, name, pt->port);
+	return 0;
+close:
 	if (path >= 0)
 		close(path);
 	if (ufd >= 0)
 		close(ufd);
 	close(fd);
+	return rc;
+}
+
+static void
+vsp_accept_guest(evutil_socket_t lfd, short what, void *arg)
+{
+	struct vsp_port *pt = arg;
+	struct sockaddr_vm peer;
+	socklen_t len = sizeof(peer);
+	int fd;
+
+	fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK |
+	    SOCK_CLOEXEC);
+	if (fd >= 0)
+		vsock_proxy_guest(pt->p, peer.svm_cid, pt->port, fd);
 }
 
 static struct vsp_port *
@@ -647,7 +800,7 @@ vsp_vm_free(struct vsock_proxy *p, struct vsp_vm *vm)
 	TAILQ_REMOVE(&p->vms, vm, entry);
 	for (c = TAILQ_FIRST(&p->conns); c != NULL; c = cn) {
 		cn = TAILQ_NEXT(c, entry);
-		if (strcmp(c->vm, vm->name) == 0)
+		if (c->vm == vm)
 			vsp_conn_free(c);
 	}
 	for (f = TAILQ_FIRST(&p->files); f != NULL; f = fn) {
@@ -694,7 +847,7 @@ vsp_family(char *err, size_t errlen)
 
 int
 vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
-    char *err, size_t errlen)
+    uid_t owner, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	char file[NAME_MAX + 1];
@@ -720,6 +873,7 @@ vsock_proxy_add(struct vsock_proxy *p, const char *name, uint32_t cid,
 	}
 	vm->p = p;
 	vm->cid = cid;
+	vm->owner = owner;
 	TAILQ_INSERT_TAIL(&p->vms, vm, entry);
 	/*
 	 * Whatever has the name goes (root may remove it from the sticky
@@ -793,6 +947,27 @@ vsock_proxy_new(struct event_base *base, const char *rundir, gid_t gid)
 	TAILQ_INIT(&p->ports);
 	TAILQ_INIT(&p->conns);
 	return p;
+}
+
+int
+vsock_proxy_counts(const struct vsock_proxy *p, const char *name,
+    struct vsock_proxy_counts *out)
+{
+	const struct vsp_vm *vm;
+
+	if (name == NULL) {
+		*out = p->n;
+		out->conns = p->nconns;
+		return 0;
+	}
+	TAILQ_FOREACH(vm, &p->vms, entry)
+		if (strcmp(vm->name, name) == 0) {
+			*out = vm->n;
+			out->conns = vm->nconns;
+			return 0;
+		}
+	memset(out, 0, sizeof(*out));
+	return -ENOENT;
 }
 
 void

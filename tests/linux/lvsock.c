@@ -13,6 +13,13 @@
 #define LV_BYTES		"1048576"
 #define LV_HOST_PORT		5001	/* the host's AF_VSOCK listener */
 #define LV_FORWARD_PORT		5002	/* NAME.sock_PORT, through vmmd */
+#define LV_LINK_PORT		5003	/* a hard link to 5002's socket */
+/*
+ * vmmd connects a guest only to a socket neither root's nor its own:
+ * the listener here runs as root, so its socket is given to nobody (in
+ * the test host there is no group vmm: only root names sockets there).
+ */
+#define LV_NOBODY		65534
 
 /*
  * "sent 1048576, received 1048576, crc A/A" in out (the last such line):
@@ -83,7 +90,7 @@ bool
 lv_check_guest(struct lg_vm *vm, lg_check_fn check, uint32_t cid,
     const char *sock)
 {
-	char cids[16], port[16], line[1024], *out, fwd[4200];
+	char cids[16], port[16], line[1024], *out, fwd[4200], lnk[4200];
 	struct h_proc l1 = { .pid = -1, .in = -1, .out = -1, .err = -1 };
 	struct h_proc l2 = l1;
 	struct stat st;
@@ -116,10 +123,23 @@ lv_check_guest(struct lg_vm *vm, lg_check_fn check, uint32_t cid,
 	/* vmmd listens on the guest's port once the socket is there. */
 	snprintf(fwd, sizeof(fwd), "%s_%u", sock, LV_FORWARD_PORT);
 	all &= check(vm, lv_listener(&l2, "unix-listen", fwd) &&
-	    stat(fwd, &st) == 0 && (h_sleep_ms(1000), true) &&
+	    stat(fwd, &st) == 0 && chown(fwd, LV_NOBODY, LV_NOBODY) == 0 &&
+	    (h_sleep_ms(1000), true) &&
 	    lv_guest_send(vm, LV_FORWARD_PORT, line, sizeof(line)),
 	    "vsock: guest to host port %u through vmmd to %s: 1 MiB each "
 	    "way, whole (%s)", LV_FORWARD_PORT, fwd, line);
+
+	/* Never to a hard link (whoever's), nor to root's socket. */
+	snprintf(lnk, sizeof(lnk), "%s_%u", sock, LV_LINK_PORT);
+	all &= check(vm, link(fwd, lnk) == 0 && (h_sleep_ms(1000), true) &&
+	    !lv_guest_send(vm, LV_LINK_PORT, line, sizeof(line)),
+	    "vsock: guest to host port %u, a hard link to %s: refused (%s)",
+	    LV_LINK_PORT, fwd, line);
+	unlink(lnk);
+	all &= check(vm, chown(fwd, 0, 0) == 0 &&
+	    !lv_guest_send(vm, LV_FORWARD_PORT, line, sizeof(line)),
+	    "vsock: guest to host port %u, the socket root's: refused (%s)",
+	    LV_FORWARD_PORT, line);
 	if (l1.pid > 0)
 		kill(l1.pid, SIGTERM);
 	if (l2.pid > 0)

@@ -5,7 +5,8 @@
  * (VMMD_VSOCK_ECHO).  1 MiB each way, checked by CRC-32 on both sides:
  * host to guest by AF_VSOCK and through vmmd's NAME.sock with CONNECT,
  * guest to host to an AF_VSOCK listener and, through vmmd, to a
- * NAME.sock_PORT listener.
+ * NAME.sock_PORT listener; and vmmd refusing the guest a hard link to
+ * that listener's socket, and the socket once it is root's.
  */
 #ifndef LVSOCK_H
 #define LVSOCK_H
