@@ -12,3 +12,9 @@ test_hook_adopt_pid(pid_t pid)
 {
 	return pid;
 }
+
+void
+test_hook_sending(struct json_object *msg)
+{
+	(void)msg;
+}

@@ -7,6 +7,7 @@
 #define VMMD_TEST_HOOK_H
 
 #include <sys/types.h>
+#include <json-c/json.h>
 
 struct worker;
 
@@ -27,5 +28,15 @@ void	test_hook_sandboxed(struct worker *w);
  * adopt it (nor ever signal N).
  */
 pid_t	test_hook_adopt_pid(pid_t pid);
+
+/*
+ * A message the worker is about to send its supervisor (link.c).  With
+ * VMMD_TEST_ADOPT_UID=N or VMMD_TEST_ADOPT_CID=N in the environment,
+ * the test build makes worker.adopt's answer (the one reply with a
+ * "uid") say that it runs as uid N, or that its vsock CID is N, as a
+ * worker that lies about what it is would: vmmd must believe the
+ * kernel and the record it wrote itself (worker-record.h), not that.
+ */
+void	test_hook_sending(struct json_object *msg);
 
 #endif
