@@ -1034,22 +1034,44 @@ vnc_loopback(const char *address)
 	return strcmp(address, "::1") == 0;
 }
 
-/* "localhost", an IPv4 address or an IPv6 one in brackets. */
+/*
+ * Whether host (a Host header's name: an IPv4 address, an IPv6 one in
+ * brackets, or a name) is the address the connection fd came to, or
+ * the display's listen address, or, on a loopback one, "localhost".
+ */
 static bool
-vnc_host_is_address(const char *host)
+vnc_host_is_ours(const struct vnc *vnc, int fd, const char *host)
 {
-	char v6[INET6_ADDRSTRLEN], addr[sizeof(struct in6_addr)];
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+	char v6[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN] = "";
+	unsigned char a[sizeof(struct in6_addr)], b[sizeof(struct in6_addr)];
 	size_t len = strlen(host);
+	int af = AF_INET;
 
-	if (strcasecmp(host, "localhost") == 0 ||
-	    inet_pton(AF_INET, host, addr) == 1)
-		return true;
-	if (len < 3 || len - 2 >= sizeof(v6) || host[0] != '[' ||
-	    host[len - 1] != ']')
+	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0) {
+		if (ss.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->
+			    sin_addr, local, sizeof(local));
+		else if (ss.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->
+			    sin6_addr, local, sizeof(local));
+	}
+	if (strcasecmp(host, "localhost") == 0)
+		return vnc_loopback(vnc->address) || vnc_loopback(local);
+	if (len >= 3 && len - 2 < sizeof(v6) && host[0] == '[' &&
+	    host[len - 1] == ']') {
+		memcpy(v6, host + 1, len - 2);
+		v6[len - 2] = '\0';
+		host = v6;
+		af = AF_INET6;
+	}
+	/* A name is not ours: a DNS name can be pointed anywhere. */
+	if (inet_pton(af, host, a) != 1)
 		return false;
-	memcpy(v6, host + 1, len - 2);
-	v6[len - 2] = '\0';
-	return inet_pton(AF_INET6, v6, addr) == 1;
+	return (inet_pton(af, local, b) == 1 && memcmp(a, b, af == AF_INET ?
+	    4 : 16) == 0) || (inet_pton(af, vnc->address, b) == 1 &&
+	    memcmp(a, b, af == AF_INET ? 4 : 16) == 0);
 }
 
 /*
@@ -1057,18 +1079,21 @@ vnc_host_is_address(const char *host)
  * included, and say which site's page it is in Origin: only the
  * display's own web client's pages may connect, those of
  * http://HOST:HTTP-PORT where HOST is the name the upgrade was sent to
- * (its Host header).  For a display on a loopback address HOST must be
- * an address or localhost too, so that a name an attacker's DNS points
- * at 127.0.0.1 does not pass for the display's own.  NULL when the
+ * (its Host header, HOST:PORT with the display's port).  HOST must be
+ * the address the connection came to (or the listen address), or
+ * localhost on a loopback one: never a name, which an attacker's DNS
+ * can point at the display once its page is loaded (DNS rebinding),
+ * wherever the display listens.  fd is the connection.  NULL when the
  * request may go on, else why not (into why).
  */
 static const char *
-vnc_ws_origin(const struct vnc *vnc, const char *req, char *why,
+vnc_ws_origin(const struct vnc *vnc, int fd, const char *req, char *why,
     size_t len)
 {
-	char host[256], own[300];
+	char host[256], own[300], *end = NULL;
 	const char *v, *origin;
 	size_t vlen, hlen, olen;
+	long port;
 
 	origin = vnc_header(req, "Origin", &olen);
 	if (origin == NULL)
@@ -1091,10 +1116,19 @@ vnc_ws_origin(const struct vnc *vnc, const char *req, char *why,
 	memcpy(host, v, hlen);
 	host[hlen] = '\0';
 	snprintf(own, sizeof(own), "http://%s:%d", host, vnc->http_port);
-	if (vnc_loopback(vnc->address) && !vnc_host_is_address(host)) {
+	if (!vnc_host_is_ours(vnc, fd, host)) {
 		snprintf(why, len, "WebSocket upgrade for host '%.100s': "
-		    "this display answers to its address or localhost only",
-		    host);
+		    "this display answers to its address%s only", host,
+		    vnc_loopback(vnc->address) ? " or localhost" : "");
+		return why;
+	}
+	/* The port the upgrade came to: the display's own. */
+	port = hlen + 1 < vlen && v[hlen] == ':' ?
+	    strtol(v + hlen + 1, &end, 10) : -1;
+	if (port != vnc->port || end != v + vlen) {
+		snprintf(why, len, "WebSocket upgrade for '%.*s': this "
+		    "display answers on port %d", (int)(vlen < 100 ? vlen :
+		    100), v, vnc->port);
 		return why;
 	}
 	if (origin == NULL) {
@@ -1120,7 +1154,7 @@ vnc_greeting_upgrade(struct vnc_greeting *g, const char *req, size_t len)
 	char why[512];
 	size_t vlen;
 
-	if (vnc_ws_origin(g->vnc, req, why, sizeof(why)) != NULL) {
+	if (vnc_ws_origin(g->vnc, g->fd, req, why, sizeof(why)) != NULL) {
 		vnc_greeting_refuse(g, 403, why);
 		return;
 	}

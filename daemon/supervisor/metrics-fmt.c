@@ -1,7 +1,8 @@
 /*
  * See metrics-fmt.h.  Families are kept as JSON, in the order they were
- * first met: {"name", "type", "help", "samples": [[labels, value]]},
- * labels an object whose first member is vm (when there is one).
+ * first met: {"name", "type", "help", "samples": [[labels, value]],
+ * "own"}, labels an object whose first member is vm (when there is
+ * one), own true for the supervisor's families.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,7 +15,9 @@
 struct mfmt {
 	struct json_object *families;	/* array, in order */
 	struct json_object *byname;	/* name -> index */
-	size_t nsamples;
+	size_t nsamples;		/* the workers' */
+	size_t nown;			/* the supervisor's own */
+	size_t quota;			/* of each worker's answer */
 };
 
 struct mfmt *
@@ -24,6 +27,7 @@ mfmt_new(void)
 
 	if (f == NULL)
 		return NULL;
+	f->quota = MFMT_MAX_VM_SAMPLES;
 	f->families = json_object_new_array();
 	f->byname = json_object_new_object();
 	if (f->families == NULL || f->byname == NULL) {
@@ -70,12 +74,17 @@ mfmt_type_ok(const char *t)
 	    strcmp(t, "summary") == 0);
 }
 
-/* The family's samples array, made if new; NULL if it cannot be. */
+/*
+ * The family's samples array, made if new; NULL if it cannot be.  own:
+ * for the supervisor, whose families no worker may add to (NULL for a
+ * worker); one a worker made first is the supervisor's from then on,
+ * the worker's samples and type dropped.
+ */
 static struct json_object *
 mfmt_family(struct mfmt *f, const char *name, const char *type,
-    const char *help)
+    const char *help, bool own)
 {
-	struct json_object *idx, *fam, *t;
+	struct json_object *idx, *fam, *t, *o;
 	size_t n;
 
 	if (!mfmt_name_ok(name, true) || !mfmt_type_ok(type))
@@ -83,6 +92,21 @@ mfmt_family(struct mfmt *f, const char *name, const char *type,
 	if (json_object_object_get_ex(f->byname, name, &idx)) {
 		fam = json_object_array_get_idx(f->families,
 		    (size_t)json_object_get_int(idx));
+		o = json_object_object_get(fam, "own");
+		if (!own && o != NULL)
+			return NULL;
+		if (own && o == NULL) {
+			f->nsamples -= json_object_array_length(
+			    json_object_object_get(fam, "samples"));
+			json_object_object_add(fam, "type",
+			    json_object_new_string(type));
+			json_object_object_add(fam, "help",
+			    json_object_new_string(help != NULL ? help : ""));
+			json_object_object_add(fam, "samples",
+			    json_object_new_array());
+			json_object_object_add(fam, "own",
+			    json_object_new_boolean(true));
+		}
 		t = json_object_object_get(fam, "type");
 		if (strcmp(json_object_get_string(t), type) != 0)
 			return NULL;
@@ -101,6 +125,9 @@ mfmt_family(struct mfmt *f, const char *name, const char *type,
 	json_object_object_add(fam, "help", json_object_new_string(
 	    help != NULL ? help : ""));
 	json_object_object_add(fam, "samples", json_object_new_array());
+	if (own)
+		json_object_object_add(fam, "own",
+		    json_object_new_boolean(true));
 	json_object_array_add(f->families, fam);
 	json_object_object_add(f->byname, name, json_object_new_int((int)n));
 	return json_object_object_get(fam, "samples");
@@ -112,11 +139,12 @@ mfmt_add(struct mfmt *f, const char *name, const char *type,
 {
 	struct json_object *samples, *l, *s;
 
-	if (f->nsamples >= MFMT_MAX_SAMPLES)
+	/* Its own budget: the workers' answers cannot use it up. */
+	if (f->nown >= MFMT_MAX_SAMPLES)
 		return -E2BIG;
 	if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0)
 		return -EINVAL;
-	if ((samples = mfmt_family(f, name, type, help)) == NULL)
+	if ((samples = mfmt_family(f, name, type, help, true)) == NULL)
 		return -EINVAL;
 	l = json_object_new_object();
 	for (; labels != NULL && labels[0] != NULL; labels += 2) {
@@ -131,8 +159,24 @@ mfmt_add(struct mfmt *f, const char *name, const char *type,
 	json_object_array_add(s, l);
 	json_object_array_add(s, json_object_new_double(value));
 	json_object_array_add(samples, s);
-	f->nsamples++;
+	f->nown++;
 	return 0;
+}
+
+int
+mfmt_reserve(struct mfmt *f, const char *name, const char *type,
+    const char *help)
+{
+	if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0)
+		return -EINVAL;
+	return mfmt_family(f, name, type, help, true) != NULL ? 0 : -EINVAL;
+}
+
+void
+mfmt_set_workers(struct mfmt *f, size_t n)
+{
+	f->quota = n > 0 && MFMT_MAX_SAMPLES / n < MFMT_MAX_VM_SAMPLES ?
+	    MFMT_MAX_SAMPLES / n : MFMT_MAX_VM_SAMPLES;
 }
 
 static bool
@@ -228,7 +272,7 @@ mfmt_add_worker(struct mfmt *f, struct json_object *families,
 {
 	struct json_object *fam, *samples, *ss;
 	const char *name, *type, *help;
-	size_t i, k, n, left = 0;
+	size_t i, k, n, left = 0, taken = 0;
 
 	if (!json_object_is_type(families, json_type_array))
 		return 1;
@@ -245,18 +289,22 @@ mfmt_add_worker(struct mfmt *f, struct json_object *families,
 		    json_object_array_length(ss) : 0;
 		samples = name != NULL && type != NULL &&
 		    json_object_is_type(fam, json_type_object) ?
-		    mfmt_family(f, name, type, help) : NULL;
+		    mfmt_family(f, name, type, help, false) : NULL;
 		if (samples == NULL) {
 			left += n > 0 ? n : 1;
 			continue;
 		}
+		/* Past its quota, only this worker's samples are lost. */
 		for (k = 0; k < n; k++)
-			if (f->nsamples >= MFMT_MAX_SAMPLES ||
+			if (taken >= f->quota ||
+			    f->nsamples >= MFMT_MAX_SAMPLES ||
 			    !mfmt_take_sample(samples, type,
 			    json_object_array_get_idx(ss, k), vm))
 				left++;
-			else
+			else {
 				f->nsamples++;
+				taken++;
+			}
 	}
 	return left > INT32_MAX ? INT32_MAX : (int)left;
 }

@@ -5,8 +5,9 @@
  * rendered together, each family once with all its samples.
  *
  * A worker's answer is untrusted: every metric and label name is
- * checked, types must agree with the family's, the "vm" label is the
- * supervisor's, and what does not fit is left out (counted by the
+ * checked, types must agree with the family's, the "vm" label and the
+ * supervisor's own families are the supervisor's, each worker has a
+ * quota of samples, and what does not fit is left out (counted by the
  * caller).  Pure: no I/O, no logging, unit-tested on its own.
  */
 #ifndef VMMD_METRICS_FMT_H
@@ -16,9 +17,12 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-/* Bounds on what one scrape holds. */
+/* Bounds on what one scrape holds (MFMT_MAX_SAMPLES: of the workers'
+ * answers together, and of the supervisor's own apart). */
 #define MFMT_MAX_FAMILIES	1024
 #define MFMT_MAX_SAMPLES	200000
+/* Of one worker's answer: at most this, and its share of the above. */
+#define MFMT_MAX_VM_SAMPLES	50000
 #define MFMT_MAX_NAME		200
 #define MFMT_MAX_LABELS		8
 #define MFMT_MAX_BUCKETS	256
@@ -37,9 +41,26 @@ void	mfmt_free(struct mfmt *f);
 int	mfmt_add(struct mfmt *f, const char *name, const char *type,
 	    const char *help, const char *const *labels, double value);
 /*
+ * A family of the supervisor's own, counter or gauge, before any
+ * worker's answer is added: a worker's family of that name is left out
+ * whole, as is one of a name mfmt_add() used.  (One a worker made
+ * before the supervisor's first mfmt_add() of that name is taken over,
+ * its samples dropped.)  0 or -EINVAL.
+ */
+int	mfmt_reserve(struct mfmt *f, const char *name, const char *type,
+	    const char *help);
+/*
+ * How many workers' answers this scrape adds: each may add at most its
+ * share of MFMT_MAX_SAMPLES (and never more than MFMT_MAX_VM_SAMPLES),
+ * so that no worker can use up another's.  Without it, the quota is
+ * MFMT_MAX_VM_SAMPLES.
+ */
+void	mfmt_set_workers(struct mfmt *f, size_t n);
+/*
  * Every family of a worker.metrics answer (families, borrowed), each
- * sample labelled vm="vm".  Returns how many samples were left out
- * (0: all taken), or -ENOMEM.
+ * sample labelled vm="vm".  A family the supervisor has (mfmt_reserve())
+ * and samples past the worker's quota are left out.  Returns how many
+ * samples were left out (0: all taken), or -ENOMEM.
  */
 int	mfmt_add_worker(struct mfmt *f, struct json_object *families,
 	    const char *vm);

@@ -1,9 +1,12 @@
 /*
  * See metrics.h.
  *
- * Connections: evhttp makes each one's bufferevent through our callback
- * (evhttp_set_bevcb), which refuses past METRICS_MAX_CONNS and gives
- * each a deadline of its own.  We hold a reference on the bufferevent,
+ * Connections: each listener has an evhttp of its own, which makes each
+ * connection's bufferevent through our callback (evhttp_set_bevcb):
+ * that refuses past the listener's budget (METRICS_MAX_CONNS on the
+ * Unix socket, METRICS_TCP_MAX_CONNS on TCP, so that peers on the
+ * network cannot keep local scrapers out) and gives each connection
+ * the listener's deadline.  We hold a reference on the bufferevent,
  * so that its descriptor stays ours until we let go: at the deadline a
  * connection evhttp still serves is shut down (evhttp then frees it as
  * one the peer closed), one it already freed is only released.  Once a
@@ -45,22 +48,35 @@
 #include "vsock-proxy.h"
 #include "worker-link.h"
 
+struct metrics;
 struct metrics_conn;
 struct metrics_scrape;
 
+/* The Unix socket's, and the TCP address's if there is one. */
+#define METRICS_NLISTENERS	2
+
+struct metrics_listener {
+	struct metrics *m;
+	struct evhttp *http;		/* NULL: not listening */
+	const char *what;		/* "unix", "tcp" */
+	unsigned int nconns, max;
+	int deadline;			/* s: a connection's whole life */
+	uint64_t refused;		/* connections past max */
+};
+
 struct metrics {
 	struct vmmd *d;
-	struct evhttp *http;
+	struct metrics_listener l[METRICS_NLISTENERS];
 	char *path;			/* the Unix socket, unlinked at the end */
 	TAILQ_HEAD(, metrics_conn) conns;
 	TAILQ_HEAD(, metrics_scrape) scrapes;
-	unsigned int nconns, nscrapes;
-	uint64_t refused;		/* connections past the limit */
+	unsigned int nscrapes;
 };
 
 struct metrics_conn {
 	TAILQ_ENTRY(metrics_conn) entry;
 	struct metrics *m;
+	struct metrics_listener *l;
 	struct bufferevent *bev;	/* one reference is ours */
 	struct evhttp_connection *evcon;	/* once a request came */
 	struct metrics_scrape *scrape;	/* waiting for workers, or NULL */
@@ -100,7 +116,7 @@ metrics_conn_free(struct metrics_conn *c)
 		c->scrape->conn = NULL;
 	}
 	TAILQ_REMOVE(&m->conns, c, entry);
-	m->nconns--;
+	c->l->nconns--;
 	event_free(c->deadline);
 	bufferevent_decref(c->bev);
 	free(c);
@@ -135,8 +151,9 @@ metrics_conn_deadline(evutil_socket_t fd, short what, void *arg)
 static struct bufferevent *
 metrics_bevcb(struct event_base *base, void *arg)
 {
-	struct metrics *m = arg;
-	struct timeval tv = { METRICS_CONN_DEADLINE, 0 };
+	struct metrics_listener *l = arg;
+	struct metrics *m = l->m;
+	struct timeval tv = { l->deadline, 0 };
 	struct metrics_conn *c;
 
 	/*
@@ -144,15 +161,16 @@ metrics_bevcb(struct event_base *base, void *arg)
 	 * past the limit gets a deadline that has passed already: it is
 	 * closed on the loop's next turn, before it is read.
 	 */
-	if (m->nconns >= METRICS_MAX_CONNS) {
-		if (m->refused++ == 0)
-			log_warn("metrics: more than %d connections at once: "
-			    "closing the others", METRICS_MAX_CONNS);
+	if (l->nconns >= l->max) {
+		if (l->refused++ == 0)
+			log_warn("metrics: more than %u connections at once "
+			    "on %s: closing the others", l->max, l->what);
 		tv.tv_sec = 0;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->m = m;
+	c->l = l;
 	c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	c->deadline = evtimer_new(base, metrics_conn_deadline, c);
 	if (c->bev == NULL || c->deadline == NULL ||
@@ -166,7 +184,7 @@ metrics_bevcb(struct event_base *base, void *arg)
 	}
 	bufferevent_incref(c->bev);
 	TAILQ_INSERT_TAIL(&m->conns, c, entry);
-	m->nconns++;
+	l->nconns++;
 	return c->bev;
 }
 
@@ -235,6 +253,74 @@ metrics_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * The supervisor's own families, reserved before any worker's answer
+ * is added (a worker's family of one of these names is left out and
+ * counted), then filled from here.
+ */
+enum metrics_own {
+	MO_VM_UP, MO_VM_STATE, MO_VM_VCPUS, MO_VM_MEMORY, MO_VM_UPTIME,
+	MO_VM_SCRAPE_OK, MO_VM_SCRAPE_LEFT_OUT, MO_CONTROL_CLIENTS,
+	MO_CONTROL_CONNECTIONS, MO_CONTROL_REQUESTS, MO_ADOPTIONS,
+	MO_WORKER_CRASHES, MO_WORKERS, MO_SCRAPES, MO_SCRAPE_TIMEOUTS,
+	MO_SCRAPE_ERRORS, MO_METRICS_REFUSED, MO_VSOCK_CONNECTIONS,
+	MO_VSOCK_REFUSED, MO_N
+};
+
+static const struct {
+	const char *name, *type, *help;
+} metrics_own[MO_N] = {
+	[MO_VM_UP] = { "vmmd_vm_up", "gauge", "Whether the VM's guest "
+	    "runs or is paused (its worker serves it)" },
+	[MO_VM_STATE] = { "vmmd_vm_state", "gauge", "The VM's state "
+	    "(1 for the one it is in)" },
+	[MO_VM_VCPUS] = { "vmmd_vm_vcpus", "gauge", "vCPUs the VM's "
+	    "definition gives it" },
+	[MO_VM_MEMORY] = { "vmmd_vm_memory_bytes", "gauge", "Guest memory "
+	    "the VM's definition gives it" },
+	[MO_VM_UPTIME] = { "vmmd_vm_uptime_seconds", "gauge", "Time since "
+	    "the VM's worker started" },
+	[MO_VM_SCRAPE_OK] = { "vmmd_vm_scrape_ok", "gauge", "Whether the "
+	    "VM's worker answered this scrape in time" },
+	[MO_VM_SCRAPE_LEFT_OUT] = { "vmmd_vm_scrape_left_out_samples",
+	    "gauge", "Samples of the VM's answer to this scrape left out: "
+	    "malformed, past its quota, or of a family of vmmd's own" },
+	[MO_CONTROL_CLIENTS] = { "vmmd_control_clients", "gauge", "Clients "
+	    "connected to the control socket" },
+	[MO_CONTROL_CONNECTIONS] = { "vmmd_control_connections", "counter",
+	    "Control socket connections accepted" },
+	[MO_CONTROL_REQUESTS] = { "vmmd_control_requests", "counter",
+	    "Control requests answered, by command and result" },
+	[MO_ADOPTIONS] = { "vmmd_adoptions", "counter", "Running guests "
+	    "taken on from a previous vmmd" },
+	[MO_WORKER_CRASHES] = { "vmmd_worker_crashes", "counter", "Workers "
+	    "that ended so that their VM crashed, by cause" },
+	[MO_WORKERS] = { "vmmd_workers", "gauge", "Worker processes not "
+	    "reaped yet" },
+	[MO_SCRAPES] = { "vmmd_scrapes", "counter", "Scrapes of /metrics "
+	    "answered" },
+	[MO_SCRAPE_TIMEOUTS] = { "vmmd_scrape_worker_timeouts", "counter",
+	    "Workers left out of a scrape: no answer within the deadline" },
+	[MO_SCRAPE_ERRORS] = { "vmmd_scrape_worker_errors", "counter",
+	    "Workers whose answer to a scrape was refused, wholly or in "
+	    "part" },
+	[MO_METRICS_REFUSED] = { "vmmd_metrics_refused_connections",
+	    "counter", "Connections to /metrics closed unread: more than "
+	    "their listener's budget at once, by listener" },
+	[MO_VSOCK_CONNECTIONS] = { "vmmd_vsock_connections", "gauge",
+	    "Connections the vsock proxy carries, either way" },
+	[MO_VSOCK_REFUSED] = { "vmmd_vsock_refused", "counter", "vsock "
+	    "proxy connections refused, by reason" },
+};
+
+static void
+metrics_put(struct mfmt *f, enum metrics_own o, const char *const *labels,
+    double v)
+{
+	mfmt_add(f, metrics_own[o].name, metrics_own[o].type,
+	    metrics_own[o].help, labels, v);
+}
+
 /* The VM list's own numbers: state, uptime, size, for every VM. */
 static void
 metrics_vms(struct mfmt *f, struct vmmd *d)
@@ -252,25 +338,18 @@ metrics_vms(struct mfmt *f, struct vmmd *d)
 		bool up = vm->w != NULL && (vm->state == VM_RUNNING ||
 		    vm->state == VM_PAUSED || vm->state == VM_STOPPING);
 
-		mfmt_add(f, "vmmd_vm_up", "gauge", "Whether the VM's guest "
-		    "runs or is paused (its worker serves it)",
-		    (const char *[]){ "vm", n, NULL }, up);
+		metrics_put(f, MO_VM_UP, (const char *[]){ "vm", n, NULL },
+		    up);
 		for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
-			mfmt_add(f, "vmmd_vm_state", "gauge", "The VM's state "
-			    "(1 for the one it is in)",
-			    (const char *[]){ "vm", n, "state",
-			    vm_state_name(states[i]), NULL },
+			metrics_put(f, MO_VM_STATE, (const char *[]){ "vm", n,
+			    "state", vm_state_name(states[i]), NULL },
 			    vm->state == states[i]);
-		mfmt_add(f, "vmmd_vm_vcpus", "gauge", "vCPUs the VM's "
-		    "definition gives it", (const char *[]){ "vm", n, NULL },
+		metrics_put(f, MO_VM_VCPUS, (const char *[]){ "vm", n, NULL },
 		    vm->def->vcpus);
-		mfmt_add(f, "vmmd_vm_memory_bytes", "gauge", "Guest memory "
-		    "the VM's definition gives it",
-		    (const char *[]){ "vm", n, NULL },
+		metrics_put(f, MO_VM_MEMORY, (const char *[]){ "vm", n, NULL },
 		    (double)vm->def->memory_mib * 1024 * 1024);
 		if (vm->w != NULL && vm->run.started_ms > 0)
-			mfmt_add(f, "vmmd_vm_uptime_seconds", "gauge",
-			    "Time since the VM's worker started",
+			metrics_put(f, MO_VM_UPTIME,
 			    (const char *[]){ "vm", n, NULL },
 			    (double)(now - vm->run.started_ms) / 1000);
 	}
@@ -286,20 +365,13 @@ metrics_vsock(struct mfmt *f, const struct vsock_proxy *p)
 	if (p == NULL)
 		return;
 	vsock_proxy_counts(p, NULL, &n);
-	mfmt_add(f, "vmmd_vsock_connections", "gauge", "Connections the vsock "
-	    "proxy carries, either way", NULL, n.conns);
-	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
-	    "connections refused, by reason",
-	    (const char *[]){ "reason", "vm_limit", NULL },
-	    (double)n.refused_vm_limit);
-	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
-	    "connections refused, by reason",
-	    (const char *[]){ "reason", "limit", NULL },
-	    (double)n.refused_limit);
-	mfmt_add(f, "vmmd_vsock_refused", "counter", "vsock proxy "
-	    "connections refused, by reason",
-	    (const char *[]){ "reason", "socket", NULL },
-	    (double)n.refused_socket);
+	metrics_put(f, MO_VSOCK_CONNECTIONS, NULL, n.conns);
+	metrics_put(f, MO_VSOCK_REFUSED, (const char *[]){ "reason",
+	    "vm_limit", NULL }, (double)n.refused_vm_limit);
+	metrics_put(f, MO_VSOCK_REFUSED, (const char *[]){ "reason", "limit",
+	    NULL }, (double)n.refused_limit);
+	metrics_put(f, MO_VSOCK_REFUSED, (const char *[]){ "reason",
+	    "socket", NULL }, (double)n.refused_socket);
 }
 
 static void
@@ -308,32 +380,25 @@ metrics_self(struct mfmt *f, struct metrics *m)
 	struct counters *c = &m->d->counters;
 	unsigned int i;
 
-	mfmt_add(f, "vmmd_control_clients", "gauge", "Clients connected to "
-	    "the control socket", NULL, control_clients(m->d->ctl));
-	mfmt_add(f, "vmmd_control_connections", "counter", "Control socket "
-	    "connections accepted", NULL, (double)c->clients);
+	metrics_put(f, MO_CONTROL_CLIENTS, NULL, control_clients(m->d->ctl));
+	metrics_put(f, MO_CONTROL_CONNECTIONS, NULL, (double)c->clients);
 	for (i = 0; i < c->nreq; i++)
-		mfmt_add(f, "vmmd_control_requests", "counter", "Control "
-		    "requests answered, by command and result",
-		    (const char *[]){ "command", c->req[i].command, "result",
-		    c->req[i].result, NULL }, (double)c->req[i].n);
-	mfmt_add(f, "vmmd_adoptions", "counter", "Running guests taken on "
-	    "from a previous vmmd", NULL, (double)c->adoptions);
+		metrics_put(f, MO_CONTROL_REQUESTS, (const char *[]){
+		    "command", c->req[i].command, "result", c->req[i].result,
+		    NULL }, (double)c->req[i].n);
+	metrics_put(f, MO_ADOPTIONS, NULL, (double)c->adoptions);
 	for (i = 0; i < COUNTERS_NCRASH; i++)
-		mfmt_add(f, "vmmd_worker_crashes", "counter", "Workers that "
-		    "ended so that their VM crashed, by cause",
-		    (const char *[]){ "cause", counters_crash_name(i), NULL },
-		    (double)c->crashes[i]);
-	mfmt_add(f, "vmmd_workers", "gauge", "Worker processes not reaped "
-	    "yet", NULL, vm_list_workers(m->d));
-	mfmt_add(f, "vmmd_scrapes", "counter", "Scrapes of /metrics "
-	    "answered", NULL, (double)c->scrapes);
-	mfmt_add(f, "vmmd_scrape_worker_timeouts", "counter", "Workers left "
-	    "out of a scrape: no answer within the deadline", NULL,
-	    (double)c->scrape_timeouts);
-	mfmt_add(f, "vmmd_scrape_worker_errors", "counter", "Workers whose "
-	    "answer to a scrape was refused, wholly or in part", NULL,
-	    (double)c->scrape_errors);
+		metrics_put(f, MO_WORKER_CRASHES, (const char *[]){ "cause",
+		    counters_crash_name(i), NULL }, (double)c->crashes[i]);
+	metrics_put(f, MO_WORKERS, NULL, vm_list_workers(m->d));
+	metrics_put(f, MO_SCRAPES, NULL, (double)c->scrapes);
+	metrics_put(f, MO_SCRAPE_TIMEOUTS, NULL, (double)c->scrape_timeouts);
+	metrics_put(f, MO_SCRAPE_ERRORS, NULL, (double)c->scrape_errors);
+	for (i = 0; i < METRICS_NLISTENERS; i++)
+		if (m->l[i].http != NULL)
+			metrics_put(f, MO_METRICS_REFUSED, (const char *[]){
+			    "listener", m->l[i].what, NULL },
+			    (double)m->l[i].refused);
 	metrics_vsock(f, m->d->vsock_proxy);
 }
 
@@ -371,6 +436,11 @@ metrics_scrape_finish(struct metrics_scrape *s)
 	int left;
 
 	if (f != NULL) {
+		/* The names are ours before any worker's answer. */
+		for (i = 0; i < MO_N; i++)
+			mfmt_reserve(f, metrics_own[i].name,
+			    metrics_own[i].type, metrics_own[i].help);
+		mfmt_set_workers(f, s->nvms);
 		metrics_vms(f, s->m->d);
 		for (i = 0; i < s->nvms; i++) {
 			bool ok = s->vms[i].ask == NULL &&
@@ -378,14 +448,15 @@ metrics_scrape_finish(struct metrics_scrape *s)
 
 			if (s->vms[i].ask != NULL)
 				c->scrape_timeouts++;
-			mfmt_add(f, "vmmd_vm_scrape_ok", "gauge", "Whether "
-			    "the VM's worker answered this scrape in time",
-			    (const char *[]){ "vm", s->vms[i].name, NULL },
-			    ok);
+			metrics_put(f, MO_VM_SCRAPE_OK, (const char *[]){ "vm",
+			    s->vms[i].name, NULL }, ok);
 			if (!ok)
 				continue;
 			left = mfmt_add_worker(f, s->vms[i].families,
 			    s->vms[i].name);
+			metrics_put(f, MO_VM_SCRAPE_LEFT_OUT,
+			    (const char *[]){ "vm", s->vms[i].name, NULL },
+			    left > 0 ? left : 0);
 			if (left != 0) {
 				c->scrape_errors++;
 				log_debug("metrics: VM '%s': %d samples of "
@@ -608,6 +679,36 @@ metrics_listen_tcp(const char *spec, char *err, size_t errlen)
 	return fd;
 }
 
+/* l's server, which serves fd (taken): 0, or -1 with err set. */
+static int
+metrics_serve(struct metrics *m, struct metrics_listener *l,
+    const char *what, unsigned int max, int deadline, int fd,
+    const char *where, char *err, size_t errlen)
+{
+	l->m = m;
+	l->what = what;
+	l->max = max;
+	l->deadline = deadline;
+	if ((l->http = evhttp_new(m->d->base)) == NULL) {
+		snprintf(err, errlen, "cannot create the HTTP server");
+		close(fd);
+		return -1;
+	}
+	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET |
+	    EVHTTP_REQ_HEAD);
+	evhttp_set_max_headers_size(l->http, METRICS_MAX_HEADERS);
+	evhttp_set_max_body_size(l->http, 0);
+	evhttp_set_timeout(l->http, deadline);
+	evhttp_set_bevcb(l->http, metrics_bevcb, l);
+	evhttp_set_gencb(l->http, metrics_request_cb, m);
+	if (evhttp_accept_socket(l->http, fd) < 0) {
+		snprintf(err, errlen, "%s: cannot serve it", where);
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
 struct metrics *
 metrics_new(struct vmmd *d, const char *path, const char *tcp, char *err,
     size_t errlen)
@@ -627,18 +728,6 @@ metrics_new(struct vmmd *d, const char *path, const char *tcp, char *err,
 	m->d = d;
 	TAILQ_INIT(&m->conns);
 	TAILQ_INIT(&m->scrapes);
-	m->http = evhttp_new(d->base);
-	if (m->http == NULL) {
-		snprintf(err, errlen, "cannot create the HTTP server");
-		goto fail;
-	}
-	evhttp_set_allowed_methods(m->http, EVHTTP_REQ_GET |
-	    EVHTTP_REQ_HEAD);
-	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS);
-	evhttp_set_max_body_size(m->http, 0);
-	evhttp_set_timeout(m->http, METRICS_CONN_DEADLINE);
-	evhttp_set_bevcb(m->http, metrics_bevcb, m);
-	evhttp_set_gencb(m->http, metrics_request_cb, m);
 
 	if ((m->path = strdup(path)) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -649,19 +738,14 @@ metrics_new(struct vmmd *d, const char *path, const char *tcp, char *err,
 		m->path = NULL;
 		goto fail;
 	}
-	if (evhttp_accept_socket(m->http, fd) < 0) {
-		snprintf(err, errlen, "%s: cannot serve it", m->path);
-		close(fd);
+	if (metrics_serve(m, &m->l[0], "unix", METRICS_MAX_CONNS,
+	    METRICS_CONN_DEADLINE, fd, m->path, err, errlen) < 0)
 		goto fail;	/* metrics_free() removes the socket */
-	}
 	if (tcp != NULL) {
-		if ((fd = metrics_listen_tcp(tcp, err, errlen)) < 0)
+		if ((fd = metrics_listen_tcp(tcp, err, errlen)) < 0 ||
+		    metrics_serve(m, &m->l[1], "tcp", METRICS_TCP_MAX_CONNS,
+		    METRICS_TCP_DEADLINE, fd, tcp, err, errlen) < 0)
 			goto fail;
-		if (evhttp_accept_socket(m->http, fd) < 0) {
-			snprintf(err, errlen, "%s: cannot serve it", tcp);
-			close(fd);
-			goto fail;
-		}
 		log_info("metrics: listening on %s", tcp);
 	}
 	return m;
@@ -675,6 +759,7 @@ void
 metrics_free(struct metrics *m)
 {
 	struct metrics_scrape *s;
+	size_t i;
 
 	if (m == NULL)
 		return;
@@ -683,8 +768,9 @@ metrics_free(struct metrics *m)
 		metrics_scrape_free(s);
 	}
 	/* Closes every connection (their close callbacks free ours). */
-	if (m->http != NULL)
-		evhttp_free(m->http);
+	for (i = 0; i < METRICS_NLISTENERS; i++)
+		if (m->l[i].http != NULL)
+			evhttp_free(m->l[i].http);
 	while (!TAILQ_EMPTY(&m->conns))
 		metrics_conn_free(TAILQ_FIRST(&m->conns));
 	if (m->path != NULL && unlink(m->path) < 0 && errno != ENOENT)

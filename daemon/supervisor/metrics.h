@@ -21,8 +21,13 @@ struct vmmd;
 struct metrics;
 
 #define METRICS_DEADLINE_MS	1000	/* for the workers' answers */
+/* On the Unix socket: */
 #define METRICS_CONN_DEADLINE	10	/* s: a connection's whole life */
 #define METRICS_MAX_CONNS	64	/* at once; more are closed at once */
+/* On the TCP address, a budget of its own: peers on the network, idle
+ * or not, keep no local scraper out. */
+#define METRICS_TCP_DEADLINE	5
+#define METRICS_TCP_MAX_CONNS	16
 #define METRICS_MAX_SCRAPES	8	/* waiting for workers at once */
 #define METRICS_MAX_HEADERS	8192	/* bytes of a request's head */
 

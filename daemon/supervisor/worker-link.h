@@ -141,10 +141,9 @@ int	wlink_spawn(struct wlink_reaper *r, const char *path,
  * on fd, with ids up to next_id used): fd is the connection to its own
  * socket and pidfd (pidfd_open(2)) watches its exit, since it is not
  * our child.  Takes both (closed on failure).  0 or -ENOMEM.  uid is the
- * one it said it runs as (worker.adopt): one of the reaper's range is
- * handed to no other worker while this one lives.  Its word is taken:
- * a worker that lied could at worst share its uid with the next guest
- * started, whose system call filter still keeps them apart.
+ * one it runs as, as the kernel says (worker-sock.h), never as it says:
+ * one of the reaper's range is handed to no other worker while this one
+ * lives, so that no two guests share a uid.
  *
  * Its exit status is not ours to collect: exited() gets the one its
  * worker.exit event announced, SIGKILL if we sent one, or else 0 with

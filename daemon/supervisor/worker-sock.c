@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "vmconfig.h"
 #include "worker-msg.h"
+#include "worker-record.h"
 #include "worker-sock.h"
 
 #define WSOCK_SUFFIX	".sock"
@@ -116,13 +117,15 @@ wsock_now_ms(void)
  * The next line on fd, without reading past it (the bytes after it
  * belong to the link that takes fd over), within the deadline.  A
  * malloc'ed NUL-terminated line, or NULL with *rc.  With SO_PASSCRED on
- * fd, *sender is the process that sent the line as the kernel says
- * (SCM_CREDENTIALS), 0 if it did not say; a stream socket with
+ * fd, *sender is the process that sent the line and its real uid as
+ * the kernel says (SCM_CREDENTIALS), pid 0 if it did not say (a sender
+ * may name another of its own uids there, or any with CAP_SETUID,
+ * which no sandboxed worker has); a stream socket with
  * SO_PASSCRED never returns the bytes of two senders in one read, so
  * the whole line is that process's.
  */
 static char *
-wsock_read_line(int fd, int64_t deadline, pid_t *sender, int *rc)
+wsock_read_line(int fd, int64_t deadline, struct ucred *sender, int *rc)
 {
 	union {
 		struct cmsghdr align;
@@ -180,14 +183,15 @@ wsock_read_line(int fd, int64_t deadline, pid_t *sender, int *rc)
 			*rc = n < 0 ? -errno : -EIO;
 			break;
 		}
-		*sender = 0;
+		*sender = (struct ucred){ .pid = 0, .uid = (uid_t)-1,
+		    .gid = (gid_t)-1 };
 		for (cm = CMSG_FIRSTHDR(&mh); cm != NULL;
 		    cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_SOCKET &&
 			    cm->cmsg_type == SCM_CREDENTIALS &&
 			    cm->cmsg_len == CMSG_LEN(sizeof(cred))) {
 				memcpy(&cred, CMSG_DATA(cm), sizeof(cred));
-				*sender = cred.pid;
+				*sender = cred;
 			}
 		*nl = '\0';
 		return buf;
@@ -201,7 +205,7 @@ wsock_read_line(int fd, int64_t deadline, pid_t *sender, int *rc)
  * the process the reply came from (wsock_read_line()).
  */
 static struct json_object *
-wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
+wsock_handshake(int fd, uint64_t id, struct ucred *sender, int *rc)
 {
 	const struct wmsg_request_def *def = wmsg_request_def(WMSG_REQ_ADOPT);
 	struct json_object *msg, *v, *ret = NULL;
@@ -245,11 +249,12 @@ wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
 }
 
 /*
- * The worker's pid, from the kernel and held by a pidfd: 0 with
- * f->pid and f->pidfd set, or -errno, logged.  f->info is the reply to
- * worker.adopt and sender the process it came from (SCM_CREDENTIALS:
- * the kernel lets a process without CAP_SYS_ADMIN name only its own
- * pid there); f->last_id is the last request id used on f->fd.
+ * The worker's pid and uid, from the kernel, the pid held by a pidfd:
+ * 0 with f->pid, f->uid and f->pidfd set, or -errno, logged.  f->info
+ * is the reply to worker.adopt and first the credentials it came with
+ * (SCM_CREDENTIALS: the kernel lets a process without CAP_SYS_ADMIN
+ * name only its own pid there); f->last_id is the last request id used
+ * on f->fd.
  *
  * The pid the worker writes in its reply is only compared with that: a
  * worker that names another process (one it would have vmmd signal) is
@@ -260,13 +265,19 @@ wsock_handshake(int fd, uint64_t id, pid_t *sender, int *rc)
  * is read.  That process had the number from pidfd_open() to then, so
  * it is the one that answered the second time: the process that
  * answers on this connection is the one the pidfd holds.
+ *
+ * Its uid is the one the kernel gave with both answers (they must
+ * agree), never the one it writes: a worker that named another uid of
+ * the range would have the next start give its own to a second guest.
  */
 static int
-wsock_verify_pid(const char *path, struct wsock_found *f, pid_t sender)
+wsock_verify_pid(const char *path, struct wsock_found *f,
+    const struct ucred *first)
 {
 	struct json_object *again;
 	struct pollfd pfd;
-	pid_t claimed, second = 0;
+	struct ucred second = { 0 };
+	pid_t sender = first->pid, claimed;
 	int rc, off = 0;
 
 	claimed = (pid_t)wmsg_int(f->info, WMSG_ADOPT_PID, 0);
@@ -274,6 +285,11 @@ wsock_verify_pid(const char *path, struct wsock_found *f, pid_t sender)
 		log_warn("%s: the worker says it is pid %ld, but its answer "
 		    "came from pid %ld: left alone", path, (long)claimed,
 		    (long)sender);
+		return -EPERM;
+	}
+	if (first->uid == (uid_t)-1) {
+		log_warn("%s: worker %ld: the kernel did not say its uid: "
+		    "left alone", path, (long)sender);
 		return -EPERM;
 	}
 	f->pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
@@ -286,18 +302,21 @@ wsock_verify_pid(const char *path, struct wsock_found *f, pid_t sender)
 	again = wsock_handshake(f->fd, ++f->last_id, &second, &rc);
 	json_object_put(again);
 	pfd = (struct pollfd){ .fd = f->pidfd, .events = POLLIN };
-	if (again == NULL || second != sender || poll(&pfd, 1, 0) != 0) {
+	if (again == NULL || second.pid != sender ||
+	    second.uid != first->uid || poll(&pfd, 1, 0) != 0) {
 		log_warn("%s: worker %ld: its pid could not be made sure of "
 		    "(%s): left alone", path, (long)sender, again == NULL ?
-		    strerror(-rc) : second != sender ?
+		    strerror(-rc) : second.pid != sender ?
 		    "a second answer came from another process" :
-		    "it exited");
+		    second.uid != first->uid ?
+		    "its second answer came from another uid" : "it exited");
 		close(f->pidfd);
 		f->pidfd = -1;
 		return -ESRCH;
 	}
 	(void)setsockopt(f->fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
 	f->pid = sender;
+	f->uid = first->uid;
 	return 0;
 }
 
@@ -314,8 +333,8 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 	struct sockaddr_un sa;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	struct ucred sender = { 0 };
 	const char *wname;
-	pid_t sender = 0;
 	int rc = 0, on = 1;
 
 	if (wsock_addr(dir, name, &sa) < 0)
@@ -330,6 +349,7 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 			log_info("%s: no worker any more: removed",
 			    sa.sun_path);
 			unlink(sa.sun_path);
+			wrec_remove(dir, name);
 		} else
 			log_warn("%s: %s", sa.sun_path, strerror(-rc));
 		return 0;
@@ -371,10 +391,11 @@ wsock_try(const char *dir, const char *name, wsock_found_cb cb, void *arg,
 	wname = wmsg_str(f.info, WMSG_ADOPT_NAME, NULL);
 	if (wname == NULL || strcmp(wname, name) != 0) {
 		log_warn("%s: a worker answers for '%s', pid %ld: left alone",
-		    sa.sun_path, wname != NULL ? wname : "?", (long)sender);
+		    sa.sun_path, wname != NULL ? wname : "?",
+		    (long)sender.pid);
 		goto put_info;
 	}
-	if (wsock_verify_pid(sa.sun_path, &f, sender) < 0)
+	if (wsock_verify_pid(sa.sun_path, &f, &sender) < 0)
 		goto put_info;
 	pfd = (struct pollfd){ .fd = f.fd, .events = POLLRDHUP };
 	if (poll(&pfd, 1, 0) != 0) {

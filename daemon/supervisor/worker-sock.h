@@ -9,7 +9,7 @@
  * one it finds: a worker that answers worker.adopt is handed to the
  * caller (one whose answer gives a pid other than the one the kernel
  * says it came from is logged and left alone), a socket nobody listens
- * on any more is removed.  Blocking
+ * on any more is removed, with its record (worker-record.h).  Blocking
  * calls with short deadlines: used before the event loop serves anyone,
  * and at vm.start.
  */
@@ -39,6 +39,7 @@ struct wsock_found {
 	 * (SCM_CREDENTIALS), never as the worker says: see wsock_try(). */
 	int pidfd;
 	pid_t pid;
+	uid_t uid;			/* its real uid, as the kernel says */
 	uint64_t last_id;		/* the request ids used on fd */
 	struct json_object *info;	/* worker.adopt's "return" */
 };

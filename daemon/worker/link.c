@@ -14,6 +14,7 @@
 #include "link.h"
 #include "log.h"
 #include "proto.h"
+#include "test-hook.h"
 
 struct link {
 	struct event_base *base;
@@ -39,6 +40,7 @@ link_send(struct link *l, struct json_object *msg)
 		json_object_put(msg);
 		return;
 	}
+	test_hook_sending(msg);
 	line = proto_serialize(msg, &len);
 	json_object_put(msg);
 	if (line == NULL)

@@ -21,3 +21,9 @@ test_hook_reading(const char *what, const struct sandbox_facts *f,
 	(void)f;
 	(void)max_rss_kib;
 }
+
+void
+test_hook_sending(struct json_object *msg)
+{
+	(void)msg;
+}

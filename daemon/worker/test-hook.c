@@ -107,3 +107,29 @@ test_hook_reading(const char *what, const struct sandbox_facts *f,
 	    (unsigned int)f->egid, (unsigned int)f->sgid, f->cap_eff,
 	    f->cap_prm, f->no_new_privs, f->seccomp, max_rss_kib);
 }
+
+/* Member key of obj's "return" replaced by the number in env, if set. */
+static void
+test_hook_lie(struct json_object *ret, const char *env, const char *key)
+{
+	const char *lie = getenv(env);
+
+	if (lie == NULL || *lie == '\0')
+		return;
+	log_info("test hook: worker.adopt says %s %s", key, lie);
+	json_object_object_add(ret, key,
+	    json_object_new_int64(strtoll(lie, NULL, 10)));
+}
+
+void
+test_hook_sending(struct json_object *msg)
+{
+	struct json_object *ret;
+
+	if (!json_object_object_get_ex(msg, "return", &ret) ||
+	    !json_object_is_type(ret, json_type_object) ||
+	    !json_object_object_get_ex(ret, "uid", NULL))
+		return;
+	test_hook_lie(ret, "VMMD_TEST_ADOPT_UID", "uid");
+	test_hook_lie(ret, "VMMD_TEST_ADOPT_CID", "vsock_cid");
+}

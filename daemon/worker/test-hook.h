@@ -7,6 +7,7 @@
 #define VMMD_TEST_HOOK_H
 
 #include <sys/types.h>
+#include <json-c/json.h>
 
 struct worker;
 struct sandbox_facts;
@@ -32,11 +33,22 @@ pid_t	test_hook_adopt_pid(pid_t pid);
 /*
  * Bytes the guest wrote were just read (what: "disk read" by the disk
  * reader, disk-reader.h; "disks opened" by the worker), by a process
- * confined as f says (NULL: the caller, asked now), which at most took max_rss_kib (0: unknown): the
- * test build logs it in one line starting "test hook: WHAT by uid",
- * for the kvm suite to check against what the sandbox promises.
+ * confined as f says (NULL: the caller, asked now), which took at
+ * most max_rss_kib (0: unknown): the test build logs it in one line
+ * starting "test hook: WHAT by uid", for the kvm suite to check
+ * against what the sandbox promises.
  */
 void	test_hook_reading(const char *what, const struct sandbox_facts *f,
 	    long max_rss_kib);
+
+/*
+ * A message the worker is about to send its supervisor (link.c).  With
+ * VMMD_TEST_ADOPT_UID=N or VMMD_TEST_ADOPT_CID=N in the environment,
+ * the test build makes worker.adopt's answer (the one reply with a
+ * "uid") say that it runs as uid N, or that its vsock CID is N, as a
+ * worker that lies about what it is would: vmmd must believe the
+ * kernel and the record it wrote itself (worker-record.h), not that.
+ */
+void	test_hook_sending(struct json_object *msg);
 
 #endif

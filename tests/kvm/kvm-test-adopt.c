@@ -13,7 +13,11 @@
  * - an adopted worker that dies is seen (it is not vmmd's child) and
  *   reported crashed; vm.stop stops adopted guests and their sockets go;
  * - the socket of a worker that died while no vmmd ran is removed;
- * - a worker that gives another process's pid is not adopted.
+ * - a worker that gives another process's pid is not adopted;
+ * - a worker that gives another uid or a vsock CID it does not have is
+ *   adopted with what the kernel and vmmd's own record of its start
+ *   say, and one whose record is gone (an older vmmd started it) is
+ *   adopted believing only the kernel's uid.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -72,22 +76,35 @@ info(struct h_conn *c, const char *name, struct seen *s, char *st,
 	return st;
 }
 
-/* The number of sockets in the daemon's workers directory. */
+/* The number of files with suffix in the daemon's workers directory. */
 static int
-worker_sockets(struct h_daemon *d)
+worker_files(struct h_daemon *d, const char *suffix)
 {
 	struct dirent *de;
 	char dir[256];
+	size_t len;
 	int n = 0;
 	DIR *dp;
 
 	snprintf(dir, sizeof(dir), "%s/workers", d->dir);
 	if ((dp = opendir(dir)) == NULL)
 		return -1;
-	while ((de = readdir(dp)) != NULL)
-		n += de->d_name[0] != '.';
+	while ((de = readdir(dp)) != NULL) {
+		len = strlen(de->d_name);
+		n += de->d_name[0] != '.' && len > strlen(suffix) &&
+		    strcmp(de->d_name + len - strlen(suffix), suffix) == 0;
+	}
 	closedir(dp);
 	return n;
+}
+
+/* The worker sockets; each has its record (NAME.json) beside it. */
+static int
+worker_sockets(struct h_daemon *d)
+{
+	int n = worker_files(d, ".sock");
+
+	return n == worker_files(d, ".json") ? n : -1000 - n;
 }
 
 static bool
@@ -362,6 +379,128 @@ test_liar(void)
 	h_pid_gone(worker, 5000);
 }
 
+#define LIAR_RANGE	"92000-92001"
+#define LIAR_CID	"7"
+
+/* The real uid of pid, or -1. */
+static long
+uid_of(pid_t pid)
+{
+	char buf[128];
+
+	return pid > 0 && h_proc_status(pid, "Uid", buf, sizeof(buf))[0] !=
+	    '\0' ? strtol(buf, NULL, 10) : -1;
+}
+
+/* vm.info's vsock_cid of name, -1 if it has none. */
+static long
+vm_cid(struct h_conn *c, const char *name)
+{
+	struct json_object *r;
+	long cid;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	cid = (long)h_int(h_ret(r), "vsock_cid", -1);
+	json_object_put(r);
+	return cid;
+}
+
+/*
+ * Workers that say they run as the other uid of worker_uids, and have
+ * vsock CID 7 though they have no vsock (the test build's
+ * VMMD_TEST_ADOPT_UID and VMMD_TEST_ADOPT_CID), are adopted with the
+ * uid the kernel gives and the CID vmmd's record of their start gives:
+ * had vmmd believed the uid, it would give a third guest the uid of
+ * the first.  The record of the second is removed first, as if an
+ * older vmmd had started it: it is adopted all the same, its uid the
+ * kernel's, its CID not believed.  On a daemon of its own.
+ */
+static void
+test_liar_ids(void)
+{
+	struct json_object *r;
+	struct h_daemon *d;
+	struct h_conn *c;
+	struct seen x = { 0 };
+	char st[32], buf[256];
+	pid_t lu, old;
+	long uid_lu, uid_old;
+
+	if (strcmp(getenv("VMMD_TEST_HOOKS") ?: "", "true") != 0 ||
+	    geteuid() != 0) {
+		tap_ok(1, "# SKIP workers that lie about their uid and CID: "
+		    "not root, or not a -Dtest_hooks=true build");
+		return;
+	}
+	c = h_setup(&d);
+	h_close(c);
+	h_daemon_setting(d, "worker_uids", LIAR_RANGE);
+	setenv("VMMD_TEST_ADOPT_UID", "92001", 1);
+	setenv("VMMD_TEST_ADOPT_CID", LIAR_CID, 1);
+	if (h_daemon_restart(d, 10000) != 0 || (c = h_connect(d)) == NULL)
+		tap_bail("vmmd does not start with worker_uids = "
+		    LIAR_RANGE);
+	unsetenv("VMMD_TEST_ADOPT_UID");
+	unsetenv("VMMD_TEST_ADOPT_CID");
+	tap_ok(h_create(c, "lu", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0 && h_start(c, "lu") == 0 &&
+	    h_create(c, "old", "\"kernel\":\"%s\",\"transient\":true",
+	    h_env("VMMD_GUEST_ECHO")) == 0 && h_start(c, "old") == 0,
+	    "lu and old (transient): started");
+	lu = h_vm_pid(c, "lu");
+	old = h_vm_pid(c, "old");
+	uid_lu = uid_of(lu);
+	uid_old = uid_of(old);
+	tap_ok(uid_lu == 92000 && uid_old == 92001, "lu runs as uid %ld, "
+	    "old as %ld", uid_lu, uid_old);
+	h_close(c);
+	h_daemon_kill(d, SIGKILL);
+	snprintf(buf, sizeof(buf), "%s/workers/old.json", d->dir);
+	tap_ok(unlink(buf) == 0, "old: the record of its start removed (%s)",
+	    strerror(errno));
+	tap_ok(h_daemon_spawn(d) == 0, "vmmd starts again");
+	if ((c = h_connect(d)) == NULL)
+		tap_bail("cannot connect to the restarted vmmd");
+	info(c, "lu", &x, st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0 && x.pid == lu,
+	    "lu: adopted (%s, pid %d)", st, (int)x.pid);
+	info(c, "old", &x, st, sizeof(st));
+	tap_ok(strcmp(st, "running") == 0 && x.pid == old,
+	    "old: adopted without a record (%s, pid %d)", st, (int)x.pid);
+	tap_ok(vm_cid(c, "lu") == -1 && vm_cid(c, "old") == -1,
+	    "neither has the vsock CID it claims (%ld, %ld)",
+	    vm_cid(c, "lu"), vm_cid(c, "old"));
+	snprintf(buf, sizeof(buf), "says it runs as uid 92001, the kernel "
+	    "says %ld: the kernel believed", uid_lu);
+	tap_ok(h_file_expect(d->log, buf, 1, 0) == 0, "lu: the log says "
+	    "its uid was not believed");
+	tap_ok(h_file_expect(d->log, "says its vsock CID is " LIAR_CID
+	    ", it was started with 0: 0 kept", 1, 0) == 0,
+	    "lu: the log says its CID was not believed");
+	tap_ok(h_file_expect(d->log, "has no record of its start", 1,
+	    0) == 0, "old: the log says it has no record");
+	/* Both uids of the range are taken, whatever the workers say. */
+	tap_ok(h_create(c, "third", "\"kernel\":\"%s\"",
+	    h_env("VMMD_GUEST_ECHO")) == 0, "third: created");
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"third\"}");
+	h_check_error(r, "limit_reached", "third: no uid left in "
+	    LIAR_RANGE " (it would share lu's)");
+	if (h_ret(r) != NULL) {
+		json_object_put(r);
+		tap_diag("third runs as uid %ld, lu as %ld",
+		    uid_of(h_vm_pid(c, "third")), uid_lu);
+		h_stop(c, "third", true, -1, H_REPLY_MS);
+	} else
+		json_object_put(r);
+	tap_ok(h_stop(c, "lu", true, -1, H_REPLY_MS) == 0 &&
+	    h_stop(c, "old", true, -1, H_REPLY_MS) == 0 &&
+	    h_pid_gone(lu, 5000) && h_pid_gone(old, 5000),
+	    "lu and old stop");
+	tap_ok(worker_sockets(d) == 0, "no worker socket or record left (%d)",
+	    worker_sockets(d));
+	h_close(c);
+}
+
 int
 main(void)
 {
@@ -382,5 +521,6 @@ main(void)
 	h_close(c);
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
 	test_liar();
+	test_liar_ids();
 	return h_done();
 }

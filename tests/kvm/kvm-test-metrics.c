@@ -5,7 +5,10 @@
  * when asked; bad requests get clear errors; a real Prometheus server
  * scrapes the TCP address of vmmd.conf's metrics_listen and its API
  * answers vmmd_vm_up for each VM, then the crash counter once a worker
- * was SIGKILLed.  promtool and prometheus come from Debian's prometheus
+ * was SIGKILLed; idle peers on the TCP address, more than any budget,
+ * keep neither a scrape on the Unix socket nor a control client out,
+ * and those past the TCP budget are closed at once.  promtool and
+ * prometheus come from Debian's prometheus
  * package; without it those points are skipped, the others run.
  */
 #include <arpa/inet.h>
@@ -365,6 +368,55 @@ silent_worker(struct h_daemon *d, struct h_conn *c)
 	free(body);
 }
 
+#define IDLE_PEERS	80	/* more than the Unix socket's 64 */
+
+/*
+ * IDLE_PEERS connections to the TCP address that send nothing: the
+ * Unix socket still serves a scrape, the control socket a new client,
+ * and the peers past the TCP listener's budget are closed unread.
+ */
+static void
+idle_tcp_peers(struct h_daemon *d, int port)
+{
+	int fds[IDLE_PEERS], i, n = 0, closed = 0;
+	struct json_object *r;
+	struct h_conn *c2;
+	struct pollfd pfd;
+	char *body = NULL, b;
+	double end;
+	int code;
+
+	for (i = 0; i < IDLE_PEERS; i++)
+		n += (fds[i] = connect_tcp(port)) >= 0;
+	tap_ok(n == IDLE_PEERS, "%d idle peers connected over TCP", n);
+	/* A round trip on the control socket: the loop has taken them. */
+	c2 = h_connect(d);
+	r = c2 != NULL ? h_call(c2, "vm.list", NULL, H_REPLY_MS) : NULL;
+	tap_ok(h_ret(r) != NULL, "a new control client is served meanwhile");
+	json_object_put(r);
+	code = get_unix(d, "/metrics", NULL, &body);
+	tap_ok(code == 200 && has_line(body, "vmmd_vm_up{vm=\"run\"} 1"),
+	    "a scrape on the Unix socket is served meanwhile (%d)", code);
+	free(body);
+	/* Those past the budget go at once; the others at their deadline. */
+	end = h_now_ms() + 20000;
+	while (closed < IDLE_PEERS - 16 && h_now_ms() < end) {
+		for (i = 0, closed = 0; i < IDLE_PEERS; i++) {
+			pfd = (struct pollfd){ fds[i], POLLIN, 0 };
+			closed += fds[i] >= 0 && poll(&pfd, 1, 0) == 1 &&
+			    recv(fds[i], &b, 1, MSG_DONTWAIT) == 0;
+		}
+		if (closed < IDLE_PEERS - 16)
+			h_sleep_ms(50);
+	}
+	tap_ok(closed >= IDLE_PEERS - 16, "at least %d of the idle peers "
+	    "closed by vmmd (%d)", IDLE_PEERS - 16, closed);
+	for (i = 0; i < IDLE_PEERS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	h_close(c2);
+}
+
 int
 main(void)
 {
@@ -407,6 +459,7 @@ main(void)
 	scrape_checks(d, promtool_path, "statistics on", true);
 	bad_requests(d);
 	silent_worker(d, c);
+	idle_tcp_peers(d, mport);
 	prometheus(d, c, mport);
 	h_close(c);
 	return h_done();

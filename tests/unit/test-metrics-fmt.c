@@ -3,7 +3,9 @@
  * once each with every VM's samples, counters with _total, histograms
  * with their +Inf bucket, OpenMetrics' # EOF, escaping; and a worker's
  * answer checked: bad names, types that disagree, a vm label of its own,
- * falling buckets are left out and counted.
+ * falling buckets are left out and counted; a worker's family that
+ * bears the name of one of the supervisor's is left out whole, and a
+ * worker that floods samples loses only its own, past its quota.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +29,118 @@ static bool
 has(const char *text, const char *line)
 {
 	return text != NULL && strstr(text, line) != NULL;
+}
+
+/* A worker's answer: one gauge family name with n samples. */
+static struct json_object *
+answer(const char *name, size_t n)
+{
+	struct json_object *fams = json_object_new_array();
+	struct json_object *fam = json_object_new_object();
+	struct json_object *ss = json_object_new_array(), *s, *l;
+	char v[32];
+	size_t i;
+
+	json_object_object_add(fam, "name", json_object_new_string(name));
+	json_object_object_add(fam, "type", json_object_new_string("gauge"));
+	json_object_object_add(fam, "help", json_object_new_string("h"));
+	for (i = 0; i < n; i++) {
+		l = json_object_new_object();
+		snprintf(v, sizeof(v), "%zu", i);
+		json_object_object_add(l, "i", json_object_new_string(v));
+		s = json_object_new_array();
+		json_object_array_add(s, l);
+		json_object_array_add(s, json_object_new_int(1));
+		json_object_array_add(ss, s);
+	}
+	json_object_object_add(fam, "samples", ss);
+	json_object_array_add(fams, fam);
+	return fams;
+}
+
+/* A worker names one of the supervisor's families: left out whole. */
+static void
+test_shadow(void)
+{
+	struct mfmt *f = mfmt_new();
+	struct json_object *w;
+	char *t;
+	int left;
+
+	mfmt_add(f, "vmmd_vm_up", "gauge", "Up", (const char *[]){ "vm", "a",
+	    NULL }, 1);
+	w = answer("vmmd_vm_up", 2);
+	left = mfmt_add_worker(f, w, "b");
+	json_object_put(w);
+	TAP_EQ(left, 2, "a worker's vmmd_vm_up: its samples left out (%d)",
+	    left);
+	t = render(f, false);
+	tap_ok(has(t, "vmmd_vm_up{vm=\"a\"} 1\n") &&
+	    !has(t, "vmmd_vm_up{vm=\"b\""), "only the supervisor's "
+	    "vmmd_vm_up is shown");
+	free(t);
+	mfmt_free(f);
+}
+
+/* A worker that floods: the next one's samples and ours still go in. */
+static void
+test_flood(void)
+{
+	struct mfmt *f = mfmt_new();
+	struct json_object *w;
+	char *t;
+	int left;
+
+	w = answer("vmmd_flood", MFMT_MAX_SAMPLES + 10);
+	left = mfmt_add_worker(f, w, "a");
+	json_object_put(w);
+	tap_ok(left >= 10, "a flood: %d of its samples left out", left);
+	w = answer("vmmd_modest", 3);
+	left = mfmt_add_worker(f, w, "b");
+	json_object_put(w);
+	TAP_EQ(left, 0, "the next worker's samples are all taken (%d left "
+	    "out)", left);
+	TAP_EQ(mfmt_add(f, "vmmd_workers", "gauge", "w", NULL, 2), 0,
+	    "and the supervisor's own");
+	t = render(f, false);
+	tap_ok(has(t, "vmmd_modest{vm=\"b\",i=\"2\"} 1\n") &&
+	    has(t, "vmmd_workers 2\n"), "both shown");
+	free(t);
+	mfmt_free(f);
+}
+
+/*
+ * Names reserved before the workers' answers are the supervisor's
+ * even where it adds its samples after them; with n workers, each gets
+ * its share of the samples.
+ */
+static void
+test_reserve_share(void)
+{
+	struct mfmt *f = mfmt_new();
+	struct json_object *w;
+	char *t;
+	int left;
+
+	TAP_EQ(mfmt_reserve(f, "vmmd_workers", "gauge", "w"), 0,
+	    "vmmd_workers reserved");
+	mfmt_set_workers(f, 10);
+	w = answer("vmmd_workers", 1);
+	left = mfmt_add_worker(f, w, "a");
+	json_object_put(w);
+	TAP_EQ(left, 1, "a worker's vmmd_workers is left out");
+	w = answer("vmmd_many", MFMT_MAX_SAMPLES / 10 + 7);
+	left = mfmt_add_worker(f, w, "b");
+	json_object_put(w);
+	TAP_EQ(left, 7, "one of ten workers: its share of %d samples taken",
+	    MFMT_MAX_SAMPLES / 10);
+	TAP_EQ(mfmt_add(f, "vmmd_workers", "gauge", "w", NULL, 2), 0,
+	    "the supervisor adds to its family after them");
+	t = render(f, false);
+	tap_ok(has(t, "# TYPE vmmd_workers gauge\nvmmd_workers 2\n#"),
+	    "vmmd_workers has the supervisor's sample alone");
+	free(t);
+	mfmt_free(f);
 }
 
 int
@@ -99,5 +213,8 @@ main(void)
 	    "with # EOF");
 	free(t);
 	mfmt_free(f);
+	test_shadow();
+	test_flood();
+	test_reserve_share();
 	return tap_done();
 }

@@ -756,11 +756,12 @@ ws_upgrade(int http_port, const char *origin_host)
 {
 	char *s = NULL;
 
-	if (asprintf(&s, "GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	if (asprintf(&s, "GET /websockify HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
 	    "Origin: http://%s:%d\r\nUpgrade: websocket\r\n"
 	    "Connection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-	    "Sec-WebSocket-Version: 13\r\n\r\n", origin_host, http_port) < 0)
+	    "Sec-WebSocket-Version: 13\r\n\r\n", vnc_port(vnc), origin_host,
+	    http_port) < 0)
 		return NULL;
 	return s;
 }
@@ -991,7 +992,8 @@ static void
 test_web(void)
 {
 	char dir[] = "/tmp/test-vnc-web.XXXXXX";
-	char path[64], js[64], origin[64];
+	char path[64], js[64], origin[64], hosthdr[64];
+	struct vnc_config cfg;
 	struct http_get page, ws;
 	struct ws_viewer wv;
 	pthread_t t;
@@ -1065,11 +1067,20 @@ test_web(void)
 
 	/* Only the display's own pages may open a WebSocket. */
 	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
-	tap_ok(ws_status("127.0.0.1:5900", origin, "") == 101,
+	snprintf(hosthdr, sizeof(hosthdr), "127.0.0.1:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 101,
 	    "a WebSocket from the display's own origin is accepted");
+	snprintf(hosthdr, sizeof(hosthdr), "127.0.0.1:%d", vnc_port(vnc) + 1);
+	tap_ok(ws_status(hosthdr, origin, "") == 403,
+	    "not one for another port");
+	snprintf(origin, sizeof(origin), "http://127.0.0.2:%d", hp);
+	snprintf(hosthdr, sizeof(hosthdr), "127.0.0.2:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 403,
+	    "nor one for another address than the display's");
 	snprintf(origin, sizeof(origin), "http://localhost:%d", hp);
-	tap_ok(ws_status("localhost:5900", origin, "") == 101,
-	    "so is one from its page at localhost");
+	snprintf(hosthdr, sizeof(hosthdr), "localhost:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 101,
+	    "one from its page at localhost is accepted");
 	tap_ok(ws_status("127.0.0.1", "http://evil.example", "") == 403,
 	    "one from another site's page is refused (403)");
 	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp + 1);
@@ -1078,10 +1089,12 @@ test_web(void)
 	tap_ok(ws_status("127.0.0.1", NULL, "") == 403,
 	    "and one that names no origin");
 	snprintf(origin, sizeof(origin), "http://evil.example:%d", hp);
-	tap_ok(ws_status("evil.example:5900", origin, "") == 403,
+	snprintf(hosthdr, sizeof(hosthdr), "evil.example:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 403,
 	    "a name pointed at 127.0.0.1 is not the display's own");
 	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
-	tap_ok(ws_status("127.0.0.1", origin,
+	snprintf(hosthdr, sizeof(hosthdr), "127.0.0.1:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin,
 	    "Sec-WebSocket-Protocol: base64\r\n") == 400,
 	    "the base64 protocol is refused (400)");
 
@@ -1098,6 +1111,30 @@ test_web(void)
 		pthread_join(wv.thread, NULL);
 		tap_ok(wait_clients(0), "and leaves");
 	}
+	vnc_free(vnc);
+	vnc = NULL;
+
+	/*
+	 * A display on every address: a page of a name its DNS points
+	 * at the host (DNS rebinding) is not the display's, though its
+	 * Host and Origin agree; the address the connection came to is.
+	 */
+	cfg = (struct vnc_config){ .address = "0.0.0.0", .web_dir = dir,
+	    .fb = { host.fb, FB_W, FB_H, FB_STRIDE },
+	    .mode = VNC_REFRESH_POLL };
+	if (server_new_cfg(&cfg) < 0) {
+		tap_ok(0, "vnc_new on 0.0.0.0");
+		goto out;
+	}
+	hp = vnc_http_port(vnc);
+	snprintf(origin, sizeof(origin), "http://evil.example:%d", hp);
+	snprintf(hosthdr, sizeof(hosthdr), "evil.example:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 403, "on 0.0.0.0: a "
+	    "WebSocket for another name is refused, Origin and all");
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", hp);
+	snprintf(hosthdr, sizeof(hosthdr), "127.0.0.1:%d", vnc_port(vnc));
+	tap_ok(ws_status(hosthdr, origin, "") == 101, "on 0.0.0.0: one for "
+	    "the address the connection came to is accepted");
 	vnc_free(vnc);
 	vnc = NULL;
 
