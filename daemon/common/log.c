@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "text-escape.h"
 
 static struct {
 	char ident[64];
@@ -148,36 +149,43 @@ log_stderr_usable(void)
 	return 1;
 }
 
+/*
+ * Every line is made safe for a terminal and for its reader first:
+ * messages quote what guests, disk images and clients wrote, and a
+ * control character there (an escape sequence, a newline that would
+ * forge a second line) goes out as \xNN (text-escape.h).
+ */
 void
 log_vmsg(int priority, const char *fmt, va_list ap)
 {
-	char line[2048];
+	char raw[2048], msg[2048], line[2048 + 128];
 	const char *level;
 	int saved_errno = errno;
-	int n, off;
+	int n;
 
 	if (priority == LOG_DEBUG && !log_state.verbose)
 		return;
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
+	text_escape(msg, sizeof(msg), raw, n < 0 ? 0 :
+	    (size_t)n < sizeof(raw) ? (size_t)n : sizeof(raw) - 1);
 	if (log_state.journal_fd >= 0) {
-		vsnprintf(line, sizeof(line), fmt, ap);
-		if (log_journal_send(priority, line) == 0) {
+		if (log_journal_send(priority, msg) == 0) {
 			errno = saved_errno;
 			return;
 		}
-		/* Not taken: stderr, from the message already made. */
+		/* Not taken: stderr. */
 		fprintf(stderr, "%s[%ld]: %s\n", log_state.ident,
-		    (long)getpid(), line);
+		    (long)getpid(), msg);
 		errno = saved_errno;
 		return;
 	}
 	if (log_state.sink != NULL) {
-		vsnprintf(line, sizeof(line), fmt, ap);
-		log_state.sink(priority, log_state.ident, line);
+		log_state.sink(priority, log_state.ident, msg);
 		errno = saved_errno;
 		return;
 	}
 	if (!log_state.to_stderr) {
-		vsyslog(priority, fmt, ap);
+		syslog(priority, "%s", msg);
 		errno = saved_errno;
 		return;
 	}
@@ -196,24 +204,19 @@ log_vmsg(int priority, const char *fmt, va_list ap)
 		level = "";
 		break;
 	}
+	/* One write: lines of several processes on one stderr stay whole. */
 	if (log_state.journal)
-		off = snprintf(line, sizeof(line), "<%d>%s[%ld]: ", priority,
-		    log_state.ident, (long)getpid());
+		n = snprintf(line, sizeof(line), "<%d>%s[%ld]: %s\n",
+		    priority, log_state.ident, (long)getpid(), msg);
 	else
-		off = snprintf(line, sizeof(line), "%s[%ld]: %s",
-		    log_state.ident, (long)getpid(), level);
-	if (off < 0)
-		off = 0;
-	if ((size_t)off >= sizeof(line) - 1)
-		off = sizeof(line) - 2;
-	n = vsnprintf(line + off, sizeof(line) - off - 1, fmt, ap);
-	if (n < 0)
-		n = 0;
-	off += n;
-	if ((size_t)off > sizeof(line) - 2)
-		off = sizeof(line) - 2;
-	line[off++] = '\n';
-	(void)!write(STDERR_FILENO, line, off);
+		n = snprintf(line, sizeof(line), "%s[%ld]: %s%s\n",
+		    log_state.ident, (long)getpid(), level, msg);
+	if (n > 0 && (size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line, (size_t)n);
 	errno = saved_errno;
 }
 

@@ -15,10 +15,11 @@
 #include "log.h"
 #include "module-load.h"
 #include "test-hook.h"
+#include "text-escape.h"
 #include "worker-msg.h"
 
 /* A kernel larger than this is no kernel (Debian's are about 8 MiB). */
-#define CLOUD_KERNEL_MAX	(256u << 20)
+#define CLOUD_KERNEL_MAX	(64u << 20)
 /* An initrd may take at most this share of the guest's memory. */
 #define CLOUD_INITRD_SHARE	2
 
@@ -74,6 +75,7 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 	struct image_boot b;
 	struct image_disk d;
 	char *kpath = NULL, *ipath = NULL, name[300];
+	char shown[4 * sizeof(b.cmdline)];
 	int rc, kfd = -1, ifd = -1;
 
 	if (i >= w->cfg.backends.ndisks || w->disks[i] == NULL) {
@@ -120,8 +122,11 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 	if (b.initrd_len > 0)
 		json_object_object_add(*choice, "initrd",
 		    json_object_new_string(b.initrd_from));
+	/* Shown, not used: a byte that is no text would make the whole
+	 * answer one the supervisor refuses. */
+	text_escape(shown, sizeof(shown), b.cmdline, strlen(b.cmdline));
 	json_object_object_add(*choice, "cmdline", json_object_new_string(
-	    b.cmdline));
+	    shown));
 	log_info("%s: booting %s, chosen by %s", w->name, b.kernel_from,
 	    b.why);
 	if (w->cmdline == NULL || w->kernel_name == NULL) {

@@ -16,6 +16,7 @@
 
 #include "disk-reader.h"
 #include "sandbox.h"
+#include "test-hook.h"
 
 /* The page the reader answers in, shared with its parent. */
 struct disk_reader_answer {
@@ -131,6 +132,8 @@ disk_reader_child(const struct disk_reader_request *req,
 	rc = disk_reader_limit(req, a->err, sizeof(a->err));
 	if (rc == 0 && !req->unconfined)
 		rc = sandbox_enter_reader(a->err, sizeof(a->err));
+	if (rc == 0)
+		rc = test_hook_reader(a->err, sizeof(a->err));
 	if (rc < 0) {
 		a->rc = rc;
 		a->done = 1;
@@ -266,6 +269,7 @@ disk_reader_choose(const struct disk_reader_request *req,
 	struct disk_reader_answer *a;
 	struct rusage ru;
 	long start = disk_reader_now_ms();
+	int timeout = test_hook_reader_timeout_ms(DISK_READER_TIMEOUT_MS);
 	int kfd, ifd, rc, status = 0;
 	bool late;
 	pid_t pid;
@@ -296,16 +300,15 @@ disk_reader_choose(const struct disk_reader_request *req,
 	if (pid == 0)
 		disk_reader_child(req, a, kfd, ifd);
 	memset(&ru, 0, sizeof(ru));
-	late = disk_reader_wait(pid, start + DISK_READER_TIMEOUT_MS, &status,
-	    &ru);
+	late = disk_reader_wait(pid, start + timeout, &status, &ru);
 	*facts = a->facts;
 	facts->max_rss_kib = ru.ru_maxrss;
 	facts->elapsed_ms = disk_reader_now_ms() - start;
 	if (late || (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)) {
 		rc = -ETIMEDOUT;
 		snprintf(err, errlen, "%s: reading its boot configuration "
-		    "took more than %d s: given up", req->disk->name, late ?
-		    DISK_READER_TIMEOUT_MS / 1000 : DISK_READER_CPU_S);
+		    "took more than %d ms: given up", req->disk->name, late ?
+		    timeout : DISK_READER_CPU_S * 1000);
 	} else if (WIFSIGNALED(status)) {
 		rc = -EIO;
 		snprintf(err, errlen, "%s: the process reading its boot "

@@ -27,3 +27,17 @@ test_hook_sending(struct json_object *msg)
 {
 	(void)msg;
 }
+
+int
+test_hook_reader_timeout_ms(int ms)
+{
+	return ms;
+}
+
+int
+test_hook_reader(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return 0;
+}

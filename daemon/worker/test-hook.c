@@ -133,3 +133,35 @@ test_hook_sending(struct json_object *msg)
 	test_hook_lie(ret, "VMMD_TEST_ADOPT_UID", "uid");
 	test_hook_lie(ret, "VMMD_TEST_ADOPT_CID", "vsock_cid");
 }
+
+int
+test_hook_reader_timeout_ms(int ms)
+{
+	const char *v = getenv("VMMD_TEST_READER_TIMEOUT_MS");
+
+	return v != NULL && *v != '\0' ? (int)strtol(v, NULL, 10) : ms;
+}
+
+int
+test_hook_reader(char *err, size_t errlen)
+{
+	const char *what = getenv("VMMD_TEST_READER");
+	const size_t chunk = 16u << 20;
+	size_t got = 0;
+	void *p;
+
+	if (what == NULL)
+		return 0;
+	if (strcmp(what, "stall") == 0)
+		for (;;)
+			sleep(3600);
+	if (strcmp(what, "hog") != 0)
+		return 0;
+	/* Kept, never freed: the process ends with the answer. */
+	while (got < (4ull << 30) && (p = malloc(chunk)) != NULL) {
+		memset(p, 0x5a, chunk);
+		got += chunk;
+	}
+	snprintf(err, errlen, "test hook: the reader got %zu MiB", got >> 20);
+	return got < (4ull << 30) ? -ENOMEM : -E2BIG;
+}

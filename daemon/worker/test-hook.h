@@ -42,6 +42,21 @@ void	test_hook_reading(const char *what, const struct sandbox_facts *f,
 	    long max_rss_kib);
 
 /*
+ * The disk reader's deadline: ms, or VMMD_TEST_READER_TIMEOUT_MS from
+ * the environment in the test build.
+ */
+int	test_hook_reader_timeout_ms(int ms);
+
+/*
+ * In the disk reader, its filter and limits loaded, before it reads:
+ * with VMMD_TEST_READER=hog the test build allocates and touches memory
+ * until none is given (then -ENOMEM, err saying how much it got, or
+ * -E2BIG past 4 GiB: no bound held); with VMMD_TEST_READER=stall it
+ * never answers.  0 otherwise: read as usual.
+ */
+int	test_hook_reader(char *err, size_t errlen);
+
+/*
  * A message the worker is about to send its supervisor (link.c).  With
  * VMMD_TEST_ADOPT_UID=N or VMMD_TEST_ADOPT_CID=N in the environment,
  * the test build makes worker.adopt's answer (the one reply with a

@@ -102,6 +102,79 @@ test_confined(struct h_daemon *d)
 	    "not so; uid %s)", bad, seen, first);
 }
 
+/*
+ * vmmd restarted with the disk reader's test hook set to what (and a
+ * deadline of timeout_ms, 0 for the product's), then a start of a VM
+ * booting from the disk: its error reply.
+ */
+static struct json_object *
+start_with_reader(struct h_daemon *d, struct h_conn **cp, const char *what,
+    int timeout_ms)
+{
+	const char *disk = getenv("VMMD_BOOT_DISK_GRUB");
+	char ms[32];
+
+	h_close(*cp);
+	setenv("VMMD_TEST_READER", what, 1);
+	snprintf(ms, sizeof(ms), "%d", timeout_ms);
+	if (timeout_ms > 0)
+		setenv("VMMD_TEST_READER_TIMEOUT_MS", ms, 1);
+	if (h_daemon_restart(d, 10000) != 0 || (*cp = h_connect(d)) == NULL)
+		tap_bail("vmmd does not come back");
+	unsetenv("VMMD_TEST_READER");
+	unsetenv("VMMD_TEST_READER_TIMEOUT_MS");
+	h_delete(*cp, "bound");
+	if (h_create(*cp, "bound", "\"memory_mib\":16,\"disks\":[{\"path\":"
+	    "\"%s\",\"overlay\":true}]", disk) != 0)
+		tap_bail("cannot define the VM");
+	return h_callf(*cp, 120000, "vm.start", "{\"name\":\"bound\"}");
+}
+
+/*
+ * The reader's bounds: a reader that never answers is killed at its
+ * deadline, one that allocates without end fails at its address space
+ * limit (not in sanitizer builds, which may not limit it), and neither
+ * costs the daemon more than that start.
+ */
+static void
+test_reader_bounds(struct h_daemon *d, struct h_conn **cp)
+{
+	const char *san = getenv("VMMD_TEST_SANITIZED");
+	struct json_object *r;
+	const char *desc;
+	unsigned int mib = 0;
+
+	r = start_with_reader(d, cp, "stall", 1500);
+	desc = h_err_desc(r);
+	tap_ok(desc != NULL && strstr(desc, "reading its boot configuration "
+	    "took more than 1500 ms: given up") != NULL, "a reader that never "
+	    "answers is killed at its deadline: %s", h_text(r));
+	json_object_put(r);
+	if (san != NULL && strcmp(san, "true") == 0) {
+		tap_diag("a sanitizer build: no address space limit to test");
+	} else {
+		r = start_with_reader(d, cp, "hog", 0);
+		desc = h_err_desc(r);
+		if (desc != NULL && (desc = strstr(desc, "the reader got ")) !=
+		    NULL)
+			mib = (unsigned int)strtoul(desc + 15, NULL, 10);
+		tap_ok(mib > 0 && mib < 1024 && strcmp(h_err_class(r),
+		    "internal") == 0, "a reader that allocates without end "
+		    "stops short of 1 GiB (%u MiB): %s", mib, h_text(r));
+		json_object_put(r);
+	}
+	h_close(*cp);
+	if (h_daemon_restart(d, 10000) != 0 || (*cp = h_connect(d)) == NULL)
+		tap_bail("vmmd does not come back");
+	tap_ok(h_create(*cp, "bound2", "\"disks\":[{\"path\":\"%s\","
+	    "\"overlay\":true}]", getenv("VMMD_BOOT_DISK_GRUB")) == 0 &&
+	    h_start(*cp, "bound2") == 0, "and the next start reads the disk "
+	    "as before");
+	h_stop(*cp, "bound2", true, -1, H_REPLY_MS);
+	h_delete(*cp, "bound2");
+	h_delete(*cp, "bound");
+}
+
 /* vm.info's member key of member obj ("boot_from"), or "". */
 static void
 info_member(struct h_conn *c, const char *vm, const char *obj,
@@ -268,6 +341,7 @@ main(void)
 	test_boot(d, &c);
 	test_refusals(c);
 	test_confined(d);
+	test_reader_bounds(d, &c);
 	h_close(c);
 	return h_done();
 }
