@@ -1113,6 +1113,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 	rc = -EINVAL;
+	/* Absent is false, whatever the members above left in b. */
+	b = 0;
 	if (proto_arg_bool(obj, "autostart", 0, &b, err, errlen) < 0)
 		goto fail;
 	def->autostart = b != 0;

@@ -314,6 +314,21 @@ test_rng(void)
 	tap_ok(rc == 0 && !def->rng, "no rng by default");
 	if (rc == 0)
 		config_def_free(def);
+	/* Each boolean its own: one that is true says nothing of the
+	 * next one given no value. */
+	rc = parse_text("{\"name\":\"a\",\"rng\":true}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->rng && !def->autostart && !def->transient,
+	    "rng true, and autostart and transient still off");
+	if (rc == 0)
+		config_def_free(def);
+	rc = parse_text("{\"name\":\"a\",\"transient\":true,\"rng\":true}",
+	    0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->rng && def->transient && !def->autostart,
+	    "a transient VM with rng: no autostart (%s)", rc == 0 ? "ok" :
+	    err);
+	if (rc == 0)
+		config_def_free(def);
 }
 
 static void
