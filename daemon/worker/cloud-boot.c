@@ -20,8 +20,10 @@
 
 /* A kernel larger than this is no kernel (Debian's are about 8 MiB). */
 #define CLOUD_KERNEL_MAX	(64u << 20)
-/* An initrd may take at most this share of the guest's memory. */
+/* An initrd may take at most this share of the guest's memory, */
 #define CLOUD_INITRD_SHARE	2
+/* and never more than this (Debian's are about 60 MiB). */
+#define CLOUD_INITRD_MAX	(512u << 20)
 
 static int
 cloud_load(const struct cloud_module **m, char *err, size_t errlen)
@@ -71,6 +73,10 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 		    CLOUD_INITRD_SHARE,
 		.unconfined = w->unconfined,
 	};
+	/* At most half the guest's memory, and no more than an initrd
+	 * ever is: the reader's address space is bounded by it. */
+	if (req.initrd_max > CLOUD_INITRD_MAX)
+		req.initrd_max = CLOUD_INITRD_MAX;
 	struct disk_reader_facts facts;
 	struct image_boot b;
 	struct image_disk d;
@@ -88,6 +94,8 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 	d = (struct image_disk){ .read = cloud_disk_read, .ctx = w->disks[i],
 	    .size = blk_file_size(w->disks[i]), .name = name };
 	req.disk = &d;
+	req.disk_fds = w->disk_fds[i];
+	req.disk_nfds = w->disk_nfds[i];
 	rc = disk_reader_choose(&req, &b, &kfd, &ifd, &facts, err, errlen);
 	log_debug("%s: disk %u read in %ld ms by a reader (uid %u, "
 	    "capabilities %#llx, no_new_privs %d, seccomp %d), at most %ld "
@@ -95,7 +103,8 @@ cloud_boot_from_disk(struct worker *w, struct json_object *o,
 	    (unsigned int)facts.who.euid, facts.who.cap_eff,
 	    facts.who.no_new_privs, facts.who.seccomp, facts.max_rss_kib);
 	if (facts.read)
-		test_hook_reading("disk read", &facts.who, facts.max_rss_kib);
+		test_hook_reading("disk read", &facts.who, facts.max_rss_kib,
+		    facts.open_fds);
 	if (rc < 0)
 		return rc == -ENOENT || rc == -EFBIG ? -ENOENT : rc;
 	kpath = cloud_fd_path(kfd);

@@ -14,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blk-image.h"
 #include "disk-reader.h"
 #include "sandbox.h"
 #include "test-hook.h"
+#include "text-escape.h"
 
 /* The page the reader answers in, shared with its parent. */
 struct disk_reader_answer {
@@ -52,6 +54,8 @@ disk_reader_read(void *ctx, void *buf, size_t len, uint64_t off)
 	/* Who reads, asked at the moment of its first read. */
 	if (!rd->facts->read) {
 		sandbox_look(&rd->facts->who);
+		for (int fd = 0; fd < 4096; fd++)
+			rd->facts->open_fds += fcntl(fd, F_GETFD) >= 0;
 		rd->facts->read = true;
 	}
 	return rd->disk->read(rd->disk->ctx, buf, len, off);
@@ -119,6 +123,45 @@ disk_reader_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int
+disk_reader_fd_order(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Close every descriptor but the standard streams, the disk's and the
+ * two memory files: a reader taken over by what it parses must not
+ * reach the link to vmmd (and forge the answer to worker.boot), the
+ * console log, the TAP or anything else the worker holds.
+ */
+static int
+disk_reader_close_others(const struct disk_reader_request *req, int kfd,
+    int ifd)
+{
+	int keep[BLK_IMAGE_MAX_CHAIN + 2];
+	unsigned int n = 0, i, lo = STDERR_FILENO + 1;
+
+	if (req->disk_nfds > BLK_IMAGE_MAX_CHAIN)
+		return -EINVAL;
+	for (i = 0; i < req->disk_nfds; i++)
+		keep[n++] = req->disk_fds[i];
+	keep[n++] = kfd;
+	keep[n++] = ifd;
+	qsort(keep, n, sizeof(keep[0]), disk_reader_fd_order);
+	for (i = 0; i < n; i++) {
+		if (keep[i] < (int)lo)
+			continue;
+		if (keep[i] > (int)lo &&
+		    close_range(lo, (unsigned int)keep[i] - 1, 0) < 0)
+			return -errno;
+		lo = (unsigned int)keep[i] + 1;
+	}
+	return close_range(lo, ~0U, 0) < 0 ? -errno : 0;
+}
+
 static void __attribute__((noreturn))
 disk_reader_child(const struct disk_reader_request *req,
     struct disk_reader_answer *a, int kfd, int ifd)
@@ -129,7 +172,11 @@ disk_reader_child(const struct disk_reader_request *req,
 	int rc;
 
 	signal(SIGPIPE, SIG_DFL);
-	rc = disk_reader_limit(req, a->err, sizeof(a->err));
+	if ((rc = disk_reader_close_others(req, kfd, ifd)) < 0)
+		snprintf(a->err, sizeof(a->err), "disk reader: closing what it "
+		    "inherited: %s", strerror(-rc));
+	else
+		rc = disk_reader_limit(req, a->err, sizeof(a->err));
 	if (rc == 0 && !req->unconfined)
 		rc = sandbox_enter_reader(a->err, sizeof(a->err));
 	if (rc == 0)
@@ -228,6 +275,19 @@ disk_reader_terminate(char *s, size_t len)
 	s[len - 1] = '\0';
 }
 
+/* A string of the answer that is shown to people: ended, and escaped
+ * again (the reader escapes it, unless it was taken over). */
+static void
+disk_reader_shown(char *s, size_t len)
+{
+	char tmp[2048];
+
+	disk_reader_terminate(s, len);
+	text_escape(tmp, len < sizeof(tmp) ? len : sizeof(tmp), s,
+	    strlen(s));
+	memcpy(s, tmp, strlen(tmp) + 1);
+}
+
 /* What the reader answered, checked as a stranger's answer. */
 static int
 disk_reader_take(const struct disk_reader_request *req,
@@ -236,7 +296,7 @@ disk_reader_take(const struct disk_reader_request *req,
 {
 	struct image_boot *b = &a->boot;
 
-	disk_reader_terminate(a->err, sizeof(a->err));
+	disk_reader_shown(a->err, sizeof(a->err));
 	if (a->rc > 0 || a->rc < -4095)
 		a->rc = -EIO;
 	if (a->rc < 0) {
@@ -244,11 +304,12 @@ disk_reader_take(const struct disk_reader_request *req,
 		    "disk reader: failed");
 		return a->rc;
 	}
+	/* The command line goes to the guest byte for byte. */
 	disk_reader_terminate(b->cmdline, sizeof(b->cmdline));
-	disk_reader_terminate(b->kernel_from, sizeof(b->kernel_from));
-	disk_reader_terminate(b->initrd_from, sizeof(b->initrd_from));
-	disk_reader_terminate(b->rule, sizeof(b->rule));
-	disk_reader_terminate(b->why, sizeof(b->why));
+	disk_reader_shown(b->kernel_from, sizeof(b->kernel_from));
+	disk_reader_shown(b->initrd_from, sizeof(b->initrd_from));
+	disk_reader_shown(b->rule, sizeof(b->rule));
+	disk_reader_shown(b->why, sizeof(b->why));
 	if (b->kernel_len == 0 ||
 	    disk_reader_seal(kfd, b->kernel_len, req->kernel_max) < 0 ||
 	    disk_reader_seal(ifd, b->initrd_len, req->initrd_max) < 0) {

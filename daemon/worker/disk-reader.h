@@ -47,6 +47,7 @@
 struct disk_reader_facts {
 	bool read;			/* it read at least once: who is set */
 	struct sandbox_facts who;
+	int open_fds;			/* descriptors it held then */
 	long max_rss_kib;		/* the reader's peak, from wait4() */
 	long elapsed_ms;
 };
@@ -54,6 +55,11 @@ struct disk_reader_facts {
 struct disk_reader_request {
 	const struct cloud_module *module;	/* loaded by the caller */
 	const struct image_disk *disk;	/* read() runs in the reader */
+	/* The descriptors disk->read() uses: the reader closes every
+	 * other one it inherited (the link to vmmd, the console log, the
+	 * TAP...) before it reads. */
+	const int *disk_fds;
+	unsigned int disk_nfds;
 	const char *append;
 	size_t kernel_max, initrd_max;
 	bool unconfined;		/* -U: no system call filter (debugging) */

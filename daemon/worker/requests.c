@@ -121,6 +121,8 @@ worker_disk(struct worker *w, unsigned int i, struct json_object *o,
 		formats[n++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT, "raw"),
 		    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
 	}
+	memcpy(w->disk_fds[i], fds, n * sizeof(fds[0]));
+	w->disk_nfds[i] = n;
 	if (!qcow2 && n == 1)
 		ret = blk_file_new(&w->disks[i], fds[0], ro, serial,
 		    &w->cfg.backends.disk[i]);
@@ -145,7 +147,7 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
 
 	n = arr != NULL ? json_object_array_length(arr) : 0;
 	if (n > 0)
-		test_hook_reading("disks opened", NULL, 0);
+		test_hook_reading("disks opened", NULL, 0, -1);
 	for (i = 0; i < n; i++) {
 		ret = worker_disk(w, (unsigned int)i,
 		    json_object_array_get_idx(arr, i), err, errlen);

@@ -15,11 +15,12 @@ test_hook_adopt_pid(pid_t pid)
 
 void
 test_hook_reading(const char *what, const struct sandbox_facts *f,
-    long max_rss_kib)
+    long max_rss_kib, int open_fds)
 {
 	(void)what;
 	(void)f;
 	(void)max_rss_kib;
+	(void)open_fds;
 }
 
 void

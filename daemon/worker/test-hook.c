@@ -92,7 +92,7 @@ test_hook_adopt_pid(pid_t pid)
 
 void
 test_hook_reading(const char *what, const struct sandbox_facts *f,
-    long max_rss_kib)
+    long max_rss_kib, int open_fds)
 {
 	struct sandbox_facts now;
 
@@ -101,11 +101,11 @@ test_hook_reading(const char *what, const struct sandbox_facts *f,
 		f = &now;
 	}
 	log_info("test hook: %s by uid %u/%u/%u gid %u/%u/%u CapEff %#llx "
-	    "CapPrm %#llx NoNewPrivs %d Seccomp %d MaxRSS %ld KiB", what,
+	    "CapPrm %#llx NoNewPrivs %d Seccomp %d MaxRSS %ld KiB Fds %d", what,
 	    (unsigned int)f->ruid, (unsigned int)f->euid,
 	    (unsigned int)f->suid, (unsigned int)f->rgid,
 	    (unsigned int)f->egid, (unsigned int)f->sgid, f->cap_eff,
-	    f->cap_prm, f->no_new_privs, f->seccomp, max_rss_kib);
+	    f->cap_prm, f->no_new_privs, f->seccomp, max_rss_kib, open_fds);
 }
 
 /* Member key of obj's "return" replaced by the number in env, if set. */

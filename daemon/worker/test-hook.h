@@ -34,12 +34,13 @@ pid_t	test_hook_adopt_pid(pid_t pid);
  * Bytes the guest wrote were just read (what: "disk read" by the disk
  * reader, disk-reader.h; "disks opened" by the worker), by a process
  * confined as f says (NULL: the caller, asked now), which took at
- * most max_rss_kib (0: unknown): the test build logs it in one line
+ * most max_rss_kib (0: unknown) and held open_fds descriptors (-1:
+ * not counted): the test build logs it in one line
  * starting "test hook: WHAT by uid", for the kvm suite to check
  * against what the sandbox promises.
  */
 void	test_hook_reading(const char *what, const struct sandbox_facts *f,
-	    long max_rss_kib);
+	    long max_rss_kib, int open_fds);
 
 /*
  * The disk reader's deadline: ms, or VMMD_TEST_READER_TIMEOUT_MS from

@@ -61,6 +61,10 @@ struct worker {
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
+	/* The descriptors each disk reads, top image first: all a disk
+	 * reader keeps of ours (disk-reader.h). */
+	int disk_fds[BOARD_MAX_DISKS][BLK_IMAGE_MAX_CHAIN];
+	unsigned int disk_nfds[BOARD_MAX_DISKS];
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct net_tap *net;		/* cfg.backends.net: a TAP, */

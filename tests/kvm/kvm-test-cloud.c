@@ -41,17 +41,19 @@ maps_have(pid_t pid, const char *file)
 /*
  * The test build's lines "test hook: WHAT by uid ..." in d's log
  * (test-hook.h): how many, and how many of them show a process with
- * root's uid or gid, a capability, no no_new_privs, or (want_filter)
- * no system call filter, at the moment it read.
+ * root's uid or gid, a capability, no no_new_privs, (want_filter) no
+ * system call filter, or (max_fds >= 0) more descriptors than max_fds,
+ * at the moment it read.
  */
 static void
 reading_confined(struct h_daemon *d, const char *what, bool want_filter,
-    unsigned int *seen, unsigned int *bad, char *first, size_t firstlen)
+    int max_fds, unsigned int *seen, unsigned int *bad, char *first,
+    size_t firstlen)
 {
 	unsigned int u[3], g[3];
 	unsigned long long eff, prm;
 	char needle[64], *log, *p, *eol;
-	int nnp, filter;
+	int nnp, filter, fds;
 	long rss;
 
 	*seen = *bad = 0;
@@ -67,9 +69,10 @@ reading_confined(struct h_daemon *d, const char *what, bool want_filter,
 			snprintf(first, firstlen, "%.*s", (int)(eol - p), p);
 		(*seen)++;
 		if (sscanf(p, "%u/%u/%u gid %u/%u/%u CapEff %llx CapPrm %llx "
-		    "NoNewPrivs %d Seccomp %d MaxRSS %ld", &u[0], &u[1], &u[2],
-		    &g[0], &g[1], &g[2], &eff, &prm, &nnp, &filter, &rss) !=
-		    11 || u[0] == 0 || u[1] == 0 || u[2] == 0 || g[0] == 0 ||
+		    "NoNewPrivs %d Seccomp %d MaxRSS %ld KiB Fds %d", &u[0],
+		    &u[1], &u[2], &g[0], &g[1], &g[2], &eff, &prm, &nnp,
+		    &filter, &rss, &fds) != 12 ||
+		    (max_fds >= 0 && fds > max_fds) || u[0] == 0 || u[1] == 0 || u[2] == 0 || g[0] == 0 ||
 		    g[1] == 0 || g[2] == 0 || eff != 0 || prm != 0 ||
 		    nnp != 1 || (want_filter && filter != 2))
 			(*bad)++;
@@ -90,16 +93,19 @@ test_confined(struct h_daemon *d)
 		    "the disks");
 		return;
 	}
-	reading_confined(d, "disks opened", false, &seen, &bad, first,
+	reading_confined(d, "disks opened", false, -1, &seen, &bad, first,
 	    sizeof(first));
 	tap_ok(seen > 0 && bad == 0, "every qcow2 chain was opened by a "
 	    "worker with no privilege left: not root, no capability, "
 	    "no_new_privs (%u of %u not so; uid %s)", bad, seen, first);
-	reading_confined(d, "disk read", true, &seen, &bad, first,
+	/* The standard streams, the overlay and its base, the kernel's
+	 * and initrd's memory files, libblkid's sketch of the disk. */
+	reading_confined(d, "disk read", true, 8, &seen, &bad, first,
 	    sizeof(first));
 	tap_ok(seen > 0 && bad == 0, "every boot configuration was read by "
-	    "a process with no privilege and a system call filter (%u of %u "
-	    "not so; uid %s)", bad, seen, first);
+	    "a process with no privilege, a system call filter and no "
+	    "descriptor of the worker's but its disk's (%u of %u not so; uid "
+	    "%s)", bad, seen, first);
 }
 
 /*
