@@ -421,6 +421,12 @@ worker_cmd_boot(struct worker_request *r)
 		    strerror(-ret));
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
+	/* Its write-protect tracking needs /dev/userfaultfd, root's. */
+	w->read_files = has_display && dcfg.web_dir != NULL;
+	if (has_display &&
+	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	/*
 	 * Everything opened by name is open now.  From here on the worker
 	 * reads what the guest may have written (its disks' metadata, its
@@ -464,11 +470,6 @@ worker_cmd_boot(struct worker_request *r)
 			    (long long)adopt_fd, strerror(-ret));
 	}
 
-	w->read_files = has_display && dcfg.web_dir != NULL;
-	if (has_display &&
-	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
-		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
-		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	ret = guest_build(w, err, sizeof(err));
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */

@@ -12,11 +12,12 @@
  * or with on_reboot "stop"), and non-zero when something went wrong:
  * the supervisor then reports the VM as crashed.
  *
- * Once the guest is set up the worker sandboxes itself (sandbox.h): a
- * call outside its allow-list kills it by SIGSYS after naming the call
- * on -r FD, a pipe to the supervisor.  A worker started as root becomes
- * -u UID there (and the gid of the same number), a uid no other process
- * runs as.  -U runs it unconfined.
+ * Before it reads anything the guest wrote, the worker gives up its
+ * identity and capabilities (sandbox.h: a worker started as root becomes
+ * -u UID, and the gid of the same number, a uid no other process runs
+ * as); once the guest is set up it loads its system call filter: a call
+ * outside its allow-list kills it by SIGSYS after naming the call on
+ * -r FD, a pipe to the supervisor.  -U runs it unconfined.
  *
  * The event loop has no timers of its own: device timers exist only while
  * a device needs one, so with an idle guest nothing here wakes.

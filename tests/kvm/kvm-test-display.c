@@ -415,7 +415,7 @@ main(void)
 	struct h_daemon *d;
 	struct h_conn *c, *ev;
 	struct vview v;
-	char pw[64];
+	char pw[64], *log;
 	int port;
 
 	h_init();
@@ -464,6 +464,14 @@ main(void)
 	    h_str(h_ret(r), "dirty_tracking") ? h_str(h_ret(r),
 	    "dirty_tracking") : "");
 	tap_diag("dirty tracking: %s", tracking);
+	/* The tracking is made while the worker still has vmmd's rights:
+	 * a vmmd running as root is never refused it for want of them. */
+	log = h_read_file(d->log, NULL);
+	tap_ok(geteuid() != 0 || (log != NULL && strstr(log, "no userfaultfd "
+	    "write protection (Operation not permitted)") == NULL),
+	    "write protection was not refused for want of privilege (%s)",
+	    tracking);
+	free(log);
 	snprintf(pw, sizeof(pw), "%s", h_str(h_ret(r), "password") ?
 	    h_str(h_ret(r), "password") : "");
 	json_object_put(r);
