@@ -25,24 +25,20 @@
 /* and never more than this (Debian's are about 60 MiB). */
 #define CLOUD_INITRD_MAX	(512u << 20)
 
-static int
-cloud_load(const struct cloud_module **m, char *err, size_t errlen)
+int
+cloud_boot_prepare(struct worker *w, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
 	int rc;
 
+	if (w->cloud != NULL)
+		return 0;
 	if ((rc = module_dir_self(dir, sizeof(dir))) < 0) {
 		snprintf(err, errlen, "cannot find the cloud module: "
 		    "/proc/self/exe: %s", strerror(-rc));
 		return rc;
 	}
-	return cloud_module_load(dir, m, err, errlen);
-}
-
-static int
-cloud_disk_read(void *ctx, void *buf, size_t len, uint64_t off)
-{
-	return blk_file_read(ctx, buf, len, off);
+	return cloud_module_load(dir, &w->cloud, err, errlen);
 }
 
 static void
@@ -62,46 +58,52 @@ cloud_fd_path(int fd)
 }
 
 int
-cloud_boot_from_disk(struct worker *w, struct json_object *o,
-    struct json_object **choice, char *err, size_t errlen)
+cloud_boot_read_start(struct worker *w, struct json_object *o,
+    const int *fds, const enum blk_image_format *formats, unsigned int n,
+    char *err, size_t errlen)
 {
-	unsigned int i = (unsigned int)wmsg_int(o, WMSG_FROM_DISK_INDEX, 0);
+	size_t initrd_max = ((size_t)w->cfg.memory_mib << 20) /
+	    CLOUD_INITRD_SHARE;
+	char name[32];
 	struct disk_reader_request req = {
+		.module = w->cloud,
+		.disk_fds = fds,
+		.formats = formats,
+		.disk_nfds = n,
+		.name = name,
 		.append = wmsg_str(o, WMSG_FROM_DISK_APPEND, ""),
 		.kernel_max = CLOUD_KERNEL_MAX,
-		.initrd_max = ((size_t)w->cfg.memory_mib << 20) /
-		    CLOUD_INITRD_SHARE,
+		/* And never more than an initrd ever is: the reader's
+		 * address space is bounded by it. */
+		.initrd_max = initrd_max < CLOUD_INITRD_MAX ? initrd_max :
+		    CLOUD_INITRD_MAX,
 		.unconfined = w->unconfined,
 	};
-	/* At most half the guest's memory, and no more than an initrd
-	 * ever is: the reader's address space is bounded by it. */
-	if (req.initrd_max > CLOUD_INITRD_MAX)
-		req.initrd_max = CLOUD_INITRD_MAX;
+
+	snprintf(name, sizeof(name), "disk %u", (unsigned int)wmsg_int(o,
+	    WMSG_FROM_DISK_INDEX, 0));
+	return disk_reader_start(&req, &w->reader, err, errlen);
+}
+
+int
+cloud_boot_read_finish(struct worker *w, struct json_object **choice,
+    char *err, size_t errlen)
+{
 	struct disk_reader_facts facts;
 	struct image_boot b;
-	struct image_disk d;
-	char *kpath = NULL, *ipath = NULL, name[300];
+	char *kpath = NULL, *ipath = NULL;
 	char shown[4 * sizeof(b.cmdline)];
 	int rc, kfd = -1, ifd = -1;
 
-	if (i >= w->cfg.backends.ndisks || w->disks[i] == NULL) {
-		snprintf(err, errlen, "boot: no disk %u to boot from", i);
-		return -EINVAL;
-	}
-	if ((rc = cloud_load(&req.module, err, errlen)) < 0)
-		return rc;
-	snprintf(name, sizeof(name), "disk %u", i);
-	d = (struct image_disk){ .read = cloud_disk_read, .ctx = w->disks[i],
-	    .size = blk_file_size(w->disks[i]), .name = name };
-	req.disk = &d;
-	req.disk_fds = w->disk_fds[i];
-	req.disk_nfds = w->disk_nfds[i];
-	rc = disk_reader_choose(&req, &b, &kfd, &ifd, &facts, err, errlen);
-	log_debug("%s: disk %u read in %ld ms by a reader (uid %u, "
-	    "capabilities %#llx, no_new_privs %d, seccomp %d), at most %ld "
-	    "KiB resident", w->name, i, facts.elapsed_ms,
+	rc = disk_reader_finish(w->reader, &b, &kfd, &ifd, &facts, err,
+	    errlen);
+	w->reader = NULL;
+	log_debug("%s: disk read in %ld ms by a reader (uid %u, capabilities "
+	    "%#llx, no_new_privs %d, seccomp %d, %d descriptors), at most "
+	    "%ld KiB resident", w->name, facts.elapsed_ms,
 	    (unsigned int)facts.who.euid, facts.who.cap_eff,
-	    facts.who.no_new_privs, facts.who.seccomp, facts.max_rss_kib);
+	    facts.who.no_new_privs, facts.who.seccomp, facts.open_fds,
+	    facts.max_rss_kib);
 	if (facts.read)
 		test_hook_reading("disk read", &facts.who, facts.max_rss_kib,
 		    facts.open_fds);
@@ -170,8 +172,10 @@ cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
 	    i < 16; i++)
 		key[s.nkeys++] = wmsg_str(json_object_array_get_idx(keys, i),
 		    WMSG_KEY_TEXT, "");
-	if ((rc = cloud_load(&m, err, errlen)) < 0)
-		return rc;
+	if ((m = w->cloud) == NULL) {
+		snprintf(err, errlen, "seed: the cloud module is not loaded");
+		return -EINVAL;
+	}
 	if ((fd = memfd_create("cidata", MFD_CLOEXEC)) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "seed: a memory file: %s", strerror(-rc));

@@ -12,22 +12,37 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "blk-image.h"
 #include "worker.h"
 
 /*
- * worker.boot's boot_disk (o): the choice read from the disk it names
- * (already open in w->disks), its kernel and initrd put into memory
- * files that w->kernel and w->initrd name (/proc/self/fd/N, read again
- * at each guest reset), w->cmdline and w->kernel_name set.  *choice: an
- * object for worker.boot's answer (the rule, why, the files, the
- * command line).  0, or -errno with err filled (-ENOENT: no kernel
- * found, err naming what was searched).
+ * Load the cloud module into w->cloud, while files can still be opened
+ * by name (before the sandbox's filter).  0, or -errno with err filled.
  */
-int	cloud_boot_from_disk(struct worker *w, struct json_object *o,
-	    struct json_object **choice, char *err, size_t errlen);
+int	cloud_boot_prepare(struct worker *w, char *err, size_t errlen);
 /*
- * worker.boot's seed (o): the NoCloud ISO image made in a memory file
- * and added, read-only, as the disk after w's others; its instance-id
+ * worker.boot's boot_disk (o), on the disk whose chain is fds (formats,
+ * n of them: the descriptors worker.boot passed): a disk reader started
+ * (disk-reader.h) into w->reader, before the worker opens any disk of
+ * its own and loads its filter; w->cloud prepared.  0, or -errno with
+ * err filled.
+ */
+int	cloud_boot_read_start(struct worker *w, struct json_object *o,
+	    const int *fds, const enum blk_image_format *formats,
+	    unsigned int n, char *err, size_t errlen);
+/*
+ * The reader's choice: its kernel and initrd in memory files that
+ * w->kernel and w->initrd name (/proc/self/fd/N, read again at each
+ * guest reset), w->cmdline and w->kernel_name set, w->reader gone.
+ * *choice: an object for worker.boot's answer (the rule, why, the
+ * files, the command line).  0, or -errno with err filled (-ENOENT: no
+ * kernel found, err naming what was searched).
+ */
+int	cloud_boot_read_finish(struct worker *w, struct json_object **choice,
+	    char *err, size_t errlen);
+/*
+ * worker.boot's seed (o), w->cloud prepared: the NoCloud ISO image made
+ * in a memory file and added, read-only, as the disk after w's others; its instance-id
  * into iid.  0, or -errno with err filled.
  */
 int	cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,

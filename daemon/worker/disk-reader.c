@@ -10,11 +10,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "blk-image.h"
+#include "blk-chain.h"
 #include "disk-reader.h"
 #include "sandbox.h"
 #include "test-hook.h"
@@ -29,9 +30,22 @@ struct disk_reader_answer {
 	struct disk_reader_facts facts;
 };
 
-/* The reader's disk: the caller's, plus what the first read saw. */
+/* A reader under way (the parent's side). */
+struct disk_reader {
+	struct disk_reader_answer *a;	/* shared with the reader */
+	pid_t pid;
+	int pidfd;			/* -1: none (a kernel before 5.3) */
+	int kfd, ifd;
+	long start_ms;
+	int timeout_ms;
+	size_t kernel_max, initrd_max;
+	char name[64];
+};
+
+/* The reader's disk: its chain, plus what the first read saw. */
 struct disk_reader_disk {
-	const struct image_disk *disk;
+	struct blk_image *img;
+	uint64_t size;			/* whole sectors */
 	struct disk_reader_facts *facts;
 };
 
@@ -50,6 +64,7 @@ static int
 disk_reader_read(void *ctx, void *buf, size_t len, uint64_t off)
 {
 	struct disk_reader_disk *rd = ctx;
+	struct iovec v = { buf, len };
 
 	/* Who reads, asked at the moment of its first read. */
 	if (!rd->facts->read) {
@@ -58,7 +73,9 @@ disk_reader_read(void *ctx, void *buf, size_t len, uint64_t off)
 			rd->facts->open_fds += fcntl(fd, F_GETFD) >= 0;
 		rd->facts->read = true;
 	}
-	return rd->disk->read(rd->disk->ctx, buf, len, off);
+	if (off > rd->size || len > rd->size - off)
+		return -EIO;
+	return rd->img->ops->read(rd->img, &v, 1, off);
 }
 
 /* The address space mapped now, in bytes (0: unknown). */
@@ -162,13 +179,47 @@ disk_reader_close_others(const struct disk_reader_request *req, int kfd,
 	return close_range(lo, ~0U, 0) < 0 ? -errno : 0;
 }
 
+/* The reader's work, its bounds and filter in place; 0 or -errno. */
+static int
+disk_reader_work(const struct disk_reader_request *req,
+    struct disk_reader_answer *a, int kfd, int ifd)
+{
+	struct disk_reader_disk rd = { .facts = &a->facts };
+	struct image_disk d = { .read = disk_reader_read, .ctx = &rd,
+	    .name = req->name };
+	struct image_boot b;
+	int rc;
+
+	rc = blk_image_open_chain(req->disk_fds, req->formats,
+	    req->disk_nfds, true, &rd.img);
+	if (rc < 0) {
+		snprintf(a->err, sizeof(a->err), "%s: %s", req->name,
+		    rc == -EINVAL ? "not an image (with its backing files) "
+		    "that vmmd can read" : strerror(-rc));
+		return rc;
+	}
+	rd.size = d.size = rd.img->size & ~(uint64_t)511;
+	rc = req->module->boot_choose(&d, req->append, req->kernel_max,
+	    req->initrd_max, &b, a->err, sizeof(a->err));
+	if (rc < 0)
+		return rc;
+	if ((rc = disk_reader_write_all(kfd, b.kernel, b.kernel_len)) == 0 &&
+	    b.initrd_len > 0)
+		rc = disk_reader_write_all(ifd, b.initrd, b.initrd_len);
+	if (rc < 0) {
+		snprintf(a->err, sizeof(a->err), "boot: a memory file for the "
+		    "kernel: %s", strerror(-rc));
+		return rc;
+	}
+	a->boot = b;
+	a->boot.kernel = a->boot.initrd = NULL;
+	return 0;
+}
+
 static void __attribute__((noreturn))
 disk_reader_child(const struct disk_reader_request *req,
     struct disk_reader_answer *a, int kfd, int ifd)
 {
-	struct disk_reader_disk rd = { .disk = req->disk, .facts = &a->facts };
-	struct image_disk d = *req->disk;
-	struct image_boot b;
 	int rc;
 
 	signal(SIGPIPE, SIG_DFL);
@@ -181,67 +232,48 @@ disk_reader_child(const struct disk_reader_request *req,
 		rc = sandbox_enter_reader(a->err, sizeof(a->err));
 	if (rc == 0)
 		rc = test_hook_reader(a->err, sizeof(a->err));
-	if (rc < 0) {
-		a->rc = rc;
-		a->done = 1;
-		_exit(1);
-	}
-	d.read = disk_reader_read;
-	d.ctx = &rd;
-	rc = req->module->boot_choose(&d, req->append, req->kernel_max,
-	    req->initrd_max, &b, a->err, sizeof(a->err));
-	if (rc == 0) {
-		if ((rc = disk_reader_write_all(kfd, b.kernel,
-		    b.kernel_len)) == 0 && b.initrd_len > 0)
-			rc = disk_reader_write_all(ifd, b.initrd,
-			    b.initrd_len);
-		if (rc < 0)
-			snprintf(a->err, sizeof(a->err), "boot: a memory "
-			    "file for the kernel: %s", strerror(-rc));
-		a->boot = b;
-		a->boot.kernel = a->boot.initrd = NULL;
-	}
+	if (rc == 0)
+		rc = disk_reader_work(req, a, kfd, ifd);
 	a->rc = rc;
 	a->done = 1;
 	/* No exit handlers, no stdio buffers: they are the parent's. */
-	_exit(0);
+	_exit(rc < 0);
 }
 
 /* --- the parent ---------------------------------------------------------- */
 
 /*
- * Wait for pid until deadline (CLOCK_MONOTONIC ms), then kill it; reap
- * it either way.  Whether it was killed for time.
+ * Wait for the reader until its deadline, then kill it; reap it either
+ * way, with what it used (waitid() on its pidfd, which the guest's
+ * filter allows, where wait4() on any child would not be).  Whether it
+ * was killed for time.
  */
 static bool
-disk_reader_wait(pid_t pid, long deadline, int *status, struct rusage *ru)
+disk_reader_wait(struct disk_reader *r, int *status, struct rusage *ru)
 {
-	struct pollfd pfd = { .events = POLLIN };
+	struct pollfd pfd = { .fd = r->pidfd, .events = POLLIN };
+	long deadline = r->start_ms + r->timeout_ms, left;
 	siginfo_t info;
 	bool late = false;
-	long left;
 
-	pfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
-		memset(&info, 0, sizeof(info));
-		if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG |
-		    WNOWAIT) == 0 && info.si_pid == pid)
-			break;
 		left = deadline - disk_reader_now_ms();
 		if (left <= 0) {
-			kill(pid, SIGKILL);
 			late = true;
 			break;
 		}
-		if (pfd.fd >= 0)
-			(void)poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
-		else
-			usleep(10000);	/* no pidfd: a kernel before 5.3 */
+		if (poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) > 0)
+			break;
 	}
-	if (pfd.fd >= 0)
-		close(pfd.fd);
-	while (wait4(pid, status, 0, ru) < 0 && errno == EINTR)
+	if (late)
+		(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL,
+		    0);
+	memset(&info, 0, sizeof(info));
+	while (syscall(SYS_waitid, P_PIDFD, r->pidfd, &info, WEXITED, ru) <
+	    0 && errno == EINTR)
 		;
+	*status = info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status,
+	    0) : info.si_status & 0x7f;
 	return late;
 }
 
@@ -290,9 +322,8 @@ disk_reader_shown(char *s, size_t len)
 
 /* What the reader answered, checked as a stranger's answer. */
 static int
-disk_reader_take(const struct disk_reader_request *req,
-    struct disk_reader_answer *a, struct image_boot *out, int kfd, int ifd,
-    char *err, size_t errlen)
+disk_reader_take(const struct disk_reader *r, struct disk_reader_answer *a,
+    struct image_boot *out, char *err, size_t errlen)
 {
 	struct image_boot *b = &a->boot;
 
@@ -311,8 +342,8 @@ disk_reader_take(const struct disk_reader_request *req,
 	disk_reader_shown(b->rule, sizeof(b->rule));
 	disk_reader_shown(b->why, sizeof(b->why));
 	if (b->kernel_len == 0 ||
-	    disk_reader_seal(kfd, b->kernel_len, req->kernel_max) < 0 ||
-	    disk_reader_seal(ifd, b->initrd_len, req->initrd_max) < 0) {
+	    disk_reader_seal(r->kfd, b->kernel_len, r->kernel_max) < 0 ||
+	    disk_reader_seal(r->ifd, b->initrd_len, r->initrd_max) < 0) {
 		snprintf(err, errlen, "disk reader: its kernel or initrd is "
 		    "not what it said");
 		return -EIO;
@@ -322,81 +353,132 @@ disk_reader_take(const struct disk_reader_request *req,
 	return 0;
 }
 
-int
-disk_reader_choose(const struct disk_reader_request *req,
-    struct image_boot *out, int *kernel_fd, int *initrd_fd,
-    struct disk_reader_facts *facts, char *err, size_t errlen)
+static void
+disk_reader_free(struct disk_reader *r)
 {
-	struct disk_reader_answer *a;
-	struct rusage ru;
-	long start = disk_reader_now_ms();
-	int timeout = test_hook_reader_timeout_ms(DISK_READER_TIMEOUT_MS);
-	int kfd, ifd, rc, status = 0;
-	bool late;
-	pid_t pid;
+	if (r->kfd >= 0)
+		close(r->kfd);
+	if (r->ifd >= 0)
+		close(r->ifd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	munmap(r->a, sizeof(*r->a));
+	free(r);
+}
 
-	memset(facts, 0, sizeof(*facts));
-	*kernel_fd = *initrd_fd = -1;
-	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE,
+int
+disk_reader_start(const struct disk_reader_request *req,
+    struct disk_reader **out, char *err, size_t errlen)
+{
+	struct disk_reader *r;
+	int rc;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->kfd = r->ifd = r->pidfd = -1;
+	r->start_ms = disk_reader_now_ms();
+	r->timeout_ms = test_hook_reader_timeout_ms(DISK_READER_TIMEOUT_MS);
+	r->kernel_max = req->kernel_max;
+	r->initrd_max = req->initrd_max;
+	snprintf(r->name, sizeof(r->name), "%s", req->name);
+	r->a = mmap(NULL, sizeof(*r->a), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (a == MAP_FAILED) {
+	if (r->a == MAP_FAILED) {
 		rc = -errno;
+		free(r);
 		snprintf(err, errlen, "disk reader: %s", strerror(-rc));
 		return rc;
 	}
-	kfd = disk_reader_memfd("kernel");
-	ifd = kfd >= 0 ? disk_reader_memfd("initrd") : -1;
-	if (kfd < 0 || ifd < 0) {
-		rc = kfd < 0 ? kfd : ifd;
+	if ((rc = r->kfd = disk_reader_memfd("kernel")) < 0 ||
+	    (rc = r->ifd = disk_reader_memfd("initrd")) < 0) {
 		snprintf(err, errlen, "boot: a memory file for the kernel: %s",
 		    strerror(-rc));
-		goto close_files;
+		goto fail;
 	}
 	fflush(NULL);	/* nothing buffered is written twice */
-	if ((pid = fork()) < 0) {
+	if ((r->pid = fork()) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "disk reader: fork: %s", strerror(-rc));
-		goto close_files;
+		goto fail;
 	}
-	if (pid == 0)
-		disk_reader_child(req, a, kfd, ifd);
+	if (r->pid == 0)
+		disk_reader_child(req, r->a, r->kfd, r->ifd);
+	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	if (r->pidfd < 0) {
+		rc = -errno;
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, NULL, 0);
+		snprintf(err, errlen, "disk reader: pidfd_open: %s",
+		    strerror(-rc));
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	if (r->kfd < 0)
+		r->kfd = -1;
+	if (r->ifd < 0)
+		r->ifd = -1;
+	disk_reader_free(r);
+	return rc;
+}
+
+int
+disk_reader_finish(struct disk_reader *r, struct image_boot *out,
+    int *kernel_fd, int *initrd_fd, struct disk_reader_facts *facts,
+    char *err, size_t errlen)
+{
+	struct disk_reader_answer *a = r->a;
+	struct rusage ru;
+	int rc, status = 0;
+	bool late;
+
+	memset(facts, 0, sizeof(*facts));
+	*kernel_fd = *initrd_fd = -1;
 	memset(&ru, 0, sizeof(ru));
-	late = disk_reader_wait(pid, start + timeout, &status, &ru);
+	late = disk_reader_wait(r, &status, &ru);
 	*facts = a->facts;
 	facts->max_rss_kib = ru.ru_maxrss;
-	facts->elapsed_ms = disk_reader_now_ms() - start;
+	facts->elapsed_ms = disk_reader_now_ms() - r->start_ms;
 	if (late || (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)) {
 		rc = -ETIMEDOUT;
 		snprintf(err, errlen, "%s: reading its boot configuration "
-		    "took more than %d ms: given up", req->disk->name, late ?
-		    timeout : DISK_READER_CPU_S * 1000);
+		    "took more than %d ms: given up", r->name, late ?
+		    r->timeout_ms : DISK_READER_CPU_S * 1000);
 	} else if (WIFSIGNALED(status)) {
 		rc = -EIO;
 		snprintf(err, errlen, "%s: the process reading its boot "
-		    "configuration died of signal %d%s", req->disk->name,
+		    "configuration died of signal %d%s", r->name,
 		    WTERMSIG(status), WTERMSIG(status) == SIGSYS ?
 		    " (a system call its filter forbids: see the log)" : "");
 	} else if (a->done != 1) {
 		rc = -EIO;
 		snprintf(err, errlen, "%s: the process reading its boot "
 		    "configuration exited with status %d, answering nothing",
-		    req->disk->name, WIFEXITED(status) ? WEXITSTATUS(status) :
-		    -1);
-	} else if ((rc = disk_reader_take(req, a, out, kfd, ifd, err,
-	    errlen)) == 0) {
-		*kernel_fd = kfd;
-		if (out->initrd_len > 0)
-			*initrd_fd = ifd;
-		else
-			close(ifd);
-		munmap(a, sizeof(*a));
-		return 0;
+		    r->name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	} else if ((rc = disk_reader_take(r, a, out, err, errlen)) == 0) {
+		*kernel_fd = r->kfd;
+		r->kfd = -1;
+		if (out->initrd_len > 0) {
+			*initrd_fd = r->ifd;
+			r->ifd = -1;
+		}
 	}
-close_files:
-	if (kfd >= 0)
-		close(kfd);
-	if (ifd >= 0)
-		close(ifd);
-	munmap(a, sizeof(*a));
+	disk_reader_free(r);
 	return rc;
+}
+
+void
+disk_reader_cancel(struct disk_reader *r)
+{
+	struct rusage ru;
+	int status;
+
+	if (r == NULL)
+		return;
+	r->timeout_ms = 0;	/* already late: killed at once */
+	(void)disk_reader_wait(r, &status, &ru);
+	disk_reader_free(r);
 }

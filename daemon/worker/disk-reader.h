@@ -15,11 +15,10 @@
  * files the parent made before the fork; the parent checks it all as
  * it would a stranger's answer.
  *
- * Threads: the worker's loop thread, while the guest is being set up
- * (no vCPU runs; the disks' I/O threads are idle).  glibc's fork()
- * leaves malloc usable in the child; the child touches no lock another
- * thread could hold then but the disk's own, which no request holds
- * before the guest runs.
+ * Threads: the worker's loop thread, while the guest is being set up,
+ * before any disk of the worker's is open or any vCPU runs: the reader
+ * opens the disk's chain itself, as a copy of a process with no other
+ * thread working (glibc's fork() leaves malloc usable in the child).
  */
 #ifndef VMMD_DISK_READER_H
 #define VMMD_DISK_READER_H
@@ -27,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "blk-image.h"
 #include "cloud-module.h"
 #include "sandbox.h"
 
@@ -54,29 +54,45 @@ struct disk_reader_facts {
 
 struct disk_reader_request {
 	const struct cloud_module *module;	/* loaded by the caller */
-	const struct image_disk *disk;	/* read() runs in the reader */
-	/* The descriptors disk->read() uses: the reader closes every
-	 * other one it inherited (the link to vmmd, the console log, the
-	 * TAP...) before it reads. */
+	/* The disk's chain as worker.boot gives it (blk-chain.h): the
+	 * reader opens it itself, read-only.  Every other descriptor it
+	 * inherited (the link to vmmd, the console log, the TAP...) it
+	 * closes before it reads. */
 	const int *disk_fds;
+	const enum blk_image_format *formats;
 	unsigned int disk_nfds;
+	const char *name;		/* for messages: "disk 0" */
 	const char *append;
 	size_t kernel_max, initrd_max;
 	bool unconfined;		/* -U: no system call filter (debugging) */
 };
 
+struct disk_reader;
+
 /*
- * Run boot_choose on req->disk in a reader process.  On success, 0 with
- * *out filled as boot_choose fills it (out->kernel and out->initrd
- * NULL: the bytes are in *kernel_fd and *initrd_fd, memory files sealed
- * against change, -1 for no initrd).  Else -errno with err filled:
- * boot_choose's own errors as it returns them, -ETIMEDOUT past the
- * deadline, -ENOMEM past the memory bound, -EIO for a reader that died
- * otherwise or answered nonsense.  facts: how the reader ran, filled
- * in either case.
+ * Fork a reader that runs boot_choose on the disk req names, and return
+ * at once: the caller may load its own filter meanwhile (the one it
+ * runs the guest under allows disk_reader_finish()).  0 with *out set,
+ * or -errno with err filled.
  */
-int	disk_reader_choose(const struct disk_reader_request *req,
-	    struct image_boot *out, int *kernel_fd, int *initrd_fd,
-	    struct disk_reader_facts *facts, char *err, size_t errlen);
+int	disk_reader_start(const struct disk_reader_request *req,
+	    struct disk_reader **out, char *err, size_t errlen);
+
+/*
+ * Wait for r's answer (it is killed past its deadline), then free r.
+ * On success, 0 with *out filled as boot_choose fills it (out->kernel
+ * and out->initrd NULL: the bytes are in *kernel_fd and *initrd_fd,
+ * memory files sealed against change, -1 for no initrd).  Else -errno
+ * with err filled: boot_choose's own errors as it returns them,
+ * -ETIMEDOUT past the deadline, -ENOMEM past the memory bound, -EIO for
+ * a reader that died otherwise or answered nonsense.  facts: how the
+ * reader ran, filled in either case.  NULL r: nothing to wait for.
+ */
+int	disk_reader_finish(struct disk_reader *r, struct image_boot *out,
+	    int *kernel_fd, int *initrd_fd, struct disk_reader_facts *facts,
+	    char *err, size_t errlen);
+
+/* Kill r's reader, reap it, free r.  NULL is fine. */
+void	disk_reader_cancel(struct disk_reader *r);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "disk-reader.h"
 #include "guest.h"
 #include "stats.h"
 #include "log.h"
@@ -199,22 +200,28 @@ guest_drop_privileges(struct worker *w, char *err, size_t errlen)
 	return ret;
 }
 
-/* Once, after the first machine is built (sandbox.h). */
-static int
-guest_sandbox(struct worker *w, char *err, size_t errlen)
+static unsigned int
+guest_disk_count(const struct worker *w)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < BOARD_MAX_DISKS; i++)
+		n += w->disks[i] != NULL;
+	return n;
+}
+
+int
+guest_enter_sandbox(struct worker *w, unsigned int ndisks, char *err,
+    size_t errlen)
 {
 	struct sandbox_config cfg = guest_sandbox_config(w);
-	unsigned int i;
 	int ret;
 
 	if (w->sandboxed || w->unconfined)
 		return 0;
 	/* Every thread the guest may run: this loop, the vCPUs, the
 	 * disks' I/O threads. */
-	cfg.threads = 1 + w->cfg.vcpus;
-	for (i = 0; i < BOARD_MAX_DISKS; i++)
-		if (w->disks[i] != NULL)
-			cfg.threads += BLK_FILE_THREADS;
+	cfg.threads = 1 + w->cfg.vcpus + ndisks * BLK_FILE_THREADS;
 	ret = sandbox_enter(&cfg, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -249,8 +256,9 @@ guest_build(struct worker *w, char *err, size_t errlen)
 	if (ret < 0)
 		return ret;
 	stats_machine_built(w);
-	/* Everything is open now, and no vCPU thread runs yet. */
-	ret = guest_sandbox(w, err, errlen);
+	/* Normally done already (requests.c): the one thing left open
+	 * that might still need to be. */
+	ret = guest_enter_sandbox(w, guest_disk_count(w), err, errlen);
 	if (ret < 0) {
 		guest_teardown(w);
 		return ret;
@@ -349,6 +357,9 @@ guest_fini(struct worker *w)
 		console_drain(w->console, 1000);
 	console_free(w->console);
 	w->console = NULL;
+	/* A reader still under way (a worker.boot that failed). */
+	disk_reader_cancel(w->reader);
+	w->reader = NULL;
 	/* After the machine: its disks drained into them. */
 	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
 		blk_file_free(w->disks[i]);

@@ -28,6 +28,15 @@ int	guest_display_new(struct worker *w, const struct display_config *cfg,
  */
 int	guest_drop_privileges(struct worker *w, char *err, size_t errlen);
 
+/*
+ * The filter of a running guest (sandbox_enter() in sandbox.h), once,
+ * for a guest with ndisks disks; nothing with -U.  Before the worker
+ * opens the disks and builds the first machine: from then on it can
+ * open no file by name.  -errno and err on failure.
+ */
+int	guest_enter_sandbox(struct worker *w, unsigned int ndisks, char *err,
+	    size_t errlen);
+
 /* Build and start the machine from w->cfg; -errno and err on failure. */
 int	guest_build(struct worker *w, char *err, size_t errlen);
 /* Stop and free the machine (none is fine), flushing its console. */

@@ -90,39 +90,54 @@ _Static_assert(WMSG_BACKING_MAX + 1 <= BLK_IMAGE_MAX_CHAIN,
     "worker.boot's backing chains are longer than the images open");
 
 /*
- * One of worker.boot's disks (checked: worker-msg.h): a raw image, or
- * a qcow2 image over its backing files, each a descriptor the
+ * One of worker.boot's disks (checked: worker-msg.h) as a chain: its
+ * descriptors, top image first, each with its format, into fds and
+ * formats (BLK_IMAGE_MAX_CHAIN each); *n how many.  Each descriptor the
  * supervisor opened with the rights of the client who started the VM.
  */
+static void
+worker_disk_chain(struct json_object *o, int *fds,
+    enum blk_image_format *formats, unsigned int *n)
+{
+	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING), *b;
+	size_t k;
+
+	*n = 0;
+	fds[*n] = (int)wmsg_int(o, WMSG_DISK_FD, -1);
+	formats[(*n)++] = strcmp(wmsg_str(o, WMSG_DISK_FORMAT, "raw"),
+	    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	for (k = 0; chain != NULL && k < json_object_array_length(chain);
+	    k++) {
+		b = json_object_array_get_idx(chain, k);
+		fds[*n] = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
+		formats[(*n)++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT,
+		    "raw"), "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	}
+}
+
+/* One of worker.boot's disks, opened: a raw image, or a qcow2 image
+ * over its backing files. */
 static int
 worker_disk(struct worker *w, unsigned int i, struct json_object *o,
     char *err, size_t errlen)
 {
-	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING), *b;
+	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING);
 	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
 	int fds[BLK_IMAGE_MAX_CHAIN], ret;
 	const char *name = wmsg_str(o, WMSG_DISK_PATH, "?");
 	bool ro = wmsg_bool(o, WMSG_DISK_READONLY, false);
 	const char *serial = wmsg_str(o, WMSG_DISK_SERIAL, NULL);
-	bool qcow2 = strcmp(wmsg_str(o, WMSG_DISK_FORMAT, "raw"),
-	    "qcow2") == 0;
-	unsigned int n = 0;
+	bool qcow2;
+	unsigned int n;
 	size_t k;
 
-	fds[n] = (int)wmsg_int(o, WMSG_DISK_FD, -1);
-	formats[n++] = qcow2 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	worker_disk_chain(o, fds, formats, &n);
+	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();
-	for (k = 0; chain != NULL && k < json_object_array_length(chain);
-	    k++) {
-		b = json_object_array_get_idx(chain, k);
+	for (k = 0; chain != NULL && k < json_object_array_length(chain); k++)
 		json_object_array_add(w->disk_chain[i], json_object_new_string(
-		    wmsg_str(b, WMSG_BACKING_PATH, "?")));
-		fds[n] = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
-		formats[n++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT, "raw"),
-		    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
-	}
-	memcpy(w->disk_fds[i], fds, n * sizeof(fds[0]));
-	w->disk_nfds[i] = n;
+		    wmsg_str(json_object_array_get_idx(chain, k),
+		    WMSG_BACKING_PATH, "?")));
 	if (!qcow2 && n == 1)
 		ret = blk_file_new(&w->disks[i], fds[0], ro, serial,
 		    &w->cfg.backends.disk[i]);
@@ -275,10 +290,39 @@ worker_vsock(struct worker *w, struct json_object *args, char *err,
 }
 
 /*
- * worker.boot's boot_disk and seed (cloud-boot.h), the disks being
- * open: the kernel chosen from the disk into w->cfg, the seed as one
- * more disk, and what to answer about them (kept for worker.adopt) in
- * *reply (NULL when neither was asked for).
+ * worker.boot's boot_disk (cloud-boot.h): its reader started on the
+ * disk it names, before the worker opens any disk of its own; and the
+ * cloud module loaded for it or for a seed, while names can be opened.
+ */
+static int
+worker_cloud_start(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *o = wmsg_get(args, WMSG_BOOT_FROM_DISK);
+	struct json_object *disks = wmsg_get(args, WMSG_BOOT_DISKS);
+	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
+	int fds[BLK_IMAGE_MAX_CHAIN], ret;
+	unsigned int i, n;
+
+	if (o == NULL && wmsg_get(args, WMSG_BOOT_SEED) == NULL)
+		return 0;
+	if ((ret = cloud_boot_prepare(w, err, errlen)) < 0 || o == NULL)
+		return ret;
+	i = (unsigned int)wmsg_int(o, WMSG_FROM_DISK_INDEX, 0);
+	if (disks == NULL || i >= json_object_array_length(disks)) {
+		snprintf(err, errlen, "boot: no disk %u to boot from", i);
+		return -EINVAL;
+	}
+	worker_disk_chain(json_object_array_get_idx(disks, i), fds, formats,
+	    &n);
+	return cloud_boot_read_start(w, o, fds, formats, n, err, errlen);
+}
+
+/*
+ * The rest of worker.boot's boot_disk and seed, the disks being open:
+ * the kernel the reader chose into w->cfg, the seed as one more disk,
+ * and what to answer about them (kept for worker.adopt) in *reply (NULL
+ * when neither was asked for).
  */
 static int
 worker_cloud(struct worker *w, struct json_object *args,
@@ -288,8 +332,8 @@ worker_cloud(struct worker *w, struct json_object *args,
 	char iid[256] = "";
 	int ret;
 
-	if ((o = wmsg_get(args, WMSG_BOOT_FROM_DISK)) != NULL) {
-		if ((ret = cloud_boot_from_disk(w, o, &choice, err,
+	if (w->reader != NULL) {
+		if ((ret = cloud_boot_read_finish(w, &choice, err,
 		    errlen)) < 0)
 			return ret;
 		w->cfg.kernel = w->kernel;
@@ -315,6 +359,16 @@ worker_cloud(struct worker *w, struct json_object *args,
 	json_object_put(w->boot_facts);
 	w->boot_facts = json_object_get(*reply);
 	return 0;
+}
+
+/* The disks the guest will have: worker.boot's, and the seed. */
+static unsigned int
+worker_boot_disks(struct json_object *args)
+{
+	struct json_object *disks = wmsg_get(args, WMSG_BOOT_DISKS);
+
+	return (disks != NULL ? (unsigned int)json_object_array_length(
+	    disks) : 0) + (wmsg_get(args, WMSG_BOOT_SEED) != NULL);
 }
 
 static struct json_object *
@@ -435,12 +489,6 @@ worker_cmd_boot(struct worker_request *r)
 	 */
 	if ((ret = guest_drop_privileges(w, err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
-		return worker_error(r, ret == -EINVAL ?
-		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_cloud(w, args, &reply, err, sizeof(err))) < 0)
-		return worker_error(r, ret == -EINVAL || ret == -ENOENT ?
-		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	/* A forward's host port another program holds: not our fault. */
 	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
@@ -449,6 +497,23 @@ worker_cmd_boot(struct worker_request *r)
 		    PROTO_ERR_BAD_STATE : PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_vsock(w, args, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_cloud_start(w, args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	/*
+	 * passt runs, vsock is set up, the reader (if any) has its own
+	 * copy: now the filter a running guest has, before the worker
+	 * parses a byte of its disks' metadata or of its kernel.
+	 */
+	if ((ret = guest_enter_sandbox(w, worker_boot_disks(args), err,
+	    sizeof(err))) < 0)
+		return worker_error(r, PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_cloud(w, args, &reply, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL || ret == -ENOENT ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	w->reboot_stops = strcmp(wmsg_str(args, WMSG_BOOT_ON_REBOOT,
 	    "restart"), "stop") == 0;

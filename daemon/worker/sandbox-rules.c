@@ -59,12 +59,20 @@ static const int sandbox_threads[] = {
 	SCMP_SYS(restart_syscall),
 };
 
-/* Questions about who we are: logging, libraries.  They change nothing. */
+/* Questions about who we are: logging, libraries, how confined we are
+ * (sandbox_look()).  They change nothing. */
 static const int sandbox_identity[] = {
 	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
 	SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid),
 	SCMP_SYS(getppid), SCMP_SYS(uname), SCMP_SYS(getrlimit),
-	SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
+	SCMP_SYS(getrusage), SCMP_SYS(sysinfo), SCMP_SYS(capget),
+};
+
+/* The disk reader a guest booting from its disk waits for while it
+ * sets up (disk-reader.c): by the pidfd made before the filter, which
+ * reaches that child and nothing else. */
+static const int sandbox_children[] = {
+	SCMP_SYS(waitid), SCMP_SYS(pidfd_send_signal),
 };
 
 /* Time: the VM clock, device timers, libevent's clock. */
@@ -188,6 +196,7 @@ static const unsigned long sandbox_ioctls[] = {
 static const unsigned long sandbox_fcntls[] = {
 	F_GETFD, F_SETFD, F_GETFL, F_DUPFD_CLOEXEC,
 	F_SETFL,	/* without O_ASYNC: sandbox_add_conditional() */
+	F_ADD_SEALS,	/* the disk reader's memory files, sealed */
 };
 
 /*
@@ -246,6 +255,7 @@ static const struct {
 	SANDBOX_TABLE(sandbox_fds),
 	SANDBOX_TABLE(sandbox_disks),
 	SANDBOX_TABLE(sandbox_sockets),
+	SANDBOX_TABLE(sandbox_children),
 #undef SANDBOX_TABLE
 };
 
@@ -397,12 +407,18 @@ sandbox_add_conditional(scmp_filter_ctx ctx, bool read_files,
 	}
 	if (sandbox_sanitized)
 		goto out;	/* prctl and openat: sandbox_sanitizers[] */
-	/* vCPU threads name themselves. */
+	/* vCPU threads name themselves; how confined we are is asked. */
 	if (r == 0) {
 		what = "prctl";
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
 		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0));
 	}
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_GET_NO_NEW_PRIVS, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_GET_SECCOMP, 0));
 	/* openat: read-only with read_files, refused otherwise. */
 	if (r == 0 && read_files) {
 		what = "openat";

@@ -27,6 +27,9 @@
 #include "relink.h"
 #include "start-times.h"
 
+struct cloud_module;
+struct disk_reader;
+
 struct worker {
 	struct event_base *base;
 	const char *name;
@@ -44,6 +47,11 @@ struct worker {
 	bool paused;			/* as last reported in vm.state */
 	int64_t log_start;		/* the run's start in the console log */
 	struct json_object *definition;	/* the supervisor's, kept for it */
+	/* The cloud module (cloud-boot.h), loaded before the sandbox for
+	 * a guest that boots from its disk or has a seed; NULL: none. */
+	const struct cloud_module *cloud;
+	/* The disk reader under way during worker.boot, or NULL. */
+	struct disk_reader *reader;
 	/* worker.boot's answer on the kernel chosen from the disk and the
 	 * seed (NULL: neither), kept for worker.adopt. */
 	struct json_object *boot_facts;
@@ -61,10 +69,6 @@ struct worker {
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
-	/* The descriptors each disk reads, top image first: all a disk
-	 * reader keeps of ours (disk-reader.h). */
-	int disk_fds[BOARD_MAX_DISKS][BLK_IMAGE_MAX_CHAIN];
-	unsigned int disk_nfds[BOARD_MAX_DISKS];
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct net_tap *net;		/* cfg.backends.net: a TAP, */

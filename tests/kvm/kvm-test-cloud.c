@@ -93,11 +93,12 @@ test_confined(struct h_daemon *d)
 		    "the disks");
 		return;
 	}
-	reading_confined(d, "disks opened", false, -1, &seen, &bad, first,
+	reading_confined(d, "disks opened", true, -1, &seen, &bad, first,
 	    sizeof(first));
 	tap_ok(seen > 0 && bad == 0, "every qcow2 chain was opened by a "
-	    "worker with no privilege left: not root, no capability, "
-	    "no_new_privs (%u of %u not so; uid %s)", bad, seen, first);
+	    "worker with no privilege left and its filter loaded: not root, "
+	    "no capability, no_new_privs, seccomp (%u of %u not so; uid %s)",
+	    bad, seen, first);
 	/* The standard streams, the overlay and its base, the kernel's
 	 * and initrd's memory files, libblkid's sketch of the disk. */
 	reading_confined(d, "disk read", true, 8, &seen, &bad, first,
