@@ -36,6 +36,8 @@
  * (its entries are numbered in 16 bits).  A longer one is refused.
  */
 #define FAT_DIR_MAX		(65536u * FAT_DIRENT)
+/* Walks one in another whose maps are kept: a listing's and a lookup's. */
+#define FAT_WALK_MAPS		2
 
 struct fat_node {
 	uint32_t cluster;	/* first cluster; 0: none (or the root) */
@@ -55,6 +57,16 @@ struct fat_fs {
 	uint32_t clusters;		/* data clusters: 2 .. clusters + 1 */
 	struct fat_node *nodes;
 	unsigned int nnodes;
+	/*
+	 * A bit per data cluster, set for those a directory being walked
+	 * holds, all clear between walks: one map per walk in progress (a
+	 * listing's callback looks files up, walking again inside the
+	 * walk), the first FAT_WALK_MAPS kept, made when first needed.
+	 * Each at most 32 MiB (2^28 clusters) and never more than a 4096th
+	 * of the partition, whose sectors hold the clusters.
+	 */
+	uint8_t *held_map[FAT_WALK_MAPS];
+	unsigned int walking;		/* walks in progress */
 };
 
 static struct fat_fs *
@@ -298,7 +310,8 @@ fat_walk(struct fat_fs *f, const struct fat_node *dir,
 	struct fat_walker w = { .each = each, .arg = arg };
 	uint32_t c = dir->cluster == 0 ? f->root_cluster : dir->cluster;
 	uint32_t *held = NULL, nheld = 0, maxheld;
-	uint8_t *buf;
+	unsigned int depth = f->walking;
+	uint8_t *buf, *map;
 	int rc = 0;
 
 	if (dir->cluster == 0 && f->bits != 32) {
@@ -310,27 +323,39 @@ fat_walk(struct fat_fs *f, const struct fat_node *dir,
 		free(buf);
 		return rc == 1 ? w.stop : rc;
 	}
+	if (depth < FAT_WALK_MAPS) {
+		if (f->held_map[depth] == NULL && (f->held_map[depth] =
+		    calloc(f->clusters / 8 + 1, 1)) == NULL)
+			return -ENOMEM;
+		map = f->held_map[depth];
+	} else if ((map = calloc(f->clusters / 8 + 1, 1)) == NULL) {
+		return -ENOMEM;
+	}
 	maxheld = FAT_DIR_MAX / f->cluster_bytes + 1;
 	if ((buf = malloc(f->cluster_bytes)) == NULL ||
 	    (held = malloc(maxheld * sizeof(*held))) == NULL) {
 		free(buf);
+		if (depth >= FAT_WALK_MAPS)
+			free(map);
 		return -ENOMEM;
 	}
+	f->walking++;
+	/* c is a data cluster: checked at lookup (or at open for the
+	 * root) and by fat_next(). */
 	while (c != 0) {
-		for (uint32_t k = 0; k < nheld; k++)
-			if (held[k] == c) {
-				rc = fat_damage(f, -ELOOP, "a directory's "
-				    "cluster chain loops back to cluster %"
-				    PRIu32, c);
-				goto out;
-			}
+		if (map[(c - 2) / 8] & 1u << (c - 2) % 8) {
+			rc = fat_damage(f, -ELOOP, "a directory's cluster "
+			    "chain loops back to cluster %" PRIu32, c);
+			break;
+		}
 		if (nheld == maxheld) {
 			rc = fat_damage(f, -EFBIG, "a directory longer than "
 			    "%u entries (%u KiB), the most FAT holds",
 			    FAT_DIR_MAX / FAT_DIRENT, FAT_DIR_MAX / 1024);
-			goto out;
+			break;
 		}
 		held[nheld++] = c;
+		map[(c - 2) / 8] |= (uint8_t)(1u << (c - 2) % 8);
 		if ((rc = fat_read(f, buf, f->cluster_bytes, f->data_off +
 		    (uint64_t)(c - 2) * f->cluster_bytes)) < 0 ||
 		    (rc = fat_entries(&w, buf, f->cluster_bytes)) != 0)
@@ -338,7 +363,12 @@ fat_walk(struct fat_fs *f, const struct fat_node *dir,
 		if ((rc = fat_next(f, c, &c)) < 0)
 			break;
 	}
-out:
+	f->walking--;
+	/* Left clear, as it was found, for the next walk. */
+	for (uint32_t k = 0; k < nheld; k++)
+		map[(held[k] - 2) / 8] = 0;
+	if (depth >= FAT_WALK_MAPS)
+		free(map);
 	free(held);
 	free(buf);
 	return rc == 1 ? w.stop : rc;
@@ -478,6 +508,8 @@ fat_close(struct image_fs *fs)
 {
 	struct fat_fs *f = fat_of(fs);
 
+	for (unsigned int k = 0; k < FAT_WALK_MAPS; k++)
+		free(f->held_map[k]);
 	free(f->nodes);
 	free(f);
 }

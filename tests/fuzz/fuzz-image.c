@@ -10,7 +10,9 @@
  * mkfs.ext2 -d and mkfs.vfat, and generated grub.cfg files; and damaged
  * ones: an ext2 superblock claiming 2^24 block groups (ext-sb-groups),
  * a FAT directory whose cluster chain loops back to itself
- * (fat-dir-loop) or runs on into a file's clusters (fat-dir-long).
+ * (fat-dir-loop) or runs on into a file's clusters (fat-dir-long), and
+ * the longest chain a walk holds, 4097 clusters, looping back at its
+ * end (fat-dir-loop-longest).
  */
 #include <errno.h>
 #include <stdint.h>
