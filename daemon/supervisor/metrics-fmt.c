@@ -15,6 +15,8 @@
 struct mfmt {
 	struct json_object *families;	/* array, in order */
 	struct json_object *byname;	/* name -> index */
+	struct json_object *rendered;	/* each name rendered -> index */
+	size_t nownfams;		/* the supervisor's own families */
 	size_t nsamples;		/* the workers' */
 	size_t nown;			/* the supervisor's own */
 	size_t quota;			/* of each worker's answer */
@@ -30,7 +32,8 @@ mfmt_new(void)
 	f->quota = MFMT_MAX_VM_SAMPLES;
 	f->families = json_object_new_array();
 	f->byname = json_object_new_object();
-	if (f->families == NULL || f->byname == NULL) {
+	f->rendered = json_object_new_object();
+	if (f->families == NULL || f->byname == NULL || f->rendered == NULL) {
 		mfmt_free(f);
 		return NULL;
 	}
@@ -44,6 +47,7 @@ mfmt_free(struct mfmt *f)
 		return;
 	json_object_put(f->families);
 	json_object_put(f->byname);
+	json_object_put(f->rendered);
 	free(f);
 }
 
@@ -75,14 +79,92 @@ mfmt_type_ok(const char *t)
 }
 
 /*
+ * The names a family of this type puts in the exposition: its own (the
+ * family name of OpenMetrics) and each sample's, suffixes included.
+ * Prometheus refuses a whole exposition where two families share one.
+ */
+static const char *const *
+mfmt_suffixes(const char *type)
+{
+	static const char *const gauge[] = { "", NULL };
+	static const char *const counter[] = { "", "_total", NULL };
+	static const char *const histogram[] = { "", "_bucket", "_count",
+	    "_sum", NULL };
+	static const char *const summary[] = { "", "_count", "_sum", NULL };
+
+	if (strcmp(type, "counter") == 0)
+		return counter;
+	if (strcmp(type, "histogram") == 0)
+		return histogram;
+	if (strcmp(type, "summary") == 0)
+		return summary;
+	return gauge;
+}
+
+static struct json_object *
+mfmt_at(const struct mfmt *f, struct json_object *idx)
+{
+	return json_object_array_get_idx(f->families,
+	    (size_t)json_object_get_int(idx));
+}
+
+/* A worker's family taken out of the exposition: no samples, and none
+ * added later. */
+static void
+mfmt_evict(struct mfmt *f, struct json_object *fam)
+{
+	f->nsamples -= json_object_array_length(json_object_object_get(fam,
+	    "samples"));
+	json_object_object_add(fam, "samples", json_object_new_array());
+	json_object_object_add(fam, "out", json_object_new_boolean(true));
+}
+
+/*
+ * Claims every name family idx (name, type) renders.  One that another
+ * family already renders is refused to a worker; the supervisor takes
+ * it, the worker's family that had it evicted, unless it is one of its
+ * own too.  false: refused, nothing changed.
+ */
+static bool
+mfmt_claim(struct mfmt *f, const char *name, const char *type, int idx,
+    bool own)
+{
+	const char *const *sfx = mfmt_suffixes(type);
+	char r[MFMT_MAX_NAME + 8];
+	struct json_object *o, *fam;
+	int pass;
+	size_t i;
+
+	/* Pass 0 checks, pass 1 evicts and claims. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; sfx[i] != NULL; i++) {
+			snprintf(r, sizeof(r), "%s%s", name, sfx[i]);
+			if (json_object_object_get_ex(f->rendered, r, &o) &&
+			    json_object_get_int(o) != idx) {
+				fam = mfmt_at(f, o);
+				if (!own || json_object_object_get(fam,
+				    "own") != NULL)
+					return false;
+				if (pass == 1)
+					mfmt_evict(f, fam);
+			}
+			if (pass == 1)
+				json_object_object_add(f->rendered, r,
+				    json_object_new_int(idx));
+		}
+	return true;
+}
+
+/*
  * The family's samples array, made if new; NULL if it cannot be.  own:
  * for the supervisor, whose families no worker may add to (NULL for a
  * worker); one a worker made first is the supervisor's from then on,
- * the worker's samples and type dropped.
+ * the worker's samples and type dropped.  made: of a worker, how many
+ * families its answer made so far (NULL for the supervisor).
  */
 static struct json_object *
 mfmt_family(struct mfmt *f, const char *name, const char *type,
-    const char *help, bool own)
+    const char *help, bool own, size_t *made)
 {
 	struct json_object *idx, *fam, *t, *o;
 	size_t n;
@@ -90,34 +172,41 @@ mfmt_family(struct mfmt *f, const char *name, const char *type,
 	if (!mfmt_name_ok(name, true) || !mfmt_type_ok(type))
 		return NULL;
 	if (json_object_object_get_ex(f->byname, name, &idx)) {
-		fam = json_object_array_get_idx(f->families,
-		    (size_t)json_object_get_int(idx));
+		fam = mfmt_at(f, idx);
 		o = json_object_object_get(fam, "own");
-		if (!own && o != NULL)
+		if (!own && (o != NULL ||
+		    json_object_object_get(fam, "out") != NULL))
 			return NULL;
 		if (own && o == NULL) {
-			f->nsamples -= json_object_array_length(
-			    json_object_object_get(fam, "samples"));
+			if (!mfmt_claim(f, name, type,
+			    json_object_get_int(idx), true))
+				return NULL;
+			mfmt_evict(f, fam);
+			json_object_object_del(fam, "out");
 			json_object_object_add(fam, "type",
 			    json_object_new_string(type));
 			json_object_object_add(fam, "help",
 			    json_object_new_string(help != NULL ? help : ""));
-			json_object_object_add(fam, "samples",
-			    json_object_new_array());
 			json_object_object_add(fam, "own",
 			    json_object_new_boolean(true));
+			f->nownfams++;
 		}
 		t = json_object_object_get(fam, "type");
 		if (strcmp(json_object_get_string(t), type) != 0)
 			return NULL;
 		return json_object_object_get(fam, "samples");
 	}
-	n = json_object_array_length(f->families);
-	if (n >= MFMT_MAX_FAMILIES)
+	/* Each worker its own quota of new families, so that none can
+	 * keep the others' out. */
+	if (own ? f->nownfams >= MFMT_MAX_FAMILIES :
+	    *made >= MFMT_MAX_FAMILIES)
 		return NULL;
 	/* Counter names must not end in _total: it is added. */
 	if (strcmp(type, "counter") == 0 && strlen(name) > 6 &&
 	    strcmp(name + strlen(name) - 6, "_total") == 0)
+		return NULL;
+	n = json_object_array_length(f->families);
+	if (n >= INT32_MAX || !mfmt_claim(f, name, type, (int)n, own))
 		return NULL;
 	fam = json_object_new_object();
 	json_object_object_add(fam, "name", json_object_new_string(name));
@@ -125,9 +214,12 @@ mfmt_family(struct mfmt *f, const char *name, const char *type,
 	json_object_object_add(fam, "help", json_object_new_string(
 	    help != NULL ? help : ""));
 	json_object_object_add(fam, "samples", json_object_new_array());
-	if (own)
+	if (own) {
 		json_object_object_add(fam, "own",
 		    json_object_new_boolean(true));
+		f->nownfams++;
+	} else
+		(*made)++;
 	json_object_array_add(f->families, fam);
 	json_object_object_add(f->byname, name, json_object_new_int((int)n));
 	return json_object_object_get(fam, "samples");
@@ -144,7 +236,7 @@ mfmt_add(struct mfmt *f, const char *name, const char *type,
 		return -E2BIG;
 	if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0)
 		return -EINVAL;
-	if ((samples = mfmt_family(f, name, type, help, true)) == NULL)
+	if ((samples = mfmt_family(f, name, type, help, true, NULL)) == NULL)
 		return -EINVAL;
 	l = json_object_new_object();
 	for (; labels != NULL && labels[0] != NULL; labels += 2) {
@@ -169,7 +261,8 @@ mfmt_reserve(struct mfmt *f, const char *name, const char *type,
 {
 	if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0)
 		return -EINVAL;
-	return mfmt_family(f, name, type, help, true) != NULL ? 0 : -EINVAL;
+	return mfmt_family(f, name, type, help, true, NULL) != NULL ? 0 :
+	    -EINVAL;
 }
 
 void
@@ -272,7 +365,7 @@ mfmt_add_worker(struct mfmt *f, struct json_object *families,
 {
 	struct json_object *fam, *samples, *ss;
 	const char *name, *type, *help;
-	size_t i, k, n, left = 0, taken = 0;
+	size_t i, k, n, left = 0, taken = 0, made = 0;
 
 	if (!json_object_is_type(families, json_type_array))
 		return 1;
@@ -289,7 +382,8 @@ mfmt_add_worker(struct mfmt *f, struct json_object *families,
 		    json_object_array_length(ss) : 0;
 		samples = name != NULL && type != NULL &&
 		    json_object_is_type(fam, json_type_object) ?
-		    mfmt_family(f, name, type, help, false) : NULL;
+		    mfmt_family(f, name, type, help, false, &made) :
+		    NULL;
 		if (samples == NULL) {
 			left += n > 0 ? n : 1;
 			continue;

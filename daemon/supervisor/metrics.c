@@ -284,7 +284,8 @@ static const struct {
 	    "VM's worker answered this scrape in time" },
 	[MO_VM_SCRAPE_LEFT_OUT] = { "vmmd_vm_scrape_left_out_samples",
 	    "gauge", "Samples of the VM's answer to this scrape left out: "
-	    "malformed, past its quota, or of a family of vmmd's own" },
+	    "malformed, past its quotas, or of a family whose name or "
+	    "type another family has" },
 	[MO_CONTROL_CLIENTS] = { "vmmd_control_clients", "gauge", "Clients "
 	    "connected to the control socket" },
 	[MO_CONTROL_CONNECTIONS] = { "vmmd_control_connections", "counter",

@@ -1,7 +1,8 @@
 /*
  * /metrics: a scrape over the Unix socket beside the control socket
  * with running, paused and stopped VMs, exit statistics on and off,
- * passes promtool check metrics and says what each VM is; OpenMetrics
+ * passes promtool check metrics, with nothing of the workers' answers
+ * left out, and says what each VM is; OpenMetrics
  * when asked; bad requests get clear errors; a real Prometheus server
  * scrapes the TCP address of vmmd.conf's metrics_listen and its API
  * answers vmmd_vm_up for each VM, then the crash counter once a worker
@@ -187,6 +188,9 @@ scrape_checks(struct h_daemon *d, const char *tool, const char *what,
 	tap_ok(has_line(body, "vmmd_vm_scrape_ok{vm=\"run\"} 1") &&
 	    has_line(body, "vmmd_vm_scrape_ok{vm=\"pause\"} 1"),
 	    "%s: both workers answered", what);
+	tap_ok(has_line(body, "vmmd_vm_scrape_left_out_samples{vm=\"run\"} 0")
+	    && has_line(body, "vmmd_vm_scrape_left_out_samples{vm=\"pause\"} "
+	    "0"), "%s: nothing of the workers' answers left out", what);
 	tap_ok(strstr(body, "vmmd_vcpu_exits_total{vm=\"run\",vcpu=\"0\","
 	    "kind=\"io\"}") != NULL && strstr(body,
 	    "vmmd_kvm_vcpu_exits_total{vm=\"run\",vcpu=\"0\"}") != NULL,

@@ -4,13 +4,17 @@
  * with their +Inf bucket, OpenMetrics' # EOF, escaping; and a worker's
  * answer checked: bad names, types that disagree, a vm label of its own,
  * falling buckets are left out and counted; a worker's family that
- * bears the name of one of the supervisor's is left out whole, and a
- * worker that floods samples loses only its own, past its quota.
+ * bears the name of one of the supervisor's, or renders a name another
+ * family renders, is left out whole, a worker that floods samples loses
+ * only its own, past its quota, and one that makes many families does
+ * not keep another's out.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "metrics-fmt.h"
 #include "tap.h"
@@ -56,6 +60,151 @@ answer(const char *name, size_t n)
 	json_object_object_add(fam, "samples", ss);
 	json_object_array_add(fams, fam);
 	return fams;
+}
+
+/*
+ * promtool check metrics on the text format, when it is installed
+ * (Debian's prometheus): what a real scraper would refuse.  Its exit
+ * status 3 reports style only (a gauge named *_sum), which Prometheus
+ * takes; 1 is a text it cannot parse.
+ */
+static void
+promtool(const char *text, const char *what)
+{
+	char path[] = "/tmp/test-metrics-fmt.XXXXXX", cmd[256];
+	FILE *out;
+	int fd, rc;
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0) {
+		tap_ok(1, "# SKIP promtool is not installed");
+		return;
+	}
+	if ((fd = mkstemp(path)) < 0 || (out = fdopen(fd, "w")) == NULL) {
+		tap_ok(0, "%s: a file for promtool", what);
+		return;
+	}
+	fputs(text != NULL ? text : "", out);
+	fclose(out);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics <%s >/dev/null "
+	    "2>&1", path);
+	rc = system(cmd);
+	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+		/* Again, to say why. */
+		snprintf(cmd, sizeof(cmd), "promtool check metrics <%s 2>&1 | "
+		    "sed 's/^/# /'", path);
+		if (system(cmd) != 0)
+			tap_diag("promtool's reasons could not be shown");
+	}
+	unlink(path);
+	tap_ok(WIFEXITED(rc) && (WEXITSTATUS(rc) == 0 ||
+	    WEXITSTATUS(rc) == 3), "%s: promtool check metrics parses it",
+	    what);
+}
+
+/* A worker's answer: one family of a type, with one sample. */
+static struct json_object *
+answer1(const char *name, const char *type)
+{
+	char b[512];
+
+	snprintf(b, sizeof(b), "[{\"name\":\"%s\",\"type\":\"%s\","
+	    "\"help\":\"h\",\"samples\":[[{},%s]]}]", name, type,
+	    strcmp(type, "histogram") == 0 ?
+	    "{\"count\":1,\"sum\":2,\"buckets\":[[1,1]]}" : "1");
+	return json_tokener_parse(b);
+}
+
+static int
+add1(struct mfmt *f, const char *vm, const char *name, const char *type)
+{
+	struct json_object *w = answer1(name, type);
+	int left = mfmt_add_worker(f, w, vm);
+
+	json_object_put(w);
+	return left;
+}
+
+/*
+ * Names as rendered: a gauge vmmd_scrapes_total beside the supervisor's
+ * counter vmmd_scrapes, a gauge foo_count beside a histogram foo (either
+ * first), a counter foo beside a gauge foo_total: the later family is
+ * left out and counted, the exposition stays one Prometheus reads.
+ */
+static void
+test_rendered(void)
+{
+	struct mfmt *f = mfmt_new();
+	char *t;
+	int left;
+
+	TAP_EQ(mfmt_reserve(f, "vmmd_scrapes", "counter", "s"), 0,
+	    "vmmd_scrapes reserved");
+	left = add1(f, "a", "vmmd_scrapes_total", "gauge");
+	TAP_EQ(left, 1, "a gauge vmmd_scrapes_total: left out (%d)", left);
+	TAP_EQ(add1(f, "a", "foo", "histogram"), 0, "a histogram foo");
+	left = add1(f, "b", "foo_count", "gauge");
+	TAP_EQ(left, 1, "a gauge foo_count after it: left out (%d)", left);
+	TAP_EQ(add1(f, "b", "bar_sum", "gauge"), 0, "a gauge bar_sum");
+	left = add1(f, "a", "bar", "histogram");
+	TAP_EQ(left, 1, "a histogram bar after it: left out (%d)", left);
+	TAP_EQ(add1(f, "a", "baz_total", "gauge"), 0, "a gauge baz_total");
+	left = add1(f, "b", "baz", "counter");
+	TAP_EQ(left, 1, "a counter baz after it: left out (%d)", left);
+	TAP_EQ(add1(f, "b", "foo", "histogram"), 0,
+	    "another worker's histogram foo joins the first");
+	TAP_EQ(mfmt_add(f, "vmmd_scrapes", "counter", "s", NULL, 4), 0,
+	    "the supervisor's counter");
+	TAP_EQ(add1(f, "a", "vmmd_late_total", "gauge"), 0,
+	    "a gauge vmmd_late_total before the supervisor's vmmd_late");
+	TAP_EQ(mfmt_add(f, "vmmd_late", "counter", "l", NULL, 5), 0,
+	    "the supervisor's counter vmmd_late takes its name over");
+	t = render(f, false);
+	tap_ok(has(t, "# TYPE vmmd_scrapes_total counter\n"
+	    "vmmd_scrapes_total 4\n") && !has(t, "gauge\nvmmd_scrapes_total")
+	    && !has(t, "foo_count{vm=\"b\"} 1\n#") &&
+	    has(t, "foo_count{vm=\"b\"} 1\nfoo_sum{vm=\"b\"} 2\n") &&
+	    has(t, "bar_sum{vm=\"b\"} 1\n") && !has(t, "bar_bucket") &&
+	    has(t, "baz_total{vm=\"a\"} 1\n") && !has(t, "baz_total{vm=\"b\"")
+	    && has(t, "vmmd_late_total 5\n") &&
+	    !has(t, "vmmd_late_total{"),
+	    "the first family of each name is shown, alone");
+	promtool(t, "text");
+	free(t);
+	mfmt_free(f);
+}
+
+/* A worker that makes all the families it may: another's still go in,
+ * the supervisor's too. */
+static void
+test_families(void)
+{
+	struct mfmt *f = mfmt_new();
+	struct json_object *w = json_object_new_array(), *one;
+	char name[32], *t;
+	size_t i;
+	int left;
+
+	for (i = 0; i < MFMT_MAX_FAMILIES + 5; i++) {
+		snprintf(name, sizeof(name), "vmmd_junk_%zu", i);
+		one = answer(name, 1);
+		json_object_array_add(w, json_object_get(
+		    json_object_array_get_idx(one, 0)));
+		json_object_put(one);
+	}
+	left = mfmt_add_worker(f, w, "a");
+	json_object_put(w);
+	TAP_EQ(left, 5, "past its quota of families, a worker's are left "
+	    "out (%d)", left);
+	left = add1(f, "b", "vmmd_disk_reads", "counter");
+	TAP_EQ(left, 0, "another worker's new family goes in (%d left out)",
+	    left);
+	TAP_EQ(mfmt_add(f, "vmmd_workers", "gauge", "w", NULL, 2), 0,
+	    "and the supervisor's own");
+	t = render(f, false);
+	tap_ok(has(t, "vmmd_disk_reads_total{vm=\"b\"} 1\n") &&
+	    has(t, "vmmd_workers 2\n"), "both shown");
+	free(t);
+	mfmt_free(f);
 }
 
 /* A worker names one of the supervisor's families: left out whole. */
@@ -216,5 +365,7 @@ main(void)
 	test_shadow();
 	test_flood();
 	test_reserve_share();
+	test_rendered();
+	test_families();
 	return tap_done();
 }
