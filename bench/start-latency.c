@@ -87,8 +87,8 @@ qemu_first_byte(const char *qemu, const char *guest)
 
 /* The steps of vm.info's stats.start, in order. */
 static const char *const steps[] = {
-	"supervisor_us", "exec_us", "link_us", "backends_us", "machine_us",
-	"load_us", "sandbox_us", "thread_us", "guest_us", "total_us",
+	"supervisor_us", "exec_us", "link_us", "sandbox_us", "backends_us",
+	"machine_us", "load_us", "thread_us", "guest_us", "total_us",
 };
 #define NSTEPS	(sizeof(steps) / sizeof(steps[0]))
 

@@ -17,10 +17,11 @@ start_times_json(const struct start_times *t)
 		{ "supervisor_us", t->own[START_SPAWN] },  /* checks, opens */
 		{ "exec_us", t->own[START_MAIN] },	/* fork, exec, ld.so */
 		{ "link_us", t->own[START_BOOT] },	/* loop, link, boot */
-		{ "backends_us", t->machine.begin },	/* console, disks... */
+		/* console, display, net, privileges, filter */
+		{ "sandbox_us", t->sandboxed },
+		{ "backends_us", t->machine.begin },	/* disks, seed */
 		{ "machine_us", t->machine.vm },	/* VM, RAM, devices */
 		{ "load_us", t->machine.loaded },	/* kernel, vCPUs */
-		{ "sandbox_us", t->sandboxed },
 		{ "thread_us", run },			/* vCPU thread */
 		{ "guest_us", t->first_output },	/* to its output */
 	};

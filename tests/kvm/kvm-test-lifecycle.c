@@ -38,8 +38,8 @@ static void
 check_start_times(struct h_conn *c, const char *name)
 {
 	static const char *const steps[] = {
-		"supervisor_us", "exec_us", "link_us", "backends_us",
-		"machine_us", "load_us", "sandbox_us", "thread_us",
+		"supervisor_us", "exec_us", "link_us", "sandbox_us",
+		"backends_us", "machine_us", "load_us", "thread_us",
 		"guest_us",
 	};
 	struct json_object *r, *stats = NULL, *start = NULL;
