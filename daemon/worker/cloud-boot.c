@@ -138,8 +138,8 @@ cloud_boot_read_finish(struct worker *w, struct json_object **choice,
 	text_escape(shown, sizeof(shown), b.cmdline, strlen(b.cmdline));
 	json_object_object_add(*choice, "cmdline", json_object_new_string(
 	    shown));
-	log_info("%s: booting %s, chosen by %s", w->name, b.kernel_from,
-	    b.why);
+	log_info("%s: booting %s, chosen by %s (read in %ld ms)", w->name,
+	    b.kernel_from, b.why, facts.elapsed_ms);
 	if (w->cmdline == NULL || w->kernel_name == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -30,10 +30,15 @@
 #include "cloud-module.h"
 #include "sandbox.h"
 
-/* How long a reader may take, at most (wall clock). */
-#define DISK_READER_TIMEOUT_MS		60000
+/*
+ * How long a reader may take, at most (wall clock): under the
+ * supervisor's deadline for a start from a disk (120 s), so that its
+ * error is the one the user reads, and generous, since an emulated host
+ * decompresses a kernel and initrd slowly.
+ */
+#define DISK_READER_TIMEOUT_MS		100000
 /* Its processor time, at most (RLIMIT_CPU, seconds). */
-#define DISK_READER_CPU_S		60
+#define DISK_READER_CPU_S		100
 /*
  * Its address space beyond what the worker had mapped when it forked
  * and the kernel and initrd it may read: what libblkid, libext2fs and
