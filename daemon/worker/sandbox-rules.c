@@ -142,7 +142,7 @@ static const int sandbox_sockets[] = {
 #ifdef SANDBOX_SANITIZERS
 static const int sandbox_sanitizers[] = {
 	SCMP_SYS(prctl), SCMP_SYS(getdents64), SCMP_SYS(readlink),
-	SCMP_SYS(readlinkat), SCMP_SYS(pipe),
+	SCMP_SYS(readlinkat), SCMP_SYS(pipe), SCMP_SYS(sigaltstack),
 	SCMP_SYS(openat),
 	SCMP_SYS(open),		/* their internal_open() on x86-64 */
 };

@@ -1702,8 +1702,8 @@ h_file_expect(const char *path, const char *needle, size_t count,
 	}
 	tap_diag("%s: '%s' %zu times within %d ms, wanted %zu; %s%zu bytes, "
 	    "tail: %s", path, needle, n, timeout_ms, count,
-	    buf == NULL ? "(cannot read) " : "", len,
-	    h_tail(buf ? buf : "", len, 300));
+	    buf == NULL ? "(cannot read) " : "", buf != NULL ? len : 0,
+	    h_tail(buf != NULL ? buf : "", buf != NULL ? len : 0, 300));
 	free(buf);
 	return -1;
 }
