@@ -559,9 +559,10 @@ config_parse_user_net(struct json_object *o, struct vm_def *def, char *err,
 }
 
 /*
- * "net": {"tap": NAME, "mac": MAC}.  An interface name as Linux takes
- * it (dev_valid_name()): 1 to 15 bytes, not "." or "..", no '/', ':'
- * or blanks.
+ * "net": {"tap": NAME, "mac": MAC}, or an array of such cards (at most
+ * CONFIG_NICS_MAX; [] is none).  An interface name as Linux takes it
+ * (dev_valid_name()): 1 to 15 bytes, not "." or "..", no '/', ':' or
+ * blanks.
  */
 static int
 config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
@@ -575,6 +576,18 @@ config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
 
 	if (!json_object_object_get_ex(obj, "net", &o) || o == NULL)
 		return 0;
+	if (json_object_is_type(o, json_type_array)) {
+		n = json_object_array_length(o);
+		if (n > CONFIG_NICS_MAX) {
+			config_err(err, errlen, "net: %zu cards, at most %d "
+			    "(a VM has one network card)", n,
+			    CONFIG_NICS_MAX);
+			return -EINVAL;
+		}
+		if (n == 0)
+			return 0;
+		o = json_object_array_get_idx(o, 0);
+	}
 	if (!json_object_is_type(o, json_type_object)) {
 		config_err(err, errlen, "net: expected an object {\"tap\": ...}");
 		return -EINVAL;

@@ -531,6 +531,22 @@ test_net(void)
 	}
 	config_def_free(def);
 	config_def_free(other);
+	rc = parse_text("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\","
+	    "\"mac\":\"02:00:00:00:00:07\"}]}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && strcmp(def->net_tap, "t1") == 0 &&
+	    def->net_has_mac && def->net_mac[5] == 7,
+	    "net as an array of one card: %s", rc == 0 ? "ok" : err);
+	config_def_free(rc == 0 ? def : NULL);
+	rc = parse_text("{\"name\":\"a\",\"net\":[]}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->net_tap[0] == '\0' && !def->net_user,
+	    "net as an empty array: no card");
+	config_def_free(rc == 0 ? def : NULL);
+	expect_invalid("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\"},"
+	    "{\"user\":true}]}", 0, "net: 2 cards, at most 1 (a VM has one "
+	    "network card)");
+	expect_invalid("{\"name\":\"a\",\"net\":[\"t1\"]}", 0,
+	    "net: expected an object {\"tap\": ...}");
 	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
 	tap_ok(rc == 0 && def->net_tap[0] == '\0', "no network by default");
 	if (rc == 0)
