@@ -4,6 +4,7 @@
  * RAM, so anything strtoll would silently skip or truncate is refused.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,4 +124,23 @@ ctl_temp_beside(const char *path, char *buf, size_t size)
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+const char *
+ctl_option_again(struct ctl_seen *s, const struct option *opts,
+    const int *repeatable, int c)
+{
+	if (c <= 0 || c >= (int)sizeof(s->seen))
+		return NULL;
+	for (; *repeatable != 0; repeatable++)
+		if (*repeatable == c)
+			return NULL;
+	if (!s->seen[c]) {
+		s->seen[c] = true;
+		return NULL;
+	}
+	for (; opts->name != NULL; opts++)
+		if (opts->flag == NULL && opts->val == c)
+			return opts->name;
+	return NULL;
 }

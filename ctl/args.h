@@ -5,8 +5,11 @@
 #ifndef VMCTL_ARGS_H
 #define VMCTL_ARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct option;
 
 /* The largest --memory vmctl sends; the daemon applies its own range. */
 #define CTL_SIZE_MAX_MIB	((int64_t)INT32_MAX)
@@ -43,5 +46,23 @@ int	ctl_password_text(const char *, size_t *);
  * ending in '/'), -ENAMETOOLONG when it does not fit.
  */
 int	ctl_temp_beside(const char *, char *, size_t);
+
+/*
+ * The options of one command line seen so far, by the value
+ * getopt_long() returns for them: options that mean one setting are
+ * refused when given again, rather than the last one silently winning.
+ */
+struct ctl_seen {
+	bool seen[0x200];	/* short options and 0x100 + n */
+};
+
+/*
+ * Record option c; when it was seen before and is not in repeatable
+ * (the option values that may come again, such as --disk's, ending
+ * with 0), return its long name in opts (ending with a NULL name) to
+ * refuse it, else NULL.
+ */
+const char *ctl_option_again(struct ctl_seen *, const struct option *,
+	    const int *, int);
 
 #endif

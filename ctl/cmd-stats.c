@@ -111,7 +111,12 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 		{ "watch",	required_argument,	NULL,	OPT_WATCH },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* a flag twice says the same; a value twice is refused */
+	static const int flags[] = { OPT_ENABLE, OPT_DISABLE, OPT_RESET,
+		OPT_SEGMENTS, OPT_KVM, 'h', 'j', 's', '?', ':', 0 };
+	struct ctl_seen seen = { 0 };
 	struct json_object *args;
+	const char *again;
 	int64_t vcpu = -1;
 	int c, r, enable = -1, reset = 0, segments = 0, kvm = 0;
 	double watch = 0;
@@ -119,6 +124,10 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
+		if ((again = ctl_option_again(&seen, longopts, flags, c)) !=
+		    NULL)
+			return ctl_usage(ctl, "--%s: given more than once",
+			    again);
 		switch (c) {
 		case OPT_ENABLE:
 		case OPT_DISABLE:

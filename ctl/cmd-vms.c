@@ -176,13 +176,22 @@ cmd_stop(struct ctl *ctl, int argc, char **argv)
 		{ "timeout",	required_argument,	NULL,	OPT_TIMEOUT },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const int flags[] = { OPT_FORCE, 'h', 'j', 's', '?', ':', 0 };
+	struct ctl_seen seen = { 0 };
 	struct json_object *args;
+	const char *again;
 	int64_t timeout;
 	int c, r;
 
 	args = json_object_new_object();
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
+		if ((again = ctl_option_again(&seen, longopts, flags, c)) !=
+		    NULL) {
+			json_object_put(args);
+			return ctl_usage(ctl, "--%s: given more than once",
+			    again);
+		}
 		switch (c) {
 		case OPT_FORCE:
 			json_object_object_add(args, "force",

@@ -158,9 +158,32 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 }
 
 /*
+ * "net" with one more card: the object itself for the first (what
+ * daemons that know one card take), an array of them from the second.
+ */
+static void
+create_args_add_net(struct json_object *args, struct json_object *net)
+{
+	struct json_object *old, *arr;
+
+	if (!json_object_object_get_ex(args, "net", &old)) {
+		json_object_object_add(args, "net", net);
+		return;
+	}
+	if (!json_object_is_type(old, json_type_array)) {
+		arr = json_object_new_array();
+		json_object_array_add(arr, json_object_get(old));
+		json_object_object_add(args, "net", arr);
+		old = arr;
+	}
+	json_object_array_add(old, net);
+}
+
+/*
  * --net tap=NAME[,mac=MAC] or --net user[,forward=SPEC]...[,mac=MAC]:
- * "net".  The daemon checks the name, the forwards and the address.
- * Returns -1 to go on, else an exit status.
+ * one more card of "net".  The daemon checks the name, the forwards,
+ * the address and the number of cards.  Returns -1 to go on, else an
+ * exit status.
  */
 static int
 create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
@@ -205,7 +228,7 @@ create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
 		    json_object_new_boolean(1));
 	if (fw != NULL)
 		json_object_object_add(net, "forward", fw);
-	json_object_object_add(args, "net", net);
+	create_args_add_net(args, net);
 	return -1;
 }
 
@@ -401,12 +424,27 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		    CREATE_CLOUD_SSH_KEY },
 		{ NULL, 0, NULL, 0 },
 	};
+	/*
+	 * The options that may come again: --disk, --net and --ssh-key
+	 * add one more each time; the common ones; getopt's complaints.
+	 */
+	static const int repeatable[] = { 'd', 'N', CREATE_CLOUD_SSH_KEY,
+		'h', 'j', 's', '?', ':', 0 };
+	struct ctl_seen seen = { 0 };
 	struct json_object *args;
+	const char *again;
 	int c, r;
 
 	args = json_object_new_object();
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
+		if ((again = ctl_option_again(&seen, longopts,
+		    repeatable, c)) != NULL) {
+			json_object_put(args);
+			return ctl_usage(ctl, "--%s: given more than once "
+			    "(only --disk, --net and --ssh-key may repeat)",
+			    again);
+		}
 		if ((r = create_args_option(ctl, args, argc, argv, c)) >= 0) {
 			json_object_put(args);
 			return r;

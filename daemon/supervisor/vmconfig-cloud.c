@@ -12,7 +12,8 @@ static const char *const cloud_keys[] = { "user_data", "ssh_keys",
 
 /*
  * A text member: a string of at most max bytes with no NUL in it (JSON
- * can carry one, cloud-init cannot).  *out stays NULL when absent.
+ * can carry one, cloud-init cannot).  *out is NULL when absent, whatever
+ * it held before.
  */
 static int
 cloud_text(struct json_object *o, const char *key, size_t max, char **out,
@@ -21,6 +22,7 @@ cloud_text(struct json_object *o, const char *key, size_t max, char **out,
 	struct json_object *v;
 	size_t len;
 
+	*out = NULL;
 	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
 		return 0;
 	if (!json_object_is_type(v, json_type_string)) {

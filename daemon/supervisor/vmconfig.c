@@ -43,6 +43,48 @@ config_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Optional members.  proto_arg_*() leave their output as it was for an
+ * absent member, so a variable one member filled would carry its value
+ * into the next absent one: these take the default explicitly and
+ * always store, the member's value or that default.
+ */
+static int
+config_opt_bool(struct json_object *obj, const char *key, bool dflt,
+    bool *out, char *err, size_t errlen)
+{
+	int b = dflt;
+
+	if (proto_arg_bool(obj, key, 0, &b, err, errlen) < 0)
+		return -EINVAL;
+	*out = b != 0;
+	return 0;
+}
+
+static int
+config_opt_int(struct json_object *obj, const char *key, int64_t min,
+    int64_t max, int64_t dflt, int64_t *out, char *err, size_t errlen)
+{
+	int64_t n = dflt;
+
+	if (proto_arg_int(obj, key, 0, min, max, &n, err, errlen) < 0)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int
+config_opt_string(struct json_object *obj, const char *key,
+    const char *dflt, const char **out, char *err, size_t errlen)
+{
+	const char *s = dflt;
+
+	if (proto_arg_string(obj, key, 0, &s, err, errlen) < 0)
+		return -EINVAL;
+	*out = s;
+	return 0;
+}
+
 const char *
 config_on_reboot_name(enum vm_on_reboot r)
 {
@@ -279,9 +321,9 @@ static int
 config_parse_disk(struct json_object *o, unsigned int flags,
     struct vm_disk *disk, char *err, size_t errlen)
 {
-	const char *serial = NULL, *format = NULL;
+	const char *serial, *format;
 	char why[256];
-	int ro = 0, backing = 0, overlay = 0, rc;
+	int rc;
 	size_t i;
 
 	if (!json_object_is_type(o, json_type_object)) {
@@ -297,17 +339,19 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 		config_err(err, errlen, "path: missing");
 		return -EINVAL;
 	}
-	if (proto_arg_bool(o, "readonly", 0, &ro, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "serial", 0, &serial, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "format", 0, &format, why, sizeof(why)) < 0 ||
-	    proto_arg_bool(o, "backing", 0, &backing, why, sizeof(why)) < 0 ||
-	    proto_arg_bool(o, "overlay", 0, &overlay, why, sizeof(why)) < 0) {
+	if (config_opt_bool(o, "readonly", false, &disk->readonly, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_string(o, "serial", NULL, &serial, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_string(o, "format", NULL, &format, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_bool(o, "backing", false, &disk->backing, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_bool(o, "overlay", false, &disk->overlay, why,
+	    sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
-	disk->readonly = ro != 0;
-	disk->backing = backing != 0;
-	disk->overlay = overlay != 0;
 	if (disk->readonly && disk->overlay) {
 		config_err(err, errlen, "overlay: a disk cannot be both "
 		    "\"overlay\" and \"readonly\": an overlay exists to "
@@ -515,30 +559,43 @@ config_parse_user_net(struct json_object *o, struct vm_def *def, char *err,
 }
 
 /*
- * "net": {"tap": NAME, "mac": MAC}.  An interface name as Linux takes
- * it (dev_valid_name()): 1 to 15 bytes, not "." or "..", no '/', ':'
- * or blanks.
+ * "net": {"tap": NAME, "mac": MAC}, or an array of such cards (at most
+ * CONFIG_NICS_MAX; [] is none).  An interface name as Linux takes it
+ * (dev_valid_name()): 1 to 15 bytes, not "." or "..", no '/', ':' or
+ * blanks.
  */
 static int
 config_parse_net(struct json_object *obj, struct vm_def *def, char *err,
     size_t errlen)
 {
 	struct json_object *o;
-	const char *tap = NULL, *mac = NULL;
+	const char *tap = NULL, *mac;
 	char why[256];
 	size_t i, n;
-	int user = 0;
+	bool user;
 
 	if (!json_object_object_get_ex(obj, "net", &o) || o == NULL)
 		return 0;
+	if (json_object_is_type(o, json_type_array)) {
+		n = json_object_array_length(o);
+		if (n > CONFIG_NICS_MAX) {
+			config_err(err, errlen, "net: %zu cards, at most %d "
+			    "(a VM has one network card)", n,
+			    CONFIG_NICS_MAX);
+			return -EINVAL;
+		}
+		if (n == 0)
+			return 0;
+		o = json_object_array_get_idx(o, 0);
+	}
 	if (!json_object_is_type(o, json_type_object)) {
 		config_err(err, errlen, "net: expected an object {\"tap\": ...}");
 		return -EINVAL;
 	}
 	if (proto_args_check(o, config_net_keys, why, sizeof(why)) < 0 ||
-	    proto_arg_bool(o, "user", 0, &user, why, sizeof(why)) < 0 ||
+	    config_opt_bool(o, "user", false, &user, why, sizeof(why)) < 0 ||
 	    proto_arg_string(o, "tap", !user, &tap, why, sizeof(why)) < 0 ||
-	    proto_arg_string(o, "mac", 0, &mac, why, sizeof(why)) < 0) {
+	    config_opt_string(o, "mac", NULL, &mac, why, sizeof(why)) < 0) {
 		config_err(err, errlen, "net: %s", why);
 		return -EINVAL;
 	}
@@ -639,8 +696,7 @@ config_parse_vsock(struct json_object *obj, struct vm_def *def, char *err,
     size_t errlen)
 {
 	struct json_object *o;
-	int64_t cid = 0;
-	int sock = 0;
+	int64_t cid;
 	char why[256];
 
 	if (!json_object_object_get_ex(obj, "vsock", &o) || o == NULL)
@@ -650,16 +706,17 @@ config_parse_vsock(struct json_object *obj, struct vm_def *def, char *err,
 		    "...} ({} for a CID chosen at start)");
 		return -EINVAL;
 	}
+	/* cid 0: none given, the lowest free one at each start */
 	if (proto_args_check(o, config_vsock_keys, why, sizeof(why)) < 0 ||
-	    proto_arg_int(o, "cid", 0, CONFIG_VSOCK_CID_MIN,
-	    CONFIG_VSOCK_CID_MAX, &cid, why, sizeof(why)) < 0 ||
-	    proto_arg_bool(o, "socket", 0, &sock, why, sizeof(why)) < 0) {
+	    config_opt_int(o, "cid", CONFIG_VSOCK_CID_MIN,
+	    CONFIG_VSOCK_CID_MAX, 0, &cid, why, sizeof(why)) < 0 ||
+	    config_opt_bool(o, "socket", false, &def->vsock_socket, why,
+	    sizeof(why)) < 0) {
 		config_err(err, errlen, "vsock: %s", why);
 		return -EINVAL;
 	}
 	def->vsock = true;
 	def->vsock_cid = (uint32_t)cid;
-	def->vsock_socket = sock != 0;
 	return 0;
 }
 
@@ -869,16 +926,17 @@ static int
 config_parse_display_members(struct json_object *obj, struct vm_def *def,
     char *err, size_t errlen)
 {
-	const char *vnc = NULL, *display = NULL, *password = NULL;
-	bool no_password, password_given;
+	const char *vnc, *display, *password = NULL;
+	bool no_password, password_given, web;
 	size_t plen;
-	int web = 0, rc;
+	int rc;
 
-	if (proto_arg_string(obj, "vnc", 0, &vnc, err, errlen) < 0 ||
-	    proto_arg_string(obj, "display", 0, &display, err, errlen) < 0 ||
+	if (config_opt_string(obj, "vnc", NULL, &vnc, err, errlen) < 0 ||
+	    config_opt_string(obj, "display", NULL, &display, err,
+	    errlen) < 0 ||
 	    config_parse_password(obj, &password, &no_password,
 	    &password_given, err, errlen) < 0 ||
-	    proto_arg_bool(obj, "vnc_web", 0, &web, err, errlen) < 0)
+	    config_opt_bool(obj, "vnc_web", false, &web, err, errlen) < 0)
 		return -EINVAL;
 	if (vnc == NULL) {
 		const char *key = display != NULL ? "display" :
@@ -916,7 +974,7 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
 			return -ENOMEM;
 	}
 	def->vnc_no_password = no_password;
-	def->vnc_web = web != 0;
+	def->vnc_web = web;
 	return 0;
 }
 
@@ -982,7 +1040,7 @@ config_parse(struct json_object *obj, unsigned int flags,
 	struct vm_def *def;
 	const char *s;
 	int64_t n;
-	int b, rc = -EINVAL;
+	int rc = -EINVAL;
 
 	*defp = NULL;
 	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
@@ -1019,8 +1077,7 @@ config_parse(struct json_object *obj, unsigned int flags,
 	    errlen)) < 0)
 		goto fail;
 	rc = -EINVAL;
-	s = NULL;
-	if (proto_arg_string(obj, "boot", 0, &s, err, errlen) < 0)
+	if (config_opt_string(obj, "boot", NULL, &s, err, errlen) < 0)
 		goto fail;
 	if (s != NULL) {
 		if (strcmp(s, "disk") == 0)
@@ -1041,8 +1098,7 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 
-	s = "";
-	if (proto_arg_string(obj, "cmdline", 0, &s, err, errlen) < 0)
+	if (config_opt_string(obj, "cmdline", "", &s, err, errlen) < 0)
 		goto fail;
 	if (strlen(s) > CONFIG_CMDLINE_MAX) {
 		config_err(err, errlen, "cmdline: %zu bytes is longer than %d",
@@ -1052,20 +1108,17 @@ config_parse(struct json_object *obj, unsigned int flags,
 	if ((def->cmdline = strdup(s)) == NULL)
 		goto nomem;
 
-	n = CONFIG_MEMORY_DEFAULT;
-	if (proto_arg_int(obj, "memory_mib", 0, CONFIG_MEMORY_MIN,
-	    CONFIG_MEMORY_MAX, &n, err, errlen) < 0)
+	if (config_opt_int(obj, "memory_mib", CONFIG_MEMORY_MIN,
+	    CONFIG_MEMORY_MAX, CONFIG_MEMORY_DEFAULT, &n, err, errlen) < 0)
 		goto fail;
 	def->memory_mib = (unsigned int)n;
 
-	n = CONFIG_VCPUS_DEFAULT;
-	if (proto_arg_int(obj, "vcpus", 0, CONFIG_VCPUS_MIN, CONFIG_VCPUS_MAX,
-	    &n, err, errlen) < 0)
+	if (config_opt_int(obj, "vcpus", CONFIG_VCPUS_MIN, CONFIG_VCPUS_MAX,
+	    CONFIG_VCPUS_DEFAULT, &n, err, errlen) < 0)
 		goto fail;
 	def->vcpus = (unsigned int)n;
 
-	s = NULL;
-	if (proto_arg_string(obj, "on_reboot", 0, &s, err, errlen) < 0)
+	if (config_opt_string(obj, "on_reboot", "restart", &s, err, errlen) < 0)
 		goto fail;
 	if (s != NULL) {
 		if (strcmp(s, "restart") == 0)
@@ -1079,15 +1132,10 @@ config_parse(struct json_object *obj, unsigned int flags,
 		}
 	}
 
-	b = 0;
-	if (proto_arg_bool(obj, "transient", 0, &b, err, errlen) < 0)
+	if (config_opt_bool(obj, "transient", false, &def->transient, err,
+	    errlen) < 0 ||
+	    config_opt_bool(obj, "rng", false, &def->rng, err, errlen) < 0)
 		goto fail;
-	def->transient = b != 0;
-
-	b = 0;
-	if (proto_arg_bool(obj, "rng", 0, &b, err, errlen) < 0)
-		goto fail;
-	def->rng = b != 0;
 
 	if ((rc = config_parse_disks(obj, flags, def, err, errlen)) < 0) {
 		if (rc == -ENOMEM)
@@ -1113,11 +1161,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 	rc = -EINVAL;
-	/* Absent is false, whatever the members above left in b. */
-	b = 0;
-	if (proto_arg_bool(obj, "autostart", 0, &b, err, errlen) < 0)
+	if (config_opt_bool(obj, "autostart", false, &def->autostart, err,
+	    errlen) < 0)
 		goto fail;
-	def->autostart = b != 0;
 	if (def->autostart && def->transient) {
 		config_err(err, errlen, "autostart: a transient VM is gone "
 		    "once it stops and cannot start with the daemon");
@@ -1130,8 +1176,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 	    config_parse_owner(obj, &def->owner, err, errlen) < 0)
 		goto fail;
 
-	s = NULL;
-	if (proto_arg_string(obj, "lost_tick_policy", 0, &s, err, errlen) < 0)
+	if (config_opt_string(obj, "lost_tick_policy", "slew", &s, err,
+	    errlen) < 0)
 		goto fail;
 	if (s != NULL) {
 		if (strcmp(s, "slew") == 0)
@@ -1145,15 +1191,14 @@ config_parse(struct json_object *obj, unsigned int flags,
 		}
 	}
 
-	n = 0;
-	if (proto_arg_int(obj, "rtc_backlog_max", 0, CONFIG_RTC_BACKLOG_MIN,
-	    CONFIG_RTC_BACKLOG_MAX, &n, err, errlen) < 0)
+	/* 0: none given, the worker's default */
+	if (config_opt_int(obj, "rtc_backlog_max", CONFIG_RTC_BACKLOG_MIN,
+	    CONFIG_RTC_BACKLOG_MAX, 0, &n, err, errlen) < 0)
 		goto fail;
 	def->rtc_backlog_max = (unsigned int)n;
 
-	n = 0;
-	if (proto_arg_int(obj, "rtc_slices", 0, CONFIG_RTC_SLICES_MIN,
-	    CONFIG_RTC_SLICES_MAX, &n, err, errlen) < 0)
+	if (config_opt_int(obj, "rtc_slices", CONFIG_RTC_SLICES_MIN,
+	    CONFIG_RTC_SLICES_MAX, 0, &n, err, errlen) < 0)
 		goto fail;
 	def->rtc_slices = (unsigned int)n;
 

@@ -64,6 +64,11 @@ enum vm_lost_ticks {
 
 /* The network: virtio-net on a TAP interface. */
 #define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
+/*
+ * Network cards a VM may have: "net" is one card's object or an array
+ * of at most this many.  One for now: a worker drives one virtio-net.
+ */
+#define CONFIG_NICS_MAX		1
 /* User-mode networking's port forwards, at most. */
 #define CONFIG_FORWARDS_MAX	16
 

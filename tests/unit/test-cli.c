@@ -140,6 +140,22 @@ main(int argc, char **argv)
 		    "--cmdline: 2999 bytes, at most 2048", "a long cmdline");
 	}
 
+	/* An option meaning one value, given twice: refused by name. */
+	expect_err(VMCTL("create", "web", "--vsock", "auto", "--vsock", "5"),
+	    2, "--vsock: given more than once", "--vsock twice");
+	expect_err(VMCTL("run", "web", "--memory", "1G", "--memory", "2G"),
+	    2, "--memory: given more than once", "--memory twice");
+	expect_err(VMCTL("create", "web", "--rng", "--rng"), 2,
+	    "--rng: given more than once", "--rng twice");
+	expect_err(VMCTL("stop", "web", "--timeout", "1", "--timeout", "2"),
+	    2, "--timeout: given more than once", "stop --timeout twice");
+	expect_err(VMCTL("stats", "web", "--vcpu", "0", "--vcpu", "1"), 2,
+	    "--vcpu: given more than once", "stats --vcpu twice");
+	/* --disk and --net repeat: they get as far as the (absent) daemon */
+	expect_err(VMCTL("create", "web", "--disk", "/a", "--disk", "/b",
+	    "--net", "user", "--net", "tap=t0"), 3, "cannot connect",
+	    "--disk and --net twice: accepted");
+
 	/* A socket that refuses: root, as nobody; anyone else, mode 0. */
 	if (mkdtemp(dir) == NULL || chmod(dir, 0755) < 0)
 		tap_bail("mkdtemp: %s", strerror(errno));

@@ -531,6 +531,22 @@ test_net(void)
 	}
 	config_def_free(def);
 	config_def_free(other);
+	rc = parse_text("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\","
+	    "\"mac\":\"02:00:00:00:00:07\"}]}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && strcmp(def->net_tap, "t1") == 0 &&
+	    def->net_has_mac && def->net_mac[5] == 7,
+	    "net as an array of one card: %s", rc == 0 ? "ok" : err);
+	config_def_free(rc == 0 ? def : NULL);
+	rc = parse_text("{\"name\":\"a\",\"net\":[]}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->net_tap[0] == '\0' && !def->net_user,
+	    "net as an empty array: no card");
+	config_def_free(rc == 0 ? def : NULL);
+	expect_invalid("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\"},"
+	    "{\"user\":true}]}", 0, "net: 2 cards, at most 1 (a VM has one "
+	    "network card)");
+	expect_invalid("{\"name\":\"a\",\"net\":[\"t1\"]}", 0,
+	    "net: expected an object {\"tap\": ...}");
 	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
 	tap_ok(rc == 0 && def->net_tap[0] == '\0', "no network by default");
 	if (rc == 0)
@@ -1278,6 +1294,192 @@ test_owner(void)
 	config_def_free(def);
 }
 
+/*
+ * Every optional member, absent after members set to values that are
+ * not their defaults, gets its default: nothing a member before it
+ * read may carry over (as "rng" once did into "autostart").
+ */
+#define ABSENT(fn, expr)						\
+static bool								\
+fn(const struct vm_def *d)						\
+{									\
+	return expr;							\
+}
+ABSENT(dflt_kernel, d->kernel == NULL)
+ABSENT(dflt_initrd, d->initrd == NULL)
+ABSENT(dflt_boot, d->boot == VM_BOOT_UNSET)
+ABSENT(dflt_cmdline, strcmp(d->cmdline, "") == 0)
+ABSENT(dflt_memory, d->memory_mib == CONFIG_MEMORY_DEFAULT)
+ABSENT(dflt_vcpus, d->vcpus == CONFIG_VCPUS_DEFAULT)
+ABSENT(dflt_on_reboot, d->on_reboot == VM_ON_REBOOT_RESTART)
+ABSENT(dflt_transient, !d->transient)
+ABSENT(dflt_rng, !d->rng)
+ABSENT(dflt_disks, d->ndisks == 0)
+ABSENT(dflt_cloud_init, !d->cloud_init.on)
+ABSENT(dflt_autostart, !d->autostart)
+ABSENT(dflt_net, d->net_tap[0] == '\0' && !d->net_user)
+ABSENT(dflt_vsock, !d->vsock)
+ABSENT(dflt_owner, !d->owner.known)
+ABSENT(dflt_lost_ticks, d->lost_ticks == VM_LOST_TICKS_SLEW)
+ABSENT(dflt_backlog, d->rtc_backlog_max == 0)
+ABSENT(dflt_slices, d->rtc_slices == 0)
+ABSENT(dflt_vnc, d->vnc_addr == NULL && d->width == 0)
+ABSENT(dflt_display, d->width == CONFIG_DISPLAY_WIDTH_DEFAULT &&
+    d->height == CONFIG_DISPLAY_HEIGHT_DEFAULT)
+ABSENT(dflt_password, d->vnc_password == NULL && !d->vnc_no_password)
+ABSENT(dflt_web, !d->vnc_web)
+/* disks[1], after disks[0] with every member set */
+ABSENT(dflt_readonly, d->ndisks == 2 && !d->disks[1].readonly)
+ABSENT(dflt_serial, d->ndisks == 2 && d->disks[1].serial == NULL)
+ABSENT(dflt_format, d->ndisks == 2 &&
+    d->disks[1].format == VM_DISK_FORMAT_PROBED)
+ABSENT(dflt_backing, d->ndisks == 2 && !d->disks[1].backing)
+ABSENT(dflt_overlay, d->ndisks == 2 && !d->disks[1].overlay)
+ABSENT(dflt_cid, d->vsock && d->vsock_cid == 0)
+ABSENT(dflt_socket, d->vsock && !d->vsock_socket)
+ABSENT(dflt_user_data, d->cloud_init.on && d->cloud_init.user_data == NULL)
+ABSENT(dflt_ssh_keys, d->cloud_init.on && d->cloud_init.nkeys == 0)
+ABSENT(dflt_network_config, d->cloud_init.on &&
+    d->cloud_init.network_config == NULL)
+ABSENT(dflt_mac, d->net_tap[0] != '\0' && !d->net_has_mac)
+ABSENT(dflt_forward, d->net_user && d->net_nforward == 0)
+
+struct absent_case {
+	const char *in;		/* NULL: the definition; else its member */
+	const char *key;
+	const char *value;	/* JSON, not the default */
+	bool (*is_default)(const struct vm_def *);
+};
+
+static const struct absent_case absent_cases[] = {
+	{ NULL, "kernel", "\"/boot/k\"", dflt_kernel },
+	{ NULL, "initrd", "\"/boot/i\"", dflt_initrd },
+	{ NULL, "boot", "\"kernel\"", dflt_boot },
+	{ NULL, "cmdline", "\"quiet\"", dflt_cmdline },
+	{ NULL, "memory_mib", "512", dflt_memory },
+	{ NULL, "vcpus", "3", dflt_vcpus },
+	{ NULL, "on_reboot", "\"stop\"", dflt_on_reboot },
+	{ NULL, "transient", "true", dflt_transient },
+	{ NULL, "rng", "true", dflt_rng },
+	{ NULL, "disks", "[{\"path\":\"/d0\",\"readonly\":true,"
+	    "\"serial\":\"S0\",\"format\":\"qcow2\",\"backing\":true}]",
+	    dflt_disks },
+	{ NULL, "cloud_init", "{\"user_data\":\"#cloud-config\\n\","
+	    "\"ssh_keys\":[\"ssh-ed25519 AAAA k\"],\"network_config\":\"n\"}",
+	    dflt_cloud_init },
+	{ NULL, "autostart", "true", dflt_autostart },
+	{ NULL, "net", "{\"tap\":\"t0\",\"mac\":\"02:00:00:00:00:01\"}",
+	    dflt_net },
+	{ NULL, "vsock", "{\"cid\":7,\"socket\":true}", dflt_vsock },
+	{ NULL, "owner", "{\"uid\":5,\"gid\":6,\"groups\":[7]}", dflt_owner },
+	{ NULL, "lost_tick_policy", "\"discard\"", dflt_lost_ticks },
+	{ NULL, "rtc_backlog_max", "100", dflt_backlog },
+	{ NULL, "rtc_slices", "8", dflt_slices },
+	{ NULL, "vnc", "\"127.0.0.1:3\"", dflt_vnc },
+	{ NULL, "display", "\"800x600\"", dflt_display },
+	{ NULL, "vnc_password", "\"pw\"", dflt_password },
+	{ NULL, "vnc_web", "true", dflt_web },
+	{ "disks", "readonly", "true", dflt_readonly },
+	{ "disks", "serial", "\"S1\"", dflt_serial },
+	{ "disks", "format", "\"raw\"", dflt_format },
+	{ "disks", "backing", "true", dflt_backing },
+	{ "disks", "overlay", "true", dflt_overlay },
+	{ "vsock", "cid", NULL, dflt_cid },
+	{ "vsock", "socket", NULL, dflt_socket },
+	{ "cloud_init", "user_data", NULL, dflt_user_data },
+	{ "cloud_init", "ssh_keys", NULL, dflt_ssh_keys },
+	{ "cloud_init", "network_config", NULL, dflt_network_config },
+	{ "net", "mac", NULL, dflt_mac },
+	{ "net", "forward", "{\"user\":true,\"forward\":"
+	    "[\"tcp::2222:22\"]}", dflt_forward },
+};
+
+/* Members that cannot go together: the other one is left out. */
+static bool
+absent_conflict(const char *key, const char *tested)
+{
+	if (strcmp(tested, "transient") != 0 &&
+	    strcmp(key, "autostart") == 0)
+		return strcmp(tested, "autostart") != 0;
+	if (strcmp(tested, "autostart") == 0 || strcmp(tested, "transient") == 0)
+		return false;
+	if (strcmp(tested, "vnc") == 0)
+		return strcmp(key, "display") == 0 ||
+		    strcmp(key, "vnc_password") == 0 ||
+		    strcmp(key, "vnc_web") == 0;
+	return false;
+}
+
+static struct json_object *
+absent_value(const char *json)
+{
+	struct json_object *v = json_tokener_parse(json);
+
+	if (v == NULL)
+		tap_bail("test JSON does not parse: %s", json);
+	return v;
+}
+
+/*
+ * The definition with every top-level member set but c's (or, for a
+ * member of an object, that object set but for c's key).
+ */
+static struct json_object *
+absent_definition(const struct absent_case *c)
+{
+	struct json_object *obj = json_object_new_object(), *inner;
+	const struct absent_case *t;
+
+	json_object_object_add(obj, "name", json_object_new_string("a"));
+	for (t = absent_cases; t->in == NULL; t++) {
+		if ((c->in == NULL && strcmp(t->key, c->key) == 0) ||
+		    absent_conflict(t->key, c->in == NULL ? c->key : ""))
+			continue;
+		json_object_object_add(obj, t->key, absent_value(t->value));
+	}
+	if (c->in == NULL)
+		return obj;
+	if (strcmp(c->in, "disks") == 0) {
+		/* disks[1]: every member but one, after a full disks[0] */
+		inner = absent_value(strcmp(c->key, "readonly") == 0 ?
+		    "{\"path\":\"/d1\",\"serial\":\"S1\",\"format\":\"raw\","
+		    "\"backing\":true,\"overlay\":true}" :
+		    "{\"path\":\"/d1\",\"serial\":\"S1\",\"format\":\"raw\","
+		    "\"backing\":true,\"readonly\":true}");
+		json_object_object_del(inner, c->key);
+		json_object_array_add(json_object_object_get(obj, "disks"),
+		    inner);
+		return obj;
+	}
+	if (c->value != NULL)
+		json_object_object_add(obj, c->in, absent_value(c->value));
+	json_object_object_del(json_object_object_get(obj, c->in), c->key);
+	return obj;
+}
+
+static void
+test_absent_defaults(void)
+{
+	const struct absent_case *c;
+	struct json_object *obj;
+	struct vm_def *def;
+	char err[512];
+	int rc;
+
+	for (c = absent_cases; c < absent_cases + sizeof(absent_cases) /
+	    sizeof(absent_cases[0]); c++) {
+		obj = absent_definition(c);
+		def = NULL;
+		err[0] = '\0';
+		rc = config_parse(obj, CONFIG_OWNER, &def, err, sizeof(err));
+		tap_ok(rc == 0 && c->is_default(def), "%s%s%s absent after "
+		    "the others set: its default (%s)", c->in ? c->in : "",
+		    c->in ? "." : "", c->key, rc == 0 ? "parsed" : err);
+		config_def_free(def);
+		json_object_put(obj);
+	}
+}
+
 int
 main(void)
 {
@@ -1300,6 +1502,7 @@ main(void)
 	test_roundtrip();
 	test_reload();
 	test_owner();
+	test_absent_defaults();
 
 	cleanup(tmpdir);
 	return tap_done();

@@ -3,6 +3,7 @@
  * the password file's text and the screenshot's temporary name.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,6 +106,45 @@ test_display_helpers(void)
 	    "sixty-four/x.png", -ENAMETOOLONG, NULL);
 }
 
+/* Options meaning one setting are refused the second time, by name. */
+static void
+test_option_again(void)
+{
+	static const struct option opts[] = {
+		{ "json",	no_argument,		NULL,	'j' },
+		{ "memory",	required_argument,	NULL,	'm' },
+		{ "net",	required_argument,	NULL,	'N' },
+		{ "vsock",	required_argument,	NULL,	'K' },
+		{ "timeout",	required_argument,	NULL,	0x101 },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const int repeatable[] = { 'N', 'j', 0 };
+	struct ctl_seen seen = { 0 };
+	const char *r;
+
+	tap_ok(ctl_option_again(&seen, opts, repeatable, 'm') == NULL &&
+	    ctl_option_again(&seen, opts, repeatable, 'K') == NULL &&
+	    ctl_option_again(&seen, opts, repeatable, 0x101) == NULL,
+	    "each option once: accepted");
+	r = ctl_option_again(&seen, opts, repeatable, 'K');
+	tap_ok(r != NULL && strcmp(r, "vsock") == 0,
+	    "--vsock twice: refused as 'vsock' (got %s)", r ? r : "NULL");
+	r = ctl_option_again(&seen, opts, repeatable, 'm');
+	tap_ok(r != NULL && strcmp(r, "memory") == 0,
+	    "--memory twice: refused as 'memory' (got %s)", r ? r : "NULL");
+	r = ctl_option_again(&seen, opts, repeatable, 0x101);
+	tap_ok(r != NULL && strcmp(r, "timeout") == 0,
+	    "a long-only option twice: refused by name (got %s)",
+	    r ? r : "NULL");
+	tap_ok(ctl_option_again(&seen, opts, repeatable, 'N') == NULL &&
+	    ctl_option_again(&seen, opts, repeatable, 'N') == NULL &&
+	    ctl_option_again(&seen, opts, repeatable, 'N') == NULL,
+	    "--net may repeat");
+	tap_ok(ctl_option_again(&seen, opts, repeatable, 'j') == NULL &&
+	    ctl_option_again(&seen, opts, repeatable, 'j') == NULL,
+	    "a repeatable flag may repeat");
+}
+
 int
 main(void)
 {
@@ -172,5 +212,6 @@ main(void)
 	format(0, "0M");
 
 	test_display_helpers();
+	test_option_again();
 	return tap_done();
 }
