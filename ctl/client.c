@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-words.h"
 #include "client.h"
 #include "config.h"
 #include "proto.h"
@@ -29,23 +30,10 @@ struct client {
 	char			 errdesc[512];
 };
 
-/* Prints desc with control characters blanked: one message, one line. */
-static void
-client_put_oneline(const char *s)
-{
-	for (; *s != '\0'; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s,
-		    stderr);
-}
-
-void
+int
 client_report_error(const char *what, const char *cls, const char *desc)
 {
-	fprintf(stderr, "vmctl: %s: ", what);
-	client_put_oneline(cls);
-	fputs(": ", stderr);
-	client_put_oneline(desc);
-	fputc('\n', stderr);
+	return ctl_error(NULL, what, cls, desc);
 }
 
 static int
@@ -183,11 +171,11 @@ client_greeting(struct client *cl)
 	}
 	/* A daemon that refuses the connection says why instead. */
 	if ((err = client_member(msg, "error", json_type_object)) != NULL) {
-		client_report_error(cl->path,
+		r = client_report_error(cl->path,
 		    client_member_string(err, "class", "error"),
 		    client_member_string(err, "desc", "(no description)"));
 		json_object_put(msg);
-		return CTL_EXIT_CONN;
+		return r != CTL_EXIT_FAIL ? r : CTL_EXIT_CONN;
 	}
 	g = client_member(msg, "greeting", json_type_object);
 	v = g != NULL ? client_member(g, "protocol", json_type_int) : NULL;
@@ -368,11 +356,13 @@ client_call(struct client *cl, const char *what, const char *command,
 			snprintf(cl->errdesc, sizeof(cl->errdesc), "%s",
 			    client_member_string(v, "desc",
 			    "(no description)"));
-			if (!(flags & CLIENT_QUIET))
-				client_report_error(what, cl->errclass,
-				    cl->errdesc);
+			if (flags & CLIENT_CLI_WORDS)
+				cli_words(cl->errdesc, sizeof(cl->errdesc));
 			json_object_put(msg);
-			return CTL_EXIT_FAIL;
+			if (!(flags & CLIENT_QUIET))
+				return client_report_error(what, cl->errclass,
+				    cl->errdesc);
+			return ctl_exit_status(cl->errclass);
 		}
 		if (json_object_object_get_ex(msg, "return", &v)) {
 			if (retp != NULL)
@@ -413,4 +403,39 @@ const char *
 client_path(const struct client *cl)
 {
 	return cl->path;
+}
+
+int
+client_next_event(struct client *cl, const char *what,
+    struct json_object **evp)
+{
+	struct json_object *msg;
+	const char *line;
+	char desc[256];
+	size_t len;
+	int r;
+
+	for (;;) {
+		r = client_read_line(cl, -1, &line, &len);
+		if (r == 0) {
+			ctl_warnx("%s: vmmd closed the connection", what);
+			return CTL_EXIT_CONN;
+		}
+		if (r < 0) {
+			ctl_warnx("%s: reading from vmmd: %s", what,
+			    strerror(-r));
+			return CTL_EXIT_CONN;
+		}
+		msg = NULL;
+		(void)proto_parse_object(line, len, &msg, desc, sizeof(desc));
+		if (msg == NULL) {
+			ctl_warnx("%s: vmmd sent a bad line: %s", what, desc);
+			return CTL_EXIT_CONN;
+		}
+		if (client_member(msg, "event", json_type_string) != NULL) {
+			*evp = msg;
+			return 0;
+		}
+		json_object_put(msg);	/* not an event: not ours */
+	}
 }

@@ -22,13 +22,16 @@ void	client_free(struct client *);
 
 /* Flags of client_call(). */
 #define CLIENT_QUIET	0x1	/* do not report error replies */
+#define CLIENT_CLI_WORDS 0x2	/* the request is vmctl's options: say so
+				 * in its error (cli-words.h) */
 
 /*
  * Sends command with args (taken; NULL = {}) and waits for its reply,
  * skipping event lines.  Returns 0 with *ret set to the "return" object
- * (the caller puts it; ret may be NULL), CTL_EXIT_FAIL for an error reply
- * (reported as "vmctl: WHAT: CLASS: DESC" unless CLIENT_QUIET), or
- * CTL_EXIT_CONN when the connection failed (always reported).
+ * (the caller puts it; ret may be NULL), the exit status of its class for
+ * an error reply (reported as "vmctl: WHAT: CLASS: DESC" unless
+ * CLIENT_QUIET), or CTL_EXIT_CONN when the connection failed (always
+ * reported).
  *
  * Lines are read up to their newline and never beyond, so that when the
  * reply switches the connection to a byte stream (vm.console), every
@@ -37,12 +40,20 @@ void	client_free(struct client *);
 int	client_call(struct client *, const char *, const char *,
 	    struct json_object *, struct json_object **, int);
 
+/*
+ * After events.subscribe: waits for the next event line and sets *ev to
+ * it (the caller puts it); other lines are skipped.  Returns 0, or
+ * CTL_EXIT_CONN (reported, what its prefix) when the connection ends.
+ */
+int	client_next_event(struct client *, const char *,
+	    struct json_object **);
+
 /* The class ("bad_state") and desc of the last error reply, or "". */
 const char *client_error_class(const struct client *);
 const char *client_error_desc(const struct client *);
 
-/* Prints "vmctl: WHAT: CLASS: DESC" on one line. */
-void	client_report_error(const char *, const char *, const char *);
+/* Reports "vmctl: WHAT: CLASS: DESC" (ctl_error()); its exit status. */
+int	client_report_error(const char *, const char *, const char *);
 
 /* The connected socket, for the console's byte stream. */
 int	client_fd(const struct client *);

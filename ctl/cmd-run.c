@@ -36,7 +36,7 @@ run_cleanup(struct ctl *ctl, const char *what, const char *name)
 	json_object_object_add(args, "name", json_object_new_string(name));
 	json_object_object_add(args, "force", json_object_new_boolean(1));
 	r = client_call(cl, what, "vm.stop", args, NULL, CLIENT_QUIET);
-	if (r == CTL_EXIT_FAIL && strcmp(client_error_class(cl),
+	if (r != 0 && strcmp(client_error_class(cl),
 	    "bad_state") == 0) {
 		args = json_object_new_object();
 		json_object_object_add(args, "name",
@@ -44,10 +44,10 @@ run_cleanup(struct ctl *ctl, const char *what, const char *name)
 		r = client_call(cl, what, "vm.delete", args, NULL,
 		    CLIENT_QUIET);
 	}
-	if (r == CTL_EXIT_FAIL && run_gone(cl))
+	if (r != 0 && run_gone(cl))
 		r = CTL_EXIT_OK;
-	else if (r == CTL_EXIT_FAIL)
-		client_report_error(what, client_error_class(cl),
+	else if (r != 0 && client_error_class(cl)[0] != '\0')
+		r = client_report_error(what, client_error_class(cl),
 		    client_error_desc(cl));
 	client_free(cl);
 	return r;
@@ -73,7 +73,8 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 		json_object_put(args);
 		return r;
 	}
-	if ((r = client_call(cl, what, "vm.create", args, NULL, 0)) != 0) {
+	if ((r = client_call(cl, what, "vm.create", args, NULL,
+	    CLIENT_CLI_WORDS)) != 0) {
 		client_free(cl);
 		return r;
 	}

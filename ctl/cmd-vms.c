@@ -64,15 +64,53 @@ vm_memory(struct json_object *vm, char *buf, size_t len)
 }
 
 /*
- * Sends command {name, ...args} and prints the reply with show (human) or
- * as JSON with -j.  Returns the exit status.
+ * After command failed on name with bad_state: whether the VM is where
+ * it was asked to go already (vm.start: running; vm.stop: not running).
+ * Then the request succeeded, with a note on stderr, and *info is the
+ * VM's vm.info (the caller puts it).  The daemon keeps refusing with
+ * bad_state, a stable answer for other clients; vmctl(1) says so.
+ */
+static bool
+vms_already(struct client *cl, const char *what, const char *command,
+    const char *name, struct json_object **info)
+{
+	struct json_object *args;
+	const char *state;
+	bool start = strcmp(command, "vm.start") == 0;
+
+	if ((!start && strcmp(command, "vm.stop") != 0) ||
+	    strcmp(client_error_class(cl), "bad_state") != 0)
+		return false;
+	args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(name));
+	if (client_call(cl, what, "vm.info", args, info, CLIENT_QUIET) != 0)
+		return false;
+	state = vm_member(*info, "state");
+	if (state != NULL && start && strcmp(state, "running") == 0) {
+		ctl_note("%s: already running", what);
+		return true;
+	}
+	if (state != NULL && !start && (strcmp(state, "defined") == 0 ||
+	    strcmp(state, "stopped") == 0 || strcmp(state, "crashed") == 0)) {
+		ctl_note("%s: not running (%s)", what, state);
+		return true;
+	}
+	json_object_put(*info);
+	*info = NULL;
+	return false;
+}
+
+/*
+ * Sends command {name, ...args} (args taken) on cl and prints the reply
+ * with show (human) or as JSON with -j; an error names the VM when
+ * several are asked for (multi).  Returns the exit status.
  */
 static int
-vms_request(struct ctl *ctl, const char *command, const char *name,
-    struct json_object *args, void (*show)(struct json_object *))
+vms_call(struct ctl *ctl, struct client *cl, const char *command,
+    const char *name, struct json_object *args,
+    void (*show)(struct json_object *), int flags, bool multi)
 {
 	struct json_object *ret;
-	struct client *cl;
 	char what[128];
 	int r;
 
@@ -84,13 +122,12 @@ vms_request(struct ctl *ctl, const char *command, const char *name,
 	vm_what(ctl, name != NULL ? name : "", what, sizeof(what));
 	if (name == NULL)
 		snprintf(what, sizeof(what), "%s", ctl->cmd->name);
-	if ((r = client_open(ctl->socket, &cl)) != 0) {
-		json_object_put(args);
-		return r;
-	}
-	r = client_call(cl, what, command, args, &ret, 0);
-	client_free(cl);
-	if (r != 0)
+	r = client_call(cl, what, command, args, &ret, flags | CLIENT_QUIET);
+	if (r != 0 && client_error_class(cl)[0] != '\0' &&
+	    !vms_already(cl, what, command, name, &ret))
+		return ctl_error(multi ? name : NULL, what,
+		    client_error_class(cl), client_error_desc(cl));
+	else if (r != 0 && ret == NULL)
 		return r;
 	if (ctl->json)
 		ctl_print_json(ret);
@@ -98,6 +135,71 @@ vms_request(struct ctl *ctl, const char *command, const char *name,
 		show(ret);
 	json_object_put(ret);
 	return CTL_EXIT_OK;
+}
+
+/* vms_call() on a connection of its own. */
+static int
+vms_request_flags(struct ctl *ctl, const char *command, const char *name,
+    struct json_object *args, void (*show)(struct json_object *),
+    int flags)
+{
+	struct client *cl;
+	int r;
+
+	if ((r = client_open(ctl->socket, &cl)) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	r = vms_call(ctl, cl, command, name, args, show, flags, false);
+	client_free(cl);
+	return r;
+}
+
+static int
+vms_request(struct ctl *ctl, const char *command, const char *name,
+    struct json_object *args, void (*show)(struct json_object *))
+{
+	return vms_request_flags(ctl, command, name, args, show, 0);
+}
+
+/*
+ * command for each NAME from optind on, in order, with the same args
+ * (taken), each one reported; one connection.  Returns the exit status
+ * of the first that failed, or 0.
+ */
+static int
+vms_each(struct ctl *ctl, int argc, char **argv, const char *command,
+    struct json_object *args, void (*show)(struct json_object *))
+{
+	struct json_object *copy;
+	struct client *cl;
+	int i, r, first = CTL_EXIT_OK;
+
+	if (argc - optind < 1) {
+		json_object_put(args);
+		return ctl_syntax(ctl, "missing NAME");
+	}
+	if ((r = client_open(ctl->socket, &cl)) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	for (i = optind; i < argc; i++) {
+		copy = NULL;
+		if (args != NULL && json_object_deep_copy(args, &copy,
+		    NULL) < 0) {
+			r = ctl_error(NULL, NULL, "failed", "out of memory");
+			break;
+		}
+		r = vms_call(ctl, cl, command, argv[i], copy, show, 0,
+		    argc - optind > 1);
+		if (r != CTL_EXIT_OK && first == CTL_EXIT_OK)
+			first = r;
+		if (r == CTL_EXIT_CONN)
+			break;
+	}
+	client_free(cl);
+	json_object_put(args);
+	return first != CTL_EXIT_OK ? first : r;
 }
 
 int
@@ -109,7 +211,8 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 
 	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
 		return r;
-	return vms_request(ctl, "vm.create", name, args, NULL);
+	return vms_request_flags(ctl, "vm.create", name, args, NULL,
+	    CLIENT_CLI_WORDS);
 }
 
 int
@@ -134,10 +237,10 @@ cmd_start(struct ctl *ctl, int argc, char **argv)
 		else if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
 			return r;
 	}
+	if (!console)
+		return vms_each(ctl, argc, argv, "vm.start", NULL, NULL);
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
 		return r;
-	if (!console)
-		return vms_request(ctl, "vm.start", argv[optind], NULL, NULL);
 
 	/* vm.start, then vm.console on the same connection. */
 	vm_what(ctl, argv[optind], what, sizeof(what));
@@ -212,11 +315,7 @@ cmd_stop(struct ctl *ctl, int argc, char **argv)
 			return r;
 		}
 	}
-	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
-		json_object_put(args);
-		return r;
-	}
-	return vms_request(ctl, "vm.stop", argv[optind], args, stop_show);
+	return vms_each(ctl, argc, argv, "vm.stop", args, stop_show);
 }
 
 static int
@@ -252,7 +351,11 @@ cmd_reset(struct ctl *ctl, int argc, char **argv)
 int
 cmd_delete(struct ctl *ctl, int argc, char **argv)
 {
-	return vm_simple(ctl, argc, argv, "vm.delete", NULL);
+	int r;
+
+	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
+		return r;
+	return vms_each(ctl, argc, argv, "vm.delete", NULL, NULL);
 }
 
 int
@@ -360,16 +463,76 @@ list_show(struct json_object *ret)
 	}
 }
 
+/* The states a VM object may name, as vmmd-protocol(7) lists them. */
+static const char *const list_states[] = {
+	"defined", "starting", "running", "paused", "stopping", "stopped",
+	"crashed", NULL
+};
+
+/* The --state filter, and -j: what list prints (one list a run). */
+static const char *list_state;
+static int list_json;
+
+static void
+list_filtered(struct json_object *ret)
+{
+	struct json_object *vms, *keep, *vm;
+	const char *s;
+	size_t i;
+
+	if (list_state != NULL &&
+	    json_object_object_get_ex(ret, "vms", &vms) &&
+	    json_object_is_type(vms, json_type_array)) {
+		keep = json_object_new_array();
+		for (i = 0; i < json_object_array_length(vms); i++) {
+			vm = json_object_array_get_idx(vms, i);
+			if ((s = vm_member(vm, "state")) != NULL &&
+			    strcmp(s, list_state) == 0)
+				json_object_array_add(keep,
+				    json_object_get(vm));
+		}
+		json_object_object_add(ret, "vms", keep);
+	}
+	if (list_json)
+		ctl_print_json(ret);
+	else
+		list_show(ret);
+}
+
 int
 cmd_list(struct ctl *ctl, int argc, char **argv)
 {
-	int r;
+	enum { OPT_STATE = 0x100 };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "state",	required_argument,	NULL,	OPT_STATE },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t i;
+	int c, r;
 
-	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
-		return r;
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if (c != OPT_STATE) {
+			if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+				return r;
+			continue;
+		}
+		for (i = 0; list_states[i] != NULL; i++)
+			if (strcmp(list_states[i], optarg) == 0)
+				break;
+		if (list_states[i] == NULL)
+			return ctl_usage(ctl, "--state %s: one of defined, "
+			    "starting, running, paused, stopping, stopped, "
+			    "crashed", optarg);
+		list_state = list_states[i];
+	}
 	if ((r = ctl_positional(ctl, argc, argv, 0, "")) != 0)
 		return r;
-	return vms_request(ctl, "vm.list", NULL, NULL, list_show);
+	/* The filter applies to the JSON too: vms_request prints none. */
+	list_json = ctl->json;
+	ctl->json = 0;
+	return vms_request(ctl, "vm.list", NULL, NULL, list_filtered);
 }
 
 /* --- info -------------------------------------------------------------- */

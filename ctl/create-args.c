@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -268,6 +269,17 @@ create_args_vsock(struct ctl *ctl, struct json_object *args, char *spec)
 	return -1;
 }
 
+/* Whether s is a SIZE of zero ("0", "00M"), which ctl_parse_size refuses. */
+static bool
+create_args_zero(const char *s)
+{
+	size_t n = strspn(s, "0");
+
+	return n > 0 && (s[n] == '\0' || strcasecmp(s + n, "M") == 0 ||
+	    strcasecmp(s + n, "MiB") == 0 || strcasecmp(s + n, "G") == 0 ||
+	    strcasecmp(s + n, "GiB") == 0);
+}
+
 /*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
@@ -304,11 +316,16 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return -1;
 	case 'm':
 		r = ctl_parse_size(optarg, &n);
-		if (r == -ERANGE)
-			return ctl_usage(ctl, "--memory %s: too large", optarg);
-		if (r < 0)
-			return ctl_usage(ctl, "--memory %s: not a size (use "
-			    "MiB, or e.g. 512M or 2G)", optarg);
+		/* Every refusal gives the range, zero and 1T too. */
+		if (r == -EINVAL && create_args_zero(optarg))
+			n = 0;
+		else if (r == -ERANGE)
+			n = PROTO_MEMORY_MIB_MAX + 1;
+		else if (r < 0)
+			return ctl_usage(ctl, "--memory %s: not a size from "
+			    "%dM to %dG (MiB, or with M, MiB, G or GiB: "
+			    "512M, 2G)", optarg, PROTO_MEMORY_MIB_MIN,
+			    PROTO_MEMORY_MIB_MAX / 1024);
 		if (n > PROTO_MEMORY_MIB_MAX)
 			return ctl_usage(ctl, "--memory %s: at most %dG",
 			    optarg, PROTO_MEMORY_MIB_MAX / 1024);

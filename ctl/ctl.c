@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +14,98 @@
 
 #include "vmctl.h"
 
+/*
+ * How errors are reported, for the whole process: -j is a property of
+ * the run, and the messages come from every layer (client.c has no
+ * struct ctl), so it lives here rather than be passed everywhere.
+ */
+static struct {
+	bool	json;		/* errors as JSON on stdout */
+	bool	reported;	/* one was printed as JSON */
+	char	held[1024];	/* ctl_warnx()'s lines while json */
+} ctl_errors;
+
+/* Error classes and their exit statuses, as in vmctl(1). */
+static const struct {
+	const char	*cls;
+	int		 status;
+} ctl_classes[] = {
+	{ "failed",		CTL_EXIT_FAIL },	/* vmctl's own */
+	{ "internal",		CTL_EXIT_FAIL },
+	{ "usage",		CTL_EXIT_USAGE },	/* vmctl's own */
+	{ "invalid_argument",	CTL_EXIT_USAGE },
+	{ "connection_failed",	CTL_EXIT_CONN },	/* vmctl's own */
+	{ "not_found",		CTL_EXIT_NOT_FOUND },
+	{ "exists",		CTL_EXIT_EXISTS },
+	{ "bad_state",		CTL_EXIT_BAD_STATE },
+	{ "permission_denied",	CTL_EXIT_PERMISSION },
+	{ "timeout",		CTL_EXIT_TIMEOUT },
+	{ "limit_reached",	CTL_EXIT_LIMIT },
+	{ "kvm_unavailable",	CTL_EXIT_KVM },
+};
+#define CTL_NCLASSES	(sizeof(ctl_classes) / sizeof(ctl_classes[0]))
+
+int
+ctl_exit_status(const char *cls)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_NCLASSES; i++)
+		if (strcmp(ctl_classes[i].cls, cls) == 0)
+			return ctl_classes[i].status;
+	return CTL_EXIT_FAIL;
+}
+
+/* The class of an exit status that no reported error explained. */
+static const char *
+ctl_status_class(int status)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_NCLASSES; i++)
+		if (ctl_classes[i].status == status)
+			return ctl_classes[i].cls;
+	return "failed";
+}
+
+void
+ctl_json_errors(void)
+{
+	ctl_errors.json = true;
+}
+
+static void
+ctl_vwarnx(const char *fmt, va_list ap)
+{
+	size_t n = strlen(ctl_errors.held);
+
+	if (!ctl_errors.json) {
+		fputs("vmctl: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		return;
+	}
+	if (n > 0 && n + 2 < sizeof(ctl_errors.held)) {
+		memcpy(ctl_errors.held + n, "; ", 3);
+		n += 2;
+	}
+	if (n < sizeof(ctl_errors.held))
+		vsnprintf(ctl_errors.held + n, sizeof(ctl_errors.held) - n,
+		    fmt, ap);
+}
+
 void
 ctl_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ctl_vwarnx(fmt, ap);
+	va_end(ap);
+}
+
+void
+ctl_note(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -25,23 +116,105 @@ ctl_warnx(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Prints s on stderr with control characters blanked: one line. */
+static void
+ctl_put_oneline(const char *s)
+{
+	for (; *s != '\0'; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s,
+		    stderr);
+}
+
+int
+ctl_error(const char *vm, const char *what, const char *cls,
+    const char *desc)
+{
+	struct json_object *o, *e;
+	int status = ctl_exit_status(cls);
+
+	if (!ctl_errors.json) {
+		fputs("vmctl: ", stderr);
+		if (what != NULL) {
+			ctl_put_oneline(what);
+			fputs(": ", stderr);
+		}
+		ctl_put_oneline(cls);
+		fputs(": ", stderr);
+		ctl_put_oneline(desc);
+		fputc('\n', stderr);
+		return status;
+	}
+	o = json_object_new_object();
+	e = json_object_new_object();
+	json_object_object_add(e, "class", json_object_new_string(cls));
+	json_object_object_add(e, "desc", json_object_new_string(desc));
+	json_object_object_add(e, "exit", json_object_new_int(status));
+	if (vm != NULL)
+		json_object_object_add(e, "vm", json_object_new_string(vm));
+	json_object_object_add(o, "error", e);
+	printf("%s\n", json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	ctl_errors.reported = true;
+	return status;
+}
+
+int
+ctl_finish(int status)
+{
+	if (!ctl_errors.json)
+		return status;
+	if (status != CTL_EXIT_OK && !ctl_errors.reported)
+		(void)ctl_error(NULL, NULL, ctl_status_class(status),
+		    ctl_errors.held[0] != '\0' ? ctl_errors.held : "failed");
+	else if (ctl_errors.held[0] != '\0')
+		fprintf(stderr, "vmctl: %s\n", ctl_errors.held);
+	return status;
+}
+
+/* A command-line error of class cls, with the hint to the usage. */
+static int
+ctl_vusage(struct ctl *ctl, const char *cls, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	size_t n = 0;
+
+	if (ctl->cmd != NULL)
+		n = (size_t)snprintf(msg, sizeof(msg), "%s: ", ctl->cmd->name);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	if (ctl_errors.json)
+		return ctl_error(NULL, NULL, cls, msg);
+	if (ctl->cmd != NULL)
+		fprintf(stderr, "vmctl: %s; run 'vmctl help %s' for usage\n",
+		    msg, ctl->cmd->name);
+	else
+		fprintf(stderr, "vmctl: %s; run 'vmctl help' for usage\n",
+		    msg);
+	return CTL_EXIT_USAGE;
+}
+
 int
 ctl_usage(struct ctl *ctl, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fputs("vmctl: ", stderr);
-	if (ctl->cmd != NULL)
-		fprintf(stderr, "%s: ", ctl->cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = ctl_vusage(ctl, "invalid_argument", fmt, ap);
 	va_end(ap);
-	if (ctl->cmd != NULL)
-		fprintf(stderr, "; run 'vmctl help %s' for usage\n",
-		    ctl->cmd->name);
-	else
-		fputs("; run 'vmctl help' for usage\n", stderr);
-	return CTL_EXIT_USAGE;
+	return r;
+}
+
+int
+ctl_syntax(struct ctl *ctl, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = ctl_vusage(ctl, "usage", fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 void
@@ -88,10 +261,10 @@ ctl_common_option(struct ctl *ctl, int argc, char **argv, int c)
 		ctl->socket = optarg;
 		return -1;
 	case ':':
-		return ctl_usage(ctl, "option '%s' needs an argument",
+		return ctl_syntax(ctl, "option '%s' needs an argument",
 		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
 	default:
-		return ctl_usage(ctl, "unknown option '%s'",
+		return ctl_syntax(ctl, "unknown option '%s'",
 		    ctl_bad_option(argc, argv, buf, sizeof(buf)));
 	}
 }
@@ -117,9 +290,9 @@ ctl_positional(struct ctl *ctl, int argc, char **argv, int n,
     const char *what)
 {
 	if (argc - optind < n)
-		return ctl_usage(ctl, "missing %s", what);
+		return ctl_syntax(ctl, "missing %s", what);
 	if (argc - optind > n)
-		return ctl_usage(ctl, "unexpected argument '%s'",
+		return ctl_syntax(ctl, "unexpected argument '%s'",
 		    argv[optind + n]);
 	return 0;
 }

@@ -106,11 +106,15 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
 	    "[--cloud-init FILE] [--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
-	{ "start", cmd_start, "NAME [--console]",
-	    "start a VM, and attach its console with --console",
+	{ "start", cmd_start, "NAME... [--console]",
+	    "start VMs, and attach the console of one with --console",
+	    "\nA VM that runs already is left as it is: a note, exit "
+	    "status 0.\n"
 	    CTL_CONSOLE_HELP },
-	{ "stop", cmd_stop, "NAME [--force] [--timeout SECONDS]",
-	    "shut a VM down",
+	{ "stop", cmd_stop, "NAME... [--force] [--timeout SECONDS]",
+	    "shut VMs down",
+	    "\nA VM that is not running is left as it is: a note, exit "
+	    "status 0.\n"
 	    "\n  --force            kill it now instead of asking the guest\n"
 	    "  --timeout SECONDS  kill it if the guest has not shut down by "
 	    "then\n"
@@ -119,7 +123,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
-	{ "delete", cmd_delete, "NAME", "remove a VM that is not running",
+	{ "delete", cmd_delete, "NAME...", "remove VMs that are not running",
 	    NULL },
 	{ "reset-disk", cmd_reset_disk, "NAME [INDEX]",
 	    "throw a stopped VM's changes to its overlay disks away",
@@ -128,7 +132,16 @@ static const struct ctl_command ctl_commands[] = {
 	    "so that the disk reads as its base again.\n" },
 	{ "autostart", cmd_autostart, "NAME on|off",
 	    "start a VM whenever vmmd starts, or no longer", NULL },
-	{ "list", cmd_list, "", "list the VMs", NULL },
+	{ "list", cmd_list, "[--state STATE]", "list the VMs",
+	    "\n  --state STATE  only those in STATE: defined, starting, "
+	    "running, paused,\n"
+	    "                 stopping, stopped or crashed\n" },
+	{ "state", cmd_state, "NAME", "print a VM's state", NULL },
+	{ "events", cmd_events, "[NAME]",
+	    "print the VMs' events (or NAME's) as they come",
+	    "\nOne line an event: time, VM, event, then its data as "
+	    "key=value; with -j\n"
+	    "the event's JSON object, one a line.  Until interrupted.\n" },
 	{ "info", cmd_info, "NAME [--stats]", "show a VM's settings and "
 	    "state", "\n  --stats   every statistic of the running guest "
 	    "too\n" },
@@ -269,9 +282,9 @@ ctl_unknown_command(struct ctl *ctl, const char *name)
 	const char *near = ctl_suggest(name);
 
 	if (near != NULL)
-		return ctl_usage(ctl, "unknown command '%s' (did you mean "
+		return ctl_syntax(ctl, "unknown command '%s' (did you mean "
 		    "'%s'?)", name, near);
-	return ctl_usage(ctl, "unknown command '%s'", name);
+	return ctl_syntax(ctl, "unknown command '%s'", name);
 }
 
 static int
@@ -296,8 +309,8 @@ cmd_help(struct ctl *ctl, int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
-int
-main(int argc, char **argv)
+static int
+ctl_main(int argc, char **argv)
 {
 	enum { OPT_VERSION = 0x100 };
 	static const struct option longopts[] = {
@@ -329,7 +342,7 @@ main(int argc, char **argv)
 			return r;
 	}
 	if (optind == argc)
-		return ctl_usage(&ctl, "no command given");
+		return ctl_syntax(&ctl, "no command given");
 	if ((ctl.cmd = ctl_lookup(argv[optind])) == NULL)
 		return ctl_unknown_command(&ctl, argv[optind]);
 
@@ -344,4 +357,22 @@ main(int argc, char **argv)
 			r = CTL_EXIT_FAIL;
 	}
 	return r;
+}
+
+/*
+ * -j anywhere on the command line makes errors JSON, those found before
+ * getopt reaches it (an unknown option ahead of it) included.
+ */
+int
+main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-j") == 0 ||
+		    strcmp(argv[i], "--json") == 0) {
+			ctl_json_errors();
+			break;
+		}
+	return ctl_finish(ctl_main(argc, argv));
 }

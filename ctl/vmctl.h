@@ -16,12 +16,22 @@
 
 #include <json-c/json.h>
 
-/* Exit statuses, documented in vmctl(1). */
+/*
+ * Exit statuses, one per error class whoever found the error (vmctl's
+ * own checks or the daemon), documented in vmctl(1): ctl_exit_status().
+ */
 enum ctl_exit {
 	CTL_EXIT_OK = 0,
-	CTL_EXIT_FAIL = 1,	/* the daemon refused, or a local failure */
-	CTL_EXIT_USAGE = 2,	/* bad command line */
-	CTL_EXIT_CONN = 3,	/* cannot connect, or the connection broke */
+	CTL_EXIT_FAIL = 1,	/* internal, a local failure, any other class */
+	CTL_EXIT_USAGE = 2,	/* usage, invalid_argument: a bad command line */
+	CTL_EXIT_CONN = 3,	/* connection_failed: no vmmd, or it went away */
+	CTL_EXIT_NOT_FOUND = 4,	/* not_found */
+	CTL_EXIT_EXISTS = 5,	/* exists */
+	CTL_EXIT_BAD_STATE = 6,	/* bad_state */
+	CTL_EXIT_PERMISSION = 7, /* permission_denied */
+	CTL_EXIT_TIMEOUT = 8,	/* timeout */
+	CTL_EXIT_LIMIT = 9,	/* limit_reached */
+	CTL_EXIT_KVM = 10,	/* kvm_unavailable */
 };
 
 struct ctl;
@@ -41,10 +51,35 @@ struct ctl {
 	const struct ctl_command	*cmd;
 };
 
-/* ctl.c.  Messages on stderr, "vmctl: " prefixed, one line each. */
+/*
+ * ctl.c.  Messages on stderr, "vmctl: " prefixed, one line each.  With
+ * -j errors go to stdout instead, each as one JSON object
+ * {"error": {"class", "desc", "exit"[, "vm"]}}: once ctl_json_errors()
+ * was called, ctl_warnx() holds its messages back, and ctl_finish()
+ * turns them into that object when vmctl fails without having reported
+ * one (else prints them as they were, warnings of a success).
+ */
 void	ctl_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
-/* A usage error for the current command; returns CTL_EXIT_USAGE. */
+/* A note on stderr, -j or not: not an error. */
+void	ctl_note(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	ctl_json_errors(void);
+int	ctl_finish(int);
+/* The exit status of an error class ("not_found"); unknown ones: 1. */
+int	ctl_exit_status(const char *);
+/*
+ * Reports an error of class cls about VM vm (NULL: none), as
+ * "vmctl: WHAT: CLASS: DESC" (what may be NULL) or as JSON; returns
+ * its exit status.
+ */
+int	ctl_error(const char *, const char *, const char *, const char *);
+/*
+ * A bad value on the command line (class invalid_argument), or a
+ * command line that cannot be parsed (ctl_syntax: class usage), for
+ * the current command; both return CTL_EXIT_USAGE.
+ */
 int	ctl_usage(struct ctl *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	ctl_syntax(struct ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* The --help output of the current command. */
 void	ctl_command_help(const struct ctl_command *);
@@ -106,5 +141,7 @@ int	cmd_run(struct ctl *, int, char **);
 int	cmd_display(struct ctl *, int, char **);
 int	cmd_screenshot(struct ctl *, int, char **);
 int	cmd_stats(struct ctl *, int, char **);
+int	cmd_state(struct ctl *, int, char **);
+int	cmd_events(struct ctl *, int, char **);
 
 #endif

@@ -65,6 +65,8 @@ _vmctl()
 	--kernel | --initrd | --vnc-password-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
 	--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
+	--state) COMPREPLY=($(compgen -W 'defined starting running paused
+	    stopping stopped crashed' -- "$cur")); return ;;
 	esac
 	if [[ $valopts == *" $prev "* ]]; then
 		return		# a value nobody can guess: a size, a count...
@@ -78,8 +80,10 @@ _vmctl()
 	help:0) COMPREPLY=($(compgen -W "$(_vmctl_commands)" -- "$cur")) ;;
 	autostart:1) COMPREPLY=($(compgen -W 'on off' -- "$cur")) ;;
 	screenshot:1) _filedir png ;;
-	*:0)
-		[[ $usage == *NAME* ]] &&
+	*:0 | *:[1-9]*)
+		# NAME first, or NAME... (several): VM names.
+		[[ $npos == 0 && $usage == *NAME* ||
+		    $usage == *NAME...* ]] &&
 		    COMPREPLY=($(compgen -W "$(_vmctl_names "${sock[@]}")" \
 		    -- "$cur"))
 		;;

@@ -32,6 +32,7 @@ static const char *const proto_error_names[] = {
 	[PROTO_ERR_TIMEOUT] = "timeout",
 	[PROTO_ERR_LIMIT] = "limit_reached",
 	[PROTO_ERR_INTERNAL] = "internal",
+	[PROTO_ERR_KVM_UNAVAILABLE] = "kvm_unavailable",
 };
 #define PROTO_NERRORS	\
 	(sizeof(proto_error_names) / sizeof(proto_error_names[0]))

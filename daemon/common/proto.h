@@ -44,7 +44,10 @@ enum proto_error {
 	PROTO_ERR_TIMEOUT,		/* "timeout" */
 	PROTO_ERR_LIMIT,		/* "limit_reached": too many clients */
 	PROTO_ERR_INTERNAL,		/* "internal": the daemon's fault */
+	PROTO_ERR_KVM_UNAVAILABLE,	/* "kvm_unavailable": no usable
+					 * /dev/kvm, no guest can run */
 };
+#define PROTO_ERR_LAST		PROTO_ERR_KVM_UNAVAILABLE
 
 const char *proto_error_class(enum proto_error e);
 /* The enum value for a class name, or -ENOENT if it names none. */

@@ -62,8 +62,9 @@ cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
 static struct json_object *
 cmd_bad_state(struct cmd_ctx *ctx, const struct vm *vm)
 {
-	return proto_error(ctx->id, PROTO_ERR_BAD_STATE, "VM '%s' is %s",
-	    vm->def->name, vm_state_name(vm->state));
+	return proto_error(ctx->id, PROTO_ERR_BAD_STATE, "VM '%s' is %s%s%s",
+	    vm->def->name, vm_at_rest(vm) ? "not running (" : "",
+	    vm_state_name(vm->state), vm_at_rest(vm) ? ")" : "");
 }
 
 static struct json_object *

@@ -42,7 +42,7 @@ counters_result(struct json_object *msg)
 	if (!json_object_object_get_ex(err, "class", &cls) ||
 	    (s = json_object_get_string(cls)) == NULL)
 		return "other";
-	for (i = PROTO_ERR_PARSE; i <= PROTO_ERR_INTERNAL; i++)
+	for (i = PROTO_ERR_PARSE; i <= PROTO_ERR_LAST; i++)
 		if (strcmp(proto_error_class((enum proto_error)i), s) == 0)
 			return proto_error_class((enum proto_error)i);
 	return "other";

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/if_tun.h>
+#include <linux/kvm.h>
 #include <net/if.h>
 
 #include "access.h"
@@ -533,21 +534,51 @@ vm_files_record_formats(struct vm_def *def, const struct vm_files *f)
 			    VM_DISK_FORMAT_RAW;
 }
 
-int
-vm_files_open_kvm(struct vm_files *f, enum proto_error *cls, char *err,
-    size_t errlen)
+/* /dev/kvm opened and its API checked: the fd, or -errno with err. */
+static int
+vm_files_kvm(char *err, size_t errlen)
 {
 	int fd, rc;
 
 	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		*cls = PROTO_ERR_INTERNAL;
 		snprintf(err, errlen, "cannot open /dev/kvm: %s%s",
 		    strerror(-rc), rc == -ENOENT ? " (no KVM on this host: "
 		    "load kvm_intel or kvm_amd, or enable virtualization in "
 		    "the firmware)" : "");
 		return rc;
+	}
+	if (ioctl(fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
+		close(fd);
+		snprintf(err, errlen, "/dev/kvm is not a KVM of API version "
+		    "%d", KVM_API_VERSION);
+		return -ENOTSUP;
+	}
+	return fd;
+}
+
+int
+vm_files_kvm_check(char *err, size_t errlen)
+{
+	int fd = vm_files_kvm(err, errlen);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int
+vm_files_open_kvm(struct vm_files *f, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	int fd;
+
+	fd = vm_files_kvm(err, errlen);
+	if (fd < 0) {
+		*cls = PROTO_ERR_KVM_UNAVAILABLE;
+		return fd;
 	}
 	f->kvm_fd = fd;
 	return 0;

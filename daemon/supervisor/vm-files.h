@@ -103,10 +103,13 @@ void	vm_files_record_formats(struct vm_def *def, const struct vm_files *f);
 /*
  * Then, at start only, /dev/kvm into f->kvm_fd, opened by the daemon:
  * the worker creates its VM on it and never opens a device itself.
- * Errors as above (class internal: the host has no usable KVM).
+ * Errors as above (class kvm_unavailable: the host has no usable KVM,
+ * an open /dev/kvm that is not KVM's API version 12 included).
  */
 int	vm_files_open_kvm(struct vm_files *f, enum proto_error *cls,
 	    char *err, size_t errlen);
+/* Whether guests can run here, as above: 0, or -errno with err filled. */
+int	vm_files_kvm_check(char *err, size_t errlen);
 /*
  * Then, at start only, lock f's disks for the guest: an open file
  * description lock (F_OFD_SETLK) on the whole image, shared for a

@@ -193,8 +193,10 @@ vm_refuse(const struct vm *vm, int rc, enum proto_error *cls, char *err,
     size_t errlen)
 {
 	*cls = PROTO_ERR_BAD_STATE;
-	snprintf(err, errlen, "VM '%s' is %s", vm->def->name,
-	    vm_state_name(vm->state));
+	/* "not running" says more than "defined" or "stopped". */
+	snprintf(err, errlen, "VM '%s' is %s%s%s", vm->def->name,
+	    vm_at_rest(vm) ? "not running (" : "", vm_state_name(vm->state),
+	    vm_at_rest(vm) ? ")" : "");
 	return rc;
 }
 

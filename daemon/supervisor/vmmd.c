@@ -37,6 +37,7 @@
 #include "access.h"
 #include "vm.h"
 #include "vmconfig.h"
+#include "vm-files.h"
 #include "vsock-proxy.h"
 #include "worker-sock.h"
 
@@ -555,7 +556,7 @@ main(int argc, char *argv[])
 	struct main_state ms;
 	struct vmmd *d = &ms.d;
 	struct dconf conf;
-	char err[1024], status_line[128], *metrics_path;
+	char err[1024], kvm_err[256], status_line[128], *metrics_path;
 	bool foreground = false, verbose = false, unconfined = false;
 	int ch, listen_fd, ready_fd = -1, status = 1;
 	unsigned int nvms = 0, nadopted = 0;
@@ -693,6 +694,9 @@ main(int argc, char *argv[])
 	if (access(d->default_kernel, R_OK) < 0)
 		log_warn("default guest %s: %s (VMs without a kernel cannot "
 		    "start; see -g)", d->default_kernel, strerror(errno));
+	if (vm_files_kvm_check(kvm_err, sizeof(kvm_err)) < 0)
+		log_warn("%s: no guest can run (vm.start fails with "
+		    "kvm_unavailable)", kvm_err);
 	log_info("vmmd %s ready: %u VM%s defined, %u running guest%s "
 	    "adopted, state in %s", VMMD_VERSION, nvms, nvms == 1 ? "" : "s",
 	    nadopted, nadopted == 1 ? "" : "s", d->statedir);

@@ -453,7 +453,8 @@ worker_cmd_boot(struct worker_request *r)
 	 */
 	if (w->kvm_fd < 0 && kvm_fd >= 0) {
 		if (kvm_check((int)kvm_fd) < 0)
-			return worker_error(r, PROTO_ERR_INTERNAL, "kvm_fd: "
+			return worker_error(r, PROTO_ERR_KVM_UNAVAILABLE,
+			    "kvm_fd: "
 			    "not /dev/kvm, or a KVM of another API version");
 		w->kvm_fd = (int)kvm_fd;
 	}
@@ -462,7 +463,7 @@ worker_cmd_boot(struct worker_request *r)
 		w->kvm_fd = -1;
 		snprintf(err, sizeof(err), "cannot open /dev/kvm: %s",
 		    strerror(-ret));
-		return worker_error(r, PROTO_ERR_INTERNAL, err);
+		return worker_error(r, PROTO_ERR_KVM_UNAVAILABLE, err);
 	}
 	w->cfg.kvm_fd = w->kvm_fd;
 	w->console = console_new(w->base, log_path, (uint64_t)wmsg_int(args,

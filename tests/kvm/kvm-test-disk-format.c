@@ -181,7 +181,7 @@ main(void)
 	/* At create: vmctl and JSON. */
 	snprintf(disk, sizeof(disk), "%s", img);
 	tap_ok(vmctl(err, sizeof(err), "create", "q", "--kernel", echo,
-	    "--memory", "32", "--disk", disk, NULL) == 1 &&
+	    "--memory", "32", "--disk", disk, NULL) == 2 &&
 	    names_vmdk(err, img),
 	    "vmctl create --disk IMAGE.vmdk: refused, the format named and "
 	    "format=raw offered: %s", err);
@@ -201,7 +201,7 @@ main(void)
 	json_object_put(r);
 	snprintf(disk, sizeof(disk), "%s,format=qcow2", img);
 	tap_ok(vmctl(err, sizeof(err), "create", "q", "--kernel", echo,
-	    "--memory", "32", "--disk", disk, NULL) == 1 &&
+	    "--memory", "32", "--disk", disk, NULL) == 2 &&
 	    strstr(err, img) != NULL &&
 	    strstr(err, "not a qcow2 image") != NULL &&
 	    strstr(err, "VMDK") != NULL,
@@ -250,7 +250,7 @@ main(void)
 	json_object_put(r);
 	tap_ok(strcmp(h_state(c, "swapped", state, sizeof(state)),
 	    "defined") == 0, "the VM stays defined (%s)", state);
-	tap_ok(vmctl(err, sizeof(err), "start", "swapped", NULL) == 1 &&
+	tap_ok(vmctl(err, sizeof(err), "start", "swapped", NULL) == 2 &&
 	    names_vmdk(err, raw),
 	    "vmctl start: refused the same way: %s", err);
 	expect_intact(raw, was, waslen, "refused at start");

@@ -233,8 +233,8 @@ test_vmctl(struct h_daemon *d)
 	argv[5] = "--vcpu";
 	argv[6] = "7";
 	st = h_run(&p, NULL, 10000, argv);
-	tap_ok(st == 1 && strstr(p.ebuf, "invalid_argument") != NULL,
-	    "vmctl stats --vcpu 7 of 2: the daemon's error, status 1");
+	tap_ok(st == 2 && strstr(p.ebuf, "invalid_argument") != NULL,
+	    "vmctl stats --vcpu 7 of 2: the daemon's error, status 2");
 	h_proc_free(&p);
 
 	argv[5] = "--enable";

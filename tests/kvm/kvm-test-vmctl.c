@@ -177,12 +177,12 @@ test_basic(struct h_conn *c)
 
 	/* Errors: non-zero, one line on stderr, nothing on stdout. */
 	r = vmctl("start", "web", NULL);
-	tap_ok(r == 1 && one_line_err() && *out() == '\0',
-	    "start of a running VM: exit 1, one line on stderr (%s)",
+	tap_ok(r == 0 && one_line_err() && *out() == '\0',
+	    "start of a running VM: exit 0, a note on stderr (%s)",
 	    flat_err());
 	r = vmctl("delete", "web", NULL);
-	tap_ok(r == 1 && one_line_err(),
-	    "delete of a running VM: exit 1, one line (%s)", flat_err());
+	tap_ok(r == 6 && one_line_err(),
+	    "delete of a running VM: exit 6, one line (%s)", flat_err());
 
 	/* The hello guest ignores Ctrl-Alt-Del: the stop has to kill. */
 	r = vmctl("stop", "web", "--timeout", "1", NULL);
@@ -207,11 +207,11 @@ test_basic(struct h_conn *c)
 	tap_ok(strcmp(st, "stopped") == 0, "stop --force: stopped (%s)", st);
 
 	r = vmctl("create", "web", "--kernel", hello, NULL);
-	tap_ok(r == 1 && one_line_err() && strstr(err(), "web") != NULL,
-	    "create of an existing name: exit 1, one line naming it (%s)",
+	tap_ok(r == 5 && one_line_err() && strstr(err(), "web") != NULL,
+	    "create of an existing name: exit 5, one line naming it (%s)",
 	    flat_err());
 	r = vmctl("info", "ghost", NULL);
-	tap_ok(r == 1 && one_line_err(), "info of an unknown VM: exit 1, "
+	tap_ok(r == 4 && one_line_err(), "info of an unknown VM: exit 4, "
 	    "one line (%s)", flat_err());
 	/* Refused by vmctl itself, in the units the user typed. */
 	r = vmctl("create", "big", "--vcpus", "65", NULL);
@@ -223,7 +223,7 @@ test_basic(struct h_conn *c)
 	    NULL, "create --rtc-slices 33: exit 2, one line (%s)",
 	    flat_err());
 	r = vmctl("create", "nok", "--kernel", "/proc/self/status", NULL);
-	tap_ok(r == 1 && one_line_err(), "create with a non-kernel: exit 1, "
+	tap_ok(r == 2 && one_line_err(), "create with a non-kernel: exit 2, "
 	    "one line (%s)", flat_err());
 	r = vmctl("create", NULL);
 	tap_ok(r == 2 && one_line_err(), "create without a name: exit 2, "
@@ -241,8 +241,9 @@ test_basic(struct h_conn *c)
 		    "exit 3, one line (%s)", flat_err());
 	}
 	r = vmctl("-j", "info", "ghost", NULL);
-	tap_ok(r == 1 && one_line_err(), "-j info of an unknown VM: exit 1, "
-	    "one line (%s)", flat_err());
+	tap_ok(r == 4 && *err() == '\0' && strstr(out(), "\"not_found\"") !=
+	    NULL, "-j info of an unknown VM: exit 4, JSON on stdout (%s)",
+	    flat_out());
 
 	r = vmctl("delete", "web", NULL);
 	ok0(r, "delete");

@@ -46,7 +46,7 @@ expect() {
 	fi
 }
 
-expect "vmctl st" "start stats stop"
+expect "vmctl st" "start state stats stop"
 expect "vmctl -s $dir/sock auto" "autostart"
 expect "vmctl -s $dir/sock start " "db web"
 expect "vmctl --socket=$dir/sock info w" "web"
@@ -58,6 +58,11 @@ expect "vmctl -s $dir/sock stop --timeout 5 " "db web"
 expect "vmctl -s $dir/sock stop --f" "--force"
 expect "vmctl help aut" "autostart"
 expect "vmctl -s $dir/sock list " ""
+expect "vmctl -s $dir/sock delete web " "db web"
+expect "vmctl -s $dir/sock stop db --force w" "web"
+expect "vmctl -s $dir/sock info web " ""
+expect "vmctl -s $dir/sock events " "db web"
+expect "vmctl -s $dir/sock list --state r" "running"
 
 n=$((n + 1))
 if ! command -v zsh >/dev/null 2>&1; then

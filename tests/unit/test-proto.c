@@ -36,6 +36,7 @@ test_error_classes(void)
 		{ PROTO_ERR_TIMEOUT, "timeout" },
 		{ PROTO_ERR_LIMIT, "limit_reached" },
 		{ PROTO_ERR_INTERNAL, "internal" },
+		{ PROTO_ERR_KVM_UNAVAILABLE, "kvm_unavailable" },
 	};
 	size_t i;
 	int ok = 1;
