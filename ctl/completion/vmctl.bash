@@ -64,7 +64,7 @@ _vmctl()
 	case $prev in
 	--kernel | --initrd | --vnc-password-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
-	--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
+	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	esac
 	if [[ $valopts == *" $prev "* ]]; then
 		return		# a value nobody can guess: a size, a count...

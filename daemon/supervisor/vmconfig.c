@@ -1255,7 +1255,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));
 	if (def->cloud_init.on)
 		json_object_object_add(obj, "cloud_init",
-		    config_cloud_init_json(def));
+		    config_cloud_init_json(def,
+		    (flags & CONFIG_JSON_SECRETS) != 0));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)

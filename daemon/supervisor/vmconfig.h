@@ -256,13 +256,14 @@ void	config_def_free(struct vm_def *def);
 struct vm_def *config_def_dup(const struct vm_def *def);
 
 /* Flags of config_to_json(). */
-#define CONFIG_JSON_SECRETS	0x1	/* vnc_password as it is */
+#define CONFIG_JSON_SECRETS	0x1	/* vnc_password, user_data as they are */
 
 /*
  * The definition as a JSON object.  With CONFIG_JSON_SECRETS it is what
  * config_parse() accepts back (the stored file); without, it is what
  * clients are shown: "vnc_password" is true (viewers need a password)
- * or false, never the value.
+ * or false, never the value; cloud-init's user-data as its size and
+ * SHA-256, never its text.
  */
 struct json_object *config_to_json(const struct vm_def *def,
     unsigned int flags);

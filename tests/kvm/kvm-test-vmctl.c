@@ -160,7 +160,7 @@ test_basic(struct h_conn *c)
 	r = vmctl("info", "web", NULL);
 	tap_ok(r == 0 && strstr(out(), "\nuptime: ") != NULL &&
 	    strstr(out(), "\npid: ") != NULL &&
-	    strstr(out(), "\nconsole log: ") != NULL &&
+	    strstr(out(), "\nconsole_log: ") != NULL &&
 	    strstr(out(), "\nexits: ") != NULL &&
 	    strstr(out(), "stats.") == NULL,
 	    "info of a running VM: a summary, no raw statistics (%s)",
@@ -473,6 +473,59 @@ test_refusals(void)
 	h_daemon_stop(d2, 10000);
 }
 
+/*
+ * list and info say the same of where the kernel comes from; info's
+ * labels are the JSON keys; the old option name still works; user-data
+ * is shown as its size and hash, never its text.
+ */
+static void
+test_info_agree(void)
+{
+	char disk[256], ud[256];
+	const char *p;
+	int fd;
+
+	snprintf(disk, sizeof(disk), "%s", h_in_dir(d, "boot.img"));
+	snprintf(ud, sizeof(ud), "%s", h_in_dir(d, "user-data"));
+	make_image(disk, 4 << 20, 510);
+	fd = open(ud, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "#cloud-config\npassword: hunter2\n", 32) !=
+	    32)
+		tap_bail("writing %s", ud);
+	close(fd);
+	ok0(vmctl("create", "fromdisk", "--disk", disk, "--cloud-init", ud,
+	    "--lost-tick-policy", "discard", NULL), "create a disk boot");
+	ok0(vmctl("create", "dflt", "--lost-ticks", "discard", NULL),
+	    "create with the default guest, --lost-ticks (the old name)");
+	ok0(vmctl("list", NULL), "list");
+	p = strstr(out(), "fromdisk");
+	tap_ok(p != NULL && strstr(p, "(first disk)") != NULL &&
+	    strstr(out(), "(default)") == NULL, "list: the disk boot's kernel "
+	    "is (first disk) (%s)", flat_out());
+	p = strstr(out(), "dflt");
+	tap_ok(p != NULL && strncmp(strchr(p, '\n') - 15, "(default guest)",
+	    15) == 0, "list: the other's is (default guest)");
+	ok0(vmctl("info", "fromdisk", NULL), "info");
+	tap_ok(strstr(out(), "\nkernel: (first disk, chosen at start)\n") !=
+	    NULL, "info: kernel from the first disk, as list says (%s)",
+	    flat_out());
+	tap_ok(strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	    "info: lost_tick_policy, the JSON key and --lost-tick-policy");
+	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
+	    "\ncloud_init.user_data_size: 32\n") != NULL && strstr(out(),
+	    "\ncloud_init.user_data_sha256: ") != NULL,
+	    "info: user-data as its size and hash, not its text");
+	ok0(vmctl("-j", "info", "fromdisk", NULL), "-j info");
+	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
+	    "user_data_sha256") != NULL, "-j info: no user-data text either");
+	ok0(vmctl("info", "dflt", NULL), "info of the other");
+	tap_ok(strstr(out(), "\nkernel: (default guest)\n") != NULL &&
+	    strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	    "info: (default guest), as list says");
+	vmctl("delete", "fromdisk", NULL);
+	vmctl("delete", "dflt", NULL);
+}
+
 int
 main(void)
 {
@@ -486,6 +539,7 @@ main(void)
 	test_run(c);
 	test_display(c);
 	test_refusals();
+	test_info_agree();
 	h_proc_free(&last);
 	h_close(c);
 	return h_done();
