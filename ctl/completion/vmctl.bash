@@ -30,8 +30,9 @@ _vmctl()
 			-*) ;;
 			*)
 				cmd=${words[i]}
+				# The usage, wrapped: up to a blank line.
 				usage=$(vmctl help "$cmd" 2>/dev/null |
-				    head -n 1)
+				    sed '/^$/q' | tr '\n' ' ')
 				usage=${usage#*" $cmd"}
 				# Options that take a value: "--name WORD".
 				valopts=" $(grep -o -- '--[a-z-]* [A-Z][^] ]*' \
