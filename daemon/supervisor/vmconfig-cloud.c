@@ -193,3 +193,9 @@ nomem:
 	config_cloud_init_free(dst);
 	return -ENOMEM;
 }
+
+const char *const *
+config_cloud_init_keys(void)
+{
+	return cloud_keys;
+}

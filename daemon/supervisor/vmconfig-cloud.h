@@ -29,6 +29,8 @@ int	config_parse_cloud_init(struct json_object *obj, struct vm_def *def,
 struct json_object *config_cloud_init_json(const struct vm_def *def,
     bool secrets);
 void	config_cloud_init_free(struct vm_cloud_init *ci);
+/* The members of "cloud_init", NULL-terminated. */
+const char *const *config_cloud_init_keys(void);
 /* A deep copy of src into dst (zeroed): 0 or -ENOMEM (dst then freed). */
 int	config_cloud_init_dup(struct vm_cloud_init *dst,
 	    const struct vm_cloud_init *src);

@@ -1628,3 +1628,19 @@ config_load_dir(const char *dir, config_load_cb cb, void *arg)
 	free(list);
 	return 0;
 }
+
+const char *const *
+config_members(const char *parent)
+{
+	if (parent == NULL)
+		return config_keys;
+	if (strcmp(parent, "disks") == 0)
+		return config_disk_keys;
+	if (strcmp(parent, "net") == 0)
+		return config_net_keys;
+	if (strcmp(parent, "vsock") == 0)
+		return config_vsock_keys;
+	if (strcmp(parent, "cloud_init") == 0)
+		return config_cloud_init_keys();
+	return NULL;
+}

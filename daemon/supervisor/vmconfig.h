@@ -295,6 +295,14 @@ const char *config_on_reboot_name(enum vm_on_reboot r);
 /* "slew" or "discard", as lost_tick_policy says it. */
 const char *config_lost_ticks_name(enum vm_lost_ticks l);
 
+/*
+ * The members a definition may have (parent NULL), or an object member
+ * of it ("disks", "net", "vsock", "cloud_init"): the NULL-terminated
+ * table config_parse() checks with, so that a test can hold the manuals
+ * to it; NULL for any other parent.
+ */
+const char *const *config_members(const char *parent);
+
 /* Whether name matches CONFIG_NAME_PATTERN. */
 bool	config_name_valid(const char *name);
 
