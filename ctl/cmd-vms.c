@@ -405,6 +405,20 @@ cmd_autostart(struct ctl *ctl, int argc, char **argv)
 	return vms_request(ctl, "vm.autostart", argv[optind], args, NULL);
 }
 
+/*
+ * Whether a VM without a kernel file boots from its first disk (vmmd-vm(5)
+ * "boot": "disk", or unset with a disk), rather than the daemon's default
+ * guest: list and info say the same.
+ */
+static bool
+vm_boots_from_disk(struct json_object *vm)
+{
+	const char *boot = vm_member(vm, "boot");
+
+	return (boot != NULL && strcmp(boot, "disk") == 0) ||
+	    (boot == NULL && json_object_object_get_ex(vm, "disks", NULL));
+}
+
 /* --- list -------------------------------------------------------------- */
 
 enum { LIST_NAME, LIST_STATE, LIST_VCPUS, LIST_MEMORY, LIST_KERNEL,
@@ -425,7 +439,8 @@ list_row(struct json_object *vm, const char *cols[LIST_NCOLS], char *mem,
 	cols[LIST_STATE] = (s = vm_member(vm, "state")) ? s : "?";
 	cols[LIST_VCPUS] = (s = vm_member(vm, "vcpus")) ? s : "-";
 	cols[LIST_MEMORY] = (s = vm_memory(vm, mem, memlen)) ? s : "-";
-	cols[LIST_KERNEL] = (s = vm_member(vm, "kernel")) ? s : "(default)";
+	cols[LIST_KERNEL] = (s = vm_member(vm, "kernel")) ? s :
+	    vm_boots_from_disk(vm) ? "(first disk)" : "(default guest)";
 }
 
 static void
@@ -548,7 +563,7 @@ static const struct {
 	{ "reason",	"reason",	"-" },
 	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "pid",	"pid",		"-" },
-	{ "vsock_cid",	"vsock cid",	"-" },	/* while it runs */
+	{ "vsock_cid",	"vsock_cid",	"-" },	/* while it runs */
 	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },
@@ -556,10 +571,10 @@ static const struct {
 	{ "memory_mib",	"memory",	"-" },
 	{ "vcpus",	"vcpus",	"-" },
 	{ "on_reboot",	"on_reboot",	"-" },
-	{ "lost_tick_policy", "lost_ticks", "-" },
+	{ "lost_tick_policy", "lost_tick_policy", "-" },
 	{ "transient",	"transient",	"-" },
 	{ "vnc",	"display",	"(none)" },
-	{ "console_log", "console log",	"-" },
+	{ "console_log", "console_log",	"-" },
 };
 #define INFO_NKEYS	(sizeof(info_keys) / sizeof(info_keys[0]))
 
@@ -818,7 +833,6 @@ static const char *
 info_kernel(struct json_object *vm, char *buf, size_t len)
 {
 	struct json_object *b;
-	const char *boot = vm_member(vm, "boot");
 
 	if (json_object_object_get_ex(vm, "boot_from", &b) && b != NULL) {
 		snprintf(buf, len, "%s (from the disk: %s)",
@@ -827,9 +841,8 @@ info_kernel(struct json_object *vm, char *buf, size_t len)
 		    "?");
 		return buf;
 	}
-	if ((boot != NULL && strcmp(boot, "disk") == 0) || (boot == NULL &&
-	    json_object_object_get_ex(vm, "disks", NULL)))
-		return "(from the first disk, chosen at start)";
+	if (vm_boots_from_disk(vm))
+		return "(first disk, chosen at start)";
 	return NULL;
 }
 

@@ -1,6 +1,7 @@
 /*
  * The create options of create and run: --kernel, --initrd, --cmdline,
- * --memory, --vcpus, --on-reboot, --lost-ticks, --rtc-slices, the
+ * --memory, --vcpus, --on-reboot, --lost-tick-policy (or --lost-ticks),
+ * --rtc-slices, the
  * display's --vnc, --display, --vnc-password-file, --vnc-no-password
  * and --vnc-web, and the devices' --rng, --disk, --net and --vsock, into the
  * arguments of vm.create; a cloud image's --boot, --cloud-init and
@@ -356,8 +357,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 	case 'L':
 		if (strcmp(optarg, "slew") != 0 &&
 		    strcmp(optarg, "discard") != 0)
-			return ctl_usage(ctl, "--lost-ticks %s: expected "
-			    "slew or discard", optarg);
+			return ctl_usage(ctl, "--lost-tick-policy %s: "
+			    "expected slew or discard", optarg);
 		json_object_object_add(args, "lost_tick_policy",
 		    json_object_new_string(optarg));
 		return -1;
@@ -424,6 +425,8 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "memory",	required_argument,	NULL,	'm' },
 		{ "vcpus",	required_argument,	NULL,	'n' },
 		{ "on-reboot",	required_argument,	NULL,	'r' },
+		{ "lost-tick-policy", required_argument, NULL,	'L' },
+		/* Its older name, which scripts may use. */
 		{ "lost-ticks",	required_argument,	NULL,	'L' },
 		{ "rtc-slices",	required_argument,	NULL,	'S' },
 		{ "vnc",	required_argument,	NULL,	'V' },

@@ -217,12 +217,53 @@ ctl_syntax(struct ctl *ctl, const char *fmt, ...)
 	return r;
 }
 
+/* Usage lines end before this column; the next are indented so far. */
+#define CTL_USAGE_WIDTH		79
+#define CTL_USAGE_INDENT	"        "
+
+/*
+ * The synopsis s after a line of col columns, wrapped between its
+ * options: a break only where a blank is outside brackets, so that
+ * "[--disk PATH[,readonly]...]" stays whole.
+ */
+static void
+ctl_usage_wrap(const char *s, size_t col)
+{
+	while (*s != '\0') {
+		size_t len = 0, depth = 0;
+
+		/* One word: up to a blank outside brackets. */
+		while (s[len] != '\0' && (s[len] != ' ' || depth > 0)) {
+			if (s[len] == '[')
+				depth++;
+			else if (s[len] == ']' && depth > 0)
+				depth--;
+			len++;
+		}
+		if (col + 1 + len > CTL_USAGE_WIDTH &&
+		    col > sizeof(CTL_USAGE_INDENT) - 1) {
+			fputs("\n" CTL_USAGE_INDENT, stdout);
+			col = sizeof(CTL_USAGE_INDENT) - 1;
+		} else {
+			putchar(' ');
+			col++;
+		}
+		fwrite(s, 1, len, stdout);
+		col += len;
+		s += len;
+		while (*s == ' ')
+			s++;
+	}
+}
+
 void
 ctl_command_help(const struct ctl_command *cmd)
 {
-	printf("usage: vmctl [-s SOCKET] [-j] %s%s%s\n\n%c%s.\n", cmd->name,
-	    cmd->synopsis[0] != '\0' ? " " : "", cmd->synopsis,
-	    toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
+	int n = printf("usage: vmctl [-s SOCKET] [-j] %s", cmd->name);
+
+	ctl_usage_wrap(cmd->synopsis, n > 0 ? (size_t)n : 0);
+	printf("\n\n%c%s.\n", toupper((unsigned char)cmd->summary[0]),
+	    cmd->summary + 1);
 	if (cmd->help != NULL)
 		fputs(cmd->help, stdout);	/* paragraphs start with \n */
 }

@@ -26,9 +26,10 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --vcpus N           number of vCPUs (default 1)\n"		\
 	"  --on-reboot ACTION  restart (default) or stop when the guest "	\
 	"reboots\n"							\
-	"  --lost-ticks POLICY RTC ticks the guest missed: slew "		\
-	"(default,\n"							\
-	"                      reinjected) or discard\n"			\
+	"  --lost-tick-policy POLICY\n"					\
+	"                      RTC ticks the guest missed: slew (default,\n" \
+	"                      reinjected) or discard (--lost-ticks: the "	\
+	"same)\n"							\
 	"  --rtc-slices N      reinject them up to N times a tick period, "	\
 	"2-32\n"								\
 	"                      (default 32)\n"					\
@@ -96,7 +97,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
 	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
-	    "[--lost-ticks slew|discard] [--rtc-slices N] "
+	    "[--lost-tick-policy slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-no-password] [--vnc-web] [--rng] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"

@@ -30,8 +30,9 @@ _vmctl()
 			-*) ;;
 			*)
 				cmd=${words[i]}
+				# The usage, wrapped: up to a blank line.
 				usage=$(vmctl help "$cmd" 2>/dev/null |
-				    head -n 1)
+				    sed '/^$/q' | tr '\n' ' ')
 				usage=${usage#*" $cmd"}
 				# Options that take a value: "--name WORD".
 				valopts=" $(grep -o -- '--[a-z-]* [A-Z][^] ]*' \
@@ -64,7 +65,7 @@ _vmctl()
 	case $prev in
 	--kernel | --initrd | --vnc-password-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
-	--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
+	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	--state) COMPREPLY=($(compgen -W 'defined starting running paused
 	    stopping stopped crashed' -- "$cur")); return ;;
 	esac

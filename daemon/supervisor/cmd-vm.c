@@ -132,11 +132,13 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
 	vm_owner_set(def, cred);
-	/* No default guest here: only the files def names are checked.
-	 * And its TAP: opened only at start, allowed or not now.  An
-	 * overlay disk's base is opened, not its overlay: made below. */
-	rc = vm_files_open(def, NULL, NULL, true, cred, &files, &cls, err,
-	    sizeof(err));
+	/* The files def names, and the default guest for a VM without a
+	 * kernel: one that could never start is refused now, not at its
+	 * first start.  And its TAP: opened only at start, allowed or not
+	 * now.  An overlay disk's base is opened, not its overlay: made
+	 * below. */
+	rc = vm_files_open(def, ctx->d->default_kernel, NULL, true, cred,
+	    &files, &cls, err, sizeof(err));
 	if (rc == 0 && (rc = vm_files_check_tap(def, ctx->d->tap_rules,
 	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0)
 		vm_files_close(&files);

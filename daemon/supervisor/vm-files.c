@@ -462,6 +462,123 @@ vm_files_open_disk(const struct vm_def *def, unsigned int i,
 	return rc;
 }
 
+/* Whether fds a and b are the same file (device and inode). */
+static bool
+vm_files_same(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * No file may be two of f's disks (their images, or an image and a file
+ * of another's backing chain) when the guest writes one of them: at
+ * start the lock of the written one (vm_files_lock_disks()) would keep
+ * the other out, so such a VM can never start.  Compared by device and
+ * inode: two paths may name one file.
+ */
+static int
+vm_files_check_shared(const struct vm_def *def, const struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < f->ndisks; i++) {
+		/* An overlay disk's guest writes its overlay, not this. */
+		if (def->disks[i].readonly || def->disks[i].overlay)
+			continue;
+		for (unsigned int j = 0; j < f->ndisks; j++) {
+			bool same = j != i &&
+			    vm_files_same(f->disk_fd[i], f->disk_fd[j]);
+
+			for (unsigned int k = 0; !same && k < f->nbacking[j];
+			    k++)
+				same = vm_files_same(f->disk_fd[i],
+				    f->backing[j][k].fd);
+			if (!same)
+				continue;
+			*cls = PROTO_ERR_INVALID_ARGUMENT;
+			snprintf(err, errlen, "disks %u and %u: %s and %s are "
+			    "the same file, and the guest writes disk %u: a "
+			    "disk written to is one disk's alone (give the "
+			    "file once, or make both readonly)", i < j ? i : j,
+			    i < j ? j : i, def->disks[i < j ? i : j].path,
+			    def->disks[i < j ? j : i].path, i);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* How much of each end of a boot disk is read to tell it blank. */
+#define VM_FILES_BLANK_SPAN	(1024 * 1024)
+
+/*
+ * Whether the bytes [off, off + len) of fd are all zero (a short file
+ * ends early: what is not there reads as nothing).  Only compared with
+ * zero, never parsed: this runs with the daemon's privileges.  -errno
+ * on a read error.
+ */
+static int
+vm_files_zero(int fd, off_t off, size_t len)
+{
+	static const unsigned char zero[64 * 1024];
+	unsigned char buf[sizeof(zero)];
+	ssize_t n;
+
+	while (len > 0) {
+		n = pread(fd, buf, len < sizeof(buf) ? len : sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		if (memcmp(buf, zero, (size_t)n) != 0)
+			return 0;
+		off += n;
+		len -= (size_t)n;
+	}
+	return 1;
+}
+
+/*
+ * At vm.create, a VM that boots from its first disk: a raw image whose
+ * first and last VM_FILES_BLANK_SPAN bytes are all zero holds no
+ * partition table (MBR, GPT and its backup) and no file system a boot
+ * loader could read, so it can never start.  A bounded read of 2 MiB at
+ * most; a qcow2 image or one with a backing chain is left to the
+ * reader at start.
+ */
+static int
+vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct stat st;
+	off_t tail;
+	int rc;
+
+	if (config_boot(def) != VM_BOOT_DISK || f->ndisks == 0 ||
+	    f->disk_format[0] != VM_FILES_RAW || f->nbacking[0] != 0 ||
+	    fstat(f->disk_fd[0], &st) < 0)
+		return 0;
+	rc = vm_files_zero(f->disk_fd[0], 0, VM_FILES_BLANK_SPAN);
+	tail = st.st_size > VM_FILES_BLANK_SPAN ?
+	    st.st_size - VM_FILES_BLANK_SPAN : 0;
+	if (rc == 1 && tail > 0)
+		rc = vm_files_zero(f->disk_fd[0], tail, VM_FILES_BLANK_SPAN);
+	if (rc == 1) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "disk 0: %s is blank (its first and last "
+		    "MiB are all zero: no partition table, no file system), "
+		    "and the VM boots from it; install a system on it, or "
+		    "give a kernel (--kernel, or boot \"kernel\")",
+		    def->disks[0].path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 int
 vm_files_open(const struct vm_def *def, const char *default_kernel,
     const char *overlay_dir, bool creating, const struct access_cred *cred,
@@ -521,7 +638,12 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 			return rc;
 		}
 	}
-	return 0;
+	rc = vm_files_check_shared(def, f, cls, err, errlen);
+	if (rc == 0 && creating)
+		rc = vm_files_check_blank(def, f, cls, err, errlen);
+	if (rc < 0)
+		vm_files_close(f);
+	return rc;
 }
 
 void

@@ -78,8 +78,14 @@ struct vm_files {
  * permission_denied, naming the file); a chain that comes back to a
  * file of its own is -ELOOP.  A VM without a kernel gets
  * default_kernel, the daemon's default guest (trusted: not checked
- * against cred), if given: vm.start gives it, vm.create (which only
- * checks the files def names) does not.
+ * against cred), if given; one that cannot be opened or loaded is an
+ * error naming -g (vm.create gives it too: a VM that could never start
+ * is refused).  No two disks may be one file (device and inode) that
+ * the guest writes through one of them (-EBUSY, class
+ * invalid_argument): the start's locks would refuse it.  creating, a
+ * VM that boots from a raw first disk whose first and last MiB are all
+ * zero is refused (-ENOEXEC, class invalid_argument): nothing there
+ * for a boot loader.
  * An overlay disk (disk-overlay.h): with overlay_dir (vm.start), its
  * overlay there is the top image, opened by the daemon (read-write,
  * disk_overlay_open()), and must name the disk's base as its backing

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "sha256.h"
 #include "vmconfig-cloud.h"
 
 static const char *const cloud_keys[] = { "user_data", "ssh_keys",
@@ -128,17 +129,25 @@ config_parse_cloud_init(struct json_object *obj, struct vm_def *def,
 }
 
 struct json_object *
-config_cloud_init_json(const struct vm_def *def)
+config_cloud_init_json(const struct vm_def *def, bool secrets)
 {
 	const struct vm_cloud_init *ci = &def->cloud_init;
 	struct json_object *o, *keys;
+	char hex[SHA256_HEX_LEN];
 
 	if (!ci->on)
 		return NULL;
 	o = json_object_new_object();
-	if (ci->user_data != NULL)
+	if (ci->user_data != NULL && secrets)
 		json_object_object_add(o, "user_data",
 		    json_object_new_string(ci->user_data));
+	else if (ci->user_data != NULL) {
+		sha256_hex(ci->user_data, strlen(ci->user_data), hex);
+		json_object_object_add(o, "user_data_size",
+		    json_object_new_int64((int64_t)strlen(ci->user_data)));
+		json_object_object_add(o, "user_data_sha256",
+		    json_object_new_string(hex));
+	}
 	if (ci->nkeys > 0) {
 		keys = json_object_new_array();
 		for (unsigned int i = 0; i < ci->nkeys; i++)
@@ -185,4 +194,10 @@ config_cloud_init_dup(struct vm_cloud_init *dst,
 nomem:
 	config_cloud_init_free(dst);
 	return -ENOMEM;
+}
+
+const char *const *
+config_cloud_init_keys(void)
+{
+	return cloud_keys;
 }

@@ -6,6 +6,7 @@
 #ifndef VMMD_VMCONFIG_CLOUD_H
 #define VMMD_VMCONFIG_CLOUD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
 
@@ -19,9 +20,17 @@
  */
 int	config_parse_cloud_init(struct json_object *obj, struct vm_def *def,
 	    char *err, size_t errlen);
-/* The member as a definition has it; NULL when the VM has no seed. */
-struct json_object *config_cloud_init_json(const struct vm_def *def);
+/*
+ * The member as a definition has it; NULL when the VM has no seed.
+ * Without secrets (what clients are shown) "user_data" is replaced by
+ * "user_data_size" (bytes) and "user_data_sha256" (hex): it may hold
+ * passwords, and its lines would break a "key: value" listing.
+ */
+struct json_object *config_cloud_init_json(const struct vm_def *def,
+    bool secrets);
 void	config_cloud_init_free(struct vm_cloud_init *ci);
+/* The members of "cloud_init", NULL-terminated. */
+const char *const *config_cloud_init_keys(void);
 /* A deep copy of src into dst (zeroed): 0 or -ENOMEM (dst then freed). */
 int	config_cloud_init_dup(struct vm_cloud_init *dst,
 	    const struct vm_cloud_init *src);

@@ -1300,7 +1300,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));
 	if (def->cloud_init.on)
 		json_object_object_add(obj, "cloud_init",
-		    config_cloud_init_json(def));
+		    config_cloud_init_json(def,
+		    (flags & CONFIG_JSON_SECRETS) != 0));
 	json_object_object_add(obj, "lost_tick_policy",
 	    json_object_new_string(config_lost_ticks_name(def->lost_ticks)));
 	if (def->rtc_backlog_max != 0)
@@ -1671,4 +1672,20 @@ config_load_dir(const char *dir, config_load_cb cb, void *arg)
 		free(list[i]);
 	free(list);
 	return 0;
+}
+
+const char *const *
+config_members(const char *parent)
+{
+	if (parent == NULL)
+		return config_keys;
+	if (strcmp(parent, "disks") == 0)
+		return config_disk_keys;
+	if (strcmp(parent, "net") == 0)
+		return config_net_keys;
+	if (strcmp(parent, "vsock") == 0)
+		return config_vsock_keys;
+	if (strcmp(parent, "cloud_init") == 0)
+		return config_cloud_init_keys();
+	return NULL;
 }

@@ -261,13 +261,14 @@ void	config_def_free(struct vm_def *def);
 struct vm_def *config_def_dup(const struct vm_def *def);
 
 /* Flags of config_to_json(). */
-#define CONFIG_JSON_SECRETS	0x1	/* vnc_password as it is */
+#define CONFIG_JSON_SECRETS	0x1	/* vnc_password, user_data as they are */
 
 /*
  * The definition as a JSON object.  With CONFIG_JSON_SECRETS it is what
  * config_parse() accepts back (the stored file); without, it is what
  * clients are shown: "vnc_password" is true (viewers need a password)
- * or false, never the value.
+ * or false, never the value; cloud-init's user-data as its size and
+ * SHA-256, never its text.
  */
 struct json_object *config_to_json(const struct vm_def *def,
     unsigned int flags);
@@ -298,6 +299,14 @@ struct json_object *config_vsock_json(const struct vm_def *def);
 const char *config_on_reboot_name(enum vm_on_reboot r);
 /* "slew" or "discard", as lost_tick_policy says it. */
 const char *config_lost_ticks_name(enum vm_lost_ticks l);
+
+/*
+ * The members a definition may have (parent NULL), or an object member
+ * of it ("disks", "net", "vsock", "cloud_init"): the NULL-terminated
+ * table config_parse() checks with, so that a test can hold the manuals
+ * to it; NULL for any other parent.
+ */
+const char *const *config_members(const char *parent);
 
 /* Whether name matches CONFIG_NAME_PATTERN. */
 bool	config_name_valid(const char *name);

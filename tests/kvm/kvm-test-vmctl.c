@@ -1,8 +1,11 @@
 /*
  * vmctl end to end, the real binary against a private vmmd: exit
  * statuses, human and JSON output, one-line errors, the console from a
- * pipe, run (a transient guest), and a display's password.
+ * pipe, run (a transient guest), a display's password, and create's
+ * refusals of VMs that could never start.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +160,7 @@ test_basic(struct h_conn *c)
 	r = vmctl("info", "web", NULL);
 	tap_ok(r == 0 && strstr(out(), "\nuptime: ") != NULL &&
 	    strstr(out(), "\npid: ") != NULL &&
-	    strstr(out(), "\nconsole log: ") != NULL &&
+	    strstr(out(), "\nconsole_log: ") != NULL &&
 	    strstr(out(), "\nexits: ") != NULL &&
 	    strstr(out(), "stats.") == NULL,
 	    "info of a running VM: a summary, no raw statistics (%s)",
@@ -366,6 +369,164 @@ test_display(struct h_conn *c)
 	unlink(file);
 }
 
+/* A file of size bytes at path, zero but for a byte at at (if >= 0). */
+static void
+make_image(const char *path, off_t size, off_t at)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || ftruncate(fd, size) < 0 ||
+	    (at >= 0 && pwrite(fd, "U", 1, at) != 1))
+		tap_bail("making %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* create as given must succeed; the VM is deleted again. */
+static void
+created(const char *what, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	h_proc_free(&last);
+	va_start(ap, arg);
+	r = h_vmctlv(d, &last, VMCTL_MS, arg, ap);
+	va_end(ap);
+	ok0(r, what);
+	vmctl("delete", "ok", NULL);
+}
+
+/*
+ * create refuses, naming the reason, a VM that could never start: one
+ * file as two disks that the guest writes through one of them (by
+ * device and inode: a hard link is another path to the same file), a
+ * disk boot from a blank image, and a VM without a kernel where the
+ * daemon's default guest is missing.
+ */
+static void
+test_refusals(void)
+{
+	const char *hello = h_env("VMMD_GUEST_HELLO");
+	char *demo, a[256], b[256], blank[256], tail[256], head[256], bro[300];
+	struct h_daemon *d2;
+	struct h_proc p = { 0 };
+	int r;
+
+	snprintf(a, sizeof(a), "%s", h_in_dir(d, "a.img"));
+	snprintf(b, sizeof(b), "%s", h_in_dir(d, "b.img"));
+	snprintf(blank, sizeof(blank), "%s", h_in_dir(d, "blank.img"));
+	snprintf(tail, sizeof(tail), "%s", h_in_dir(d, "tail.img"));
+	snprintf(head, sizeof(head), "%s", h_in_dir(d, "head.img"));
+	snprintf(bro, sizeof(bro), "%s,readonly", b);
+	make_image(a, 4 << 20, 0);
+	unlink(b);
+	if (link(a, b) < 0)
+		tap_bail("link %s %s: %s", a, b, strerror(errno));
+
+	r = vmctl("create", "dup", "--kernel", hello, "--disk", a, "--disk",
+	    b, NULL);
+	tap_ok(r == 1 && one_line_err() && strstr(err(), "same file") !=
+	    NULL && strstr(err(), "disks 0 and 1") != NULL,
+	    "create: one file (two paths) as two written disks, refused (%s)",
+	    flat_err());
+	r = vmctl("create", "dup", "--kernel", hello, "--disk", bro,
+	    "--disk", a, NULL);
+	tap_ok(r == 1 && strstr(err(), "same file") != NULL &&
+	    strstr(err(), "guest writes disk 1") != NULL,
+	    "create: written as one disk, read as another, refused (%s)",
+	    flat_err());
+	snprintf(bro, sizeof(bro), "%s,readonly", a);
+	created("create: one file as two read-only disks", "create", "ok",
+	    "--kernel", hello, "--disk", bro, "--disk", bro, NULL);
+
+	make_image(blank, 8 << 20, -1);
+	make_image(tail, 8 << 20, (8 << 20) - 1);
+	make_image(head, 8 << 20, 510);
+	r = vmctl("create", "blank", "--disk", blank, NULL);
+	tap_ok(r == 1 && one_line_err() && strstr(err(), "blank") != NULL &&
+	    strstr(err(), "boots from it") != NULL,
+	    "create: a disk boot from a blank image, refused (%s)",
+	    flat_err());
+	created("create: a blank disk and a kernel to boot", "create", "ok",
+	    "--kernel", hello, "--disk", blank, NULL);
+	created("create: a disk boot, data in the last MiB only", "create",
+	    "ok", "--disk", tail, NULL);
+	created("create: a disk boot, data in the first sector", "create",
+	    "ok", "--disk", head, NULL);
+
+	/* A daemon whose default guest (-g) is not there. */
+	if ((demo = strdup(h_env("VMMD_GUEST_DEMO"))) == NULL)
+		tap_bail("out of memory");
+	setenv("VMMD_GUEST_DEMO", h_in_dir(d, "no-such-guest.elf"), 1);
+	d2 = h_daemon_start();
+	setenv("VMMD_GUEST_DEMO", demo, 1);
+	free(demo);
+	r = h_vmctl(d2, &p, VMCTL_MS, "create", "nok", NULL);
+	tap_ok(r == 1 && p.ebuf != NULL && strstr(p.ebuf, "has no kernel") !=
+	    NULL && strstr(p.ebuf, "-g FILE") != NULL,
+	    "create: no kernel and no default guest, refused (%s)",
+	    h_flat(p.ebuf ? p.ebuf : ""));
+	h_proc_free(&p);
+	r = h_vmctl(d2, &p, VMCTL_MS, "create", "nok", "--kernel", hello,
+	    NULL);
+	tap_ok(r == 0, "create: with a kernel there, made");
+	h_proc_free(&p);
+	h_daemon_stop(d2, 10000);
+}
+
+/*
+ * list and info say the same of where the kernel comes from; info's
+ * labels are the JSON keys; the old option name still works; user-data
+ * is shown as its size and hash, never its text.
+ */
+static void
+test_info_agree(void)
+{
+	char disk[256], ud[256];
+	const char *p;
+	int fd;
+
+	snprintf(disk, sizeof(disk), "%s", h_in_dir(d, "boot.img"));
+	snprintf(ud, sizeof(ud), "%s", h_in_dir(d, "user-data"));
+	make_image(disk, 4 << 20, 510);
+	fd = open(ud, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "#cloud-config\npassword: hunter2\n", 32) !=
+	    32)
+		tap_bail("writing %s", ud);
+	close(fd);
+	ok0(vmctl("create", "fromdisk", "--disk", disk, "--cloud-init", ud,
+	    "--lost-tick-policy", "discard", NULL), "create a disk boot");
+	ok0(vmctl("create", "dflt", "--lost-ticks", "discard", NULL),
+	    "create with the default guest, --lost-ticks (the old name)");
+	ok0(vmctl("list", NULL), "list");
+	p = strstr(out(), "fromdisk");
+	tap_ok(p != NULL && strstr(p, "(first disk)") != NULL &&
+	    strstr(out(), "(default)") == NULL, "list: the disk boot's kernel "
+	    "is (first disk) (%s)", flat_out());
+	p = strstr(out(), "dflt");
+	tap_ok(p != NULL && strncmp(strchr(p, '\n') - 15, "(default guest)",
+	    15) == 0, "list: the other's is (default guest)");
+	ok0(vmctl("info", "fromdisk", NULL), "info");
+	tap_ok(strstr(out(), "\nkernel: (first disk, chosen at start)\n") !=
+	    NULL, "info: kernel from the first disk, as list says (%s)",
+	    flat_out());
+	tap_ok(strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	    "info: lost_tick_policy, the JSON key and --lost-tick-policy");
+	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
+	    "\ncloud_init.user_data_size: 32\n") != NULL && strstr(out(),
+	    "\ncloud_init.user_data_sha256: ") != NULL,
+	    "info: user-data as its size and hash, not its text");
+	ok0(vmctl("-j", "info", "fromdisk", NULL), "-j info");
+	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
+	    "user_data_sha256") != NULL, "-j info: no user-data text either");
+	ok0(vmctl("info", "dflt", NULL), "info of the other");
+	tap_ok(strstr(out(), "\nkernel: (default guest)\n") != NULL &&
+	    strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	    "info: (default guest), as list says");
+	vmctl("delete", "fromdisk", NULL);
+	vmctl("delete", "dflt", NULL);
+}
+
 int
 main(void)
 {
@@ -378,6 +539,8 @@ main(void)
 	test_console(c);
 	test_run(c);
 	test_display(c);
+	test_refusals();
+	test_info_agree();
 	h_proc_free(&last);
 	h_close(c);
 	return h_done();

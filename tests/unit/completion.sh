@@ -1,10 +1,11 @@
 #!/bin/bash
 # vmctl's bash completion against the vmctl just built and a vmmd with
 # two VMs (no guest runs: no KVM needed), and zsh's parsing its own.
-#   completion.sh VMMD VMCTL BASH_COMPLETION ZSH_COMPLETION
+# DEMO is the daemon's default guest (-g), never run.
+#   completion.sh VMMD VMCTL BASH_COMPLETION ZSH_COMPLETION DEMO
 set -u
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
-vmmd=$(abs "$1") vmctl=$(abs "$2") bashcomp=$3 zshcomp=$4
+vmmd=$(abs "$1") vmctl=$(abs "$2") bashcomp=$3 zshcomp=$4 demo=$(abs "$5")
 [ -r /usr/share/bash-completion/bash_completion ] || {
 	echo '1..0 # SKIP bash-completion is not installed'; exit 0; }
 dir=$(mktemp -d) || exit 1
@@ -14,7 +15,8 @@ mkdir "$dir/bin"
 ln -s "$vmctl" "$dir/bin/vmctl"
 PATH=$dir/bin:$PATH
 
-"$vmmd" -f -c /dev/null -s "$dir/sock" -d "$dir/state" 2>"$dir/log" &
+"$vmmd" -f -c /dev/null -s "$dir/sock" -d "$dir/state" -g "$demo" \
+    2>"$dir/log" &
 pid=$!
 for _ in $(seq 50); do vmctl -s "$dir/sock" list >/dev/null 2>&1 && break
 	sleep 0.1; done

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sha256.h"
 #include "tap.h"
 #include "vmconfig.h"
 
@@ -1478,6 +1479,77 @@ test_absent_defaults(void)
 		config_def_free(def);
 		json_object_put(obj);
 	}
+/* SHA-256 against FIPS 180-4's examples, and at the padding's edges. */
+static void
+test_sha256(void)
+{
+	static char a1m[1000000];
+	char hex[SHA256_HEX_LEN], b55[56], b64[65];
+
+	sha256_hex("", 0, hex);
+	tap_ok(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4"
+	    "95991b7852b855") == 0,
+	    "sha256 of nothing");
+	sha256_hex("abc", 3, hex);
+	tap_ok(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb4"
+	    "10ff61f20015ad") == 0,
+	    "sha256 of abc");
+	sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	    56, hex);
+	tap_ok(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6"
+	    "ecedd419db06c1") == 0,
+	    "sha256 of two blocks' worth");
+	memset(a1m, 'a', sizeof(a1m));
+	sha256_hex(a1m, sizeof(a1m), hex);
+	tap_ok(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e04"
+	    "6d39ccc7112cd0") == 0,
+	    "sha256 of a million a's");
+	memset(b55, 'a', sizeof(b55));
+	sha256_hex(b55, 55, hex);
+	tap_ok(strcmp(hex, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c"
+	    "9f1e910f734318") == 0,
+	    "sha256 of 55 bytes (one block)");
+	memset(b64, 'a', sizeof(b64));
+	sha256_hex(b64, 64, hex);
+	tap_ok(strcmp(hex, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba599"
+	    "7337df154668eb") == 0,
+	    "sha256 of 64 bytes");
+}
+
+/*
+ * cloud-init's user-data is shown to clients as its size and hash,
+ * never its text; the stored definition keeps it.
+ */
+static void
+test_user_data(void)
+{
+	struct json_object *obj, *ci, *v;
+	struct vm_def *def;
+	char err[256];
+
+	TAP_EQ(parse_text("{\"name\":\"u\",\"cloud_init\":{\"user_data\":"
+	    "\"abc\"}}", 0, &def, err, sizeof(err)), 0, "user_data: accepted");
+	obj = config_to_json(def, 0);
+	ci = json_object_object_get(obj, "cloud_init");
+	tap_ok(ci != NULL && !json_object_object_get_ex(ci, "user_data",
+	    NULL), "shown to clients: no user_data text");
+	tap_ok(json_object_object_get_ex(ci, "user_data_size", &v) &&
+	    json_object_get_int64(v) == 3, "but its size, 3");
+	tap_ok(json_object_object_get_ex(ci, "user_data_sha256", &v) &&
+	    strcmp(json_object_get_string(v), "ba7816bf8f01cfea414140de5dae"
+	    "2223b00361a396177a9cb410ff61f20015ad") == 0,
+	    "and its SHA-256");
+	tap_ok(strstr(json_object_to_json_string(obj), "abc") == NULL,
+	    "the text nowhere in what clients see");
+	json_object_put(obj);
+	obj = config_to_json(def, CONFIG_JSON_SECRETS);
+	ci = json_object_object_get(obj, "cloud_init");
+	tap_ok(json_object_object_get_ex(ci, "user_data", &v) &&
+	    strcmp(json_object_get_string(v), "abc") == 0 &&
+	    !json_object_object_get_ex(ci, "user_data_size", NULL),
+	    "the stored definition keeps the text, as it was given");
+	json_object_put(obj);
+	config_def_free(def);
 }
 
 int
@@ -1503,6 +1575,8 @@ main(void)
 	test_reload();
 	test_owner();
 	test_absent_defaults();
+	test_sha256();
+	test_user_data();
 
 	cleanup(tmpdir);
 	return tap_done();

@@ -4,7 +4,8 @@
  * start Ar name Op Fl \-console", or an ".It Xo" block) is rendered to
  * plain text ("start NAME [--console]") and compared with the usage
  * line, letters' case and blanks around '|' aside.  Every command that
- * "vmctl help" lists must have an item.
+ * "vmctl help" lists must have an item.  The usage is wrapped: its lines
+ * are joined, and none may pass 79 columns but for one long option.
  *
  *   test-vmctl-synopsis VMCTL VMCTL.1
  */
@@ -159,6 +160,56 @@ man_item(const char *man, const char *cmd, char *out, size_t len)
 	return out[0] != '\0';
 }
 
+/*
+ * The usage lines (up to the first blank line) of "vmctl help COMMAND",
+ * joined into one in place; each must fit in 80 columns unless it is
+ * one option alone.
+ */
+static bool
+one_option(const char *s, size_t len)
+{
+	int depth = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '[')
+			depth++;
+		else if (s[i] == ']')
+			depth--;
+		else if (s[i] == ' ' && depth == 0)
+			return false;
+	}
+	return true;
+}
+
+static void
+join_usage(char *s)
+{
+	char *end = strstr(s, "\n\n"), *nl, *d = s;
+	const char *line = s;
+
+	if (end != NULL)
+		*end = '\0';
+	for (;;) {
+		nl = strchr(line, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+		const char *t = line;
+
+		while (*t == ' ' && line > s)
+			t++;
+		if (len > 79 && !one_option(t, len - (size_t)(t - line)))
+			tap_ok(0, "usage line of %zu columns: %.*s", len,
+			    (int)len, line);
+		if (d != s)
+			*d++ = ' ';
+		memmove(d, t, len - (size_t)(t - line));
+		d += len - (size_t)(t - line);
+		if (nl == NULL)
+			break;
+		line = nl + 1;
+	}
+	*d = '\0';
+}
+
 /* The output of a command (first lines, at most len bytes). */
 static void
 run(const char *cmd, char *out, size_t len)
@@ -206,7 +257,7 @@ main(int argc, char **argv)
 		snprintf(cmdline, sizeof(cmdline), "'%s' help %s", argv[1],
 		    name);
 		run(cmdline, usage, sizeof(usage));
-		usage[strcspn(usage, "\n")] = '\0';
+		join_usage(usage);
 		u = strncmp(usage, prefix, strlen(prefix)) == 0 ?
 		    usage + strlen(prefix) : usage;
 		if (!man_item(argv[2], name, item, sizeof(item))) {
