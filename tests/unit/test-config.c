@@ -1479,6 +1479,8 @@ test_absent_defaults(void)
 		config_def_free(def);
 		json_object_put(obj);
 	}
+}
+
 /* SHA-256 against FIPS 180-4's examples, and at the padding's edges. */
 static void
 test_sha256(void)
