@@ -425,13 +425,13 @@ test_refusals(void)
 
 	r = vmctl("create", "dup", "--kernel", hello, "--disk", a, "--disk",
 	    b, NULL);
-	tap_ok(r == 1 && one_line_err() && strstr(err(), "same file") !=
+	tap_ok(r == 2 && one_line_err() && strstr(err(), "same file") !=
 	    NULL && strstr(err(), "disks 0 and 1") != NULL,
 	    "create: one file (two paths) as two written disks, refused (%s)",
 	    flat_err());
 	r = vmctl("create", "dup", "--kernel", hello, "--disk", bro,
 	    "--disk", a, NULL);
-	tap_ok(r == 1 && strstr(err(), "same file") != NULL &&
+	tap_ok(r == 2 && strstr(err(), "same file") != NULL &&
 	    strstr(err(), "guest writes disk 1") != NULL,
 	    "create: written as one disk, read as another, refused (%s)",
 	    flat_err());
@@ -443,7 +443,7 @@ test_refusals(void)
 	make_image(tail, 8 << 20, (8 << 20) - 1);
 	make_image(head, 8 << 20, 510);
 	r = vmctl("create", "blank", "--disk", blank, NULL);
-	tap_ok(r == 1 && one_line_err() && strstr(err(), "blank") != NULL &&
+	tap_ok(r == 2 && one_line_err() && strstr(err(), "blank") != NULL &&
 	    strstr(err(), "boots from it") != NULL,
 	    "create: a disk boot from a blank image, refused (%s)",
 	    flat_err());
@@ -462,7 +462,7 @@ test_refusals(void)
 	setenv("VMMD_GUEST_DEMO", demo, 1);
 	free(demo);
 	r = h_vmctl(d2, &p, VMCTL_MS, "create", "nok", NULL);
-	tap_ok(r == 1 && p.ebuf != NULL && strstr(p.ebuf, "has no kernel") !=
+	tap_ok(r == 2 && p.ebuf != NULL && strstr(p.ebuf, "has no kernel") !=
 	    NULL && strstr(p.ebuf, "-g FILE") != NULL,
 	    "create: no kernel and no default guest, refused (%s)",
 	    h_flat(p.ebuf ? p.ebuf : ""));
