@@ -62,7 +62,7 @@ _vmctl()
 	fi
 
 	case $prev in
-	--kernel | --initrd | --vnc-password-file) _filedir; return ;;
+	--kernel | --initrd | --vnc-password-file | --from-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
 	--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	esac

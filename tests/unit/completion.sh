@@ -57,6 +57,8 @@ expect "vmctl -s $dir/sock create x --memory " ""
 expect "vmctl -s $dir/sock stop --timeout 5 " "db web"
 expect "vmctl -s $dir/sock stop --f" "--force"
 expect "vmctl help aut" "autostart"
+expect "vmctl -s $dir/sock clone " "db web"
+expect "vmctl -s $dir/sock delete --r" "--remove-data"
 expect "vmctl -s $dir/sock list " ""
 
 n=$((n + 1))
