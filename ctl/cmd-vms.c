@@ -348,14 +348,49 @@ cmd_reset(struct ctl *ctl, int argc, char **argv)
 	return vm_simple(ctl, argc, argv, "vm.reset", NULL);
 }
 
+/* What delete removed and what it kept, one path a line. */
+static void
+delete_show(struct json_object *ret)
+{
+	static const char *const keys[] = { "removed", "kept" };
+	struct json_object *a;
+	size_t i, k;
+
+	for (k = 0; k < 2; k++) {
+		if (!json_object_object_get_ex(ret, keys[k], &a) ||
+		    !json_object_is_type(a, json_type_array))
+			continue;
+		for (i = 0; i < json_object_array_length(a); i++)
+			printf("%s: %s\n", keys[k], json_object_get_string(
+			    json_object_array_get_idx(a, i)));
+	}
+}
+
+/* delete NAME... [--remove-data]: the data is kept unless asked. */
 int
 cmd_delete(struct ctl *ctl, int argc, char **argv)
 {
-	int r;
+	enum { OPT_REMOVE_DATA = 0x100 };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "remove-data", no_argument,	NULL,	OPT_REMOVE_DATA },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct json_object *args;
+	int c, r;
 
-	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
-		return r;
-	return vms_each(ctl, argc, argv, "vm.delete", NULL, NULL);
+	args = json_object_new_object();
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if (c == OPT_REMOVE_DATA)
+			json_object_object_add(args, "remove_data",
+			    json_object_new_boolean(1));
+		else if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0) {
+			json_object_put(args);
+			return r;
+		}
+	}
+	return vms_each(ctl, argc, argv, "vm.delete", args, delete_show);
 }
 
 int

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <json-c/json_util.h>
 
 #include "args.h"
 #include "create-args.h"
@@ -282,6 +283,30 @@ create_args_zero(const char *s)
 }
 
 /*
+ * --from-file FILE: the definition in FILE (as vmctl export prints it)
+ * into *obj.  Returns -1 to go on, else an exit status.
+ */
+static int
+create_args_from_file(struct ctl *ctl, const char *path,
+    struct json_object **obj)
+{
+	*obj = json_object_from_file(path);
+	if (*obj == NULL) {
+		ctl_warnx("%s: --from-file %s: %s", ctl->cmd->name, path,
+		    json_util_get_last_err() ?: "cannot read it");
+		return CTL_EXIT_FAIL;
+	}
+	if (!json_object_is_type(*obj, json_type_object)) {
+		json_object_put(*obj);
+		ctl_warnx("%s: --from-file %s: not a JSON object (a "
+		    "definition, as vmctl export prints it)", ctl->cmd->name,
+		    path);
+		return CTL_EXIT_FAIL;
+	}
+	return -1;
+}
+
+/*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
  * an exit status.
@@ -442,6 +467,7 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 		{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
 		{ "ssh-key",	required_argument,	NULL,
 		    CREATE_CLOUD_SSH_KEY },
+		{ "from-file",	required_argument,	NULL,	'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/*
@@ -451,8 +477,8 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 	static const int repeatable[] = { 'd', 'N', CREATE_CLOUD_SSH_KEY,
 		'h', 'j', 's', '?', ':', 0 };
 	struct ctl_seen seen = { 0 };
-	struct json_object *args;
-	const char *again;
+	struct json_object *args, *file = NULL;
+	const char *again, *from = NULL;
 	int c, r;
 
 	args = json_object_new_object();
@@ -465,10 +491,34 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 			    "(only --disk, --net and --ssh-key may repeat)",
 			    again);
 		}
+		if (c == 'F') {
+			from = optarg;
+			continue;
+		}
 		if ((r = create_args_option(ctl, args, argc, argv, c)) >= 0) {
 			json_object_put(args);
 			return r;
 		}
+	}
+	if (from != NULL && (r = create_args_from_file(ctl, from, &file)) >= 0) {
+		json_object_put(args);
+		return r;
+	}
+	if (file != NULL) {
+		/* The options given change what the file says. */
+		json_object_object_foreach(args, key, val)
+			json_object_object_add(file, key, json_object_get(val));
+		json_object_put(args);
+		args = file;
+	}
+	if (file != NULL && argc - optind == 0 &&
+	    json_object_is_type(json_object_object_get(args, "name"),
+	    json_type_string)) {
+		/* Kept for the caller, which adds "name" again from it. */
+		*namep = strdup(json_object_get_string(
+		    json_object_object_get(args, "name")));
+		*argsp = args;
+		return *namep != NULL ? -1 : CTL_EXIT_FAIL;
 	}
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
 		json_object_put(args);

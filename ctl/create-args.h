@@ -13,6 +13,8 @@ struct json_object;
  * *name to NAME and returns -1, or returns an exit status.  Relative
  * --kernel and --initrd paths are made absolute here, against vmctl's
  * directory: the daemon resolves nothing relative to its own.
+ * --from-file FILE starts from the definition in FILE, which the other
+ * options change; NAME may then be left out (its "name" is taken).
  */
 int	create_args_parse(struct ctl *, int, char **, struct json_object **,
 	    const char **);

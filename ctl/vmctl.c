@@ -17,7 +17,11 @@
 static int	cmd_help(struct ctl *, int, char **);
 
 #define CTL_CREATE_HELP							\
-	"\n  --kernel FILE       bzImage or PVH ELF kernel (default: the "	\
+	"\n  --from-file FILE    start from the definition in FILE (vmctl "	\
+	"export's);\n"							\
+	"                      NAME may be left out, other options "	\
+	"change it\n"							\
+	"  --kernel FILE       bzImage or PVH ELF kernel (default: the "	\
 	"daemon's guest)\n"						\
 	"  --initrd FILE       initial RAM disk\n"				\
 	"  --cmdline STR       kernel command line\n"			\
@@ -95,7 +99,8 @@ static int	cmd_help(struct ctl *, int, char **);
 
 static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
-	    "NAME [--kernel FILE] [--initrd FILE] [--cmdline STR] "
+	    "NAME [--from-file FILE] [--kernel FILE] [--initrd FILE] "
+	    "[--cmdline STR] "
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-tick-policy slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
@@ -124,8 +129,17 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
-	{ "delete", cmd_delete, "NAME...", "remove VMs that are not running",
-	    NULL },
+	{ "delete", cmd_delete, "NAME... [--remove-data]",
+	    "remove VMs that are not running",
+	    "
+Their overlays and console logs are kept, and vmctl says where, "
+	    "unless
+"
+	    "--remove-data: then they go too.  With --remove-data, the data "
+	    "a VM of
+"
+	    "that name left when it was deleted goes as well.
+" },
 	{ "reset-disk", cmd_reset_disk, "NAME [INDEX]",
 	    "throw a stopped VM's changes to its overlay disks away",
 	    "\nMakes the overlay of disk INDEX (default: of every overlay "
@@ -180,6 +194,38 @@ static const struct ctl_command ctl_commands[] = {
 	    "\nThe VM is deleted when it stops; when the console ends any "
 	    "other way\n"
 	    "(Ctrl-], a signal), vmctl kills it.\n" },
+	{ "set", cmd_set, "NAME [create options]",
+	    "change a stopped VM's settings",
+	    "\nThe options are create's (vmctl help create); each one given "
+	    "replaces\n"
+	    "the setting it makes, whole: the --disk options given are all "
+	    "the disks,\n"
+	    "--cloud-init and --ssh-key all of cloud-init's seed.  The "
+	    "daemon checks\n"
+	    "the new definition as create's.  An overlay disk keeps its "
+	    "overlay.\n" },
+	{ "edit", cmd_edit, "NAME",
+	    "change a stopped VM's definition in $EDITOR",
+	    "\nThe definition (as export prints it) in $VISUAL, else "
+	    "$EDITOR, else vi;\n"
+	    "once saved, the daemon checks it and it replaces the old one.  "
+	    "If the\n"
+	    "daemon refuses it, the file is kept and vmctl says where.\n" },
+	{ "rename", cmd_rename, "NAME NEW", "rename a stopped VM",
+	    "\nIts overlays and console log follow it; it keeps its MAC "
+	    "address.\n" },
+	{ "export", cmd_export, "NAME",
+	    "print a VM's definition, for create --from-file",
+	    "\nThe definition as JSON, without state or owner; vmctl create "
+	    "--from-file\n"
+	    "takes it back as it is.\n" },
+	{ "clone", cmd_clone, "NAME NEW", "copy a stopped VM",
+	    "\nNEW gets a copy of each of NAME's overlays (over the same "
+	    "base), a MAC\n"
+	    "address of its own and, if NAME's vsock CID is fixed, the "
+	    "lowest one\n"
+	    "free.  A writable disk that is no overlay is refused: both "
+	    "would write it.\n" },
 	{ "help", cmd_help, "[COMMAND]", "show this help or a command's",
 	    NULL },
 };

@@ -6,6 +6,7 @@
  * Who calls whom, top to bottom, with no way back up:
  *   vmctl.c                       the command table
  *   cmd-vms.c cmd-console.c cmd-run.c cmd-display.c cmd-stats.c
+ *   cmd-edit.c
  *                                 one file per command group
  *   create-args.c console-attach.c  what two commands share
  *   stats-table.c                 vmctl stats' tables
@@ -143,5 +144,10 @@ int	cmd_screenshot(struct ctl *, int, char **);
 int	cmd_stats(struct ctl *, int, char **);
 int	cmd_state(struct ctl *, int, char **);
 int	cmd_events(struct ctl *, int, char **);
+int	cmd_set(struct ctl *, int, char **);
+int	cmd_edit(struct ctl *, int, char **);
+int	cmd_rename(struct ctl *, int, char **);
+int	cmd_export(struct ctl *, int, char **);
+int	cmd_clone(struct ctl *, int, char **);
 
 #endif

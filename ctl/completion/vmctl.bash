@@ -63,7 +63,7 @@ _vmctl()
 	fi
 
 	case $prev in
-	--kernel | --initrd | --vnc-password-file) _filedir; return ;;
+	--kernel | --initrd | --vnc-password-file | --from-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
 	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	--state) COMPREPLY=($(compgen -W 'defined starting running paused

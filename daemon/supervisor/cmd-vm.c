@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd-vm.h"
+#include "cmd-vm-edit.h"
 #include "control.h"
 #include "disk-overlay.h"
 #include "log.h"
@@ -30,6 +31,7 @@ static const char *const cmd_keys_none[] = { NULL };
 static const char *const cmd_keys_autostart[] = { "name", "autostart",
 	NULL };
 static const char *const cmd_keys_reset_disk[] = { "name", "disk", NULL };
+static const char *const cmd_keys_delete[] = { "name", "remove_data", NULL };
 
 /*
  * Check the arguments against keys and look up the VM they name.
@@ -153,6 +155,12 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		vm_files_close(&files);
 		rc = snprintf(err, sizeof(err), "VM '%s' already exists",
 		    def->name);
+		config_def_free(def);
+		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
+	}
+	/* A deleted VM's kept overlay is not overwritten. */
+	if (cmd_vm_kept_overlays(ctx->d, def, err, sizeof(err)) < 0) {
+		vm_files_close(&files);
 		config_def_free(def);
 		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
 	}
@@ -332,15 +340,69 @@ cmd_vm_reset(struct cmd_ctx *ctx)
 	return cmd_vm_forward(ctx, VM_RUNNING, WMSG_REQ_RESET, cmd_reset_done);
 }
 
+/*
+ * What a deleted VM named name left, when no VM has that name now: its
+ * data as if it had every disk as an overlay disk, for remove_data.
+ */
+static struct json_object *
+cmd_vm_delete_left(struct cmd_ctx *ctx, const char *name)
+{
+	struct json_object *data = NULL, *removed;
+	struct vm_def left;
+	char err[1024], copy[CONFIG_NAME_MAX + 1];
+	int rc;
+
+	if (!config_name_valid(name))
+		return proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s'", name);
+	memset(&left, 0, sizeof(left));
+	snprintf(copy, sizeof(copy), "%s", name);
+	left.name = copy;
+	left.ndisks = CONFIG_DISKS_MAX;
+	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++)
+		left.disks[i].overlay = true;
+	rc = cmd_vm_data(ctx->d, &left, true, &data, err, sizeof(err));
+	if (data == NULL)
+		return cmd_nomem(ctx);
+	if (rc < 0) {
+		json_object_put(data);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL, "%s", err);
+	}
+	removed = json_object_object_get(data, "removed");
+	if (json_object_array_length(removed) == 0) {
+		json_object_put(data);
+		return proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s', and no data of one", name);
+	}
+	log_info("VM '%s': the data it left removed", name);
+	return proto_reply(ctx->id, data);
+}
+
+/*
+ * vm.delete: the definition goes; the VM's data (overlays, console log)
+ * stays unless remove_data, and the reply lists what was removed and
+ * what was kept.  With remove_data and no VM of that name, what a VM of
+ * that name left at its delete goes.
+ */
 static struct json_object *
 cmd_vm_delete(struct cmd_ctx *ctx)
 {
-	struct json_object *reply;
+	struct json_object *reply, *data = NULL;
 	struct vmmd *d = ctx->d;
 	struct vm *vm;
+	const char *name0 = NULL;
 	char err[1024], name[CONFIG_NAME_MAX + 1];
+	int remove = 0;
 
-	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+	if (proto_arg_bool(ctx->args, "remove_data", 0, &remove, err,
+	    sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if (remove && proto_args_check(ctx->args, cmd_keys_delete, err,
+	    sizeof(err)) == 0 && proto_arg_string(ctx->args, "name", 1,
+	    &name0, err, sizeof(err)) == 0 && vm_find(d, name0) == NULL)
+		return cmd_vm_delete_left(ctx, name0);
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_delete, &reply)) == NULL)
 		return reply;
 	if (!vm_at_rest(vm))
 		return cmd_bad_state(ctx, vm);
@@ -352,11 +414,12 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 		    "cannot remove the definition: %s", err);
 	}
 	snprintf(name, sizeof(name), "%s", vm->def->name);
-	vm_overlays_remove(vm);
+	if (cmd_vm_data(d, vm->def, remove, &data, err, sizeof(err)) < 0)
+		log_error("VM '%s': removing its data: %s", name, err);
 	vm_remove(vm);
-	log_info("VM '%s': deleted", name);
+	log_info("VM '%s': deleted%s", name, remove ? " with its data" : "");
 	control_broadcast(d->ctl, proto_event("vm.deleted", name, NULL));
-	return proto_reply(ctx->id, NULL);
+	return proto_reply(ctx->id, data);
 }
 
 /*

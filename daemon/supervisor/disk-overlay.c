@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,5 +202,127 @@ disk_overlay_remove(const char *dir, const struct vm_def *def, char *err,
 		rc = r;
 		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
 	}
+	return rc;
+}
+
+bool
+disk_overlay_exists(const char *dir, const char *name, unsigned int n)
+{
+	char path[4096];
+	struct stat st;
+
+	return disk_overlay_path(dir, name, n, path, sizeof(path)) == 0 &&
+	    lstat(path, &st) == 0;
+}
+
+/* All of src into dst: shared extents if it can, else copied. */
+static int
+disk_overlay_copy_fd(int src, int dst)
+{
+	struct stat st;
+	ssize_t r;
+	off_t left;
+
+	if (ioctl(dst, FICLONE, src) == 0)
+		return 0;
+	if (fstat(src, &st) < 0)
+		return -errno;
+	for (left = st.st_size; left > 0; left -= r) {
+		r = copy_file_range(src, NULL, dst, NULL, (size_t)left, 0);
+		if (r < 0 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;	/* it shrank under us */
+	}
+	return 0;
+}
+
+int
+disk_overlay_copy(const char *dir, const char *from, const char *to,
+    unsigned int n, enum proto_error *cls, char *err, size_t errlen)
+{
+	char src[4096], path[4096], tmp[4096];
+	int sfd = -1, fd = -1, rc;
+
+	*cls = PROTO_ERR_INTERNAL;
+	if (disk_overlay_path(dir, from, n, src, sizeof(src)) < 0 ||
+	    disk_overlay_path(dir, to, n, path, sizeof(path)) < 0 ||
+	    disk_overlay_tmp_path(dir, to, n, tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errlen, "overlay of disk %u: path too long", n);
+		return -ENAMETOOLONG;
+	}
+	if (disk_overlay_exists(dir, to, n)) {
+		*cls = PROTO_ERR_EXISTS;
+		snprintf(err, errlen, "disk %u: %s is there already", n, path);
+		return -EEXIST;
+	}
+	sfd = open(src, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (sfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "disk %u: overlay %s: %s", n, src,
+		    strerror(-rc));
+		return rc;
+	}
+	if (unlink(tmp) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		goto out;
+	}
+	if ((rc = disk_overlay_copy_fd(sfd, fd)) == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		snprintf(err, errlen, "overlay: copying %s to %s: %s", src,
+		    path, strerror(-rc));
+		unlink(tmp);
+		goto out;
+	}
+	if ((rc = config_sync_dir(dir)) < 0)
+		snprintf(err, errlen, "overlay: %s: %s", dir, strerror(-rc));
+out:
+	if (fd >= 0)
+		close(fd);
+	close(sfd);
+	return rc;
+}
+
+int
+disk_overlay_rename(const char *dir, const char *from, const char *to,
+    unsigned int n, enum proto_error *cls, char *err, size_t errlen)
+{
+	char src[4096], path[4096];
+	int rc;
+
+	*cls = PROTO_ERR_INTERNAL;
+	if (disk_overlay_path(dir, from, n, src, sizeof(src)) < 0 ||
+	    disk_overlay_path(dir, to, n, path, sizeof(path)) < 0) {
+		snprintf(err, errlen, "overlay of disk %u: path too long", n);
+		return -ENAMETOOLONG;
+	}
+	/* RENAME_NOREPLACE: never over a kept overlay of another VM. */
+	if (renameat2(AT_FDCWD, src, AT_FDCWD, path, RENAME_NOREPLACE) < 0) {
+		rc = -errno;
+		if (rc == -ENOENT)
+			return 0;
+		if (rc == -EEXIST)
+			*cls = PROTO_ERR_EXISTS;
+		snprintf(err, errlen, "overlay: renaming %s to %s: %s", src,
+		    path, strerror(-rc));
+		return rc;
+	}
+	if ((rc = config_sync_dir(dir)) < 0)
+		snprintf(err, errlen, "overlay: %s: %s", dir, strerror(-rc));
 	return rc;
 }

@@ -59,4 +59,26 @@ int	disk_overlay_open(const char *path, const char *vm, unsigned int n,
 int	disk_overlay_remove(const char *dir, const struct vm_def *def,
 	    char *err, size_t errlen);
 
+/*
+ * Whether dir holds an overlay of disk n of a VM named name: one that
+ * vm.delete kept, which a new VM of that name must not overwrite.
+ */
+bool	disk_overlay_exists(const char *dir, const char *name, unsigned int n);
+/*
+ * Copy the overlay of disk n of VM from to a new overlay of disk n of VM
+ * to (vm.clone): the same base, the guest's writes so far.  As atomic as
+ * disk_overlay_make(); an overlay of to's already there is -EEXIST.
+ * The copy shares extents where the file system can (FICLONE), else is
+ * made by the kernel (copy_file_range), in the caller's thread: an
+ * overlay holds only what the guest wrote.
+ */
+int	disk_overlay_copy(const char *dir, const char *from, const char *to,
+	    unsigned int n, enum proto_error *cls, char *err, size_t errlen);
+/*
+ * Rename the overlay of disk n of VM from to VM to's (vm.rename): -EEXIST
+ * when to has one, 0 when from has none.  dir is synced.
+ */
+int	disk_overlay_rename(const char *dir, const char *from, const char *to,
+	    unsigned int n, enum proto_error *cls, char *err, size_t errlen);
+
 #endif

@@ -174,6 +174,24 @@ vm_remove(struct vm *vm)
 	free(vm);
 }
 
+void
+vm_replace_def(struct vm *vm, struct vm_def *def)
+{
+	struct vm *it;
+
+	config_def_free(vm->def);
+	vm->def = def;
+	/* Kept sorted, as vm_add() does: the name may be new. */
+	TAILQ_REMOVE(&vm->d->vms, vm, entry);
+	TAILQ_FOREACH(it, &vm->d->vms, entry)
+		if (strcmp(it->def->name, def->name) > 0)
+			break;
+	if (it != NULL)
+		TAILQ_INSERT_BEFORE(it, vm, entry);
+	else
+		TAILQ_INSERT_TAIL(&vm->d->vms, vm, entry);
+}
+
 bool
 vm_at_rest(const struct vm *vm)
 {
@@ -218,7 +236,7 @@ vm_pid(const struct vm *vm)
 	return vm->w != NULL ? wlink_pid(vm->w) : 0;
 }
 
-static int
+int
 vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
     size_t size)
 {

@@ -140,6 +140,14 @@ void	vm_remove(struct vm *vm);	/* no worker allowed */
  * exits, and its overlays stay for the next one.
  */
 void	vm_overlays_remove(struct vm *vm);
+/*
+ * Give a VM at rest a new definition (vm.redefine, vm.rename): the old
+ * one is freed, def taken, the list kept in name order.
+ */
+void	vm_replace_def(struct vm *vm, struct vm_def *def);
+/* STATEDIR/console/NAME.log (its rotated part: PATH.1): 0 or -errno. */
+int	vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
+	    size_t size);
 /* Defined, stopped or crashed: no worker, free to start or delete. */
 bool	vm_at_rest(const struct vm *vm);
 bool	vm_has_worker(const struct vm *vm);

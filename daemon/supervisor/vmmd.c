@@ -26,6 +26,7 @@
 
 #include "cmd-events.h"
 #include "cmd-vm.h"
+#include "cmd-vm-edit.h"
 #include "config.h"
 #include "control.h"
 #include "daemon-conf.h"
@@ -265,6 +266,7 @@ main_status(struct main_state *ms, const char *what)
 /* Every command the control socket serves. */
 static const struct cmd_def *const main_commands[] = {
 	cmd_vm_commands,
+	cmd_vm_edit_commands,
 	cmd_events_commands,
 	NULL,
 };

@@ -36,6 +36,7 @@
 
 #include "cmd-events.h"
 #include "cmd-vm.h"
+#include "cmd-vm-edit.h"
 #include "config.h"
 #include "control.h"
 #include "fuzz-tmp.h"
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct cmd_def *const fuzz_control_commands[] = {
 	cmd_vm_commands,
+	cmd_vm_edit_commands,
 	cmd_events_commands,
 	NULL,
 };

@@ -1189,8 +1189,14 @@ h_stop(struct h_conn *c, const char *name, bool force, int timeout_s,
 int
 h_delete(struct h_conn *c, const char *name)
 {
+	struct json_object *args = h_name_args(name);
+
+	/* With its data: a test that makes the name again starts clean
+	 * (kvm-test-vmedit tests what vm.delete keeps by default). */
+	json_object_object_add(args, "remove_data",
+	    json_object_new_boolean(1));
 	return h_expect_ok("vm.delete", name,
-	    h_call(c, "vm.delete", h_name_args(name), H_REPLY_MS));
+	    h_call(c, "vm.delete", args, H_REPLY_MS));
 }
 
 const char *

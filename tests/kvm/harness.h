@@ -211,6 +211,7 @@ int		 h_start(struct h_conn *, const char *name);
 /* timeout_s < 0: leave the daemon's default. */
 int		 h_stop(struct h_conn *, const char *name, bool force,
 		    int timeout_s, int reply_ms);
+/* vm.delete with remove_data: the VM and its overlays and log go. */
 int		 h_delete(struct h_conn *, const char *name);
 /* The VM's state into buf ("" when it cannot be had). */
 const char	*h_state(struct h_conn *, const char *name, char *, size_t);

@@ -6,8 +6,8 @@
  * is clean by qemu-img check and holds its guest's writes, the base is
  * untouched; the overlays survive a restart of vmmd and of the guest;
  * vm.reset_disk (vmctl reset-disk) makes an overlay read as the base
- * again, and is refused while the guest runs; vm.delete and a transient
- * VM's end remove the overlay; a read-only overlay disk, and a client
+ * again, and is refused while the guest runs; vm.delete with remove_data
+ * and a transient VM's end remove the overlay; a read-only overlay disk, and a client
  * who cannot read the base, are refused at create.  The time the ten
  * creates and starts took is printed, not asserted.
  */
@@ -231,10 +231,16 @@ test_delete(struct h_conn *c)
 {
 	int i, ok = 1;
 
-	for (i = 0; i < NCLONES; i++)
-		ok &= h_delete(c, clone_name(i)) == 0 &&
+	struct json_object *r;
+
+	for (i = 0; i < NCLONES; i++) {
+		r = h_callf(c, H_REPLY_MS, "vm.delete", "{\"name\":\"%s\","
+		    "\"remove_data\":true}", clone_name(i));
+		ok &= h_err_class(r) == NULL &&
 		    !exists(overlay(clone_name(i), 0));
-	tap_ok(ok, "vm.delete removes each VM's overlay");
+		json_object_put(r);
+	}
+	tap_ok(ok, "vm.delete with remove_data removes each VM's overlay");
 
 	tap_ok(h_create(c, "t", "\"kernel\":\"%s\",\"transient\":true,"
 	    "\"disks\":[{\"path\":\"%s\",\"overlay\":true},{\"path\":\"%s\","
@@ -300,8 +306,11 @@ test_refusals(struct h_conn *c)
 	tap_ok(!exists(overlay("u", 0)), "and no overlay made");
 	user_create(base, "", "but may clone one it can read");
 	tap_ok(exists(overlay("u", 0)), "which has its overlay");
-	tap_ok(h_delete(c, "u") == 0 && !exists(overlay("u", 0)),
-	    "deleted with it");
+	r = h_callf(c, H_REPLY_MS, "vm.delete", "{\"name\":\"u\","
+	    "\"remove_data\":true}");
+	tap_ok(h_err_class(r) == NULL && !exists(overlay("u", 0)),
+	    "deleted with it, with remove_data");
+	json_object_put(r);
 }
 
 int

@@ -1,0 +1,36 @@
+/*
+ * The commands that change a VM at rest without losing it: vm.export,
+ * vm.redefine, vm.rename and vm.clone; and what vm.delete keeps or
+ * removes of a VM's data.
+ */
+#ifndef VMMD_CMD_VM_EDIT_H
+#define VMMD_CMD_VM_EDIT_H
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+#include "control.h"
+
+struct vm_def;
+struct vmmd;
+
+extern const struct cmd_def cmd_vm_edit_commands[];
+
+/*
+ * The data a VM leaves in the state directory (its overlays, its console
+ * log and the log's rotated part): removed with remove, else kept.  The
+ * reply of vm.delete: {"removed": [PATH...], "kept": [PATH...]}, only
+ * files that exist.  A file that cannot be removed is listed as kept and
+ * its error put in err (the first one); the return is then -errno.
+ */
+int	cmd_vm_data(struct vmmd *d, const struct vm_def *def, bool remove,
+	    struct json_object **out, char *err, size_t errlen);
+
+/*
+ * Whether an overlay that vm.delete kept is where def's overlay disks
+ * would have theirs: -EEXIST with err saying which and what to do.
+ */
+int	cmd_vm_kept_overlays(struct vmmd *d, const struct vm_def *def,
+	    char *err, size_t errlen);
+
+#endif
