@@ -131,15 +131,11 @@ static const struct ctl_command ctl_commands[] = {
 	    NULL },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
-	    "
-Their overlays and console logs are kept, and vmctl says where, "
-	    "unless
-"
+	    "\nTheir overlays and console logs are kept, and vmctl says where, "
+	    "unless\n"
 	    "--remove-data: then they go too.  With --remove-data, the data "
-	    "a VM of
-"
-	    "that name left when it was deleted goes as well.
-" },
+	    "a VM of\n"
+	    "that name left when it was deleted goes as well.\n" },
 	{ "reset-disk", cmd_reset_disk, "NAME [INDEX]",
 	    "throw a stopped VM's changes to its overlay disks away",
 	    "\nMakes the overlay of disk INDEX (default: of every overlay "
