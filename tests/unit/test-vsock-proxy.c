@@ -429,7 +429,7 @@ test_bounds(void)
 	struct vsock_proxy_counts n0, n1;
 	int la = listener("a.sock_41000", true);
 	int lb = listener("b.sock_41000", true);
-	int lv[NVMS + 1], fd, ufd, one = -1, got, rc;
+	int lv[NVMS + 1], fd, ufd, one = -1, got = -1, rc;
 	char name[16], err[512];
 	unsigned int i, v, took;
 
