@@ -147,14 +147,14 @@ test_set_edit(struct h_conn *c)
 	tap_ok(strcmp(info_member(c, "s", "memory_mib", NULL), "64") == 0 &&
 	    strcmp(info_member(c, "s", "state", NULL), "running") == 0,
 	    "the running guest has 64 MiB");
-	ok = vmctl("set", "s", "--memory", "96", NULL) == 1 &&
+	ok = vmctl("set", "s", "--memory", "96", NULL) == 6 &&
 	    strstr(err(), "bad_state") != NULL &&
 	    strstr(err(), "only while it is stopped") != NULL;
 	tap_ok(ok, "set of a running VM is refused: %s", h_flat(err()));
 	setenv("EDITOR", "sed -i s/\\\"memory_mib\\\":\\ 64/\\\"memory_mib\\\":\\ 72/",
 	    1);
 	unsetenv("VISUAL");
-	ok = vmctl("edit", "s", NULL) == 1 && strstr(err(), "bad_state") &&
+	ok = vmctl("edit", "s", NULL) == 6 && strstr(err(), "bad_state") &&
 	    strstr(err(), "kept in") != NULL;
 	tap_ok(ok, "and so is edit's: %s", h_flat(err()));
 	tap_ok(h_stop(c, "s", true, -1, H_REPLY_MS) == 0, "s stopped");
@@ -168,7 +168,7 @@ test_set_edit(struct h_conn *c)
 	setenv("EDITOR", "sed -i s/\\\"memory_mib\\\":\\ 80/\\\"memory_mib\\\":\\ 5/",
 	    1);
 	tmp[0] = '\0';
-	if (vmctl("edit", "s", NULL) == 1 &&
+	if (vmctl("edit", "s", NULL) == 2 &&
 	    (p = strstr(err(), "kept in ")) != NULL) {
 		snprintf(tmp, sizeof(tmp), "%s", p + 8);
 		tmp[strcspn(tmp, "\n")] = '\0';
@@ -190,13 +190,13 @@ test_rename(struct h_conn *c)
 	    !exists(h_console_log(d, "s")) &&
 	    h_file_expect(h_console_log(d, "r"), ECHO_READY, 1, 1000) == 0,
 	    "rename s r: the console log follows");
-	tap_ok(vmctl("info", "s", NULL) == 1 && ok0(vmctl("info", "r", NULL)),
+	tap_ok(vmctl("info", "s", NULL) == 4 && ok0(vmctl("info", "r", NULL)),
 	    "s is gone, r is there");
 	tap_ok(h_start(c, "r") == 0 && h_file_expect(h_console_log(d, "r"),
 	    ECHO_READY, 2, 10000) == 0 &&
 	    strcmp(info_member(c, "r", "memory_mib", NULL), "80") == 0,
 	    "r starts, and writes to the same log");
-	tap_ok(vmctl("rename", "r", "r2", NULL) == 1 &&
+	tap_ok(vmctl("rename", "r", "r2", NULL) == 6 &&
 	    strstr(err(), "bad_state") != NULL, "rename of a running VM is "
 	    "refused: %s", h_flat(err()));
 	tap_ok(h_stop(c, "r", true, -1, H_REPLY_MS) == 0, "r stopped");
@@ -253,7 +253,7 @@ test_clone(struct h_conn *c)
 	tap_ok(vdisk_make_base(h_in_dir(d, "w.raw"), 0644) == 0 &&
 	    ok0(vmctl("create", "w", "--disk", h_in_dir(d, "w.raw"), NULL)),
 	    "create w on a writable disk");
-	ok = vmctl("clone", "w", "w2", NULL) == 1 &&
+	ok = vmctl("clone", "w", "w2", NULL) == 2 &&
 	    strstr(err(), "written by VM 'w'") != NULL;
 	tap_ok(ok, "which is not cloned: %s", h_flat(err()));
 }
@@ -270,7 +270,7 @@ test_delete(struct h_conn *c)
 	    "delete keeps the overlay and the console log, and says so: %s",
 	    h_flat(out()));
 	snprintf(want, sizeof(want), "%s,overlay", h_in_dir(d, "base.raw"));
-	tap_ok(vmctl("create", "o2", "--disk", want, NULL) == 1 &&
+	tap_ok(vmctl("create", "o2", "--disk", want, NULL) == 5 &&
 	    strstr(err(), "exists") != NULL && strstr(err(), "kept") != NULL,
 	    "a new VM does not overwrite a kept overlay: %s", h_flat(err()));
 	snprintf(want, sizeof(want), "removed: %s\n", overlay("o2", 0));
@@ -278,7 +278,7 @@ test_delete(struct h_conn *c)
 	    !exists(overlay("o2", 0)) && strstr(out(), want) != NULL &&
 	    !exists(h_console_log(d, "o2")),
 	    "delete --remove-data of the name removes what it left");
-	tap_ok(vmctl("delete", "--remove-data", "o2", NULL) == 1 &&
+	tap_ok(vmctl("delete", "--remove-data", "o2", NULL) == 4 &&
 	    strstr(err(), "not_found") != NULL, "then nothing is left");
 	tap_ok(ok0(vmctl("delete", "o", "--remove-data", NULL)) &&
 	    !exists(overlay("o", 0)) && strstr(out(), "removed: ") != NULL,
