@@ -11,6 +11,7 @@
 #define LIBISOFS_WITHOUT_LIBBURN 1
 #include <libisofs/libisofs.h>
 
+#include "fd-write.h"
 #include "nocloud-seed.h"
 
 #define SEED_BOUNDARY	"==vmmd-seed-boundary=="
@@ -138,22 +139,6 @@ seed_add(IsoImage *img, const char *name, char *text, size_t len)
 	return 0;
 }
 
-static int
-seed_write_all(int fd, const unsigned char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int
 nocloud_seed_write(const struct nocloud_seed *s, int fd, char *iid,
     size_t iidlen, char *err, size_t errlen)
@@ -202,7 +187,7 @@ nocloud_seed_write(const struct nocloud_seed *s, int fd, char *iid,
 		goto out;
 	}
 	while ((n = src->read_xt(src, sector, sizeof(sector))) > 0)
-		if ((rc = seed_write_all(fd, sector, (size_t)n)) < 0)
+		if ((rc = fd_write_all(fd, sector, (size_t)n)) < 0)
 			break;
 	if (n < 0 && rc == 0)
 		rc = -EIO;

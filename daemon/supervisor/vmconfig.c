@@ -19,6 +19,7 @@
 #include <ctype.h>
 
 #include "boot.h"
+#include "fd-write.h"
 #include "pc-layout.h"
 #include "proto.h"
 #include "vmconfig.h"
@@ -1335,24 +1336,6 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 
 /* Persistence ---------------------------------------------------------- */
 
-static int
-config_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Tests kill the daemon between two steps of a change to prove that a
  * crash leaves the old or the new definition: with VMMD_TEST_CRASH_AT
@@ -1427,13 +1410,13 @@ config_save(const char *dir, const struct vm_def *def, char *err,
 		config_err(err, errlen, "%s: chmod: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
-	if ((rc = config_write_all(fd, text, len / 2)) < 0) {
+	if ((rc = fd_write_all(fd, text, len / 2)) < 0) {
 		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}
 	config_crash_point("save-half-written");
-	if ((rc = config_write_all(fd, text + len / 2, len - len / 2)) < 0 ||
-	    (rc = config_write_all(fd, "\n", 1)) < 0) {
+	if ((rc = fd_write_all(fd, text + len / 2, len - len / 2)) < 0 ||
+	    (rc = fd_write_all(fd, "\n", 1)) < 0) {
 		config_err(err, errlen, "%s: write: %s", tmp, strerror(-rc));
 		goto close_tmp;
 	}

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd-write.h"
 #include "log.h"
 #include "proto.h"
 #include "worker-record.h"
@@ -21,24 +22,6 @@ wrec_path(const char *dir, const char *name, char *buf, size_t len)
 {
 	if ((size_t)snprintf(buf, len, "%s/%s" WREC_SUFFIX, dir, name) >= len)
 		return -ENAMETOOLONG;
-	return 0;
-}
-
-static int
-wrec_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
 	return 0;
 }
 
@@ -88,8 +71,8 @@ wrec_write(const char *dir, const char *name, pid_t pid, uid_t uid,
 	/* Owner-only whatever the umask: it may hold the VNC password. */
 	if (fchmod(fd, S_IRUSR | S_IWUSR) < 0)
 		rc = -errno;
-	else if ((rc = wrec_write_all(fd, text, len)) == 0)
-		rc = wrec_write_all(fd, "\n", 1);
+	else if ((rc = fd_write_all(fd, text, len)) == 0)
+		rc = fd_write_all(fd, "\n", 1);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc < 0) {

@@ -17,6 +17,7 @@
 
 #include "blk-chain.h"
 #include "disk-reader.h"
+#include "fd-write.h"
 #include "sandbox.h"
 #include "test-hook.h"
 #include "text-escape.h"
@@ -126,21 +127,6 @@ disk_reader_limit(const struct disk_reader_request *req, char *err,
 }
 
 static int
-disk_reader_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t w;
-
-	while (len > 0) {
-		if ((w = write(fd, p, len)) <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int
 disk_reader_fd_order(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -203,9 +189,9 @@ disk_reader_work(const struct disk_reader_request *req,
 	    req->initrd_max, &b, a->err, sizeof(a->err));
 	if (rc < 0)
 		return rc;
-	if ((rc = disk_reader_write_all(kfd, b.kernel, b.kernel_len)) == 0 &&
+	if ((rc = fd_write_all(kfd, b.kernel, b.kernel_len)) == 0 &&
 	    b.initrd_len > 0)
-		rc = disk_reader_write_all(ifd, b.initrd, b.initrd_len);
+		rc = fd_write_all(ifd, b.initrd, b.initrd_len);
 	if (rc < 0) {
 		snprintf(a->err, sizeof(a->err), "boot: a memory file for the "
 		    "kernel: %s", strerror(-rc));

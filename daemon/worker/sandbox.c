@@ -258,6 +258,21 @@ sandbox_syscall_number(const char *name)
 	return -ENOENT;
 }
 
+/* No way back to more rights through exec, from now on. */
+static int
+sandbox_no_new_privs(char *err, size_t errlen)
+{
+	int r;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "sandbox: no_new_privs: %s",
+		    strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
 int
 sandbox_drop_privileges(const struct sandbox_config *cfg, char *err,
     size_t errlen)
@@ -270,13 +285,7 @@ sandbox_drop_privileges(const struct sandbox_config *cfg, char *err,
 	r = sandbox_drop_caps(err, errlen);
 	if (r < 0)
 		return r;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "sandbox: no_new_privs: %s",
-		    strerror(-r));
-		return r;
-	}
-	return 0;
+	return sandbox_no_new_privs(err, errlen);
 }
 
 static int
@@ -310,14 +319,9 @@ sandbox_enter_reader(char *err, size_t errlen)
 
 	/* A reader's death is its parent's to report, not the
 	 * supervisor's: nothing goes to the report descriptor. */
-	if ((r = sandbox_install(-1, err, errlen)) < 0)
+	if ((r = sandbox_install(-1, err, errlen)) < 0 ||
+	    (r = sandbox_no_new_privs(err, errlen)) < 0)
 		return r;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "sandbox: no_new_privs: %s",
-		    strerror(-r));
-		return r;
-	}
 	return sandbox_filter_load(&sandbox_filter_reader, err, errlen);
 }
 
