@@ -161,7 +161,7 @@ if [ "$mode" = cloud ]; then
 		[ -f "$key" ] || ssh-keygen -q -t ed25519 -N "" -f "$key"
 	fi
 	vmctl() { "$builddir/ctl/vmctl" -s "$sock" "$@"; }
-	vmctl delete web >/dev/null 2>&1 || true
+	vmctl delete --remove-data web >/dev/null 2>&1 || true
 	say "vmctl create web --disk $image,overlay --ssh-key $key.pub \\"
 	say "    --net user,forward=tcp:127.0.0.1:2222:22 --memory 1G"
 	vmctl create web --disk "$image,overlay" --ssh-key "$key.pub" \
