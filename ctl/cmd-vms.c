@@ -693,6 +693,41 @@ info_generic(const char *prefix, const char *key, struct json_object *v)
 	putchar('\n');
 }
 
+/*
+ * More than one network card: a line each, "net.N: tap T, mac M" or
+ * "net.N: user, mac M, forward F, F"; one card is an object, which
+ * info_generic() shows as it always did.
+ */
+static void
+info_nics(struct json_object *v)
+{
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		struct json_object *card = json_object_array_get_idx(v, i), *fw;
+		const char *tap = vm_member(card, "tap");
+		const char *mac = vm_member(card, "mac");
+
+		printf("net.%zu: ", i);
+		if (tap != NULL) {
+			fputs("tap ", stdout);
+			info_put(tap);
+		} else
+			fputs("user", stdout);
+		fputs(", mac ", stdout);
+		info_put(mac != NULL ? mac : "-");
+		if (json_object_object_get_ex(card, "forward", &fw) &&
+		    json_object_is_type(fw, json_type_array))
+			for (size_t k = 0; k < json_object_array_length(fw);
+			    k++) {
+				const char *f = vm_scalar(
+				    json_object_array_get_idx(fw, k));
+
+				fputs(k == 0 ? ", forward " : ", ", stdout);
+				info_put(f != NULL ? f : "-");
+			}
+		putchar('\n');
+	}
+}
+
 /* "3 d 04:05:06", "04:05:06". */
 static const char *
 info_uptime(int64_t s, char *buf, size_t len)
@@ -921,9 +956,15 @@ info_print(struct json_object *vm, bool raw)
 		info_line(info_keys[i].label, s != NULL ? s :
 		    info_keys[i].null);
 	}
-	json_object_object_foreach(vm, key, val)
-		if (!info_is_folded(key))
+	json_object_object_foreach(vm, key, val) {
+		if (info_is_folded(key))
+			continue;
+		if (strcmp(key, "net") == 0 &&
+		    json_object_is_type(val, json_type_array))
+			info_nics(val);
+		else
 			info_generic("", key, val);
+	}
 	if (stats == NULL)
 		return;
 	if (json_object_object_get_ex(stats, "reboots", &v))

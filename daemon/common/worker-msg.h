@@ -34,6 +34,7 @@
 /* Bounds the worker's machine has too (its requests.c asserts them). */
 #define WMSG_DISKS_MAX		4
 #define WMSG_BACKING_MAX	15	/* backing files under one disk */
+#define WMSG_NICS_MAX		4	/* network cards */
 #define WMSG_RTC_SLICES_MIN	2
 #define WMSG_RTC_SLICES_MAX	32
 #define WMSG_PATH_MAX		4095
@@ -141,7 +142,8 @@ enum wmsg_shape {
 	    NONE)							\
 	F(BOOT_DISKS, BOOT, "disks", ARRAY, 0, 0, WMSG_DISKS_MAX,	\
 	    BOOT_DISK, NONE)						\
-	F(BOOT_NET, BOOT, "net", OBJECT, 0, 0, 0, BOOT_NET, NONE)	\
+	F(BOOT_NET, BOOT, "net", ARRAY, 0, 0, WMSG_NICS_MAX, BOOT_NET,	\
+	    NONE)							\
 	F(BOOT_DISPLAY, BOOT, "display", OBJECT, 0, 0, 0,		\
 	    BOOT_DISPLAY, NONE)						\
 	F(BOOT_VSOCK, BOOT, "vsock", OBJECT, 0, 0, 0, BOOT_VSOCK, NONE)	\

@@ -80,17 +80,24 @@ board_has_vsock(const struct board_backends *be)
 	return be->has_vsock;
 }
 
-static void *
-board_net_new(const struct device_host *host, const struct board_backends *be)
-{
-	return virtio_pci_new(host, virtio_net_new(host, &be->net));
+/* net<n>: one function each, made while the worker has n + 1 cards. */
+#define BOARD_NET(n)							\
+static void *								\
+board_net##n##_new(const struct device_host *host,			\
+    const struct board_backends *be)					\
+{									\
+	return virtio_pci_new(host, virtio_net_new(host, &be->net[n]));	\
+}									\
+									\
+static bool								\
+board_has_net##n(const struct board_backends *be)			\
+{									\
+	return be->nnics > n;						\
 }
-
-static bool
-board_has_net(const struct board_backends *be)
-{
-	return be->has_net;
-}
+BOARD_NET(0)
+BOARD_NET(1)
+BOARD_NET(2)
+BOARD_NET(3)
 
 /* disk<n>: one function each, made while the definition has n + 1. */
 #define BOARD_DISK(n)							\
@@ -119,8 +126,15 @@ BOARD_DISK(3)
  */
 #define BOARD_SLOT_RNG		1
 #define BOARD_SLOT_DISK0	2	/* to 5 */
-#define BOARD_SLOT_NET		6
+#define BOARD_SLOT_NET		6	/* card 0, where it always was */
 #define BOARD_SLOT_VSOCK	7
+#define BOARD_SLOT_NET1		8	/* to 10: cards 1 to 3 */
+
+#define BOARD_NET_ENTRY(n, label, slot)					\
+	{ .name = label, .create = board_net##n##_new,			\
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,		\
+	    .pci_slot = slot, .irqs = { PC_PCI_INTX_GSI(slot, 0) },	\
+	    .nirqs = 1, .present = board_has_net##n }
 
 #define BOARD_DISK_ENTRY(n)						\
 	{ .name = "disk" #n, .create = board_disk##n##_new,		\
@@ -161,16 +175,16 @@ const struct board_device board_pc[] = {
 	BOARD_DISK_ENTRY(1),
 	BOARD_DISK_ENTRY(2),
 	BOARD_DISK_ENTRY(3),
-	{ .name = "virtio-net", .create = board_net_new,
-	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
-	    .pci_slot = BOARD_SLOT_NET,
-	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_NET, 0) }, .nirqs = 1,
-	    .present = board_has_net },
+	/* Card 0 keeps the name saved state and metrics know it by. */
+	BOARD_NET_ENTRY(0, "virtio-net", BOARD_SLOT_NET),
 	{ .name = "virtio-vsock", .create = board_vsock_new,
 	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_VSOCK,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_VSOCK, 0) }, .nirqs = 1,
 	    .present = board_has_vsock },
+	BOARD_NET_ENTRY(1, "virtio-net1", BOARD_SLOT_NET1),
+	BOARD_NET_ENTRY(2, "virtio-net2", BOARD_SLOT_NET1 + 1),
+	BOARD_NET_ENTRY(3, "virtio-net3", BOARD_SLOT_NET1 + 2),
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

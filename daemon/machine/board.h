@@ -22,6 +22,7 @@
 
 #define BOARD_MAX_RANGES	2
 #define BOARD_MAX_DISKS		4
+#define BOARD_MAX_NICS		4
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -36,9 +37,10 @@ struct board_backends {
 	/* Disks, each a virtio-blk (the backends belong to the worker). */
 	struct blk_backend disk[BOARD_MAX_DISKS];
 	unsigned int ndisks;
-	/* A virtio-net when has_net (the backend belongs to the worker). */
-	struct net_backend net;
-	bool has_net;
+	/* Network cards, each a virtio-net (the backends belong to the
+	 * worker). */
+	struct net_backend net[BOARD_MAX_NICS];
+	unsigned int nnics;
 	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
 	struct vsock_backend vsock;
 	bool has_vsock;

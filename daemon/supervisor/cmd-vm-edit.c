@@ -398,17 +398,18 @@ fail:
 }
 
 /*
- * A definition named the network's MAC only when it was given; one made
+ * A definition named a card's MAC only when it was given; one made
  * from the name (config_net_mac()) would change with it: a renamed VM
- * keeps its address, so it is written down.
+ * keeps its addresses, so they are written down.
  */
 static void
 cmd_edit_pin_mac(struct vm_def *def, const struct vm_def *old)
 {
-	if ((def->net_tap[0] != '\0' || def->net_user) && !def->net_has_mac) {
-		config_net_mac(old, def->net_mac);
-		def->net_has_mac = true;
-	}
+	for (unsigned int i = 0; i < def->nnics; i++)
+		if (!def->nics[i].has_mac) {
+			config_net_mac(old, i, def->nics[i].mac);
+			def->nics[i].has_mac = true;
+		}
 }
 
 /*
@@ -570,7 +571,8 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 	vm_owner_set(def, cred);
 	def->autostart = false;
 	def->transient = false;
-	def->net_has_mac = false;
+	for (unsigned int i = 0; i < def->nnics; i++)
+		def->nics[i].has_mac = false;
 	if (def->vsock && def->vsock_cid != 0 &&
 	    (def->vsock_cid = cmd_edit_free_cid(ctx->d)) == 0) {
 		cls = PROTO_ERR_LIMIT;

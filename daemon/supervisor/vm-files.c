@@ -417,9 +417,11 @@ vm_files_close(struct vm_files *f)
 		free(f->backing[i]);
 		f->backing[i] = NULL;
 	}
-	if (f->tap_fd >= 0)
-		close(f->tap_fd);
-	f->tap_fd = -1;
+	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++) {
+		if (f->tap_fd[i] >= 0)
+			close(f->tap_fd[i]);
+		f->tap_fd[i] = -1;
+	}
 	if (f->vsock_fd >= 0)
 		close(f->vsock_fd);
 	f->vsock_fd = -1;
@@ -589,7 +591,9 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	memset(f, 0, sizeof(*f));
 	f->kvm_fd = f->kernel_fd = f->initrd_fd = -1;
-	f->tap_fd = f->vsock_fd = -1;
+	f->vsock_fd = -1;
+	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++)
+		f->tap_fd[i] = -1;
 	/* root may read anything anyway: no point in checking. */
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
@@ -789,23 +793,21 @@ vm_files_in_group(const struct access_cred *cred, gid_t gid)
 	return false;
 }
 
-int
-vm_files_check_tap(const struct vm_def *def,
-    const struct dconf_tap_rule *rules, size_t nrules,
-    const struct access_cred *cred, enum proto_error *cls, char *err,
-    size_t errlen)
+/* vm_files_check_tap() for one TAP. */
+static int
+vm_files_check_one_tap(const char *tap, const struct dconf_tap_rule *rules,
+    size_t nrules, const struct access_cred *cred, enum proto_error *cls,
+    char *err, size_t errlen)
 {
 	char names[256];
 	size_t len = 0, i;
 	int n;
 
-	if (def->net_tap[0] == '\0' || cred == NULL || cred->uid == 0)
-		return 0;
 	names[0] = '\0';
 	for (i = 0; i < nrules; i++) {
 		if (!vm_files_in_group(cred, rules[i].gid))
 			continue;
-		if (dconf_tap_matches(&rules[i], def->net_tap))
+		if (dconf_tap_matches(&rules[i], tap))
 			return 0;
 		/* What the client may use instead, to say so. */
 		if (len < sizeof(names)) {
@@ -818,13 +820,31 @@ vm_files_check_tap(const struct vm_def *def,
 	if (len == 0)
 		snprintf(err, errlen, "net: tap %s: uid %lu may use no TAP "
 		    "(no tap_allow rule in vmmd.conf names one of its groups)",
-		    def->net_tap, (unsigned long)cred->uid);
+		    tap, (unsigned long)cred->uid);
 	else
 		snprintf(err, errlen, "net: tap %s: not allowed for uid %lu, "
 		    "whose groups may use %s%s (tap_allow in vmmd.conf)",
-		    def->net_tap, (unsigned long)cred->uid, names,
+		    tap, (unsigned long)cred->uid, names,
 		    len >= sizeof(names) ? "..." : "");
 	return -EACCES;
+}
+
+int
+vm_files_check_tap(const struct vm_def *def,
+    const struct dconf_tap_rule *rules, size_t nrules,
+    const struct access_cred *cred, enum proto_error *cls, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	if (cred == NULL || cred->uid == 0)
+		return 0;
+	for (unsigned int i = 0; i < def->nnics; i++)
+		if (def->nics[i].tap[0] != '\0' &&
+		    (rc = vm_files_check_one_tap(def->nics[i].tap, rules,
+		    nrules, cred, cls, err, errlen)) < 0)
+			return rc;
+	return 0;
 }
 
 int
@@ -835,13 +855,17 @@ vm_files_open_net(const struct vm_def *def,
 {
 	int rc;
 
-	if (def->net_tap[0] == '\0')
-		return 0;
 	if ((rc = vm_files_check_tap(def, rules, nrules, cred, cls, err,
-	    errlen)) < 0 ||
-	    (rc = vm_files_open_tap(def->net_tap, cls, err, errlen)) < 0)
+	    errlen)) < 0)
 		return rc;
-	f->tap_fd = rc;
+	for (unsigned int i = 0; i < def->nnics; i++) {
+		if (def->nics[i].tap[0] == '\0')
+			continue;
+		if ((rc = vm_files_open_tap(def->nics[i].tap, cls, err,
+		    errlen)) < 0)
+			return rc;
+		f->tap_fd[i] = rc;
+	}
 	return 0;
 }
 

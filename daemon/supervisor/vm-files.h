@@ -46,7 +46,8 @@ struct vm_files {
 	/* disk i's overlay when it is the top image, else NULL */
 	char *overlay_path[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
-	int tap_fd;			/* -1 when the VM has no network */
+	/* card i's TAP, -1 for user-mode networking or no card */
+	int tap_fd[CONFIG_NICS_MAX];
 	int vsock_fd;			/* /dev/vhost-vsock, or -1 */
 };
 
@@ -129,7 +130,7 @@ int	vm_files_kvm_check(char *err, size_t errlen);
 int	vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
- * Whether cred may have def's guest use its TAP (a VM without one: yes).
+ * Whether cred may have def's guest use its TAPs (a VM without one: yes).
  * The host's network is the administrator's: root (or cred NULL, the
  * daemon itself) may name any TAP, another client only one that a rule
  * of rules[0..nrules) (vmmd.conf's tap_allow) gives one of its groups,
@@ -143,8 +144,8 @@ int	vm_files_check_tap(const struct vm_def *def,
 	    const struct access_cred *cred, enum proto_error *cls, char *err,
 	    size_t errlen);
 /*
- * Then, at start only, def's TAP into f->tap_fd, if vm_files_check_tap()
- * lets cred use it: attached, or created if there is none of that name,
+ * Then, at start only, each card's TAP into f->tap_fd[i], if
+ * vm_files_check_tap() lets cred use them: attached, or created if there is none of that name,
  * by the daemon itself (TUNSETIFF needs CAP_NET_ADMIN, or a persistent
  * TAP the daemon owns), with IFF_TAP | IFF_NO_PI | IFF_VNET_HDR (see
  * daemon/machine/net-tap.h).  A TAP the daemon created goes when the

@@ -10,6 +10,7 @@
  * are completed from there, after worker-exit.h has said what the end
  * means.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1126,18 +1127,18 @@ vm_boot_vsock(uint32_t cid)
 	return o;
 }
 
-/* user-mode networking's part of worker.boot's net: passt, forwards. */
+/* user-mode networking's part of a card in worker.boot's net. */
 static int
-vm_boot_user_net(const struct vm *vm, struct json_object *o)
+vm_boot_user_net(const struct vm *vm, const struct vm_nic *nic,
+    struct json_object *o)
 {
-	const struct vm_def *def = vm->def;
 	struct json_object *fw = json_object_new_array(), *f;
 	int rc = 0;
 
 	if (fw == NULL)
 		return -1;
-	for (unsigned int i = 0; i < def->net_nforward && rc == 0; i++) {
-		const struct vm_forward *v = &def->net_forward[i];
+	for (unsigned int i = 0; i < nic->nforward && rc == 0; i++) {
+		const struct vm_forward *v = &nic->forward[i];
 
 		if ((f = json_object_new_object()) == NULL) {
 			rc = -1;
@@ -1158,34 +1159,40 @@ vm_boot_user_net(const struct vm *vm, struct json_object *o)
 }
 
 /*
- * worker.boot's net: the TAP vm-files.c attached, or passt for the
- * worker to start; the guest's MAC.
+ * worker.boot's net: each card's TAP vm-files.c attached (at its
+ * WLINK_TAP_FD()), or passt for the worker to start; its MAC.
  */
 static struct json_object *
 vm_boot_net(const struct vm *vm)
 {
 	const struct vm_def *def = vm->def;
-	struct json_object *o = json_object_new_object();
-	uint8_t m[6];
+	struct json_object *a = json_object_new_array(), *o;
 	char mac[18];
-	int rc;
+	int rc = 0;
 
-	if (o == NULL)
+	if (a == NULL)
 		return NULL;
-	config_net_mac(def, m);
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0],
-	    m[1], m[2], m[3], m[4], m[5]);
-	rc = wmsg_put_str(o, WMSG_NET_MAC, mac);
-	if (def->net_user)
-		rc |= vm_boot_user_net(vm, o);
-	else
-		rc |= wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD) |
-		    wmsg_put_str(o, WMSG_NET_TAP, def->net_tap);
+	for (unsigned int i = 0; i < def->nnics && rc == 0; i++) {
+		const struct vm_nic *nic = &def->nics[i];
+
+		if ((o = json_object_new_object()) == NULL) {
+			rc = -1;
+			break;
+		}
+		json_object_array_add(a, o);
+		config_net_mac_text(def, i, mac);
+		rc = wmsg_put_str(o, WMSG_NET_MAC, mac);
+		if (nic->user)
+			rc |= vm_boot_user_net(vm, nic, o);
+		else
+			rc |= wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD(i)) |
+			    wmsg_put_str(o, WMSG_NET_TAP, nic->tap);
+	}
 	if (rc != 0) {
-		json_object_put(o);
+		json_object_put(a);
 		return NULL;
 	}
-	return o;
+	return a;
 }
 
 /*
@@ -1303,7 +1310,7 @@ vm_boot_args(const struct vm *vm, const struct vm_files *files,
 	rc |= wmsg_put_int(args, WMSG_BOOT_STARTED_MS, started_ms);
 	rc |= wmsg_put(args, WMSG_BOOT_DEFINITION,
 	    config_to_json(def, CONFIG_JSON_SECRETS));
-	if (def->net_tap[0] != '\0' || def->net_user)
+	if (def->nnics > 0)
 		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(vm));
 	if (def->vnc_addr != NULL)
 		rc |= vm_boot_put(args, WMSG_BOOT_DISPLAY, vm_boot_display(vm));
@@ -1432,7 +1439,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	passed[WLINK_SLOT(WLINK_KVM_FD)] = files.kvm_fd;
 	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
 	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
-	passed[WLINK_SLOT(WLINK_TAP_FD)] = files.tap_fd;
+	passed[WLINK_SLOT(WLINK_TAP_FD(0))] = files.tap_fd[0];
 	passed[WLINK_SLOT(WLINK_VSOCK_FD)] = files.vsock_fd;
 	for (unsigned int i = 0; i < WLINK_MAX_DISKS; i++)
 		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = i < files.ndisks ?
@@ -1445,6 +1452,16 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 			    files.backing[i][k].fd;
 	if (nbacking > 0)
 		npassed = WLINK_SLOT(WLINK_BACKING_FD(nbacking));
+	/* Cards 1-3's TAPs after every backing slot, closed or not. */
+	static_assert(CONFIG_NICS_MAX <= WLINK_MAX_NICS, "a TAP slot per card");
+	for (unsigned int i = 1; i < CONFIG_NICS_MAX; i++)
+		if (files.tap_fd[i] >= 0) {
+			for (unsigned int k = npassed;
+			    k < (unsigned int)WLINK_SLOT(WLINK_TAP_FD(i)); k++)
+				passed[k] = -1;
+			passed[WLINK_SLOT(WLINK_TAP_FD(i))] = files.tap_fd[i];
+			npassed = WLINK_SLOT(WLINK_TAP_FD(i)) + 1;
+		}
 	/* Where the start's time goes (vm.info's "start"). */
 	if (wmsg_put_int(args, WMSG_BOOT_REQUEST_NS, request_ns) != 0 ||
 	    wmsg_put_int(args, WMSG_BOOT_SPAWN_NS, vm_mono_ns()) != 0) {

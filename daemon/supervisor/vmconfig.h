@@ -66,9 +66,9 @@ enum vm_lost_ticks {
 #define CONFIG_TAP_NAME_MAX	15	/* bytes: IFNAMSIZ - 1 */
 /*
  * Network cards a VM may have: "net" is one card's object or an array
- * of at most this many.  One for now: a worker drives one virtio-net.
+ * of at most this many (worker-msg.h's WMSG_NICS_MAX, the board's).
  */
-#define CONFIG_NICS_MAX		1
+#define CONFIG_NICS_MAX		4
 /* User-mode networking's port forwards, at most. */
 #define CONFIG_FORWARDS_MAX	16
 
@@ -175,6 +175,20 @@ struct vm_cloud_init {
 	char *network_config;	/* or NULL */
 };
 
+/*
+ * One network card: a TAP (tap, its name) or user-mode networking
+ * (user, tap ""): passt, with these host ports forwarded to the
+ * guest's; and the guest's MAC, given or made (config_net_mac()).
+ */
+struct vm_nic {
+	char tap[CONFIG_TAP_NAME_MAX + 1];
+	bool has_mac;
+	uint8_t mac[6];
+	bool user;
+	struct vm_forward forward[CONFIG_FORWARDS_MAX];
+	unsigned int nforward;
+};
+
 struct vm_def {
 	char *name;
 	char *kernel;		/* absolute path; NULL = the default guest */
@@ -187,20 +201,9 @@ struct vm_def {
 	bool rng;		/* a virtio entropy device */
 	struct vm_disk disks[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
-	/*
-	 * The network: the TAP's name ("" when the VM has none) and the
-	 * guest's MAC, given or made from the VM's name (config_net_mac()).
-	 */
-	char net_tap[CONFIG_TAP_NAME_MAX + 1];
-	bool net_has_mac;
-	uint8_t net_mac[6];
-	/*
-	 * Or user-mode networking (net_user, net_tap ""): passt, with
-	 * these host ports forwarded to the guest's.
-	 */
-	bool net_user;
-	struct vm_forward net_forward[CONFIG_FORWARDS_MAX];
-	unsigned int net_nforward;
+	/* The network cards, in order: card 0 is the first virtio-net. */
+	struct vm_nic nics[CONFIG_NICS_MAX];
+	unsigned int nnics;
 	/*
 	 * virtio-vsock: the guest's CID (0: the lowest free one at each
 	 * start), and a Unix socket for it beside the control socket.
@@ -284,11 +287,20 @@ void	config_vnc_string(const struct vm_def *def, char *buf, size_t len);
  * and overlay only when given. */
 struct json_object *config_disks_json(const struct vm_def *def);
 /*
- * The guest's MAC: the definition's, or one made from the VM's name
- * (the same name, the same address), locally administered and unicast.
+ * Card i's MAC: the definition's, or one made: card 0's from the VM's
+ * name (the same name, the same address), locally administered and
+ * unicast; card i's from card 0's, its last byte plus i.
  */
-void config_net_mac(const struct vm_def *def, uint8_t mac[6]);
-/* "net" as vm.info and the definition file show it: {"tap", "mac"}. */
+void config_net_mac(const struct vm_def *def, unsigned int i,
+	    uint8_t mac[6]);
+/* Card i's MAC as text, xx:xx:xx:xx:xx:xx. */
+void	config_net_mac_text(const struct vm_def *def, unsigned int i,
+	    char buf[18]);
+/*
+ * "net" as vm.info and the definition file show it: one card's object
+ * {"tap", "mac"} or {"user", "forward", "mac"} (as readers from before
+ * more cards expect), an array of them for more cards.
+ */
 struct json_object *config_net_json(const struct vm_def *def);
 /* A forward as its definition writes it: "tcp:127.0.0.1:2222:22". */
 void	config_forward_text(const struct vm_forward *f, char *buf, size_t len);

@@ -732,7 +732,8 @@ wlink_child(int sock, int adopt, int report, const int *passed,
 	    WLINK_KVM_FD == WLINK_CHANNEL_FD + 3 &&
 	    WLINK_SLOT(WLINK_KERNEL_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_INITRD_FD) < WLINK_MAX_PASSED &&
-	    WLINK_SLOT(WLINK_TAP_FD) < WLINK_MAX_PASSED &&
+	    WLINK_SLOT(WLINK_TAP_FD(0)) < WLINK_MAX_PASSED &&
+	    WLINK_TAP_FD(1) == WLINK_BACKING_FD(WLINK_MAX_BACKING) &&
 	    WLINK_SLOT(WLINK_VSOCK_FD) < WLINK_MAX_PASSED &&
 	    WLINK_SLOT(WLINK_DISK_FD(0)) < WLINK_MAX_PASSED,
 	    "worker-link.h's descriptor table is out of order");

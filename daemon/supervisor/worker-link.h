@@ -40,15 +40,20 @@ struct wlink_reaper;
 #define WLINK_KVM_FD		6	/* /dev/kvm */
 #define WLINK_KERNEL_FD		7
 #define WLINK_INITRD_FD		8	/* if the VM has one */
-#define WLINK_TAP_FD		9	/* if the VM has a network */
+/* card 0's TAP, if it has one; cards 1-3's follow the backing files */
+#define WLINK_TAP0_FD		9
 #define WLINK_VSOCK_FD		10	/* /dev/vhost-vsock, if it has vsock */
 #define WLINK_DISK_FD(i)	(11 + (i))	/* the VM's disks, in order */
 #define WLINK_MAX_DISKS		4
 /* The disks' backing files, disk by disk, each chain from the top. */
 #define WLINK_BACKING_FD(k)	(WLINK_DISK_FD(WLINK_MAX_DISKS) + (k))
 #define WLINK_MAX_BACKING	(WLINK_MAX_DISKS * 15)
+/* Card i's TAP (a card with user-mode networking leaves it closed). */
+#define WLINK_MAX_NICS		4
+#define WLINK_TAP_FD(i)		((i) == 0 ? WLINK_TAP0_FD :		\
+	WLINK_BACKING_FD(WLINK_MAX_BACKING) + (i) - 1)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_BACKING_FD(WLINK_MAX_BACKING))
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_TAP_FD(WLINK_MAX_NICS))
 
 struct wlink_ops {
 	/*

@@ -367,11 +367,13 @@ guest_fini(struct worker *w)
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}
-	net_tap_free(w->net);
-	w->net = NULL;
-	/* passt sees its link close, and ends. */
-	net_stream_free(w->user_net);
-	w->user_net = NULL;
+	for (unsigned int i = 0; i < BOARD_MAX_NICS; i++) {
+		net_tap_free(w->net[i]);
+		w->net[i] = NULL;
+		/* passt sees its link close, and ends. */
+		net_stream_free(w->user_net[i]);
+		w->user_net[i] = NULL;
+	}
 	vhost_vsock_free(w->vsock);
 	w->vsock = NULL;
 	if (w->hold_ev != NULL)

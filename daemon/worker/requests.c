@@ -9,6 +9,7 @@
  * when the loop ended: the console still attaches, for the last output;
  * what needs the machine says it has stopped.
  */
+#include <assert.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdbool.h>
@@ -174,16 +175,12 @@ worker_disks(struct worker *w, struct json_object *args, char *err,
 }
 
 /*
- * worker.boot's net: {"fd": N, "tap": NAME, "mac": MAC}, a TAP the
- * supervisor attached (see net-tap.h), for a virtio-net.
- */
-/*
- * worker.boot's net with "user": passt started for the guest, the card
- * on the link to it (user-net.h).
+ * A card of worker.boot's net with "user": passt started for the guest,
+ * card i on the link to it (user-net.h).
  */
 static int
-worker_user_net(struct worker *w, struct json_object *o, const uint8_t mac[6],
-    char *err, size_t errlen)
+worker_user_net(struct worker *w, unsigned int i, struct json_object *o,
+    const uint8_t mac[6], char *err, size_t errlen)
 {
 	struct user_net_forward fw[USER_NET_FORWARDS];
 	struct json_object *list = wmsg_get(o, WMSG_NET_FORWARD);
@@ -196,10 +193,10 @@ worker_user_net(struct worker *w, struct json_object *o, const uint8_t mac[6],
 		    USER_NET_FORWARDS);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *f = json_object_array_get_idx(list, i);
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *f = json_object_array_get_idx(list, k);
 
-		fw[i] = (struct user_net_forward){
+		fw[k] = (struct user_net_forward){
 			.udp = strcmp(wmsg_str(f, WMSG_FWD_PROTO, "tcp"),
 			    "udp") == 0,
 			.host_port = (uint16_t)wmsg_int(f, WMSG_FWD_HOST_PORT,
@@ -207,38 +204,39 @@ worker_user_net(struct worker *w, struct json_object *o, const uint8_t mac[6],
 			.guest_port = (uint16_t)wmsg_int(f,
 			    WMSG_FWD_GUEST_PORT, 0),
 		};
-		snprintf(fw[i].addr, sizeof(fw[i].addr), "%s",
+		snprintf(fw[k].addr, sizeof(fw[k].addr), "%s",
 		    wmsg_str(f, WMSG_FWD_ADDR, ""));
 	}
 	ret = user_net_start(wmsg_str(o, WMSG_NET_PASST, "passt"), w->uid,
 	    fw, (unsigned int)n, &sock, &pid, err, errlen);
 	if (ret < 0)
 		return ret;
-	ret = net_stream_new(&w->user_net, w->base, sock, mac, "passt",
-	    &w->cfg.backends.net);
+	ret = net_stream_new(&w->user_net[i], w->base, sock, mac, "passt",
+	    &w->cfg.backends.net[i]);
 	if (ret < 0) {
 		close(sock);
 		snprintf(err, errlen, "net: out of memory");
 		return ret;
 	}
-	w->cfg.backends.has_net = true;
-	log_debug("%s: user-mode networking, passt %ld, %zu forwards",
-	    w->name, (long)pid, n);
+	log_debug("%s: net %u: user-mode networking, passt %ld, %zu forwards",
+	    w->name, i, (long)pid, n);
 	return 0;
 }
 
+/*
+ * A card of worker.boot's net: {"fd": N, "tap": NAME, "mac": MAC}, a
+ * TAP the supervisor attached (see net-tap.h), or {"user": true, ...};
+ * card i, a virtio-net.
+ */
 static int
-worker_net(struct worker *w, struct json_object *args, char *err,
-    size_t errlen)
+worker_nic(struct worker *w, unsigned int i, struct json_object *o,
+    char *err, size_t errlen)
 {
-	struct json_object *o = wmsg_get(args, WMSG_BOOT_NET);
 	const char *tap, *mac;
 	char name[IFNAMSIZ];
 	uint8_t addr[6];
 	int ret;
 
-	if (o == NULL)
-		return 0;
 	tap = wmsg_str(o, WMSG_NET_TAP, "?");
 	mac = wmsg_str(o, WMSG_NET_MAC, "");
 	if (proto_parse_mac(mac, addr) < 0 || (addr[0] & 1)) {
@@ -247,24 +245,44 @@ worker_net(struct worker *w, struct json_object *args, char *err,
 		return -EINVAL;
 	}
 	if (wmsg_bool(o, WMSG_NET_USER, false))
-		return worker_user_net(w, o, addr, err, errlen);
+		return worker_user_net(w, i, o, addr, err, errlen);
 	if (wmsg_get(o, WMSG_NET_FD) == NULL ||
 	    wmsg_get(o, WMSG_NET_TAP) == NULL) {
 		snprintf(err, errlen, "net: a TAP (fd, tap) or user-mode "
 		    "networking (user)");
 		return -EINVAL;
 	}
-	ret = net_tap_new(&w->net, w->base, (int)wmsg_int(o, WMSG_NET_FD, -1),
-	    addr,
-	    &w->cfg.backends.net, name);
+	ret = net_tap_new(&w->net[i], w->base,
+	    (int)wmsg_int(o, WMSG_NET_FD, -1), addr, &w->cfg.backends.net[i],
+	    name);
 	if (ret < 0) {
 		snprintf(err, errlen, "net: tap %s: %s", tap,
 		    ret == -EINVAL ? "not a TAP device with virtio headers" :
 		    strerror(-ret));
 		return ret;
 	}
-	w->cfg.backends.has_net = true;
-	log_debug("%s: net on tap %s, mac %s", w->name, name, mac);
+	log_debug("%s: net %u on tap %s, mac %s", w->name, i, name, mac);
+	return 0;
+}
+
+/* worker.boot's net: its cards in order, virtio-nets 0 to n - 1. */
+static int
+worker_net(struct worker *w, struct json_object *args, char *err,
+    size_t errlen)
+{
+	struct json_object *list = wmsg_get(args, WMSG_BOOT_NET);
+	size_t n = list != NULL ? json_object_array_length(list) : 0;
+	int ret;
+
+	static_assert(WMSG_NICS_MAX <= BOARD_MAX_NICS,
+	    "worker-msg.h's cards fit the board");
+	for (size_t i = 0; i < n && i < WMSG_NICS_MAX; i++) {
+		ret = worker_nic(w, (unsigned int)i,
+		    json_object_array_get_idx(list, i), err, errlen);
+		if (ret < 0)
+			return ret;
+		w->cfg.backends.nnics = (unsigned int)i + 1;
+	}
 	return 0;
 }
 

@@ -71,8 +71,9 @@ struct worker {
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
-	struct net_tap *net;		/* cfg.backends.net: a TAP, */
-	struct net_stream *user_net;	/* or passt (user-net.h) */
+	/* Card i, cfg.backends.net[i]: a TAP, or passt (user-net.h). */
+	struct net_tap *net[BOARD_MAX_NICS];
+	struct net_stream *user_net[BOARD_MAX_NICS];
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
 	uint64_t reboots;
 	/*

@@ -9,6 +9,8 @@
  *
  * Output:
  *   pci: host bridge 8086:1237
+ *   net: slot S mac xx:xx:xx:xx:xx:xx      (one line per virtio-net)
+ *   net: N cards
  *   virtio: rng in slot S, BAR 16384 bytes, interrupt line G
  *   rng: 64 bytes, interrupts N
  *   garbage: status 0x4f isr 0x2
@@ -243,6 +245,30 @@ test_msix(void)
 	return 0;
 }
 
+/*
+ * Every virtio-net function (device type 1), in slot order, with the MAC
+ * its configuration space gives (virtio 1.2, 5.1.4): "net: slot S mac
+ * xx:xx:xx:xx:xx:xx", then "net: N cards".  Each BAR 0 goes 1 MiB above
+ * the one before, clear of the rng's.
+ */
+static void
+net_scan(void)
+{
+	struct vio n;
+	unsigned from = 0, count = 0;
+	volatile uint8_t *mac;
+
+	while (vio_find(&n, 1, BAR_ADDR + 0x100000u * (count + 1),
+	    from) == 0) {
+		mac = (volatile uint8_t *)n.device;
+		printf("net: slot %u mac %02x:%02x:%02x:%02x:%02x:%02x\n",
+		    n.slot, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		from = n.slot + 1;
+		count++;
+	}
+	printf("net: %u cards\n", count);
+}
+
 void
 guest_main(void)
 {
@@ -250,6 +276,7 @@ guest_main(void)
 	unsigned i, nonzero = 0;
 
 	printf("pci: host bridge %04x:%04x\n", id & 0xffff, id >> 16);
+	net_scan();
 	if (vio_find(&vio, 4, BAR_ADDR, 0) < 0) {
 		printf("FAIL: no virtio-rng found\n");
 		return;

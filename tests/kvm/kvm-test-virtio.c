@@ -103,6 +103,37 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_stop(c, "vnone", true, -1, H_REPLY_MS) == 0, "none: stopped");
 }
 
+/*
+ * Two cards on user-mode networking (a passt each): two virtio-net
+ * functions, card 0 in its slot of old, card 1 in the first slot after
+ * vsock's, each with its MAC (card 1's made from card 0's).
+ */
+static void
+test_net(struct h_daemon *d, struct h_conn *c)
+{
+	const char *log = h_console_log(d, "vnet");
+	struct json_object *r, *net;
+
+	tap_ok(h_create(c, "vnet", "\"kernel\":\"%s\",\"net\":["
+	    "{\"user\":true,\"mac\":\"52:54:00:12:34:56\"},"
+	    "{\"user\":true}]", h_env("VMMD_GUEST_VIRTIO")) == 0,
+	    "net: created with two user-mode cards");
+	tap_ok(h_start(c, "vnet") == 0, "net: started");
+	tap_ok(h_file_expect(log, "net: slot 6 mac 52:54:00:12:34:56", 1,
+	    H_BOOT_MS) == 0, "net: card 0 in slot 6 with its MAC");
+	tap_ok(h_file_expect(log, "net: slot 8 mac 52:54:00:12:34:57", 1,
+	    H_BOOT_MS) == 0, "net: card 1 in slot 8, its MAC card 0's + 1");
+	tap_ok(h_file_expect(log, "net: 2 cards", 1, H_BOOT_MS) == 0,
+	    "net: two virtio-net functions on the bus");
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"vnet\"}");
+	tap_ok(json_object_object_get_ex(h_ret(r), "net", &net) &&
+	    json_object_is_type(net, json_type_array) &&
+	    json_object_array_length(net) == 2,
+	    "net: vm.info lists the two cards");
+	json_object_put(r);
+	tap_ok(h_stop(c, "vnet", true, -1, H_REPLY_MS) == 0, "net: stopped");
+}
+
 /* A raw image of size bytes starting with text; its path in path. */
 static int
 make_image(char *path, size_t size, const char *text)
@@ -190,6 +221,7 @@ main(void)
 	c = h_setup(&d);
 	test_rng(d, c);
 	test_blk(d, c);
+	test_net(d, c);
 	h_close(c);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
 	return h_done();

@@ -131,6 +131,19 @@ test_basic(struct h_conn *c)
 	    "info: exit 0, name, state, vcpus, cmdline, rtc_slices (%s)",
 	    flat_out());
 
+	/* Two cards: a line each in info. */
+	r = vmctl("create", "nics", "--kernel", hello, "--net",
+	    "user,mac=52:54:00:12:34:56", "--net",
+	    "user,forward=tcp::2222:22", NULL);
+	tap_ok(r == 0, "create: two --net, two cards (%s)", flat_out());
+	r = vmctl("info", "nics", NULL);
+	tap_ok(r == 0 && strstr(out(), "net.0: user, mac 52:54:00:12:34:56\n")
+	    != NULL && strstr(out(), "net.1: user, mac 52:54:00:12:34:57, "
+	    "forward tcp::2222:22\n") != NULL,
+	    "info: a line per card, card 1's MAC made from card 0's (%s)",
+	    flat_out());
+	tap_ok(vmctl("delete", "nics", NULL) == 0, "delete: the two-card VM");
+
 	r = vmctl("-j", "list", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && json_object_object_get_ex(o, "vms", &vms) &&

@@ -503,10 +503,10 @@ test_net(void)
 
 	rc = parse_text("{\"name\":\"a\",\"net\":{\"tap\":\"vm-a\","
 	    "\"mac\":\"52:54:00:AB:cd:01\"}}", 0, &def, err, sizeof(err));
-	tap_ok(rc == 0 && strcmp(def->net_tap, "vm-a") == 0 &&
-	    def->net_has_mac, "a TAP and a MAC: %s", rc == 0 ? "ok" : err);
+	tap_ok(rc == 0 && strcmp(def->nics[0].tap, "vm-a") == 0 &&
+	    def->nics[0].has_mac, "a TAP and a MAC: %s", rc == 0 ? "ok" : err);
 	if (rc == 0) {
-		config_net_mac(def, m);
+		config_net_mac(def, 0, m);
 		tap_ok(m[0] == 0x52 && m[3] == 0xab && m[5] == 0x01,
 		    "the MAC given");
 		obj = config_to_json(def, 0);
@@ -523,33 +523,62 @@ test_net(void)
 	    "{\"tap\":\"t0\"}}", 0, &other, err, sizeof(err)) == 0,
 	    "TAPs without a MAC");
 	if (def != NULL && other != NULL) {
-		config_net_mac(def, m);
-		config_net_mac(def, m2);
+		config_net_mac(def, 0, m);
+		config_net_mac(def, 0, m2);
 		tap_ok(memcmp(m, m2, 6) == 0 && (m[0] & 3) == 2,
 		    "a generated MAC: stable, local, unicast");
-		config_net_mac(other, m2);
+		config_net_mac(other, 0, m2);
 		tap_ok(memcmp(m, m2, 6) != 0, "another name, another MAC");
 	}
 	config_def_free(def);
 	config_def_free(other);
 	rc = parse_text("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\","
 	    "\"mac\":\"02:00:00:00:00:07\"}]}", 0, &def, err, sizeof(err));
-	tap_ok(rc == 0 && strcmp(def->net_tap, "t1") == 0 &&
-	    def->net_has_mac && def->net_mac[5] == 7,
+	tap_ok(rc == 0 && strcmp(def->nics[0].tap, "t1") == 0 &&
+	    def->nics[0].has_mac && def->nics[0].mac[5] == 7,
 	    "net as an array of one card: %s", rc == 0 ? "ok" : err);
 	config_def_free(rc == 0 ? def : NULL);
 	rc = parse_text("{\"name\":\"a\",\"net\":[]}", 0, &def, err,
 	    sizeof(err));
-	tap_ok(rc == 0 && def->net_tap[0] == '\0' && !def->net_user,
+	tap_ok(rc == 0 && def->nics[0].tap[0] == '\0' && !(def->nics[0].user && def->nnics > 0),
 	    "net as an empty array: no card");
 	config_def_free(rc == 0 ? def : NULL);
+	rc = parse_text("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\"},"
+	    "{\"user\":true,\"forward\":[\"tcp::2222:22\"]}]}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->nnics == 2 && strcmp(def->nics[0].tap,
+	    "t1") == 0 && def->nics[1].user && def->nics[1].nforward == 1,
+	    "two cards: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		uint8_t m0[6], m1[6];
+		struct json_object *j = config_net_json(def);
+
+		config_net_mac(def, 0, m0);
+		config_net_mac(def, 1, m1);
+		tap_ok(memcmp(m0, m1, 5) == 0 && m1[5] == (uint8_t)(m0[5] + 1),
+		    "card 1's MAC follows card 0's");
+		tap_ok(json_object_is_type(j, json_type_array) &&
+		    json_object_array_length(j) == 2,
+		    "two cards are written as an array");
+		json_object_put(j);
+		config_def_free(def);
+	}
 	expect_invalid("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\"},"
-	    "{\"user\":true}]}", 0, "net: 2 cards, at most 1 (a VM has one "
-	    "network card)");
+	    "{\"user\":true},{\"user\":true},{\"user\":true},"
+	    "{\"user\":true}]}", 0, "net: 5 cards, at most 4");
+	expect_invalid("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\"},"
+	    "{\"tap\":\"t1\"}]}", 0, "net[1]: tap t1: already net[0]'s");
+	expect_invalid("{\"name\":\"a\",\"net\":[{\"user\":true,"
+	    "\"forward\":[\"tcp::2222:22\"]},{\"user\":true,\"forward\":"
+	    "[\"tcp:127.0.0.1:2222:23\"]}]}", 0,
+	    "net[1]: forward[0]: host port 2222 forwarded twice");
+	expect_invalid("{\"name\":\"a\",\"net\":[{\"tap\":\"t1\","
+	    "\"mac\":\"52:54:00:00:00:01\"},{\"tap\":\"t2\",\"mac\":"
+	    "\"52:54:00:00:00:01\"}]}", 0, "net[1]: the same MAC as net[0]");
 	expect_invalid("{\"name\":\"a\",\"net\":[\"t1\"]}", 0,
-	    "net: expected an object {\"tap\": ...}");
+	    "net[0]: expected an object {\"tap\": ...}");
 	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
-	tap_ok(rc == 0 && def->net_tap[0] == '\0', "no network by default");
+	tap_ok(rc == 0 && def->nics[0].tap[0] == '\0', "no network by default");
 	if (rc == 0)
 		config_def_free(def);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -600,12 +629,12 @@ test_user_net_vsock(void)
 	rc = parse_text("{\"name\":\"a\",\"net\":{\"user\":true,"
 	    "\"forward\":[\"tcp:127.0.0.1:2222:22\",\"udp::5353:53\"]}}",
 	    0, &def, err, sizeof(err));
-	tap_ok(rc == 0 && def->net_user && def->net_tap[0] == '\0' &&
-	    def->net_nforward == 2 && !def->net_forward[0].udp &&
-	    strcmp(def->net_forward[0].addr, "127.0.0.1") == 0 &&
-	    def->net_forward[0].host_port == 2222 &&
-	    def->net_forward[0].guest_port == 22 && def->net_forward[1].udp &&
-	    def->net_forward[1].addr[0] == '\0', "user-mode networking with "
+	tap_ok(rc == 0 && (def->nics[0].user && def->nnics > 0) && def->nics[0].tap[0] == '\0' &&
+	    def->nics[0].nforward == 2 && !def->nics[0].forward[0].udp &&
+	    strcmp(def->nics[0].forward[0].addr, "127.0.0.1") == 0 &&
+	    def->nics[0].forward[0].host_port == 2222 &&
+	    def->nics[0].forward[0].guest_port == 22 && def->nics[0].forward[1].udp &&
+	    def->nics[0].forward[1].addr[0] == '\0', "user-mode networking with "
 	    "two forwards: %s", rc == 0 ? "ok" : err);
 	if (rc == 0) {
 		obj = config_to_json(def, 0);
@@ -1318,7 +1347,7 @@ ABSENT(dflt_rng, !d->rng)
 ABSENT(dflt_disks, d->ndisks == 0)
 ABSENT(dflt_cloud_init, !d->cloud_init.on)
 ABSENT(dflt_autostart, !d->autostart)
-ABSENT(dflt_net, d->net_tap[0] == '\0' && !d->net_user)
+ABSENT(dflt_net, d->nnics == 0)
 ABSENT(dflt_vsock, !d->vsock)
 ABSENT(dflt_owner, !d->owner.known)
 ABSENT(dflt_lost_ticks, d->lost_ticks == VM_LOST_TICKS_SLEW)
@@ -1342,8 +1371,8 @@ ABSENT(dflt_user_data, d->cloud_init.on && d->cloud_init.user_data == NULL)
 ABSENT(dflt_ssh_keys, d->cloud_init.on && d->cloud_init.nkeys == 0)
 ABSENT(dflt_network_config, d->cloud_init.on &&
     d->cloud_init.network_config == NULL)
-ABSENT(dflt_mac, d->net_tap[0] != '\0' && !d->net_has_mac)
-ABSENT(dflt_forward, d->net_user && d->net_nforward == 0)
+ABSENT(dflt_mac, d->nnics == 1 && !d->nics[0].has_mac)
+ABSENT(dflt_forward, d->nics[0].user && d->nics[0].nforward == 0)
 
 struct absent_case {
 	const char *in;		/* NULL: the definition; else its member */

@@ -271,7 +271,8 @@ check_tap(const char *name, const struct dconf_tap_rule *rules,
 
 	memset(&def, 0, sizeof(def));
 	def.name = (char *)"net";
-	snprintf(def.net_tap, sizeof(def.net_tap), "%s", name);
+	snprintf(def.nics[0].tap, sizeof(def.nics[0].tap), "%s", name);
+	def.nnics = 1;
 	*cls = 0;
 	err[0] = '\0';
 	return vm_files_check_tap(&def, rules, nrules, cred, cls, err,
@@ -329,13 +330,15 @@ test_tap(void)
 	/* A start refused before the TAP is opened (or created). */
 	memset(&def, 0, sizeof(def));
 	def.name = (char *)"net";
-	snprintf(def.net_tap, sizeof(def.net_tap), "vmmd-test-no");
+	snprintf(def.nics[0].tap, sizeof(def.nics[0].tap), "vmmd-test-no");
+	def.nnics = 1;
 	memset(&f, 0, sizeof(f));
-	f.tap_fd = -1;
+	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++)
+		f.tap_fd[i] = -1;
 	cls = 0;
 	rc = vm_files_open_net(&def, rules, 3, &member, &f, &cls, err,
 	    sizeof(err));
-	tap_ok(rc == -EACCES && cls == PROTO_ERR_PERMISSION && f.tap_fd == -1,
+	tap_ok(rc == -EACCES && cls == PROTO_ERR_PERMISSION && f.tap_fd[0] == -1,
 	    "vm_files_open_net: refused, no TAP opened (%s)", err);
 	tap_ok(if_nametoindex("vmmd-test-no") == 0, "and none created");
 }

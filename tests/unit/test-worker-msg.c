@@ -85,12 +85,16 @@ test_refusals(void)
 		    "take" },
 		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"display\":{\"port\":70000}}",
 		    "display: port: 70000 is out of range (0..65535)" },
-		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"net\":{\"fd\":9,\"tap\":"
-		    "\"tap0\",\"mac\":\"52:54:00:12:34:56\",\"mtu\":9000}}",
-		    "net: unknown argument 'mtu'" },
-		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"net\":{\"fd\":9,\"tap\":"
-		    "\"tap0\",\"mac\":\"52:54\"}}",
-		    "net: mac: 5 bytes long (17..17 allowed)" },
+		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"net\":[{\"fd\":9,\"tap\":"
+		    "\"tap0\",\"mac\":\"52:54:00:12:34:56\",\"mtu\":9000}]}",
+		    "net[0]: unknown argument 'mtu'" },
+		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"net\":[{\"fd\":9,\"tap\":"
+		    "\"tap0\",\"mac\":\"52:54:00:12:34:56\"},{\"fd\":30,"
+		    "\"tap\":\"tap1\",\"mac\":\"52:54\"}]}",
+		    "net[1]: mac: 5 bytes long (17..17 allowed)" },
+		{ WMSG_S_BOOT, "{" BOOT_MIN ",\"net\":[{\"user\":true,"
+		    "\"mac\":\"52:54:00:12:34:56\"},{\"user\":true,\"mac\":"
+		    "\"52:54:00:12:34:57\"}]}", NULL },
 		{ WMSG_S_NONE, "{}", NULL },
 		{ WMSG_S_NONE, "{\"force\":true}", "unknown argument 'force'" },
 		{ WMSG_S_SHUTDOWN, "{\"timeout\":0}",
