@@ -14,6 +14,7 @@
  * wins.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,37 @@ cmd_edit_at_rest(struct cmd_ctx *ctx, const struct vm *vm, const char *what)
 	return proto_error(ctx->id, PROTO_ERR_BAD_STATE, "VM '%s' is %s: "
 	    "it is %s only while it is stopped", vm->def->name,
 	    vm_state_name(vm->state), what);
+}
+
+/*
+ * A console log to its new name, never over one a deleted VM of that
+ * name left (vm.delete keeps it): that one stays, and so does this.
+ */
+static void
+cmd_edit_move_log(const char *name, const char *from, const char *to)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) < 0 &&
+	    errno != ENOENT)
+		log_warn("VM '%s': console log %s stays where it is (%s%s)",
+		    name, from, strerror(errno), errno == EEXIST ? ": a "
+		    "deleted VM's log is kept under the new name" : "");
+}
+
+/*
+ * A VM's definition is its owner's (or root's) to change, rename or
+ * clone: another member of group vmm could otherwise point a root-owned
+ * VM's disk at a path that passes the check as them and is swapped
+ * before the owner's next start (autostart opens files with the owner's
+ * rights), or take its secrets into a clone of their own.
+ */
+static struct json_object *
+cmd_edit_owned(struct cmd_ctx *ctx, const struct vm *vm, const char *what)
+{
+	if (vm_owner_is(vm->def, control_client_cred(ctx->client)))
+		return NULL;
+	return proto_error(ctx->id, PROTO_ERR_PERMISSION, "VM '%s' belongs "
+	    "to uid %ld: only its owner or root may %s it", vm->def->name,
+	    vm->def->owner.known ? (long)vm->def->owner.uid : 0L, what);
 }
 
 /* "new_name": valid and free, or NULL and *reply. */
@@ -308,7 +340,6 @@ cmd_edit_files(struct cmd_ctx *ctx, struct vm_def *def, struct vm_files *f,
 static struct json_object *
 cmd_vm_redefine(struct cmd_ctx *ctx)
 {
-	const struct access_cred *cred = control_client_cred(ctx->client);
 	struct json_object *reply, *obj;
 	struct vm_files files;
 	enum proto_error cls;
@@ -327,7 +358,8 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 		    "definition: expected an object, the whole definition "
 		    "(as vm.export gives it)");
-	if ((reply = cmd_edit_at_rest(ctx, vm, "changed")) != NULL)
+	if ((reply = cmd_edit_owned(ctx, vm, "change")) != NULL ||
+	    (reply = cmd_edit_at_rest(ctx, vm, "changed")) != NULL)
 		return reply;
 	if (!json_object_object_get_ex(obj, "name", NULL))
 		json_object_object_add(obj, "name",
@@ -347,13 +379,6 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 		cls = PROTO_ERR_INVALID_ARGUMENT;
 		snprintf(err, sizeof(err), "definition: transient: a VM is "
 		    "transient from its creation to its end, or never");
-		goto fail;
-	}
-	if (def->autostart && !old->autostart && !vm_owner_is(old, cred)) {
-		cls = PROTO_ERR_PERMISSION;
-		snprintf(err, sizeof(err), "VM '%s' belongs to uid %ld: only "
-		    "its owner or root may turn autostart on", old->name,
-		    old->owner.known ? (long)old->owner.uid : 0L);
 		goto fail;
 	}
 	for (unsigned int i = 0; i < old->ndisks; i++) {
@@ -378,8 +403,10 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 	rc = cmd_edit_overlays(ctx->d, old, def, &files, made, &cls, err,
 	    sizeof(err));
 	vm_files_close(&files);
-	if (rc < 0)
+	if (rc < 0) {
+		cmd_edit_unmake(ctx->d, def, made);
 		goto fail;
+	}
 	if (!def->transient && config_save(ctx->d->vmsdir, def, err,
 	    sizeof(err)) < 0) {
 		log_error("VM '%s': saving the definition: %s", def->name,
@@ -435,7 +462,8 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 		return reply;
 	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
 		return reply;
-	if ((reply = cmd_edit_at_rest(ctx, vm, "renamed")) != NULL)
+	if ((reply = cmd_edit_owned(ctx, vm, "rename")) != NULL ||
+	    (reply = cmd_edit_at_rest(ctx, vm, "renamed")) != NULL)
 		return reply;
 	if ((def = config_def_dup(vm->def)) == NULL)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
@@ -463,13 +491,16 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 		n++;
 	}
 	if (i < def->ndisks) {
-		/* Those moved go back; the new definition goes. */
+		enum proto_error first = cls, undo;
+
+		/* Those moved go back; the new definition goes.  The
+		 * answer is the first failure's. */
 		for (i = 0; n > 0 && i < def->ndisks; i++)
 			if (def->disks[i].overlay && n-- > 0)
 				disk_overlay_rename(ctx->d->disksdir, name,
-				    vm->def->name, i, &cls, from,
+				    vm->def->name, i, &undo, from,
 				    sizeof(from));
-		cls = PROTO_ERR_INTERNAL;
+		cls = first;
 		if (!def->transient)
 			config_remove(ctx->d->vmsdir, name, from,
 			    sizeof(from));
@@ -480,14 +511,10 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 	if (vm_console_log_path(ctx->d, vm->def->name, from,
 	    sizeof(from) - 2) == 0 && vm_console_log_path(ctx->d, name, to,
 	    sizeof(to) - 2) == 0) {
-		if (rename(from, to) < 0 && errno != ENOENT)
-			log_warn("VM '%s': console log %s: %s", name, from,
-			    strerror(errno));
+		cmd_edit_move_log(name, from, to);
 		strcat(from, ".1");
 		strcat(to, ".1");
-		if (rename(from, to) < 0 && errno != ENOENT)
-			log_warn("VM '%s': console log %s: %s", name, from,
-			    strerror(errno));
+		cmd_edit_move_log(name, from, to);
 	}
 	if (!def->transient && config_remove(ctx->d->vmsdir, vm->def->name,
 	    err, sizeof(err)) < 0)
@@ -551,7 +578,8 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 		return reply;
 	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
 		return reply;
-	if ((reply = cmd_edit_at_rest(ctx, vm, "cloned")) != NULL)
+	if ((reply = cmd_edit_owned(ctx, vm, "clone")) != NULL ||
+	    (reply = cmd_edit_at_rest(ctx, vm, "cloned")) != NULL)
 		return reply;
 	for (unsigned int i = 0; i < vm->def->ndisks; i++)
 		if (!vm->def->disks[i].overlay && !vm->def->disks[i].readonly)
@@ -604,8 +632,15 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 		goto fail;
 	}
 	if ((nvm = vm_add(ctx->d, def)) == NULL) {
-		/* def is freed: the names again from the request. */
+		char path[PATH_MAX];
+
+		/* def is freed: the names again from the request, and
+		 * the copies go too (they would block the name). */
 		config_remove(ctx->d->vmsdir, name, err, sizeof(err));
+		for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++)
+			if (made[i] && disk_overlay_path(ctx->d->disksdir,
+			    name, i, path, sizeof(path)) == 0)
+				unlink(path);
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
 	}

@@ -856,6 +856,56 @@ restart_for_taps(struct h_conn **u, struct h_conn **nogroup,
 	return own_netns;
 }
 
+/*
+ * A VM's definition is its owner's (or root's) to change, rename or
+ * clone: another member of group vmm could otherwise point root's VM at
+ * a path that passes the check as them and is swapped before root's next
+ * start, or take its secrets into a clone.
+ */
+static void
+test_owned_edits(struct h_conn *u, struct h_conn *c)
+{
+	char hbuf[512];
+	const char *hello = path_of(hbuf, pub, "hello.elf");
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"rootvm\","
+	    "\"memory_mib\":32,\"kernel\":\"%s\"}", hello);
+	tap_ok(is_ok(r), "edits: root defines rootvm");
+	json_object_put(r);
+	r = h_callf(u, H_REPLY_MS, "vm.redefine", "{\"name\":\"rootvm\","
+	    "\"definition\":{\"name\":\"rootvm\",\"memory_mib\":64,"
+	    "\"kernel\":\"%s\"}}", hello);
+	tap_ok(is_error(r, "permission_denied") && strstr(h_text(r),
+	    "only its owner or root") != NULL, "edits: another member may not "
+	    "redefine root's VM: %s", h_text(r));
+	json_object_put(r);
+	r = h_callf(u, H_REPLY_MS, "vm.rename", "{\"name\":\"rootvm\","
+	    "\"new_name\":\"taken\"}");
+	tap_ok(is_error(r, "permission_denied"), "edits: nor rename it: %s",
+	    h_text(r));
+	json_object_put(r);
+	r = h_callf(u, H_REPLY_MS, "vm.clone", "{\"name\":\"rootvm\","
+	    "\"new_name\":\"copied\"}");
+	tap_ok(is_error(r, "permission_denied"), "edits: nor clone it: %s",
+	    h_text(r));
+	json_object_put(r);
+	user_create(u, NULL, "edits: the member's own VM", "uvm", hello,
+	    NULL);
+	r = h_callf(u, H_REPLY_MS, "vm.rename", "{\"name\":\"uvm\","
+	    "\"new_name\":\"uvm2\"}");
+	tap_ok(is_ok(r), "edits: the member renames its own VM: %s",
+	    h_text(r));
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.redefine", "{\"name\":\"uvm2\","
+	    "\"definition\":{\"name\":\"uvm2\",\"memory_mib\":48,"
+	    "\"kernel\":\"%s\"}}", hello);
+	tap_ok(is_ok(r), "edits: root may change it: %s", h_text(r));
+	json_object_put(r);
+	h_delete(c, "uvm2");
+	h_delete(c, "rootvm");
+}
+
 int
 main(void)
 {
@@ -883,6 +933,7 @@ main(void)
 	test_acl(u, c);
 	test_pinned(c);
 	test_names(c);
+	test_owned_edits(u, c);
 	own_netns = restart_for_taps(&u, &nogroup, &c, false);
 	test_tap_default(u, c, own_netns);
 	restart_for_taps(&u, &nogroup, &c, true);
