@@ -114,6 +114,11 @@ test_net(struct h_daemon *d, struct h_conn *c)
 	const char *log = h_console_log(d, "vnet");
 	struct json_object *r, *net;
 
+	/* vmmd.conf's default passt; the nested test host has none. */
+	if (access("/usr/bin/passt", X_OK) < 0) {
+		tap_ok(1, "# SKIP net: passt is not installed");
+		return;
+	}
 	tap_ok(h_create(c, "vnet", "\"kernel\":\"%s\",\"net\":["
 	    "{\"user\":true,\"mac\":\"52:54:00:12:34:56\"},"
 	    "{\"user\":true}]", h_env("VMMD_GUEST_VIRTIO")) == 0,
