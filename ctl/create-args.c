@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -514,11 +515,22 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 	if (file != NULL && argc - optind == 0 &&
 	    json_object_is_type(json_object_object_get(args, "name"),
 	    json_type_string)) {
-		/* Kept for the caller, which adds "name" again from it. */
-		*namep = strdup(json_object_get_string(
-		    json_object_object_get(args, "name")));
+		/* Kept for the caller, which adds "name" again from it
+		 * (replacing, and so freeing, the file's string): a copy
+		 * that lives as long as vmctl.  A longer name is no VM's. */
+		static char name[256];
+		const char *s = json_object_get_string(
+		    json_object_object_get(args, "name"));
+
+		if (strlen(s) >= sizeof(name)) {
+			json_object_put(args);
+			return ctl_usage(ctl, "--from-file %s: its name is "
+			    "longer than any VM's", from);
+		}
+		snprintf(name, sizeof(name), "%s", s);
+		*namep = name;
 		*argsp = args;
-		return *namep != NULL ? -1 : CTL_EXIT_FAIL;
+		return -1;
 	}
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0) {
 		json_object_put(args);
