@@ -1,7 +1,7 @@
 /*
  * What a block device model asks of its storage: asynchronous reads,
  * writes, flushes, discards and zeroing on a byte-addressed image.  The
- * worker implements it (daemon/machine/blk-file.c: a disk image, raw or
+ * worker implements it (daemon/disk/blk-file.c: a disk image, raw or
  * a qcow2 chain, and a few I/O threads); the backend outlives guest
  * resets.
  */

@@ -1,5 +1,5 @@
 /*
- * libFuzzer: the qcow2 layer (daemon/machine/blk-qcow2.c and the header
+ * libFuzzer: the qcow2 layer (daemon/disk/blk-qcow2.c and the header
  * parser) on images built from the input, in memory files: a top image,
  * optionally over a backing image (qcow2 or raw), then reads, writes,
  * discards, zeroing, flushes and reopenings.  Whatever the images hold,

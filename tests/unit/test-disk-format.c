@@ -1,5 +1,5 @@
 /*
- * Unit tests for daemon/supervisor/disk-format.c: the header of each
+ * Unit tests for daemon/disk/disk-format.c: the header of each
  * image format vmmd refuses as a disk, as qemu-img writes it, is named;
  * raw images (zeros, random bytes, text that only begins like a magic,
  * files too short to hold a header) are not.  Images are memfds read

@@ -1,5 +1,5 @@
 /*
- * The qcow2 image creator (daemon/common/qcow2-create.c) against the
+ * The qcow2 image creator (daemon/disk/qcow2-create.c) against the
  * format's reference implementation: qemu-img check finds every image
  * clean, qemu-img info shows the size, the backing file and its format
  * as asked, qemu-img compare reads it as its backing file, and QEMU can

@@ -1,5 +1,5 @@
 /*
- * The qcow2 header parser (daemon/common/qcow2-header.c) on images
+ * The qcow2 header parser (daemon/disk/qcow2-header.c) on images
  * qemu-img makes, versions 2 and 3 with their options, and on those
  * images with one field set by hand to what vmmd must refuse: each
  * refusal is -EINVAL with a reason that names the thing.

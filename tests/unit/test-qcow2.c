@@ -1,5 +1,5 @@
 /*
- * The qcow2 layer (daemon/machine/blk-qcow2.c) against qemu-img, the
+ * The qcow2 layer (daemon/disk/blk-qcow2.c) against qemu-img, the
  * format's reference implementation.  Images qemu-img makes (versions 2
  * and 3, cluster sizes 512 bytes to 2 MiB, refcount widths 1 to 64
  * bits, zlib and zstd compression, overlays over qcow2 and raw) read

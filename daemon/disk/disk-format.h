@@ -1,9 +1,10 @@
 /*
  * What a disk image's first bytes say it is.  vmmd reads disks as raw
- * images only: an image in another format given as a disk would have
- * its metadata read as data by the guest, and written over by its first
- * writes.  This recognises the headers of the formats such an image is
- * likely to be in, so that vm-files.c can refuse it before that happens.
+ * or qcow2 images only: an image in another format given as a raw disk
+ * would have its metadata read as data by the guest, and written over by
+ * its first writes.  This recognises the headers of the formats such an
+ * image is likely to be in, so that a caller (the supervisor, when it
+ * opens a VM's disks) can refuse it before that happens.
  *
  * A raw disk may begin with any bytes, another format's header
  * included (a guest may have written one): a match is a reason to ask

@@ -5,7 +5,7 @@
  * ("qcow2 image file format"), versions 2 and 3; section names below are
  * that document's.  This file only parses: the supervisor uses it to
  * decide whether an image can be given to a guest (and to find its
- * backing file), the worker to open it (daemon/machine/blk-qcow2.c).
+ * backing file), the worker to open it (blk-qcow2.c).
  *
  * Pure and stateless: pread() on the caller's fd and nothing else (the
  * descriptor's offset stays where it was), no logging, no globals; safe
