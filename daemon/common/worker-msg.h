@@ -157,7 +157,7 @@ enum wmsg_shape {
 	F(FROM_DISK_APPEND, BOOT_FROM_DISK, "append", STRING, 0, 0,	\
 	    PROTO_CMDLINE_MAX, NONE, NONE)				\
 	/* worker.boot's seed: cloud-init's, made as a disk after the	\
-	 * others (daemon/image/nocloud-seed.h) */			\
+	 * others (daemon/cloud-image/nocloud-seed.h) */		\
 	F(SEED_HOSTNAME, BOOT_SEED, "hostname", STRING, 1, 1, 255,	\
 	    NONE, NONE)							\
 	F(SEED_USER_DATA, BOOT_SEED, "user_data", STRING, 0, 0,		\

@@ -1,5 +1,5 @@
 /*
- * The worker's side of a cloud image (daemon/image/cloud-module.h): the
+ * The worker's side of a cloud image (daemon/cloud-image/cloud-module.h): the
  * kernel, initrd and command line a guest's disk's own boot
  * configuration gives, and cloud-init's seed as one more disk.  Both
  * load the cloud module, on the loop's thread while the worker sets the

@@ -1,5 +1,5 @@
 /*
- * libFuzzer: the cloud-image reader (daemon/image): what vmmd reads from
+ * libFuzzer: the cloud-image reader (daemon/cloud-image): what vmmd reads from
  * a guest's disk to boot it the way its boot loader would.  The first
  * byte chooses: even, the rest is a whole disk (raw, its size the
  * input's) given to image_boot_choose(), partition tables, ext and FAT

@@ -1,6 +1,6 @@
 /*
- * The cloud-image reader (daemon/image/image-boot.h) against disks made
- * here the way distributions make theirs: sfdisk for GPT and MBR tables,
+ * The cloud-image reader (daemon/cloud-image/image-boot.h) against disks
+ * made here the way distributions make theirs: sfdisk for GPT and MBR tables,
  * mkfs.ext4 -d for root file systems, mkfs.vfat and mtools for an EFI
  * system partition, qemu-img for a compressed qcow2 of one.  Each search
  * rule in turn (BLS entries, GRUB's default entry including a submenu
