@@ -3,8 +3,10 @@
  * Section names are docs/interop/qcow2.txt's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "qcow2-create.h"
@@ -141,4 +143,30 @@ qcow2_create(int fd, uint64_t size, const char *backing,
 	    QCOW2_CREATE_CLUSTER)) < 0)
 		rc = -errno;
 	return rc;
+}
+
+int
+qcow2_create_backing_size(int fd, bool backing_qcow2, uint64_t *size,
+    char *reason, size_t reasonlen)
+{
+	struct qcow2_header h;
+	struct stat st;
+	int rc;
+
+	if (backing_qcow2) {
+		if ((rc = qcow2_header_read(fd, &h)) < 0) {
+			snprintf(reason, reasonlen, "%s",
+			    rc == -EINVAL ? h.reason : strerror(-rc));
+			return rc;
+		}
+		*size = h.size;
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		snprintf(reason, reasonlen, "%s", strerror(-rc));
+		return rc;
+	}
+	*size = (uint64_t)st.st_size & ~(uint64_t)511;
+	return 0;
 }

@@ -24,6 +24,8 @@
 #ifndef VMMD_QCOW2_CREATE_H
 #define VMMD_QCOW2_CREATE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define QCOW2_CREATE_CLUSTER_BITS	16	/* 64 KiB clusters */
@@ -39,5 +41,16 @@
  */
 int	qcow2_create(int fd, uint64_t size, const char *backing,
 	    const char *backing_format);
+/*
+ * The virtual size of an image over the backing file open as fd (read
+ * with pread() and fstat(): its offset stays where it was), which is in
+ * qcow2 (backing_qcow2) or raw: a qcow2 image's header's size, a raw
+ * image's length rounded down to whole 512-byte sectors (what a guest
+ * sees of it), possibly 0.  0 with *size set; or -errno with reason (of
+ * reasonlen bytes) saying why: a qcow2 header vmmd cannot use is -EINVAL
+ * and its reason (qcow2-header.h), any other failure strerror's text.
+ */
+int	qcow2_create_backing_size(int fd, bool backing_qcow2, uint64_t *size,
+	    char *reason, size_t reasonlen);
 
 #endif

@@ -41,27 +41,14 @@ static int
 disk_overlay_size(int base_fd, bool base_qcow2, const char *base_path,
     uint64_t *size, enum proto_error *cls, char *err, size_t errlen)
 {
-	struct qcow2_header h;
-	struct stat st;
+	char reason[QCOW2_REASON_MAX];
 	int rc;
 
 	*cls = PROTO_ERR_INVALID_ARGUMENT;
-	if (base_qcow2) {
-		if ((rc = qcow2_header_read(base_fd, &h)) < 0) {
-			snprintf(err, errlen, "disk: %s: %s", base_path,
-			    rc == -EINVAL ? h.reason : strerror(-rc));
-			return rc;
-		}
-		*size = h.size;
-	} else {
-		if (fstat(base_fd, &st) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "disk: %s: %s", base_path,
-			    strerror(-rc));
-			return rc;
-		}
-		/* What the guest sees of a raw disk: whole sectors. */
-		*size = (uint64_t)st.st_size & ~(uint64_t)511;
+	if ((rc = qcow2_create_backing_size(base_fd, base_qcow2, size, reason,
+	    sizeof(reason))) < 0) {
+		snprintf(err, errlen, "disk: %s: %s", base_path, reason);
+		return rc;
 	}
 	if (*size == 0) {
 		snprintf(err, errlen, "disk: %s: the base of an overlay must "

@@ -4,11 +4,13 @@
  * clean, qemu-img info shows the size, the backing file and its format
  * as asked, qemu-img compare reads it as its backing file, and QEMU can
  * write to it and leave it clean (qemu-io, where installed).  vmmd's own
- * header parser reads back what was written; bad arguments are refused.
+ * header parser reads back what was written; bad arguments are refused;
+ * the size of an overlay over raw and qcow2 bases is the guest's view.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,26 @@ make_raw(const char *name, uint64_t size)
 	    pwrite(fd, "vmmd-disk-0", 11, 0) != 11)
 		tap_bail("raw base %s", name);
 	close(fd);
+}
+
+/*
+ * qcow2_create_backing_size() of dir/name in the format qcow2 says:
+ * its result, the size in *size, the reason in reason.
+ */
+static int
+backing_size(const char *name, bool qcow2, uint64_t *size, char *reason,
+    size_t len)
+{
+	int fd, rc;
+
+	fd = open(scratch_at(name), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		tap_bail("open %s: %s", scratch_at(name), strerror(errno));
+	*size = UINT64_MAX;
+	reason[0] = '\0';
+	rc = qcow2_create_backing_size(fd, qcow2, size, reason, len);
+	close(fd);
+	return rc;
 }
 
 /* qemu-img info's JSON holds "key": value (as the text is written). */
@@ -106,7 +128,8 @@ int
 main(void)
 {
 	const char *raw, *qcow;
-	char out[4096];
+	char out[4096], reason[QCOW2_REASON_MAX];
+	uint64_t size;
 	int qemu_io;
 
 	if (!qimg_present())
@@ -158,6 +181,29 @@ main(void)
 	} else {
 		tap_diag("qemu-io is not installed: no writes by QEMU");
 	}
+
+	/* The size an overlay over each base has. */
+	tap_ok(backing_size("base.raw", false, &size, reason,
+	    sizeof(reason)) == 0 && size == 1 << 20,
+	    "a raw base of 1 MiB: an overlay of 1 MiB");
+	make_raw("short.raw", (1 << 20) + 1000);
+	tap_ok(backing_size("short.raw", false, &size, reason,
+	    sizeof(reason)) == 0 && size == (1 << 20) + 512,
+	    "a raw base of 1 MiB + 1000 bytes: whole sectors, 1 MiB + 512");
+	make_raw("tiny.raw", 511);
+	tap_ok(backing_size("tiny.raw", false, &size, reason,
+	    sizeof(reason)) == 0 && size == 0,
+	    "a raw base of 511 bytes: size 0, for the caller to refuse");
+	tap_ok(backing_size("base.qcow2", true, &size, reason,
+	    sizeof(reason)) == 0 && size == 3ULL << 30,
+	    "a qcow2 base: its header's size, 3 GiB");
+	tap_ok(backing_size("b.qcow2", true, &size, reason,
+	    sizeof(reason)) == 0 && size == 3ULL << 30,
+	    "an overlay as a base: its header's size, 3 GiB");
+	tap_ok(backing_size("base.raw", true, &size, reason,
+	    sizeof(reason)) == -EINVAL && reason[0] != '\0',
+	    "a raw file read as qcow2: -EINVAL, the header parser's reason");
+	tap_diag("reason: %s", reason);
 
 	/* What is refused. */
 	tap_ok(make("x.qcow2", 0, raw, "raw") == -EINVAL,
