@@ -10,14 +10,18 @@
  * A figure is an unsigned number read from src + offset (a member of
  * 1, 2, 4 or 8 bytes: FIGURE_AT fills both), or computed by get(src);
  * a histogram is an array of nbuckets uint64_t bucket counts at offset.
- * The reader holds whatever lock guards src.
+ * Members are read with relaxed atomic loads, so that counters a vCPU
+ * thread bumps without a lock can be read; for the rest the reader holds
+ * whatever lock guards src.
+ *
+ * Rows with a label are samples of one family, told apart by that label
+ * with the row's key as its value (vmmd_vcpu_exits{kind="io"}).
  */
 #ifndef VMMD_FIGURE_H
 #define VMMD_FIGURE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 enum figure_kind {
 	FIGURE_COUNTER,		/* only grows (until the source is rebuilt) */
@@ -40,6 +44,7 @@ struct figure {
 	enum figure_kind kind;
 	enum figure_unit unit;
 	const char *help;	/* /metrics' HELP */
+	const char *label;	/* NULL, or the label whose value is key */
 	size_t offset;
 	unsigned char size;	/* of the member at offset; 0 with get */
 	uint64_t (*get)(const void *src);
@@ -65,24 +70,18 @@ static inline uint64_t
 figure_value(const struct figure *f, const void *src)
 {
 	const unsigned char *p = (const unsigned char *)src + f->offset;
-	uint64_t v64;
-	uint32_t v32;
-	uint16_t v16;
 
 	if (f->get != NULL)
 		return f->get(src);
 	switch (f->size) {
 	case 1:
-		return *p;
+		return __atomic_load_n(p, __ATOMIC_RELAXED);
 	case 2:
-		memcpy(&v16, p, sizeof(v16));
-		return v16;
+		return __atomic_load_n((const uint16_t *)p, __ATOMIC_RELAXED);
 	case 4:
-		memcpy(&v32, p, sizeof(v32));
-		return v32;
+		return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
 	default:
-		memcpy(&v64, p, sizeof(v64));
-		return v64;
+		return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
 	}
 }
 
@@ -90,11 +89,10 @@ figure_value(const struct figure *f, const void *src)
 static inline uint64_t
 figure_bucket(const struct figure *f, const void *src, unsigned int i)
 {
-	uint64_t v;
+	const uint64_t *b = (const uint64_t *)((const unsigned char *)src +
+	    f->offset);
 
-	memcpy(&v, (const unsigned char *)src + f->offset + i * sizeof(v),
-	    sizeof(v));
-	return v;
+	return __atomic_load_n(&b[i], __ATOMIC_RELAXED);
 }
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "exit-stats.h"
 #include "kvm-stats.h"
+#include "guest.h"
 #include "guest-metrics.h"
 
 /* The families of one answer, by name, in the order they were made. */
@@ -79,24 +80,80 @@ mx_double(struct mx *x, const char *name, const char *type,
 	mx_put(x, name, type, help, labels, json_object_new_double(v));
 }
 
-/* A counter or gauge: nanoseconds as seconds, the rest as they are. */
+/*
+ * A counter or gauge: nanoseconds as seconds, the rest as they are;
+ * labels (at most 6 pairs) and, when f has one, its own label.
+ */
 static void
 mx_figure_value(struct mx *x, const struct figure *f,
     const char *const *labels, uint64_t v)
 {
 	const char *type = f->kind == FIGURE_COUNTER ? "counter" : "gauge";
+	const char *all[2 * 7 + 1];
+	size_t n = 0;
 
+	for (; labels != NULL && labels[0] != NULL && n < 2 * 6; labels += 2) {
+		all[n++] = labels[0];
+		all[n++] = labels[1];
+	}
+	if (f->label != NULL) {
+		all[n++] = f->label;
+		all[n++] = f->key;
+	}
+	all[n] = NULL;
 	if (f->unit == FIGURE_UNIT_NS)
-		mx_double(x, f->metric, type, f->help, labels, (double)v / 1e9);
+		mx_double(x, f->metric, type, f->help, all, (double)v / 1e9);
 	else
-		mx_uint(x, f->metric, type, f->help, labels, v);
+		mx_uint(x, f->metric, type, f->help, all, v);
+}
+
+/*
+ * Figure f of src as its family, when it has one: counters and gauges
+ * in base units, a histogram with its buckets' bounds.
+ */
+static void
+mx_figure(struct mx *x, const struct figure *f, const void *src,
+    const char *const *labels)
+{
+	struct json_object *h, *bk, *e;
+	uint64_t cum = 0;
+	unsigned int i;
+
+	if (f->metric == NULL)
+		return;
+	if (f->kind != FIGURE_HISTOGRAM) {
+		mx_figure_value(x, f, labels, figure_value(f, src));
+		return;
+	}
+	h = json_object_new_object();
+	bk = json_object_new_array();
+	for (i = 0; i < f->nbuckets; i++) {
+		cum += figure_bucket(f, src, i);
+		e = json_object_new_array();
+		json_object_array_add(e, i + 1 < f->nbuckets ?
+		    json_object_new_double(f->bounds[i]) : NULL);
+		json_object_array_add(e, json_object_new_int64((int64_t)cum));
+		json_object_array_add(bk, e);
+	}
+	json_object_object_add(h, "count", json_object_new_int64(
+	    (int64_t)cum));
+	json_object_object_add(h, "buckets", bk);
+	mx_put(x, f->metric, "histogram", f->help, labels, h);
+}
+
+static void
+mx_figures(struct mx *x, const struct figure_table *t, const void *src,
+    const char *const *labels)
+{
+	for (size_t i = 0; i < t->n; i++)
+		mx_figure(x, &t->rows[i], src, labels);
 }
 
 /* Each vCPU: exits that reached us, its thread's CPU time. */
 static void
 metrics_vcpus(struct mx *x, struct machine *m)
 {
-	unsigned int i, k;
+	unsigned int i;
 	char idx[16];
 
 	for (i = 0; i < m->nvcpus; i++) {
@@ -105,12 +162,8 @@ metrics_vcpus(struct mx *x, struct machine *m)
 		clockid_t cid;
 
 		snprintf(idx, sizeof(idx), "%u", i);
-		for (k = 0; k < VCPU_EXIT_KINDS; k++)
-			mx_uint(x, "vmmd_vcpu_exits", "counter",
-			    "vCPU exits handled by vmmd, by kind",
-			    (const char *[]){ "vcpu", idx, "kind",
-			    vcpu_exit_names[k], NULL },
-			    __atomic_load_n(&v->exits[k], __ATOMIC_RELAXED));
+		mx_figures(x, &vcpu_exit_figures, v,
+		    (const char *[]){ "vcpu", idx, NULL });
 		if (v->ctl.thread_started &&
 		    pthread_getcpuclockid(v->ctl.thread, &cid) == 0 &&
 		    clock_gettime(cid, &ts) == 0)
@@ -294,48 +347,6 @@ out:
 	free(one);
 }
 
-/*
- * Figure f of src as its family, when it has one: counters and gauges
- * in base units, a histogram with its buckets' bounds.
- */
-static void
-mx_figure(struct mx *x, const struct figure *f, const void *src,
-    const char *const *labels)
-{
-	struct json_object *h, *bk, *e;
-	uint64_t cum = 0;
-	unsigned int i;
-
-	if (f->metric == NULL)
-		return;
-	if (f->kind != FIGURE_HISTOGRAM) {
-		mx_figure_value(x, f, labels, figure_value(f, src));
-		return;
-	}
-	h = json_object_new_object();
-	bk = json_object_new_array();
-	for (i = 0; i < f->nbuckets; i++) {
-		cum += figure_bucket(f, src, i);
-		e = json_object_new_array();
-		json_object_array_add(e, i + 1 < f->nbuckets ?
-		    json_object_new_double(f->bounds[i]) : NULL);
-		json_object_array_add(e, json_object_new_int64((int64_t)cum));
-		json_object_array_add(bk, e);
-	}
-	json_object_object_add(h, "count", json_object_new_int64(
-	    (int64_t)cum));
-	json_object_object_add(h, "buckets", bk);
-	mx_put(x, f->metric, "histogram", f->help, labels, h);
-}
-
-static void
-mx_figures(struct mx *x, const struct figure_table *t, const void *src,
-    const char *const *labels)
-{
-	for (size_t i = 0; i < t->n; i++)
-		mx_figure(x, &t->rows[i], src, labels);
-}
-
 /* A device's figures, labelled with its board name. */
 struct metrics_diag {
 	struct device_diag d;
@@ -412,8 +423,7 @@ guest_metrics_json(struct worker *w)
 
 	x.families = json_object_new_array();
 	x.byname = json_object_new_object();
-	mx_uint(&x, "vmmd_guest_reboots", "counter",
-	    "Resets the guest asked for", NULL, w->reboots);
+	mx_figures(&x, &worker_figures, w, NULL);
 	metrics_clients(&x, w);
 	if (m != NULL) {
 		metrics_vcpus(&x, m);

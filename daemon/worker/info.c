@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "figures-json.h"
+#include "guest.h"
 #include "info.h"
 #include "json-u64.h"
 #include "kvm-stats.h"
@@ -193,10 +194,7 @@ info_machine(struct json_object *ret, struct machine *m,
 	for (i = 0; i < m->nvcpus; i++) {
 		struct json_object *exits = json_object_new_object();
 
-		for (k = 0; k < VCPU_EXIT_KINDS; k++)
-			json_add_u64(exits, vcpu_exit_names[k],
-			    __atomic_load_n(&m->vcpus[i].exits[k],
-			    __ATOMIC_RELAXED));
+		figures_json_add(exits, &vcpu_exit_figures, &m->vcpus[i]);
 		json_object_array_add(vcpus, exits);
 		json_object_array_add(kvm,
 		    info_kvm_stats_json(&m->vcpus[i].stats));
@@ -214,14 +212,7 @@ info_machine(struct json_object *ret, struct machine *m,
 	if (regs != NULL)
 		json_object_object_add(ret, "vcpu_regs", regs);
 	unknown = json_object_new_object();
-	json_add_u64(unknown, "pio_reads",
-	    __atomic_load_n(&m->pio.unknown_reads, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "pio_writes",
-	    __atomic_load_n(&m->pio.unknown_writes, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "mmio_reads",
-	    __atomic_load_n(&m->mmio.unknown_reads, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "mmio_writes",
-	    __atomic_load_n(&m->mmio.unknown_writes, __ATOMIC_RELAXED));
+	figures_json_add(unknown, &machine_unknown_io_figures, m);
 	json_object_object_add(ret, "unknown_io", unknown);
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));
@@ -241,8 +232,7 @@ info_json(struct worker *w)
 	json_object_object_add(ret, "vcpu_exits", vcpus);
 	/* All exits, counted by KVM: most never reach us (see vcpu_exits). */
 	json_object_object_add(ret, "vcpu_kvm", kvm);
-	json_object_object_add(ret, "reboots",
-	    json_object_new_int64((int64_t)w->reboots));
+	figures_json_add(ret, &worker_figures, w);
 	/* How a stop under way asked the guest ("none" before one). */
 	json_object_object_add(ret, "shutdown", json_object_new_string(
 	    shutdown_stage_name(w->shutdown_stage)));
