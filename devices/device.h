@@ -331,12 +331,16 @@ device_diag_put(struct device_diag *d, const char *key, uint64_t value,
 	d->put(d, key, value, fmt);
 }
 
-/* Each counter and gauge of table t, read from src, in its order. */
+/*
+ * Rows first to first + n - 1 of table t (counters and gauges), read
+ * from src: for a device whose registers and flags come between its
+ * figures, or that has fewer of some (queues) than its table.
+ */
 static inline void
-device_diag_figures(struct device_diag *d, const struct figure_table *t,
-    const void *src)
+device_diag_figure_range(struct device_diag *d, const struct figure_table *t,
+    size_t first, size_t n, const void *src)
 {
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = first; i < first + n && i < t->n; i++) {
 		const struct figure *f = &t->rows[i];
 		uint64_t v = figure_value(f, src);
 
@@ -345,6 +349,14 @@ device_diag_figures(struct device_diag *d, const struct figure_table *t,
 		else
 			d->put(d, f->key, v, DEVICE_DIAG_UINT);
 	}
+}
+
+/* Each row of table t, read from src, in its order. */
+static inline void
+device_diag_figures(struct device_diag *d, const struct figure_table *t,
+    const void *src)
+{
+	device_diag_figure_range(d, t, 0, t->n, src);
 }
 
 /*
