@@ -159,6 +159,17 @@ acpi_pm_power_button(struct acpi_pm *pm)
 	acpi_pm_update_sci(pm);
 	return (pm->en & PM1_PWRBTN) != 0;
 }
+static const struct figure acpi_pm_figure_rows[] = {
+	{ "power_button_presses", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Power button presses", FIGURE_AT(struct acpi_pm, presses) },
+	{ "sleeps_ignored", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "SLP_EN writes with a sleep state other than S5",
+	    FIGURE_AT(struct acpi_pm, sleeps_ignored) },
+};
+
+static const struct figure_table acpi_pm_figures =
+    FIGURE_TABLE(acpi_pm_figure_rows);
+
 
 static void
 acpi_pm_diag(void *dev, struct device_diag *d)
@@ -169,10 +180,7 @@ acpi_pm_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "pm1_en", pm->en, DEVICE_DIAG_HEX);
 	device_diag_put(d, "pm1_cnt", acpi_pm_reg(pm, 2), DEVICE_DIAG_HEX);
 	device_diag_put(d, "sci", pm->sci, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "power_button_presses", pm->presses,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "sleeps_ignored", pm->sleeps_ignored,
-	    DEVICE_DIAG_UINT);
+	device_diag_figures(d, &acpi_pm_figures, pm);
 }
 
 struct acpi_pm *

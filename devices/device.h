@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "figure.h"
+
 /* What raising an interrupt line achieved (KVM_IRQ_LINE_STATUS). */
 enum device_irq_status {
 	DEVICE_IRQ_COALESCED = 0,	/* the previous one was not taken yet */
@@ -313,6 +315,13 @@ enum device_diag_format {
 struct device_diag {
 	void (*put)(struct device_diag *d, const char *key, uint64_t value,
 	    enum device_diag_format fmt);
+	/*
+	 * Optional: a counter or gauge of the device's figure table
+	 * (figure.h), for sinks that want its declaration (its /metrics
+	 * family); NULL: put(key, value, DEVICE_DIAG_UINT).
+	 */
+	void (*figure)(struct device_diag *d, const struct figure *f,
+	    uint64_t value);
 };
 
 static inline void
@@ -320,6 +329,34 @@ device_diag_put(struct device_diag *d, const char *key, uint64_t value,
     enum device_diag_format fmt)
 {
 	d->put(d, key, value, fmt);
+}
+
+/*
+ * Rows first to first + n - 1 of table t (counters and gauges), read
+ * from src: for a device whose registers and flags come between its
+ * figures, or that has fewer of some (queues) than its table.
+ */
+static inline void
+device_diag_figure_range(struct device_diag *d, const struct figure_table *t,
+    size_t first, size_t n, const void *src)
+{
+	for (size_t i = first; i < first + n && i < t->n; i++) {
+		const struct figure *f = &t->rows[i];
+		uint64_t v = figure_value(f, src);
+
+		if (d->figure != NULL)
+			d->figure(d, f, v);
+		else
+			d->put(d, f->key, v, DEVICE_DIAG_UINT);
+	}
+}
+
+/* Each row of table t, read from src, in its order. */
+static inline void
+device_diag_figures(struct device_diag *d, const struct figure_table *t,
+    const void *src)
+{
+	device_diag_figure_range(d, t, 0, t->n, src);
 }
 
 /*

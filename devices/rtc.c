@@ -1332,12 +1332,63 @@ rtc_ops_free(void *dev)
 	rtc_free(dev);
 }
 
+static uint64_t
+rtc_figure_hz(const void *src)
+{
+	return rtc_hz(src);
+}
+
+/* The periodic interrupt's rate and what became of its ticks. */
+static const struct figure rtc_figure_rows[] = {
+	{ "periodic_hz", "vmmd_rtc_periodic_hertz", FIGURE_GAUGE,
+	    FIGURE_UNIT_HERTZ, "The RTC's periodic interrupt rate",
+	    .get = rtc_figure_hz },
+	{ "ticks_raised", "vmmd_rtc_ticks_raised", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "RTC periodic interrupts raised",
+	    FIGURE_AT(struct rtc, stats.raised) },
+	{ "ticks_delivered", "vmmd_rtc_ticks_delivered", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "RTC periodic interrupts the guest took",
+	    FIGURE_AT(struct rtc, stats.delivered) },
+	{ "ticks_coalesced", "vmmd_rtc_ticks_coalesced", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE,
+	    "RTC periodic interrupts not delivered in time (coalesced)",
+	    FIGURE_AT(struct rtc, stats.coalesced) },
+	{ "ticks_masked", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "RTC periodic ticks no interrupt controller accepted",
+	    FIGURE_AT(struct rtc, stats.masked) },
+	{ "ticks_dropped", "vmmd_rtc_ticks_dropped", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE,
+	    "RTC ticks lost for good (backlog full or policy discard)",
+	    FIGURE_AT(struct rtc, stats.dropped) },
+	{ "ticks_reinjected", "vmmd_rtc_ticks_reinjected", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Coalesced RTC ticks reinjected",
+	    FIGURE_AT(struct rtc, stats.reinjected) },
+	{ "ticks_ack_reinjected", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Coalesced RTC ticks reinjected on a read of register C",
+	    FIGURE_AT(struct rtc, stats.ack_reinjected) },
+	{ "reinject_retries", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "RTC reinjections that coalesced again",
+	    FIGURE_AT(struct rtc, stats.retries) },
+	{ "backlog", "vmmd_rtc_tick_backlog", FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "Coalesced RTC ticks waiting to be reinjected",
+	    FIGURE_AT(struct rtc, stats.backlog) },
+	{ "backlog_high", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "The RTC tick backlog's high-water mark",
+	    FIGURE_AT(struct rtc, stats.backlog_high) },
+	{ "backlog_max", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "The most coalesced RTC ticks kept for reinjection", FIGURE_AT(struct rtc, cfg.backlog_max) },
+	{ "max_slices", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "The most slices an RTC period is divided into to reinject",
+	    FIGURE_AT(struct rtc, cfg.max_slices) },
+};
+
+static const struct figure_table rtc_figures = FIGURE_TABLE(rtc_figure_rows);
+
 /* Registers as a read would show them, and the periodic tick counters. */
 static void
 rtc_diag(void *dev, struct device_diag *d)
 {
 	struct rtc *rtc = dev;
-	const struct rtc_stats *st = &rtc->stats;
 
 	rtc_account(rtc);
 
@@ -1349,23 +1400,7 @@ rtc_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "reg_c", rtc_cmos_get(rtc, RTC_REG_C),
 	    DEVICE_DIAG_HEX);
 	device_diag_put(d, "irq_level", rtc->irq_level, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "periodic_hz", rtc_hz(rtc), DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_raised", st->raised, DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_delivered", st->delivered, DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_coalesced", st->coalesced, DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_masked", st->masked, DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_dropped", st->dropped, DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_reinjected", st->reinjected,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "ticks_ack_reinjected", st->ack_reinjected,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "reinject_retries", st->retries, DEVICE_DIAG_UINT);
-	device_diag_put(d, "backlog", st->backlog, DEVICE_DIAG_UINT);
-	device_diag_put(d, "backlog_high", st->backlog_high, DEVICE_DIAG_UINT);
-	device_diag_put(d, "backlog_max", rtc->cfg.backlog_max,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "max_slices", rtc->cfg.max_slices,
-	    DEVICE_DIAG_UINT);
+	device_diag_figures(d, &rtc_figures, rtc);
 	device_diag_put(d, "lost_ticks_slew",
 	    rtc->cfg.lost_ticks == RTC_LOST_TICKS_SLEW, DEVICE_DIAG_BOOL);
 }

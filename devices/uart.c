@@ -439,6 +439,25 @@ uart_write_reg(struct uart *u, unsigned int reg, uint8_t val)
 		break;
 	}
 }
+#define UART_FIGURE(key, kind, unit, help, member)			\
+	{ #key, NULL, kind, unit, help, FIGURE_AT(struct uart, member) }
+
+/* The receive FIFO's fill, then the traffic; of a struct uart. */
+static const struct figure uart_figure_rows[] = {
+	UART_FIGURE(rx_count, FIGURE_GAUGE, FIGURE_UNIT_BYTES,
+	    "Bytes waiting in the receive FIFO", rx_count),
+	UART_FIGURE(tx_bytes, FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Bytes the guest wrote to the transmitter", tx_bytes),
+	UART_FIGURE(rx_bytes, FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Host bytes the receiver took", rx_bytes),
+	UART_FIGURE(irq_rises, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Times the interrupt line went high", irq_rises),
+	UART_FIGURE(thre_taken, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "IIR reads that reported THRE", thre_taken),
+};
+
+static const struct figure_table uart_figures = FIGURE_TABLE(uart_figure_rows);
+
 
 /*
  * The UART sits on an 8-bit bus: a wider access is a run of byte
@@ -459,13 +478,10 @@ uart_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "lsr", LSR_THRE | LSR_TEMT | u->lsr_errors |
 	    (u->rx_count > 0 ? LSR_DR : 0), DEVICE_DIAG_HEX);
 	device_diag_put(d, "msr", u->msr, DEVICE_DIAG_HEX);
-	device_diag_put(d, "rx_count", u->rx_count, DEVICE_DIAG_UINT);
+	device_diag_figure_range(d, &uart_figures, 0, 1, u);
 	device_diag_put(d, "thre_pending", u->thre_pending, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "irq_level", u->irq_level, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "tx_bytes", u->tx_bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "rx_bytes", u->rx_bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "irq_rises", u->irq_rises, DEVICE_DIAG_UINT);
-	device_diag_put(d, "thre_taken", u->thre_taken, DEVICE_DIAG_UINT);
+	device_diag_figure_range(d, &uart_figures, 1, uart_figures.n - 1, u);
 }
 
 static void

@@ -753,6 +753,44 @@ devhost_resume(struct devhost *dh)
 	pthread_mutex_unlock(&dh->lock);
 }
 
+/* The upper bounds of late_hist's buckets but the last, in seconds. */
+static const double devhost_late_bounds[DEVHOST_LATE_BUCKETS - 1] = {
+	10e-6, 100e-6, 1e-3, 10e-3,
+};
+
+#define DEVHOST_FIGURE(key, metric, kind, unit, help, member)		\
+	{ key, metric, kind, unit, help,				\
+	    FIGURE_AT(struct devhost_stats, member) }
+
+static const struct figure devhost_figure_rows[] = {
+	DEVHOST_FIGURE("armed", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Device timers armed", timers_armed),
+	DEVHOST_FIGURE("rearms", "vmmd_timer_rearms", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "timerfd_settime calls for device timers",
+	    rearms),
+	DEVHOST_FIGURE("fired", "vmmd_timer_fired", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Device timer callbacks run", fired),
+	DEVHOST_FIGURE("loop_wakeups", "vmmd_timer_loop_wakeups",
+	    FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Event loop wake-ups for device timers", loop_wakeups),
+	DEVHOST_FIGURE("loop_kicks", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Device timer re-arms from another thread", loop_kicks),
+	DEVHOST_FIGURE("late_max_ns", "vmmd_timer_lateness_max_seconds",
+	    FIGURE_GAUGE, FIGURE_UNIT_NS,
+	    "How late a device timer callback ran, at worst", late_max_ns),
+	{ "late_hist", "vmmd_timer_lateness_seconds", FIGURE_HISTOGRAM,
+	    FIGURE_UNIT_SECONDS, "How late device timer callbacks ran",
+	    FIGURE_AT(struct devhost_stats, late_hist),
+	    .nbuckets = DEVHOST_LATE_BUCKETS, .bounds = devhost_late_bounds },
+	DEVHOST_FIGURE("irq_coalesced", "vmmd_irq_coalesced", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE,
+	    "Interrupts raised while KVM still had the line pending",
+	    irq_coalesced),
+};
+
+const struct figure_table devhost_figures =
+    FIGURE_TABLE(devhost_figure_rows);
+
 void
 devhost_get_stats(struct devhost *dh, struct devhost_stats *st)
 {

@@ -73,6 +73,9 @@ struct devhost_stats {
 	uint64_t irq_coalesced;		/* raised lines KVM found pending */
 };
 
+/* The figures (figure.h) of a struct devhost_stats, in vm.info's order. */
+extern const struct figure_table devhost_figures;
+
 struct devhost;
 
 /*

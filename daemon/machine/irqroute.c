@@ -167,6 +167,23 @@ irqroute_msi_raise(const struct irqroute_msi *m)
 	return 0;
 }
 
+static const struct figure irqroute_figure_rows[] = {
+	{ "msi_routes", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "MSI routes now", FIGURE_AT(struct irqroute_stats, routes) },
+	{ "max_msi_routes", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "The most MSI routes the VM may have",
+	    FIGURE_AT(struct irqroute_stats, max_routes) },
+	{ "updates", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Changes of the VM's routing given to KVM",
+	    FIGURE_AT(struct irqroute_stats, updates) },
+	{ "refused", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "MSI routes refused: past the bound or refused by KVM",
+	    FIGURE_AT(struct irqroute_stats, refused) },
+};
+
+const struct figure_table irqroute_figures =
+    FIGURE_TABLE(irqroute_figure_rows);
+
 void
 irqroute_get_stats(struct irqroute *ir, struct irqroute_stats *st)
 {

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "figure.h"
 #include "gsi-table.h"
 
 struct irqroute {
@@ -57,6 +58,9 @@ struct irqroute_stats {
 	uint64_t updates;
 	uint64_t refused;
 };
+
+/* The figures (figure.h) of a struct irqroute_stats. */
+extern const struct figure_table irqroute_figures;
 
 /*
  * The routing of vm_fd: the fixed entries base (copied, given to KVM

@@ -747,3 +747,21 @@ machine_get_ioapic(struct machine *m, struct machine_ioapic *io)
 		io->redir[i] = chip.chip.ioapic.redirtbl[i].bits;
 	return 0;
 }
+
+#define MACHINE_IO_FIGURE(key, help, member)				\
+	{ key, NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE, help,		\
+	    FIGURE_AT(struct machine, member) }
+
+static const struct figure machine_unknown_io_rows[] = {
+	MACHINE_IO_FIGURE("pio_reads", "Port reads no device took",
+	    pio.unknown_reads),
+	MACHINE_IO_FIGURE("pio_writes", "Port writes no device took",
+	    pio.unknown_writes),
+	MACHINE_IO_FIGURE("mmio_reads", "MMIO reads no device took",
+	    mmio.unknown_reads),
+	MACHINE_IO_FIGURE("mmio_writes", "MMIO writes no device took",
+	    mmio.unknown_writes),
+};
+
+const struct figure_table machine_unknown_io_figures =
+    FIGURE_TABLE(machine_unknown_io_rows);

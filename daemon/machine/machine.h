@@ -120,6 +120,10 @@ struct machine {
 	struct kvm_stats vm_stats;	/* KVM's for the VM; fd -1 if none */
 };
 
+/* The accesses no device took (pio, mmio) as figures (figure.h) of a
+ * struct machine. */
+extern const struct figure_table machine_unknown_io_figures;
+
 /*
  * Build the machine and load the kernel; vCPUs do not run yet.  On
  * failure returns -errno with a reason in err: -ENOEXEC/-EINVAL and

@@ -119,9 +119,27 @@ vcpu_set_firmware_state(struct vcpu *v)
 	return 0;
 }
 
-const char *const vcpu_exit_names[VCPU_EXIT_KINDS] = {
-	"io", "mmio", "hlt", "shutdown", "system_event", "intr", "other",
+#define VCPU_EXIT_FIGURE(kind, k)					\
+	{ kind, "vmmd_vcpu_exits", FIGURE_COUNTER, FIGURE_UNIT_NONE,	\
+	    "vCPU exits handled by vmmd, by kind", .label = "kind",	\
+	    FIGURE_AT(struct vcpu, exits[k]) }
+
+static const struct figure vcpu_exit_figure_rows[] = {
+	VCPU_EXIT_FIGURE("io", VCPU_EXIT_IO),
+	VCPU_EXIT_FIGURE("mmio", VCPU_EXIT_MMIO),
+	VCPU_EXIT_FIGURE("hlt", VCPU_EXIT_HLT),
+	VCPU_EXIT_FIGURE("shutdown", VCPU_EXIT_SHUTDOWN),
+	VCPU_EXIT_FIGURE("system_event", VCPU_EXIT_SYSTEM_EVENT),
+	VCPU_EXIT_FIGURE("intr", VCPU_EXIT_INTR),
+	VCPU_EXIT_FIGURE("other", VCPU_EXIT_OTHER),
 };
+
+_Static_assert(sizeof(vcpu_exit_figure_rows) /
+    sizeof(vcpu_exit_figure_rows[0]) == VCPU_EXIT_KINDS,
+    "one figure per exit kind");
+
+const struct figure_table vcpu_exit_figures =
+    FIGURE_TABLE(vcpu_exit_figure_rows);
 
 void
 vcpu_clear(struct vcpu *v)

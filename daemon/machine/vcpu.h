@@ -15,6 +15,7 @@
 
 #include "boot.h"
 #include "exit-stats.h"
+#include "figure.h"
 #include "iobus.h"
 #include "kvm-stats.h"
 #include "runctl.h"
@@ -31,7 +32,6 @@ enum vcpu_exit_kind {
 	VCPU_EXIT_KINDS
 };
 
-extern const char *const vcpu_exit_names[VCPU_EXIT_KINDS];
 
 struct vcpu_config {
 	int kvm_fd;
@@ -60,6 +60,9 @@ struct vcpu {
 	struct xs_vcpu xs;		/* exit timing, when switched on */
 	int64_t *started_ns;		/* vcpu_config's */
 };
+
+/* exits[] by kind as figures (figure.h) of a struct vcpu. */
+extern const struct figure_table vcpu_exit_figures;
 
 /* Marks v unused, so that vcpu_destroy() is safe before vcpu_init(). */
 void	vcpu_clear(struct vcpu *v);

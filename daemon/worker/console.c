@@ -619,6 +619,29 @@ console_attach(struct console *c, int fd, struct json_object *reply_id)
 	return 0;
 }
 
+#define CONSOLE_FIGURE(key, metric, kind, unit, help, member)		\
+	{ key, metric, kind, unit, help,				\
+	    FIGURE_AT(struct console_stats, member) }
+
+static const struct figure console_figure_rows[] = {
+	CONSOLE_FIGURE("clients", "vmmd_console_clients", FIGURE_GAUGE,
+	    FIGURE_UNIT_NONE, "Clients attached to the serial console",
+	    clients),
+	CONSOLE_FIGURE("bytes_out", "vmmd_console_output_bytes",
+	    FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Bytes the guest wrote to its console", bytes_out),
+	CONSOLE_FIGURE("bytes_in", NULL, FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Bytes clients sent to the guest's console", bytes_in),
+	CONSOLE_FIGURE("bytes_dropped", "vmmd_console_dropped_bytes",
+	    FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Console bytes neither logged nor sent", bytes_dropped),
+	CONSOLE_FIGURE("clients_dropped", NULL, FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Console clients cut off", clients_dropped),
+};
+
+const struct figure_table console_figures =
+    FIGURE_TABLE(console_figure_rows);
+
 void
 console_get_stats(struct console *c, struct console_stats *st)
 {

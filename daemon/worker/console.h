@@ -37,6 +37,8 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "figure.h"
+
 #define CONSOLE_RING_SIZE	(256 * 1024)	/* output: pending, replay */
 #define CONSOLE_REPLAY_SIZE	(64 * 1024)	/* replayed on attach */
 /* The loop's backlog beyond which the guest's output is dropped. */
@@ -105,5 +107,7 @@ struct console_stats {
 	int64_t first_output_ns;
 };
 void console_get_stats(struct console *c, struct console_stats *st);
+/* The figures (figure.h) of a struct console_stats, in vm.info's order. */
+extern const struct figure_table console_figures;
 
 #endif

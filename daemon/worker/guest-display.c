@@ -13,6 +13,7 @@
 
 #include "dirty.h"
 #include "guest-display.h"
+#include "figures-json.h"
 #include "json-u64.h"
 #include "keymap.h"
 #include "log.h"
@@ -570,6 +571,62 @@ display_info_json(const struct display *d)
 	return o;
 }
 
+#define VNC_FIGURE(key, metric, kind, unit, help, member)		\
+	{ key, metric, kind, unit, help, FIGURE_AT(struct vnc_stats, member) }
+
+static const struct figure vnc_figure_rows[] = {
+	VNC_FIGURE("clients", "vmmd_vnc_clients", FIGURE_GAUGE,
+	    FIGURE_UNIT_NONE, "VNC viewers connected", clients),
+	VNC_FIGURE("connections", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "VNC sockets accepted", connections),
+	VNC_FIGURE("refreshes", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Display refresh timer runs", refreshes),
+	VNC_FIGURE("loop_wakeups", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Event loop callbacks run for the display", wakeups),
+	VNC_FIGURE("bytes_sent", NULL, FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Bytes sent to VNC viewers", bytes_sent),
+	VNC_FIGURE("dirty_tiles", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Changed tiles marked for sending", tiles_sent),
+	VNC_FIGURE("updates", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "FramebufferUpdate messages sent", updates_sent),
+	VNC_FIGURE("clients_cut_off", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Stalled VNC viewers disconnected", clients_cut_off),
+	VNC_FIGURE("handshakes", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "VNC connections in their handshake", handshakes),
+	VNC_FIGURE("handshakes_timed_out", NULL, FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "VNC handshakes that timed out",
+	    handshakes_timed_out),
+	VNC_FIGURE("handshakes_refused", NULL, FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "VNC connections refused at accept",
+	    handshakes_refused),
+	VNC_FIGURE("http_timed_out", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "HTTP connections that timed out", http_timed_out),
+};
+
+const struct figure_table display_vnc_figures =
+    FIGURE_TABLE(vnc_figure_rows);
+
+#define DISPLAY_FIGURE(key, metric, kind, unit, help, member)		\
+	{ key, metric, kind, unit, help, FIGURE_AT(struct display, member) }
+
+static const struct figure display_figure_rows[] = {
+	DISPLAY_FIGURE("streaming_switches", NULL, FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Switches to streaming and back", switches),
+	DISPLAY_FIGURE("keys_unknown", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Keysyms with no key", keys_unknown),
+	DISPLAY_FIGURE("screenshots", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Screenshots taken", screenshots),
+};
+
+const struct figure_table display_figures =
+    FIGURE_TABLE(display_figure_rows);
+
+void
+display_get_vnc_stats(const struct display *d, struct vnc_stats *st)
+{
+	d->vm->vnc_stats(d->vnc, st);
+}
+
 struct json_object *
 display_stats_json(const struct display *d)
 {
@@ -577,18 +634,7 @@ display_stats_json(const struct display *d)
 	struct vnc_stats st;
 
 	d->vm->vnc_stats(d->vnc, &st);
-	json_add_u64(o, "clients", st.clients);
-	json_add_u64(o, "connections", st.connections);
-	json_add_u64(o, "refreshes", st.refreshes);
-	json_add_u64(o, "loop_wakeups", st.wakeups);
-	json_add_u64(o, "bytes_sent", st.bytes_sent);
-	json_add_u64(o, "dirty_tiles", st.tiles_sent);
-	json_add_u64(o, "updates", st.updates_sent);
-	json_add_u64(o, "clients_cut_off", st.clients_cut_off);
-	json_add_u64(o, "handshakes", st.handshakes);
-	json_add_u64(o, "handshakes_timed_out", st.handshakes_timed_out);
-	json_add_u64(o, "handshakes_refused", st.handshakes_refused);
-	json_add_u64(o, "http_timed_out", st.http_timed_out);
+	figures_json_add(o, &display_vnc_figures, &st);
 	json_object_object_add(o, "refresh_timer",
 	    json_object_new_boolean(st.refresh_exists));
 	json_object_object_add(o, "dirty_tracking",
@@ -598,9 +644,7 @@ display_stats_json(const struct display *d)
 	    json_object_new_string(d->password) : NULL);
 	json_object_object_add(o, "streaming",
 	    json_object_new_boolean(d->streaming));
-	json_add_u64(o, "streaming_switches", d->switches);
-	json_add_u64(o, "keys_unknown", d->keys_unknown);
-	json_add_u64(o, "screenshots", d->screenshots);
+	figures_json_add(o, &display_figures, d);
 	return o;
 }
 

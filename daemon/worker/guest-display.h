@@ -25,6 +25,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "figure.h"
 #include "machine.h"
 #include "vnc.h"
 
@@ -81,6 +82,14 @@ void	display_machine_fb(const struct display *d, struct machine_fb *fb);
 struct json_object *display_info_json(const struct display *d);
 /* vm.info's counters. */
 struct json_object *display_stats_json(const struct display *d);
+/*
+ * The viewers' figures (display_vnc_figures, of a struct vnc_stats) and
+ * the display's own (display_figures, of the struct display), as
+ * display_stats_json() shows them.
+ */
+extern const struct figure_table display_vnc_figures;
+extern const struct figure_table display_figures;
+void display_get_vnc_stats(const struct display *d, struct vnc_stats *st);
 
 /*
  * vm.screenshot: take over the client connection fd, write the reply

@@ -16,6 +16,7 @@
 
 #include "exit-stats.h"
 #include "kvm-stats.h"
+#include "guest.h"
 #include "guest-metrics.h"
 
 /* The families of one answer, by name, in the order they were made. */
@@ -79,11 +80,80 @@ mx_double(struct mx *x, const char *name, const char *type,
 	mx_put(x, name, type, help, labels, json_object_new_double(v));
 }
 
+/*
+ * A counter or gauge: nanoseconds as seconds, the rest as they are;
+ * labels (at most 6 pairs) and, when f has one, its own label.
+ */
+static void
+mx_figure_value(struct mx *x, const struct figure *f,
+    const char *const *labels, uint64_t v)
+{
+	const char *type = f->kind == FIGURE_COUNTER ? "counter" : "gauge";
+	const char *all[2 * 7 + 1];
+	size_t n = 0;
+
+	for (; labels != NULL && labels[0] != NULL && n < 2 * 6; labels += 2) {
+		all[n++] = labels[0];
+		all[n++] = labels[1];
+	}
+	if (f->label != NULL) {
+		all[n++] = f->label;
+		all[n++] = f->key;
+	}
+	all[n] = NULL;
+	if (f->unit == FIGURE_UNIT_NS)
+		mx_double(x, f->metric, type, f->help, all, (double)v / 1e9);
+	else
+		mx_uint(x, f->metric, type, f->help, all, v);
+}
+
+/*
+ * Figure f of src as its family, when it has one: counters and gauges
+ * in base units, a histogram with its buckets' bounds.
+ */
+static void
+mx_figure(struct mx *x, const struct figure *f, const void *src,
+    const char *const *labels)
+{
+	struct json_object *h, *bk, *e;
+	uint64_t cum = 0;
+	unsigned int i;
+
+	if (f->metric == NULL)
+		return;
+	if (f->kind != FIGURE_HISTOGRAM) {
+		mx_figure_value(x, f, labels, figure_value(f, src));
+		return;
+	}
+	h = json_object_new_object();
+	bk = json_object_new_array();
+	for (i = 0; i < f->nbuckets; i++) {
+		cum += figure_bucket(f, src, i);
+		e = json_object_new_array();
+		json_object_array_add(e, i + 1 < f->nbuckets ?
+		    json_object_new_double(f->bounds[i]) : NULL);
+		json_object_array_add(e, json_object_new_int64((int64_t)cum));
+		json_object_array_add(bk, e);
+	}
+	json_object_object_add(h, "count", json_object_new_int64(
+	    (int64_t)cum));
+	json_object_object_add(h, "buckets", bk);
+	mx_put(x, f->metric, "histogram", f->help, labels, h);
+}
+
+static void
+mx_figures(struct mx *x, const struct figure_table *t, const void *src,
+    const char *const *labels)
+{
+	for (size_t i = 0; i < t->n; i++)
+		mx_figure(x, &t->rows[i], src, labels);
+}
+
 /* Each vCPU: exits that reached us, its thread's CPU time. */
 static void
 metrics_vcpus(struct mx *x, struct machine *m)
 {
-	unsigned int i, k;
+	unsigned int i;
 	char idx[16];
 
 	for (i = 0; i < m->nvcpus; i++) {
@@ -92,12 +162,8 @@ metrics_vcpus(struct mx *x, struct machine *m)
 		clockid_t cid;
 
 		snprintf(idx, sizeof(idx), "%u", i);
-		for (k = 0; k < VCPU_EXIT_KINDS; k++)
-			mx_uint(x, "vmmd_vcpu_exits", "counter",
-			    "vCPU exits handled by vmmd, by kind",
-			    (const char *[]){ "vcpu", idx, "kind",
-			    vcpu_exit_names[k], NULL },
-			    __atomic_load_n(&v->exits[k], __ATOMIC_RELAXED));
+		mx_figures(x, &vcpu_exit_figures, v,
+		    (const char *[]){ "vcpu", idx, NULL });
 		if (v->ctl.thread_started &&
 		    pthread_getcpuclockid(v->ctl.thread, &cid) == 0 &&
 		    clock_gettime(cid, &ts) == 0)
@@ -281,79 +347,29 @@ out:
 	free(one);
 }
 
-/* A device's unsigned diagnostics, as vm.info's stats.devices shows. */
+/* A device's figures, labelled with its board name. */
 struct metrics_diag {
 	struct device_diag d;
 	struct mx *x;
 	const char *dev;
 };
 
-/* Which diagnostics become which families; the rest stay in vm.info. */
-static const struct {
-	const char *dev, *key, *name, *type, *help;	/* dev: a prefix */
-} metrics_diag_map[] = {
-	{ "disk", "reads", "vmmd_disk_reads", "counter", "Disk read requests" },
-	{ "disk", "writes", "vmmd_disk_writes", "counter", "Disk write requests" },
-	{ "disk", "flushes", "vmmd_disk_flushes", "counter", "Disk flushes" },
-	{ "disk", "discards", "vmmd_disk_discards", "counter", "Disk discards" },
-	{ "disk", "bytes_read", "vmmd_disk_read_bytes", "counter",
-	    "Bytes the guest read from the disk" },
-	{ "disk", "bytes_written", "vmmd_disk_written_bytes", "counter",
-	    "Bytes the guest wrote to the disk" },
-	{ "disk", "errors", "vmmd_disk_errors", "counter",
-	    "Disk requests that failed" },
-	{ "disk", "inflight", "vmmd_disk_inflight_requests", "gauge",
-	    "Disk requests under way" },
-	{ "virtio-net", "rx_frames", "vmmd_net_receive_frames", "counter",
-	    "Frames delivered to the guest" },
-	{ "virtio-net", "rx_bytes", "vmmd_net_receive_bytes", "counter",
-	    "Bytes delivered to the guest" },
-	{ "virtio-net", "rx_dropped", "vmmd_net_receive_dropped_frames", "counter",
-	    "Frames dropped on the way to the guest" },
-	{ "virtio-net", "rx_errors", "vmmd_net_receive_errors", "counter",
-	    "Receive errors" },
-	{ "virtio-net", "tx_frames", "vmmd_net_transmit_frames", "counter",
-	    "Frames the guest sent" },
-	{ "virtio-net", "tx_bytes", "vmmd_net_transmit_bytes", "counter",
-	    "Bytes the guest sent" },
-	{ "virtio-net", "tx_errors", "vmmd_net_transmit_errors", "counter",
-	    "Transmit errors" },
-	{ "rtc", "ticks_raised", "vmmd_rtc_ticks_raised", "counter",
-	    "RTC periodic interrupts raised" },
-	{ "rtc", "ticks_delivered", "vmmd_rtc_ticks_delivered", "counter",
-	    "RTC periodic interrupts the guest took" },
-	{ "rtc", "ticks_coalesced", "vmmd_rtc_ticks_coalesced", "counter",
-	    "RTC periodic interrupts not delivered in time (coalesced)" },
-	{ "rtc", "ticks_reinjected", "vmmd_rtc_ticks_reinjected", "counter",
-	    "Coalesced RTC ticks reinjected" },
-	{ "rtc", "ticks_dropped", "vmmd_rtc_ticks_dropped", "counter",
-	    "RTC ticks lost for good (backlog full or policy discard)" },
-	{ "rtc", "backlog", "vmmd_rtc_tick_backlog", "gauge",
-	    "Coalesced RTC ticks waiting to be reinjected" },
-	{ "rtc", "periodic_hz", "vmmd_rtc_periodic_hertz", "gauge",
-	    "The RTC's periodic interrupt rate" },
-};
-
+/* Registers and flags: vm.info's alone. */
 static void
 metrics_diag_put(struct device_diag *d, const char *key, uint64_t value,
     enum device_diag_format fmt)
 {
-	struct metrics_diag *md = (struct metrics_diag *)d;
-	size_t i;
+}
 
-	if (fmt != DEVICE_DIAG_UINT)
-		return;
-	for (i = 0; i < sizeof(metrics_diag_map) / sizeof(metrics_diag_map[0]);
-	    i++)
-		if (strncmp(md->dev, metrics_diag_map[i].dev,
-		    strlen(metrics_diag_map[i].dev)) == 0 &&
-		    strcmp(metrics_diag_map[i].key, key) == 0) {
-			mx_uint(md->x, metrics_diag_map[i].name,
-			    metrics_diag_map[i].type, metrics_diag_map[i].help,
-			    (const char *[]){ "device", md->dev, NULL },
-			    value);
-			return;
-		}
+static void
+metrics_diag_figure(struct device_diag *d, const struct figure *f,
+    uint64_t value)
+{
+	struct metrics_diag *md = (struct metrics_diag *)d;
+
+	if (f->metric != NULL)
+		mx_figure_value(md->x, f, (const char *[]){ "device", md->dev,
+		    NULL }, value);
 }
 
 static void
@@ -362,8 +378,8 @@ metrics_devices(struct mx *x, struct machine *m)
 	size_t k;
 
 	for (k = 0; k < m->ndevs; k++) {
-		struct metrics_diag md = { { metrics_diag_put }, x,
-		    m->devs[k].bd->name };
+		struct metrics_diag md = { { metrics_diag_put,
+		    metrics_diag_figure }, x, m->devs[k].bd->name };
 
 		if (m->devs[k].bd->ops->diag != NULL)
 			machine_device_diag(m, &m->devs[k], &md.d);
@@ -374,69 +390,25 @@ metrics_devices(struct mx *x, struct machine *m)
 static void
 metrics_timers(struct mx *x, struct machine *m)
 {
-	static const double le[DEVHOST_LATE_BUCKETS - 1] = {
-		10e-6, 100e-6, 1e-3, 10e-3,
-	};
-	struct json_object *h, *bk, *e;
 	struct devhost_stats st;
-	uint64_t cum = 0;
-	unsigned int i;
 
 	devhost_get_stats(m->dh, &st);
-	mx_uint(x, "vmmd_timer_fired", "counter",
-	    "Device timer callbacks run", NULL, st.fired);
-	mx_uint(x, "vmmd_timer_rearms", "counter",
-	    "timerfd_settime calls for device timers", NULL, st.rearms);
-	mx_uint(x, "vmmd_timer_loop_wakeups", "counter",
-	    "Event loop wake-ups for device timers", NULL, st.loop_wakeups);
-	mx_double(x, "vmmd_timer_lateness_max_seconds", "gauge",
-	    "How late a device timer callback ran, at worst", NULL,
-	    (double)st.late_max_ns / 1e9);
-	mx_uint(x, "vmmd_irq_coalesced", "counter",
-	    "Interrupts raised while KVM still had the line pending", NULL,
-	    st.irq_coalesced);
-	h = json_object_new_object();
-	bk = json_object_new_array();
-	for (i = 0; i < DEVHOST_LATE_BUCKETS; i++) {
-		cum += st.late_hist[i];
-		e = json_object_new_array();
-		json_object_array_add(e, i + 1 < DEVHOST_LATE_BUCKETS ?
-		    json_object_new_double(le[i]) : NULL);
-		json_object_array_add(e, json_object_new_int64((int64_t)cum));
-		json_object_array_add(bk, e);
-	}
-	json_object_object_add(h, "count", json_object_new_int64(
-	    (int64_t)cum));
-	json_object_object_add(h, "buckets", bk);
-	mx_put(x, "vmmd_timer_lateness_seconds", "histogram",
-	    "How late device timer callbacks ran", NULL, h);
+	mx_figures(x, &devhost_figures, &st, NULL);
 }
 
 static void
 metrics_clients(struct mx *x, struct worker *w)
 {
 	struct console_stats cs;
-	struct json_object *ds, *c;
+	struct vnc_stats vs;
 
 	if (w->console != NULL) {
 		console_get_stats(w->console, &cs);
-		mx_uint(x, "vmmd_console_clients", "gauge",
-		    "Clients attached to the serial console", NULL,
-		    cs.clients);
-		mx_uint(x, "vmmd_console_output_bytes", "counter",
-		    "Bytes the guest wrote to its console", NULL,
-		    cs.bytes_out);
-		mx_uint(x, "vmmd_console_dropped_bytes", "counter",
-		    "Console bytes neither logged nor sent", NULL,
-		    cs.bytes_dropped);
+		mx_figures(x, &console_figures, &cs, NULL);
 	}
 	if (w->display != NULL) {
-		ds = display_stats_json(w->display);
-		if (json_object_object_get_ex(ds, "clients", &c))
-			mx_uint(x, "vmmd_vnc_clients", "gauge",
-			    "VNC viewers connected", NULL,
-			    (uint64_t)json_object_get_int64(c));
-		json_object_put(ds);
+		display_get_vnc_stats(w->display, &vs);
+		mx_figures(x, &display_vnc_figures, &vs, NULL);
 	}
 }
 
@@ -451,8 +423,7 @@ guest_metrics_json(struct worker *w)
 
 	x.families = json_object_new_array();
 	x.byname = json_object_new_object();
-	mx_uint(&x, "vmmd_guest_reboots", "counter",
-	    "Resets the guest asked for", NULL, w->reboots);
+	mx_figures(&x, &worker_figures, w, NULL);
 	metrics_clients(&x, w);
 	if (m != NULL) {
 		metrics_vcpus(&x, m);

@@ -387,3 +387,11 @@ guest_fini(struct worker *w)
 	free(w->hold_fatal);
 	pthread_mutex_destroy(&w->hold_lock);
 }
+
+/* The worker's own figures (figure.h), of a struct worker. */
+static const struct figure worker_figure_rows[] = {
+	{ "reboots", "vmmd_guest_reboots", FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Resets the guest asked for", FIGURE_AT(struct worker, reboots) },
+};
+
+const struct figure_table worker_figures = FIGURE_TABLE(worker_figure_rows);

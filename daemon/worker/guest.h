@@ -49,4 +49,7 @@ void	guest_event(struct worker *w, enum wmsg_event event,
 	    struct json_object *data);
 void	guest_state_event(struct worker *w, const char *state);
 
+/* The worker's own figures (figure.h): reboots. */
+extern const struct figure_table worker_figures;
+
 #endif

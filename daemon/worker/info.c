@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 
+#include "figures-json.h"
+#include "guest.h"
 #include "info.h"
 #include "json-u64.h"
 #include "kvm-stats.h"
@@ -19,7 +21,7 @@ info_add_hex(struct json_object *obj, const char *key, uint64_t v)
 	json_object_object_add(obj, key, json_object_new_string(buf));
 }
 
-/* A device's diagnostics, as JSON members. */
+/* A device's diagnostics, as JSON members (its figures by their key). */
 struct info_diag {
 	struct device_diag d;
 	struct json_object *obj;
@@ -85,7 +87,7 @@ info_devices_json(struct machine *m)
 
 	dev = json_object_new_object();
 	for (k = 0; k < m->ndevs; k++) {
-		struct info_diag id = { { info_diag_put }, NULL };
+		struct info_diag id = { { info_diag_put, NULL }, NULL };
 
 		if (m->devs[k].bd->ops->diag == NULL)
 			continue;
@@ -113,23 +115,11 @@ info_devices_json(struct machine *m)
 static struct json_object *
 info_timers_json(struct machine *m)
 {
-	struct json_object *o = json_object_new_object(), *hist;
+	struct json_object *o = json_object_new_object();
 	struct devhost_stats st;
-	unsigned int i;
 
 	devhost_get_stats(m->dh, &st);
-	json_add_u64(o, "armed", st.timers_armed);
-	json_add_u64(o, "rearms", st.rearms);
-	json_add_u64(o, "fired", st.fired);
-	json_add_u64(o, "loop_wakeups", st.loop_wakeups);
-	json_add_u64(o, "loop_kicks", st.loop_kicks);
-	json_add_u64(o, "late_max_ns", st.late_max_ns);
-	hist = json_object_new_array();
-	for (i = 0; i < DEVHOST_LATE_BUCKETS; i++)
-		json_object_array_add(hist,
-		    json_object_new_int64((int64_t)st.late_hist[i]));
-	json_object_object_add(o, "late_hist", hist);
-	json_add_u64(o, "irq_coalesced", st.irq_coalesced);
+	figures_json_add(o, &devhost_figures, &st);
 	return o;
 }
 
@@ -141,10 +131,7 @@ info_irq_routes_json(struct machine *m)
 	struct irqroute_stats st;
 
 	irqroute_get_stats(m->irqroute, &st);
-	json_add_u64(o, "msi_routes", st.routes);
-	json_add_u64(o, "max_msi_routes", st.max_routes);
-	json_add_u64(o, "updates", st.updates);
-	json_add_u64(o, "refused", st.refused);
+	figures_json_add(o, &irqroute_figures, &st);
 	return o;
 }
 
@@ -193,11 +180,7 @@ info_console_json(struct console *c)
 	struct console_stats cs;
 
 	console_get_stats(c, &cs);
-	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
-	json_add_u64(o, "bytes_out", cs.bytes_out);
-	json_add_u64(o, "bytes_in", cs.bytes_in);
-	json_add_u64(o, "bytes_dropped", cs.bytes_dropped);
-	json_add_u64(o, "clients_dropped", cs.clients_dropped);
+	figures_json_add(o, &console_figures, &cs);
 	return o;
 }
 
@@ -211,10 +194,7 @@ info_machine(struct json_object *ret, struct machine *m,
 	for (i = 0; i < m->nvcpus; i++) {
 		struct json_object *exits = json_object_new_object();
 
-		for (k = 0; k < VCPU_EXIT_KINDS; k++)
-			json_add_u64(exits, vcpu_exit_names[k],
-			    __atomic_load_n(&m->vcpus[i].exits[k],
-			    __ATOMIC_RELAXED));
+		figures_json_add(exits, &vcpu_exit_figures, &m->vcpus[i]);
 		json_object_array_add(vcpus, exits);
 		json_object_array_add(kvm,
 		    info_kvm_stats_json(&m->vcpus[i].stats));
@@ -232,14 +212,7 @@ info_machine(struct json_object *ret, struct machine *m,
 	if (regs != NULL)
 		json_object_object_add(ret, "vcpu_regs", regs);
 	unknown = json_object_new_object();
-	json_add_u64(unknown, "pio_reads",
-	    __atomic_load_n(&m->pio.unknown_reads, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "pio_writes",
-	    __atomic_load_n(&m->pio.unknown_writes, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "mmio_reads",
-	    __atomic_load_n(&m->mmio.unknown_reads, __ATOMIC_RELAXED));
-	json_add_u64(unknown, "mmio_writes",
-	    __atomic_load_n(&m->mmio.unknown_writes, __ATOMIC_RELAXED));
+	figures_json_add(unknown, &machine_unknown_io_figures, m);
 	json_object_object_add(ret, "unknown_io", unknown);
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));
@@ -259,8 +232,7 @@ info_json(struct worker *w)
 	json_object_object_add(ret, "vcpu_exits", vcpus);
 	/* All exits, counted by KVM: most never reach us (see vcpu_exits). */
 	json_object_object_add(ret, "vcpu_kvm", kvm);
-	json_object_object_add(ret, "reboots",
-	    json_object_new_int64((int64_t)w->reboots));
+	figures_json_add(ret, &worker_figures, w);
 	/* How a stop under way asked the guest ("none" before one). */
 	json_object_object_add(ret, "shutdown", json_object_new_string(
 	    shutdown_stage_name(w->shutdown_stage)));

@@ -106,6 +106,15 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
 	else
 		ph->ops.write(ph->ops.ctx, slot, reg, data, size);
 }
+static const struct figure pci_host_figure_rows[] = {
+	{ "empty_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Config space accesses to absent functions",
+	    FIGURE_AT(struct pci_host, empty_reads) },
+};
+
+static const struct figure_table pci_host_figures =
+    FIGURE_TABLE(pci_host_figure_rows);
+
 
 static void
 pci_host_diag(void *dev, struct device_diag *d)
@@ -113,7 +122,7 @@ pci_host_diag(void *dev, struct device_diag *d)
 	struct pci_host *ph = dev;
 
 	device_diag_put(d, "config_address", ph->addr, DEVICE_DIAG_HEX);
-	device_diag_put(d, "empty_reads", ph->empty_reads, DEVICE_DIAG_UINT);
+	device_diag_figures(d, &pci_host_figures, ph);
 }
 
 static void

@@ -371,6 +371,41 @@ virtio_blk_free(struct virtio_dev *d)
 	free(b);
 }
 
+#define VBLK_FIGURE(key, metric, kind, unit, help, member)		\
+	{ key, metric, kind, unit, help, FIGURE_AT(struct virtio_blk, member) }
+
+/* The disk's requests; of a struct virtio_blk. */
+static const struct figure virtio_blk_figure_rows[] = {
+	VBLK_FIGURE("reads", "vmmd_disk_reads", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Disk read requests", reads),
+	VBLK_FIGURE("writes", "vmmd_disk_writes", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Disk write requests", writes),
+	VBLK_FIGURE("flushes", "vmmd_disk_flushes", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Disk flushes", flushes),
+	VBLK_FIGURE("discards", "vmmd_disk_discards", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Disk discards", discards),
+	VBLK_FIGURE("write_zeroes", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Disk write-zeroes requests", zeroes),
+	VBLK_FIGURE("get_ids", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Disk serial number requests", ids),
+	VBLK_FIGURE("bytes_read", "vmmd_disk_read_bytes", FIGURE_COUNTER,
+	    FIGURE_UNIT_BYTES, "Bytes the guest read from the disk",
+	    bytes_read),
+	VBLK_FIGURE("bytes_written", "vmmd_disk_written_bytes",
+	    FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Bytes the guest wrote to the disk", bytes_written),
+	VBLK_FIGURE("errors", "vmmd_disk_errors", FIGURE_COUNTER,
+	    FIGURE_UNIT_NONE, "Disk requests that failed", errors),
+	VBLK_FIGURE("unsupported", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Disk requests of a type the device does not offer",
+	    unsupported),
+	VBLK_FIGURE("inflight", "vmmd_disk_inflight_requests", FIGURE_GAUGE,
+	    FIGURE_UNIT_NONE, "Disk requests under way", inflight),
+};
+
+static const struct figure_table virtio_blk_figures =
+    FIGURE_TABLE(virtio_blk_figure_rows);
+
 static void
 virtio_blk_diag(struct virtio_dev *vd, struct device_diag *d)
 {
@@ -378,18 +413,7 @@ virtio_blk_diag(struct virtio_dev *vd, struct device_diag *d)
 
 	device_diag_put(d, "sectors", b->be.size / SECTOR, DEVICE_DIAG_UINT);
 	device_diag_put(d, "readonly", b->be.readonly, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "reads", b->reads, DEVICE_DIAG_UINT);
-	device_diag_put(d, "writes", b->writes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "flushes", b->flushes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "discards", b->discards, DEVICE_DIAG_UINT);
-	device_diag_put(d, "write_zeroes", b->zeroes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "get_ids", b->ids, DEVICE_DIAG_UINT);
-	device_diag_put(d, "bytes_read", b->bytes_read, DEVICE_DIAG_UINT);
-	device_diag_put(d, "bytes_written", b->bytes_written,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "errors", b->errors, DEVICE_DIAG_UINT);
-	device_diag_put(d, "unsupported", b->unsupported, DEVICE_DIAG_UINT);
-	device_diag_put(d, "inflight", b->inflight, DEVICE_DIAG_UINT);
+	device_diag_figures(d, &virtio_blk_figures, b);
 }
 
 static const struct virtio_dev_ops virtio_blk_ops = {

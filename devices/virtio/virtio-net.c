@@ -462,6 +462,41 @@ virtio_net_free(struct virtio_dev *d)
 	free(n);
 }
 
+#define VNET_FIGURE(key, metric, kind, unit, help)			\
+	{ #key, metric, FIGURE_##kind, FIGURE_UNIT_##unit, help,		\
+	    FIGURE_AT(struct virtio_net, key) }
+
+/* The frames and bytes each way; of a struct virtio_net. */
+static const struct figure virtio_net_figure_rows[] = {
+	VNET_FIGURE(rx_frames, "vmmd_net_receive_frames", COUNTER, NONE,
+	    "Frames delivered to the guest"),
+	VNET_FIGURE(rx_bytes, "vmmd_net_receive_bytes", COUNTER, BYTES,
+	    "Bytes delivered to the guest"),
+	VNET_FIGURE(rx_dropped, "vmmd_net_receive_dropped_frames", COUNTER, NONE,
+	    "Frames dropped on the way to the guest"),
+	VNET_FIGURE(rx_starved, NULL, COUNTER, NONE,
+	    "Frames that waited for the guest to post receive buffers"),
+	VNET_FIGURE(rx_errors, "vmmd_net_receive_errors", COUNTER, NONE,
+	    "Receive errors"),
+	VNET_FIGURE(tx_frames, "vmmd_net_transmit_frames", COUNTER, NONE,
+	    "Frames the guest sent"),
+	VNET_FIGURE(tx_bytes, "vmmd_net_transmit_bytes", COUNTER, BYTES,
+	    "Bytes the guest sent"),
+	VNET_FIGURE(tx_bad, NULL, COUNTER, NONE,
+	    "Frames the guest sent malformed"),
+	VNET_FIGURE(tx_errors, "vmmd_net_transmit_errors", COUNTER, NONE,
+	    "Transmit errors"),
+	VNET_FIGURE(tx_bursts, NULL, COUNTER, NONE,
+	    "Runs of the transmit queue"),
+	VNET_FIGURE(tx_deferred, NULL, COUNTER, NONE,
+	    "Transmit runs that used up their budget, continued from a timer"),
+	VNET_FIGURE(tx_held, NULL, COUNTER, NONE,
+	    "Sent chains held back before their return"),
+};
+
+static const struct figure_table virtio_net_figures =
+    FIGURE_TABLE(virtio_net_figure_rows);
+
 static void
 virtio_net_diag(struct virtio_dev *vd, struct device_diag *d)
 {
@@ -472,18 +507,7 @@ virtio_net_diag(struct virtio_dev *vd, struct device_diag *d)
 		mac = mac << 8 | n->be.mac[i];
 	device_diag_put(d, "mac", mac, DEVICE_DIAG_HEX);
 	device_diag_put(d, "watching", n->watching, DEVICE_DIAG_BOOL);
-	device_diag_put(d, "rx_frames", n->rx_frames, DEVICE_DIAG_UINT);
-	device_diag_put(d, "rx_bytes", n->rx_bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "rx_dropped", n->rx_dropped, DEVICE_DIAG_UINT);
-	device_diag_put(d, "rx_starved", n->rx_starved, DEVICE_DIAG_UINT);
-	device_diag_put(d, "rx_errors", n->rx_errors, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_frames", n->tx_frames, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_bytes", n->tx_bytes, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_bad", n->tx_bad, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_errors", n->tx_errors, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_bursts", n->tx_bursts, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_deferred", n->tx_deferred, DEVICE_DIAG_UINT);
-	device_diag_put(d, "tx_held", n->tx_held, DEVICE_DIAG_UINT);
+	device_diag_figures(d, &virtio_net_figures, n);
 }
 
 static const struct virtio_dev_ops virtio_net_ops = {

@@ -735,36 +735,96 @@ virtio_pci_config(void *dev)
 {
 	return &((struct virtio_pci *)dev)->pc;
 }
+/* Chains popped from queue q, q a constant. */
+#define VIRTIO_PCI_POPPED(q)						\
+static uint64_t								\
+virtio_pci_figure_q##q(const void *src)					\
+{									\
+	const struct virtio_pci *vp = src;				\
+									\
+	return vp->dev->vq[q].popped;					\
+}
+VIRTIO_PCI_POPPED(0)
+VIRTIO_PCI_POPPED(1)
+VIRTIO_PCI_POPPED(2)
+VIRTIO_PCI_POPPED(3)
+
+static uint64_t
+virtio_pci_figure_bad_chains(const void *src)
+{
+	const struct virtio_pci *vp = src;
+	uint64_t bad = 0;
+
+	for (unsigned int q = 0; q < vp->dev->ops->nqueues; q++)
+		bad += vp->dev->vq[q].bad_chains;
+	return bad;
+}
+
+#define VP_FIGURE(key, kind, help, member)				\
+	{ key, NULL, kind, FIGURE_UNIT_NONE, help,			\
+	    FIGURE_AT(struct virtio_pci, member) }
+#define VP_FIGURE_GET(key, help, fn)					\
+	{ key, NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE, help, .get = fn }
+
+/*
+ * Of a struct virtio_pci, in vm.info's order: notifications and
+ * interrupts, MSI (VP_FIG_MSI), chains per queue (VP_FIG_QUEUES, one
+ * row per queue up to VIRTIO_PCI_DIAG_QUEUES), bad input (VP_FIG_BAD).
+ */
+#define VP_FIG_MSI	4
+#define VP_FIG_QUEUES	6
+#define VP_FIG_BAD	10
+#define VIRTIO_PCI_DIAG_QUEUES	4
+
+static const struct figure virtio_pci_figure_rows[] = {
+	VP_FIGURE("doorbells", FIGURE_GAUGE,
+	    "Queues notified through a doorbell", doorbells),
+	VP_FIGURE("doorbell_kicks", FIGURE_COUNTER,
+	    "Queue notifications through a doorbell", doorbell_kicks),
+	VP_FIGURE("kicks", FIGURE_COUNTER, "Queue notifications", kicks),
+	VP_FIGURE("interrupts", FIGURE_COUNTER, "Interrupts sent",
+	    interrupts),
+	[VP_FIG_MSI] = VP_FIGURE("msi_pending", FIGURE_COUNTER,
+	    "MSI-X messages sent late: the vector was masked", msi_pending),
+	VP_FIGURE("msi_route_changes", FIGURE_COUNTER,
+	    "Changes of the function's MSI routes", route_changes),
+	[VP_FIG_QUEUES] = VP_FIGURE_GET("q0_chains",
+	    "Chains popped from queue 0", virtio_pci_figure_q0),
+	VP_FIGURE_GET("q1_chains", "Chains popped from queue 1",
+	    virtio_pci_figure_q1),
+	VP_FIGURE_GET("q2_chains", "Chains popped from queue 2",
+	    virtio_pci_figure_q2),
+	VP_FIGURE_GET("q3_chains", "Chains popped from queue 3",
+	    virtio_pci_figure_q3),
+	[VP_FIG_BAD] = VP_FIGURE_GET("bad_chains",
+	    "Malformed chains the guest offered",
+	    virtio_pci_figure_bad_chains),
+	VP_FIGURE("bad_accesses", FIGURE_COUNTER,
+	    "Accesses to the function's registers that were refused",
+	    bad_accesses),
+};
+
+static const struct figure_table virtio_pci_figures =
+    FIGURE_TABLE(virtio_pci_figure_rows);
 
 /* The transport's part of the diagnostics, before the device's. */
 static void
 virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 {
-	static const char *const popped[] = { "q0_chains", "q1_chains",
-	    "q2_chains", "q3_chains" };
-	uint64_t bad = 0;
-	unsigned int q;
+	const struct figure_table *t = &virtio_pci_figures;
 
 	device_diag_put(d, "status", vp->status, DEVICE_DIAG_HEX);
 	device_diag_put(d, "resetting", vp->resetting, DEVICE_DIAG_BOOL);
 	device_diag_put(d, "features", vp->dev->driver_features,
 	    DEVICE_DIAG_HEX);
-	device_diag_put(d, "doorbells", vp->doorbells, DEVICE_DIAG_UINT);
-	device_diag_put(d, "doorbell_kicks", vp->doorbell_kicks,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(d, "kicks", vp->kicks, DEVICE_DIAG_UINT);
-	device_diag_put(d, "interrupts", vp->interrupts, DEVICE_DIAG_UINT);
+	device_diag_figure_range(d, t, 0, VP_FIG_MSI, vp);
 	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);
-	device_diag_put(d, "msi_pending", vp->msi_pending, DEVICE_DIAG_UINT);
-	device_diag_put(d, "msi_route_changes", vp->route_changes,
-	    DEVICE_DIAG_UINT);
-	for (q = 0; q < vp->dev->ops->nqueues; q++) {
-		device_diag_put(d, popped[q], vp->dev->vq[q].popped,
-		    DEVICE_DIAG_UINT);
-		bad += vp->dev->vq[q].bad_chains;
-	}
-	device_diag_put(d, "bad_chains", bad, DEVICE_DIAG_UINT);
-	device_diag_put(d, "bad_accesses", vp->bad_accesses, DEVICE_DIAG_UINT);
+	device_diag_figure_range(d, t, VP_FIG_MSI, VP_FIG_QUEUES - VP_FIG_MSI,
+	    vp);
+	device_diag_figure_range(d, t, VP_FIG_QUEUES,
+	    vp->dev->ops->nqueues < VIRTIO_PCI_DIAG_QUEUES ?
+	    vp->dev->ops->nqueues : VIRTIO_PCI_DIAG_QUEUES, vp);
+	device_diag_figure_range(d, t, VP_FIG_BAD, t->n - VP_FIG_BAD, vp);
 }
 
 struct virtio_pci *

@@ -114,15 +114,28 @@ virtio_rng_reset(struct virtio_dev *d)
 	device_timer_cancel(r->host, r->timer);
 	r->armed = false;
 }
+static const struct figure virtio_rng_figure_rows[] = {
+	{ "bytes", NULL, FIGURE_COUNTER, FIGURE_UNIT_BYTES,
+	    "Random bytes given to the guest",
+	    FIGURE_AT(struct virtio_rng, bytes) },
+	{ "short_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "getrandom calls that had less to give",
+	    FIGURE_AT(struct virtio_rng, short_reads) },
+	{ "deferred", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Kicks that ran out of budget",
+	    FIGURE_AT(struct virtio_rng, deferred) },
+};
+
+static const struct figure_table virtio_rng_figures =
+    FIGURE_TABLE(virtio_rng_figure_rows);
+
 
 static void
 virtio_rng_diag(struct virtio_dev *d, struct device_diag *dd)
 {
 	struct virtio_rng *r = virtio_rng_of(d);
 
-	device_diag_put(dd, "bytes", r->bytes, DEVICE_DIAG_UINT);
-	device_diag_put(dd, "short_reads", r->short_reads, DEVICE_DIAG_UINT);
-	device_diag_put(dd, "deferred", r->deferred, DEVICE_DIAG_UINT);
+	device_diag_figures(dd, &virtio_rng_figures, r);
 }
 
 static void

@@ -169,25 +169,58 @@ virtio_vsock_quiesce(struct virtio_dev *d)
 	virtio_vsock_stop(virtio_vsock_of(d));
 	return true;
 }
+static uint64_t
+virtio_vsock_figure_cid(const void *src)
+{
+	const struct virtio_vsock *v = src;
+
+	return v->be.ops->cid(v->be.ctx);
+}
+
+static uint64_t
+virtio_vsock_figure_error(const void *src)
+{
+	const struct virtio_vsock *v = src;
+
+	return (uint64_t)-v->last_error;
+}
+
+#define VSOCK_FIGURE(key, kind, help, member)				\
+	{ #key, NULL, kind, FIGURE_UNIT_NONE, help,			\
+	    FIGURE_AT(struct virtio_vsock, member) }
+
+/* The guest's CID, then the vhost backend's starts and what it passed. */
+static const struct figure virtio_vsock_figure_rows[] = {
+	{ "cid", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE, "The guest's CID",
+	    .get = virtio_vsock_figure_cid },
+	VSOCK_FIGURE(starts, FIGURE_COUNTER, "vhost-vsock backend starts",
+	    starts),
+	VSOCK_FIGURE(start_failures, FIGURE_COUNTER,
+	    "vhost-vsock backend starts that failed", start_failures),
+	{ "last_error", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "The errno of the last failed start, or 0",
+	    .get = virtio_vsock_figure_error },
+	VSOCK_FIGURE(kicks_passed, FIGURE_COUNTER,
+	    "Register kicks handed on to the backend", kicks_passed),
+	VSOCK_FIGURE(call_changes, FIGURE_COUNTER,
+	    "Changes of the backend's interrupt", call_changes),
+	VSOCK_FIGURE(events, FIGURE_COUNTER,
+	    "Transport resets told to the guest", events),
+};
+
+static const struct figure_table virtio_vsock_figures =
+    FIGURE_TABLE(virtio_vsock_figure_rows);
+
 
 static void
 virtio_vsock_diag(struct virtio_dev *d, struct device_diag *dd)
 {
 	struct virtio_vsock *v = virtio_vsock_of(d);
 
-	device_diag_put(dd, "cid", v->be.ops->cid(v->be.ctx),
-	    DEVICE_DIAG_UINT);
+	device_diag_figure_range(dd, &virtio_vsock_figures, 0, 1, v);
 	device_diag_put(dd, "started", v->started, DEVICE_DIAG_BOOL);
-	device_diag_put(dd, "starts", v->starts, DEVICE_DIAG_UINT);
-	device_diag_put(dd, "start_failures", v->start_failures,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(dd, "last_error", (uint64_t)-v->last_error,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(dd, "kicks_passed", v->kicks_passed,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(dd, "call_changes", v->call_changes,
-	    DEVICE_DIAG_UINT);
-	device_diag_put(dd, "events", v->events, DEVICE_DIAG_UINT);
+	device_diag_figure_range(dd, &virtio_vsock_figures, 1,
+	    virtio_vsock_figures.n - 1, v);
 }
 
 static void

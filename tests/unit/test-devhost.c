@@ -24,6 +24,8 @@
 #include <event2/thread.h>
 
 #include "devhost.h"
+#include "figure-lint.h"
+#include "machine.h"
 #include "tap.h"
 
 #define MS	1000000LL
@@ -449,6 +451,81 @@ test_memory_and_lines(struct fake_dev *d, uint8_t *ram, int *requests)
 	TAP_EQ(*requests, 1, "a reset request reaches the machine");
 }
 
+/*
+ * The machine's figure tables are well formed, and each row reads the
+ * member its key names: a stats struct filled with distinct values.
+ */
+static void
+test_figures(void)
+{
+	struct devhost_stats st;
+	struct irqroute_stats ir;
+	struct vcpu v;
+	uint64_t *p = (uint64_t *)&st, val;
+	const struct figure *f;
+	unsigned int i, wrong = 0;
+	size_t k;
+
+	TAP_EQ(figure_lint("devhost", &devhost_figures, sizeof(st)), 0,
+	    "figures: the device host's table is well formed");
+	TAP_EQ(figure_lint("irqroute", &irqroute_figures, sizeof(ir)), 0,
+	    "figures: the MSI routes' table is well formed");
+	TAP_EQ(figure_lint("vcpu", &vcpu_exit_figures, sizeof(v)), 0,
+	    "figures: the exit counts' table is well formed");
+	TAP_EQ(figure_lint("machine", &machine_unknown_io_figures,
+	    sizeof(struct machine)), 0,
+	    "figures: the unmatched accesses' table is well formed");
+	TAP_EQ(vcpu_exit_figures.n, VCPU_EXIT_KINDS,
+	    "figures: one exit count per kind");
+
+	for (i = 0; i < sizeof(st) / sizeof(*p); i++)
+		p[i] = 1000 + i;
+	for (k = 0; k < devhost_figures.n; k++) {
+		f = &devhost_figures.rows[k];
+		if (f->kind == FIGURE_HISTOGRAM)
+			val = figure_bucket(f, &st, 0);
+		else
+			val = figure_value(f, &st);
+		if ((strcmp(f->key, "armed") == 0 && val != st.timers_armed) ||
+		    (strcmp(f->key, "rearms") == 0 && val != st.rearms) ||
+		    (strcmp(f->key, "fired") == 0 && val != st.fired) ||
+		    (strcmp(f->key, "loop_wakeups") == 0 &&
+		    val != st.loop_wakeups) ||
+		    (strcmp(f->key, "loop_kicks") == 0 &&
+		    val != st.loop_kicks) ||
+		    (strcmp(f->key, "late_max_ns") == 0 &&
+		    val != st.late_max_ns) ||
+		    (strcmp(f->key, "late_hist") == 0 &&
+		    (val != st.late_hist[0] || f->nbuckets !=
+		    DEVHOST_LATE_BUCKETS)) ||
+		    (strcmp(f->key, "irq_coalesced") == 0 &&
+		    val != st.irq_coalesced)) {
+			tap_diag("%s reads %llu", f->key,
+			    (unsigned long long)val);
+			wrong++;
+		}
+	}
+	TAP_EQ(devhost_figures.n, 8, "figures: 8 of the device host");
+	TAP_EQ(wrong, 0, "figures: each reads its own member");
+
+	memset(&ir, 0, sizeof(ir));
+	ir.routes = 3;
+	ir.max_routes = 7;
+	ir.updates = 11;
+	ir.refused = 13;
+	val = 0;
+	for (k = 0; k < irqroute_figures.n; k++)
+		val = val * 100 + figure_value(&irqroute_figures.rows[k], &ir);
+	TAP_EQ(val, 3071113, "figures: MSI routes, bound, updates, refusals");
+
+	memset(&v, 0, sizeof(v));
+	v.exits[VCPU_EXIT_MMIO] = 5;
+	f = &vcpu_exit_figures.rows[VCPU_EXIT_MMIO];
+	TAP_EQ(strcmp(f->key, "mmio") == 0 && strcmp(f->label, "kind") == 0 &&
+	    figure_value(f, &v) == 5, 1,
+	    "figures: exits by kind, one family labelled kind");
+}
+
 int
 main(void)
 {
@@ -488,6 +565,7 @@ main(void)
 	test_moved_later(&d);
 	test_free_in_callback(&d);
 	test_precision(&d);
+	test_figures();
 
 	device_timer_free(&d.dd.host, d.a);
 	device_timer_free(&d.dd.host, d.b);

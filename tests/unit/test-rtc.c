@@ -948,6 +948,106 @@ test_diag(void)
 	rtc_device_ops.free(rtc);
 }
 
+/* The figures the RTC declares (figure.h), as /metrics sees them. */
+struct figure_capture {
+	struct device_diag d;
+	const struct figure *figs[32];
+	uint64_t vals[32];
+	unsigned int n, puts;
+	bool put_twice;
+};
+
+static void
+figure_capture_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct figure_capture *fc = (struct figure_capture *)d;
+
+	(void)key;
+	(void)value;
+	(void)fmt;
+	fc->puts++;
+}
+
+static void
+figure_capture_figure(struct device_diag *d, const struct figure *f,
+    uint64_t value)
+{
+	struct figure_capture *fc = (struct figure_capture *)d;
+
+	for (unsigned int i = 0; i < fc->n; i++)
+		if (strcmp(fc->figs[i]->key, f->key) == 0)
+			fc->put_twice = true;
+	if (fc->n < 32) {
+		fc->figs[fc->n] = f;
+		fc->vals[fc->n++] = value;
+	}
+}
+
+static const struct figure *
+figure_get(const struct figure_capture *fc, const char *key, uint64_t *v)
+{
+	for (unsigned int i = 0; i < fc->n; i++)
+		if (strcmp(fc->figs[i]->key, key) == 0) {
+			*v = fc->vals[i];
+			return fc->figs[i];
+		}
+	return NULL;
+}
+
+static void
+test_diag_figures(void)
+{
+	struct fake_host c = FAKE_HOST_INITIALIZER(c);
+	struct rtc *rtc = new_rtc(&c);
+	struct figure_capture fc;
+	const struct figure *f;
+	unsigned int i, bad = 0;
+	uint64_t v;
+
+	memset(&fc, 0, sizeof(fc));
+	fc.d.put = figure_capture_put;
+	fc.d.figure = figure_capture_figure;
+	cmos_write(rtc, REGB, 0x4a);
+	fake_host_advance(&c, 100 * MS);
+	rtc_device_ops.diag(rtc, &fc.d);
+	/* index, nmi_mask, reg_a, reg_b, reg_c, irq_level, lost_ticks_slew */
+	TAP_EQ(fc.puts, 7, "diag: the registers and flags as plain values");
+	TAP_EQ(fc.n, 13, "diag: 13 figures with their declarations");
+	TAP_EQ(fc.put_twice, 0, "diag: no figure twice");
+	for (i = 0; i < fc.n; i++) {
+		f = fc.figs[i];
+		if (f->help == NULL || f->help[0] == '\0' ||
+		    f->kind == FIGURE_HISTOGRAM || (f->metric != NULL &&
+		    (strncmp(f->metric, "vmmd_rtc_", 9) != 0 ||
+		    strstr(f->metric, "_total") != NULL))) {
+			tap_diag("figure %s: declared wrong", f->key);
+			bad++;
+		}
+	}
+	TAP_EQ(bad, 0, "diag: each figure has help and a vmmd_rtc_ family "
+	    "or none");
+	f = figure_get(&fc, "ticks_raised", &v);
+	TAP_EQ(f != NULL && v == 102 && f->kind == FIGURE_COUNTER &&
+	    strcmp(f->metric, "vmmd_rtc_ticks_raised") == 0, 1,
+	    "diag: ticks_raised, a counter: 102 ticks in 100 ms");
+	f = figure_get(&fc, "ticks_coalesced", &v);
+	TAP_EQ(f != NULL && f->kind == FIGURE_COUNTER &&
+	    strcmp(f->metric, "vmmd_rtc_ticks_coalesced") == 0, 1,
+	    "diag: ticks_coalesced, a counter of its own family");
+	f = figure_get(&fc, "backlog", &v);
+	TAP_EQ(f != NULL && f->kind == FIGURE_GAUGE &&
+	    strcmp(f->metric, "vmmd_rtc_tick_backlog") == 0, 1,
+	    "diag: backlog, a gauge");
+	f = figure_get(&fc, "periodic_hz", &v);
+	TAP_EQ(f != NULL && v == 1024 && f->kind == FIGURE_GAUGE &&
+	    f->unit == FIGURE_UNIT_HERTZ, 1, "diag: periodic_hz, in hertz");
+	f = figure_get(&fc, "ticks_masked", &v);
+	TAP_EQ(f != NULL && f->metric == NULL, 1,
+	    "diag: ticks_masked, vm.info's alone");
+	rtc_device_ops.free(rtc);
+}
+
 /*
  * The stall of issue 8: 1024 Hz, 1 s fine, 0.5 s in which every edge
  * coalesces (the guest has interrupts off: no handler runs either),
@@ -1288,6 +1388,7 @@ main(void)
 	test_update_and_alarm();
 	test_no_timer_unless_asked();
 	test_diag();
+	test_diag_figures();
 	test_lost_ticks();
 	test_backlog();
 	test_dropped_edge();

@@ -201,7 +201,7 @@ diag_one_put(struct device_diag *d, const char *key, uint64_t value,
 static uint64_t
 diag(const char *key)
 {
-	struct diag_one o = { { diag_one_put }, key, UINT64_MAX };
+	struct diag_one o = { { diag_one_put, NULL }, key, UINT64_MAX };
 
 	virtio_pci_device_ops.diag(d.dev, &o.d);
 	return o.value;
