@@ -36,9 +36,8 @@ static const char *const cmd_keys_redefine[] = { "name", "definition",
 	NULL };
 static const char *const cmd_keys_rename[] = { "name", "new_name", NULL };
 
-/* As cmd-vm.c's lookup: the VM the arguments name, or NULL and *reply. */
-static struct vm *
-cmd_edit_lookup(struct cmd_ctx *ctx, const char *const *keys,
+struct vm *
+cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
     struct json_object **reply)
 {
 	const char *name = NULL;
@@ -126,6 +125,26 @@ cmd_edit_new_name(struct cmd_ctx *ctx, struct json_object **reply)
 		return NULL;
 	}
 	return name;
+}
+
+/*
+ * The prelude of vm.rename and vm.clone: the VM "name" names, which the
+ * client owns and no guest runs, and a free "new_name" in *name; or NULL
+ * and *reply.  what is the verb of the refusals ("rename"), done its
+ * participle ("renamed").
+ */
+static struct vm *
+cmd_edit_target(struct cmd_ctx *ctx, const char *what, const char *done,
+    const char **name, struct json_object **reply)
+{
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_rename, reply)) == NULL ||
+	    (*name = cmd_edit_new_name(ctx, reply)) == NULL ||
+	    (*reply = cmd_edit_owned(ctx, vm, what)) != NULL ||
+	    (*reply = cmd_edit_at_rest(ctx, vm, done)) != NULL)
+		return NULL;
+	return vm;
 }
 
 /* Add path to the array of key in obj, making the array. */
@@ -235,7 +254,7 @@ cmd_vm_export(struct cmd_ctx *ctx)
 	struct vm *vm;
 	bool secrets;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_export, &reply)) == NULL)
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_export, &reply)) == NULL)
 		return reply;
 	secrets = vm_owner_is(vm->def, cred);
 	def = config_to_json(vm->def, secrets ? CONFIG_JSON_SECRETS : 0);
@@ -350,7 +369,7 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 	struct vm *vm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_redefine, &reply)) == NULL)
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_redefine, &reply)) == NULL)
 		return reply;
 	old = vm->def;
 	if (!json_object_object_get_ex(ctx->args, "definition", &obj) ||
@@ -458,12 +477,8 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 	struct vm *vm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_rename, &reply)) == NULL)
-		return reply;
-	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
-		return reply;
-	if ((reply = cmd_edit_owned(ctx, vm, "rename")) != NULL ||
-	    (reply = cmd_edit_at_rest(ctx, vm, "renamed")) != NULL)
+	if ((vm = cmd_edit_target(ctx, "rename", "renamed", &name,
+	    &reply)) == NULL)
 		return reply;
 	if ((def = config_def_dup(vm->def)) == NULL)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
@@ -574,12 +589,8 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 	struct vm *vm, *nvm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_rename, &reply)) == NULL)
-		return reply;
-	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
-		return reply;
-	if ((reply = cmd_edit_owned(ctx, vm, "clone")) != NULL ||
-	    (reply = cmd_edit_at_rest(ctx, vm, "cloned")) != NULL)
+	if ((vm = cmd_edit_target(ctx, "clone", "cloned", &name,
+	    &reply)) == NULL)
 		return reply;
 	for (unsigned int i = 0; i < vm->def->ndisks; i++)
 		if (!vm->def->disks[i].overlay && !vm->def->disks[i].readonly)

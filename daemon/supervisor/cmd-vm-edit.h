@@ -11,10 +11,19 @@
 
 #include "control.h"
 
+struct vm;
 struct vm_def;
 struct vmmd;
 
 extern const struct cmd_def cmd_vm_edit_commands[];
+
+/*
+ * Check a request's arguments against keys (NULL-terminated) and look up
+ * the VM its "name" names (vm.* requests, here and in cmd-vm.c): the VM,
+ * or NULL with *reply the error reply (invalid_argument, not_found).
+ */
+struct vm	*cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
+		    struct json_object **reply);
 
 /*
  * The data a VM leaves in the state directory (its overlays, its console

@@ -33,34 +33,6 @@ static const char *const cmd_keys_autostart[] = { "name", "autostart",
 static const char *const cmd_keys_reset_disk[] = { "name", "disk", NULL };
 static const char *const cmd_keys_delete[] = { "name", "remove_data", NULL };
 
-/*
- * Check the arguments against keys and look up the VM they name.
- * Returns the VM, or NULL with *reply set to the error reply.
- */
-static struct vm *
-cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
-    struct json_object **reply)
-{
-	const char *name = NULL;
-	char err[512];
-	struct vm *vm;
-
-	if (proto_args_check(ctx->args, keys, err, sizeof(err)) < 0 ||
-	    proto_arg_string(ctx->args, "name", 1, &name, err,
-	    sizeof(err)) < 0) {
-		*reply = proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
-		    err);
-		return NULL;
-	}
-	vm = vm_find(ctx->d, name);
-	if (vm == NULL) {
-		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
-		    "no VM named '%.100s'", name);
-		return NULL;
-	}
-	return vm;
-}
-
 static struct json_object *
 cmd_bad_state(struct cmd_ctx *ctx, const struct vm *vm)
 {
