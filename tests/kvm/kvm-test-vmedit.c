@@ -8,6 +8,7 @@
  * own ways), with a MAC and a vsock CID of its own; delete keeps the
  * overlay and console log unless --remove-data, and says which.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,13 +233,22 @@ test_clone(struct h_conn *c)
 static void
 test_delete(struct h_conn *c)
 {
-	char want[600];
+	char want[600], log1[600];
+	int fd;
 
 	(void)c;
+	/* The worker makes the rotated log at each start, empty until a
+	 * rotation: not data. */
+	snprintf(log1, sizeof(log1), "%s.1", h_console_log(d, "o2"));
+	if ((fd = open(log1, O_WRONLY | O_CREAT | O_CLOEXEC, 0640)) >= 0)
+		close(fd);
 	snprintf(want, sizeof(want), "kept: %s\n", overlay("o2", 0));
 	tap_ok(ok0(h_ctl("delete", "o2", NULL)) && exists(overlay("o2", 0)) &&
 	    strstr(h_out(), want) != NULL && exists(h_console_log(d, "o2")),
 	    "delete keeps the overlay and the console log, and says so: %s",
+	    h_flat(h_out()));
+	tap_ok(strstr(h_out(), ".log.1") == NULL && !exists(log1),
+	    "an empty rotated log is neither listed nor kept: %s",
 	    h_flat(h_out()));
 	snprintf(want, sizeof(want), "%s,overlay", h_in_dir(d, "base.raw"));
 	tap_ok(h_ctl("create", "o2", "--disk", want, NULL) == 5 &&
