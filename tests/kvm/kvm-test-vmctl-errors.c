@@ -3,14 +3,18 @@
  * status of each error class whoever finds it, -j errors as one JSON
  * object on stdout, the daemon's words turned into the options', start
  * and stop that are already done, several names, state, list --state,
- * events, and a host whose /dev/kvm is unusable (kvm_unavailable).
+ * events, vmctl's own failures (1), another user's VM (7), a daemon
+ * limit (9), and a host whose /dev/kvm is unusable (kvm_unavailable).
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -222,6 +226,86 @@ test_events(struct h_conn *c, const char *hello)
 }
 
 /*
+ * vmctl ARGS... (NULL-terminated) as uid and gid 65534 with no groups,
+ * through setpriv(1): a member of the socket's users who owns nothing.
+ * Its output in h_ctl_last(); -1 where setpriv is not installed.
+ */
+static int
+ctl_nobody(const char *arg, ...)
+{
+	char *argv[16], prog[256];
+	va_list ap;
+	int n = 0;
+
+	if (h_which("setpriv", prog, sizeof(prog)) == NULL)
+		return -1;
+	argv[n++] = prog;
+	argv[n++] = "--reuid=65534";
+	argv[n++] = "--regid=65534";
+	argv[n++] = "--clear-groups";
+	argv[n++] = (char *)h_env("VMCTL_BIN");
+	argv[n++] = "-s";
+	argv[n++] = d->sock;
+	va_start(ap, arg);
+	for (; arg != NULL && n < 15; arg = va_arg(ap, const char *))
+		argv[n++] = (char *)arg;
+	va_end(ap);
+	argv[n] = NULL;
+	h_proc_free(h_ctl_last());
+	return h_run(h_ctl_last(), NULL, VMCTL_MS, argv);
+}
+
+/*
+ * The classes the ones above leave out, each met honestly: 1, a step of
+ * vmctl's own that failed (an editor that fails, a password file that
+ * is not there); 7, another user's VM; 9, a daemon limit (one worker
+ * uid in worker_uids: a second guest finds none left).  The daemon's
+ * internal errors (its own files failing it) are not provoked here.
+ */
+static void
+test_other_classes(const char *hello)
+{
+	int r;
+
+	setenv("EDITOR", "false", 1);
+	unsetenv("VISUAL");
+	text_error(h_ctl("edit", "other", NULL), 1, "the editor (false) "
+	    "failed", "edit with a failing editor");
+	json_error(h_ctl("-j", "edit", "other", NULL), 1, "failed",
+	    "the editor (false) failed", "edit with a failing editor");
+	text_error(h_ctl("create", "pw", "--kernel", hello, "--vnc", "auto",
+	    "--vnc-password-file", "/nonexistent/pw", NULL), 1,
+	    "--vnc-password-file /nonexistent/pw: No such file",
+	    "create with a password file that is not there");
+
+	/* The daemon's directory is mkdtemp's 0700: let uid 65534 reach
+	 * the socket (0666 here, instead of group vmm). */
+	if (chmod(d->dir, 0711) < 0 || chmod(d->sock, 0666) < 0)
+		tap_bail("%s: %s", d->dir, strerror(errno));
+	r = ctl_nobody("rename", "other", "mine", NULL);
+	if (r == -1) {
+		tap_ok(1, "# SKIP no setpriv(1) to run vmctl as another user");
+		tap_ok(1, "# SKIP");
+	} else {
+		text_error(r, 7, "permission_denied: VM 'other' belongs to "
+		    "uid 0", "rename of root's VM by uid 65534");
+		json_error(ctl_nobody("-j", "rename", "other", "mine", NULL),
+		    7, "permission_denied", "only its owner or root",
+		    "rename of root's VM by uid 65534");
+	}
+
+	h_daemon_setting(d, "worker_uids", "1879048192-1879048192");
+	tap_ok(h_daemon_restart(d, H_REPLY_MS) == 0, "vmmd restarted with "
+	    "one worker uid");
+	tap_ok(h_ctl("start", "ev", NULL) == 0, "start ev: the one uid");
+	text_error(h_ctl("start", "other", NULL), 9, "limit_reached",
+	    "start of a second guest");
+	json_error(h_ctl("-j", "start", "other", NULL), 9, "limit_reached",
+	    "worker", "start of a second guest");
+	tap_ok(h_ctl("stop", "--force", "ev", NULL) == 0, "stop ev");
+}
+
+/*
  * /dev/null over /dev/kvm, in a mount namespace of this test's own
  * (and the vmmd it restarts): vmmd says at start-up that no guest can
  * run, and vm.start is kvm_unavailable, exit 10.
@@ -263,6 +347,7 @@ main(void)
 	test_state(c);
 	test_events(c, hello);
 	h_close(c);
+	test_other_classes(hello);
 	test_no_kvm();
 	h_proc_free(h_ctl_last());
 	return h_done();
