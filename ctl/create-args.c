@@ -24,6 +24,7 @@
 #include "args.h"
 #include "create-args.h"
 #include "create-cloud.h"
+#include "create-options.h"
 #include "proto.h"
 #include "vmctl.h"
 
@@ -442,35 +443,6 @@ int
 create_args_parse(struct ctl *ctl, int argc, char **argv,
     struct json_object **argsp, const char **namep)
 {
-	/* Long options only: their values are not in any optstring. */
-	static const struct option longopts[] = {
-		CTL_COMMON_LONGOPTS,
-		{ "kernel",	required_argument,	NULL,	'k' },
-		{ "initrd",	required_argument,	NULL,	'i' },
-		{ "cmdline",	required_argument,	NULL,	'c' },
-		{ "memory",	required_argument,	NULL,	'm' },
-		{ "vcpus",	required_argument,	NULL,	'n' },
-		{ "on-reboot",	required_argument,	NULL,	'r' },
-		{ "lost-tick-policy", required_argument, NULL,	'L' },
-		/* Its older name, which scripts may use. */
-		{ "lost-ticks",	required_argument,	NULL,	'L' },
-		{ "rtc-slices",	required_argument,	NULL,	'S' },
-		{ "vnc",	required_argument,	NULL,	'V' },
-		{ "display",	required_argument,	NULL,	'D' },
-		{ "vnc-password-file", required_argument, NULL,	'P' },
-		{ "vnc-no-password", no_argument,	NULL,	'O' },
-		{ "vnc-web",	no_argument,		NULL,	'W' },
-		{ "rng",	no_argument,		NULL,	'R' },
-		{ "disk",	required_argument,	NULL,	'd' },
-		{ "net",	required_argument,	NULL,	'N' },
-		{ "vsock",	required_argument,	NULL,	'K' },
-		{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
-		{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
-		{ "ssh-key",	required_argument,	NULL,
-		    CREATE_CLOUD_SSH_KEY },
-		{ "from-file",	required_argument,	NULL,	'F' },
-		{ NULL, 0, NULL, 0 },
-	};
 	/*
 	 * The options that may come again: --disk, --net and --ssh-key
 	 * add one more each time; the common ones; getopt's complaints.
@@ -483,9 +455,9 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 	int c, r;
 
 	args = json_object_new_object();
-	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
-	    NULL)) != -1) {
-		if ((again = ctl_option_again(&seen, longopts,
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING,
+	    create_options, NULL)) != -1) {
+		if ((again = ctl_option_again(&seen, create_options,
 		    repeatable, c)) != NULL) {
 			json_object_put(args);
 			return ctl_usage(ctl, "--%s: given more than once "

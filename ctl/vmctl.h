@@ -8,7 +8,8 @@
  *   cmd-vms.c cmd-console.c cmd-run.c cmd-display.c cmd-stats.c
  *   cmd-edit.c
  *                                 one file per command group
- *   create-args.c console-attach.c  what two commands share
+ *   create-args.c create-options.c console-attach.c
+ *                                 what two commands share
  *   stats-table.c                 vmctl stats' tables
  *   client.c args.c ctl.c         the protocol, parsing, messages
  */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "cmd-vm-edit.h"
 #include "control.h"
 #include "disk-overlay.h"
@@ -36,9 +37,8 @@ static const char *const cmd_keys_redefine[] = { "name", "definition",
 	NULL };
 static const char *const cmd_keys_rename[] = { "name", "new_name", NULL };
 
-/* As cmd-vm.c's lookup: the VM the arguments name, or NULL and *reply. */
-static struct vm *
-cmd_edit_lookup(struct cmd_ctx *ctx, const char *const *keys,
+struct vm *
+cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
     struct json_object **reply)
 {
 	const char *name = NULL;
@@ -128,6 +128,26 @@ cmd_edit_new_name(struct cmd_ctx *ctx, struct json_object **reply)
 	return name;
 }
 
+/*
+ * The prelude of vm.rename and vm.clone: the VM "name" names, which the
+ * client owns and no guest runs, and a free "new_name" in *name; or NULL
+ * and *reply.  what is the verb of the refusals ("rename"), done its
+ * participle ("renamed").
+ */
+static struct vm *
+cmd_edit_target(struct cmd_ctx *ctx, const char *what, const char *done,
+    const char **name, struct json_object **reply)
+{
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_rename, reply)) == NULL ||
+	    (*name = cmd_edit_new_name(ctx, reply)) == NULL ||
+	    (*reply = cmd_edit_owned(ctx, vm, what)) != NULL ||
+	    (*reply = cmd_edit_at_rest(ctx, vm, done)) != NULL)
+		return NULL;
+	return vm;
+}
+
 /* Add path to the array of key in obj, making the array. */
 static void
 cmd_data_add(struct json_object *obj, const char *key, const char *path)
@@ -141,16 +161,25 @@ cmd_data_add(struct json_object *obj, const char *key, const char *path)
 	json_object_array_add(a, json_object_new_string(path));
 }
 
-/* path into removed or kept, removed first if remove; 0 or -errno. */
+/*
+ * path into removed or kept, removed first if remove; 0 or -errno.  A
+ * rotated console log (rotated) that is empty holds nothing: the worker
+ * makes it at each start, rotation or not, so it goes either way and is
+ * not listed.
+ */
 static int
 cmd_data_one(struct json_object *obj, const char *path, bool remove,
-    char *err, size_t errlen)
+    bool rotated, char *err, size_t errlen)
 {
 	struct stat st;
 	int rc;
 
 	if (lstat(path, &st) < 0)
 		return 0;
+	if (rotated && S_ISREG(st.st_mode) && st.st_size == 0) {
+		unlink(path);
+		return 0;
+	}
 	if (!remove) {
 		cmd_data_add(obj, "kept", path);
 		return 0;
@@ -163,6 +192,91 @@ cmd_data_one(struct json_object *obj, const char *path, bool remove,
 	}
 	cmd_data_add(obj, "removed", path);
 	return 0;
+}
+
+/* DISKSDIR/NAME.owner: who owned the data a deleted VM left. */
+static int
+cmd_data_owner_path(const struct vmmd *d, const char *name, char *buf,
+    size_t len)
+{
+	int r = snprintf(buf, len, "%s/%s.owner", d->disksdir, name);
+
+	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+}
+
+void
+cmd_vm_data_keep(const struct vmmd *d, const struct vm_def *def,
+    struct json_object *data)
+{
+	char path[PATH_MAX], line[32];
+	int fd, n;
+
+	if (d->disksdir == NULL || json_object_array_length(
+	    json_object_object_get(data, "kept")) == 0 ||
+	    cmd_data_owner_path(d, def->name, path, sizeof(path)) < 0)
+		return;
+	unlink(path);
+	if (!def->owner.known)
+		return;
+	n = snprintf(line, sizeof(line), "%lu\n",
+	    (unsigned long)def->owner.uid);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd < 0 || write(fd, line, (size_t)n) != n) {
+		log_warn("VM '%s': %s: %s: only root may remove its data",
+		    def->name, path, strerror(errno));
+		if (fd >= 0)
+			unlink(path);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The uid recorded for name's kept data: 0 and *uid, or -errno. */
+static int
+cmd_data_owner_read(const struct vmmd *d, const char *name, uid_t *uid)
+{
+	char path[PATH_MAX], line[32], *end;
+	unsigned long v;
+	ssize_t n;
+	int fd;
+
+	if (cmd_data_owner_path(d, name, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	line[n] = '\0';
+	errno = 0;
+	v = strtoul(line, &end, 10);
+	if (errno != 0 || end == line || *end != '\n' || v > UINT32_MAX)
+		return -EINVAL;
+	*uid = (uid_t)v;
+	return 0;
+}
+
+int
+cmd_vm_data_owned(const struct vmmd *d, const char *name,
+    const struct access_cred *cred, char *err, size_t errlen)
+{
+	uid_t uid;
+
+	if (cred->uid == 0)
+		return 0;
+	if (d->disksdir == NULL || cmd_data_owner_read(d, name, &uid) < 0) {
+		snprintf(err, errlen, "the data a deleted VM '%s' left has no "
+		    "owner recorded: only root may remove it", name);
+		return -EPERM;
+	}
+	if (uid == cred->uid)
+		return 0;
+	snprintf(err, errlen, "the data a deleted VM '%s' left belongs to "
+	    "uid %lu: only its owner or root may remove it", name,
+	    (unsigned long)uid);
+	return -EPERM;
 }
 
 int
@@ -180,19 +294,24 @@ cmd_vm_data(struct vmmd *d, const struct vm_def *def, bool remove,
 	for (unsigned int i = 0; d->disksdir != NULL && i < def->ndisks; i++)
 		if (def->disks[i].overlay && disk_overlay_path(d->disksdir,
 		    def->name, i, path, sizeof(path)) == 0 &&
-		    (r = cmd_data_one(obj, path, remove, err, errlen)) < 0 &&
-		    rc == 0)
+		    (r = cmd_data_one(obj, path, remove, false, err,
+		    errlen)) < 0 && rc == 0)
 			rc = r;
 	if (d->consoledir != NULL && vm_console_log_path(d, def->name, path,
 	    sizeof(path) - 2) == 0) {
-		if ((r = cmd_data_one(obj, path, remove, err, errlen)) < 0 &&
-		    rc == 0)
+		if ((r = cmd_data_one(obj, path, remove, false, err,
+		    errlen)) < 0 && rc == 0)
 			rc = r;
 		strcat(path, ".1");
-		if ((r = cmd_data_one(obj, path, remove, err, errlen)) < 0 &&
-		    rc == 0)
+		if ((r = cmd_data_one(obj, path, remove, true, err,
+		    errlen)) < 0 && rc == 0)
 			rc = r;
 	}
+	/* Nothing left: no owner of it either. */
+	if (d->disksdir != NULL && json_object_array_length(
+	    json_object_object_get(obj, "kept")) == 0 &&
+	    cmd_data_owner_path(d, def->name, path, sizeof(path)) == 0)
+		unlink(path);
 	if (remove && d->disksdir != NULL)
 		config_sync_dir(d->disksdir);
 	*out = obj;
@@ -235,7 +354,7 @@ cmd_vm_export(struct cmd_ctx *ctx)
 	struct vm *vm;
 	bool secrets;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_export, &reply)) == NULL)
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_export, &reply)) == NULL)
 		return reply;
 	secrets = vm_owner_is(vm->def, cred);
 	def = config_to_json(vm->def, secrets ? CONFIG_JSON_SECRETS : 0);
@@ -350,7 +469,7 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 	struct vm *vm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_redefine, &reply)) == NULL)
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_redefine, &reply)) == NULL)
 		return reply;
 	old = vm->def;
 	if (!json_object_object_get_ex(ctx->args, "definition", &obj) ||
@@ -458,12 +577,8 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 	struct vm *vm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_rename, &reply)) == NULL)
-		return reply;
-	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
-		return reply;
-	if ((reply = cmd_edit_owned(ctx, vm, "rename")) != NULL ||
-	    (reply = cmd_edit_at_rest(ctx, vm, "renamed")) != NULL)
+	if ((vm = cmd_edit_target(ctx, "rename", "renamed", &name,
+	    &reply)) == NULL)
 		return reply;
 	if ((def = config_def_dup(vm->def)) == NULL)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
@@ -574,12 +689,8 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 	struct vm *vm, *nvm;
 	int rc;
 
-	if ((vm = cmd_edit_lookup(ctx, cmd_keys_rename, &reply)) == NULL)
-		return reply;
-	if ((name = cmd_edit_new_name(ctx, &reply)) == NULL)
-		return reply;
-	if ((reply = cmd_edit_owned(ctx, vm, "clone")) != NULL ||
-	    (reply = cmd_edit_at_rest(ctx, vm, "cloned")) != NULL)
+	if ((vm = cmd_edit_target(ctx, "clone", "cloned", &name,
+	    &reply)) == NULL)
 		return reply;
 	for (unsigned int i = 0; i < vm->def->ndisks; i++)
 		if (!vm->def->disks[i].overlay && !vm->def->disks[i].readonly)

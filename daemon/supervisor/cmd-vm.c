@@ -33,34 +33,6 @@ static const char *const cmd_keys_autostart[] = { "name", "autostart",
 static const char *const cmd_keys_reset_disk[] = { "name", "disk", NULL };
 static const char *const cmd_keys_delete[] = { "name", "remove_data", NULL };
 
-/*
- * Check the arguments against keys and look up the VM they name.
- * Returns the VM, or NULL with *reply set to the error reply.
- */
-static struct vm *
-cmd_vm_lookup(struct cmd_ctx *ctx, const char *const *keys,
-    struct json_object **reply)
-{
-	const char *name = NULL;
-	char err[512];
-	struct vm *vm;
-
-	if (proto_args_check(ctx->args, keys, err, sizeof(err)) < 0 ||
-	    proto_arg_string(ctx->args, "name", 1, &name, err,
-	    sizeof(err)) < 0) {
-		*reply = proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
-		    err);
-		return NULL;
-	}
-	vm = vm_find(ctx->d, name);
-	if (vm == NULL) {
-		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
-		    "no VM named '%.100s'", name);
-		return NULL;
-	}
-	return vm;
-}
-
 static struct json_object *
 cmd_bad_state(struct cmd_ctx *ctx, const struct vm *vm)
 {
@@ -342,7 +314,8 @@ cmd_vm_reset(struct cmd_ctx *ctx)
 
 /*
  * What a deleted VM named name left, when no VM has that name now: its
- * data as if it had every disk as an overlay disk, for remove_data.
+ * data as if it had every disk as an overlay disk, for remove_data; the
+ * recorded owner's or root's to remove (cmd_vm_data_owned()).
  */
 static struct json_object *
 cmd_vm_delete_left(struct cmd_ctx *ctx, const char *name)
@@ -350,6 +323,7 @@ cmd_vm_delete_left(struct cmd_ctx *ctx, const char *name)
 	struct json_object *data = NULL, *removed;
 	struct vm_def left;
 	char err[1024], copy[CONFIG_NAME_MAX + 1];
+	size_t found;
 	int rc;
 
 	if (!config_name_valid(name))
@@ -361,6 +335,20 @@ cmd_vm_delete_left(struct cmd_ctx *ctx, const char *name)
 	left.ndisks = CONFIG_DISKS_MAX;
 	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++)
 		left.disks[i].overlay = true;
+	/* What is there, before whose it is. */
+	cmd_vm_data(ctx->d, &left, false, &data, err, sizeof(err));
+	if (data == NULL)
+		return cmd_nomem(ctx);
+	found = json_object_array_length(json_object_object_get(data,
+	    "kept"));
+	json_object_put(data);
+	data = NULL;
+	if (found == 0)
+		return proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s', and no data of one", name);
+	if (cmd_vm_data_owned(ctx->d, name, control_client_cred(ctx->client),
+	    err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_PERMISSION, "%s", err);
 	rc = cmd_vm_data(ctx->d, &left, true, &data, err, sizeof(err));
 	if (data == NULL)
 		return cmd_nomem(ctx);
@@ -382,7 +370,8 @@ cmd_vm_delete_left(struct cmd_ctx *ctx, const char *name)
  * vm.delete: the definition goes; the VM's data (overlays, console log)
  * stays unless remove_data, and the reply lists what was removed and
  * what was kept.  With remove_data and no VM of that name, what a VM of
- * that name left at its delete goes.
+ * that name left at its delete goes, if it was the client's (or the
+ * client is root): the data could otherwise be anyone's to destroy.
  */
 static struct json_object *
 cmd_vm_delete(struct cmd_ctx *ctx)
@@ -416,6 +405,8 @@ cmd_vm_delete(struct cmd_ctx *ctx)
 	snprintf(name, sizeof(name), "%s", vm->def->name);
 	if (cmd_vm_data(d, vm->def, remove, &data, err, sizeof(err)) < 0)
 		log_error("VM '%s': removing its data: %s", name, err);
+	if (!remove && data != NULL)
+		cmd_vm_data_keep(d, vm->def, data);
 	vm_remove(vm);
 	log_info("VM '%s': deleted%s", name, remove ? " with its data" : "");
 	control_broadcast(d->ctl, proto_event("vm.deleted", name, NULL));

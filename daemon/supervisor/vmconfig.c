@@ -1068,6 +1068,9 @@ config_parse_display_members(struct json_object *obj, struct vm_def *def,
 	return 0;
 }
 
+static const char *const config_owner_keys[] = { "uid", "gid", "groups",
+	NULL };
+
 /*
  * "owner": {"uid": N, "gid": N, "groups": [N, ...]}, absent for a
  * definition made before owners were recorded.
@@ -1076,7 +1079,6 @@ static int
 config_parse_owner(struct json_object *obj, struct vm_owner *o, char *err,
     size_t errlen)
 {
-	static const char *const keys[] = { "uid", "gid", "groups", NULL };
 	struct json_object *v, *groups, *g;
 	int64_t n;
 	size_t i;
@@ -1084,7 +1086,7 @@ config_parse_owner(struct json_object *obj, struct vm_owner *o, char *err,
 	if (!json_object_object_get_ex(obj, "owner", &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_object) ||
-	    proto_args_check(v, keys, err, errlen) < 0) {
+	    proto_args_check(v, config_owner_keys, err, errlen) < 0) {
 		config_err(err, errlen, "owner: must be {\"uid\", \"gid\", "
 		    "\"groups\"}");
 		return -EINVAL;
@@ -1759,5 +1761,7 @@ config_members(const char *parent)
 		return config_vsock_keys;
 	if (strcmp(parent, "cloud_init") == 0)
 		return config_cloud_init_keys();
+	if (strcmp(parent, "owner") == 0)
+		return config_owner_keys;
 	return NULL;
 }

@@ -314,9 +314,9 @@ const char *config_lost_ticks_name(enum vm_lost_ticks l);
 
 /*
  * The members a definition may have (parent NULL), or an object member
- * of it ("disks", "net", "vsock", "cloud_init"): the NULL-terminated
- * table config_parse() checks with, so that a test can hold the manuals
- * to it; NULL for any other parent.
+ * of it ("disks", "net", "vsock", "cloud_init", "owner"): the
+ * NULL-terminated table config_parse() checks with, so that a test can
+ * hold the manuals to it; NULL for any other parent.
  */
 const char *const *config_members(const char *parent);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cloud-boot.h"
+#include "fd-claim.h"
 #include "guest.h"
 #include "info.h"
 #include "guest-metrics.h"
@@ -270,15 +271,27 @@ static int
 worker_net(struct worker *w, struct json_object *args, char *err,
     size_t errlen)
 {
-	struct json_object *list = wmsg_get(args, WMSG_BOOT_NET);
+	struct json_object *list = wmsg_get(args, WMSG_BOOT_NET), *o;
 	size_t n = list != NULL ? json_object_array_length(list) : 0;
-	int ret;
+	struct fd_claims taps = { 0 };
+	int ret, fd;
 
 	static_assert(WMSG_NICS_MAX <= BOARD_MAX_NICS,
 	    "worker-msg.h's cards fit the board");
+	static_assert(WMSG_FD_MAX <= FD_CLAIM_MAX,
+	    "fd-claim.h holds every descriptor worker-msg.h allows");
 	for (size_t i = 0; i < n && i < WMSG_NICS_MAX; i++) {
-		ret = worker_nic(w, (unsigned int)i,
-		    json_object_array_get_idx(list, i), err, errlen);
+		o = json_object_array_get_idx(list, i);
+		/* One card per TAP descriptor: each card closes its own. */
+		fd = (int)wmsg_int(o, WMSG_NET_FD, -1);
+		if (wmsg_get(o, WMSG_NET_FD) != NULL &&
+		    !wmsg_bool(o, WMSG_NET_USER, false) &&
+		    fd_claim(&taps, fd) < 0) {
+			snprintf(err, errlen, "net: card %zu: fd %d is another "
+			    "card's already", i, fd);
+			return -EINVAL;
+		}
+		ret = worker_nic(w, (unsigned int)i, o, err, errlen);
 		if (ret < 0)
 			return ret;
 		w->cfg.backends.nnics = (unsigned int)i + 1;

@@ -664,6 +664,52 @@ h_vmctl(const struct h_daemon *d, struct h_proc *p, int timeout_ms,
 	return rc;
 }
 
+/* h_ctl()'s daemon, time limit and last run. */
+static struct {
+	const struct h_daemon *d;
+	int ms;
+	struct h_proc last;
+} h_ctl_state;
+
+void
+h_ctl_use(const struct h_daemon *d, int timeout_ms)
+{
+	h_ctl_state.d = d;
+	h_ctl_state.ms = timeout_ms;
+}
+
+int
+h_ctl(const char *arg, ...)
+{
+	va_list ap;
+	int rc;
+
+	h_proc_free(&h_ctl_state.last);
+	va_start(ap, arg);
+	rc = h_vmctlv(h_ctl_state.d, &h_ctl_state.last, h_ctl_state.ms, arg,
+	    ap);
+	va_end(ap);
+	return rc;
+}
+
+struct h_proc *
+h_ctl_last(void)
+{
+	return &h_ctl_state.last;
+}
+
+const char *
+h_out(void)
+{
+	return h_ctl_state.last.obuf != NULL ? h_ctl_state.last.obuf : "";
+}
+
+const char *
+h_err(void)
+{
+	return h_ctl_state.last.ebuf != NULL ? h_ctl_state.last.ebuf : "";
+}
+
 /* ------------------------------------------------------------------ */
 /* Clients */
 

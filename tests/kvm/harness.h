@@ -125,6 +125,18 @@ int		 h_vmctl(const struct h_daemon *, struct h_proc *p,
 		    int timeout_ms, const char *arg, ...);
 int		 h_vmctlv(const struct h_daemon *, struct h_proc *p,
 		    int timeout_ms, const char *arg, va_list ap);
+/*
+ * For a test that runs vmctl many times, one run kept at a time:
+ * h_ctl_use() names the daemon and each run's time limit; h_ctl() runs
+ * vmctl -s SOCK ARGS... (NULL-terminated) and returns its exit status,
+ * its output kept until the next run (h_ctl_last(), freed there);
+ * h_out() and h_err() are its stdout and stderr, "" for none.
+ */
+void		 h_ctl_use(const struct h_daemon *, int timeout_ms);
+int		 h_ctl(const char *arg, ...);
+struct h_proc	*h_ctl_last(void);
+const char	*h_out(void);
+const char	*h_err(void);
 
 /* ------------------------------------------------------------------ */
 /* Clients */

@@ -13,6 +13,7 @@
  * nowhere; a definition that names no owner opens only files root owns.
  * POSIX ACLs count as they do for the kernel.  And a client may give
  * its guest only the TAPs vmmd.conf's tap_allow gives one of its groups.
+ * The data a deleted VM left is its owner's or root's to remove.
  *
  * The test runs as root.  An unprivileged client is a child that drops
  * to uid/gid 65534 (with a supplementary group of its own) and then
@@ -906,6 +907,85 @@ test_owned_edits(struct h_conn *u, struct h_conn *c)
 	h_delete(c, "rootvm");
 }
 
+/* A console log for name, as a started guest would have left. */
+static void
+kept_log(const char *name)
+{
+	int fd = open(h_console_log(d, name), O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0640);
+
+	if (fd < 0 || write(fd, "booted\n", 7) != 7)
+		tap_bail("%s: %s", h_console_log(d, name), strerror(errno));
+	close(fd);
+}
+
+/* vm.delete {name, remove_data: true} on conn; the reply. */
+static struct json_object *
+remove_data(struct h_conn *conn, const char *name)
+{
+	return h_callf(conn, H_REPLY_MS, "vm.delete", "{\"name\":\"%s\","
+	    "\"remove_data\":true}", name);
+}
+
+/*
+ * The data a deleted VM left (vm.delete keeps it) is its owner's or
+ * root's to remove, also once no VM has that name: another member of
+ * group vmm could otherwise destroy a VM's overlays after its owner
+ * deleted it to define it again.  Data with no owner recorded (a
+ * definition without one, files from before the record) is root's.
+ */
+static void
+test_kept_data(struct h_conn *u, struct h_conn *c)
+{
+	char hbuf[512], lbuf[512];
+	const char *hello = path_of(hbuf, pub, "hello.elf"), *log;
+	struct json_object *r;
+
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"rk\","
+	    "\"memory_mib\":32,\"kernel\":\"%s\"}", hello);
+	json_object_put(r);
+	kept_log("rk");
+	log = path_of(lbuf, d->state, "console/rk.log");
+	r = h_callf(c, H_REPLY_MS, "vm.delete", "{\"name\":\"rk\"}");
+	tap_ok(is_ok(r) && access(log, F_OK) == 0, "kept data: root deletes "
+	    "its VM, its console log kept: %s", h_text(r));
+	json_object_put(r);
+	r = remove_data(u, "rk");
+	tap_ok(is_error(r, "permission_denied") && strstr(h_text(r),
+	    "only its owner or root") != NULL && access(log, F_OK) == 0,
+	    "kept data: another member may not remove root's: %s",
+	    h_text(r));
+	json_object_put(r);
+	r = remove_data(c, "rk");
+	tap_ok(is_ok(r) && access(log, F_OK) < 0, "kept data: root may: %s",
+	    h_text(r));
+	json_object_put(r);
+
+	user_create(u, NULL, "kept data: the member's own VM", "uk", hello,
+	    NULL);
+	kept_log("uk");
+	r = h_callf(u, H_REPLY_MS, "vm.delete", "{\"name\":\"uk\"}");
+	json_object_put(r);
+	r = remove_data(u, "uk");
+	log = path_of(lbuf, d->state, "console/uk.log");
+	tap_ok(is_ok(r) && access(log, F_OK) < 0, "kept data: the member "
+	    "removes what its own VM left: %s", h_text(r));
+	json_object_put(r);
+
+	/* No VM ever recorded an owner for this one. */
+	kept_log("orphan");
+	log = path_of(lbuf, d->state, "console/orphan.log");
+	r = remove_data(u, "orphan");
+	tap_ok(is_error(r, "permission_denied") && strstr(h_text(r),
+	    "only root") != NULL && access(log, F_OK) == 0, "kept data: with "
+	    "no owner recorded, not a member's: %s", h_text(r));
+	json_object_put(r);
+	r = remove_data(c, "orphan");
+	tap_ok(is_ok(r) && access(log, F_OK) < 0, "kept data: but root's: %s",
+	    h_text(r));
+	json_object_put(r);
+}
+
 int
 main(void)
 {
@@ -934,6 +1014,7 @@ main(void)
 	test_pinned(c);
 	test_names(c);
 	test_owned_edits(u, c);
+	test_kept_data(u, c);
 	own_netns = restart_for_taps(&u, &nogroup, &c, false);
 	test_tap_default(u, c, own_netns);
 	restart_for_taps(&u, &nogroup, &c, true);

@@ -6,8 +6,12 @@
  * lives on, and MSI-X through KVM's GSI routing and irqfds.
  */
 #include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -104,15 +108,59 @@ test_rng(struct h_daemon *d, struct h_conn *c)
 }
 
 /*
+ * GET /metrics over DIR/metrics.sock, read to the server's close
+ * (bounded by H_REPLY_MS): the whole answer, malloc'ed; NULL on failure.
+ */
+static char *
+scrape(struct h_daemon *d)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: vmmd\r\n"
+	    "Connection: close\r\n\r\n";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = 0, cap = 1 << 20;
+	double end = h_now_ms() + H_REPLY_MS;
+	char *buf = malloc(cap);
+	struct pollfd pfd;
+	ssize_t n;
+	int fd;
+
+	/* The harness's directories are short: /tmp/vmmd-kvm-XXXXXX. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.80s/metrics.sock",
+	    d->dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (buf == NULL || fd < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (len + 1 < cap && h_now_ms() < end && poll(&pfd, 1, 100) >= 0) {
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if ((n = read(fd, buf + len, cap - len - 1)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
  * Two cards on user-mode networking (a passt each): two virtio-net
  * functions, card 0 in its slot of old, card 1 in the first slot after
- * vsock's, each with its MAC (card 1's made from card 0's).
+ * vsock's, each with its MAC (card 1's made from card 0's), each with
+ * its own series in /metrics.
  */
 static void
 test_net(struct h_daemon *d, struct h_conn *c)
 {
 	const char *log = h_console_log(d, "vnet");
 	struct json_object *r, *net;
+	char *text;
 
 	/* vmmd.conf's default passt; the nested test host has none. */
 	if (access("/usr/bin/passt", X_OK) < 0) {
@@ -136,6 +184,15 @@ test_net(struct h_daemon *d, struct h_conn *c)
 	    json_object_array_length(net) == 2,
 	    "net: vm.info lists the two cards");
 	json_object_put(r);
+	/* Each card a series of its own, by its device label. */
+	text = scrape(d);
+	tap_ok(text != NULL && strstr(text, "vmmd_net_transmit_frames_total"
+	    "{vm=\"vnet\",device=\"virtio-net\"}") != NULL &&
+	    strstr(text, "vmmd_net_transmit_frames_total{vm=\"vnet\","
+	    "device=\"virtio-net1\"}") != NULL,
+	    "net: /metrics counts each card, device virtio-net and "
+	    "virtio-net1");
+	free(text);
 	tap_ok(h_stop(c, "vnet", true, -1, H_REPLY_MS) == 0, "net: stopped");
 }
 

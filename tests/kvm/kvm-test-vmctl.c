@@ -21,45 +21,17 @@
 #define VMCTL_MS	10000
 
 static struct h_daemon *d;
-static struct h_proc last;
-
-/* Runs vmctl -s SOCK args... (NULL-terminated); output in last. */
-static int
-vmctl(const char *arg, ...)
-{
-	va_list ap;
-	int rc;
-
-	h_proc_free(&last);
-	va_start(ap, arg);
-	rc = h_vmctlv(d, &last, VMCTL_MS, arg, ap);
-	va_end(ap);
-	return rc;
-}
-
-static const char *
-out(void)
-{
-	return last.obuf ? last.obuf : "";
-}
-
-static const char *
-err(void)
-{
-	return last.ebuf ? last.ebuf : "";
-}
-
 /* For test descriptions, which must be one line. */
 static const char *
 flat_out(void)
 {
-	return h_flat(out());
+	return h_flat(h_out());
 }
 
 static const char *
 flat_err(void)
 {
-	return h_flat(err());
+	return h_flat(h_err());
 }
 
 /* A command that must succeed: exit 0 (stderr shown otherwise). */
@@ -68,14 +40,14 @@ ok0(int r, const char *what)
 {
 	tap_ok(r == 0, "%s: exit 0", what);
 	if (r != 0)
-		tap_diag("exit %d, stderr: %s", r, h_flat(err()));
+		tap_diag("exit %d, stderr: %s", r, h_flat(h_err()));
 }
 
 /* stderr is exactly one non-empty line. */
 static bool
 one_line_err(void)
 {
-	const char *e = err();
+	const char *e = h_err();
 	size_t len = strlen(e);
 
 	if (len < 2 || e[len - 1] != '\n' || strchr(e, '\n') != e + len - 1) {
@@ -92,7 +64,7 @@ json_out(void)
 	struct json_object *o;
 	enum json_tokener_error jerr;
 
-	o = json_tokener_parse_verbose(out(), &jerr);
+	o = json_tokener_parse_verbose(h_out(), &jerr);
 	if (o == NULL || !json_object_is_type(o, json_type_object)) {
 		tap_diag("not a JSON object (%s): '%s'",
 		    json_tokener_error_desc(jerr), flat_out());
@@ -110,41 +82,42 @@ test_basic(struct h_conn *c)
 	char st[64];
 	int r;
 
-	r = vmctl("create", "web", "--kernel", hello, "--memory", "32M",
+	r = h_ctl("create", "web", "--kernel", hello, "--memory", "32M",
 	    "--vcpus", "2", "--cmdline", "x=1", "--rtc-slices", "8", NULL);
 	ok0(r, "create");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "defined") == 0, "create: the daemon has it (%s)",
 	    st);
 
-	r = vmctl("list", NULL);
-	tap_ok(r == 0 && strstr(out(), "NAME") != NULL &&
-	    strstr(out(), "web") != NULL && strstr(out(), "defined") != NULL,
+	r = h_ctl("list", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "NAME") != NULL &&
+	    strstr(h_out(), "web") != NULL &&
+	    strstr(h_out(), "defined") != NULL,
 	    "list: exit 0, a table with web (%s)", flat_out());
 
-	r = vmctl("info", "web", NULL);
-	tap_ok(r == 0 && strstr(out(), "name: web\n") != NULL &&
-	    strstr(out(), "state: defined\n") != NULL &&
-	    strstr(out(), "vcpus: 2\n") != NULL &&
-	    strstr(out(), "cmdline: x=1\n") != NULL &&
-	    strstr(out(), "rtc_slices: 8\n") != NULL,
+	r = h_ctl("info", "web", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "name: web\n") != NULL &&
+	    strstr(h_out(), "state: defined\n") != NULL &&
+	    strstr(h_out(), "vcpus: 2\n") != NULL &&
+	    strstr(h_out(), "cmdline: x=1\n") != NULL &&
+	    strstr(h_out(), "rtc_slices: 8\n") != NULL,
 	    "info: exit 0, name, state, vcpus, cmdline, rtc_slices (%s)",
 	    flat_out());
 
 	/* Two cards: a line each in info. */
-	r = vmctl("create", "nics", "--kernel", hello, "--net",
+	r = h_ctl("create", "nics", "--kernel", hello, "--net",
 	    "user,mac=52:54:00:12:34:56", "--net",
 	    "user,forward=tcp::2222:22", NULL);
 	tap_ok(r == 0, "create: two --net, two cards (%s)", flat_out());
-	r = vmctl("info", "nics", NULL);
-	tap_ok(r == 0 && strstr(out(), "net.0: user, mac 52:54:00:12:34:56\n")
-	    != NULL && strstr(out(), "net.1: user, mac 52:54:00:12:34:57, "
+	r = h_ctl("info", "nics", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "net.0: user, mac 52:54:00:12:34:56\n")
+	    != NULL && strstr(h_out(), "net.1: user, mac 52:54:00:12:34:57, "
 	    "forward tcp::2222:22\n") != NULL,
 	    "info: a line per card, card 1's MAC made from card 0's (%s)",
 	    flat_out());
-	tap_ok(vmctl("delete", "nics", NULL) == 0, "delete: the two-card VM");
+	tap_ok(h_ctl("delete", "nics", NULL) == 0, "delete: the two-card VM");
 
-	r = vmctl("-j", "list", NULL);
+	r = h_ctl("-j", "list", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && json_object_object_get_ex(o, "vms", &vms) &&
 	    json_object_is_type(vms, json_type_array) &&
@@ -153,120 +126,120 @@ test_basic(struct h_conn *c)
 	    "web") == 0, "-j list: JSON with vms [web]");
 	json_object_put(o);
 
-	r = vmctl("info", "-j", "web", NULL);
+	r = h_ctl("info", "-j", "web", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && strcmp(h_str(o, "name") ?: "", "web") == 0 &&
 	    h_int(o, "memory_mib", -1) == 32 && h_int(o, "vcpus", -1) == 2,
 	    "info -j: the VM object");
 	json_object_put(o);
 
-	r = vmctl("start", "web", NULL);
+	r = h_ctl("start", "web", NULL);
 	ok0(r, "start");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "running") == 0, "start: running (%s)", st);
-	r = vmctl("-j", "info", "web", NULL);
+	r = h_ctl("-j", "info", "web", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && h_int(o, "pid", -1) > 0 &&
 	    strcmp(h_str(o, "state") ?: "", "running") == 0,
 	    "-j info of a running VM: state and pid");
 	json_object_put(o);
-	r = vmctl("info", "web", NULL);
-	tap_ok(r == 0 && strstr(out(), "\nuptime: ") != NULL &&
-	    strstr(out(), "\npid: ") != NULL &&
-	    strstr(out(), "\nconsole_log: ") != NULL &&
-	    strstr(out(), "\nexits: ") != NULL &&
-	    strstr(out(), "stats.") == NULL,
+	r = h_ctl("info", "web", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "\nuptime: ") != NULL &&
+	    strstr(h_out(), "\npid: ") != NULL &&
+	    strstr(h_out(), "\nconsole_log: ") != NULL &&
+	    strstr(h_out(), "\nexits: ") != NULL &&
+	    strstr(h_out(), "stats.") == NULL,
 	    "info of a running VM: a summary, no raw statistics (%s)",
 	    flat_out());
-	r = vmctl("info", "--stats", "web", NULL);
-	tap_ok(r == 0 && strstr(out(), "\nstats.vcpu_exits.0.") != NULL,
+	r = h_ctl("info", "--stats", "web", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "\nstats.vcpu_exits.0.") != NULL,
 	    "info --stats: the raw statistics too");
 
-	r = vmctl("pause", "web", NULL);
+	r = h_ctl("pause", "web", NULL);
 	ok0(r, "pause");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "paused") == 0, "pause: paused (%s)", st);
-	r = vmctl("resume", "web", NULL);
+	r = h_ctl("resume", "web", NULL);
 	ok0(r, "resume");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "running") == 0, "resume: running (%s)", st);
 
 	/* Errors: non-zero, one line on stderr, nothing on stdout. */
-	r = vmctl("start", "web", NULL);
-	tap_ok(r == 0 && one_line_err() && *out() == '\0',
+	r = h_ctl("start", "web", NULL);
+	tap_ok(r == 0 && one_line_err() && *h_out() == '\0',
 	    "start of a running VM: exit 0, a note on stderr (%s)",
 	    flat_err());
-	r = vmctl("delete", "web", NULL);
+	r = h_ctl("delete", "web", NULL);
 	tap_ok(r == 6 && one_line_err(),
 	    "delete of a running VM: exit 6, one line (%s)", flat_err());
 
 	/* The hello guest ignores Ctrl-Alt-Del: the stop has to kill. */
-	r = vmctl("stop", "web", "--timeout", "1", NULL);
+	r = h_ctl("stop", "web", "--timeout", "1", NULL);
 	ok0(r, "stop --timeout 1");
-	tap_ok(one_line_err() && strstr(err(), "did not shut down in time: "
+	tap_ok(one_line_err() && strstr(h_err(), "did not shut down in time: "
 	    "killed") != NULL, "stop --timeout 1: says the guest was killed "
 	    "(%s)", flat_err());
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "stopped") == 0, "stop: stopped (%s)", st);
-	r = vmctl("-j", "info", "web", NULL);
+	r = h_ctl("-j", "info", "web", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && strcmp(h_str(o, "reason") ?: "",
 	    "killed after the stop timeout") == 0,
 	    "info keeps the reason (%s)", o != NULL ? h_text(o) : "-");
 	json_object_put(o);
-	r = vmctl("start", "web", NULL);
+	r = h_ctl("start", "web", NULL);
 	ok0(r, "start again");
-	r = vmctl("stop", "--force", "web", NULL);
+	r = h_ctl("stop", "--force", "web", NULL);
 	ok0(r, "stop --force");
-	tap_ok(*err() == '\0', "stop --force: no word of a kill asked for");
+	tap_ok(*h_err() == '\0', "stop --force: no word of a kill asked for");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "stopped") == 0, "stop --force: stopped (%s)", st);
 
-	r = vmctl("create", "web", "--kernel", hello, NULL);
-	tap_ok(r == 5 && one_line_err() && strstr(err(), "web") != NULL,
+	r = h_ctl("create", "web", "--kernel", hello, NULL);
+	tap_ok(r == 5 && one_line_err() && strstr(h_err(), "web") != NULL,
 	    "create of an existing name: exit 5, one line naming it (%s)",
 	    flat_err());
-	r = vmctl("info", "ghost", NULL);
+	r = h_ctl("info", "ghost", NULL);
 	tap_ok(r == 4 && one_line_err(), "info of an unknown VM: exit 4, "
 	    "one line (%s)", flat_err());
 	/* Refused by vmctl itself, in the units the user typed. */
-	r = vmctl("create", "big", "--vcpus", "65", NULL);
-	tap_ok(r == 2 && one_line_err() && strstr(err(), "--vcpus 65: at "
+	r = h_ctl("create", "big", "--vcpus", "65", NULL);
+	tap_ok(r == 2 && one_line_err() && strstr(h_err(), "--vcpus 65: at "
 	    "most 64") != NULL, "create --vcpus 65: exit 2, one line (%s)",
 	    flat_err());
-	r = vmctl("create", "fine", "--rtc-slices", "33", NULL);
-	tap_ok(r == 2 && one_line_err() && strstr(err(), "--rtc-slices") !=
+	r = h_ctl("create", "fine", "--rtc-slices", "33", NULL);
+	tap_ok(r == 2 && one_line_err() && strstr(h_err(), "--rtc-slices") !=
 	    NULL, "create --rtc-slices 33: exit 2, one line (%s)",
 	    flat_err());
-	r = vmctl("create", "nok", "--kernel", "/proc/self/status", NULL);
+	r = h_ctl("create", "nok", "--kernel", "/proc/self/status", NULL);
 	tap_ok(r == 2 && one_line_err(), "create with a non-kernel: exit 2, "
 	    "one line (%s)", flat_err());
-	r = vmctl("create", NULL);
+	r = h_ctl("create", NULL);
 	tap_ok(r == 2 && one_line_err(), "create without a name: exit 2, "
 	    "one line (%s)", flat_err());
-	r = vmctl("frobnicate", NULL);
+	r = h_ctl("frobnicate", NULL);
 	tap_ok(r == 2 && one_line_err(), "unknown command: exit 2, one line "
 	    "(%s)", flat_err());
 	{
 		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s",
 		    "/nonexistent/vmmd.sock", "list", NULL };
 
-		h_proc_free(&last);
-		r = h_run(&last, NULL, VMCTL_MS, argv);
+		h_proc_free(h_ctl_last());
+		r = h_run(h_ctl_last(), NULL, VMCTL_MS, argv);
 		tap_ok(r == 3 && one_line_err(), "no daemon at the socket: "
 		    "exit 3, one line (%s)", flat_err());
 	}
-	r = vmctl("-j", "info", "ghost", NULL);
-	tap_ok(r == 4 && *err() == '\0' && strstr(out(), "\"not_found\"") !=
+	r = h_ctl("-j", "info", "ghost", NULL);
+	tap_ok(r == 4 && *h_err() == '\0' && strstr(h_out(), "\"not_found\"") !=
 	    NULL, "-j info of an unknown VM: exit 4, JSON on stdout (%s)",
 	    flat_out());
 
-	r = vmctl("delete", "web", NULL);
+	r = h_ctl("delete", "web", NULL);
 	ok0(r, "delete");
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "(not_found)") == 0, "delete: gone (%s)", st);
-	r = vmctl("list", NULL);
-	tap_ok(r == 0 && strstr(out(), "web") == NULL,
+	r = h_ctl("list", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "web") == NULL,
 	    "list after delete: no web (%s)", flat_out());
 }
 
@@ -308,12 +281,12 @@ test_run(struct h_conn *c)
 	int r;
 
 	/* The guest resets at once; on_reboot stop ends it, and vmctl. */
-	r = vmctl("run", "--kernel", h_env("VMMD_GUEST_REBOOT"), "--cmdline",
+	r = h_ctl("run", "--kernel", h_env("VMMD_GUEST_REBOOT"), "--cmdline",
 	    "mode=i8042", "--on-reboot", "stop", "--memory", "32", "tr", NULL);
 	tap_ok(r == 0, "run: exit 0 once the transient guest stopped");
-	tap_ok(strstr(out(), REBOOT_LINE) != NULL,
+	tap_ok(strstr(h_out(), REBOOT_LINE) != NULL,
 	    "run: guest output on stdout (%s)", flat_out());
-	tap_ok(*err() == '\0', "run: nothing on stderr (%s)", flat_err());
+	tap_ok(*h_err() == '\0', "run: nothing on stderr (%s)", flat_err());
 	h_state(c, "tr", st, sizeof(st));
 	tap_ok(strcmp(st, "(not_found)") == 0,
 	    "run: the transient VM is gone (%s)", st);
@@ -332,39 +305,39 @@ test_display(struct h_conn *c)
 	struct json_object *o;
 	int r, fd;
 
-	r = vmctl("create", "desk", "--kernel", fb, "--memory", "32M",
+	r = h_ctl("create", "desk", "--kernel", fb, "--memory", "32M",
 	    "--cmdline", "fb=640x480", "--vnc", "auto", "--display", "640x480",
 	    NULL);
 	ok0(r, "create with a display");
-	ok0(vmctl("start", "desk", NULL), "start it");
-	r = vmctl("display", "desk", NULL);
-	p = strstr(out(), "\npassword: ");
+	ok0(h_ctl("start", "desk", NULL), "start it");
+	r = h_ctl("display", "desk", NULL);
+	p = strstr(h_out(), "\npassword: ");
 	if (p != NULL)
 		sscanf(p, "\npassword: %15s", pw);
-	tap_ok(r == 0 && strncmp(out(), "vnc://127.0.0.1:59", 18) == 0 &&
+	tap_ok(r == 0 && strncmp(h_out(), "vnc://127.0.0.1:59", 18) == 0 &&
 	    strlen(pw) == 8, "display: the address, and the password made at "
 	    "the start (%s)", flat_out());
-	r = vmctl("info", "desk", NULL);
+	r = h_ctl("info", "desk", NULL);
 	snprintf(want, sizeof(want), "(640x480, 0 viewers, password %s)\n",
 	    pw);
-	tap_ok(r == 0 && strstr(out(), want) != NULL, "info shows the same "
+	tap_ok(r == 0 && strstr(h_out(), want) != NULL, "info shows the same "
 	    "password (%s)", flat_out());
 	h_stop(c, "desk", true, -1, H_REPLY_MS);
 
-	r = vmctl("create", "open", "--kernel", fb, "--memory", "32M",
+	r = h_ctl("create", "open", "--kernel", fb, "--memory", "32M",
 	    "--cmdline", "fb=640x480", "--vnc", "auto", "--display", "640x480",
 	    "--vnc-no-password", NULL);
 	ok0(r, "create --vnc-no-password");
-	r = vmctl("-j", "info", "open", NULL);
+	r = h_ctl("-j", "info", "open", NULL);
 	o = r == 0 ? json_out() : NULL;
 	tap_ok(o != NULL && json_object_object_get_ex(o, "vnc_password",
 	    NULL) && !json_object_get_boolean(json_object_object_get(o,
 	    "vnc_password")), "its VM object says \"vnc_password\": false");
 	json_object_put(o);
-	ok0(vmctl("start", "open", NULL), "start it");
-	r = vmctl("display", "open", NULL);
-	tap_ok(r == 0 && strstr(out(), "vnc://") != NULL &&
-	    strstr(out(), "password") == NULL,
+	ok0(h_ctl("start", "open", NULL), "start it");
+	r = h_ctl("display", "open", NULL);
+	tap_ok(r == 0 && strstr(h_out(), "vnc://") != NULL &&
+	    strstr(h_out(), "password") == NULL,
 	    "display: no password (%s)", flat_out());
 	h_stop(c, "open", true, -1, H_REPLY_MS);
 
@@ -373,9 +346,9 @@ test_display(struct h_conn *c)
 		(void)!write(fd, "s3cret\n", 7);
 		close(fd);
 	}
-	r = vmctl("create", "both", "--vnc", "auto", "--vnc-password-file",
+	r = h_ctl("create", "both", "--vnc", "auto", "--vnc-password-file",
 	    file, "--vnc-no-password", NULL);
-	tap_ok(r == 2 && one_line_err() && strstr(err(),
+	tap_ok(r == 2 && one_line_err() && strstr(h_err(),
 	    "--vnc-password-file and --vnc-no-password") != NULL,
 	    "--vnc-password-file with --vnc-no-password: exit 2 (%s)",
 	    flat_err());
@@ -401,12 +374,12 @@ created(const char *what, const char *arg, ...)
 	va_list ap;
 	int r;
 
-	h_proc_free(&last);
+	h_proc_free(h_ctl_last());
 	va_start(ap, arg);
-	r = h_vmctlv(d, &last, VMCTL_MS, arg, ap);
+	r = h_vmctlv(d, h_ctl_last(), VMCTL_MS, arg, ap);
 	va_end(ap);
 	ok0(r, what);
-	vmctl("delete", "ok", NULL);
+	h_ctl("delete", "ok", NULL);
 }
 
 /*
@@ -436,16 +409,16 @@ test_refusals(void)
 	if (link(a, b) < 0)
 		tap_bail("link %s %s: %s", a, b, strerror(errno));
 
-	r = vmctl("create", "dup", "--kernel", hello, "--disk", a, "--disk",
+	r = h_ctl("create", "dup", "--kernel", hello, "--disk", a, "--disk",
 	    b, NULL);
-	tap_ok(r == 2 && one_line_err() && strstr(err(), "same file") !=
-	    NULL && strstr(err(), "disks 0 and 1") != NULL,
+	tap_ok(r == 2 && one_line_err() && strstr(h_err(), "same file") !=
+	    NULL && strstr(h_err(), "disks 0 and 1") != NULL,
 	    "create: one file (two paths) as two written disks, refused (%s)",
 	    flat_err());
-	r = vmctl("create", "dup", "--kernel", hello, "--disk", bro,
+	r = h_ctl("create", "dup", "--kernel", hello, "--disk", bro,
 	    "--disk", a, NULL);
-	tap_ok(r == 2 && strstr(err(), "same file") != NULL &&
-	    strstr(err(), "guest writes disk 1") != NULL,
+	tap_ok(r == 2 && strstr(h_err(), "same file") != NULL &&
+	    strstr(h_err(), "guest writes disk 1") != NULL,
 	    "create: written as one disk, read as another, refused (%s)",
 	    flat_err());
 	snprintf(bro, sizeof(bro), "%s,readonly", a);
@@ -455,9 +428,9 @@ test_refusals(void)
 	make_image(blank, 8 << 20, -1);
 	make_image(tail, 8 << 20, (8 << 20) - 1);
 	make_image(head, 8 << 20, 510);
-	r = vmctl("create", "blank", "--disk", blank, NULL);
-	tap_ok(r == 2 && one_line_err() && strstr(err(), "blank") != NULL &&
-	    strstr(err(), "boots from it") != NULL,
+	r = h_ctl("create", "blank", "--disk", blank, NULL);
+	tap_ok(r == 2 && one_line_err() && strstr(h_err(), "blank") != NULL &&
+	    strstr(h_err(), "boots from it") != NULL,
 	    "create: a disk boot from a blank image, refused (%s)",
 	    flat_err());
 	created("create: a blank disk and a kernel to boot", "create", "ok",
@@ -507,37 +480,37 @@ test_info_agree(void)
 	    32)
 		tap_bail("writing %s", ud);
 	close(fd);
-	ok0(vmctl("create", "fromdisk", "--disk", disk, "--cloud-init", ud,
+	ok0(h_ctl("create", "fromdisk", "--disk", disk, "--cloud-init", ud,
 	    "--lost-tick-policy", "discard", NULL), "create a disk boot");
-	ok0(vmctl("create", "dflt", "--lost-ticks", "discard", NULL),
+	ok0(h_ctl("create", "dflt", "--lost-ticks", "discard", NULL),
 	    "create with the default guest, --lost-ticks (the old name)");
-	ok0(vmctl("list", NULL), "list");
-	p = strstr(out(), "fromdisk");
+	ok0(h_ctl("list", NULL), "list");
+	p = strstr(h_out(), "fromdisk");
 	tap_ok(p != NULL && strstr(p, "(first disk)") != NULL &&
-	    strstr(out(), "(default)") == NULL, "list: the disk boot's kernel "
-	    "is (first disk) (%s)", flat_out());
-	p = strstr(out(), "dflt");
+	    strstr(h_out(), "(default)") == NULL,
+	    "list: the disk boot's kernel is (first disk) (%s)", flat_out());
+	p = strstr(h_out(), "dflt");
 	tap_ok(p != NULL && strncmp(strchr(p, '\n') - 15, "(default guest)",
 	    15) == 0, "list: the other's is (default guest)");
-	ok0(vmctl("info", "fromdisk", NULL), "info");
-	tap_ok(strstr(out(), "\nkernel: (first disk, chosen at start)\n") !=
+	ok0(h_ctl("info", "fromdisk", NULL), "info");
+	tap_ok(strstr(h_out(), "\nkernel: (first disk, chosen at start)\n") !=
 	    NULL, "info: kernel from the first disk, as list says (%s)",
 	    flat_out());
-	tap_ok(strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	tap_ok(strstr(h_out(), "\nlost_tick_policy: discard\n") != NULL,
 	    "info: lost_tick_policy, the JSON key and --lost-tick-policy");
-	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
-	    "\ncloud_init.user_data_size: 32\n") != NULL && strstr(out(),
+	tap_ok(strstr(h_out(), "hunter2") == NULL && strstr(h_out(),
+	    "\ncloud_init.user_data_size: 32\n") != NULL && strstr(h_out(),
 	    "\ncloud_init.user_data_sha256: ") != NULL,
 	    "info: user-data as its size and hash, not its text");
-	ok0(vmctl("-j", "info", "fromdisk", NULL), "-j info");
-	tap_ok(strstr(out(), "hunter2") == NULL && strstr(out(),
+	ok0(h_ctl("-j", "info", "fromdisk", NULL), "-j info");
+	tap_ok(strstr(h_out(), "hunter2") == NULL && strstr(h_out(),
 	    "user_data_sha256") != NULL, "-j info: no user-data text either");
-	ok0(vmctl("info", "dflt", NULL), "info of the other");
-	tap_ok(strstr(out(), "\nkernel: (default guest)\n") != NULL &&
-	    strstr(out(), "\nlost_tick_policy: discard\n") != NULL,
+	ok0(h_ctl("info", "dflt", NULL), "info of the other");
+	tap_ok(strstr(h_out(), "\nkernel: (default guest)\n") != NULL &&
+	    strstr(h_out(), "\nlost_tick_policy: discard\n") != NULL,
 	    "info: (default guest), as list says");
-	vmctl("delete", "fromdisk", NULL);
-	vmctl("delete", "dflt", NULL);
+	h_ctl("delete", "fromdisk", NULL);
+	h_ctl("delete", "dflt", NULL);
 }
 
 int
@@ -548,13 +521,13 @@ main(void)
 	h_init();
 	h_env("VMCTL_BIN");
 	c = h_setup(&d);
+	h_ctl_use(d, VMCTL_MS);
 	test_basic(c);
 	test_console(c);
 	test_run(c);
 	test_display(c);
 	test_refusals();
 	test_info_agree();
-	h_proc_free(&last);
 	h_close(c);
 	return h_done();
 }

@@ -8,7 +8,7 @@
  * own ways), with a MAC and a vsock CID of its own; delete keeps the
  * overlay and console log unless --remove-data, and says which.
  */
-#include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,40 +22,12 @@
 #define ECHO_READY	"echo: ready"
 
 static struct h_daemon *d;
-static struct h_proc last;
-
-/* vmctl -s SOCK ARGS... (NULL-terminated); its output in last. */
-static int
-vmctl(const char *arg, ...)
-{
-	va_list ap;
-	int rc;
-
-	h_proc_free(&last);
-	va_start(ap, arg);
-	rc = h_vmctlv(d, &last, VMCTL_MS, arg, ap);
-	va_end(ap);
-	return rc;
-}
-
-static const char *
-out(void)
-{
-	return last.obuf != NULL ? last.obuf : "";
-}
-
-static const char *
-err(void)
-{
-	return last.ebuf != NULL ? last.ebuf : "";
-}
-
 /* A command that must succeed; its stderr said otherwise. */
 static bool
 ok0(int rc)
 {
 	if (rc != 0)
-		tap_diag("exit %d: %s", rc, h_flat(err()));
+		tap_diag("exit %d: %s", rc, h_flat(h_err()));
 	return rc == 0;
 }
 
@@ -103,31 +75,31 @@ test_export(void)
 	char *first;
 	FILE *fp;
 
-	tap_ok(ok0(vmctl("create", "e", "--memory", "48", "--vcpus", "2",
+	tap_ok(ok0(h_ctl("create", "e", "--memory", "48", "--vcpus", "2",
 	    "--cmdline", "a b", "--rng", "--net", "user,mac=52:54:00:12:34:56",
 	    "--vsock", "9", "--on-reboot", "stop", "--lost-ticks", "discard",
 	    "--kernel", h_env("VMMD_GUEST_ECHO"), NULL)), "create e");
-	tap_ok(ok0(vmctl("export", "e", NULL)) &&
-	    strstr(out(), "\"memory_mib\": 48") != NULL &&
-	    strstr(out(), "\"state\"") == NULL &&
-	    strstr(out(), "\"owner\"") == NULL,
+	tap_ok(ok0(h_ctl("export", "e", NULL)) &&
+	    strstr(h_out(), "\"memory_mib\": 48") != NULL &&
+	    strstr(h_out(), "\"state\"") == NULL &&
+	    strstr(h_out(), "\"owner\"") == NULL,
 	    "export prints the definition, without state or owner");
-	first = strdup(out());
+	first = strdup(h_out());
 	fp = fopen(file, "w");
 	if (fp == NULL || fputs(first, fp) < 0 || fclose(fp) != 0)
 		tap_bail("cannot write %s", file);
-	tap_ok(ok0(vmctl("delete", "e", NULL)) &&
-	    ok0(vmctl("create", "--from-file", file, NULL)),
+	tap_ok(ok0(h_ctl("delete", "e", NULL)) &&
+	    ok0(h_ctl("create", "--from-file", file, NULL)),
 	    "delete e, create --from-file its export");
-	tap_ok(ok0(vmctl("export", "e", NULL)) && strcmp(out(), first) == 0,
+	tap_ok(ok0(h_ctl("export", "e", NULL)) && strcmp(h_out(), first) == 0,
 	    "export of the new e is the same, byte for byte");
-	tap_ok(ok0(vmctl("create", "e2", "--from-file", file, "--memory",
-	    "64", NULL)) && ok0(vmctl("export", "e2", NULL)) &&
-	    strstr(out(), "\"memory_mib\": 64") != NULL &&
-	    strstr(out(), "\"cmdline\": \"a b\"") != NULL,
+	tap_ok(ok0(h_ctl("create", "e2", "--from-file", file, "--memory",
+	    "64", NULL)) && ok0(h_ctl("export", "e2", NULL)) &&
+	    strstr(h_out(), "\"memory_mib\": 64") != NULL &&
+	    strstr(h_out(), "\"cmdline\": \"a b\"") != NULL,
 	    "create NAME --from-file FILE --memory: a copy, changed");
 	free(first);
-	tap_ok(ok0(vmctl("delete", "e2", NULL)), "delete e2");
+	tap_ok(ok0(h_ctl("delete", "e2", NULL)), "delete e2");
 }
 
 static void
@@ -136,9 +108,9 @@ test_set_edit(struct h_conn *c)
 	char tmp[512], *p;
 	bool ok;
 
-	tap_ok(ok0(vmctl("create", "s", "--memory", "32", "--kernel",
+	tap_ok(ok0(h_ctl("create", "s", "--memory", "32", "--kernel",
 	    h_env("VMMD_GUEST_ECHO"), NULL)), "create s");
-	tap_ok(ok0(vmctl("set", "s", "--memory", "64", "--vcpus", "2",
+	tap_ok(ok0(h_ctl("set", "s", "--memory", "64", "--vcpus", "2",
 	    NULL)) && strcmp(info_member(c, "s", "memory_mib", NULL), "64")
 	    == 0 && strcmp(info_member(c, "s", "vcpus", NULL), "2") == 0,
 	    "set s --memory 64 --vcpus 2");
@@ -147,37 +119,37 @@ test_set_edit(struct h_conn *c)
 	tap_ok(strcmp(info_member(c, "s", "memory_mib", NULL), "64") == 0 &&
 	    strcmp(info_member(c, "s", "state", NULL), "running") == 0,
 	    "the running guest has 64 MiB");
-	ok = vmctl("set", "s", "--memory", "96", NULL) == 6 &&
-	    strstr(err(), "bad_state") != NULL &&
-	    strstr(err(), "only while it is stopped") != NULL;
-	tap_ok(ok, "set of a running VM is refused: %s", h_flat(err()));
+	ok = h_ctl("set", "s", "--memory", "96", NULL) == 6 &&
+	    strstr(h_err(), "bad_state") != NULL &&
+	    strstr(h_err(), "only while it is stopped") != NULL;
+	tap_ok(ok, "set of a running VM is refused: %s", h_flat(h_err()));
 	setenv("EDITOR", "sed -i s/\\\"memory_mib\\\":\\ 64/\\\"memory_mib\\\":\\ 72/",
 	    1);
 	unsetenv("VISUAL");
-	ok = vmctl("edit", "s", NULL) == 6 && strstr(err(), "bad_state") &&
-	    strstr(err(), "kept in") != NULL;
-	tap_ok(ok, "and so is edit's: %s", h_flat(err()));
+	ok = h_ctl("edit", "s", NULL) == 6 && strstr(h_err(), "bad_state") &&
+	    strstr(h_err(), "kept in") != NULL;
+	tap_ok(ok, "and so is edit's: %s", h_flat(h_err()));
 	tap_ok(h_stop(c, "s", true, -1, H_REPLY_MS) == 0, "s stopped");
 
 	setenv("EDITOR", "sed -i s/\\\"memory_mib\\\":\\ 64/\\\"memory_mib\\\":\\ 80/",
 	    1);
 	unsetenv("VISUAL");
-	tap_ok(ok0(vmctl("edit", "s", NULL)) &&
+	tap_ok(ok0(h_ctl("edit", "s", NULL)) &&
 	    strcmp(info_member(c, "s", "memory_mib", NULL), "80") == 0,
 	    "edit s in $EDITOR: memory 80");
 	setenv("EDITOR", "sed -i s/\\\"memory_mib\\\":\\ 80/\\\"memory_mib\\\":\\ 5/",
 	    1);
 	tmp[0] = '\0';
-	if (vmctl("edit", "s", NULL) == 2 &&
-	    (p = strstr(err(), "kept in ")) != NULL) {
+	if (h_ctl("edit", "s", NULL) == 2 &&
+	    (p = strstr(h_err(), "kept in ")) != NULL) {
 		snprintf(tmp, sizeof(tmp), "%s", p + 8);
 		tmp[strcspn(tmp, "\n")] = '\0';
 	}
-	tap_ok(tmp[0] != '\0' && strstr(err(), "memory_mib") != NULL &&
+	tap_ok(tmp[0] != '\0' && strstr(h_err(), "memory_mib") != NULL &&
 	    exists(tmp) &&
 	    strcmp(info_member(c, "s", "memory_mib", NULL), "80") == 0,
 	    "a definition the daemon refuses changes nothing, its file "
-	    "kept: %s", h_flat(err()));
+	    "kept: %s", h_flat(h_err()));
 	if (tmp[0] != '\0')
 		unlink(tmp);
 	unsetenv("EDITOR");
@@ -186,19 +158,19 @@ test_set_edit(struct h_conn *c)
 static void
 test_rename(struct h_conn *c)
 {
-	tap_ok(ok0(vmctl("rename", "s", "r", NULL)) &&
+	tap_ok(ok0(h_ctl("rename", "s", "r", NULL)) &&
 	    !exists(h_console_log(d, "s")) &&
 	    h_file_expect(h_console_log(d, "r"), ECHO_READY, 1, 1000) == 0,
 	    "rename s r: the console log follows");
-	tap_ok(vmctl("info", "s", NULL) == 4 && ok0(vmctl("info", "r", NULL)),
+	tap_ok(h_ctl("info", "s", NULL) == 4 && ok0(h_ctl("info", "r", NULL)),
 	    "s is gone, r is there");
 	tap_ok(h_start(c, "r") == 0 && h_file_expect(h_console_log(d, "r"),
 	    ECHO_READY, 2, 10000) == 0 &&
 	    strcmp(info_member(c, "r", "memory_mib", NULL), "80") == 0,
 	    "r starts, and writes to the same log");
-	tap_ok(vmctl("rename", "r", "r2", NULL) == 6 &&
-	    strstr(err(), "bad_state") != NULL, "rename of a running VM is "
-	    "refused: %s", h_flat(err()));
+	tap_ok(h_ctl("rename", "r", "r2", NULL) == 6 &&
+	    strstr(h_err(), "bad_state") != NULL, "rename of a running VM is "
+	    "refused: %s", h_flat(h_err()));
 	tap_ok(h_stop(c, "r", true, -1, H_REPLY_MS) == 0, "r stopped");
 }
 
@@ -216,19 +188,19 @@ test_clone(struct h_conn *c)
 	    vdisk_make_base(ro, 0644) == 0, "a base and a read-only disk");
 	snprintf(diskarg, sizeof(diskarg), "%s,overlay", base);
 	snprintf(roarg, sizeof(roarg), "%s,readonly", ro);
-	tap_ok(ok0(vmctl("create", "o", "--memory", "32", "--kernel",
+	tap_ok(ok0(h_ctl("create", "o", "--memory", "32", "--kernel",
 	    h_env("VMMD_GUEST_VBLK"), "--disk", diskarg, "--disk", roarg,
 	    NULL)), "create o on an overlay of the base");
 	tap_ok(h_start(c, "o") == 0 && vdisk_guest_passes(d, "o", 1) &&
 	    h_stop(c, "o", true, -1, H_REPLY_MS) == 0 &&
 	    vdisk_holds_writes(overlay("o", 0), h_in_dir(d, "conv.raw")),
 	    "o's guest wrote to its overlay");
-	tap_ok(ok0(vmctl("clone", "o", "o2", NULL)) &&
+	tap_ok(ok0(h_ctl("clone", "o", "o2", NULL)) &&
 	    stat(overlay("o", 0), &a) == 0 && stat(overlay("o2", 0), &b) == 0 &&
 	    a.st_ino != b.st_ino &&
 	    vdisk_holds_writes(overlay("o2", 0), h_in_dir(d, "conv.raw")),
 	    "clone o o2: a copy of the overlay, with o's writes");
-	tap_ok(ok0(vmctl("reset-disk", "o", NULL)) &&
+	tap_ok(ok0(h_ctl("reset-disk", "o", NULL)) &&
 	    vdisk_qemu_img("compare", "-q", overlay("o", 0), base, NULL) == 0 &&
 	    vdisk_holds_writes(overlay("o2", 0), h_in_dir(d, "conv.raw")),
 	    "o's overlay reset: o2's keeps its data");
@@ -238,9 +210,9 @@ test_clone(struct h_conn *c)
 	    vdisk_qemu_img("compare", "-q", overlay("o", 0), base, NULL) == 0,
 	    "o2 runs on its own overlay; o's still reads as the base");
 
-	tap_ok(ok0(vmctl("create", "n", "--net",
+	tap_ok(ok0(h_ctl("create", "n", "--net",
 	    "user,mac=52:54:00:00:00:01", "--vsock", "20", NULL)) &&
-	    ok0(vmctl("clone", "n", "n2", NULL)), "clone of a VM with a NIC "
+	    ok0(h_ctl("clone", "n", "n2", NULL)), "clone of a VM with a NIC "
 	    "and a fixed vsock CID");
 	tap_ok(strcmp(info_member(c, "n2", "net", "mac"), "") != 0 &&
 	    strcmp(info_member(c, "n2", "net", "mac"), "52:54:00:00:00:01") != 0,
@@ -251,37 +223,47 @@ test_clone(struct h_conn *c)
 	    "a CID of its own: %s", info_member(c, "n2", "vsock", "cid"));
 
 	tap_ok(vdisk_make_base(h_in_dir(d, "w.raw"), 0644) == 0 &&
-	    ok0(vmctl("create", "w", "--disk", h_in_dir(d, "w.raw"), NULL)),
+	    ok0(h_ctl("create", "w", "--disk", h_in_dir(d, "w.raw"), NULL)),
 	    "create w on a writable disk");
-	ok = vmctl("clone", "w", "w2", NULL) == 2 &&
-	    strstr(err(), "written by VM 'w'") != NULL;
-	tap_ok(ok, "which is not cloned: %s", h_flat(err()));
+	ok = h_ctl("clone", "w", "w2", NULL) == 2 &&
+	    strstr(h_err(), "written by VM 'w'") != NULL;
+	tap_ok(ok, "which is not cloned: %s", h_flat(h_err()));
 }
 
 static void
 test_delete(struct h_conn *c)
 {
-	char want[600];
+	char want[600], log1[600];
+	int fd;
 
 	(void)c;
+	/* The worker makes the rotated log at each start, empty until a
+	 * rotation: not data. */
+	snprintf(log1, sizeof(log1), "%s.1", h_console_log(d, "o2"));
+	if ((fd = open(log1, O_WRONLY | O_CREAT | O_CLOEXEC, 0640)) >= 0)
+		close(fd);
 	snprintf(want, sizeof(want), "kept: %s\n", overlay("o2", 0));
-	tap_ok(ok0(vmctl("delete", "o2", NULL)) && exists(overlay("o2", 0)) &&
-	    strstr(out(), want) != NULL && exists(h_console_log(d, "o2")),
+	tap_ok(ok0(h_ctl("delete", "o2", NULL)) && exists(overlay("o2", 0)) &&
+	    strstr(h_out(), want) != NULL && exists(h_console_log(d, "o2")),
 	    "delete keeps the overlay and the console log, and says so: %s",
-	    h_flat(out()));
+	    h_flat(h_out()));
+	tap_ok(strstr(h_out(), ".log.1") == NULL && !exists(log1),
+	    "an empty rotated log is neither listed nor kept: %s",
+	    h_flat(h_out()));
 	snprintf(want, sizeof(want), "%s,overlay", h_in_dir(d, "base.raw"));
-	tap_ok(vmctl("create", "o2", "--disk", want, NULL) == 5 &&
-	    strstr(err(), "exists") != NULL && strstr(err(), "kept") != NULL,
-	    "a new VM does not overwrite a kept overlay: %s", h_flat(err()));
+	tap_ok(h_ctl("create", "o2", "--disk", want, NULL) == 5 &&
+	    strstr(h_err(), "exists") != NULL &&
+	    strstr(h_err(), "kept") != NULL,
+	    "a new VM does not overwrite a kept overlay: %s", h_flat(h_err()));
 	snprintf(want, sizeof(want), "removed: %s\n", overlay("o2", 0));
-	tap_ok(ok0(vmctl("delete", "--remove-data", "o2", NULL)) &&
-	    !exists(overlay("o2", 0)) && strstr(out(), want) != NULL &&
+	tap_ok(ok0(h_ctl("delete", "--remove-data", "o2", NULL)) &&
+	    !exists(overlay("o2", 0)) && strstr(h_out(), want) != NULL &&
 	    !exists(h_console_log(d, "o2")),
 	    "delete --remove-data of the name removes what it left");
-	tap_ok(vmctl("delete", "--remove-data", "o2", NULL) == 4 &&
-	    strstr(err(), "not_found") != NULL, "then nothing is left");
-	tap_ok(ok0(vmctl("delete", "o", "--remove-data", NULL)) &&
-	    !exists(overlay("o", 0)) && strstr(out(), "removed: ") != NULL,
+	tap_ok(h_ctl("delete", "--remove-data", "o2", NULL) == 4 &&
+	    strstr(h_err(), "not_found") != NULL, "then nothing is left");
+	tap_ok(ok0(h_ctl("delete", "o", "--remove-data", NULL)) &&
+	    !exists(overlay("o", 0)) && strstr(h_out(), "removed: ") != NULL,
 	    "delete --remove-data removes the overlay with the VM");
 }
 
@@ -294,13 +276,13 @@ main(void)
 	if (vdisk_qemu_img_path() == NULL)
 		tap_skip_all("qemu-img is not installed (qemu-utils)");
 	c = h_setup(&d);
+	h_ctl_use(d, VMCTL_MS);
 	test_export();
 	test_set_edit(c);
 	test_rename(c);
 	test_clone(c);
 	test_delete(c);
 	h_close(c);
-	h_proc_free(&last);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
 	return h_done();
 }

@@ -1,18 +1,22 @@
 /*
  * The manuals kept true to the code: every member a definition may have
  * (the tables config_parse() checks with) is an item of vmmd-vm(5) and
- * of vmm-protocol(7)'s vm.create; every option "vmctl help COMMAND"
- * names is in vmctl(1), and every option vmctl(1)'s synopsis gives a
- * command is in its help.
+ * of vmm-protocol(7)'s vm.create; every option of create's and run's
+ * table (create-options.c) is in vmctl(1)'s synopsis of create (an older
+ * name at least in its text), and every option of that synopsis in the
+ * table; every option "vmctl help COMMAND" names is in vmctl(1), and
+ * every option vmctl(1)'s synopsis gives a command is in its help.
  *
  *   test-docs VMCTL VMCTL.1 VMMD-VM.5 VMMD-PROTOCOL.7
  */
 #include <ctype.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "create-options.h"
 #include "tap.h"
 #include "vmconfig.h"
 
@@ -102,7 +106,7 @@ static void
 test_members(const char *vm5, const char *proto)
 {
 	static const char *const parents[] = { "disks", "net", "vsock",
-		"cloud_init" };
+		"cloud_init", "owner" };
 	const char *const *keys, *create;
 	size_t len;
 
@@ -259,6 +263,76 @@ test_options(const char *vmctl, const char *man)
 	}
 }
 
+/* "Fl \-name" of option name, mdoc's escaped hyphens, into buf. */
+static const char *
+man_flag(const char *name, char *buf, size_t len)
+{
+	char *d = buf + snprintf(buf, len, "Fl \\-");
+
+	for (; *name != '\0' && d < buf + len - 3; name++) {
+		if (*name == '-')
+			*d++ = '\\';
+		*d++ = *name;
+	}
+	*d = '\0';
+	return buf;
+}
+
+/* Whether text[0..len) has flag as a whole "Fl \-..." word. */
+static bool
+has_flag(const char *text, size_t len, const char *flag)
+{
+	size_t fl = strlen(flag);
+
+	for (size_t i = 0; i + fl <= len; i++)
+		if (strncmp(text + i, flag, fl) == 0 && (i + fl == len ||
+		    !(islower((unsigned char)text[i + fl]) ||
+		    text[i + fl] == '\\')))
+			return true;
+	return false;
+}
+
+static void
+test_create_table(const char *man)
+{
+	static char mopts[128][64];
+	const struct option *o, *p;
+	const char *syn;
+	char flag[80];
+	size_t len, m, i;
+
+	if (!man_synopsis(man, "create", &syn, &len))
+		tap_bail("vmctl(1) has no create item");
+	for (o = create_options; o->name != NULL; o++) {
+		/* -h, -j, -s: vmctl(1)'s options of every command. */
+		if (o->val == 'h' || o->val == 'j' || o->val == 's') {
+			tap_ok(has_flag(man, strlen(man), man_flag(o->name,
+			    flag, sizeof(flag))), "--%s is in vmctl(1)",
+			    o->name);
+			continue;
+		}
+		for (p = create_options; p < o && p->val != o->val; p++)
+			;
+		if (p < o)
+			tap_ok(has_flag(man, strlen(man), man_flag(o->name,
+			    flag, sizeof(flag))), "create: --%s, an older "
+			    "name of --%s, is in vmctl(1)", o->name,
+			    p->name);
+		else
+			tap_ok(has_flag(syn, len, man_flag(o->name, flag,
+			    sizeof(flag))), "create: --%s of its table is in "
+			    "vmctl(1)'s synopsis", o->name);
+	}
+	m = options(syn, len, true, mopts, 128);
+	for (i = 0; i < m; i++) {
+		for (o = create_options; o->name != NULL &&
+		    strcmp(o->name, mopts[i]) != 0; o++)
+			;
+		tap_ok(o->name != NULL, "create: --%s of vmctl(1)'s synopsis "
+		    "is in its table", mopts[i]);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -266,6 +340,7 @@ main(int argc, char **argv)
 		tap_bail("usage: test-docs VMCTL VMCTL.1 VMMD-VM.5 "
 		    "VMMD-PROTOCOL.7");
 	test_members(slurp(argv[3]), slurp(argv[4]));
+	test_create_table(slurp(argv[2]));
 	test_options(argv[1], slurp(argv[2]));
 	return tap_done();
 }
