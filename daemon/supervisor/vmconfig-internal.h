@@ -1,6 +1,7 @@
 /*
  * What the files of VM definitions (vmconfig*.c) share and nobody else
  * uses: the error text and the optional members' readers of the parser.
+ * Calls nothing of them, so that each can call it.
  */
 #ifndef VMMD_VMCONFIG_INTERNAL_H
 #define VMMD_VMCONFIG_INTERNAL_H
