@@ -27,6 +27,7 @@
 #include <event2/event.h>
 
 #include "access.h"
+#include "console-log.h"
 #include "disk-overlay.h"
 #include "log.h"
 #include "vm-files.h"
@@ -65,13 +66,6 @@ struct vm_handover {
 	off_t log_start;		/* of the run, in the console log */
 	int fd;
 	struct json_object *id;		/* the client's request id */
-};
-
-/* A connection answered by vmmd: written, then closed. */
-struct vm_answer {
-	TAILQ_ENTRY(vm_answer) entry;
-	struct vmmd *d;
-	struct bufferevent *bev;
 };
 
 static const char *const vm_state_names[] = {
@@ -241,8 +235,7 @@ int
 vm_console_log_path(const struct vmmd *d, const char *name, char *buf,
     size_t size)
 {
-	return (size_t)snprintf(buf, size, "%s/%s.log", d->consoledir, name) <
-	    size ? 0 : -ENAMETOOLONG;
+	return console_log_path(d->consoledir, name, buf, size);
 }
 
 /* Where each overlay disk's overlay is, in the disks of obj. */
@@ -404,140 +397,13 @@ vm_log_reply(struct vm *vm, const char *what, struct json_object *error)
 
 /* Answering clients ourselves -------------------------------------- */
 
-static void
-vm_answer_free(struct vm_answer *a)
-{
-	TAILQ_REMOVE(&a->d->answers, a, entry);
-	bufferevent_free(a->bev);	/* closes the connection */
-	free(a);
-}
-
-/* All written (the write callback), or the client failed or stalled. */
-static void
-vm_answer_written(struct bufferevent *bev, void *arg)
-{
-	vm_answer_free(arg);
-}
-
-static void
-vm_answer_event(struct bufferevent *bev, short what, void *arg)
-{
-	vm_answer_free(arg);
-}
-
-/*
- * Write msg (taken) and then len bytes of data on the client connection
- * fd (taken), and close it once that is written or after
- * VM_ANSWER_TIMEOUT.
- */
-static void
-vm_answer(struct vmmd *d, int fd, struct json_object *msg, const void *data,
-    size_t len)
-{
-	const struct timeval tv = { VM_ANSWER_TIMEOUT, 0 };
-	struct vm_answer *a;
-	char *line = NULL;
-	size_t linelen = 0;
-
-	if (msg != NULL)
-		line = proto_serialize(msg, &linelen);
-	json_object_put(msg);
-	a = calloc(1, sizeof(*a));
-	if (line == NULL || a == NULL ||
-	    evutil_make_socket_nonblocking(fd) < 0 ||
-	    (a->bev = bufferevent_socket_new(d->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
-		log_error("cannot answer a client: out of memory");
-		free(line);
-		free(a);
-		close(fd);
-		return;
-	}
-	a->d = d;
-	TAILQ_INSERT_TAIL(&d->answers, a, entry);
-	if (bufferevent_write(a->bev, line, linelen) < 0 ||
-	    (len > 0 && bufferevent_write(a->bev, data, len) < 0)) {
-		log_error("cannot answer a client: out of memory");
-		free(line);
-		vm_answer_free(a);
-		return;
-	}
-	free(line);
-	bufferevent_set_timeouts(a->bev, NULL, &tv);
-	bufferevent_setcb(a->bev, NULL, vm_answer_written, vm_answer_event, a);
-	bufferevent_enable(a->bev, EV_WRITE);
-}
-
-/*
- * The last VM_CONSOLE_REPLAY bytes of the VM's console log from offset
- * start on (what a run printed), in *bufp (NULL if none) and *lenp.
- */
-static void
-vm_console_tail(const struct vmmd *d, const char *name, off_t start,
-    void **bufp, size_t *lenp)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	size_t len, got = 0;
-	char *buf;
-	off_t from;
-	ssize_t n;
-	int fd;
-
-	*bufp = NULL;
-	*lenp = 0;
-	if (vm_console_log_path(d, name, path, sizeof(path)) < 0 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW |
-	    O_NONBLOCK)) < 0)
-		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size == start) {
-		close(fd);
-		return;
-	}
-	/* Smaller: the worker rotated it since, and the run goes on here. */
-	if (st.st_size < start)
-		start = 0;
-	from = st.st_size - start > VM_CONSOLE_REPLAY ?
-	    st.st_size - VM_CONSOLE_REPLAY : start;
-	len = (size_t)(st.st_size - from);
-	if ((buf = malloc(len)) == NULL) {
-		close(fd);
-		return;
-	}
-	while (got < len && (n = pread(fd, buf + got, len - got,
-	    from + (off_t)got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_warn("VM '%s': reading %s: %s", name, path,
-			    strerror(errno));
-			break;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	*bufp = buf;
-	*lenp = got;
-}
-
-/*
- * vm.console on a connection no worker took, the guest having ended:
- * the reply and the run's last output, as the worker would have
- * replayed it just before the end, then EOF.  Takes fd.
- */
+/* vm.console answered from the log of name's run (console-log.h). */
 static void
 vm_console_answer(struct vmmd *d, const char *name, off_t log_start, int fd,
     struct json_object *id)
 {
-	void *tail;
-	size_t len;
-
-	vm_console_tail(d, name, log_start, &tail, &len);
-	log_info("VM '%s': console attached after the guest's end: %zu "
-	    "bytes of its last output sent from the log", name, len);
-	vm_answer(d, fd, proto_reply(id, NULL), tail, len);
-	free(tail);
+	console_log_answer(d->base, &d->answers, d->consoledir, name,
+	    log_start, fd, id);
 }
 
 int
@@ -595,8 +461,9 @@ vm_handover_reply(struct json_object *ret, struct json_object *error,
 		if (json_object_object_get_ex(error, "class", &v) &&
 		    (cls = proto_error_lookup(json_object_get_string(v))) < 0)
 			cls = PROTO_ERR_INTERNAL;
-		vm_answer(h->d, h->fd, proto_error(h->id,
-		    (enum proto_error)cls, "%s", desc), NULL, 0);
+		answer_send(h->d->base, &h->d->answers, h->fd,
+		    proto_error(h->id, (enum proto_error)cls, "%s", desc),
+		    NULL, 0);
 		break;
 	case WLINK_ERROR_UNREAD:
 		/* The guest ended before the worker got to it. */
@@ -607,7 +474,8 @@ vm_handover_reply(struct json_object *ret, struct json_object *error,
 		}
 		log_info("VM '%s': %s handover came after the guest's end",
 		    h->name, h->what);
-		vm_answer(h->d, h->fd, proto_error(h->id, PROTO_ERR_BAD_STATE,
+		answer_send(h->d->base, &h->d->answers, h->fd,
+		    proto_error(h->id, PROTO_ERR_BAD_STATE,
 		    "VM '%s' is not running", h->name), NULL, 0);
 		break;
 	case WLINK_ERROR_LOST:
@@ -1940,8 +1808,7 @@ vm_list_fini(struct vmmd *d)
 		vm_remove(vm);
 	}
 	/* Clients still taking an answer get no more of it. */
-	while (!TAILQ_EMPTY(&d->answers))
-		vm_answer_free(TAILQ_FIRST(&d->answers));
+	answer_free_all(&d->answers);
 	wlink_reaper_free(d->reaper);
 	d->reaper = NULL;
 }

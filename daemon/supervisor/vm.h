@@ -19,6 +19,7 @@
 #include <time.h>
 #include <json-c/json.h>
 
+#include "client-answer.h"
 #include "counters.h"
 #include "pending.h"
 #include "proto.h"
@@ -82,10 +83,6 @@ struct vm {
 
 TAILQ_HEAD(vm_list, vm);
 
-/* A client connection vmmd answers itself (vm.c). */
-struct vm_answer;
-TAILQ_HEAD(vm_answer_list, vm_answer);
-
 /*
  * How the VM list tells the layer above what happens.  Set by the
  * supervisor's main before the first VM starts.
@@ -119,7 +116,7 @@ struct vmmd {
 	bool unconfined;		/* -U: workers without a sandbox */
 	uid_t worker_uid_first;		/* worker_uids (vmmd.conf(5)) */
 	uid_t worker_uid_last;
-	struct vm_answer_list answers;	/* being written, then closed */
+	struct answer_list answers;	/* client-answer.h */
 	bool shutting_down;
 	struct vm_hooks hooks;
 	struct counters counters;	/* for /metrics (counters.h) */
@@ -205,7 +202,7 @@ int	vm_worker_request(struct vm *vm, enum wmsg_request what,
  * once the client's output is written: should the guest have ended by
  * then, or end before the worker takes the connection, vmmd answers the
  * client itself as the worker would have just before the end: the
- * reply, the last VM_CONSOLE_REPLAY bytes of the run's console log,
+ * reply, the last CONSOLE_REPLAY_SIZE bytes of the run's console log,
  * then EOF.  Returns 1 when that is done at once (on a copy of fd).
  */
 int	vm_console_pass(struct vm *vm, int fd, struct json_object *id,
@@ -226,10 +223,6 @@ int	vm_console_answer_gone(struct vmmd *d, const char *name,
 int	vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
 	    enum proto_error *cls, char *err, size_t errlen);
 
-/* What vm.console replays (the worker's CONSOLE_REPLAY_SIZE). */
-#define VM_CONSOLE_REPLAY	(64 * 1024)
-/* How long a client has to take an answer vmmd writes itself. */
-#define VM_ANSWER_TIMEOUT	30	/* seconds */
 
 /* Whether the definition gives the guest a screen (vnc). */
 bool	vm_has_display(const struct vm *vm);

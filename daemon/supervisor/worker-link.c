@@ -17,7 +17,6 @@
  * the bufferevent's output is empty and are then written with one
  * sendmsg(): the byte stream never interleaves.
  */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -38,6 +37,7 @@
 #include "config.h"
 #include "log.h"
 #include "proto.h"
+#include "worker-exec.h"
 #include "worker-link.h"
 
 #define WLINK_PROGRAM		"vmmd-worker"
@@ -711,76 +711,6 @@ wlink_kill_retry_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Between fork and exec only async-signal-safe calls: the child
- * inherited a copy of an event loop it must not touch.
- *
- * The worker gets sock as WLINK_CHANNEL_FD, adopt as WLINK_ADOPT_FD,
- * report as WLINK_REPORT_FD, then passed[] from WLINK_KVM_FD on (a -1
- * leaves its number closed), and no other descriptor but its standard
- * streams: stdin from /dev/null, and so is a stdout or stderr vmmd does
- * not have, so that every descriptor the worker opens or is given lands
- * past them (its sandbox keeps the standard streams from being written
- * anywhere but at their end: sandbox.c).
- */
-static void __attribute__((noreturn))
-wlink_child(int sock, int adopt, int report, const int *passed,
-    unsigned int npassed, const char *path, char *const argv[])
-{
-	/* src[i] becomes WLINK_CHANNEL_FD + i: the table's order. */
-	static_assert(WLINK_ADOPT_FD == WLINK_CHANNEL_FD + 1 &&
-	    WLINK_REPORT_FD == WLINK_CHANNEL_FD + 2 &&
-	    WLINK_KVM_FD == WLINK_CHANNEL_FD + 3 &&
-	    WLINK_SLOT(WLINK_KERNEL_FD) < WLINK_MAX_PASSED &&
-	    WLINK_SLOT(WLINK_INITRD_FD) < WLINK_MAX_PASSED &&
-	    WLINK_SLOT(WLINK_TAP_FD(0)) < WLINK_MAX_PASSED &&
-	    WLINK_TAP_FD(1) == WLINK_BACKING_FD(WLINK_MAX_BACKING) &&
-	    WLINK_SLOT(WLINK_VSOCK_FD) < WLINK_MAX_PASSED &&
-	    WLINK_SLOT(WLINK_DISK_FD(0)) < WLINK_MAX_PASSED,
-	    "worker-link.h's descriptor table is out of order");
-	int src[3 + WLINK_MAX_PASSED], fd, sig, i, n;
-	sigset_t none;
-
-	for (sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);	/* SIGPIPE was ignored, for one */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	n = 0;
-	src[n++] = sock;
-	src[n++] = adopt;
-	src[n++] = report;
-	for (i = 0; i < (int)npassed; i++)
-		src[n++] = passed[i];
-	/* First out of the way of every target: a dup2() onto a target
-	 * must not close a source still to be moved. */
-	for (i = 0; i < n; i++)
-		if (src[i] >= 0 && src[i] < WLINK_CHANNEL_FD + n &&
-		    (src[i] = fcntl(src[i], F_DUPFD_CLOEXEC,
-		    WLINK_CHANNEL_FD + n)) < 0)
-			_exit(127);
-	for (i = 0; i < n; i++) {
-		if (src[i] < 0)		/* a gap in the table stays empty */
-			close(WLINK_CHANNEL_FD + i);
-		else if (dup2(src[i], WLINK_CHANNEL_FD + i) < 0)
-			_exit(127);	/* (dup2 clears CLOEXEC) */
-	}
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		_exit(127);
-	for (i = STDIN_FILENO; i <= STDERR_FILENO; i++) {
-		if (i == fd)	/* that stream was closed: it is this one */
-			fcntl(i, F_SETFD, 0);
-		else if ((i == STDIN_FILENO || fcntl(i, F_GETFD) < 0) &&
-		    dup2(fd, i) < 0)
-			_exit(127);
-	}
-	/* Descriptors vmmd itself inherited without CLOEXEC stay here. */
-	close_range(WLINK_CHANNEL_FD + n, ~0U, 0);
-	execv(path, argv);
-	_exit(127);
-}
-
-/*
  * The lowest uid of the reaper's range that no worker of ours runs as,
  * spawned or adopted, until it is reaped (its every thread gone); 0 if
  * all are taken.  Linear in the guests running, at each start.
@@ -933,7 +863,7 @@ wlink_spawn(struct wlink_reaper *r, const char *path, const char *name,
 		goto free_link_rc;
 	}
 	if (pid == 0)
-		wlink_child(sv[1], adopt_fd, report[1], passed, npassed, path,
+		wexec_child(sv[1], adopt_fd, report[1], passed, npassed, path,
 		    argv);
 	close(sv[1]);
 	close(report[1]);

@@ -37,10 +37,10 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "console-replay.h"	/* CONSOLE_REPLAY_SIZE: replayed on attach */
 #include "figure.h"
 
 #define CONSOLE_RING_SIZE	(256 * 1024)	/* output: pending, replay */
-#define CONSOLE_REPLAY_SIZE	(64 * 1024)	/* replayed on attach */
 /* The loop's backlog beyond which the guest's output is dropped. */
 #define CONSOLE_PENDING_MAX	(CONSOLE_RING_SIZE - CONSOLE_REPLAY_SIZE)
 #define CONSOLE_CLIENT_BACKLOG	(1024 * 1024)	/* then the client is dropped */

@@ -1,6 +1,7 @@
 /*
  * libFuzzer: the VNC server's handling of client messages (display/vnc.c
- * on libvncserver), over a real TCP connection on the loopback.
+ * and vnc-handshake.c on libvncserver), over a real TCP connection on the
+ * loopback.
  *
  * Set up once: an event base and a vnc server for a 128x64 framebuffer,
  * polling for changes every millisecond, whose dirty callback reports
