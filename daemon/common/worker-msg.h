@@ -35,6 +35,9 @@
 #define WMSG_DISKS_MAX		4
 #define WMSG_BACKING_MAX	15	/* backing files under one disk */
 #define WMSG_NICS_MAX		4	/* network cards */
+#define WMSG_FORWARDS_MAX	16	/* a card's port forwards */
+#define WMSG_SEED_KEYS_MAX	16	/* a seed's SSH keys */
+#define WMSG_PASSWORD_MAX	8	/* all that VNC authentication uses */
 #define WMSG_RTC_SLICES_MIN	2
 #define WMSG_RTC_SLICES_MAX	32
 #define WMSG_PATH_MAX		4095
@@ -164,8 +167,8 @@ enum wmsg_shape {
 	    32768, NONE, NONE)						\
 	F(SEED_NETWORK, BOOT_SEED, "network_config", STRING, 0, 0,	\
 	    8192, NONE, NONE)						\
-	F(SEED_KEYS, BOOT_SEED, "ssh_keys", ARRAY, 0, 0, 16, SEED_KEY,	\
-	    NONE)							\
+	F(SEED_KEYS, BOOT_SEED, "ssh_keys", ARRAY, 0, 0,		\
+	    WMSG_SEED_KEYS_MAX, SEED_KEY, NONE)				\
 	F(KEY_TEXT, SEED_KEY, "key", STRING, 1, 1, 4096, NONE, NONE)	\
 	/* worker.boot's answer: where the kernel came from, the seed */	\
 	F(BOOTED_FROM, BOOT_REPLY, "boot_from", OBJECT, 0, 0, 0,	\
@@ -197,8 +200,8 @@ enum wmsg_shape {
 	F(NET_USER, BOOT_NET, "user", BOOL, 0, 0, 0, NONE, NONE)	\
 	F(NET_PASST, BOOT_NET, "passt", STRING, 0, 1, WMSG_PATH_MAX,	\
 	    NONE, NONE)							\
-	F(NET_FORWARD, BOOT_NET, "forward", ARRAY, 0, 0, 16,		\
-	    NET_FORWARD, NONE)						\
+	F(NET_FORWARD, BOOT_NET, "forward", ARRAY, 0, 0,		\
+	    WMSG_FORWARDS_MAX, NET_FORWARD, NONE)			\
 	/* each of user-mode networking's port forwards */		\
 	F(FWD_PROTO, NET_FORWARD, "proto", STRING, 1, 3, 3, NONE,	\
 	    FWD_PROTO)							\
@@ -217,8 +220,8 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(DISPLAY_PORT, BOOT_DISPLAY, "port", INT, 0, 0, 65535, NONE,	\
 	    NONE)							\
-	F(DISPLAY_PASSWORD, BOOT_DISPLAY, "password", STRING, 0, 1, 8,	\
-	    NONE, NONE)							\
+	F(DISPLAY_PASSWORD, BOOT_DISPLAY, "password", STRING, 0, 1,	\
+	    WMSG_PASSWORD_MAX, NONE, NONE)				\
 	F(DISPLAY_WIDTH, BOOT_DISPLAY, "width", INT, 0, 320, 16384,	\
 	    NONE, NONE)							\
 	F(DISPLAY_HEIGHT, BOOT_DISPLAY, "height", INT, 0, 200, 16384,	\

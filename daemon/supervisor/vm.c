@@ -10,14 +10,12 @@
  * are completed from there, after worker-exit.h has said what the end
  * means.
  */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +29,7 @@
 #include "disk-overlay.h"
 #include "log.h"
 #include "vm-files.h"
+#include "vm-start.h"
 #include "vm.h"
 #include "worker-exit.h"
 #include "worker-link.h"
@@ -39,11 +38,6 @@
 #include "vsock-proxy.h"
 
 #define VM_EOF_GRACE		2	/* s between EOF and SIGKILL */
-_Static_assert(CONFIG_DISKS_MAX <= WLINK_MAX_DISKS,
-    "worker-link.h's table has no number for every disk");
-_Static_assert(CONFIG_DISKS_MAX * VM_FILES_BACKING_MAX <= WLINK_MAX_BACKING &&
-    VM_FILES_BACKING_MAX <= WMSG_BACKING_MAX,
-    "a disk's backing files have no number, or no room in worker.boot");
 
 /* A request of vm_worker_request(), until its reply. */
 struct vm_request {
@@ -707,197 +701,6 @@ vm_boot_reply(struct json_object *ret, struct json_object *error, void *arg)
 }
 
 /*
- * A password for one run of a VM: VM_PASSWORD_LEN characters drawn
- * uniformly from letters and digits that cannot be mistaken for one
- * another (about 46 bits), URL-safe as they are.  0 or -errno.
- */
-#define VM_PASSWORD_LEN	8	/* all that VNC authentication uses */
-
-static int
-vm_generate_password(char *out)
-{
-	static const char set[] = "abcdefghijkmnopqrstuvwxyz"
-	    "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-	const unsigned int n = sizeof(set) - 1, limit = 256 - 256 % n;
-	unsigned char buf[32];
-	size_t got = 0, i;
-
-	while (got < VM_PASSWORD_LEN) {
-		ssize_t r = getrandom(buf, sizeof(buf), 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		for (i = 0; i < (size_t)r && got < VM_PASSWORD_LEN; i++)
-			if (buf[i] < limit)	/* no bias */
-				out[got++] = set[buf[i] % n];
-	}
-	out[got] = '\0';
-	explicit_bzero(buf, sizeof(buf));
-	return 0;
-}
-
-/*
- * worker.boot's "display": {listen, port, [password], width, height,
- * [http_port, web_dir]}, or NULL for a VM without one (or out of
- * memory).  The worker binds only literal addresses, so "localhost" is
- * sent as 127.0.0.1; port and http_port 0 mean the first free one.
- * Without a password of the definition's (and unless it says false),
- * one is generated for this run: the worker shows it to the daemon's
- * clients (vm.display, vm.info).  noVNC is served only if its directory
- * exists now: else the VM starts without it, and that is said once,
- * here.
- */
-static struct json_object *
-vm_boot_display(const struct vm *vm)
-{
-	const struct vm_def *def = vm->def;
-	char password[VM_PASSWORD_LEN + 1];
-	struct json_object *o;
-	struct stat st;
-	bool loopback;
-	int rc;
-
-	if (def->vnc_addr == NULL)
-		return NULL;
-	o = json_object_new_object();
-	if (o == NULL)
-		return NULL;
-	rc = wmsg_put_str(o, WMSG_DISPLAY_LISTEN, strcmp(def->vnc_addr,
-	    "localhost") == 0 ? "127.0.0.1" : def->vnc_addr);
-	rc |= wmsg_put_int(o, WMSG_DISPLAY_PORT, def->vnc_display ==
-	    CONFIG_VNC_DISPLAY_AUTO ? 0 : CONFIG_VNC_PORT_BASE +
-	    def->vnc_display);
-	if (def->vnc_password != NULL)
-		rc |= wmsg_put_str(o, WMSG_DISPLAY_PASSWORD, def->vnc_password);
-	else if (!def->vnc_no_password) {
-		int r = vm_generate_password(password);
-
-		if (r < 0) {
-			log_error("VM '%s': cannot generate a VNC password: "
-			    "%s", def->name, strerror(-r));
-			json_object_put(o);
-			return NULL;
-		}
-		rc |= wmsg_put_str(o, WMSG_DISPLAY_PASSWORD, password);
-		explicit_bzero(password, sizeof(password));
-	}
-	rc |= wmsg_put_int(o, WMSG_DISPLAY_WIDTH, def->width);
-	rc |= wmsg_put_int(o, WMSG_DISPLAY_HEIGHT, def->height);
-	if (def->vnc_web) {
-		if (stat(VM_NOVNC_DIR, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc |= wmsg_put_int(o, WMSG_DISPLAY_HTTP_PORT,
-			    def->vnc_display == CONFIG_VNC_DISPLAY_AUTO ? 0 :
-			    CONFIG_VNC_HTTP_BASE + def->vnc_display);
-			rc |= wmsg_put_str(o, WMSG_DISPLAY_WEB_DIR,
-			    VM_NOVNC_DIR);
-		} else
-			log_info("VM '%s': %s is missing (install novnc): "
-			    "starting without the web client", def->name,
-			    VM_NOVNC_DIR);
-	}
-	if (rc != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	loopback = strcmp(def->vnc_addr, "localhost") == 0 ||
-	    strncmp(def->vnc_addr, "127.", 4) == 0 ||
-	    strcmp(def->vnc_addr, "::1") == 0;
-	if (!loopback && def->vnc_no_password)
-		log_warn("VM '%s': VNC on %s with no password: whoever "
-		    "reaches the port controls the guest's keyboard",
-		    def->name, def->vnc_addr);
-	return o;
-}
-
-/* A part of worker.boot that must be there: NULL is out of memory. */
-static int
-vm_boot_put(struct json_object *args, enum wmsg_field f,
-    struct json_object *part)
-{
-	return part == NULL ? -ENOMEM : wmsg_put(args, f, part);
-}
-
-static const char *
-vm_boot_format(enum vm_files_format f)
-{
-	return f == VM_FILES_QCOW2 ? "qcow2" : "raw";
-}
-
-/*
- * A qcow2 disk's backing files, as worker.boot takes them: each with
- * the descriptor it inherits, numbered on from *next.
- */
-static struct json_object *
-vm_boot_backing(const struct vm_files *files, unsigned int i,
-    unsigned int *next)
-{
-	struct json_object *arr = json_object_new_array(), *o;
-	int rc = 0;
-
-	for (unsigned int k = 0; arr != NULL && k < files->nbacking[i]; k++) {
-		if ((o = json_object_new_object()) == NULL ||
-		    json_object_array_add(arr, o) < 0) {
-			json_object_put(o);
-			rc = -ENOMEM;
-			break;
-		}
-		rc |= wmsg_put_int(o, WMSG_BACKING_FD,
-		    WLINK_BACKING_FD((*next)++));
-		rc |= wmsg_put_str(o, WMSG_BACKING_PATH,
-		    files->backing[i][k].path);
-		rc |= wmsg_put_str(o, WMSG_BACKING_FORMAT,
-		    vm_boot_format(files->backing[i][k].format));
-	}
-	if (rc != 0 || arr == NULL) {
-		json_object_put(arr);
-		return NULL;
-	}
-	return arr;
-}
-
-/*
- * The disks as worker.boot takes them: each with the descriptor it
- * inherits (worker-link.h), in the format vm-files.c found, over its
- * backing files.  NULL: out of memory.
- */
-static struct json_object *
-vm_boot_disks(const struct vm_def *def, const struct vm_files *files)
-{
-	struct json_object *arr = json_object_new_array(), *o;
-	unsigned int i, next = 0;
-	int rc = 0;
-
-	for (i = 0; arr != NULL && i < def->ndisks; i++) {
-		if ((o = json_object_new_object()) == NULL ||
-		    json_object_array_add(arr, o) < 0) {
-			json_object_put(o);
-			rc = -ENOMEM;
-			break;
-		}
-		rc |= wmsg_put_int(o, WMSG_DISK_FD, WLINK_DISK_FD(i));
-		/* The top image: an overlay disk's overlay. */
-		rc |= wmsg_put_str(o, WMSG_DISK_PATH,
-		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
-		    def->disks[i].path);
-		rc |= wmsg_put_bool(o, WMSG_DISK_READONLY,
-		    def->disks[i].readonly);
-		rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, def->disks[i].serial);
-		rc |= wmsg_put_str(o, WMSG_DISK_FORMAT,
-		    vm_boot_format(files->disk_format[i]));
-		if (files->nbacking[i] > 0)
-			rc |= vm_boot_put(o, WMSG_DISK_BACKING,
-			    vm_boot_backing(files, i, &next));
-	}
-	if (rc != 0) {
-		json_object_put(arr);
-		return NULL;
-	}
-	return arr;
-}
-
-/*
  * The guest runs: its vsock socket for users, if its definition asks.
  * A socket that cannot be made is logged; the guest runs on.
  */
@@ -913,283 +716,6 @@ vm_vsock_serve(struct vm *vm)
 	    vm->run.vsock_cid, vm->def->owner.known ? vm->def->owner.uid :
 	    (uid_t)-1, err, sizeof(err)) < 0)
 		log_warn("VM '%s': %s", vm->def->name, err);
-}
-
-/* The VM of d whose worker has vsock CID cid, or NULL. */
-static struct vm *
-vm_vsock_owner(struct vmmd *d, uint32_t cid)
-{
-	struct vm *vm;
-
-	TAILQ_FOREACH(vm, &d->vms, entry)
-		if (vm->w != NULL && vm->run.vsock_cid == cid)
-			return vm;
-	return NULL;
-}
-
-/* Is cid named by another definition than def? */
-static bool
-vm_vsock_named(struct vmmd *d, const struct vm_def *def, uint32_t cid)
-{
-	struct vm *vm;
-
-	TAILQ_FOREACH(vm, &d->vms, entry)
-		if (vm->def != def && vm->def->vsock &&
-		    vm->def->vsock_cid == cid)
-			return true;
-	return false;
-}
-
-/*
- * The CID vm's guest gets at this start: its definition's, unless a
- * running guest of ours has it (bad_state), or else the lowest one no
- * running guest has and no other definition names.  Another program's
- * guest (QEMU's) may still hold it: the worker says so at its start.
- */
-static int
-vm_vsock_cid(struct vm *vm, uint32_t *cid, enum proto_error *cls, char *err,
-    size_t errlen)
-{
-	struct vm *other;
-	uint64_t c;
-
-	*cid = 0;
-	if (!vm->def->vsock)
-		return 0;
-	if (vm->def->vsock_cid != 0) {
-		other = vm_vsock_owner(vm->d, vm->def->vsock_cid);
-		if (other != NULL && other != vm) {
-			*cls = PROTO_ERR_BAD_STATE;
-			snprintf(err, errlen, "vsock: CID %u is VM '%s''s, "
-			    "which runs", vm->def->vsock_cid,
-			    other->def->name);
-			return -EADDRINUSE;
-		}
-		*cid = vm->def->vsock_cid;
-		return 0;
-	}
-	for (c = CONFIG_VSOCK_CID_MIN; c <= CONFIG_VSOCK_CID_MAX; c++)
-		if (vm_vsock_owner(vm->d, (uint32_t)c) == NULL &&
-		    !vm_vsock_named(vm->d, vm->def, (uint32_t)c)) {
-			*cid = (uint32_t)c;
-			return 0;
-		}
-	*cls = PROTO_ERR_LIMIT;
-	snprintf(err, errlen, "vsock: no CID left");
-	return -EADDRINUSE;
-}
-
-/* worker.boot's vsock: the device vm-files.c opened, the CID. */
-static struct json_object *
-vm_boot_vsock(uint32_t cid)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o == NULL)
-		return NULL;
-	if (wmsg_put_int(o, WMSG_VSOCK_FD, WLINK_VSOCK_FD) < 0 ||
-	    wmsg_put_int(o, WMSG_VSOCK_CID, cid) < 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* user-mode networking's part of a card in worker.boot's net. */
-static int
-vm_boot_user_net(const struct vm *vm, const struct vm_nic *nic,
-    struct json_object *o)
-{
-	struct json_object *fw = json_object_new_array(), *f;
-	int rc = 0;
-
-	if (fw == NULL)
-		return -1;
-	for (unsigned int i = 0; i < nic->nforward && rc == 0; i++) {
-		const struct vm_forward *v = &nic->forward[i];
-
-		if ((f = json_object_new_object()) == NULL) {
-			rc = -1;
-			break;
-		}
-		rc |= wmsg_put_str(f, WMSG_FWD_PROTO, v->udp ? "udp" : "tcp");
-		if (v->addr[0] != '\0')
-			rc |= wmsg_put_str(f, WMSG_FWD_ADDR, v->addr);
-		rc |= wmsg_put_int(f, WMSG_FWD_HOST_PORT, v->host_port);
-		rc |= wmsg_put_int(f, WMSG_FWD_GUEST_PORT, v->guest_port);
-		json_object_array_add(fw, f);
-	}
-	rc |= wmsg_put_bool(o, WMSG_NET_USER, true);
-	rc |= wmsg_put_str(o, WMSG_NET_PASST, vm->d->passt != NULL ?
-	    vm->d->passt : "passt");
-	rc |= wmsg_put(o, WMSG_NET_FORWARD, fw);
-	return rc;
-}
-
-/*
- * worker.boot's net: each card's TAP vm-files.c attached (at its
- * WLINK_TAP_FD()), or passt for the worker to start; its MAC.
- */
-static struct json_object *
-vm_boot_net(const struct vm *vm)
-{
-	const struct vm_def *def = vm->def;
-	struct json_object *a = json_object_new_array(), *o;
-	char mac[18];
-	int rc = 0;
-
-	if (a == NULL)
-		return NULL;
-	for (unsigned int i = 0; i < def->nnics && rc == 0; i++) {
-		const struct vm_nic *nic = &def->nics[i];
-
-		if ((o = json_object_new_object()) == NULL) {
-			rc = -1;
-			break;
-		}
-		json_object_array_add(a, o);
-		config_net_mac_text(def, i, mac);
-		rc = wmsg_put_str(o, WMSG_NET_MAC, mac);
-		if (nic->user)
-			rc |= vm_boot_user_net(vm, nic, o);
-		else
-			rc |= wmsg_put_int(o, WMSG_NET_FD, WLINK_TAP_FD(i)) |
-			    wmsg_put_str(o, WMSG_NET_TAP, nic->tap);
-	}
-	if (rc != 0) {
-		json_object_put(a);
-		return NULL;
-	}
-	return a;
-}
-
-/*
- * worker.boot's boot_disk: the first disk, the definition's command
- * line added to the one the disk's boot configuration gives (by
- * default the serial console, which vmmd's console is).
- */
-static struct json_object *
-vm_boot_from_disk(const struct vm_def *def)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o == NULL || wmsg_put_int(o, WMSG_FROM_DISK_INDEX, 0) < 0 ||
-	    wmsg_put_str(o, WMSG_FROM_DISK_APPEND, def->cmdline[0] != '\0' ?
-	    def->cmdline : "console=ttyS0") < 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* worker.boot's seed: what the definition's cloud_init gives. */
-static struct json_object *
-vm_boot_seed(const struct vm_def *def)
-{
-	const struct vm_cloud_init *ci = &def->cloud_init;
-	struct json_object *o = json_object_new_object(), *keys = NULL, *k;
-	int rc;
-
-	if (o == NULL)
-		return NULL;
-	rc = wmsg_put_str(o, WMSG_SEED_HOSTNAME, def->name);
-	rc |= wmsg_put_str(o, WMSG_SEED_USER_DATA, ci->user_data);
-	rc |= wmsg_put_str(o, WMSG_SEED_NETWORK, ci->network_config);
-	if (ci->nkeys > 0 && (keys = json_object_new_array()) == NULL)
-		rc = -ENOMEM;
-	for (unsigned int i = 0; keys != NULL && i < ci->nkeys; i++) {
-		if ((k = json_object_new_object()) == NULL ||
-		    wmsg_put_str(k, WMSG_KEY_TEXT, ci->ssh_keys[i]) < 0) {
-			json_object_put(k);
-			rc = -ENOMEM;
-			break;
-		}
-		json_object_array_add(keys, k);
-	}
-	if (keys != NULL)
-		rc |= wmsg_put(o, WMSG_SEED_KEYS, keys);
-	if (rc != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-/*
- * worker.boot's arguments (worker-msg.h): the worker loads the
- * descriptors it inherits; the names are for its messages.  NULL: out
- * of memory.
- */
-static struct json_object *
-vm_boot_args(const struct vm *vm, const struct vm_files *files,
-    const char *console_log, off_t log_start, int64_t started_ms,
-    uint32_t vsock_cid)
-{
-	const struct vm_def *def = vm->def;
-	struct json_object *args;
-	char kernel[32], initrd[32];
-	int rc;
-
-	if ((args = json_object_new_object()) == NULL)
-		return NULL;
-	snprintf(kernel, sizeof(kernel), "/proc/self/fd/%d", WLINK_KERNEL_FD);
-	snprintf(initrd, sizeof(initrd), "/proc/self/fd/%d", WLINK_INITRD_FD);
-	rc = wmsg_put_str(args, WMSG_BOOT_NAME, def->name);
-	if (config_boot(def) == VM_BOOT_DISK)
-		rc |= vm_boot_put(args, WMSG_BOOT_FROM_DISK,
-		    vm_boot_from_disk(def));
-	else {
-		rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL, kernel);
-		rc |= wmsg_put_str(args, WMSG_BOOT_KERNEL_NAME,
-		    def->kernel != NULL ? def->kernel :
-		    vm->d->default_kernel);
-	}
-	if (def->cloud_init.on)
-		rc |= vm_boot_put(args, WMSG_BOOT_SEED, vm_boot_seed(def));
-	if (def->initrd != NULL) {
-		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD, initrd);
-		rc |= wmsg_put_str(args, WMSG_BOOT_INITRD_NAME, def->initrd);
-	}
-	rc |= wmsg_put_str(args, WMSG_BOOT_CMDLINE, def->cmdline);
-	rc |= wmsg_put_int(args, WMSG_BOOT_MEMORY_MIB, def->memory_mib);
-	rc |= wmsg_put_int(args, WMSG_BOOT_VCPUS, def->vcpus);
-	rc |= wmsg_put_str(args, WMSG_BOOT_ON_REBOOT,
-	    config_on_reboot_name(def->on_reboot));
-	rc |= wmsg_put_str(args, WMSG_BOOT_LOST_TICKS,
-	    config_lost_ticks_name(def->lost_ticks));
-	if (def->rtc_backlog_max != 0)
-		rc |= wmsg_put_int(args, WMSG_BOOT_RTC_BACKLOG_MAX,
-		    def->rtc_backlog_max);
-	if (def->rtc_slices != 0)
-		rc |= wmsg_put_int(args, WMSG_BOOT_RTC_SLICES,
-		    def->rtc_slices);
-	rc |= wmsg_put_str(args, WMSG_BOOT_CONSOLE_LOG, console_log);
-	if (def->rng)
-		rc |= wmsg_put_bool(args, WMSG_BOOT_RNG, true);
-	if (def->ndisks > 0)
-		rc |= vm_boot_put(args, WMSG_BOOT_DISKS,
-		    vm_boot_disks(def, files));
-	rc |= wmsg_put_int(args, WMSG_BOOT_CONSOLE_LOG_MAX,
-	    (int64_t)vm->d->console_log_max);
-	/* For whichever vmmd adopts the worker later (worker.adopt). */
-	rc |= wmsg_put_int(args, WMSG_BOOT_ADOPT_FD, WLINK_ADOPT_FD);
-	rc |= wmsg_put_int(args, WMSG_BOOT_KVM_FD, WLINK_KVM_FD);
-	rc |= wmsg_put_int(args, WMSG_BOOT_LOG_START, log_start);
-	rc |= wmsg_put_int(args, WMSG_BOOT_STARTED_MS, started_ms);
-	rc |= wmsg_put(args, WMSG_BOOT_DEFINITION,
-	    config_to_json(def, CONFIG_JSON_SECRETS));
-	if (def->nnics > 0)
-		rc |= vm_boot_put(args, WMSG_BOOT_NET, vm_boot_net(vm));
-	if (def->vnc_addr != NULL)
-		rc |= vm_boot_put(args, WMSG_BOOT_DISPLAY, vm_boot_display(vm));
-	if (vsock_cid != 0)
-		rc |= vm_boot_put(args, WMSG_BOOT_VSOCK,
-		    vm_boot_vsock(vsock_cid));
-	if (rc != 0) {
-		json_object_put(args);
-		return NULL;
-	}
-	return args;
 }
 
 void
@@ -1228,33 +754,21 @@ vm_owner_cred(const struct vm_def *def, struct access_cred *cred)
 	    .groups = o->groups, .ngroups = o->ngroups };
 }
 
-/* CLOCK_MONOTONIC in ns: the start's first marks (worker.boot). */
-static int64_t
-vm_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int
 vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
 {
-	const int64_t request_ns = vm_mono_ns();
+	struct vm_start_run run = { .request_ns = vm_start_mono_ns() };
 	struct vmmd *d = vm->d;
+	struct start_params sp;
 	struct json_object *args;
 	struct vm_files files;
 	const char *path;
 	char log[PATH_MAX];
 	int passed[WLINK_MAX_PASSED];
-	unsigned int npassed, nbacking;
+	unsigned int npassed;
 	struct stat st;
 	struct timespec now;
-	int64_t started_ms;
-	off_t log_start;
-	uint32_t vsock_cid = 0;
 	int rc, adopt_fd;
 
 	if (!vm_at_rest(vm))
@@ -1272,8 +786,9 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		snprintf(err, errlen, "console log path too long");
 		return -ENAMETOOLONG;
 	}
+	run.console_log = log;
 	/* The worker appends: this run's output begins here. */
-	log_start = lstat(log, &st) == 0 && S_ISREG(st.st_mode) ?
+	run.log_start = lstat(log, &st) == 0 && S_ISREG(st.st_mode) ?
 	    st.st_size : 0;
 	/* Checked again at every start: the definition may have been
 	 * created by another client, and paths change. */
@@ -1283,7 +798,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
-	    (rc = vm_vsock_cid(vm, &vsock_cid, cls, err, errlen)) < 0 ||
+	    (rc = vm_start_cid(vm, &run.vsock_cid, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_vsock(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
 	    (rc = vm_files_open_net(vm->def, d->tap_rules, d->ntap_rules,
@@ -1296,47 +811,16 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	    errlen)) < 0)
 		goto close_files;
 	clock_gettime(CLOCK_REALTIME, &now);
-	started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	args = vm_boot_args(vm, &files, log, log_start, started_ms,
-	    vsock_cid);
-	if (args == NULL) {
-		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
-		goto close_adopt;
-	}
-	passed[WLINK_SLOT(WLINK_KVM_FD)] = files.kvm_fd;
-	passed[WLINK_SLOT(WLINK_KERNEL_FD)] = files.kernel_fd;
-	passed[WLINK_SLOT(WLINK_INITRD_FD)] = files.initrd_fd;
-	passed[WLINK_SLOT(WLINK_TAP_FD(0))] = files.tap_fd[0];
-	passed[WLINK_SLOT(WLINK_VSOCK_FD)] = files.vsock_fd;
-	for (unsigned int i = 0; i < WLINK_MAX_DISKS; i++)
-		passed[WLINK_SLOT(WLINK_DISK_FD(i))] = i < files.ndisks ?
-		    files.disk_fd[i] : -1;
-	npassed = WLINK_SLOT(WLINK_DISK_FD(files.ndisks));
-	nbacking = 0;
-	for (unsigned int i = 0; i < files.ndisks; i++)
-		for (unsigned int k = 0; k < files.nbacking[i]; k++)
-			passed[WLINK_SLOT(WLINK_BACKING_FD(nbacking++))] =
-			    files.backing[i][k].fd;
-	if (nbacking > 0)
-		npassed = WLINK_SLOT(WLINK_BACKING_FD(nbacking));
-	/* Cards 1-3's TAPs after every backing slot, closed or not. */
-	static_assert(CONFIG_NICS_MAX <= WLINK_MAX_NICS, "a TAP slot per card");
-	for (unsigned int i = 1; i < CONFIG_NICS_MAX; i++)
-		if (files.tap_fd[i] >= 0) {
-			for (unsigned int k = npassed;
-			    k < (unsigned int)WLINK_SLOT(WLINK_TAP_FD(i)); k++)
-				passed[k] = -1;
-			passed[WLINK_SLOT(WLINK_TAP_FD(i))] = files.tap_fd[i];
-			npassed = WLINK_SLOT(WLINK_TAP_FD(i)) + 1;
-		}
-	/* Where the start's time goes (vm.info's "start"). */
-	if (wmsg_put_int(args, WMSG_BOOT_REQUEST_NS, request_ns) != 0 ||
-	    wmsg_put_int(args, WMSG_BOOT_SPAWN_NS, vm_mono_ns()) != 0) {
-		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
-		goto put_args;
-	}
+	run.started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	/* What the worker is started with (start-params.h), as it goes. */
+	start_params_init(&sp);
+	if ((rc = vm_start_params(vm, &files, &run, &sp)) < 0)
+		goto free_params;
+	npassed = vm_start_fds(&files, passed);
+	sp.spawn_ns = vm_start_mono_ns();
+	if ((rc = start_params_encode(&sp, &args)) < 0)
+		goto free_params;
+	start_params_free(&sp);
 	rc = wlink_spawn(d->reaper, path, vm->def->name, adopt_fd, passed,
 	    npassed, &vm_wlink_ops, vm, &vm->w, err, errlen);
 	if (rc < 0) {
@@ -1353,14 +837,14 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	 * it (vm_adopt()): not worth failing the start for.
 	 */
 	if (wrec_write(d->workersdir, vm->def->name, wlink_pid(vm->w),
-	    wlink_uid(vm->w), vsock_cid, wmsg_get(args,
+	    wlink_uid(vm->w), run.vsock_cid, wmsg_get(args,
 	    WMSG_BOOT_DEFINITION), err, errlen) < 0)
 		log_warn("VM '%s': the worker's record: %s", vm->def->name,
 		    err);
 	memset(&vm->run, 0, sizeof(vm->run));
-	vm->run.log_start = log_start;
-	vm->run.started_ms = started_ms;
-	vm->run.vsock_cid = vsock_cid;
+	vm->run.log_start = run.log_start;
+	vm->run.started_ms = run.started_ms;
+	vm->run.vsock_cid = run.vsock_cid;
 	vm->prev_state = vm->state;
 	vm->start_waiter = p;
 	vm_set_state(vm, VM_STARTING, NULL);
@@ -1375,6 +859,10 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	    VM_BOOT_DISK_TIMEOUT : VM_BOOT_TIMEOUT);
 	return 0;
 
+free_params:
+	start_params_free(&sp);
+	snprintf(err, errlen, "out of memory");
+	goto close_adopt;
 put_args:
 	json_object_put(args);
 close_adopt:

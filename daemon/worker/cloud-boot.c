@@ -58,7 +58,7 @@ cloud_fd_path(int fd)
 }
 
 int
-cloud_boot_read_start(struct worker *w, struct json_object *o,
+cloud_boot_read_start(struct worker *w, const struct start_boot_disk *bd,
     const int *fds, const enum blk_image_format *formats, unsigned int n,
     char *err, size_t errlen)
 {
@@ -71,7 +71,7 @@ cloud_boot_read_start(struct worker *w, struct json_object *o,
 		.formats = formats,
 		.disk_nfds = n,
 		.name = name,
-		.append = wmsg_str(o, WMSG_FROM_DISK_APPEND, ""),
+		.append = bd->append != NULL ? bd->append : "",
 		.kernel_max = CLOUD_KERNEL_MAX,
 		/* And never more than an initrd ever is: the reader's
 		 * address space is bounded by it. */
@@ -80,8 +80,7 @@ cloud_boot_read_start(struct worker *w, struct json_object *o,
 		.unconfined = w->unconfined,
 	};
 
-	snprintf(name, sizeof(name), "disk %u", (unsigned int)wmsg_int(o,
-	    WMSG_FROM_DISK_INDEX, 0));
+	snprintf(name, sizeof(name), "disk %u", bd->disk);
 	return disk_reader_start(&req, &w->reader, err, errlen);
 }
 
@@ -148,16 +147,15 @@ cloud_boot_read_finish(struct worker *w, struct json_object **choice,
 }
 
 int
-cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
+cloud_boot_seed(struct worker *w, const struct start_seed *seed, char *iid,
     size_t iidlen, char *err, size_t errlen)
 {
-	struct json_object *keys = wmsg_get(o, WMSG_SEED_KEYS);
-	const char *key[16];
+	const char *key[WMSG_SEED_KEYS_MAX];
 	const struct cloud_module *m;
 	struct nocloud_seed s = {
-		.hostname = wmsg_str(o, WMSG_SEED_HOSTNAME, w->name),
-		.user_data = wmsg_str(o, WMSG_SEED_USER_DATA, NULL),
-		.network_config = wmsg_str(o, WMSG_SEED_NETWORK, NULL),
+		.hostname = seed->hostname != NULL ? seed->hostname : w->name,
+		.user_data = seed->user_data,
+		.network_config = seed->network_config,
 		.ssh_keys = key,
 	};
 	unsigned int n = w->cfg.backends.ndisks;
@@ -168,10 +166,8 @@ cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
 		    "disks already", n);
 		return -EINVAL;
 	}
-	for (size_t i = 0; keys != NULL && i < json_object_array_length(keys) &&
-	    i < 16; i++)
-		key[s.nkeys++] = wmsg_str(json_object_array_get_idx(keys, i),
-		    WMSG_KEY_TEXT, "");
+	for (unsigned int i = 0; i < seed->nkeys; i++)
+		key[s.nkeys++] = seed->ssh_keys[i];
 	if ((m = w->cloud) == NULL) {
 		snprintf(err, errlen, "seed: the cloud module is not loaded");
 		return -EINVAL;

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "blk-image.h"
+#include "start-params.h"
 #include "worker.h"
 
 /*
@@ -21,13 +22,14 @@
  */
 int	cloud_boot_prepare(struct worker *w, char *err, size_t errlen);
 /*
- * worker.boot's boot_disk (o), on the disk whose chain is fds (formats,
+ * The start's boot disk (bd), on the disk whose chain is fds (formats,
  * n of them: the descriptors worker.boot passed): a disk reader started
  * (disk-reader.h) into w->reader, before the worker opens any disk of
  * its own and loads its filter; w->cloud prepared.  0, or -errno with
  * err filled.
  */
-int	cloud_boot_read_start(struct worker *w, struct json_object *o,
+int	cloud_boot_read_start(struct worker *w,
+	    const struct start_boot_disk *bd,
 	    const int *fds, const enum blk_image_format *formats,
 	    unsigned int n, char *err, size_t errlen);
 /*
@@ -41,11 +43,11 @@ int	cloud_boot_read_start(struct worker *w, struct json_object *o,
 int	cloud_boot_read_finish(struct worker *w, struct json_object **choice,
 	    char *err, size_t errlen);
 /*
- * worker.boot's seed (o), w->cloud prepared: the NoCloud ISO image made
+ * The start's seed, w->cloud prepared: the NoCloud ISO image made
  * in a memory file and added, read-only, as the disk after w's others; its instance-id
  * into iid.  0, or -errno with err filled.
  */
-int	cloud_boot_seed(struct worker *w, struct json_object *o, char *iid,
-	    size_t iidlen, char *err, size_t errlen);
+int	cloud_boot_seed(struct worker *w, const struct start_seed *seed,
+	    char *iid, size_t iidlen, char *err, size_t errlen);
 
 #endif

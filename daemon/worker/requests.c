@@ -31,6 +31,7 @@
 #include "rtc.h"
 #include "stats.h"
 #include "shutdown.h"
+#include "start-params.h"
 #include "test-hook.h"
 #include "user-net.h"
 #include "worker-msg.h"
@@ -58,308 +59,247 @@ worker_ok(struct worker_request *r, struct json_object *ret)
 	return proto_reply(r->id, ret);
 }
 
-static char *
-worker_strdup_or_null(const char *s)
+/* The display's part of the start, as the display takes it. */
+static struct display_config
+worker_display_config(const struct start_display *d)
 {
-	return s == NULL ? NULL : strdup(s);
-}
-
-/*
- * worker.boot's display (checked: worker-msg.h), or nothing: *has
- * cleared.
- */
-static void
-worker_display_args(struct json_object *args, struct display_config *cfg,
-    bool *has)
-{
-	struct json_object *o = wmsg_get(args, WMSG_BOOT_DISPLAY);
-
-	*has = o != NULL;
-	if (o == NULL)
-		return;
-	*cfg = (struct display_config){
-		.listen = wmsg_str(o, WMSG_DISPLAY_LISTEN, NULL),
-		.port = (int)wmsg_int(o, WMSG_DISPLAY_PORT, 0),
-		.password = wmsg_str(o, WMSG_DISPLAY_PASSWORD, NULL),
-		.width = (uint32_t)wmsg_int(o, WMSG_DISPLAY_WIDTH, 1024),
-		.height = (uint32_t)wmsg_int(o, WMSG_DISPLAY_HEIGHT, 768),
-		.http_port = (int)wmsg_int(o, WMSG_DISPLAY_HTTP_PORT, 0),
-		.web_dir = wmsg_str(o, WMSG_DISPLAY_WEB_DIR, NULL),
+	return (struct display_config){
+		.listen = d->listen,
+		.port = d->port,
+		.password = d->password[0] != '\0' ? d->password : NULL,
+		.width = d->width,
+		.height = d->height,
+		.http_port = d->http_port,
+		.web_dir = d->web_dir,
 	};
 }
 
 _Static_assert(WMSG_BACKING_MAX + 1 <= BLK_IMAGE_MAX_CHAIN,
     "worker.boot's backing chains are longer than the images open");
 
+static enum blk_image_format
+worker_format(enum start_format f)
+{
+	return f == START_FORMAT_QCOW2 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+}
+
 /*
- * One of worker.boot's disks (checked: worker-msg.h) as a chain: its
- * descriptors, top image first, each with its format, into fds and
- * formats (BLK_IMAGE_MAX_CHAIN each); *n how many.  Each descriptor the
+ * One of the start's disks as a chain: its descriptors, top image
+ * first, each with its format, into fds and formats
+ * (BLK_IMAGE_MAX_CHAIN each); *n how many.  Each descriptor the
  * supervisor opened with the rights of the client who started the VM.
  */
 static void
-worker_disk_chain(struct json_object *o, int *fds,
+worker_disk_chain(const struct start_disk *d, int *fds,
     enum blk_image_format *formats, unsigned int *n)
 {
-	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING), *b;
-	size_t k;
-
 	*n = 0;
-	fds[*n] = (int)wmsg_int(o, WMSG_DISK_FD, -1);
-	formats[(*n)++] = strcmp(wmsg_str(o, WMSG_DISK_FORMAT, "raw"),
-	    "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
-	for (k = 0; chain != NULL && k < json_object_array_length(chain);
-	    k++) {
-		b = json_object_array_get_idx(chain, k);
-		fds[*n] = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
-		formats[(*n)++] = strcmp(wmsg_str(b, WMSG_BACKING_FORMAT,
-		    "raw"), "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW;
+	fds[*n] = d->top.fd;
+	formats[(*n)++] = worker_format(d->top.format);
+	for (unsigned int k = 0; k < d->nbacking; k++) {
+		fds[*n] = d->backing[k].fd;
+		formats[(*n)++] = worker_format(d->backing[k].format);
 	}
 }
 
-/* One of worker.boot's disks, opened: a raw image, or a qcow2 image
+/* One of the start's disks, opened: a raw image, or a qcow2 image
  * over its backing files. */
 static int
-worker_disk(struct worker *w, unsigned int i, struct json_object *o,
+worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
     char *err, size_t errlen)
 {
-	struct json_object *chain = wmsg_get(o, WMSG_DISK_BACKING);
 	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
 	int fds[BLK_IMAGE_MAX_CHAIN], ret;
-	const char *name = wmsg_str(o, WMSG_DISK_PATH, "?");
-	bool ro = wmsg_bool(o, WMSG_DISK_READONLY, false);
-	const char *serial = wmsg_str(o, WMSG_DISK_SERIAL, NULL);
 	bool qcow2;
 	unsigned int n;
-	size_t k;
 
-	worker_disk_chain(o, fds, formats, &n);
+	worker_disk_chain(d, fds, formats, &n);
 	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();
-	for (k = 0; chain != NULL && k < json_object_array_length(chain); k++)
+	for (unsigned int k = 0; k < d->nbacking; k++)
 		json_object_array_add(w->disk_chain[i], json_object_new_string(
-		    wmsg_str(json_object_array_get_idx(chain, k),
-		    WMSG_BACKING_PATH, "?")));
+		    d->backing[k].path));
 	if (!qcow2 && n == 1)
-		ret = blk_file_new(&w->disks[i], fds[0], ro, serial,
-		    &w->cfg.backends.disk[i]);
+		ret = blk_file_new(&w->disks[i], fds[0], d->readonly,
+		    d->serial, &w->cfg.backends.disk[i]);
 	else
-		ret = blk_file_new_chain(&w->disks[i], fds, formats, n, ro,
-		    serial, &w->cfg.backends.disk[i]);
+		ret = blk_file_new_chain(&w->disks[i], fds, formats, n,
+		    d->readonly, d->serial, &w->cfg.backends.disk[i]);
 	if (ret < 0)
-		snprintf(err, errlen, "disk %s: %s", name, ret != -EINVAL ?
-		    strerror(-ret) : qcow2 ? "not a qcow2 image (with its "
-		    "backing files) that vmmd can use" : "not a raw image of "
-		    "at least one sector");
+		snprintf(err, errlen, "disk %s: %s", d->top.path,
+		    ret != -EINVAL ? strerror(-ret) : qcow2 ? "not a qcow2 "
+		    "image (with its backing files) that vmmd can use" :
+		    "not a raw image of at least one sector");
 	return ret;
 }
 
 static int
-worker_disks(struct worker *w, struct json_object *args, char *err,
+worker_disks(struct worker *w, const struct start_params *sp, char *err,
     size_t errlen)
 {
-	struct json_object *arr = wmsg_get(args, WMSG_BOOT_DISKS);
-	size_t i, n;
 	int ret;
 
-	n = arr != NULL ? json_object_array_length(arr) : 0;
-	if (n > 0)
+	if (sp->ndisks > 0)
 		test_hook_reading("disks opened", NULL, 0, -1);
-	for (i = 0; i < n; i++) {
-		ret = worker_disk(w, (unsigned int)i,
-		    json_object_array_get_idx(arr, i), err, errlen);
+	for (unsigned int i = 0; i < sp->ndisks; i++) {
+		ret = worker_disk(w, i, &sp->disks[i], err, errlen);
 		if (ret < 0)
 			return ret;
-		w->cfg.backends.ndisks = (unsigned int)i + 1;
+		w->cfg.backends.ndisks = i + 1;
 	}
 	return 0;
 }
 
 /*
- * A card of worker.boot's net with "user": passt started for the guest,
- * card i on the link to it (user-net.h).
+ * A card with user-mode networking: passt started for the guest, card
+ * i on the link to it (user-net.h).
  */
 static int
-worker_user_net(struct worker *w, unsigned int i, struct json_object *o,
-    const uint8_t mac[6], char *err, size_t errlen)
+worker_user_net(struct worker *w, unsigned int i, const struct start_nic *nic,
+    char *err, size_t errlen)
 {
 	struct user_net_forward fw[USER_NET_FORWARDS];
-	struct json_object *list = wmsg_get(o, WMSG_NET_FORWARD);
-	size_t n = list != NULL ? json_object_array_length(list) : 0;
 	int sock, ret;
 	pid_t pid;
 
-	if (n > USER_NET_FORWARDS) {
+	if (nic->nforward > USER_NET_FORWARDS) {
 		snprintf(err, errlen, "net: at most %d forwards",
 		    USER_NET_FORWARDS);
 		return -EINVAL;
 	}
-	for (size_t k = 0; k < n; k++) {
-		struct json_object *f = json_object_array_get_idx(list, k);
-
+	for (unsigned int k = 0; k < nic->nforward; k++) {
 		fw[k] = (struct user_net_forward){
-			.udp = strcmp(wmsg_str(f, WMSG_FWD_PROTO, "tcp"),
-			    "udp") == 0,
-			.host_port = (uint16_t)wmsg_int(f, WMSG_FWD_HOST_PORT,
-			    0),
-			.guest_port = (uint16_t)wmsg_int(f,
-			    WMSG_FWD_GUEST_PORT, 0),
+			.udp = nic->forward[k].udp,
+			.host_port = nic->forward[k].host_port,
+			.guest_port = nic->forward[k].guest_port,
 		};
 		snprintf(fw[k].addr, sizeof(fw[k].addr), "%s",
-		    wmsg_str(f, WMSG_FWD_ADDR, ""));
+		    nic->forward[k].addr);
 	}
-	ret = user_net_start(wmsg_str(o, WMSG_NET_PASST, "passt"), w->uid,
-	    fw, (unsigned int)n, &sock, &pid, err, errlen);
+	ret = user_net_start(nic->passt, w->uid, fw, nic->nforward, &sock,
+	    &pid, err, errlen);
 	if (ret < 0)
 		return ret;
-	ret = net_stream_new(&w->user_net[i], w->base, sock, mac, "passt",
+	ret = net_stream_new(&w->user_net[i], w->base, sock, nic->mac, "passt",
 	    &w->cfg.backends.net[i]);
 	if (ret < 0) {
 		close(sock);
 		snprintf(err, errlen, "net: out of memory");
 		return ret;
 	}
-	log_debug("%s: net %u: user-mode networking, passt %ld, %zu forwards",
-	    w->name, i, (long)pid, n);
+	log_debug("%s: net %u: user-mode networking, passt %ld, %u forwards",
+	    w->name, i, (long)pid, nic->nforward);
 	return 0;
 }
 
 /*
- * A card of worker.boot's net: {"fd": N, "tap": NAME, "mac": MAC}, a
- * TAP the supervisor attached (see net-tap.h), or {"user": true, ...};
- * card i, a virtio-net.
+ * Card i, a virtio-net: on a TAP the supervisor attached (see
+ * net-tap.h), or on passt.
  */
 static int
-worker_nic(struct worker *w, unsigned int i, struct json_object *o,
+worker_nic(struct worker *w, unsigned int i, const struct start_nic *nic,
     char *err, size_t errlen)
 {
-	const char *tap, *mac;
 	char name[IFNAMSIZ];
-	uint8_t addr[6];
 	int ret;
 
-	tap = wmsg_str(o, WMSG_NET_TAP, "?");
-	mac = wmsg_str(o, WMSG_NET_MAC, "");
-	if (proto_parse_mac(mac, addr) < 0 || (addr[0] & 1)) {
-		snprintf(err, errlen, "net: mac: expected a unicast address "
-		    "as xx:xx:xx:xx:xx:xx");
-		return -EINVAL;
-	}
-	if (wmsg_bool(o, WMSG_NET_USER, false))
-		return worker_user_net(w, i, o, addr, err, errlen);
-	if (wmsg_get(o, WMSG_NET_FD) == NULL ||
-	    wmsg_get(o, WMSG_NET_TAP) == NULL) {
-		snprintf(err, errlen, "net: a TAP (fd, tap) or user-mode "
-		    "networking (user)");
-		return -EINVAL;
-	}
-	ret = net_tap_new(&w->net[i], w->base,
-	    (int)wmsg_int(o, WMSG_NET_FD, -1), addr, &w->cfg.backends.net[i],
-	    name);
+	if (nic->user)
+		return worker_user_net(w, i, nic, err, errlen);
+	ret = net_tap_new(&w->net[i], w->base, nic->tap_fd, nic->mac,
+	    &w->cfg.backends.net[i], name);
 	if (ret < 0) {
-		snprintf(err, errlen, "net: tap %s: %s", tap,
+		snprintf(err, errlen, "net: tap %s: %s", nic->tap,
 		    ret == -EINVAL ? "not a TAP device with virtio headers" :
 		    strerror(-ret));
 		return ret;
 	}
-	log_debug("%s: net %u on tap %s, mac %s", w->name, i, name, mac);
+	log_debug("%s: net %u on tap %s, mac %02x:%02x:%02x:%02x:%02x:%02x",
+	    w->name, i, name, nic->mac[0], nic->mac[1], nic->mac[2],
+	    nic->mac[3], nic->mac[4], nic->mac[5]);
 	return 0;
 }
 
-/* worker.boot's net: its cards in order, virtio-nets 0 to n - 1. */
+/* The start's cards in order, virtio-nets 0 to n - 1. */
 static int
-worker_net(struct worker *w, struct json_object *args, char *err,
+worker_net(struct worker *w, const struct start_params *sp, char *err,
     size_t errlen)
 {
-	struct json_object *list = wmsg_get(args, WMSG_BOOT_NET), *o;
-	size_t n = list != NULL ? json_object_array_length(list) : 0;
 	struct fd_claims taps = { 0 };
-	int ret, fd;
+	int ret;
 
 	static_assert(WMSG_NICS_MAX <= BOARD_MAX_NICS,
 	    "worker-msg.h's cards fit the board");
 	static_assert(WMSG_FD_MAX <= FD_CLAIM_MAX,
 	    "fd-claim.h holds every descriptor worker-msg.h allows");
-	for (size_t i = 0; i < n && i < WMSG_NICS_MAX; i++) {
-		o = json_object_array_get_idx(list, i);
+	for (unsigned int i = 0; i < sp->nnics; i++) {
 		/* One card per TAP descriptor: each card closes its own. */
-		fd = (int)wmsg_int(o, WMSG_NET_FD, -1);
-		if (wmsg_get(o, WMSG_NET_FD) != NULL &&
-		    !wmsg_bool(o, WMSG_NET_USER, false) &&
-		    fd_claim(&taps, fd) < 0) {
-			snprintf(err, errlen, "net: card %zu: fd %d is another "
-			    "card's already", i, fd);
+		if (!sp->nics[i].user &&
+		    fd_claim(&taps, sp->nics[i].tap_fd) < 0) {
+			snprintf(err, errlen, "net: card %u: fd %d is another "
+			    "card's already", i, sp->nics[i].tap_fd);
 			return -EINVAL;
 		}
-		ret = worker_nic(w, (unsigned int)i, o, err, errlen);
+		ret = worker_nic(w, i, &sp->nics[i], err, errlen);
 		if (ret < 0)
 			return ret;
-		w->cfg.backends.nnics = (unsigned int)i + 1;
+		w->cfg.backends.nnics = i + 1;
 	}
 	return 0;
 }
 
-/* worker.boot's vsock: /dev/vhost-vsock and the guest's CID. */
+/* The start's vsock: /dev/vhost-vsock and the guest's CID. */
 static int
-worker_vsock(struct worker *w, struct json_object *args, char *err,
+worker_vsock(struct worker *w, const struct start_params *sp, char *err,
     size_t errlen)
 {
-	struct json_object *o = wmsg_get(args, WMSG_BOOT_VSOCK);
-	uint64_t cid;
 	int ret;
 
-	if (o == NULL)
+	if (!sp->has_vsock)
 		return 0;
-	cid = (uint64_t)wmsg_int(o, WMSG_VSOCK_CID, 0);
-	ret = vhost_vsock_new(&w->vsock, (int)wmsg_int(o, WMSG_VSOCK_FD, -1),
-	    cid, &w->cfg.backends.vsock, err, errlen);
+	ret = vhost_vsock_new(&w->vsock, sp->vsock.fd, sp->vsock.cid,
+	    &w->cfg.backends.vsock, err, errlen);
 	if (ret < 0)
 		return ret;
 	w->cfg.backends.has_vsock = true;
-	log_debug("%s: vsock, CID %llu", w->name, (unsigned long long)cid);
+	log_debug("%s: vsock, CID %lu", w->name, (unsigned long)sp->vsock.cid);
 	return 0;
 }
 
 /*
- * worker.boot's boot_disk (cloud-boot.h): its reader started on the
- * disk it names, before the worker opens any disk of its own; and the
- * cloud module loaded for it or for a seed, while names can be opened.
+ * The start's boot disk (cloud-boot.h): its reader started on the disk
+ * it names, before the worker opens any disk of its own; and the cloud
+ * module loaded for it or for a seed, while names can be opened.
  */
 static int
-worker_cloud_start(struct worker *w, struct json_object *args, char *err,
-    size_t errlen)
+worker_cloud_start(struct worker *w, const struct start_params *sp,
+    char *err, size_t errlen)
 {
-	struct json_object *o = wmsg_get(args, WMSG_BOOT_FROM_DISK);
-	struct json_object *disks = wmsg_get(args, WMSG_BOOT_DISKS);
 	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
 	int fds[BLK_IMAGE_MAX_CHAIN], ret;
-	unsigned int i, n;
+	unsigned int n;
 
-	if (o == NULL && wmsg_get(args, WMSG_BOOT_SEED) == NULL)
+	if (!sp->has_boot_disk && !sp->has_seed)
 		return 0;
-	if ((ret = cloud_boot_prepare(w, err, errlen)) < 0 || o == NULL)
+	if ((ret = cloud_boot_prepare(w, err, errlen)) < 0 ||
+	    !sp->has_boot_disk)
 		return ret;
-	i = (unsigned int)wmsg_int(o, WMSG_FROM_DISK_INDEX, 0);
-	if (disks == NULL || i >= json_object_array_length(disks)) {
-		snprintf(err, errlen, "boot: no disk %u to boot from", i);
-		return -EINVAL;
-	}
-	worker_disk_chain(json_object_array_get_idx(disks, i), fds, formats,
-	    &n);
-	return cloud_boot_read_start(w, o, fds, formats, n, err, errlen);
+	/* start_params_decode() saw the disk there. */
+	worker_disk_chain(&sp->disks[sp->boot_disk.disk], fds, formats, &n);
+	return cloud_boot_read_start(w, &sp->boot_disk, fds, formats, n, err,
+	    errlen);
 }
 
 /*
- * The rest of worker.boot's boot_disk and seed, the disks being open:
- * the kernel the reader chose into w->cfg, the seed as one more disk,
- * and what to answer about them (kept for worker.adopt) in *reply (NULL
+ * The rest of the boot disk and the seed, the disks being open: the
+ * kernel the reader chose into w->cfg, the seed as one more disk, and
+ * what to answer about them (kept for worker.adopt) in *reply (NULL
  * when neither was asked for).
  */
 static int
-worker_cloud(struct worker *w, struct json_object *args,
+worker_cloud(struct worker *w, const struct start_params *sp,
     struct json_object **reply, char *err, size_t errlen)
 {
-	struct json_object *o, *choice = NULL;
+	struct json_object *choice = NULL;
 	char iid[256] = "";
 	int ret;
 
@@ -372,8 +312,8 @@ worker_cloud(struct worker *w, struct json_object *args,
 		w->cfg.kernel_name = w->kernel_name;
 		w->cfg.cmdline = w->cmdline;
 	}
-	if ((o = wmsg_get(args, WMSG_BOOT_SEED)) != NULL &&
-	    (ret = cloud_boot_seed(w, o, iid, sizeof(iid), err, errlen)) < 0) {
+	if (sp->has_seed && (ret = cloud_boot_seed(w, &sp->seed, iid,
+	    sizeof(iid), err, errlen)) < 0) {
 		json_object_put(choice);
 		return ret;
 	}
@@ -392,50 +332,18 @@ worker_cloud(struct worker *w, struct json_object *args,
 	return 0;
 }
 
-/* The disks the guest will have: worker.boot's, and the seed. */
-static unsigned int
-worker_boot_disks(struct json_object *args)
-{
-	struct json_object *disks = wmsg_get(args, WMSG_BOOT_DISKS);
-
-	return (disks != NULL ? (unsigned int)json_object_array_length(
-	    disks) : 0) + (wmsg_get(args, WMSG_BOOT_SEED) != NULL);
-}
-
+/*
+ * The guest's files and settings from the start: its kernel (a file,
+ * or from the disk: the cloud module's choice, once disks are open), the
+ * machine's configuration, its RTC's policy, /dev/kvm.
+ */
 static struct json_object *
-worker_cmd_boot(struct worker_request *r)
+worker_boot_config(struct worker_request *r, const struct start_params *sp)
 {
 	struct worker *w = r->w;
-	struct json_object *args = r->args, *definition, *reply = NULL;
-	const char *kernel, *initrd, *cmdline, *kernel_name, *initrd_name;
-	const char *log_path, *lost_ticks;
-	int64_t memory_mib, vcpus, slices, adopt_fd, kvm_fd;
-	struct display_config dcfg;
-	bool has_display;
-	char err[512];
+	const char *kernel = sp->kernel != NULL ? sp->kernel : "";
+	char err[128];
 	int ret;
-
-	if (w->ended)
-		return worker_error(r, PROTO_ERR_BAD_STATE, "worker exiting");
-	if (w->booted)
-		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
-	w->start.own[START_BOOT] = xs_mono_ns();
-	w->start.own[START_REQUEST] = wmsg_int(args, WMSG_BOOT_REQUEST_NS, 0);
-	w->start.own[START_SPAWN] = wmsg_int(args, WMSG_BOOT_SPAWN_NS, 0);
-	worker_display_args(args, &dcfg, &has_display);
-	kernel = wmsg_str(args, WMSG_BOOT_KERNEL, NULL);
-	initrd = wmsg_str(args, WMSG_BOOT_INITRD, NULL);
-	kernel_name = wmsg_str(args, WMSG_BOOT_KERNEL_NAME, NULL);
-	initrd_name = wmsg_str(args, WMSG_BOOT_INITRD_NAME, NULL);
-	cmdline = wmsg_str(args, WMSG_BOOT_CMDLINE, "");
-	log_path = wmsg_str(args, WMSG_BOOT_CONSOLE_LOG, NULL);
-	lost_ticks = wmsg_str(args, WMSG_BOOT_LOST_TICKS, "slew");
-	memory_mib = wmsg_int(args, WMSG_BOOT_MEMORY_MIB, 0);
-	vcpus = wmsg_int(args, WMSG_BOOT_VCPUS, 0);
-	slices = wmsg_int(args, WMSG_BOOT_RTC_SLICES, 0);
-	adopt_fd = wmsg_int(args, WMSG_BOOT_ADOPT_FD, -1);
-	kvm_fd = wmsg_int(args, WMSG_BOOT_KVM_FD, -1);
-	definition = wmsg_get(args, WMSG_BOOT_DEFINITION);
 
 	/*
 	 * kernel and initrd are normally /proc/self/fd/N: descriptors the
@@ -443,51 +351,45 @@ worker_cmd_boot(struct worker_request *r)
 	 * every (re)boot loads those very files.  Messages name the paths
 	 * the user gave (kernel_name), not those.
 	 */
-	if ((kernel == NULL) == (wmsg_get(args, WMSG_BOOT_FROM_DISK) ==
-	    NULL))
-		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, "a kernel "
-		    "or boot_disk, one of them");
-	/* From the disk: the cloud module's choice, once disks are open. */
-	w->kernel = worker_strdup_or_null(kernel != NULL ? kernel : "");
-	w->initrd = worker_strdup_or_null(initrd);
-	w->cmdline = worker_strdup_or_null(cmdline);
-	w->kernel_name = worker_strdup_or_null(kernel_name != NULL ?
-	    kernel_name : kernel != NULL ? kernel : "");
+	w->kernel = strdup(kernel);
+	w->initrd = sp->initrd != NULL ? strdup(sp->initrd) : NULL;
+	w->cmdline = strdup(sp->cmdline != NULL ? sp->cmdline : "");
+	w->kernel_name = strdup(sp->kernel_name != NULL ? sp->kernel_name :
+	    kernel);
 	if (w->kernel == NULL || w->cmdline == NULL ||
-	    w->kernel_name == NULL || (initrd != NULL && w->initrd == NULL))
+	    w->kernel_name == NULL || (sp->initrd != NULL && w->initrd == NULL))
 		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
 	log_debug("%s: kernel %s, initrd %s", w->name, w->kernel_name,
-	    initrd_name != NULL ? initrd_name : initrd != NULL ? initrd :
-	    "none");
+	    sp->initrd_name != NULL ? sp->initrd_name : sp->initrd != NULL ?
+	    sp->initrd : "none");
 	w->cfg = (struct machine_config){
 		.kernel = w->kernel,
 		.initrd = w->initrd,
 		.kernel_name = w->kernel_name,
 		.cmdline = w->cmdline,
-		.memory_mib = memory_mib,
-		.vcpus = vcpus,
+		.memory_mib = sp->memory_mib,
+		.vcpus = sp->vcpus,
 	};
 	/* The battery starts new: the first machine fills it in. */
 	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
-	w->cfg.backends.rtc.lost_ticks = strcmp(lost_ticks, "discard") == 0 ?
+	w->cfg.backends.rtc.lost_ticks = sp->lost_ticks == START_TICKS_DISCARD ?
 	    RTC_LOST_TICKS_DISCARD : RTC_LOST_TICKS_SLEW;
-	w->cfg.backends.rtc.backlog_max = (unsigned int)wmsg_int(args,
-	    WMSG_BOOT_RTC_BACKLOG_MAX, 0);
-	if (slices != 0)
-		w->cfg.backends.rtc.max_slices = (unsigned int)slices;
+	w->cfg.backends.rtc.backlog_max = sp->rtc_backlog_max;
+	if (sp->rtc_slices != 0)
+		w->cfg.backends.rtc.max_slices = sp->rtc_slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
-	w->cfg.backends.rng = wmsg_bool(args, WMSG_BOOT_RNG, false);
+	w->cfg.backends.rng = sp->rng;
 	/*
 	 * Kept for every machine of this guest: once sandboxed, the
 	 * worker cannot open it again.  vmmd passes it (kvm_fd); a worker
 	 * started by hand opens it itself.
 	 */
-	if (w->kvm_fd < 0 && kvm_fd >= 0) {
-		if (kvm_check((int)kvm_fd) < 0)
+	if (w->kvm_fd < 0 && sp->kvm_fd >= 0) {
+		if (kvm_check(sp->kvm_fd) < 0)
 			return worker_error(r, PROTO_ERR_KVM_UNAVAILABLE,
 			    "kvm_fd: "
 			    "not /dev/kvm, or a KVM of another API version");
-		w->kvm_fd = (int)kvm_fd;
+		w->kvm_fd = sp->kvm_fd;
 	}
 	if (w->kvm_fd < 0 && (w->kvm_fd = kvm_open()) < 0) {
 		ret = w->kvm_fd;
@@ -497,19 +399,40 @@ worker_cmd_boot(struct worker_request *r)
 		return worker_error(r, PROTO_ERR_KVM_UNAVAILABLE, err);
 	}
 	w->cfg.kvm_fd = w->kvm_fd;
-	w->console = console_new(w->base, log_path, (uint64_t)wmsg_int(args,
-	    WMSG_BOOT_CONSOLE_LOG_MAX, 0), &ret);
+	return NULL;
+}
+
+/*
+ * The guest built from its start, whole: an error reply, or the
+ * answer (what was chosen from the disk, the seed's instance-id).
+ */
+static struct json_object *
+worker_boot(struct worker_request *r, const struct start_params *sp)
+{
+	struct worker *w = r->w;
+	struct json_object *reply = NULL;
+	struct display_config dcfg;
+	char err[512];
+	int ret;
+
+	w->start.own[START_REQUEST] = sp->request_ns;
+	w->start.own[START_SPAWN] = sp->spawn_ns;
+	if ((reply = worker_boot_config(r, sp)) != NULL)
+		return reply;
+	w->console = console_new(w->base, sp->console_log,
+	    (uint64_t)sp->console_log_max, &ret);
 	if (w->console == NULL) {
 		snprintf(err, sizeof(err), "console log %s: %s",
-		    log_path ? log_path : "-", ret == -ELOOP ?
+		    sp->console_log ? sp->console_log : "-", ret == -ELOOP ?
 		    "it (or its .1) is a symbolic link: not followed" :
 		    ret == -EINVAL ? "it (or its .1) is not a regular file" :
 		    strerror(-ret));
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	}
 	/* Its write-protect tracking needs /dev/userfaultfd, root's. */
-	w->read_files = has_display && dcfg.web_dir != NULL;
-	if (has_display &&
+	w->read_files = sp->has_display && sp->display.web_dir != NULL;
+	dcfg = worker_display_config(&sp->display);
+	if (sp->has_display &&
 	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
@@ -522,49 +445,50 @@ worker_cmd_boot(struct worker_request *r)
 	if ((ret = guest_drop_privileges(w, err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	/* A forward's host port another program holds: not our fault. */
-	if ((ret = worker_net(w, args, err, sizeof(err))) < 0)
+	if ((ret = worker_net(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : ret == -EADDRINUSE ||
 		    ret == -EADDRNOTAVAIL || ret == -EACCES ?
 		    PROTO_ERR_BAD_STATE : PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_vsock(w, args, err, sizeof(err))) < 0)
+	if ((ret = worker_vsock(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_cloud_start(w, args, err, sizeof(err))) < 0)
+	if ((ret = worker_cloud_start(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	/*
 	 * passt runs, vsock is set up, the reader (if any) has its own
 	 * copy: now the filter a running guest has, before the worker
-	 * parses a byte of its disks' metadata or of its kernel.
+	 * parses a byte of its disks' metadata or of its kernel.  The
+	 * disks it will have: the start's, and the seed.
 	 */
-	if ((ret = guest_enter_sandbox(w, worker_boot_disks(args), err,
+	if ((ret = guest_enter_sandbox(w, sp->ndisks + sp->has_seed, err,
 	    sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_disks(w, args, err, sizeof(err))) < 0)
+	if ((ret = worker_disks(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	if ((ret = worker_cloud(w, args, &reply, err, sizeof(err))) < 0)
+	if ((ret = worker_cloud(w, sp, &reply, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -ENOENT ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
-	w->reboot_stops = strcmp(wmsg_str(args, WMSG_BOOT_ON_REBOOT,
-	    "restart"), "stop") == 0;
-	w->log_start = wmsg_int(args, WMSG_BOOT_LOG_START, 0);
-	w->started_ms = wmsg_int(args, WMSG_BOOT_STARTED_MS, w->started_ms);
+	w->reboot_stops = sp->on_reboot == START_REBOOT_STOP;
+	w->log_start = sp->log_start;
+	if (sp->started_ms >= 0)
+		w->started_ms = sp->started_ms;
 	json_object_put(w->definition);
-	w->definition = json_object_get(definition);
+	w->definition = json_object_get(sp->definition);
 	/*
 	 * The socket a later supervisor adopts us on: from now on the
 	 * guest outlives the link.  Without one (or if it is no listening
 	 * socket) the guest ends with its supervisor, as it always did.
 	 */
-	if (adopt_fd >= 0 && w->relink == NULL) {
-		w->relink = relink_new(w->base, (int)adopt_fd, &w->link,
+	if (sp->adopt_fd >= 0 && w->relink == NULL) {
+		w->relink = relink_new(w->base, sp->adopt_fd, &w->link,
 		    &w->link_handlers, &ret);
 		if (w->relink == NULL)
-			log_warn("%s: adoption socket %lld: %s: the guest "
-			    "will not outlive vmmd", w->name,
-			    (long long)adopt_fd, strerror(-ret));
+			log_warn("%s: adoption socket %d: %s: the guest "
+			    "will not outlive vmmd", w->name, sp->adopt_fd,
+			    strerror(-ret));
 	}
 
 	ret = guest_build(w, err, sizeof(err));
@@ -573,6 +497,7 @@ worker_cmd_boot(struct worker_request *r)
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||
 		    ret == -ENOENT || ret == -EACCES || ret == -E2BIG ||
 		    ret == -EFBIG || ret == -ENOSPC || ret == -EISDIR;
+		json_object_put(reply);
 		return worker_error(r, bad_input ? PROTO_ERR_INVALID_ARGUMENT :
 		    PROTO_ERR_INTERNAL, err);
 	}
@@ -580,6 +505,32 @@ worker_cmd_boot(struct worker_request *r)
 	log_info("%s: guest running (%u vCPUs, %llu MiB)", w->name,
 	    w->cfg.vcpus, (unsigned long long)w->cfg.memory_mib);
 	return worker_ok(r, reply);
+}
+
+/*
+ * worker.boot: its arguments decoded once into the start contract
+ * (start-params.h), which the guest is then built from.
+ */
+static struct json_object *
+worker_cmd_boot(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	struct start_params sp;
+	struct json_object *reply;
+	char err[512];
+	int ret;
+
+	if (w->ended)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "worker exiting");
+	if (w->booted)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "already booted");
+	w->start.own[START_BOOT] = xs_mono_ns();
+	if ((ret = start_params_decode(r->args, &sp, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	reply = worker_boot(r, &sp);
+	start_params_free(&sp);
+	return reply;
 }
 
 static bool
