@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "worker-exec.h"
-#include "worker-link.h"
+#include "worker-fds.h"
 
 void
 wexec_child(int sock, int adopt, int report, const int *passed,

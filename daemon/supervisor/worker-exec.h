@@ -1,6 +1,6 @@
 /*
  * The worker's process from fork to exec: its signals and descriptors
- * put in the places worker-link.h's table gives them, then vmmd-worker
+ * put in the places worker-fds.h's table gives them, then vmmd-worker
  * run.  Called by worker-link.c alone, in the child it forked; calls
  * nothing of it.
  */
