@@ -66,6 +66,28 @@ ln_host_up(struct lg_vm *vm, lg_check_fn check)
 	    LN_HOST_ADDR, r == 0 ? "ok" : strerror(-r));
 }
 
+void
+ln_check_second(struct lg_vm *vm, lg_check_fn check)
+{
+	int r = ln_ifup(LN_TAP1, LN_HOST1_ADDR), st = -1;
+	char *out;
+
+	if (!check(vm, r == 0, "TAP %s up with %s/24 (%s)", LN_TAP1,
+	    LN_HOST1_ADDR, r == 0 ? "ok" : strerror(-r)))
+		return;
+	out = lg_cmd(vm, "ip link set eth1 up && ip addr add " LN_GUEST1_ADDR
+	    "/24 dev eth1 && cat /sys/class/net/eth1/address", &st, LG_CMD_MS);
+	check(vm, st == 0 && out != NULL && strstr(out, LN_MAC1) != NULL,
+	    "the guest's second card is eth1, %s, up with %s: %s", LN_MAC1,
+	    LN_GUEST1_ADDR, out != NULL ? h_flat(out) : "(no answer)");
+	free(out);
+	out = lg_cmd(vm, "ping -c 3 -W 10 " LN_HOST1_ADDR, &st, LG_CMD_MS);
+	check(vm, st == 0 && out != NULL && strstr(out, " 0% packet loss"),
+	    "the guest pings the host through eth1: %s",
+	    out != NULL ? h_flat(out) : "-");
+	free(out);
+}
+
 /* The thread of ln_with_peer(). */
 static void *
 ln_xfer_run(void *arg)

@@ -4,6 +4,8 @@
  * TAP: the test gives its host side LN_HOST_ADDR and brings it up, the
  * guest takes LN_GUEST_ADDR on eth0, pings the host, and moves 1 MiB
  * each way over TCP with busybox nc, checked with md5sum on both sides.
+ * A second card on a second TAP (LN_TAP1) is eth1, with its own MAC and
+ * subnet: the guest brings it up and pings the host through it.
  */
 #ifndef LNET_H
 #define LNET_H
@@ -17,6 +19,10 @@
 #define LN_TAP		"vmmdnet0"
 #define LN_HOST_ADDR	"10.0.2.1"
 #define LN_GUEST_ADDR	"10.0.2.15"
+#define LN_TAP1		"vmmdnet1"
+#define LN_MAC1		"02:00:00:00:00:10"
+#define LN_HOST1_ADDR	"10.0.3.1"
+#define LN_GUEST1_ADDR	"10.0.3.15"
 
 /*
  * Into a network namespace of our own, with its loopback up (the
@@ -27,6 +33,8 @@ int	ln_enter(void);
 bool	ln_host_up(struct lg_vm *vm, lg_check_fn check);
 /* The guest's side: address, ping, TCP both ways. */
 void	ln_check_guest(struct lg_vm *vm, lg_check_fn check);
+/* The second card: LN_TAP1 up here, eth1 up there with LN_MAC1, a ping. */
+void	ln_check_second(struct lg_vm *vm, lg_check_fn check);
 
 /* What each TCP transfer moves, at most. */
 #define LN_BYTES	(1u << 20)

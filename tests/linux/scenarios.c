@@ -1611,19 +1611,21 @@ out:
 	disk_image[0] = '\0';
 }
 
-/* virtio-net on a TAP vmmd creates: see lnet.h. */
+/* virtio-net on two TAPs vmmd creates: see lnet.h. */
 static void
 scenario_net(struct h_daemon *d, struct h_conn *c)
 {
 	struct lg_vm vm = { .d = d, .c = c, .name = "deb-net" };
 	char extra[256];
 
-	snprintf(extra, sizeof(extra), ",\"net\":{\"tap\":\"%s\","
-	    "\"mac\":\"02:00:00:00:00:0f\"}", LN_TAP);
+	snprintf(extra, sizeof(extra), ",\"net\":[{\"tap\":\"%s\","
+	    "\"mac\":\"02:00:00:00:00:0f\"},{\"tap\":\"%s\","
+	    "\"mac\":\"%s\"}]", LN_TAP, LN_TAP1, LN_MAC1);
 	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("net"), extra))
 		goto out;
 	if (ln_host_up(&vm, check))
 		ln_check_guest(&vm, check);
+	ln_check_second(&vm, check);
 	check_msix(&vm, "virtio-net");
 	show_stats(&vm, "after the network checks");
 out:
