@@ -71,6 +71,13 @@ if qemu_img=$(command -v qemu-img); then
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qemu_img"
 	export VMMD_HOST_EXTRA
 fi
+# promtool checks the metrics test's exposition inside as outside; the
+# test fails, not skips, when the one named here is missing inside.
+if promtool=$(command -v promtool); then
+	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $promtool"
+	VMMD_TEST_PROMTOOL=$promtool
+	export VMMD_HOST_EXTRA VMMD_TEST_PROMTOOL
+fi
 # The cloud test's disks, made at build time, at the same paths inside.
 for disk in ${VMMD_BOOT_DISK_GRUB:-} ${VMMD_BOOT_DISK_EMPTY:-}; do
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $disk"
@@ -79,7 +86,7 @@ done
 # The sanitizers' settings (meson's or the caller's) hold inside too.
 VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_ VMMD_BOOT_DISK_GRUB
-    VMMD_BOOT_DISK_EMPTY"
+    VMMD_BOOT_DISK_EMPTY VMMD_TEST_PROMTOOL"
 export VMMD_TEST_TIME_SCALE VMMD_LINUX_MAX_SILENCE VMMD_LINUX_TCG_THREADS
 export VMMD_LINUX_MODE VMMD_LINUX_SCENARIOS
 export VMMD_HOST_PROGRAMS VMMD_HOST_GUEST VMMD_HOST_PASS
