@@ -86,6 +86,8 @@ info_bool(struct json_object *o, const char *key)
 	return json_object_get_boolean(v) ? 1 : 0;
 }
 
+static bool	on_time(const struct periodic *);
+
 /*
  * Waits, bounded, until the device of name reports no backlog; its
  * counters then in t.  The backlog of a running guest only grows while
@@ -141,9 +143,25 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
 	tap_ok(h_file_expect(log, "waiting for the host's word", 1,
 	    RTC_RUN_MS) == 0, "%s: the guest counted its 3 s of ticks", name);
-	tap_ok(drained(c, name, &p->dev), "%s: the device's backlog drained",
-	    name);
+	p->before = log_number(log, prefix, " ticks before the stall");
+	p->at_unstall = log_number(log, prefix, " ticks at the end");
+	p->after20 = log_number(log, prefix, " ticks 20 ms after");
+	p->window = log_number(log, prefix, " ticks in");
+	/*
+	 * A guest that fell behind before the stall cannot catch up with
+	 * a backlog either: its figures are only reported (test_periodic),
+	 * and it is told to stop at once.
+	 */
+	if (on_time(p))
+		tap_ok(drained(c, name, &p->dev), "%s: the device's backlog "
+		    "drained", name);
+	else
+		tap_diag("%s: %ld of %ld ticks before the stall: stopping it "
+		    "without waiting for the backlog", name, p->before,
+		    hz * 5 / 4);
 	rtc = h_info_stats(c, name, "devices", "rtc", &r);
+	if (!on_time(p) && rtc != NULL)
+		h_rtc_ticks(rtc, &p->dev);
 	tap_ok(rtc != NULL, "%s: vm.info has stats.devices.rtc", name);
 	tap_ok(info_bool(rtc, "lost_ticks_slew") ==
 	    (strcmp(policy, "slew") == 0) && p->dev.max_slices == (slices != 0 ?
@@ -159,10 +177,6 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	rtc = h_info_stats(c, name, "devices", "rtc", &r);
 	h_rtc_ticks(rtc, &p->end);
 	json_object_put(r);
-	p->before = log_number(log, prefix, " ticks before the stall");
-	p->at_unstall = log_number(log, prefix, " ticks at the end");
-	p->after20 = log_number(log, prefix, " ticks 20 ms after");
-	p->window = log_number(log, prefix, " ticks in");
 	snprintf(prefix, sizeof(prefix), "rtc: periodic %ld Hz: stopped: ",
 	    hz);
 	p->total = log_number(log, prefix, " ticks in");
