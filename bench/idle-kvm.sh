@@ -2,7 +2,7 @@
 # bench/idle.sh and the start-latency benchmark where the native /dev/kvm
 # cannot run them: in one boot of the linux suite's nested test host (a
 # hardware-style /dev/kvm under QEMU's emulation, see
-# tests/linux/README.md), for one vmmd build or two side by side (say a
+# tests/testhost/README.md), for one vmmd build or two side by side (say a
 # build of an older commit, to compare before and after a change):
 #   - a halted test guest (hello): system calls (strace -c -f) and
 #     wake-ups (voluntary context switches) of the supervisor and of the
