@@ -21,7 +21,7 @@ nested_init "${1:?usage: bench/exit-stats.sh BUILDDIR [ROUNDS [N]]}" \
     exit-stats
 b=$nested_build
 nested_file "$b/bench/exit-cost" "$b/tests/guests/exits.elf" \
-    "$b/tests/guests/demo.elf"
+    "$b/daemon/guest/demo.elf"
 nested_var BENCH_PROG "$b/bench/exit-cost"
 nested_var VMMD_GUEST_EXITS "$b/tests/guests/exits.elf"
 nested_var BENCH_ROUNDS "${2:-3}"

@@ -40,10 +40,10 @@ for b in "$nested_build" ${2:+"$(cd "$2" && pwd)"}; do
 	builds="$builds $b:$(basename "$b")@$rev"
 done
 nested_file "$nested_build/tests/guests/hello.elf" \
-    "$nested_build/tests/guests/demo.elf"
+    "$nested_build/daemon/guest/demo.elf"
 nested_var BENCH_BUILDS "$builds"
 nested_var BENCH_HELLO "$nested_build/tests/guests/hello.elf"
-nested_var BENCH_DEMO "$nested_build/tests/guests/demo.elf"
+nested_var BENCH_DEMO "$nested_build/daemon/guest/demo.elf"
 for v in VMMD_BENCH_SECONDS VMMD_BENCH_STARTS VMMD_BENCH_LATENCY_LIMIT \
     VMMD_TEST_KEEP; do
 	eval "val=\${$v:-}"

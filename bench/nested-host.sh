@@ -108,7 +108,7 @@ nested_run() {
 	VMMD_BIN=$nested_build/daemon/vmmd \
 	VMMD_WORKER_BIN=$nested_build/daemon/vmmd-worker \
 	VMCTL_BIN=$nested_build/ctl/vmctl \
-	VMMD_GUEST_DEMO=$nested_build/tests/guests/demo.elf \
+	VMMD_GUEST_DEMO=$nested_build/daemon/guest/demo.elf \
 	VMMD_HOST_EXTRA="$nested_extra" \
 	    sh "$nested_top/tests/testhost/boot.sh"
 }
