@@ -27,8 +27,11 @@
  * dropped, under discard nothing reinjected.  slew runs with 32 slices
  * (the default) and with 8 (rtc_slices, as QEMU reinjects): the same
  * counts, and the catch-up times (the guest's) side by side; at 1024
- * Hz, where the guest keeps up, 32 slices catch up within 20 ms.
+ * Hz, where the guest keeps up, 32 slices catch up within 20 ms.  And
+ * the worker stopped for 0.5 s across the end of the 3 s, as a loaded
+ * host may: every tick then owed still reaches the guest.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,8 @@
 
 #define RTC_RUN_MS	60000	/* calibration, 3 s of ticks, emulation */
 #define RTC_DRAIN_MS	60000	/* a backlog reinjected on a loaded host */
+#define RTC_STOP_AT_MS	2800	/* test_stopped_at_end: from "start" */
+#define RTC_STOP_MS	500
 #define TICKS_SLACK	10	/* slew: "give or take a few" */
 #define TICKS_SLACK_DISCARD	16
 #define CATCHUP_US_MAX	20000	/* at 1024 Hz, 32 slices: about 18 ms */
@@ -127,10 +132,14 @@ drained(struct h_conn *c, const char *name, struct h_rtc_ticks *t)
 	}
 }
 
-/* slices: rtc_slices, 0 for the default (32). */
+/*
+ * slices: rtc_slices, 0 for the default (32).  stop_ms: 0, or stop the
+ * worker (SIGSTOP) that long from RTC_STOP_AT_MS after the guest said
+ * its ticks started.
+ */
 static void
 run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
-    long hz, int slices, struct periodic *p)
+    long hz, int slices, int stop_ms, struct periodic *p)
 {
 	struct json_object *r, *rtc;
 	char name[32], prefix[64], extra[32] = "";
@@ -141,8 +150,8 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 
 	memset(p, 0xff, sizeof(*p));
 	p->hz = hz;
-	snprintf(name, sizeof(name), "rtc-%s-%ld%s", policy, hz,
-	    slices != 0 ? "-s" : "");
+	snprintf(name, sizeof(name), "rtc-%s-%ld%s%s", policy, hz,
+	    slices != 0 ? "-s" : "", stop_ms != 0 ? "-stop" : "");
 	if (slices != 0)
 		snprintf(extra, sizeof(extra), ",\"rtc_slices\":%d", slices);
 	snprintf(prefix, sizeof(prefix), "rtc: periodic %ld Hz: ", hz);
@@ -153,6 +162,18 @@ run_periodic(struct h_daemon *d, struct h_conn *c, const char *policy,
 	    h_env("VMMD_GUEST_RTC"), hz, policy, extra) == 0, "%s: created",
 	    name);
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
+	if (stop_ms != 0) {
+		pid_t pid = h_vm_pid(c, name);
+
+		tap_ok(pid > 0 && h_file_expect(log, "Hz: start", 1,
+		    RTC_RUN_MS) == 0, "%s: the guest's ticks started", name);
+		h_sleep_ms(RTC_STOP_AT_MS);
+		tap_ok(pid > 0 && kill(pid, SIGSTOP) == 0,
+		    "%s: its worker stopped for %d ms", name, stop_ms);
+		h_sleep_ms(stop_ms);
+		if (pid > 0)
+			kill(pid, SIGCONT);
+	}
 	tap_ok(h_file_expect(log, "waiting for the host's word", 1,
 	    RTC_RUN_MS) == 0, "%s: the guest counted its 3 s of ticks", name);
 	p->before = log_number(log, prefix, " ticks before the stall");
@@ -367,14 +388,14 @@ check_periodic(const struct periodic *slew, const struct periodic *slew8,
  * saturated, and the two policies only differ by what its spare time
  * allows (reported, with slew taking at least as many ticks).
  */
-static void
+static long
 test_periodic(struct h_daemon *d, struct h_conn *c)
 {
 	struct periodic slew, slew8, discard;
 	long took, hz;
 
-	run_periodic(d, c, "slew", 1024, 0, &slew);
-	run_periodic(d, c, "discard", 1024, 0, &discard);
+	run_periodic(d, c, "slew", 1024, 0, 0, &slew);
+	run_periodic(d, c, "discard", 1024, 0, 0, &discard);
 	if (kept_up(&slew) && kept_up(&discard)) {
 		/*
 		 * Within 20 ms, plus what taking the stall's ticks costs
@@ -385,14 +406,14 @@ test_periodic(struct h_daemon *d, struct h_conn *c)
 		long bound = CATCHUP_US_MAX + (slew.irq_ns > 0 ?
 		    512 * slew.irq_ns / 1000 * 3 / 2 : 0);
 
-		run_periodic(d, c, "slew", 1024, 8, &slew8);
+		run_periodic(d, c, "slew", 1024, 8, 0, &slew8);
 		check_periodic(&slew, &slew8, &discard);
 		tap_ok(slew.caught_us >= 0 && slew.caught_us <= bound,
 		    "slew 1024 Hz: every lost tick reinjected %ld us after "
 		    "the stall (at most %d ms and 1.5 x 512 of the guest's "
 		    "%ld ns interrupts: %ld us)", slew.caught_us,
 		    CATCHUP_US_MAX / 1000, slew.irq_ns, bound);
-		return;
+		return 1024;
 	}
 	took = (slew.before > discard.before ? slew.before :
 	    discard.before) * 4 / 5;
@@ -410,14 +431,37 @@ test_periodic(struct h_daemon *d, struct h_conn *c)
 		;
 	tap_diag("running again at %ld Hz (the guest took %ld a second)",
 	    hz, took);
-	run_periodic(d, c, "slew", hz, 0, &slew);
-	run_periodic(d, c, "slew", hz, 8, &slew8);
-	run_periodic(d, c, "discard", hz, 0, &discard);
+	run_periodic(d, c, "slew", hz, 0, 0, &slew);
+	run_periodic(d, c, "slew", hz, 8, 0, &slew8);
+	run_periodic(d, c, "discard", hz, 0, 0, &discard);
 	tap_diag("%ld Hz: the guest %s while unmasked (%ld, %ld, %ld of %ld "
 	    "before the stall)", hz, on_time(&slew) && on_time(&slew8) &&
 	    on_time(&discard) ? "keeps up" : "fell behind", slew.before,
 	    slew8.before, discard.before, hz * 5 / 4);
-	check_periodic(&slew, &slew8, &discard);
+	check_periodic(&slew, &slew8, &discard);	return hz;
+}
+
+/*
+ * What a loaded host does at the worst moment, made to happen: the
+ * worker (the device's timers and the vCPU alike) stopped across the end
+ * of the guest's 3 s, so that ticks fall due while nothing runs and are
+ * still owed when the window ends.  Under slew every one of them must
+ * still reach the guest: it stops its periodic interrupt only once the
+ * backlog drained.  (A guest that cleared PIE when its window ended had
+ * the device drop them.)
+ */
+static void
+test_stopped_at_end(struct h_daemon *d, struct h_conn *c, long hz)
+{
+	struct periodic p;
+
+	run_periodic(d, c, "slew", hz, 0, RTC_STOP_MS, &p);
+	tap_ok(p.dev.backlog == 0 && p.dev.dropped == 0 &&
+	    all_ticks(p.total, handed_on(&p)),
+	    "slew %ld Hz, the worker stopped %d ms across the end of the "
+	    "guest's 3 s: backlog drained (high %lld), none dropped, the "
+	    "guest got every tick (%ld of %lld)", hz, RTC_STOP_MS,
+	    (long long)p.dev.backlog_high, p.total, (long long)p.end.raised);
 }
 
 static void
@@ -517,7 +561,7 @@ main(void)
 	h_init();
 	c = h_setup(&d);
 	test_idle(d, c);
-	test_periodic(d, c);
+	test_stopped_at_end(d, c, test_periodic(d, c));
 	test_alarm(d, c);
 	test_clock(d, c);
 	h_close(c);
