@@ -113,7 +113,7 @@ start_vmmd() {
 	state=${VMMD_STATEDIR:-/var/lib/vmmd}
 	"$builddir/ctl/vmctl" -s "$sock" list >/dev/null 2>&1 && return 0
 	set -- "$builddir/daemon/vmmd" -f -s "$sock" -d "$state" \
-	    -g "$builddir/tests/guests/demo.elf"
+	    -g "$builddir/daemon/guest/demo.elf"
 	if [ -d /run/systemd/system ] &&
 	    systemd-run --unit=vmmd-quickstart --collect \
 	    -p Type=notify -p KillMode=process --quiet "$@"; then

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A cloud image from start to a working ssh, vmmd against QEMU, in one
-# boot of the linux suite's nested test host (tests/linux/README.md):
+# boot of the linux suite's nested test host (tests/testhost/README.md):
 # the Debian cloud image of tests/linux/build-cloud-image.sh, booted by
 # vmmd from its disk (GRUB's choice, cloud-init's seed with a key, passt
 # with a forward) through an overlay, then by QEMU with the same kernel

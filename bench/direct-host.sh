@@ -22,7 +22,7 @@ direct_run() {
 	env VMMD_BIN="$direct_build/daemon/vmmd" \
 	    VMMD_WORKER_BIN="$direct_build/daemon/vmmd-worker" \
 	    VMCTL_BIN="$direct_build/ctl/vmctl" \
-	    VMMD_GUEST_DEMO="$direct_build/tests/guests/demo.elf" \
+	    VMMD_GUEST_DEMO="$direct_build/daemon/guest/demo.elf" \
 	    BENCH_DIR="$direct_work" BENCH_WHERE="this host's /dev/kvm" \
 	    "$@" sh "$direct_inner"
 	exit

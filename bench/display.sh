@@ -11,7 +11,7 @@
 # this host's, on a software KVM backend where that is what opens);
 # elsewhere (or with VMMD_BENCH_NESTED=1) in one boot of the linux
 # suite's nested test host (a hardware-style /dev/kvm under QEMU's
-# emulation, see tests/linux/README.md), where counts are meaningful
+# emulation, see tests/testhost/README.md), where counts are meaningful
 # and times are not.  Prints figures; asserts nothing.
 #
 #   bench/display.sh BUILDDIR

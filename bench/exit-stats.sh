@@ -2,7 +2,7 @@
 # What an exit costs, and what exit statistics add to it
 # (bench/exit-cost.c), where the native /dev/kvm cannot run it: in one
 # boot of the linux suite's nested test host (a hardware-style /dev/kvm
-# under QEMU's emulation, see tests/linux/README.md): (a) a bare KVM_RUN
+# under QEMU's emulation, see tests/testhost/README.md): (a) a bare KVM_RUN
 # loop, (b) vmmd with exit statistics off, (c) on, (d) QEMU -M pc on the
 # same PVH test guest (tests/guests/exits.c), ROUNDS alternating rounds
 # of N port writes each; microseconds per exit, the ratios to (a), and
@@ -21,7 +21,7 @@ nested_init "${1:?usage: bench/exit-stats.sh BUILDDIR [ROUNDS [N]]}" \
     exit-stats
 b=$nested_build
 nested_file "$b/bench/exit-cost" "$b/tests/guests/exits.elf" \
-    "$b/tests/guests/demo.elf"
+    "$b/daemon/guest/demo.elf"
 nested_var BENCH_PROG "$b/bench/exit-cost"
 nested_var VMMD_GUEST_EXITS "$b/tests/guests/exits.elf"
 nested_var BENCH_ROUNDS "${2:-3}"

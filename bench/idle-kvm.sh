@@ -2,7 +2,7 @@
 # bench/idle.sh and the start-latency benchmark where the native /dev/kvm
 # cannot run them: in one boot of the linux suite's nested test host (a
 # hardware-style /dev/kvm under QEMU's emulation, see
-# tests/linux/README.md), for one vmmd build or two side by side (say a
+# tests/testhost/README.md), for one vmmd build or two side by side (say a
 # build of an older commit, to compare before and after a change):
 #   - a halted test guest (hello): system calls (strace -c -f) and
 #     wake-ups (voluntary context switches) of the supervisor and of the
@@ -40,10 +40,10 @@ for b in "$nested_build" ${2:+"$(cd "$2" && pwd)"}; do
 	builds="$builds $b:$(basename "$b")@$rev"
 done
 nested_file "$nested_build/tests/guests/hello.elf" \
-    "$nested_build/tests/guests/demo.elf"
+    "$nested_build/daemon/guest/demo.elf"
 nested_var BENCH_BUILDS "$builds"
 nested_var BENCH_HELLO "$nested_build/tests/guests/hello.elf"
-nested_var BENCH_DEMO "$nested_build/tests/guests/demo.elf"
+nested_var BENCH_DEMO "$nested_build/daemon/guest/demo.elf"
 for v in VMMD_BENCH_SECONDS VMMD_BENCH_STARTS VMMD_BENCH_LATENCY_LIMIT \
     VMMD_TEST_KEEP; do
 	eval "val=\${$v:-}"

@@ -33,6 +33,6 @@ VMMD_LINUX_SCENARIOS=$top/bench/idle-linux-inner.sh \
 VMMD_BIN=$build/daemon/vmmd \
 VMMD_WORKER_BIN=$build/daemon/vmmd-worker \
 VMCTL_BIN=$build/ctl/vmctl \
-VMMD_GUEST_DEMO=$build/tests/guests/demo.elf \
+VMMD_GUEST_DEMO=$build/daemon/guest/demo.elf \
 VMMD_HOST_EXTRA="$qemu $strace $firmware" \
-    sh "$top/tests/linux/run.sh"
+    sh "$top/tests/testhost/boot.sh"

@@ -15,6 +15,8 @@ secs=${2:-10}
 guest=${3:-hello}
 build=$(cd "$build" && pwd)
 elf=$build/tests/guests/$guest.elf
+# The demo guest is shipped: built in daemon/guest/.
+[ "$guest" != demo ] || elf=$build/daemon/guest/demo.elf
 [ -f "$elf" ] || { echo "no guest $elf" >&2; exit 1; }
 for t in strace qemu-system-x86_64; do
 	command -v $t >/dev/null || { echo "idle.sh: needs $t" >&2; exit 1; }

@@ -20,6 +20,8 @@ count=${4:-1}
 display=${5:-}
 build=$(cd "$build" && pwd)
 elf=$build/tests/guests/$guest.elf
+# The demo guest is shipped: built in daemon/guest/.
+[ "$guest" != demo ] || elf=$build/daemon/guest/demo.elf
 [ -f "$elf" ] || { echo "no guest $elf" >&2; exit 1; }
 
 tmp=$(mktemp -d)

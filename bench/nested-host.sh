@@ -1,6 +1,6 @@
 # Sourced by the benchmarks that need a hardware-style /dev/kvm
 # (display.sh, idle-kvm.sh): one boot of the linux suite's nested test
-# host (tests/linux/run.sh, build-host.sh) runs an inner script with
+# host (tests/testhost/boot.sh, build-host.sh) runs an inner script with
 # QEMU, strace and whatever else the benchmark packs.  Counts are
 # meaningful in the test host; times are those of an emulated machine.
 #
@@ -108,7 +108,7 @@ nested_run() {
 	VMMD_BIN=$nested_build/daemon/vmmd \
 	VMMD_WORKER_BIN=$nested_build/daemon/vmmd-worker \
 	VMCTL_BIN=$nested_build/ctl/vmctl \
-	VMMD_GUEST_DEMO=$nested_build/tests/guests/demo.elf \
+	VMMD_GUEST_DEMO=$nested_build/daemon/guest/demo.elf \
 	VMMD_HOST_EXTRA="$nested_extra" \
-	    sh "$nested_top/tests/linux/run.sh"
+	    sh "$nested_top/tests/testhost/boot.sh"
 }

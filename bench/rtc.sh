@@ -14,7 +14,7 @@
 # host's (on a software KVM backend, not those of hardware).  Elsewhere
 # (or with VMMD_BENCH_NESTED=1) in one boot of the linux suite's nested
 # test host (a hardware-style /dev/kvm under QEMU's emulation, see
-# tests/linux/README.md) at 32 Hz: the guest inside takes a few hundred
+# tests/testhost/README.md) at 32 Hz: the guest inside takes a few hundred
 # interrupts a second at most, and reinjection needs room on top of the
 # ticks; counts are meaningful there, times are those of an emulated
 # machine.  VMMD_BENCH_HZ sets the rate.  Prints figures; asserts nothing.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Disk and network I/O, vmmd against QEMU, in one boot of the linux
-# suite's nested test host (tests/linux/README.md): the reference guest
+# suite's nested test host (tests/testhost/README.md): the reference guest
 # with two virtio-blk disks, one on a raw image and one on a fresh qcow2
 # image (qemu-img create: 64 KiB clusters, no backing file), and
 # virtio-net on a TAP device, under vmmd, then under QEMU (-M pc

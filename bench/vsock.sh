@@ -1,6 +1,6 @@
 #!/bin/sh
 # vsock's cost to the VMM, vmmd against QEMU, in one boot of the linux
-# suite's nested test host (tests/linux/README.md; its kernel has
+# suite's nested test host (tests/testhost/README.md; its kernel has
 # vhost-vsock): the reference guest echoes on vsock port 1234
 # (vsock-echo, started by its init), and the test host sends it MIB MiB
 # (vsock-echo send), which come back, once under vmmd ("vsock": {}) and

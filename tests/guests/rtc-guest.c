@@ -27,6 +27,17 @@
  *     rtc: periodic HZ Hz: caught up N us after the stall, M ticks
  *     rtc: periodic HZ Hz: N ticks in 3000 ms, 500 ms stalled
  *     PASS
+ *   With "drain=host" the guest does not stop its periodic interrupt
+ *   when its 3 s are over: the device may still owe it ticks (coalesced
+ *   while its vCPU did not run, on a loaded host), and clearing PIE
+ *   drops them.  It prints the same lines, the ticks still coming, then
+ *   keeps taking them until a byte comes on COM1 (the host sends one
+ *   once the device reports its backlog empty), at most 120 s
+ *   ("drainsecs=N"), then stops and counts again:
+ *     rtc: periodic HZ Hz: N ticks in 3000 ms, 500 ms stalled
+ *     rtc: periodic HZ Hz: waiting for the host's word to stop
+ *     rtc: periodic HZ Hz: stopped: N ticks in M ms
+ *     PASS | FAIL: no word from the host in N s
  * test=alarm  update-ended and alarm interrupts (UIE, AIE), the alarm
  *   set 3 s ahead; each interrupt reads register C and the time:
  *     rtc: update at HH:MM:SS (N ms)        for 5 updates
@@ -131,6 +142,7 @@ static volatile uint64_t periodic_t0, caught_at;
 static volatile uint32_t caught_ticks;
 static uint64_t periodic_hz;
 static volatile unsigned int self_irqs;
+static volatile bool host_said_stop;
 
 static void
 periodic_tick(void)
@@ -146,6 +158,35 @@ periodic_tick(void)
 		caught_ticks = ticks;
 		catching = false;
 	}
+}
+
+static void
+periodic_host_byte(uint8_t c)
+{
+	(void)c;
+	host_said_stop = true;
+}
+
+/*
+ * drain=host: keeps taking ticks until the host's byte comes (or
+ * drainsecs have passed: false), so that every tick the device owes
+ * arrives before PIE is cleared.  The ticks themselves wake the halt.
+ */
+static bool
+periodic_wait_host(unsigned long hz)
+{
+	uint64_t deadline;
+	unsigned long secs = cmdline_get_ulong("drainsecs", 120);
+
+	printf("rtc: periodic %lu Hz: waiting for the host's word to stop\n",
+	    hz);
+	deadline = rdtsc() + ms_to_tsc(secs * 1000);
+	while (!host_said_stop && rdtsc() < deadline)
+		idle();
+	if (host_said_stop)
+		return true;
+	printf("FAIL: no word from the host in %lu s\n", secs);
+	return false;
 }
 
 static void
@@ -202,8 +243,11 @@ test_periodic(void)
 	unsigned long hz = cmdline_get_ulong("hz", 1024);
 	unsigned long secs = cmdline_get_ulong("secs", 3);
 	unsigned long stall_ms = cmdline_get_ulong("stall", 500);
+	char drain[8];
+	bool by_host = cmdline_get("drain", drain, sizeof(drain)) &&
+	    strcmp(drain, "host") == 0;
 	unsigned int rs;
-	bool seen20 = false;
+	bool seen20 = false, heard = true;
 
 	/* Rate select n gives 65536 >> n Hz, for n = 3 to 15. */
 	for (rs = 3; rs <= 15 && (65536ul >> rs) != hz; rs++)
@@ -224,6 +268,10 @@ test_periodic(void)
 		printf("rtc: an interrupt costs ? ns (a self-IPI did not "
 		    "come)\n");
 	periodic_hz = hz;
+	if (by_host && serial_rx_irq_enable(periodic_host_byte) != 0) {
+		printf("FAIL: no COM1 input interrupt\n");
+		return;
+	}
 	irq_enable(RTC_IRQ, periodic_tick);
 	cmos_write(REG_A, 0x20 | rs);		/* 32.768 kHz time base */
 	(void)cmos_read(REG_C);
@@ -251,11 +299,13 @@ test_periodic(void)
 			seen20 = true;
 		}
 	}
-	cli();
-	cmos_write(REG_B, cmos_reg_b() & ~REG_B_PIE);
+	if (!by_host) {
+		cli();
+		cmos_write(REG_B, cmos_reg_b() & ~REG_B_PIE);
+		sti();
+		irq_disable(RTC_IRQ);
+	}
 	total = ticks;
-	sti();
-	irq_disable(RTC_IRQ);
 	printf("rtc: periodic %lu Hz: %u ticks before the stall (%lu due)\n",
 	    hz, before, hz * 5 / 4);
 	printf("rtc: periodic %lu Hz: %u ticks at the end of the stall\n",
@@ -268,7 +318,20 @@ test_periodic(void)
 		    caught_ticks - at_unstall);
 	printf("rtc: periodic %lu Hz: %u ticks in %lu ms, %lu ms stalled\n",
 	    hz, total, secs * 1000, stall_ms);
-	printf("PASS\n");
+	if (by_host) {
+		/* Still ticking: the figures above are the 3 s's. */
+		heard = periodic_wait_host(hz);
+		cli();
+		cmos_write(REG_B, cmos_reg_b() & ~REG_B_PIE);
+		total = ticks;
+		end = rdtsc();
+		sti();
+		irq_disable(RTC_IRQ);
+		printf("rtc: periodic %lu Hz: stopped: %u ticks in %lu ms\n",
+		    hz, total, (end - t0) * 1000 / tsc_hz);
+	}
+	if (heard)
+		printf("PASS\n");
 }
 
 /* --- test=alarm --------------------------------------------------------- */

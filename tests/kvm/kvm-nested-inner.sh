@@ -1,17 +1,17 @@
 #!/bin/sh
 # Runs inside the nested test host that kvm-nested.sh boots (through
-# tests/linux/run.sh): every program of the kvm suite, one after the
+# tests/testhost/boot.sh): every program of the kvm suite, one after the
 # other, as one TAP stream on stdout.
 #
 #   kvm-nested-inner.sh [TEST...]     (none: all of VMMD_KVM_TESTS)
 #
-# Environment (from /vmmd/env, see tests/linux/build-host.sh):
+# Environment (from /vmmd/env, see tests/testhost/build-host.sh):
 #   VMMD_KVM_TESTS         "name=timeout ...": the programs
 #                          (/vmmd/kvm-test-NAME) in meson's order, with
 #                          meson's timeout in seconds
 #   VMMD_TEST_TIME_SCALE   each program's timeout is meson's times this
 #                          (the harness's own waits are not scaled: no
-#                          check needed it, see tests/linux/README.md)
+#                          check needed it, see tests/testhost/README.md)
 #   VMMD_BIN, VMMD_WORKER_BIN, VMCTL_BIN, VMMD_GUEST_*: for the programs
 #
 # Each program's test points are renumbered and prefixed with its name

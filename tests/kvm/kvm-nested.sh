@@ -1,19 +1,18 @@
 #!/bin/sh
 # The kvm suite where this host has no usable /dev/kvm (meson test
-# "nested", suite kvm): every kvm test program, in one boot of the linux
-# suite's nested test host (QEMU's emulation with emulated SVM, where
-# /dev/kvm exists; see tests/linux/README.md), as one TAP stream.
+# "nested", suite kvm): every kvm test program, in one boot of the nested
+# test host that every suite uses (QEMU's emulation with emulated SVM,
+# where /dev/kvm exists; see tests/testhost/README.md), as one TAP stream.
 #
 #   kvm-nested.sh [TEST...]  (meson test --suite kvm sets the environment)
 #
 # Where /dev/kvm opens, the programs run directly as meson tests of their
 # own and this one skips; where it does not, they skip and this one runs
-# them.  The test host is the linux suite's: tests/linux/run.sh
-# builds its initramfs (build-host.sh: vmmd, the test programs, the test
-# guests, their libraries) and boots it; kvm-nested-inner.sh runs the
-# programs inside.  Its kernel, busybox and KVM modules come from the
-# reference guest directory (tests/linux/build-guest.sh): without it this
-# test skips.
+# them.  tests/testhost/boot.sh builds the test host's initramfs
+# (build-host.sh: vmmd, the test programs, the test guests, their
+# libraries) and boots it; kvm-nested-inner.sh runs the programs inside.
+# Its kernel, busybox and KVM modules come from the reference guest
+# directory (tests/linux/build-guest.sh): without it this test skips.
 #
 # Environment, besides the kvm suite's (VMMD_BIN, VMMD_WORKER_BIN,
 # VMCTL_BIN, VMMD_GUEST_*):
@@ -23,13 +22,13 @@
 #                          where /dev/kvm opens
 #   VMMD_TEST_TIME_SCALE   multiplies each program's meson timeout
 #                          inside (default 2: see "Time inside the test
-#                          host" in tests/linux/README.md)
+#                          host" in tests/testhost/README.md)
 #   VMMD_LINUX_MAX_SILENCE seconds without TAP after which the test host
 #                          counts as hung (default here 120: every program
 #                          prints within seconds, or times out)
 #   VMMD_LINUX_TCG_THREADS QEMU's TCG threading (default here single)
 #   VMMD_LINUX_GUEST, VMMD_LINUX_WORKDIR, VMMD_LINUX_TIMEOUT, ...: as
-#                          for tests/linux/run.sh
+#                          for tests/testhost/boot.sh
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,6 +70,13 @@ if qemu_img=$(command -v qemu-img); then
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qemu_img"
 	export VMMD_HOST_EXTRA
 fi
+# promtool checks the metrics test's exposition inside as outside; the
+# test fails, not skips, when the one named here is missing inside.
+if promtool=$(command -v promtool); then
+	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $promtool"
+	VMMD_TEST_PROMTOOL=$promtool
+	export VMMD_HOST_EXTRA VMMD_TEST_PROMTOOL
+fi
 # The cloud test's disks, made at build time, at the same paths inside.
 for disk in ${VMMD_BOOT_DISK_GRUB:-} ${VMMD_BOOT_DISK_EMPTY:-}; do
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $disk"
@@ -79,8 +85,8 @@ done
 # The sanitizers' settings (meson's or the caller's) hold inside too.
 VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_ VMMD_BOOT_DISK_GRUB
-    VMMD_BOOT_DISK_EMPTY"
+    VMMD_BOOT_DISK_EMPTY VMMD_TEST_PROMTOOL"
 export VMMD_TEST_TIME_SCALE VMMD_LINUX_MAX_SILENCE VMMD_LINUX_TCG_THREADS
 export VMMD_LINUX_MODE VMMD_LINUX_SCENARIOS
 export VMMD_HOST_PROGRAMS VMMD_HOST_GUEST VMMD_HOST_PASS
-exec sh "$here/../linux/run.sh" "$@"
+exec sh "$here/../testhost/boot.sh" "$@"

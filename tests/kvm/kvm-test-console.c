@@ -153,8 +153,9 @@ main(void)
 		h_console_close(more[0]);
 		more[0] = NULL;
 		late = NULL;
-		/* The worker sees the hang-up on its loop, soon after. */
-		for (i = 0; i < 20 && late == NULL; i++) {
+		/* The worker sees the hang-up on its loop, soon after
+		 * (on a loaded host, later: up to 30 s). */
+		for (i = 0; i < 150 && late == NULL; i++) {
 			h_sleep_ms(200);
 			late = h_console_open(d, "echo");
 		}

@@ -10,7 +10,9 @@
  * keep neither a scrape on the Unix socket nor a control client out,
  * and those past the TCP budget are closed at once.  promtool and
  * prometheus come from Debian's prometheus
- * package; without it those points are skipped, the others run.
+ * package; without it those points are skipped, the others run.  In
+ * the nested test host, kvm-nested.sh packs the outer host's promtool
+ * and names it in VMMD_TEST_PROMTOOL: missing there, it is a failure.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -433,6 +435,12 @@ main(void)
 
 	h_init();
 	promtool_path = h_which("promtool", tool, sizeof(tool));
+	if (getenv("VMMD_TEST_PROMTOOL") != NULL &&
+	    *getenv("VMMD_TEST_PROMTOOL") != '\0') {
+		promtool_path = getenv("VMMD_TEST_PROMTOOL");
+		tap_ok(access(promtool_path, X_OK) == 0, "promtool, packed "
+		    "for this test, is here: %s", promtool_path);
+	}
 	d = h_daemon_start();
 	mport = free_port();
 	snprintf(port, sizeof(port), "127.0.0.1:%d", mport);

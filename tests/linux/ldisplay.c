@@ -91,6 +91,7 @@ ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 	size_t bytes;
 	char *out, pw[64];
 	int port, st, i, paused;
+	double deadline;
 
 	r = h_callf(vm->c, H_REPLY_MS, "vm.display", "{\"name\":\"%s\"}",
 	    vm->name);
@@ -154,6 +155,9 @@ ld_check_display(struct lg_vm *vm, lg_check_fn check, bool show)
 	if (show)
 		ld_show(vm);
 	vview_close(&v);
-	h_sleep_ms(500);
+	/* The worker sees the hang-up on its own loop: wait, bounded. */
+	deadline = h_now_ms() + LG_CMD_MS;
+	while (ld_refresh_timer(vm) && h_now_ms() < deadline)
+		h_sleep_ms(50);
 	check(vm, !ld_refresh_timer(vm), "viewer gone, no refresh timer");
 }

@@ -14,6 +14,7 @@
 #define LV_HOST_PORT		5001	/* the host's AF_VSOCK listener */
 #define LV_FORWARD_PORT		5002	/* NAME.sock_PORT, through vmmd */
 #define LV_LINK_PORT		5003	/* a hard link to 5002's socket */
+#define LV_SOCKET_MS		30000	/* vmmd's inotify, on a loaded host */
 /*
  * vmmd connects a guest only to a socket neither root's nor its own:
  * the listener here runs as root, so its socket is given to nobody (in
@@ -74,6 +75,24 @@ lv_guest_send(struct lg_vm *vm, unsigned int port, char *line, size_t len)
 	return ok;
 }
 
+/*
+ * lv_guest_send until it passes, at most LV_SOCKET_MS: vmmd takes up a
+ * socket that appeared beside the guest's on its own time.
+ */
+static bool
+lv_guest_send_once_there(struct lg_vm *vm, unsigned int port, char *line,
+    size_t len)
+{
+	double deadline = h_now_ms() + LV_SOCKET_MS;
+
+	while (!lv_guest_send(vm, port, line, len)) {
+		if (h_now_ms() >= deadline)
+			return false;
+		h_sleep_ms(500);
+	}
+	return true;
+}
+
 /* A host listener (vsock-echo listen/unix-listen) in the background. */
 static bool
 lv_listener(struct h_proc *p, const char *mode, const char *where)
@@ -99,9 +118,11 @@ lv_check_guest(struct lg_vm *vm, lg_check_fn check, uint32_t cid,
 
 	snprintf(cids, sizeof(cids), "%u", cid);
 	snprintf(port, sizeof(port), "%u", LV_GUEST_PORT);
+	/* Until it says it listens (at most 30 s), not a fixed second. */
 	out = lg_cmd(vm, "ls /dev/vsock && (vsock-echo listen 1234 "
-	    ">/tmp/vsock.log 2>&1 &) && sleep 1 && cat /tmp/vsock.log", &s,
-	    LG_CMD_MS);
+	    ">/tmp/vsock.log 2>&1 &) && i=0 && until grep -q listening "
+	    "/tmp/vsock.log || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); "
+	    "done; cat /tmp/vsock.log", &s, LG_CMD_MS);
 	all &= check(vm, s == 0 && out != NULL && strstr(out,
 	    "listening on 1234") != NULL, "vsock: the guest has /dev/vsock "
 	    "and listens on port %u", LV_GUEST_PORT);
@@ -124,8 +145,7 @@ lv_check_guest(struct lg_vm *vm, lg_check_fn check, uint32_t cid,
 	snprintf(fwd, sizeof(fwd), "%s_%u", sock, LV_FORWARD_PORT);
 	all &= check(vm, lv_listener(&l2, "unix-listen", fwd) &&
 	    stat(fwd, &st) == 0 && chown(fwd, LV_NOBODY, LV_NOBODY) == 0 &&
-	    (h_sleep_ms(1000), true) &&
-	    lv_guest_send(vm, LV_FORWARD_PORT, line, sizeof(line)),
+	    lv_guest_send_once_there(vm, LV_FORWARD_PORT, line, sizeof(line)),
 	    "vsock: guest to host port %u through vmmd to %s: 1 MiB each "
 	    "way, whole (%s)", LV_FORWARD_PORT, fwd, line);
 

@@ -1,10 +1,10 @@
 #!/bin/busybox sh
-# /init of the nested test host that run.sh boots (see build-host.sh for
-# what the initramfs holds).  Loads KVM, runs the program run.sh was given
+# /init of the nested test host that boot.sh boots (see build-host.sh for
+# what the initramfs holds).  Loads KVM, runs the program boot.sh was given
 # (VMMD_LINUX_SCENARIOS: the linux suite's scenarios, the kvm suite's
 # tests/kvm/kvm-nested-inner.sh, a benchmark) with the steps given on the
 # kernel command line (vmmd_steps=a,b,...), copies its TAP output to the
-# second serial port (ttyS1), which run.sh reads, and powers off.
+# second serial port (ttyS1), which boot.sh reads, and powers off.
 /bin/busybox --install -s
 # The initramfs is the rootfs mount, which pivot_root(2) cannot leave:
 # passt (the usernet step) pivots into a root of its own.  A bind mount
@@ -27,14 +27,14 @@ hostname testhost
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 stty -F /dev/ttyS1 raw -echo
-# All SysRq functions: run.sh asks a hung test host for its CPUs'
+# All SysRq functions: boot.sh asks a hung test host for its CPUs'
 # backtraces (SysRq-L) before it kills it.
 echo 1 >/proc/sys/kernel/sysrq
 
 # Every 30 s, where the test host stands, on its console (ttyS0) through
 # the kernel's log: the kernel writes its console by polling, so these
 # lines come out even when the TAP's port (ttyS1, interrupt-driven, like
-# the guest's serial console) stalls.  When the TAP goes silent, run.sh
+# the guest's serial console) stalls.  When the TAP goes silent, boot.sh
 # shows them: still beating means the test host runs; its ttyS1 "tx"
 # count says whether the TAP's port moves; each process's state and
 # wait channel says where the scenarios (and the tee behind them) wait.

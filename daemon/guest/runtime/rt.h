@@ -1,5 +1,6 @@
 /*
- * Runtime for the vmmd test guests: freestanding 64-bit code entered
+ * Runtime for vmmd's own guests, the shipped demo guest and the test
+ * guests of tests/guests/: freestanding 64-bit code entered
  * through the PVH boot protocol (see entry.S).
  *
  * Everything here runs at CPL0.  On a software KVM backend such code is

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Builds the nested test host's initramfs (an uncompressed cpio archive:
 # the test host runs under emulation, where decompressing would cost more
-# than reading) for run.sh:
+# than reading) for boot.sh:
 #
 #   build-host.sh OUT.cpio
 #
 # It holds busybox and the KVM modules from the reference guest directory
-# (VMMD_LINUX_GUEST, see build-guest.sh), the built programs (VMMD_BIN,
+# (VMMD_LINUX_GUEST, see tests/linux/build-guest.sh), the built programs (VMMD_BIN,
 # VMMD_WORKER_BIN, VMCTL_BIN, VMMD_LINUX_SCENARIOS: what the test host
 # runs, and VMMD_HOST_PROGRAMS: more programs, each in /vmmd by its name)
 # with every shared library ldd lists (sanitizer runtimes included) and
@@ -34,7 +34,7 @@ with_guest=${VMMD_HOST_GUEST:-yes}
 need="vmlinuz busybox host-modules/order"
 [ "$with_guest" = no ] || need="$need vmlinux initramfs.cpio.gz cmdline"
 for f in $need; do
-	[ -f "$guest/$f" ] || die "$guest/$f is missing (run build-guest.sh)"
+	[ -f "$guest/$f" ] || die "$guest/$f is missing (run tests/linux/build-guest.sh)"
 done
 
 stage=$(mktemp -d)
@@ -121,7 +121,7 @@ done
 # A variable's value as a word the shell reads back unchanged.
 quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
-# What run.sh passes on: the scenarios' environment inside the test host.
+# What boot.sh passes on: the scenarios' environment inside the test host.
 {
 	echo "VMMD_BIN=/vmmd/vmmd"
 	echo "VMMD_WORKER_BIN=/vmmd/vmmd-worker"
