@@ -34,9 +34,10 @@ dconf_path(char **dst, const char *value, char *err, size_t errlen)
 	return 0;
 }
 
+/* A whole number of seconds from min to max. */
 static int
-dconf_seconds(unsigned int *dst, const char *value, unsigned int max,
-    char *err, size_t errlen)
+dconf_seconds(unsigned int *dst, const char *value, unsigned int min,
+    unsigned int max, char *err, size_t errlen)
 {
 	unsigned long v;
 	char *end;
@@ -44,9 +45,9 @@ dconf_seconds(unsigned int *dst, const char *value, unsigned int max,
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 ||
-	    v > max) {
+	    v < min || v > max) {
 		snprintf(err, errlen, "'%s' is not a number of seconds from "
-		    "0 to %u", value, max);
+		    "%u to %u", value, min, max);
 		return -EINVAL;
 	}
 	*dst = (unsigned int)v;
@@ -245,6 +246,8 @@ dconf_init(struct dconf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->shutdown_timeout = 10;
+	c->boot_timeout = DCONF_BOOT_TIMEOUT;
+	c->boot_disk_timeout = DCONF_BOOT_DISK_TIMEOUT;
 	c->console_log_max = DCONF_CONSOLE_LOG_MAX;
 	c->worker_uid_first = DCONF_WORKER_UID_FIRST;
 	c->worker_uid_last = DCONF_WORKER_UID_LAST;
@@ -315,8 +318,15 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 	if (strcmp(key, "default_kernel") == 0)
 		return dconf_path(&c->kernel, value, err, errlen);
 	if (strcmp(key, "shutdown_timeout") == 0)
-		return dconf_seconds(&c->shutdown_timeout, value,
+		return dconf_seconds(&c->shutdown_timeout, value, 0,
 		    DCONF_SHUTDOWN_TIMEOUT_MAX, err, errlen);
+	/* 0 would kill every worker before it could say anything. */
+	if (strcmp(key, "boot_timeout") == 0)
+		return dconf_seconds(&c->boot_timeout, value, 1,
+		    DCONF_BOOT_TIMEOUT_MAX, err, errlen);
+	if (strcmp(key, "boot_disk_timeout") == 0)
+		return dconf_seconds(&c->boot_disk_timeout, value, 1,
+		    DCONF_BOOT_TIMEOUT_MAX, err, errlen);
 	if (strcmp(key, "console_log_max") == 0)
 		return dconf_size(&c->console_log_max, value, err, errlen);
 	if (strcmp(key, "tap_allow") == 0)
@@ -329,9 +339,9 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 	if (strcmp(key, "passt") == 0)
 		return dconf_path(&c->passt, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
-	    "default_kernel, shutdown_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen, passt)",
-	    key);
+	    "default_kernel, shutdown_timeout, boot_timeout, "
+	    "boot_disk_timeout, console_log_max, tap_allow, worker_uids, "
+	    "metrics_listen, passt)", key);
 	return -EINVAL;
 }
 

@@ -16,6 +16,15 @@
 #include <net/if.h>
 
 #define DCONF_SHUTDOWN_TIMEOUT_MAX	3600	/* seconds */
+/*
+ * How long a worker may take to report its guest running (boot_timeout,
+ * seconds) by default; one that reads its kernel and initrd from the
+ * guest's disk first (a compressed image, decompressed) may take longer
+ * (boot_disk_timeout).  Either may be set from 1 to the maximum.
+ */
+#define DCONF_BOOT_TIMEOUT		30
+#define DCONF_BOOT_DISK_TIMEOUT		120
+#define DCONF_BOOT_TIMEOUT_MAX		3600
 #define DCONF_LINE_MAX			4096
 #define DCONF_CONSOLE_LOG_MAX		(4 * 1024 * 1024)	/* default */
 /*
@@ -48,6 +57,8 @@ struct dconf {
 	char *statedir;			/* definitions, console logs */
 	char *kernel;			/* guest of VMs without a kernel */
 	unsigned int shutdown_timeout;	/* seconds guests get on SIGTERM */
+	unsigned int boot_timeout;	/* seconds to the guest running */
+	unsigned int boot_disk_timeout;	/* the same, booting from a disk */
 	uint64_t console_log_max;	/* bytes; 0: never rotated */
 	struct dconf_tap_rule *tap_rules; /* in file order; none: root only */
 	size_t ntap_rules;

@@ -651,6 +651,14 @@ vm_worker_deadline(void *owner)
 
 /* Starting ------------------------------------------------------------- */
 
+/* Seconds the worker has to report the guest running (struct vmmd). */
+static unsigned int
+vm_boot_timeout(const struct vm *vm)
+{
+	return config_boot(vm->def) == VM_BOOT_DISK ?
+	    vm->d->boot_disk_timeout : vm->d->boot_timeout;
+}
+
 /*
  * What worker.boot's answer (or worker.adopt's) says of the boot: the
  * kernel the worker chose from the disk, the seed's instance-id.
@@ -854,8 +862,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
 		return 0;
 	}
-	wlink_deadline_set(vm->w, config_boot(vm->def) == VM_BOOT_DISK ?
-	    VM_BOOT_DISK_TIMEOUT : VM_BOOT_TIMEOUT);
+	wlink_deadline_set(vm->w, vm_boot_timeout(vm));
 	return 0;
 
 free_params:
@@ -959,8 +966,7 @@ vm_worker_exited(void *owner, int status)
 		.booted = vm->run.booted,
 		.stop_requested = vm->run.stop_requested,
 		.boot_refused = vm->run.boot_error != NULL,
-		.boot_timeout = config_boot(vm->def) == VM_BOOT_DISK ?
-		    VM_BOOT_DISK_TIMEOUT : VM_BOOT_TIMEOUT,
+		.boot_timeout = vm_boot_timeout(vm),
 		.status_unknown = !wlink_status_known(vm->w),
 		.violation = wlink_violation(vm->w),
 	};

@@ -44,13 +44,6 @@ enum vm_state {
 	VM_CRASHED,		/* the worker died */
 };
 
-/*
- * How long a worker may take to report the guest running; one that
- * reads its kernel and initrd from the guest's disk first (a compressed
- * image, decompressed) may take longer.
- */
-#define VM_BOOT_TIMEOUT		30	/* seconds */
-#define VM_BOOT_DISK_TIMEOUT	120
 /* Default grace period for guests when the daemon itself is stopped. */
 #define VM_EXIT_GRACE		10	/* seconds */
 
@@ -116,6 +109,10 @@ struct vmmd {
 	bool unconfined;		/* -U: workers without a sandbox */
 	uid_t worker_uid_first;		/* worker_uids (vmmd.conf(5)) */
 	uid_t worker_uid_last;
+	/* How long a worker may take to report the guest running, in
+	 * seconds (vmmd.conf(5) boot_timeout, boot_disk_timeout). */
+	unsigned int boot_timeout;
+	unsigned int boot_disk_timeout;	/* booting from the guest's disk */
 	struct answer_list answers;	/* client-answer.h */
 	bool shutting_down;
 	struct vm_hooks hooks;

@@ -577,6 +577,8 @@ main(int argc, char *argv[])
 	d->console_log_max = conf.console_log_max;
 	d->worker_uid_first = conf.worker_uid_first;
 	d->worker_uid_last = conf.worker_uid_last;
+	d->boot_timeout = conf.boot_timeout;
+	d->boot_disk_timeout = conf.boot_disk_timeout;
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	d->passt = conf.passt;

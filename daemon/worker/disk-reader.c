@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -204,10 +205,19 @@ disk_reader_work(const struct disk_reader_request *req,
 
 static void __attribute__((noreturn))
 disk_reader_child(const struct disk_reader_request *req,
-    struct disk_reader_answer *a, int kfd, int ifd)
+    struct disk_reader_answer *a, int kfd, int ifd, pid_t parent)
 {
 	int rc;
 
+	/*
+	 * A worker killed while its reader runs (vmmd's boot timeout
+	 * comes before the reader's deadline) takes the reader with it:
+	 * none lives on, orphaned, as a uid the next worker gets.  The
+	 * parent's loop thread forked us and lives as long as it does;
+	 * one that died before the prctl() is seen in getppid().
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
 	signal(SIGPIPE, SIG_DFL);
 	if ((rc = disk_reader_close_others(req, kfd, ifd)) < 0)
 		snprintf(a->err, sizeof(a->err), "disk reader: closing what it "
@@ -357,6 +367,7 @@ disk_reader_start(const struct disk_reader_request *req,
     struct disk_reader **out, char *err, size_t errlen)
 {
 	struct disk_reader *r;
+	pid_t parent;
 	int rc;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -384,13 +395,14 @@ disk_reader_start(const struct disk_reader_request *req,
 		goto fail;
 	}
 	fflush(NULL);	/* nothing buffered is written twice */
+	parent = getpid();
 	if ((r->pid = fork()) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "disk reader: fork: %s", strerror(-rc));
 		goto fail;
 	}
 	if (r->pid == 0)
-		disk_reader_child(req, r->a, r->kfd, r->ifd);
+		disk_reader_child(req, r->a, r->kfd, r->ifd, parent);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	if (r->pidfd < 0) {
 		rc = -errno;

@@ -3,9 +3,11 @@
  * status of each error class whoever finds it, -j errors as one JSON
  * object on stdout, the daemon's words turned into the options', start
  * and stop that are already done, several names, state, list --state,
- * events, vmctl's own failures (1), another user's VM (7), a daemon
- * limit (9), and a host whose /dev/kvm is unusable (kvm_unavailable).
+ * events, vmctl's own failures (1), another user's VM (7), a guest
+ * that does not start in time (8), a daemon limit (9), and a host whose
+ * /dev/kvm is unusable (kvm_unavailable).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -305,6 +307,140 @@ test_other_classes(const char *hello)
 	tap_ok(h_ctl("stop", "--force", "ev", NULL) == 0, "stop ev");
 }
 
+/* Whether a process that is not a zombie is in process group pgid. */
+static bool
+group_alive(pid_t pgid)
+{
+	struct dirent *e;
+	char path[300], *stat, *p;
+	long pgrp;
+	bool alive = false;
+	DIR *dir;
+
+	if ((dir = opendir("/proc")) == NULL)
+		tap_bail("/proc: %s", strerror(errno));
+	while (!alive && (e = readdir(dir)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((stat = h_read_file(path, NULL)) == NULL)
+			continue;
+		/* pid (comm) state ppid pgrp ... */
+		p = strrchr(stat, ')');
+		if (p != NULL && sscanf(p + 1, " %*c %*d %ld", &pgrp) == 1)
+			alive = pgrp == pgid && p[2] != 'Z';
+		free(stat);
+	}
+	closedir(dir);
+	return alive;
+}
+
+/*
+ * Within ms, nothing of the worker's process group (the worker, its
+ * disk reader) is left; what is left is killed for the next test.
+ */
+static bool
+group_gone(pid_t pgid, int ms)
+{
+	double deadline = h_now_ms() + ms;
+
+	while (group_alive(pgid)) {
+		if (h_now_ms() > deadline) {
+			tap_diag("process group %d still there after %d ms",
+			    (int)pgid, ms);
+			kill(-pgid, SIGKILL);
+			return false;
+		}
+		h_sleep_ms(20);
+	}
+	return true;
+}
+
+/*
+ * vmctl ARG (NULL or -j) start slow, its output in h_ctl_last(): its
+ * exit status; the worker's pid while it was there in *pid (-1: none
+ * seen).
+ */
+static int
+start_slow(struct h_conn *c, const char *arg, pid_t *pid)
+{
+	char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", d->sock, "start",
+	    "slow", NULL, NULL };
+	double deadline = h_now_ms() + H_BOOT_MS;
+
+	if (arg != NULL) {
+		argv[3] = (char *)arg;
+		argv[4] = "start";
+		argv[5] = "slow";
+	}
+	h_proc_free(h_ctl_last());
+	if (h_spawn(h_ctl_last(), argv) < 0)
+		tap_bail("cannot run vmctl start");
+	/* The worker lives for the 2 s of the boot timeout. */
+	while ((*pid = h_vm_pid(c, "slow")) <= 0 && h_now_ms() < deadline)
+		h_sleep_ms(20);
+	return h_proc_wait(h_ctl_last(), 60000);
+}
+
+/*
+ * 8, timeout: a worker that never reports its guest running, met in a
+ * few seconds instead of two minutes.  vmmd restarted with
+ * boot_disk_timeout = 2 (vmmd.conf(5)) and the test build's disk reader
+ * that never answers (VMMD_TEST_READER=stall) kills the worker of a VM
+ * that boots from its disk after 2 s; vmctl start says so, exit 8, and
+ * the VM is left crashed with its worker and the worker's reader gone.
+ */
+static void
+test_timeout(void)
+{
+	const char *disk = getenv("VMMD_BOOT_DISK_GRUB");
+	const char *hooks = getenv("VMMD_TEST_HOOKS");
+	struct h_conn *c = NULL;
+	pid_t pid;
+	int i, r;
+
+	if (disk == NULL || hooks == NULL || strcmp(hooks, "true") != 0) {
+		for (i = 0; i < 7; i++)
+			tap_ok(1, "# SKIP %s", disk == NULL ? "no disk to boot "
+			    "from (sfdisk, mkfs.ext4, qemu-img)" : "a build "
+			    "without -Dtest_hooks=true");
+		return;
+	}
+	h_daemon_setting(d, "boot_disk_timeout", "2");
+	setenv("VMMD_TEST_READER", "stall", 1);
+	r = h_daemon_restart(d, H_REPLY_MS);
+	unsetenv("VMMD_TEST_READER");
+	if (r == 0)
+		c = h_connect(d);
+	tap_ok(c != NULL, "vmmd restarted with boot_disk_timeout = 2 and a "
+	    "disk reader that never answers");
+	if (c == NULL)
+		tap_bail("vmmd does not come back");
+	if (h_create(c, "slow", "\"disks\":[{\"path\":\"%s\","
+	    "\"overlay\":true}]", disk) != 0)
+		tap_bail("cannot define a VM that boots from its disk");
+
+	r = start_slow(c, NULL, &pid);
+	text_error(r, 8, "start slow: timeout: the worker did not start the "
+	    "guest within 2 s", "start of a guest that never runs");
+	r = h_ctl("state", "slow", NULL);
+	tap_ok(r == 0 && strcmp(h_out(), "crashed\n") == 0, "the VM is left "
+	    "crashed (%s)", h_flat(h_out()));
+	tap_ok(pid > 0 && group_gone(pid, H_REPLY_MS), "its worker (pid %d) "
+	    "and the worker's disk reader are gone", (int)pid);
+
+	r = start_slow(c, "-j", &pid);
+	json_error(r, 8, "timeout", "did not start the guest within 2 s",
+	    "start of a guest that never runs");
+	r = h_ctl("state", "slow", NULL);
+	tap_ok(r == 0 && strcmp(h_out(), "crashed\n") == 0 && pid > 0 &&
+	    group_gone(pid, H_REPLY_MS), "crashed again, its worker (pid %d) "
+	    "and reader gone (%s)", (int)pid, h_flat(h_out()));
+	tap_ok(h_vm_pid(c, "slow") < 0 && h_delete(c, "slow") == 0,
+	    "no worker left: the VM is deleted");
+	h_close(c);
+}
+
 /*
  * /dev/null over /dev/kvm, in a mount namespace of this test's own
  * (and the vmmd it restarts): vmmd says at start-up that no guest can
@@ -348,6 +484,7 @@ main(void)
 	test_events(c, hello);
 	h_close(c);
 	test_other_classes(hello);
+	test_timeout();
 	test_no_kvm();
 	h_proc_free(h_ctl_last());
 	return h_done();

@@ -101,6 +101,38 @@ test_tap_allow(void)
 	    "number");
 }
 
+/* boot_timeout and boot_disk_timeout: 30 s and 120 s, 1 to 3600 s. */
+static void
+test_boot_timeouts(void)
+{
+	struct dconf c;
+	char err[512] = "";
+
+	dconf_init(&c);
+	tap_ok(c.boot_timeout == 30 && c.boot_disk_timeout == 120,
+	    "boot timeouts by default: 30 s, 120 s from a disk (%u, %u)",
+	    c.boot_timeout, c.boot_disk_timeout);
+	tap_ok(load_text(&c, "boot_timeout = 1\nboot_disk_timeout = 3600\n",
+	    err, sizeof(err)) == 0 && c.boot_timeout == 1 &&
+	    c.boot_disk_timeout == 3600, "boot_timeout 1, boot_disk_timeout "
+	    "3600: the bounds (%s)", err);
+	tap_ok(dconf_set(&c, "boot_disk_timeout", "45", err, sizeof(err)) ==
+	    0 && c.boot_disk_timeout == 45 && c.boot_timeout == 1,
+	    "each is set alone");
+	dconf_fini(&c);
+
+	expect_error("boot_timeout = 0\n", "1: '0' is not a number of "
+	    "seconds from 1 to 3600");
+	expect_error("boot_timeout = 3601\n", "1: '3601' is not a number of "
+	    "seconds from 1 to 3600");
+	expect_error("boot_disk_timeout = 0\n", "1: '0' is not a number of "
+	    "seconds from 1 to 3600");
+	expect_error("boot_disk_timeout = 2m\n", "1: '2m' is not a number of "
+	    "seconds from 1 to 3600");
+	expect_error("boot_timeout = -5\n", "1: '-5' is not a number of "
+	    "seconds from 1 to 3600");
+}
+
 int
 main(void)
 {
@@ -143,6 +175,8 @@ main(void)
 	    err);
 	dconf_fini(&c);
 
+	test_boot_timeouts();
+
 	dconf_init(&c);
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", false, err,
 	    sizeof(err)) == 0, "no file where none was named: defaults");
@@ -153,7 +187,8 @@ main(void)
 
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
-	    "console_log_max, tap_allow, worker_uids, metrics_listen, passt)");
+	    "boot_timeout, boot_disk_timeout, console_log_max, tap_allow, "
+	    "worker_uids, metrics_listen, passt)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
 	expect_error("metrics_listen = 127.0.0.1:0\n", "1: '127.0.0.1:0' is "
