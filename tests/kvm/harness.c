@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
@@ -1783,6 +1784,12 @@ h_proc_track(pid_t pid, bool add)
 int
 h_spawn(struct h_proc *p, char *const argv[])
 {
+	return h_spawn_as(p, (uid_t)-1, argv);
+}
+
+int
+h_spawn_as(struct h_proc *p, uid_t uid, char *const argv[])
+{
 	int in[2], out[2], err[2];
 	pid_t pid;
 
@@ -1805,6 +1812,13 @@ h_spawn(struct h_proc *p, char *const argv[])
 		fcntl(STDOUT_FILENO, F_SETFD, 0);
 		fcntl(STDERR_FILENO, F_SETFD, 0);
 		signal(SIGPIPE, SIG_DFL);
+		if (uid != (uid_t)-1 && (setgroups(0, NULL) == -1 ||
+		    setresgid(uid, uid, uid) == -1 ||
+		    setresuid(uid, uid, uid) == -1)) {
+			dprintf(STDERR_FILENO, "uid %u: %s\n",
+			    (unsigned int)uid, strerror(errno));
+			_exit(126);
+		}
 		execv(argv[0], argv);
 		dprintf(STDERR_FILENO, "exec %s: %s\n", argv[0],
 		    strerror(errno));
@@ -1969,7 +1983,14 @@ int
 h_run(struct h_proc *p, const char *input, int timeout_ms,
     char *const argv[])
 {
-	h_spawn(p, argv);
+	return h_run_as(p, (uid_t)-1, input, timeout_ms, argv);
+}
+
+int
+h_run_as(struct h_proc *p, uid_t uid, const char *input, int timeout_ms,
+    char *const argv[])
+{
+	h_spawn_as(p, uid, argv);
 	if (input != NULL && *input != '\0' &&
 	    h_write_all(p->in, input, strlen(input)) == -1)
 		tap_diag("writing to child's stdin: %s", strerror(errno));

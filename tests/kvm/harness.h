@@ -322,6 +322,8 @@ struct h_proc {
 
 /* Starts argv (NULL-terminated) with pipes on stdin/stdout/stderr. */
 int		 h_spawn(struct h_proc *, char *const argv[]);
+/* The same as uid, gid uid and no groups ((uid_t)-1: as we are). */
+int		 h_spawn_as(struct h_proc *, uid_t uid, char *const argv[]);
 /* Reads the child's output for up to ms (stops early at EOF on both). */
 void		 h_proc_pump(struct h_proc *, int ms);
 /* Waits until stdout holds needle; 0 or -1. */
@@ -339,6 +341,8 @@ void		 h_proc_free(struct h_proc *);
  */
 int		 h_run(struct h_proc *, const char *input, int timeout_ms,
 		    char *const argv[]);
+int		 h_run_as(struct h_proc *, uid_t uid, const char *input,
+		    int timeout_ms, char *const argv[]);
 /*
  * The program prog as found in $PATH (/usr/bin:/bin without one), in a
  * buffer of the caller's; NULL when it is not installed.
