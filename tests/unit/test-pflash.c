@@ -4,10 +4,14 @@
  * the status register after good and bad sequences, writes past the
  * end and on a read-only flash, OVMF's flash probe as the firmware
  * runs it, and persistence: the dirty blocks the worker takes out make
- * a second flash that reads the same.
+ * a second flash that reads the same.  Where Debian's ovmf package is
+ * installed (or VMMD_TEST_OVMF_VARS names a VARS image), its template
+ * too: the geometry fits, OVMF's probe finds a writable flash.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-host.h"
@@ -271,6 +275,28 @@ test_past_end(void)
 	pflash_free(p);
 }
 
+/* OVMF's probe at offset off: true when it concludes "writable". */
+static bool
+ovmf_probe(struct pflash *p, uint64_t off)
+{
+	uint8_t orig = (uint8_t)rd(p, off, 1), probe;
+
+	wr(p, off, 1, 0x50);
+	probe = (uint8_t)rd(p, off, 1);
+	if (orig != 0x50 && probe == 0x50)
+		return false;		/* RAM */
+	wr(p, off, 1, 0x70);
+	probe = (uint8_t)rd(p, off, 1);
+	if (probe != 0x00 || probe == orig)
+		return false;		/* ROM, or RAM */
+	wr(p, off, 1, 0x10);
+	wr(p, off, 1, orig);
+	wr(p, off, 1, 0x70);
+	probe = (uint8_t)rd(p, off, 1);
+	wr(p, off, 1, 0xff);
+	return (probe & PFLASH_SR_PROG_ERR) == 0 && rd(p, off, 1) == orig;
+}
+
 /*
  * OVMF's QemuFlashDetected, as edk2-stable202211 runs it on the first
  * byte of a block that is neither 0x00, 0x50 nor 0x70: it must conclude
@@ -287,6 +313,7 @@ test_ovmf_probe(void)
 	memset(image, 0, SIZE);
 	image[0x48] = 0x5f;
 	p = make(&fh, false, NULL);
+	tap_ok(ovmf_probe(p, 0x48), "probe: the whole sequence says FLASH");
 	orig = (uint8_t)rd(p, 0x48, 1);
 	wr(p, 0x48, 1, 0x50);
 	probe = (uint8_t)rd(p, 0x48, 1);
@@ -385,6 +412,49 @@ test_persistence(void)
 	pflash_free(p);
 }
 
+static void
+test_ovmf_template(void)
+{
+	const char *path = getenv("VMMD_TEST_OVMF_VARS");
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	static uint8_t vars[4u << 20];
+	uint8_t buf[BS];
+	struct pflash *p = NULL;
+	size_t n, off;
+	FILE *f;
+
+	if (path == NULL)
+		path = "/usr/share/OVMF/OVMF_VARS_4M.fd";
+	f = fopen(path, "re");
+	if (f == NULL) {
+		tap_ok(1, "OVMF's template # SKIP %s: not installed", path);
+		return;
+	}
+	n = fread(vars, 1, sizeof(vars), f);
+	fclose(f);
+	TAP_EQ(pflash_new(&fh.host, vars, n, BS, false, NULL, &p), 0,
+	    "%s: %zu bytes make a flash of 4 KiB blocks", path, n);
+	if (p == NULL)
+		return;
+	TAP_EQ(rd(p, 0x28, 4), 0x4856465fu, "its \"_FVH\" reads at 0x28");
+	for (off = 0; off < BS; off++)
+		if (vars[off] != 0 && vars[off] != 0x50 && vars[off] != 0x70)
+			break;
+	tap_ok(off < BS && ovmf_probe(p, off),
+	    "OVMF's probe at 0x%zx finds a writable flash", off);
+	wr(p, 0, 1, 0x98);
+	TAP_EQ(rd(p, 0x2d, 2) + 1, n / BS, "the query table's block count");
+	wr(p, 0, 1, 0x20);
+	wr(p, n - 1, 1, 0xd0);
+	wr(p, 0, 1, 0x10);
+	wr(p, n - 1, 1, 0x42);
+	tap_ok(pflash_take_dirty(p, buf) == (int64_t)(n - BS) &&
+	    buf[BS - 1] == 0x42 && buf[0] == 0xff &&
+	    pflash_take_dirty(p, buf) == -ENOENT,
+	    "the last block erased and programmed is the one dirty block");
+	pflash_free(p);
+}
+
 int
 main(void)
 {
@@ -398,5 +468,6 @@ main(void)
 	test_past_end();
 	test_ovmf_probe();
 	test_persistence();
+	test_ovmf_template();
 	return tap_done();
 }
