@@ -53,14 +53,7 @@ enum pflash_cycle {
 };
 
 struct pflash {
-	uint8_t *image;
-	size_t size;
-	uint32_t block_size;
-	size_t nblocks;
-	uint64_t *dirty;	/* one bit a block */
-	size_t ndirty;
-	bool readonly;
-	struct pflash_backend be;
+	struct pflash_store *s;		/* the worker's; see pflash.h */
 
 	enum pflash_mode mode;
 	enum pflash_cycle cycle;
@@ -74,20 +67,20 @@ struct pflash {
 };
 
 static bool
-pflash_block_dirty(const struct pflash *p, size_t b)
+pflash_block_dirty(const struct pflash_store *s, size_t b)
 {
-	return (p->dirty[b / 64] >> (b % 64)) & 1;
+	return (s->bitmap[b / 64] >> (b % 64)) & 1;
 }
 
-/* Mark block b dirty; tell the backend when it is the first one. */
+/* Mark block b dirty; tell the owner when it is the first one. */
 static void
-pflash_dirty(struct pflash *p, size_t b, bool notify)
+pflash_dirty(struct pflash_store *s, size_t b, bool notify)
 {
-	if (pflash_block_dirty(p, b))
+	if (pflash_block_dirty(s, b))
 		return;
-	p->dirty[b / 64] |= UINT64_C(1) << (b % 64);
-	if (p->ndirty++ == 0 && notify && p->be.dirty != NULL)
-		p->be.dirty(p->be.opaque);
+	s->bitmap[b / 64] |= UINT64_C(1) << (b % 64);
+	if (s->ndirty++ == 0 && notify && s->dirty != NULL)
+		s->dirty(s->opaque);
 }
 
 static void
@@ -108,20 +101,20 @@ pflash_program(struct pflash *p, uint64_t offset, const uint8_t *v,
 {
 	bool changed = false;
 
-	if (offset >= p->size || len > p->size - offset) {
+	if (offset >= p->s->size || len > p->s->size - offset) {
 		pflash_error(p, PFLASH_SR_PROG_ERR);
 		return;
 	}
-	if (p->readonly) {
+	if (p->s->readonly) {
 		pflash_error(p, PFLASH_SR_PROG_ERR | PFLASH_SR_LOCKED);
 		return;
 	}
 	for (unsigned int i = 0; i < len; i++) {
-		uint8_t *c = &p->image[offset + i];
+		uint8_t *c = &p->s->image[offset + i];
 
 		if ((*c & v[i]) != *c) {
 			*c &= v[i];
-			pflash_dirty(p, (offset + i) / p->block_size, true);
+			pflash_dirty(p->s, (offset + i) / p->s->block_size, true);
 			changed = true;
 		}
 	}
@@ -136,17 +129,17 @@ pflash_erase(struct pflash *p, uint64_t offset)
 {
 	size_t b;
 
-	if (offset >= p->size) {
+	if (offset >= p->s->size) {
 		pflash_error(p, PFLASH_SR_ERASE_ERR);
 		return;
 	}
-	if (p->readonly) {
+	if (p->s->readonly) {
 		pflash_error(p, PFLASH_SR_ERASE_ERR | PFLASH_SR_LOCKED);
 		return;
 	}
-	b = offset / p->block_size;
-	memset(p->image + b * p->block_size, 0xff, p->block_size);
-	pflash_dirty(p, b, true);
+	b = offset / p->s->block_size;
+	memset(p->s->image + b * p->s->block_size, 0xff, p->s->block_size);
+	pflash_dirty(p->s, b, true);
 	p->erases++;
 	p->status |= PFLASH_SR_READY;
 }
@@ -156,18 +149,18 @@ pflash_read_byte(const struct pflash *p, uint64_t addr)
 {
 	switch (p->mode) {
 	case PFLASH_MODE_ARRAY:
-		return addr < p->size ? p->image[addr] : 0xff;
+		return addr < p->s->size ? p->s->image[addr] : 0xff;
 	case PFLASH_MODE_STATUS:
 		return p->status;
 	case PFLASH_MODE_ID:
 		/* Per block: manufacturer, device, lock status. */
-		switch (addr % p->block_size) {
+		switch (addr % p->s->block_size) {
 		case 0:
 			return PFLASH_MANUFACTURER;
 		case 1:
 			return PFLASH_DEVICE_ID;
 		case 2:
-			return p->readonly ? 1 : 0;
+			return p->s->readonly ? 1 : 0;
 		default:
 			return 0;
 		}
@@ -263,11 +256,11 @@ static void
 pflash_cfi_init(struct pflash *p)
 {
 	uint8_t *q = p->cfi;
-	uint32_t regions = (uint32_t)p->nblocks - 1;
-	uint32_t units = p->block_size / 256;
+	uint32_t regions = (uint32_t)p->s->nblocks - 1;
+	uint32_t units = p->s->block_size / 256;
 	unsigned int order = 0;
 
-	while (order < 63 && (UINT64_C(1) << order) < p->size)
+	while (order < 63 && (UINT64_C(1) << order) < p->s->size)
 		order++;
 	q[0x00] = PFLASH_MANUFACTURER;
 	q[0x01] = PFLASH_DEVICE_ID;
@@ -293,40 +286,103 @@ pflash_cfi_init(struct pflash *p)
 }
 
 int
-pflash_new(const struct device_host *host, const void *image, size_t size,
-    uint32_t block_size, bool readonly, const struct pflash_backend *be,
-    struct pflash **out)
+pflash_store_init(struct pflash_store *s, const void *image, size_t size,
+    uint32_t block_size, bool readonly)
 {
-	struct pflash *p;
-
-	(void)host;
+	memset(s, 0, sizeof(*s));
 	if (block_size < PFLASH_MIN_BLOCK || block_size > PFLASH_MAX_BLOCK ||
 	    (block_size & (block_size - 1)) != 0 || size == 0 ||
 	    size % block_size != 0 || size / block_size > PFLASH_MAX_BLOCKS ||
 	    image == NULL)
 		return -EINVAL;
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return -ENOMEM;
-	p->size = size;
-	p->block_size = block_size;
-	p->nblocks = size / block_size;
-	p->image = malloc(size);
-	p->dirty = calloc((p->nblocks + 63) / 64, sizeof(uint64_t));
-	if (p->image == NULL || p->dirty == NULL) {
-		pflash_free(p);
+	s->size = size;
+	s->block_size = block_size;
+	s->nblocks = size / block_size;
+	s->readonly = readonly;
+	s->image = malloc(size);
+	s->bitmap = calloc((s->nblocks + 63) / 64, sizeof(uint64_t));
+	if (s->image == NULL || s->bitmap == NULL) {
+		pflash_store_fini(s);
 		return -ENOMEM;
 	}
-	memcpy(p->image, image, size);
-	p->readonly = readonly;
-	if (be != NULL)
-		p->be = *be;
+	memcpy(s->image, image, size);
+	return 0;
+}
+
+void
+pflash_store_fini(struct pflash_store *s)
+{
+	if (s == NULL)
+		return;
+	free(s->image);
+	free(s->bitmap);
+	s->image = NULL;
+	s->bitmap = NULL;
+}
+
+/* The lock of the flash using s, if one does: loop thread only. */
+static void
+pflash_store_lock(struct pflash_store *s)
+{
+	if (s->host != NULL)
+		device_lock(s->host);
+}
+
+static void
+pflash_store_unlock(struct pflash_store *s)
+{
+	if (s->host != NULL)
+		device_unlock(s->host);
+}
+
+int64_t
+pflash_store_take_dirty(struct pflash_store *s, void *buf)
+{
+	int64_t off = -ENOENT;
+
+	pflash_store_lock(s);
+	for (size_t w = 0; w < (s->nblocks + 63) / 64; w++) {
+		size_t b;
+
+		if (s->bitmap[w] == 0)
+			continue;
+		b = w * 64 + (size_t)__builtin_ctzll(s->bitmap[w]);
+		s->bitmap[w] &= ~(UINT64_C(1) << (b % 64));
+		s->ndirty--;
+		memcpy(buf, s->image + b * s->block_size, s->block_size);
+		off = (int64_t)(b * s->block_size);
+		break;
+	}
+	pflash_store_unlock(s);
+	return off;
+}
+
+int
+pflash_store_mark_dirty(struct pflash_store *s, uint64_t offset)
+{
+	if (offset >= s->size)
+		return -EINVAL;
+	pflash_store_lock(s);
+	pflash_dirty(s, offset / s->block_size, false);
+	pflash_store_unlock(s);
+	return 0;
+}
+
+struct pflash *
+pflash_new(const struct device_host *host, struct pflash_store *s)
+{
+	struct pflash *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->s = s;
 	p->mode = PFLASH_MODE_ARRAY;
 	p->cycle = PFLASH_CYCLE_COMMAND;
 	p->status = PFLASH_SR_READY;
 	pflash_cfi_init(p);
-	*out = p;
-	return 0;
+	s->host = host;
+	s->user = p;
+	return p;
 }
 
 void
@@ -334,53 +390,18 @@ pflash_free(struct pflash *p)
 {
 	if (p == NULL)
 		return;
-	free(p->image);
-	free(p->dirty);
+	if (p->s->user == p) {
+		p->s->user = NULL;
+		p->s->host = NULL;
+	}
 	free(p);
 }
 
-size_t
-pflash_size(const struct pflash *p)
+/* The store's gauge, for the figure table. */
+static uint64_t
+pflash_fig_dirty(const void *src)
 {
-	return p->size;
-}
-
-uint32_t
-pflash_block_size(const struct pflash *p)
-{
-	return p->block_size;
-}
-
-int64_t
-pflash_take_dirty(struct pflash *p, void *buf)
-{
-	for (size_t w = 0; w < (p->nblocks + 63) / 64; w++) {
-		size_t b;
-
-		if (p->dirty[w] == 0)
-			continue;
-		b = w * 64 + (size_t)__builtin_ctzll(p->dirty[w]);
-		p->dirty[w] &= ~(UINT64_C(1) << (b % 64));
-		p->ndirty--;
-		memcpy(buf, p->image + b * p->block_size, p->block_size);
-		return (int64_t)(b * p->block_size);
-	}
-	return -ENOENT;
-}
-
-int
-pflash_mark_dirty(struct pflash *p, uint64_t offset)
-{
-	if (offset >= p->size)
-		return -EINVAL;
-	pflash_dirty(p, offset / p->block_size, false);
-	return 0;
-}
-
-size_t
-pflash_dirty_blocks(const struct pflash *p)
-{
-	return p->ndirty;
+	return ((const struct pflash *)src)->s->ndirty;
 }
 
 static const struct figure pflash_figure_rows[] = {
@@ -394,7 +415,7 @@ static const struct figure pflash_figure_rows[] = {
 	    FIGURE_AT(struct pflash, errors) },
 	{ "dirty_blocks", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
 	    "Blocks changed and not yet written back",
-	    FIGURE_AT(struct pflash, ndirty) },
+	    .get = pflash_fig_dirty },
 };
 
 static const struct figure_table pflash_figures =

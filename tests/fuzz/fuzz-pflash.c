@@ -21,37 +21,39 @@ fuzz_pflash_dirty(void *opaque)
 {
 }
 
-static const struct pflash_backend fuzz_pflash_backend = {
-	.dirty = fuzz_pflash_dirty,
-};
+/* The worker's store: made once, its contents new for every input. */
+static struct pflash_store fuzz_pflash_store;
 
 static void *
 fuzz_pflash_create(struct fake_host *fh)
 {
-	static uint8_t image[FUZZ_PFLASH_SIZE];
-	struct pflash *p;
+	struct pflash_store *s = &fuzz_pflash_store;
+	uint8_t image[FUZZ_PFLASH_SIZE];
 
 	for (size_t i = 0; i < sizeof(image); i++)
 		image[i] = (uint8_t)(i * 13 + 0x5a);
-	if (pflash_new(&fh->host, image, sizeof(image), FUZZ_PFLASH_BLOCK,
-	    false, &fuzz_pflash_backend, &p) != 0)
+	pflash_store_fini(s);
+	if (pflash_store_init(s, image, sizeof(image), FUZZ_PFLASH_BLOCK,
+	    false) != 0)
 		return NULL;
-	return p;
+	s->dirty = fuzz_pflash_dirty;
+	return pflash_new(&fh->host, s);
 }
 
 static void
 fuzz_pflash_input(void *dev, struct fake_host *fh, uint8_t sel,
     const uint8_t *data, size_t len)
 {
+	struct pflash_store *s = &fuzz_pflash_store;
 	uint8_t buf[FUZZ_PFLASH_BLOCK];
 	unsigned int n = 0;
 	int64_t off;
 
 	if (sel & 1) {
-		(void)pflash_mark_dirty(dev, len > 0 ? data[0] * 8u : 0);
+		(void)pflash_store_mark_dirty(s, len > 0 ? data[0] * 8u : 0);
 		return;
 	}
-	while ((off = pflash_take_dirty(dev, buf)) >= 0) {
+	while ((off = pflash_store_take_dirty(s, buf)) >= 0) {
 		if (off % FUZZ_PFLASH_BLOCK != 0 ||
 		    off >= FUZZ_PFLASH_SIZE || ++n > FUZZ_PFLASH_BLOCKS) {
 			fprintf(stderr, "pflash: took block at %lld\n",
@@ -59,7 +61,7 @@ fuzz_pflash_input(void *dev, struct fake_host *fh, uint8_t sel,
 			abort();
 		}
 	}
-	if (pflash_dirty_blocks(dev) != 0) {
+	if (s->ndirty != 0) {
 		fprintf(stderr, "pflash: dirty blocks left after a take\n");
 		abort();
 	}

@@ -3,8 +3,10 @@
  * and the CFI query table, program (only 1 bits become 0), block erase,
  * the status register after good and bad sequences, writes past the
  * end and on a read-only flash, OVMF's flash probe as the firmware
- * runs it, and persistence: the dirty blocks the worker takes out make
- * a second flash that reads the same.  Where Debian's ovmf package is
+ * runs it, and persistence: the store keeps what was written across a
+ * guest reset (a new flash on it), the dirty blocks the worker takes
+ * out (under the flash's lock while one exists) make a second flash
+ * that reads the same.  Where Debian's ovmf package is
  * installed (or VMMD_TEST_OVMF_VARS names a VARS image), its template
  * too: the geometry fits, OVMF's probe finds a writable flash.
  */
@@ -53,14 +55,26 @@ status(struct pflash *p)
 	return (uint8_t)rd(p, 0, 1);
 }
 
+/* The store of a test's flash, and the flash; unmake() frees both. */
+static struct pflash_store store;
+
 static struct pflash *
-make(struct fake_host *fh, bool ro, const struct pflash_backend *be)
+make(struct fake_host *fh, bool ro)
 {
 	struct pflash *p;
 
-	if (pflash_new(&fh->host, image, SIZE, BS, ro, be, &p) != 0)
+	if (pflash_store_init(&store, image, SIZE, BS, ro) != 0)
+		tap_bail("pflash_store_init");
+	if ((p = pflash_new(&fh->host, &store)) == NULL)
 		tap_bail("pflash_new");
 	return p;
+}
+
+static void
+unmake(struct pflash *p)
+{
+	pflash_free(p);
+	pflash_store_fini(&store);
 }
 
 static void
@@ -73,27 +87,29 @@ fill_image(void)
 static void
 test_geometry(void)
 {
-	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = NULL;
+	struct pflash_store st;
 
-	TAP_EQ(pflash_new(&fh.host, image, SIZE, 3000, false, NULL, &p),
-	    -EINVAL, "a block size that is no power of two is refused");
-	TAP_EQ(pflash_new(&fh.host, image, SIZE, 128, false, NULL, &p),
-	    -EINVAL, "a block under 256 bytes is refused");
-	TAP_EQ(pflash_new(&fh.host, image, SIZE - 1, BS, false, NULL, &p),
-	    -EINVAL, "a size that is not whole blocks is refused");
-	TAP_EQ(pflash_new(&fh.host, image, 0, BS, false, NULL, &p),
-	    -EINVAL, "an empty flash is refused");
-	TAP_EQ(pflash_new(&fh.host, image, (size_t)65537 * 256, 256, false,
-	    NULL, &p), -EINVAL, "more than 65536 blocks are refused");
-	tap_ok(p == NULL, "nothing made");
+	TAP_EQ(pflash_store_init(&st, image, SIZE, 3000, false), -EINVAL,
+	    "a block size that is no power of two is refused");
+	TAP_EQ(pflash_store_init(&st, image, SIZE, 128, false), -EINVAL,
+	    "a block under 256 bytes is refused");
+	TAP_EQ(pflash_store_init(&st, image, SIZE, 16u << 20, false),
+	    -EINVAL, "a block over 8 MiB is refused");
+	TAP_EQ(pflash_store_init(&st, image, SIZE - 1, BS, false), -EINVAL,
+	    "a size that is not whole blocks is refused");
+	TAP_EQ(pflash_store_init(&st, image, 0, BS, false), -EINVAL,
+	    "an empty flash is refused");
+	TAP_EQ(pflash_store_init(&st, image, (size_t)65537 * 256, 256,
+	    false), -EINVAL, "more than 65536 blocks are refused");
+	tap_ok(st.image == NULL && st.bitmap == NULL, "nothing allocated");
+	pflash_store_fini(&st);
 }
 
 static void
 test_read_array(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = make(&fh, false, NULL);
+	struct pflash *p = make(&fh, false);
 	bool same = true;
 
 	for (size_t i = 0; i < SIZE; i++)
@@ -105,16 +121,14 @@ test_read_array(void)
 	TAP_EQ(rd(p, SIZE - 2, 4), 0xffff0000u | get16(&image[SIZE - 2]),
 	    "bytes past the end read 0xff");
 	TAP_EQ(rd(p, UINT64_MAX, 1), 0xffu, "the last address reads 0xff");
-	TAP_EQ(pflash_size(p), SIZE, "pflash_size");
-	TAP_EQ(pflash_block_size(p), BS, "pflash_block_size");
-	pflash_free(p);
+	unmake(p);
 }
 
 static void
 test_query(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = make(&fh, false, NULL);
+	struct pflash *p = make(&fh, false);
 
 	wr(p, 0, 1, 0x90);
 	TAP_EQ(rd(p, 0, 1), PFLASH_MANUFACTURER, "ID: manufacturer at 0");
@@ -137,7 +151,7 @@ test_query(void)
 
 	wr(p, 0, 1, 0xff);
 	TAP_EQ(rd(p, 0x10, 1), image[0x10], "0xff: back to the array");
-	pflash_free(p);
+	unmake(p);
 }
 
 static void
@@ -148,7 +162,7 @@ test_program(void)
 
 	memset(image, 0xf0, SIZE);
 	image[0x20] = 0x5a;
-	p = make(&fh, false, NULL);
+	p = make(&fh, false);
 
 	wr(p, 0x10, 1, 0x10);
 	TAP_EQ(rd(p, 0x10, 1), SR_OK, "after the setup, reads are status");
@@ -171,14 +185,14 @@ test_program(void)
 	TAP_EQ(rd(p, 0x104, 1), 0xf0u, "... and no more");
 	TAP_EQ(rd(p, 0xff, 1), 0xf0u, "... and no less");
 	fill_image();
-	pflash_free(p);
+	unmake(p);
 }
 
 static void
 test_erase(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = make(&fh, false, NULL);
+	struct pflash *p = make(&fh, false);
 	bool erased = true;
 
 	wr(p, 0, 1, 0x20);
@@ -196,14 +210,14 @@ test_erase(void)
 	wr(p, BS, 1, 0xa5);
 	wr(p, BS, 1, 0xff);
 	TAP_EQ(rd(p, BS, 1), 0xa5u, "an erased byte takes any value");
-	pflash_free(p);
+	unmake(p);
 }
 
 static void
 test_bad_sequences(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = make(&fh, false, NULL);
+	struct pflash *p = make(&fh, false);
 
 	wr(p, 0, 1, 0x50);
 	TAP_EQ(status(p), 0u, "clear status: every bit clear");
@@ -222,9 +236,9 @@ test_bad_sequences(void)
 	TAP_EQ(rd(p, 0, 1), 0u, "clear status clears it");
 	wr(p, 0, 1, 0xd0);
 	TAP_EQ(rd(p, 0, 1), 0u, "a lone confirm (resume) is harmless");
-	pflash_free(p);
+	unmake(p);
 
-	p = make(&fh, true, NULL);
+	p = make(&fh, true);
 	wr(p, 0, 1, 0x10);
 	wr(p, 0, 1, 0x00);
 	TAP_EQ(rd(p, 0, 1), SR_OK | PFLASH_SR_PROG_ERR | PFLASH_SR_LOCKED,
@@ -239,15 +253,15 @@ test_bad_sequences(void)
 	wr(p, 0, 1, 0xff);
 	tap_ok(rd(p, 0, 1) == image[0] && rd(p, 1, 1) == image[1],
 	    "read-only: the image is unchanged");
-	TAP_EQ(pflash_dirty_blocks(p), 0u, "read-only: nothing dirty");
-	pflash_free(p);
+	TAP_EQ(store.ndirty, 0u, "read-only: nothing dirty");
+	unmake(p);
 }
 
 static void
 test_past_end(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
-	struct pflash *p = make(&fh, false, NULL);
+	struct pflash *p = make(&fh, false);
 
 	wr(p, 0, 1, 0x50);
 	wr(p, SIZE, 1, 0x10);
@@ -271,8 +285,8 @@ test_past_end(void)
 	wr(p, 0, 1, 0x20);
 	wr(p, SIZE + BS, 1, 0xd0);
 	TAP_EQ(status(p), PFLASH_SR_ERASE_ERR, "erase past the end: SR.5");
-	TAP_EQ(pflash_dirty_blocks(p), 0u, "nothing dirty");
-	pflash_free(p);
+	TAP_EQ(store.ndirty, 0u, "nothing dirty");
+	unmake(p);
 }
 
 /* OVMF's probe at offset off: true when it concludes "writable". */
@@ -312,7 +326,7 @@ test_ovmf_probe(void)
 
 	memset(image, 0, SIZE);
 	image[0x48] = 0x5f;
-	p = make(&fh, false, NULL);
+	p = make(&fh, false);
 	tap_ok(ovmf_probe(p, 0x48), "probe: the whole sequence says FLASH");
 	orig = (uint8_t)rd(p, 0x48, 1);
 	wr(p, 0x48, 1, 0x50);
@@ -328,7 +342,7 @@ test_ovmf_probe(void)
 	wr(p, 0x48, 1, 0xff);
 	TAP_EQ(probe & PFLASH_SR_PROG_ERR, 0, "probe: writable");
 	TAP_EQ(rd(p, 0x48, 1), 0x5fu, "probe: the byte is unchanged");
-	pflash_free(p);
+	unmake(p);
 	fill_image();
 }
 
@@ -345,13 +359,13 @@ wb_dirty(void *opaque)
 
 /* The worker's write-back: every dirty block into w->file. */
 static unsigned int
-wb_flush(struct pflash *p, struct wb *w)
+wb_flush(struct pflash_store *s, struct wb *w)
 {
 	uint8_t buf[BS];
 	unsigned int n = 0;
 	int64_t off;
 
-	while ((off = pflash_take_dirty(p, buf)) >= 0) {
+	while ((off = pflash_store_take_dirty(s, buf)) >= 0) {
 		if ((uint64_t)off + BS > SIZE)
 			tap_bail("take_dirty: offset %lld", (long long)off);
 		memcpy(w->file + off, buf, BS);
@@ -364,14 +378,20 @@ static void
 test_persistence(void)
 {
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct fake_host fh2 = FAKE_HOST_INITIALIZER(fh2);
 	static struct wb w;
-	struct pflash_backend be = { wb_dirty, &w };
-	struct pflash *p = make(&fh, false, &be), *q;
+	struct pflash_store again;
+	struct pflash *p, *q;
 	uint8_t buf[BS];
+	unsigned int locks;
 	bool same = true;
 
+	p = make(&fh, false);
+	store.dirty = wb_dirty;
+	store.opaque = &w;
 	memcpy(w.file, image, SIZE);
-	TAP_EQ(pflash_take_dirty(p, buf), -ENOENT, "nothing dirty at first");
+	TAP_EQ(pflash_store_take_dirty(&store, buf), -ENOENT,
+	    "nothing dirty at first");
 	wr(p, 0, 1, 0x20);
 	wr(p, 3 * BS, 1, 0xd0);
 	wr(p, 0, 1, 0x10);
@@ -380,36 +400,54 @@ test_persistence(void)
 	wr(p, BS + 7, 1, 0x00);
 	wr(p, 0, 1, 0xff);
 	TAP_EQ(w.calls, 1u, "dirty() once, for the first dirty block");
-	TAP_EQ(pflash_dirty_blocks(p), 2u, "two blocks dirty");
-	TAP_EQ(pflash_take_dirty(p, buf), (int64_t)BS,
+	TAP_EQ(store.ndirty, 2u, "two blocks dirty");
+	locks = fh.locks;
+	TAP_EQ(pflash_store_take_dirty(&store, buf), (int64_t)BS,
 	    "the lowest dirty block comes first");
+	tap_ok(fh.locks == locks + 1, "taken under the flash's lock");
 	tap_ok(buf[7] == 0 && buf[8] == image[BS + 8],
 	    "with what it holds now");
-	TAP_EQ(pflash_mark_dirty(p, BS + 100), 0,
+	TAP_EQ(pflash_store_mark_dirty(&store, BS + 100), 0,
 	    "a failed write gives the block back");
-	TAP_EQ(pflash_mark_dirty(p, SIZE), -EINVAL,
+	TAP_EQ(pflash_store_mark_dirty(&store, SIZE), -EINVAL,
 	    "... but not one past the end");
 	TAP_EQ(w.calls, 1u, "giving back calls no dirty()");
-	TAP_EQ(wb_flush(p, &w), 2u, "the write-back takes two blocks");
-	TAP_EQ(pflash_dirty_blocks(p), 0u, "then none is dirty");
 
-	wr(p, 0, 1, 0x10);
-	wr(p, 9, 1, 0x00);
+	/* A guest reset: the new flash is made before the old is freed. */
+	q = pflash_new(&fh2.host, &store);
+	if (q == NULL)
+		tap_bail("pflash_new");
+	pflash_free(p);
+	tap_ok(store.host == &fh2.host, "the new flash keeps the store");
+	TAP_EQ(rd(q, 3 * BS + 5, 1), 0x42u, "a reset keeps what was written");
+	TAP_EQ(store.ndirty, 2u, "... and what is still to write back");
+	TAP_EQ(wb_flush(&store, &w), 2u, "the write-back takes two blocks");
+	TAP_EQ(store.ndirty, 0u, "then none is dirty");
+
+	wr(q, 0, 1, 0x10);
+	wr(q, 9, 1, 0x00);
+	wr(q, 0, 1, 0xff);
 	TAP_EQ(w.calls, 2u, "dirty() again once all were clean");
-	TAP_EQ(wb_flush(p, &w), 1u, "one block written back");
-	wr(p, 0, 1, 0xff);
+	pflash_free(q);
+	tap_ok(store.host == NULL, "a freed flash leaves the store");
+	locks = fh2.locks;
+	TAP_EQ(wb_flush(&store, &w), 1u,
+	    "the last block written back after the flash is gone");
+	TAP_EQ(fh2.locks, locks, "... without a lock");
 
-	if (pflash_new(&fh.host, w.file, SIZE, BS, false, NULL, &q) != 0)
+	if (pflash_store_init(&again, w.file, SIZE, BS, false) != 0 ||
+	    (q = pflash_new(&fh.host, &again)) == NULL)
 		tap_bail("pflash_new");
 	for (size_t i = 0; i < SIZE; i++)
-		same &= rd(q, i, 1) == rd(p, i, 1);
-	tap_ok(same, "a flash made from the file reads what the first did");
+		same &= rd(q, i, 1) == store.image[i];
+	tap_ok(same, "a flash made from the file reads what the first held");
 	TAP_EQ(rd(q, 3 * BS + 5, 1), 0x42u, "the programmed byte persisted");
 	TAP_EQ(rd(q, 3 * BS + 6, 1), 0xffu, "the erase persisted");
 	tap_ok(memcmp(w.file + 2 * BS, image + 2 * BS, BS) == 0,
 	    "a block never touched was never written");
 	pflash_free(q);
-	pflash_free(p);
+	pflash_store_fini(&again);
+	pflash_store_fini(&store);
 }
 
 static void
@@ -419,7 +457,7 @@ test_ovmf_template(void)
 	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
 	static uint8_t vars[4u << 20];
 	uint8_t buf[BS];
-	struct pflash *p = NULL;
+	struct pflash *p;
 	size_t n, off;
 	FILE *f;
 
@@ -432,10 +470,12 @@ test_ovmf_template(void)
 	}
 	n = fread(vars, 1, sizeof(vars), f);
 	fclose(f);
-	TAP_EQ(pflash_new(&fh.host, vars, n, BS, false, NULL, &p), 0,
+	TAP_EQ(pflash_store_init(&store, vars, n, BS, false), 0,
 	    "%s: %zu bytes make a flash of 4 KiB blocks", path, n);
-	if (p == NULL)
+	if (store.image == NULL)
 		return;
+	if ((p = pflash_new(&fh.host, &store)) == NULL)
+		tap_bail("pflash_new");
 	TAP_EQ(rd(p, 0x28, 4), 0x4856465fu, "its \"_FVH\" reads at 0x28");
 	for (off = 0; off < BS; off++)
 		if (vars[off] != 0 && vars[off] != 0x50 && vars[off] != 0x70)
@@ -448,11 +488,11 @@ test_ovmf_template(void)
 	wr(p, n - 1, 1, 0xd0);
 	wr(p, 0, 1, 0x10);
 	wr(p, n - 1, 1, 0x42);
-	tap_ok(pflash_take_dirty(p, buf) == (int64_t)(n - BS) &&
+	tap_ok(pflash_store_take_dirty(&store, buf) == (int64_t)(n - BS) &&
 	    buf[BS - 1] == 0x42 && buf[0] == 0xff &&
-	    pflash_take_dirty(p, buf) == -ENOENT,
+	    pflash_store_take_dirty(&store, buf) == -ENOENT,
 	    "the last block erased and programmed is the one dirty block");
-	pflash_free(p);
+	unmake(p);
 }
 
 int
