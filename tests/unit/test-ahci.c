@@ -622,6 +622,93 @@ test_msi_and_reset(void)
 	TAP_EQ(rd(PORT(1, 0x24)), 0xeb140101, "signatures again");
 }
 
+/* The resets a driver does: COMRESET through PxSCTL, SRST by FIS. */
+static void
+test_resets(void)
+{
+	uint8_t *rfis = gmem(FB(1)), *d = gmem(DATA);
+	uint8_t *ct = gmem(CT(0));
+
+	/* A sense pending, then COMRESET: the drive forgets it. */
+	TAP_EQ(packet((uint8_t[12]){ 0xff }, 0), 1, "a failed packet");
+	recover(1);
+	memset(rfis + 0x40, 0, 20);
+	wr(PORT(1, 0x2c), 0x301);		/* DET 1: COMRESET */
+	TAP_EQ(rd(PORT(1, 0x28)), 0, "no link during COMRESET");
+	wr(PORT(1, 0x2c), 0x300);
+	TAP_EQ(rd(PORT(1, 0x28)), 0x113, "the link is back");
+	tap_ok(rfis[0x40] == 0x34 && rfis[0x45] == 0x14 && rfis[0x46] == 0xeb,
+	    "the drive sent its signature FIS");
+	TAP_EQ(rd(PORT(1, 0x20)) & 0x88, 0, "TFD not busy");
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	TAP_EQ(d[2], 0, "no sense after COMRESET");
+
+	/* Software reset: H2D FISes with C clear, SRST set then clear. */
+	TAP_EQ(packet((uint8_t[12]){ 0xff }, 0), 1, "a failed packet");
+	recover(1);
+	memset(rfis + 0x40, 0, 20);
+	setup_slot(1, 0, 0, 0, 0, 0, NULL, NULL, 0, false);
+	ct[1] = 0;
+	ct[15] = 0x04;
+	TAP_EQ(issue(1, 0), 0, "SRST set: the slot completes");
+	TAP_EQ(rfis[0x40], 0, "no FIS yet");
+	ct[15] = 0;
+	TAP_EQ(issue(1, 0), 0, "SRST clear");
+	tap_ok(rfis[0x40] == 0x34 && rfis[0x46] == 0xeb, "signature FIS");
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	TAP_EQ(d[2], 0, "no sense after SRST");
+
+	/* DEVICE RESET, SET FEATURES on the CD-ROM. */
+	setup_slot(1, 0, 0x08, 0, 0, 0, NULL, NULL, 0, false);
+	TAP_EQ(issue(1, 0), 0, "DEVICE RESET");
+	setup_slot(1, 0, 0xef, 0x03, 0, 0x45, NULL, NULL, 0, false);
+	TAP_EQ(issue(1, 0), 0, "SET FEATURES transfer mode");
+
+	/* A read the backend fails: MEDIUM ERROR. */
+	q.fail = -EIO;
+	TAP_EQ(packet((uint8_t[12]){ 0x28, 0, 0, 0, 0, 1, 0, 0, 1 }, 2048),
+	    1, "a failed read");
+	recover(1);
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	tap_ok(d[2] == 3 && d[12] == 0x11, "MEDIUM ERROR, UNRECOVERED READ");
+	/* A response longer than the PRDT: cut to what it holds. */
+	memset(d, 0xcc, 64);
+	TAP_EQ(packet((uint8_t[12]){ 0x12, 0, 0, 0, 96 }, 8), 0,
+	    "INQUIRY into 8 bytes of PRDT");
+	tap_ok(get32(CLB(1) + 4) == 8 && d[8] == 0xcc, "8 bytes moved");
+	TAP_EQ(packet((uint8_t[12]){ 0xa8, 0, 0, 0, 0, 0, 0, 1, 0, 0 }, 2048),
+	    1, "READ(12) of 65536 blocks, more than the medium");
+	recover(1);
+}
+
+/* A read-only disk and an empty port. */
+static void
+test_readonly(void)
+{
+	struct blk_backend be = {
+		.ops = &mem_ops, .ctx = &disk_img, .size = sizeof(disk),
+		.readonly = true,
+	};
+	struct ahci_drive drives[2] = {
+		{ AHCI_DRIVE_DISK, &be }, { AHCI_DRIVE_NONE, NULL },
+	};
+	struct ahci *keep = dev;
+	unsigned int sub;
+
+	dev = ahci_new(&fh.host, drives, 2);
+	tap_ok(dev != NULL, "an HBA with a read-only disk, an empty port");
+	port_start(0);
+	port_start(1);
+	TAP_EQ(rd(PORT(1, 0x28)), 0, "the empty port has no link");
+	TAP_EQ(rd(PORT(1, 0x24)), 0xffffffff, "and no signature");
+	TAP_EQ(ata(0x25, 0, 1, 512), 0, "a read-only disk reads");
+	sub = q.submitted;
+	TAP_EQ(ata(0x35, 0, 1, 512), 1, "but refuses WRITE DMA EXT");
+	TAP_EQ(q.submitted, sub, "which never reaches the backend");
+	ahci_free(dev);
+	dev = keep;
+}
+
 int
 main(void)
 {
@@ -657,7 +744,9 @@ main(void)
 	test_atapi();
 	test_hostile();
 	test_stop_in_flight();
+	test_resets();
 	test_msi_and_reset();
+	test_readonly();
 	ahci_free(dev);
 	free(fh.mem);
 	return tap_done();
