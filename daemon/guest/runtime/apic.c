@@ -64,6 +64,7 @@ void
 lapic_enable(void)
 {
 	lapic_write(LAPIC_SVR, SVR_ENABLE | VEC_SPURIOUS);
+	trap_set_ack(lapic_eoi);
 }
 
 uint32_t

@@ -193,6 +193,8 @@ typedef void (*trap_handler_fn)(struct trap_frame *f);
 void trap_init(void);
 void trap_load(void);
 void trap_set_handler(uint8_t vector, trap_handler_fn fn);
+/* What acknowledges an interrupt without a handler (lapic_enable sets it). */
+void trap_set_ack(void (*ack)(void));
 RT_NORETURN void trap_triple_fault(void);
 
 /* --- pic.c: the 8259 pair -------------------------------------------- */
@@ -336,6 +338,8 @@ extern uint32_t rt_start_info_pa;	/* EBX at entry */
 extern uint64_t rt_entry_tsc;		/* TSC at the first instruction */
 extern uint64_t rt_first_byte_tsc;	/* TSC at the first serial byte */
 
+/* bootinfo.c: keep the start info at pa (rt_start, first thing). */
+void bootinfo_keep(uint32_t pa);
 const struct hvm_start_info *boot_start_info(void);
 const char *cmdline(void);
 bool cmdline_get(const char *key, char *buf, size_t len);

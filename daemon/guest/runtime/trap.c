@@ -16,6 +16,8 @@ extern char idt[], idt_end[];
 /* In .data rather than .bss: clearing it would cost 256 instructions. */
 static trap_handler_fn trap_handlers[256]
     __attribute__((section(".data.handlers")));
+/* Acknowledges an interrupt nobody handles: the interrupt controller's. */
+static void (*trap_ack)(void) __attribute__((section(".data.handlers")));
 
 static const char *const exc_names[32] = {
 	"#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM",
@@ -42,6 +44,12 @@ void
 trap_set_handler(uint8_t vector, trap_handler_fn fn)
 {
 	trap_handlers[vector] = fn;
+}
+
+void
+trap_set_ack(void (*ack)(void))
+{
+	trap_ack = ack;
 }
 
 static RT_NORETURN void
@@ -73,7 +81,8 @@ trap_dispatch(struct trap_frame *f)
 	fn = trap_handlers[f->vector];
 	if (fn == NULL) {
 		printf("trap: unexpected interrupt vector %lu\n", f->vector);
-		lapic_eoi();
+		if (trap_ack != NULL)
+			trap_ack();
 		return;
 	}
 	fn(f);
