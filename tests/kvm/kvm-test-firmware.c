@@ -2,8 +2,9 @@
  * Firmware from power-on: a VM with "firmware": "bios" and no disk runs
  * Debian's SeaBIOS, which finds fw_cfg (the host bridge's subsystem,
  * the signature, DMA), prints its banner on the serial console (fw_cfg's
- * etc/sercon-port) and then says it has nothing to boot.  Definitions
- * that mix firmware with a kernel are refused.
+ * etc/sercon-port) and then says it has nothing to boot, and again
+ * after a reset.  Definitions that mix firmware with a kernel are
+ * refused, as is vmctl's --firmware with anything but bios.
  *
  * Real-mode code is emulated on our machines' /dev/kvm (about 0.6 us an
  * instruction; SeaBIOS's POST is some 6 M of them): the waits are long.
@@ -75,6 +76,15 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	tap_diag("unknown I/O: %s", h_text(h_info_stats(c, "bios",
 	    "unknown_io", NULL, &reply)));
 	json_object_put(reply);
+
+	/* A reset copies the image below 1 MiB again: SeaBIOS restarts. */
+	reply = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"bios\"}");
+	tap_ok(h_ret(reply) != NULL, "vm.reset (%s)",
+	    h_ret(reply) != NULL ? "done" : h_text(reply));
+	json_object_put(reply);
+	tap_ok(h_file_expect(log, BANNER, 2, POST_MS) == 0 &&
+	    h_file_expect(log, NOTHING, 2, POST_MS) == 0,
+	    "after the reset SeaBIOS runs again, to the same verdict");
 	tap_ok(h_stop(c, "bios", true, -1, H_REPLY_MS) == 0, "force stop");
 }
 
