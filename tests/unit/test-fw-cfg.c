@@ -279,10 +279,37 @@ test_dma_read(struct host *h)
 	TAP_EQ(dma(h, 0, 16, BUF), 0, "an empty control word: done");
 }
 
+/* One of the device's diagnostics (fw_cfg_device_ops.diag). */
+struct diag_one {
+	struct device_diag d;
+	const char *key;
+	uint64_t value;
+};
+
+static void
+diag_one_put(struct device_diag *d, const char *key, uint64_t value,
+    enum device_diag_format fmt)
+{
+	struct diag_one *o = (struct diag_one *)d;
+
+	if (strcmp(key, o->key) == 0)
+		o->value = value;
+}
+
+static uint64_t
+diag_value(struct host *h, const char *key)
+{
+	struct diag_one o = { .d = { .put = diag_one_put }, .key = key,
+	    .value = UINT64_MAX };
+
+	fw_cfg_device_ops.diag(h->fc, &o.d);
+	return o.value;
+}
+
 static void
 test_dma_bad(struct host *h)
 {
-	uint64_t before;
+	uint64_t before, errors = diag_value(h, "dma_errors");
 	uint8_t *d;
 
 	outw_sel(h, FW_CFG_FILE_FIRST);
@@ -310,12 +337,17 @@ test_dma_bad(struct host *h)
 	TAP_EQ(dma(h, FW_CFG_DMA_READ, 8, RAM_BASE + RAM_SIZE - 8), 0,
 	    "a buffer ending exactly at RAM's end: ok");
 
+	TAP_EQ(diag_value(h, "dma_errors"), errors + 6,
+	    "each of the six refusals counted as an error");
+
 	/* Descriptors outside RAM are dropped, and nothing is touched. */
-	before = h->fh.mem_size;
+	before = diag_value(h, "dma_dropped");
 	dma_kick(h, RAM_BASE + RAM_SIZE - 8, true);
 	dma_kick(h, 0xfffffffffffffff8ULL, true);
 	dma_kick(h, 0, true);
-	TAP_EQ(h->fh.mem_size, before, "descriptors outside RAM: dropped");
+	TAP_EQ(diag_value(h, "dma_dropped"), before + 3,
+	    "descriptors outside RAM (across its end, wrapping, below it): "
+	    "dropped and counted");
 	d = ram(h, RAM_BASE + RAM_SIZE - 16);
 	memset(d, 0, 16);
 	be32(d, FW_CFG_DMA_READ);
