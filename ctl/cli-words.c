@@ -34,6 +34,7 @@ static const struct {
 	{ "net",			"--net" },
 	{ "vsock",			"--vsock" },
 	{ "boot",			"--boot" },
+	{ "firmware",			"--firmware" },
 	{ "name",			"NAME" },
 };
 #define CLI_WORDS_N	(sizeof(cli_words_table) / sizeof(cli_words_table[0]))

@@ -475,6 +475,7 @@ list_row(struct json_object *vm, const char *cols[LIST_NCOLS], char *mem,
 	cols[LIST_VCPUS] = (s = vm_member(vm, "vcpus")) ? s : "-";
 	cols[LIST_MEMORY] = (s = vm_memory(vm, mem, memlen)) ? s : "-";
 	cols[LIST_KERNEL] = (s = vm_member(vm, "kernel")) ? s :
+	    vm_member(vm, "firmware") != NULL ? "(firmware)" :
 	    vm_boots_from_disk(vm) ? "(first disk)" : "(default guest)";
 }
 
@@ -911,6 +912,8 @@ info_kernel(struct json_object *vm, char *buf, size_t len)
 		    "?");
 		return buf;
 	}
+	if (vm_member(vm, "firmware") != NULL)
+		return "(none: the firmware boots from the disks)";
 	if (vm_boots_from_disk(vm))
 		return "(first disk, chosen at start)";
 	return NULL;

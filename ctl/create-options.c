@@ -25,6 +25,7 @@ const struct option create_options[] = {
 	{ "net",	required_argument,	NULL,	'N' },
 	{ "vsock",	required_argument,	NULL,	'K' },
 	{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
+	{ "firmware",	required_argument,	NULL,	'f' },
 	{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
 	{ "ssh-key",	required_argument,	NULL,	CREATE_CLOUD_SSH_KEY },
 	{ "from-file",	required_argument,	NULL,	'F' },

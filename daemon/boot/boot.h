@@ -96,6 +96,12 @@ struct boot_args {
 enum boot_cpu_mode {
 	BOOT_CPU_LONG64,	/* 64-bit boot protocol: long mode, paging on */
 	BOOT_CPU_PROT32,	/* PVH: 32-bit protected mode, paging off */
+	/*
+	 * Firmware: the PC's reset state, real mode at code_sel:rip with
+	 * CS's base at 0xffff0000 (the top of 4 GiB until the first far
+	 * jump); nothing else of boot_cpu applies.
+	 */
+	BOOT_CPU_RESET,
 };
 
 /* Boot vCPU state produced by a loader. */

@@ -85,5 +85,7 @@
 #define PC_POST_PORT		0x80
 #define PC_COM1_PORT		0x3f8
 #define PC_COM1_IRQ		4
+/* QEMU's firmware configuration interface (fw-cfg.h), firmware VMs only. */
+#define PC_FW_CFG_PORT		0x510
 
 #endif

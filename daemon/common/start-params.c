@@ -36,6 +36,8 @@ start_params_free(struct start_params *sp)
 	free(sp->name);
 	free(sp->kernel);
 	free(sp->kernel_name);
+	free(sp->firmware);
+	free(sp->firmware_name);
 	free(sp->initrd);
 	free(sp->initrd_name);
 	free(sp->cmdline);
@@ -304,6 +306,8 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		    &sp->boot_disk, 0, 1, start_enc_boot_disk_v);
 	rc |= wmsg_put_str(a, WMSG_BOOT_KERNEL, sp->kernel);
 	rc |= wmsg_put_str(a, WMSG_BOOT_KERNEL_NAME, sp->kernel_name);
+	rc |= wmsg_put_str(a, WMSG_BOOT_FIRMWARE, sp->firmware);
+	rc |= wmsg_put_str(a, WMSG_BOOT_FIRMWARE_NAME, sp->firmware_name);
 	if (sp->has_seed)
 		rc |= start_enc_part(a, WMSG_BOOT_SEED, false, &sp->seed, 0, 1,
 		    start_enc_seed_v);
@@ -503,9 +507,10 @@ start_dec_seed(struct start_dec *dc, struct json_object *o,
 static void
 start_dec_whole(struct start_dec *dc, const struct start_params *sp)
 {
-	if ((sp->kernel == NULL) == !sp->has_boot_disk)
-		start_dec_fail(dc, -EINVAL, "a kernel or boot_disk, one of "
-		    "them");
+	if ((sp->kernel != NULL) + sp->has_boot_disk +
+	    (sp->firmware != NULL) != 1)
+		start_dec_fail(dc, -EINVAL, "a kernel, boot_disk or "
+		    "firmware, one of them");
 	if (sp->has_boot_disk && sp->boot_disk.disk >= sp->ndisks)
 		start_dec_fail(dc, -EINVAL, "boot: no disk %u to boot from",
 		    sp->boot_disk.disk);
@@ -525,6 +530,9 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	start_dec_str(&dc, o, WMSG_BOOT_NAME, NULL, &sp->name);
 	start_dec_str(&dc, o, WMSG_BOOT_KERNEL, NULL, &sp->kernel);
 	start_dec_str(&dc, o, WMSG_BOOT_KERNEL_NAME, NULL, &sp->kernel_name);
+	start_dec_str(&dc, o, WMSG_BOOT_FIRMWARE, NULL, &sp->firmware);
+	start_dec_str(&dc, o, WMSG_BOOT_FIRMWARE_NAME, NULL,
+	    &sp->firmware_name);
 	start_dec_str(&dc, o, WMSG_BOOT_INITRD, NULL, &sp->initrd);
 	start_dec_str(&dc, o, WMSG_BOOT_INITRD_NAME, NULL, &sp->initrd_name);
 	start_dec_str(&dc, o, WMSG_BOOT_CMDLINE, NULL, &sp->cmdline);

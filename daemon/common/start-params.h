@@ -108,9 +108,15 @@ enum start_lost_ticks {
 
 struct start_params {
 	char *name;
-	/* Exactly one of kernel (a file, /proc/self/fd/N) and boot_disk. */
+	/*
+	 * Exactly one of kernel (a file, /proc/self/fd/N), boot_disk and
+	 * firmware (a BIOS image, /proc/self/fd/N, in the kernel's
+	 * descriptor slot).
+	 */
 	char *kernel;
 	char *kernel_name;		/* the user's path, for messages */
+	char *firmware;
+	char *firmware_name;		/* its path, for messages */
 	char *initrd;			/* NULL: none */
 	char *initrd_name;
 	char *cmdline;			/* NULL: none ("") */

@@ -106,6 +106,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_KERNEL_NAME, BOOT, "kernel_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* or a firmware image (SeaBIOS) booted instead of a kernel */	\
+	F(BOOT_FIRMWARE, BOOT, "firmware", STRING, 0, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_FIRMWARE_NAME, BOOT, "firmware_name", STRING, 0, 1,	\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_INITRD, BOOT, "initrd", STRING, 0, 1, WMSG_PATH_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_INITRD_NAME, BOOT, "initrd_name", STRING, 0, 1,		\

@@ -5,6 +5,7 @@
  */
 #include "acpi-pm.h"
 #include "board.h"
+#include "fw-cfg.h"
 #include "i8042.h"
 #include "pc-layout.h"
 #include "pci-host.h"
@@ -47,6 +48,19 @@ board_acpi_pm_new(const struct device_host *host,
     const struct board_backends *be)
 {
 	return acpi_pm_new(host, PC_ACPI_SLP_TYP_S5);
+}
+
+static void *
+board_fw_cfg_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return fw_cfg_new(host, be->fw_cfg, be->nfw_cfg);
+}
+
+static bool
+board_has_fw_cfg(const struct board_backends *be)
+{
+	return be->fw_cfg != NULL;
 }
 
 static void *
@@ -185,6 +199,11 @@ const struct board_device board_pc[] = {
 	BOARD_NET_ENTRY(1, "virtio-net1", BOARD_SLOT_NET1),
 	BOARD_NET_ENTRY(2, "virtio-net2", BOARD_SLOT_NET1 + 1),
 	BOARD_NET_ENTRY(3, "virtio-net3", BOARD_SLOT_NET1 + 2),
+	/* Last: a board without it keeps every other device's index. */
+	{ .name = "fw-cfg", .create = board_fw_cfg_new,
+	    .ops = &fw_cfg_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_FW_CFG_PORT, FW_CFG_PORT_LEN, 0 } },
+	    .present = board_has_fw_cfg },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

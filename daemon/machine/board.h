@@ -14,6 +14,7 @@
 #include "device.h"
 #include "devhost.h"
 #include "blk-backend.h"
+#include "fw-cfg.h"
 #include "net-backend.h"
 #include "vsock-backend.h"
 #include "pci-host.h"
@@ -44,6 +45,12 @@ struct board_backends {
 	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
 	struct vsock_backend vsock;
 	bool has_vsock;
+	/*
+	 * fw_cfg's items when the guest boots firmware (nfw_cfg of them,
+	 * owned by the machine); NULL: no fw_cfg device.
+	 */
+	const struct fw_cfg_item *fw_cfg;
+	unsigned int nfw_cfg;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

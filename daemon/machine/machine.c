@@ -16,6 +16,7 @@
 
 #include "acpi-pm.h"
 #include "exit-stats.h"
+#include "firmware.h"
 #include "i8042.h"
 #include "kvm.h"
 #include "log.h"
@@ -46,6 +47,7 @@ machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 #define MACHINE_SLOT_LOW	0
 #define MACHINE_SLOT_HIGH	1
 #define MACHINE_SLOT_FB		2
+#define MACHINE_SLOT_FIRMWARE	3	/* read-only, at the top of 4 GiB */
 
 /* The run controller's report: the machine is held, tell the host. */
 static void
@@ -433,6 +435,39 @@ machine_create_irqchip(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A guest that boots firmware: its image and the fw_cfg device's items
+ * (in m->backends, so before the devices are made), and the vCPU's
+ * reset state into boot.  Nothing without cfg->firmware.
+ */
+static int
+machine_load_firmware(struct machine *m, const struct machine_config *cfg,
+    struct boot_cpu *boot, char *err, size_t errlen)
+{
+	char why[256];
+	int ret;
+
+	if (cfg->firmware == NULL)
+		return 0;
+	m->fw = calloc(1, sizeof(*m->fw));
+	if (m->fw == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = firmware_load(m->fw, m->vm_fd, MACHINE_SLOT_FIRMWARE, &m->mem,
+	    cfg->firmware, m->nvcpus, boot, why, sizeof(why));
+	if (ret < 0) {
+		free(m->fw);
+		m->fw = NULL;
+		snprintf(err, errlen, "%s: %s", cfg->kernel_name != NULL ?
+		    cfg->kernel_name : cfg->firmware, why);
+		return ret;
+	}
+	m->backends.fw_cfg = m->fw->items;
+	m->backends.nfw_cfg = m->fw->nitems;
+	return 0;
+}
+
 int
 machine_new(struct machine **out, const struct machine_config *cfg,
     const struct machine_host *host, char *err, size_t errlen)
@@ -490,6 +525,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	if ((ret = machine_create_vm(m, cfg->kvm_fd, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
 	    (ret = machine_map_fb(m, err, errlen)) < 0 ||
+	    (ret = machine_load_firmware(m, cfg, &boot, err, errlen)) < 0 ||
 	    (ret = machine_create_irqchip(m, err, errlen)) < 0 ||
 	    (ret = machine_add_devices(m, err, errlen)) < 0)
 		goto fail;
@@ -497,7 +533,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	if (cfg->times != NULL)
 		cfg->times->vm = xs_mono_ns();
 
-	ret = boot_load(&m->mem, &args, &boot, why, sizeof(why));
+	ret = m->fw != NULL ? 0 :
+	    boot_load(&m->mem, &args, &boot, why, sizeof(why));
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: %s", cfg->kernel_name != NULL ?
 		    cfg->kernel_name : cfg->kernel, why);
@@ -621,6 +658,11 @@ machine_free(struct machine *m)
 		close(m->vm_fd);
 	if (m->kvm_fd >= 0)
 		close(m->kvm_fd);
+	/* Its slot went with the VM. */
+	if (m->fw != NULL) {
+		firmware_free(m->fw);
+		free(m->fw);
+	}
 	runctl_destroy(&m->rc);
 	free(m);
 }

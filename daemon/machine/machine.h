@@ -75,6 +75,11 @@ struct machine_config {
 	/* An open /dev/kvm the machine duplicates (the worker's, which
 	 * cannot open files once sandboxed), or -1: open it. */
 	int kvm_fd;
+	/*
+	 * A firmware image (/proc/self/fd/N) the guest boots instead of a
+	 * kernel (firmware.h), or NULL: the kernel.
+	 */
+	const char *firmware;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
@@ -105,6 +110,7 @@ struct machine {
 
 	struct boot_mem mem;
 	uint8_t *high;		/* RAM above 4 GiB, or NULL */
+	struct firmware *fw;	/* a firmware's image and fw_cfg, or NULL */
 
 	struct iobus pio;
 	struct iobus mmio;

@@ -30,6 +30,42 @@
 #define MSR_IA32_MISC_ENABLE	0x1a0
 #define MISC_ENABLE_FAST_STRING	(1ULL << 0)
 
+/*
+ * Firmware's start: the state a PC's CPU leaves reset in (SDM 3A 9.1.1),
+ * said here rather than trusted to be KVM's: real mode, CS f000 with its
+ * base at 0xffff0000, so the first fetch is at 0xfffffff0, the top of
+ * the firmware image.
+ */
+static int
+vcpu_set_reset_state(struct vcpu *v, const struct boot_cpu *b,
+    struct kvm_sregs *sregs)
+{
+	struct kvm_segment data = {
+		.base = 0, .limit = 0xffff, .selector = 0,
+		.type = 0x3, .present = 1, .s = 1,
+	};
+	struct kvm_regs regs;
+	int ret;
+
+	sregs->cr0 = 0x60000010;	/* CD, NW, ET */
+	sregs->cr3 = sregs->cr4 = 0;
+	sregs->efer = 0;
+	sregs->cs = (struct kvm_segment){
+		.base = 0xffff0000, .limit = 0xffff, .selector = b->code_sel,
+		.type = 0xb, .present = 1, .s = 1,
+	};
+	sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss = data;
+	sregs->gdt.base = sregs->idt.base = 0;
+	sregs->gdt.limit = sregs->idt.limit = 0xffff;
+	ret = kvm_ioctl(v->fd, KVM_SET_SREGS, sregs);
+	if (ret < 0)
+		return ret;
+	memset(&regs, 0, sizeof(regs));
+	regs.rflags = 0x2;
+	regs.rip = b->rip;
+	return kvm_ioctl(v->fd, KVM_SET_REGS, &regs);
+}
+
 static int
 vcpu_set_boot_state(struct vcpu *v, const struct boot_cpu *b)
 {
@@ -48,6 +84,8 @@ vcpu_set_boot_state(struct vcpu *v, const struct boot_cpu *b)
 	ret = kvm_ioctl(v->fd, KVM_GET_SREGS, &sregs);
 	if (ret < 0)
 		return ret;
+	if (b->mode == BOOT_CPU_RESET)
+		return vcpu_set_reset_state(v, b, &sregs);
 	sregs.cr0 = CR0_PE | CR0_ET;
 	if (b->mode == BOOT_CPU_LONG64) {
 		code.db = 0;

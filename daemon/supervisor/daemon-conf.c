@@ -255,8 +255,9 @@ dconf_init(struct dconf *c)
 	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
 	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
 	c->passt = strdup(DCONF_PASST);
+	c->bios = strdup(DCONF_BIOS);
 	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL ||
-	    c->passt == NULL) {
+	    c->passt == NULL || c->bios == NULL) {
 		dconf_fini(c);
 		return -ENOMEM;
 	}
@@ -272,6 +273,7 @@ dconf_fini(struct dconf *c)
 	free(c->tap_rules);
 	free(c->metrics_listen);
 	free(c->passt);
+	free(c->bios);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -338,10 +340,12 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		return dconf_listen(&c->metrics_listen, value, err, errlen);
 	if (strcmp(key, "passt") == 0)
 		return dconf_path(&c->passt, value, err, errlen);
+	if (strcmp(key, "bios") == 0)
+		return dconf_path(&c->bios, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
 	    "default_kernel, shutdown_timeout, boot_timeout, "
 	    "boot_disk_timeout, console_log_max, tap_allow, worker_uids, "
-	    "metrics_listen, passt)", key);
+	    "metrics_listen, passt, bios)", key);
 	return -EINVAL;
 }
 

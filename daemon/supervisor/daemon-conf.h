@@ -66,10 +66,13 @@ struct dconf {
 	uid_t worker_uid_last;
 	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
 	char *passt;			/* user-mode networking's program */
+	char *bios;			/* "firmware": "bios" VMs' image */
 };
 
 /* Where Debian's passt package puts it. */
 #define DCONF_PASST	"/usr/bin/passt"
+/* Debian's seabios package: the image with a 256 KiB layout. */
+#define DCONF_BIOS	"/usr/share/seabios/bios-256k.bin"
 
 /* Fill c with the built-in defaults (paths from the build). */
 int	dconf_init(struct dconf *c);

@@ -582,6 +582,33 @@ vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
 }
 
 int
+vm_files_open_firmware(const struct vm_def *def, const char *bios,
+    const struct access_cred *cred, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	char reason[512];
+	int rc;
+
+	if (def->firmware == VM_FIRMWARE_NONE)
+		return 0;
+	if (cred != NULL && cred->uid == 0)
+		cred = NULL;
+	if (bios == NULL) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" and "
+		    "vmmd.conf names none", def->name);
+		return -ENOENT;
+	}
+	rc = vm_files_open_one("firmware", bios, false, false, cred,
+	    &f->kernel_fd, cls, reason, sizeof(reason));
+	if (rc < 0)
+		snprintf(err, errlen, "VM '%s' boots firmware \"bios\": %s "
+		    "(install the seabios package, or name the image in "
+		    "vmmd.conf's bios)", def->name, reason);
+	return rc;
+}
+
+int
 vm_files_open(const struct vm_def *def, const char *default_kernel,
     const char *overlay_dir, bool creating, const struct access_cred *cred,
     struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
@@ -600,6 +627,8 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	if (config_boot(def) == VM_BOOT_DISK) {
 		/* The worker reads the kernel from the disk opened below. */
+	} else if (config_boot(def) == VM_BOOT_FIRMWARE) {
+		/* No kernel: vm_files_open_firmware() opens the image. */
 	} else if (def->kernel != NULL) {
 		rc = vm_files_open_one("kernel", def->kernel, true, false, cred,
 		    &f->kernel_fd, cls, err, errlen);

@@ -102,6 +102,15 @@ int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
+ * After vm_files_open(), for a VM with "firmware": "bios": its image,
+ * bios (vmmd.conf's), opened for cred as the kernel would be, into f's
+ * kernel_fd (the worker finds it in the kernel's slot).  Nothing for
+ * other VMs.  Errors as vm_files_open()'s, err naming the VM.
+ */
+int	vm_files_open_firmware(const struct vm_def *def, const char *bios,
+	    const struct access_cred *cred, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
  * At vm.create, after vm_files_open(): the format found for each of
  * def's disks that names none, into its definition (an overlay disk's
  * is its base's), to be saved with it.

@@ -284,6 +284,10 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		sp->boot_disk.disk = 0;
 		rc |= start_params_set(&sp->boot_disk.append,
 		    def->cmdline[0] != '\0' ? def->cmdline : "console=ttyS0");
+	} else if (config_boot(def) == VM_BOOT_FIRMWARE) {
+		/* The image, in the kernel's slot (vm_files_open_firmware). */
+		rc |= start_params_set(&sp->firmware, kernel);
+		rc |= start_params_set(&sp->firmware_name, vm->d->bios);
 	} else {
 		rc |= start_params_set(&sp->kernel, kernel);
 		rc |= start_params_set(&sp->kernel_name, def->kernel != NULL ?

@@ -802,7 +802,9 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir,
 	    false, cred, &files, cls, err, errlen)) < 0)
 		return rc;
-	if ((rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
+	if ((rc = vm_files_open_firmware(vm->def, d->bios, cred, &files,
+	    cls, err, errlen)) < 0 ||
+	    (rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
 	    (rc = vm_start_cid(vm, &run.vsock_cid, cls, err, errlen)) < 0 ||

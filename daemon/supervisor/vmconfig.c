@@ -29,7 +29,8 @@ static const char *const config_keys[] = {
 	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
-	"autostart", "net", "vsock", "owner", "boot", "cloud_init", NULL
+	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
+	"firmware", NULL
 };
 
 const char *
@@ -237,9 +238,42 @@ static const char *const config_disk_keys[] = {
 	"path", "readonly", "serial", "format", "backing", "overlay", NULL
 };
 
+/*
+ * "firmware": "bios".  The firmware finds the guest's boot loader on
+ * its disks: a kernel, initrd, command line or "boot" would go unused.
+ */
+static int
+config_parse_firmware(struct json_object *obj, struct vm_def *def,
+    char *err, size_t errlen)
+{
+	const char *s = NULL;
+
+	if (config_opt_string(obj, "firmware", NULL, &s, err, errlen) < 0)
+		return -EINVAL;
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "bios") != 0) {
+		config_err(err, errlen, "firmware: '%.80s' must be \"bios\"",
+		    s);
+		return -EINVAL;
+	}
+	def->firmware = VM_FIRMWARE_BIOS;
+	if (def->kernel != NULL || def->initrd != NULL ||
+	    def->boot != VM_BOOT_UNSET || def->cmdline[0] != '\0') {
+		config_err(err, errlen, "firmware: \"bios\" boots what the "
+		    "disks hold: give no %s", def->kernel != NULL ? "kernel" :
+		    def->initrd != NULL ? "initrd" :
+		    def->boot != VM_BOOT_UNSET ? "boot" : "cmdline");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 enum vm_boot
 config_boot(const struct vm_def *def)
 {
+	if (def->firmware != VM_FIRMWARE_NONE)
+		return VM_BOOT_FIRMWARE;
 	if (def->boot != VM_BOOT_UNSET)
 		return def->boot;
 	return def->kernel == NULL && def->ndisks > 0 ? VM_BOOT_DISK :
@@ -825,6 +859,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 	}
 	if ((def->cmdline = strdup(s)) == NULL)
 		goto nomem;
+	if ((rc = config_parse_firmware(obj, def, err, errlen)) < 0)
+		goto fail;
+	rc = -EINVAL;
 
 	if (config_opt_int(obj, "memory_mib", CONFIG_MEMORY_MIN,
 	    CONFIG_MEMORY_MAX, CONFIG_MEMORY_DEFAULT, &n, err, errlen) < 0)
@@ -1013,6 +1050,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "net", config_net_json(def));
 	if (def->vsock)
 		json_object_object_add(obj, "vsock", config_vsock_json(def));
+	if (def->firmware == VM_FIRMWARE_BIOS)
+		json_object_object_add(obj, "firmware",
+		    json_object_new_string("bios"));
 	if (def->boot != VM_BOOT_UNSET)
 		json_object_object_add(obj, "boot", json_object_new_string(
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));

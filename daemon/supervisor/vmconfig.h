@@ -159,6 +159,16 @@ enum vm_boot {
 	VM_BOOT_UNSET,
 	VM_BOOT_KERNEL,
 	VM_BOOT_DISK,
+	VM_BOOT_FIRMWARE,	/* never given: what "firmware" makes it */
+};
+
+/*
+ * Firmware the guest runs from power-on ("firmware"), instead of vmmd
+ * loading a kernel: "bios" is SeaBIOS, the file vmmd.conf(5) names.
+ */
+enum vm_firmware {
+	VM_FIRMWARE_NONE,
+	VM_FIRMWARE_BIOS,
 };
 
 /* cloud-init's NoCloud seed ("cloud_init"): bounds of what it holds. */
@@ -212,6 +222,7 @@ struct vm_def {
 	uint32_t vsock_cid;
 	bool vsock_socket;
 	enum vm_boot boot;	/* as given; config_boot() says which */
+	enum vm_firmware firmware;	/* no kernel, initrd, cmdline, boot */
 	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
 	struct vm_owner owner;

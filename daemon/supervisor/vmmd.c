@@ -582,7 +582,8 @@ main(int argc, char *argv[])
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	d->passt = conf.passt;
-	conf.statedir = conf.kernel = conf.passt = NULL;
+	d->bios = conf.bios;
+	conf.statedir = conf.kernel = conf.passt = conf.bios = NULL;
 	/* conf lives until main() returns, and the rules with it. */
 	d->tap_rules = conf.tap_rules;
 	d->ntap_rules = conf.ntap_rules;
@@ -753,6 +754,7 @@ free_paths:
 	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->passt);
+	free(d->bios);
 	free(d->worker_self);
 	libevent_global_shutdown();
 	return status;

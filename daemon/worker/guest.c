@@ -380,6 +380,7 @@ guest_fini(struct worker *w)
 		event_free(w->hold_ev);
 	free(w->kernel);
 	free(w->kernel_name);
+	free(w->firmware);
 	free(w->initrd);
 	free(w->cmdline);
 	json_object_put(w->boot_facts);

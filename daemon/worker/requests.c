@@ -362,7 +362,21 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 	log_debug("%s: kernel %s, initrd %s", w->name, w->kernel_name,
 	    sp->initrd_name != NULL ? sp->initrd_name : sp->initrd != NULL ?
 	    sp->initrd : "none");
+	if (sp->firmware != NULL) {
+		w->firmware = strdup(sp->firmware);
+		if (w->firmware == NULL)
+			return worker_error(r, PROTO_ERR_INTERNAL,
+			    "out of memory");
+		free(w->kernel_name);
+		w->kernel_name = strdup(sp->firmware_name != NULL ?
+		    sp->firmware_name : sp->firmware);
+		if (w->kernel_name == NULL)
+			return worker_error(r, PROTO_ERR_INTERNAL,
+			    "out of memory");
+		log_debug("%s: firmware %s", w->name, w->kernel_name);
+	}
 	w->cfg = (struct machine_config){
+		.firmware = w->firmware,
 		.kernel = w->kernel,
 		.initrd = w->initrd,
 		.kernel_name = w->kernel_name,

@@ -43,6 +43,8 @@ struct worker {
 	struct machine_config cfg;
 	char *kernel, *initrd, *cmdline;
 	char *kernel_name;		/* the user's path, for messages */
+	/* A firmware image booted instead (kernel_name then names it). */
+	char *firmware;
 	bool reboot_stops;
 	bool paused;			/* as last reported in vm.state */
 	int64_t log_start;		/* the run's start in the console log */

@@ -21,11 +21,14 @@ pci_host_new(const struct device_host *host, const struct pci_host_ops *ops)
 	/*
 	 * Intel's 440FX host bridge ID: every PC OS knows it needs nothing
 	 * from it.  Class 06/00/00 (host bridge) is what makes Linux trust
-	 * conf1 without firmware tables (pci_sanity_check()).
+	 * conf1 without firmware tables (pci_sanity_check()).  Subsystem
+	 * 1af4:1100, QEMU's: SeaBIOS reads fw_cfg only on a host bridge
+	 * that carries it.
 	 */
 	static const struct pci_ids ids = {
 		.vendor = 0x8086, .device = 0x1237,
 		.class_code = 0x060000,
+		.subsys_vendor = 0x1af4, .subsys = 0x1100,
 	};
 	struct pci_host *ph;
 

@@ -1510,6 +1510,52 @@ test_absent_defaults(void)
 	}
 }
 
+/* "firmware": "bios" alone, with disks; never with a kernel's members. */
+static void
+test_firmware(void)
+{
+	struct json_object *obj, *v;
+	struct vm_def *def;
+
+	def = parse_ok("{\"name\":\"f\",\"firmware\":\"bios\","
+	    "\"disks\":[{\"path\":\"/d0\"}]}");
+	tap_ok(def != NULL && def->firmware == VM_FIRMWARE_BIOS &&
+	    config_boot(def) == VM_BOOT_FIRMWARE,
+	    "firmware bios: boots firmware, though it has a disk");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "firmware", &v) &&
+	    strcmp(json_object_get_string(v), "bios") == 0 &&
+	    !json_object_object_get_ex(obj, "boot", NULL),
+	    "firmware written back as given");
+	json_object_put(obj);
+	config_def_free(def);
+	def = parse_ok("{\"name\":\"f\"}");
+	tap_ok(def != NULL && def->firmware == VM_FIRMWARE_NONE &&
+	    config_boot(def) == VM_BOOT_KERNEL, "no firmware by default");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && !json_object_object_get_ex(obj, "firmware",
+	    NULL), "and none written");
+	json_object_put(obj);
+	config_def_free(def);
+
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"uefi\"}", 0,
+	    "firmware: 'uefi' must be \"bios\"");
+	expect_invalid("{\"name\":\"f\",\"firmware\":true}", 0,
+	    "firmware: expected a string");
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"bios\","
+	    "\"kernel\":\"/boot/k\"}", 0, "firmware: \"bios\" boots what the "
+	    "disks hold: give no kernel");
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"bios\","
+	    "\"initrd\":\"/boot/i\"}", 0, "firmware: \"bios\" boots what the "
+	    "disks hold: give no initrd");
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"bios\","
+	    "\"boot\":\"kernel\"}", 0, "firmware: \"bios\" boots what the "
+	    "disks hold: give no boot");
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"bios\","
+	    "\"cmdline\":\"quiet\"}", 0, "firmware: \"bios\" boots what the "
+	    "disks hold: give no cmdline");
+}
+
 /* SHA-256 against FIPS 180-4's examples, and at the padding's edges. */
 static void
 test_sha256(void)
@@ -1606,6 +1652,7 @@ main(void)
 	test_reload();
 	test_owner();
 	test_absent_defaults();
+	test_firmware();
 	test_sha256();
 	test_user_data();
 

@@ -178,6 +178,16 @@ main(void)
 	test_boot_timeouts();
 
 	dconf_init(&c);
+	tap_ok(strcmp(c.bios, DCONF_BIOS) == 0, "bios: Debian's SeaBIOS "
+	    "by default");
+	tap_ok(load_text(&c, "bios = /srv/fw/bios.bin\n", err,
+	    sizeof(err)) == 0 && strcmp(c.bios, "/srv/fw/bios.bin") == 0,
+	    "bios: as written (%s)", err);
+	dconf_fini(&c);
+	expect_error("bios = fw.bin\n", "1: 'fw.bin' is not an absolute "
+	    "path");
+
+	dconf_init(&c);
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", false, err,
 	    sizeof(err)) == 0, "no file where none was named: defaults");
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", true, err,
@@ -188,7 +198,7 @@ main(void)
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
 	    "boot_timeout, boot_disk_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen, passt)");
+	    "worker_uids, metrics_listen, passt, bios)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
 	expect_error("metrics_listen = 127.0.0.1:0\n", "1: '127.0.0.1:0' is "

@@ -118,6 +118,8 @@ same(const struct start_params *a, const struct start_params *b,
 	while (0)
 	SAME(str_eq(a->name, b->name) && str_eq(a->kernel, b->kernel) &&
 	    str_eq(a->kernel_name, b->kernel_name) &&
+	    str_eq(a->firmware, b->firmware) &&
+	    str_eq(a->firmware_name, b->firmware_name) &&
 	    str_eq(a->initrd, b->initrd) &&
 	    str_eq(a->initrd_name, b->initrd_name) &&
 	    str_eq(a->cmdline, b->cmdline), "kernel and names");
@@ -323,9 +325,15 @@ test_refusals(void)
 		{ "{" MIN ",\"kernal\":\"x\"}", "unknown argument 'kernal'" },
 		/* the decoder's own */
 		{ "{\"memory_mib\":64,\"vcpus\":1}",
-		    "a kernel or boot_disk, one of them" },
+		    "a kernel, boot_disk or firmware, one of them" },
 		{ "{" MIN ",\"disks\":[" DISK "],\"boot_disk\":{\"disk\":0}}",
-		    "a kernel or boot_disk, one of them" },
+		    "a kernel, boot_disk or firmware, one of them" },
+		{ "{" MIN ",\"firmware\":\"/proc/self/fd/7\"}",
+		    "a kernel, boot_disk or firmware, one of them" },
+		{ "{\"memory_mib\":64,\"vcpus\":1,"
+		    "\"firmware\":\"/proc/self/fd/7\","
+		    "\"firmware_name\":\"/usr/share/seabios/bios-256k.bin\"}",
+		    NULL },
 		{ "{\"memory_mib\":64,\"vcpus\":1,\"disks\":[" DISK "],"
 		    "\"boot_disk\":{\"disk\":1}}", "boot: no disk 1 to boot "
 		    "from" },

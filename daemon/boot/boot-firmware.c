@@ -1,0 +1,106 @@
+/* See boot-firmware.h. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "boot-firmware.h"
+#include "boot-internal.h"
+
+int
+boot_firmware_load(const struct boot_mem *mem, const char *path,
+    struct boot_firmware *fw, struct boot_cpu *cpu, char *err,
+    size_t errlen)
+{
+	struct boot_file f;
+	uint64_t low;
+	void *p;
+	int r;
+
+	fw->image = NULL;
+	fw->size = 0;
+	r = boot_file_open(&f, path, "firmware", err, errlen);
+	if (r < 0)
+		return r;
+	if (f.size < BOOT_FIRMWARE_MIN || f.size > BOOT_FIRMWARE_MAX ||
+	    f.size % BOOT_FIRMWARE_MIN != 0) {
+		r = boot_fail(err, errlen, -ENOEXEC, "not a firmware image: "
+		    "%llu bytes, not a multiple of 64 KiB from 64 to %llu KiB",
+		    (unsigned long long)f.size,
+		    (unsigned long long)BOOT_FIRMWARE_MAX >> 10);
+		goto close;
+	}
+	low = f.size < BOOT_FIRMWARE_LOW_MAX ? f.size : BOOT_FIRMWARE_LOW_MAX;
+	if (!boot_mem_fits(mem, BOOT_FIRMWARE_LOW_END - low, low)) {
+		r = boot_fail(err, errlen, -EFBIG, "guest RAM ends below "
+		    "1 MiB: no room for the firmware");
+		goto close;
+	}
+	p = mmap(NULL, f.size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		r = boot_fail(err, errlen, -ENOMEM, "cannot map %llu bytes "
+		    "for the firmware", (unsigned long long)f.size);
+		goto close;
+	}
+	r = boot_file_read(&f, p, f.size, 0, err, errlen);
+	/* The guest's copy at 4 GiB is read-only: so is ours. */
+	if (r == 0 && mprotect(p, f.size, PROT_READ) < 0)
+		r = boot_fail(err, errlen, -errno, "mprotect: %s",
+		    strerror(errno));
+	if (r < 0) {
+		munmap(p, f.size);
+		goto close;
+	}
+	fw->image = p;
+	fw->size = f.size;
+	/* The image's end, where the reset vector is, ends at 1 MiB. */
+	memcpy(mem->low + BOOT_FIRMWARE_LOW_END - low,
+	    fw->image + fw->size - low, low);
+
+	/* The PC's reset state: the vCPU's own, said once here. */
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->mode = BOOT_CPU_RESET;
+	cpu->rip = 0xfff0;
+	cpu->code_sel = 0xf000;
+close:
+	boot_file_close(&f);
+	return r;
+}
+
+void
+boot_firmware_free(struct boot_firmware *fw)
+{
+	if (fw->image != NULL)
+		munmap(fw->image, fw->size);
+	fw->image = NULL;
+	fw->size = 0;
+}
+
+static size_t
+boot_fw_e820_put(uint8_t *out, size_t outlen, size_t at, uint64_t addr,
+    uint64_t size)
+{
+	uint8_t *e = out + at;
+
+	if (size == 0 || outlen - at < BOOT_FW_E820_ENTRY)
+		return at;
+	for (int i = 0; i < 8; i++) {
+		e[i] = (uint8_t)(addr >> (8 * i));
+		e[8 + i] = (uint8_t)(size >> (8 * i));
+	}
+	e[16] = BOOT_E820_RAM;
+	e[17] = e[18] = e[19] = 0;
+	return at + BOOT_FW_E820_ENTRY;
+}
+
+size_t
+boot_firmware_e820(const struct boot_mem *mem, uint8_t *out, size_t outlen)
+{
+	size_t n;
+
+	n = boot_fw_e820_put(out, outlen, 0, 0, mem->low_size);
+	if (mem->high_size > 0)
+		n = boot_fw_e820_put(out, outlen, n, PC_HIGH_RAM_START,
+		    mem->high_size);
+	return n;
+}

@@ -1,0 +1,65 @@
+/*
+ * PC firmware (SeaBIOS) instead of a kernel: the image as a PC has it,
+ * read-only at the top of 4 GiB, and its last (up to) 256 KiB copied
+ * into RAM below 1 MiB, where a BIOS runs after power-on.  Like the
+ * kernel loaders this works on host memory and never touches KVM: it
+ * reads the image into a mapping of its own, which the caller maps into
+ * the guest (a read-only slot at BOOT_FIRMWARE_TOP - size), and fills
+ * the low copy into guest RAM at every (re)build of the machine.
+ *
+ * Also the guest's memory map in the form QEMU's fw_cfg file
+ * "etc/e820" gives it to the firmware: RAM only; the firmware reserves
+ * its own areas.
+ */
+#ifndef VMMD_BOOT_FIRMWARE_H
+#define VMMD_BOOT_FIRMWARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot.h"
+
+#define BOOT_FIRMWARE_TOP	0x100000000ULL	/* the image ends at 4 GiB */
+#define BOOT_FIRMWARE_MIN	0x10000ULL	/* 64 KiB */
+/*
+ * At most what fits above KVM's own pages (pc-layout.h: its TSS ends
+ * where a 256 KiB image begins).
+ */
+#define BOOT_FIRMWARE_MAX	(BOOT_FIRMWARE_TOP - (PC_KVM_TSS_ADDR + 0x3000))
+/*
+ * How much of the image's end is copied to end at 1 MiB: all of
+ * bios-256k.bin, which SeaBIOS needs whole at 0xc0000.
+ */
+#define BOOT_FIRMWARE_LOW_MAX	0x40000ULL
+#define BOOT_FIRMWARE_LOW_END	PC_HIGH_MEM_START
+
+/* Bytes of one fw_cfg etc/e820 entry: address, length (LE64), type. */
+#define BOOT_FW_E820_ENTRY	20
+
+struct boot_firmware {
+	uint8_t *image;		/* size bytes, read-only, page-aligned */
+	uint64_t size;		/* a multiple of 64 KiB */
+};
+
+/*
+ * Read the firmware image at path (a file, or /proc/self/fd/N as the
+ * supervisor passes it) into fw, copy its low part into mem and set cpu
+ * to the PC's reset state (real mode, f000:fff0, CS base 0xffff0000).
+ * -ENOEXEC: not a usable image (size not a multiple of 64 KiB, under
+ * BOOT_FIRMWARE_MIN or over BOOT_FIRMWARE_MAX, 256 KiB); -EFBIG: low RAM cannot
+ * hold the copy; other -errno from the file; err says why (without
+ * the path).  On success free fw with boot_firmware_free().
+ */
+int boot_firmware_load(const struct boot_mem *mem, const char *path,
+    struct boot_firmware *fw, struct boot_cpu *cpu, char *err,
+    size_t errlen);
+void boot_firmware_free(struct boot_firmware *fw);
+
+/*
+ * mem's RAM as etc/e820's entries into out (outlen bytes): the number
+ * of bytes written, a multiple of BOOT_FW_E820_ENTRY.
+ */
+size_t boot_firmware_e820(const struct boot_mem *mem, uint8_t *out,
+    size_t outlen);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * A machine that boots firmware (SeaBIOS) rather than a kernel: the
+ * image in a read-only memory slot at the top of 4 GiB and copied below
+ * 1 MiB (boot-firmware.h), and what the fw_cfg device hands the
+ * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, an empty
+ * bootorder, COM1 as etc/sercon-port (so SeaBIOS writes its screen to
+ * the serial console) and etc/boot-menu-wait.
+ *
+ * Made per machine, so at every reset: the copy below 1 MiB is fresh.
+ * The items' data lives here; the fw_cfg device borrows it.
+ */
+#ifndef VMMD_FIRMWARE_H
+#define VMMD_FIRMWARE_H
+
+#include <stdint.h>
+
+#include "boot.h"
+#include "boot-firmware.h"
+#include "fw-cfg.h"
+
+#define FIRMWARE_ITEMS		8
+/* What etc/boot-menu-wait says (ms), should the menu be shown. */
+#define FIRMWARE_MENU_WAIT_MS	0
+
+struct firmware {
+	struct boot_firmware image;
+	uint8_t e820[2 * BOOT_FW_E820_ENTRY];
+	uint8_t ncpus[2];		/* little-endian, as fw_cfg's are */
+	uint8_t sercon[2];
+	uint8_t menu_wait[2];
+	struct fw_cfg_item items[FIRMWARE_ITEMS];
+	unsigned int nitems;
+};
+
+/*
+ * Load the image at path into mem and a read-only KVM slot (slot, on
+ * vm_fd), set cpu to the reset state, and build the fw_cfg items for
+ * ncpus vCPUs.  0, or -errno with err saying why (boot_firmware_load()'s
+ * codes; a KVM error is the host's).  Free with firmware_free() after
+ * the VM is gone.
+ */
+int firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
+    const struct boot_mem *mem, const char *path, unsigned int ncpus,
+    struct boot_cpu *cpu, char *err, size_t errlen);
+void firmware_free(struct firmware *fw);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * Firmware from power-on: a VM with "firmware": "bios" and no disk runs
+ * Debian's SeaBIOS, which finds fw_cfg (the host bridge's subsystem,
+ * the signature, DMA), prints its banner on the serial console (fw_cfg's
+ * etc/sercon-port) and then says it has nothing to boot, and again
+ * after a reset.  Definitions that mix firmware with a kernel are
+ * refused, as is vmctl's --firmware with anything but bios.
+ *
+ * Real-mode code is emulated on our machines' /dev/kvm (about 0.6 us an
+ * instruction; SeaBIOS's POST is some 6 M of them): the waits are long.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
+#define BANNER		"SeaBIOS (version"
+#define NOTHING		"No bootable device"
+#define POST_MS		120000	/* banner, then the verdict */
+
+static void
+test_refused(struct h_conn *c)
+{
+	h_expect_errorf(c, "vm.create", "invalid_argument",
+	    "firmware with a kernel", "{\"name\":\"fk\",\"firmware\":\"bios\","
+	    "\"kernel\":\"%s\"}", h_env("VMMD_GUEST_HELLO"));
+	h_expect_error(c, "vm.create", "{\"name\":\"fb\",\"firmware\":"
+	    "\"bios\",\"boot\":\"disk\"}", "invalid_argument",
+	    "firmware with boot");
+	h_expect_error(c, "vm.create", "{\"name\":\"fc\",\"firmware\":"
+	    "\"bios\",\"cmdline\":\"quiet\"}", "invalid_argument",
+	    "firmware with a command line");
+	h_expect_error(c, "vm.create", "{\"name\":\"fu\",\"firmware\":"
+	    "\"uefi\"}", "invalid_argument", "firmware other than bios");
+}
+
+static void
+test_post(struct h_daemon *d, struct h_conn *c)
+{
+	struct json_object *reply = NULL, *fw;
+	const char *log = h_console_log(d, "bios");
+	char *buf;
+	size_t len;
+	double t0;
+
+	tap_ok(h_create(c, "bios", "\"firmware\":\"bios\"") == 0,
+	    "created with firmware bios");
+	t0 = h_now_ms();
+	tap_ok(h_start(c, "bios") == 0, "started");
+	tap_ok(h_file_expect(log, BANNER, 1, POST_MS) == 0,
+	    "SeaBIOS's banner on the serial console");
+	tap_diag("banner after %.0f ms", h_now_ms() - t0);
+	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
+	    "SeaBIOS finds nothing to boot");
+	tap_diag("verdict after %.0f ms", h_now_ms() - t0);
+	buf = h_read_file(log, &len);
+	if (buf != NULL) {
+		/* Its serial screen, for whoever reads the log. */
+		for (char *l = strtok(buf, "\r\n"); l != NULL;
+		    l = strtok(NULL, "\r\n"))
+			tap_diag("console: %s", h_flat(l));
+		free(buf);
+	}
+
+	fw = h_info_stats(c, "bios", "devices", "fw-cfg", &reply);
+	tap_ok(fw != NULL && h_int(fw, "dma_transfers", 0) > 0 &&
+	    h_int(fw, "dma_errors", -1) == 0 &&
+	    h_int(fw, "dma_dropped", -1) == 0,
+	    "SeaBIOS read fw_cfg by DMA, without an error (%s)",
+	    fw != NULL ? h_text(fw) : "no fw-cfg device");
+	json_object_put(reply);
+	reply = NULL;
+	tap_diag("unknown I/O: %s", h_text(h_info_stats(c, "bios",
+	    "unknown_io", NULL, &reply)));
+	json_object_put(reply);
+
+	/* A reset copies the image below 1 MiB again: SeaBIOS restarts. */
+	reply = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"bios\"}");
+	tap_ok(h_ret(reply) != NULL, "vm.reset (%s)",
+	    h_ret(reply) != NULL ? "done" : h_text(reply));
+	json_object_put(reply);
+	tap_ok(h_file_expect(log, BANNER, 2, POST_MS) == 0 &&
+	    h_file_expect(log, NOTHING, 2, POST_MS) == 0,
+	    "after the reset SeaBIOS runs again, to the same verdict");
+	tap_ok(h_stop(c, "bios", true, -1, H_REPLY_MS) == 0, "force stop");
+}
+
+/* vmctl's --firmware, and what list and export say of it. */
+static void
+test_vmctl(struct h_daemon *d)
+{
+	int rc;
+
+	h_ctl_use(d, H_REPLY_MS);
+	rc = h_ctl("create", "fv", "--firmware", "bios", "--memory", "32",
+	    NULL);
+	tap_ok(rc == 0, "vmctl create --firmware bios (%s)", h_flat(h_err()));
+	tap_ok(h_ctl("export", "fv", NULL) == 0 &&
+	    strstr(h_out(), "\"firmware\": \"bios\"") != NULL,
+	    "export shows firmware bios");
+	tap_ok(h_ctl("list", NULL) == 0 && strstr(h_out(), "(firmware)") !=
+	    NULL, "list: no kernel, the firmware");
+	rc = h_ctl("create", "fx", "--firmware", "uefi", NULL);
+	tap_ok(rc != 0 && strstr(h_err(), "--firmware uefi: expected bios") !=
+	    NULL, "--firmware uefi refused: %s", h_flat(h_err()));
+	tap_ok(h_ctl("delete", "fv", NULL) == 0, "deleted");
+}
+
+int
+main(void)
+{
+	struct h_daemon *d;
+	struct h_conn *c;
+
+	h_init();
+	if (access(BIOS_IMAGE, R_OK) != 0)
+		tap_skip_all("%s: not installed (Debian's seabios)",
+		    BIOS_IMAGE);
+	c = h_setup(&d);
+	test_refused(c);
+	test_vmctl(d);
+	test_post(d, c);
+	h_close(c);
+	return h_done();
+}
