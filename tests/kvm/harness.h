@@ -28,7 +28,9 @@
 
 /* Deadlines used throughout, in milliseconds. */
 #define H_REPLY_MS	10000	/* any request that is not a stop */
-#define H_BOOT_MS	10000	/* from vm.start to a guest's first lines */
+#define H_BOOT_MS	60000	/* from vm.start to a guest's first lines, and
+				   to what it prints next: generous, for the
+				   nested test host on a busy machine */
 
 /* ------------------------------------------------------------------ */
 /* Environment */
