@@ -27,7 +27,7 @@
 #include "tap.h"
 
 /* Deadlines used throughout, in milliseconds. */
-#define H_REPLY_MS	10000	/* any request that is not a stop */
+#define H_REPLY_MS	30000	/* any request that is not a stop */
 #define H_BOOT_MS	60000	/* from vm.start to a guest's first lines, and
 				   to what it prints next: generous, for the
 				   nested test host on a busy machine */
