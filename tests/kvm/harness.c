@@ -1267,7 +1267,7 @@ int
 h_wait_state(struct h_conn *c, const char *name, const char *state,
     int timeout_ms)
 {
-	double deadline = h_now_ms() + timeout_ms;
+	double deadline = h_now_ms() + h_event_ms(timeout_ms);
 	char buf[64];
 
 	for (;;) {
@@ -1682,6 +1682,7 @@ h_find(struct h_console *con, const char *needle, int timeout_ms)
 int
 h_expect(struct h_console *con, const char *needle, int timeout_ms)
 {
+	timeout_ms = h_event_ms(timeout_ms);
 	if (h_find(con, needle, timeout_ms) == 0)
 		return 0;
 	tap_diag("console: no '%s' within %d ms%s; got %zu bytes, tail: %s",
@@ -1737,7 +1738,7 @@ int
 h_file_expect(const char *path, const char *needle, size_t count,
     int timeout_ms)
 {
-	double deadline = h_now_ms() + timeout_ms;
+	double deadline = h_now_ms() + (timeout_ms = h_event_ms(timeout_ms));
 	size_t len = 0, n = 0;
 	char *buf = NULL;
 
@@ -1880,7 +1881,7 @@ h_proc_pump(struct h_proc *p, int ms)
 int
 h_proc_expect(struct h_proc *p, const char *needle, int timeout_ms)
 {
-	double deadline = h_now_ms() + timeout_ms;
+	double deadline = h_now_ms() + (timeout_ms = h_event_ms(timeout_ms));
 
 	for (;;) {
 		if (p->obuf != NULL && strstr(p->obuf, needle) != NULL)

@@ -31,6 +31,19 @@
 #define H_BOOT_MS	60000	/* from vm.start to a guest's first lines, and
 				   to what it prints next: generous, for the
 				   nested test host on a busy machine */
+/*
+ * Waits for something that must happen (h_expect, h_file_expect,
+ * h_proc_expect, h_wait_state) never give up sooner than this, whatever
+ * the caller asked: a bound guards against a hang, not against a slow
+ * host, and each returns as soon as what it waits for is there.
+ */
+#define H_EVENT_MIN_MS	20000
+
+static inline int
+h_event_ms(int timeout_ms)
+{
+	return timeout_ms > H_EVENT_MIN_MS ? timeout_ms : H_EVENT_MIN_MS;
+}
 
 /* ------------------------------------------------------------------ */
 /* Environment */
