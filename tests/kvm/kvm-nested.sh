@@ -77,6 +77,13 @@ if promtool=$(command -v promtool); then
 	VMMD_TEST_PROMTOOL=$promtool
 	export VMMD_HOST_EXTRA VMMD_TEST_PROMTOOL
 fi
+# Debian's SeaBIOS for the firmware test, at the same path inside.
+for fw in /usr/share/seabios/bios-256k.bin; do
+	if [ -f "$fw" ]; then
+		VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $fw"
+		export VMMD_HOST_EXTRA
+	fi
+done
 # The cloud test's disks, made at build time, at the same paths inside.
 for disk in ${VMMD_BOOT_DISK_GRUB:-} ${VMMD_BOOT_DISK_EMPTY:-}; do
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $disk"
