@@ -171,10 +171,15 @@ const struct board_device board_pc[] = {
 	    .irqs = { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, .nirqs = 2 },
 	{ .name = "post", .create = board_post_new, .ops = &post_device_ops,
 	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
-	/* The PM1a event block, then the control block right after it. */
+	/*
+	 * The PM1a event block, then the control block right after it;
+	 * the PM timer.
+	 */
 	{ .name = "acpi-pm", .create = board_acpi_pm_new,
 	    .ops = &acpi_pm_device_ops, .bus = BOARD_PIO,
-	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 } },
+	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 },
+		{ PC_ACPI_PM_TMR_PORT, ACPI_PM_TMR_LEN,
+		    ACPI_PM_TMR_OFFSET } },
 	    .irqs = { PC_ACPI_SCI_IRQ }, .nirqs = 1 },
 	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
 	{ .name = "pci-host", .create = board_pci_host_new,
