@@ -89,5 +89,10 @@
 #define PC_COM1_IRQ		4
 /* QEMU's firmware configuration interface (fw-cfg.h), firmware VMs only. */
 #define PC_FW_CFG_PORT		0x510
+/*
+ * The PIIX's system control port A (port92.h), firmware VMs only, as is
+ * its reset control register in the PCI host bridge's ports (0xcf9).
+ */
+#define PC_PORT92_PORT		0x92
 
 #endif
