@@ -1,7 +1,8 @@
 /*
  * See acpi-pm.h.  ACPI 6.4: 4.8.3.1 (PM1 event registers), 4.8.3.2 (PM1
  * control registers), 4.8.2.2.1 (the fixed power button), 7.4.2 (entering
- * a sleep state through SLP_TYP and SLP_EN).
+ * a sleep state through SLP_TYP and SLP_EN), 4.8.3.3 (the power
+ * management timer).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct acpi_pm {
 	/* Diagnostics. */
 	uint64_t presses;
 	uint64_t sleeps_ignored;	/* SLP_EN with a state other than S5 */
+	uint64_t timer_reads;
 };
 
 static void
@@ -73,18 +75,51 @@ acpi_pm_reg(const struct acpi_pm *pm, unsigned int reg)
 	}
 }
 
+/*
+ * PM_TMR now: VM nanoseconds times 3.579545 MHz, in two parts so that
+ * no product overflows 64 bits however long the VM has run.
+ */
+static uint32_t
+acpi_pm_timer(const struct acpi_pm *pm)
+{
+	int64_t ns = device_vm_clock(pm->host);
+	uint64_t t, s, rem;
+
+	if (ns < 0)
+		ns = 0;
+	t = (uint64_t)ns;
+	s = t / 1000000000u;
+	rem = t % 1000000000u;
+	return (uint32_t)((s * ACPI_PM_TMR_HZ +
+	    rem * ACPI_PM_TMR_HZ / 1000000000u) & ACPI_PM_TMR_MASK);
+}
+
 static void
 acpi_pm_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {
 	struct acpi_pm *pm = dev;
 	uint8_t *out = data;
+	uint32_t tmr = 0;
 	uint64_t at;
 	unsigned int i;
 
+	/* One clock read per access: the bytes of a wide read agree. */
+	if (offset + size > ACPI_PM_TMR_OFFSET &&
+	    offset < ACPI_PM_TMR_OFFSET + ACPI_PM_TMR_LEN) {
+		tmr = acpi_pm_timer(pm);
+		pm->timer_reads++;
+	}
 	for (i = 0; i < size; i++) {
 		at = offset + i;
-		out[i] = at < ACPI_PM_LEN ? (uint8_t)(acpi_pm_reg(pm,
-		    (unsigned int)at / 2) >> (8 * (at & 1))) : 0xff;
+		if (at < ACPI_PM_LEN)
+			out[i] = (uint8_t)(acpi_pm_reg(pm,
+			    (unsigned int)at / 2) >> (8 * (at & 1)));
+		else if (at >= ACPI_PM_TMR_OFFSET &&
+		    at < ACPI_PM_TMR_OFFSET + ACPI_PM_TMR_LEN)
+			out[i] = (uint8_t)(tmr >>
+			    (8 * (at - ACPI_PM_TMR_OFFSET)));
+		else
+			out[i] = 0xff;
 	}
 }
 
@@ -165,6 +200,9 @@ static const struct figure acpi_pm_figure_rows[] = {
 	{ "sleeps_ignored", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "SLP_EN writes with a sleep state other than S5",
 	    FIGURE_AT(struct acpi_pm, sleeps_ignored) },
+	{ "timer_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Reads of the ACPI PM timer",
+	    FIGURE_AT(struct acpi_pm, timer_reads) },
 };
 
 static const struct figure_table acpi_pm_figures =

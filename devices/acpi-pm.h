@@ -1,9 +1,19 @@
 /*
  * ACPI fixed-feature hardware (ACPI 6.4, 4.8): the PM1a event block
  * (PM1_STS, PM1_EN: the power button) and control block (PM1_CNT: SCI_EN,
- * SLP_TYP, SLP_EN), as one range of six bytes, events first.  The SCI
- * is the device's interrupt line 0, level-triggered: high while a status
- * bit and its enable bit are both set.  No timer, no GPE block.
+ * SLP_TYP, SLP_EN), as one range of six bytes, events first; and the
+ * power management timer (4.8.3.3, PM_TMR): 24 bits counting at
+ * 3.579545 MHz, read-only, at offset ACPI_PM_TMR_OFFSET of the device
+ * (PMBA + 8, as on a PIIX4), a range of its own on the bus.  The SCI is
+ * the device's interrupt line 0, level-triggered: high while a status
+ * bit and its enable bit are both set.
+ *
+ * The timer is the VM clock scaled, computed on each read: no host
+ * timer, no wake-up, stopped while the VM is paused.  Its overflow
+ * status (TMR_STS) never rises and TMR_EN does not stick: raising them
+ * every 4.7 s would take a timer, and OSes read the counter without.
+ * 24 bits, not 32, as a PIIX4's: the FADT leaves TMR_VAL_EXT clear.
+ * No GPE block.
  */
 #ifndef VMMD_ACPI_PM_H
 #define VMMD_ACPI_PM_H
@@ -13,6 +23,10 @@
 #include "device.h"
 
 #define ACPI_PM_LEN		6	/* PM1a_EVT (4) then PM1a_CNT (2) */
+#define ACPI_PM_TMR_OFFSET	8	/* PM_TMR, in the device's offsets */
+#define ACPI_PM_TMR_LEN		4
+#define ACPI_PM_TMR_HZ		3579545
+#define ACPI_PM_TMR_MASK	0xffffffU	/* 24 bits */
 
 struct acpi_pm;
 

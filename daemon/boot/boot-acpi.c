@@ -11,9 +11,10 @@
  *    timers and wants a GED device for every event.
  *  - No SMI_CMD: the platform is always in ACPI mode (SCI_EN reads 1),
  *    so there is no hand-over to perform.
- *  - No PM timer (PM_TMR_LEN 0): it would be one more device that the
- *    guest reads in a loop, each read an exit; the guest keeps time with
- *    the TSC, PIT and RTC it already has.
+ *  - A PM timer of 24 bits (TMR_VAL_EXT clear), as a PIIX4 has: the
+ *    one clock ACPI promises, which Linux can calibrate against and
+ *    firmware expects.  Each read is an exit, so a guest that prefers
+ *    it to the TSC pays for that; nothing costs while nobody reads.
  *  - No GPE blocks, no sleep states but S5, no reset register (a reset
  *    goes through the i8042, as on a PC without ACPI).
  */
@@ -255,8 +256,11 @@ acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt)
 	f.pm1a_cnt_blk = PC_ACPI_PM1A_CNT_PORT;
 	f.pm1_evt_len = 4;
 	f.pm1_cnt_len = 2;
+	f.pm_tmr_blk = PC_ACPI_PM_TMR_PORT;
+	f.pm_tmr_len = 4;
 	acpi_gas_io(&f.x_pm1a_evt_blk, PC_ACPI_PM1A_EVT_PORT, 32);
 	acpi_gas_io(&f.x_pm1a_cnt_blk, PC_ACPI_PM1A_CNT_PORT, 16);
+	acpi_gas_io(&f.x_pm_tmr_blk, PC_ACPI_PM_TMR_PORT, 32);
 	f.p_lvl2_lat = FADT_LAT_NONE_C2;
 	f.p_lvl3_lat = FADT_LAT_NONE_C3;
 	f.century = 0x32;

@@ -49,12 +49,14 @@
  * ACPI: the tables live in the BIOS area (reserved in the e820 map), the
  * RSDP where a scan of 0xe0000-0xfffff finds it.  Fixed hardware: the
  * PM1a event block (status, enable: the power button) and control block
- * (SLP_TYP/SLP_EN: \_S5 powers off); the SCI is ISA IRQ 9.
+ * (SLP_TYP/SLP_EN: \_S5 powers off), and the 24-bit PM timer at
+ * PMBA + 8 as on a PIIX4; the SCI is ISA IRQ 9.
  */
 #define PC_ACPI_TABLES_START	0xe0000ULL
 #define PC_ACPI_TABLES_END	0xf0000ULL	/* exclusive */
 #define PC_ACPI_PM1A_EVT_PORT	0x600		/* 4 bytes */
 #define PC_ACPI_PM1A_CNT_PORT	0x604		/* 2 bytes, right after */
+#define PC_ACPI_PM_TMR_PORT	0x608		/* 4 bytes */
 #define PC_ACPI_SCI_IRQ		9
 /* SLP_TYP for S5 (soft off): the DSDT's \_S5 and the PM1 control block. */
 #define PC_ACPI_SLP_TYP_S5	5
@@ -87,5 +89,10 @@
 #define PC_COM1_IRQ		4
 /* QEMU's firmware configuration interface (fw-cfg.h), firmware VMs only. */
 #define PC_FW_CFG_PORT		0x510
+/*
+ * The PIIX's system control port A (port92.h), firmware VMs only, as is
+ * its reset control register in the PCI host bridge's ports (0xcf9).
+ */
+#define PC_PORT92_PORT		0x92
 
 #endif

@@ -9,6 +9,7 @@
 #include "i8042.h"
 #include "pc-layout.h"
 #include "pci-host.h"
+#include "port92.h"
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
@@ -64,9 +65,19 @@ board_has_fw_cfg(const struct board_backends *be)
 }
 
 static void *
+board_port92_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return port92_new(host);
+}
+
+static void *
 board_pci_host_new(const struct device_host *host,
     const struct board_backends *be)
 {
+	/* Firmware resets through the PIIX's 0xcf9 (OVMF first of all). */
+	if (board_has_fw_cfg(be))
+		return pci_host_new_rcr(host, &be->pci);
 	return pci_host_new(host, &be->pci);
 }
 
@@ -171,10 +182,15 @@ const struct board_device board_pc[] = {
 	    .irqs = { PC_I8042_KBD_IRQ, PC_I8042_AUX_IRQ }, .nirqs = 2 },
 	{ .name = "post", .create = board_post_new, .ops = &post_device_ops,
 	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
-	/* The PM1a event block, then the control block right after it. */
+	/*
+	 * The PM1a event block, then the control block right after it;
+	 * the PM timer.
+	 */
 	{ .name = "acpi-pm", .create = board_acpi_pm_new,
 	    .ops = &acpi_pm_device_ops, .bus = BOARD_PIO,
-	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 } },
+	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 },
+		{ PC_ACPI_PM_TMR_PORT, ACPI_PM_TMR_LEN,
+		    ACPI_PM_TMR_OFFSET } },
 	    .irqs = { PC_ACPI_SCI_IRQ }, .nirqs = 1 },
 	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
 	{ .name = "pci-host", .create = board_pci_host_new,
@@ -199,10 +215,18 @@ const struct board_device board_pc[] = {
 	BOARD_NET_ENTRY(1, "virtio-net1", BOARD_SLOT_NET1),
 	BOARD_NET_ENTRY(2, "virtio-net2", BOARD_SLOT_NET1 + 1),
 	BOARD_NET_ENTRY(3, "virtio-net3", BOARD_SLOT_NET1 + 2),
-	/* Last: a board without it keeps every other device's index. */
+	/*
+	 * Last, firmware VMs' own: a board without them keeps every other
+	 * device's index.
+	 */
 	{ .name = "fw-cfg", .create = board_fw_cfg_new,
 	    .ops = &fw_cfg_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_FW_CFG_PORT, FW_CFG_PORT_LEN, 0 } },
+	    .present = board_has_fw_cfg },
+	/* The PIIX's system control port A: A20 and the fast reset. */
+	{ .name = "port92", .create = board_port92_new,
+	    .ops = &port92_device_ops, .bus = BOARD_PIO,
+	    .ranges = { { PC_PORT92_PORT, 1, 0 } },
 	    .present = board_has_fw_cfg },
 };
 

@@ -7,10 +7,20 @@
 #include "pci-host.h"
 
 #define PCI_HOST_ENABLE		0x80000000u
+#define PCI_HOST_RCR_OFFSET	1	/* port 0xcf9 */
+#define PCI_HOST_RCR_SRST	(1u << 1)
+#define PCI_HOST_RCR_RCPU	(1u << 2)
+#define PCI_HOST_RCR_FULL	(1u << 3)
+#define PCI_HOST_RCR_BITS \
+	(PCI_HOST_RCR_SRST | PCI_HOST_RCR_RCPU | PCI_HOST_RCR_FULL)
 
 struct pci_host {
 	struct pci_host_ops ops;
+	const struct device_host *host;
 	uint32_t addr;			/* CONFIG_ADDRESS */
+	bool has_rcr;
+	uint8_t rcr;			/* reset control, with has_rcr */
+	uint64_t resets;		/* asked for through the RCR */
 	struct pci_config bridge;	/* 00:00.0 */
 	uint64_t empty_reads;		/* accesses to absent functions */
 };
@@ -36,8 +46,40 @@ pci_host_new(const struct device_host *host, const struct pci_host_ops *ops)
 	if (ph == NULL)
 		return NULL;
 	ph->ops = *ops;
+	ph->host = host;
 	pci_config_init(&ph->bridge, &ids);
 	return ph;
+}
+
+struct pci_host *
+pci_host_new_rcr(const struct device_host *host,
+    const struct pci_host_ops *ops)
+{
+	struct pci_host *ph = pci_host_new(host, ops);
+
+	if (ph != NULL)
+		ph->has_rcr = true;
+	return ph;
+}
+
+/* Whether an access in the address register's bytes is the RCR's. */
+static bool
+pci_host_is_rcr(const struct pci_host *ph, uint64_t offset,
+    unsigned int size)
+{
+	return ph->has_rcr && offset == PCI_HOST_RCR_OFFSET && size == 1;
+}
+
+static void
+pci_host_rcr_write(struct pci_host *ph, uint8_t v)
+{
+	v &= PCI_HOST_RCR_BITS;
+	if ((v & PCI_HOST_RCR_RCPU) != 0 &&
+	    (ph->rcr & PCI_HOST_RCR_RCPU) == 0) {
+		ph->resets++;
+		device_system_request(ph->host, DEVICE_REQUEST_RESET);
+	}
+	ph->rcr = v;
 }
 
 void
@@ -76,6 +118,8 @@ pci_host_read(void *dev, uint64_t offset, void *data, unsigned int size)
 		/* Only dword accesses reach the address register. */
 		if (offset == 0 && size == 4)
 			memcpy(data, &ph->addr, 4);
+		else if (pci_host_is_rcr(ph, offset, size))
+			*(uint8_t *)data = ph->rcr;
 		return;
 	}
 	if (offset - 4 + size > 4 ||
@@ -98,6 +142,8 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
 		if (offset == 0 && size == 4) {
 			memcpy(&ph->addr, data, 4);
 			ph->addr &= ~3u;	/* type 0 access, dword address */
+		} else if (pci_host_is_rcr(ph, offset, size)) {
+			pci_host_rcr_write(ph, *(const uint8_t *)data);
 		}
 		return;
 	}
@@ -113,6 +159,9 @@ static const struct figure pci_host_figure_rows[] = {
 	{ "empty_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "Config space accesses to absent functions",
 	    FIGURE_AT(struct pci_host, empty_reads) },
+	{ "rcr_resets", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Resets asked for through the reset control register",
+	    FIGURE_AT(struct pci_host, resets) },
 };
 
 static const struct figure_table pci_host_figures =
@@ -125,7 +174,12 @@ pci_host_diag(void *dev, struct device_diag *d)
 	struct pci_host *ph = dev;
 
 	device_diag_put(d, "config_address", ph->addr, DEVICE_DIAG_HEX);
-	device_diag_figures(d, &pci_host_figures, ph);
+	device_diag_figure_range(d, &pci_host_figures, 0, 1, ph);
+	/* The RCR's only where it exists: other VMs show what they did. */
+	if (ph->has_rcr) {
+		device_diag_put(d, "reset_control", ph->rcr, DEVICE_DIAG_HEX);
+		device_diag_figure_range(d, &pci_host_figures, 1, 1, ph);
+	}
 }
 
 static void

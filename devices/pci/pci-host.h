@@ -11,7 +11,13 @@
  * ones, as an empty slot does.
  *
  * Registered on the port bus at CONFIG_ADDRESS for 8 bytes: offsets
- * 0-3 are the address register, 4-7 the data window.
+ * 0-3 are the address register, 4-7 the data window.  Made with
+ * pci_host_new_rcr(), byte accesses at offset 1 (port 0xcf9) reach the
+ * PIIX's reset control register there, as on a PC: bits 1 (SRST) and 3
+ * (FULL_RST) read back as written, and a write that sets bit 2 (RCPU)
+ * while it was clear resets the machine (hard or soft alike: a reset
+ * rebuilds it); RCPU reads back too, until that reset.  Without it,
+ * those accesses read ones and are ignored, as they always were.
  */
 #ifndef VMMD_PCI_HOST_H
 #define VMMD_PCI_HOST_H
@@ -36,6 +42,9 @@ struct pci_host;
 
 /* NULL on ENOMEM; ops is copied. */
 struct pci_host *pci_host_new(const struct device_host *host,
+    const struct pci_host_ops *ops);
+/* The same, with the reset control register at port 0xcf9. */
+struct pci_host *pci_host_new_rcr(const struct device_host *host,
     const struct pci_host_ops *ops);
 void pci_host_free(struct pci_host *ph);
 

@@ -10,13 +10,17 @@
  *
  * Command line: button=s5 (default) powers off on the button;
  * button=ignore clears the button's status and goes on running (and
- * resets on Ctrl-Alt-Del, as the cad guest does).
+ * resets on Ctrl-Alt-Del, as the cad guest does).  pmtimer=N (seconds,
+ * default 0: none) first counts the FADT's PM timer across N seconds of
+ * the RTC, and fails unless it ran at 3.579545 MHz within 10%.
  *
  * Output:
  *   acpi: rsdp 0xADDR, N tables
  *   acpi: madt N cpus
  *   acpi: fadt sci N pm1a_evt 0xPORT pm1a_cnt 0xPORT sci_en N
  *   acpi: s5 slp_typ N
+ *   acpi: pm timer 0xPORT, N bits                      (pmtimer=N)
+ *   acpi: pm timer LO..HI ticks in N rtc seconds, ok   (pmtimer=N)
  *   acpi: ready
  *   acpi: sci pm1_sts 0xSSSS
  *   acpi: power button, entering S5 | acpi: power button ignored
@@ -37,7 +41,13 @@ struct acpi_hdr {
 	uint32_t oem_rev, creator, creator_rev;
 } __attribute__((packed));
 
-static uint16_t pm1a_evt, pm1a_cnt;
+#define PM_TMR_HZ	3579545ULL
+#define FADT_TMR_VAL_EXT	(1U << 8)
+
+static uint16_t pm1a_evt, pm1a_cnt, pm_tmr;
+static uint32_t pm_tmr_mask;
+static uint64_t pm_ticks;	/* the timer's count, unwrapped */
+static uint32_t pm_last;
 static unsigned int s5_typ;
 static bool ignore_button;
 static volatile bool s5_due, cad_seen;
@@ -161,6 +171,85 @@ walk_tables(void)
 		fail("FADT: SCI or PM1a blocks", fadt[46]);
 	find_s5(table(le64(fadt + 140), "DSDT"));
 	printf("acpi: s5 slp_typ %u\n", s5_typ);
+	pm_tmr = fadt[91] == 4 ? (uint16_t)le32(fadt + 76) : 0;
+	pm_tmr_mask = (le32(fadt + 112) & FADT_TMR_VAL_EXT) != 0 ?
+	    0xffffffffU : 0xffffffU;
+}
+
+/*
+ * The PM timer's count so far, unwrapped: read often enough (far more
+ * often than every 4.7 s) that it never wraps twice between two reads.
+ */
+static uint64_t
+pm_now(void)
+{
+	uint32_t v = inl(pm_tmr);
+
+	if ((v & ~pm_tmr_mask) != 0)
+		fail("PM timer: bits above its width set", v);
+	pm_ticks += (v - pm_last) & pm_tmr_mask;
+	pm_last = v;
+	return pm_ticks;
+}
+
+/*
+ * The PM timer against the RTC over secs seconds.  Each poll reads the
+ * timer, the RTC's seconds, the timer again: a seconds edge seen lies
+ * between the timer's first read of the poll before and its second read
+ * of this one.  So the ticks between two edges lie in [lo, hi], however
+ * long the vCPU was kept off the CPU meanwhile (that widens the bracket,
+ * never moves the truth out of it); a bracket wider than a tenth of
+ * the interval is measured again, up to five times.
+ */
+static void
+check_pm_timer(unsigned int secs)
+{
+	uint64_t want = secs * PM_TMR_HZ, a, b, prev_a, e1lo = 0, e1hi = 0;
+	uint64_t lo = 0, hi = 0, start;
+	unsigned int tries, edges;
+	uint8_t sec, s;
+
+	if (pm_tmr == 0)
+		fail("no PM timer in the FADT", 0);
+	printf("acpi: pm timer 0x%x, %u bits\n", pm_tmr,
+	    pm_tmr_mask == 0xffffffffU ? 32 : 24);
+	pm_last = inl(pm_tmr) & pm_tmr_mask;
+	for (tries = 0; tries < 5; tries++) {
+		edges = 0;
+		start = prev_a = pm_now();
+		sec = cmos_read(0);
+		while (edges <= secs) {
+			a = pm_now();
+			s = cmos_read(0);
+			b = pm_now();
+			if (s != sec) {
+				if (edges == 0) {
+					e1lo = prev_a;
+					e1hi = b;
+				} else if (edges == secs) {
+					lo = prev_a > e1hi ? prev_a - e1hi : 0;
+					hi = b - e1lo;
+				}
+				edges++;
+				sec = s;
+			}
+			prev_a = a;
+			if (pm_ticks - start > 2 * want + 4 * PM_TMR_HZ)
+				fail("PM timer: the RTC's seconds stand still",
+				    pm_ticks - start);
+		}
+		if (hi - lo <= want / 10)
+			break;
+		printf("acpi: pm timer %llu..%llu ticks: too wide, again\n",
+		    (unsigned long long)lo, (unsigned long long)hi);
+	}
+	printf("acpi: pm timer %llu..%llu ticks in %u rtc seconds",
+	    (unsigned long long)lo, (unsigned long long)hi, secs);
+	if (hi < want - want / 10 || lo > want + want / 10) {
+		printf("\n");
+		fail("PM timer: not 3579545 ticks a second", lo);
+	}
+	printf(", ok\n");
 }
 
 /* The SCI: level-triggered, so it must be served before the EOI. */
@@ -194,6 +283,8 @@ guest_main(void)
 	if (cmdline_get("button", mode, sizeof(mode)))
 		ignore_button = strcmp(mode, "ignore") == 0;
 	walk_tables();
+	if (cmdline_get_ulong("pmtimer", 0) > 0)
+		check_pm_timer((unsigned int)cmdline_get_ulong("pmtimer", 0));
 	if (ignore_button)
 		i8042_kbd_irq_enable(key);
 	irq_enable(9, sci);

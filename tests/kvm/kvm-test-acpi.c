@@ -4,8 +4,11 @@
  * takes its SCI when `vmctl stop` presses it, then powers off through
  * \_S5: the VM is stopped without Ctrl-Alt-Del.  A guest that enables
  * the button and ignores it gets Ctrl-Alt-Del halfway through the stop
- * timeout, and stops through that.
+ * timeout, and stops through that.  The PM timer the FADT names counts
+ * 3.579545 MHz against the RTC's seconds, as the guest measures it.
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +141,58 @@ test_ignored(struct h_conn *c)
 	tap_ok(log_count(log, "FAIL") == 0, "deaf: no failure");
 }
 
+/* The guest's measurement, for the log: the line that says "ok". */
+static void
+diag_line(const char *log, const char *needle)
+{
+	size_t len;
+	char *text = h_read_file(log, &len), *p, *e;
+
+	if (text != NULL && (p = strstr(text, needle)) != NULL) {
+		while (p > text && p[-1] != '\n')
+			p--;
+		e = strchr(p, '\n');
+		tap_diag("%.*s", (int)(e != NULL ? e - p : (ptrdiff_t)strlen(p)),
+		    p);
+	}
+	free(text);
+}
+
+static void
+test_pm_timer(struct h_conn *c)
+{
+	const char *log = h_console_log(d, "pmtmr");
+	char val[32], stage[32];
+	bool ok;
+
+	tap_ok(h_create(c, "pmtmr", "\"kernel\":\"%s\",\"cmdline\":"
+	    "\"pmtimer=2\"", h_env("VMMD_GUEST_ACPI")) == 0,
+	    "pmtmr: created");
+	tap_ok(h_start(c, "pmtmr") == 0, "pmtmr: started");
+	/* Right after the tables, unless the guest failed there. */
+	ok = h_file_expect(log, "acpi: s5 slp_typ", 1, H_BOOT_MS) == 0 &&
+	    h_file_expect(log, "acpi: pm timer 0x608, 24 bits", 1,
+	    1000) == 0;
+	tap_ok(ok, "pmtmr: FADT: a 24-bit PM timer at 0x608");
+	/* Two RTC seconds, up to five times if the host kept it waiting. */
+	ok = ok && h_file_expect(log, ACPI_READY, 1, 60000) == 0 &&
+	    log_count(log, "rtc seconds, ok") == 1;
+	tap_ok(ok, "pmtmr: it counts 3579545 ticks a second of the RTC, "
+	    "+-10%%");
+	diag_line(log, "rtc seconds");
+	info(c, "pmtmr", "timer_reads", val, sizeof(val), stage,
+	    sizeof(stage));
+	tap_ok(strtoull(val, NULL, 10) > 0, "pmtmr: vm.info: %s timer reads",
+	    val);
+	/* A guest that failed has halted: it would not hear the button. */
+	if (ok)
+		tap_ok(vmctl_stop("pmtmr", "30") == 0, "pmtmr: vmctl stop");
+	else
+		tap_ok(h_stop(c, "pmtmr", true, -1, H_REPLY_MS) == 0,
+		    "pmtmr: force stop");
+	tap_ok(log_count(log, "FAIL") == 0, "pmtmr: no failure");
+}
+
 int
 main(void)
 {
@@ -148,6 +203,7 @@ main(void)
 	test_tables(c, 1);
 	test_tables(c, 3);
 	test_ignored(c);
+	test_pm_timer(c);
 	h_close(c);
 	return h_done();
 }

@@ -4,7 +4,9 @@
  * the signature, DMA), prints its banner on the serial console (fw_cfg's
  * etc/sercon-port) and then says it has nothing to boot, and again
  * after a reset.  Definitions that mix firmware with a kernel are
- * refused, as is vmctl's --firmware with anything but bios.
+ * refused, as is vmctl's --firmware with anything but bios.  Port 0x92
+ * and the reset control register at 0xcf9 are there, and SeaBIOS's
+ * A20 read-modify-writes reset nothing.
  *
  * Real-mode code is emulated on our machines' /dev/kvm (about 0.6 us an
  * instruction; SeaBIOS's POST is some 6 M of them): the waits are long.
@@ -71,6 +73,23 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	    h_int(fw, "dma_dropped", -1) == 0,
 	    "SeaBIOS read fw_cfg by DMA, without an error (%s)",
 	    fw != NULL ? h_text(fw) : "no fw-cfg device");
+	json_object_put(reply);
+	reply = NULL;
+	/*
+	 * Port 0x92 reads what was written: SeaBIOS's read-modify-writes
+	 * of A20, hundreds a boot, never set the fast reset bit.
+	 */
+	fw = h_info_stats(c, "bios", "devices", "port92", &reply);
+	tap_ok(fw != NULL && h_int(fw, "fast_resets", -1) == 0,
+	    "port 0x92 there, not one fast reset (%s)",
+	    fw != NULL ? h_text(fw) : "no port92 device");
+	json_object_put(reply);
+	reply = NULL;
+	fw = h_info_stats(c, "bios", "devices", "pci-host", &reply);
+	tap_ok(fw != NULL && h_str(fw, "reset_control") != NULL &&
+	    h_int(fw, "rcr_resets", -1) == 0,
+	    "reset control register at 0xcf9, not used (%s)",
+	    fw != NULL ? h_text(fw) : "no pci-host device");
 	json_object_put(reply);
 	reply = NULL;
 	tap_diag("unknown I/O: %s", h_text(h_info_stats(c, "bios",

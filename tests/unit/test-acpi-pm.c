@@ -3,7 +3,8 @@
  * enable bits, write-1-to-clear, the SCI as a level, SLP_EN with \_S5's
  * type powering off and with any other type doing nothing, and accesses
  * of every width and alignment, none of which sets a bit that does not
- * exist.
+ * exist; the PM timer: 3.579545 MHz of VM time, 24 bits wide, wrapping,
+ * read-only, whole at any width, no overflow however long the VM ran.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -126,6 +127,50 @@ test_bad_writes(void)
 	acpi_pm_free(pm);
 }
 
+#define TMR	8
+#define TMR_HZ	3579545ULL
+
+static void
+test_timer(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct acpi_pm *pm = acpi_pm_new(&fh.host, S5);
+	uint32_t v;
+
+	if (pm == NULL)
+		tap_bail("out of memory");
+	fh.vm_now = 0;
+	TAP_EQ(rd(pm, TMR, 4), 0, "timer: 0 at VM time 0");
+	fh.vm_now = 1000000000;
+	TAP_EQ(rd(pm, TMR, 4), TMR_HZ, "timer: 3579545 after one second");
+	fh.vm_now = 1000;
+	TAP_EQ(rd(pm, TMR, 4), 3, "timer: 3 ticks in a microsecond");
+	/* 2^24 ticks take 4.687 s: it wraps there, 24 bits only. */
+	fh.vm_now = 4000000000;
+	TAP_EQ(rd(pm, TMR, 4), 4 * TMR_HZ, "timer: 4 s, below 2^24");
+	fh.vm_now = 5000000000;
+	TAP_EQ(rd(pm, TMR, 4), (5 * TMR_HZ) & 0xffffff,
+	    "timer: 5 s wrapped at 24 bits");
+	/* A year of VM time: no 64-bit overflow on the way. */
+	fh.vm_now = 365LL * 86400 * 1000000000 + 500000000;
+	v = (uint32_t)((365ULL * 86400 * TMR_HZ + TMR_HZ / 2) & 0xffffff);
+	TAP_EQ(rd(pm, TMR, 4), v, "timer: right after a year");
+	/* Narrow reads see the same count. */
+	tap_ok(rd(pm, TMR, 1) == (v & 0xff) &&
+	    rd(pm, TMR + 1, 1) == ((v >> 8) & 0xff) &&
+	    rd(pm, TMR + 2, 2) == v >> 16 && rd(pm, TMR + 3, 1) == 0,
+	    "timer: byte and word reads, top byte 0");
+	wr(pm, TMR, 4, 0x12345678);
+	TAP_EQ(rd(pm, TMR, 4), v, "timer: read-only");
+	/* Nothing armed: computed on read. */
+	TAP_EQ(fake_host_timers_armed(&fh), 0, "timer: no host timer");
+	tap_ok(rd(pm, 6, 2) == 0xffff, "the gap before the timer reads ones");
+	TAP_EQ(rd(pm, STS, 2), 0, "no TMR_STS");
+	wr(pm, EN, 2, 0x0001);
+	TAP_EQ(rd(pm, EN, 2), 0, "TMR_EN does not stick");
+	acpi_pm_free(pm);
+}
+
 static void
 test_sleep(void)
 {
@@ -163,5 +208,6 @@ main(void)
 	test_power_button();
 	test_bad_writes();
 	test_sleep();
+	test_timer();
 	return tap_done();
 }

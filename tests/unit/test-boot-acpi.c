@@ -100,8 +100,14 @@ check_fadt(const uint8_t *f)
 	    get32(f + 64) == PC_ACPI_PM1A_CNT_PORT && f[89] == 2,
 	    "FADT: PM1a event block at 0x%x (4), control at 0x%x (2)",
 	    get32(f + 56), get32(f + 64));
-	tap_ok(get32(f + 76) == 0 && f[91] == 0 && get32(f + 80) == 0 &&
-	    f[92] == 0, "FADT: no PM timer, no GPE block");
+	tap_ok(get32(f + 76) == PC_ACPI_PM_TMR_PORT && f[91] == 4 &&
+	    f[208] == 1 && f[209] == 32 &&
+	    get64(f + 212) == PC_ACPI_PM_TMR_PORT,
+	    "FADT: PM timer at 0x%x (4), X_PM_TMR_BLK in system I/O space",
+	    get32(f + 76));
+	tap_ok((get32(f + 112) & (1U << 8)) == 0,
+	    "FADT: a 24-bit PM timer (TMR_VAL_EXT clear)");
+	tap_ok(get32(f + 80) == 0 && f[92] == 0, "FADT: no GPE block");
 	tap_ok(f[148] == 1 && f[149] == 32 &&
 	    get64(f + 152) == PC_ACPI_PM1A_EVT_PORT && f[172] == 1 &&
 	    f[173] == 16 && get64(f + 176) == PC_ACPI_PM1A_CNT_PORT,
