@@ -325,7 +325,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 	switch (c) {
 	case 'k':
 	case 'i':
-		key = c == 'k' ? "kernel" : "initrd";
+	case 'C':
+		key = c == 'k' ? "kernel" : c == 'i' ? "initrd" : "cdrom";
 		if ((r = create_args_abspath(optarg, &path)) < 0) {
 			ctl_warnx("%s: --%s %s: %s", ctl->cmd->name, key, optarg,
 			    strerror(-r));

@@ -87,6 +87,9 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --firmware bios     run SeaBIOS from power-on, which boots from "	\
 	"the disks,\n"							\
 	"                      instead of loading a kernel\n"			\
+	"  --cdrom ISO         the image as a read-only CD-ROM (SATA), "	\
+	"which the\n"							\
+	"                      firmware boots first\n"			\
 	"  --cloud-init FILE   cloud-init's user-data, in a NoCloud seed "	\
 	"vmmd makes\n"							\
 	"  --ssh-key FILE      public keys (.pub, authorized_keys) for the "	\
@@ -113,7 +116,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
-	    "[--firmware bios] [--cloud-init FILE] [--ssh-key FILE]...",
+	    "[--firmware bios] [--cdrom ISO] [--cloud-init FILE] "
+	    "[--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME... [--console]",
 	    "start VMs, and attach the console of one with --console",

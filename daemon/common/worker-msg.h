@@ -138,6 +138,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_KVM_FD, BOOT, "kvm_fd", INT, 0, 3, WMSG_FD_MAX, NONE,	\
 	    NONE)							\
+	/* an ISO image (raw, read-only) as a CD-ROM on AHCI */	\
+	F(BOOT_CDROM_FD, BOOT, "cdrom_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_CDROM_NAME, BOOT, "cdrom_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\

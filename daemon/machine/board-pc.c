@@ -4,6 +4,7 @@
  * addresses and the interrupt routing.
  */
 #include "acpi-pm.h"
+#include "ahci.h"
 #include "board.h"
 #include "fw-cfg.h"
 #include "i8042.h"
@@ -94,6 +95,24 @@ board_has_vsock(const struct board_backends *be)
 	return be->has_vsock;
 }
 
+/* The AHCI controller: the CD-ROM on port 0, the only port. */
+static void *
+board_ahci_new(const struct device_host *host, const struct board_backends *be)
+{
+	const struct ahci_drive cd = {
+		.type = AHCI_DRIVE_CDROM,
+		.be = &be->cdrom,
+	};
+
+	return ahci_new(host, &cd, 1);
+}
+
+static bool
+board_has_ahci(const struct board_backends *be)
+{
+	return be->has_cdrom;
+}
+
 /* net<n>: one function each, made while the worker has n + 1 cards. */
 #define BOARD_NET(n)							\
 static void *								\
@@ -143,6 +162,7 @@ BOARD_DISK(3)
 #define BOARD_SLOT_NET		6	/* card 0, where it always was */
 #define BOARD_SLOT_VSOCK	7
 #define BOARD_SLOT_NET1		8	/* to 10: cards 1 to 3 */
+#define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -204,6 +224,12 @@ const struct board_device board_pc[] = {
 	    .ops = &fw_cfg_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_FW_CFG_PORT, FW_CFG_PORT_LEN, 0 } },
 	    .present = board_has_fw_cfg },
+	/* After it, for the same reason; MSI once the driver enables it,
+	 * else INTA#. */
+	{ .name = "ahci", .create = board_ahci_new, .ops = &ahci_device_ops,
+	    .bus = BOARD_PCI, .pci_slot = BOARD_SLOT_AHCI,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_AHCI, 0) }, .nirqs = 1,
+	    .present = board_has_ahci },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

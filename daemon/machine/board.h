@@ -24,6 +24,11 @@
 #define BOARD_MAX_RANGES	2
 #define BOARD_MAX_DISKS		4
 #define BOARD_MAX_NICS		4
+/*
+ * The AHCI controller's slot on bus 0, there when the guest has a
+ * CD-ROM; firmware names its drives by it in bootorder.
+ */
+#define BOARD_PC_SLOT_AHCI	11
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -45,6 +50,10 @@ struct board_backends {
 	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
 	struct vsock_backend vsock;
 	bool has_vsock;
+	/* A CD-ROM on the AHCI controller's port 0 when has_cdrom
+	 * (read-only; the backend belongs to the worker). */
+	struct blk_backend cdrom;
+	bool has_cdrom;
 	/*
 	 * fw_cfg's items when the guest boots firmware (nfw_cfg of them,
 	 * owned by the machine); NULL: no fw_cfg device.

@@ -30,7 +30,7 @@ static const char *const config_keys[] = {
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
-	"firmware", NULL
+	"firmware", "cdrom", NULL
 };
 
 const char *
@@ -137,6 +137,7 @@ config_def_free(struct vm_def *def)
 	free(def->name);
 	free(def->kernel);
 	free(def->initrd);
+	free(def->cdrom);
 	free(def->cmdline);
 	free(def->vnc_addr);
 	for (unsigned int i = 0; i < def->ndisks; i++) {
@@ -171,7 +172,7 @@ config_def_dup(const struct vm_def *def)
 	if (d == NULL)
 		return NULL;
 	*d = *def;
-	d->name = d->kernel = d->initrd = d->cmdline = NULL;
+	d->name = d->kernel = d->initrd = d->cmdline = d->cdrom = NULL;
 	d->vnc_addr = d->vnc_password = NULL;
 	memset(&d->cloud_init, 0, sizeof(d->cloud_init));
 	d->ndisks = 0;
@@ -190,6 +191,7 @@ config_def_dup(const struct vm_def *def)
 	if (config_strdup(&d->name, def->name) < 0 ||
 	    config_strdup(&d->kernel, def->kernel) < 0 ||
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
+	    config_strdup(&d->cdrom, def->cdrom) < 0 ||
 	    config_strdup(&d->cmdline, def->cmdline) < 0 ||
 	    config_strdup(&d->vnc_addr, def->vnc_addr) < 0 ||
 	    config_strdup(&d->vnc_password, def->vnc_password) < 0 ||
@@ -828,6 +830,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 	if ((rc = config_parse_path(obj, "initrd", flags, &def->initrd, err,
 	    errlen)) < 0)
 		goto fail;
+	if ((rc = config_parse_path(obj, "cdrom", flags, &def->cdrom, err,
+	    errlen)) < 0)
+		goto fail;
 	rc = -EINVAL;
 	if (config_opt_string(obj, "boot", NULL, &s, err, errlen) < 0)
 		goto fail;
@@ -1053,6 +1058,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (def->firmware == VM_FIRMWARE_BIOS)
 		json_object_object_add(obj, "firmware",
 		    json_object_new_string("bios"));
+	if (def->cdrom != NULL)
+		json_object_object_add(obj, "cdrom",
+		    json_object_new_string(def->cdrom));
 	if (def->boot != VM_BOOT_UNSET)
 		json_object_object_add(obj, "boot", json_object_new_string(
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));

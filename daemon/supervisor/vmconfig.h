@@ -223,6 +223,8 @@ struct vm_def {
 	bool vsock_socket;
 	enum vm_boot boot;	/* as given; config_boot() says which */
 	enum vm_firmware firmware;	/* no kernel, initrd, cmdline, boot */
+	/* An ISO image as a read-only CD-ROM on AHCI ("cdrom"); NULL: none. */
+	char *cdrom;
 	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
 	struct vm_owner owner;
