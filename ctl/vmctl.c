@@ -52,6 +52,7 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
 	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]" \
 	"[,overlay]\n"							\
+	"      [,bus=virtio|sata]\n"						\
 	"                      a virtio disk on a raw or qcow2 image "	\
 	"(repeatable, up to 4;\n"					\
 	"                      format=raw: raw even if its header looks "	\
@@ -60,7 +61,8 @@ static int	cmd_help(struct ctl *, int, char **);
 	"image names;\n"						\
 	"                      overlay: the guest writes to an overlay of "	\
 	"vmmd's over\n"							\
-	"                      PATH, which is only read: see reset-disk)\n"	\
+	"                      PATH, which is only read: see reset-disk;\n"	\
+	"                      bus=sata: a SATA disk on AHCI instead)\n"	\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -112,7 +114,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-no-password] [--vnc-web] [--rng] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
-	    "[,overlay]]"
+	    "[,overlay][,bus=virtio|sata]]"
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "

@@ -124,6 +124,8 @@ start_enc_disk(struct json_object *o, const struct start_disk *d)
 	rc = wmsg_put_int(o, WMSG_DISK_FD, d->top.fd);
 	rc |= wmsg_put_str(o, WMSG_DISK_PATH, d->top.path);
 	rc |= wmsg_put_bool(o, WMSG_DISK_READONLY, d->readonly);
+	if (d->sata)
+		rc |= wmsg_put_bool(o, WMSG_DISK_SATA, true);
 	rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, d->serial);
 	rc |= wmsg_put_str(o, WMSG_DISK_FORMAT,
 	    start_format_name(d->top.format));
@@ -437,6 +439,7 @@ start_dec_disk(struct start_dec *dc, struct json_object *o,
 	d->top.format = start_dec_format(o, WMSG_DISK_FORMAT);
 	start_dec_str(dc, o, WMSG_DISK_PATH, NULL, &d->top.path);
 	d->readonly = wmsg_bool(o, WMSG_DISK_READONLY, false);
+	d->sata = wmsg_bool(o, WMSG_DISK_SATA, false);
 	start_dec_str(dc, o, WMSG_DISK_SERIAL, NULL, &d->serial);
 	for (unsigned int k = 0; k < start_dec_count(o, WMSG_DISK_BACKING);
 	    k++) {

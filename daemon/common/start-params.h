@@ -38,6 +38,7 @@ struct start_image {
 struct start_disk {
 	struct start_image top;		/* an overlay disk's overlay */
 	bool readonly;
+	bool sata;			/* on AHCI, not a virtio-blk */
 	char *serial;			/* NULL: none */
 	struct start_image backing[WMSG_BACKING_MAX];	/* from the top */
 	unsigned int nbacking;

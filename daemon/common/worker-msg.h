@@ -197,6 +197,8 @@ enum wmsg_shape {
 	    DISK_FORMAT)						\
 	F(DISK_BACKING, BOOT_DISK, "backing", ARRAY, 0, 0,		\
 	    WMSG_BACKING_MAX, BACKING, NONE)				\
+	/* on the AHCI controller rather than a virtio-blk */		\
+	F(DISK_SATA, BOOT_DISK, "sata", BOOL, 0, 0, 0, NONE, NONE)	\
 	/* a qcow2 disk's backing files, from the top */		\
 	F(BACKING_FD, BACKING, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(BACKING_PATH, BACKING, "path", STRING, 1, 1, WMSG_PATH_MAX,	\

@@ -95,21 +95,35 @@ board_has_vsock(const struct board_backends *be)
 	return be->has_vsock;
 }
 
-/* The AHCI controller: the CD-ROM on port 0, the only port. */
+/*
+ * The AHCI controller: the CD-ROM on port 0 (empty without one), SATA
+ * disk i on port i + 1 (board.h), up to the last drive.
+ */
 static void *
 board_ahci_new(const struct device_host *host, const struct board_backends *be)
 {
-	const struct ahci_drive cd = {
-		.type = AHCI_DRIVE_CDROM,
-		.be = &be->cdrom,
-	};
+	struct ahci_drive drives[1 + BOARD_MAX_DISKS] = { 0 };
+	unsigned int nports = 1;
 
-	return ahci_new(host, &cd, 1);
+	_Static_assert(1 + BOARD_MAX_DISKS <= AHCI_MAX_PORTS,
+	    "a port for the CD-ROM and each disk");
+	if (be->has_cdrom)
+		drives[0] = (struct ahci_drive){ AHCI_DRIVE_CDROM, &be->cdrom };
+	for (unsigned int i = 0; i < be->ndisks; i++)
+		if (be->disk_sata[i]) {
+			drives[i + 1] = (struct ahci_drive){ AHCI_DRIVE_DISK,
+			    &be->disk[i] };
+			nports = i + 2;
+		}
+	return ahci_new(host, drives, nports);
 }
 
 static bool
 board_has_ahci(const struct board_backends *be)
 {
+	for (unsigned int i = 0; i < be->ndisks; i++)
+		if (be->disk_sata[i])
+			return true;
 	return be->has_cdrom;
 }
 
@@ -132,7 +146,8 @@ BOARD_NET(1)
 BOARD_NET(2)
 BOARD_NET(3)
 
-/* disk<n>: one function each, made while the definition has n + 1. */
+/* disk<n>: one function each, made while the definition has n + 1 and
+ * disk n is not on SATA (its slot then stays empty). */
 #define BOARD_DISK(n)							\
 static void *								\
 board_disk##n##_new(const struct device_host *host,			\
@@ -145,7 +160,7 @@ board_disk##n##_new(const struct device_host *host,			\
 static bool								\
 board_has_disk##n(const struct board_backends *be)			\
 {									\
-	return be->ndisks > n;						\
+	return be->ndisks > n && !be->disk_sata[n];			\
 }
 BOARD_DISK(0)
 BOARD_DISK(1)

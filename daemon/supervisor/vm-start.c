@@ -196,6 +196,7 @@ vm_start_disks(const struct vm_def *def, const struct vm_files *files,
 		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
 		    def->disks[i].path);
 		d->readonly = def->disks[i].readonly;
+		d->sata = def->disks[i].sata;
 		rc |= start_params_set(&d->serial, def->disks[i].serial);
 		for (unsigned int k = 0; k < files->nbacking[i]; k++) {
 			struct start_image *im = &d->backing[d->nbacking++];

@@ -237,7 +237,8 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 /* Disks ---------------------------------------------------------------- */
 
 static const char *const config_disk_keys[] = {
-	"path", "readonly", "serial", "format", "backing", "overlay", NULL
+	"path", "readonly", "serial", "format", "backing", "overlay", "bus",
+	NULL
 };
 
 /*
@@ -298,13 +299,13 @@ config_disk_format_name(enum vm_disk_format f)
 
 /*
  * One member of "disks": {"path": ..., "readonly": ..., "serial": ...,
- * "format": ..., "backing": ..., "overlay": ...}.
+ * "format": ..., "backing": ..., "overlay": ..., "bus": ...}.
  */
 static int
 config_parse_disk(struct json_object *o, unsigned int flags,
     struct vm_disk *disk, char *err, size_t errlen)
 {
-	const char *serial, *format;
+	const char *serial, *format, *bus;
 	char why[256];
 	int rc;
 	size_t i;
@@ -331,10 +332,18 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	    config_opt_bool(o, "backing", false, &disk->backing, why,
 	    sizeof(why)) < 0 ||
 	    config_opt_bool(o, "overlay", false, &disk->overlay, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_string(o, "bus", "virtio", &bus, why,
 	    sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
+	if (strcmp(bus, "sata") != 0 && strcmp(bus, "virtio") != 0) {
+		config_err(err, errlen, "bus: '%.40s' must be \"virtio\" or "
+		    "\"sata\"", bus);
+		return -EINVAL;
+	}
+	disk->sata = strcmp(bus, "sata") == 0;
 	if (disk->readonly && disk->overlay) {
 		config_err(err, errlen, "overlay: a disk cannot be both "
 		    "\"overlay\" and \"readonly\": an overlay exists to "
@@ -428,6 +437,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].overlay)
 			json_object_object_add(o, "overlay",
 			    json_object_new_boolean(1));
+		if (def->disks[i].sata)
+			json_object_object_add(o, "bus",
+			    json_object_new_string("sata"));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -122,6 +122,8 @@ struct vm_disk {
 	 * the client named the base.  Never readonly.
 	 */
 	bool overlay;
+	/* "bus": "sata": on the AHCI controller, else a virtio-blk. */
+	bool sata;
 };
 
 /* The format's name in definitions ("raw", "qcow2"), NULL if probed. */

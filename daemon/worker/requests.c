@@ -145,6 +145,7 @@ worker_disks(struct worker *w, const struct start_params *sp, char *err,
 		ret = worker_disk(w, i, &sp->disks[i], err, errlen);
 		if (ret < 0)
 			return ret;
+		w->cfg.backends.disk_sata[i] = sp->disks[i].sata;
 		w->cfg.backends.ndisks = i + 1;
 	}
 	if (sp->cdrom_fd < 0)

@@ -8,7 +8,8 @@
  * no-emulation boot image.  SeaBIOS says it boots from the CD, then
  * GRUB's marker appears on the serial console.  vmctl create --cdrom
  * makes such a VM, vmctl info names the image, and a relative path is
- * refused.
+ * refused.  A disk with "bus": "sata" sits on the same controller: a
+ * hybrid image from grub-mkrescue there boots as SeaBIOS's hard disk.
  *
  * Skipped where SeaBIOS, xorriso or GRUB's i386-pc modules are not
  * installed (the nested test host packs none of them).  Real-mode code
@@ -27,12 +28,13 @@
 /* What grub-mkimage -O i386-pc-eltorito puts in front of its core. */
 #define GRUB_ELTORITO	"/usr/lib/grub/i386-pc/cdboot.img"
 #define BOOTING		"Booting from DVD/CD"
+#define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER		"VMMD-ISO-OK"
 #define BOOT_MS		120000	/* SeaBIOS to its boot message */
 #define GRUB_MS		120000	/* then GRUB to its marker */
 #define TOOL_MS		60000
 
-static char xorriso[256], grub_mkimage[256];
+static char xorriso[256], grub_mkimage[256], grub_mkrescue[256];
 
 static const char grub_cfg[] =
     "serial --unit=0 --speed=115200\n"
@@ -87,6 +89,17 @@ make_iso(struct h_daemon *d, const char *iso)
 	return run(mk) == 0 && run(pack) == 0 ? 0 : -1;
 }
 
+/* A hybrid image (MBR and El Torito) of the same tree at path. */
+static int
+make_hybrid(struct h_daemon *d, const char *path)
+{
+	char tree[256];
+	char *argv[] = { grub_mkrescue, "-o", (char *)path, tree, NULL };
+
+	snprintf(tree, sizeof(tree), "%s", h_in_dir(d, "iso-tree"));
+	return run(argv);
+}
+
 /* vmctl create --cdrom, what info says, a relative path refused. */
 static void
 test_vmctl(struct h_daemon *d, const char *iso)
@@ -105,6 +118,24 @@ test_vmctl(struct h_daemon *d, const char *iso)
 	tap_ok(h_ctl("delete", "cdv", NULL) == 0, "deleted");
 }
 
+/* --disk PATH,bus=sata, as export shows it. */
+static void
+test_vmctl_sata(struct h_daemon *d, const char *img)
+{
+	char spec[320];
+	int rc;
+
+	snprintf(spec, sizeof(spec), "%s,readonly,format=raw,bus=sata", img);
+	rc = h_ctl("create", "sdv", "--firmware", "bios", "--disk", spec,
+	    "--memory", "32", NULL);
+	tap_ok(rc == 0, "vmctl create --disk ...,bus=sata (%s)",
+	    h_flat(h_err()));
+	tap_ok(h_ctl("export", "sdv", NULL) == 0 &&
+	    strstr(h_out(), "\"bus\": \"sata\"") != NULL,
+	    "export has \"bus\": \"sata\"");
+	tap_ok(h_ctl("delete", "sdv", NULL) == 0, "deleted");
+}
+
 static void
 test_refused(struct h_conn *c)
 {
@@ -114,6 +145,9 @@ test_refused(struct h_conn *c)
 	h_expect_error(c, "vm.create", "{\"name\":\"cdn\",\"firmware\":"
 	    "\"bios\",\"cdrom\":\"/nonexistent/test.iso\"}", "invalid_argument",
 	    "a cdrom that does not exist");
+	h_expect_error(c, "vm.create", "{\"name\":\"cdb\",\"disks\":"
+	    "[{\"path\":\"/nonexistent/d.img\",\"bus\":\"scsi\"}]}",
+	    "invalid_argument", "a disk on a bus other than virtio or sata");
 }
 
 static void
@@ -145,12 +179,34 @@ test_boot(struct h_daemon *d, struct h_conn *c, const char *iso)
 	tap_ok(h_stop(c, "cd", true, -1, H_REPLY_MS) == 0, "force stop");
 }
 
+/* The hybrid image as a read-only SATA disk: SeaBIOS boots it. */
+static void
+test_sata(struct h_daemon *d, struct h_conn *c, const char *img)
+{
+	const char *log = h_console_log(d, "sd");
+	double t0;
+
+	tap_ok(h_create(c, "sd", "\"firmware\":\"bios\",\"disks\":[{"
+	    "\"path\":\"%s\",\"readonly\":true,\"format\":\"raw\","
+	    "\"bus\":\"sata\"}]", img) == 0,
+	    "created with a SATA disk");
+	t0 = h_now_ms();
+	tap_ok(h_start(c, "sd") == 0, "started");
+	tap_ok(h_file_expect(log, BOOTING_HD, 1, BOOT_MS) == 0,
+	    "SeaBIOS boots from the SATA disk");
+	tap_diag("boot message after %.0f ms", h_now_ms() - t0);
+	tap_ok(h_file_expect(log, MARKER, 1, GRUB_MS) == 0,
+	    "GRUB from the disk runs its configuration");
+	tap_diag("marker after %.0f ms", h_now_ms() - t0);
+	tap_ok(h_stop(c, "sd", true, -1, H_REPLY_MS) == 0, "force stop");
+}
+
 int
 main(void)
 {
 	struct h_daemon *d;
 	struct h_conn *c;
-	char iso[256];
+	char iso[256], hybrid[256];
 
 	h_init();
 	if (access(BIOS_IMAGE, R_OK) != 0)
@@ -169,6 +225,16 @@ main(void)
 	test_refused(c);
 	test_vmctl(d, iso);
 	test_boot(d, c, iso);
+	snprintf(hybrid, sizeof(hybrid), "%s", h_in_dir(d, "hybrid.img"));
+	if (h_which("grub-mkrescue", grub_mkrescue,
+	    sizeof(grub_mkrescue)) == NULL)
+		tap_diag("grub-mkrescue: not installed, no SATA disk");
+	else if (make_hybrid(d, hybrid) < 0)
+		tap_ok(0, "grub-mkrescue makes a hybrid image");
+	else {
+		test_vmctl_sata(d, hybrid);
+		test_sata(d, c, hybrid);
+	}
 	h_close(c);
 	return h_done();
 }

@@ -66,7 +66,7 @@ full(struct start_params *sp, bool boot_disk)
 	    START_FORMAT_RAW }, .readonly = true, .serial = dup("ROOT1") };
 	d = &sp->disks[sp->ndisks++];
 	*d = (struct start_disk){ .top = { 12, dup("/d/over.qcow2"),
-	    START_FORMAT_QCOW2 } };
+	    START_FORMAT_QCOW2 }, .sata = true };
 	d->backing[d->nbacking++] = (struct start_image){ 15,
 	    dup("/d/mid.qcow2"), START_FORMAT_QCOW2 };
 	d->backing[d->nbacking++] = (struct start_image){ 16,
@@ -143,6 +143,7 @@ same(const struct start_params *a, const struct start_params *b,
 	for (i = 0; i < a->ndisks; i++) {
 		const struct start_disk *x = &a->disks[i], *y = &b->disks[i];
 
+		SAME(x->sata == y->sata, "a disk's bus");
 		SAME(image_eq(&x->top, &y->top) && x->readonly == y->readonly &&
 		    str_eq(x->serial, y->serial) && x->nbacking == y->nbacking,
 		    "a disk");
