@@ -35,6 +35,7 @@ static const struct {
 	{ "vsock",			"--vsock" },
 	{ "boot",			"--boot" },
 	{ "firmware",			"--firmware" },
+	{ "cdrom",			"--cdrom" },
 	{ "name",			"NAME" },
 };
 #define CLI_WORDS_N	(sizeof(cli_words_table) / sizeof(cli_words_table[0]))

@@ -603,6 +603,7 @@ static const struct {
 	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },
+	{ "cdrom",	"cdrom",	"(none)" },
 	{ "cmdline",	"cmdline",	"" },
 	{ "memory_mib",	"memory",	"-" },
 	{ "vcpus",	"vcpus",	"-" },

@@ -106,9 +106,10 @@ create_args_password(struct ctl *ctl, struct json_object *args,
 
 /*
  * --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]
- * [,overlay]: one more member of "disks".  The daemon checks the serial
- * and the format; backing lets a qcow2 image's backing file be opened;
- * overlay makes PATH the base of a thin clone.  A path may not
+ * [,overlay][,bus=virtio|sata]: one more member of "disks".  The daemon
+ * checks the serial, the format and the bus; backing lets a qcow2
+ * image's backing file be opened; overlay makes PATH the base of a thin
+ * clone.  A path may not
  * contain a comma.  Returns -1 to go on, else
  * an exit status.
  */
@@ -122,7 +123,8 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 	opt = strtok_r(spec, ",", &save);
 	if (opt == NULL)
 		return ctl_usage(ctl, "--disk: expected PATH[,readonly]"
-		    "[,serial=ID][,format=raw|qcow2][,backing][,overlay]");
+		    "[,serial=ID][,format=raw|qcow2][,backing][,overlay]"
+		    "[,bus=virtio|sata]");
 	if ((r = create_args_abspath(opt, &path)) < 0) {
 		ctl_warnx("%s: --disk %s: %s", ctl->cmd->name, opt,
 		    strerror(-r));
@@ -147,11 +149,14 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 		else if (strcmp(opt, "overlay") == 0)
 			json_object_object_add(disk, "overlay",
 			    json_object_new_boolean(1));
+		else if (strncmp(opt, "bus=", 4) == 0)
+			json_object_object_add(disk, "bus",
+			    json_object_new_string(opt + 4));
 		else {
 			json_object_put(disk);
 			return ctl_usage(ctl, "--disk: unknown option '%s' "
 			    "(readonly, serial=ID, format=raw|qcow2, backing, "
-			    "overlay)", opt);
+			    "overlay, bus=virtio|sata)", opt);
 		}
 	}
 	if (!json_object_object_get_ex(args, "disks", &disks)) {
@@ -325,7 +330,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 	switch (c) {
 	case 'k':
 	case 'i':
-		key = c == 'k' ? "kernel" : "initrd";
+	case 'C':
+		key = c == 'k' ? "kernel" : c == 'i' ? "initrd" : "cdrom";
 		if ((r = create_args_abspath(optarg, &path)) < 0) {
 			ctl_warnx("%s: --%s %s: %s", ctl->cmd->name, key, optarg,
 			    strerror(-r));

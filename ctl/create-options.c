@@ -26,6 +26,7 @@ const struct option create_options[] = {
 	{ "vsock",	required_argument,	NULL,	'K' },
 	{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
 	{ "firmware",	required_argument,	NULL,	'f' },
+	{ "cdrom",	required_argument,	NULL,	'C' },
 	{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
 	{ "ssh-key",	required_argument,	NULL,	CREATE_CLOUD_SSH_KEY },
 	{ "from-file",	required_argument,	NULL,	'F' },

@@ -52,6 +52,7 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
 	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]" \
 	"[,overlay]\n"							\
+	"      [,bus=virtio|sata]\n"						\
 	"                      a virtio disk on a raw or qcow2 image "	\
 	"(repeatable, up to 4;\n"					\
 	"                      format=raw: raw even if its header looks "	\
@@ -60,7 +61,8 @@ static int	cmd_help(struct ctl *, int, char **);
 	"image names;\n"						\
 	"                      overlay: the guest writes to an overlay of "	\
 	"vmmd's over\n"							\
-	"                      PATH, which is only read: see reset-disk)\n"	\
+	"                      PATH, which is only read: see reset-disk;\n"	\
+	"                      bus=sata: a SATA disk on AHCI instead)\n"	\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -87,6 +89,9 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --firmware bios     run SeaBIOS from power-on, which boots from "	\
 	"the disks,\n"							\
 	"                      instead of loading a kernel\n"			\
+	"  --cdrom ISO         the image as a read-only CD-ROM (SATA), "	\
+	"which the\n"							\
+	"                      firmware boots first\n"			\
 	"  --cloud-init FILE   cloud-init's user-data, in a NoCloud seed "	\
 	"vmmd makes\n"							\
 	"  --ssh-key FILE      public keys (.pub, authorized_keys) for the "	\
@@ -109,11 +114,12 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
 	    "[--vnc-no-password] [--vnc-web] [--rng] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
-	    "[,overlay]]"
+	    "[,overlay][,bus=virtio|sata]]"
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
-	    "[--firmware bios] [--cloud-init FILE] [--ssh-key FILE]...",
+	    "[--firmware bios] [--cdrom ISO] [--cloud-init FILE] "
+	    "[--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME... [--console]",
 	    "start VMs, and attach the console of one with --console",

@@ -63,7 +63,7 @@ _vmctl()
 	fi
 
 	case $prev in
-	--kernel | --initrd | --vnc-password-file | --from-file) _filedir; return ;;
+	--kernel | --initrd | --cdrom | --vnc-password-file | --from-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
 	--firmware) COMPREPLY=($(compgen -W 'bios' -- "$cur")); return ;;
 	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;

@@ -18,6 +18,7 @@ start_params_init(struct start_params *sp)
 	*sp = (struct start_params){
 		.adopt_fd = -1,
 		.kvm_fd = -1,
+		.cdrom_fd = -1,
 		.started_ms = -1,
 	};
 }
@@ -38,6 +39,7 @@ start_params_free(struct start_params *sp)
 	free(sp->kernel_name);
 	free(sp->firmware);
 	free(sp->firmware_name);
+	free(sp->cdrom_name);
 	free(sp->initrd);
 	free(sp->initrd_name);
 	free(sp->cmdline);
@@ -122,6 +124,8 @@ start_enc_disk(struct json_object *o, const struct start_disk *d)
 	rc = wmsg_put_int(o, WMSG_DISK_FD, d->top.fd);
 	rc |= wmsg_put_str(o, WMSG_DISK_PATH, d->top.path);
 	rc |= wmsg_put_bool(o, WMSG_DISK_READONLY, d->readonly);
+	if (d->sata)
+		rc |= wmsg_put_bool(o, WMSG_DISK_SATA, true);
 	rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, d->serial);
 	rc |= wmsg_put_str(o, WMSG_DISK_FORMAT,
 	    start_format_name(d->top.format));
@@ -336,6 +340,10 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		rc |= wmsg_put_int(a, WMSG_BOOT_ADOPT_FD, sp->adopt_fd);
 	if (sp->kvm_fd >= 0)
 		rc |= wmsg_put_int(a, WMSG_BOOT_KVM_FD, sp->kvm_fd);
+	if (sp->cdrom_fd >= 0) {
+		rc |= wmsg_put_int(a, WMSG_BOOT_CDROM_FD, sp->cdrom_fd);
+		rc |= wmsg_put_str(a, WMSG_BOOT_CDROM_NAME, sp->cdrom_name);
+	}
 	rc |= wmsg_put_int(a, WMSG_BOOT_LOG_START, sp->log_start);
 	if (sp->started_ms >= 0)
 		rc |= wmsg_put_int(a, WMSG_BOOT_STARTED_MS, sp->started_ms);
@@ -431,6 +439,7 @@ start_dec_disk(struct start_dec *dc, struct json_object *o,
 	d->top.format = start_dec_format(o, WMSG_DISK_FORMAT);
 	start_dec_str(dc, o, WMSG_DISK_PATH, NULL, &d->top.path);
 	d->readonly = wmsg_bool(o, WMSG_DISK_READONLY, false);
+	d->sata = wmsg_bool(o, WMSG_DISK_SATA, false);
 	start_dec_str(dc, o, WMSG_DISK_SERIAL, NULL, &d->serial);
 	for (unsigned int k = 0; k < start_dec_count(o, WMSG_DISK_BACKING);
 	    k++) {
@@ -550,6 +559,8 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	sp->console_log_max = wmsg_int(o, WMSG_BOOT_CONSOLE_LOG_MAX, 0);
 	sp->adopt_fd = (int)wmsg_int(o, WMSG_BOOT_ADOPT_FD, -1);
 	sp->kvm_fd = (int)wmsg_int(o, WMSG_BOOT_KVM_FD, -1);
+	sp->cdrom_fd = (int)wmsg_int(o, WMSG_BOOT_CDROM_FD, -1);
+	start_dec_str(&dc, o, WMSG_BOOT_CDROM_NAME, NULL, &sp->cdrom_name);
 	sp->log_start = wmsg_int(o, WMSG_BOOT_LOG_START, 0);
 	sp->started_ms = wmsg_int(o, WMSG_BOOT_STARTED_MS, -1);
 	sp->request_ns = wmsg_int(o, WMSG_BOOT_REQUEST_NS, 0);

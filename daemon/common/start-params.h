@@ -38,6 +38,7 @@ struct start_image {
 struct start_disk {
 	struct start_image top;		/* an overlay disk's overlay */
 	bool readonly;
+	bool sata;			/* on AHCI, not a virtio-blk */
 	char *serial;			/* NULL: none */
 	struct start_image backing[WMSG_BACKING_MAX];	/* from the top */
 	unsigned int nbacking;
@@ -134,6 +135,9 @@ struct start_params {
 	int64_t console_log_max;	/* bytes, 0: never rotated */
 	int adopt_fd;			/* -1: none (the guest ends with us) */
 	int kvm_fd;			/* -1: the worker opens /dev/kvm */
+	/* A CD-ROM: the image's descriptor (read-only), -1: none. */
+	int cdrom_fd;
+	char *cdrom_name;		/* its path, for messages */
 	int64_t log_start;		/* the run's start in the console log */
 	int64_t started_ms;		/* CLOCK_REALTIME; -1: not said */
 	int64_t request_ns;		/* CLOCK_MONOTONIC: vm.start came */

@@ -138,6 +138,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_KVM_FD, BOOT, "kvm_fd", INT, 0, 3, WMSG_FD_MAX, NONE,	\
 	    NONE)							\
+	/* an ISO image (raw, read-only) as a CD-ROM on AHCI */	\
+	F(BOOT_CDROM_FD, BOOT, "cdrom_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_CDROM_NAME, BOOT, "cdrom_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\
@@ -192,6 +197,8 @@ enum wmsg_shape {
 	    DISK_FORMAT)						\
 	F(DISK_BACKING, BOOT_DISK, "backing", ARRAY, 0, 0,		\
 	    WMSG_BACKING_MAX, BACKING, NONE)				\
+	/* on the AHCI controller rather than a virtio-blk */		\
+	F(DISK_SATA, BOOT_DISK, "sata", BOOL, 0, 0, 0, NONE, NONE)	\
 	/* a qcow2 disk's backing files, from the top */		\
 	F(BACKING_FD, BACKING, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(BACKING_PATH, BACKING, "path", STRING, 1, 1, WMSG_PATH_MAX,	\

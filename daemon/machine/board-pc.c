@@ -4,6 +4,7 @@
  * addresses and the interrupt routing.
  */
 #include "acpi-pm.h"
+#include "ahci.h"
 #include "board.h"
 #include "fw-cfg.h"
 #include "i8042.h"
@@ -105,6 +106,38 @@ board_has_vsock(const struct board_backends *be)
 	return be->has_vsock;
 }
 
+/*
+ * The AHCI controller: the CD-ROM on port 0 (empty without one), SATA
+ * disk i on port i + 1 (board.h), up to the last drive.
+ */
+static void *
+board_ahci_new(const struct device_host *host, const struct board_backends *be)
+{
+	struct ahci_drive drives[1 + BOARD_MAX_DISKS] = { 0 };
+	unsigned int nports = 1;
+
+	_Static_assert(1 + BOARD_MAX_DISKS <= AHCI_MAX_PORTS,
+	    "a port for the CD-ROM and each disk");
+	if (be->has_cdrom)
+		drives[0] = (struct ahci_drive){ AHCI_DRIVE_CDROM, &be->cdrom };
+	for (unsigned int i = 0; i < be->ndisks; i++)
+		if (be->disk_sata[i]) {
+			drives[i + 1] = (struct ahci_drive){ AHCI_DRIVE_DISK,
+			    &be->disk[i] };
+			nports = i + 2;
+		}
+	return ahci_new(host, drives, nports);
+}
+
+static bool
+board_has_ahci(const struct board_backends *be)
+{
+	for (unsigned int i = 0; i < be->ndisks; i++)
+		if (be->disk_sata[i])
+			return true;
+	return be->has_cdrom;
+}
+
 /* net<n>: one function each, made while the worker has n + 1 cards. */
 #define BOARD_NET(n)							\
 static void *								\
@@ -124,7 +157,8 @@ BOARD_NET(1)
 BOARD_NET(2)
 BOARD_NET(3)
 
-/* disk<n>: one function each, made while the definition has n + 1. */
+/* disk<n>: one function each, made while the definition has n + 1 and
+ * disk n is not on SATA (its slot then stays empty). */
 #define BOARD_DISK(n)							\
 static void *								\
 board_disk##n##_new(const struct device_host *host,			\
@@ -137,7 +171,7 @@ board_disk##n##_new(const struct device_host *host,			\
 static bool								\
 board_has_disk##n(const struct board_backends *be)			\
 {									\
-	return be->ndisks > n;						\
+	return be->ndisks > n && !be->disk_sata[n];			\
 }
 BOARD_DISK(0)
 BOARD_DISK(1)
@@ -154,6 +188,7 @@ BOARD_DISK(3)
 #define BOARD_SLOT_NET		6	/* card 0, where it always was */
 #define BOARD_SLOT_VSOCK	7
 #define BOARD_SLOT_NET1		8	/* to 10: cards 1 to 3 */
+#define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -228,6 +263,12 @@ const struct board_device board_pc[] = {
 	    .ops = &port92_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_PORT92_PORT, 1, 0 } },
 	    .present = board_has_fw_cfg },
+	/* After it, for the same reason; MSI once the driver enables it,
+	 * else INTA#. */
+	{ .name = "ahci", .create = board_ahci_new, .ops = &ahci_device_ops,
+	    .bus = BOARD_PCI, .pci_slot = BOARD_SLOT_AHCI,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_AHCI, 0) }, .nirqs = 1,
+	    .present = board_has_ahci },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

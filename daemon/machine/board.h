@@ -24,6 +24,12 @@
 #define BOARD_MAX_RANGES	2
 #define BOARD_MAX_DISKS		4
 #define BOARD_MAX_NICS		4
+/*
+ * The AHCI controller's slot on bus 0, there when the guest has a
+ * CD-ROM or a SATA disk; firmware names its drives by it in bootorder.
+ * The CD-ROM is on port 0, SATA disk i on port i + 1.
+ */
+#define BOARD_PC_SLOT_AHCI	11
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -35,8 +41,10 @@ struct board_backends {
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
 	bool rng;			/* a virtio-rng */
-	/* Disks, each a virtio-blk (the backends belong to the worker). */
+	/* Disks, each a virtio-blk or, where disk_sata[i], on the AHCI
+	 * controller (the backends belong to the worker). */
 	struct blk_backend disk[BOARD_MAX_DISKS];
+	bool disk_sata[BOARD_MAX_DISKS];
 	unsigned int ndisks;
 	/* Network cards, each a virtio-net (the backends belong to the
 	 * worker). */
@@ -45,6 +53,10 @@ struct board_backends {
 	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
 	struct vsock_backend vsock;
 	bool has_vsock;
+	/* A CD-ROM on the AHCI controller's port 0 when has_cdrom
+	 * (read-only; the backend belongs to the worker). */
+	struct blk_backend cdrom;
+	bool has_cdrom;
 	/*
 	 * fw_cfg's items when the guest boots firmware (nfw_cfg of them,
 	 * owned by the machine); NULL: no fw_cfg device.

@@ -15,16 +15,36 @@ firmware_le16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)(v >> 8);
 }
 
+/*
+ * SeaBIOS's bootorder: one device path a line, the first boots first
+ * (its docs/Runtime_config: "bootorder").  An AHCI port's drive is the
+ * host bridge's /pci@i0cf8, then "*@SLOT/drive@PORT/disk@0", the slot
+ * in hex, as SeaBIOS names ATA-like drives.  Empty: its own order.
+ */
+static size_t
+firmware_bootorder(char *buf, size_t size, unsigned int cdrom_slot)
+{
+	int n;
+
+	if (cdrom_slot == 0)
+		return 0;
+	n = snprintf(buf, size, "/pci@i0cf8/*@%x/drive@0/disk@0\n",
+	    cdrom_slot);
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
 static void
 firmware_items(struct firmware *fw, const struct boot_mem *mem,
-    unsigned int ncpus)
+    unsigned int ncpus, unsigned int cdrom_slot)
 {
-	size_t e820;
+	size_t e820, bootorder;
 
 	e820 = boot_firmware_e820(mem, fw->e820, sizeof(fw->e820));
 	firmware_le16(fw->ncpus, (uint16_t)ncpus);
 	firmware_le16(fw->sercon, PC_COM1_PORT);
 	firmware_le16(fw->menu_wait, FIRMWARE_MENU_WAIT_MS);
+	bootorder = firmware_bootorder(fw->bootorder, sizeof(fw->bootorder),
+	    cdrom_slot);
 	fw->nitems = 0;
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .key = FW_CFG_NB_CPUS, .data = fw->ncpus, .len = 2 };
@@ -34,7 +54,8 @@ firmware_items(struct firmware *fw, const struct boot_mem *mem,
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = "etc/e820", .data = fw->e820, .len = (uint32_t)e820 };
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
-	    .name = "bootorder", .data = "", .len = 0 };
+	    .name = "bootorder", .data = fw->bootorder,
+	    .len = (uint32_t)bootorder };
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = "etc/sercon-port", .data = fw->sercon, .len = 2 };
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
@@ -44,7 +65,8 @@ firmware_items(struct firmware *fw, const struct boot_mem *mem,
 int
 firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
     const struct boot_mem *mem, const char *path, unsigned int ncpus,
-    struct boot_cpu *cpu, char *err, size_t errlen)
+    unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
+    size_t errlen)
 {
 	int ret;
 
@@ -62,7 +84,7 @@ firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
 		boot_firmware_free(&fw->image);
 		return ret;
 	}
-	firmware_items(fw, mem, ncpus);
+	firmware_items(fw, mem, ncpus, cdrom_slot);
 	return 0;
 }
 

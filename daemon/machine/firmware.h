@@ -2,8 +2,8 @@
  * A machine that boots firmware (SeaBIOS) rather than a kernel: the
  * image in a read-only memory slot at the top of 4 GiB and copied below
  * 1 MiB (boot-firmware.h), and what the fw_cfg device hands the
- * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, an empty
- * bootorder, COM1 as etc/sercon-port (so SeaBIOS writes its screen to
+ * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, a
+ * bootorder naming the CD-ROM first when there is one (else empty), COM1 as etc/sercon-port (so SeaBIOS writes its screen to
  * the serial console) and etc/boot-menu-wait.
  *
  * Made per machine, so at every reset: the copy below 1 MiB is fresh.
@@ -28,6 +28,7 @@ struct firmware {
 	uint8_t ncpus[2];		/* little-endian, as fw_cfg's are */
 	uint8_t sercon[2];
 	uint8_t menu_wait[2];
+	char bootorder[64];		/* SeaBIOS's device paths, a line each */
 	struct fw_cfg_item items[FIRMWARE_ITEMS];
 	unsigned int nitems;
 };
@@ -35,13 +36,15 @@ struct firmware {
 /*
  * Load the image at path into mem and a read-only KVM slot (slot, on
  * vm_fd), set cpu to the reset state, and build the fw_cfg items for
- * ncpus vCPUs.  0, or -errno with err saying why (boot_firmware_load()'s
+ * ncpus vCPUs; cdrom_slot, when not 0, is the PCI slot of the AHCI
+ * controller whose port 0 holds the CD-ROM to boot first.  0, or -errno with err saying why (boot_firmware_load()'s
  * codes; a KVM error is the host's).  Free with firmware_free() after
  * the VM is gone.
  */
 int firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
     const struct boot_mem *mem, const char *path, unsigned int ncpus,
-    struct boot_cpu *cpu, char *err, size_t errlen);
+    unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
+    size_t errlen);
 void firmware_free(struct firmware *fw);
 
 #endif

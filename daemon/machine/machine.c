@@ -455,7 +455,9 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		return -ENOMEM;
 	}
 	ret = firmware_load(m->fw, m->vm_fd, MACHINE_SLOT_FIRMWARE, &m->mem,
-	    cfg->firmware, m->nvcpus, boot, why, sizeof(why));
+	    cfg->firmware, m->nvcpus,
+	    cfg->backends.has_cdrom ? BOARD_PC_SLOT_AHCI : 0, boot, why,
+	    sizeof(why));
 	if (ret < 0) {
 		free(m->fw);
 		m->fw = NULL;

@@ -404,6 +404,9 @@ vm_files_close(struct vm_files *f)
 	if (f->initrd_fd >= 0)
 		close(f->initrd_fd);
 	f->kernel_fd = f->initrd_fd = -1;
+	if (f->cdrom_fd >= 0)
+		close(f->cdrom_fd);
+	f->cdrom_fd = -1;
 	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++) {
 		free(f->overlay_path[i]);
 		f->overlay_path[i] = NULL;
@@ -617,7 +620,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	f->kvm_fd = f->kernel_fd = f->initrd_fd = -1;
+	f->kvm_fd = f->kernel_fd = f->initrd_fd = f->cdrom_fd = -1;
 	f->vsock_fd = -1;
 	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++)
 		f->tap_fd[i] = -1;
@@ -649,6 +652,15 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 	if (def->initrd != NULL) {
 		rc = vm_files_open_one("initrd", def->initrd, false, false,
 		    cred, &f->initrd_fd, cls, err, errlen);
+		if (rc < 0) {
+			vm_files_close(f);
+			return rc;
+		}
+	}
+	if (def->cdrom != NULL) {
+		/* Read-only: the guest's drive cannot write it. */
+		rc = vm_files_open_one("cdrom", def->cdrom, false, false,
+		    cred, &f->cdrom_fd, cls, err, errlen);
 		if (rc < 0) {
 			vm_files_close(f);
 			return rc;
@@ -808,6 +820,9 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 		if (rc < 0)
 			return rc;
 	}
+	if (f->cdrom_fd >= 0)
+		return vm_files_lock(f->cdrom_fd, true, "cdrom", def->cdrom,
+		    cls, err, errlen);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * The kernel, initrd and disk images of a VM, and its TAP, opened by the
+ * The kernel, initrd, disk and CD-ROM images of a VM, and its TAP, opened by the
  * supervisor
  * (O_CLOEXEC) and handed to its worker as descriptors, so that the
  * worker uses exactly the files that were checked, with the rights of
@@ -38,6 +38,7 @@ struct vm_files {
 	int kvm_fd;			/* -1 until vm_files_open_kvm() */
 	int kernel_fd;			/* -1 when absent */
 	int initrd_fd;			/* -1 when absent */
+	int cdrom_fd;			/* read-only; -1 when absent */
 	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
 	enum vm_files_format disk_format[CONFIG_DISKS_MAX];
 	/* disk i's backing chain, top first: nbacking[i] of them */

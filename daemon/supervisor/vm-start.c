@@ -196,6 +196,7 @@ vm_start_disks(const struct vm_def *def, const struct vm_files *files,
 		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
 		    def->disks[i].path);
 		d->readonly = def->disks[i].readonly;
+		d->sata = def->disks[i].sata;
 		rc |= start_params_set(&d->serial, def->disks[i].serial);
 		for (unsigned int k = 0; k < files->nbacking[i]; k++) {
 			struct start_image *im = &d->backing[d->nbacking++];
@@ -297,6 +298,10 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		rc |= start_params_set(&sp->initrd, initrd);
 		rc |= start_params_set(&sp->initrd_name, def->initrd);
 	}
+	if (def->cdrom != NULL) {
+		sp->cdrom_fd = WLINK_CDROM_FD;
+		rc |= start_params_set(&sp->cdrom_name, def->cdrom);
+	}
 	rc |= start_params_set(&sp->cmdline, def->cmdline);
 	sp->memory_mib = def->memory_mib;
 	sp->vcpus = def->vcpus;
@@ -366,6 +371,14 @@ vm_start_fds(const struct vm_files *files, int passed[WLINK_MAX_PASSED])
 			passed[WLINK_SLOT(WLINK_TAP_FD(i))] = files->tap_fd[i];
 			npassed = WLINK_SLOT(WLINK_TAP_FD(i)) + 1;
 		}
+	/* The CD-ROM's image after every TAP slot, closed or not. */
+	if (files->cdrom_fd >= 0) {
+		for (unsigned int k = npassed;
+		    k < (unsigned int)WLINK_SLOT(WLINK_CDROM_FD); k++)
+			passed[k] = -1;
+		passed[WLINK_SLOT(WLINK_CDROM_FD)] = files->cdrom_fd;
+		npassed = WLINK_SLOT(WLINK_CDROM_FD) + 1;
+	}
 	return npassed;
 }
 

@@ -30,7 +30,7 @@ static const char *const config_keys[] = {
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
-	"firmware", NULL
+	"firmware", "cdrom", NULL
 };
 
 const char *
@@ -137,6 +137,7 @@ config_def_free(struct vm_def *def)
 	free(def->name);
 	free(def->kernel);
 	free(def->initrd);
+	free(def->cdrom);
 	free(def->cmdline);
 	free(def->vnc_addr);
 	for (unsigned int i = 0; i < def->ndisks; i++) {
@@ -171,7 +172,7 @@ config_def_dup(const struct vm_def *def)
 	if (d == NULL)
 		return NULL;
 	*d = *def;
-	d->name = d->kernel = d->initrd = d->cmdline = NULL;
+	d->name = d->kernel = d->initrd = d->cmdline = d->cdrom = NULL;
 	d->vnc_addr = d->vnc_password = NULL;
 	memset(&d->cloud_init, 0, sizeof(d->cloud_init));
 	d->ndisks = 0;
@@ -190,6 +191,7 @@ config_def_dup(const struct vm_def *def)
 	if (config_strdup(&d->name, def->name) < 0 ||
 	    config_strdup(&d->kernel, def->kernel) < 0 ||
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
+	    config_strdup(&d->cdrom, def->cdrom) < 0 ||
 	    config_strdup(&d->cmdline, def->cmdline) < 0 ||
 	    config_strdup(&d->vnc_addr, def->vnc_addr) < 0 ||
 	    config_strdup(&d->vnc_password, def->vnc_password) < 0 ||
@@ -235,7 +237,8 @@ config_parse_path(struct json_object *obj, const char *key, unsigned int flags,
 /* Disks ---------------------------------------------------------------- */
 
 static const char *const config_disk_keys[] = {
-	"path", "readonly", "serial", "format", "backing", "overlay", NULL
+	"path", "readonly", "serial", "format", "backing", "overlay", "bus",
+	NULL
 };
 
 /*
@@ -296,13 +299,13 @@ config_disk_format_name(enum vm_disk_format f)
 
 /*
  * One member of "disks": {"path": ..., "readonly": ..., "serial": ...,
- * "format": ..., "backing": ..., "overlay": ...}.
+ * "format": ..., "backing": ..., "overlay": ..., "bus": ...}.
  */
 static int
 config_parse_disk(struct json_object *o, unsigned int flags,
     struct vm_disk *disk, char *err, size_t errlen)
 {
-	const char *serial, *format;
+	const char *serial, *format, *bus;
 	char why[256];
 	int rc;
 	size_t i;
@@ -329,10 +332,18 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	    config_opt_bool(o, "backing", false, &disk->backing, why,
 	    sizeof(why)) < 0 ||
 	    config_opt_bool(o, "overlay", false, &disk->overlay, why,
+	    sizeof(why)) < 0 ||
+	    config_opt_string(o, "bus", "virtio", &bus, why,
 	    sizeof(why)) < 0) {
 		config_err(err, errlen, "%s", why);
 		return -EINVAL;
 	}
+	if (strcmp(bus, "sata") != 0 && strcmp(bus, "virtio") != 0) {
+		config_err(err, errlen, "bus: '%.40s' must be \"virtio\" or "
+		    "\"sata\"", bus);
+		return -EINVAL;
+	}
+	disk->sata = strcmp(bus, "sata") == 0;
 	if (disk->readonly && disk->overlay) {
 		config_err(err, errlen, "overlay: a disk cannot be both "
 		    "\"overlay\" and \"readonly\": an overlay exists to "
@@ -426,6 +437,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].overlay)
 			json_object_object_add(o, "overlay",
 			    json_object_new_boolean(1));
+		if (def->disks[i].sata)
+			json_object_object_add(o, "bus",
+			    json_object_new_string("sata"));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -828,6 +842,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 	if ((rc = config_parse_path(obj, "initrd", flags, &def->initrd, err,
 	    errlen)) < 0)
 		goto fail;
+	if ((rc = config_parse_path(obj, "cdrom", flags, &def->cdrom, err,
+	    errlen)) < 0)
+		goto fail;
 	rc = -EINVAL;
 	if (config_opt_string(obj, "boot", NULL, &s, err, errlen) < 0)
 		goto fail;
@@ -1053,6 +1070,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (def->firmware == VM_FIRMWARE_BIOS)
 		json_object_object_add(obj, "firmware",
 		    json_object_new_string("bios"));
+	if (def->cdrom != NULL)
+		json_object_object_add(obj, "cdrom",
+		    json_object_new_string(def->cdrom));
 	if (def->boot != VM_BOOT_UNSET)
 		json_object_object_add(obj, "boot", json_object_new_string(
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));

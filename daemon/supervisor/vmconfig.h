@@ -122,6 +122,8 @@ struct vm_disk {
 	 * the client named the base.  Never readonly.
 	 */
 	bool overlay;
+	/* "bus": "sata": on the AHCI controller, else a virtio-blk. */
+	bool sata;
 };
 
 /* The format's name in definitions ("raw", "qcow2"), NULL if probed. */
@@ -223,6 +225,8 @@ struct vm_def {
 	bool vsock_socket;
 	enum vm_boot boot;	/* as given; config_boot() says which */
 	enum vm_firmware firmware;	/* no kernel, initrd, cmdline, boot */
+	/* An ISO image as a read-only CD-ROM on AHCI ("cdrom"); NULL: none. */
+	char *cdrom;
 	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
 	struct vm_owner owner;

@@ -34,7 +34,9 @@
 #define WLINK_MAX_NICS		4
 #define WLINK_TAP_FD(i)		((i) == 0 ? WLINK_TAP0_FD :		\
 	WLINK_BACKING_FD(WLINK_MAX_BACKING) + (i) - 1)
+/* The CD-ROM's image, if the VM has one (read-only). */
+#define WLINK_CDROM_FD		WLINK_TAP_FD(WLINK_MAX_NICS)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_TAP_FD(WLINK_MAX_NICS))
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_CDROM_FD + 1)
 
 #endif

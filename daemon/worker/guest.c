@@ -207,7 +207,7 @@ guest_disk_count(const struct worker *w)
 
 	for (i = 0; i < BOARD_MAX_DISKS; i++)
 		n += w->disks[i] != NULL;
-	return n;
+	return n + (w->cdrom != NULL);
 }
 
 int
@@ -367,6 +367,8 @@ guest_fini(struct worker *w)
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}
+	blk_file_free(w->cdrom);
+	w->cdrom = NULL;
 	for (unsigned int i = 0; i < BOARD_MAX_NICS; i++) {
 		net_tap_free(w->net[i]);
 		w->net[i] = NULL;

@@ -145,8 +145,21 @@ worker_disks(struct worker *w, const struct start_params *sp, char *err,
 		ret = worker_disk(w, i, &sp->disks[i], err, errlen);
 		if (ret < 0)
 			return ret;
+		w->cfg.backends.disk_sata[i] = sp->disks[i].sata;
 		w->cfg.backends.ndisks = i + 1;
 	}
+	if (sp->cdrom_fd < 0)
+		return 0;
+	/* The CD-ROM: a raw image, read-only whatever the file allows. */
+	ret = blk_file_new(&w->cdrom, sp->cdrom_fd, true, NULL,
+	    &w->cfg.backends.cdrom);
+	if (ret < 0) {
+		snprintf(err, errlen, "cdrom %s: %s", sp->cdrom_name != NULL ?
+		    sp->cdrom_name : "(unnamed)", ret != -EINVAL ?
+		    strerror(-ret) : "not an image of at least one sector");
+		return ret;
+	}
+	w->cfg.backends.has_cdrom = true;
 	return 0;
 }
 
@@ -474,10 +487,10 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 	 * passt runs, vsock is set up, the reader (if any) has its own
 	 * copy: now the filter a running guest has, before the worker
 	 * parses a byte of its disks' metadata or of its kernel.  The
-	 * disks it will have: the start's, and the seed.
+	 * disks it will have: the start's, the seed and the CD-ROM.
 	 */
-	if ((ret = guest_enter_sandbox(w, sp->ndisks + sp->has_seed, err,
-	    sizeof(err))) < 0)
+	if ((ret = guest_enter_sandbox(w, sp->ndisks + sp->has_seed +
+	    (sp->cdrom_fd >= 0), err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_disks(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?

@@ -73,6 +73,7 @@ struct worker {
 	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
+	struct blk_file *cdrom;		/* cfg.backends.cdrom, or NULL */
 	/* Card i, cfg.backends.net[i]: a TAP, or passt (user-net.h). */
 	struct net_tap *net[BOARD_MAX_NICS];
 	struct net_stream *user_net[BOARD_MAX_NICS];

@@ -364,6 +364,10 @@ test_disks(void)
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
 		    "\"overlay\":true,\"readonly\":true}]}",
 		    "disks[0]: overlay: a disk cannot be both" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"bus\":\"scsi\"}]}", "disks[0]: bus: 'scsi' must be" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
+		    "\"bus\":true}]}", "bus" },
 	};
 	struct vm_def *def = NULL, *dup;
 	struct json_object *obj, *arr, *fmt0, *fmt1;
@@ -457,6 +461,27 @@ test_disks(void)
 		json_object_put(obj);
 		if (rc == 0)
 			config_def_free(def);
+	}
+	/* "bus": "sata" kept, duplicated, and said only where given. */
+	rc = parse_text("{\"name\":\"a\",\"disks\":[{\"path\":"
+	    "\"/srv/a.img\",\"bus\":\"virtio\"},{\"path\":\"/srv/b.img\","
+	    "\"bus\":\"sata\"}]}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && !def->disks[0].sata && def->disks[1].sata,
+	    "bus sata on the second disk only: %s", rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		dup = config_def_dup(def);
+		tap_ok(dup != NULL && dup->disks[1].sata, "bus duplicated");
+		config_def_free(dup);
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		arr = json_object_object_get(obj, "disks");
+		tap_ok(json_object_object_get(json_object_array_get_idx(arr,
+		    0), "bus") == NULL && strcmp(json_object_get_string(
+		    json_object_object_get(json_object_array_get_idx(arr, 1),
+		    "bus")), "sata") == 0,
+		    "bus shown where sata: %s",
+		    json_object_to_json_string(arr));
+		json_object_put(obj);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		rc = parse_text(bad[i][0], 0, &def, err, sizeof(err));

@@ -54,6 +54,8 @@ full(struct start_params *sp, bool boot_disk)
 	sp->console_log_max = 1 << 20;
 	sp->adopt_fd = 4;
 	sp->kvm_fd = 6;
+	sp->cdrom_fd = 74;
+	sp->cdrom_name = dup("/srv/install.iso");
 	sp->log_start = 4096;
 	sp->started_ms = 1700000000123;
 	sp->request_ns = 5000;
@@ -64,7 +66,7 @@ full(struct start_params *sp, bool boot_disk)
 	    START_FORMAT_RAW }, .readonly = true, .serial = dup("ROOT1") };
 	d = &sp->disks[sp->ndisks++];
 	*d = (struct start_disk){ .top = { 12, dup("/d/over.qcow2"),
-	    START_FORMAT_QCOW2 } };
+	    START_FORMAT_QCOW2 }, .sata = true };
 	d->backing[d->nbacking++] = (struct start_image){ 15,
 	    dup("/d/mid.qcow2"), START_FORMAT_QCOW2 };
 	d->backing[d->nbacking++] = (struct start_image){ 16,
@@ -134,11 +136,14 @@ same(const struct start_params *a, const struct start_params *b,
 	SAME(a->adopt_fd == b->adopt_fd && a->kvm_fd == b->kvm_fd &&
 	    a->started_ms == b->started_ms && a->request_ns == b->request_ns &&
 	    a->spawn_ns == b->spawn_ns, "descriptors and times");
+	SAME(a->cdrom_fd == b->cdrom_fd &&
+	    str_eq(a->cdrom_name, b->cdrom_name), "cdrom");
 	SAME(json_object_equal(a->definition, b->definition), "definition");
 	SAME(a->ndisks == b->ndisks, "disks");
 	for (i = 0; i < a->ndisks; i++) {
 		const struct start_disk *x = &a->disks[i], *y = &b->disks[i];
 
+		SAME(x->sata == y->sata, "a disk's bus");
 		SAME(image_eq(&x->top, &y->top) && x->readonly == y->readonly &&
 		    str_eq(x->serial, y->serial) && x->nbacking == y->nbacking,
 		    "a disk");
@@ -387,6 +392,7 @@ test_defaults(void)
 	tap_ok(o != NULL && start_params_decode(o, &sp, err,
 	    sizeof(err)) == 0, "a start with no optional field (%s)", err);
 	tap_ok(sp.adopt_fd == -1 && sp.kvm_fd == -1 && sp.started_ms == -1 &&
+	    sp.cdrom_fd == -1 && sp.cdrom_name == NULL &&
 	    sp.cmdline == NULL && sp.on_reboot == START_REBOOT_RESTART &&
 	    sp.lost_ticks == START_TICKS_SLEW && sp.rtc_slices == 0,
 	    "no descriptors, no start time, restart, slew");
