@@ -73,7 +73,7 @@ for t in $tests; do
 		plan = $0
 		sub(/^1\.\./, "", plan)
 		skipall = $0
-		if (plan + 0 == 0) { sub(/^1\.\.0 *#? */, "", skipall) }
+		if (plan + 0 == 0) { sub(/^1\.\.0 *#? *([Ss][Kk][Ii][Pp])? */, "", skipall) }
 		else skipall = ""
 		plan = plan + 0	# "0 # SKIP why": the count alone
 		next
@@ -82,11 +82,13 @@ for t in $tests; do
 	/^#/ { put($0); next }
 	{ put("# " name "| " $0) }
 	END {
-		printf "%d %d %d %s\t%s\t%s\n", n, seen, failed, \
+		printf "%d %d %d %s\037%s\037%s\n", n, seen, failed, \
 		    (plan == "" ? "-" : plan), bail, skipall >out
 	}'
 	status=$(cat "$work/status" 2>/dev/null || echo lost)
-	IFS='	' read -r counts bail skipall <"$work/count"
+	# Fields apart by US (\037), not a tab: IFS white space would fold
+	# an empty bail into the skip reason that follows it.
+	IFS=$(printf '\037') read -r counts bail skipall <"$work/count"
 	set -- $counts
 	n=$1 seen=$2 bad=$3 plan=$4
 	end=$(cut -d' ' -f1 /proc/uptime)
