@@ -39,6 +39,9 @@
 #                         VMMD_HOST_PASS and VMMD_HOST_EXTRA)
 set -u
 
+# What the test host's own kernel prints when it dies.
+host_oops='BUG: |Oops:|Kernel panic|stack guard page'
+
 here=$(cd "$(dirname "$0")" && pwd)
 
 # A skip is the plan "1..0 # SKIP": meson counts a TAP test's non-zero
@@ -236,6 +239,12 @@ boot_host() {
 			if grep -q 'Triple fault' "$work/qemu-debug.log" \
 			    2>/dev/null; then
 				reason="$reason (QEMU logged a triple fault)"
+				crashed=yes
+			elif grep -Eq "$host_oops" "$console" 2>/dev/null; then
+				# Its own kernel died (an oops in KVM's
+				# entry under the emulation, seen): the
+				# host's failure, not a guest's.
+				reason="$reason (its kernel oopsed)"
 				crashed=yes
 			fi
 		fi
