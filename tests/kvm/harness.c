@@ -352,6 +352,20 @@ h_dump_logs(void)
 }
 
 void
+h_diag_lines(const char *what, const char *path)
+{
+	char *buf, *save;
+	size_t len;
+
+	if ((buf = h_read_file(path, &len)) == NULL)
+		return;
+	for (char *l = strtok_r(buf, "\r\n", &save); l != NULL;
+	    l = strtok_r(NULL, "\r\n", &save))
+		tap_diag("%s: %s", what, h_flat(l));
+	free(buf);
+}
+
+void
 h_expect_forbidden(void)
 {
 	h_forbidden_expected = true;

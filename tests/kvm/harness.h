@@ -319,6 +319,8 @@ int		 h_find(struct h_console *, const char *needle,
 size_t		 h_count(const char *hay, size_t len, const char *needle);
 /* A whole file, NUL-terminated (NULL if it cannot be read). */
 char		*h_read_file(const char *path, size_t *lenp);
+/* Each line of path as a diagnostic, "# what: LINE" (shown flat). */
+void		 h_diag_lines(const char *what, const char *path);
 /* Waits until path holds needle at least count times; 0 or -1. */
 int		 h_file_expect(const char *path, const char *needle,
 		    size_t count, int timeout_ms);

@@ -154,8 +154,6 @@ static void
 test_boot(struct h_daemon *d, struct h_conn *c, const char *iso)
 {
 	const char *log = h_console_log(d, "cd");
-	char *buf;
-	size_t len;
 	double t0;
 
 	tap_ok(h_create(c, "cd", "\"firmware\":\"bios\","
@@ -169,13 +167,7 @@ test_boot(struct h_daemon *d, struct h_conn *c, const char *iso)
 	tap_ok(h_file_expect(log, MARKER, 1, GRUB_MS) == 0,
 	    "GRUB from the ISO runs its configuration");
 	tap_diag("marker after %.0f ms", h_now_ms() - t0);
-	buf = h_read_file(log, &len);
-	if (buf != NULL) {
-		for (char *l = strtok(buf, "\r\n"); l != NULL;
-		    l = strtok(NULL, "\r\n"))
-			tap_diag("console: %s", h_flat(l));
-		free(buf);
-	}
+	h_diag_lines("console", log);
 	tap_ok(h_stop(c, "cd", true, -1, H_REPLY_MS) == 0, "force stop");
 }
 

@@ -44,8 +44,6 @@ test_post(struct h_daemon *d, struct h_conn *c)
 {
 	struct json_object *reply = NULL, *fw;
 	const char *log = h_console_log(d, "bios");
-	char *buf;
-	size_t len;
 	double t0;
 
 	tap_ok(h_create(c, "bios", "\"firmware\":\"bios\"") == 0,
@@ -58,14 +56,8 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
 	    "SeaBIOS finds nothing to boot");
 	tap_diag("verdict after %.0f ms", h_now_ms() - t0);
-	buf = h_read_file(log, &len);
-	if (buf != NULL) {
-		/* Its serial screen, for whoever reads the log. */
-		for (char *l = strtok(buf, "\r\n"); l != NULL;
-		    l = strtok(NULL, "\r\n"))
-			tap_diag("console: %s", h_flat(l));
-		free(buf);
-	}
+	/* Its serial screen, for whoever reads the log. */
+	h_diag_lines("console", log);
 
 	fw = h_info_stats(c, "bios", "devices", "fw-cfg", &reply);
 	tap_ok(fw != NULL && h_int(fw, "dma_transfers", 0) > 0 &&
