@@ -13,6 +13,9 @@ struct fw_cfg_entry {
 	uint16_t key;
 	const uint8_t *data;
 	uint32_t len;
+	int (*prepare)(void *opaque);	/* NULL: nothing to prepare */
+	void *opaque;
+	bool prepared;
 };
 
 struct fw_cfg {
@@ -34,6 +37,9 @@ struct fw_cfg {
 	uint64_t dma_transfers;
 	uint64_t dma_errors;	/* answered with the error bit */
 	uint64_t dma_dropped;	/* the descriptor was not in guest RAM */
+	uint64_t prepared_selects;	/* selects of items with prepare */
+	uint64_t prepare_calls;
+	uint64_t prepare_errors;
 };
 
 static void
@@ -65,6 +71,25 @@ fw_cfg_be64(const uint8_t *p)
 	return (uint64_t)fw_cfg_be32(p) << 32 | fw_cfg_be32(p + 4);
 }
 
+/* The first select of an item to prepare prepares its whole group. */
+static void
+fw_cfg_prepare(struct fw_cfg *fc, struct fw_cfg_entry *e)
+{
+	int (*prepare)(void *) = e->prepare;
+	void *opaque = e->opaque;
+
+	fc->prepared_selects++;
+	if (e->prepared)
+		return;
+	for (unsigned int i = 0; i < fc->nentries; i++)
+		if (fc->entry[i].prepare == prepare &&
+		    fc->entry[i].opaque == opaque)
+			fc->entry[i].prepared = true;
+	fc->prepare_calls++;
+	if (prepare(opaque) < 0)
+		fc->prepare_errors++;
+}
+
 static void
 fw_cfg_select(struct fw_cfg *fc, uint16_t selector)
 {
@@ -78,6 +103,8 @@ fw_cfg_select(struct fw_cfg *fc, uint16_t selector)
 			fc->cur = &fc->entry[i];
 			break;
 		}
+	if (fc->cur != NULL && fc->cur->prepare != NULL)
+		fw_cfg_prepare(fc, &fc->entry[fc->cur - fc->entry]);
 }
 
 /* The current item's bytes left from the offset on (0 past its end). */
@@ -217,6 +244,12 @@ fw_cfg_diag(void *dev, struct device_diag *d)
 	    DEVICE_DIAG_UINT);
 	device_diag_put(d, "dma_errors", fc->dma_errors, DEVICE_DIAG_UINT);
 	device_diag_put(d, "dma_dropped", fc->dma_dropped, DEVICE_DIAG_UINT);
+	device_diag_put(d, "prepared_selects", fc->prepared_selects,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "prepare_calls", fc->prepare_calls,
+	    DEVICE_DIAG_UINT);
+	device_diag_put(d, "prepare_errors", fc->prepare_errors,
+	    DEVICE_DIAG_UINT);
 }
 
 static int
@@ -225,7 +258,8 @@ fw_cfg_add(struct fw_cfg *fc, uint16_t key, const void *data, uint32_t len)
 	for (unsigned int i = 0; i < fc->nentries; i++)
 		if (fc->entry[i].key == key)
 			return -EINVAL;
-	fc->entry[fc->nentries++] = (struct fw_cfg_entry){ key, data, len };
+	fc->entry[fc->nentries++] = (struct fw_cfg_entry){ key, data, len,
+	    NULL, NULL, false };
 	return 0;
 }
 
@@ -277,6 +311,8 @@ fw_cfg_build(struct fw_cfg *fc, const struct fw_cfg_item *items,
 		}
 		if (fw_cfg_add(fc, key, items[i].data, items[i].len) < 0)
 			return -EINVAL;
+		fc->entry[fc->nentries - 1].prepare = items[i].prepare;
+		fc->entry[fc->nentries - 1].opaque = items[i].opaque;
 	}
 	return 0;
 }

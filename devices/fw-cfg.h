@@ -68,12 +68,25 @@
  * named file (name set; key is ignored: files take 0x20, 0x21, ... in
  * the order given).  data (len bytes) is borrowed: it must outlive the
  * device, as a backend does.
+ *
+ * An item whose bytes depend on what the firmware did first (the ACPI
+ * tables describe the PM base and windows it programmed) has a prepare
+ * callback: the device calls it, with opaque, when the guest first
+ * selects such an item, and counts it done for every item with the same
+ * callback and opaque, so that later selects read the same bytes until
+ * the device is made again (at reset).  It fills data in place and may
+ * not change len (the guest may have read the directory already);
+ * an error (-errno) is counted and the item reads as data holds it.
+ * It runs on the vCPU thread under the device's lock: it must not block
+ * or take another device's lock.
  */
 struct fw_cfg_item {
 	uint16_t key;
 	const char *name;
 	const void *data;
 	uint32_t len;
+	int (*prepare)(void *opaque);
+	void *opaque;
 };
 
 /*

@@ -1,8 +1,13 @@
 /*
  * ACPI tables (ACPI 6.4, chapter 5): RSDP (5.2.5), XSDT (5.2.8), FADT
- * (5.2.9), FACS (5.2.10), MADT (5.2.12) and the DSDT (boot-dsdt.c), laid
- * out from PC_ACPI_TABLES_START, the RSDP first so that a scan of the
- * BIOS area finds it where a loader did not say where it is.
+ * (5.2.9), FACS (5.2.10), MADT (5.2.12) and the DSDT (boot-dsdt.c).  One
+ * writer, two layouts: a kernel-loaded guest's, from
+ * PC_ACPI_TABLES_START with the RSDP first so that a scan of the BIOS
+ * area finds it where a loader did not say where it is; and a
+ * firmware's, a blob whose pointers are offsets that the firmware's
+ * table loader patches (boot-table-loader.c), with an RSDT and a
+ * revision 0 RSDP of its own, as QEMU gives a PC's firmware, which
+ * SeaBIOS and OVMF both take.
  *
  * Choices:
  *  - Not hardware-reduced: the guest has fixed-feature hardware (the PM1
@@ -19,6 +24,7 @@
  *    goes through the i8042, as on a PC without ACPI).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -238,29 +244,40 @@ acpi_gas_io(struct acpi_gas *g, uint16_t port, uint8_t bits)
 	g->addr = port;
 }
 
+/*
+ * The FADT pointing at the FACS and the DSDT; the PM1a event block at
+ * pm_base, its control block at pm_base + 4 and the PM timer at
+ * pm_base + 8, as in a PIIX4's PM I/O space.  facs32: the FACS through
+ * the 32-bit FIRMWARE_CTRL (where SeaBIOS looks for its waking vector)
+ * rather than X_FIRMWARE_CTRL; the two are exclusive (5.2.9).
+ */
 static void
-acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt)
+acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt, uint16_t pm_base,
+    bool facs32)
 {
 	struct acpi_fadt f;
+	uint16_t cnt = pm_base + 4, tmr = pm_base + 8;
 
 	memset(&f, 0, sizeof(f));
 	acpi_header(&f.hdr, "FACP", sizeof(f), 6);
-	/* FIRMWARE_CTRL must be 0 when X_FIRMWARE_CTRL is set (5.2.9);
-	 * both DSDT fields may say the same. */
+	/* Both DSDT fields may say the same. */
 	f.dsdt = (uint32_t)dsdt;
-	f.x_firmware_ctrl = facs;
+	if (facs32)
+		f.firmware_ctrl = (uint32_t)facs;
+	else
+		f.x_firmware_ctrl = facs;
 	f.x_dsdt = dsdt;
 	f.sci_int = PC_ACPI_SCI_IRQ;
 	/* smi_cmd, acpi_enable, acpi_disable 0: always in ACPI mode. */
-	f.pm1a_evt_blk = PC_ACPI_PM1A_EVT_PORT;
-	f.pm1a_cnt_blk = PC_ACPI_PM1A_CNT_PORT;
+	f.pm1a_evt_blk = pm_base;
+	f.pm1a_cnt_blk = cnt;
 	f.pm1_evt_len = 4;
 	f.pm1_cnt_len = 2;
-	f.pm_tmr_blk = PC_ACPI_PM_TMR_PORT;
+	f.pm_tmr_blk = tmr;
 	f.pm_tmr_len = 4;
-	acpi_gas_io(&f.x_pm1a_evt_blk, PC_ACPI_PM1A_EVT_PORT, 32);
-	acpi_gas_io(&f.x_pm1a_cnt_blk, PC_ACPI_PM1A_CNT_PORT, 16);
-	acpi_gas_io(&f.x_pm_tmr_blk, PC_ACPI_PM_TMR_PORT, 32);
+	acpi_gas_io(&f.x_pm1a_evt_blk, pm_base, 32);
+	acpi_gas_io(&f.x_pm1a_cnt_blk, cnt, 16);
+	acpi_gas_io(&f.x_pm_tmr_blk, tmr, 32);
 	f.p_lvl2_lat = FADT_LAT_NONE_C2;
 	f.p_lvl3_lat = FADT_LAT_NONE_C3;
 	f.century = 0x32;
@@ -355,16 +372,104 @@ acpi_madt(uint8_t *p, unsigned int ncpus)
 	acpi_seal(p);
 }
 
+/*
+ * The tables but the RSDP, from p[first] on: the FACS, the root table
+ * (an XSDT, or an RSDT when rsdt), the FADT, the MADT and the DSDT, each
+ * 16-byte aligned (the FACS 64).  Pointers are written as base plus an
+ * offset into p: the guest address where p is placed, or 0 where the
+ * firmware adds it (the table loader).  Returns the end offset or
+ * -errno; where the tables went in *o.
+ */
+static int
+acpi_tables(uint8_t *p, size_t cap, uint64_t base, size_t first,
+    const struct boot_acpi_config *cfg, bool rsdt,
+    struct boot_acpi_layout *o)
+{
+	struct acpi_header h;
+	size_t esize = rsdt ? 4 : 8;
+	uint64_t entry[2];
+	unsigned int i;
+	int len;
+
+	if (cfg->ncpus < 1 || cfg->ncpus > BOOT_MAX_CPUS)
+		return -EINVAL;
+	o->facs = first;
+	o->root = first + ACPI_XSDT_OFFSET - ACPI_FACS_OFFSET;
+	o->fadt = acpi_align16(o->root + sizeof(h) + 2 * esize);
+	o->madt = acpi_align16(o->fadt + sizeof(struct acpi_fadt));
+	o->dsdt = acpi_align16(o->madt + acpi_madt_size(cfg->ncpus));
+	if (o->dsdt + sizeof(h) > cap)
+		return -ENOSPC;
+	len = boot_dsdt_build(p + o->dsdt + sizeof(h),
+	    cap - o->dsdt - sizeof(h), &cfg->dsdt);
+	if (len < 0)
+		return len;
+	o->end = o->dsdt + sizeof(h) + (size_t)len;
+	/* Revision 2: 64-bit integers in AML. */
+	acpi_header(&h, "DSDT", (uint32_t)(o->end - o->dsdt), 2);
+	memcpy(p + o->dsdt, &h, sizeof(h));
+	acpi_seal(p + o->dsdt);
+
+	acpi_facs(p + o->facs);
+	acpi_fadt(p + o->fadt, base + o->facs, base + o->dsdt, cfg->pm_base,
+	    rsdt);
+	acpi_madt(p + o->madt, cfg->ncpus);
+
+	acpi_header(&h, rsdt ? "RSDT" : "XSDT",
+	    (uint32_t)(sizeof(h) + 2 * esize), 1);
+	memcpy(p + o->root, &h, sizeof(h));
+	entry[0] = base + o->fadt;
+	entry[1] = base + o->madt;
+	for (i = 0; i < 2; i++)
+		memcpy(p + o->root + sizeof(h) + i * esize, &entry[i], esize);
+	acpi_seal(p + o->root);
+	return (int)o->end;
+}
+
+/* An RSDP at p: revision 2 with an XSDT, or 0 (20 bytes) with an RSDT. */
+static void
+acpi_rsdp(uint8_t *p, uint64_t root, bool rsdt)
+{
+	struct acpi_rsdp rsdp;
+
+	memset(&rsdp, 0, sizeof(rsdp));
+	memcpy(rsdp.signature, "RSD PTR ", 8);
+	memcpy(rsdp.oem_id, ACPI_OEM_ID, 6);
+	if (rsdt) {
+		rsdp.rsdt_addr = (uint32_t)root;
+		memcpy(p, &rsdp, BOOT_ACPI_RSDP_V1_LEN);
+		p[offsetof(struct acpi_rsdp, checksum)] = boot_checksum(p,
+		    BOOT_ACPI_RSDP_V1_LEN);
+		return;
+	}
+	rsdp.revision = 2;
+	rsdp.length = sizeof(rsdp);
+	rsdp.xsdt_addr = root;
+	memcpy(p, &rsdp, sizeof(rsdp));
+	p[offsetof(struct acpi_rsdp, checksum)] = boot_checksum(p,
+	    BOOT_ACPI_RSDP_V1_LEN);
+	p[offsetof(struct acpi_rsdp, ext_checksum)] = boot_checksum(p,
+	    sizeof(rsdp));
+}
+
+void
+boot_acpi_config_direct(struct boot_acpi_config *cfg, unsigned int ncpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ncpus = ncpus;
+	cfg->pm_base = PC_ACPI_PM1A_EVT_PORT;
+	cfg->dsdt.mmio32_min = (uint32_t)PC_PCI_MMIO_START;
+	cfg->dsdt.mmio32_max = (uint32_t)(PC_PCI_MMIO_END - 1);
+}
+
 int
 boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus)
 {
 	const size_t area = PC_ACPI_TABLES_END - PC_ACPI_TABLES_START;
-	struct acpi_header xsdt;
-	struct acpi_rsdp rsdp;
+	struct boot_acpi_config cfg;
+	struct boot_acpi_layout o;
 	uint8_t *base;
-	size_t fadt, madt, dsdt, end;
-	uint64_t entry;
-	int len;
+	int end;
 
 	if (ncpus < 1 || ncpus > BOOT_MAX_CPUS)
 		return -EINVAL;
@@ -372,44 +477,26 @@ boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus)
 		return -ENOSPC;
 	base = mem + PC_ACPI_TABLES_START;
 	memset(base, 0, area);
+	boot_acpi_config_direct(&cfg, ncpus);
+	end = acpi_tables(base, area, PC_ACPI_TABLES_START, ACPI_FACS_OFFSET,
+	    &cfg, false, &o);
+	if (end < 0)
+		return end;
+	acpi_rsdp(base, PC_ACPI_TABLES_START + o.root, false);
+	return end;
+}
 
-	fadt = acpi_align16(ACPI_XSDT_OFFSET + sizeof(xsdt) + 2 * 8);
-	madt = acpi_align16(fadt + sizeof(struct acpi_fadt));
-	dsdt = acpi_align16(madt + acpi_madt_size(ncpus));
-	if (dsdt + sizeof(struct acpi_header) > area)
-		return -ENOSPC;
-	len = boot_dsdt_build(base + dsdt + sizeof(struct acpi_header),
-	    area - dsdt - sizeof(struct acpi_header));
-	if (len < 0)
-		return len;
-	end = dsdt + sizeof(struct acpi_header) + (size_t)len;
-	/* Revision 2: 64-bit integers in AML. */
-	acpi_header(&xsdt, "DSDT", (uint32_t)(end - dsdt), 2);
-	memcpy(base + dsdt, &xsdt, sizeof(xsdt));
-	acpi_seal(base + dsdt);
+int
+boot_acpi_blob(uint8_t *tables, size_t cap, uint8_t *rsdp,
+    const struct boot_acpi_config *cfg, struct boot_acpi_layout *o)
+{
+	int end;
 
-	acpi_facs(base + ACPI_FACS_OFFSET);
-	acpi_fadt(base + fadt, PC_ACPI_TABLES_START + ACPI_FACS_OFFSET,
-	    PC_ACPI_TABLES_START + dsdt);
-	acpi_madt(base + madt, ncpus);
-
-	acpi_header(&xsdt, "XSDT", sizeof(xsdt) + 2 * 8, 1);
-	memcpy(base + ACPI_XSDT_OFFSET, &xsdt, sizeof(xsdt));
-	entry = PC_ACPI_TABLES_START + fadt;
-	memcpy(base + ACPI_XSDT_OFFSET + sizeof(xsdt), &entry, 8);
-	entry = PC_ACPI_TABLES_START + madt;
-	memcpy(base + ACPI_XSDT_OFFSET + sizeof(xsdt) + 8, &entry, 8);
-	acpi_seal(base + ACPI_XSDT_OFFSET);
-
-	memset(&rsdp, 0, sizeof(rsdp));
-	memcpy(rsdp.signature, "RSD PTR ", 8);
-	memcpy(rsdp.oem_id, ACPI_OEM_ID, 6);
-	rsdp.revision = 2;
-	rsdp.length = sizeof(rsdp);
-	rsdp.xsdt_addr = PC_ACPI_TABLES_START + ACPI_XSDT_OFFSET;
-	memcpy(base, &rsdp, sizeof(rsdp));
-	base[offsetof(struct acpi_rsdp, checksum)] = boot_checksum(base, 20);
-	base[offsetof(struct acpi_rsdp, ext_checksum)] = boot_checksum(base,
-	    sizeof(rsdp));
-	return (int)end;
+	memset(tables, 0, cap);
+	memset(rsdp, 0, BOOT_ACPI_RSDP_V1_LEN);
+	end = acpi_tables(tables, cap, 0, 0, cfg, true, o);
+	if (end < 0)
+		return end;
+	acpi_rsdp(rsdp, o->root, true);
+	return end;
 }

@@ -385,6 +385,22 @@ aml_res_mem_window(struct aml *a, uint32_t min, uint32_t max)
 	aml_le(a, (uint64_t)max - min + 1, 4);
 }
 
+/* QWord Address Space Descriptor (6.4.3.5.1): a window above 4 GiB. */
+void
+aml_res_mem64_window(struct aml *a, uint64_t min, uint64_t max)
+{
+	aml_byte(a, 0x8a);
+	aml_le(a, 43, 2);
+	aml_byte(a, AML_ADDR_MEMORY);
+	aml_byte(a, AML_ADDR_MIN_MAX_FIXED);
+	aml_byte(a, 0x01);			/* read-write, non-cacheable */
+	aml_le(a, 0, 8);			/* granularity */
+	aml_le(a, min, 8);
+	aml_le(a, max, 8);
+	aml_le(a, 0, 8);			/* translation */
+	aml_le(a, max - min + 1, 8);
+}
+
 void
 aml_res_end(struct aml *a)
 {

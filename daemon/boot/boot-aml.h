@@ -60,6 +60,7 @@ void	aml_res_irq(struct aml *a, unsigned int irq);
 void	aml_res_bus_range(struct aml *a, uint16_t min, uint16_t max);
 void	aml_res_io_window(struct aml *a, uint16_t min, uint16_t max);
 void	aml_res_mem_window(struct aml *a, uint32_t min, uint32_t max);
+void	aml_res_mem64_window(struct aml *a, uint64_t min, uint64_t max);
 void	aml_res_end(struct aml *a);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * The DSDT's AML: the PCI root bridge and its interrupt routing, the ISA
  * chips the board has (so that an ACPI operating system enumerates them
- * through PNP as on a PC), and \_S5.  Fixed by pc-layout.h: nothing in it
- * depends on the VM's definition, so every guest gets the same bytes.
+ * through PNP as on a PC), and \_S5.  Fixed by pc-layout.h but for the
+ * PCI root's memory windows (boot-tables.h): a kernel-loaded guest's are
+ * pc-layout.h's, a firmware's cover where the firmware places BARs.
  *
  * The power button is not here: it is ACPI's fixed-feature power button
  * (the FADT's PWR_BUTTON flag clear; PWRBTN_STS in the PM1 event block),
@@ -67,7 +68,7 @@ dsdt_prt(struct aml *a)
 }
 
 static void
-dsdt_pci_root(struct aml *a)
+dsdt_pci_root(struct aml *a, const struct boot_dsdt_config *cfg)
 {
 	size_t dev, buf;
 
@@ -83,14 +84,16 @@ dsdt_pci_root(struct aml *a)
 	aml_integer(a, 0);
 	aml_name_decl(a, "_BBN");
 	aml_integer(a, 0);
-	/* Bus 0 only, the configuration ports, the two windows. */
+	/* Bus 0 only, the configuration ports, the windows. */
 	aml_name_decl(a, "_CRS");
 	buf = aml_buffer_begin(a);
 	aml_res_bus_range(a, 0, 0);
 	aml_res_io(a, PC_PCI_CONFIG_ADDR_PORT, 8);
 	aml_res_io_window(a, PC_PCI_IO_START, PC_PCI_IO_END - 1);
-	aml_res_mem_window(a, (uint32_t)PC_PCI_MMIO_START,
-	    (uint32_t)(PC_PCI_MMIO_END - 1));
+	aml_res_mem_window(a, cfg->mmio32_min, cfg->mmio32_max);
+	if (cfg->mmio64_len != 0)
+		aml_res_mem64_window(a, cfg->mmio64_min,
+		    cfg->mmio64_min + cfg->mmio64_len - 1);
 	aml_res_end(a);
 	aml_buffer_end(a, buf);
 	dsdt_prt(a);
@@ -98,14 +101,14 @@ dsdt_pci_root(struct aml *a)
 }
 
 int
-boot_dsdt_build(uint8_t *buf, size_t cap)
+boot_dsdt_build(uint8_t *buf, size_t cap, const struct boot_dsdt_config *cfg)
 {
 	struct aml a;
 	size_t sb, pkg;
 
 	aml_init(&a, buf, cap);
 	sb = aml_scope_begin(&a, "\\_SB");
-	dsdt_pci_root(&a);
+	dsdt_pci_root(&a, cfg);
 	dsdt_isa_device(&a, "COM1", "PNP0501", PC_COM1_PORT, 8, 0, 0,
 	    PC_COM1_IRQ);
 	dsdt_isa_device(&a, "RTC", "PNP0B00", PC_RTC_PORT, 2, 0, 0,

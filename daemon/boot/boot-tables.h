@@ -54,20 +54,69 @@ int boot_mptable_write(uint8_t *mem, uint64_t mem_size, uint64_t addr,
     unsigned int ncpus);
 
 /*
+ * What the DSDT says that depends on the VM: the PCI root bridge's
+ * 32-bit memory window [mmio32_min, mmio32_max], and a 64-bit one of
+ * mmio64_len bytes from mmio64_min when mmio64_len is not 0.
+ */
+struct boot_dsdt_config {
+	uint32_t	mmio32_min;
+	uint32_t	mmio32_max;
+	uint64_t	mmio64_min;
+	uint64_t	mmio64_len;
+};
+
+/*
+ * What the ACPI tables describe beyond pc-layout.h: the vCPUs, the PM
+ * I/O base (the PM1a event block; the control block at +4, the PM timer
+ * at +8) and the DSDT's windows.
+ */
+struct boot_acpi_config {
+	unsigned int	ncpus;
+	uint16_t	pm_base;
+	struct boot_dsdt_config dsdt;
+};
+
+/* Where the tables went, as offsets from the start of their area. */
+struct boot_acpi_layout {
+	size_t		facs, root, fadt, madt, dsdt, end;
+};
+
+#define BOOT_ACPI_RSDP_V1_LEN	20	/* an RSDP of revision 0 */
+
+/* The configuration of a kernel-loaded VM's tables for ncpus vCPUs. */
+void	boot_acpi_config_direct(struct boot_acpi_config *cfg,
+	    unsigned int ncpus);
+
+/*
  * Write the ACPI tables for ncpus vCPUs from PC_ACPI_TABLES_START, the
  * RSDP (revision 2, pointing to the XSDT) at BOOT_ACPI_RSDP_ADDR: FADT
  * (fixed hardware: the PM1a blocks, the SCI), FACS, MADT (one local APIC
  * per vCPU with APIC ID = index, the IOAPIC, IRQ 0 on pin 2, the SCI
  * level-triggered) and the DSDT (the PCI root bridge with its _PRT, the
- * ISA chips, \_S5).  mem maps guest physical 0 to mem_size.  Returns
- * bytes written from PC_ACPI_TABLES_START or -errno.
+ * ISA chips, \_S5), as boot_acpi_config_direct() configures them.  mem
+ * maps guest physical 0 to mem_size.  Returns bytes written from
+ * PC_ACPI_TABLES_START or -errno.
  */
 int boot_acpi_write(uint8_t *mem, uint64_t mem_size, unsigned int ncpus);
+
+/*
+ * The same tables as a firmware's table loader takes them
+ * (boot-loader.c): tables (cap bytes, zeroed first) holds the FACS at
+ * offset 0, an RSDT, the FADT (the FACS through FIRMWARE_CTRL), the
+ * MADT and the DSDT, every pointer an offset into tables for the
+ * firmware to add the blob's address to; rsdp (BOOT_ACPI_RSDP_V1_LEN
+ * bytes) a revision 0 RSDP holding the RSDT's offset.  Checksums are
+ * right as written, before the pointers are patched.  Returns the end
+ * of the last table or -errno (-EINVAL: a bad CPU count; -ENOSPC).
+ */
+int boot_acpi_blob(uint8_t *tables, size_t cap, uint8_t *rsdp,
+    const struct boot_acpi_config *cfg, struct boot_acpi_layout *o);
 
 /* boot-dsdt.c.
  * Encode the DSDT's AML (without the table header) into buf; returns
  * its length or -ENOSPC.
  */
-int	boot_dsdt_build(uint8_t *buf, size_t cap);
+int	boot_dsdt_build(uint8_t *buf, size_t cap,
+	    const struct boot_dsdt_config *cfg);
 
 #endif

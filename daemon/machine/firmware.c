@@ -4,9 +4,18 @@
 #include <string.h>
 #include <linux/kvm.h>
 
+#include "config.h"
 #include "firmware.h"
 #include "kvm.h"
 #include "pc-layout.h"
+
+/*
+ * The 64-bit PCI window the DSDT offers above RAM: from the first GiB
+ * boundary after it, 32 GiB, where SeaBIOS and OVMF place 64-bit BARs
+ * (QEMU's default PCI hole above 4 GiB is as large).
+ */
+#define FIRMWARE_MMIO64_ALIGN	0x40000000ULL
+#define FIRMWARE_MMIO64_LEN	0x800000000ULL
 
 static void
 firmware_le16(uint8_t *p, uint16_t v)
@@ -31,6 +40,71 @@ firmware_bootorder(char *buf, size_t size, unsigned int cdrom_slot)
 	n = snprintf(buf, size, "/pci@i0cf8/*@%x/drive@0/disk@0\n",
 	    cdrom_slot);
 	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+/*
+ * fw_cfg's prepare for the ACPI files: the tables as the firmware left
+ * the platform.  The 32-bit window runs from the end of low RAM to the
+ * IOAPIC, where SeaBIOS and OVMF place 32-bit BARs.
+ */
+static int
+firmware_acpi_prepare(void *opaque)
+{
+	struct firmware *fw = opaque;
+	struct boot_acpi_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.ncpus = fw->nvcpus;
+	cfg.pm_base = fw->pm_base != NULL ? fw->pm_base(fw->pm_opaque) :
+	    PC_ACPI_PM1A_EVT_PORT;
+	cfg.dsdt.mmio32_min = (uint32_t)fw->low_ram;
+	cfg.dsdt.mmio32_max = PC_IOAPIC_ADDR - 1;
+	cfg.dsdt.mmio64_min = (PC_HIGH_RAM_START + fw->high_ram +
+	    FIRMWARE_MMIO64_ALIGN - 1) & ~(FIRMWARE_MMIO64_ALIGN - 1);
+	cfg.dsdt.mmio64_len = FIRMWARE_MMIO64_LEN;
+	return boot_fw_acpi_build(&fw->acpi, &cfg);
+}
+
+static void
+firmware_acpi_items(struct firmware *fw)
+{
+	fw->items[fw->nitems++] = (struct fw_cfg_item){
+	    .name = BOOT_ACPI_TABLES_FILE, .data = fw->acpi.tables,
+	    .len = sizeof(fw->acpi.tables), .prepare = firmware_acpi_prepare,
+	    .opaque = fw };
+	fw->items[fw->nitems++] = (struct fw_cfg_item){
+	    .name = BOOT_ACPI_RSDP_FILE, .data = fw->acpi.rsdp,
+	    .len = sizeof(fw->acpi.rsdp), .prepare = firmware_acpi_prepare,
+	    .opaque = fw };
+	fw->items[fw->nitems++] = (struct fw_cfg_item){
+	    .name = BOOT_TABLE_LOADER_FILE, .data = fw->acpi.loader,
+	    .len = sizeof(fw->acpi.loader), .prepare = firmware_acpi_prepare,
+	    .opaque = fw };
+}
+
+/* SMBIOS describes nothing the firmware sets up: built now. */
+static void
+firmware_smbios_items(struct firmware *fw)
+{
+	struct boot_smbios_config cfg = {
+		.ncpus = fw->nvcpus,
+		.low_ram = fw->low_ram,
+		.high_ram = fw->high_ram,
+		.uuid = NULL,		/* the worker knows no VM UUID */
+		.version = VMMD_VERSION,
+	};
+	int len;
+
+	len = boot_smbios_build(&cfg, fw->smbios, sizeof(fw->smbios),
+	    fw->smbios_anchor);
+	if (len < 0)
+		return;			/* the firmware's own tables, then */
+	fw->items[fw->nitems++] = (struct fw_cfg_item){
+	    .name = BOOT_SMBIOS_ANCHOR_FILE, .data = fw->smbios_anchor,
+	    .len = sizeof(fw->smbios_anchor) };
+	fw->items[fw->nitems++] = (struct fw_cfg_item){
+	    .name = BOOT_SMBIOS_TABLES_FILE, .data = fw->smbios,
+	    .len = (uint32_t)len };
 }
 
 static void
@@ -60,6 +134,11 @@ firmware_items(struct firmware *fw, const struct boot_mem *mem,
 	    .name = "etc/sercon-port", .data = fw->sercon, .len = 2 };
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = "etc/boot-menu-wait", .data = fw->menu_wait, .len = 2 };
+	fw->nvcpus = ncpus;
+	fw->low_ram = mem->low_size;
+	fw->high_ram = mem->high_size;
+	firmware_acpi_items(fw);
+	firmware_smbios_items(fw);
 }
 
 int
@@ -86,6 +165,14 @@ firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
 	}
 	firmware_items(fw, mem, ncpus, cdrom_slot);
 	return 0;
+}
+
+void
+firmware_set_pm_base(struct firmware *fw, uint16_t (*get)(void *),
+    void *opaque)
+{
+	fw->pm_base = get;
+	fw->pm_opaque = opaque;
 }
 
 void

@@ -4,7 +4,10 @@
  * 1 MiB (boot-firmware.h), and what the fw_cfg device hands the
  * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, a
  * bootorder naming the CD-ROM first when there is one (else empty), COM1 as etc/sercon-port (so SeaBIOS writes its screen to
- * the serial console) and etc/boot-menu-wait.
+ * the serial console) and etc/boot-menu-wait; the ACPI tables with
+ * their table loader (boot-table-loader.h), built when the firmware
+ * first selects one of those files (fw-cfg.h's prepare), and SMBIOS
+ * (boot-smbios.h), built here.
  *
  * Made per machine, so at every reset: the copy below 1 MiB is fresh.
  * The items' data lives here; the fw_cfg device borrows it.
@@ -16,9 +19,11 @@
 
 #include "boot.h"
 #include "boot-firmware.h"
+#include "boot-smbios.h"
+#include "boot-table-loader.h"
 #include "fw-cfg.h"
 
-#define FIRMWARE_ITEMS		8
+#define FIRMWARE_ITEMS		13
 /* What etc/boot-menu-wait says (ms), should the menu be shown. */
 #define FIRMWARE_MENU_WAIT_MS	0
 
@@ -31,6 +36,15 @@ struct firmware {
 	char bootorder[64];		/* SeaBIOS's device paths, a line each */
 	struct fw_cfg_item items[FIRMWARE_ITEMS];
 	unsigned int nitems;
+
+	/* What the ACPI tables are built from, when the firmware asks. */
+	unsigned int nvcpus;
+	uint64_t low_ram, high_ram;
+	uint16_t (*pm_base)(void *opaque);
+	void *pm_opaque;
+	struct boot_fw_acpi acpi;
+	uint8_t smbios_anchor[BOOT_SMBIOS_ANCHOR_LEN];
+	uint8_t smbios[BOOT_SMBIOS_TABLES_MAX];
 };
 
 /*
@@ -46,5 +60,14 @@ int firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
     unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
     size_t errlen);
 void firmware_free(struct firmware *fw);
+
+/*
+ * Where the ACPI tables take the PM I/O base from (the FADT's PM1a
+ * blocks and timer): get(opaque), asked when the firmware first selects
+ * an ACPI file, after it programmed the PM function.  Until it is set
+ * the tables say PC_ACPI_PM1A_EVT_PORT.
+ */
+void firmware_set_pm_base(struct firmware *fw, uint16_t (*get)(void *),
+    void *opaque);
 
 #endif

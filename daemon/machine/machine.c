@@ -436,6 +436,18 @@ machine_create_irqchip(struct machine *m, char *err, size_t errlen)
 }
 
 /*
+ * The PM I/O base the firmware programmed, for its ACPI tables.  Fixed
+ * at PC_ACPI_PM1A_EVT_PORT until the PIIX4's PM function (whose PMBA
+ * the firmware writes) is on the board: then that function's base.
+ */
+static uint16_t
+machine_pm_base(void *opaque)
+{
+	(void)opaque;
+	return PC_ACPI_PM1A_EVT_PORT;
+}
+
+/*
  * A guest that boots firmware: its image and the fw_cfg device's items
  * (in m->backends, so before the devices are made), and the vCPU's
  * reset state into boot.  Nothing without cfg->firmware.
@@ -465,6 +477,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		    cfg->kernel_name : cfg->firmware, why);
 		return ret;
 	}
+	firmware_set_pm_base(m->fw, machine_pm_base, m);
 	m->backends.fw_cfg = m->fw->items;
 	m->backends.nfw_cfg = m->fw->nitems;
 	return 0;

@@ -6,7 +6,10 @@
  * after a reset.  Definitions that mix firmware with a kernel are
  * refused, as is vmctl's --firmware with anything but bios.  Port 0x92
  * and the reset control register at 0xcf9 are there, and SeaBIOS's
- * A20 read-modify-writes reset nothing.
+ * A20 read-modify-writes reset nothing.  SeaBIOS takes its ACPI tables
+ * from fw_cfg's table loader (and so builds none of its own): the
+ * loader is read, then the two files its commands allocate, and the
+ * tables are built once, at the first of those selects.
  *
  * Real-mode code is emulated on our machines' /dev/kvm (about 0.6 us an
  * instruction; SeaBIOS's POST is some 6 M of them): the waits are long.
@@ -39,6 +42,21 @@ test_refused(struct h_conn *c)
 	    "\"uefi\"}", "invalid_argument", "firmware other than bios");
 }
 
+/*
+ * SeaBIOS selects etc/acpi/tables and etc/acpi/rsdp only because the
+ * commands of etc/table-loader allocate them: three selects of the
+ * files fw_cfg prepares, and one build of them.
+ */
+static void
+test_loader_read(struct json_object *fw, const char *who)
+{
+	tap_ok(fw != NULL && h_int(fw, "prepared_selects", 0) >= 3 &&
+	    h_int(fw, "prepare_calls", 0) == 1 &&
+	    h_int(fw, "prepare_errors", -1) == 0,
+	    "%s ran the table loader, ACPI built once (%s)", who,
+	    fw != NULL ? h_text(fw) : "no fw-cfg device");
+}
+
 static void
 test_post(struct h_daemon *d, struct h_conn *c)
 {
@@ -65,6 +83,7 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	    h_int(fw, "dma_dropped", -1) == 0,
 	    "SeaBIOS read fw_cfg by DMA, without an error (%s)",
 	    fw != NULL ? h_text(fw) : "no fw-cfg device");
+	test_loader_read(fw, "SeaBIOS");
 	json_object_put(reply);
 	reply = NULL;
 	/*
@@ -96,6 +115,9 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_file_expect(log, BANNER, 2, POST_MS) == 0 &&
 	    h_file_expect(log, NOTHING, 2, POST_MS) == 0,
 	    "after the reset SeaBIOS runs again, to the same verdict");
+	fw = h_info_stats(c, "bios", "devices", "fw-cfg", &reply);
+	test_loader_read(fw, "after the reset, SeaBIOS");
+	json_object_put(reply);
 	tap_ok(h_stop(c, "bios", true, -1, H_REPLY_MS) == 0, "force stop");
 }
 

@@ -2,7 +2,11 @@
  * ACPI tables (boot-acpi.c, boot-dsdt.c, boot-aml.c): found from the
  * RSDP as an operating system finds them, every checksum, the layouts of
  * the FADT and MADT, and the DSDT's AML disassembled by ACPICA's iasl and
- * compiled back to the same bytes.
+ * compiled back to the same bytes; a kernel-loaded VM's tables byte for
+ * byte as they were before firmware got tables of its own.  The table
+ * loader's files (boot-table-loader.c), run as a firmware runs them:
+ * allocate, patch the pointers, fix the checksums, then walk from the
+ * RSDP to the RSDT, FADT, FACS, DSDT and MADT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +19,11 @@
 
 #include "boot.h"
 #include "boot-aml.h"
+#include "boot-table-loader.h"
 #include "tap.h"
 #include "unit-util.h"
 #include "scratch.h"
+#include "acpi-direct-tables.h"
 
 #define MEM_SIZE	(1024 * 1024)
 #define FILL		0x5a
@@ -323,6 +329,290 @@ check_iasl(const struct tables *t)
 	free(aml);
 }
 
+/*
+ * The loader's DSDT, disassembled where iasl is installed: the 32-bit
+ * window from the end of low RAM to the IOAPIC, and a 64-bit one.
+ */
+static void
+check_loader_iasl(const uint8_t *dsdt)
+{
+	char *argv[4], *dsl;
+	size_t len;
+
+	if (run((char *[]){ "iasl", "-v", NULL }) != 0) {
+		tap_skip("iasl not installed (Debian's acpica-tools)");
+		return;
+	}
+	if (write_file("ldsdt.dat", dsdt, get32(dsdt + 4)) < 0)
+		tap_bail("cannot write the DSDT into %s", tmpdir);
+	argv[0] = "iasl";
+	argv[1] = "-d";
+	argv[2] = "ldsdt.dat";
+	argv[3] = NULL;
+	dsl = run(argv) == 0 ? read_file("ldsdt.dsl", &len) : NULL;
+	tap_ok(dsl != NULL && strstr(dsl, "0x02000000,         // Range "
+	    "Minimum") != NULL && strstr(dsl, "0xFEBFFFFF,         // Range "
+	    "Maximum") != NULL && strstr(dsl, "QWordMemory") != NULL &&
+	    strstr(dsl, "0x0000000100000000, // Range Minimum") != NULL &&
+	    strstr(dsl, "0x00000008FFFFFFFF, // Range Maximum") != NULL,
+	    "iasl -d: the loader's DSDT has the firmware's 32-bit and "
+	    "64-bit windows");
+	free(dsl);
+}
+
+static uint64_t
+fnv64(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n-- > 0) {
+		h ^= *p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * A kernel-loaded VM's tables did not change when their builder learnt
+ * to serve the table loader: the bytes for one vCPU, and a hash of the
+ * whole 64 KiB area for 4 and BOOT_MAX_CPUS.
+ */
+static void
+check_direct_unchanged(void)
+{
+	static const struct {
+		unsigned int ncpus;
+		int len;
+		uint64_t hash;
+	} pinned[] = {
+		{ 1, 2514, 0xaa429ad0a8e059e6ULL },
+		{ 4, 2546, 0x3e57a6fe2892d494ULL },
+		{ BOOT_MAX_CPUS, 4546, 0x00d86ad325169312ULL },
+	};
+	const size_t area = PC_ACPI_TABLES_END - PC_ACPI_TABLES_START;
+	uint8_t *mem = calloc(1, MEM_SIZE);
+	unsigned int i;
+	int r;
+
+	if (mem == NULL)
+		tap_bail("out of memory");
+	r = boot_acpi_write(mem, MEM_SIZE, 1);
+	tap_ok(r == (int)sizeof(acpi_direct_1cpu) &&
+	    memcmp(mem + PC_ACPI_TABLES_START, acpi_direct_1cpu,
+	    sizeof(acpi_direct_1cpu)) == 0,
+	    "1 CPU: the kernel-loaded tables, byte for byte as before "
+	    "(%d bytes)", r);
+	for (i = 0; i < sizeof(pinned) / sizeof(pinned[0]); i++) {
+		memset(mem, 0, MEM_SIZE);
+		r = boot_acpi_write(mem, MEM_SIZE, pinned[i].ncpus);
+		tap_ok(r == pinned[i].len && fnv64(mem + PC_ACPI_TABLES_START,
+		    area) == pinned[i].hash,
+		    "%u CPUs: the kernel-loaded tables' area as before",
+		    pinned[i].ncpus);
+	}
+	free(mem);
+}
+
+/* A file of the table loader's, as a firmware holds it. */
+struct fw_file {
+	const char *name;
+	uint8_t *data;		/* where the firmware put it, in mem */
+	uint32_t size;
+	uint64_t addr;
+};
+
+/*
+ * Run the loader's commands as SeaBIOS and OVMF do, placing the files
+ * in mem (guest physical 0..MEM_SIZE): the tables in "high" memory at
+ * 0x80000, the RSDP in the F segment at 0xf0000.  -1 at the first
+ * command a firmware would refuse.
+ */
+static int
+run_loader(const struct boot_fw_acpi *fa, uint8_t *mem,
+    struct fw_file files[2], unsigned int *counts)
+{
+	const uint8_t *e;
+	struct fw_file *f, *src;
+	uint32_t cmd, off, start, len, align;
+	uint64_t v;
+	unsigned int i, j, k;
+
+	files[0] = (struct fw_file){ BOOT_ACPI_TABLES_FILE, NULL,
+	    sizeof(fa->tables), 0 };
+	files[1] = (struct fw_file){ BOOT_ACPI_RSDP_FILE, NULL,
+	    sizeof(fa->rsdp), 0 };
+	for (i = 0; i < BOOT_LOADER_ENTRIES; i++) {
+		e = fa->loader + i * BOOT_LOADER_ENTRY;
+		cmd = get32(e);
+		f = src = NULL;
+		for (j = 0; j < 2; j++) {
+			if (strncmp((const char *)e + 4, files[j].name,
+			    BOOT_LOADER_NAME) == 0)
+				f = &files[j];
+			if (strncmp((const char *)e + 4 + BOOT_LOADER_NAME,
+			    files[j].name, BOOT_LOADER_NAME) == 0)
+				src = &files[j];
+		}
+		if (cmd < 1 || cmd > 3 || f == NULL)
+			return -1;
+		counts[cmd]++;
+		switch (cmd) {
+		case BOOT_LOADER_ALLOCATE:
+			align = get32(e + 4 + BOOT_LOADER_NAME);
+			k = e[8 + BOOT_LOADER_NAME];
+			if (f->data != NULL || align == 0 ||
+			    (align & (align - 1)) != 0)
+				return -1;
+			f->addr = k == BOOT_LOADER_ZONE_HIGH ? 0x80000 :
+			    k == BOOT_LOADER_ZONE_FSEG ? 0xf0000 : 0;
+			if (f->addr == 0 || (f->addr & (align - 1)) != 0)
+				return -1;
+			f->data = mem + f->addr;
+			memcpy(f->data, f == &files[0] ? fa->tables :
+			    fa->rsdp, f->size);
+			break;
+		case BOOT_LOADER_ADD_POINTER:
+			off = get32(e + 4 + 2 * BOOT_LOADER_NAME);
+			k = e[8 + 2 * BOOT_LOADER_NAME];
+			if (src == NULL || f->data == NULL ||
+			    src->data == NULL || (k != 1 && k != 2 && k != 4 &&
+			    k != 8) || off > f->size || k > f->size - off)
+				return -1;
+			v = 0;
+			memcpy(&v, f->data + off, k);
+			if (v >= src->size)
+				return -1;	/* not into the source file */
+			v += src->addr;
+			memcpy(f->data + off, &v, k);
+			break;
+		case BOOT_LOADER_ADD_CHECKSUM:
+			off = get32(e + 4 + BOOT_LOADER_NAME);
+			start = get32(e + 8 + BOOT_LOADER_NAME);
+			len = get32(e + 12 + BOOT_LOADER_NAME);
+			if (f->data == NULL || off >= f->size ||
+			    start > f->size || len > f->size - start ||
+			    off < start || off >= start + len)
+				return -1;
+			f->data[off] -= sum(f->data + start, len);
+			break;
+		}
+	}
+	return files[0].data != NULL && files[1].data != NULL ? 0 : -1;
+}
+
+/* A table by address, inside the placed tables blob. */
+static const uint8_t *
+fw_table(const uint8_t *mem, const struct fw_file *t, uint64_t addr,
+    const char *sig)
+{
+	uint32_t len;
+
+	if (addr < t->addr || addr + 36 > t->addr + t->size)
+		return NULL;
+	len = get32(mem + addr + 4);
+	if (memcmp(mem + addr, sig, 4) != 0 || addr + len > t->addr + t->size)
+		return NULL;
+	return mem + addr;
+}
+
+/*
+ * The loader's files for ncpus vCPUs and the PM base at pm_base, run
+ * and walked.
+ */
+static void
+check_loader(unsigned int ncpus, uint16_t pm_base)
+{
+	struct boot_acpi_config cfg;
+	struct boot_fw_acpi *fa = calloc(1, sizeof(*fa));
+	uint8_t *mem = calloc(1, MEM_SIZE);
+	struct fw_file files[2];
+	unsigned int counts[4] = { 0 }, n, i;
+	const uint8_t *rsdp, *rsdt, *fadt = NULL, *madt = NULL, *dsdt, *facs;
+	int sums_ok;
+
+	if (fa == NULL || mem == NULL)
+		tap_bail("out of memory");
+	boot_acpi_config_direct(&cfg, ncpus);
+	cfg.pm_base = pm_base;
+	cfg.dsdt.mmio32_min = 0x2000000;
+	cfg.dsdt.mmio32_max = 0xfebfffff;
+	cfg.dsdt.mmio64_min = 0x100000000ULL;
+	cfg.dsdt.mmio64_len = 0x800000000ULL;
+	TAP_EQ(boot_fw_acpi_build(fa, &cfg), 0,
+	    "loader, %u CPUs: the three files built", ncpus);
+	tap_ok(run_loader(fa, mem, files, counts) == 0,
+	    "loader, %u CPUs: every command runs as a firmware runs it",
+	    ncpus);
+	tap_ok(counts[1] == 2 && counts[2] == 6 && counts[3] == 5,
+	    "loader: 2 allocations, 6 pointers, 5 checksums (%u, %u, %u)",
+	    counts[1], counts[2], counts[3]);
+	if (files[0].data == NULL || files[1].data == NULL) {
+		free(fa);
+		free(mem);
+		return;
+	}
+	rsdp = files[1].data;
+	tap_ok(memcmp(rsdp, "RSD PTR ", 8) == 0 && rsdp[15] == 0 &&
+	    sum(rsdp, BOOT_ACPI_RSDP_V1_LEN) == 0,
+	    "loader: RSDP revision 0, in the F segment, checksum zero");
+	rsdt = fw_table(mem, &files[0], get32(rsdp + 16), "RSDT");
+	tap_ok(rsdt != NULL && sum(rsdt, get32(rsdt + 4)) == 0,
+	    "loader: the RSDP points at the RSDT, whose checksum is zero");
+	if (rsdt == NULL) {
+		free(fa);
+		free(mem);
+		return;
+	}
+	n = (get32(rsdt + 4) - 36) / 4;
+	for (i = 0; i < n; i++) {
+		uint32_t a = get32(rsdt + 36 + 4 * i);
+
+		if (fadt == NULL)
+			fadt = fw_table(mem, &files[0], a, "FACP");
+		if (madt == NULL)
+			madt = fw_table(mem, &files[0], a, "APIC");
+	}
+	tap_ok(n == 2 && fadt != NULL && madt != NULL,
+	    "loader: the RSDT lists the FADT and the MADT");
+	if (fadt == NULL || madt == NULL) {
+		free(fa);
+		free(mem);
+		return;
+	}
+	dsdt = fw_table(mem, &files[0], get32(fadt + 40), "DSDT");
+	facs = fw_table(mem, &files[0], get32(fadt + 36), "FACS");
+	tap_ok(dsdt != NULL && facs != NULL &&
+	    get64(fadt + 140) == get32(fadt + 40) && get64(fadt + 132) == 0,
+	    "loader: the FADT points at the FACS (FIRMWARE_CTRL) and the "
+	    "DSDT (both fields)");
+	if (dsdt == NULL || facs == NULL) {
+		free(fa);
+		free(mem);
+		return;
+	}
+	tap_ok(get32(facs + 4) == 64 && ((facs - mem) & 63) == 0,
+	    "loader: FACS 64 bytes, 64-byte aligned");
+	sums_ok = sum(fadt, get32(fadt + 4)) == 0 &&
+	    sum(madt, get32(madt + 4)) == 0 &&
+	    sum(dsdt, get32(dsdt + 4)) == 0;
+	tap_ok(sums_ok, "loader: FADT, MADT and DSDT checksums zero after "
+	    "the patching");
+	tap_ok(get32(fadt + 56) == pm_base && get32(fadt + 64) ==
+	    (uint32_t)pm_base + 4 && get32(fadt + 76) ==
+	    (uint32_t)pm_base + 8 && get64(fadt + 152) == pm_base &&
+	    get64(fadt + 176) == (uint32_t)pm_base + 4 &&
+	    get64(fadt + 212) == (uint32_t)pm_base + 8,
+	    "loader: the FADT's PM1a blocks and timer at the PM base 0x%x",
+	    pm_base);
+	if (pm_base == PC_ACPI_PM1A_EVT_PORT)
+		check_fadt(fadt);
+	check_madt(madt, ncpus);
+	if (ncpus == 1)
+		check_loader_iasl(dsdt);
+	free(fa);
+	free(mem);
+}
+
 static void
 check_tables(unsigned int ncpus, int with_iasl)
 {
@@ -444,5 +734,8 @@ main(void)
 	check_tables(4, 0);
 	check_tables(BOOT_MAX_CPUS, 0);
 	check_errors();
+	check_direct_unchanged();
+	check_loader(1, PC_ACPI_PM1A_EVT_PORT);
+	check_loader(BOOT_MAX_CPUS, 0xb000);
 	return tap_done();
 }

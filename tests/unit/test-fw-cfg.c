@@ -1,7 +1,9 @@
 /*
  * fw_cfg: the selector and data ports, the file directory, and the DMA
  * interface with reads of every size across item ends, skip, select,
- * refused writes and descriptors or buffers outside guest RAM.
+ * refused writes and descriptors or buffers outside guest RAM; items
+ * prepared at their first select (once per group, the same bytes after,
+ * again in a device made anew as at reset).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -357,6 +359,83 @@ test_dma_bad(struct host *h)
 	TAP_EQ(getbe32(d), 0, "a descriptor in RAM's last 16 bytes: served");
 }
 
+/* A group of items prepared together: each build writes its number. */
+struct prep {
+	uint8_t a[4], b[2];
+	unsigned int calls;
+	int ret;
+};
+
+static int
+prep_fill(void *opaque)
+{
+	struct prep *p = opaque;
+
+	p->calls++;
+	memset(p->a, (int)p->calls, sizeof(p->a));
+	memset(p->b, 0x10 + (int)p->calls, sizeof(p->b));
+	return p->ret;
+}
+
+static void
+test_prepare(void)
+{
+	struct host *h = calloc(1, sizeof(*h));
+	struct prep g = { .ret = 0 }, e = { .ret = -EIO };
+	const struct fw_cfg_item it[] = {
+		{ .name = "plain", .data = sercon, .len = 2 },
+		{ .name = "etc/a", .data = g.a, .len = sizeof(g.a),
+		    .prepare = prep_fill, .opaque = &g },
+		{ .name = "etc/b", .data = g.b, .len = sizeof(g.b),
+		    .prepare = prep_fill, .opaque = &g },
+		{ .name = "etc/broken", .data = e.a, .len = sizeof(e.a),
+		    .prepare = prep_fill, .opaque = &e },
+	};
+	const uint16_t a = FW_CFG_FILE_FIRST + 1, b = FW_CFG_FILE_FIRST + 2;
+	uint8_t *buf;
+	int round;
+
+	if (h == NULL)
+		tap_bail("out of memory");
+	for (round = 0; round < 2; round++) {
+		fake_host_init(&h->fh);
+		h->fh.mem = h->ram;
+		h->fh.mem_base = RAM_BASE;
+		h->fh.mem_size = RAM_SIZE;
+		h->fc = fw_cfg_new(&h->fh.host, it, 4);
+		if (h->fc == NULL)
+			tap_bail("fw_cfg_new failed");
+		g.calls = 0;
+		outw_sel(h, FW_CFG_FILE_DIR);
+		outw_sel(h, FW_CFG_FILE_FIRST);
+		TAP_EQ(g.calls, 0, "%s: the directory and a plain item "
+		    "prepare nothing", round ? "made anew" : "made");
+		outw_sel(h, a);
+		tap_ok(g.calls == 1 && inb_data(h) == 1,
+		    "the first select prepares the item (read %u)", g.a[0]);
+		buf = ram(h, BUF);
+		memset(buf, 0xee, 4);
+		TAP_EQ(dma(h, FW_CFG_DMA_SELECT | (uint32_t)b << 16 |
+		    FW_CFG_DMA_READ, 2, BUF), 0, "DMA select+read of the "
+		    "other item of the group");
+		tap_ok(g.calls == 1 && buf[0] == 0x11 && buf[1] == 0x11,
+		    "the group was prepared once: the same bytes");
+		outw_sel(h, a);
+		tap_ok(g.calls == 1 && inb_data(h) == 1 && inb_data(h) == 1,
+		    "a second select: the same bytes, not prepared again");
+		outw_sel(h, FW_CFG_FILE_FIRST + 3);
+		outw_sel(h, FW_CFG_FILE_FIRST + 3);
+		tap_ok(e.calls == (unsigned int)round + 1 &&
+		    diag_value(h, "prepare_errors") == 1,
+		    "a failed prepare is counted, and not retried");
+		tap_ok(diag_value(h, "prepare_calls") == 2 &&
+		    diag_value(h, "prepared_selects") == 5,
+		    "diagnostics: 2 prepares for 5 selects");
+		fw_cfg_free(h->fc);
+	}
+	free(h);
+}
+
 static void
 test_bad_items(void)
 {
@@ -396,6 +475,7 @@ main(void)
 	test_dma_read(h);
 	test_dma_bad(h);
 	test_bad_items();
+	test_prepare();
 	fw_cfg_free(h->fc);
 	free(h);
 	return tap_done();
