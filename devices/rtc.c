@@ -1388,7 +1388,7 @@ rtc_state_sec_ok(int64_t sec, int64_t limit)
 
 /*
  * What the bounds cannot say: times within the ranges the clock's sums
- * stay exact in, the divider chain not ahead of the VM clock (which is
+ * stay exact in, the last update cycle near the clock, the divider chain not ahead of the VM clock (which is
  * restored before the devices), the backlog within this VM's cap.
  */
 static int
@@ -1403,6 +1403,11 @@ rtc_state_check(const void *state, struct dev_state_error *err)
 	    !rtc_state_sec_ok(rtc->upd_synced.sec, 3 * RTC_HOST_LIMIT))
 		return dev_state_fail(err, -ERANGE,
 		    "rtc: a time beyond 2^40 seconds");
+	/* Updates are counted from upd_synced to the guest's now. */
+	if (rtc_running(rtc) && !rtc_state_sec_ok(rtc->upd_synced.sec -
+	    rtc_guest_now(rtc, rtc_host_now(rtc)).sec, INT64_C(1) << 32))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: the last update is 2^32 s from the clock");
 	if (rtc->ram[RTC_REG_A] & REG_A_UIP)
 		return dev_state_fail(err, -EINVAL, "rtc: UIP is stored");
 	if (rtc->irq_level && rtc->edge_dropped)
