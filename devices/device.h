@@ -369,6 +369,8 @@ device_diag_figures(struct device_diag *d, const struct figure_table *t,
  * survives a reset (a battery-backed clock, a disk) lives in a backend.
  */
 struct pci_config;
+struct dev_state_buf;
+struct dev_state_error;
 
 struct device_ops {
 	const char *name;
@@ -390,6 +392,18 @@ struct device_ops {
 	 */
 	void (*pci_written)(void *dev, unsigned int offset,
 	    unsigned int size);
+	/*
+	 * Optional (NULL: the device has no state to keep yet): its state
+	 * as one section (dev-state.h), appended to out; and a section
+	 * read back into a device made for the same board entry, which
+	 * then recomputes what derives from the state (its interrupt
+	 * level, its timers, from the VM clock: restore the clock first).
+	 * Under the lock, with the vCPUs paused.  0 or -errno; a load
+	 * that fails leaves the device as it was, err saying why.
+	 */
+	int (*save)(void *dev, struct dev_state_buf *out);
+	int (*load)(void *dev, const void *buf, size_t len,
+	    struct dev_state_error *err);
 	void (*free)(void *dev);
 };
 

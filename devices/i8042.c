@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "dev-state.h"
 #include "i8042.h"
 
 #define I8042_DATA		0	/* port 0x60 */
@@ -1145,6 +1146,102 @@ i8042_free(struct i8042 *k)
 	free(k);
 }
 
+#define I8042_STATE(nm, ty, m, ...)					\
+	{ .name = (nm), .type = (ty), DEV_STATE_AT(struct i8042, m),	\
+	    __VA_ARGS__ }
+
+/*
+ * The controller, its three queues, the keyboard and the mouse.  The
+ * interrupt levels are not saved: they follow from the output buffer
+ * and the command byte (i8042_update_irq).
+ */
+static const struct dev_state_field i8042_state_fields[] = {
+	I8042_STATE("ctrl_q_buf", DEV_STATE_ARRAY_U16, ctrl_q.buf,
+	    .max = I8042_QUEUE_AUX | 0xff),
+	I8042_STATE("ctrl_q_head", DEV_STATE_U32, ctrl_q.head,
+	    .max = I8042_QUEUE_SIZE - 1),
+	I8042_STATE("ctrl_q_count", DEV_STATE_U32, ctrl_q.count,
+	    .max = I8042_QUEUE_SIZE),
+	I8042_STATE("kbd_q_buf", DEV_STATE_ARRAY_U16, kbd_q.buf,
+	    .max = I8042_QUEUE_AUX | 0xff),
+	I8042_STATE("kbd_q_head", DEV_STATE_U32, kbd_q.head,
+	    .max = I8042_QUEUE_SIZE - 1),
+	I8042_STATE("kbd_q_count", DEV_STATE_U32, kbd_q.count,
+	    .max = I8042_QUEUE_SIZE),
+	I8042_STATE("aux_q_buf", DEV_STATE_ARRAY_U16, aux_q.buf,
+	    .max = I8042_QUEUE_AUX | 0xff),
+	I8042_STATE("aux_q_head", DEV_STATE_U32, aux_q.head,
+	    .max = I8042_QUEUE_SIZE - 1),
+	I8042_STATE("aux_q_count", DEV_STATE_U32, aux_q.count,
+	    .max = I8042_QUEUE_SIZE),
+	I8042_STATE("ram", DEV_STATE_BYTES, ram),
+	I8042_STATE("pending", DEV_STATE_U8, pending),
+	I8042_STATE("outport", DEV_STATE_U8, outport),
+	I8042_STATE("a2", DEV_STATE_BOOL, a2),
+	I8042_STATE("obuf", DEV_STATE_U8, obuf),
+	I8042_STATE("obf", DEV_STATE_BOOL, obf),
+	I8042_STATE("obuf_aux", DEV_STATE_BOOL, obuf_aux),
+	I8042_STATE("xlate_break", DEV_STATE_BOOL, xlate_break),
+	I8042_STATE("kbd_scanning", DEV_STATE_BOOL, kbd.scanning),
+	I8042_STATE("kbd_param_for", DEV_STATE_U8, kbd.param_for),
+	I8042_STATE("kbd_set", DEV_STATE_U8, kbd.set, .max = 2),
+	I8042_STATE("kbd_leds", DEV_STATE_U8, kbd.leds),
+	I8042_STATE("kbd_typematic", DEV_STATE_U8, kbd.typematic,
+	    .max = 0x7f),
+	I8042_STATE("kbd_last", DEV_STATE_U8, kbd.last),
+	I8042_STATE("aux_reporting", DEV_STATE_BOOL, aux.reporting),
+	I8042_STATE("aux_remote", DEV_STATE_BOOL, aux.remote),
+	I8042_STATE("aux_wrap", DEV_STATE_BOOL, aux.wrap),
+	I8042_STATE("aux_scaling_2_1", DEV_STATE_BOOL, aux.scaling_2_1),
+	I8042_STATE("aux_param_for", DEV_STATE_U8, aux.param_for),
+	I8042_STATE("aux_id", DEV_STATE_U8, aux.id, .max = AUX_ID_5BUTTON),
+	I8042_STATE("aux_rate", DEV_STATE_U8, aux.rate),
+	I8042_STATE("aux_resolution", DEV_STATE_U8, aux.resolution),
+	I8042_STATE("aux_rates", DEV_STATE_BYTES, aux.rates),
+	I8042_STATE("aux_buttons", DEV_STATE_U8, aux.buttons),
+	I8042_STATE("aux_last", DEV_STATE_U8, aux.last),
+};
+
+static int
+i8042_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct i8042 *k = state;
+
+	if (k->kbd.set != 1 && k->kbd.set != 2)
+		return dev_state_fail(err, -EINVAL,
+		    "i8042: scancode set %u", k->kbd.set);
+	if (k->aux.id != AUX_ID_PS2 && k->aux.id != AUX_ID_WHEEL &&
+	    k->aux.id != AUX_ID_5BUTTON)
+		return dev_state_fail(err, -EINVAL, "i8042: mouse id %u",
+		    k->aux.id);
+	return 0;
+}
+
+const struct dev_state_table i8042_state_table = {
+	DEV_STATE_TABLE("i8042", 1, struct i8042, i8042_state_fields),
+	.check = i8042_state_check,
+};
+
+static int
+i8042_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&i8042_state_table, dev, out);
+}
+
+/* The interrupt lines follow the loaded output buffer. */
+static int
+i8042_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	int rc;
+
+	rc = dev_state_load(&i8042_state_table, dev, buf, len, err);
+	if (rc < 0)
+		return rc;
+	i8042_update_irq(dev);
+	return 0;
+}
+
 static void
 i8042_ops_free(void *dev)
 {
@@ -1155,5 +1252,7 @@ const struct device_ops i8042_device_ops = {
 	.name = "i8042",
 	.read = i8042_read,
 	.write = i8042_write,
+	.save = i8042_save,
+	.load = i8042_load,
 	.free = i8042_ops_free,
 };

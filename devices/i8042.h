@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dev-state.h"
 #include "device.h"
 
 struct i8042;
@@ -63,5 +64,7 @@ int i8042_mouse(struct i8042 *kbc, int dx, int dy, int dz,
 
 /* Registered at 0x60 (offset 0, data) and 0x64 (offset 4, status/command). */
 extern const struct device_ops i8042_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table i8042_state_table;
 
 #endif

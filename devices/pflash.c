@@ -437,10 +437,48 @@ pflash_ops_free(void *dev)
 	pflash_free(dev);
 }
 
+#define PFLASH_STATE(nm, ty, m, ...)					\
+	{ .name = (nm), .type = (ty), DEV_STATE_AT(struct pflash, m),	\
+	    __VA_ARGS__ }
+
+/*
+ * The command state machine and the status register.  The array's
+ * bytes are the store's (its owner keeps them, see pflash.h), and the
+ * CFI table follows from the store's geometry.
+ */
+static const struct dev_state_field pflash_state_fields[] = {
+	PFLASH_STATE("mode", DEV_STATE_U32, mode, .max = PFLASH_MODE_QUERY),
+	PFLASH_STATE("cycle", DEV_STATE_U32, cycle,
+	    .max = PFLASH_CYCLE_ERASE),
+	PFLASH_STATE("status", DEV_STATE_U8, status),
+	PFLASH_STATE("programs", DEV_STATE_U64, programs),
+	PFLASH_STATE("erases", DEV_STATE_U64, erases),
+	PFLASH_STATE("errors", DEV_STATE_U64, errors),
+};
+
+const struct dev_state_table pflash_state_table = {
+	DEV_STATE_TABLE("pflash", 1, struct pflash, pflash_state_fields),
+};
+
+static int
+pflash_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&pflash_state_table, dev, out);
+}
+
+static int
+pflash_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	return dev_state_load(&pflash_state_table, dev, buf, len, err);
+}
+
 const struct device_ops pflash_device_ops = {
 	.name = "pflash",
 	.read = pflash_read,
 	.write = pflash_write,
 	.diag = pflash_diag,
+	.save = pflash_save,
+	.load = pflash_load,
 	.free = pflash_ops_free,
 };

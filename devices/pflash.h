@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dev-state.h"
 #include "device.h"
 
 struct pflash;
@@ -115,5 +116,7 @@ void pflash_free(struct pflash *p);
 
 /* The store's size from offset 0; accesses of 1, 2, 4 or 8 bytes. */
 extern const struct device_ops pflash_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table pflash_state_table;
 
 #endif

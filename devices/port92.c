@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "port92.h"
 
 #define PORT92_BITS	(PORT92_A20 | PORT92_FAST_RESET)
@@ -75,6 +76,33 @@ port92_free(struct port92 *p)
 	free(p);
 }
 
+/*
+ * The register; a fast reset the value shows was asked for already, so
+ * loading it asks for none (only a rising edge does).
+ */
+static const struct dev_state_field port92_state_fields[] = {
+	{ "value", DEV_STATE_U8, DEV_STATE_AT(struct port92, value),
+	    .max = PORT92_BITS },
+	{ "fast_resets", DEV_STATE_U64, DEV_STATE_AT(struct port92, resets) },
+};
+
+const struct dev_state_table port92_state_table = {
+	DEV_STATE_TABLE("port92", 1, struct port92, port92_state_fields),
+};
+
+static int
+port92_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&port92_state_table, dev, out);
+}
+
+static int
+port92_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	return dev_state_load(&port92_state_table, dev, buf, len, err);
+}
+
 static void
 port92_ops_free(void *dev)
 {
@@ -86,5 +114,7 @@ const struct device_ops port92_device_ops = {
 	.read = port92_read,
 	.write = port92_write,
 	.diag = port92_diag,
+	.save = port92_save,
+	.load = port92_load,
 	.free = port92_ops_free,
 };

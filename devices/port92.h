@@ -15,6 +15,7 @@
 #ifndef VMMD_PORT92_H
 #define VMMD_PORT92_H
 
+#include "dev-state.h"
 #include "device.h"
 
 #define PORT92_A20		(1U << 1)
@@ -27,5 +28,7 @@ struct port92 *port92_new(const struct device_host *host);
 void port92_free(struct port92 *p);
 
 extern const struct device_ops port92_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table port92_state_table;
 
 #endif

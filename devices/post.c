@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "post.h"
 
 struct post {
@@ -43,6 +44,27 @@ post_free(struct post *p)
 	free(p);
 }
 
+static const struct dev_state_field post_state_fields[] = {
+	{ "last", DEV_STATE_U8, DEV_STATE_AT(struct post, last) },
+};
+
+const struct dev_state_table post_state_table = {
+	DEV_STATE_TABLE("post", 1, struct post, post_state_fields),
+};
+
+static int
+post_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&post_state_table, dev, out);
+}
+
+static int
+post_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	return dev_state_load(&post_state_table, dev, buf, len, err);
+}
+
 static void
 post_ops_free(void *dev)
 {
@@ -54,5 +76,7 @@ const struct device_ops post_device_ops = {
 	.read = post_read,
 	.write = post_write,
 	.diag = post_diag,
+	.save = post_save,
+	.load = post_load,
 	.free = post_ops_free,
 };

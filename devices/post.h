@@ -5,6 +5,7 @@
 #ifndef VMMD_POST_H
 #define VMMD_POST_H
 
+#include "dev-state.h"
 #include "device.h"
 
 struct post;
@@ -14,5 +15,7 @@ struct post *post_new(const struct device_host *host);
 void post_free(struct post *p);
 
 extern const struct device_ops post_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table post_state_table;
 
 #endif

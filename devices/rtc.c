@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "dev-state.h"
 #include "rtc.h"
 
 #define RTC_NREGS		128
@@ -1326,6 +1327,175 @@ rtc_get_stats(struct rtc *rtc, struct rtc_stats *st)
 	*st = rtc->stats;
 }
 
+#define RTC_STATE(nm, ty, m, ...)					\
+	{ .name = (nm), .type = (ty), DEV_STATE_AT(struct rtc, m),	\
+	    __VA_ARGS__ }
+
+/*
+ * The chip as the guest sees it, the clock's offset from the host's,
+ * where the divider chain stands on the VM clock, and the lost-tick
+ * accounting with its backlog, and the deadlines of the periodic and
+ * reinjection timers (RTC_NEVER: not armed), which the rules of
+ * rtc_arm_timers do not always derive from the registers (a periodic
+ * timer left armed while IRQ 8 is high, a reinjection a slice after
+ * the last attempt).  Not saved, as they follow from it: the update
+ * timer (from the clock) and the configuration (the VM's definition
+ * gives it).  Signed numbers are kept as their two's complement.
+ */
+static const struct dev_state_field rtc_state_fields[] = {
+	RTC_STATE("cmos", DEV_STATE_BYTES, ram),
+	RTC_STATE("index", DEV_STATE_U8, index, .max = RTC_NREGS - 1),
+	RTC_STATE("nmi_mask", DEV_STATE_BOOL, nmi_mask),
+	RTC_STATE("offset_sec", DEV_STATE_U64, offset.sec),
+	RTC_STATE("offset_nsec", DEV_STATE_U64, offset.nsec,
+	    .max = NSEC_PER_SEC - 1),
+	RTC_STATE("wday_adjust", DEV_STATE_U32, wday_adjust, .max = 6),
+	RTC_STATE("wday_written", DEV_STATE_BOOL, wday_written),
+	RTC_STATE("last_host_sec", DEV_STATE_U64, last_host.sec),
+	RTC_STATE("last_host_nsec", DEV_STATE_U64, last_host.nsec,
+	    .max = NSEC_PER_SEC - 1),
+	RTC_STATE("irq_level", DEV_STATE_BOOL, irq_level),
+	RTC_STATE("irq_masked", DEV_STATE_BOOL, irq_masked),
+	RTC_STATE("edge_dropped", DEV_STATE_BOOL, edge_dropped),
+	RTC_STATE("ack_run", DEV_STATE_U32, ack_run,
+	    .max = RTC_ACK_REINJECT_MAX),
+	RTC_STATE("upd_synced_sec", DEV_STATE_U64, upd_synced.sec),
+	RTC_STATE("upd_synced_nsec", DEV_STATE_U64, upd_synced.nsec,
+	    .max = NSEC_PER_SEC - 1),
+	RTC_STATE("div_base", DEV_STATE_U64, div_base),
+	RTC_STATE("pt_last", DEV_STATE_U64, pt_last),
+	RTC_STATE("pt_deadline", DEV_STATE_U64, pt_deadline),
+	RTC_STATE("ri_deadline", DEV_STATE_U64, ri_deadline),
+	RTC_STATE("ticks_raised", DEV_STATE_U64, stats.raised),
+	RTC_STATE("ticks_delivered", DEV_STATE_U64, stats.delivered),
+	RTC_STATE("ticks_coalesced", DEV_STATE_U64, stats.coalesced),
+	RTC_STATE("ticks_masked", DEV_STATE_U64, stats.masked),
+	RTC_STATE("ticks_reinjected", DEV_STATE_U64, stats.reinjected),
+	RTC_STATE("ticks_ack_reinjected", DEV_STATE_U64,
+	    stats.ack_reinjected),
+	RTC_STATE("ticks_dropped", DEV_STATE_U64, stats.dropped),
+	RTC_STATE("reinject_retries", DEV_STATE_U64, stats.retries),
+	RTC_STATE("backlog", DEV_STATE_U64, stats.backlog),
+	RTC_STATE("backlog_high", DEV_STATE_U64, stats.backlog_high),
+};
+
+/* Within +-limit seconds. */
+static bool
+rtc_state_sec_ok(int64_t sec, int64_t limit)
+{
+	return sec >= -limit && sec <= limit;
+}
+
+/*
+ * What the bounds cannot say: times within the ranges the clock's sums
+ * stay exact in, the last update cycle near the clock, the divider chain not ahead of the VM clock (which is
+ * restored before the devices), the backlog within this VM's cap.
+ */
+static int
+rtc_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct rtc *rtc = state;
+	int64_t now = device_vm_clock(rtc->host);
+	unsigned int hz = rtc_hz(rtc);
+
+	if (!rtc_state_sec_ok(rtc->offset.sec, 2 * RTC_HOST_LIMIT) ||
+	    !rtc_state_sec_ok(rtc->last_host.sec, RTC_HOST_LIMIT) ||
+	    !rtc_state_sec_ok(rtc->upd_synced.sec, 3 * RTC_HOST_LIMIT))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: a time beyond 2^40 seconds");
+	/* Updates are counted from upd_synced to the guest's now. */
+	if (rtc_running(rtc) && !rtc_state_sec_ok(rtc->upd_synced.sec -
+	    rtc_guest_now(rtc, rtc_host_now(rtc)).sec, INT64_C(1) << 32))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: the last update is 2^32 s from the clock");
+	if (rtc->ram[RTC_REG_A] & REG_A_UIP)
+		return dev_state_fail(err, -EINVAL, "rtc: UIP is stored");
+	if (rtc->irq_level && rtc->edge_dropped)
+		return dev_state_fail(err, -EINVAL,
+		    "rtc: a dropped edge with IRQ 8 high");
+	if (rtc->div_base > now || rtc->div_base < now - (INT64_C(1) << 62))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: divider phase %lld, VM clock %lld",
+		    (long long)rtc->div_base, (long long)now);
+	if (rtc->pt_last < 0 ||
+	    (hz != 0 && rtc->pt_last > rtc_tick_index(rtc, now, hz)))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: periodic tick %lld is ahead of the VM clock",
+		    (long long)rtc->pt_last);
+	if ((rtc->pt_deadline != RTC_NEVER &&
+	    (rtc->pt_deadline > now + NSEC_PER_SEC ||
+	    rtc->pt_deadline < now - (INT64_C(1) << 62))) ||
+	    (rtc->ri_deadline != RTC_NEVER &&
+	    (rtc->ri_deadline > now + NSEC_PER_SEC ||
+	    rtc->ri_deadline < now - (INT64_C(1) << 62))))
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: a timer more than a second ahead");
+	if (rtc->stats.backlog > rtc->cfg.backlog_max)
+		return dev_state_fail(err, -ERANGE,
+		    "rtc: backlog %llu over this VM's %u",
+		    (unsigned long long)rtc->stats.backlog,
+		    rtc->cfg.backlog_max);
+	return 0;
+}
+
+const struct dev_state_table rtc_state_table = {
+	DEV_STATE_TABLE("rtc", 1, struct rtc, rtc_state_fields),
+	.check = rtc_state_check,
+};
+
+/* Every tick up to now accounted first, as a look at the counters does. */
+static int
+rtc_save(void *dev, struct dev_state_buf *out)
+{
+	struct rtc *rtc = dev;
+
+	rtc_account(rtc);
+	return dev_state_save(&rtc_state_table, rtc, out);
+}
+
+static void
+rtc_swap(int64_t *a, int64_t *b)
+{
+	int64_t t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * The loaded state takes over: IRQ 8 at its level, the battery
+ * following the clock and CMOS RAM, the periodic and reinjection timers
+ * at their deadlines on the VM clock, then every timer as the loaded
+ * registers want it.
+ */
+static int
+rtc_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct rtc *rtc = dev;
+	bool level = rtc->irq_level;
+	int64_t pt = rtc->pt_deadline, ri = rtc->ri_deadline;
+	unsigned int i;
+	int rc;
+
+	rc = dev_state_load(&rtc_state_table, rtc, buf, len, err);
+	if (rc < 0)
+		return rc;
+	/* What is armed now is the instance's own, not the section's. */
+	rtc_swap(&rtc->pt_deadline, &pt);
+	rtc_swap(&rtc->ri_deadline, &ri);
+	if (rtc->irq_level != level)
+		(void)device_irq_set(rtc->host, 0, rtc->irq_level);
+	for (i = RTC_NVRAM_FIRST; i < RTC_NREGS; i++)
+		rtc_battery_write(rtc, i);
+	rtc_timer_set(rtc, rtc->pt_timer, &rtc->pt_deadline, pt);
+	rtc_timer_set(rtc, rtc->ri_timer, &rtc->ri_deadline, ri);
+	rtc_timer_set(rtc, rtc->upd_timer, &rtc->upd_deadline, RTC_NEVER);
+	rtc->upd_target = RTC_NEVER;
+	rtc_arm_timers(rtc);
+	return 0;
+}
+
 static void
 rtc_ops_free(void *dev)
 {
@@ -1410,5 +1580,7 @@ const struct device_ops rtc_device_ops = {
 	.read = rtc_read,
 	.write = rtc_write,
 	.diag = rtc_diag,
+	.save = rtc_save,
+	.load = rtc_load,
 	.free = rtc_ops_free,
 };

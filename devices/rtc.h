@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "dev-state.h"
 #include "device.h"
 
 struct rtc;
@@ -131,5 +132,7 @@ uint8_t rtc_cmos_get(const struct rtc *rtc, unsigned int index);
 
 /* Offset 0: index port 0x70 (bit 7, the NMI mask, is ignored); 1: data. */
 extern const struct device_ops rtc_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table rtc_state_table;
 
 #endif

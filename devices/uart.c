@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "dev-state.h"
 #include "uart.h"
 
 #define UART_NREGS	8
@@ -559,6 +560,103 @@ uart_free(struct uart *u)
 	free(u);
 }
 
+#define UART_STATE(nm, ty, m, ...)					\
+	{ .name = (nm), .type = (ty), DEV_STATE_AT(struct uart, m),	\
+	    __VA_ARGS__ }
+
+/*
+ * What the guest can see of the UART.  Not saved, as they follow from
+ * it: the interrupt level and the flow control towards the host (see
+ * uart_load).
+ */
+static const struct dev_state_field uart_state_fields[] = {
+	UART_STATE("rx_fifo", DEV_STATE_BYTES, rx_fifo),
+	UART_STATE("rx_head", DEV_STATE_U32, rx_head,
+	    .max = UART_FIFO_SIZE - 1),
+	UART_STATE("rx_count", DEV_STATE_U32, rx_count,
+	    .max = UART_FIFO_SIZE),
+	UART_STATE("rbr", DEV_STATE_U8, rbr),
+	UART_STATE("ier", DEV_STATE_U8, ier, .max = IER_MASK),
+	UART_STATE("lcr", DEV_STATE_U8, lcr),
+	UART_STATE("mcr", DEV_STATE_U8, mcr, .max = MCR_MASK),
+	UART_STATE("lsr_errors", DEV_STATE_U8, lsr_errors, .max = LSR_OE),
+	UART_STATE("msr", DEV_STATE_U8, msr),
+	UART_STATE("scr", DEV_STATE_U8, scr),
+	UART_STATE("dll", DEV_STATE_U8, dll),
+	UART_STATE("dlm", DEV_STATE_U8, dlm),
+	UART_STATE("fifo_enabled", DEV_STATE_BOOL, fifo_enabled),
+	UART_STATE("rx_trigger", DEV_STATE_U32, rx_trigger, .max = 14),
+	UART_STATE("thre_pending", DEV_STATE_BOOL, thre_pending),
+	UART_STATE("tx_bytes", DEV_STATE_U64, tx_bytes),
+	UART_STATE("rx_bytes", DEV_STATE_U64, rx_bytes),
+	UART_STATE("irq_rises", DEV_STATE_U64, irq_rises),
+	UART_STATE("thre_taken", DEV_STATE_U64, thre_taken),
+};
+
+/* What the table's bounds cannot say of a loaded UART. */
+static int
+uart_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct uart *u = state;
+	unsigned int i;
+
+	if (u->rx_count > uart_rx_capacity(u))
+		return dev_state_fail(err, -EINVAL,
+		    "uart: %u bytes in a receiver of %u", u->rx_count,
+		    uart_rx_capacity(u));
+	if (u->lsr_errors & ~LSR_OE)
+		return dev_state_fail(err, -EINVAL,
+		    "uart: line status errors %#x", u->lsr_errors);
+	for (i = 0; i < 4; i++)
+		if (u->rx_trigger == uart_trigger_levels[i])
+			break;
+	if (i == 4)
+		return dev_state_fail(err, -EINVAL,
+		    "uart: no trigger level %u", u->rx_trigger);
+	if ((u->msr & MSR_LINES) != uart_modem_lines(u))
+		return dev_state_fail(err, -EINVAL,
+		    "uart: modem lines %#x, MCR says %#x", u->msr & MSR_LINES,
+		    uart_modem_lines(u));
+	return 0;
+}
+
+const struct dev_state_table uart_state_table = {
+	DEV_STATE_TABLE("uart", 1, struct uart, uart_state_fields),
+	.check = uart_state_check,
+};
+
+static int
+uart_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&uart_state_table, dev, out);
+}
+
+/*
+ * The interrupt line follows the loaded registers (a rise the UART the
+ * state came from counted already); the host is told the receiver has
+ * room (if it has), as it may have been waiting on that UART.
+ */
+static int
+uart_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct uart *u = dev;
+	bool level;
+	int rc;
+
+	rc = dev_state_load(&uart_state_table, u, buf, len, err);
+	if (rc < 0)
+		return rc;
+	level = uart_irq_wanted(u);
+	if (level != u->irq_level) {
+		u->irq_level = level;
+		device_irq_set(u->host, 0, level);
+	}
+	u->rx_blocked = true;
+	uart_update_rx_space(u);
+	return 0;
+}
+
 static void
 uart_ops_free(void *dev)
 {
@@ -570,5 +668,7 @@ const struct device_ops uart_device_ops = {
 	.read = uart_read,
 	.write = uart_write,
 	.diag = uart_diag,
+	.save = uart_save,
+	.load = uart_load,
 	.free = uart_ops_free,
 };

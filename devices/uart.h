@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dev-state.h"
 #include "device.h"
 
 struct uart;
@@ -55,5 +56,7 @@ size_t uart_rx_space(const struct uart *u);
 
 /* 8 registers, offsets 0 to 7. */
 extern const struct device_ops uart_device_ops;
+/* Its state section (dev-state.h), for tests and fuzzers. */
+extern const struct dev_state_table uart_state_table;
 
 #endif

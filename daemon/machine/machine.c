@@ -24,6 +24,7 @@
 #include "pc-layout.h"
 #include "rtc.h"
 #include "uart.h"
+#include "vcpu-state.h"
 
 const char *
 machine_reset_reason_name(enum machine_reset_reason r, const char *source)
@@ -822,3 +823,62 @@ static const struct figure machine_unknown_io_rows[] = {
 
 const struct figure_table machine_unknown_io_figures =
     FIGURE_TABLE(machine_unknown_io_rows);
+
+struct machine_vcpu_state_io {
+	struct machine *m;
+	struct vcpu *v;
+	struct vcpu_state *get;
+	const struct vcpu_state *set;
+	char *err;
+	size_t errlen;
+};
+
+static int
+machine_vcpu_state_io(void *arg)
+{
+	struct machine_vcpu_state_io *io = arg;
+
+	if (io->get != NULL)
+		return vcpu_state_capture(io->m->kvm_fd, io->m->vm_fd,
+		    io->v->fd, io->get, io->err, io->errlen);
+	return vcpu_state_restore(io->m->vm_fd, io->v->fd, io->set, io->err,
+	    io->errlen);
+}
+
+static int
+machine_vcpu_state_run(struct machine *m, unsigned int index,
+    struct machine_vcpu_state_io *io)
+{
+	int rc;
+
+	if (index >= m->nvcpus) {
+		snprintf(io->err, io->errlen, "no vCPU %u", index);
+		return -EINVAL;
+	}
+	io->m = m;
+	io->v = &m->vcpus[index];
+	rc = runctl_while_paused(&m->rc, machine_vcpu_state_io, io);
+	if (rc == -EBUSY)
+		snprintf(io->err, io->errlen, "the machine is not paused");
+	return rc;
+}
+
+int
+machine_vcpu_state_get(struct machine *m, unsigned int index,
+    struct vcpu_state *st, char *err, size_t errlen)
+{
+	struct machine_vcpu_state_io io = { .get = st, .err = err,
+	    .errlen = errlen };
+
+	return machine_vcpu_state_run(m, index, &io);
+}
+
+int
+machine_vcpu_state_set(struct machine *m, unsigned int index,
+    const struct vcpu_state *st, char *err, size_t errlen)
+{
+	struct machine_vcpu_state_io io = { .set = st, .err = err,
+	    .errlen = errlen };
+
+	return machine_vcpu_state_run(m, index, &io);
+}

@@ -194,4 +194,15 @@ struct machine_ioapic {
 };
 int machine_get_ioapic(struct machine *m, struct machine_ioapic *io);
 
+/*
+ * vCPU index's state (vcpu-state.h), read or written while the machine
+ * is paused: -EBUSY otherwise, -EINVAL for no such vCPU, or the -errno
+ * of the part KVM failed, err saying which.
+ */
+struct vcpu_state;
+int machine_vcpu_state_get(struct machine *m, unsigned int index,
+    struct vcpu_state *st, char *err, size_t errlen);
+int machine_vcpu_state_set(struct machine *m, unsigned int index,
+    const struct vcpu_state *st, char *err, size_t errlen);
+
 #endif

@@ -592,6 +592,7 @@ worker_cmd_resume(struct worker_request *r)
 
 	if (!worker_need_machine(r, &reply))
 		return reply;
+	test_hook_resuming(r->w);
 	machine_resume(r->w->machine);
 	display_resume(r->w->display);
 	guest_state_event(r->w, "running");

@@ -42,3 +42,9 @@ test_hook_reader(char *err, size_t errlen)
 	(void)errlen;
 	return 0;
 }
+
+void
+test_hook_resuming(struct worker *w)
+{
+	(void)w;
+}

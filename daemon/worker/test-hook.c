@@ -8,6 +8,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "test-hook.h"
+#include "vcpu-state.h"
 #include "worker.h"
 
 #define TEST_HOOK_ARGS	6
@@ -164,4 +165,79 @@ test_hook_reader(char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "test hook: the reader got %zu MiB", got >> 20);
 	return got < (4ull << 30) ? -ENOMEM : -E2BIG;
+}
+
+/* The SSE registers in the XSAVE area's legacy region (SDM 10.5.1). */
+#define TEST_HOOK_XMM_OFFSET	160
+#define TEST_HOOK_XMM_BYTES	256
+
+void
+test_hook_resuming(struct worker *w)
+{
+	const char *mode = getenv("VMMD_TEST_VCPU_STATE");
+	struct vcpu_state *st = NULL, *junk = NULL, *back = NULL;
+	struct dev_state_buf sec = { 0 };
+	struct dev_state_error derr = { "" };
+	char err[160] = "";
+	unsigned long long rip;
+	int rc;
+
+	if (mode == NULL || w->machine == NULL)
+		return;
+	st = malloc(sizeof(*st));
+	junk = malloc(sizeof(*junk));
+	back = calloc(1, sizeof(*back));
+	if (st == NULL || junk == NULL || back == NULL) {
+		log_warn("test hook: vcpu 0 state: out of memory");
+		goto out;
+	}
+	rc = machine_vcpu_state_get(w->machine, 0, st, err, sizeof(err));
+	if (rc == 0)
+		rc = dev_state_save(&vcpu_state_table, st, &sec);
+	if (rc < 0) {
+		log_warn("test hook: vcpu 0 state: capture failed: %s", err);
+		goto out;
+	}
+	rip = st->regs.rip;
+	*junk = *st;
+	memset(&junk->regs, 0x5a, sizeof(junk->regs));
+	junk->regs.rflags = 0x2;
+	if (junk->xsave_words * 4 >= TEST_HOOK_XMM_OFFSET +
+	    TEST_HOOK_XMM_BYTES)
+		memset((uint8_t *)junk->xsave + TEST_HOOK_XMM_OFFSET, 0xa5,
+		    TEST_HOOK_XMM_BYTES);
+	rc = machine_vcpu_state_set(w->machine, 0, junk, err, sizeof(err));
+	if (rc == 0)
+		rc = machine_vcpu_state_get(w->machine, 0, back, err,
+		    sizeof(err));
+	if (rc < 0 || back->regs.rip != junk->regs.rip) {
+		log_warn("test hook: vcpu 0 state: clobbering failed: %s", err);
+		goto out;
+	}
+	if (strcmp(mode, "restore") == 0) {
+		memset(back, 0, sizeof(*back));
+		rc = dev_state_load(&vcpu_state_table, back, sec.data, sec.len,
+		    &derr);
+		if (rc < 0) {
+			log_warn("test hook: vcpu 0 state: section refused: "
+			    "%s", derr.msg);
+			goto out;
+		}
+		rc = machine_vcpu_state_set(w->machine, 0, back, err,
+		    sizeof(err));
+		if (rc < 0) {
+			log_warn("test hook: vcpu 0 state: restore failed: "
+			    "%s", err);
+			goto out;
+		}
+	}
+	log_info("test hook: vcpu 0 state %s: %zu bytes, %u MSRs, %u XCRs, "
+	    "XSAVE %u bytes, rip %#llx, clobbered to %#llx", mode, sec.len,
+	    st->nmsr_index, st->nxcr_index, st->xsave_words * 4, rip,
+	    (unsigned long long)junk->regs.rip);
+out:
+	dev_state_buf_free(&sec);
+	free(st);
+	free(junk);
+	free(back);
 }

@@ -67,4 +67,16 @@ int	test_hook_reader(char *err, size_t errlen);
  */
 void	test_hook_sending(struct json_object *msg);
 
+/*
+ * The paused guest is about to resume (vm.resume).  With
+ * VMMD_TEST_VCPU_STATE=restore in the environment the test build
+ * captures vCPU 0's state (vcpu-state.h) and writes it as a section,
+ * clobbers the vCPU's registers (the general ones, rip, rflags, the SSE
+ * registers), then reads the section back into a fresh state and
+ * restores that: the guest must go on as if nothing happened.  With
+ * =clobber it stops after clobbering, so that a test can show it would
+ * notice.  Either way it logs one line "test hook: vcpu 0 state ...".
+ */
+void	test_hook_resuming(struct worker *w);
+
 #endif

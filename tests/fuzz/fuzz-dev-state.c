@@ -1,0 +1,127 @@
+/*
+ * The state section reader (devices/dev-state.c) against each device's
+ * table, through the device's own load op (its check() and what it
+ * recomputes after a load included).  Input: one byte choosing the
+ * device (uart, rtc, i8042, post, port92, pflash, in that order,
+ * modulo 6), then the section.  A section a device takes must save
+ * again to bytes a fresh device takes and saves identically; then the
+ * loaded device has its registers read and a few seconds of VM time
+ * pass, so that loaded values reach the code that derives from them
+ * (the RTC's timers).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev-state.h"
+#include "fake-host.h"
+#include "i8042.h"
+#include "pflash.h"
+#include "port92.h"
+#include "post.h"
+#include "rtc.h"
+#include "uart.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_FLASH_SIZE	(2 * 4096)
+
+struct fuzz_state_dev {
+	const struct device_ops *ops;
+	uint64_t nregs;			/* offsets read after a load */
+};
+
+static const struct fuzz_state_dev fuzz_state_devs[] = {
+	{ &uart_device_ops, 8 },
+	{ &rtc_device_ops, 2 },
+	{ &i8042_device_ops, 5 },
+	{ &post_device_ops, 1 },
+	{ &port92_device_ops, 1 },
+	{ &pflash_device_ops, 0x40 },
+};
+
+static void
+fuzz_uart_tx(void *opaque, const uint8_t *buf, size_t len)
+{
+}
+
+static void *
+fuzz_state_new(unsigned int which, struct fake_host *fh,
+    struct pflash_store *st)
+{
+	static uint8_t image[FUZZ_FLASH_SIZE];
+	static const struct uart_backend ube = { .tx = fuzz_uart_tx };
+
+	switch (which) {
+	case 0:
+		return uart_new(&fh->host, &ube);
+	case 1:
+		return rtc_new(&fh->host);
+	case 2:
+		return i8042_new(&fh->host);
+	case 3:
+		return post_new(&fh->host);
+	case 4:
+		return port92_new(&fh->host);
+	default:
+		if (pflash_store_init(st, image, sizeof(image), 4096,
+		    false) != 0)
+			abort();
+		return pflash_new(&fh->host, st);
+	}
+}
+
+static void
+fuzz_state_host(struct fake_host *fh)
+{
+	fake_host_init(fh);
+	fh->vm_now = 1000000000000LL;
+	fh->wall.tv_sec = 1700000000;
+	fh->wall_follows_vm = true;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct fake_host fa, fb;
+	struct pflash_store sa, sb;
+	struct dev_state_buf s1 = { 0 }, s2 = { 0 };
+	struct dev_state_error err;
+	const struct fuzz_state_dev *d;
+	unsigned int which;
+	void *a, *b;
+	uint8_t reg[8];
+
+	if (size < 1)
+		return 0;
+	which = data[0] % 6;
+	d = &fuzz_state_devs[which];
+	fuzz_state_host(&fa);
+	fuzz_state_host(&fb);
+	a = fuzz_state_new(which, &fa, &sa);
+	b = fuzz_state_new(which, &fb, &sb);
+	if (a == NULL || b == NULL)
+		abort();
+
+	if (d->ops->load(a, data + 1, size - 1, &err) == 0) {
+		/* What was taken saves to what a fresh device takes alike. */
+		if (d->ops->save(a, &s1) != 0 ||
+		    d->ops->load(b, s1.data, s1.len, &err) != 0 ||
+		    d->ops->save(b, &s2) != 0 || s1.len != s2.len ||
+		    memcmp(s1.data, s2.data, s1.len) != 0)
+			abort();
+		for (uint64_t r = 0; r < d->nregs; r++)
+			d->ops->read(a, r, reg, 1);
+		fake_host_advance(&fa, 3000000000LL);
+	}
+
+	dev_state_buf_free(&s1);
+	dev_state_buf_free(&s2);
+	d->ops->free(a);
+	d->ops->free(b);
+	if (which == 5) {
+		pflash_store_fini(&sa);
+		pflash_store_fini(&sb);
+	}
+	return 0;
+}
