@@ -14,5 +14,6 @@ const struct vnc_module vmmd_vnc_module = {
 	.vnc_damage = vnc_damage,
 	.vnc_set_mode = vnc_set_mode,
 	.vnc_stats = vnc_stats,
+	.vnc_get_framebuffer = vnc_get_framebuffer,
 	.screenshot_write_fd = screenshot_write_fd,
 };

@@ -21,7 +21,7 @@
 
 #define VNC_MODULE_FILE		"vmmd-vnc.so"
 #define VNC_MODULE_SYMBOL	"vmmd_vnc_module"
-#define VNC_MODULE_ABI		1
+#define VNC_MODULE_ABI		2
 
 /* The functions of vnc.h and screenshot.h, as the module has them. */
 struct vnc_module {
@@ -36,6 +36,8 @@ struct vnc_module {
 	void (*vnc_damage)(struct vnc *vnc);
 	void (*vnc_set_mode)(struct vnc *vnc, enum vnc_refresh_mode mode);
 	void (*vnc_stats)(const struct vnc *vnc, struct vnc_stats *stats);
+	void (*vnc_get_framebuffer)(const struct vnc *vnc,
+	    struct vnc_framebuffer *fb);
 	int (*screenshot_write_fd)(const struct screenshot_image *img,
 	    int fd);
 };

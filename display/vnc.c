@@ -251,6 +251,80 @@ vnc_refresh_settle(struct vnc *vnc)
 	return true;
 }
 
+/* libvncserver's format for our pixels: x8r8g8b8, little endian. */
+static void
+vnc_server_format(rfbScreenInfoPtr s)
+{
+	s->serverFormat.redShift = 16;
+	s->serverFormat.greenShift = 8;
+	s->serverFormat.blueShift = 0;
+}
+
+static bool
+vnc_fb_ok(const struct vnc_framebuffer *fb)
+{
+	return fb->pixels != NULL && fb->width > 0 && fb->height > 0 &&
+	    fb->width <= 16384 && fb->height <= 16384 &&
+	    fb->stride >= fb->width * 4u;
+}
+
+/*
+ * Ask the host for the framebuffer (vnc_host.framebuffer) and follow a
+ * change: true when the screen changed, and then the shadow is the new
+ * picture and the whole screen is marked for sending.  A change that
+ * cannot be had (a bad geometry, no memory) keeps the old screen.
+ */
+static bool
+vnc_follow_fb(struct vnc *vnc)
+{
+	struct vnc_framebuffer fb = vnc->cfg.fb;
+	struct dirty_geometry geo;
+	uint64_t *bitmap, *settle;
+	uint8_t *shadow = NULL;
+	size_t words, bytes;
+
+	if (vnc->host.framebuffer == NULL)
+		return false;
+	vnc->host.framebuffer(vnc->host.opaque, &fb);
+	if (memcmp(&fb, &vnc->cfg.fb, sizeof(fb)) == 0 || !vnc_fb_ok(&fb))
+		return false;
+	geo = (struct dirty_geometry){ fb.width, fb.height, fb.stride };
+	words = dirty_bitmap_words(&geo);
+	bytes = (size_t)fb.stride * fb.height;
+	bitmap = calloc(words, sizeof(uint64_t));
+	settle = calloc(words, sizeof(uint64_t));
+	if (vnc->shadow != NULL && (shadow = malloc(bytes)) != NULL)
+		memcpy(shadow, fb.pixels, bytes);
+	if (bitmap == NULL || settle == NULL ||
+	    (vnc->shadow != NULL && shadow == NULL)) {
+		free(bitmap);
+		free(settle);
+		free(shadow);
+		return false;
+	}
+	free(vnc->bitmap);
+	free(vnc->settle_bitmap);
+	vnc->bitmap = bitmap;
+	vnc->settle_bitmap = settle;
+	vnc->bitmap_words = words;
+	vnc->geo = geo;
+	vnc->cfg.fb = fb;
+	free(vnc->shadow);
+	vnc->shadow = shadow;
+	rfbNewFramebuffer(vnc->screen, shadow != NULL ? (char *)shadow :
+	    fb.pixels, (int)fb.width, (int)fb.height, 8, 3, 4);
+	vnc->screen->paddedWidthInBytes = (int)fb.stride;
+	vnc_server_format(vnc->screen);
+	/* Each viewer's translation, anew for the format just set. */
+	for (struct vnc_client *c = vnc->clients; c != NULL; c = c->next)
+		if (c->viewer)
+			(void)rfbSetTranslateFunction(c->cl);
+	rfbMarkRectAsModified(vnc->screen, 0, 0, (int)fb.width,
+	    (int)fb.height);
+	vnc->stats.resizes++;
+	return true;
+}
+
 static void
 vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -263,6 +337,13 @@ vnc_refresh_cb(evutil_socket_t fd, short what, void *arg)
 	if (vnc->settles == 0) {
 		vnc->stats.refreshes++;
 		clock_gettime(CLOCK_MONOTONIC, &vnc->refresh_began);
+		if (vnc_follow_fb(vnc)) {
+			/* All of the new screen is marked: forget the rest. */
+			(void)vnc->host.dirty(vnc->host.opaque, vnc->bitmap);
+			vnc->quiet_refreshes = 0;
+			vnc_flush_all(vnc);
+			goto rearm;
+		}
 		memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
 		if (vnc->host.dirty(vnc->host.opaque, vnc->bitmap) < 0)
 			goto send;	/* nothing to send: n is 0 */
@@ -286,6 +367,7 @@ send:
 	} else if (vnc->quiet_refreshes < vnc->cfg.idle_refreshes) {
 		vnc->quiet_refreshes++;
 	}
+rearm:
 	/* The last viewer may have gone while flushing. */
 	if (vnc->refresh != NULL && vnc->cfg.mode == VNC_REFRESH_POLL)
 		vnc_refresh_arm(vnc, vnc_ms_since(&vnc->refresh_began));
@@ -297,6 +379,8 @@ vnc_refresh_start(struct vnc *vnc)
 	vnc->refresh = evtimer_new(vnc->base, vnc_refresh_cb, vnc);
 	if (vnc->refresh == NULL)
 		return;		/* no refresh: viewers get what they ask for */
+	/* The screen as it is now, before the shadow copies it. */
+	(void)vnc_follow_fb(vnc);
 	/* Forget what changed while nobody watched: the viewer gets the
 	 * whole screen anyway. */
 	memset(vnc->bitmap, 0, vnc->bitmap_words * sizeof(uint64_t));
@@ -841,10 +925,7 @@ vnc_new(struct event_base *base, const struct vnc_config *cfg,
 	s->screenData = vnc;
 	s->frameBuffer = cfg->fb.pixels;
 	s->paddedWidthInBytes = (int)cfg->fb.stride;
-	/* x8r8g8b8 in a little-endian 32-bit word. */
-	s->serverFormat.redShift = 16;
-	s->serverFormat.greenShift = 8;
-	s->serverFormat.blueShift = 0;
+	vnc_server_format(s);
 	s->desktopName = "vmmd";
 	s->alwaysShared = TRUE;
 	s->cursor = NULL;
@@ -984,4 +1065,10 @@ vnc_stats(const struct vnc *vnc, struct vnc_stats *stats)
 	stats->refresh_exists = vnc->refresh != NULL;
 	stats->refresh_armed = vnc->refresh != NULL &&
 	    evtimer_pending(vnc->refresh, NULL);
+}
+
+void
+vnc_get_framebuffer(const struct vnc *vnc, struct vnc_framebuffer *fb)
+{
+	*fb = vnc->cfg.fb;
 }

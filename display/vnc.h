@@ -129,6 +129,18 @@ struct vnc_host {
 	 * dropped: a new viewer gets the whole screen anyway).
 	 */
 	int (*dirty)(void *opaque, uint64_t *bitmap);
+	/*
+	 * Optional (NULL: the framebuffer never changes).  The framebuffer
+	 * to show now, into fb (which holds the one shown): asked when the
+	 * first viewer arrives and at each refresh, before dirty().  A
+	 * change of any member (one vnc_new() would take) resizes the
+	 * screen, viewers that can are told its new size (the DesktopSize
+	 * pseudo-encoding) and get all of it; dirty() fills bitmaps for
+	 * the new one from then on.  A change the guest makes without
+	 * writing to the framebuffer waits for a refresh (in
+	 * VNC_REFRESH_EVENT mode, for the next write).
+	 */
+	void (*framebuffer)(void *opaque, struct vnc_framebuffer *fb);
 	void *opaque;
 };
 
@@ -145,6 +157,7 @@ struct vnc_stats {
 	uint64_t handshakes_timed_out;	/* closed at handshake_timeout_ms */
 	uint64_t handshakes_refused;	/* closed at accept: max_handshakes */
 	uint64_t http_timed_out;	/* HTTP connections closed at theirs */
+	uint64_t resizes;		/* framebuffer changes followed */
 	bool refresh_armed;		/* the refresh timer is pending */
 	bool refresh_exists;		/* the refresh timer is allocated */
 };
@@ -176,5 +189,11 @@ void vnc_damage(struct vnc *vnc);
 void vnc_set_mode(struct vnc *vnc, enum vnc_refresh_mode mode);
 
 void vnc_stats(const struct vnc *vnc, struct vnc_stats *stats);
+
+/*
+ * The framebuffer shown now: the one dirty()'s bitmaps are for (it
+ * changes only when the server follows host->framebuffer()).
+ */
+void vnc_get_framebuffer(const struct vnc *vnc, struct vnc_framebuffer *fb);
 
 #endif

@@ -1,5 +1,6 @@
 /* See boot-firmware.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -103,4 +104,41 @@ boot_firmware_e820(const struct boot_mem *mem, uint8_t *out, size_t outlen)
 		n = boot_fw_e820_put(out, outlen, n, PC_HIGH_RAM_START,
 		    mem->high_size);
 	return n;
+}
+
+int
+boot_firmware_rom(const char *path, uint8_t **rom, size_t *len, char *err,
+    size_t errlen)
+{
+	struct boot_file f;
+	uint8_t *p;
+	int r;
+
+	*rom = NULL;
+	*len = 0;
+	r = boot_file_open(&f, path, "option ROM", err, errlen);
+	if (r < 0)
+		return r;
+	if (f.size < 2 || f.size > BOOT_FIRMWARE_ROM_MAX ||
+	    f.head[0] != 0x55 || f.head[1] != 0xaa) {
+		r = boot_fail(err, errlen, -ENOEXEC, "not an option ROM: "
+		    "%llu bytes%s", (unsigned long long)f.size,
+		    f.size >= 2 && f.size <= BOOT_FIRMWARE_ROM_MAX ?
+		    ", no 55 aa signature" : "");
+		goto close;
+	}
+	if ((p = malloc(f.size)) == NULL) {
+		r = boot_fail(err, errlen, -ENOMEM, "out of memory");
+		goto close;
+	}
+	r = boot_file_read(&f, p, f.size, 0, err, errlen);
+	if (r < 0) {
+		free(p);
+		goto close;
+	}
+	*rom = p;
+	*len = (size_t)f.size;
+close:
+	boot_file_close(&f);
+	return r;
 }

@@ -55,6 +55,19 @@ int boot_firmware_load(const struct boot_mem *mem, const char *path,
     size_t errlen);
 void boot_firmware_free(struct boot_firmware *fw);
 
+/* The largest option ROM boot_firmware_rom() reads: a PCI ROM BAR's. */
+#define BOOT_FIRMWARE_ROM_MAX	(16u << 20)
+
+/*
+ * Read a PCI option ROM image (a display's VGA BIOS) at path, as
+ * boot_firmware_load() reads its image, into *rom (malloc'd, *len
+ * bytes; free() it).  -ENOEXEC: empty, over BOOT_FIRMWARE_ROM_MAX, or
+ * without the 55 aa signature; other -errno from the file; err says
+ * why (without the path).
+ */
+int boot_firmware_rom(const char *path, uint8_t **rom, size_t *len,
+    char *err, size_t errlen);
+
 /*
  * mem's RAM as etc/e820's entries into out (outlen bytes): the number
  * of bytes written, a multiple of BOOT_FW_E820_ENTRY.

@@ -39,6 +39,7 @@ start_params_free(struct start_params *sp)
 	free(sp->kernel_name);
 	free(sp->firmware);
 	free(sp->firmware_name);
+	free(sp->vgabios);
 	free(sp->cdrom_name);
 	free(sp->initrd);
 	free(sp->initrd_name);
@@ -312,6 +313,7 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 	rc |= wmsg_put_str(a, WMSG_BOOT_KERNEL_NAME, sp->kernel_name);
 	rc |= wmsg_put_str(a, WMSG_BOOT_FIRMWARE, sp->firmware);
 	rc |= wmsg_put_str(a, WMSG_BOOT_FIRMWARE_NAME, sp->firmware_name);
+	rc |= wmsg_put_str(a, WMSG_BOOT_VGABIOS, sp->vgabios);
 	if (sp->has_seed)
 		rc |= start_enc_part(a, WMSG_BOOT_SEED, false, &sp->seed, 0, 1,
 		    start_enc_seed_v);
@@ -520,6 +522,9 @@ start_dec_whole(struct start_dec *dc, const struct start_params *sp)
 	    (sp->firmware != NULL) != 1)
 		start_dec_fail(dc, -EINVAL, "a kernel, boot_disk or "
 		    "firmware, one of them");
+	if (sp->vgabios != NULL && (sp->firmware == NULL || !sp->has_display))
+		start_dec_fail(dc, -EINVAL, "vgabios: only with firmware and "
+		    "a display");
 	if (sp->has_boot_disk && sp->boot_disk.disk >= sp->ndisks)
 		start_dec_fail(dc, -EINVAL, "boot: no disk %u to boot from",
 		    sp->boot_disk.disk);
@@ -542,6 +547,7 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	start_dec_str(&dc, o, WMSG_BOOT_FIRMWARE, NULL, &sp->firmware);
 	start_dec_str(&dc, o, WMSG_BOOT_FIRMWARE_NAME, NULL,
 	    &sp->firmware_name);
+	start_dec_str(&dc, o, WMSG_BOOT_VGABIOS, NULL, &sp->vgabios);
 	start_dec_str(&dc, o, WMSG_BOOT_INITRD, NULL, &sp->initrd);
 	start_dec_str(&dc, o, WMSG_BOOT_INITRD_NAME, NULL, &sp->initrd_name);
 	start_dec_str(&dc, o, WMSG_BOOT_CMDLINE, NULL, &sp->cmdline);

@@ -118,6 +118,11 @@ struct start_params {
 	char *kernel_name;		/* the user's path, for messages */
 	char *firmware;
 	char *firmware_name;		/* its path, for messages */
+	/*
+	 * With firmware and a display: the display's VGA BIOS
+	 * (/proc/self/fd/N, in the initrd's slot), or NULL: none.
+	 */
+	char *vgabios;
 	char *initrd;			/* NULL: none */
 	char *initrd_name;
 	char *cmdline;			/* NULL: none ("") */

@@ -111,6 +111,9 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_FIRMWARE_NAME, BOOT, "firmware_name", STRING, 0, 1,	\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* and its display's VGA BIOS, for a firmware with a display */	\
+	F(BOOT_VGABIOS, BOOT, "vgabios", STRING, 0, 1, WMSG_PATH_MAX,	\
+	    NONE, NONE)							\
 	F(BOOT_INITRD, BOOT, "initrd", STRING, 0, 1, WMSG_PATH_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_INITRD_NAME, BOOT, "initrd_name", STRING, 0, 1,		\

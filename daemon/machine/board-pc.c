@@ -6,6 +6,7 @@
 #include "acpi-pm.h"
 #include "ahci.h"
 #include "board.h"
+#include "bochs-display.h"
 #include "fw-cfg.h"
 #include "i8042.h"
 #include "pc-layout.h"
@@ -138,6 +139,19 @@ board_has_ahci(const struct board_backends *be)
 	return be->has_cdrom;
 }
 
+static void *
+board_bochs_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return bochs_display_new(host, &be->bochs);
+}
+
+static bool
+board_has_bochs(const struct board_backends *be)
+{
+	return be->has_bochs;
+}
+
 /* net<n>: one function each, made while the worker has n + 1 cards. */
 #define BOARD_NET(n)							\
 static void *								\
@@ -189,6 +203,7 @@ BOARD_DISK(3)
 #define BOARD_SLOT_VSOCK	7
 #define BOARD_SLOT_NET1		8	/* to 10: cards 1 to 3 */
 #define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
+#define BOARD_SLOT_DISPLAY	BOARD_PC_SLOT_DISPLAY	/* 13 */
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -269,6 +284,13 @@ const struct board_device board_pc[] = {
 	    .bus = BOARD_PCI, .pci_slot = BOARD_SLOT_AHCI,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_AHCI, 0) }, .nirqs = 1,
 	    .present = board_has_ahci },
+	/*
+	 * A firmware VM's screen, whose ROM SeaBIOS runs: after the
+	 * others, for the same reason.  No interrupt.
+	 */
+	{ .name = "bochs-display", .create = board_bochs_new,
+	    .ops = &bochs_display_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_DISPLAY, .present = board_has_bochs },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -14,6 +14,7 @@
 #include "device.h"
 #include "devhost.h"
 #include "blk-backend.h"
+#include "bochs-display.h"
 #include "fw-cfg.h"
 #include "net-backend.h"
 #include "vsock-backend.h"
@@ -30,6 +31,8 @@
  * The CD-ROM is on port 0, SATA disk i on port i + 1.
  */
 #define BOARD_PC_SLOT_AHCI	11
+/* The bochs-display's slot, there for firmware VMs with a display. */
+#define BOARD_PC_SLOT_DISPLAY	13
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -63,6 +66,13 @@ struct board_backends {
 	 */
 	const struct fw_cfg_item *fw_cfg;
 	unsigned int nfw_cfg;
+	/*
+	 * A bochs-display when has_bochs: a firmware VM's display, its
+	 * memory the worker's framebuffer and its ROM the VGA BIOS (both
+	 * filled in by the machine, which owns the ROM's copy).
+	 */
+	struct bochs_display_config bochs;
+	bool has_bochs;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

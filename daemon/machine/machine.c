@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acpi-pm.h"
+#include "bochs-display.h"
 #include "exit-stats.h"
 #include "firmware.h"
 #include "i8042.h"
@@ -81,8 +82,12 @@ machine_bar_moved(void *ctx, struct vdev *vdev, unsigned int bar, bool on,
 {
 	struct machine_device *md = (struct machine_device *)((char *)vdev -
 	    offsetof(struct machine_device, vdev));
+	struct machine *m = ctx;
 
 	devhost_device_bar(&md->host, bar, on, base);
+	/* The bochs-display's memory follows its BAR. */
+	if (md == m->fb_dev && bar == BOCHS_DISPLAY_FB_BAR)
+		(void)machine_fb_place(m, on, base);
 }
 
 static int
@@ -168,6 +173,8 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 		    err, errlen);
 		if (ret < 0)
 			return ret;
+		if (board_pc[i].ops == &bochs_display_device_ops)
+			m->fb_dev = &m->devs[m->ndevs - 1];
 	}
 	return 0;
 }
@@ -327,16 +334,25 @@ machine_set_irq_routing(struct machine *m)
 	return irqroute_new(&m->irqroute, m->vm_fd, base, n);
 }
 
-/* The display's framebuffer, in a slot of its own in the PCI hole. */
+/*
+ * The display's framebuffer, in a slot of its own in the PCI hole; for
+ * a guest that boots firmware, the bochs-display's memory (board-pc.c),
+ * mapped where the firmware places its BAR.
+ */
 static int
-machine_map_fb(struct machine *m, char *err, size_t errlen)
+machine_map_fb(struct machine *m, const struct machine_config *cfg,
+    char *err, size_t errlen)
 {
+	char why[256];
 	int ret;
 
 	if (m->fb.hva == NULL)
 		return 0;
+	m->fb_movable = cfg->firmware != NULL;
 	if (m->fb.size == 0 || m->fb.size > PC_FRAMEBUFFER_MAX ||
-	    m->fb.size % 4096 != 0) {
+	    m->fb.size % 4096 != 0 || (m->fb_movable &&
+	    (m->fb.size < (1u << 20) ||
+	    (m->fb.size & (m->fb.size - 1)) != 0))) {
 		snprintf(err, errlen, "framebuffer of %llu bytes",
 		    (unsigned long long)m->fb.size);
 		return -EINVAL;
@@ -347,9 +363,24 @@ machine_map_fb(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
-	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
-	    m->fb.dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+	if (m->fb_movable) {
+		m->backends.bochs = (struct bochs_display_config){
+			.vram_size = m->fb.size,
+		};
+		m->backends.has_bochs = true;
+		if (cfg->vgabios == NULL)
+			return 0;
+		ret = boot_firmware_rom(cfg->vgabios, &m->vgabios,
+		    &m->vgabios_len, why, sizeof(why));
+		if (ret < 0) {
+			snprintf(err, errlen, "VGA BIOS: %s", why);
+			return ret;
+		}
+		m->backends.bochs.rom = m->vgabios;
+		m->backends.bochs.rom_len = m->vgabios_len;
+		return 0;
+	}
+	ret = machine_fb_place(m, true, PC_FRAMEBUFFER_ADDR);
 	if (ret < 0)
 		snprintf(err, errlen, "cannot map the framebuffer: %s",
 		    strerror(-ret));
@@ -511,6 +542,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	m->host = *host;
 	m->backends = cfg->backends;
 	m->fb = cfg->fb;
+	pthread_mutex_init(&m->fb_lock, NULL);
 	if (m->fb.hva != NULL)
 		args.fb = (struct boot_fb){
 			.base = PC_FRAMEBUFFER_ADDR,
@@ -540,7 +572,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 
 	if ((ret = machine_create_vm(m, cfg->kvm_fd, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
-	    (ret = machine_map_fb(m, err, errlen)) < 0 ||
+	    (ret = machine_map_fb(m, cfg, err, errlen)) < 0 ||
 	    (ret = machine_load_firmware(m, cfg, &boot, err, errlen)) < 0 ||
 	    (ret = machine_create_irqchip(m, err, errlen)) < 0 ||
 	    (ret = machine_add_devices(m, err, errlen)) < 0)
@@ -669,6 +701,8 @@ machine_free(struct machine *m)
 	if (m->high != NULL)
 		munmap(m->high, m->mem.high_size);
 	free(m->fb_dirty_bits);
+	free(m->vgabios);
+	pthread_mutex_destroy(&m->fb_lock);
 	kvm_stats_close(&m->vm_stats);
 	if (m->vm_fd >= 0)
 		close(m->vm_fd);
@@ -743,39 +777,130 @@ machine_mouse(struct machine *m, int dx, int dy, int dz, unsigned int buttons)
 	return ret;
 }
 
+/*
+ * The loop's side of fb_lock.  A vCPU moving the slot holds it across
+ * KVM_SET_USER_MEMORY_REGION, which waits for every vCPU to leave KVM;
+ * one may be stopped on a write-protect fault only the loop resolves
+ * (guest-display.h), so the loop never waits for the lock: -EAGAIN,
+ * and the display tries again at its next refresh.
+ */
+static int
+machine_fb_trylock(struct machine *m)
+{
+	return pthread_mutex_trylock(&m->fb_lock) == 0 ? 0 : -EAGAIN;
+}
+
 int
 machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words)
 {
 	size_t n = (m->fb.size / 4096 + 63) / 64, i;
-	int ret;
+	int ret = 0;
 
 	if (m->fb.hva == NULL || !m->fb.dirty_log)
 		return -ENODEV;
 	if (words < n)
 		return -EINVAL;
-	ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB, m->fb_dirty_bits);
-	if (ret < 0)
+	if ((ret = machine_fb_trylock(m)) < 0)
 		return ret;
-	for (i = 0; i < n; i++)
+	if (m->fb_moved) {
+		/* Writes before the move went with the old slot. */
+		for (i = 0; i < n; i++)
+			bitmap[i] = ~0ULL;
+		m->fb_moved = false;
+	}
+	if (m->fb_mapped)
+		ret = kvm_get_dirty_log(m->vm_fd, MACHINE_SLOT_FB,
+		    m->fb_dirty_bits);
+	for (i = 0; ret == 0 && m->fb_mapped && i < n; i++)
 		bitmap[i] |= m->fb_dirty_bits[i];
-	return 0;
+	pthread_mutex_unlock(&m->fb_lock);
+	return ret;
 }
 
 int
 machine_fb_log(struct machine *m, bool on)
 {
-	int ret;
+	int ret = 0;
 
 	if (m->fb.hva == NULL)
 		return -ENODEV;
-	if (m->fb.dirty_log == on)
-		return 0;
-	ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
-	    PC_FRAMEBUFFER_ADDR, m->fb.size, m->fb.hva,
-	    on ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+	if ((ret = machine_fb_trylock(m)) < 0)
+		return ret;
+	if (m->fb.dirty_log != on && m->fb_mapped)
+		ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
+		    m->fb_gpa, m->fb.size, m->fb.hva,
+		    on ? KVM_MEM_LOG_DIRTY_PAGES : 0);
 	if (ret == 0)
 		m->fb.dirty_log = on;
+	pthread_mutex_unlock(&m->fb_lock);
 	return ret;
+}
+
+int
+machine_fb_place(struct machine *m, bool on, uint64_t gpa)
+{
+	int ret = 0;
+
+	if (m->fb.hva == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&m->fb_lock);
+	if (m->fb_mapped && on && gpa == m->fb_gpa)
+		goto out;
+	if (m->fb_mapped) {
+		/* A slot of size 0 is no slot (KVM's API). */
+		ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB,
+		    m->fb_gpa, 0, m->fb.hva, 0);
+		if (ret < 0)
+			goto out;
+		m->fb_mapped = false;
+		m->fb_moves++;
+	}
+	if (on) {
+		ret = kvm_set_memory_flags(m->vm_fd, MACHINE_SLOT_FB, gpa,
+		    m->fb.size, m->fb.hva,
+		    m->fb.dirty_log ? KVM_MEM_LOG_DIRTY_PAGES : 0);
+		if (ret < 0) {
+			m->fb_place_failures++;
+			goto out;
+		}
+		m->fb_gpa = gpa;
+		m->fb_mapped = true;
+		m->fb_moves++;
+	}
+	m->fb_moved = m->fb_movable;
+out:
+	pthread_mutex_unlock(&m->fb_lock);
+	return ret;
+}
+
+/* Racy by nature (a vCPU may move it): for diagnostics. */
+static uint64_t
+machine_fb_address(const void *src)
+{
+	const struct machine *m = src;
+
+	return __atomic_load_n(&m->fb_mapped, __ATOMIC_RELAXED) ?
+	    __atomic_load_n(&m->fb_gpa, __ATOMIC_RELAXED) : 0;
+}
+
+int
+machine_fb_mode(struct machine *m, struct machine_fb_mode *mode)
+{
+	struct bochs_display_mode bm;
+
+	if (m->fb.hva == NULL)
+		return -ENODEV;
+	if (m->fb_dev == NULL) {
+		*mode = (struct machine_fb_mode){ true, m->fb.width,
+		    m->fb.height, m->fb.stride, 0 };
+		return 0;
+	}
+	vdev_lock(&m->fb_dev->vdev);
+	bochs_display_get_mode(m->fb_dev->vdev.state, &bm);
+	vdev_unlock(&m->fb_dev->vdev);
+	*mode = (struct machine_fb_mode){ bm.enabled, bm.width, bm.height,
+	    bm.stride, bm.offset };
+	return 0;
 }
 
 void
@@ -882,3 +1007,17 @@ machine_vcpu_state_set(struct machine *m, unsigned int index,
 
 	return machine_vcpu_state_run(m, index, &io);
 }
+
+static const struct figure machine_fb_rows[] = {
+	{ "address", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
+	    "Where the framebuffer's slot is (0: nowhere)", NULL, 0, 0,
+	    machine_fb_address, 0, NULL },
+	{ "moves", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Framebuffer slots placed or removed", NULL,
+	    FIGURE_AT(struct machine, fb_moves) },
+	{ "place_failures", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Framebuffer places KVM refused", NULL,
+	    FIGURE_AT(struct machine, fb_place_failures) },
+};
+
+const struct figure_table machine_fb_figures = FIGURE_TABLE(machine_fb_rows);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <event2/event.h>
 #include <linux/kvm.h>
 
@@ -44,9 +45,13 @@ struct machine_host {
 
 /*
  * The display's framebuffer, owned by the worker (it outlives resets):
- * mapped into its own memory slot at PC_FRAMEBUFFER_ADDR.  hva NULL: no
- * display.  With dirty_log the slot logs writes for
- * machine_fb_dirty(); without, the owner tracks them itself.
+ * mapped into its own memory slot, at PC_FRAMEBUFFER_ADDR for a guest
+ * whose kernel vmmd loads; for a guest that boots firmware, it is the
+ * memory of a bochs-display and the slot lies wherever the guest puts
+ * that device's BAR 0 (machine_fb_place()); size must then be a power
+ * of two from 1 MiB.  hva NULL: no display.  With dirty_log the slot
+ * logs writes for machine_fb_dirty(); without, the owner tracks them
+ * itself.
  */
 struct machine_fb {
 	void *hva;
@@ -80,6 +85,11 @@ struct machine_config {
 	 * kernel (firmware.h), or NULL: the kernel.
 	 */
 	const char *firmware;
+	/*
+	 * With firmware and a framebuffer: the bochs-display's VGA BIOS
+	 * (/proc/self/fd/N), read at every build, or NULL: a ROM-less one.
+	 */
+	const char *vgabios;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
@@ -104,6 +114,20 @@ struct machine {
 	struct board_backends backends;
 	struct machine_fb fb;
 	uint64_t *fb_dirty_bits;	/* KVM_GET_DIRTY_LOG's, one per machine */
+	/*
+	 * Where the framebuffer's slot is.  fb_lock orders a vCPU moving
+	 * it (machine_fb_place()) against the loop's dirty log calls.
+	 */
+	pthread_mutex_t fb_lock;
+	uint64_t fb_gpa;
+	bool fb_mapped;
+	bool fb_movable;		/* a bochs-display's BAR 0 */
+	bool fb_moved;			/* its dirty log started over */
+	uint64_t fb_moves;		/* slots placed or removed */
+	uint64_t fb_place_failures;	/* places KVM refused */
+	struct machine_device *fb_dev;	/* the bochs-display, or NULL */
+	uint8_t *vgabios;		/* its ROM image, or NULL */
+	size_t vgabios_len;
 	struct event_base *base;
 	int kvm_fd;
 	int vm_fd;
@@ -129,6 +153,9 @@ struct machine {
 /* The accesses no device took (pio, mmio) as figures (figure.h) of a
  * struct machine. */
 extern const struct figure_table machine_unknown_io_figures;
+/* Where a movable framebuffer is, and its moves (figure.h), of a struct
+ * machine. */
+extern const struct figure_table machine_fb_figures;
 
 /*
  * Build the machine and load the kernel; vCPUs do not run yet.  On
@@ -182,6 +209,25 @@ int machine_mouse(struct machine *m, int dx, int dy, int dz,
 int machine_fb_dirty(struct machine *m, uint64_t *bitmap, size_t words);
 /* Start or stop logging writes to the framebuffer's slot.  0 or -errno. */
 int machine_fb_log(struct machine *m, bool on);
+/*
+ * Map the framebuffer's slot at gpa (on), or nowhere: the one place
+ * where the slot moves.  For a movable framebuffer, from the vCPU
+ * that moved the BAR; the next machine_fb_dirty() reports every page.
+ * 0, or -errno (KVM refused the place: the BAR then shows nothing).
+ */
+int machine_fb_place(struct machine *m, bool on, uint64_t gpa);
+
+/* The picture the guest shows in the framebuffer. */
+struct machine_fb_mode {
+	bool enabled;		/* false: nothing set (yet) */
+	uint32_t width, height, stride;
+	uint64_t offset;	/* of the top left pixel in the framebuffer */
+};
+/*
+ * For a movable framebuffer, the mode its device has now; for a fixed
+ * one, the machine_fb geometry (enabled, offset 0).  -ENODEV: none.
+ */
+int machine_fb_mode(struct machine *m, struct machine_fb_mode *mode);
 
 /* Each device's diagnostics (device_ops.diag), under its lock. */
 void machine_device_diag(struct machine *m, struct machine_device *md,

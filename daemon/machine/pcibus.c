@@ -101,7 +101,7 @@ pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
 {
 	struct pcibus *pb = ctx;
 	struct pcibus_slot *s = pcibus_slot(pb, slot);
-	struct pci_bar_map now[PCI_NUM_BARS];
+	struct pci_bar_map now[PCI_NUM_BARS + 1];
 	unsigned int i;
 	bool remap;
 
@@ -112,12 +112,12 @@ pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
 	if (s->vdev->ops->pci_written != NULL)
 		s->vdev->ops->pci_written(s->vdev->state, offset, size);
 	if (remap)
-		for (i = 0; i < PCI_NUM_BARS; i++)
+		for (i = 0; i <= PCI_ROM_BAR; i++)
 			pci_config_bar(s->cfg, i, &now[i]);
 	vdev_unlock(s->vdev);
 	/* The host bridge's lock serializes this with other changes. */
 	if (remap)
-		for (i = 0; i < PCI_NUM_BARS; i++)
+		for (i = 0; i <= PCI_ROM_BAR; i++)
 			if (now[i].type != PCI_BAR_NONE &&
 			    now[i].type != PCI_BAR_MEM64_HIGH)
 				pcibus_remap(pb, s, i, &now[i]);

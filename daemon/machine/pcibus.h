@@ -24,7 +24,8 @@
 struct pcibus_slot {
 	struct vdev *vdev;		/* NULL: empty */
 	struct pci_config *cfg;		/* inside vdev->state */
-	struct pci_bar_map mapped[PCI_NUM_BARS];	/* on the buses now */
+	/* on the buses now; the expansion ROM's last */
+	struct pci_bar_map mapped[PCI_NUM_BARS + 1];
 };
 
 struct pcibus {

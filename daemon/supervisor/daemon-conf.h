@@ -67,12 +67,15 @@ struct dconf {
 	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
 	char *passt;			/* user-mode networking's program */
 	char *bios;			/* "firmware": "bios" VMs' image */
+	char *vgabios;			/* their display's ROM */
 };
 
 /* Where Debian's passt package puts it. */
 #define DCONF_PASST	"/usr/bin/passt"
 /* Debian's seabios package: the image with a 256 KiB layout. */
 #define DCONF_BIOS	"/usr/share/seabios/bios-256k.bin"
+/* The same package's VGA BIOS for a bochs-display. */
+#define DCONF_VGABIOS	"/usr/share/seabios/vgabios-bochs-display.bin"
 
 /* Fill c with the built-in defaults (paths from the build). */
 int	dconf_init(struct dconf *c);

@@ -586,7 +586,7 @@ vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
 
 int
 vm_files_open_firmware(const struct vm_def *def, const char *bios,
-    const struct access_cred *cred, struct vm_files *f,
+    const char *vgabios, const struct access_cred *cred, struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	char reason[512];
@@ -604,10 +604,27 @@ vm_files_open_firmware(const struct vm_def *def, const char *bios,
 	}
 	rc = vm_files_open_one("firmware", bios, false, false, cred,
 	    &f->kernel_fd, cls, reason, sizeof(reason));
-	if (rc < 0)
+	if (rc < 0) {
 		snprintf(err, errlen, "VM '%s' boots firmware \"bios\": %s "
 		    "(install the seabios package, or name the image in "
 		    "vmmd.conf's bios)", def->name, reason);
+		return rc;
+	}
+	if (def->vnc_addr == NULL)
+		return 0;
+	/* Its display's VGA BIOS, which the firmware runs from its ROM. */
+	if (vgabios == NULL) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" with a "
+		    "display and vmmd.conf names no vgabios", def->name);
+		return -ENOENT;
+	}
+	rc = vm_files_open_one("vgabios", vgabios, false, false, cred,
+	    &f->initrd_fd, cls, reason, sizeof(reason));
+	if (rc < 0)
+		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" with a "
+		    "display: %s (install the seabios package, or name the "
+		    "image in vmmd.conf's vgabios)", def->name, reason);
 	return rc;
 }
 

@@ -105,11 +105,14 @@ int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 /*
  * After vm_files_open(), for a VM with "firmware": "bios": its image,
  * bios (vmmd.conf's), opened for cred as the kernel would be, into f's
- * kernel_fd (the worker finds it in the kernel's slot).  Nothing for
- * other VMs.  Errors as vm_files_open()'s, err naming the VM.
+ * kernel_fd (the worker finds it in the kernel's slot), and for such a
+ * VM with a display its display's ROM, vgabios, into initrd_fd (such a
+ * VM has no initrd).  Nothing for other VMs.  Errors as
+ * vm_files_open()'s, err naming the VM.
  */
 int	vm_files_open_firmware(const struct vm_def *def, const char *bios,
-	    const struct access_cred *cred, struct vm_files *f,
+	    const char *vgabios, const struct access_cred *cred,
+	    struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
  * At vm.create, after vm_files_open(): the format found for each of

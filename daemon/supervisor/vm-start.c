@@ -289,6 +289,9 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		/* The image, in the kernel's slot (vm_files_open_firmware). */
 		rc |= start_params_set(&sp->firmware, kernel);
 		rc |= start_params_set(&sp->firmware_name, vm->d->bios);
+		/* Its display's ROM, in the initrd's slot (ibid.). */
+		if (def->vnc_addr != NULL)
+			rc |= start_params_set(&sp->vgabios, initrd);
 	} else {
 		rc |= start_params_set(&sp->kernel, kernel);
 		rc |= start_params_set(&sp->kernel_name, def->kernel != NULL ?

@@ -802,7 +802,7 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir,
 	    false, cred, &files, cls, err, errlen)) < 0)
 		return rc;
-	if ((rc = vm_files_open_firmware(vm->def, d->bios, cred, &files,
+	if ((rc = vm_files_open_firmware(vm->def, d->bios, d->vgabios, cred, &files,
 	    cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,

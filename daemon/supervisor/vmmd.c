@@ -583,7 +583,9 @@ main(int argc, char *argv[])
 	d->default_kernel = conf.kernel;
 	d->passt = conf.passt;
 	d->bios = conf.bios;
+	d->vgabios = conf.vgabios;
 	conf.statedir = conf.kernel = conf.passt = conf.bios = NULL;
+	conf.vgabios = NULL;
 	/* conf lives until main() returns, and the rules with it. */
 	d->tap_rules = conf.tap_rules;
 	d->ntap_rules = conf.ntap_rules;
@@ -755,6 +757,7 @@ free_paths:
 	free(d->default_kernel);
 	free(d->passt);
 	free(d->bios);
+	free(d->vgabios);
 	free(d->worker_self);
 	libevent_global_shutdown();
 	return status;

@@ -21,7 +21,7 @@
 #define WLINK_REPORT_FD		5
 #define WLINK_KVM_FD		6	/* /dev/kvm */
 #define WLINK_KERNEL_FD		7
-#define WLINK_INITRD_FD		8	/* if the VM has one */
+#define WLINK_INITRD_FD		8	/* if the VM has one; else a firmware VM's VGA BIOS */
 /* card 0's TAP, if it has one; cards 1-3's follow the backing files */
 #define WLINK_TAP0_FD		9
 #define WLINK_VSOCK_FD		10	/* /dev/vhost-vsock, if it has vsock */

@@ -51,7 +51,17 @@ struct display {
 
 	void *fb;
 	uint64_t fb_size;
-	uint32_t width, height, stride;
+	uint32_t width, height, stride;	/* the definition's */
+	bool pci;			/* a PCI display's memory */
+	/*
+	 * The picture: mode_offset into fb, with this geometry; the
+	 * guest's last good mode (or the definition's size at 0).  The
+	 * VNC server shows it from its next refresh (vnc.h).
+	 */
+	uint64_t mode_offset;
+	uint32_t mode_width, mode_height, mode_stride;
+	uint64_t *fb_bits;		/* pages of all of fb written */
+	size_t fb_words;
 
 	struct wp_track *wp;		/* NULL: the machine logs writes */
 	struct event *wp_ev;		/* pending while armed */
@@ -256,11 +266,11 @@ display_stream(struct display *d, bool on, uint64_t *bitmap, size_t words)
 	d->switches++;
 }
 
+/* The pages of all of the framebuffer written, into bitmap (words). */
 static int
-display_dirty(void *opaque, uint64_t *bitmap)
+display_collect(struct display *d, uint64_t *bitmap)
 {
-	struct display *d = opaque;
-	size_t words = (d->fb_size / 4096 + 63) / 64, i;
+	size_t words = d->fb_words, i;
 	bool any;
 	int ret = 0;
 
@@ -293,6 +303,77 @@ display_dirty(void *opaque, uint64_t *bitmap)
 		ret = 0;
 	}
 	return ret;
+}
+
+static bool
+display_page_dirty(const struct display *d, uint64_t page)
+{
+	return page / 64 < d->fb_words &&
+	    (d->fb_bits[page / 64] >> (page % 64) & 1) != 0;
+}
+
+/*
+ * What the VNC server asks: the pages of the window it shows (its own
+ * idea of it: the bitmap is sized for that), page 0 holding its first
+ * byte (dirty.h).  A window that starts inside a page takes each of its
+ * pages as dirty when either framebuffer page it covers is.
+ */
+static int
+display_dirty(void *opaque, uint64_t *bitmap)
+{
+	struct display *d = opaque;
+	struct vnc_framebuffer fb;
+	uint64_t off, first, pages;
+	bool straddles;
+	int ret;
+
+	d->vm->vnc_get_framebuffer(d->vnc, &fb);
+	off = (uint64_t)((uint8_t *)fb.pixels - (uint8_t *)d->fb);
+	first = off / 4096;
+	straddles = off % 4096 != 0;
+	memset(d->fb_bits, 0, d->fb_words * sizeof(uint64_t));
+	ret = display_collect(d, d->fb_bits);
+	pages = ((uint64_t)(fb.height - 1) * fb.stride + fb.width * 4ULL +
+	    4095) / 4096;
+	for (uint64_t i = 0; i < pages; i++)
+		if (display_page_dirty(d, first + i) ||
+		    (straddles && display_page_dirty(d, first + i + 1)))
+			bitmap[i / 64] |= 1ULL << (i % 64);
+	return ret;
+}
+
+/*
+ * The picture now: for a PCI display, the guest's mode when it set one
+ * that lies inside the framebuffer (its device checked that too; this
+ * is the worker's own reading of guest memory), else the last one.
+ */
+static void
+display_picture(struct display *d, struct vnc_framebuffer *fb)
+{
+	struct machine_fb_mode m;
+
+	if (d->pci && d->host.fb_mode != NULL &&
+	    d->host.fb_mode(d->host.opaque, &m) == 0 && m.enabled &&
+	    m.width > 0 && m.height > 0 && m.width <= 16384 &&
+	    m.height <= 16384 && m.stride >= m.width * 4ULL &&
+	    m.offset < d->fb_size && (uint64_t)(m.height - 1) * m.stride +
+	    m.width * 4ULL <= d->fb_size - m.offset) {
+		d->mode_offset = m.offset;
+		d->mode_width = m.width;
+		d->mode_height = m.height;
+		d->mode_stride = m.stride;
+	}
+	*fb = (struct vnc_framebuffer){
+		(uint8_t *)d->fb + d->mode_offset, d->mode_width,
+		d->mode_height, d->mode_stride,
+	};
+}
+
+/* The VNC server's question (vnc.h): the picture. */
+static void
+display_framebuffer(void *opaque, struct vnc_framebuffer *fb)
+{
+	display_picture(opaque, fb);
 }
 
 /* The guest wrote to a protected page: a vCPU waits for this. */
@@ -335,10 +416,19 @@ display_alloc_fb(struct display *d, const struct display_config *cfg,
 		    cfg->height);
 		return -EINVAL;
 	}
-	d->width = cfg->width;
-	d->height = cfg->height;
-	d->stride = cfg->width * 4;
+	d->width = d->mode_width = cfg->width;
+	d->height = d->mode_height = cfg->height;
+	d->stride = d->mode_stride = cfg->width * 4;
 	size = ((uint64_t)d->stride * d->height + 4095) & ~4095ULL;
+	/* A PCI BAR's: a power of two, and room for modes (guest-display.h). */
+	d->pci = cfg->pci;
+	if (d->pci) {
+		uint64_t pow2 = DISPLAY_PCI_MIN;
+
+		while (pow2 < size)
+			pow2 *= 2;
+		size = pow2;
+	}
 	if (size > PC_FRAMEBUFFER_MAX) {
 		snprintf(err, errlen, "display of %ux%u pixels needs more "
 		    "than %llu MiB", cfg->width, cfg->height,
@@ -354,6 +444,12 @@ display_alloc_fb(struct display *d, const struct display_config *cfg,
 		return -ENOMEM;
 	}
 	d->fb_size = size;
+	d->fb_words = (size / 4096 + 63) / 64;
+	d->fb_bits = calloc(d->fb_words, sizeof(uint64_t));
+	if (d->fb_bits == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	/* What the guest drew is its data: out of core files like its RAM. */
 	(void)madvise(d->fb, size, MADV_DONTDUMP);
 	return 0;
@@ -384,6 +480,7 @@ display_new(struct event_base *base, const struct display_config *cfg,
 		.pointer = display_pointer,
 		.clients_changed = display_clients_changed,
 		.dirty = display_dirty,
+		.framebuffer = display_framebuffer,
 	};
 	struct vnc_config vc;
 	struct display *d;
@@ -470,6 +567,7 @@ display_free(struct display *d)
 	wp_track_free(d->wp);
 	if (d->fb != NULL)
 		munmap(d->fb, d->fb_size);
+	free(d->fb_bits);
 	free(d->listen);
 	if (d->password != NULL) {
 		explicit_bzero(d->password, strlen(d->password));
@@ -589,6 +687,8 @@ static const struct figure vnc_figure_rows[] = {
 	    "Changed tiles marked for sending", tiles_sent),
 	VNC_FIGURE("updates", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "FramebufferUpdate messages sent", updates_sent),
+	VNC_FIGURE("resizes", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "Screen size or place changes followed", resizes),
 	VNC_FIGURE("clients_cut_off", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "Stalled VNC viewers disconnected", clients_cut_off),
 	VNC_FIGURE("handshakes", NULL, FIGURE_GAUGE, FIGURE_UNIT_NONE,
@@ -664,10 +764,11 @@ display_send_event(struct bufferevent *bev, short what, void *arg)
 
 /* The PNG into an anonymous file, so that its size is known first. */
 static int
-display_png(struct display *d, int *fdp, off_t *sizep)
+display_png(struct display *d, const struct vnc_framebuffer *fb, int *fdp,
+    off_t *sizep)
 {
 	struct screenshot_image img = {
-		d->fb, d->width, d->height, d->stride,
+		fb->pixels, fb->width, fb->height, fb->stride,
 	};
 	off_t size = 0;
 	int fd, ret;
@@ -692,6 +793,7 @@ display_screenshot(struct display *d, int fd, struct json_object *reply_id)
 {
 	struct json_object *ret_obj, *reply;
 	struct display_send *s;
+	struct vnc_framebuffer fb;
 	const struct timeval tv = { 30, 0 };
 	char *line = NULL;
 	size_t len;
@@ -699,7 +801,9 @@ display_screenshot(struct display *d, int fd, struct json_object *reply_id)
 	void *map;
 	int png = -1, ret;
 
-	if ((ret = display_png(d, &png, &size)) < 0)
+	/* What the guest shows now, viewers or not. */
+	display_picture(d, &fb);
+	if ((ret = display_png(d, &fb, &png, &size)) < 0)
 		goto close_fd;
 	s = calloc(1, sizeof(*s));
 	if (s == NULL || evutil_make_socket_nonblocking(fd) < 0 ||
@@ -715,9 +819,9 @@ display_screenshot(struct display *d, int fd, struct json_object *reply_id)
 	    json_object_new_string("png"));
 	json_object_object_add(ret_obj, "size", json_object_new_int64(size));
 	json_object_object_add(ret_obj, "width",
-	    json_object_new_int64(d->width));
+	    json_object_new_int64(fb.width));
 	json_object_object_add(ret_obj, "height",
-	    json_object_new_int64(d->height));
+	    json_object_new_int64(fb.height));
 	reply = proto_reply(reply_id, ret_obj);
 	if (reply != NULL)
 		line = proto_serialize(reply, &len);

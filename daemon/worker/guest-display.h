@@ -14,6 +14,12 @@
  * allowed, it polls the log all the time.  With nobody watching,
  * nothing runs at all.
  *
+ * What viewers see is a window of the framebuffer: all of it as the
+ * definition sizes it for a guest whose kernel vmmd loads, and for a
+ * PCI display (firmware's) the mode the guest set, asked at each
+ * refresh (vnc.h's framebuffer()); until one is set, the definition's
+ * size at its start.
+ *
  * Everything runs on the loop's thread.
  */
 #ifndef VMMD_DISPLAY_H
@@ -37,7 +43,15 @@ struct display_config {
 	uint32_t height;
 	const char *web_dir;	/* noVNC's files, or NULL: no HTTP */
 	int http_port;		/* 0: the first free one from 5800 */
+	/*
+	 * The framebuffer is a PCI display's memory (a bochs-display's,
+	 * for firmware): a power of two, at least DISPLAY_PCI_MIN bytes,
+	 * showing the mode the guest sets in it.
+	 */
+	bool pci;
 };
+
+#define DISPLAY_PCI_MIN		(16u << 20)
 
 /* Where viewers' input and questions go (guest.c, on the loop). */
 struct display_host {
@@ -53,6 +67,11 @@ struct display_host {
 	/* A viewer came (connected) or went; clients: how many now. */
 	void (*clients_changed)(void *opaque, unsigned int clients,
 	    bool connected);
+	/*
+	 * With display_config.pci: the mode the guest set now (-errno or
+	 * !enabled: keep showing what was shown).
+	 */
+	int (*fb_mode)(void *opaque, struct machine_fb_mode *mode);
 	void *opaque;
 };
 

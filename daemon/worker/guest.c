@@ -129,6 +129,16 @@ guest_display_set_dirty_log(void *opaque, bool on)
 	return machine_fb_log(w->machine, on);
 }
 
+static int
+guest_display_fb_mode(void *opaque, struct machine_fb_mode *mode)
+{
+	struct worker *w = opaque;
+
+	if (w->machine == NULL)
+		return -ENODEV;
+	return machine_fb_mode(w->machine, mode);
+}
+
 static void
 guest_display_clients(void *opaque, unsigned int clients, bool connected)
 {
@@ -150,6 +160,7 @@ guest_display_new(struct worker *w, const struct display_config *cfg,
 		.dirty_log = guest_display_dirty_log,
 		.set_dirty_log = guest_display_set_dirty_log,
 		.clients_changed = guest_display_clients,
+		.fb_mode = guest_display_fb_mode,
 		.opaque = w,
 	};
 	int ret;
@@ -383,6 +394,7 @@ guest_fini(struct worker *w)
 	free(w->kernel);
 	free(w->kernel_name);
 	free(w->firmware);
+	free(w->vgabios);
 	free(w->initrd);
 	free(w->cmdline);
 	json_object_put(w->boot_facts);

@@ -214,6 +214,12 @@ info_machine(struct json_object *ret, struct machine *m,
 	unknown = json_object_new_object();
 	figures_json_add(unknown, &machine_unknown_io_figures, m);
 	json_object_object_add(ret, "unknown_io", unknown);
+	if (m->fb_movable) {
+		struct json_object *fb = json_object_new_object();
+
+		figures_json_add(fb, &machine_fb_figures, m);
+		json_object_object_add(ret, "framebuffer", fb);
+	}
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));
 	json_object_object_add(ret, "irq_routes", info_irq_routes_json(m));

@@ -388,8 +388,11 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 			    "out of memory");
 		log_debug("%s: firmware %s", w->name, w->kernel_name);
 	}
+	if (sp->vgabios != NULL && (w->vgabios = strdup(sp->vgabios)) == NULL)
+		return worker_error(r, PROTO_ERR_INTERNAL, "out of memory");
 	w->cfg = (struct machine_config){
 		.firmware = w->firmware,
+		.vgabios = w->vgabios,
 		.kernel = w->kernel,
 		.initrd = w->initrd,
 		.kernel_name = w->kernel_name,
@@ -459,6 +462,8 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 	/* Its write-protect tracking needs /dev/userfaultfd, root's. */
 	w->read_files = sp->has_display && sp->display.web_dir != NULL;
 	dcfg = worker_display_config(&sp->display);
+	/* Firmware's screen is a bochs-display's memory (machine.h). */
+	dcfg.pci = sp->firmware != NULL;
 	if (sp->has_display &&
 	    (ret = guest_display_new(w, &dcfg, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL || ret == -EADDRINUSE ?

@@ -45,6 +45,7 @@ struct worker {
 	char *kernel_name;		/* the user's path, for messages */
 	/* A firmware image booted instead (kernel_name then names it). */
 	char *firmware;
+	char *vgabios;			/* its display's ROM, or NULL */
 	bool reboot_stops;
 	bool paused;			/* as last reported in vm.state */
 	int64_t log_start;		/* the run's start in the console log */

@@ -72,6 +72,21 @@ pci_config_add_bar(struct pci_config *pc, unsigned int bar,
 }
 
 int
+pci_config_add_rom(struct pci_config *pc, uint32_t size)
+{
+	uint32_t mask;
+
+	if (size < 2048 || size > (16u << 20) || (size & (size - 1)) != 0 ||
+	    pc->rom_size != 0)
+		return -EINVAL;
+	pc->rom_size = size;
+	mask = ~(size - 1) | PCI_ROM_ENABLE;
+	for (unsigned int i = 0; i < 4; i++)
+		pc->wmask[PCI_ROM_ADDRESS + i] = (uint8_t)(mask >> (8 * i));
+	return 0;
+}
+
+int
 pci_config_add_cap(struct pci_config *pc, uint8_t id, unsigned int len)
 {
 	unsigned int off = pc->cap_end;
@@ -124,7 +139,8 @@ pci_config_write(struct pci_config *pc, unsigned int offset,
 		pc->cfg[o] = (uint8_t)((pc->cfg[o] & ~pc->wmask[o]) |
 		    (v[i] & pc->wmask[o]));
 		if (o == PCI_COMMAND ||
-		    (o >= PCI_BAR0 && o < PCI_BAR0 + 4 * PCI_NUM_BARS))
+		    (o >= PCI_BAR0 && o < PCI_BAR0 + 4 * PCI_NUM_BARS) ||
+		    (o >= PCI_ROM_ADDRESS && o < PCI_ROM_ADDRESS + 4))
 			remap = true;
 	}
 	return remap;
@@ -145,6 +161,16 @@ pci_config_bar(const struct pci_config *pc, unsigned int bar,
 	unsigned int off = PCI_BAR0 + 4 * bar;
 
 	memset(map, 0, sizeof(*map));
+	if (bar == PCI_ROM_BAR && pc->rom_size != 0) {
+		uint32_t v = pci_config_get32(pc, PCI_ROM_ADDRESS);
+
+		map->type = PCI_BAR_MEM32;
+		map->size = pc->rom_size;
+		map->base = v & ~(uint32_t)(pc->rom_size - 1);
+		map->on = (cmd & PCI_COMMAND_MEMORY) != 0 &&
+		    (v & PCI_ROM_ENABLE) != 0 && map->base != 0;
+		return;
+	}
 	if (bar >= PCI_NUM_BARS)
 		return;
 	map->type = pc->bar_type[bar];

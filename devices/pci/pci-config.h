@@ -39,6 +39,8 @@
 #define PCI_BAR0		0x10
 #define PCI_SUBSYSTEM_VENDOR_ID	0x2c
 #define PCI_SUBSYSTEM_ID	0x2e
+#define PCI_ROM_ADDRESS		0x30
+#define  PCI_ROM_ENABLE		0x1
 #define PCI_CAPABILITY_LIST	0x34
 #define PCI_INTERRUPT_LINE	0x3c
 #define PCI_INTERRUPT_PIN	0x3d
@@ -63,6 +65,11 @@ enum pci_bar_type {
 #define PCI_BAR_OFFSET(bar)	((uint64_t)(bar) << PCI_BAR_SHIFT)
 #define PCI_BAR_OF(offset)	((unsigned int)((offset) >> PCI_BAR_SHIFT))
 #define PCI_BAR_REL(offset)	((offset) & ((1ULL << PCI_BAR_SHIFT) - 1))
+/*
+ * The expansion ROM BAR (6.2.5.2), where a function has one: its reads
+ * arrive at PCI_BAR_OFFSET(PCI_ROM_BAR), like a seventh BAR's.
+ */
+#define PCI_ROM_BAR		PCI_NUM_BARS
 
 /* Where a BAR decodes now: what the machine maps on its buses. */
 struct pci_bar_map {
@@ -77,6 +84,7 @@ struct pci_config {
 	uint8_t wmask[PCI_CONFIG_SIZE];	/* bits the guest may change */
 	enum pci_bar_type bar_type[PCI_NUM_BARS];
 	uint64_t bar_size[PCI_NUM_BARS];
+	uint32_t rom_size;		/* 0: no expansion ROM */
 	uint8_t cap_end;		/* where the next capability goes */
 	uint8_t *cap_link;		/* the last "next" pointer */
 };
@@ -98,6 +106,13 @@ void pci_config_init(struct pci_config *pc, const struct pci_ids *ids);
 int pci_config_add_bar(struct pci_config *pc, unsigned int bar,
     enum pci_bar_type type, uint64_t size);
 /*
+ * Give the function an expansion ROM of size bytes (a power of two,
+ * 2 KiB to 16 MiB): the guest sizes and places it at PCI_ROM_ADDRESS
+ * and it decodes while both its enable bit and the command register's
+ * memory enable are set.  0 or -EINVAL.
+ */
+int pci_config_add_rom(struct pci_config *pc, uint32_t size);
+/*
  * Append a capability of len bytes (id and next pointer included) to
  * the list: its offset, or -ENOSPC.  The caller fills the body and
  * marks writable bits in wmask.
@@ -114,7 +129,11 @@ void pci_config_read(const struct pci_config *pc, unsigned int offset,
 bool pci_config_write(struct pci_config *pc, unsigned int offset,
     const void *data, unsigned int size);
 
-/* Where BAR bar decodes now (off for the upper half of a MEM64). */
+/*
+ * Where BAR bar decodes now (off for the upper half of a MEM64);
+ * PCI_ROM_BAR: the expansion ROM, a PCI_BAR_MEM32 (PCI_BAR_NONE
+ * without one).
+ */
 void pci_config_bar(const struct pci_config *pc, unsigned int bar,
     struct pci_bar_map *map);
 

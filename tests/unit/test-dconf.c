@@ -186,6 +186,13 @@ main(void)
 	dconf_fini(&c);
 	expect_error("bios = fw.bin\n", "1: 'fw.bin' is not an absolute "
 	    "path");
+	dconf_init(&c);
+	tap_ok(strcmp(c.vgabios, DCONF_VGABIOS) == 0, "vgabios: Debian's "
+	    "bochs-display VGA BIOS by default");
+	tap_ok(load_text(&c, "vgabios = /srv/fw/vga.bin\n", err,
+	    sizeof(err)) == 0 && strcmp(c.vgabios, "/srv/fw/vga.bin") == 0,
+	    "vgabios: as written (%s)", err);
+	dconf_fini(&c);
 
 	dconf_init(&c);
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", false, err,
@@ -198,7 +205,7 @@ main(void)
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
 	    "boot_timeout, boot_disk_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen, passt, bios)");
+	    "worker_uids, metrics_listen, passt, bios, vgabios)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
 	expect_error("metrics_listen = 127.0.0.1:0\n", "1: '127.0.0.1:0' is "

@@ -55,6 +55,10 @@ struct test_host {
 	unsigned int connects, disconnects;
 	/* The "guest" drawing on: called after dirty() took the pages. */
 	void (*still_drawing)(void);
+	/* What framebuffer() answers while follow is set. */
+	bool follow;
+	struct vnc_framebuffer shown;
+	unsigned int fb_calls;
 };
 
 static struct event_base *base;
@@ -69,7 +73,21 @@ host_dirty(void *opaque, uint64_t *bitmap)
 	void (*draw)(void) = h->still_drawing;
 
 	h->dirty_calls++;
-	memcpy(bitmap, h->written, h->words * sizeof(uint64_t));
+	if (h->follow) {
+		/* The window's pages, as the worker's display gives them. */
+		size_t off = (size_t)((const uint8_t *)h->shown.pixels -
+		    (const uint8_t *)h->fb), first = off / 4096;
+		size_t pages = ((size_t)(h->shown.height - 1) *
+		    h->shown.stride + h->shown.width * 4 + 4095) / 4096;
+
+		for (size_t i = 0; i < pages; i++)
+			for (size_t p = first + i; p <= first + i + 1; p++)
+				if (p / 64 < h->words &&
+				    (h->written[p / 64] >> (p % 64) & 1))
+					bitmap[i / 64] |= 1ull << (i % 64);
+	} else {
+		memcpy(bitmap, h->written, h->words * sizeof(uint64_t));
+	}
 	memset(h->written, 0, h->words * sizeof(uint64_t));
 	h->still_drawing = NULL;
 	if (draw != NULL)
@@ -108,11 +126,22 @@ host_clients(void *opaque, unsigned int clients, bool connected)
 		h->disconnects++;
 }
 
+static void
+host_framebuffer(void *opaque, struct vnc_framebuffer *fb)
+{
+	struct test_host *h = opaque;
+
+	h->fb_calls++;
+	if (h->follow)
+		*fb = h->shown;
+}
+
 static const struct vnc_host test_vnc_host = {
 	.key = host_key,
 	.pointer = host_pointer,
 	.clients_changed = host_clients,
 	.dirty = host_dirty,
+	.framebuffer = host_framebuffer,
 	.opaque = &host,
 };
 
@@ -746,6 +775,102 @@ test_event_driven(void)
 	    "damage with nobody watching does nothing");
 	vnc_free(vnc);
 	vnc = NULL;
+}
+
+/* The viewer shows host.shown, pixel for pixel. */
+static bool
+viewer_shows_window(void *arg)
+{
+	struct viewer *v = arg;
+	const struct vnc_framebuffer *fb = &host.shown;
+	bool same = false;
+
+	pthread_mutex_lock(&v->lock);
+	if (v->vv.client != NULL && v->vv.client->frameBuffer != NULL &&
+	    v->vv.client->width == (int)fb->width &&
+	    v->vv.client->height == (int)fb->height) {
+		const uint32_t *theirs =
+		    (const uint32_t *)v->vv.client->frameBuffer;
+
+		same = true;
+		for (uint32_t y = 0; y < fb->height && same; y++)
+			for (uint32_t x = 0; x < fb->width && same; x++)
+				same = ((theirs[y * fb->width + x] ^
+				    ((const uint32_t *)((const uint8_t *)
+				    fb->pixels + (size_t)y * fb->stride))[x]) &
+				    0xffffff) == 0;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return same;
+}
+
+/*
+ * A framebuffer that changes (a guest setting a mode): the server asks
+ * for it at each refresh, and a new one (a window of the memory at
+ * another place, size and stride) reaches the viewer whole, at its new
+ * size; an unchanged or bad one changes nothing.
+ */
+static void
+test_resize(void)
+{
+	struct viewer v;
+	struct vnc_stats st, before;
+	uint64_t refreshes;
+
+	if (server_new(VNC_REFRESH_EVENT, NULL, NULL) < 0) {
+		tap_ok(0, "vnc_new for the resize tests");
+		return;
+	}
+	viewer_start(&v, vnc_port(vnc), NULL);
+	tap_ok(wait_clients(1) && run_until(viewer_in_sync, &v, 10),
+	    "resize: a viewer sees the first framebuffer");
+	tap_ok(host.fb_calls >= 1, "the server asked for it as the viewer "
+	    "came (%u)", host.fb_calls);
+	/* 1000x64 from line 16, column 8, with the memory's stride. */
+	host.shown = (struct vnc_framebuffer){ host.fb + 16 * FB_W + 8, 1000,
+	    64, FB_STRIDE };
+	host.follow = true;
+	guest_fill(8, 16, 1008, 80, 0x00123456);
+	guest_fill(100, 30, 200, 40, 0x00fedcba);
+	before = stats();
+	refreshes = before.refreshes;
+	vnc_damage(vnc);
+	tap_ok(run_until(refreshed, &refreshes, 10) &&
+	    run_until(viewer_shows_window, &v, 10),
+	    "a new framebuffer: the viewer gets it whole, at 1000x64");
+	st = stats();
+	TAP_EQ(st.resizes, before.resizes + 1, "one resize counted");
+	{
+		struct vnc_framebuffer now;
+
+		vnc_get_framebuffer(vnc, &now);
+		tap_ok(memcmp(&now, &host.shown, sizeof(now)) == 0,
+		    "vnc_get_framebuffer: the new one");
+	}
+	guest_fill(300, 50, 310, 52, 0x00aabbcc);
+	refreshes = st.refreshes;
+	vnc_damage(vnc);
+	tap_ok(run_until(refreshed, &refreshes, 10) &&
+	    run_until(viewer_shows_window, &v, 10) &&
+	    stats().resizes == st.resizes,
+	    "a write inside it: sent, no resize");
+	host.shown.stride = 4;		/* shorter than a line: refused */
+	guest_fill(300, 50, 310, 52, 0x00ccbbaa);
+	refreshes = stats().refreshes;
+	vnc_damage(vnc);
+	host.shown.stride = FB_STRIDE;
+	tap_ok(run_until(refreshed, &refreshes, 10) &&
+	    run_until(viewer_shows_window, &v, 10) &&
+	    stats().resizes == st.resizes,
+	    "a bad geometry is not followed");
+	host.follow = false;
+	viewer_stop(&v);
+	tap_ok(wait_clients(0) && !stats().refresh_exists,
+	    "the viewer leaves: no refresh");
+	vnc_free(vnc);
+	vnc = NULL;
+	/* The next tests' server starts with the whole framebuffer. */
+	memset(host.written, 0, host.words * sizeof(uint64_t));
 }
 
 /* --- HTTP and WebSocket ------------------------------------------------- */
@@ -1592,6 +1717,7 @@ main(void)
 	test_update_encodings();
 	test_password();
 	test_event_driven();
+	test_resize();
 	test_web();
 	test_slow_peers();
 	test_handshake_cap();
