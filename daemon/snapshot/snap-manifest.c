@@ -370,7 +370,11 @@ snap_manifest_parse(const char *text, size_t len, struct snap_manifest *m,
 		    jerr == json_tokener_success ? "not a JSON object" :
 		    json_tokener_error_desc(jerr));
 	}
-	if (end > len || strspn(text + end, " \t\r\n") < len - end) {
+	/* The text is not NUL-terminated: only its len bytes are read. */
+	while (end < len && (text[end] == ' ' || text[end] == '\t' ||
+	    text[end] == '\r' || text[end] == '\n'))
+		end++;
+	if (end != len) {
 		json_object_put(root);
 		return snap_fail(-EINVAL, err, errlen,
 		    "manifest: bytes after the JSON object");
