@@ -371,6 +371,21 @@ test_write_refusals(void)
 	ret = snap_write(scratch_at("overlap-w"), &a, err, sizeof(err));
 	tap_ok(ret == -EINVAL && access(scratch_at("overlap-w"), F_OK) < 0,
 	    "overlapping RAM regions are refused: %s", err);
+
+	/* A write that fails half-way (the state file cannot be made). */
+	scratch_mkdir("fail-w", 0755);
+	scratch_mkdir("fail-w/state.tmp", 0755);
+	a.regions = regions;
+	a.sections = sections;
+	a.nsections = sizeof(sections) / sizeof(sections[0]);
+	ret = snap_write(scratch_at("fail-w"), &a, err, sizeof(err));
+	tap_ok(ret == -EISDIR &&
+	    access(scratch_at("fail-w/memory"), F_OK) == 0 &&
+	    access(scratch_at("fail-w/manifest.json"), F_OK) < 0,
+	    "a write that fails after the memory file leaves no manifest: %s",
+	    err);
+	refused("fail-w", -ENOENT, "did not finish",
+	    "what a failed write left");
 }
 
 /* Shapes only the parser sees. */
