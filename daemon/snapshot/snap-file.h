@@ -1,0 +1,85 @@
+/*
+ * A snapshot directory (README.md): written whole or not at all, and
+ * read back only after everything in it has been checked.  No KVM, no
+ * process around it: the worker hands it guest RAM regions and section
+ * buffers, and gets them back.  Errors are -errno and a sentence for
+ * the user in err.
+ */
+#ifndef VMMD_SNAP_FILE_H
+#define VMMD_SNAP_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snap-manifest.h"
+
+struct json_object;
+
+/* Guest RAM: where the guest sees it and where this process has it. */
+struct snap_region {
+	uint64_t	 gpa;
+	uint64_t	 size;
+	void		*host;
+};
+
+/* One binary section: a device's or a vCPU's state, say. */
+struct snap_section {
+	const char	*name;		/* snap-manifest.c's name rule */
+	const void	*data;
+	size_t		 size;
+};
+
+struct snap_write_args {
+	const char			*vmmd_version;
+	struct json_object		*definition;	/* an object, as is */
+	const struct snap_region	*regions;	/* in guest order */
+	size_t				 nregions;
+	const struct snap_section	*sections;
+	size_t				 nsections;
+};
+
+/*
+ * Writes a snapshot into dir (made 0700 if it does not exist), which
+ * must not hold one already (-EEXIST).  Data files are written under
+ * temporary names, synced and renamed, then manifest.json the same way,
+ * then the directory is synced: until the manifest's rename a reader
+ * sees no snapshot, after it a whole one.  What the reader would refuse
+ * is refused before anything is written (-EINVAL, -E2BIG).  The guest
+ * must not run meanwhile.
+ */
+int	snap_write(const char *dir, const struct snap_write_args *a,
+	    char *err, size_t errlen);
+
+struct snap_reader {
+	int			memory_fd;
+	struct snap_manifest	m;
+	uint8_t			*state;		/* the state file, checked */
+};
+
+/*
+ * Opens the snapshot in dir and checks all of it but the RAM's bytes:
+ * the manifest (snap_manifest_parse), the files' sizes, every section's
+ * checksum (the state file is read whole and kept), and the memory
+ * layout against the one the caller will run (expect: gpa and size; a
+ * different layout is -EINVAL naming both).  -ENOENT: no manifest (not
+ * a snapshot, or one whose writing did not finish).  On success,
+ * snap_close() releases r.
+ */
+int	snap_open(struct snap_reader *r, const char *dir,
+	    const struct snap_region *expect, size_t nexpect, char *err,
+	    size_t errlen);
+/* The checked bytes of the section called name, or NULL if none. */
+const void *snap_section(const struct snap_reader *r, const char *name,
+	    size_t *size);
+/*
+ * Region i's RAM into host (the caller's fresh, zeroed RAM of the size
+ * snap_open() checked): mapped copy-on-write from the file (map; the
+ * snapshot's files must then stay as they are while the guest runs) or
+ * read into it (snap-memory.h).
+ */
+int	snap_restore_memory(const struct snap_reader *r, size_t i,
+	    void *host, bool map, char *err, size_t errlen);
+void	snap_close(struct snap_reader *r);
+
+#endif

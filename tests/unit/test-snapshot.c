@@ -1,0 +1,453 @@
+/*
+ * Snapshot directories (daemon/snapshot): a snapshot written and read
+ * back gives the same sections, definition and RAM, through a mapping
+ * and through reads, and its RAM file keeps holes where the guest never
+ * wrote; then every damage a reader must refuse, each refused before
+ * anything is handed out, with -errno and a reason naming the thing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "snap-file.h"
+#include "scratch.h"
+#include "tap.h"
+
+#define MIB		(1ull << 20)
+#define LOW_SIZE	(16 * MIB)
+#define HIGH_GPA	(4096 * MIB)
+#define HIGH_SIZE	(4 * MIB)
+
+static uint8_t	*ram_low, *ram_high;
+static struct snap_region regions[2];
+static uint8_t	 sec_a[3000], sec_b[70000];
+static struct snap_section sections[] = {
+	{ "cpu/0", sec_a, sizeof(sec_a) },
+	{ "empty", "", 0 },
+	{ "pci/00:03.0/virtio-blk", sec_b, sizeof(sec_b) },
+};
+static struct json_object *definition;
+
+static void *
+anon(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap: %s", strerror(errno));
+	return p;
+}
+
+/* A guest that wrote a few pages here and there. */
+static void
+setup(void)
+{
+	size_t i;
+
+	ram_low = anon(LOW_SIZE);
+	ram_high = anon(HIGH_SIZE);
+	for (i = 0; i < 8; i++)
+		memset(ram_low + i * 2 * MIB + 4096 * i, 0x11 + (int)i, 4096);
+	ram_low[LOW_SIZE - 1] = 0x5a;
+	strcpy((char *)ram_high + 12345, "high memory");
+	regions[0] = (struct snap_region){ 0, LOW_SIZE, ram_low };
+	regions[1] = (struct snap_region){ HIGH_GPA, HIGH_SIZE, ram_high };
+	for (i = 0; i < sizeof(sec_a); i++)
+		sec_a[i] = (uint8_t)(i * 7);
+	for (i = 0; i < sizeof(sec_b); i++)
+		sec_b[i] = (uint8_t)(i >> 3);
+	definition = json_tokener_parse("{\"name\": \"g\", \"memory\": 20, "
+	    "\"vcpus\": 1, \"devices\": [{\"kind\": \"virtio-blk\"}]}");
+	if (definition == NULL)
+		tap_bail("definition");
+}
+
+static int
+write_snap(const char *rel, char *err, size_t errlen)
+{
+	struct snap_write_args a = {
+		.vmmd_version = "0.1.0",
+		.definition = definition,
+		.regions = regions,
+		.nregions = 2,
+		.sections = sections,
+		.nsections = sizeof(sections) / sizeof(sections[0]),
+	};
+
+	return snap_write(scratch_at(rel), &a, err, errlen);
+}
+
+static int
+open_snap(const char *rel, struct snap_reader *r, char *err, size_t errlen)
+{
+	return snap_open(r, scratch_at(rel), regions, 2, err, errlen);
+}
+
+static void
+test_round_trip(void)
+{
+	struct snap_reader r;
+	struct stat st;
+	char err[256] = "";
+	uint8_t *low, *high;
+	const void *p;
+	size_t i, n;
+	int ret;
+
+	ret = write_snap("good", err, sizeof(err));
+	tap_ok(ret == 0, "a snapshot is written (%s)", err);
+	ret = write_snap("good", err, sizeof(err));
+	tap_ok(ret == -EEXIST && strstr(err, "already") != NULL,
+	    "a second snapshot into the same directory is refused: %s", err);
+
+	if (stat(scratch_at("good/memory"), &st) < 0)
+		tap_bail("stat memory");
+	tap_ok((uint64_t)st.st_size == LOW_SIZE + HIGH_SIZE,
+	    "the memory file is as large as RAM (%lld)",
+	    (long long)st.st_size);
+	tap_ok((uint64_t)st.st_blocks * 512 <= 256 * 1024,
+	    "and sparse: %lld bytes allocated for 10 written pages",
+	    (long long)st.st_blocks * 512);
+	tap_ok(access(scratch_at("good/memory.tmp"), F_OK) < 0 &&
+	    access(scratch_at("good/manifest.json.tmp"), F_OK) < 0,
+	    "no temporary file is left");
+
+	err[0] = '\0';
+	ret = open_snap("good", &r, err, sizeof(err));
+	tap_ok(ret == 0, "it opens (%s)", err);
+	if (ret < 0)
+		return;
+	tap_ok(strcmp(r.m.vmmd_version, "0.1.0") == 0 &&
+	    r.m.format_version == SNAP_FORMAT_VERSION,
+	    "versions are kept");
+	tap_ok(json_object_equal(r.m.definition, definition),
+	    "the definition is kept as it was");
+	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		p = snap_section(&r, sections[i].name, &n);
+		tap_ok(p != NULL && n == sections[i].size &&
+		    memcmp(p, sections[i].data, n) == 0,
+		    "section %s is byte-identical", sections[i].name);
+	}
+	tap_ok(snap_section(&r, "nothing", &n) == NULL,
+	    "an absent section is NULL");
+
+	low = anon(LOW_SIZE);
+	high = anon(HIGH_SIZE);
+	ret = snap_restore_memory(&r, 0, low, false, err, sizeof(err));
+	ret = ret < 0 ? ret :
+	    snap_restore_memory(&r, 1, high, false, err, sizeof(err));
+	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
+	    memcmp(high, ram_high, HIGH_SIZE) == 0,
+	    "RAM read back is identical (%s)", err);
+	munmap(low, LOW_SIZE);
+	munmap(high, HIGH_SIZE);
+
+	low = anon(LOW_SIZE);
+	high = anon(HIGH_SIZE);
+	ret = snap_restore_memory(&r, 0, low, true, err, sizeof(err));
+	ret = ret < 0 ? ret :
+	    snap_restore_memory(&r, 1, high, true, err, sizeof(err));
+	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
+	    memcmp(high, ram_high, HIGH_SIZE) == 0,
+	    "RAM mapped back is identical (%s)", err);
+	/* Private: the guest's writes do not reach the snapshot. */
+	memset(low, 0xee, 4096);
+	snap_close(&r);
+	ret = open_snap("good", &r, err, sizeof(err));
+	low[1] = 0;
+	high[0] = 1;
+	if (ret == 0) {
+		uint8_t page[4096];
+
+		tap_ok(pread(r.memory_fd, page, sizeof(page), 0) ==
+		    (ssize_t)sizeof(page) && page[0] == 0x11,
+		    "writes to mapped RAM leave the file as it was");
+		snap_close(&r);
+	} else {
+		tap_ok(0, "reopening: %s", err);
+	}
+	munmap(low, LOW_SIZE);
+	munmap(high, HIGH_SIZE);
+}
+
+/* cp -r good to rel, by hand. */
+static void
+copy_good(const char *rel)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "cp -r --sparse=always '%s' '%s'",
+	    scratch_at("good"), scratch_at(rel));
+	if (system(cmd) != 0)
+		tap_bail("%s", cmd);
+}
+
+/* rel/manifest.json's text with the first `from` replaced by `to`. */
+static void
+edit_text(const char *rel, const char *from, const char *to)
+{
+	char path[512], buf[65536], out[65536], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", scratch_at(rel));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		tap_bail("read %s", path);
+	close(fd);
+	buf[n] = '\0';
+	if ((p = strstr(buf, from)) == NULL)
+		tap_bail("no \"%s\" in %s", from, path);
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - buf), buf, to,
+	    p + strlen(from));
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0 ||
+	    write(fd, out, strlen(out)) != (ssize_t)strlen(out))
+		tap_bail("write %s", path);
+	close(fd);
+}
+
+/* Opening rel fails with want, and the reason holds `says`. */
+static void
+refused(const char *rel, int want, const char *says, const char *what)
+{
+	struct snap_reader r;
+	char err[256] = "";
+	int ret;
+
+	ret = open_snap(rel, &r, err, sizeof(err));
+	tap_ok(ret == want && strstr(err, says) != NULL,
+	    "%s: refused, %d (want %d): %s", what, ret, want, err);
+	if (ret == 0)
+		snap_close(&r);
+}
+
+static void
+test_refusals(void)
+{
+	struct snap_region other[2];
+	struct snap_reader r;
+	char err[256] = "";
+	char path[512];
+	int ret;
+
+	copy_good("newer");
+	edit_text("newer", "\"format_version\":1", "\"format_version\":2");
+	refused("newer", -EPROTONOSUPPORT, "newer vmmd", "a newer format");
+
+	copy_good("foreign");
+	edit_text("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"");
+	refused("foreign", -EINVAL, "not a vmmd snapshot", "a foreign format");
+
+	copy_good("unknown");
+	edit_text("unknown", "\"state\":", "\"extra\":1,\"state\":");
+	refused("unknown", -EINVAL, "unknown key \"extra\"", "an unknown key");
+
+	copy_good("crc");
+	snprintf(path, sizeof(path), "%s/state", scratch_at("crc"));
+	{
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || pwrite(fd, "X", 1, 100) != 1)
+			tap_bail("poke %s", path);
+		close(fd);
+	}
+	refused("crc", -EBADMSG, "section \"cpu/0\": checksum",
+	    "a damaged section");
+
+	copy_good("short-state");
+	if (truncate(scratch_at("short-state/state"), 1000) < 0)
+		tap_bail("truncate");
+	refused("short-state", -EINVAL, "the state file has 1000 bytes",
+	    "a truncated state file");
+
+	copy_good("short-memory");
+	if (truncate(scratch_at("short-memory/memory"), LOW_SIZE) < 0)
+		tap_bail("truncate");
+	refused("short-memory", -EINVAL, "the memory file has",
+	    "a truncated memory file");
+
+	copy_good("short-manifest");
+	if (truncate(scratch_at("short-manifest/manifest.json"), 200) < 0)
+		tap_bail("truncate");
+	refused("short-manifest", -EINVAL, "cut short",
+	    "a truncated manifest");
+
+	copy_good("range");
+	edit_text("range", "\"size\":70000", "\"size\":70001");
+	refused("range", -EINVAL, "beyond the state file",
+	    "a section beyond its file");
+
+	copy_good("overlap");
+	edit_text("overlap", "\"offset\":3000", "\"offset\":2999");
+	refused("overlap", -EINVAL, "overlaps", "overlapping sections");
+
+	copy_good("region");
+	edit_text("region", "\"offset\":16777216", "\"offset\":16777216000");
+	refused("region", -EINVAL, "beyond the memory file",
+	    "a RAM region beyond its file");
+
+	copy_good("huge");
+	edit_text("huge", "\"size\":73000", "\"size\":7300000000");
+	refused("huge", -E2BIG, "more than", "a state file beyond the limit");
+
+	copy_good("dup");
+	edit_text("dup", "\"empty\"", "\"cpu/0\"");
+	refused("dup", -EINVAL, "appears twice", "a section named twice");
+
+	copy_good("garbage");
+	edit_text("garbage", "\"sections\"", "\"sections\":[]}{\"x\"");
+	refused("garbage", -EINVAL, "manifest", "bytes after the manifest");
+
+	copy_good("link");
+	if (unlink(scratch_at("link/memory")) < 0 ||
+	    symlink(scratch_at("good/memory"), scratch_at("link/memory")) < 0)
+		tap_bail("symlink");
+	refused("link", -ELOOP, "memory", "a memory file through a link");
+
+	copy_good("no-manifest");
+	if (unlink(scratch_at("no-manifest/manifest.json")) < 0)
+		tap_bail("unlink");
+	refused("no-manifest", -ENOENT, "not a snapshot", "a missing manifest");
+
+	/* What a crash leaves: data renamed, the manifest still temporary. */
+	copy_good("half");
+	if (rename(scratch_at("half/manifest.json"),
+	    scratch_at("half/manifest.json.tmp")) < 0)
+		tap_bail("rename");
+	refused("half", -ENOENT, "did not finish", "a half-written snapshot");
+	tap_ok(write_snap("half", err, sizeof(err)) == 0 &&
+	    open_snap("half", &r, err, sizeof(err)) == 0,
+	    "a half-written directory can be written again (%s)", err);
+	snap_close(&r);
+
+	other[0] = regions[0];
+	other[1] = regions[1];
+	other[1].size = 20 * MIB;
+	ret = snap_open(&r, scratch_at("good"), other, 2, err, sizeof(err));
+	tap_ok(ret == -EINVAL && strstr(err, "20 MiB") != NULL &&
+	    strstr(err, "36 MiB") != NULL,
+	    "another RAM size is refused, naming both: %s", err);
+	other[1].size = HIGH_SIZE;
+	other[1].gpa = 8192 * MIB;
+	ret = snap_open(&r, scratch_at("good"), other, 2, err, sizeof(err));
+	tap_ok(ret == -EINVAL && strstr(err, "region 1") != NULL,
+	    "another RAM layout is refused: %s", err);
+}
+
+static void
+test_write_refusals(void)
+{
+	struct snap_section bad[] = { { "a b", "x", 1 } };
+	struct snap_region over[2];
+	struct snap_write_args a = {
+		.vmmd_version = "0.1.0",
+		.definition = definition,
+		.regions = regions,
+		.nregions = 2,
+		.sections = bad,
+		.nsections = 1,
+	};
+	char err[256] = "";
+	int ret;
+
+	ret = snap_write(scratch_at("bad-name"), &a, err, sizeof(err));
+	tap_ok(ret == -EINVAL && access(scratch_at("bad-name"), F_OK) < 0,
+	    "a bad section name is refused before anything is written: %s",
+	    err);
+	over[0] = regions[0];
+	over[1] = regions[1];
+	over[1].gpa = MIB;
+	a.regions = over;
+	a.nsections = 0;
+	ret = snap_write(scratch_at("overlap-w"), &a, err, sizeof(err));
+	tap_ok(ret == -EINVAL && access(scratch_at("overlap-w"), F_OK) < 0,
+	    "overlapping RAM regions are refused: %s", err);
+
+	/* A write that fails half-way (the state file cannot be made). */
+	scratch_mkdir("fail-w", 0755);
+	scratch_mkdir("fail-w/state.tmp", 0755);
+	a.regions = regions;
+	a.sections = sections;
+	a.nsections = sizeof(sections) / sizeof(sections[0]);
+	ret = snap_write(scratch_at("fail-w"), &a, err, sizeof(err));
+	tap_ok(ret == -EISDIR &&
+	    access(scratch_at("fail-w/memory"), F_OK) == 0 &&
+	    access(scratch_at("fail-w/manifest.json"), F_OK) < 0,
+	    "a write that fails after the memory file leaves no manifest: %s",
+	    err);
+	refused("fail-w", -ENOENT, "did not finish",
+	    "what a failed write left");
+}
+
+/* Shapes only the parser sees. */
+static void
+test_parse(void)
+{
+	static const struct {
+		const char *text, *says;
+		int want;
+	} cases[] = {
+		{ "", "cut short", -EINVAL },
+		{ "[]", "not a JSON object", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\"}", "format_version", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":1.0}",
+		    "not an integer", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":0}",
+		    "version 0", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":"
+		    "99999999999999999999}", "newer", -EPROTONOSUPPORT },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":-1}",
+		    "negative", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":1,"
+		    "\"vmmd_version\":\"1\",\"definition\":[]}",
+		    "not an object", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":1,"
+		    "\"vmmd_version\":\"1\",\"definition\":{},"
+		    "\"state\":{\"file\":\"../etc/passwd\",\"size\":0}}",
+		    "is not \"state\"", -EINVAL },
+		{ "{\"format\":\"vmmd-snapshot\",\"format_version\":1,"
+		    "\"vmmd_version\":\"1\",\"definition\":{},"
+		    "\"state\":{\"file\":\"state\",\"size\":0},"
+		    "\"memory\":{\"file\":\"memory\",\"size\":8192,\"regions\":"
+		    "[{\"guest_address\":0,\"size\":4097,\"offset\":0}]}}",
+		    "multiples", -EINVAL },
+	};
+	struct snap_manifest m;
+	char err[256];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		ret = snap_manifest_parse(cases[i].text,
+		    strlen(cases[i].text), &m, err, sizeof(err));
+		tap_ok(ret == cases[i].want && strstr(err, cases[i].says),
+		    "manifest %zu refused: %d, %s", i, ret, err);
+		if (ret == 0)
+			snap_manifest_free(&m);
+	}
+	ret = snap_manifest_parse("{\"a\":\0}", 7, &m, err, sizeof(err));
+	tap_ok(ret == -EINVAL && strstr(err, "NUL"), "a NUL byte: %s", err);
+}
+
+int
+main(void)
+{
+	scratch_new("snapshot");
+	setup();
+	test_round_trip();
+	test_refusals();
+	test_write_refusals();
+	test_parse();
+	json_object_put(definition);
+	return tap_done();
+}
