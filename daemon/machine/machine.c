@@ -48,7 +48,7 @@ machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 #define MACHINE_SLOT_HIGH	1
 #define MACHINE_SLOT_FB		2
 #define MACHINE_SLOT_FIRMWARE	3	/* read-only, at the top of 4 GiB */
-#define MACHINE_SLOT_VARS	4	/* read-only, while the flash allows */
+#define MACHINE_SLOT_VARS	4	/* read-only, in read-array mode */
 
 /* The run controller's report: the machine is held, tell the host. */
 static void

@@ -67,12 +67,17 @@ struct dconf {
 	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
 	char *passt;			/* user-mode networking's program */
 	char *bios;			/* "firmware": "bios" VMs' image */
+	char *ovmf_code;		/* "firmware": "uefi" VMs' image */
+	char *ovmf_vars;		/* ... and their NVRAM's template */
 };
 
 /* Where Debian's passt package puts it. */
 #define DCONF_PASST	"/usr/bin/passt"
 /* Debian's seabios package: the image with a 256 KiB layout. */
 #define DCONF_BIOS	"/usr/share/seabios/bios-256k.bin"
+/* Debian's ovmf package: OVMF's 4 MiB flash, code and variables. */
+#define DCONF_OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
+#define DCONF_OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"
 
 /* Fill c with the built-in defaults (paths from the build). */
 int	dconf_init(struct dconf *c);

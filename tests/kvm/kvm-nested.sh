@@ -77,8 +77,10 @@ if promtool=$(command -v promtool); then
 	VMMD_TEST_PROMTOOL=$promtool
 	export VMMD_HOST_EXTRA VMMD_TEST_PROMTOOL
 fi
-# Debian's SeaBIOS for the firmware test, at the same path inside.
-for fw in /usr/share/seabios/bios-256k.bin; do
+# Debian's SeaBIOS for the firmware test and OVMF for the UEFI test, at
+# the same paths inside.
+for fw in /usr/share/seabios/bios-256k.bin /usr/share/OVMF/OVMF_CODE_4M.fd \
+    /usr/share/OVMF/OVMF_VARS_4M.fd; do
 	if [ -f "$fw" ]; then
 		VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $fw"
 		export VMMD_HOST_EXTRA
