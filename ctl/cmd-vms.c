@@ -604,6 +604,9 @@ static const struct {
 	{ "kernel",	"kernel",	"(default guest)" },
 	{ "initrd",	"initrd",	"(none)" },
 	{ "cdrom",	"cdrom",	"(none)" },
+	{ "firmware",	"firmware",	"(none)" },
+	{ "firmware_image", "firmware_image", "-" },
+	{ "nvram",	"nvram",	"-" },	/* "uefi" VMs */
 	{ "cmdline",	"cmdline",	"" },
 	{ "memory_mib",	"memory",	"-" },
 	{ "vcpus",	"vcpus",	"-" },

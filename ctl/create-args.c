@@ -431,9 +431,9 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		json_object_object_add(args, "rng", json_object_new_boolean(1));
 		return -1;
 	case 'f':
-		if (strcmp(optarg, "bios") != 0)
-			return ctl_usage(ctl, "--firmware %s: expected bios",
-			    optarg);
+		if (strcmp(optarg, "bios") != 0 && strcmp(optarg, "uefi") != 0)
+			return ctl_usage(ctl, "--firmware %s: expected bios or "
+			    "uefi", optarg);
 		json_object_object_add(args, "firmware",
 		    json_object_new_string(optarg));
 		return -1;

@@ -86,9 +86,12 @@ static int	cmd_help(struct ctl *, int, char **);
 	"disk and no\n"							\
 	"                      --kernel), or --kernel (or the daemon's "	\
 	"default guest)\n"						\
-	"  --firmware bios     run SeaBIOS from power-on, which boots from "	\
-	"the disks,\n"							\
-	"                      instead of loading a kernel\n"			\
+	"  --firmware bios|uefi\n"						\
+	"                      run SeaBIOS (bios) or OVMF (uefi, with UEFI "	\
+	"variables\n"							\
+	"                      kept with the VM) from power-on, which boot "	\
+	"from\n"								\
+	"                      the disks, instead of loading a kernel\n"	\
 	"  --cdrom ISO         the image as a read-only CD-ROM (SATA), "	\
 	"which the\n"							\
 	"                      firmware boots first\n"			\
@@ -118,7 +121,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
-	    "[--firmware bios] [--cdrom ISO] [--cloud-init FILE] "
+	    "[--firmware bios|uefi] [--cdrom ISO] [--cloud-init FILE] "
 	    "[--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME... [--console]",

@@ -181,44 +181,57 @@ pflash_read(void *dev, uint64_t offset, void *data, unsigned int size)
 		    pflash_read_byte(p, offset + i);
 }
 
+/* What reads return from now on; tells the store's owner when reads
+ * leave read-array mode or come back to it. */
+static void
+pflash_set_mode(struct pflash *p, enum pflash_mode mode)
+{
+	bool was = p->mode == PFLASH_MODE_ARRAY;
+	bool is = mode == PFLASH_MODE_ARRAY;
+
+	p->mode = mode;
+	if (was != is && p->s->array != NULL)
+		p->s->array(p->s->array_opaque, is);
+}
+
 static void
 pflash_command(struct pflash *p, uint8_t cmd)
 {
 	switch (cmd) {
 	case CMD_READ_ARRAY:
-		p->mode = PFLASH_MODE_ARRAY;
+		pflash_set_mode(p, PFLASH_MODE_ARRAY);
 		break;
 	case CMD_READ_STATUS:
-		p->mode = PFLASH_MODE_STATUS;
+		pflash_set_mode(p, PFLASH_MODE_STATUS);
 		break;
 	case CMD_CLEAR_STATUS:
 		/* Ready too: see pflash.h.  The read mode stays. */
 		p->status = 0;
 		break;
 	case CMD_READ_ID:
-		p->mode = PFLASH_MODE_ID;
+		pflash_set_mode(p, PFLASH_MODE_ID);
 		break;
 	case CMD_QUERY:
-		p->mode = PFLASH_MODE_QUERY;
+		pflash_set_mode(p, PFLASH_MODE_QUERY);
 		break;
 	case CMD_PROGRAM:
 	case CMD_PROGRAM_ALT:
 		p->cycle = PFLASH_CYCLE_PROGRAM;
-		p->mode = PFLASH_MODE_STATUS;
+		pflash_set_mode(p, PFLASH_MODE_STATUS);
 		break;
 	case CMD_ERASE:
 		p->cycle = PFLASH_CYCLE_ERASE;
-		p->mode = PFLASH_MODE_STATUS;
+		pflash_set_mode(p, PFLASH_MODE_STATUS);
 		break;
 	case CMD_SUSPEND:
 	case CMD_CONFIRM:
 		/* Nothing is ever in progress to suspend or resume. */
-		p->mode = PFLASH_MODE_STATUS;
+		pflash_set_mode(p, PFLASH_MODE_STATUS);
 		break;
 	default:
 		/* Lock bits, buffered writes, protection registers: none. */
 		pflash_error(p, PFLASH_SR_PROG_ERR | PFLASH_SR_ERASE_ERR);
-		p->mode = PFLASH_MODE_STATUS;
+		pflash_set_mode(p, PFLASH_MODE_STATUS);
 		break;
 	}
 }
@@ -299,7 +312,8 @@ pflash_store_init(struct pflash_store *s, const void *image, size_t size,
 	s->block_size = block_size;
 	s->nblocks = size / block_size;
 	s->readonly = readonly;
-	s->image = malloc(size);
+	/* Whole pages, page-aligned: a memory slot can map it. */
+	s->image = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
 	s->bitmap = calloc((s->nblocks + 63) / 64, sizeof(uint64_t));
 	if (s->image == NULL || s->bitmap == NULL) {
 		pflash_store_fini(s);

@@ -72,6 +72,16 @@ struct pflash_store {
 	bool readonly;		/* every program and erase fails */
 	void (*dirty)(void *opaque);
 	void *opaque;
+	/*
+	 * array(array_opaque, on), when set, is called under the flash's
+	 * lock, from a register access, as reads leave read-array mode (on
+	 * false: from then on they must reach the flash's read()) and come
+	 * back to it (on true: they may read image directly, as a
+	 * read-only memory slot over it does).  A flash starts in
+	 * read-array mode, with no call.  Set by whoever maps the image.
+	 */
+	void (*array)(void *array_opaque, bool on);
+	void *array_opaque;
 	/* The flash's: */
 	uint64_t *bitmap;	/* one bit a dirty block */
 	size_t ndirty;
@@ -83,7 +93,8 @@ struct pflash_store {
  * A store of size bytes in blocks of block_size (a power of two from
  * 256 bytes to 8 MiB; size a multiple of it, 1 to 65536 blocks: what a
  * CFI erase block region can describe), holding a copy of image, no
- * block dirty.  readonly: every program and erase fails with the block
+ * block dirty.  Its image starts on a page (4 KiB), so that it can be
+ * mapped into a guest.  readonly: every program and erase fails with the block
  * protected (SR.1, SR.4 or SR.5).  0, or -EINVAL (a geometry CFI cannot
  * describe) or -ENOMEM.  dirty and opaque are the caller's to set.
  */

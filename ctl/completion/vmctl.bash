@@ -65,7 +65,7 @@ _vmctl()
 	case $prev in
 	--kernel | --initrd | --cdrom | --vnc-password-file | --from-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
-	--firmware) COMPREPLY=($(compgen -W 'bios' -- "$cur")); return ;;
+	--firmware) COMPREPLY=($(compgen -W 'bios uefi' -- "$cur")); return ;;
 	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	--state) COMPREPLY=($(compgen -W 'defined starting running paused
 	    stopping stopped crashed' -- "$cur")); return ;;

@@ -8,9 +8,38 @@
 #include "boot-internal.h"
 
 int
+boot_firmware_layout(uint64_t code_size, uint64_t vars_size,
+    struct boot_firmware_layout *l, char *err, size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	if (code_size < BOOT_FIRMWARE_MIN ||
+	    code_size % BOOT_FIRMWARE_ALIGN != 0 ||
+	    code_size > BOOT_FIRMWARE_MAX)
+		return boot_fail(err, errlen, -ENOEXEC, "not a firmware "
+		    "image: %llu bytes, not whole 4 KiB pages from 64 to "
+		    "%llu KiB", (unsigned long long)code_size,
+		    (unsigned long long)BOOT_FIRMWARE_MAX >> 10);
+	if (vars_size % BOOT_FIRMWARE_ALIGN != 0)
+		return boot_fail(err, errlen, -ENOEXEC, "UEFI variables of "
+		    "%llu bytes: not whole 4 KiB pages",
+		    (unsigned long long)vars_size);
+	if (vars_size > BOOT_FIRMWARE_MAX - code_size)
+		return boot_fail(err, errlen, -ENOEXEC, "firmware image "
+		    "(%llu KiB) and UEFI variables (%llu KiB) together over "
+		    "%llu KiB", (unsigned long long)code_size >> 10,
+		    (unsigned long long)vars_size >> 10,
+		    (unsigned long long)BOOT_FIRMWARE_MAX >> 10);
+	l->code_size = code_size;
+	l->code_base = BOOT_FIRMWARE_TOP - code_size;
+	l->vars_size = vars_size;
+	l->vars_base = l->code_base - vars_size;
+	return 0;
+}
+
+int
 boot_firmware_load(const struct boot_mem *mem, const char *path,
-    struct boot_firmware *fw, struct boot_cpu *cpu, char *err,
-    size_t errlen)
+    uint64_t vars_size, struct boot_firmware *fw, struct boot_cpu *cpu,
+    char *err, size_t errlen)
 {
 	struct boot_file f;
 	uint64_t low;
@@ -22,14 +51,9 @@ boot_firmware_load(const struct boot_mem *mem, const char *path,
 	r = boot_file_open(&f, path, "firmware", err, errlen);
 	if (r < 0)
 		return r;
-	if (f.size < BOOT_FIRMWARE_MIN || f.size > BOOT_FIRMWARE_MAX ||
-	    f.size % BOOT_FIRMWARE_MIN != 0) {
-		r = boot_fail(err, errlen, -ENOEXEC, "not a firmware image: "
-		    "%llu bytes, not a multiple of 64 KiB from 64 to %llu KiB",
-		    (unsigned long long)f.size,
-		    (unsigned long long)BOOT_FIRMWARE_MAX >> 10);
+	r = boot_firmware_layout(f.size, vars_size, &fw->layout, err, errlen);
+	if (r < 0)
 		goto close;
-	}
 	low = f.size < BOOT_FIRMWARE_LOW_MAX ? f.size : BOOT_FIRMWARE_LOW_MAX;
 	if (!boot_mem_fits(mem, BOOT_FIRMWARE_LOW_END - low, low)) {
 		r = boot_fail(err, errlen, -EFBIG, "guest RAM ends below "
@@ -79,7 +103,7 @@ boot_firmware_free(struct boot_firmware *fw)
 
 static size_t
 boot_fw_e820_put(uint8_t *out, size_t outlen, size_t at, uint64_t addr,
-    uint64_t size)
+    uint64_t size, uint32_t type)
 {
 	uint8_t *e = out + at;
 
@@ -89,8 +113,8 @@ boot_fw_e820_put(uint8_t *out, size_t outlen, size_t at, uint64_t addr,
 		e[i] = (uint8_t)(addr >> (8 * i));
 		e[8 + i] = (uint8_t)(size >> (8 * i));
 	}
-	e[16] = BOOT_E820_RAM;
-	e[17] = e[18] = e[19] = 0;
+	for (int i = 0; i < 4; i++)
+		e[16 + i] = (uint8_t)(type >> (8 * i));
 	return at + BOOT_FW_E820_ENTRY;
 }
 
@@ -99,10 +123,13 @@ boot_firmware_e820(const struct boot_mem *mem, uint8_t *out, size_t outlen)
 {
 	size_t n;
 
-	n = boot_fw_e820_put(out, outlen, 0, 0, mem->low_size);
+	n = boot_fw_e820_put(out, outlen, 0, 0, mem->low_size,
+	    BOOT_E820_RAM);
+	n = boot_fw_e820_put(out, outlen, n, PC_FW_KVM_IDMAP_ADDR,
+	    PC_FW_KVM_PAGES_LEN, BOOT_E820_RESERVED);
 	if (mem->high_size > 0)
 		n = boot_fw_e820_put(out, outlen, n, PC_HIGH_RAM_START,
-		    mem->high_size);
+		    mem->high_size, BOOT_E820_RAM);
 	return n;
 }
 

@@ -64,6 +64,15 @@
 /* Pages KVM needs for itself on Intel hosts, in the PCI hole. */
 #define PC_KVM_IDMAP_ADDR	0xfffbc000ULL
 #define PC_KVM_TSS_ADDR		0xfffbd000ULL	/* three pages */
+/*
+ * The same pages for a guest that boots firmware, whose flash may
+ * reach down to 16 MiB below 4 GiB (OVMF's 4 MiB image covers the
+ * pages above): where QEMU puts them, just below that, and reserved in
+ * the memory map the firmware is given (fw_cfg etc/e820).
+ */
+#define PC_FW_KVM_IDMAP_ADDR	0xfeffc000ULL
+#define PC_FW_KVM_TSS_ADDR	0xfeffd000ULL	/* three pages */
+#define PC_FW_KVM_PAGES_LEN	0x4000ULL	/* both, to 0xff000000 */
 
 /* Interrupt controllers. */
 #define PC_IOAPIC_ADDR		0xfec00000U

@@ -19,6 +19,7 @@ start_params_init(struct start_params *sp)
 		.adopt_fd = -1,
 		.kvm_fd = -1,
 		.cdrom_fd = -1,
+		.nvram_fd = -1,
 		.started_ms = -1,
 	};
 }
@@ -41,6 +42,7 @@ start_params_free(struct start_params *sp)
 	free(sp->firmware_name);
 	free(sp->vgabios);
 	free(sp->cdrom_name);
+	free(sp->nvram_name);
 	free(sp->initrd);
 	free(sp->initrd_name);
 	free(sp->cmdline);
@@ -346,6 +348,10 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		rc |= wmsg_put_int(a, WMSG_BOOT_CDROM_FD, sp->cdrom_fd);
 		rc |= wmsg_put_str(a, WMSG_BOOT_CDROM_NAME, sp->cdrom_name);
 	}
+	if (sp->nvram_fd >= 0) {
+		rc |= wmsg_put_int(a, WMSG_BOOT_NVRAM_FD, sp->nvram_fd);
+		rc |= wmsg_put_str(a, WMSG_BOOT_NVRAM_NAME, sp->nvram_name);
+	}
 	rc |= wmsg_put_int(a, WMSG_BOOT_LOG_START, sp->log_start);
 	if (sp->started_ms >= 0)
 		rc |= wmsg_put_int(a, WMSG_BOOT_STARTED_MS, sp->started_ms);
@@ -567,6 +573,8 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	sp->kvm_fd = (int)wmsg_int(o, WMSG_BOOT_KVM_FD, -1);
 	sp->cdrom_fd = (int)wmsg_int(o, WMSG_BOOT_CDROM_FD, -1);
 	start_dec_str(&dc, o, WMSG_BOOT_CDROM_NAME, NULL, &sp->cdrom_name);
+	sp->nvram_fd = (int)wmsg_int(o, WMSG_BOOT_NVRAM_FD, -1);
+	start_dec_str(&dc, o, WMSG_BOOT_NVRAM_NAME, NULL, &sp->nvram_name);
 	sp->log_start = wmsg_int(o, WMSG_BOOT_LOG_START, 0);
 	sp->started_ms = wmsg_int(o, WMSG_BOOT_STARTED_MS, -1);
 	sp->request_ns = wmsg_int(o, WMSG_BOOT_REQUEST_NS, 0);

@@ -143,6 +143,9 @@ struct start_params {
 	/* A CD-ROM: the image's descriptor (read-only), -1: none. */
 	int cdrom_fd;
 	char *cdrom_name;		/* its path, for messages */
+	/* OVMF's variables: the NVRAM file's descriptor, -1: none. */
+	int nvram_fd;
+	char *nvram_name;		/* its path, for messages */
 	int64_t log_start;		/* the run's start in the console log */
 	int64_t started_ms;		/* CLOCK_REALTIME; -1: not said */
 	int64_t request_ns;		/* CLOCK_MONOTONIC: vm.start came */

@@ -146,6 +146,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_CDROM_NAME, BOOT, "cdrom_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* OVMF's variables: the VM's NVRAM file (read-write) */	\
+	F(BOOT_NVRAM_FD, BOOT, "nvram_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
+	F(BOOT_NVRAM_NAME, BOOT, "nvram_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\

@@ -130,6 +130,26 @@ board_ahci_new(const struct device_host *host, const struct board_backends *be)
 	return ahci_new(host, drives, nports);
 }
 
+static void *
+board_pflash_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return pflash_new(host, be->pflash);
+}
+
+static bool
+board_has_pflash(const struct board_backends *be)
+{
+	return be->pflash != NULL;
+}
+
+/* Right below the firmware's image (boot-firmware.h's layout). */
+static struct board_range
+board_pflash_place(const struct board_backends *be)
+{
+	return (struct board_range){ be->pflash_base, be->pflash->size, 0 };
+}
+
 static bool
 board_has_ahci(const struct board_backends *be)
 {
@@ -291,6 +311,13 @@ const struct board_device board_pc[] = {
 	{ .name = "bochs-display", .create = board_bochs_new,
 	    .ops = &bochs_display_device_ops, .bus = BOARD_PCI,
 	    .pci_slot = BOARD_SLOT_DISPLAY, .present = board_has_bochs },
+	/*
+	 * OVMF's variables, last for the same reason: its writes, and its
+	 * reads while not in read-array mode (firmware.h maps the rest).
+	 */
+	{ .name = "pflash", .create = board_pflash_new,
+	    .ops = &pflash_device_ops, .bus = BOARD_MMIO,
+	    .present = board_has_pflash, .place = board_pflash_place },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -19,6 +19,7 @@
 #include "net-backend.h"
 #include "vsock-backend.h"
 #include "pci-host.h"
+#include "pflash.h"
 #include "rtc.h"
 #include "uart.h"
 
@@ -73,6 +74,13 @@ struct board_backends {
 	 */
 	struct bochs_display_config bochs;
 	bool has_bochs;
+	/*
+	 * OVMF's variables: a flash on this store (the worker's) at
+	 * pflash_base (set by the machine from the firmware's layout);
+	 * NULL: no flash.
+	 */
+	struct pflash_store *pflash;
+	uint64_t pflash_base;
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };
@@ -102,6 +110,11 @@ struct board_device {
 	unsigned int pci_slot;	/* BOARD_PCI: 1..31; INTA# is irqs[0] */
 	/* Optional: does the definition ask for this device?  NULL: yes. */
 	bool (*present)(const struct board_backends *be);
+	/*
+	 * Optional: the one range of a device whose place depends on the
+	 * definition (it then has no ranges of its own).
+	 */
+	struct board_range (*place)(const struct board_backends *be);
 };
 
 /* The PC (board-pc.c). */

@@ -141,27 +141,64 @@ firmware_items(struct firmware *fw, const struct boot_mem *mem,
 	firmware_smbios_items(fw);
 }
 
+/*
+ * The flash's array read-only in memory (on) or not (reads exit to the
+ * flash): under the flash's lock, on a vCPU thread.  A refusal leaves
+ * reads exiting, which the flash answers right in every mode, only
+ * slower; failing to unmap would let reads see the array where the
+ * flash answers status, so it is counted as well.
+ */
+static void
+firmware_vars_array(void *opaque, bool on)
+{
+	struct firmware *fw = opaque;
+	const struct boot_firmware_layout *l = &fw->image.layout;
+
+	if (kvm_set_memory_flags(fw->vm_fd, fw->vars_slot, l->vars_base,
+	    on ? l->vars_size : 0, fw->vars->image, KVM_MEM_READONLY) < 0)
+		fw->vars_map_errors++;
+}
+
 int
 firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
-    const struct boot_mem *mem, const char *path, unsigned int ncpus,
+    const struct boot_mem *mem, const char *path,
+    struct pflash_store *vars, uint32_t vars_slot, unsigned int ncpus,
     unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
+	const struct boot_firmware_layout *l = &fw->image.layout;
 	int ret;
 
 	memset(fw, 0, sizeof(*fw));
-	ret = boot_firmware_load(mem, path, &fw->image, cpu, err, errlen);
+	fw->vm_fd = vm_fd;
+	ret = boot_firmware_load(mem, path, vars != NULL ? vars->size : 0,
+	    &fw->image, cpu, err, errlen);
 	if (ret < 0)
 		return ret;
 	/* Guest writes there exit as MMIO, which no device takes. */
-	ret = kvm_set_memory_flags(vm_fd, slot,
-	    BOOT_FIRMWARE_TOP - fw->image.size, fw->image.size,
+	ret = kvm_set_memory_flags(vm_fd, slot, l->code_base, l->code_size,
 	    fw->image.image, KVM_MEM_READONLY);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot map the firmware read-only at "
 		    "the top of 4 GiB: %s", strerror(-ret));
 		boot_firmware_free(&fw->image);
 		return ret;
+	}
+	if (vars != NULL) {
+		/* Writes exit to the flash; a new flash reads its array. */
+		ret = kvm_set_memory_flags(vm_fd, vars_slot, l->vars_base,
+		    l->vars_size, vars->image, KVM_MEM_READONLY);
+		if (ret < 0) {
+			snprintf(err, errlen, "cannot map the UEFI variables "
+			    "at 0x%llx: %s", (unsigned long long)l->vars_base,
+			    strerror(-ret));
+			boot_firmware_free(&fw->image);
+			return ret;
+		}
+		fw->vars = vars;
+		fw->vars_slot = vars_slot;
+		vars->array = firmware_vars_array;
+		vars->array_opaque = fw;
 	}
 	firmware_items(fw, mem, ncpus, cdrom_slot);
 	return 0;
@@ -178,5 +215,10 @@ firmware_set_pm_base(struct firmware *fw, uint16_t (*get)(void *),
 void
 firmware_free(struct firmware *fw)
 {
+	if (fw->vars != NULL && fw->vars->array_opaque == fw) {
+		fw->vars->array = NULL;
+		fw->vars->array_opaque = NULL;
+	}
+	fw->vars = NULL;
 	boot_firmware_free(&fw->image);
 }

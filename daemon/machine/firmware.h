@@ -1,7 +1,10 @@
 /*
- * A machine that boots firmware (SeaBIOS) rather than a kernel: the
- * image in a read-only memory slot at the top of 4 GiB and copied below
- * 1 MiB (boot-firmware.h), and what the fw_cfg device hands the
+ * A machine that boots firmware (SeaBIOS, OVMF) rather than a kernel:
+ * the image in a read-only memory slot at the top of 4 GiB and copied
+ * below 1 MiB (boot-firmware.h); for OVMF its variables' flash right
+ * below the image, whose store is mapped read-only while the flash
+ * reads as its array, so that reads cost no exit and writes exit to the
+ * flash (devices/pflash.h); and what the fw_cfg device hands the
  * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, a
  * bootorder naming the CD-ROM first when there is one (else empty), COM1 as etc/sercon-port (so SeaBIOS writes its screen to
  * the serial console) and etc/boot-menu-wait; the ACPI tables with
@@ -22,6 +25,7 @@
 #include "boot-smbios.h"
 #include "boot-table-loader.h"
 #include "fw-cfg.h"
+#include "pflash.h"
 
 #define FIRMWARE_ITEMS		13
 /* What etc/boot-menu-wait says (ms), should the menu be shown. */
@@ -29,7 +33,7 @@
 
 struct firmware {
 	struct boot_firmware image;
-	uint8_t e820[2 * BOOT_FW_E820_ENTRY];
+	uint8_t e820[3 * BOOT_FW_E820_ENTRY];
 	uint8_t ncpus[2];		/* little-endian, as fw_cfg's are */
 	uint8_t sercon[2];
 	uint8_t menu_wait[2];
@@ -45,18 +49,28 @@ struct firmware {
 	struct boot_fw_acpi acpi;
 	uint8_t smbios_anchor[BOOT_SMBIOS_ANCHOR_LEN];
 	uint8_t smbios[BOOT_SMBIOS_TABLES_MAX];
+	/* The VARS flash's slot (vars NULL: none). */
+	int vm_fd;
+	uint32_t vars_slot;
+	struct pflash_store *vars;
+	uint64_t vars_map_errors;	/* slot changes KVM refused */
 };
 
 /*
  * Load the image at path into mem and a read-only KVM slot (slot, on
  * vm_fd), set cpu to the reset state, and build the fw_cfg items for
  * ncpus vCPUs; cdrom_slot, when not 0, is the PCI slot of the AHCI
- * controller whose port 0 holds the CD-ROM to boot first.  0, or -errno with err saying why (boot_firmware_load()'s
- * codes; a KVM error is the host's).  Free with firmware_free() after
- * the VM is gone.
+ * controller whose port 0 holds the CD-ROM to boot first.  vars, when
+ * not NULL, is the store of a flash (the caller's, made on it
+ * afterwards) laid out right below the image (fw->image.layout), mapped
+ * read-only in KVM slot vars_slot while the flash reads as its array
+ * (vars->array is set to do so).  0, or -errno with err saying why
+ * (boot_firmware_load()'s codes; a KVM error is the host's).  Free with
+ * firmware_free() after the VM is gone.
  */
 int firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
-    const struct boot_mem *mem, const char *path, unsigned int ncpus,
+    const struct boot_mem *mem, const char *path,
+    struct pflash_store *vars, uint32_t vars_slot, unsigned int ncpus,
     unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
     size_t errlen);
 void firmware_free(struct firmware *fw);

@@ -50,6 +50,7 @@ machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 #define MACHINE_SLOT_HIGH	1
 #define MACHINE_SLOT_FB		2
 #define MACHINE_SLOT_FIRMWARE	3	/* read-only, at the top of 4 GiB */
+#define MACHINE_SLOT_VARS	4	/* read-only, in read-array mode */
 
 /* The run controller's report: the machine is held, tell the host. */
 static void
@@ -95,6 +96,8 @@ machine_add_device(struct machine *m, struct machine_device *md,
     const struct board_device *bd, char *err, size_t errlen)
 {
 	struct iobus *bus = bd->bus == BOARD_PIO ? &m->pio : &m->mmio;
+	const struct board_range *ranges = bd->ranges;
+	struct board_range r[BOARD_MAX_RANGES] = { { 0 } };
 	void *state;
 	unsigned int i;
 	int ret;
@@ -117,13 +120,17 @@ machine_add_device(struct machine *m, struct machine_device *md,
 			    bd->name, bd->pci_slot, strerror(-ret));
 		return ret;
 	}
-	for (i = 0; i < BOARD_MAX_RANGES && bd->ranges[i].len > 0; i++) {
-		ret = iobus_register(bus, bd->ranges[i].base,
-		    bd->ranges[i].len, &md->vdev, bd->ranges[i].dev_offset);
+	if (bd->place != NULL) {
+		r[0] = bd->place(&m->backends);
+		ranges = r;
+	}
+	for (i = 0; i < BOARD_MAX_RANGES && ranges[i].len > 0; i++) {
+		ret = iobus_register(bus, ranges[i].base, ranges[i].len,
+		    &md->vdev, ranges[i].dev_offset);
 		if (ret < 0) {
 			snprintf(err, errlen,
 			    "cannot register %s at 0x%llx: %s", bd->name,
-			    (unsigned long long)bd->ranges[i].base,
+			    (unsigned long long)ranges[i].base,
 			    strerror(-ret));
 			return ret;
 		}
@@ -388,7 +395,8 @@ machine_map_fb(struct machine *m, const struct machine_config *cfg,
 }
 
 static int
-machine_create_vm(struct machine *m, int kvm_fd, char *err, size_t errlen)
+machine_create_vm(struct machine *m, int kvm_fd, bool firmware, char *err,
+    size_t errlen)
 {
 	static const struct {
 		long cap;
@@ -425,7 +433,8 @@ machine_create_vm(struct machine *m, int kvm_fd, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(-ret));
 		return ret;
 	}
-	ret = kvm_set_tss_addr(m->vm_fd, PC_KVM_TSS_ADDR);
+	ret = kvm_set_tss_addr(m->vm_fd, firmware ? PC_FW_KVM_TSS_ADDR :
+	    PC_KVM_TSS_ADDR);
 	if (ret < 0) {
 		snprintf(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(-ret));
 		return ret;
@@ -433,7 +442,8 @@ machine_create_vm(struct machine *m, int kvm_fd, char *err, size_t errlen)
 	/* Diagnostics only, like each vCPU's. */
 	(void)kvm_stats_open(&m->vm_stats, m->vm_fd);
 	/* Only Intel hosts use it; others may refuse and that is fine. */
-	kvm_set_identity_map_addr(m->vm_fd, PC_KVM_IDMAP_ADDR);
+	kvm_set_identity_map_addr(m->vm_fd, firmware ? PC_FW_KVM_IDMAP_ADDR :
+	    PC_KVM_IDMAP_ADDR);
 	return 0;
 }
 
@@ -499,7 +509,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		return -ENOMEM;
 	}
 	ret = firmware_load(m->fw, m->vm_fd, MACHINE_SLOT_FIRMWARE, &m->mem,
-	    cfg->firmware, m->nvcpus,
+	    cfg->firmware, cfg->backends.pflash, MACHINE_SLOT_VARS, m->nvcpus,
 	    cfg->backends.has_cdrom ? BOARD_PC_SLOT_AHCI : 0, boot, why,
 	    sizeof(why));
 	if (ret < 0) {
@@ -512,6 +522,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 	firmware_set_pm_base(m->fw, machine_pm_base, m);
 	m->backends.fw_cfg = m->fw->items;
 	m->backends.nfw_cfg = m->fw->nitems;
+	m->backends.pflash_base = m->fw->image.layout.vars_base;
 	return 0;
 }
 
@@ -570,7 +581,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	for (i = 0; i < m->nvcpus; i++)
 		vcpu_clear(&m->vcpus[i]);
 
-	if ((ret = machine_create_vm(m, cfg->kvm_fd, err, errlen)) < 0 ||
+	if ((ret = machine_create_vm(m, cfg->kvm_fd,
+	    cfg->firmware != NULL, err, errlen)) < 0 ||
 	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
 	    (ret = machine_map_fb(m, cfg, err, errlen)) < 0 ||
 	    (ret = machine_load_firmware(m, cfg, &boot, err, errlen)) < 0 ||

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "proto.h"
 #include "vm-files.h"
+#include "vm-nvram.h"
 #include "vm.h"
 #include "vmconfig.h"
 
@@ -307,6 +308,14 @@ cmd_vm_data(struct vmmd *d, const struct vm_def *def, bool remove,
 		    errlen)) < 0 && rc == 0)
 			rc = r;
 	}
+	/* A "uefi" VM's variables (looked for whatever def says: a
+	 * deleted VM's are found too). */
+	if (d->nvramdir != NULL && vm_nvram_path(d->nvramdir, def->name, path,
+	    sizeof(path)) == 0 && (r = cmd_data_one(obj, path, remove, false,
+	    err, errlen)) < 0 && rc == 0)
+		rc = r;
+	if (remove && d->nvramdir != NULL)
+		config_sync_dir(d->nvramdir);
 	/* Nothing left: no owner of it either. */
 	if (d->disksdir != NULL && json_object_array_length(
 	    json_object_object_get(obj, "kept")) == 0 &&
@@ -334,6 +343,16 @@ cmd_vm_kept_overlays(struct vmmd *d, const struct vm_def *def, char *err,
 		    "earlier VM '%s', kept when it was deleted: use another "
 		    "name, or remove that VM's data with vm.delete "
 		    "{\"name\": \"%s\", \"remove_data\": true}", i, path,
+		    def->name, def->name);
+		return -EEXIST;
+	}
+	if (def->firmware == VM_FIRMWARE_UEFI && d->nvramdir != NULL &&
+	    vm_nvram_exists(d->nvramdir, def->name)) {
+		vm_nvram_path(d->nvramdir, def->name, path, sizeof(path));
+		snprintf(err, errlen, "%s holds the UEFI variables of an "
+		    "earlier VM '%s', kept when it was deleted: use another "
+		    "name, or remove that VM's data with vm.delete "
+		    "{\"name\": \"%s\", \"remove_data\": true}", path,
 		    def->name, def->name);
 		return -EEXIST;
 	}
@@ -575,7 +594,7 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 	const char *name;
 	unsigned int i, n = 0;
 	struct vm *vm;
-	int rc;
+	int rc = 0;
 
 	if ((vm = cmd_edit_target(ctx, "rename", "renamed", &name,
 	    &reply)) == NULL)
@@ -605,7 +624,11 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 			break;
 		n++;
 	}
-	if (i < def->ndisks) {
+	if (i == def->ndisks && def->firmware == VM_FIRMWARE_UEFI &&
+	    (rc = vm_nvram_rename(ctx->d->nvramdir, vm->def->name, name,
+	    err, sizeof(err))) < 0)
+		cls = PROTO_ERR_INTERNAL;
+	if (i < def->ndisks || rc < 0) {
 		enum proto_error first = cls, undo;
 
 		/* Those moved go back; the new definition goes.  The
@@ -646,6 +669,17 @@ cmd_vm_rename(struct cmd_ctx *ctx)
 fail:
 	config_def_free(def);
 	return proto_error(ctx->id, cls, "%s", err);
+}
+
+/* A clone's NVRAM file, after a failure. */
+static void
+cmd_edit_nvram_unmake(struct vmmd *d, const struct vm_def *def)
+{
+	char path[PATH_MAX];
+
+	if (def->firmware == VM_FIRMWARE_UEFI &&
+	    vm_nvram_path(d->nvramdir, def->name, path, sizeof(path)) == 0)
+		unlink(path);
 }
 
 /* The lowest vsock CID no definition names and no guest has. */
@@ -737,9 +771,17 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 		}
 		made[i] = true;
 	}
+	/* Its UEFI variables as they are now: the clone's own from here. */
+	if (def->firmware == VM_FIRMWARE_UEFI && (rc = vm_nvram_copy(
+	    ctx->d->nvramdir, vm->def->name, name, err, sizeof(err))) < 0) {
+		cls = rc == -EEXIST ? PROTO_ERR_EXISTS : PROTO_ERR_INTERNAL;
+		cmd_edit_unmake(ctx->d, def, made);
+		goto fail;
+	}
 	if (config_save(ctx->d->vmsdir, def, err, sizeof(err)) < 0) {
 		cls = PROTO_ERR_INTERNAL;
 		cmd_edit_unmake(ctx->d, def, made);
+		cmd_edit_nvram_unmake(ctx->d, def);
 		goto fail;
 	}
 	if ((nvm = vm_add(ctx->d, def)) == NULL) {
@@ -752,6 +794,10 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 			if (made[i] && disk_overlay_path(ctx->d->disksdir,
 			    name, i, path, sizeof(path)) == 0)
 				unlink(path);
+		if (vm->def->firmware == VM_FIRMWARE_UEFI &&
+		    vm_nvram_path(ctx->d->nvramdir, name, path,
+		    sizeof(path)) == 0)
+			unlink(path);
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
 	}

@@ -7,8 +7,10 @@
  * socket knows of them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd-vm.h"
 #include "cmd-vm-edit.h"
@@ -18,6 +20,8 @@
 #include "pending.h"
 #include "proto.h"
 #include "vm-files.h"
+#include "vm-nvram.h"
+#include "vm-start.h"
 #include "vm.h"
 #include "vmconfig.h"
 
@@ -88,6 +92,43 @@ cmd_def_names(const struct vm_def *def, struct vm_def *names, char *name)
 		names->disks[i].overlay = def->disks[i].overlay;
 }
 
+/*
+ * At vm.create, a "uefi" VM's files opened for the client as a start
+ * opens them (vm_files_open_firmware()): its NVRAM file is made from
+ * the template, which stays open in f for that.  (A "bios" VM's image
+ * is opened at start only.)
+ */
+static int
+cmd_vm_create_firmware(struct vmmd *d, const struct vm_def *def,
+    const struct access_cred *cred, struct vm_files *f,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int rc;
+
+	if (def->firmware != VM_FIRMWARE_UEFI)
+		return 0;
+	rc = vm_files_open_firmware(def, d->ovmf_code, d->ovmf_vars,
+	    d->vgabios, cred, f, cls, err, errlen);
+	if (rc < 0)
+		return rc;
+	/* The image is opened again at each start. */
+	if (f->kernel_fd >= 0) {
+		close(f->kernel_fd);
+		f->kernel_fd = -1;
+	}
+	return 0;
+}
+
+/* A "uefi" VM's NVRAM file made at a create that failed after all. */
+static void
+cmd_nvram_remove(struct vmmd *d, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (vm_nvram_path(d->nvramdir, name, path, sizeof(path)) == 0)
+		unlink(path);
+}
+
 static struct json_object *
 cmd_vm_create(struct cmd_ctx *ctx)
 {
@@ -98,6 +139,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	struct vm *vm;
 	char err[1024], why[512], name[CONFIG_NAME_MAX + 1];
 	const char *what = "";
+	bool nvram = false;
 	int rc;
 
 	/* The form first; the files are opened below, as the client. */
@@ -113,8 +155,10 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	 * below. */
 	rc = vm_files_open(def, ctx->d->default_kernel, NULL, true, cred,
 	    &files, &cls, err, sizeof(err));
-	if (rc == 0 && (rc = vm_files_check_tap(def, ctx->d->tap_rules,
-	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0)
+	if (rc == 0 && ((rc = vm_files_check_tap(def, ctx->d->tap_rules,
+	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0 ||
+	    (rc = cmd_vm_create_firmware(ctx->d, def, cred, &files, &cls,
+	    err, sizeof(err))) < 0))
 		vm_files_close(&files);
 	if (rc < 0) {
 		if (cls == PROTO_ERR_PERMISSION)
@@ -143,11 +187,25 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	 * client's opened; gone again if the VM is not made after all. */
 	rc = cmd_overlays_make(ctx->d, def, &files, -1, &cls, err,
 	    sizeof(err));
-	vm_files_close(&files);
 	if (rc < 0) {
+		vm_files_close(&files);
 		log_error("VM '%s': making its overlays: %s", def->name, err);
 		goto remove_overlays;
 	}
+	/* A "uefi" VM's variables, from the template the client opened. */
+	if (files.vars_fd >= 0) {
+		rc = vm_nvram_create(ctx->d->nvramdir, def->name,
+		    files.vars_fd, err, sizeof(err));
+		if (rc < 0) {
+			vm_files_close(&files);
+			cls = rc == -EEXIST ? PROTO_ERR_EXISTS :
+			    PROTO_ERR_INTERNAL;
+			log_error("VM '%s': %s", def->name, err);
+			goto remove_overlays;
+		}
+		nvram = true;
+	}
+	vm_files_close(&files);
 	if (!def->transient &&
 	    config_save(ctx->d->vmsdir, def, err, sizeof(err)) < 0) {
 		log_error("VM '%s': saving the definition: %s", def->name,
@@ -164,6 +222,8 @@ cmd_vm_create(struct cmd_ctx *ctx)
 			config_remove(ctx->d->vmsdir, name, err, sizeof(err));
 		disk_overlay_remove(ctx->d->disksdir, &gone, err,
 		    sizeof(err));
+		if (nvram)
+			cmd_nvram_remove(ctx->d, name);
 		return cmd_nomem(ctx);
 	}
 	log_info("VM '%s': created%s", vm->def->name,
@@ -174,6 +234,8 @@ cmd_vm_create(struct cmd_ctx *ctx)
 
 remove_overlays:
 	disk_overlay_remove(ctx->d->disksdir, def, why, sizeof(why));
+	if (nvram)
+		cmd_nvram_remove(ctx->d, def->name);
 	config_def_free(def);
 	return proto_error(ctx->id, cls, "%s%s", what, err);
 }

@@ -257,9 +257,11 @@ dconf_init(struct dconf *c)
 	c->passt = strdup(DCONF_PASST);
 	c->bios = strdup(DCONF_BIOS);
 	c->vgabios = strdup(DCONF_VGABIOS);
+	c->ovmf_code = strdup(DCONF_OVMF_CODE);
+	c->ovmf_vars = strdup(DCONF_OVMF_VARS);
 	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL ||
-	    c->passt == NULL || c->bios == NULL ||
-	    c->vgabios == NULL) {
+	    c->passt == NULL || c->bios == NULL || c->vgabios == NULL ||
+	    c->ovmf_code == NULL || c->ovmf_vars == NULL) {
 		dconf_fini(c);
 		return -ENOMEM;
 	}
@@ -277,6 +279,8 @@ dconf_fini(struct dconf *c)
 	free(c->passt);
 	free(c->bios);
 	free(c->vgabios);
+	free(c->ovmf_code);
+	free(c->ovmf_vars);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -347,10 +351,14 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		return dconf_path(&c->bios, value, err, errlen);
 	if (strcmp(key, "vgabios") == 0)
 		return dconf_path(&c->vgabios, value, err, errlen);
+	if (strcmp(key, "ovmf_code") == 0)
+		return dconf_path(&c->ovmf_code, value, err, errlen);
+	if (strcmp(key, "ovmf_vars") == 0)
+		return dconf_path(&c->ovmf_vars, value, err, errlen);
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
 	    "default_kernel, shutdown_timeout, boot_timeout, "
 	    "boot_disk_timeout, console_log_max, tap_allow, worker_uids, "
-	    "metrics_listen, passt, bios, vgabios)", key);
+	    "metrics_listen, passt, bios, vgabios, ovmf_code, ovmf_vars)", key);
 	return -EINVAL;
 }
 

@@ -68,6 +68,8 @@ struct dconf {
 	char *passt;			/* user-mode networking's program */
 	char *bios;			/* "firmware": "bios" VMs' image */
 	char *vgabios;			/* their display's ROM */
+	char *ovmf_code;		/* "firmware": "uefi" VMs' image */
+	char *ovmf_vars;		/* ... and their NVRAM's template */
 };
 
 /* Where Debian's passt package puts it. */
@@ -76,6 +78,9 @@ struct dconf {
 #define DCONF_BIOS	"/usr/share/seabios/bios-256k.bin"
 /* The same package's VGA BIOS for a bochs-display. */
 #define DCONF_VGABIOS	"/usr/share/seabios/vgabios-bochs-display.bin"
+/* Debian's ovmf package: OVMF's 4 MiB flash, code and variables. */
+#define DCONF_OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
+#define DCONF_OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"
 
 /* Fill c with the built-in defaults (paths from the build). */
 int	dconf_init(struct dconf *c);

@@ -17,11 +17,13 @@
 
 #include "access.h"
 #include "boot.h"
+#include "boot-firmware.h"
 #include "daemon-conf.h"
 #include "disk-format.h"
 #include "disk-overlay.h"
 #include "qcow2-header.h"
 #include "vm-files.h"
+#include "vm-nvram.h"
 
 /*
  * Open one file for cred (NULL: as the daemon), as "what: path: why"
@@ -407,6 +409,11 @@ vm_files_close(struct vm_files *f)
 	if (f->cdrom_fd >= 0)
 		close(f->cdrom_fd);
 	f->cdrom_fd = -1;
+	if (f->vars_fd >= 0)
+		close(f->vars_fd);
+	if (f->nvram_fd >= 0)
+		close(f->nvram_fd);
+	f->vars_fd = f->nvram_fd = -1;
 	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++) {
 		free(f->overlay_path[i]);
 		f->overlay_path[i] = NULL;
@@ -584,11 +591,40 @@ vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
 	return 0;
 }
 
+/*
+ * OVMF's VARS template, open at fd: a firmware volume, whole pages,
+ * that fits below an image of code_size bytes (boot-firmware.h's
+ * layout, as the worker lays them out).
+ */
+static int
+vm_files_check_vars(int fd, int code_fd, char *err, size_t errlen)
+{
+	struct boot_firmware_layout l;
+	uint8_t head[64];
+	struct stat st, cst;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0 || fstat(code_fd, &cst) < 0) {
+		snprintf(err, errlen, "fstat: %s", strerror(errno));
+		return -errno;
+	}
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 0 || !vm_nvram_is_volume(head, (size_t)n)) {
+		snprintf(err, errlen, "not a firmware volume (no \"_FVH\")");
+		return -EINVAL;
+	}
+	return boot_firmware_layout((uint64_t)cst.st_size,
+	    (uint64_t)st.st_size, &l, err, errlen);
+}
+
 int
-vm_files_open_firmware(const struct vm_def *def, const char *bios,
-    const char *vgabios, const struct access_cred *cred, struct vm_files *f,
+vm_files_open_firmware(const struct vm_def *def, const char *image,
+    const char *vars, const char *vgabios, const struct access_cred *cred,
+    struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {
+	const char *fw = config_firmware_name(def);
+	bool uefi = def->firmware == VM_FIRMWARE_UEFI;
 	char reason[512];
 	int rc;
 
@@ -596,35 +632,50 @@ vm_files_open_firmware(const struct vm_def *def, const char *bios,
 		return 0;
 	if (cred != NULL && cred->uid == 0)
 		cred = NULL;
-	if (bios == NULL) {
+	if (image == NULL || (uefi && vars == NULL)) {
 		*cls = PROTO_ERR_INVALID_ARGUMENT;
-		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" and "
-		    "vmmd.conf names none", def->name);
+		snprintf(err, errlen, "VM '%s' boots firmware \"%s\" and "
+		    "vmmd.conf names none", def->name, fw);
 		return -ENOENT;
 	}
-	rc = vm_files_open_one("firmware", bios, false, false, cred,
+	rc = vm_files_open_one("firmware", image, false, false, cred,
 	    &f->kernel_fd, cls, reason, sizeof(reason));
+	if (rc == 0 && uefi)
+		rc = vm_files_open_one("UEFI variables' template", vars, false,
+		    false, cred, &f->vars_fd, cls, reason, sizeof(reason));
+	if (rc == 0 && uefi && (rc = vm_files_check_vars(f->vars_fd,
+	    f->kernel_fd, reason, sizeof(reason))) < 0) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "VM '%s' boots firmware \"uefi\": %s: "
+		    "%s", def->name, vars, reason);
+		return rc;
+	}
 	if (rc < 0) {
-		snprintf(err, errlen, "VM '%s' boots firmware \"bios\": %s "
-		    "(install the seabios package, or name the image in "
-		    "vmmd.conf's bios)", def->name, reason);
+		snprintf(err, errlen, "VM '%s' boots firmware \"%s\": %s "
+		    "(install the %s package, or name the %s in vmmd.conf's "
+		    "%s)", def->name, fw, reason, uefi ? "ovmf" : "seabios",
+		    uefi ? "files" : "image", uefi ? "ovmf_code and ovmf_vars" :
+		    "bios");
 		return rc;
 	}
 	if (def->vnc_addr == NULL)
 		return 0;
-	/* Its display's VGA BIOS, which the firmware runs from its ROM. */
+	/*
+	 * Its display's VGA BIOS, which SeaBIOS runs from the display's
+	 * ROM (OVMF drives the display itself and passes the ROM by).
+	 */
 	if (vgabios == NULL) {
 		*cls = PROTO_ERR_INVALID_ARGUMENT;
-		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" with a "
-		    "display and vmmd.conf names no vgabios", def->name);
+		snprintf(err, errlen, "VM '%s' boots firmware \"%s\" with a "
+		    "display and vmmd.conf names no vgabios", def->name, fw);
 		return -ENOENT;
 	}
 	rc = vm_files_open_one("vgabios", vgabios, false, false, cred,
 	    &f->initrd_fd, cls, reason, sizeof(reason));
 	if (rc < 0)
-		snprintf(err, errlen, "VM '%s' boots firmware \"bios\" with a "
+		snprintf(err, errlen, "VM '%s' boots firmware \"%s\" with a "
 		    "display: %s (install the seabios package, or name the "
-		    "image in vmmd.conf's vgabios)", def->name, reason);
+		    "image in vmmd.conf's vgabios)", def->name, fw, reason);
 	return rc;
 }
 
@@ -638,7 +689,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	memset(f, 0, sizeof(*f));
 	f->kvm_fd = f->kernel_fd = f->initrd_fd = f->cdrom_fd = -1;
-	f->vsock_fd = -1;
+	f->vsock_fd = f->vars_fd = f->nvram_fd = -1;
 	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++)
 		f->tap_fd[i] = -1;
 	/* root may read anything anyway: no point in checking. */

@@ -39,6 +39,10 @@ struct vm_files {
 	int kernel_fd;			/* -1 when absent */
 	int initrd_fd;			/* -1 when absent */
 	int cdrom_fd;			/* read-only; -1 when absent */
+	/* "uefi": OVMF's VARS template (read-only, for the client) and,
+	 * at start, the VM's NVRAM file (read-write, the daemon's). */
+	int vars_fd;
+	int nvram_fd;
 	int disk_fd[CONFIG_DISKS_MAX];	/* def's disks, in order */
 	enum vm_files_format disk_format[CONFIG_DISKS_MAX];
 	/* disk i's backing chain, top first: nbacking[i] of them */
@@ -103,16 +107,18 @@ int	vm_files_open(const struct vm_def *def, const char *default_kernel,
 	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
- * After vm_files_open(), for a VM with "firmware": "bios": its image,
- * bios (vmmd.conf's), opened for cred as the kernel would be, into f's
- * kernel_fd (the worker finds it in the kernel's slot), and for such a
- * VM with a display its display's ROM, vgabios, into initrd_fd (such a
- * VM has no initrd).  Nothing for other VMs.  Errors as
- * vm_files_open()'s, err naming the VM.
+ * After vm_files_open(), for a VM with "firmware": its image (vmmd.conf's
+ * bios or ovmf_code, the caller's choice), opened for cred as the kernel
+ * would be, into f's kernel_fd (the worker finds it in the kernel's
+ * slot); for "uefi" also the template of its variables (ovmf_vars) into
+ * f's vars_fd, checked to be a firmware volume that fits below the
+ * image; for such a VM with a display its display's ROM, vgabios, into
+ * initrd_fd (such a VM has no initrd).  Nothing for other VMs.  Errors
+ * as vm_files_open()'s, err naming the VM.
  */
-int	vm_files_open_firmware(const struct vm_def *def, const char *bios,
-	    const char *vgabios, const struct access_cred *cred,
-	    struct vm_files *f,
+int	vm_files_open_firmware(const struct vm_def *def, const char *image,
+	    const char *vars, const char *vgabios,
+	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
  * At vm.create, after vm_files_open(): the format found for each of

@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "vm-nvram.h"
 #include "vm-start.h"
 
 _Static_assert(CONFIG_NICS_MAX <= WMSG_NICS_MAX &&
@@ -288,7 +290,8 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 	} else if (config_boot(def) == VM_BOOT_FIRMWARE) {
 		/* The image, in the kernel's slot (vm_files_open_firmware). */
 		rc |= start_params_set(&sp->firmware, kernel);
-		rc |= start_params_set(&sp->firmware_name, vm->d->bios);
+		rc |= start_params_set(&sp->firmware_name,
+		    vm_start_firmware_image(vm->d, def));
 		/* Its display's ROM, in the initrd's slot (ibid.). */
 		if (def->vnc_addr != NULL)
 			rc |= start_params_set(&sp->vgabios, initrd);
@@ -300,6 +303,14 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 	if (def->initrd != NULL) {
 		rc |= start_params_set(&sp->initrd, initrd);
 		rc |= start_params_set(&sp->initrd_name, def->initrd);
+	}
+	if (files->nvram_fd >= 0) {
+		char path[PATH_MAX];
+
+		sp->nvram_fd = WLINK_NVRAM_FD;
+		if (vm_nvram_path(vm->d->nvramdir, def->name, path,
+		    sizeof(path)) == 0)
+			rc |= start_params_set(&sp->nvram_name, path);
 	}
 	if (def->cdrom != NULL) {
 		sp->cdrom_fd = WLINK_CDROM_FD;
@@ -382,7 +393,46 @@ vm_start_fds(const struct vm_files *files, int passed[WLINK_MAX_PASSED])
 		passed[WLINK_SLOT(WLINK_CDROM_FD)] = files->cdrom_fd;
 		npassed = WLINK_SLOT(WLINK_CDROM_FD) + 1;
 	}
+	/* The NVRAM file after it, the same way. */
+	if (files->nvram_fd >= 0) {
+		for (unsigned int k = npassed;
+		    k < (unsigned int)WLINK_SLOT(WLINK_NVRAM_FD); k++)
+			passed[k] = -1;
+		passed[WLINK_SLOT(WLINK_NVRAM_FD)] = files->nvram_fd;
+		npassed = WLINK_SLOT(WLINK_NVRAM_FD) + 1;
+	}
 	return npassed;
+}
+
+const char *
+vm_start_firmware_image(const struct vmmd *d, const struct vm_def *def)
+{
+	switch (def->firmware) {
+	case VM_FIRMWARE_BIOS:
+		return d->bios;
+	case VM_FIRMWARE_UEFI:
+		return d->ovmf_code;
+	case VM_FIRMWARE_NONE:
+		break;
+	}
+	return NULL;
+}
+
+int
+vm_start_nvram(const struct vm *vm, struct vm_files *files,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (vm->def->firmware != VM_FIRMWARE_UEFI)
+		return 0;
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (fstat(files->vars_fd, &st) < 0) {
+		snprintf(err, errlen, "fstat: %s", strerror(errno));
+		return -errno;
+	}
+	return vm_nvram_open(vm->d->nvramdir, vm->def->name,
+	    (uint64_t)st.st_size, &files->nvram_fd, err, errlen);
 }
 
 int64_t

@@ -28,6 +28,19 @@
 int	vm_start_cid(struct vm *vm, uint32_t *cid, enum proto_error *cls,
 	    char *err, size_t errlen);
 
+/*
+ * For a "uefi" VM, after vm_files_open_firmware(): its NVRAM file
+ * (vm-nvram.h), opened read-write with the daemon's rights and checked
+ * against the template files->vars_fd holds, into files->nvram_fd.
+ * Nothing for other VMs.  0, or -errno with *cls (invalid_argument) and
+ * err naming the file.
+ */
+int	vm_start_nvram(const struct vm *vm, struct vm_files *files,
+	    enum proto_error *cls, char *err, size_t errlen);
+/* The image of vm's firmware (vmmd.conf's bios or ovmf_code), or NULL. */
+const char *vm_start_firmware_image(const struct vmmd *d,
+	    const struct vm_def *def);
+
 /* What the supervisor knows of this run before the worker exists. */
 struct vm_start_run {
 	const char *console_log;	/* the path the worker appends to */

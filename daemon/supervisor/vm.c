@@ -29,6 +29,7 @@
 #include "disk-overlay.h"
 #include "log.h"
 #include "vm-files.h"
+#include "vm-nvram.h"
 #include "vm-start.h"
 #include "vm-internal.h"
 #include "vm.h"
@@ -251,6 +252,23 @@ vm_overlays_json(const struct vm *vm, struct json_object *obj)
 }
 
 
+/* A firmware VM's files: its image and, for "uefi", its NVRAM file. */
+static void
+vm_firmware_json(const struct vm *vm, struct json_object *obj)
+{
+	const char *image = vm_start_firmware_image(vm->d, vm->def);
+	char path[PATH_MAX];
+
+	if (image != NULL)
+		json_object_object_add(obj, "firmware_image",
+		    json_object_new_string(image));
+	if (vm->def->firmware == VM_FIRMWARE_UEFI && vm->d->nvramdir != NULL &&
+	    vm_nvram_path(vm->d->nvramdir, vm->def->name, path,
+	    sizeof(path)) == 0)
+		json_object_object_add(obj, "nvram",
+		    json_object_new_string(path));
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
@@ -298,6 +316,7 @@ vm_to_json(const struct vm *vm)
 		json_object_object_add(obj, "console_log",
 		    json_object_new_string(path));
 	vm_overlays_json(vm, obj);
+	vm_firmware_json(vm, obj);
 	return obj;
 }
 
@@ -802,8 +821,10 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_files_open(vm->def, d->default_kernel, d->disksdir,
 	    false, cred, &files, cls, err, errlen)) < 0)
 		return rc;
-	if ((rc = vm_files_open_firmware(vm->def, d->bios, d->vgabios, cred, &files,
-	    cls, err, errlen)) < 0 ||
+	if ((rc = vm_files_open_firmware(vm->def, vm_start_firmware_image(d,
+	    vm->def), d->ovmf_vars, d->vgabios, cred, &files, cls, err,
+	    errlen)) < 0 ||
+	    (rc = vm_start_nvram(vm, &files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
 	    errlen)) < 0 ||

@@ -100,6 +100,9 @@ struct vmmd {
 	char *passt;			/* user-mode networking (vmmd.conf) */
 	char *bios;			/* SeaBIOS's image (vmmd.conf) */
 	char *vgabios;			/* its display's ROM (vmmd.conf) */
+	char *ovmf_code;		/* OVMF's image (vmmd.conf) */
+	char *ovmf_vars;		/* its variables (vmmd.conf) */
+	char *nvramdir;			/* STATEDIR/nvram (vm-nvram.h) */
 	/* vmmd.conf's tap_allow rules (main's, for the daemon's life). */
 	const struct dconf_tap_rule *tap_rules;
 	size_t ntap_rules;

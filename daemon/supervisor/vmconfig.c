@@ -242,8 +242,9 @@ static const char *const config_disk_keys[] = {
 };
 
 /*
- * "firmware": "bios".  The firmware finds the guest's boot loader on
- * its disks: a kernel, initrd, command line or "boot" would go unused.
+ * "firmware": "bios" (SeaBIOS) or "uefi" (OVMF).  The firmware finds
+ * the guest's boot loader on its disks: a kernel, initrd, command line
+ * or "boot" would go unused.
  */
 static int
 config_parse_firmware(struct json_object *obj, struct vm_def *def,
@@ -255,21 +256,39 @@ config_parse_firmware(struct json_object *obj, struct vm_def *def,
 		return -EINVAL;
 	if (s == NULL)
 		return 0;
-	if (strcmp(s, "bios") != 0) {
-		config_err(err, errlen, "firmware: '%.80s' must be \"bios\"",
-		    s);
+	if (strcmp(s, "bios") == 0)
+		def->firmware = VM_FIRMWARE_BIOS;
+	else if (strcmp(s, "uefi") == 0)
+		def->firmware = VM_FIRMWARE_UEFI;
+	else {
+		config_err(err, errlen, "firmware: '%.80s' must be \"bios\" "
+		    "or \"uefi\"", s);
 		return -EINVAL;
 	}
-	def->firmware = VM_FIRMWARE_BIOS;
 	if (def->kernel != NULL || def->initrd != NULL ||
 	    def->boot != VM_BOOT_UNSET || def->cmdline[0] != '\0') {
-		config_err(err, errlen, "firmware: \"bios\" boots what the "
-		    "disks hold: give no %s", def->kernel != NULL ? "kernel" :
+		config_err(err, errlen, "firmware: \"%s\" boots what the "
+		    "disks hold: give no %s", config_firmware_name(def),
+		    def->kernel != NULL ? "kernel" :
 		    def->initrd != NULL ? "initrd" :
 		    def->boot != VM_BOOT_UNSET ? "boot" : "cmdline");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+const char *
+config_firmware_name(const struct vm_def *def)
+{
+	switch (def->firmware) {
+	case VM_FIRMWARE_BIOS:
+		return "bios";
+	case VM_FIRMWARE_UEFI:
+		return "uefi";
+	case VM_FIRMWARE_NONE:
+		break;
+	}
+	return NULL;
 }
 
 enum vm_boot
@@ -1067,9 +1086,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "net", config_net_json(def));
 	if (def->vsock)
 		json_object_object_add(obj, "vsock", config_vsock_json(def));
-	if (def->firmware == VM_FIRMWARE_BIOS)
+	if (def->firmware != VM_FIRMWARE_NONE)
 		json_object_object_add(obj, "firmware",
-		    json_object_new_string("bios"));
+		    json_object_new_string(config_firmware_name(def)));
 	if (def->cdrom != NULL)
 		json_object_object_add(obj, "cdrom",
 		    json_object_new_string(def->cdrom));

@@ -166,11 +166,14 @@ enum vm_boot {
 
 /*
  * Firmware the guest runs from power-on ("firmware"), instead of vmmd
- * loading a kernel: "bios" is SeaBIOS, the file vmmd.conf(5) names.
+ * loading a kernel: "bios" is SeaBIOS, "uefi" OVMF with the VM's own
+ * UEFI variables (an NVRAM file kept with the VM, made from the
+ * template), the files vmmd.conf(5) names.
  */
 enum vm_firmware {
 	VM_FIRMWARE_NONE,
 	VM_FIRMWARE_BIOS,
+	VM_FIRMWARE_UEFI,
 };
 
 /* cloud-init's NoCloud seed ("cloud_init"): bounds of what it holds. */
@@ -256,6 +259,8 @@ struct vm_def {
 
 /* Where def's kernel comes from, "boot" unset resolved. */
 enum vm_boot config_boot(const struct vm_def *def);
+/* "bios" or "uefi", as the definition says; NULL: no firmware. */
+const char *config_firmware_name(const struct vm_def *def);
 
 /* Flags of config_parse(). */
 #define CONFIG_CHECK_FILES	0x1	/* kernel/initrd must exist and load */

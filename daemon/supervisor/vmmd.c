@@ -37,6 +37,7 @@
 #include "systemd.h"
 #include "access.h"
 #include "vm.h"
+#include "vm-nvram.h"
 #include "vmconfig.h"
 #include "vm-files.h"
 #include "vsock-proxy.h"
@@ -150,7 +151,7 @@ static int
 main_check_dirs(const struct vmmd *d, const char *socket_path)
 {
 	char err[2 * PATH_MAX], *copy;
-	const char *dirs[6];
+	const char *dirs[7];
 	size_t i;
 	int rc = 0;
 
@@ -164,6 +165,7 @@ main_check_dirs(const struct vmmd *d, const char *socket_path)
 	dirs[3] = dirname(copy);
 	dirs[4] = d->workersdir;
 	dirs[5] = d->disksdir;
+	dirs[6] = d->nvramdir;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc == 0; i++)
 		if ((rc = safedir_check(dirs[i], NULL, err, sizeof(err))) < 0)
 			log_error("%s", err);
@@ -584,8 +586,10 @@ main(int argc, char *argv[])
 	d->passt = conf.passt;
 	d->bios = conf.bios;
 	d->vgabios = conf.vgabios;
+	d->ovmf_code = conf.ovmf_code;
+	d->ovmf_vars = conf.ovmf_vars;
 	conf.statedir = conf.kernel = conf.passt = conf.bios = NULL;
-	conf.vgabios = NULL;
+	conf.vgabios = conf.ovmf_code = conf.ovmf_vars = NULL;
 	/* conf lives until main() returns, and the rules with it. */
 	d->tap_rules = conf.tap_rules;
 	d->ntap_rules = conf.ntap_rules;
@@ -594,6 +598,7 @@ main(int argc, char *argv[])
 	    asprintf(&d->vmsdir, "%s/vms", d->statedir) < 0 ||
 	    asprintf(&d->consoledir, "%s/console", d->statedir) < 0 ||
 	    asprintf(&d->disksdir, "%s/" DISK_OVERLAY_DIR, d->statedir) < 0 ||
+	    asprintf(&d->nvramdir, "%s/" VM_NVRAM_DIR, d->statedir) < 0 ||
 	    main_workersdir(conf.socket, &d->workersdir) < 0) {
 		log_error("out of memory");
 		return 1;
@@ -613,6 +618,7 @@ main(int argc, char *argv[])
 	    main_mkdir(d->vmsdir, 0700) < 0 ||
 	    main_mkdir(d->consoledir, 0750) < 0 ||
 	    main_mkdir(d->disksdir, 0700) < 0 ||
+	    main_mkdir(d->nvramdir, 0700) < 0 ||
 	    main_mkdir(d->workersdir, 0700) < 0 ||
 	    main_check_dirs(d, conf.socket) < 0)
 		goto free_paths;
@@ -758,6 +764,9 @@ free_paths:
 	free(d->passt);
 	free(d->bios);
 	free(d->vgabios);
+	free(d->ovmf_code);
+	free(d->ovmf_vars);
+	free(d->nvramdir);
 	free(d->worker_self);
 	libevent_global_shutdown();
 	return status;

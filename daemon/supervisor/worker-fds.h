@@ -36,7 +36,9 @@
 	WLINK_BACKING_FD(WLINK_MAX_BACKING) + (i) - 1)
 /* The CD-ROM's image, if the VM has one (read-only). */
 #define WLINK_CDROM_FD		WLINK_TAP_FD(WLINK_MAX_NICS)
+/* The NVRAM file of a "uefi" VM (read-write: its UEFI variables). */
+#define WLINK_NVRAM_FD		(WLINK_CDROM_FD + 1)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_CDROM_FD + 1)
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_NVRAM_FD + 1)
 
 #endif

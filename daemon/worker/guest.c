@@ -380,6 +380,9 @@ guest_fini(struct worker *w)
 	}
 	blk_file_free(w->cdrom);
 	w->cdrom = NULL;
+	/* After the machine: what its flash changed is written back. */
+	nvram_free(w->nvram);
+	w->nvram = NULL;
 	for (unsigned int i = 0; i < BOARD_MAX_NICS; i++) {
 		net_tap_free(w->net[i]);
 		w->net[i] = NULL;

@@ -24,6 +24,7 @@
 struct nvram;
 
 /* Largest NVRAM file taken: OVMF's are 128 KiB and 528 KiB. */
+#define NVRAM_BLOCK_SIZE	4096u	/* OVMF's flash blocks */
 #define NVRAM_SIZE_MAX		(64u << 20)
 
 /*

@@ -164,6 +164,32 @@ worker_disks(struct worker *w, const struct start_params *sp, char *err,
 }
 
 /*
+ * OVMF's variables: the NVRAM file the supervisor opened, read into the
+ * store the firmware's flash is built on at every (re)build of the
+ * machine, written back from the loop (nvram.h).  Nothing without one.
+ */
+static int
+worker_nvram(struct worker *w, const struct start_params *sp, char *err,
+    size_t errlen)
+{
+	int ret;
+
+	if (sp->nvram_fd < 0)
+		return 0;
+	ret = nvram_new(w->base, sp->nvram_fd, NVRAM_BLOCK_SIZE, false,
+	    &w->nvram);
+	if (ret < 0) {
+		snprintf(err, errlen, "UEFI variables %s: %s",
+		    sp->nvram_name != NULL ? sp->nvram_name : "(unnamed)",
+		    ret != -EINVAL ? strerror(-ret) :
+		    "not an NVRAM file of whole 4 KiB blocks");
+		return ret;
+	}
+	w->cfg.backends.pflash = nvram_store(w->nvram);
+	return 0;
+}
+
+/*
  * A card with user-mode networking: passt started for the guest, card
  * i on the link to it (user-net.h).
  */
@@ -498,6 +524,9 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 	    (sp->cdrom_fd >= 0), err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_disks(w, sp, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	if ((ret = worker_nvram(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	if ((ret = worker_cloud(w, sp, &reply, err, sizeof(err))) < 0)

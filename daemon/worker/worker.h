@@ -21,6 +21,7 @@
 #include "guest-display.h"
 #include "link.h"
 #include "machine.h"
+#include "nvram.h"
 #include "net-stream.h"
 #include "net-tap.h"
 #include "vhost-vsock.h"
@@ -75,6 +76,7 @@ struct worker {
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct blk_file *cdrom;		/* cfg.backends.cdrom, or NULL */
+	struct nvram *nvram;		/* cfg.backends.pflash's, or NULL */
 	/* Card i, cfg.backends.net[i]: a TAP, or passt (user-net.h). */
 	struct net_tap *net[BOARD_MAX_NICS];
 	struct net_stream *user_net[BOARD_MAX_NICS];

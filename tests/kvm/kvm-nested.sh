@@ -78,9 +78,10 @@ if promtool=$(command -v promtool); then
 	export VMMD_HOST_EXTRA VMMD_TEST_PROMTOOL
 fi
 # Debian's SeaBIOS and the VGA BIOS of its bochs-display for the
-# firmware tests, at the same paths inside.
+# firmware tests, and OVMF for the UEFI test, at the same paths inside.
 for fw in /usr/share/seabios/bios-256k.bin \
-    /usr/share/seabios/vgabios-bochs-display.bin; do
+    /usr/share/seabios/vgabios-bochs-display.bin \
+    /usr/share/OVMF/OVMF_CODE_4M.fd /usr/share/OVMF/OVMF_VARS_4M.fd; do
 	if [ -f "$fw" ]; then
 		VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $fw"
 		export VMMD_HOST_EXTRA

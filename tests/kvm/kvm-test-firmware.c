@@ -4,7 +4,7 @@
  * the signature, DMA), prints its banner on the serial console (fw_cfg's
  * etc/sercon-port) and then says it has nothing to boot, and again
  * after a reset.  Definitions that mix firmware with a kernel are
- * refused, as is vmctl's --firmware with anything but bios.  Port 0x92
+ * refused, as is vmctl's --firmware with anything but bios or uefi.  Port 0x92
  * and the reset control register at 0xcf9 are there, and SeaBIOS's
  * A20 read-modify-writes reset nothing.  SeaBIOS takes its ACPI tables
  * from fw_cfg's table loader (and so builds none of its own): the
@@ -39,7 +39,8 @@ test_refused(struct h_conn *c)
 	    "\"bios\",\"cmdline\":\"quiet\"}", "invalid_argument",
 	    "firmware with a command line");
 	h_expect_error(c, "vm.create", "{\"name\":\"fu\",\"firmware\":"
-	    "\"uefi\"}", "invalid_argument", "firmware other than bios");
+	    "\"coreboot\"}", "invalid_argument",
+	    "firmware other than bios and uefi");
 }
 
 /*
@@ -136,9 +137,10 @@ test_vmctl(struct h_daemon *d)
 	    "export shows firmware bios");
 	tap_ok(h_ctl("list", NULL) == 0 && strstr(h_out(), "(firmware)") !=
 	    NULL, "list: no kernel, the firmware");
-	rc = h_ctl("create", "fx", "--firmware", "uefi", NULL);
-	tap_ok(rc != 0 && strstr(h_err(), "--firmware uefi: expected bios") !=
-	    NULL, "--firmware uefi refused: %s", h_flat(h_err()));
+	rc = h_ctl("create", "fx", "--firmware", "coreboot", NULL);
+	tap_ok(rc != 0 && strstr(h_err(), "--firmware coreboot: expected "
+	    "bios or uefi") != NULL, "--firmware coreboot refused: %s",
+	    h_flat(h_err()));
 	tap_ok(h_ctl("delete", "fv", NULL) == 0, "deleted");
 }
 

@@ -1,7 +1,8 @@
 /*
  * Firmware images (boot-firmware.h): the sizes taken and refused, the
- * image's end copied to end at 1 MiB (all of a 256 KiB image, from
- * 0xc0000), the reset state, and fw_cfg's etc/e820 bytes.
+ * layout of a code image and a VARS store below 4 GiB (OVMF's as QEMU
+ * maps it), the image's end copied to end at 1 MiB (all of a 256 KiB
+ * image, from 0xc0000), the reset state, and fw_cfg's etc/e820 bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,8 @@ test_load(size_t size, uint64_t low_start)
 
 	snprintf(name, sizeof(name), "bios-%zu.bin", size);
 	path = image(name, size);
-	tap_ok(boot_firmware_load(&m, path, &fw, &cpu, err, sizeof(err)) == 0,
+	tap_ok(boot_firmware_load(&m, path, 0, &fw, &cpu, err, sizeof(err)) ==
+	    0,
 	    "%zu KiB image loads (%s)", size >> 10, err);
 	tap_ok(fw.size == size && fw.image != NULL && fw.image[0] == 0 &&
 	    fw.image[size - 1] == (uint8_t)((size - 1) / 4096 + size - 1),
@@ -69,7 +71,8 @@ test_load(size_t size, uint64_t low_start)
 }
 
 static void
-test_refused(size_t size, uint64_t ram, int want, const char *what)
+test_refused(size_t size, uint64_t vars, uint64_t ram, int want,
+    const char *what)
 {
 	struct boot_mem m = guest_ram_new(ram, 0, -1);
 	struct boot_firmware fw;
@@ -78,7 +81,7 @@ test_refused(size_t size, uint64_t ram, int want, const char *what)
 	int rc;
 
 	snprintf(name, sizeof(name), "bad-%zu.bin", size);
-	rc = boot_firmware_load(&m, image(name, size), &fw, &cpu, err,
+	rc = boot_firmware_load(&m, image(name, size), vars, &fw, &cpu, err,
 	    sizeof(err));
 	tap_ok(rc == want && fw.image == NULL && err[0] != '\0',
 	    "%s: %d (%s)", what, rc, err);
@@ -94,17 +97,55 @@ test_e820(void)
 	size_t n;
 
 	n = boot_firmware_e820(&m, out, sizeof(out));
-	tap_ok(n == 2 * BOOT_FW_E820_ENTRY && get64(out) == 0 &&
+	tap_ok(n == 3 * BOOT_FW_E820_ENTRY && get64(out) == 0 &&
 	    get64(out + 8) == 0xc0000000ULL && get32(out + 16) == 1 &&
-	    get64(out + 20) == 0x100000000ULL &&
-	    get64(out + 28) == 0x40000000ULL && get32(out + 36) == 1,
+	    get64(out + 40) == 0x100000000ULL &&
+	    get64(out + 48) == 0x40000000ULL && get32(out + 56) == 1,
 	    "etc/e820: low RAM and RAM above 4 GiB, little-endian");
+	tap_ok(get64(out + 20) == 0xfeffc000ULL &&
+	    get64(out + 28) == 0x4000 && get32(out + 36) == 2,
+	    "KVM's identity map and TSS reserved at 0xfeffc000, as QEMU's");
 	m.high_size = 0;
-	tap_ok(boot_firmware_e820(&m, out, sizeof(out)) == BOOT_FW_E820_ENTRY,
-	    "no high RAM: one entry");
+	tap_ok(boot_firmware_e820(&m, out, sizeof(out)) ==
+	    2 * BOOT_FW_E820_ENTRY, "no high RAM: two entries");
 	m.high_size = 1;
 	tap_ok(boot_firmware_e820(&m, out, BOOT_FW_E820_ENTRY + 3) ==
 	    BOOT_FW_E820_ENTRY, "what does not fit is left out");
+}
+
+/* Debian's OVMF_CODE_4M.fd and OVMF_VARS_4M.fd, as QEMU maps them. */
+static void
+test_layout(void)
+{
+	struct boot_firmware_layout l;
+	char err[256] = "";
+
+	tap_ok(boot_firmware_layout(0x37c000, 0x84000, &l, err,
+	    sizeof(err)) == 0 && l.code_base == 0xffc84000ULL &&
+	    l.code_size == 0x37c000 && l.vars_base == 0xffc00000ULL &&
+	    l.vars_size == 0x84000, "OVMF 4M: CODE at 0xffc84000, VARS at "
+	    "0xffc00000 (%s)", err);
+	tap_ok(boot_firmware_layout(0x1dc000, 0x20000, &l, err,
+	    sizeof(err)) == 0 && l.code_base == 0xffe24000ULL &&
+	    l.vars_base == 0xffe04000ULL, "OVMF 2M: VARS at 0xffe04000");
+	tap_ok(boot_firmware_layout(0x40000, 0, &l, err, sizeof(err)) == 0 &&
+	    l.code_base == 0xfffc0000ULL && l.vars_base == l.code_base &&
+	    l.vars_size == 0, "SeaBIOS: no VARS, the image at 0xfffc0000");
+	tap_ok(boot_firmware_layout(0xf00000, 0x100000, &l, err,
+	    sizeof(err)) == 0 && l.vars_base == 0xff000000ULL,
+	    "16 MiB together: down to KVM's pages at 0xff000000");
+	err[0] = '\0';
+	tap_ok(boot_firmware_layout(0xf00000, 0x101000, &l, err,
+	    sizeof(err)) == -ENOEXEC && err[0] != '\0',
+	    "over 16 MiB together refused (%s)", err);
+	err[0] = '\0';
+	tap_ok(boot_firmware_layout(0x37c000, 0x84200, &l, err,
+	    sizeof(err)) == -ENOEXEC && err[0] != '\0',
+	    "VARS not whole pages refused (%s)", err);
+	tap_ok(BOOT_FIRMWARE_TOP - BOOT_FIRMWARE_MAX >=
+	    PC_FW_KVM_IDMAP_ADDR + PC_FW_KVM_PAGES_LEN &&
+	    PC_KVM_TSS_ADDR + 0x3000 > BOOT_FIRMWARE_TOP - 0x400000,
+	    "firmware VMs' KVM pages below the flash; the others' inside it");
 }
 
 int
@@ -114,12 +155,16 @@ main(void)
 	test_load(256 << 10, 0xc0000);
 	test_load(128 << 10, 0xe0000);
 	test_load(64 << 10, 0xf0000);
-	test_refused(0, 4 << 20, -ENOEXEC, "an empty file");
-	test_refused((64 << 10) + 512, 4 << 20, -ENOEXEC,
-	    "not a multiple of 64 KiB");
-	test_refused(512 << 10, 4 << 20, -ENOEXEC,
+	test_load(4 << 20, 0xc0000);
+	test_refused(0, 0, 4 << 20, -ENOEXEC, "an empty file");
+	test_refused((64 << 10) + 512, 0, 4 << 20, -ENOEXEC,
+	    "not whole pages");
+	test_refused((16 << 20) + (64 << 10), 0, 4 << 20, -ENOEXEC,
 	    "larger than the room under 4 GiB");
-	test_refused(256 << 10, 0x80000, -EFBIG, "RAM ends below 1 MiB");
+	test_refused(0x37c000, 0x84000 + (13 << 20), 4 << 20, -ENOEXEC,
+	    "with its VARS larger than the room under 4 GiB");
+	test_refused(256 << 10, 0, 0x80000, -EFBIG, "RAM ends below 1 MiB");
+	test_layout();
 	test_e820();
 	scratch_remove();
 	return tap_done();

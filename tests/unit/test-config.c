@@ -1554,6 +1554,18 @@ test_firmware(void)
 	    "firmware written back as given");
 	json_object_put(obj);
 	config_def_free(def);
+	def = parse_ok("{\"name\":\"f\",\"firmware\":\"uefi\"}");
+	tap_ok(def != NULL && def->firmware == VM_FIRMWARE_UEFI &&
+	    config_boot(def) == VM_BOOT_FIRMWARE, "firmware uefi: OVMF");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && json_object_object_get_ex(obj, "firmware", &v) &&
+	    strcmp(json_object_get_string(v), "uefi") == 0,
+	    "firmware uefi written back as given");
+	json_object_put(obj);
+	config_def_free(def);
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"uefi\","
+	    "\"kernel\":\"/boot/k\"}", 0, "firmware: \"uefi\" boots what the "
+	    "disks hold: give no kernel");
 	def = parse_ok("{\"name\":\"f\"}");
 	tap_ok(def != NULL && def->firmware == VM_FIRMWARE_NONE &&
 	    config_boot(def) == VM_BOOT_KERNEL, "no firmware by default");
@@ -1563,8 +1575,8 @@ test_firmware(void)
 	json_object_put(obj);
 	config_def_free(def);
 
-	expect_invalid("{\"name\":\"f\",\"firmware\":\"uefi\"}", 0,
-	    "firmware: 'uefi' must be \"bios\"");
+	expect_invalid("{\"name\":\"f\",\"firmware\":\"efi\"}", 0,
+	    "firmware: 'efi' must be \"bios\" or \"uefi\"");
 	expect_invalid("{\"name\":\"f\",\"firmware\":true}", 0,
 	    "firmware: expected a string");
 	expect_invalid("{\"name\":\"f\",\"firmware\":\"bios\","

@@ -195,6 +195,20 @@ main(void)
 	dconf_fini(&c);
 
 	dconf_init(&c);
+	tap_ok(strcmp(c.ovmf_code, DCONF_OVMF_CODE) == 0 &&
+	    strcmp(c.ovmf_vars, DCONF_OVMF_VARS) == 0,
+	    "ovmf_code, ovmf_vars: Debian's OVMF_CODE_4M.fd and "
+	    "OVMF_VARS_4M.fd by default");
+	tap_ok(load_text(&c, "ovmf_code = /srv/fw/code.fd\n"
+	    "ovmf_vars = /srv/fw/vars.fd\n", err, sizeof(err)) == 0 &&
+	    strcmp(c.ovmf_code, "/srv/fw/code.fd") == 0 &&
+	    strcmp(c.ovmf_vars, "/srv/fw/vars.fd") == 0,
+	    "ovmf_code, ovmf_vars: as written (%s)", err);
+	dconf_fini(&c);
+	expect_error("ovmf_vars = vars.fd\n", "1: 'vars.fd' is not an "
+	    "absolute path");
+
+	dconf_init(&c);
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", false, err,
 	    sizeof(err)) == 0, "no file where none was named: defaults");
 	tap_ok(dconf_load(&c, "/nonexistent/vmmd.conf", true, err,
@@ -205,7 +219,8 @@ main(void)
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
 	    "boot_timeout, boot_disk_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen, passt, bios, vgabios)");
+	    "worker_uids, metrics_listen, passt, bios, vgabios, ovmf_code, "
+	    "ovmf_vars)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
 	expect_error("metrics_listen = 127.0.0.1:0\n", "1: '127.0.0.1:0' is "

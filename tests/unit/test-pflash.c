@@ -495,6 +495,66 @@ test_ovmf_template(void)
 	unmake(p);
 }
 
+/* What the store's owner is told: the modes reads move between. */
+struct array_calls {
+	unsigned int on, off;
+	bool last;
+};
+
+static void
+array_cb(void *opaque, bool on)
+{
+	struct array_calls *c = opaque;
+
+	if (on)
+		c->on++;
+	else
+		c->off++;
+	c->last = on;
+}
+
+/*
+ * The owner that maps the image for reads hears of every way out of
+ * read-array mode and back, once each, and of nothing else: a program
+ * (OVMF's QemuFlashWrite: setup and data per byte, then read array)
+ * costs one way out and one back; the image is page-aligned.
+ */
+static void
+test_array_calls(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct array_calls c = { 0 };
+	struct pflash *p;
+
+	p = make(&fh, false);
+	store.array = array_cb;
+	store.array_opaque = &c;
+	TAP_EQ((uintptr_t)store.image % 4096, 0u, "the image starts a page");
+	wr(p, 0, 1, 0xff);
+	TAP_EQ(c.on + c.off, 0u, "read array in read-array mode: no call");
+	for (unsigned int i = 0; i < 8; i++) {
+		wr(p, 0x40 + i, 1, 0x10);
+		wr(p, 0x40 + i, 1, 0x00);
+	}
+	TAP_EQ(c.off, 1u, "eight byte programs: out of read-array once");
+	TAP_EQ(c.on, 0u, "... and not back yet");
+	wr(p, 0x47, 1, 0xff);
+	TAP_EQ(c.on, 1u, "read array: back, once");
+	tap_ok(c.last, "... the last call says so");
+	wr(p, 0, 1, 0x50);
+	TAP_EQ(c.on + c.off, 2u, "clear status keeps the mode: no call");
+	wr(p, 0, 1, 0x98);
+	wr(p, 0, 1, 0x70);
+	wr(p, 0, 1, 0x90);
+	TAP_EQ(c.off, 2u, "query, status, ID: one way out");
+	wr(p, BS, 1, 0x20);
+	wr(p, BS, 1, 0xd0);
+	wr(p, 0, 1, 0xff);
+	tap_ok(c.off == 2 && c.on == 2 && c.last,
+	    "an erase from ID mode, then read array: one way back");
+	unmake(p);
+}
+
 int
 main(void)
 {
@@ -509,5 +569,6 @@ main(void)
 	test_ovmf_probe();
 	test_persistence();
 	test_ovmf_template();
+	test_array_calls();
 	return tap_done();
 }
