@@ -105,10 +105,12 @@ machine_add_device(struct machine *m, struct machine_device *md,
 	}
 	md->vdev.state = state;
 	if (bd->bus == BOARD_PCI) {
-		ret = pcibus_add(&m->pci, bd->pci_slot, &md->vdev);
+		ret = pcibus_add(&m->pci, bd->pci_slot, bd->pci_fn,
+		    &md->vdev);
 		if (ret < 0)
-			snprintf(err, errlen, "cannot put %s in PCI slot %u: %s",
-			    bd->name, bd->pci_slot, strerror(-ret));
+			snprintf(err, errlen,
+			    "cannot put %s in PCI slot %u function %u: %s",
+			    bd->name, bd->pci_slot, bd->pci_fn, strerror(-ret));
 		return ret;
 	}
 	for (i = 0; i < BOARD_MAX_RANGES && bd->ranges[i].len > 0; i++) {

@@ -90,19 +90,19 @@ pci_host_free(struct pci_host *ph)
 
 /*
  * Decode CONFIG_ADDRESS for a data access at byte sub of the window:
- * the slot and register offset, or -ENODEV for disabled, other buses,
- * other functions.
+ * the slot, function and register offset, or -ENODEV for disabled and
+ * other buses.
  */
 static int
 pci_host_decode(const struct pci_host *ph, unsigned int sub,
-    unsigned int *slot, unsigned int *offset)
+    unsigned int *slot, unsigned int *fn, unsigned int *offset)
 {
 	uint32_t a = ph->addr;
 
-	if (!(a & PCI_HOST_ENABLE) || ((a >> 16) & 0xff) != 0 ||
-	    ((a >> 8) & 0x7) != 0)
+	if (!(a & PCI_HOST_ENABLE) || ((a >> 16) & 0xff) != 0)
 		return -ENODEV;
 	*slot = (a >> 11) & 0x1f;
+	*fn = (a >> 8) & 0x7;
 	*offset = (a & 0xfc) + sub;
 	return 0;
 }
@@ -111,7 +111,7 @@ static void
 pci_host_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {
 	struct pci_host *ph = dev;
-	unsigned int slot, reg;
+	unsigned int slot, fn, reg;
 
 	memset(data, 0xff, size);
 	if (offset < 4) {
@@ -122,12 +122,12 @@ pci_host_read(void *dev, uint64_t offset, void *data, unsigned int size)
 			*(uint8_t *)data = ph->rcr;
 		return;
 	}
-	if (offset - 4 + size > 4 ||
-	    pci_host_decode(ph, (unsigned int)offset - 4, &slot, &reg) < 0)
+	if (offset - 4 + size > 4 || pci_host_decode(ph,
+	    (unsigned int)offset - 4, &slot, &fn, &reg) < 0)
 		return;
-	if (slot == 0)
+	if (slot == 0 && fn == 0)
 		pci_config_read(&ph->bridge, reg, data, size);
-	else if (ph->ops.read(ph->ops.ctx, slot, reg, data, size) < 0)
+	else if (ph->ops.read(ph->ops.ctx, slot, fn, reg, data, size) < 0)
 		ph->empty_reads++;
 }
 
@@ -136,7 +136,7 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
     unsigned int size)
 {
 	struct pci_host *ph = dev;
-	unsigned int slot, reg;
+	unsigned int slot, fn, reg;
 
 	if (offset < 4) {
 		if (offset == 0 && size == 4) {
@@ -147,13 +147,13 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
 		}
 		return;
 	}
-	if (offset - 4 + size > 4 ||
-	    pci_host_decode(ph, (unsigned int)offset - 4, &slot, &reg) < 0)
+	if (offset - 4 + size > 4 || pci_host_decode(ph,
+	    (unsigned int)offset - 4, &slot, &fn, &reg) < 0)
 		return;
-	if (slot == 0)
+	if (slot == 0 && fn == 0)
 		pci_config_write(&ph->bridge, reg, data, size);
 	else
-		ph->ops.write(ph->ops.ctx, slot, reg, data, size);
+		ph->ops.write(ph->ops.ctx, slot, fn, reg, data, size);
 }
 static const struct figure pci_host_figure_rows[] = {
 	{ "empty_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
