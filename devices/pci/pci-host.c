@@ -51,14 +51,41 @@ pci_host_new(const struct device_host *host, const struct pci_host_ops *ops)
 	return ph;
 }
 
+/*
+ * The 440FX's PAM and SMRAM registers (Intel 82441FX datasheet, 3.2.18
+ * and 3.2.22), kept as written and nothing more.  PAM would route reads
+ * and writes of each 16 KiB block between 0xc0000 and 0xfffff to DRAM
+ * or to the BIOS ROM.  Here that whole area is always RAM, which already
+ * holds the BIOS image (copied there at every build of the machine), and
+ * firmware only ever asks for RAM there: it opens the shadow to write the
+ * BIOS's copy and its option ROMs, then may lock it read-only, which
+ * guards against nothing a guest could exploit.  Emulating the read-only
+ * state would take a memory slot per block and buy no behaviour any
+ * firmware depends on.  There is no SMM, so SMRAM decodes nothing; its
+ * C_BASE_SEG (bits 2:0) is fixed at 010 (0xa0000), as on the chip.
+ */
+#define PCI_HOST_PAM0		0x59
+#define PCI_HOST_PAM_LAST	0x5f
+#define PCI_HOST_SMRAM		0x72
+#define PCI_HOST_SMRAM_RESET	0x02
+#define PCI_HOST_SMRAM_WMASK	0x78	/* D_OPEN, D_CLS, D_LCK, G_SMRAME */
+
 struct pci_host *
 pci_host_new_rcr(const struct device_host *host,
     const struct pci_host_ops *ops)
 {
 	struct pci_host *ph = pci_host_new(host, ops);
+	unsigned int r;
 
-	if (ph != NULL)
-		ph->has_rcr = true;
+	if (ph == NULL)
+		return NULL;
+	ph->has_rcr = true;
+	/* PAM0 has only its upper nibble (0xf0000); the others both. */
+	ph->bridge.wmask[PCI_HOST_PAM0] = 0x30;
+	for (r = PCI_HOST_PAM0 + 1; r <= PCI_HOST_PAM_LAST; r++)
+		ph->bridge.wmask[r] = 0x33;
+	ph->bridge.cfg[PCI_HOST_SMRAM] = PCI_HOST_SMRAM_RESET;
+	ph->bridge.wmask[PCI_HOST_SMRAM] = PCI_HOST_SMRAM_WMASK;
 	return ph;
 }
 

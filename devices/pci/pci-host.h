@@ -19,7 +19,11 @@
  * while it was clear resets the machine (hard or soft alike: a reset
  * rebuilds it); RCPU reads back too, until that reset.  Without it,
  * those accesses read ones and are ignored, as they always were.
-
+ *
+ * With pci_host_new_rcr() too (the bridge firmware VMs get), the 440FX's
+ * PAM registers (0x59-0x5f) and SMRAM register (0x72) keep what firmware
+ * writes to their defined bits, for firmware that reads them back.  They
+ * change nothing: see pci-host.c.
  */
 #ifndef VMMD_PCI_HOST_H
 #define VMMD_PCI_HOST_H

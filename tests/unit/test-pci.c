@@ -2,7 +2,8 @@
  * PCI: configuration mechanism #1 through the host bridge, empty slots,
  * BAR sizing (6.2.5.1), read-only registers, the capability list, and
  * BARs that the guest places, enables, moves and disables while the
- * machine's buses follow; multi-function slots.
+ * machine's buses follow; multi-function slots; the 440FX's PAM and
+ * SMRAM registers on a firmware VM's host bridge.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -173,6 +174,74 @@ test_multi_function(struct pcibus *pb, struct toy *single)
 	vdev_destroy(&v3);
 }
 
+/* Config register reg of the host bridge ph, through its own ops. */
+static uint32_t
+bridge_read(struct pci_host *ph, unsigned int reg, unsigned int size)
+{
+	uint32_t a = 0x80000000u | (reg & ~3u), v = 0;
+
+	pci_host_device_ops.write(ph, 0, &a, 4);
+	pci_host_device_ops.read(ph, 4 + (reg & 3), &v, size);
+	return v;
+}
+
+static void
+bridge_write(struct pci_host *ph, unsigned int reg, uint32_t v,
+    unsigned int size)
+{
+	uint32_t a = 0x80000000u | (reg & ~3u);
+
+	pci_host_device_ops.write(ph, 0, &a, 4);
+	pci_host_device_ops.write(ph, 4 + (reg & 3), &v, size);
+}
+
+/*
+ * PAM0-6 and SMRAM keep their defined bits on the bridge firmware VMs
+ * get; the plain bridge keeps nothing there, as before.
+ */
+static void
+test_pam(const struct pci_host_ops *ops)
+{
+	struct pci_host *fw = pci_host_new_rcr(NULL, ops);
+	struct pci_host *plain = pci_host_new(NULL, ops);
+	unsigned int r;
+	bool all = true;
+
+	if (fw == NULL || plain == NULL)
+		tap_bail("out of memory");
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0, "PAM0 at power-on");
+	bridge_write(fw, 0x59, 0x30, 1);
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0x30, "PAM0 reads back");
+	bridge_write(fw, 0x59, 0xff, 1);
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0x30,
+	    "PAM0 keeps only its upper nibble's enables");
+	for (r = 0x5a; r <= 0x5f; r++) {
+		bridge_write(fw, r, 0x33, 1);
+		all = all && bridge_read(fw, r, 1) == 0x33;
+	}
+	tap_ok(all, "PAM1-6 read back 0x33");
+	bridge_write(fw, 0x5c, 0x11111111, 4);
+	TAP_EQ(bridge_read(fw, 0x5c, 4), 0x11111111,
+	    "PAM3-6 as a dword (0x11: DRAM, read-only)");
+	TAP_EQ(bridge_read(fw, 0x58, 4), 0x33333000,
+	    "PAM0-2 beside, 0x58 still 0");
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x02, "SMRAM at power-on: 0xa0000");
+	bridge_write(fw, 0x72, 0x4a, 1);
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x4a,
+	    "SMRAM D_OPEN|G_SMRAME reads back");
+	bridge_write(fw, 0x72, 0x07, 1);
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x02, "C_BASE_SEG is fixed");
+	TAP_EQ(bridge_read(fw, 0, 4), 0x12378086, "still the 440FX");
+
+	bridge_write(plain, 0x59, 0x30, 1);
+	bridge_write(plain, 0x72, 0x4a, 1);
+	tap_ok(bridge_read(plain, 0x59, 1) == 0 &&
+	    bridge_read(plain, 0x72, 1) == 0,
+	    "without firmware: PAM and SMRAM read 0, as ever");
+	pci_host_free(fw);
+	pci_host_free(plain);
+}
+
 int
 main(void)
 {
@@ -301,6 +370,7 @@ main(void)
 	TAP_EQ(iobus_table(&mmio)->nranges + iobus_table(&pio)->nranges, 1,
 	    "decode off: only the conf1 ports remain");
 	test_multi_function(&pb, &toy);
+	test_pam(&ops);
 
 	vdev_destroy(&hv);
 	iobus_destroy(&pio);
