@@ -127,6 +127,47 @@ machine_add_device(struct machine *m, struct machine_device *md,
 	return 0;
 }
 
+/* A function's config space was written: the PM block may move. */
+static void
+machine_config_written(void *ctx, struct vdev *vdev)
+{
+	struct machine *m = ctx;
+
+	if (vdev == m->pmio.func)
+		pmio_update(&m->pmio);
+}
+
+/*
+ * The ACPI PM block stays where the board put it, unless a PIIX4 PM
+ * function (firmware VMs) places it.
+ */
+static int
+machine_add_pmio(struct machine *m, char *err, size_t errlen)
+{
+	struct machine_device *pm = machine_device(m, "acpi-pm");
+	struct machine_device *func = machine_device(m, "piix4-pm");
+
+	if (pm == NULL) {
+		snprintf(err, errlen, "the board has no acpi-pm");
+		return -EINVAL;
+	}
+	pmio_init(&m->pmio, &m->pio, &pm->vdev, pm->bd->ranges,
+	    func != NULL ? &func->vdev : NULL);
+	if (func != NULL) {
+		m->pci.config_written = machine_config_written;
+		m->pci.config_ctx = m;
+		/* Disabled at power-on: off the board's ports. */
+		pmio_update(&m->pmio);
+	}
+	return 0;
+}
+
+bool
+machine_pm_base(struct machine *m, uint16_t *base)
+{
+	return pmio_base(&m->pmio, base);
+}
+
 static int
 machine_add_devices(struct machine *m, char *err, size_t errlen)
 {
@@ -170,7 +211,7 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return machine_add_pmio(m, err, errlen);
 }
 
 const char *

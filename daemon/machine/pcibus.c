@@ -152,6 +152,8 @@ pcibus_write(void *ctx, unsigned int slot, unsigned int fn,
 			if (now[i].type != PCI_BAR_NONE &&
 			    now[i].type != PCI_BAR_MEM64_HIGH)
 				pcibus_remap(pb, s, i, &now[i]);
+	if (pb->config_written != NULL)
+		pb->config_written(pb->config_ctx, s->vdev);
 	return 0;
 }
 

@@ -51,6 +51,14 @@ struct pcibus {
 	void (*bar_moved)(void *ctx, struct vdev *vdev, unsigned int bar,
 	    bool on, uint64_t base);
 	void *bar_ctx;
+	/*
+	 * Optional: the guest wrote to a function's config space, for what
+	 * follows registers other than BARs (a PIIX4's PM base).  After the
+	 * BARs moved, from the same thread, under the host bridge's lock,
+	 * no device lock held.
+	 */
+	void (*config_written)(void *ctx, struct vdev *vdev);
+	void *config_ctx;
 };
 
 void pcibus_init(struct pcibus *pb, struct iobus *pio, struct iobus *mmio);
