@@ -60,11 +60,17 @@ pmio_kernel_overlap(uint64_t first, uint64_t len)
 	return false;
 }
 
-static void
+/* Remove the first n ranges at base: 0, or -errno if one stays. */
+static int
 pmio_unmap(struct pmio *p, uint16_t base, unsigned int n)
 {
+	int ret = 0;
+
 	for (unsigned int i = 0; i < n && p->ranges[i].len > 0; i++)
-		iobus_unregister(p->pio, pmio_port(p, i, base), p->pm);
+		if (iobus_unregister(p->pio, pmio_port(p, i, base),
+		    p->pm) < 0)
+			ret = -ENOSPC;
+	return ret;
 }
 
 /* Register every range at base, or none: 0 or -errno. */
@@ -107,9 +113,16 @@ pmio_update(struct pmio *p)
 		return;
 	p->want_on = on;
 	p->want_base = base;
-	if (p->on)
-		pmio_unmap(p, p->base, BOARD_MAX_RANGES);
-	p->on = false;
+	/*
+	 * A bus that refuses changes (iobus.h: a guest past its budget)
+	 * leaves the block where it was, and the function is told so.
+	 */
+	if (p->on && pmio_unmap(p, p->base, BOARD_MAX_RANGES) < 0) {
+		on = false;
+		failed = true;
+	} else {
+		p->on = false;
+	}
 	if (on) {
 		if (pmio_map(p, base) == 0) {
 			p->on = true;

@@ -8,7 +8,9 @@
  * the ACPI PM device's board ranges at the same distance from PMBA as
  * from PC_ACPI_PM1A_EVT_PORT.  A place that overlaps other ports (those
  * on the bus, or the ones KVM's in-kernel PIC and PIT take) is not taken:
- * the block then decodes nowhere and the function counts it.
+ * the block then decodes nowhere and the function counts it.  So it
+ * does when the bus refuses further changes (iobus.h), and the block
+ * then stays where it was.
  *
  * Threads: pmio_update() runs while the machine is built and after each
  * config space write to the function, under the PCI host bridge's lock,
