@@ -11,6 +11,8 @@
 #include "i8042.h"
 #include "pc-layout.h"
 #include "pci-host.h"
+#include "piix3-isa.h"
+#include "piix4-pm.h"
 #include "port92.h"
 #include "post.h"
 #include "rtc.h"
@@ -84,15 +86,36 @@ board_pci_host_new(const struct device_host *host,
 }
 
 static void *
+board_piix3_isa_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return piix3_isa_new(host);
+}
+
+static void *
+board_piix4_pm_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return piix4_pm_new(host);
+}
+
+static void *
 board_rng_new(const struct device_host *host, const struct board_backends *be)
 {
 	return virtio_pci_new(host, virtio_rng_new(host));
 }
 
+/* In slot 1 without firmware, where it always was; slot 12 with. */
 static bool
 board_has_rng(const struct board_backends *be)
 {
-	return be->rng;
+	return be->rng && !board_has_fw_cfg(be);
+}
+
+static bool
+board_has_fw_rng(const struct board_backends *be)
+{
+	return be->rng && board_has_fw_cfg(be);
 }
 
 static void *
@@ -213,17 +236,23 @@ BOARD_DISK(2)
 BOARD_DISK(3)
 
 /*
- * PCI slots: each function gets a slot of its own; INTA# of slots 1-4
- * lands on GSIs 17, 18, 19, 16 and then the swizzle repeats (the device
- * host ORs shared lines).
+ * PCI slots: each device gets a slot of its own, but for the PIIX's
+ * functions, which firmware looks for in slot 1 of a firmware VM (the
+ * ISA bridge, function 0; power management, function 3); INTA# of slots
+ * 1-4 lands on GSIs 17, 18, 19, 16 and then the swizzle repeats (the
+ * device host ORs shared lines).
  */
-#define BOARD_SLOT_RNG		1
+#define BOARD_SLOT_RNG		1	/* without firmware */
+#define BOARD_SLOT_PIIX		1	/* with firmware */
+#define BOARD_FN_PIIX3_ISA	0
+#define BOARD_FN_PIIX4_PM	3
 #define BOARD_SLOT_DISK0	2	/* to 5 */
 #define BOARD_SLOT_NET		6	/* card 0, where it always was */
 #define BOARD_SLOT_VSOCK	7
 #define BOARD_SLOT_NET1		8	/* to 10: cards 1 to 3 */
 #define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
 #define BOARD_SLOT_DISPLAY	BOARD_PC_SLOT_DISPLAY	/* 13 */
+#define BOARD_SLOT_FW_RNG	12	/* with firmware */
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -254,7 +283,8 @@ const struct board_device board_pc[] = {
 	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
 	/*
 	 * The PM1a event block, then the control block right after it;
-	 * the PM timer.
+	 * the PM timer.  Where a firmware VM's PIIX4 PM function places
+	 * them, at the same distances from its PMBA (pmio.h).
 	 */
 	{ .name = "acpi-pm", .create = board_acpi_pm_new,
 	    .ops = &acpi_pm_device_ops, .bus = BOARD_PIO,
@@ -318,6 +348,20 @@ const struct board_device board_pc[] = {
 	{ .name = "pflash", .create = board_pflash_new,
 	    .ops = &pflash_device_ops, .bus = BOARD_MMIO,
 	    .present = board_has_pflash, .place = board_pflash_place },
+	/* The PIIX's functions firmware hard-codes, after it likewise. */
+	{ .name = "piix3-isa", .create = board_piix3_isa_new,
+	    .ops = &piix3_isa_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_PIIX, .pci_fn = BOARD_FN_PIIX3_ISA,
+	    .present = board_has_fw_cfg },
+	{ .name = "piix4-pm", .create = board_piix4_pm_new,
+	    .ops = &piix4_pm_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_PIIX, .pci_fn = BOARD_FN_PIIX4_PM,
+	    .present = board_has_fw_cfg },
+	{ .name = "virtio-rng", .create = board_rng_new,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_FW_RNG,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_FW_RNG, 0) }, .nirqs = 1,
+	    .present = board_has_fw_rng },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

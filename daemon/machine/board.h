@@ -88,7 +88,7 @@ struct board_backends {
 enum board_bus {
 	BOARD_PIO,
 	BOARD_MMIO,
-	BOARD_PCI,		/* a function in slot pci_slot of bus 0 */
+	BOARD_PCI,		/* function pci_fn of slot pci_slot, bus 0 */
 };
 
 struct board_range {
@@ -108,6 +108,7 @@ struct board_device {
 	unsigned int irqs[DEVHOST_MAX_LINES];	/* GSIs, by device line */
 	unsigned int nirqs;
 	unsigned int pci_slot;	/* BOARD_PCI: 1..31; INTA# is irqs[0] */
+	unsigned int pci_fn;	/* BOARD_PCI: 0..7 */
 	/* Optional: does the definition ask for this device?  NULL: yes. */
 	bool (*present)(const struct board_backends *be);
 	/*

@@ -114,10 +114,12 @@ machine_add_device(struct machine *m, struct machine_device *md,
 	}
 	md->vdev.state = state;
 	if (bd->bus == BOARD_PCI) {
-		ret = pcibus_add(&m->pci, bd->pci_slot, &md->vdev);
+		ret = pcibus_add(&m->pci, bd->pci_slot, bd->pci_fn,
+		    &md->vdev);
 		if (ret < 0)
-			snprintf(err, errlen, "cannot put %s in PCI slot %u: %s",
-			    bd->name, bd->pci_slot, strerror(-ret));
+			snprintf(err, errlen,
+			    "cannot put %s in PCI slot %u function %u: %s",
+			    bd->name, bd->pci_slot, bd->pci_fn, strerror(-ret));
 		return ret;
 	}
 	if (bd->place != NULL) {
@@ -136,6 +138,47 @@ machine_add_device(struct machine *m, struct machine_device *md,
 		}
 	}
 	return 0;
+}
+
+/* A function's config space was written: the PM block may move. */
+static void
+machine_config_written(void *ctx, struct vdev *vdev)
+{
+	struct machine *m = ctx;
+
+	if (vdev == m->pmio.func)
+		pmio_update(&m->pmio);
+}
+
+/*
+ * The ACPI PM block stays where the board put it, unless a PIIX4 PM
+ * function (firmware VMs) places it.
+ */
+static int
+machine_add_pmio(struct machine *m, char *err, size_t errlen)
+{
+	struct machine_device *pm = machine_device(m, "acpi-pm");
+	struct machine_device *func = machine_device(m, "piix4-pm");
+
+	if (pm == NULL) {
+		snprintf(err, errlen, "the board has no acpi-pm");
+		return -EINVAL;
+	}
+	pmio_init(&m->pmio, &m->pio, &pm->vdev, pm->bd->ranges,
+	    func != NULL ? &func->vdev : NULL);
+	if (func != NULL) {
+		m->pci.config_written = machine_config_written;
+		m->pci.config_ctx = m;
+		/* Disabled at power-on: off the board's ports. */
+		pmio_update(&m->pmio);
+	}
+	return 0;
+}
+
+bool
+machine_pm_base(struct machine *m, uint16_t *base)
+{
+	return pmio_base(&m->pmio, base);
 }
 
 static int
@@ -183,7 +226,7 @@ machine_add_devices(struct machine *m, char *err, size_t errlen)
 		if (board_pc[i].ops == &bochs_display_device_ops)
 			m->fb_dev = &m->devs[m->ndevs - 1];
 	}
-	return 0;
+	return machine_add_pmio(m, err, errlen);
 }
 
 const char *
@@ -478,14 +521,19 @@ machine_create_irqchip(struct machine *m, char *err, size_t errlen)
 }
 
 /*
- * The PM I/O base the firmware programmed, for its ACPI tables.  Fixed
- * at PC_ACPI_PM1A_EVT_PORT until the PIIX4's PM function (whose PMBA
- * the firmware writes) is on the board: then that function's base.
+ * The PM I/O base the firmware programmed, for its ACPI tables: the
+ * PIIX4 PM function's PMBA once the firmware enabled PM I/O there
+ * (SeaBIOS and OVMF do before they read the tables); else where a VM
+ * without firmware has the block, which is then on no port at all.
  */
 static uint16_t
-machine_pm_base(void *opaque)
+machine_acpi_pm_base(void *opaque)
 {
-	(void)opaque;
+	struct machine *m = opaque;
+	uint16_t base;
+
+	if (machine_pm_base(m, &base))
+		return base;
 	return PC_ACPI_PM1A_EVT_PORT;
 }
 
@@ -519,7 +567,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		    cfg->kernel_name : cfg->firmware, why);
 		return ret;
 	}
-	firmware_set_pm_base(m->fw, machine_pm_base, m);
+	firmware_set_pm_base(m->fw, machine_acpi_pm_base, m);
 	m->backends.fw_cfg = m->fw->items;
 	m->backends.nfw_cfg = m->fw->nitems;
 	m->backends.pflash_base = m->fw->image.layout.vars_base;

@@ -28,6 +28,7 @@
 #include "iobus.h"
 #include "kvm-stats.h"
 #include "pcibus.h"
+#include "pmio.h"
 #include "runctl.h"
 #include "vcpu.h"
 
@@ -139,6 +140,7 @@ struct machine {
 	struct iobus pio;
 	struct iobus mmio;
 	struct pcibus pci;		/* slots 1-31 of bus 0 */
+	struct pmio pmio;		/* where the ACPI PM block decodes */
 	struct devhost *dh;
 	struct irqroute *irqroute;	/* GSI routing: board pins and MSI */
 	struct machine_device *devs;	/* in board order */
@@ -186,6 +188,13 @@ const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 
 /* The board's device called name, or NULL. */
 struct machine_device *machine_device(struct machine *m, const char *name);
+
+/*
+ * The ACPI PM1a event block's port (control block at +4, PM timer at
+ * +8): true and *base, false while it decodes nowhere (a firmware VM's
+ * before firmware enables it).  Any thread; see pmio.h.
+ */
+bool machine_pm_base(struct machine *m, uint16_t *base);
 
 /* Host-side device input; each takes the device's lock. */
 size_t machine_console_input(struct machine *m, const uint8_t *buf,

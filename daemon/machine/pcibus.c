@@ -12,37 +12,68 @@ pcibus_init(struct pcibus *pb, struct iobus *pio, struct iobus *mmio)
 	pb->mmio = mmio;
 }
 
+/*
+ * Set the multi-function bit of slot's function 0 when the slot holds
+ * another function too.  The header type is read-only to the guest, so
+ * the bit, once set while the machine is built, stays.
+ */
+static void
+pcibus_mark_multi(struct pcibus *pb, unsigned int slot)
+{
+	const uint8_t *w = &pb->where[slot * PCIBUS_FUNCTIONS];
+	unsigned int fn, n = 0;
+
+	for (fn = 0; fn < PCIBUS_FUNCTIONS; fn++)
+		if (w[fn] != 0)
+			n++;
+	if (w[0] != 0 && n > 1)
+		pb->slot[w[0] - 1].cfg->cfg[PCI_HEADER_TYPE] |=
+		    PCI_HEADER_TYPE_MULTI;
+}
+
 int
-pcibus_add(struct pcibus *pb, unsigned int slot, struct vdev *vdev)
+pcibus_add(struct pcibus *pb, unsigned int slot, unsigned int fn,
+    struct vdev *vdev)
 {
 	struct pcibus_slot *s;
+	uint8_t *w;
 
-	if (slot == 0 || slot >= PC_PCI_SLOTS || vdev->ops->pci == NULL)
+	_Static_assert(PCIBUS_MAX_FUNCTIONS < 256, "where[] holds 1 + index");
+	if (slot == 0 || slot >= PC_PCI_SLOTS || fn >= PCIBUS_FUNCTIONS ||
+	    vdev->ops->pci == NULL)
 		return -EINVAL;
-	s = &pb->slot[slot];
-	if (s->vdev != NULL)
+	w = &pb->where[slot * PCIBUS_FUNCTIONS + fn];
+	if (*w != 0)
 		return -EBUSY;
+	if (pb->nslots == PCIBUS_MAX_FUNCTIONS)
+		return -ENOSPC;
+	s = &pb->slot[pb->nslots++];
+	*w = (uint8_t)pb->nslots;
 	s->vdev = vdev;
 	s->cfg = vdev->ops->pci(vdev->state);
 	if (s->cfg->cfg[PCI_INTERRUPT_PIN] != 0)
 		s->cfg->cfg[PCI_INTERRUPT_LINE] = PC_PCI_INTX_GSI(slot,
 		    s->cfg->cfg[PCI_INTERRUPT_PIN] - 1);
+	pcibus_mark_multi(pb, slot);
 	return 0;
 }
 
 static struct pcibus_slot *
-pcibus_slot(struct pcibus *pb, unsigned int slot)
+pcibus_slot(struct pcibus *pb, unsigned int slot, unsigned int fn)
 {
-	if (slot >= PC_PCI_SLOTS || pb->slot[slot].vdev == NULL)
+	unsigned int w;
+
+	if (slot >= PC_PCI_SLOTS || fn >= PCIBUS_FUNCTIONS)
 		return NULL;
-	return &pb->slot[slot];
+	w = pb->where[slot * PCIBUS_FUNCTIONS + fn];
+	return w != 0 ? &pb->slot[w - 1] : NULL;
 }
 
 static int
-pcibus_read(void *ctx, unsigned int slot, unsigned int offset, void *data,
-    unsigned int size)
+pcibus_read(void *ctx, unsigned int slot, unsigned int fn,
+    unsigned int offset, void *data, unsigned int size)
 {
-	struct pcibus_slot *s = pcibus_slot(ctx, slot);
+	struct pcibus_slot *s = pcibus_slot(ctx, slot, fn);
 
 	if (s == NULL)
 		return -ENODEV;
@@ -96,11 +127,11 @@ pcibus_remap(struct pcibus *pb, struct pcibus_slot *s, unsigned int bar,
 }
 
 static int
-pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
-    const void *data, unsigned int size)
+pcibus_write(void *ctx, unsigned int slot, unsigned int fn,
+    unsigned int offset, const void *data, unsigned int size)
 {
 	struct pcibus *pb = ctx;
-	struct pcibus_slot *s = pcibus_slot(pb, slot);
+	struct pcibus_slot *s = pcibus_slot(pb, slot, fn);
 	struct pci_bar_map now[PCI_NUM_BARS + 1];
 	unsigned int i;
 	bool remap;
@@ -121,6 +152,8 @@ pcibus_write(void *ctx, unsigned int slot, unsigned int offset,
 			if (now[i].type != PCI_BAR_NONE &&
 			    now[i].type != PCI_BAR_MEM64_HIGH)
 				pcibus_remap(pb, s, i, &now[i]);
+	if (pb->config_written != NULL)
+		pb->config_written(pb->config_ctx, s->vdev);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * The machine's PCI slots: what the host bridge (devices/pci/pci-host.h)
- * reaches for slots 1-31.  Each slot holds a board device that is a PCI
- * function; its config space is read and written under that device's
- * lock, and when the guest moves or enables a BAR, the BAR's range moves
+ * reaches for slots 1-31.  Each function of a slot (0-7) may hold a
+ * board device that is a PCI function; its config space is read and
+ * written under that device's lock, and when the guest moves or enables a BAR, the BAR's range moves
  * on the machine's port or MMIO bus (lock-free for the vCPUs that look
  * it up: see iobus.h).
  *
@@ -28,10 +28,21 @@ struct pcibus_slot {
 	struct pci_bar_map mapped[PCI_NUM_BARS + 1];
 };
 
+#define PCIBUS_FUNCTIONS	8	/* per slot */
+#define PCIBUS_MAX_FUNCTIONS	PC_PCI_SLOTS	/* on the bus, at most */
+
 struct pcibus {
 	struct iobus *pio;
 	struct iobus *mmio;
-	struct pcibus_slot slot[PC_PCI_SLOTS];
+	/*
+	 * The functions, in the order they were added, and where each is:
+	 * by slot * PCIBUS_FUNCTIONS + function, 1 + its index, or 0 for
+	 * none (a table of every function's state would be eight times
+	 * larger, for slots that almost all hold one).
+	 */
+	struct pcibus_slot slot[PCIBUS_MAX_FUNCTIONS];
+	unsigned int nslots;
+	uint8_t where[PC_PCI_SLOTS * PCIBUS_FUNCTIONS];
 	uint64_t map_failures;		/* BARs placed over something else */
 	/*
 	 * Optional: a function's memory BAR is now at base (on) or nowhere,
@@ -41,15 +52,27 @@ struct pcibus {
 	void (*bar_moved)(void *ctx, struct vdev *vdev, unsigned int bar,
 	    bool on, uint64_t base);
 	void *bar_ctx;
+	/*
+	 * Optional: the guest wrote to a function's config space, for what
+	 * follows registers other than BARs (a PIIX4's PM base).  After the
+	 * BARs moved, from the same thread, under the host bridge's lock,
+	 * no device lock held.
+	 */
+	void (*config_written)(void *ctx, struct vdev *vdev);
+	void *config_ctx;
 };
 
 void pcibus_init(struct pcibus *pb, struct iobus *pio, struct iobus *mmio);
 /*
- * Put a PCI function (ops->pci set) in slot: 0, -EINVAL, -EBUSY.  Its
- * interrupt line register starts with its INTx GSI, as firmware leaves
- * it.
+ * Put a PCI function (ops->pci set) in slot as function fn: 0, -EINVAL,
+ * -EBUSY, -ENOSPC (PCIBUS_MAX_FUNCTIONS already).  Its interrupt line register starts with its INTx GSI, as
+ * firmware leaves it.  Once a slot holds more than one function, its
+ * function 0 has the multi-function bit of its header type set (PCI 3.0,
+ * 6.2.1), whichever was added first; a slot with function 0 alone reads
+ * exactly as that function's config space says.
  */
-int pcibus_add(struct pcibus *pb, unsigned int slot, struct vdev *vdev);
+int pcibus_add(struct pcibus *pb, unsigned int slot, unsigned int fn,
+    struct vdev *vdev);
 /* What pci_host_new() wants, reaching pb. */
 void pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops);
 

@@ -36,6 +36,7 @@
 #define PCI_REVISION_ID		0x08
 #define PCI_CLASS_PROG		0x09
 #define PCI_HEADER_TYPE		0x0e
+#define  PCI_HEADER_TYPE_MULTI	0x80	/* function 0 of a multi-function slot */
 #define PCI_BAR0		0x10
 #define PCI_SUBSYSTEM_VENDOR_ID	0x2c
 #define PCI_SUBSYSTEM_ID	0x2e

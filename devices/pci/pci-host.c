@@ -51,14 +51,41 @@ pci_host_new(const struct device_host *host, const struct pci_host_ops *ops)
 	return ph;
 }
 
+/*
+ * The 440FX's PAM and SMRAM registers (Intel 82441FX datasheet, 3.2.18
+ * and 3.2.22), kept as written and nothing more.  PAM would route reads
+ * and writes of each 16 KiB block between 0xc0000 and 0xfffff to DRAM
+ * or to the BIOS ROM.  Here that whole area is always RAM, which already
+ * holds the BIOS image (copied there at every build of the machine), and
+ * firmware only ever asks for RAM there: it opens the shadow to write the
+ * BIOS's copy and its option ROMs, then may lock it read-only, which
+ * guards against nothing a guest could exploit.  Emulating the read-only
+ * state would take a memory slot per block and buy no behaviour any
+ * firmware depends on.  There is no SMM, so SMRAM decodes nothing; its
+ * C_BASE_SEG (bits 2:0) is fixed at 010 (0xa0000), as on the chip.
+ */
+#define PCI_HOST_PAM0		0x59
+#define PCI_HOST_PAM_LAST	0x5f
+#define PCI_HOST_SMRAM		0x72
+#define PCI_HOST_SMRAM_RESET	0x02
+#define PCI_HOST_SMRAM_WMASK	0x78	/* D_OPEN, D_CLS, D_LCK, G_SMRAME */
+
 struct pci_host *
 pci_host_new_rcr(const struct device_host *host,
     const struct pci_host_ops *ops)
 {
 	struct pci_host *ph = pci_host_new(host, ops);
+	unsigned int r;
 
-	if (ph != NULL)
-		ph->has_rcr = true;
+	if (ph == NULL)
+		return NULL;
+	ph->has_rcr = true;
+	/* PAM0 has only its upper nibble (0xf0000); the others both. */
+	ph->bridge.wmask[PCI_HOST_PAM0] = 0x30;
+	for (r = PCI_HOST_PAM0 + 1; r <= PCI_HOST_PAM_LAST; r++)
+		ph->bridge.wmask[r] = 0x33;
+	ph->bridge.cfg[PCI_HOST_SMRAM] = PCI_HOST_SMRAM_RESET;
+	ph->bridge.wmask[PCI_HOST_SMRAM] = PCI_HOST_SMRAM_WMASK;
 	return ph;
 }
 
@@ -90,19 +117,19 @@ pci_host_free(struct pci_host *ph)
 
 /*
  * Decode CONFIG_ADDRESS for a data access at byte sub of the window:
- * the slot and register offset, or -ENODEV for disabled, other buses,
- * other functions.
+ * the slot, function and register offset, or -ENODEV for disabled and
+ * other buses.
  */
 static int
 pci_host_decode(const struct pci_host *ph, unsigned int sub,
-    unsigned int *slot, unsigned int *offset)
+    unsigned int *slot, unsigned int *fn, unsigned int *offset)
 {
 	uint32_t a = ph->addr;
 
-	if (!(a & PCI_HOST_ENABLE) || ((a >> 16) & 0xff) != 0 ||
-	    ((a >> 8) & 0x7) != 0)
+	if (!(a & PCI_HOST_ENABLE) || ((a >> 16) & 0xff) != 0)
 		return -ENODEV;
 	*slot = (a >> 11) & 0x1f;
+	*fn = (a >> 8) & 0x7;
 	*offset = (a & 0xfc) + sub;
 	return 0;
 }
@@ -111,7 +138,7 @@ static void
 pci_host_read(void *dev, uint64_t offset, void *data, unsigned int size)
 {
 	struct pci_host *ph = dev;
-	unsigned int slot, reg;
+	unsigned int slot, fn, reg;
 
 	memset(data, 0xff, size);
 	if (offset < 4) {
@@ -122,12 +149,12 @@ pci_host_read(void *dev, uint64_t offset, void *data, unsigned int size)
 			*(uint8_t *)data = ph->rcr;
 		return;
 	}
-	if (offset - 4 + size > 4 ||
-	    pci_host_decode(ph, (unsigned int)offset - 4, &slot, &reg) < 0)
+	if (offset - 4 + size > 4 || pci_host_decode(ph,
+	    (unsigned int)offset - 4, &slot, &fn, &reg) < 0)
 		return;
-	if (slot == 0)
+	if (slot == 0 && fn == 0)
 		pci_config_read(&ph->bridge, reg, data, size);
-	else if (ph->ops.read(ph->ops.ctx, slot, reg, data, size) < 0)
+	else if (ph->ops.read(ph->ops.ctx, slot, fn, reg, data, size) < 0)
 		ph->empty_reads++;
 }
 
@@ -136,7 +163,7 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
     unsigned int size)
 {
 	struct pci_host *ph = dev;
-	unsigned int slot, reg;
+	unsigned int slot, fn, reg;
 
 	if (offset < 4) {
 		if (offset == 0 && size == 4) {
@@ -147,13 +174,13 @@ pci_host_write(void *dev, uint64_t offset, const void *data,
 		}
 		return;
 	}
-	if (offset - 4 + size > 4 ||
-	    pci_host_decode(ph, (unsigned int)offset - 4, &slot, &reg) < 0)
+	if (offset - 4 + size > 4 || pci_host_decode(ph,
+	    (unsigned int)offset - 4, &slot, &fn, &reg) < 0)
 		return;
-	if (slot == 0)
+	if (slot == 0 && fn == 0)
 		pci_config_write(&ph->bridge, reg, data, size);
 	else
-		ph->ops.write(ph->ops.ctx, slot, reg, data, size);
+		ph->ops.write(ph->ops.ctx, slot, fn, reg, data, size);
 }
 static const struct figure pci_host_figure_rows[] = {
 	{ "empty_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,

@@ -6,9 +6,10 @@
  *
  * The host bridge is function 0 of slot 0 and answers itself; the
  * other slots belong to the machine, which reaches each function's
- * config space under that function's own lock (pci_host_ops).  Only
- * function 0 of each slot exists; other functions and buses read all
- * ones, as an empty slot does.
+ * config space under that function's own lock (pci_host_ops).  Every
+ * function of bus 0 but 00:00.0 is the machine's to answer (the PC puts
+ * none beside the bridge in slot 0); other buses, and functions the
+ * machine does not have, read all ones, as an empty slot does.
  *
  * Registered on the port bus at CONFIG_ADDRESS for 8 bytes: offsets
  * 0-3 are the address register, 4-7 the data window.  Made with
@@ -18,6 +19,11 @@
  * while it was clear resets the machine (hard or soft alike: a reset
  * rebuilds it); RCPU reads back too, until that reset.  Without it,
  * those accesses read ones and are ignored, as they always were.
+ *
+ * With pci_host_new_rcr() too (the bridge firmware VMs get), the 440FX's
+ * PAM registers (0x59-0x5f) and SMRAM register (0x72) keep what firmware
+ * writes to their defined bits, for firmware that reads them back.  They
+ * change nothing: see pci-host.c.
  */
 #ifndef VMMD_PCI_HOST_H
 #define VMMD_PCI_HOST_H
@@ -28,13 +34,14 @@
 
 struct pci_host_ops {
 	/*
-	 * Config space of slot (1..31), function 0: -ENODEV when the slot
-	 * is empty.  Called under the host bridge's lock.
+	 * Config space of slot (0..31), function fn (0..7): -ENODEV when
+	 * there is no such function.  Slot 0 reaches it only for functions
+	 * 1-7.  Called under the host bridge's lock.
 	 */
-	int (*read)(void *ctx, unsigned int slot, unsigned int offset,
-	    void *data, unsigned int size);
-	int (*write)(void *ctx, unsigned int slot, unsigned int offset,
-	    const void *data, unsigned int size);
+	int (*read)(void *ctx, unsigned int slot, unsigned int fn,
+	    unsigned int offset, void *data, unsigned int size);
+	int (*write)(void *ctx, unsigned int slot, unsigned int fn,
+	    unsigned int offset, const void *data, unsigned int size);
 	void *ctx;
 };
 

@@ -6,10 +6,12 @@
  * after a reset.  Definitions that mix firmware with a kernel are
  * refused, as is vmctl's --firmware with anything but bios or uefi.  Port 0x92
  * and the reset control register at 0xcf9 are there, and SeaBIOS's
- * A20 read-modify-writes reset nothing.  SeaBIOS takes its ACPI tables
- * from fw_cfg's table loader (and so builds none of its own): the
- * loader is read, then the two files its commands allocate, and the
- * tables are built once, at the first of those selects.
+ * A20 read-modify-writes reset nothing.  SeaBIOS finds the PIIX4 PM
+ * function at 00:01.3 and places the ACPI PM block at 0xb000.  SeaBIOS
+ * takes its ACPI tables from fw_cfg's table loader (and so builds none
+ * of its own): the loader is read, then the two files its commands
+ * allocate, and the tables are built once, at the first of those
+ * selects.
  *
  * Real-mode code is emulated on our machines' /dev/kvm (about 0.6 us an
  * instruction; SeaBIOS's POST is some 6 M of them): the waits are long.
@@ -102,6 +104,29 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	    h_int(fw, "rcr_resets", -1) == 0,
 	    "reset control register at 0xcf9, not used (%s)",
 	    fw != NULL ? h_text(fw) : "no pci-host device");
+	json_object_put(reply);
+	reply = NULL;
+	/*
+	 * SeaBIOS's piix4_pm_setup(): PMBA = 0xb000 | 1, PMREGMISC = 1;
+	 * from then on its timer reads PMBA + 8, not the TSC.
+	 */
+	fw = h_info_stats(c, "bios", "devices", "piix4-pm", &reply);
+	tap_ok(fw != NULL && h_str(fw, "pmba") != NULL &&
+	    strcmp(h_str(fw, "pmba"), "0xb001") == 0 &&
+	    h_str(fw, "pm_io_base") != NULL &&
+	    strcmp(h_str(fw, "pm_io_base"), "0xb000") == 0 &&
+	    h_int(fw, "pm_io_failures", -1) == 0,
+	    "SeaBIOS placed the PM block at 0xb000 through 00:01.3 (%s)",
+	    fw != NULL ? h_text(fw) : "no piix4-pm device");
+	json_object_put(reply);
+	reply = NULL;
+	/*
+	 * Whether it then reads the timer there depends on the host: a
+	 * CPUID with the invariant TSC (which the vCPU passes on from
+	 * KVM) keeps SeaBIOS on the TSC.  Shown, not checked.
+	 */
+	tap_diag("acpi-pm: %s", h_text(h_info_stats(c, "bios", "devices",
+	    "acpi-pm", &reply)));
 	json_object_put(reply);
 	reply = NULL;
 	tap_diag("unknown I/O: %s", h_text(h_info_stats(c, "bios",

@@ -370,7 +370,7 @@ main(void)
 	if (b == NULL)
 		tap_bail("cannot make the device");
 	vdev_init(&bv, &bochs_display_device_ops, b);
-	TAP_EQ(pcibus_add(&pb, SLOT, &bv), 0, "in slot 13");
+	TAP_EQ(pcibus_add(&pb, SLOT, 0, &bv), 0, "in slot 13");
 	TAP_EQ(conf_read(0, 4), 0x11111234, "IDs 1234:1111");
 	TAP_EQ(conf_read(0x08, 4) >> 8, 0x030000, "class: VGA display");
 	TAP_EQ(conf_read(PCI_SUBSYSTEM_VENDOR_ID, 4), 0x11001af4,

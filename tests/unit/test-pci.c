@@ -2,7 +2,8 @@
  * PCI: configuration mechanism #1 through the host bridge, empty slots,
  * BAR sizing (6.2.5.1), read-only registers, the capability list, and
  * BARs that the guest places, enables, moves and disables while the
- * machine's buses follow.
+ * machine's buses follow; multi-function slots; the 440FX's PAM and
+ * SMRAM registers on a firmware VM's host bridge.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -61,20 +62,184 @@ conf_addr(unsigned int slot, unsigned int fn, unsigned int reg)
 }
 
 static uint32_t
-conf_read(unsigned int slot, unsigned int reg, unsigned int size)
+conf_read_fn(unsigned int slot, unsigned int fn, unsigned int reg,
+    unsigned int size)
 {
 	uint32_t v = 0;
 
-	conf_addr(slot, 0, reg & ~3u);
+	conf_addr(slot, fn, reg & ~3u);
 	iobus_read(&pio, 0xcfc + (reg & 3), &v, size);
 	return v;
+}
+
+static uint32_t
+conf_read(unsigned int slot, unsigned int reg, unsigned int size)
+{
+	return conf_read_fn(slot, 0, reg, size);
+}
+
+static void
+conf_write_fn(unsigned int slot, unsigned int fn, unsigned int reg,
+    uint32_t v, unsigned int size)
+{
+	conf_addr(slot, fn, reg & ~3u);
+	iobus_write(&pio, 0xcfc + (reg & 3), &v, size);
 }
 
 static void
 conf_write(unsigned int slot, unsigned int reg, uint32_t v, unsigned int size)
 {
-	conf_addr(slot, 0, reg & ~3u);
-	iobus_write(&pio, 0xcfc + (reg & 3), &v, size);
+	conf_write_fn(slot, 0, reg, v, size);
+}
+
+/*
+ * Whether the guest reads slot's function fn exactly as pc holds it,
+ * all 256 bytes.
+ */
+static bool
+conf_same(unsigned int slot, unsigned int fn, const struct pci_config *pc)
+{
+	uint32_t v;
+
+	for (unsigned int r = 0; r < PCI_CONFIG_SIZE; r += 4) {
+		v = conf_read_fn(slot, fn, r, 4);
+		if (memcmp(&v, &pc->cfg[r], 4) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Functions 1-7: decoded, each its own config space; function 0 of a
+ * slot with more than one is marked multi-function, whichever came
+ * first, and a slot with function 0 alone is not.
+ */
+static void
+test_multi_function(struct pcibus *pb, struct toy *single)
+{
+	static const struct pci_ids ids0 = {
+		.vendor = 0x8086, .device = 0x7000, .class_code = 0x060100,
+	}, ids3 = {
+		.vendor = 0x8086, .device = 0x7113, .class_code = 0x068000,
+		.int_pin = 1,
+	};
+	struct toy f0 = { 0 }, f3 = { 0 };
+	struct pci_config before;
+	struct vdev v0, v3;
+
+	pci_config_init(&f0.pc, &ids0);
+	pci_config_init(&f3.pc, &ids3);
+	TAP_EQ(pci_config_add_bar(&f3.pc, 4, PCI_BAR_IO, 0x10), 0,
+	    "function 3's I/O BAR");
+	vdev_init(&v0, &toy_ops, &f0);
+	vdev_init(&v3, &toy_ops, &f3);
+	TAP_EQ(pcibus_add(pb, 9, 8, &v3), -EINVAL, "function 8 refused");
+	TAP_EQ(pcibus_add(pb, 9, 3, &v3), 0, "function 3 of slot 9");
+	TAP_EQ(pcibus_add(pb, 9, 3, &v3), -EBUSY, "function taken");
+	TAP_EQ(conf_read_fn(9, 3, 0, 4), 0x71138086, "function 3 decodes");
+	TAP_EQ(conf_read_fn(9, 0, 0, 4), 0xffffffff, "function 0 still absent");
+	before = f0.pc;
+	TAP_EQ(pcibus_add(pb, 9, 0, &v0), 0, "then function 0");
+	TAP_EQ(conf_read_fn(9, 0, 0, 4), 0x70008086, "function 0 decodes");
+	TAP_EQ(conf_read_fn(9, 0, PCI_HEADER_TYPE, 1), 0x80,
+	    "function 0 says multi-function");
+	TAP_EQ(conf_read_fn(9, 3, PCI_HEADER_TYPE, 1), 0,
+	    "function 3 does not");
+	before.cfg[PCI_HEADER_TYPE] = 0x80;
+	tap_ok(conf_same(9, 0, &before), "nothing else changed in function 0");
+	conf_write_fn(9, 0, PCI_HEADER_TYPE, 0, 1);
+	TAP_EQ(conf_read_fn(9, 0, PCI_HEADER_TYPE, 1), 0x80,
+	    "the header type is read-only");
+	TAP_EQ(conf_read_fn(9, 3, 0x3c, 1), PC_PCI_INTX_GSI(9, 0),
+	    "function 3's interrupt line is its slot's INTA# GSI");
+	TAP_EQ(conf_read_fn(9, 1, 0, 4), 0xffffffff, "function 1 absent");
+	TAP_EQ(conf_read_fn(9, 7, 0, 4), 0xffffffff, "function 7 absent");
+	TAP_EQ(conf_read_fn(0, 1, 0, 4), 0xffffffff,
+	    "the host bridge's slot has no function 1");
+	conf_write_fn(9, 3, 0x20, 0xd000, 4);
+	conf_write_fn(9, 3, 0x04, PCI_COMMAND_IO, 2);
+	TAP_EQ(iobus_read(&pio, 0xd004, &(uint32_t){ 0 }, 4), 0,
+	    "function 3's BAR decodes");
+	TAP_EQ(f3.last_offset, PCI_BAR_OFFSET(4) + 4, "at its offset");
+	TAP_EQ(conf_read_fn(9, 0, 0x04, 2), 0, "function 0 untouched");
+	conf_write_fn(9, 3, 0x04, 0, 2);
+	TAP_EQ(iobus_read(&pio, 0xd004, &(uint32_t){ 0 }, 4), -ENOENT,
+	    "and stops");
+
+	TAP_EQ(conf_read(3, PCI_HEADER_TYPE, 1), 0,
+	    "a slot with function 0 alone is single-function");
+	tap_ok(conf_same(3, 0, &single->pc),
+	    "and reads exactly its config space");
+	vdev_destroy(&v0);
+	vdev_destroy(&v3);
+}
+
+/* Config register reg of the host bridge ph, through its own ops. */
+static uint32_t
+bridge_read(struct pci_host *ph, unsigned int reg, unsigned int size)
+{
+	uint32_t a = 0x80000000u | (reg & ~3u), v = 0;
+
+	pci_host_device_ops.write(ph, 0, &a, 4);
+	pci_host_device_ops.read(ph, 4 + (reg & 3), &v, size);
+	return v;
+}
+
+static void
+bridge_write(struct pci_host *ph, unsigned int reg, uint32_t v,
+    unsigned int size)
+{
+	uint32_t a = 0x80000000u | (reg & ~3u);
+
+	pci_host_device_ops.write(ph, 0, &a, 4);
+	pci_host_device_ops.write(ph, 4 + (reg & 3), &v, size);
+}
+
+/*
+ * PAM0-6 and SMRAM keep their defined bits on the bridge firmware VMs
+ * get; the plain bridge keeps nothing there, as before.
+ */
+static void
+test_pam(const struct pci_host_ops *ops)
+{
+	struct pci_host *fw = pci_host_new_rcr(NULL, ops);
+	struct pci_host *plain = pci_host_new(NULL, ops);
+	unsigned int r;
+	bool all = true;
+
+	if (fw == NULL || plain == NULL)
+		tap_bail("out of memory");
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0, "PAM0 at power-on");
+	bridge_write(fw, 0x59, 0x30, 1);
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0x30, "PAM0 reads back");
+	bridge_write(fw, 0x59, 0xff, 1);
+	TAP_EQ(bridge_read(fw, 0x59, 1), 0x30,
+	    "PAM0 keeps only its upper nibble's enables");
+	for (r = 0x5a; r <= 0x5f; r++) {
+		bridge_write(fw, r, 0x33, 1);
+		all = all && bridge_read(fw, r, 1) == 0x33;
+	}
+	tap_ok(all, "PAM1-6 read back 0x33");
+	bridge_write(fw, 0x5c, 0x11111111, 4);
+	TAP_EQ(bridge_read(fw, 0x5c, 4), 0x11111111,
+	    "PAM3-6 as a dword (0x11: DRAM, read-only)");
+	TAP_EQ(bridge_read(fw, 0x58, 4), 0x33333000,
+	    "PAM0-2 beside, 0x58 still 0");
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x02, "SMRAM at power-on: 0xa0000");
+	bridge_write(fw, 0x72, 0x4a, 1);
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x4a,
+	    "SMRAM D_OPEN|G_SMRAME reads back");
+	bridge_write(fw, 0x72, 0x07, 1);
+	TAP_EQ(bridge_read(fw, 0x72, 1), 0x02, "C_BASE_SEG is fixed");
+	TAP_EQ(bridge_read(fw, 0, 4), 0x12378086, "still the 440FX");
+
+	bridge_write(plain, 0x59, 0x30, 1);
+	bridge_write(plain, 0x72, 0x4a, 1);
+	tap_ok(bridge_read(plain, 0x59, 1) == 0 &&
+	    bridge_read(plain, 0x72, 1) == 0,
+	    "without firmware: PAM and SMRAM read 0, as ever");
+	pci_host_free(fw);
+	pci_host_free(plain);
 }
 
 int
@@ -119,9 +284,11 @@ main(void)
 	TAP_EQ(pci_config_add_cap(&toy.pc, PCI_CAP_ID_MSIX, 12), 0x48,
 	    "second one dword aligned");
 	vdev_init(&tv, &toy_ops, &toy);
-	TAP_EQ(pcibus_add(&pb, 3, &tv), 0, "function in slot 3");
-	TAP_EQ(pcibus_add(&pb, 3, &tv), -EBUSY, "slot taken");
-	TAP_EQ(pcibus_add(&pb, 0, &tv), -EINVAL, "slot 0 is the bridge's");
+	TAP_EQ(pcibus_add(&pb, 3, 0, &tv), 0, "function in slot 3");
+	TAP_EQ(pcibus_add(&pb, 3, 0, &tv), -EBUSY, "slot taken");
+	TAP_EQ(pcibus_add(&pb, 0, 0, &tv), -EINVAL, "slot 0 is the bridge's");
+	TAP_EQ(pcibus_add(&pb, 0, 1, &tv), -EINVAL,
+	    "slot 0 has no other functions");
 
 	/* Mechanism #1. */
 	TAP_EQ(conf_read(0, 0, 4), 0x12378086, "host bridge IDs");
@@ -202,6 +369,8 @@ main(void)
 	conf_write(3, 0x04, 0, 2);
 	TAP_EQ(iobus_table(&mmio)->nranges + iobus_table(&pio)->nranges, 1,
 	    "decode off: only the conf1 ports remain");
+	test_multi_function(&pb, &toy);
+	test_pam(&ops);
 
 	vdev_destroy(&hv);
 	iobus_destroy(&pio);

@@ -66,15 +66,15 @@ test_port92(void)
 }
 
 static int
-no_slot_read(void *ctx, unsigned int slot, unsigned int offset, void *data,
-    unsigned int size)
+no_slot_read(void *ctx, unsigned int slot, unsigned int fn,
+    unsigned int offset, void *data, unsigned int size)
 {
 	return -ENODEV;
 }
 
 static int
-no_slot_write(void *ctx, unsigned int slot, unsigned int offset,
-    const void *data, unsigned int size)
+no_slot_write(void *ctx, unsigned int slot, unsigned int fn,
+    unsigned int offset, const void *data, unsigned int size)
 {
 	return -ENODEV;
 }

@@ -1,0 +1,30 @@
+/*
+ * The PIIX3's PCI-to-ISA bridge (Intel 82371SB, function 0; 8086:7000,
+ * class 0601), at 00:01.0 on firmware VMs: both SeaBIOS and OVMF look
+ * for it there on an i440FX board and program its PIRQ route registers
+ * (0x60-0x63: bit 7 set disables the route, bits 3:0 name the ISA IRQ).
+ *
+ * Config space only: no BARs, no ports.  The registers firmware touches
+ * (below) keep what is written to their defined bits and start at the
+ * datasheet's reset values; nothing follows from them.  The PIC's ELCR
+ * is KVM's (ports 0x4d0-0x4d1), and the machine routes each slot's INTx
+ * to its IOAPIC pin whatever the PIRQ registers say (pc-layout.h).
+ */
+#ifndef VMMD_PIIX3_ISA_H
+#define VMMD_PIIX3_ISA_H
+
+#include "device.h"
+#include "pci-config.h"
+
+#define PIIX3_ISA_PIRQRC	0x60	/* PIRQA-D route control, 4 bytes */
+#define  PIIX3_ISA_PIRQ_OFF	0x80	/* the route is disabled */
+
+struct piix3_isa;
+
+/* NULL on ENOMEM. */
+struct piix3_isa *piix3_isa_new(const struct device_host *host);
+void piix3_isa_free(struct piix3_isa *isa);
+
+extern const struct device_ops piix3_isa_device_ops;
+
+#endif
