@@ -20,6 +20,7 @@
 #include "i8042.h"
 #include "kvm.h"
 #include "log.h"
+#include "machine-state.h"
 #include "machine.h"
 #include "pc-layout.h"
 #include "rtc.h"
@@ -881,4 +882,75 @@ machine_vcpu_state_set(struct machine *m, unsigned int index,
 	    .errlen = errlen };
 
 	return machine_vcpu_state_run(m, index, &io);
+}
+
+struct machine_restore_io {
+	struct machine *m;
+	struct machine_state *get;
+	const struct machine_state *set;
+	struct vcpu_state *const *vcpus;
+	char *err;
+	size_t errlen;
+};
+
+static int
+machine_restore_io(void *arg)
+{
+	struct machine_restore_io *io = arg;
+	struct machine *m = io->m;
+	int fds[MACHINE_STATE_VCPUS_MAX];
+	unsigned int i;
+	int rc;
+
+	if (m->nvcpus > MACHINE_STATE_VCPUS_MAX) {
+		snprintf(io->err, io->errlen, "%u vCPUs", m->nvcpus);
+		return -E2BIG;
+	}
+	for (i = 0; i < m->nvcpus; i++)
+		fds[i] = m->vcpus[i].fd;
+	if (io->get != NULL)
+		return machine_state_capture(m->vm_fd, fds, m->nvcpus, io->get,
+		    io->err, io->errlen);
+	/* The order machine-state.h gives; the devices' step comes later. */
+	if ((rc = machine_state_restore_clock(m->vm_fd, fds, m->nvcpus,
+	    &io->set->clock, io->err, io->errlen)) < 0 ||
+	    (rc = machine_state_restore_chips(m->vm_fd, io->set, io->err,
+	    io->errlen)) < 0)
+		return rc;
+	for (i = 0; i < m->nvcpus; i++) {
+		rc = vcpu_state_restore(m->vm_fd, fds[i], io->vcpus[i],
+		    io->err, io->errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return machine_state_restore_tsc(m->vm_fd, fds, m->nvcpus,
+	    &io->set->clock, io->err, io->errlen);
+}
+
+int
+machine_own_state_get(struct machine *m, struct machine_state *st, char *err,
+    size_t errlen)
+{
+	struct machine_restore_io io = { .m = m, .get = st, .err = err,
+	    .errlen = errlen };
+	int rc;
+
+	rc = runctl_while_paused(&m->rc, machine_restore_io, &io);
+	if (rc == -EBUSY)
+		snprintf(err, errlen, "the machine is not paused");
+	return rc;
+}
+
+int
+machine_restore(struct machine *m, const struct machine_state *st,
+    struct vcpu_state *const *vcpus, char *err, size_t errlen)
+{
+	struct machine_restore_io io = { .m = m, .set = st, .vcpus = vcpus,
+	    .err = err, .errlen = errlen };
+	int rc;
+
+	rc = runctl_while_paused(&m->rc, machine_restore_io, &io);
+	if (rc == -EBUSY)
+		snprintf(err, errlen, "the machine is not paused");
+	return rc;
 }

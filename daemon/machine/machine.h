@@ -205,4 +205,17 @@ int machine_vcpu_state_get(struct machine *m, unsigned int index,
 int machine_vcpu_state_set(struct machine *m, unsigned int index,
     const struct vcpu_state *st, char *err, size_t errlen);
 
+/*
+ * The machine's own state (machine-state.h), read while the machine is
+ * paused; and a restore of it with each vCPU's (vcpus[i] for vCPU i,
+ * all of them) in machine-state.h's order.  0, -EBUSY when the machine
+ * is not paused, or the -errno of the part KVM refused, err saying
+ * which.
+ */
+struct machine_state;
+int machine_own_state_get(struct machine *m, struct machine_state *st,
+    char *err, size_t errlen);
+int machine_restore(struct machine *m, const struct machine_state *st,
+    struct vcpu_state *const *vcpus, char *err, size_t errlen);
+
 #endif
