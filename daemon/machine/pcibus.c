@@ -131,3 +131,25 @@ pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops)
 	ops->write = pcibus_write;
 	ops->ctx = pb;
 }
+
+void
+pcibus_sync(struct pcibus *pb)
+{
+	struct pci_bar_map now[PCI_NUM_BARS];
+	struct pcibus_slot *s;
+	unsigned int slot, i;
+
+	for (slot = 0; slot < PC_PCI_SLOTS; slot++) {
+		s = &pb->slot[slot];
+		if (s->vdev == NULL)
+			continue;
+		vdev_lock(s->vdev);
+		for (i = 0; i < PCI_NUM_BARS; i++)
+			pci_config_bar(s->cfg, i, &now[i]);
+		vdev_unlock(s->vdev);
+		for (i = 0; i < PCI_NUM_BARS; i++)
+			if (now[i].type != PCI_BAR_NONE &&
+			    now[i].type != PCI_BAR_MEM64_HIGH)
+				pcibus_remap(pb, s, i, &now[i]);
+	}
+}
