@@ -232,7 +232,7 @@ test_hook_machine_load(struct machine_state *ms, struct vcpu_state *const *vs,
 
 /*
  * VMMD_TEST_VCPU_STATE=machine: the whole machine (clock, chips, every
- * vCPU) saved as sections, restored from junk (every IOAPIC pin and
+ * vCPU, the board's devices) saved as sections, restored from junk (every IOAPIC pin and
  * PIC line masked, the PIT stopped, vCPU registers clobbered), then
  * read back and restored through machine_restore.  =machine-clobber
  * stops at the junk.
@@ -245,7 +245,7 @@ test_hook_machine_state(struct worker *w, const char *mode)
 	struct machine_state *ms = calloc(3, sizeof(*ms)), *junk, *back;
 	struct vcpu_state **vs = calloc(3 * (size_t)n, sizeof(*vs));
 	struct vcpu_state **jv, **bv;
-	struct dev_state_buf sec = { 0 };
+	struct dev_state_buf sec = { 0 }, devs = { 0 };
 	struct dev_state_error derr = { "" };
 	char err[160] = "";
 	bool same = true;
@@ -266,6 +266,8 @@ test_hook_machine_state(struct worker *w, const char *mode)
 		rc = machine_vcpu_state_get(m, i, vs[i], err, sizeof(err));
 	if (rc == 0)
 		rc = test_hook_machine_save(ms, vs, n, &sec);
+	if (rc == 0)
+		rc = machine_devices_save(m, &devs, err, sizeof(err));
 	if (rc < 0)
 		goto fail;
 
@@ -279,7 +281,7 @@ test_hook_machine_state(struct worker *w, const char *mode)
 		memset(&jv[i]->regs, 0x5a, sizeof(jv[i]->regs));
 		jv[i]->regs.rflags = 0x2;
 	}
-	rc = machine_restore(m, junk, jv, err, sizeof(err));
+	rc = machine_restore(m, junk, jv, NULL, 0, err, sizeof(err));
 	if (rc == 0)
 		rc = machine_own_state_get(m, back, err, sizeof(err));
 	if (rc < 0 || back->ioapic.redir[0] != 0x10000 ||
@@ -295,7 +297,8 @@ test_hook_machine_state(struct worker *w, const char *mode)
 			snprintf(err, sizeof(err), "refused: %s", derr.msg);
 			goto fail;
 		}
-		rc = machine_restore(m, back, bv, err, sizeof(err));
+		rc = machine_restore(m, back, bv, devs.data, devs.len, err,
+		    sizeof(err));
 		if (rc == 0)
 			rc = machine_own_state_get(m, back, err, sizeof(err));
 		if (rc < 0)
@@ -309,14 +312,15 @@ test_hook_machine_state(struct worker *w, const char *mode)
 		    back->clock.clock >= ms->clock.clock;
 	}
 	log_info("test hook: machine state %s: %zu bytes, %u vCPUs, TSC %u "
-	    "kHz, %u offsets, chips and clock %s", mode, sec.len, n,
-	    ms->clock.tsc_khz, ms->clock.ntsc_offset,
+	    "kHz, %u offsets, devices %zu bytes, chips and clock %s", mode,
+	    sec.len, n, ms->clock.tsc_khz, ms->clock.ntsc_offset, devs.len,
 	    same ? "back" : "NOT back");
 	goto out;
 fail:
 	log_warn("test hook: machine state: %s: %s", err, strerror(-rc));
 out:
 	dev_state_buf_free(&sec);
+	dev_state_buf_free(&devs);
 	for (i = 0; vs != NULL && i < 3 * n; i++)
 		free(vs[i]);
 	free(vs);

@@ -3,7 +3,10 @@
  * the demo guest (it prints the time once a second from its LAPIC
  * timer) is paused, and on each resume the test build's hook
  * (test-hook.h, VMMD_TEST_VCPU_STATE=machine) captures the VM clock,
- * TSC, both PICs, the IOAPIC, the PIT and every vCPU into sections,
+ * TSC, both PICs, the IOAPIC, the PIT, every vCPU and the board's
+ * devices (walked from the board table: UART, RTC, i8042, the PCI host
+ * bridge, a virtio-rng function the demo guest leaves alone) into
+ * sections,
  * restores junk over them (every IOAPIC pin and PIC line masked, the
  * registers clobbered), reads the sections back and restores them in
  * machine-state.h's order.  The guest goes on ticking, never restarted,
@@ -42,8 +45,8 @@ main(void)
 		setenv("VMMD_TEST_VCPU_STATE", "machine", 1);
 	c = h_setup(&d);
 
-	tap_ok(h_create(c, "demo", NULL) == 0 && h_start(c, "demo") == 0,
-	    "demo: created and started");
+	tap_ok(h_create(c, "demo", "\"rng\":true") == 0 &&
+	    h_start(c, "demo") == 0, "demo: created with virtio-rng, started");
 	if ((con = h_console_open(d, "demo")) == NULL)
 		tap_bail("demo: no console");
 	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
