@@ -191,6 +191,34 @@ main(void)
 	}
 	virtio_pci_free(fresh);
 
+	/*
+	 * The queue alone, two chains in flight (popped, not yet used): it
+	 * resumes past them, not at the used ring's index.
+	 */
+	{
+		struct virtq_avail *av = vdrv_avail(&d1, 1);
+		struct virtq_chain *ch = malloc(sizeof(*ch));
+
+		memset(&vq, 0, sizeof(vq));
+		qs = (struct virtq_state){ .desc = vdrv_desc_gpa(&d1, 1),
+		    .avail = vdrv_avail_gpa(&d1, 1),
+		    .used = vdrv_used_gpa(&d1, 1), .size = 16,
+		    .enabled = true, .last_avail = 5, .used_idx = 3,
+		    .flushed = 3, .signalled = 3 };
+		vdrv_used(&d1, 1)->idx = 3;
+		vdrv_desc(&d1, 1)[7] = (struct virtq_desc){ BUF, 8,
+		    VIRTQ_DESC_F_WRITE, 0 };
+		av->ring[5] = 7;
+		av->idx = 6;
+		e.msg[0] = '\0';
+		rc = virtq_load_state(&vq, &fh2.host, &qs, 16, &e);
+		tap_ok(rc == 0 && ch != NULL && virtq_pop(&vq, ch) == 1 &&
+		    ch->head == 7 && vq.last_avail == 6 && vq.used_idx == 3,
+		    "two chains in flight: the next pop is the sixth chain "
+		    "(%d %s)", rc, e.msg);
+		free(ch);
+	}
+
 	/* The queue alone: rings outside guest RAM. */
 	memset(&vq, 0, sizeof(vq));
 	qs = (struct virtq_state){ .desc = RAM_BASE + RAM_SIZE - 0x80,
