@@ -1206,8 +1206,11 @@ virtio_pci_load(void *dev, const void *buf, size_t len,
 		vp->qcfg[i].avail = st->q_avail[i];
 		vp->qcfg[i].used = st->q_used[i];
 	}
-	/* What derives from it: the line, the routes, then the device. */
-	vp->intx_raised = false;
+	/*
+	 * What derives from it: the line (raised or lowered from where
+	 * this function left it: up only if it was), the routes, then the
+	 * device.
+	 */
 	virtio_pci_set_intx(vp, st->intx);
 	for (i = 0; i < vp->nvectors; i++) {
 		vp->routed[i].on = false;
