@@ -21,6 +21,7 @@
 #include "i8042.h"
 #include "kvm.h"
 #include "log.h"
+#include "machine-state.h"
 #include "machine.h"
 #include "pc-layout.h"
 #include "rtc.h"
@@ -1081,3 +1082,212 @@ static const struct figure machine_fb_rows[] = {
 };
 
 const struct figure_table machine_fb_figures = FIGURE_TABLE(machine_fb_rows);
+
+/*
+ * The board's devices in a snapshot: in board order, each device with
+ * save and load ops as one section "device" that names it and holds
+ * what its save wrote (one section or several).  The board table is
+ * the one list walked both ways; a state for another board (another
+ * device, or one more or fewer) is refused by name.
+ */
+struct machine_device_state {
+	uint32_t namelen;
+	uint8_t name[DEV_STATE_NAME_MAX];
+	uint32_t len;
+	uint8_t state[DEV_STATE_VALUE_MAX];
+};
+
+static const struct dev_state_field machine_device_state_fields[] = {
+	{ .name = "name", .type = DEV_STATE_BYTES, .flags = DEV_STATE_VARLEN,
+	    DEV_STATE_AT(struct machine_device_state, name),
+	    .count_offset = offsetof(struct machine_device_state, namelen) },
+	{ .name = "state", .type = DEV_STATE_BYTES, .flags = DEV_STATE_VARLEN,
+	    DEV_STATE_AT(struct machine_device_state, state),
+	    .count_offset = offsetof(struct machine_device_state, len) },
+};
+
+static const struct dev_state_table machine_device_state_table = {
+	DEV_STATE_TABLE("device", 1, struct machine_device_state,
+	    machine_device_state_fields),
+};
+
+static bool
+machine_device_keeps_state(const struct machine_device *md)
+{
+	return md->vdev.state != NULL && md->bd->ops->save != NULL &&
+	    md->bd->ops->load != NULL;
+}
+
+int
+machine_devices_save(struct machine *m, struct dev_state_buf *out,
+    char *err, size_t errlen)
+{
+	struct machine_device_state *st = malloc(sizeof(*st));
+	struct dev_state_buf one = { 0 };
+	struct machine_device *md;
+	size_t i;
+	int rc = 0;
+
+	if (st == NULL)
+		return -ENOMEM;
+	for (i = 0; rc == 0 && i < m->ndevs; i++) {
+		md = &m->devs[i];
+		if (!machine_device_keeps_state(md))
+			continue;
+		one.len = 0;
+		vdev_lock(&md->vdev);
+		rc = md->bd->ops->save(md->vdev.state, &one);
+		vdev_unlock(&md->vdev);
+		if (rc == 0 && one.len > sizeof(st->state))
+			rc = -E2BIG;
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", md->bd->name,
+			    strerror(-rc));
+			break;
+		}
+		st->namelen = (uint32_t)strlen(md->bd->name);
+		memcpy(st->name, md->bd->name, st->namelen);
+		st->len = (uint32_t)one.len;
+		memcpy(st->state, one.data, one.len);
+		rc = dev_state_save(&machine_device_state_table, st, out);
+	}
+	dev_state_buf_free(&one);
+	free(st);
+	return rc;
+}
+
+int
+machine_devices_load(struct machine *m, const void *buf, size_t len,
+    char *err, size_t errlen)
+{
+	struct machine_device_state *st = malloc(sizeof(*st));
+	struct dev_state_error derr = { "" };
+	const uint8_t *p = buf;
+	struct machine_device *md;
+	size_t i, at = 0;
+	long n;
+	int rc = 0;
+
+	if (st == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ndevs; i++) {
+		md = &m->devs[i];
+		if (!machine_device_keeps_state(md))
+			continue;
+		n = at < len ? dev_state_section_len(p + at, len - at) : -1;
+		if (n < 0) {
+			snprintf(err, errlen, "no state for %s", md->bd->name);
+			rc = -ENOENT;
+			break;
+		}
+		rc = dev_state_load(&machine_device_state_table, st, p + at,
+		    (size_t)n, &derr);
+		if (rc == 0 && (st->namelen != strlen(md->bd->name) ||
+		    memcmp(st->name, md->bd->name, st->namelen) != 0)) {
+			snprintf(derr.msg, sizeof(derr.msg), "the state of "
+			    "%.*s where the board has %s", (int)st->namelen,
+			    (const char *)st->name, md->bd->name);
+			rc = -EINVAL;
+		}
+		if (rc == 0) {
+			vdev_lock(&md->vdev);
+			rc = md->bd->ops->load(md->vdev.state, st->state,
+			    st->len, &derr);
+			vdev_unlock(&md->vdev);
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", md->bd->name,
+			    derr.msg);
+			break;
+		}
+		at += (size_t)n;
+	}
+	if (rc == 0 && at != len) {
+		snprintf(err, errlen, "state for more devices than the board "
+		    "has");
+		rc = -EINVAL;
+	}
+	free(st);
+	/* Each BAR where its loaded config space says (and doorbells). */
+	if (rc == 0)
+		pcibus_sync(&m->pci);
+	return rc;
+}
+
+struct machine_restore_io {
+	struct machine *m;
+	struct machine_state *get;
+	const struct machine_state *set;
+	struct vcpu_state *const *vcpus;
+	const void *devs;
+	size_t devs_len;
+	char *err;
+	size_t errlen;
+};
+
+static int
+machine_restore_io(void *arg)
+{
+	struct machine_restore_io *io = arg;
+	struct machine *m = io->m;
+	int fds[MACHINE_STATE_VCPUS_MAX];
+	unsigned int i;
+	int rc;
+
+	if (m->nvcpus > MACHINE_STATE_VCPUS_MAX) {
+		snprintf(io->err, io->errlen, "%u vCPUs", m->nvcpus);
+		return -E2BIG;
+	}
+	for (i = 0; i < m->nvcpus; i++)
+		fds[i] = m->vcpus[i].fd;
+	if (io->get != NULL)
+		return machine_state_capture(m->vm_fd, fds, m->nvcpus, io->get,
+		    io->err, io->errlen);
+	/* The order machine-state.h gives. */
+	if ((rc = machine_state_restore_clock(m->vm_fd, fds, m->nvcpus,
+	    &io->set->clock, io->err, io->errlen)) < 0 ||
+	    (rc = machine_state_restore_chips(m->vm_fd, io->set, io->err,
+	    io->errlen)) < 0)
+		return rc;
+	if (io->devs != NULL && (rc = machine_devices_load(m, io->devs,
+	    io->devs_len, io->err, io->errlen)) < 0)
+		return rc;
+	for (i = 0; i < m->nvcpus; i++) {
+		rc = vcpu_state_restore(m->vm_fd, fds[i], io->vcpus[i],
+		    io->err, io->errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return machine_state_restore_tsc(m->vm_fd, fds, m->nvcpus,
+	    &io->set->clock, io->err, io->errlen);
+}
+
+int
+machine_own_state_get(struct machine *m, struct machine_state *st, char *err,
+    size_t errlen)
+{
+	struct machine_restore_io io = { .m = m, .get = st, .err = err,
+	    .errlen = errlen };
+	int rc;
+
+	rc = runctl_while_paused(&m->rc, machine_restore_io, &io);
+	if (rc == -EBUSY)
+		snprintf(err, errlen, "the machine is not paused");
+	return rc;
+}
+
+int
+machine_restore(struct machine *m, const struct machine_state *st,
+    struct vcpu_state *const *vcpus, const void *devs, size_t devs_len,
+    char *err, size_t errlen)
+{
+	struct machine_restore_io io = { .m = m, .set = st, .vcpus = vcpus,
+	    .devs = devs, .devs_len = devs_len, .err = err,
+	    .errlen = errlen };
+	int rc;
+
+	rc = runctl_while_paused(&m->rc, machine_restore_io, &io);
+	if (rc == -EBUSY)
+		snprintf(err, errlen, "the machine is not paused");
+	return rc;
+}

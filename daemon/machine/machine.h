@@ -260,4 +260,33 @@ int machine_vcpu_state_get(struct machine *m, unsigned int index,
 int machine_vcpu_state_set(struct machine *m, unsigned int index,
     const struct vcpu_state *st, char *err, size_t errlen);
 
+/*
+ * The machine's own state (machine-state.h), read while the machine is
+ * paused; and a restore of it with each vCPU's (vcpus[i] for vCPU i,
+ * all of them) and the devices' (devs, devs_len bytes of what
+ * machine_devices_save wrote; NULL: the devices as they are) in
+ * machine-state.h's order.  0, -EBUSY when the machine is not paused,
+ * or the -errno of the part refused, err saying which.
+ */
+struct machine_state;
+int machine_own_state_get(struct machine *m, struct machine_state *st,
+    char *err, size_t errlen);
+int machine_restore(struct machine *m, const struct machine_state *st,
+    struct vcpu_state *const *vcpus, const void *devs, size_t devs_len,
+    char *err, size_t errlen);
+
+/*
+ * The board's devices that keep state (save and load ops), walked in
+ * board order, each as a section "device" naming it around what its
+ * save wrote; the vCPUs paused.  A save fails with the device's -errno
+ * (-EBUSY: work in flight it cannot name, to be waited for); a load
+ * refuses a state for another board, or one a device refuses, with err
+ * naming the device, and then maps the PCI BARs anew (pcibus_sync).
+ */
+struct dev_state_buf;
+int machine_devices_save(struct machine *m, struct dev_state_buf *out,
+    char *err, size_t errlen);
+int machine_devices_load(struct machine *m, const void *buf, size_t len,
+    char *err, size_t errlen);
+
 #endif

@@ -164,3 +164,26 @@ pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops)
 	ops->write = pcibus_write;
 	ops->ctx = pb;
 }
+
+void
+pcibus_sync(struct pcibus *pb)
+{
+	struct pci_bar_map now[PCI_NUM_BARS + 1];
+	struct pcibus_slot *s;
+	unsigned int n, i;
+
+	for (n = 0; n < pb->nslots; n++) {
+		s = &pb->slot[n];
+		vdev_lock(s->vdev);
+		for (i = 0; i <= PCI_ROM_BAR; i++)
+			pci_config_bar(s->cfg, i, &now[i]);
+		vdev_unlock(s->vdev);
+		for (i = 0; i <= PCI_ROM_BAR; i++)
+			if (now[i].type != PCI_BAR_NONE &&
+			    now[i].type != PCI_BAR_MEM64_HIGH)
+				pcibus_remap(pb, s, i, &now[i]);
+		/* What follows a function's config (the PM block's place). */
+		if (pb->config_written != NULL)
+			pb->config_written(pb->config_ctx, s->vdev);
+	}
+}

@@ -76,4 +76,12 @@ int pcibus_add(struct pcibus *pb, unsigned int slot, unsigned int fn,
 /* What pci_host_new() wants, reaching pb. */
 void pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops);
 
+/*
+ * After the functions loaded their config spaces from a snapshot: map
+ * each BAR where its config space now says (and its doorbells with it,
+ * bar_moved; the ROM BAR too), and tell config_written of each
+ * function, as a guest's write there would.  With the vCPUs paused.
+ */
+void pcibus_sync(struct pcibus *pb);
+
 #endif

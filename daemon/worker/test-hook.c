@@ -6,6 +6,8 @@
 
 
 #include "log.h"
+#include "machine-state.h"
+#include "machine.h"
 #include "sandbox.h"
 #include "test-hook.h"
 #include "vcpu-state.h"
@@ -171,6 +173,160 @@ test_hook_reader(char *err, size_t errlen)
 #define TEST_HOOK_XMM_OFFSET	160
 #define TEST_HOOK_XMM_BYTES	256
 
+/* The sections of the machine and each of its vCPUs, in restore order. */
+static int
+test_hook_machine_save(const struct machine_state *ms,
+    struct vcpu_state *const *vs, unsigned int n, struct dev_state_buf *b)
+{
+	int rc;
+
+	if ((rc = dev_state_save(&machine_clock_table, &ms->clock, b)) < 0 ||
+	    (rc = dev_state_save(&machine_pic_table, &ms->pic, b)) < 0 ||
+	    (rc = dev_state_save(&machine_ioapic_table, &ms->ioapic, b)) < 0 ||
+	    (rc = dev_state_save(&machine_pit_table, &ms->pit, b)) < 0)
+		return rc;
+	for (unsigned int i = 0; i < n; i++)
+		if ((rc = dev_state_save(&vcpu_state_table, vs[i], b)) < 0)
+			return rc;
+	return 0;
+}
+
+/* The next section of b at *at into dst: 0 or -errno with e. */
+static int
+test_hook_machine_next(const struct dev_state_table *t, void *dst,
+    const struct dev_state_buf *b, size_t *at, struct dev_state_error *e)
+{
+	long n = dev_state_section_len(b->data + *at, b->len - *at);
+	int rc;
+
+	if (n < 0)
+		return dev_state_fail(e, (int)n, "a malformed section");
+	rc = dev_state_load(t, dst, b->data + *at, n, e);
+	*at += n;
+	return rc;
+}
+
+static int
+test_hook_machine_load(struct machine_state *ms, struct vcpu_state *const *vs,
+    unsigned int n, const struct dev_state_buf *b, struct dev_state_error *e)
+{
+	size_t at = 0;
+	int rc;
+
+	if ((rc = test_hook_machine_next(&machine_clock_table, &ms->clock, b,
+	    &at, e)) < 0 ||
+	    (rc = test_hook_machine_next(&machine_pic_table, &ms->pic, b, &at,
+	    e)) < 0 ||
+	    (rc = test_hook_machine_next(&machine_ioapic_table, &ms->ioapic, b,
+	    &at, e)) < 0 ||
+	    (rc = test_hook_machine_next(&machine_pit_table, &ms->pit, b, &at,
+	    e)) < 0)
+		return rc;
+	for (unsigned int i = 0; i < n; i++)
+		if ((rc = test_hook_machine_next(&vcpu_state_table, vs[i], b,
+		    &at, e)) < 0)
+			return rc;
+	return at == b->len ? 0 : dev_state_fail(e, -EBADMSG,
+	    "%zu bytes after the sections", b->len - at);
+}
+
+/*
+ * VMMD_TEST_VCPU_STATE=machine: the whole machine (clock, chips, every
+ * vCPU, the board's devices) saved as sections, restored from junk (every IOAPIC pin and
+ * PIC line masked, the PIT stopped, vCPU registers clobbered), then
+ * read back and restored through machine_restore.  =machine-clobber
+ * stops at the junk.
+ */
+static void
+test_hook_machine_state(struct worker *w, const char *mode)
+{
+	struct machine *m = w->machine;
+	unsigned int n = m->nvcpus, i;
+	struct machine_state *ms = calloc(3, sizeof(*ms)), *junk, *back;
+	struct vcpu_state **vs = calloc(3 * (size_t)n, sizeof(*vs));
+	struct vcpu_state **jv, **bv;
+	struct dev_state_buf sec = { 0 }, devs = { 0 };
+	struct dev_state_error derr = { "" };
+	char err[160] = "";
+	bool same = true;
+	int rc = -ENOMEM;
+
+	if (ms == NULL || vs == NULL)
+		goto fail;
+	junk = ms + 1;
+	back = ms + 2;
+	jv = vs + n;
+	bv = vs + 2 * n;
+	for (i = 0; i < 3 * n; i++)
+		if ((vs[i] = calloc(1, sizeof(*vs[i]))) == NULL)
+			goto fail;
+	snprintf(err, sizeof(err), "capture");
+	rc = machine_own_state_get(m, ms, err, sizeof(err));
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = machine_vcpu_state_get(m, i, vs[i], err, sizeof(err));
+	if (rc == 0)
+		rc = test_hook_machine_save(ms, vs, n, &sec);
+	if (rc == 0)
+		rc = machine_devices_save(m, &devs, err, sizeof(err));
+	if (rc < 0)
+		goto fail;
+
+	*junk = *ms;
+	junk->pic.master.imr = junk->pic.slave.imr = 0xff;
+	for (i = 0; i < MACHINE_STATE_IOAPIC_PINS; i++)
+		junk->ioapic.redir[i] = 0x10000;
+	junk->pit.channel[0].mode = 0;
+	for (i = 0; i < n; i++) {
+		*jv[i] = *vs[i];
+		memset(&jv[i]->regs, 0x5a, sizeof(jv[i]->regs));
+		jv[i]->regs.rflags = 0x2;
+	}
+	rc = machine_restore(m, junk, jv, NULL, 0, err, sizeof(err));
+	if (rc == 0)
+		rc = machine_own_state_get(m, back, err, sizeof(err));
+	if (rc < 0 || back->ioapic.redir[0] != 0x10000 ||
+	    back->pic.master.imr != 0xff) {
+		snprintf(err, sizeof(err), "the junk did not take");
+		rc = rc < 0 ? rc : -EIO;
+		goto fail;
+	}
+	if (strcmp(mode, "machine") == 0) {
+		memset(back, 0, sizeof(*back));
+		rc = test_hook_machine_load(back, bv, n, &sec, &derr);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "refused: %s", derr.msg);
+			goto fail;
+		}
+		rc = machine_restore(m, back, bv, devs.data, devs.len, err,
+		    sizeof(err));
+		if (rc == 0)
+			rc = machine_own_state_get(m, back, err, sizeof(err));
+		if (rc < 0)
+			goto fail;
+		/* A device may raise a line while paused: IRR may differ. */
+		same = memcmp(back->ioapic.redir, ms->ioapic.redir,
+		    sizeof(ms->ioapic.redir)) == 0 &&
+		    back->pic.master.imr == ms->pic.master.imr &&
+		    back->pic.slave.imr == ms->pic.slave.imr &&
+		    back->pit.channel[0].mode == ms->pit.channel[0].mode &&
+		    back->clock.clock >= ms->clock.clock;
+	}
+	log_info("test hook: machine state %s: %zu bytes, %u vCPUs, TSC %u "
+	    "kHz, %u offsets, devices %zu bytes, chips and clock %s", mode,
+	    sec.len, n, ms->clock.tsc_khz, ms->clock.ntsc_offset, devs.len,
+	    same ? "back" : "NOT back");
+	goto out;
+fail:
+	log_warn("test hook: machine state: %s: %s", err, strerror(-rc));
+out:
+	dev_state_buf_free(&sec);
+	dev_state_buf_free(&devs);
+	for (i = 0; vs != NULL && i < 3 * n; i++)
+		free(vs[i]);
+	free(vs);
+	free(ms);
+}
+
 void
 test_hook_resuming(struct worker *w)
 {
@@ -184,6 +340,10 @@ test_hook_resuming(struct worker *w)
 
 	if (mode == NULL || w->machine == NULL)
 		return;
+	if (strncmp(mode, "machine", 7) == 0) {
+		test_hook_machine_state(w, mode);
+		return;
+	}
 	st = malloc(sizeof(*st));
 	junk = malloc(sizeof(*junk));
 	back = calloc(1, sizeof(*back));

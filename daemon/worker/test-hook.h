@@ -76,6 +76,10 @@ void	test_hook_sending(struct json_object *msg);
  * restores that: the guest must go on as if nothing happened.  With
  * =clobber it stops after clobbering, so that a test can show it would
  * notice.  Either way it logs one line "test hook: vcpu 0 state ...".
+ * With =machine it does so with the whole machine (machine-state.h and
+ * every vCPU) through machine_restore, junk first (every IOAPIC pin and
+ * PIC line masked, registers clobbered), and logs "test hook: machine
+ * state ..."; =machine-clobber stops at the junk.
  */
 void	test_hook_resuming(struct worker *w);
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "pci-config.h"
 
 void
@@ -205,4 +206,24 @@ pci_config_set_intx(struct pci_config *pc, bool pending)
 		pc->cfg[PCI_STATUS] |= PCI_STATUS_INTERRUPT;
 	else
 		pc->cfg[PCI_STATUS] &= (uint8_t)~PCI_STATUS_INTERRUPT;
+}
+
+int
+pci_config_load(struct pci_config *pc, const uint8_t saved[PCI_CONFIG_SIZE],
+    struct dev_state_error *err)
+{
+	unsigned int o;
+	uint8_t ro;
+
+	for (o = 0; o < PCI_CONFIG_SIZE; o++) {
+		ro = (uint8_t)~pc->wmask[o];
+		if (o == PCI_STATUS)	/* the device's, not the guest's */
+			ro &= (uint8_t)~PCI_STATUS_INTERRUPT;
+		if ((saved[o] & ro) != (pc->cfg[o] & ro))
+			return dev_state_fail(err, -EINVAL, "pci: config byte "
+			    "%#x is %#x where the function has %#x", o,
+			    saved[o], pc->cfg[o]);
+	}
+	memcpy(pc->cfg, saved, PCI_CONFIG_SIZE);
+	return 0;
 }

@@ -161,4 +161,16 @@ pci_config_set32(struct pci_config *pc, unsigned int offset, uint32_t v)
 /* INTx status for the status register (the device raises the line). */
 void pci_config_set_intx(struct pci_config *pc, bool pending);
 
+/*
+ * For a snapshot: a function's config space is its cfg bytes, saved as
+ * they are.  Load saved into pc, made for the same function: 0, or
+ * -EINVAL with err naming the first byte whose read-only bits (those
+ * the guest cannot write, the INTx status apart) differ from pc's,
+ * which then stays as it was.  The caller maps the BARs anew
+ * (pci_config_bar()) and follows what else it controls there.
+ */
+struct dev_state_error;
+int pci_config_load(struct pci_config *pc,
+    const uint8_t saved[PCI_CONFIG_SIZE], struct dev_state_error *err);
+
 #endif

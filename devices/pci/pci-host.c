@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "pci-config.h"
 #include "pci-host.h"
 
@@ -215,10 +216,71 @@ pci_host_ops_free(void *dev)
 	pci_host_free(dev);
 }
 
+/*
+ * Snapshots: the section "pci-host", CONFIG_ADDRESS, the reset control
+ * register (0 without one) and the bridge's own config space.  The
+ * functions behind it are their devices' to save; the machine maps
+ * their BARs anew after they load.
+ */
+struct pci_host_state {
+	uint32_t addr;
+	uint8_t rcr;
+	uint8_t cfg[PCI_CONFIG_SIZE];
+};
+
+static const struct dev_state_field pci_host_state_fields[] = {
+	{ .name = "config_address", .type = DEV_STATE_U32,
+	    DEV_STATE_AT(struct pci_host_state, addr) },
+	{ .name = "reset_control", .type = DEV_STATE_U8,
+	    DEV_STATE_AT(struct pci_host_state, rcr),
+	    .max = PCI_HOST_RCR_BITS },
+	{ .name = "bridge.cfg", .type = DEV_STATE_BYTES,
+	    DEV_STATE_AT(struct pci_host_state, cfg) },
+};
+
+static const struct dev_state_table pci_host_state_table = {
+	DEV_STATE_TABLE("pci-host", 1, struct pci_host_state,
+	    pci_host_state_fields),
+};
+
+static int
+pci_host_save(void *dev, struct dev_state_buf *out)
+{
+	struct pci_host *ph = dev;
+	struct pci_host_state st = { .addr = ph->addr, .rcr = ph->rcr };
+
+	memcpy(st.cfg, ph->bridge.cfg, sizeof(st.cfg));
+	return dev_state_save(&pci_host_state_table, &st, out);
+}
+
+/* The RCR's bits load as written, without the reset a write would ask. */
+static int
+pci_host_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct pci_host *ph = dev;
+	struct pci_host_state st = { 0 };
+	int rc;
+
+	rc = dev_state_load(&pci_host_state_table, &st, buf, len, err);
+	if (rc < 0)
+		return rc;
+	if (st.rcr != 0 && !ph->has_rcr)
+		return dev_state_fail(err, -EINVAL, "pci-host: reset_control "
+		    "%#x for a bridge without one", st.rcr);
+	if ((rc = pci_config_load(&ph->bridge, st.cfg, err)) < 0)
+		return rc;
+	ph->addr = st.addr;
+	ph->rcr = st.rcr;
+	return 0;
+}
+
 const struct device_ops pci_host_device_ops = {
 	.name = "pci-host",
 	.read = pci_host_read,
 	.write = pci_host_write,
 	.diag = pci_host_diag,
+	.save = pci_host_save,
+	.load = pci_host_load,
 	.free = pci_host_ops_free,
 };

@@ -416,6 +416,55 @@ virtio_blk_diag(struct virtio_dev *vd, struct device_diag *d)
 	device_diag_figures(d, &virtio_blk_figures, b);
 }
 
+/*
+ * Snapshots: the section "virtio-blk", the configuration the guest
+ * read (capacity, limits), which a load refuses to change under it:
+ * another disk is another machine.  A request in flight cannot be
+ * named (it is the backend's until done() runs): a save refuses with
+ * -EBUSY until they are done, which the caller waits for, the vCPUs
+ * paused; quiesce is the driver's reset's and would drop them.
+ */
+struct virtio_blk_state {
+	uint8_t config[CFG_SIZE];
+};
+
+static const struct dev_state_field virtio_blk_state_fields[] = {
+	{ .name = "config", .type = DEV_STATE_BYTES,
+	    DEV_STATE_AT(struct virtio_blk_state, config) },
+};
+
+static const struct dev_state_table virtio_blk_state_table = {
+	DEV_STATE_TABLE("virtio-blk", 1, struct virtio_blk_state,
+	    virtio_blk_state_fields),
+};
+
+static int
+virtio_blk_save(struct virtio_dev *d, struct dev_state_buf *out)
+{
+	struct virtio_blk *b = virtio_blk_of(d);
+	struct virtio_blk_state st;
+
+	if (b->inflight != 0)
+		return -EBUSY;
+	memcpy(st.config, b->config, sizeof(st.config));
+	return dev_state_save(&virtio_blk_state_table, &st, out);
+}
+
+static int
+virtio_blk_load(struct virtio_dev *d, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct virtio_blk *b = virtio_blk_of(d);
+	struct virtio_blk_state st;
+	int rc;
+
+	rc = dev_state_load(&virtio_blk_state_table, &st, buf, len, err);
+	if (rc == 0 && memcmp(st.config, b->config, sizeof(st.config)) != 0)
+		rc = dev_state_fail(err, -EINVAL, "virtio-blk: config of "
+		    "another disk (capacity, limits)");
+	return rc;
+}
+
 static const struct virtio_dev_ops virtio_blk_ops = {
 	.type = 2,
 	.nqueues = 1,
@@ -427,6 +476,8 @@ static const struct virtio_dev_ops virtio_blk_ops = {
 	.config_read = virtio_blk_config_read,
 	.notify = virtio_blk_notify,
 	.quiesce = virtio_blk_quiesce,
+	.save = virtio_blk_save,
+	.load = virtio_blk_load,
 	.diag = virtio_blk_diag,
 	.free = virtio_blk_free,
 };

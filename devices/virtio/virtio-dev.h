@@ -102,6 +102,20 @@ struct virtio_dev_ops {
 	 * the kernel asks again (virtio_dev_queue_call_fd()).
 	 */
 	void (*vectors_changed)(struct virtio_dev *d);
+	/*
+	 * Optional: the device's own state for a snapshot, as one section
+	 * after the transport's and its queues' (dev-state.h); and that
+	 * section read back into a device made for the same board entry,
+	 * its queues loaded already, before the transport re-establishes
+	 * its interrupts and sets driver_ok, which activates it as the
+	 * driver's DRIVER_OK did (its backend starts at the queues' saved
+	 * indices).  0 or
+	 * -errno (-EBUSY: work in flight that the section cannot name).
+	 * A device without them keeps nothing beyond its queues.
+	 */
+	int (*save)(struct virtio_dev *d, struct dev_state_buf *out);
+	int (*load)(struct virtio_dev *d, const void *buf, size_t len,
+	    struct dev_state_error *err);
 	/* Optional: the device's own diagnostics, after the transport's. */
 	void (*diag)(struct virtio_dev *d, struct device_diag *dd);
 	/* Free the device (see its header), the transport going. */

@@ -424,6 +424,16 @@ virtio_net_activate(struct virtio_dev *d)
 	}
 	if (n->be.ops->set_offload(n->be.ctx, off) < 0)
 		n->rx_errors++;
+	/*
+	 * Only a loaded device holds a frame here (a reset drops it): it
+	 * goes first, or waits for the driver's buffers unwatched, as it
+	 * did when saved.
+	 */
+	if (n->rxlen != 0) {
+		if (virtio_net_rx_one(n) == RX_NO_ROOM)
+			return;
+		virtio_dev_queue_done(d, RXQ);
+	}
 	virtio_net_watch(n, true);
 }
 
@@ -510,6 +520,81 @@ virtio_net_diag(struct virtio_dev *vd, struct device_diag *d)
 	device_diag_figures(d, &virtio_net_figures, n);
 }
 
+/*
+ * Snapshots: the section "virtio-net", the MAC the guest was given and
+ * the received frame held for want of guest buffers (rxlen bytes of
+ * rxbuf), so that no frame taken from the backend is lost.  The MAC
+ * is the backend's: a load into a device with another one (a clone)
+ * keeps the device's; telling the guest is the clone's business.
+ */
+struct virtio_net_state {
+	uint8_t mac[6];
+	uint32_t rxlen;
+	uint8_t rxbuf[VIRTIO_NET_FRAME_MAX];
+};
+
+static const struct dev_state_field virtio_net_state_fields[] = {
+	{ .name = "mac", .type = DEV_STATE_BYTES,
+	    DEV_STATE_AT(struct virtio_net_state, mac) },
+	{ .name = "rx.frame", .type = DEV_STATE_BYTES,
+	    .flags = DEV_STATE_VARLEN,
+	    DEV_STATE_AT(struct virtio_net_state, rxbuf),
+	    .count_offset = offsetof(struct virtio_net_state, rxlen) },
+};
+
+static int
+virtio_net_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct virtio_net_state *st = state;
+
+	if (st->rxlen != 0 && st->rxlen <= VIRTIO_NET_HDR_LEN)
+		return dev_state_fail(err, -EINVAL, "virtio-net: rx.frame of "
+		    "%u bytes, no longer than its header", st->rxlen);
+	return 0;
+}
+
+static const struct dev_state_table virtio_net_state_table = {
+	DEV_STATE_TABLE("virtio-net", 1, struct virtio_net_state,
+	    virtio_net_state_fields),
+	.check = virtio_net_state_check,
+};
+
+static int
+virtio_net_save(struct virtio_dev *d, struct dev_state_buf *out)
+{
+	struct virtio_net *n = virtio_net_of(d);
+	struct virtio_net_state *st = malloc(sizeof(*st));
+	int rc;
+
+	if (st == NULL)
+		return -ENOMEM;
+	memcpy(st->mac, n->be.mac, 6);
+	st->rxlen = (uint32_t)n->rxlen;
+	memcpy(st->rxbuf, n->rxbuf, n->rxlen);
+	rc = dev_state_save(&virtio_net_state_table, st, out);
+	free(st);
+	return rc;
+}
+
+static int
+virtio_net_load(struct virtio_dev *d, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct virtio_net *n = virtio_net_of(d);
+	struct virtio_net_state *st = calloc(1, sizeof(*st));
+	int rc;
+
+	if (st == NULL)
+		return dev_state_fail(err, -ENOMEM, "virtio-net: no memory");
+	rc = dev_state_load(&virtio_net_state_table, st, buf, len, err);
+	if (rc == 0) {
+		n->rxlen = st->rxlen;
+		memcpy(n->rxbuf, st->rxbuf, st->rxlen);
+	}
+	free(st);
+	return rc;
+}
+
 static const struct virtio_dev_ops virtio_net_ops = {
 	.type = 1,
 	.nqueues = 2,
@@ -524,6 +609,8 @@ static const struct virtio_dev_ops virtio_net_ops = {
 	.config_read = virtio_net_config_read,
 	.notify = virtio_net_notify,
 	.activate = virtio_net_activate,
+	.save = virtio_net_save,
+	.load = virtio_net_load,
 	.reset = virtio_net_reset,
 	.diag = virtio_net_diag,
 	.free = virtio_net_free,

@@ -873,6 +873,10 @@ virtio_pci_ops_free(void *dev)
 	virtio_pci_free(dev);
 }
 
+static int virtio_pci_save(void *dev, struct dev_state_buf *out);
+static int virtio_pci_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err);
+
 const struct device_ops virtio_pci_device_ops = {
 	.name = "virtio-pci",
 	.read = virtio_pci_read,
@@ -880,5 +884,345 @@ const struct device_ops virtio_pci_device_ops = {
 	.diag = virtio_pci_ops_diag,
 	.pci = virtio_pci_config,
 	.pci_written = virtio_pci_config_written,
+	.save = virtio_pci_save,
+	.load = virtio_pci_load,
 	.free = virtio_pci_ops_free,
 };
+
+/*
+ * Snapshots: the section "virtio-pci" (the function's config space and
+ * the transport's registers, MSI-X table and PBA included), then one
+ * "virtq" section per queue of the device, then the device's own if it
+ * has one (virtio-dev.h's save).  What derives from them is not kept:
+ * the INTx line and the MSI routes the host was told of are
+ * re-established on load, the doorbells follow the BAR where the PCI
+ * bus maps it anew.
+ */
+struct virtio_pci_state {
+	uint8_t cfg[PCI_CONFIG_SIZE];
+	uint16_t type;
+	uint32_t nqueues;
+	uint32_t dfselect, gfselect;
+	uint8_t status;
+	uint8_t generation;
+	uint16_t qselect;
+	uint8_t isr;
+	bool intx;
+	uint16_t config_msix_vector;
+	uint32_t nvectors;
+	uint32_t msix_addr_lo[VIRTIO_PCI_MSIX_MAX];
+	uint32_t msix_addr_hi[VIRTIO_PCI_MSIX_MAX];
+	uint32_t msix_data[VIRTIO_PCI_MSIX_MAX];
+	uint32_t msix_ctrl[VIRTIO_PCI_MSIX_MAX];
+	uint32_t pba;
+	uint16_t q_size[VIRTIO_PCI_MAX_QUEUES];
+	uint16_t q_msix_vector[VIRTIO_PCI_MAX_QUEUES];
+	uint64_t q_desc[VIRTIO_PCI_MAX_QUEUES];
+	uint64_t q_avail[VIRTIO_PCI_MAX_QUEUES];
+	uint64_t q_used[VIRTIO_PCI_MAX_QUEUES];
+	uint64_t driver_features;
+	bool driver_ok;
+};
+
+#define VPS(nm, ty, m, ...)						\
+	{ .name = (nm), .type = (ty),					\
+	    DEV_STATE_AT(struct virtio_pci_state, m), __VA_ARGS__ }
+
+static const struct dev_state_field virtio_pci_state_fields[] = {
+	VPS("pci.cfg", DEV_STATE_BYTES, cfg),
+	VPS("type", DEV_STATE_U16, type),
+	VPS("nqueues", DEV_STATE_U32, nqueues, .max = VIRTIO_PCI_MAX_QUEUES),
+	VPS("dfselect", DEV_STATE_U32, dfselect),
+	VPS("gfselect", DEV_STATE_U32, gfselect),
+	VPS("status", DEV_STATE_U8, status),
+	VPS("generation", DEV_STATE_U8, generation),
+	VPS("qselect", DEV_STATE_U16, qselect),
+	VPS("isr", DEV_STATE_U8, isr, .max = 3),
+	VPS("intx", DEV_STATE_BOOL, intx),
+	VPS("config_msix_vector", DEV_STATE_U16, config_msix_vector),
+	VPS("nvectors", DEV_STATE_U32, nvectors, .max = VIRTIO_PCI_MSIX_MAX),
+	VPS("msix.addr_lo", DEV_STATE_ARRAY_U32, msix_addr_lo),
+	VPS("msix.addr_hi", DEV_STATE_ARRAY_U32, msix_addr_hi),
+	VPS("msix.data", DEV_STATE_ARRAY_U32, msix_data),
+	VPS("msix.ctrl", DEV_STATE_ARRAY_U32, msix_ctrl),
+	VPS("msix.pba", DEV_STATE_U32, pba),
+	VPS("queue.size", DEV_STATE_ARRAY_U16, q_size),
+	VPS("queue.msix_vector", DEV_STATE_ARRAY_U16, q_msix_vector),
+	VPS("queue.desc", DEV_STATE_ARRAY_U64, q_desc),
+	VPS("queue.avail", DEV_STATE_ARRAY_U64, q_avail),
+	VPS("queue.used", DEV_STATE_ARRAY_U64, q_used),
+	VPS("driver_features", DEV_STATE_U64, driver_features),
+	VPS("driver_ok", DEV_STATE_BOOL, driver_ok),
+};
+
+/* A vector field: one of the table's, or NO_VECTOR. */
+static int
+virtio_pci_state_vector(const struct virtio_pci_state *st, uint16_t v,
+    const char *field, unsigned int q, struct dev_state_error *err)
+{
+	if (v == VIRTIO_PCI_NO_VECTOR || v < st->nvectors)
+		return 0;
+	return dev_state_fail(err, -EINVAL, "virtio-pci: %s[%u] is vector "
+	    "%u beyond the table's %u", field, q, v, st->nvectors);
+}
+
+static int
+virtio_pci_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct virtio_pci_state *st = state;
+	unsigned int i;
+	int rc;
+
+	if ((rc = virtio_pci_state_vector(st, st->config_msix_vector,
+	    "config_msix_vector", 0, err)) < 0)
+		return rc;
+	for (i = 0; i < VIRTIO_PCI_MAX_QUEUES; i++) {
+		if ((rc = virtio_pci_state_vector(st, st->q_msix_vector[i],
+		    "queue.msix_vector", i, err)) < 0)
+			return rc;
+		if (i >= st->nqueues && (st->q_size[i] != 0 ||
+		    st->q_desc[i] != 0 || st->q_avail[i] != 0 ||
+		    st->q_used[i] != 0))
+			return dev_state_fail(err, -EINVAL, "virtio-pci: "
+			    "queue.size[%u] etc. for a device of %u queues",
+			    i, st->nqueues);
+	}
+	for (i = 0; i < VIRTIO_PCI_MSIX_MAX; i++)
+		if (st->msix_ctrl[i] > 1 || (i >= st->nvectors &&
+		    (st->msix_ctrl[i] != 0 || st->msix_addr_lo[i] != 0 ||
+		    st->msix_addr_hi[i] != 0 || st->msix_data[i] != 0)))
+			return dev_state_fail(err, -EINVAL, "virtio-pci: "
+			    "msix.ctrl[%u] %#x for a table of %u vectors", i,
+			    st->msix_ctrl[i], st->nvectors);
+	if (st->pba >> st->nvectors)
+		return dev_state_fail(err, -EINVAL, "virtio-pci: msix.pba %#x "
+		    "beyond the table's %u vectors", st->pba, st->nvectors);
+	return 0;
+}
+
+static const struct dev_state_table virtio_pci_state_table = {
+	DEV_STATE_TABLE("virtio-pci", 1, struct virtio_pci_state,
+	    virtio_pci_state_fields),
+	.check = virtio_pci_state_check,
+};
+
+static int
+virtio_pci_save(void *dev, struct dev_state_buf *out)
+{
+	struct virtio_pci *vp = dev;
+	struct virtio_dev *d = vp->dev;
+	struct virtio_pci_state *st;
+	struct virtq_state qs;
+	unsigned int i;
+	int rc;
+
+	/* A reset held back waits for the device's work: not now. */
+	if (vp->resetting)
+		return -EBUSY;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -ENOMEM;
+	memcpy(st->cfg, vp->pc.cfg, sizeof(st->cfg));
+	st->type = d->ops->type;
+	st->nqueues = d->ops->nqueues;
+	st->dfselect = vp->dfselect;
+	st->gfselect = vp->gfselect;
+	st->status = vp->status;
+	st->generation = vp->generation;
+	st->qselect = vp->qselect;
+	st->isr = vp->isr;
+	st->intx = vp->intx;
+	st->config_msix_vector = vp->config_msix_vector;
+	st->nvectors = vp->nvectors;
+	for (i = 0; i < vp->nvectors; i++) {
+		st->msix_addr_lo[i] = vp->msix[i].addr_lo;
+		st->msix_addr_hi[i] = vp->msix[i].addr_hi;
+		st->msix_data[i] = vp->msix[i].data;
+		st->msix_ctrl[i] = vp->msix[i].ctrl;
+	}
+	st->pba = vp->pba;
+	for (i = 0; i < d->ops->nqueues; i++) {
+		st->q_size[i] = vp->qcfg[i].size;
+		st->q_msix_vector[i] = vp->qcfg[i].msix_vector;
+		st->q_desc[i] = vp->qcfg[i].desc;
+		st->q_avail[i] = vp->qcfg[i].avail;
+		st->q_used[i] = vp->qcfg[i].used;
+	}
+	st->driver_features = d->driver_features;
+	st->driver_ok = d->driver_ok;
+	rc = dev_state_save(&virtio_pci_state_table, st, out);
+	free(st);
+	for (i = 0; rc == 0 && i < d->ops->nqueues; i++) {
+		virtq_save_state(&d->vq[i], &qs);
+		rc = dev_state_save(&virtq_state_table, &qs, out);
+	}
+	if (rc == 0 && d->ops->save != NULL)
+		rc = d->ops->save(d, out);
+	return rc;
+}
+
+/* The next section at *at of buf: its length, or -EBADMSG with err. */
+static long
+virtio_pci_next(const uint8_t *buf, size_t len, size_t at,
+    struct dev_state_error *err)
+{
+	long n = at < len ? dev_state_section_len(buf + at, len - at) : -1;
+
+	if (n < 0)
+		return dev_state_fail(err, -EBADMSG,
+		    "virtio-pci: a section missing or malformed at byte %zu",
+		    at);
+	return n;
+}
+
+/* The saved transport against this function: what must match. */
+static int
+virtio_pci_load_match(const struct virtio_pci *vp,
+    const struct virtio_pci_state *st, struct dev_state_error *err)
+{
+	const struct virtio_dev *d = vp->dev;
+	unsigned int q;
+
+	if (st->type != d->ops->type || st->nqueues != d->ops->nqueues ||
+	    st->nvectors != vp->nvectors)
+		return dev_state_fail(err, -EINVAL, "virtio-pci: type %u with "
+		    "%u queues, %u vectors, for type %u with %u, %u",
+		    st->type, st->nqueues, st->nvectors, d->ops->type,
+		    d->ops->nqueues, vp->nvectors);
+	if (st->driver_features & ~virtio_pci_offered(vp))
+		return dev_state_fail(err, -EINVAL, "virtio-pci: "
+		    "driver_features %#llx beyond the offer %#llx",
+		    (unsigned long long)st->driver_features,
+		    (unsigned long long)virtio_pci_offered(vp));
+	for (q = 0; q < d->ops->nqueues; q++)
+		if (st->q_size[q] > d->ops->queue_max)
+			return dev_state_fail(err, -EINVAL, "virtio-pci: "
+			    "queue.size[%u] %u beyond the device's %u", q,
+			    st->q_size[q], d->ops->queue_max);
+	return 0;
+}
+
+static int
+virtio_pci_load_queues(struct virtio_pci *vp,
+    const struct virtio_pci_state *st, const uint8_t *buf, size_t len,
+    size_t *at, struct dev_state_error *err)
+{
+	struct virtio_dev *d = vp->dev;
+	struct virtq_state qs;
+	unsigned int q;
+	long n;
+	int rc;
+
+	for (q = 0; q < d->ops->nqueues; q++) {
+		if ((n = virtio_pci_next(buf, len, *at, err)) < 0)
+			return (int)n;
+		rc = dev_state_load(&virtq_state_table, &qs, buf + *at,
+		    (size_t)n, err);
+		if (rc < 0)
+			return rc;
+		*at += (size_t)n;
+		if (qs.enabled && (qs.size != st->q_size[q] ||
+		    qs.desc != st->q_desc[q] || qs.avail != st->q_avail[q] ||
+		    qs.used != st->q_used[q]))
+			return dev_state_fail(err, -EINVAL, "virtio-pci: "
+			    "queue %u's rings are not where queue.desc[%u] "
+			    "etc. say", q, q);
+		rc = virtq_load_state(&d->vq[q], vp->host, &qs,
+		    d->ops->queue_max, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Into a function made for the same board entry, as it was made (the
+ * driver has not touched it): on a refusal the device is reset, as the
+ * driver finds a device it must set up again.
+ */
+static int
+virtio_pci_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct virtio_pci *vp = dev;
+	struct virtio_dev *d = vp->dev;
+	struct virtio_pci_state *st;
+	uint8_t cfg[PCI_CONFIG_SIZE];
+	size_t at = 0;
+	unsigned int i;
+	long n;
+	int rc;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return dev_state_fail(err, -ENOMEM, "virtio-pci: no memory");
+	if ((n = virtio_pci_next(buf, len, 0, err)) < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	rc = dev_state_load(&virtio_pci_state_table, st, buf, (size_t)n, err);
+	if (rc < 0 || (rc = virtio_pci_load_match(vp, st, err)) < 0)
+		goto out;
+	at = (size_t)n;
+	memcpy(cfg, vp->pc.cfg, sizeof(cfg));
+	if ((rc = pci_config_load(&vp->pc, st->cfg, err)) < 0)
+		goto out;
+	d->driver_features = st->driver_features;
+	if ((rc = virtio_pci_load_queues(vp, st, buf, len, &at, err)) < 0)
+		goto undo;
+	if (d->ops->load != NULL) {
+		if ((n = virtio_pci_next(buf, len, at, err)) < 0) {
+			rc = (int)n;
+			goto undo;
+		}
+		rc = d->ops->load(d, (const uint8_t *)buf + at, (size_t)n,
+		    err);
+		if (rc < 0)
+			goto undo;
+		at += (size_t)n;
+	}
+	if (at != len) {
+		rc = dev_state_fail(err, -EBADMSG, "virtio-pci: %zu bytes "
+		    "after the sections", len - at);
+		goto undo;
+	}
+
+	vp->dfselect = st->dfselect;
+	vp->gfselect = st->gfselect;
+	vp->status = st->status;
+	vp->generation = st->generation;
+	vp->qselect = st->qselect;
+	vp->isr = st->isr;
+	vp->config_msix_vector = st->config_msix_vector;
+	for (i = 0; i < vp->nvectors; i++) {
+		vp->msix[i].addr_lo = st->msix_addr_lo[i];
+		vp->msix[i].addr_hi = st->msix_addr_hi[i];
+		vp->msix[i].data = st->msix_data[i];
+		vp->msix[i].ctrl = st->msix_ctrl[i];
+	}
+	vp->pba = st->pba;
+	for (i = 0; i < d->ops->nqueues; i++) {
+		vp->qcfg[i].size = st->q_size[i];
+		vp->qcfg[i].msix_vector = st->q_msix_vector[i];
+		vp->qcfg[i].desc = st->q_desc[i];
+		vp->qcfg[i].avail = st->q_avail[i];
+		vp->qcfg[i].used = st->q_used[i];
+	}
+	/*
+	 * What derives from it: the line (raised or lowered from where
+	 * this function left it: up only if it was), the routes, then the
+	 * device.
+	 */
+	virtio_pci_set_intx(vp, st->intx);
+	for (i = 0; i < vp->nvectors; i++) {
+		vp->routed[i].on = false;
+		virtio_pci_msix_sync(vp, i);
+	}
+	virtio_dev_set_driver_ok(d, st->driver_ok);
+	rc = 0;
+	goto out;
+undo:
+	memcpy(vp->pc.cfg, cfg, sizeof(cfg));
+	virtio_pci_reset(vp);
+out:
+	free(st);
+	return rc;
+}

@@ -23,6 +23,7 @@ struct virtio_vsock {
 	uint64_t kicks_passed;		/* register kicks handed on */
 	uint64_t call_changes;
 	uint64_t events;		/* transport resets told */
+	bool restored;			/* loaded: reset the guest's sockets */
 };
 
 static struct virtio_vsock *
@@ -120,6 +121,10 @@ virtio_vsock_activate(struct virtio_dev *d)
 	}
 	v->started = true;
 	v->starts++;
+	if (v->restored) {
+		v->restored = false;
+		(void)virtio_vsock_transport_reset(d);
+	}
 }
 
 /* A queue's interrupt moved: the backend writes where it goes now. */
@@ -232,6 +237,51 @@ virtio_vsock_free(struct virtio_dev *d)
 	free(v);
 }
 
+/*
+ * Snapshots: the section "virtio-vsock" holds the CID the guest had,
+ * for the record; the connections are the vhost backend's, in the
+ * kernel, and do not survive.  A loaded device starts its backend
+ * afresh at the queues' saved indices when the transport activates it
+ * and then tells the guest with a TRANSPORT_RESET event (5.10.6.6):
+ * the guest resets its connections and reads its CID again, which a
+ * clone's backend may have changed (as Firecracker does).
+ */
+struct virtio_vsock_state {
+	uint64_t cid;
+};
+
+static const struct dev_state_field virtio_vsock_state_fields[] = {
+	{ .name = "cid", .type = DEV_STATE_U64,
+	    DEV_STATE_AT(struct virtio_vsock_state, cid) },
+};
+
+static const struct dev_state_table virtio_vsock_state_table = {
+	DEV_STATE_TABLE("virtio-vsock", 1, struct virtio_vsock_state,
+	    virtio_vsock_state_fields),
+};
+
+static int
+virtio_vsock_save(struct virtio_dev *d, struct dev_state_buf *out)
+{
+	struct virtio_vsock *v = virtio_vsock_of(d);
+	struct virtio_vsock_state st = { .cid = v->be.ops->cid(v->be.ctx) };
+
+	return dev_state_save(&virtio_vsock_state_table, &st, out);
+}
+
+static int
+virtio_vsock_load(struct virtio_dev *d, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct virtio_vsock_state st;
+	int rc;
+
+	rc = dev_state_load(&virtio_vsock_state_table, &st, buf, len, err);
+	if (rc == 0)
+		virtio_vsock_of(d)->restored = true;
+	return rc;
+}
+
 static const struct virtio_dev_ops virtio_vsock_ops = {
 	.type = VIRTIO_VSOCK_ID,
 	.nqueues = 3,
@@ -241,6 +291,8 @@ static const struct virtio_dev_ops virtio_vsock_ops = {
 	.notify = virtio_vsock_notify,
 	.activate = virtio_vsock_activate,
 	.quiesce = virtio_vsock_quiesce,
+	.save = virtio_vsock_save,
+	.load = virtio_vsock_load,
 	.vectors_changed = virtio_vsock_vectors_changed,
 	.diag = virtio_vsock_diag,
 	.free = virtio_vsock_free,

@@ -23,6 +23,9 @@ virtq_enable(struct virtq *vq, const struct device_host *host,
 		return -EINVAL;
 	}
 	vq->host = host;
+	vq->desc_gpa = desc;
+	vq->avail_gpa = avail;
+	vq->used_gpa = used;
 	vq->size = size;
 	vq->event_idx = event_idx;
 	vq->enabled = true;
@@ -327,4 +330,94 @@ virtq_chain_read(const struct virtq_chain *c, size_t off, void *dst,
 		off = 0;
 	}
 	return done;
+}
+
+#define VQS(nm, ty, m, ...)						\
+	{ .name = (nm), .type = (ty), DEV_STATE_AT(struct virtq_state, m), \
+	    __VA_ARGS__ }
+#define VQS_BOOL(m)	VQS(#m, DEV_STATE_BOOL, m)
+#define VQS_U16(m)	VQS(#m, DEV_STATE_U16, m)
+
+static const struct dev_state_field virtq_state_fields[] = {
+	VQS("desc", DEV_STATE_U64, desc),
+	VQS("avail", DEV_STATE_U64, avail),
+	VQS("used", DEV_STATE_U64, used),
+	VQS("size", DEV_STATE_U16, size, .max = VIRTQ_MAX_SIZE),
+	VQS_BOOL(enabled), VQS_BOOL(event_idx), VQS_BOOL(broken),
+	VQS_BOOL(quiet),
+	VQS_U16(last_avail), VQS_U16(used_idx), VQS_U16(flushed),
+	VQS_U16(signalled),
+};
+
+static int
+virtq_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct virtq_state *st = state;
+	static const struct virtq_state off;
+
+	if (!st->enabled)
+		return memcmp(st, &off, sizeof(off)) == 0 ? 0 :
+		    dev_state_fail(err, -EINVAL,
+		    "virtq: a disabled queue with state (size %u)", st->size);
+	if (st->size == 0 || (st->size & (st->size - 1)) != 0)
+		return dev_state_fail(err, -EINVAL,
+		    "virtq: size %u is not a power of two", st->size);
+	if ((uint16_t)(st->last_avail - st->used_idx) > st->size)
+		return dev_state_fail(err, -EINVAL, "virtq: last_avail %u is "
+		    "more than %u chains past used_idx %u", st->last_avail,
+		    st->size, st->used_idx);
+	if ((uint16_t)(st->used_idx - st->flushed) > st->size)
+		return dev_state_fail(err, -EINVAL, "virtq: used_idx %u is "
+		    "more than %u elements past flushed %u", st->used_idx,
+		    st->size, st->flushed);
+	return 0;
+}
+
+const struct dev_state_table virtq_state_table = {
+	DEV_STATE_TABLE("virtq", 1, struct virtq_state, virtq_state_fields),
+	.check = virtq_state_check,
+};
+
+void
+virtq_save_state(const struct virtq *vq, struct virtq_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!vq->enabled)
+		return;
+	*st = (struct virtq_state){
+		.desc = vq->desc_gpa, .avail = vq->avail_gpa,
+		.used = vq->used_gpa, .size = vq->size, .enabled = true,
+		.event_idx = vq->event_idx, .broken = vq->broken,
+		.quiet = vq->quiet, .last_avail = vq->last_avail,
+		.used_idx = vq->used_idx, .flushed = vq->flushed,
+		.signalled = vq->signalled,
+	};
+}
+
+int
+virtq_load_state(struct virtq *vq, const struct device_host *host,
+    const struct virtq_state *st, uint16_t queue_max,
+    struct dev_state_error *err)
+{
+	virtq_reset(vq);
+	if (!st->enabled)
+		return 0;
+	if (st->size > queue_max)
+		return dev_state_fail(err, -EINVAL,
+		    "virtq: size %u beyond the device's %u", st->size,
+		    queue_max);
+	if (virtq_enable(vq, host, st->size, st->desc, st->avail, st->used,
+	    st->event_idx) < 0)
+		return dev_state_fail(err, -EINVAL, "virtq: rings at desc "
+		    "%#llx, avail %#llx, used %#llx misaligned or outside "
+		    "guest RAM", (unsigned long long)st->desc,
+		    (unsigned long long)st->avail,
+		    (unsigned long long)st->used);
+	vq->broken = st->broken;
+	vq->quiet = st->quiet;
+	vq->last_avail = st->last_avail;
+	vq->used_idx = st->used_idx;
+	vq->flushed = st->flushed;
+	vq->signalled = st->signalled;
+	return 0;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "dev-state.h"
 #include "device.h"
 
 #define VIRTQ_MAX_SIZE		1024	/* entries: Linux's largest */
@@ -70,6 +71,8 @@ struct virtq {
 	struct virtq_desc *desc;	/* guest memory */
 	struct virtq_avail *avail;
 	struct virtq_used *used;
+	/* Where the rings are in the guest (kept for a save). */
+	uint64_t desc_gpa, avail_gpa, used_gpa;
 	uint16_t last_avail;	/* next avail entry to take */
 	uint16_t used_idx;	/* next used entry to fill */
 	uint16_t flushed;	/* used_idx as the driver sees it */
@@ -147,5 +150,36 @@ size_t virtq_chain_write(const struct virtq_chain *c, size_t off,
 /* Copy up to len bytes out of the chain's readable part: bytes copied. */
 size_t virtq_chain_read(const struct virtq_chain *c, size_t off, void *dst,
     size_t len);
+
+/*
+ * A queue's state for a snapshot, the section "virtq" (dev-state.h):
+ * where its rings are, its size, whether it is enabled, uses event-index,
+ * is broken or quiet, and its four indices.  The rings themselves are
+ * guest RAM and travel with it.  A load refuses, naming the field, a
+ * size not a power of two or beyond VIRTQ_MAX_SIZE, a disabled queue
+ * with anything but zeroes, more chains in flight (last_avail past
+ * used_idx) or used elements held unflushed (used_idx past flushed)
+ * than the ring holds; virtq_load_state() then refuses a size beyond
+ * the device's and rings outside guest RAM or misaligned.
+ */
+struct virtq_state {
+	uint64_t desc, avail, used;
+	uint16_t size;
+	bool enabled, event_idx, broken, quiet;
+	uint16_t last_avail, used_idx, flushed, signalled;
+};
+
+extern const struct dev_state_table virtq_state_table;
+
+void virtq_save_state(const struct virtq *vq, struct virtq_state *st);
+/*
+ * Make vq the queue st describes (checked by the table), its rings in
+ * host's guest RAM, at most queue_max entries: 0, or -EINVAL with err
+ * naming what is wrong and vq reset.  Nothing in guest memory is
+ * written: the queue goes on from the saved indices.
+ */
+int virtq_load_state(struct virtq *vq, const struct device_host *host,
+    const struct virtq_state *st, uint16_t queue_max,
+    struct dev_state_error *err);
 
 #endif

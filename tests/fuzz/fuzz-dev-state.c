@@ -2,12 +2,16 @@
  * The state section reader (devices/dev-state.c) against each device's
  * table, through the device's own load op (its check() and what it
  * recomputes after a load included).  Input: one byte choosing the
- * device (uart, rtc, i8042, post, port92, pflash, in that order,
- * modulo 6), then the section.  A section a device takes must save
- * again to bytes a fresh device takes and saves identically; then the
- * loaded device has its registers read and a few seconds of VM time
- * pass, so that loaded values reach the code that derives from them
- * (the RTC's timers).
+ * device (uart, rtc, i8042, post, port92, pflash, a virtio-rng PCI
+ * function over 64 KiB of guest RAM, the PCI host bridge, in that
+ * order), or one of the machine's tables read alone (clock, pic,
+ * ioapic, pit, vcpu, virtq), modulo 14, then the section(s).  A state
+ * a device takes must save again to bytes a fresh device takes and
+ * saves identically; then the loaded device has its registers read
+ * (the virtio function: each queue kicked, so that it works from the
+ * loaded rings and indices) and a few seconds of VM time pass, so that
+ * loaded values reach the code that derives from them (the RTC's
+ * timers).  A table read alone must save again to the same bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +20,12 @@
 #include "dev-state.h"
 #include "fake-host.h"
 #include "i8042.h"
+#include "machine-state.h"
+#include "pci-config.h"
+#include "pci-host.h"
+#include "vcpu-state.h"
+#include "virtio-pci.h"
+#include "virtio-rng.h"
 #include "pflash.h"
 #include "port92.h"
 #include "post.h"
@@ -25,6 +35,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_FLASH_SIZE	(2 * 4096)
+#define FUZZ_RAM_BASE	0x100000
+#define FUZZ_RAM_SIZE	(64 * 1024)
+#define FUZZ_DEVICES	8
+#define FUZZ_CHOICES	(FUZZ_DEVICES + 6)
 
 struct fuzz_state_dev {
 	const struct device_ops *ops;
@@ -38,7 +52,47 @@ static const struct fuzz_state_dev fuzz_state_devs[] = {
 	{ &post_device_ops, 1 },
 	{ &port92_device_ops, 1 },
 	{ &pflash_device_ops, 0x40 },
+	{ &virtio_pci_device_ops, 0 },
+	{ &pci_host_device_ops, 8 },
 };
+
+/* The machine's tables, read alone: the struct each reads into. */
+static const struct {
+	const struct dev_state_table *t;
+	size_t size;
+} fuzz_state_tables[] = {
+	{ &machine_clock_table, sizeof(struct machine_clock_state) },
+	{ &machine_pic_table, sizeof(struct machine_pic_state) },
+	{ &machine_ioapic_table, sizeof(struct machine_ioapic_state) },
+	{ &machine_pit_table, sizeof(struct machine_pit_state) },
+	{ &vcpu_state_table, sizeof(struct vcpu_state) },
+	{ &virtq_state_table, sizeof(struct virtq_state) },
+};
+
+static void
+fuzz_state_table(unsigned int which, const uint8_t *data, size_t size)
+{
+	const struct dev_state_table *t = fuzz_state_tables[which].t;
+	size_t n = fuzz_state_tables[which].size;
+	struct dev_state_buf s1 = { 0 }, s2 = { 0 };
+	struct dev_state_error err;
+	void *a = calloc(1, n), *b = calloc(1, n);
+
+	if (a == NULL || b == NULL)
+		abort();
+	if (dev_state_load(t, a, data, size, &err) == 0 &&
+	    (dev_state_save(t, a, &s1) != 0 ||
+	    dev_state_load(t, b, s1.data, s1.len, &err) != 0 ||
+	    dev_state_save(t, b, &s2) != 0 || s1.len != s2.len ||
+	    memcmp(s1.data, s2.data, s1.len) != 0))
+		abort();
+	dev_state_buf_free(&s1);
+	dev_state_buf_free(&s2);
+	free(a);
+	free(b);
+}
+
+static const struct pci_host_ops fuzz_pci_host_ops;
 
 static void
 fuzz_uart_tx(void *opaque, const uint8_t *buf, size_t len)
@@ -63,6 +117,10 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 		return post_new(&fh->host);
 	case 4:
 		return port92_new(&fh->host);
+	case 6:
+		return virtio_pci_new(&fh->host, virtio_rng_new(&fh->host));
+	case 7:
+		return pci_host_new_rcr(&fh->host, &fuzz_pci_host_ops);
 	default:
 		if (pflash_store_init(st, image, sizeof(image), 4096,
 		    false) != 0)
@@ -74,7 +132,13 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 static void
 fuzz_state_host(struct fake_host *fh)
 {
+	static uint8_t ram[FUZZ_RAM_SIZE];
+
 	fake_host_init(fh);
+	/* One RAM for both devices, as a restored guest's is its own. */
+	fh->mem = ram;
+	fh->mem_base = FUZZ_RAM_BASE;
+	fh->mem_size = sizeof(ram);
 	fh->vm_now = 1000000000000LL;
 	fh->wall.tv_sec = 1700000000;
 	fh->wall_follows_vm = true;
@@ -94,7 +158,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	which = data[0] % 6;
+	which = data[0] % FUZZ_CHOICES;
+	if (which >= FUZZ_DEVICES) {
+		fuzz_state_table(which - FUZZ_DEVICES, data + 1, size - 1);
+		return 0;
+	}
 	d = &fuzz_state_devs[which];
 	fuzz_state_host(&fa);
 	fuzz_state_host(&fb);
@@ -112,6 +180,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (uint64_t r = 0; r < d->nregs; r++)
 			d->ops->read(a, r, reg, 1);
+		for (unsigned int q = 0; which == 6 && q < 2; q++) {
+			uint16_t v = (uint16_t)q;
+
+			d->ops->write(a, PCI_BAR_OFFSET(VIRTIO_PCI_BAR) +
+			    VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * q,
+			    &v, 2);
+		}
 		fake_host_advance(&fa, 3000000000LL);
 	}
 

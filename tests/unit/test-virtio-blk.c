@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "blk-file.h"
+#include "dev-state.h"
 #include "fake-host.h"
 #include "pci-config.h"
 #include "tap.h"
@@ -232,10 +233,37 @@ main(void)
 	TAP_EQ(data[0], 0x5a, "its data landed before the reset ended");
 	TAP_EQ(bring_up(), 0x0f, "driver OK again");
 	offer(0, 0, 512, true);
+	{
+		struct dev_state_buf sb = { 0 };
+
+		TAP_EQ(virtio_pci_device_ops.save(d.dev, &sb), -EBUSY,
+		    "a save with a request in flight: -EBUSY, to wait for");
+		dev_state_buf_free(&sb);
+	}
 	held_complete();
 	tap_ok(*(uint8_t *)vdrv_gmem(&d, STATUS) == 0 &&
 	    vdrv_used(&d, 0)->idx == 1,
 	    "and the disk goes on");
+	{
+		struct dev_state_buf sb = { 0 };
+		struct dev_state_error e = { "" };
+		struct blk_backend other = be;
+		void *same, *bigger;
+
+		TAP_EQ(virtio_pci_device_ops.save(d.dev, &sb), 0,
+		    "once it is back, a save");
+		same = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host, &be));
+		TAP_EQ(virtio_pci_device_ops.load(same, sb.data, sb.len, &e),
+		    0, "loads into a device for the same disk %s", e.msg);
+		other.size *= 2;
+		bigger = virtio_pci_new(&fh.host, virtio_blk_new(&fh.host,
+		    &other));
+		TAP_EQ(virtio_pci_device_ops.load(bigger, sb.data, sb.len, &e),
+		    -EINVAL, "not into one for a larger disk: %s", e.msg);
+		virtio_pci_device_ops.free(same);
+		virtio_pci_device_ops.free(bigger);
+		dev_state_buf_free(&sb);
+	}
 	vdrv_wr(&d, 0x14, 0, 1);
 	TAP_EQ(vdrv_rd(&d, 0x14, 1), 0,
 	    "with nothing in flight a reset is at once");

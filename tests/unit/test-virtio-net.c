@@ -378,6 +378,33 @@ main(void)
 	tap_ok(used(0)->idx == 6 && !be.watch,
 	    "too little room: the buffers are not used");
 
+	/* Saved with that frame held, loaded into a fresh device. */
+	{
+		struct dev_state_buf sb = { 0 };
+		struct dev_state_error e = { "" };
+		void *dev2;
+		int rc;
+
+		TAP_EQ(virtio_pci_device_ops.save(d.dev, &sb), 0,
+		    "saved with a frame held");
+		dev2 = virtio_pci_new(&fh.host, virtio_net_new(&fh.host,
+		    &nb));
+		rc = virtio_pci_device_ops.load(dev2, sb.data, sb.len, &e);
+		TAP_EQ(rc, 0, "loaded into a fresh device %s", e.msg);
+		virtio_pci_device_ops.free(d.dev);
+		d.dev = dev2;
+		dev_state_buf_free(&sb);
+		tap_ok(!be.watch && be.offload_calls > 0,
+		    "activated: offloads set, unwatched while the frame "
+		    "waits");
+		post(8, 1500);
+		tap_ok(used(0)->idx == 9 && used(0)->ring[6].len == 100 &&
+		    used(0)->ring[7].len == 100 && used(0)->ring[8].len == 812,
+		    "the held frame is delivered by the loaded device, over "
+		    "the buffers waiting and the new one (%u)", used(0)->idx);
+		tap_ok(be.watch, "and watching resumes");
+	}
+
 	/* Without mergeable buffers a frame must fit in one buffer. */
 	TAP_EQ(bring_up(F_V1), 0x0f, "driver OK without offloads");
 	TAP_EQ(be.offload, 0, "no offloads on received frames");

@@ -245,6 +245,32 @@ main(void)
 	TAP_EQ(bring_up(true, v1), 0x0f, "a reset, and it starts");
 	TAP_EQ(be_rec.starts, 3, "the backend too");
 
+	/* Saved and loaded into a fresh function: the backend afresh. */
+	{
+		struct dev_state_buf sb = { 0 };
+		struct dev_state_error e = { "" };
+		void *dev2;
+		int rc;
+
+		vdrv_desc(&d, 2)[0] = (struct virtq_desc){ BUF, 8,
+		    VIRTQ_DESC_F_WRITE, 0 };
+		memset(buf, 0xff, 8);
+		vdrv_offer(&d, 2, 0);
+		TAP_EQ(virtio_pci_device_ops.save(d.dev, &sb), 0, "saved");
+		dev2 = virtio_pci_new(&fh.host, virtio_vsock_new(&fh.host,
+		    &be));
+		msis = fh.msis;
+		rc = virtio_pci_device_ops.load(dev2, sb.data, sb.len, &e);
+		TAP_EQ(rc, 0, "loaded into a fresh function %s", e.msg);
+		tap_ok(be_rec.starts == 4 && be_rec.last.ring[0].size == 16,
+		    "its backend starts again on the saved queues");
+		tap_ok(vdrv_used(&d, 2)->idx == 1 && buf[0] == 0 &&
+		    fh.msis == msis + 1 && fh.msi_vector == 2,
+		    "and the guest is told with a TRANSPORT_RESET event");
+		virtio_pci_device_ops.free(dev2);
+		dev_state_buf_free(&sb);
+	}
+
 	virtio_pci_device_ops.free(d.dev);
 	tap_ok(be_rec.stops >= 2, "freeing the device stops the backend");
 	free(fh.mem);
