@@ -493,6 +493,33 @@ h_daemon_spawn(struct h_daemon *d)
 	}
 }
 
+/*
+ * Worker uids of this daemon's own: the kernel counts a uid's tasks
+ * against the RLIMIT_NPROC each worker sets for its uid, so two test
+ * daemons running at once (meson runs tests in parallel) must never
+ * hand out the same uid, as their defaults (90000 upwards) would: a
+ * guest then fails to start its vCPU threads (EAGAIN) when another
+ * test's guest holds threads under its uid.  H_UIDS_PER_DAEMON for each
+ * of a test's daemons, from the test's pid (below 2^22: pid_max), past
+ * the default range and below 2^31.  A test may set its own after this.
+ */
+#define H_UIDS_BASE		1000000u
+#define H_UIDS_PER_DAEMON	32u
+
+static void
+h_daemon_uids(struct h_daemon *d, unsigned int index)
+{
+	unsigned long first = H_UIDS_BASE + ((unsigned long)getpid() *
+	    H_MAX_DAEMONS + index) * H_UIDS_PER_DAEMON;
+	char range[64];
+
+	_Static_assert(H_UIDS_BASE + (4194304ull * H_MAX_DAEMONS) *
+	    H_UIDS_PER_DAEMON < 2147483646ull, "worker uids below 2^31");
+	snprintf(range, sizeof(range), "%lu-%lu", first,
+	    first + H_UIDS_PER_DAEMON - 1);
+	h_daemon_setting(d, "worker_uids", range);
+}
+
 struct h_daemon *
 h_daemon_start(void)
 {
@@ -513,6 +540,7 @@ h_daemon_start(void)
 	snprintf(d->log, sizeof(d->log), "%s/vmmd.log", tmpl);
 	snprintf(d->conf, sizeof(d->conf), "%s/vmmd.conf", tmpl);
 	h_daemon_setting(d, "# vmmd.conf of the test", NULL);
+	h_daemon_uids(d, h_ndaemons);
 	h_daemons[h_ndaemons++] = d;
 	if (h_daemon_spawn(d) != 0)
 		tap_bail("cannot start vmmd");
