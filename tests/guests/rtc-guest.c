@@ -2,8 +2,10 @@
  * rtc: the MC146818's interrupts and the clock across a reboot, chosen
  * with "test=" on the command line ("irq=pic" takes IRQ 8 through the
  * 8259 instead of the IOAPIC).  Times are measured with the TSC,
- * calibrated against PIT channel 2 (the best of 5 rounds of 50 ms), so
- * they do not depend on the RTC.
+ * calibrated against PIT channel 2 (rounds of 50 ms, each bounded by
+ * TSC readings around the port accesses, so that a vCPU kept off its
+ * CPU widens a round's bounds instead of lengthening it), so they do
+ * not depend on the RTC; "rtc: tsc N kHz (+- M ppm)" says how exact.
  *
  * test=periodic  periodic interrupts at 1024 Hz (register A 0x26; or
  *   "hz=N", a power of 2 from 2 to 8192) for 3 s ("secs=N"),
@@ -18,7 +20,7 @@
  *   what one interrupt costs it, with a handler that reads an RTC
  *   register as the tick handler does (200 self-IPIs): the fastest any
  *   backlog of ticks can be taken, whatever the VMM does.
- *     rtc: tsc N kHz
+ *     rtc: tsc N kHz (+- M ppm)
  *     rtc: an interrupt costs N ns
  *     rtc: periodic HZ Hz: start
  *     rtc: periodic HZ Hz: N ticks before the stall (HZ * 1.25 due)
@@ -79,14 +81,20 @@
 static uint64_t tsc_hz;
 
 /*
- * TSC ticks over 50 ms of PIT channel 2 (mode 0), or 0 if the PIT never
- * got there.
+ * One measurement of 50 ms of PIT channel 2 (mode 0) in TSC ticks:
+ * *lo and *hi bound it.  The count starts at the port write of its
+ * high byte and OUT rises at its end; each is known only between two
+ * TSC readings around the port access that saw it (the write; the
+ * last read that found OUT low and the first that found it high).
+ * Time the vCPU spent off its CPU there (a loaded host) widens the
+ * bounds, it does not bias a figure taken inside them.  -1 if the PIT
+ * never got there.
  */
-static uint64_t
-tsc_per_50ms(void)
+static int
+tsc_per_50ms(uint64_t *lo, uint64_t *hi)
 {
 	uint32_t count = PIT_HZ / 20;
-	uint64_t t0, t1;
+	uint64_t s0, s1, e0, e1, before = 0;
 	long spins;
 	uint8_t b;
 
@@ -94,35 +102,55 @@ tsc_per_50ms(void)
 	outb(PIT_PORT_B, (b & ~0x02) | 0x01);	/* gate on, speaker off */
 	outb(PIT_CMD, 0xb0);			/* ch2, lo/hi, mode 0 */
 	outb(PIT_CH2, (uint8_t)count);
-	t0 = rdtsc();
+	s0 = rdtsc();
 	outb(PIT_CH2, (uint8_t)(count >> 8));	/* counting starts here */
-	for (spins = 0; spins < 1000000; spins++)
+	s1 = rdtsc();
+	e0 = s1;
+	for (spins = 0; spins < 1000000; spins++) {
+		before = rdtsc();
 		if (inb(PIT_PORT_B) & 0x20)
 			break;
-	t1 = rdtsc();
+		e0 = before;		/* OUT was still low after this */
+	}
+	e1 = rdtsc();
 	outb(PIT_PORT_B, b & ~0x03);
-	return spins < 1000000 ? t1 - t0 : 0;
+	if (spins == 1000000)
+		return -1;
+	*lo = e0 > s1 ? e0 - s1 : 0;
+	*hi = e1 - s0;
+	return 0;
 }
 
 /*
- * TSC ticks a second: the least of 5 measurements.  A vCPU that was
- * not running between the PIT's start and our reading of the TSC (a
- * loaded host, a nested one) only ever makes one longer, and a
- * calibration off by a factor of several makes every time the guest
- * measures wrong.
+ * TSC ticks a second, and in *ppm how far off it may be; 0 if no round
+ * completed.  The midpoint of the narrowest bounds (tsc_per_50ms) of up
+ * to 20 rounds, stopping at the first within 250 ppm (about 85 ppm is
+ * usual natively).  Not the least of plain measurements: on a host
+ * loaded several times over the vCPU can be off its CPU when OUT rises
+ * in every round, and such a figure came out up to 5% high, every time
+ * the guest measured as much short, and its tick counts as much above
+ * what its own clock allowed.
  */
 static uint64_t
-tsc_calibrate(void)
+tsc_calibrate(unsigned long *ppm)
 {
-	uint64_t best = 0, t;
+	uint64_t lo, hi, best_lo = 0, best_hi = 0;
 	int i;
 
-	for (i = 0; i < 5; i++) {
-		t = tsc_per_50ms();
-		if (t != 0 && (best == 0 || t < best))
-			best = t;
+	for (i = 0; i < 20; i++) {
+		if (tsc_per_50ms(&lo, &hi) != 0)
+			continue;
+		if (best_hi == 0 || hi - lo < best_hi - best_lo) {
+			best_lo = lo;
+			best_hi = hi;
+		}
+		if ((best_hi - best_lo) * 4000 <= best_hi + best_lo)
+			break;
 	}
-	return best * 20;
+	if (best_hi == 0)
+		return 0;
+	*ppm = (best_hi - best_lo) * 1000000 / (best_hi + best_lo);
+	return (best_lo + best_hi) / 2 * 20;
 }
 
 static uint64_t
@@ -500,9 +528,10 @@ void
 guest_main(void)
 {
 	char test[16];
+	unsigned long tsc_ppm = 0;
 
-	tsc_hz = tsc_calibrate();
-	printf("rtc: tsc %lu kHz\n", tsc_hz / 1000);
+	tsc_hz = tsc_calibrate(&tsc_ppm);
+	printf("rtc: tsc %lu kHz (+- %lu ppm)\n", tsc_hz / 1000, tsc_ppm);
 	if (tsc_hz < 1000000) {
 		printf("FAIL: TSC calibration\n");
 		return;
