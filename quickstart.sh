@@ -59,7 +59,9 @@ test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang l
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.
-linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client"
+# debian-installer-12-netboot-amd64: the installer's kernel and initrd,
+# which the installer step boots from an ISO made around them.
+linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client debian-installer-12-netboot-amd64"
 
 install_packages() {
 	missing=

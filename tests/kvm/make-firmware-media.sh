@@ -47,7 +47,7 @@ installer)
 	cp "$1" "$tmp/tree/boot/vmlinuz"
 	cp "$2" "$tmp/tree/boot/initrd.gz"
 	cat >>"$cfg" <<'CFG'
-linux /boot/vmlinuz console=ttyS0,115200n8 priority=low ---
+linux /boot/vmlinuz console=ttyS0,115200n8 ---
 initrd /boot/initrd.gz
 boot
 CFG
