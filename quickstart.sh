@@ -53,13 +53,16 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # cloud-image reader's test makes, and isoinfo to read its seed back.
 # seabios: the firmware test's BIOS (tests/kvm/kvm-test-firmware.c).
 # ovmf: the UEFI test's firmware and variables (tests/kvm/kvm-test-uefi.c).
-# xorriso and grub-pc-bin: the El Torito ISO the CD-ROM test makes
-# (tests/kvm/kvm-test-cdrom.c).
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin"
+# xorriso, grub-pc-bin, fdisk and mtools: the boot media the firmware
+# tests boot, made at build time (tests/kvm/make-firmware-media.sh);
+# grub-efi-amd64-bin: GRUB's UEFI modules, for UEFI media.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.
-linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client"
+# debian-installer-12-netboot-amd64: the installer's kernel and initrd,
+# which the installer step boots from an ISO made around them.
+linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client debian-installer-12-netboot-amd64"
 
 install_packages() {
 	missing=

@@ -23,7 +23,9 @@
  * 1 MiB over TCP each way, see lnet.h), vsock (lvsock.h), usernet
  * (virtio-net on passt: DHCP, a forward in and the gateway out, a vmmd
  * restart, see lusernet.h), cloud (Debian's cloud image from its disk,
- * cloud-init and ssh through passt, two at once: lcloud.h).
+ * cloud-init and ssh through passt, two at once: lcloud.h), installer
+ * (Debian's netboot installer from an ISO as a CD under SeaBIOS, to its
+ * first screen: linstaller.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -43,6 +45,7 @@
 #include "ldisplay.h"
 #include "lguest.h"
 #include "lcloud.h"
+#include "linstaller.h"
 #include "lnet.h"
 #include "lusernet.h"
 #include "lvsock.h"
@@ -1955,6 +1958,8 @@ main(int argc, char **argv)
 		scenario_usernet(d, &c);
 	if (want("cloud"))
 		scenario_cloud(d, c);
+	if (want("installer"))
+		li_installer(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();
