@@ -51,6 +51,30 @@ struct snap_write_args {
 int	snap_write(const char *dir, const struct snap_write_args *a,
 	    char *err, size_t errlen);
 
+/*
+ * The same write in three steps, for a writer that cannot name files
+ * (the sandboxed worker, whose filter refuses every open): the
+ * directory's owner makes the data files (begin: memory.tmp and
+ * state.tmp in dirfd, read-write, made anew; -EEXIST where a snapshot
+ * is), the writer fills them through their descriptors and gets the
+ * manifest's text (data: malloc'ed into *manifest, NULL on failure),
+ * and the owner commits (commit).  Commit takes the text as hostile:
+ * it parses it as a reader would and compares it with the files'
+ * sizes before it syncs the files, renames them, and writes and syncs
+ * the manifest and the directory as snap_write() does; it closes
+ * nothing.  Abort closes the data files and removes them.  dir names
+ * the directory in messages only.  snap_write() is the three in one.
+ */
+int	snap_write_begin(int dirfd, const char *dir, int *memory_fd,
+	    int *state_fd, char *err, size_t errlen);
+int	snap_write_data(int memory_fd, int state_fd,
+	    const struct snap_write_args *a, char **manifest, size_t *len,
+	    char *err, size_t errlen);
+int	snap_write_commit(int dirfd, const char *dir, int memory_fd,
+	    int state_fd, const char *manifest, size_t len, char *err,
+	    size_t errlen);
+void	snap_write_abort(int dirfd, int *memory_fd, int *state_fd);
+
 struct snap_reader {
 	int			memory_fd;
 	struct snap_manifest	m;
