@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "snap-manifest.h"
 
@@ -61,8 +62,11 @@ int	snap_write(const char *dir, const struct snap_write_args *a,
  * and the owner commits (commit).  Commit takes the text as hostile:
  * it parses it as a reader would and compares it with the files'
  * sizes before it syncs the files, renames them, and writes and syncs
- * the manifest and the directory as snap_write() does; it closes
- * nothing.  Abort closes the data files and removes them.  dir names
+ * the manifest and the directory as snap_write() does (the manifest
+ * given to uid and gid unless uid is -1); it closes nothing.  Every
+ * file is made anew (O_EXCL, its name unlinked first), never opened
+ * where it was: a privileged owner writing in a user's directory
+ * truncates no file a hard link there leads to.  Abort closes the data files and removes them.  dir names
  * the directory in messages only.  snap_write() is the three in one.
  */
 int	snap_write_begin(int dirfd, const char *dir, int *memory_fd,
@@ -71,8 +75,8 @@ int	snap_write_data(int memory_fd, int state_fd,
 	    const struct snap_write_args *a, char **manifest, size_t *len,
 	    char *err, size_t errlen);
 int	snap_write_commit(int dirfd, const char *dir, int memory_fd,
-	    int state_fd, const char *manifest, size_t len, char *err,
-	    size_t errlen);
+	    int state_fd, const char *manifest, size_t len, uid_t uid,
+	    gid_t gid, char *err, size_t errlen);
 void	snap_write_abort(int dirfd, int *memory_fd, int *state_fd);
 
 struct snap_reader {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -144,7 +145,14 @@ snap_create_tmp(int dirfd, const char *name)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC |
+	/*
+	 * A file made anew, never one already there: in a directory
+	 * someone else may write, the name could be a hard link to any
+	 * file, which a privileged writer must not truncate.
+	 */
+	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+		return -errno;
+	fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600);
 	return fd < 0 ? -errno : fd;
 }
@@ -271,7 +279,8 @@ snap_file_size(int fd, uint64_t *size)
 
 int
 snap_write_commit(int dirfd, const char *dir, int memory_fd, int state_fd,
-    const char *manifest, size_t len, char *err, size_t errlen)
+    const char *manifest, size_t len, uid_t uid, gid_t gid, char *err,
+    size_t errlen)
 {
 	struct snap_manifest m;
 	uint64_t msize = 0, ssize = 0;
@@ -301,7 +310,8 @@ snap_write_commit(int dirfd, const char *dir, int memory_fd, int state_fd,
 	if ((fd = snap_create_tmp(dirfd, SNAP_MANIFEST_FILE)) < 0)
 		return snap_fail(fd, err, errlen, "%s/%s.tmp: %s", dir,
 		    SNAP_MANIFEST_FILE, strerror(-fd));
-	if ((ret = snap_write_all(fd, manifest, len, 0)) < 0 ||
+	if ((uid != (uid_t)-1 && fchown(fd, uid, gid) < 0 && (ret = -errno)) ||
+	    (ret = snap_write_all(fd, manifest, len, 0)) < 0 ||
 	    (ret = snap_commit_tmp(dirfd, fd, SNAP_MANIFEST_FILE)) < 0) {
 		close(fd);
 		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
@@ -360,7 +370,8 @@ snap_write(const char *dir, const struct snap_write_args *a, char *err,
 		snap_write_abort(dirfd, &mfd, &sfd);
 		goto out;
 	}
-	ret = snap_write_commit(dirfd, dir, mfd, sfd, text, len, err, errlen);
+	ret = snap_write_commit(dirfd, dir, mfd, sfd, text, len, (uid_t)-1,
+	    (gid_t)-1, err, errlen);
 	free(text);
 	/* After a failed commit, what was renamed stays: no manifest. */
 	close(mfd);

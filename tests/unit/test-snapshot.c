@@ -434,19 +434,19 @@ test_split_write(void)
 		snap_write_abort(d2, &m2, &s2);
 		close(d2);
 		ret = snap_write_commit(dirfd, "split", mfd, sfd, lie, len,
-		    err, sizeof(err));
+		    (uid_t)-1, (gid_t)-1, err, sizeof(err));
 		tap_ok(ret == -EINVAL &&
 		    access(scratch_at("split/manifest.json"), F_OK) < 0,
 		    "a manifest that does not match the files is refused, "
 		    "nothing committed: %s", err);
-		ret = snap_write_commit(dirfd, "split", mfd, sfd, "{", 1, err,
-		    sizeof(err));
+		ret = snap_write_commit(dirfd, "split", mfd, sfd, "{", 1,
+		    (uid_t)-1, (gid_t)-1, err, sizeof(err));
 		tap_ok(ret == -EINVAL, "a malformed manifest is refused: %s",
 		    err);
 	}
 	a.nsections++;
 	ret = snap_write_commit(dirfd, "split", mfd, sfd, text,
-	    strlen(text), err, sizeof(err));
+	    strlen(text), (uid_t)-1, (gid_t)-1, err, sizeof(err));
 	tap_ok(ret == 0, "the true manifest commits: %s", err);
 	close(mfd);
 	close(sfd);
@@ -461,6 +461,30 @@ test_split_write(void)
 	free(text);
 	free(lie);
 	close(dirfd);
+
+	/* A temporary name that is a hard link to another file. */
+	{
+		char buf[8] = "";
+		int fd;
+
+		scratch_mkdir("linked", 0700);
+		fd = open(scratch_at("victim"), O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, "keep", 4) != 4 ||
+		    link(scratch_at("victim"), scratch_at("linked/state.tmp"))
+		    < 0)
+			tap_bail("victim: %s", strerror(errno));
+		close(fd);
+		err[0] = '\0';
+		ret = write_snap("linked", err, sizeof(err));
+		fd = open(scratch_at("victim"), O_RDONLY | O_CLOEXEC);
+		tap_ok(ret == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 4 &&
+		    memcmp(buf, "keep", 4) == 0,
+		    "a hard link at a temporary name is replaced, its file "
+		    "untouched: %s", err);
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /* Shapes only the parser sees. */
