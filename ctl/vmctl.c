@@ -141,6 +141,14 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
+	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running]",
+	    "save a running or paused VM into a directory",
+	    "\nThe guest is paused, its RAM and state are written into DIR "
+	    "(made if it\n"
+	    "does not exist; it must not hold a snapshot already), and then "
+	    "the VM\n"
+	    "is stopped, or with --keep-running resumed (left paused if it "
+	    "was).\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

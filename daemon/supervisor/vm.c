@@ -376,6 +376,14 @@ int
 vm_worker_request(struct vm *vm, enum wmsg_request what,
     struct json_object *args, vm_reply_cb cb, void *arg)
 {
+	return vm_worker_request_fds(vm, what, args, NULL, 0, cb, arg);
+}
+
+int
+vm_worker_request_fds(struct vm *vm, enum wmsg_request what,
+    struct json_object *args, const int *fds, unsigned int nfds,
+    vm_reply_cb cb, void *arg)
+{
 	struct vm_request *r;
 	int rc;
 
@@ -391,7 +399,9 @@ vm_worker_request(struct vm *vm, enum wmsg_request what,
 	r->vm = vm;
 	r->cb = cb;
 	r->arg = arg;
-	rc = wlink_request(vm->w, what, args, vm_request_reply, r);
+	rc = nfds == 0 ? wlink_request(vm->w, what, args, vm_request_reply,
+	    r) : wlink_request_fds(vm->w, what, args, fds, nfds,
+	    vm_request_reply, r);
 	if (rc < 0)
 		free(r);
 	return rc;

@@ -194,6 +194,10 @@ typedef void (*vm_reply_cb)(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg);
 int	vm_worker_request(struct vm *vm, enum wmsg_request what,
 	    struct json_object *args, vm_reply_cb cb, void *arg);
+/* The same with descriptors (duplicated; the caller keeps its own). */
+int	vm_worker_request_fds(struct vm *vm, enum wmsg_request what,
+	    struct json_object *args, const int *fds, unsigned int nfds,
+	    vm_reply_cb cb, void *arg);
 
 /*
  * Hand the client connection fd over to the worker for vm.console: fd
