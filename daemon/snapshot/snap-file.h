@@ -97,6 +97,14 @@ struct snap_reader {
 int	snap_open(struct snap_reader *r, const char *dir,
 	    const struct snap_region *expect, size_t nexpect, char *err,
 	    size_t errlen);
+/*
+ * The same on the three files already open (each taken, even on
+ * failure), for a reader that cannot open them by name (the sandboxed
+ * worker, given them by vmmd); dir names the snapshot in messages.
+ */
+int	snap_open_fds(struct snap_reader *r, const char *dir, int manifest_fd,
+	    int memory_fd, int state_fd, const struct snap_region *expect,
+	    size_t nexpect, char *err, size_t errlen);
 /* The checked bytes of the section called name, or NULL if none. */
 const void *snap_section(const struct snap_reader *r, const char *name,
 	    size_t *size);
