@@ -154,6 +154,15 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_NVRAM_NAME, BOOT, "nvram_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* a snapshot to restore (vm.restore): its three files, read-only */ \
+	F(BOOT_SNAP_MANIFEST_FD, BOOT, "snapshot_manifest_fd", INT, 0, 3, \
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_MEMORY_FD, BOOT, "snapshot_memory_fd", INT, 0, 3,	\
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_STATE_FD, BOOT, "snapshot_state_fd", INT, 0, 3,	\
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_NAME, BOOT, "snapshot_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\

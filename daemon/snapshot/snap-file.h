@@ -91,8 +91,9 @@ struct snap_reader {
  * checksum (the state file is read whole and kept), and the memory
  * layout against the one the caller will run (expect: gpa and size; a
  * different layout is -EINVAL naming both).  -ENOENT: no manifest (not
- * a snapshot, or one whose writing did not finish).  On success,
- * snap_close() releases r.
+ * a snapshot, or one whose writing did not finish).  expect NULL: no
+ * layout to compare (a caller that checks the rest before the machine
+ * that will hold the RAM exists).  On success, snap_close() releases r.
  */
 int	snap_open(struct snap_reader *r, const char *dir,
 	    const struct snap_region *expect, size_t nexpect, char *err,

@@ -574,7 +574,8 @@ access_open_file_rw(const char *path, const struct access_cred *cred)
 }
 
 int
-access_open_dir(const char *path, const struct access_cred *cred)
+access_open_dir(const char *path, const struct access_cred *cred,
+    bool write)
 {
 	char name[NAME_MAX + 1];
 	struct stat checked, st;
@@ -605,7 +606,7 @@ access_open_dir(const char *path, const struct access_cred *cred)
 		rc = -ESTALE;
 	else
 		rc = access_fd_allows(fd, &st, cred, ACCESS_READ |
-		    ACCESS_WRITE | ACCESS_SEARCH);
+		    (write ? ACCESS_WRITE : 0) | ACCESS_SEARCH);
 	if (rc < 0) {
 		close(fd);
 		return rc;

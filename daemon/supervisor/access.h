@@ -152,10 +152,12 @@ int	access_open_file(const char *path, const struct access_cred *cred);
 int	access_open_file_rw(const char *path, const struct access_cred *cred);
 /*
  * The directory at the absolute path, on behalf of cred (NULL: the
- * daemon's own rights), for making files in it: cred needs read, write
- * and search permission on it.  O_RDONLY | O_DIRECTORY | O_CLOEXEC;
- * -ENOTDIR for anything but a directory, else as above.
+ * daemon's own rights): cred needs read and search permission on it,
+ * and with write, write permission too (to make files in it).
+ * O_RDONLY | O_DIRECTORY | O_CLOEXEC; -ENOTDIR for anything but a
+ * directory, else as above.
  */
-int	access_open_dir(const char *path, const struct access_cred *cred);
+int	access_open_dir(const char *path, const struct access_cred *cred,
+	    bool write);
 
 #endif

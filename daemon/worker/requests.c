@@ -28,6 +28,7 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "restore.h"
 #include "rtc.h"
 #include "stats.h"
 #include "shutdown.h"
@@ -554,7 +555,10 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 			    strerror(-ret));
 	}
 
+	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	ret = guest_build(w, err, sizeof(err));
+	restore_free(w);
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||

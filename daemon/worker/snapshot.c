@@ -4,6 +4,7 @@
  *
  *   "clock", "pic", "ioapic", "pit"   the machine's own (machine-state.h)
  *   "devices"                         the board's (machine_devices_save)
+ *   "devices.clock"                   their VM clock (restore.h)
  *   "vcpu/N"                          each vCPU's (vcpu-state.h)
  *
  * and the RAM as the machine has it: low, then high if any.
@@ -27,6 +28,7 @@
 #include "machine.h"
 #include "pc-layout.h"
 #include "proto.h"
+#include "restore.h"
 #include "snap-file.h"
 #include "snapshot.h"
 #include "vcpu-state.h"
@@ -36,8 +38,6 @@
 /* A device's in-flight work is waited for this often, this long. */
 #define SNAPSHOT_BUSY_TRIES	500
 #define SNAPSHOT_BUSY_USEC	10000
-
-#define SNAPSHOT_SECTIONS_MAX	(5 + MACHINE_STATE_VCPUS_MAX)
 
 struct snapshot_job {
 	struct worker *w;
@@ -90,6 +90,7 @@ snapshot_sections(struct machine *m, struct dev_state_buf *bufs,
 	};
 	struct machine_state *ms = calloc(1, sizeof(*ms));
 	struct vcpu_state *vs = calloc(1, sizeof(*vs));
+	struct restore_devclock dc;
 	size_t n = 0, i;
 	int rc = -ENOMEM;
 
@@ -97,6 +98,10 @@ snapshot_sections(struct machine *m, struct dev_state_buf *bufs,
 		goto out;
 	/* The devices first: the one step that may have to wait. */
 	if ((rc = machine_devices_save(m, &bufs[4], err, errlen)) < 0)
+		goto out;
+	dc.vm_clock_ns = (uint64_t)machine_devices_clock(m);
+	if ((rc = dev_state_save(&restore_devclock_table, &dc,
+	    &bufs[5])) < 0)
 		goto out;
 	if ((rc = machine_own_state_get(m, ms, err, errlen)) < 0)
 		goto out;
@@ -112,6 +117,9 @@ snapshot_sections(struct machine *m, struct dev_state_buf *bufs,
 		n++;
 	}
 	secs[n] = (struct snap_section){ "devices", bufs[n].data,
+	    bufs[n].len };
+	n++;
+	secs[n] = (struct snap_section){ "devices.clock", bufs[n].data,
 	    bufs[n].len };
 	n++;
 	for (i = 0; i < m->nvcpus; i++) {
@@ -141,7 +149,7 @@ static int
 snapshot_try(struct snapshot_job *j)
 {
 	struct machine *m = j->w->machine;
-	size_t nbufs = 5 + (m != NULL ? m->nvcpus : 0), nsecs = 0, i, len;
+	size_t nbufs = 6 + (m != NULL ? m->nvcpus : 0), nsecs = 0, i, len;
 	struct dev_state_buf *bufs = calloc(nbufs, sizeof(*bufs));
 	char (*names)[16] = calloc(nbufs, sizeof(*names));
 	struct snap_section *secs = calloc(nbufs, sizeof(*secs));
