@@ -66,8 +66,9 @@ int	snap_write(const char *dir, const struct snap_write_args *a,
  * given to uid and gid unless uid is -1); it closes nothing.  Every
  * file is made anew (O_EXCL, its name unlinked first), never opened
  * where it was: a privileged owner writing in a user's directory
- * truncates no file a hard link there leads to.  Abort closes the data files and removes them.  dir names
- * the directory in messages only.  snap_write() is the three in one.
+ * truncates no file a hard link there leads to.  Abort closes the
+ * data files and removes them.  dir names the directory in messages
+ * only.  snap_write() is the three in one.
  */
 int	snap_write_begin(int dirfd, const char *dir, int *memory_fd,
 	    int *state_fd, char *err, size_t errlen);
