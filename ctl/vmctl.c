@@ -141,6 +141,22 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
+	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running]",
+	    "save a running or paused VM into a directory",
+	    "\nThe guest is paused, its RAM and state are written into DIR "
+	    "(made if it\n"
+	    "does not exist; it must not hold a snapshot already), and then "
+	    "the VM\n"
+	    "is stopped, or with --keep-running resumed (left paused if it "
+	    "was).\n" },
+	{ "restore", cmd_restore, "NAME DIR",
+	    "start a VM that does not run from a snapshot",
+	    "\nThe snapshot in DIR must be of a VM with the same definition "
+	    "(memory,\n"
+	    "vCPUs, devices): vmmd says what differs.  It is checked whole "
+	    "before the\n"
+	    "guest starts; its files must stay as they are while the guest "
+	    "runs.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

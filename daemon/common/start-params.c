@@ -20,6 +20,7 @@ start_params_init(struct start_params *sp)
 		.kvm_fd = -1,
 		.cdrom_fd = -1,
 		.nvram_fd = -1,
+		.snap_fd = { -1, -1, -1 },
 		.started_ms = -1,
 	};
 }
@@ -43,6 +44,7 @@ start_params_free(struct start_params *sp)
 	free(sp->vgabios);
 	free(sp->cdrom_name);
 	free(sp->nvram_name);
+	free(sp->snap_name);
 	free(sp->initrd);
 	free(sp->initrd_name);
 	free(sp->cmdline);
@@ -352,6 +354,14 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		rc |= wmsg_put_int(a, WMSG_BOOT_NVRAM_FD, sp->nvram_fd);
 		rc |= wmsg_put_str(a, WMSG_BOOT_NVRAM_NAME, sp->nvram_name);
 	}
+	if (sp->snap_fd[0] >= 0) {
+		rc |= wmsg_put_int(a, WMSG_BOOT_SNAP_MANIFEST_FD,
+		    sp->snap_fd[0]);
+		rc |= wmsg_put_int(a, WMSG_BOOT_SNAP_MEMORY_FD,
+		    sp->snap_fd[1]);
+		rc |= wmsg_put_int(a, WMSG_BOOT_SNAP_STATE_FD, sp->snap_fd[2]);
+		rc |= wmsg_put_str(a, WMSG_BOOT_SNAP_NAME, sp->snap_name);
+	}
 	rc |= wmsg_put_int(a, WMSG_BOOT_LOG_START, sp->log_start);
 	if (sp->started_ms >= 0)
 		rc |= wmsg_put_int(a, WMSG_BOOT_STARTED_MS, sp->started_ms);
@@ -575,6 +585,10 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	start_dec_str(&dc, o, WMSG_BOOT_CDROM_NAME, NULL, &sp->cdrom_name);
 	sp->nvram_fd = (int)wmsg_int(o, WMSG_BOOT_NVRAM_FD, -1);
 	start_dec_str(&dc, o, WMSG_BOOT_NVRAM_NAME, NULL, &sp->nvram_name);
+	sp->snap_fd[0] = (int)wmsg_int(o, WMSG_BOOT_SNAP_MANIFEST_FD, -1);
+	sp->snap_fd[1] = (int)wmsg_int(o, WMSG_BOOT_SNAP_MEMORY_FD, -1);
+	sp->snap_fd[2] = (int)wmsg_int(o, WMSG_BOOT_SNAP_STATE_FD, -1);
+	start_dec_str(&dc, o, WMSG_BOOT_SNAP_NAME, NULL, &sp->snap_name);
 	sp->log_start = wmsg_int(o, WMSG_BOOT_LOG_START, 0);
 	sp->started_ms = wmsg_int(o, WMSG_BOOT_STARTED_MS, -1);
 	sp->request_ns = wmsg_int(o, WMSG_BOOT_REQUEST_NS, 0);

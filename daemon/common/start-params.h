@@ -146,6 +146,12 @@ struct start_params {
 	/* OVMF's variables: the NVRAM file's descriptor, -1: none. */
 	int nvram_fd;
 	char *nvram_name;		/* its path, for messages */
+	/*
+	 * A snapshot the guest starts from (vm.restore): its manifest,
+	 * memory and state files (read-only), all three or none (-1).
+	 */
+	int snap_fd[3];
+	char *snap_name;		/* its directory, for messages */
 	int64_t log_start;		/* the run's start in the console log */
 	int64_t started_ms;		/* CLOCK_REALTIME; -1: not said */
 	int64_t request_ns;		/* CLOCK_MONOTONIC: vm.start came */

@@ -45,6 +45,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_ADOPT_REPLY },
 	[WMSG_REQ_METRICS] = { "worker.metrics", false, WMSG_S_NONE,
 	    WMSG_S_OPAQUE },
+	[WMSG_REQ_SNAPSHOT] = { "worker.snapshot", 2, WMSG_S_SNAPSHOT,
+	    WMSG_S_SNAPSHOT_REPLY },
 };
 
 static const struct {

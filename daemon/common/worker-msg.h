@@ -42,6 +42,7 @@
 #define WMSG_RTC_SLICES_MAX	32
 #define WMSG_PATH_MAX		4095
 #define WMSG_FD_MAX		1023
+#define WMSG_REQ_FDS_MAX	2	/* descriptors on one request */
 
 enum wmsg_type {
 	WMSG_STRING,
@@ -76,6 +77,8 @@ enum wmsg_shape {
 	WMSG_S_DISPLAY_EVENT,
 	WMSG_S_REBOOT_EVENT,
 	WMSG_S_EXIT_EVENT,
+	WMSG_S_SNAPSHOT,
+	WMSG_S_SNAPSHOT_REPLY,
 	WMSG_S_NSHAPES
 };
 
@@ -150,6 +153,15 @@ enum wmsg_shape {
 	F(BOOT_NVRAM_FD, BOOT, "nvram_fd", INT, 0, 3, WMSG_FD_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_NVRAM_NAME, BOOT, "nvram_name", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* a snapshot to restore (vm.restore): its three files, read-only */ \
+	F(BOOT_SNAP_MANIFEST_FD, BOOT, "snapshot_manifest_fd", INT, 0, 3, \
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_MEMORY_FD, BOOT, "snapshot_memory_fd", INT, 0, 3,	\
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_STATE_FD, BOOT, "snapshot_state_fd", INT, 0, 3,	\
+	    WMSG_FD_MAX, NONE, NONE)					\
+	F(BOOT_SNAP_NAME, BOOT, "snapshot_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
@@ -292,7 +304,13 @@ enum wmsg_shape {
 	    INT32_MAX, NONE, NONE)					\
 	F(REBOOT_REASON, REBOOT_EVENT, "reason", STRING, 1, 1, 64,	\
 	    NONE, NONE)							\
-	F(EXIT_STATUS, EXIT_EVENT, "status", INT, 1, 0, 255, NONE, NONE)
+	F(EXIT_STATUS, EXIT_EVENT, "status", INT, 1, 0, 255, NONE, NONE) \
+	/* worker.snapshot: run again afterwards (if it ran before) */	\
+	F(SNAPSHOT_RESUME, SNAPSHOT, "resume", BOOL, 0, 0, 0, NONE,	\
+	    NONE)							\
+	/* its answer: the manifest's text, for vmmd to commit */	\
+	F(SNAPSHOT_MANIFEST, SNAPSHOT_REPLY, "manifest", STRING, 1, 2,	\
+	    PROTO_MAX_LINE, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -315,12 +333,15 @@ enum wmsg_request {
 	WMSG_REQ_SCREENSHOT,	/* a PNG onto the passed connection */
 	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
 	WMSG_REQ_METRICS,	/* the numbers of a /metrics scrape */
+	WMSG_REQ_SNAPSHOT,	/* RAM and state into the two passed files */
 	WMSG_NREQUESTS
 };
 
 struct wmsg_request_def {
 	const char *name;		/* "worker.boot" */
-	bool takes_fd;			/* a client connection comes with it */
+	/* How many descriptors come with it: a client connection
+	 * (worker.console), a snapshot's two data files. */
+	uint8_t takes_fd;
 	enum wmsg_shape args;
 	enum wmsg_shape reply;
 };

@@ -737,6 +737,20 @@ devhost_pause(struct devhost *dh)
 	pthread_mutex_unlock(&dh->lock);
 }
 
+int
+devhost_set_vm_clock(struct devhost *dh, int64_t ns)
+{
+	int rc = -EBUSY;
+
+	pthread_mutex_lock(&dh->lock);
+	if (dh->vm_frozen != DEVHOST_RUNNING && ns != DEVHOST_RUNNING) {
+		__atomic_store_n(&dh->vm_frozen, ns, __ATOMIC_RELEASE);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&dh->lock);
+	return rc;
+}
+
 void
 devhost_resume(struct devhost *dh)
 {

@@ -152,6 +152,12 @@ void	devhost_device_bar(struct devhost_device *dd, unsigned int bar,
 void	devhost_pause(struct devhost *dh);
 void	devhost_resume(struct devhost *dh);
 int64_t	devhost_vm_clock(struct devhost *dh);
+/*
+ * Set the paused VM clock to ns (a restored machine's, where the
+ * devices' deadlines were counted): it runs on from there at the
+ * resume.  0, or -EBUSY while the clock runs.
+ */
+int	devhost_set_vm_clock(struct devhost *dh, int64_t ns);
 
 void	devhost_get_stats(struct devhost *dh, struct devhost_stats *st);
 

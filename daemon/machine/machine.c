@@ -1118,6 +1118,18 @@ machine_device_keeps_state(const struct machine_device *md)
 	    md->bd->ops->load != NULL;
 }
 
+int64_t
+machine_devices_clock(struct machine *m)
+{
+	return devhost_vm_clock(m->dh);
+}
+
+int
+machine_devices_clock_set(struct machine *m, int64_t ns)
+{
+	return devhost_set_vm_clock(m->dh, ns);
+}
+
 int
 machine_devices_save(struct machine *m, struct dev_state_buf *out,
     char *err, size_t errlen)

@@ -283,6 +283,14 @@ int machine_restore(struct machine *m, const struct machine_state *st,
  * refuses a state for another board, or one a device refuses, with err
  * naming the device, and then maps the PCI BARs anew (pcibus_sync).
  */
+/*
+ * The devices' VM clock (devhost.h: host time the machine ran, in ns),
+ * read; and set while paused, before the devices' state is loaded, to
+ * the one their saved deadlines count in: 0 or -EBUSY.
+ */
+int64_t machine_devices_clock(struct machine *m);
+int machine_devices_clock_set(struct machine *m, int64_t ns);
+
 struct dev_state_buf;
 int machine_devices_save(struct machine *m, struct dev_state_buf *out,
     char *err, size_t errlen);

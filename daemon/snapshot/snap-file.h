@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "snap-manifest.h"
 
@@ -51,6 +52,34 @@ struct snap_write_args {
 int	snap_write(const char *dir, const struct snap_write_args *a,
 	    char *err, size_t errlen);
 
+/*
+ * The same write in three steps, for a writer that cannot name files
+ * (the sandboxed worker, whose filter refuses every open): the
+ * directory's owner makes the data files (begin: memory.tmp and
+ * state.tmp in dirfd, read-write, made anew; -EEXIST where a snapshot
+ * is), the writer fills them through their descriptors and gets the
+ * manifest's text (data: malloc'ed into *manifest, NULL on failure),
+ * and the owner commits (commit).  Commit takes the text as hostile:
+ * it parses it as a reader would and compares it with the files'
+ * sizes before it syncs the files, renames them, and writes and syncs
+ * the manifest and the directory as snap_write() does (the manifest
+ * given to uid and gid unless uid is -1); it closes nothing.  Every
+ * file is made anew (O_EXCL, its name unlinked first), never opened
+ * where it was: a privileged owner writing in a user's directory
+ * truncates no file a hard link there leads to.  Abort closes the
+ * data files and removes them.  dir names the directory in messages
+ * only.  snap_write() is the three in one.
+ */
+int	snap_write_begin(int dirfd, const char *dir, int *memory_fd,
+	    int *state_fd, char *err, size_t errlen);
+int	snap_write_data(int memory_fd, int state_fd,
+	    const struct snap_write_args *a, char **manifest, size_t *len,
+	    char *err, size_t errlen);
+int	snap_write_commit(int dirfd, const char *dir, int memory_fd,
+	    int state_fd, const char *manifest, size_t len, uid_t uid,
+	    gid_t gid, char *err, size_t errlen);
+void	snap_write_abort(int dirfd, int *memory_fd, int *state_fd);
+
 struct snap_reader {
 	int			memory_fd;
 	struct snap_manifest	m;
@@ -63,12 +92,21 @@ struct snap_reader {
  * checksum (the state file is read whole and kept), and the memory
  * layout against the one the caller will run (expect: gpa and size; a
  * different layout is -EINVAL naming both).  -ENOENT: no manifest (not
- * a snapshot, or one whose writing did not finish).  On success,
- * snap_close() releases r.
+ * a snapshot, or one whose writing did not finish).  expect NULL: no
+ * layout to compare (a caller that checks the rest before the machine
+ * that will hold the RAM exists).  On success, snap_close() releases r.
  */
 int	snap_open(struct snap_reader *r, const char *dir,
 	    const struct snap_region *expect, size_t nexpect, char *err,
 	    size_t errlen);
+/*
+ * The same on the three files already open (each taken, even on
+ * failure), for a reader that cannot open them by name (the sandboxed
+ * worker, given them by vmmd); dir names the snapshot in messages.
+ */
+int	snap_open_fds(struct snap_reader *r, const char *dir, int manifest_fd,
+	    int memory_fd, int state_fd, const struct snap_region *expect,
+	    size_t nexpect, char *err, size_t errlen);
 /* The checked bytes of the section called name, or NULL if none. */
 const void *snap_section(const struct snap_reader *r, const char *name,
 	    size_t *size);

@@ -58,23 +58,22 @@ snap_read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* The manifest at fd (taken), parsed. */
 static int
-snap_read_manifest(struct snap_reader *r, int dirfd, const char *dir,
+snap_read_manifest(struct snap_reader *r, int fd, const char *dir,
     char *err, size_t errlen)
 {
 	struct stat st;
 	char *text;
-	int fd, ret;
+	int ret;
 
-	fd = snap_open_file(dirfd, SNAP_MANIFEST_FILE, &st);
-	if (fd == -ENOENT)
-		return snap_fail(-ENOENT, err, errlen,
-		    "%s: no %s: not a snapshot, or one whose writing did not "
-		    "finish", dir, SNAP_MANIFEST_FILE);
-	if (fd < 0)
-		return snap_fail(fd, err, errlen, "%s/%s: %s", dir,
-		    SNAP_MANIFEST_FILE, fd == -EINVAL ? "not a regular file" :
-		    strerror(-fd));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = fstat(fd, &st) < 0 ? -errno : -EINVAL;
+		close(fd);
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_MANIFEST_FILE, ret == -EINVAL ?
+		    "not a regular file" : strerror(-ret));
+	}
 	if ((uint64_t)st.st_size > SNAP_MANIFEST_MAX) {
 		close(fd);
 		return snap_fail(-E2BIG, err, errlen,
@@ -100,18 +99,20 @@ snap_read_manifest(struct snap_reader *r, int dirfd, const char *dir,
 
 /* The state file, read whole, and every section's checksum. */
 static int
-snap_read_state(struct snap_reader *r, int dirfd, const char *dir,
+snap_read_state(struct snap_reader *r, int fd, const char *dir,
     uint64_t *size, char *err, size_t errlen)
 {
 	struct stat st;
 	size_t i;
-	int fd, ret;
+	int ret;
 
-	fd = snap_open_file(dirfd, SNAP_STATE_FILE, &st);
-	if (fd < 0)
-		return snap_fail(fd, err, errlen, "%s/%s: %s", dir,
-		    SNAP_STATE_FILE, fd == -EINVAL ? "not a regular file" :
-		    strerror(-fd));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = fstat(fd, &st) < 0 ? -errno : -EINVAL;
+		close(fd);
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_STATE_FILE, ret == -EINVAL ? "not a regular file" :
+		    strerror(-ret));
+	}
 	*size = (uint64_t)st.st_size;
 	/* Sized by the manifest, which bounds it, not by the file. */
 	if (*size != r->m.state_file_size) {
@@ -150,6 +151,8 @@ snap_check_layout(const struct snap_manifest *m,
 	uint64_t have = 0, want = 0;
 	size_t i;
 
+	if (expect == NULL)
+		return 0;
 	for (i = 0; i < m->nregions; i++)
 		have += m->regions[i].size;
 	for (i = 0; i < nexpect; i++)
@@ -174,13 +177,51 @@ snap_check_layout(const struct snap_manifest *m,
 }
 
 int
+snap_open_fds(struct snap_reader *r, const char *dir, int manifest_fd,
+    int memory_fd, int state_fd, const struct snap_region *expect,
+    size_t nexpect, char *err, size_t errlen)
+{
+	struct stat st;
+	uint64_t state_size = 0;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->memory_fd = memory_fd;
+	if ((ret = snap_read_manifest(r, manifest_fd, dir, err,
+	    errlen)) < 0) {
+		close(state_fd);
+		goto fail;
+	}
+	if (fstat(memory_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = fstat(memory_fd, &st) < 0 ? -errno : -EINVAL;
+		close(state_fd);
+		snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_MEMORY_FILE, ret == -EINVAL ? "not a regular file" :
+		    strerror(-ret));
+		goto fail;
+	}
+	if ((ret = snap_read_state(r, state_fd, dir, &state_size, err,
+	    errlen)) < 0 ||
+	    (ret = snap_manifest_check_files(&r->m, (uint64_t)st.st_size,
+	    state_size, err, errlen)) < 0 ||
+	    (ret = snap_check_layout(&r->m, expect, nexpect, err,
+	    errlen)) < 0)
+		goto fail;
+	return 0;
+fail:
+	snap_close(r);
+	return ret;
+}
+
+int
 snap_open(struct snap_reader *r, const char *dir,
     const struct snap_region *expect, size_t nexpect, char *err,
     size_t errlen)
 {
 	struct stat st;
-	uint64_t state_size = 0;
-	int dirfd, ret;
+	int dirfd, fd[3], ret, i, k;
+	static const char *const names[3] = { SNAP_MANIFEST_FILE,
+	    SNAP_MEMORY_FILE, SNAP_STATE_FILE };
 
 	memset(r, 0, sizeof(*r));
 	r->memory_fd = -1;
@@ -188,28 +229,25 @@ snap_open(struct snap_reader *r, const char *dir,
 	if (dirfd < 0)
 		return snap_fail(-errno, err, errlen, "%s: %s", dir,
 		    strerror(errno));
-	if ((ret = snap_read_manifest(r, dirfd, dir, err, errlen)) < 0)
-		goto fail;
-	if ((ret = snap_open_file(dirfd, SNAP_MEMORY_FILE, &st)) < 0) {
-		snap_fail(ret, err, errlen, "%s/%s: %s", dir,
-		    SNAP_MEMORY_FILE, ret == -EINVAL ? "not a regular file" :
+	for (i = 0; i < 3; i++)
+		if ((fd[i] = snap_open_file(dirfd, names[i], &st)) < 0)
+			break;
+	if (i < 3) {
+		ret = fd[i];
+		for (k = 0; k < i; k++)
+			close(fd[k]);
+		close(dirfd);
+		if (ret == -ENOENT && i == 0)
+			return snap_fail(-ENOENT, err, errlen,
+			    "%s: no %s: not a snapshot, or one whose writing "
+			    "did not finish", dir, SNAP_MANIFEST_FILE);
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    names[i], ret == -EINVAL ? "not a regular file" :
 		    strerror(-ret));
-		goto fail;
 	}
-	r->memory_fd = ret;
-	if ((ret = snap_read_state(r, dirfd, dir, &state_size, err,
-	    errlen)) < 0 ||
-	    (ret = snap_manifest_check_files(&r->m, (uint64_t)st.st_size,
-	    state_size, err, errlen)) < 0 ||
-	    (ret = snap_check_layout(&r->m, expect, nexpect, err,
-	    errlen)) < 0)
-		goto fail;
 	close(dirfd);
-	return 0;
-fail:
-	close(dirfd);
-	snap_close(r);
-	return ret;
+	return snap_open_fds(r, dir, fd[0], fd[1], fd[2], expect, nexpect,
+	    err, errlen);
 }
 
 const void *

@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -142,138 +145,238 @@ snap_create_tmp(int dirfd, const char *name)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	/*
+	 * A file made anew, never one already there: in a directory
+	 * someone else may write, the name could be a hard link to any
+	 * file, which a privileged writer must not truncate.
+	 */
+	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+		return -errno;
+	fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600);
 	return fd < 0 ? -errno : fd;
 }
 
-/* Syncs fd, closes it, renames name.tmp to name. */
+/* Syncs fd and renames name.tmp to name; fd stays open. */
 static int
 snap_commit_tmp(int dirfd, int fd, const char *name)
 {
 	char tmp[64];
-	int ret = 0;
 
 	if (fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && ret == 0)
-		ret = -errno;
+		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (ret == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-		ret = -errno;
-	return ret;
+	if (renameat(dirfd, tmp, dirfd, name) < 0)
+		return -errno;
+	return 0;
 }
 
 static int
-snap_write_memory(int dirfd, const struct snap_write_args *a)
+snap_write_memory(int fd, const struct snap_write_args *a)
 {
 	uint64_t off = 0;
 	size_t i;
-	int fd, ret = 0;
+	int ret = 0;
 
-	if ((fd = snap_create_tmp(dirfd, SNAP_MEMORY_FILE)) < 0)
-		return fd;
 	for (i = 0; i < a->nregions; i++)
 		off += a->regions[i].size;
 	if (ftruncate(fd, (off_t)off) < 0)
-		ret = -errno;
+		return -errno;
 	for (i = 0, off = 0; ret == 0 && i < a->nregions; i++) {
 		ret = snap_memory_save(fd, off, a->regions[i].host,
 		    a->regions[i].size);
 		off += a->regions[i].size;
 	}
-	if (ret < 0) {
-		close(fd);
-		return ret;
-	}
-	return snap_commit_tmp(dirfd, fd, SNAP_MEMORY_FILE);
+	return ret;
 }
 
 static int
-snap_write_state(int dirfd, const struct snap_write_args *a)
+snap_write_state(int fd, const struct snap_write_args *a)
 {
 	uint64_t off = 0;
 	size_t i;
-	int fd, ret = 0;
+	int ret = 0;
 
-	if ((fd = snap_create_tmp(dirfd, SNAP_STATE_FILE)) < 0)
-		return fd;
 	for (i = 0; ret == 0 && i < a->nsections; i++) {
 		ret = snap_write_all(fd, a->sections[i].data,
 		    a->sections[i].size, off);
 		off += a->sections[i].size;
 	}
-	if (ret < 0) {
-		close(fd);
-		return ret;
-	}
-	return snap_commit_tmp(dirfd, fd, SNAP_STATE_FILE);
+	return ret;
 }
 
-static int
-snap_write_manifest(int dirfd, const char *text, size_t len)
+static bool
+snap_has_manifest(int dirfd)
 {
+	struct stat st;
+
+	return fstatat(dirfd, SNAP_MANIFEST_FILE, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int
+snap_write_begin(int dirfd, const char *dir, int *memory_fd, int *state_fd,
+    char *err, size_t errlen)
+{
+	int ret;
+
+	*memory_fd = *state_fd = -1;
+	if (snap_has_manifest(dirfd))
+		return snap_fail(-EEXIST, err, errlen,
+		    "%s already holds a snapshot", dir);
+	if ((*memory_fd = snap_create_tmp(dirfd, SNAP_MEMORY_FILE)) < 0) {
+		ret = *memory_fd;
+		*memory_fd = -1;
+		return snap_fail(ret, err, errlen, "%s/%s.tmp: %s", dir,
+		    SNAP_MEMORY_FILE, strerror(-ret));
+	}
+	if ((*state_fd = snap_create_tmp(dirfd, SNAP_STATE_FILE)) < 0) {
+		ret = *state_fd;
+		*state_fd = -1;
+		snap_write_abort(dirfd, memory_fd, state_fd);
+		return snap_fail(ret, err, errlen, "%s/%s.tmp: %s", dir,
+		    SNAP_STATE_FILE, strerror(-ret));
+	}
+	return 0;
+}
+
+int
+snap_write_data(int memory_fd, int state_fd, const struct snap_write_args *a,
+    char **manifest, size_t *len, char *err, size_t errlen)
+{
+	int ret;
+
+	*manifest = NULL;
+	if ((ret = snap_write_manifest_text(a, manifest, len, err,
+	    errlen)) < 0)
+		return ret;
+	if ((ret = snap_write_memory(memory_fd, a)) < 0)
+		snap_fail(ret, err, errlen, "%s: %s", SNAP_MEMORY_FILE,
+		    strerror(-ret));
+	else if ((ret = snap_write_state(state_fd, a)) < 0)
+		snap_fail(ret, err, errlen, "%s: %s", SNAP_STATE_FILE,
+		    strerror(-ret));
+	if (ret < 0) {
+		free(*manifest);
+		*manifest = NULL;
+	}
+	return ret;
+}
+
+/* The size of fd's file, or -errno. */
+static int
+snap_file_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int
+snap_write_commit(int dirfd, const char *dir, int memory_fd, int state_fd,
+    const char *manifest, size_t len, uid_t uid, gid_t gid, char *err,
+    size_t errlen)
+{
+	struct snap_manifest m;
+	uint64_t msize = 0, ssize = 0;
 	int fd, ret;
 
-	if ((fd = snap_create_tmp(dirfd, SNAP_MANIFEST_FILE)) < 0)
-		return fd;
-	if ((ret = snap_write_all(fd, text, len, 0)) < 0) {
-		close(fd);
+	/* The text may come from a process that is not trusted. */
+	if ((ret = snap_manifest_parse(manifest, len, &m, err, errlen)) < 0)
 		return ret;
+	if ((ret = snap_file_size(memory_fd, &msize)) < 0 ||
+	    (ret = snap_file_size(state_fd, &ssize)) < 0)
+		ret = snap_fail(ret, err, errlen, "%s: the data files: %s",
+		    dir, strerror(-ret));
+	else
+		ret = snap_manifest_check_files(&m, msize, ssize, err, errlen);
+	snap_manifest_free(&m);
+	if (ret < 0)
+		return ret;
+	if (snap_has_manifest(dirfd))
+		return snap_fail(-EEXIST, err, errlen,
+		    "%s already holds a snapshot", dir);
+	if ((ret = snap_commit_tmp(dirfd, memory_fd, SNAP_MEMORY_FILE)) < 0)
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_MEMORY_FILE, strerror(-ret));
+	if ((ret = snap_commit_tmp(dirfd, state_fd, SNAP_STATE_FILE)) < 0)
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_STATE_FILE, strerror(-ret));
+	if ((fd = snap_create_tmp(dirfd, SNAP_MANIFEST_FILE)) < 0)
+		return snap_fail(fd, err, errlen, "%s/%s.tmp: %s", dir,
+		    SNAP_MANIFEST_FILE, strerror(-fd));
+	if ((uid != (uid_t)-1 && fchown(fd, uid, gid) < 0 && (ret = -errno)) ||
+	    (ret = snap_write_all(fd, manifest, len, 0)) < 0 ||
+	    (ret = snap_commit_tmp(dirfd, fd, SNAP_MANIFEST_FILE)) < 0) {
+		close(fd);
+		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,
+		    SNAP_MANIFEST_FILE, strerror(-ret));
 	}
-	return snap_commit_tmp(dirfd, fd, SNAP_MANIFEST_FILE);
+	close(fd);
+	/* The renames are durable once the directory is. */
+	if (fsync(dirfd) < 0)
+		return snap_fail(-errno, err, errlen, "fsync %s: %s", dir,
+		    strerror(errno));
+	return 0;
+}
+
+void
+snap_write_abort(int dirfd, int *memory_fd, int *state_fd)
+{
+	char tmp[64];
+
+	if (*memory_fd >= 0) {
+		close(*memory_fd);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", SNAP_MEMORY_FILE);
+		unlinkat(dirfd, tmp, 0);
+	}
+	if (*state_fd >= 0) {
+		close(*state_fd);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", SNAP_STATE_FILE);
+		unlinkat(dirfd, tmp, 0);
+	}
+	*memory_fd = *state_fd = -1;
 }
 
 int
 snap_write(const char *dir, const struct snap_write_args *a, char *err,
     size_t errlen)
 {
-	struct stat st;
 	char *text = NULL;
 	size_t len;
-	int dirfd, ret;
+	int dirfd, mfd = -1, sfd = -1, ret;
 
+	/* What a reader would refuse is refused before anything exists. */
 	if ((ret = snap_write_manifest_text(a, &text, &len, err, errlen)) < 0)
 		return ret;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		ret = snap_fail(-errno, err, errlen, "mkdir %s: %s", dir,
+	free(text);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return snap_fail(-errno, err, errlen, "mkdir %s: %s", dir,
 		    strerror(errno));
-		free(text);
-		return ret;
-	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		ret = snap_fail(-errno, err, errlen, "%s: %s", dir,
+	if (dirfd < 0)
+		return snap_fail(-errno, err, errlen, "%s: %s", dir,
 		    strerror(errno));
-		free(text);
-		return ret;
-	}
-	if (fstatat(dirfd, SNAP_MANIFEST_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		ret = snap_fail(-EEXIST, err, errlen,
-		    "%s already holds a snapshot", dir);
+	if ((ret = snap_write_begin(dirfd, dir, &mfd, &sfd, err,
+	    errlen)) < 0)
+		goto out;
+	if ((ret = snap_write_data(mfd, sfd, a, &text, &len, err,
+	    errlen)) < 0) {
+		snap_write_abort(dirfd, &mfd, &sfd);
 		goto out;
 	}
-	if ((ret = snap_write_memory(dirfd, a)) < 0) {
-		snap_fail(ret, err, errlen, "%s/%s: %s", dir, SNAP_MEMORY_FILE,
-		    strerror(-ret));
-		goto out;
-	}
-	if ((ret = snap_write_state(dirfd, a)) < 0) {
-		snap_fail(ret, err, errlen, "%s/%s: %s", dir, SNAP_STATE_FILE,
-		    strerror(-ret));
-		goto out;
-	}
-	if ((ret = snap_write_manifest(dirfd, text, len)) < 0) {
-		snap_fail(ret, err, errlen, "%s/%s: %s", dir,
-		    SNAP_MANIFEST_FILE, strerror(-ret));
-		goto out;
-	}
-	/* The renames are durable once the directory is. */
-	if (fsync(dirfd) < 0)
-		ret = snap_fail(-errno, err, errlen, "fsync %s: %s", dir,
-		    strerror(errno));
+	ret = snap_write_commit(dirfd, dir, mfd, sfd, text, len, (uid_t)-1,
+	    (gid_t)-1, err, errlen);
+	free(text);
+	/* After a failed commit, what was renamed stays: no manifest. */
+	close(mfd);
+	close(sfd);
 out:
 	close(dirfd);
-	free(text);
 	return ret;
 }

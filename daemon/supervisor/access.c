@@ -572,3 +572,44 @@ access_open_file_rw(const char *path, const struct access_cred *cred)
 {
 	return access_open_file_flags(path, cred, O_RDWR);
 }
+
+int
+access_open_dir(const char *path, const struct access_cred *cred,
+    bool write)
+{
+	char name[NAME_MAX + 1];
+	struct stat checked, st;
+	int dirfd, fd, rc;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (cred == NULL) {
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	dirfd = access_resolve(path, cred, NULL, name, &checked);
+	if (dirfd < 0)
+		return dirfd;
+	if (!S_ISDIR(checked.st_mode)) {
+		close(dirfd);
+		return -ENOTDIR;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	rc = fd < 0 ? (errno == ELOOP ? -ESTALE : -errno) : 0;
+	close(dirfd);
+	if (rc < 0)
+		return rc;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (st.st_dev != checked.st_dev || st.st_ino != checked.st_ino)
+		rc = -ESTALE;
+	else
+		rc = access_fd_allows(fd, &st, cred, ACCESS_READ |
+		    (write ? ACCESS_WRITE : 0) | ACCESS_SEARCH);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}

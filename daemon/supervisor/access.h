@@ -150,5 +150,14 @@ int	access_open_file(const char *path, const struct access_cred *cred);
  * permission on the file too, and the descriptor is O_RDWR.
  */
 int	access_open_file_rw(const char *path, const struct access_cred *cred);
+/*
+ * The directory at the absolute path, on behalf of cred (NULL: the
+ * daemon's own rights): cred needs read and search permission on it,
+ * and with write, write permission too (to make files in it).
+ * O_RDONLY | O_DIRECTORY | O_CLOEXEC; -ENOTDIR for anything but a
+ * directory, else as above.
+ */
+int	access_open_dir(const char *path, const struct access_cred *cred,
+	    bool write);
 
 #endif

@@ -376,6 +376,14 @@ int
 vm_worker_request(struct vm *vm, enum wmsg_request what,
     struct json_object *args, vm_reply_cb cb, void *arg)
 {
+	return vm_worker_request_fds(vm, what, args, NULL, 0, cb, arg);
+}
+
+int
+vm_worker_request_fds(struct vm *vm, enum wmsg_request what,
+    struct json_object *args, const int *fds, unsigned int nfds,
+    vm_reply_cb cb, void *arg)
+{
 	struct vm_request *r;
 	int rc;
 
@@ -391,7 +399,9 @@ vm_worker_request(struct vm *vm, enum wmsg_request what,
 	r->vm = vm;
 	r->cb = cb;
 	r->arg = arg;
-	rc = wlink_request(vm->w, what, args, vm_request_reply, r);
+	rc = nfds == 0 ? wlink_request(vm->w, what, args, vm_request_reply,
+	    r) : wlink_request_fds(vm->w, what, args, fds, nfds,
+	    vm_request_reply, r);
 	if (rc < 0)
 		free(r);
 	return rc;
@@ -784,6 +794,14 @@ int
 vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
 {
+	return vm_restore(vm, cred, NULL, NULL, p, cls, err, errlen);
+}
+
+int
+vm_restore(struct vm *vm, const struct access_cred *cred,
+    const int *snap_fds, const char *snap_name, struct pending *p,
+    enum proto_error *cls, char *err, size_t errlen)
+{
 	struct vm_start_run run = { .request_ns = vm_start_mono_ns() };
 	struct vmmd *d = vm->d;
 	struct start_params sp;
@@ -847,6 +865,19 @@ vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
 	if ((rc = vm_start_params(vm, &files, &run, &sp)) < 0)
 		goto free_params;
 	npassed = vm_start_fds(&files, passed);
+	if (snap_fds != NULL) {
+		/* After every other slot, closed or not. */
+		while (npassed < (unsigned int)WLINK_SLOT(WLINK_SNAP_FD(0)))
+			passed[npassed++] = -1;
+		for (int i = 0; i < 3; i++) {
+			passed[npassed++] = snap_fds[i];
+			sp.snap_fd[i] = WLINK_SNAP_FD(i);
+		}
+		if (start_params_set(&sp.snap_name, snap_name) < 0) {
+			rc = -ENOMEM;
+			goto free_params;
+		}
+	}
 	sp.spawn_ns = vm_start_mono_ns();
 	if ((rc = start_params_encode(&sp, &args)) < 0)
 		goto free_params;

@@ -181,6 +181,15 @@ void	vm_owner_cred(const struct vm_def *def, struct access_cred *cred);
 int	vm_start(struct vm *vm, const struct access_cred *cred,
 	    struct pending *p, enum proto_error *cls, char *err,
 	    size_t errlen);
+/*
+ * vm_start() from a snapshot: snap_fds are its manifest, memory and
+ * state files (the caller keeps them; the worker gets copies), which
+ * the worker checks and restores before the guest runs; snap_name
+ * names the snapshot in messages.
+ */
+int	vm_restore(struct vm *vm, const struct access_cred *cred,
+	    const int *snap_fds, const char *snap_name, struct pending *p,
+	    enum proto_error *cls, char *err, size_t errlen);
 int	vm_stop(struct vm *vm, bool force, unsigned int timeout,
 	    struct pending *p, enum proto_error *cls, char *err,
 	    size_t errlen);
@@ -194,6 +203,10 @@ typedef void (*vm_reply_cb)(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg);
 int	vm_worker_request(struct vm *vm, enum wmsg_request what,
 	    struct json_object *args, vm_reply_cb cb, void *arg);
+/* The same with descriptors (duplicated; the caller keeps its own). */
+int	vm_worker_request_fds(struct vm *vm, enum wmsg_request what,
+	    struct json_object *args, const int *fds, unsigned int nfds,
+	    vm_reply_cb cb, void *arg);
 
 /*
  * Hand the client connection fd over to the worker for vm.console: fd

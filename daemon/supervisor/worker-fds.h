@@ -38,7 +38,9 @@
 #define WLINK_CDROM_FD		WLINK_TAP_FD(WLINK_MAX_NICS)
 /* The NVRAM file of a "uefi" VM (read-write: its UEFI variables). */
 #define WLINK_NVRAM_FD		(WLINK_CDROM_FD + 1)
+/* A snapshot's manifest, memory and state files (vm.restore), i 0-2. */
+#define WLINK_SNAP_FD(i)	(WLINK_NVRAM_FD + 1 + (i))
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_NVRAM_FD + 1)
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_SNAP_FD(3))
 
 #endif

@@ -62,7 +62,8 @@ struct wlink_fdmsg {
 	uint64_t id;			/* the request's */
 	char *line;
 	size_t len;
-	int fd;
+	int fd[WMSG_REQ_FDS_MAX];
+	unsigned int nfd;
 };
 TAILQ_HEAD(wlink_fdmsg_list, wlink_fdmsg);
 
@@ -236,14 +237,23 @@ int
 wlink_request_fd(struct wlink *w, enum wmsg_request what,
     struct json_object *args, int fd, wlink_reply_cb cb, void *arg)
 {
+	return wlink_request_fds(w, what, args, &fd, 1, cb, arg);
+}
+
+int
+wlink_request_fds(struct wlink *w, enum wmsg_request what,
+    struct json_object *args, const int *fds, unsigned int nfds,
+    wlink_reply_cb cb, void *arg)
+{
 	struct json_object *msg;
 	struct wlink_fdmsg *m;
+	unsigned int i;
 	uint64_t id;
 	int rc;
 
-	if (w->bev == NULL) {
+	if (w->bev == NULL || nfds == 0 || nfds > WMSG_REQ_FDS_MAX) {
 		json_object_put(args);
-		return -EPIPE;
+		return w->bev == NULL ? -EPIPE : -EINVAL;
 	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
@@ -261,11 +271,16 @@ wlink_request_fd(struct wlink *w, enum wmsg_request what,
 		goto free_msg;
 	}
 	m->id = id;
-	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (m->fd < 0) {
-		rc = -errno;
-		goto free_line;
+	for (i = 0; i < nfds; i++) {
+		m->fd[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (m->fd[i] < 0) {
+			rc = -errno;
+			while (i-- > 0)
+				close(m->fd[i]);
+			goto free_line;
+		}
 	}
+	m->nfd = nfds;
 	TAILQ_INSERT_TAIL(&w->fdq, m, entry);
 	wlink_flush_fdq(w);
 	return 0;
@@ -472,6 +487,14 @@ wlink_write_cb(struct bufferevent *bev, void *arg)
 }
 
 static void
+wlink_fdmsg_close(struct wlink_fdmsg *m)
+{
+	for (unsigned int i = 0; i < m->nfd; i++)
+		close(m->fd[i]);
+	m->nfd = 0;
+}
+
+static void
 wlink_close_channel(struct wlink *w)
 {
 	struct wlink_fdmsg *m;
@@ -479,7 +502,7 @@ wlink_close_channel(struct wlink *w)
 	while ((m = TAILQ_FIRST(&w->fdq)) != NULL) {
 		TAILQ_REMOVE(&w->fdq, m, entry);
 		wlink_request_unsent(w, m->id);
-		close(m->fd);
+		wlink_fdmsg_close(m);
 		free(m->line);
 		free(m);
 	}
@@ -526,7 +549,7 @@ wlink_fdq_cb(evutil_socket_t fd, short what, void *arg)
 static void
 wlink_flush_fdq(struct wlink *w)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(WMSG_REQ_FDS_MAX * sizeof(int))];
 	struct wlink_fdmsg *m;
 	struct cmsghdr *cmsg;
 	struct msghdr mh;
@@ -545,12 +568,12 @@ wlink_flush_fdq(struct wlink *w)
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(m->nfd * sizeof(int));
 		cmsg = CMSG_FIRSTHDR(&mh);
 		cmsg->cmsg_level = SOL_SOCKET;
 		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cmsg), &m->fd, sizeof(int));
+		cmsg->cmsg_len = CMSG_LEN(m->nfd * sizeof(int));
+		memcpy(CMSG_DATA(cmsg), m->fd, m->nfd * sizeof(int));
 
 		n = sendmsg(w->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
@@ -577,7 +600,7 @@ wlink_flush_fdq(struct wlink *w)
 			    m->len - (size_t)n);
 		}
 		TAILQ_REMOVE(&w->fdq, m, entry);
-		close(m->fd);
+		wlink_fdmsg_close(m);
 		free(m->line);
 		free(m);
 	}

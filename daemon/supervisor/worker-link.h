@@ -166,6 +166,10 @@ int	wlink_request(struct wlink *w, enum wmsg_request what,
  */
 int	wlink_request_fd(struct wlink *w, enum wmsg_request what,
 	    struct json_object *args, int fd, wlink_reply_cb cb, void *arg);
+/* The same with nfds descriptors, 1 to WMSG_REQ_FDS_MAX, in order. */
+int	wlink_request_fds(struct wlink *w, enum wmsg_request what,
+	    struct json_object *args, const int *fds, unsigned int nfds,
+	    wlink_reply_cb cb, void *arg);
 
 /* One deadline per link: the deadline callback runs once it passes. */
 void	wlink_deadline_set(struct wlink *w, unsigned int seconds);

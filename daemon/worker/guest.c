@@ -10,6 +10,7 @@
 #include "stats.h"
 #include "log.h"
 #include "proto.h"
+#include "restore.h"
 #include "sandbox.h"
 #include "test-hook.h"
 
@@ -251,6 +252,7 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		.fatal = guest_machine_fatal,
 		.opaque = w,
 	};
+	bool restored;
 	int ret;
 
 	w->cfg.base = w->base;
@@ -274,6 +276,15 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		guest_teardown(w);
 		return ret;
 	}
+	/* From a snapshot: restored paused, before any vCPU runs. */
+	restored = w->restore != NULL;
+	if (restored) {
+		machine_pause(w->machine);
+		if ((ret = restore_apply(w, err, errlen)) < 0) {
+			guest_teardown(w);
+			return ret;
+		}
+	}
 	ret = machine_start(w->machine);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot start vCPU threads: %s",
@@ -281,6 +292,8 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		guest_teardown(w);
 		return ret;
 	}
+	if (restored)
+		machine_resume(w->machine);
 	console_set_input(w->console, guest_console_input, w);
 	display_resume(w->display);
 	return 0;

@@ -28,9 +28,11 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "restore.h"
 #include "rtc.h"
 #include "stats.h"
 #include "shutdown.h"
+#include "snapshot.h"
 #include "start-params.h"
 #include "test-hook.h"
 #include "user-net.h"
@@ -43,6 +45,7 @@ struct worker_request {
 	struct json_object *id;
 	struct json_object *args;
 	int fd;			/* passed descriptor, or -1 */
+	int fd2;		/* the second of a request taking two */
 };
 
 typedef struct json_object *(*worker_handler)(struct worker_request *r);
@@ -552,7 +555,10 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 			    strerror(-ret));
 	}
 
+	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	ret = guest_build(w, err, sizeof(err));
+	restore_free(w);
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||
@@ -804,6 +810,26 @@ worker_cmd_screenshot(struct worker_request *r)
  * output began, and the definition the supervisor booted it with (a
  * transient VM has no other copy).
  */
+/*
+ * worker.snapshot {"resume"} with the memory and state files vmmd made:
+ * answered by snapshot.c, maybe later (NULL here: nothing to send yet).
+ */
+static struct json_object *
+worker_cmd_snapshot(struct worker_request *r)
+{
+	struct json_object *reply;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (r->fd < 0 || r->fd2 < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.snapshot: two descriptors expected");
+	snapshot_start(r->w, r->id, r->fd, r->fd2,
+	    wmsg_bool(r->args, WMSG_SNAPSHOT_RESUME, true));
+	r->fd = r->fd2 = -1;
+	return NULL;
+}
+
 static struct json_object *
 worker_cmd_adopt(struct worker_request *r)
 {
@@ -853,6 +879,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_SCREENSHOT] = worker_cmd_screenshot,
 	[WMSG_REQ_ADOPT] = worker_cmd_adopt,
 	[WMSG_REQ_METRICS] = worker_cmd_metrics,
+	[WMSG_REQ_SNAPSHOT] = worker_cmd_snapshot,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");
@@ -869,7 +896,7 @@ void
 requests_handle(struct worker *w, const char *line, size_t len)
 {
 	struct proto_request req;
-	struct worker_request r = { .w = w, .fd = -1 };
+	struct worker_request r = { .w = w, .fd = -1, .fd2 = -1 };
 	const struct wmsg_request_def *def;
 	struct json_object *id = NULL, *reply;
 	char desc[256];
@@ -888,8 +915,10 @@ requests_handle(struct worker *w, const char *line, size_t len)
 		    "unknown command '%s'", req.command);
 	else {
 		def = wmsg_request_def((enum wmsg_request)n);
-		if (def->takes_fd)
+		if (def->takes_fd > 0)
 			r.fd = link_take_fd(w->link);
+		if (def->takes_fd > 1)
+			r.fd2 = link_take_fd(w->link);
 		if (wmsg_check(def->args, r.args, desc, sizeof(desc)) < 0)
 			reply = proto_error(req.id, PROTO_ERR_INVALID_ARGUMENT,
 			    "%s: %s", def->name, desc);
@@ -898,6 +927,8 @@ requests_handle(struct worker *w, const char *line, size_t len)
 	}
 	if (r.fd >= 0)
 		close(r.fd);
+	if (r.fd2 >= 0)
+		close(r.fd2);
 	link_send(w->link, reply);
 	json_object_put(req.root);
 }

@@ -81,6 +81,8 @@ struct worker {
 	struct net_tap *net[BOARD_MAX_NICS];
 	struct net_stream *user_net[BOARD_MAX_NICS];
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
+	/* The snapshot the first machine starts from (restore.h), or NULL. */
+	struct restore *restore;
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to

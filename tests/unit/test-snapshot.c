@@ -372,9 +372,9 @@ test_write_refusals(void)
 	tap_ok(ret == -EINVAL && access(scratch_at("overlap-w"), F_OK) < 0,
 	    "overlapping RAM regions are refused: %s", err);
 
-	/* A write that fails half-way (the state file cannot be made). */
+	/* A write that fails half-way (the manifest cannot be made). */
 	scratch_mkdir("fail-w", 0755);
-	scratch_mkdir("fail-w/state.tmp", 0755);
+	scratch_mkdir("fail-w/manifest.json.tmp", 0755);
 	a.regions = regions;
 	a.sections = sections;
 	a.nsections = sizeof(sections) / sizeof(sections[0]);
@@ -386,6 +386,105 @@ test_write_refusals(void)
 	    err);
 	refused("fail-w", -ENOENT, "did not finish",
 	    "what a failed write left");
+}
+
+/*
+ * The write in three steps, as a sandboxed writer does it: the owner
+ * makes the files, the writer fills them, the owner commits only a
+ * manifest that matches the files.
+ */
+static void
+test_split_write(void)
+{
+	struct snap_write_args a = {
+		.vmmd_version = "0.1.0",
+		.definition = definition,
+		.regions = regions,
+		.nregions = 2,
+		.sections = sections,
+		.nsections = sizeof(sections) / sizeof(sections[0]),
+	};
+	struct snap_reader r;
+	char err[256] = "", *text = NULL, *lie;
+	size_t len;
+	int dirfd, mfd, sfd, ret;
+
+	scratch_mkdir("split", 0700);
+	dirfd = open(scratch_at("split"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		tap_bail("split: %s", strerror(errno));
+	ret = snap_write_begin(dirfd, "split", &mfd, &sfd, err, sizeof(err));
+	tap_ok(ret == 0, "begin makes the data files: %s", err);
+	ret = snap_write_data(mfd, sfd, &a, &text, &len, err, sizeof(err));
+	tap_ok(ret == 0 && text != NULL, "data fills them: %s", err);
+
+	/* A manifest claiming one section fewer: other sizes. */
+	a.nsections--;
+	lie = NULL;
+	if (ret == 0) {
+		int d2, m2 = -1, s2 = -1;
+
+		scratch_mkdir("split-lie", 0700);
+		d2 = open(scratch_at("split-lie"), O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC);
+		if (d2 < 0 || snap_write_begin(d2, "split-lie", &m2, &s2, err,
+		    sizeof(err)) < 0 || snap_write_data(m2, s2, &a, &lie, &len,
+		    err, sizeof(err)) < 0)
+			tap_bail("split-lie: %s", err);
+		snap_write_abort(d2, &m2, &s2);
+		close(d2);
+		ret = snap_write_commit(dirfd, "split", mfd, sfd, lie, len,
+		    (uid_t)-1, (gid_t)-1, err, sizeof(err));
+		tap_ok(ret == -EINVAL &&
+		    access(scratch_at("split/manifest.json"), F_OK) < 0,
+		    "a manifest that does not match the files is refused, "
+		    "nothing committed: %s", err);
+		ret = snap_write_commit(dirfd, "split", mfd, sfd, "{", 1,
+		    (uid_t)-1, (gid_t)-1, err, sizeof(err));
+		tap_ok(ret == -EINVAL, "a malformed manifest is refused: %s",
+		    err);
+	}
+	a.nsections++;
+	ret = snap_write_commit(dirfd, "split", mfd, sfd, text,
+	    strlen(text), (uid_t)-1, (gid_t)-1, err, sizeof(err));
+	tap_ok(ret == 0, "the true manifest commits: %s", err);
+	close(mfd);
+	close(sfd);
+	ret = open_snap("split", &r, err, sizeof(err));
+	tap_ok(ret == 0 && r.m.nsections == a.nsections,
+	    "what the three steps wrote reads back: %s", err);
+	if (ret == 0)
+		snap_close(&r);
+	ret = snap_write_begin(dirfd, "split", &mfd, &sfd, err, sizeof(err));
+	tap_ok(ret == -EEXIST && mfd < 0 && sfd < 0,
+	    "begin refuses a directory holding a snapshot: %s", err);
+	free(text);
+	free(lie);
+	close(dirfd);
+
+	/* A temporary name that is a hard link to another file. */
+	{
+		char buf[8] = "";
+		int fd;
+
+		scratch_mkdir("linked", 0700);
+		fd = open(scratch_at("victim"), O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, "keep", 4) != 4 ||
+		    link(scratch_at("victim"), scratch_at("linked/state.tmp"))
+		    < 0)
+			tap_bail("victim: %s", strerror(errno));
+		close(fd);
+		err[0] = '\0';
+		ret = write_snap("linked", err, sizeof(err));
+		fd = open(scratch_at("victim"), O_RDONLY | O_CLOEXEC);
+		tap_ok(ret == 0 && fd >= 0 && read(fd, buf, sizeof(buf)) == 4 &&
+		    memcmp(buf, "keep", 4) == 0,
+		    "a hard link at a temporary name is replaced, its file "
+		    "untouched: %s", err);
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /* Shapes only the parser sees. */
@@ -447,6 +546,7 @@ main(void)
 	test_round_trip();
 	test_refusals();
 	test_write_refusals();
+	test_split_write();
 	test_parse();
 	json_object_put(definition);
 	return tap_done();

@@ -1,0 +1,397 @@
+/*
+ * vm.snapshot {"name", "dir", "keep_running"} and vm.restore {"name",
+ * "dir"} (cmd-snapshot.h).
+ *
+ * The worker is sandboxed: it opens no file.  So vmmd opens the
+ * directory with the client's rights (access_open_dir), makes the data
+ * files there (snap_write_begin, given to the client), passes them with
+ * worker.snapshot, and commits the manifest the worker answers only
+ * after checking it against the files (snap_write_commit): a worker
+ * that lies gets nothing written in its name.  keep_running false:
+ * the guest stays paused after the save and is stopped.
+ *
+ * vm.restore starts a VM that does not run from a snapshot: vmmd opens
+ * its three files with the client's rights, checks them whole (the
+ * manifest, sizes, every checksum) and the definition in the manifest
+ * against the VM's, saying what differs, before anything starts; the
+ * worker gets the files and restores the guest before it runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "access.h"
+#include "cmd-snapshot.h"
+#include "cmd-vm-edit.h"
+#include "control.h"
+#include "log.h"
+#include "pending.h"
+#include "proto.h"
+#include "snap-file.h"
+#include "vm.h"
+#include "vmconfig.h"
+#include "worker-msg.h"
+
+static const char *const cmd_keys_snapshot[] = { "name", "dir",
+	"keep_running", NULL };
+
+/* One vm.snapshot between its request to the worker and the answer. */
+struct cmd_snapshot {
+	struct pending *p;
+	char *dir;
+	int dirfd;
+	int fds[2];		/* memory, state */
+	uid_t uid;
+	gid_t gid;
+	bool keep_running;
+	struct timespec t0;
+};
+
+static void
+cmd_snapshot_free(struct cmd_snapshot *s, bool abort)
+{
+	if (abort)
+		snap_write_abort(s->dirfd, &s->fds[0], &s->fds[1]);
+	if (s->fds[0] >= 0)
+		close(s->fds[0]);
+	if (s->fds[1] >= 0)
+		close(s->fds[1]);
+	close(s->dirfd);
+	free(s->dir);
+	free(s);
+}
+
+static void
+cmd_snapshot_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	struct cmd_snapshot *s = arg;
+	struct json_object *reply;
+	enum proto_error cls;
+	const char *text;
+	struct timespec t1;
+	char err[512];
+	int rc;
+
+	if (error != NULL) {
+		cmd_snapshot_free(s, true);
+		pending_forward_error(s->p, error);
+		return;
+	}
+	text = wmsg_str(ret, WMSG_SNAPSHOT_MANIFEST, "");
+	rc = snap_write_commit(s->dirfd, s->dir, s->fds[0], s->fds[1], text,
+	    strlen(text), s->uid, s->gid, err, sizeof(err));
+	if (rc < 0) {
+		log_warn("VM '%s': snapshot into %s: %s", vm->def->name,
+		    s->dir, err);
+		cmd_snapshot_free(s, true);
+		pending_error(s->p, PROTO_ERR_INTERNAL, "%s", err);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_info("VM '%s': snapshot in %s (%lld ms)", vm->def->name, s->dir,
+	    (long long)((t1.tv_sec - s->t0.tv_sec) * 1000 +
+	    (t1.tv_nsec - s->t0.tv_nsec) / 1000000));
+	if (!s->keep_running) {
+		/* The guest stayed paused: nothing of it runs after the save. */
+		if (vm_stop(vm, true, 0, s->p, &cls, err, sizeof(err)) < 0)
+			pending_error(s->p, cls, "%s", err);
+		cmd_snapshot_free(s, false);
+		return;
+	}
+	reply = vm_to_json(vm);
+	json_object_object_add(reply, "snapshot",
+	    json_object_new_string(s->dir));
+	pending_reply(s->p, reply);
+	cmd_snapshot_free(s, false);
+}
+
+static struct json_object *
+cmd_vm_snapshot(struct cmd_ctx *ctx)
+{
+	const struct access_cred *cred = control_client_cred(ctx->client);
+	struct json_object *reply, *args;
+	struct cmd_snapshot *s;
+	const char *dir = NULL;
+	char err[512];
+	int keep = 0, rc;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_snapshot, &reply)) == NULL)
+		return reply;
+	if (proto_arg_string(ctx->args, "dir", 1, &dir, err,
+	    sizeof(err)) < 0 ||
+	    proto_arg_bool(ctx->args, "keep_running", 0, &keep, err,
+	    sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if (dir[0] != '/')
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+		    "dir: not an absolute path");
+	if ((vm->state != VM_RUNNING && vm->state != VM_PAUSED) ||
+	    !vm_has_worker(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' is %s: only a running or paused VM has a state "
+		    "to save", vm->def->name, vm_state_name(vm->state));
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->dir = strdup(dir)) == NULL) {
+		free(s);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory");
+	}
+	s->fds[0] = s->fds[1] = -1;
+	s->keep_running = keep != 0;
+	s->uid = cred != NULL ? cred->uid : (uid_t)-1;
+	s->gid = cred != NULL ? cred->gid : (gid_t)-1;
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	s->dirfd = access_open_dir(dir, cred != NULL && cred->uid == 0 ?
+	    NULL : cred, true);
+	if (s->dirfd < 0) {
+		rc = s->dirfd;
+		free(s->dir);
+		free(s);
+		return proto_error(ctx->id, rc == -EACCES ?
+		    PROTO_ERR_PERMISSION : PROTO_ERR_INVALID_ARGUMENT,
+		    "%s: %s", dir, strerror(-rc));
+	}
+	if (snap_write_begin(s->dirfd, dir, &s->fds[0], &s->fds[1], err,
+	    sizeof(err)) < 0) {
+		cmd_snapshot_free(s, false);
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	}
+	if (s->uid != (uid_t)-1 && (fchown(s->fds[0], s->uid, s->gid) < 0 ||
+	    fchown(s->fds[1], s->uid, s->gid) < 0)) {
+		rc = -errno;
+		cmd_snapshot_free(s, true);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "%s: chown: %s", dir, strerror(-rc));
+	}
+	if ((s->p = control_defer(ctx)) == NULL) {
+		cmd_snapshot_free(s, true);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory");
+	}
+	args = json_object_new_object();
+	wmsg_put_bool(args, WMSG_SNAPSHOT_RESUME, s->keep_running);
+	rc = vm_worker_request_fds(vm, WMSG_REQ_SNAPSHOT, args, s->fds, 2,
+	    cmd_snapshot_done, s);
+	if (rc < 0) {
+		pending_error(s->p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+		cmd_snapshot_free(s, true);
+	}
+	return NULL;
+}
+
+/* vm.restore ------------------------------------------------------------ */
+
+static const char *const cmd_keys_restore[] = { "name", "dir", NULL };
+
+/* Settings of a definition that a snapshot's RAM and state do not hold. */
+static bool
+cmd_restore_key_free(const char *key)
+{
+	static const char *const free_keys[] = { "name", "autostart", "owner",
+	    "transient", "console_log", NULL };
+
+	for (size_t i = 0; free_keys[i] != NULL; i++)
+		if (strcmp(key, free_keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The settings in which the snapshot's definition (was) and the VM's
+ * (now) differ, listed in err ("memory_mib: 32 in the snapshot, 64
+ * here; ..."): 0 when none, -EINVAL otherwise.
+ */
+static int
+cmd_restore_compare(struct json_object *was, struct json_object *now,
+    char *err, size_t errlen)
+{
+	struct json_object *sides[2] = { was, now }, *a, *b;
+	size_t len = 0;
+	int n = 0;
+
+	err[0] = '\0';
+	for (int side = 0; side < 2; side++) {
+		json_object_object_foreach(sides[side], key, v) {
+			(void)v;
+			if (cmd_restore_key_free(key))
+				continue;
+			/* Keys of both sides: counted from the first. */
+			if (side == 1 && json_object_object_get_ex(was, key,
+			    NULL))
+				continue;
+			a = json_object_object_get(was, key);
+			b = json_object_object_get(now, key);
+			if (json_object_equal(a, b))
+				continue;
+			if (len < errlen)
+				len += (size_t)snprintf(err + len, errlen - len,
+				    "%s%s: %.80s in the snapshot, %.80s here",
+				    n++ > 0 ? "; " : "", key,
+				    a != NULL ? json_object_to_json_string(a) :
+				    "none", b != NULL ?
+				    json_object_to_json_string(b) : "none");
+		}
+	}
+	return n > 0 ? -EINVAL : 0;
+}
+
+/* name in dirfd, a regular file cred may read: its fd, or -errno. */
+static int
+cmd_restore_open(int dirfd, const char *name, const struct access_cred *cred)
+{
+	struct stat st;
+	int fd, rc;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else
+		rc = cred != NULL ? access_fd_allows(fd, &st, cred,
+		    ACCESS_READ) : 0;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/*
+ * Checked before anything starts: the snapshot's files (as the worker
+ * will check them again: its manifest, sizes and every checksum) and
+ * its definition against the VM's.  fds: the three files, opened.
+ */
+static int
+cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
+    const struct access_cred *cred, int fds[3], enum proto_error *cls,
+    char *err, size_t errlen)
+{
+	static const char *const names[3] = { SNAP_MANIFEST_FILE,
+	    SNAP_MEMORY_FILE, SNAP_STATE_FILE };
+	struct json_object *now;
+	struct snap_reader r;
+	int copy[3], i, rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	for (i = 0; i < 3; i++) {
+		if ((fds[i] = cmd_restore_open(dirfd, names[i], cred)) >= 0)
+			continue;
+		rc = fds[i];
+		if (rc == -EACCES)
+			*cls = PROTO_ERR_PERMISSION;
+		snprintf(err, errlen, "%s/%s: %s", dir, names[i],
+		    rc == -ENOENT && i == 0 ? "no manifest: not a snapshot, "
+		    "or one whose writing did not finish" : rc == -EINVAL ?
+		    "not a regular file" : strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < 3; i++)
+		if ((copy[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0) {
+			rc = -errno;
+			while (i-- > 0)
+				close(copy[i]);
+			*cls = PROTO_ERR_INTERNAL;
+			snprintf(err, errlen, "%s", strerror(-rc));
+			return rc;
+		}
+	if ((rc = snap_open_fds(&r, dir, copy[0], copy[1], copy[2], NULL, 0,
+	    err, errlen)) < 0)
+		return rc;
+	now = config_to_json(vm->def, CONFIG_JSON_SECRETS);
+	if (now == NULL) {
+		rc = -ENOMEM;
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "out of memory");
+	} else if ((rc = cmd_restore_compare(r.m.definition, now, err,
+	    errlen)) < 0) {
+		char what[512];
+
+		snprintf(what, sizeof(what), "%s", err);
+		snprintf(err, errlen, "the snapshot is of another VM: %s",
+		    what);
+	}
+	json_object_put(now);
+	snap_close(&r);
+	return rc;
+}
+
+static struct json_object *
+cmd_vm_restore(struct cmd_ctx *ctx)
+{
+	const struct access_cred *cred = control_client_cred(ctx->client);
+	const struct access_cred *as;
+	struct json_object *reply;
+	enum proto_error cls;
+	struct pending *p;
+	const char *dir = NULL;
+	char err[1024];
+	int dirfd, fds[3] = { -1, -1, -1 }, rc, i;
+	struct vm *vm;
+
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_restore, &reply)) == NULL)
+		return reply;
+	if (proto_arg_string(ctx->args, "dir", 1, &dir, err,
+	    sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	if (dir[0] != '/')
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+		    "dir: not an absolute path");
+	if (!vm_at_rest(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' is %s: only a VM that does not run is restored",
+		    vm->def->name, vm_state_name(vm->state));
+	as = cred != NULL && cred->uid == 0 ? NULL : cred;
+	if ((dirfd = access_open_dir(dir, as, false)) < 0)
+		return proto_error(ctx->id, dirfd == -EACCES ?
+		    PROTO_ERR_PERMISSION : PROTO_ERR_INVALID_ARGUMENT,
+		    "%s: %s", dir, strerror(-dirfd));
+	rc = cmd_restore_check(vm, dir, dirfd, as, fds, &cls, err,
+	    sizeof(err));
+	close(dirfd);
+	if (rc == 0) {
+		if ((p = control_defer(ctx)) == NULL) {
+			reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
+			    "out of memory");
+			goto out;
+		}
+		if (vm_restore(vm, cred, fds, dir, p, &cls, err,
+		    sizeof(err)) < 0) {
+			log_info("VM '%s': restore refused: %s",
+			    vm->def->name, err);
+			pending_error(p, cls, "%s", err);
+		}
+		reply = NULL;
+	} else {
+		log_info("VM '%s': restore from %s refused: %s", vm->def->name,
+		    dir, err);
+		reply = proto_error(ctx->id, cls, "%s", err);
+	}
+out:
+	for (i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return reply;
+}
+
+const struct cmd_def cmd_snapshot_commands[] = {
+	{ "vm.snapshot", cmd_vm_snapshot },
+	{ "vm.restore", cmd_vm_restore },
+	{ NULL, NULL },
+};

@@ -1,0 +1,201 @@
+/*
+ * Restoring the first machine from a snapshot (restore.h): the
+ * sections snapshot.c writes, each read through its table, all of
+ * them before any is applied.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dev-state.h"
+#include "log.h"
+#include "machine-state.h"
+#include "machine.h"
+#include "pc-layout.h"
+#include "restore.h"
+#include "snap-file.h"
+#include "start-params.h"
+#include "vcpu-state.h"
+#include "worker.h"
+
+struct restore {
+	int fd[3];		/* manifest, memory, state */
+	char *name;
+};
+
+static const struct dev_state_field restore_devclock_fields[] = {
+	{ .name = "vm_clock_ns", .type = DEV_STATE_U64,
+	    DEV_STATE_AT(struct restore_devclock, vm_clock_ns),
+	    .max = INT64_MAX },
+};
+
+const struct dev_state_table restore_devclock_table = {
+	DEV_STATE_TABLE("devices.clock", 1, struct restore_devclock,
+	    restore_devclock_fields),
+};
+
+int
+restore_take(struct worker *w, const struct start_params *sp, char *err,
+    size_t errlen)
+{
+	int n = (sp->snap_fd[0] >= 0) + (sp->snap_fd[1] >= 0) +
+	    (sp->snap_fd[2] >= 0);
+
+	if (n == 0)
+		return 0;
+	if (n != 3 || w->booted) {
+		snprintf(err, errlen, "snapshot: %s", n != 3 ?
+		    "its three files are needed" : "only at the start");
+		return -EINVAL;
+	}
+	restore_free(w);
+	if ((w->restore = calloc(1, sizeof(*w->restore))) == NULL ||
+	    (w->restore->name = strdup(sp->snap_name != NULL ?
+	    sp->snap_name : "snapshot")) == NULL) {
+		free(w->restore);
+		w->restore = NULL;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(w->restore->fd, sp->snap_fd, sizeof(w->restore->fd));
+	return 0;
+}
+
+void
+restore_free(struct worker *w)
+{
+	if (w->restore == NULL)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (w->restore->fd[i] >= 0)
+			close(w->restore->fd[i]);
+	free(w->restore->name);
+	free(w->restore);
+	w->restore = NULL;
+}
+
+/* Section name of r through t into dst: 0 or -errno with err. */
+static int
+restore_section(const struct snap_reader *r, const char *name,
+    const struct dev_state_table *t, void *dst, char *err, size_t errlen)
+{
+	struct dev_state_error derr = { "" };
+	const void *p;
+	size_t len;
+	int rc;
+
+	if ((p = snap_section(r, name, &len)) == NULL) {
+		snprintf(err, errlen, "the snapshot has no section \"%s\"",
+		    name);
+		return -ENOENT;
+	}
+	if ((rc = dev_state_load(t, dst, p, len, &derr)) < 0)
+		snprintf(err, errlen, "section \"%s\": %s", name, derr.msg);
+	return rc;
+}
+
+static int
+restore_machine(struct machine *m, const struct snap_reader *r, char *err,
+    size_t errlen)
+{
+	struct machine_state *ms = calloc(1, sizeof(*ms));
+	struct vcpu_state **vs = calloc(m->nvcpus, sizeof(*vs));
+	struct restore_devclock dc = { 0 };
+	const void *devs;
+	char name[32];
+	size_t devs_len;
+	unsigned int i;
+	int rc = -ENOMEM;
+
+	if (ms == NULL || vs == NULL)
+		goto out;
+	for (i = 0; i < m->nvcpus; i++)
+		if ((vs[i] = calloc(1, sizeof(*vs[i]))) == NULL)
+			goto out;
+	if ((rc = restore_section(r, "clock", &machine_clock_table,
+	    &ms->clock, err, errlen)) < 0 ||
+	    (rc = restore_section(r, "pic", &machine_pic_table, &ms->pic, err,
+	    errlen)) < 0 ||
+	    (rc = restore_section(r, "ioapic", &machine_ioapic_table,
+	    &ms->ioapic, err, errlen)) < 0 ||
+	    (rc = restore_section(r, "pit", &machine_pit_table, &ms->pit, err,
+	    errlen)) < 0)
+		goto out;
+	for (i = 0; i < m->nvcpus; i++) {
+		snprintf(name, sizeof(name), "vcpu/%u", i);
+		if ((rc = restore_section(r, name, &vcpu_state_table, vs[i],
+		    err, errlen)) < 0)
+			goto out;
+	}
+	snprintf(name, sizeof(name), "vcpu/%u", m->nvcpus);
+	if (snap_section(r, name, &devs_len) != NULL) {
+		snprintf(err, errlen, "the snapshot has more vCPUs than this "
+		    "VM's %u", m->nvcpus);
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((rc = restore_section(r, "devices.clock", &restore_devclock_table,
+	    &dc, err, errlen)) < 0)
+		goto out;
+	/* Before the devices load: their deadlines count in it. */
+	if ((rc = machine_devices_clock_set(m, (int64_t)dc.vm_clock_ns)) < 0) {
+		snprintf(err, errlen, "the machine is not paused");
+		goto out;
+	}
+	if ((devs = snap_section(r, "devices", &devs_len)) == NULL) {
+		snprintf(err, errlen, "the snapshot has no section "
+		    "\"devices\"");
+		rc = -ENOENT;
+		goto out;
+	}
+	rc = machine_restore(m, ms, vs, devs, devs_len, err, errlen);
+out:
+	if (rc == -ENOMEM && err[0] == '\0')
+		snprintf(err, errlen, "out of memory");
+	for (i = 0; vs != NULL && i < m->nvcpus; i++)
+		free(vs[i]);
+	free(vs);
+	free(ms);
+	return rc;
+}
+
+int
+restore_apply(struct worker *w, char *err, size_t errlen)
+{
+	struct machine *m = w->machine;
+	struct snap_region regions[2] = {
+		{ 0, m->mem.low_size, m->mem.low },
+		{ PC_HIGH_RAM_START, m->mem.high_size, m->high },
+	};
+	size_t nregions = m->high != NULL ? 2 : 1, i;
+	struct restore *rs = w->restore;
+	struct snap_reader r;
+	char why[384] = "";
+	bool opened;
+	int rc;
+
+	if (rs == NULL)
+		return 0;
+	/* Taken by snap_open_fds, whatever it answers. */
+	rc = snap_open_fds(&r, rs->name, rs->fd[0], rs->fd[1], rs->fd[2],
+	    regions, nregions, why, sizeof(why));
+	rs->fd[0] = rs->fd[1] = rs->fd[2] = -1;
+	opened = rc == 0;
+	for (i = 0; rc == 0 && i < nregions; i++)
+		rc = snap_restore_memory(&r, i, regions[i].host, true, why,
+		    sizeof(why));
+	if (rc == 0)
+		rc = restore_machine(m, &r, why, sizeof(why));
+	/* A mapping keeps its file: the descriptor may go. */
+	if (opened)
+		snap_close(&r);
+	if (rc < 0)
+		snprintf(err, errlen, "restoring %s: %s", rs->name, why);
+	else
+		log_info("%s: restored from %s", w->name, rs->name);
+	restore_free(w);
+	return rc;
+}
