@@ -7,7 +7,8 @@
  * order), or one of the machine's tables read alone (clock, pic,
  * ioapic, pit, vcpu, virtq), or one of the firmware's devices (acpi-pm,
  * fw-cfg with an item built on demand, piix3-isa, piix4-pm,
- * bochs-display), modulo 19, then the section(s).  A state
+ * bochs-display, an AHCI HBA with a disk and a CD-ROM whose backend
+ * refuses every request), modulo 20, then the section(s).  A state
  * a device takes must save again to bytes a fresh device takes and
  * saves identically; then the loaded device has its registers read
  * (the virtio function: each queue kicked, so that it works from the
@@ -15,11 +16,13 @@
  * loaded values reach the code that derives from them (the RTC's
  * timers).  A table read alone must save again to the same bytes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acpi-pm.h"
+#include "ahci.h"
 #include "bochs-display.h"
 #include "dev-state.h"
 #include "fake-host.h"
@@ -47,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The first devices, the tables, then the firmware's devices. */
 #define FUZZ_DEVICES	8
 #define FUZZ_TABLES	6
-#define FUZZ_MORE	5
+#define FUZZ_MORE	6
 #define FUZZ_CHOICES	(FUZZ_DEVICES + FUZZ_TABLES + FUZZ_MORE)
 
 struct fuzz_state_dev {
@@ -69,6 +72,7 @@ static const struct fuzz_state_dev fuzz_state_devs[] = {
 	{ &piix3_isa_device_ops, 1 },
 	{ &piix4_pm_device_ops, 1 },
 	{ &bochs_display_device_ops, 0 },
+	{ &ahci_device_ops, 0 },
 };
 
 /* The machine's tables, read alone: the struct each reads into. */
@@ -124,6 +128,23 @@ fuzz_build(void *opaque)
 	return 0;
 }
 
+/* A loaded HBA may take up issued commands: each is refused. */
+static int
+fuzz_blk_submit(void *ctx, struct blk_io *io)
+{
+	return -EIO;
+}
+
+static void
+fuzz_blk_drain(void *ctx)
+{
+}
+
+static const struct blk_backend_ops fuzz_blk_ops = {
+	.submit = fuzz_blk_submit,
+	.drain = fuzz_blk_drain,
+};
+
 static void *
 fuzz_state_new(unsigned int which, struct fake_host *fh,
     struct pflash_store *st)
@@ -137,6 +158,11 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 	};
 	static const struct bochs_display_config bc = {
 		.vram_size = 1u << 20 };
+	static const struct blk_backend be = { .ops = &fuzz_blk_ops,
+		.size = 1u << 20, .serial = "fuzz" };
+	static const struct ahci_drive drives[2] = {
+		{ AHCI_DRIVE_DISK, &be }, { AHCI_DRIVE_CDROM, &be },
+	};
 
 	switch (which) {
 	case 0:
@@ -163,6 +189,8 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 		return piix4_pm_new(&fh->host);
 	case 12:
 		return bochs_display_new(&fh->host, &bc);
+	case 13:
+		return ahci_new(&fh->host, drives, 2);
 	default:
 		if (pflash_store_init(st, image, sizeof(image), 4096,
 		    false) != 0)
