@@ -4,11 +4,13 @@
  * a sleep state through SLP_TYP and SLP_EN), 4.8.3.3 (the power
  * management timer).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acpi-pm.h"
+#include "dev-state.h"
 
 /* Register offsets in the device's range, each 16 bits. */
 #define PM1_STS			0
@@ -239,6 +241,67 @@ acpi_pm_free(struct acpi_pm *pm)
 	free(pm);
 }
 
+/*
+ * PM1 status, enable and the SLP_TYP last written; the timer is not
+ * kept (it is computed from the VM clock, which the machine's state
+ * carries), nor the SCI's level (it follows from status and enable).
+ */
+static const struct dev_state_field acpi_pm_state_fields[] = {
+	{ "pm1_sts", DEV_STATE_U16, DEV_STATE_AT(struct acpi_pm, sts),
+	    .max = PM1_STS_BITS },
+	{ "pm1_en", DEV_STATE_U16, DEV_STATE_AT(struct acpi_pm, en),
+	    .max = PM1_EN_BITS },
+	{ "slp_typ", DEV_STATE_U16, DEV_STATE_AT(struct acpi_pm, slp_typ),
+	    .max = PM1_SLP_TYP_MASK >> PM1_SLP_TYP_SHIFT },
+	{ "power_button_presses", DEV_STATE_U64,
+	    DEV_STATE_AT(struct acpi_pm, presses) },
+	{ "sleeps_ignored", DEV_STATE_U64,
+	    DEV_STATE_AT(struct acpi_pm, sleeps_ignored) },
+	{ "timer_reads", DEV_STATE_U64,
+	    DEV_STATE_AT(struct acpi_pm, timer_reads) },
+};
+
+/* Bits no register has: what max cannot say about a bit mask. */
+static int
+acpi_pm_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct acpi_pm *pm = state;
+
+	if ((pm->sts & ~PM1_STS_BITS) != 0)
+		return dev_state_fail(err, -EINVAL, "pm1_sts 0x%x has "
+		    "bits that do not exist", pm->sts);
+	if ((pm->en & ~PM1_EN_BITS) != 0)
+		return dev_state_fail(err, -EINVAL, "pm1_en 0x%x has "
+		    "bits that do not exist", pm->en);
+	return 0;
+}
+
+const struct dev_state_table acpi_pm_state_table = {
+	DEV_STATE_TABLE("acpi-pm", 1, struct acpi_pm, acpi_pm_state_fields),
+	.check = acpi_pm_state_check,
+};
+
+static int
+acpi_pm_save(void *dev, struct dev_state_buf *out)
+{
+	return dev_state_save(&acpi_pm_state_table, dev, out);
+}
+
+/* A load raises or lowers the SCI to what the loaded registers say. */
+static int
+acpi_pm_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct acpi_pm *pm = dev;
+	int rc;
+
+	rc = dev_state_load(&acpi_pm_state_table, pm, buf, len, err);
+	if (rc < 0)
+		return rc;
+	acpi_pm_update_sci(pm);
+	return 0;
+}
+
 static void
 acpi_pm_ops_free(void *dev)
 {
@@ -250,5 +313,7 @@ const struct device_ops acpi_pm_device_ops = {
 	.read = acpi_pm_read,
 	.write = acpi_pm_write,
 	.diag = acpi_pm_diag,
+	.save = acpi_pm_save,
+	.load = acpi_pm_load,
 	.free = acpi_pm_ops_free,
 };

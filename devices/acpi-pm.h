@@ -46,5 +46,7 @@ void acpi_pm_free(struct acpi_pm *pm);
 bool acpi_pm_power_button(struct acpi_pm *pm);
 
 extern const struct device_ops acpi_pm_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table acpi_pm_state_table;
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "ahci.h"
 #include "atapi.h"
+#include "dev-state.h"
 #include "pci-config.h"
 
 /* Generic host control (3.1). */
@@ -1157,6 +1158,281 @@ ahci_free(struct ahci *a)
 	free(a);
 }
 
+/* --- state ------------------------------------------------------------- */
+
+/*
+ * The HBA's and each port's registers, the ATAPI drive's sense and lock,
+ * the config space (MSI included) and the counters.  Which drive is on
+ * which port, and its medium, are the definition's: a section for
+ * another set is refused.  A command with the backend cannot be named:
+ * a save refuses it (-EBUSY) and the caller drains first, so no slot is
+ * ever started in a section.  Ports past nports are all zero.
+ */
+#define AHCI_CMD_BITS	(CMD_ST | CMD_SUD | CMD_POD | CMD_FRE | CMD_ATAPI)
+#define AHCI_SLOT_MASK	((1u << AHCI_SLOTS) - 1)
+
+struct ahci_state {
+	uint8_t cfg[PCI_CONFIG_SIZE];
+	uint32_t nports;
+	uint8_t type[AHCI_MAX_PORTS];
+	uint32_t ghc, is;
+	uint32_t clb[AHCI_MAX_PORTS], clbu[AHCI_MAX_PORTS];
+	uint32_t fb[AHCI_MAX_PORTS], fbu[AHCI_MAX_PORTS];
+	uint32_t pis[AHCI_MAX_PORTS], ie[AHCI_MAX_PORTS];
+	uint32_t cmd[AHCI_MAX_PORTS], tfd[AHCI_MAX_PORTS];
+	uint32_t sig[AHCI_MAX_PORTS], sctl[AHCI_MAX_PORTS];
+	uint32_t serr[AHCI_MAX_PORTS], sact[AHCI_MAX_PORTS];
+	uint32_t ci[AHCI_MAX_PORTS];
+	uint8_t halted[AHCI_MAX_PORTS];
+	uint8_t sense_key[AHCI_MAX_PORTS], asc[AHCI_MAX_PORTS];
+	uint8_t ascq[AHCI_MAX_PORTS], locked[AHCI_MAX_PORTS];
+	uint64_t atapi_bad[AHCI_MAX_PORTS];
+	uint64_t commands, failed, fatal, interrupts, bad_accesses;
+};
+
+#define AHCI_U32S(nm, m)						\
+	{ nm, DEV_STATE_ARRAY_U32, DEV_STATE_AT(struct ahci_state, m) }
+#define AHCI_U8S(nm, m, mx)						\
+	{ nm, DEV_STATE_ARRAY_U8, DEV_STATE_AT(struct ahci_state, m),	\
+	    .max = (mx) }
+#define AHCI_U64(nm, m)							\
+	{ nm, DEV_STATE_U64, DEV_STATE_AT(struct ahci_state, m) }
+
+static const struct dev_state_field ahci_state_fields[] = {
+	{ "cfg", DEV_STATE_BYTES, DEV_STATE_AT(struct ahci_state, cfg) },
+	{ "nports", DEV_STATE_U32, DEV_STATE_AT(struct ahci_state, nports),
+	    .max = AHCI_MAX_PORTS },
+	AHCI_U8S("drive", type, AHCI_DRIVE_CDROM),
+	{ "ghc", DEV_STATE_U32, DEV_STATE_AT(struct ahci_state, ghc),
+	    .max = GHC_AE | GHC_IE },
+	{ "is", DEV_STATE_U32, DEV_STATE_AT(struct ahci_state, is),
+	    .max = (1u << AHCI_MAX_PORTS) - 1 },
+	AHCI_U32S("px_clb", clb),
+	AHCI_U32S("px_clbu", clbu),
+	AHCI_U32S("px_fb", fb),
+	AHCI_U32S("px_fbu", fbu),
+	AHCI_U32S("px_is", pis),
+	AHCI_U32S("px_ie", ie),
+	AHCI_U32S("px_cmd", cmd),
+	AHCI_U32S("px_tfd", tfd),
+	AHCI_U32S("px_sig", sig),
+	AHCI_U32S("px_sctl", sctl),
+	AHCI_U32S("px_serr", serr),
+	AHCI_U32S("px_sact", sact),
+	AHCI_U32S("px_ci", ci),
+	AHCI_U8S("halted", halted, 1),
+	AHCI_U8S("atapi_sense_key", sense_key, 0xf),
+	AHCI_U8S("atapi_asc", asc, 0),
+	AHCI_U8S("atapi_ascq", ascq, 0),
+	AHCI_U8S("atapi_locked", locked, 1),
+	{ "atapi_bad_commands", DEV_STATE_ARRAY_U64,
+	    DEV_STATE_AT(struct ahci_state, atapi_bad) },
+	AHCI_U64("commands", commands),
+	AHCI_U64("failed", failed),
+	AHCI_U64("fatal", fatal),
+	AHCI_U64("interrupts", interrupts),
+	AHCI_U64("bad_accesses", bad_accesses),
+};
+
+/* Port i's registers hold only what a guest's writes could leave. */
+static int
+ahci_state_check_port(const struct ahci_state *st, unsigned int i,
+    struct dev_state_error *err)
+{
+	bool st_on = st->cmd[i] & CMD_ST;
+
+	if (st->clb[i] & 0x3ffu || st->fb[i] & 0xffu)
+		return dev_state_fail(err, -EINVAL, "ahci: port %u: command "
+		    "list %#x or FIS area %#x misaligned", i, st->clb[i],
+		    st->fb[i]);
+	if (st->pis[i] & ~IS_VALID || st->ie[i] & ~IS_VALID ||
+	    st->cmd[i] & ~AHCI_CMD_BITS || st->tfd[i] > 0xffff ||
+	    st->sctl[i] > 0xfff)
+		return dev_state_fail(err, -EINVAL, "ahci: port %u: a "
+		    "register with bits it does not have", i);
+	if (st->ci[i] & ~AHCI_SLOT_MASK || st->sact[i] & ~AHCI_SLOT_MASK ||
+	    (!st_on && (st->ci[i] | st->sact[i]) != 0))
+		return dev_state_fail(err, -EINVAL, "ahci: port %u: slots "
+		    "%#x issued beyond %u slots or while stopped", i,
+		    st->ci[i], AHCI_SLOTS);
+	if (st->type[i] != AHCI_DRIVE_CDROM && (st->sense_key[i] |
+	    st->asc[i] | st->ascq[i] | st->locked[i]) != 0)
+		return dev_state_fail(err, -EINVAL, "ahci: port %u: ATAPI "
+		    "state without an ATAPI drive", i);
+	return 0;
+}
+
+static int
+ahci_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct ahci_state *st = state;
+	unsigned int i;
+	int rc;
+
+	if (st->nports == 0)
+		return dev_state_fail(err, -EINVAL, "ahci: no ports");
+	if (!(st->ghc & GHC_AE) || st->is >> st->nports != 0)
+		return dev_state_fail(err, -EINVAL, "ahci: ghc %#x, is %#x",
+		    st->ghc, st->is);
+	for (i = 0; i < st->nports; i++)
+		if ((rc = ahci_state_check_port(st, i, err)) < 0)
+			return rc;
+	/* Every per-port value of a port past the last is zero. */
+	for (; i < AHCI_MAX_PORTS; i++)
+		if (st->type[i] || st->clb[i] || st->clbu[i] || st->fb[i] ||
+		    st->fbu[i] || st->pis[i] || st->ie[i] || st->cmd[i] ||
+		    st->tfd[i] || st->sig[i] || st->sctl[i] || st->serr[i] ||
+		    st->sact[i] || st->ci[i] || st->halted[i] ||
+		    st->sense_key[i] || st->asc[i] || st->ascq[i] ||
+		    st->locked[i] || st->atapi_bad[i])
+			return dev_state_fail(err, -EINVAL, "ahci: state for "
+			    "port %u of %u", i, st->nports);
+	return 0;
+}
+
+const struct dev_state_table ahci_state_table = {
+	DEV_STATE_TABLE("ahci", 1, struct ahci_state, ahci_state_fields),
+	.check = ahci_state_check,
+};
+
+static bool
+ahci_busy(const struct ahci *a)
+{
+	for (unsigned int i = 0; i < a->nports; i++)
+		if (ahci_port_busy(&a->port[i]))
+			return true;
+	return false;
+}
+
+static int
+ahci_save(void *dev, struct dev_state_buf *out)
+{
+	struct ahci *a = dev;
+	struct ahci_state *st;
+	int rc;
+
+	if (ahci_busy(a))
+		return -EBUSY;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -ENOMEM;
+	memcpy(st->cfg, a->pc.cfg, sizeof(st->cfg));
+	st->nports = a->nports;
+	st->ghc = a->ghc;
+	st->is = a->is;
+	for (unsigned int i = 0; i < a->nports; i++) {
+		const struct ahci_port *p = &a->port[i];
+
+		st->type[i] = (uint8_t)p->type;
+		st->clb[i] = p->clb;
+		st->clbu[i] = p->clbu;
+		st->fb[i] = p->fb;
+		st->fbu[i] = p->fbu;
+		st->pis[i] = p->is;
+		st->ie[i] = p->ie;
+		st->cmd[i] = p->cmd;
+		st->tfd[i] = p->tfd;
+		st->sig[i] = p->sig;
+		st->sctl[i] = p->sctl;
+		st->serr[i] = p->serr;
+		st->sact[i] = p->sact;
+		st->ci[i] = p->ci;
+		st->halted[i] = p->halted;
+		if (p->type == AHCI_DRIVE_CDROM) {
+			st->sense_key[i] = p->atapi.sense_key;
+			st->asc[i] = p->atapi.asc;
+			st->ascq[i] = p->atapi.ascq;
+			st->locked[i] = p->atapi.locked;
+			st->atapi_bad[i] = p->atapi.bad_commands;
+		}
+	}
+	st->commands = a->commands;
+	st->failed = a->failed;
+	st->fatal = a->fatal;
+	st->interrupts = a->interrupts;
+	st->bad_accesses = a->bad_accesses;
+	rc = dev_state_save(&ahci_state_table, st, out);
+	free(st);
+	return rc;
+}
+
+/*
+ * After the registers: the MSI route and the interrupt follow the
+ * loaded config space and status (a pending condition may be signalled
+ * once more), and what is issued on a running port is taken up.
+ */
+static int
+ahci_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct ahci *a = dev;
+	struct ahci_state *st;
+	unsigned int i;
+	int rc;
+
+	if (ahci_busy(a))
+		return dev_state_fail(err, -EBUSY, "ahci: commands in "
+		    "flight");
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -ENOMEM;
+	rc = dev_state_load(&ahci_state_table, st, buf, len, err);
+	if (rc < 0)
+		goto out;
+	rc = -EINVAL;
+	if (st->nports != a->nports) {
+		(void)dev_state_fail(err, rc, "ahci: %u ports where the "
+		    "controller has %u", st->nports, a->nports);
+		goto out;
+	}
+	for (i = 0; i < a->nports; i++)
+		if (st->type[i] != a->port[i].type) {
+			(void)dev_state_fail(err, rc, "ahci: port %u: another "
+			    "drive", i);
+			goto out;
+		}
+	if ((rc = pci_config_load(&a->pc, st->cfg, err)) < 0)
+		goto out;
+	a->ghc = st->ghc;
+	a->is = st->is;
+	for (i = 0; i < a->nports; i++) {
+		struct ahci_port *p = &a->port[i];
+
+		p->clb = st->clb[i];
+		p->clbu = st->clbu[i];
+		p->fb = st->fb[i];
+		p->fbu = st->fbu[i];
+		p->is = st->pis[i];
+		p->ie = st->ie[i];
+		p->cmd = st->cmd[i];
+		p->tfd = st->tfd[i];
+		p->sig = st->sig[i];
+		p->sctl = st->sctl[i];
+		p->serr = st->serr[i];
+		p->sact = st->sact[i];
+		p->ci = st->ci[i];
+		p->halted = st->halted[i] != 0;
+		p->started = 0;
+		if (p->type == AHCI_DRIVE_CDROM) {
+			p->atapi.sense_key = st->sense_key[i];
+			p->atapi.asc = st->asc[i];
+			p->atapi.ascq = st->ascq[i];
+			p->atapi.locked = st->locked[i] != 0;
+			p->atapi.bad_commands = st->atapi_bad[i];
+		}
+	}
+	a->commands = st->commands;
+	a->failed = st->failed;
+	a->fatal = st->fatal;
+	a->interrupts = st->interrupts;
+	a->bad_accesses = st->bad_accesses;
+	ahci_pci_written(a, 0, 0);
+	for (i = 0; i < a->nports; i++)
+		ahci_port_run(&a->port[i]);
+	rc = 0;
+out:
+	free(st);
+	return rc;
+}
+
 static void
 ahci_free_op(void *dev)
 {
@@ -1170,5 +1446,7 @@ const struct device_ops ahci_device_ops = {
 	.diag = ahci_diag,
 	.pci = ahci_pci,
 	.pci_written = ahci_pci_written,
+	.save = ahci_save,
+	.load = ahci_load,
 	.free = ahci_free_op,
 };

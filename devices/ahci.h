@@ -70,5 +70,7 @@ void ahci_free(struct ahci *a);
 
 /* A board entry's ops for what ahci_new() returns. */
 extern const struct device_ops ahci_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table ahci_state_table;
 
 #endif

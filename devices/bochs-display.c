@@ -1,8 +1,10 @@
 /* See bochs-display.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bochs-display.h"
+#include "dev-state.h"
 #include "pci-config.h"
 
 #define BOCHS_QEXT_LEN		8	/* BOCHS_QEXT_SIZE's value */
@@ -402,6 +404,144 @@ bochs_display_free(struct bochs_display *b)
 	free(b);
 }
 
+/*
+ * The config space (a copy: pci_config_load checks its read-only bits
+ * against this function's), the DISPI registers and the counters.  The
+ * mode shown is not kept: it is what the registers say.  Where the
+ * framebuffer is follows BAR 0 (the machine moves its slot when
+ * pcibus_sync() maps the BARs after a load).
+ */
+struct bochs_display_state {
+	uint8_t cfg[PCI_CONFIG_SIZE];
+	uint16_t reg[BOCHS_DISPI_NREGS];
+	uint64_t mode_sets;
+	uint64_t bad_writes;
+	uint64_t bad_modes;
+	uint64_t bad_accesses;
+	uint64_t bad_offset;
+	uint64_t vga_accesses;
+	uint64_t edid_reads;
+};
+
+#define BOCHS_STATE_U64(nm, member)					\
+	{ nm, DEV_STATE_U64, DEV_STATE_AT(struct bochs_display_state, member) }
+
+static const struct dev_state_field bochs_display_state_fields[] = {
+	{ "cfg", DEV_STATE_BYTES,
+	    DEV_STATE_AT(struct bochs_display_state, cfg) },
+	{ "dispi", DEV_STATE_ARRAY_U16,
+	    DEV_STATE_AT(struct bochs_display_state, reg) },
+	BOCHS_STATE_U64("mode_sets", mode_sets),
+	BOCHS_STATE_U64("bad_writes", bad_writes),
+	BOCHS_STATE_U64("bad_modes", bad_modes),
+	BOCHS_STATE_U64("bad_accesses", bad_accesses),
+	BOCHS_STATE_U64("bad_offset", bad_offset),
+	BOCHS_STATE_U64("vga_accesses", vga_accesses),
+	BOCHS_STATE_U64("edid_reads", edid_reads),
+};
+
+/*
+ * Each register holds what a write could have left there: the limits
+ * bochs_display_dispi_write() puts on the guest (the bank's against the
+ * memory is checked at load, where the size is known), the computed
+ * ones never written.
+ */
+static int
+bochs_display_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct bochs_display_state *st = state;
+	const uint16_t *r = st->reg;
+
+	if (r[BOCHS_DISPI_ID] < BOCHS_DISPI_ID0 ||
+	    r[BOCHS_DISPI_ID] > BOCHS_DISPI_ID5)
+		return dev_state_fail(err, -EINVAL, "dispi id %#x",
+		    r[BOCHS_DISPI_ID]);
+	if (r[BOCHS_DISPI_XRES] > BOCHS_DISPLAY_MAX_XRES ||
+	    r[BOCHS_DISPI_YRES] > BOCHS_DISPLAY_MAX_YRES)
+		return dev_state_fail(err, -EINVAL, "dispi resolution "
+		    "%ux%u", r[BOCHS_DISPI_XRES], r[BOCHS_DISPI_YRES]);
+	if (r[BOCHS_DISPI_BPP] != 32)
+		return dev_state_fail(err, -EINVAL, "dispi bpp %u",
+		    r[BOCHS_DISPI_BPP]);
+	if (r[BOCHS_DISPI_VIRT_HEIGHT] != 0 ||
+	    r[BOCHS_DISPI_VIDEO_MEMORY_64K] != 0)
+		return dev_state_fail(err, -EINVAL, "a computed dispi "
+		    "register kept a value");
+	return 0;
+}
+
+const struct dev_state_table bochs_display_state_table = {
+	DEV_STATE_TABLE("bochs-display", 1, struct bochs_display_state,
+	    bochs_display_state_fields),
+	.check = bochs_display_state_check,
+};
+
+static int
+bochs_display_save(void *dev, struct dev_state_buf *out)
+{
+	struct bochs_display *b = dev;
+	struct bochs_display_state st = {
+		.mode_sets = b->mode_sets, .bad_writes = b->bad_writes,
+		.bad_modes = b->bad_modes, .bad_accesses = b->bad_accesses,
+		.bad_offset = b->bad_offset, .vga_accesses = b->vga_accesses,
+		.edid_reads = b->edid_reads,
+	};
+
+	memcpy(st.cfg, b->pc.cfg, sizeof(st.cfg));
+	memcpy(st.reg, b->reg, sizeof(st.reg));
+	return dev_state_save(&bochs_display_state_table, &st, out);
+}
+
+/*
+ * An enabled mode must be one this display shows (its memory's size is
+ * the instance's): a section with one it would have refused is refused.
+ */
+static int
+bochs_display_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct bochs_display *b = dev;
+	struct bochs_display_state *st;
+	struct bochs_display_mode mode = { 0 };
+	struct bochs_display probe;
+	int rc;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -ENOMEM;
+	rc = dev_state_load(&bochs_display_state_table, st, buf, len, err);
+	if (rc < 0)
+		goto out;
+	rc = -EINVAL;
+	if ((uint64_t)st->reg[BOCHS_DISPI_BANK] << 16 >= b->vram_size) {
+		(void)dev_state_fail(err, rc, "dispi bank %u beyond the "
+		    "memory", st->reg[BOCHS_DISPI_BANK]);
+		goto out;
+	}
+	probe = *b;
+	memcpy(probe.reg, st->reg, sizeof(probe.reg));
+	if ((st->reg[BOCHS_DISPI_ENABLE] & BOCHS_DISPI_ENABLED) &&
+	    !bochs_display_check(&probe, &mode)) {
+		(void)dev_state_fail(err, rc, "dispi: an enabled mode the "
+		    "display does not show");
+		goto out;
+	}
+	if ((rc = pci_config_load(&b->pc, st->cfg, err)) < 0)
+		goto out;
+	memcpy(b->reg, st->reg, sizeof(b->reg));
+	b->mode = mode;
+	b->mode_sets = st->mode_sets;
+	b->bad_writes = st->bad_writes;
+	b->bad_modes = st->bad_modes;
+	b->bad_accesses = st->bad_accesses;
+	b->bad_offset = st->bad_offset;
+	b->vga_accesses = st->vga_accesses;
+	b->edid_reads = st->edid_reads;
+	rc = 0;
+out:
+	free(st);
+	return rc;
+}
+
 static void
 bochs_display_free_op(void *dev)
 {
@@ -414,5 +554,7 @@ const struct device_ops bochs_display_device_ops = {
 	.write = bochs_display_write,
 	.diag = bochs_display_diag,
 	.pci = bochs_display_pci,
+	.save = bochs_display_save,
+	.load = bochs_display_load,
 	.free = bochs_display_free_op,
 };

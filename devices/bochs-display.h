@@ -113,5 +113,7 @@ void bochs_display_get_mode(const struct bochs_display *b,
 
 /* A board entry's ops for what bochs_display_new() returns. */
 extern const struct device_ops bochs_display_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table bochs_display_state_table;
 
 #endif

@@ -1,13 +1,16 @@
 /* See fw-cfg.h. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "fw-cfg.h"
 
 /* A directory entry: size, select, reserved, name; big-endian. */
 #define FW_CFG_DIR_ENTRY	(4 + 2 + 2 + FW_CFG_NAME_MAX)
+#define FW_CFG_ENTRIES		(FW_CFG_MAX_ITEMS + 3)
 
 struct fw_cfg_entry {
 	uint16_t key;
@@ -21,7 +24,7 @@ struct fw_cfg_entry {
 struct fw_cfg {
 	const struct device_host *host;
 	/* The device's own items, then the board's; found by key. */
-	struct fw_cfg_entry entry[FW_CFG_MAX_ITEMS + 3];
+	struct fw_cfg_entry entry[FW_CFG_ENTRIES];
 	unsigned int nentries;
 	uint8_t signature[4];
 	uint8_t features[4];
@@ -32,6 +35,15 @@ struct fw_cfg {
 	const struct fw_cfg_entry *cur;	/* NULL: no such item */
 	uint32_t offset;	/* into cur's bytes */
 	uint32_t dma_high;	/* the descriptor address's high half */
+	/*
+	 * Set by a load: the items prepared before the snapshot are built
+	 * again before the guest reads the next byte of any item (not at
+	 * the load: the devices the tables describe load after this one).
+	 */
+	bool rebuild;
+	/* Each entry's prepared flag, as its state section holds them. */
+	uint32_t nprepared;
+	uint8_t prepared[FW_CFG_ENTRIES];
 
 	/* Diagnostics. */
 	uint64_t dma_transfers;
@@ -90,11 +102,45 @@ fw_cfg_prepare(struct fw_cfg *fc, struct fw_cfg_entry *e)
 		fc->prepare_errors++;
 }
 
+/*
+ * After a load: prepare again each group that was prepared, so that the
+ * guest reads the bytes it would have read without the snapshot.
+ */
+static void
+fw_cfg_rebuild(struct fw_cfg *fc)
+{
+	struct fw_cfg_entry *e, *g;
+	unsigned int i, j;
+	bool done;
+
+	if (!fc->rebuild)
+		return;
+	fc->rebuild = false;
+	for (i = 0; i < fc->nentries; i++) {
+		e = &fc->entry[i];
+		if (e->prepare == NULL || !e->prepared)
+			continue;
+		/* Once per group: at its first prepared entry. */
+		done = false;
+		for (j = 0; j < i && !done; j++) {
+			g = &fc->entry[j];
+			done = g->prepared && g->prepare == e->prepare &&
+			    g->opaque == e->opaque;
+		}
+		if (done)
+			continue;
+		fc->prepare_calls++;
+		if (e->prepare(e->opaque) < 0)
+			fc->prepare_errors++;
+	}
+}
+
 static void
 fw_cfg_select(struct fw_cfg *fc, uint16_t selector)
 {
 	uint16_t key = selector & ~FW_CFG_WRITE_BIT;
 
+	fw_cfg_rebuild(fc);
 	fc->selector = selector;
 	fc->offset = 0;
 	fc->cur = NULL;
@@ -119,6 +165,7 @@ fw_cfg_left(const struct fw_cfg *fc)
 static uint8_t
 fw_cfg_data_byte(struct fw_cfg *fc)
 {
+	fw_cfg_rebuild(fc);
 	if (fw_cfg_left(fc) == 0)
 		return 0;
 	return fc->cur->data[fc->offset++];
@@ -149,6 +196,7 @@ fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 	addr = fw_cfg_be64(d + 8);
 	fc->dma_transfers++;
 
+	fw_cfg_rebuild(fc);
 	if (control & FW_CFG_DMA_SELECT)
 		fw_cfg_select(fc, control >> 16);
 	if (control & FW_CFG_DMA_WRITE) {
@@ -347,6 +395,104 @@ fw_cfg_free(struct fw_cfg *fc)
 	free(fc);
 }
 
+/*
+ * The guest's registers and which items were prepared.  The prepared
+ * bytes are not kept: they are built again from the loaded machine
+ * (fw_cfg_rebuild), the same bytes as long as what they describe (the
+ * PM block's address) has not moved since they were first built.  The
+ * items themselves are the board's, made from the VM's definition.
+ */
+static const struct dev_state_field fw_cfg_state_fields[] = {
+	{ "selector", DEV_STATE_U16, DEV_STATE_AT(struct fw_cfg, selector) },
+	{ "offset", DEV_STATE_U32, DEV_STATE_AT(struct fw_cfg, offset) },
+	{ "dma_high", DEV_STATE_U32, DEV_STATE_AT(struct fw_cfg, dma_high) },
+	{ "prepared", DEV_STATE_ARRAY_U8, DEV_STATE_VARLEN,
+	    DEV_STATE_AT(struct fw_cfg, prepared),
+	    .count_offset = offsetof(struct fw_cfg, nprepared), .max = 1 },
+	{ "dma_transfers", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, dma_transfers) },
+	{ "dma_errors", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, dma_errors) },
+	{ "dma_dropped", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, dma_dropped) },
+	{ "prepared_selects", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, prepared_selects) },
+	{ "prepare_calls", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, prepare_calls) },
+	{ "prepare_errors", DEV_STATE_U64,
+	    DEV_STATE_AT(struct fw_cfg, prepare_errors) },
+};
+
+static const struct fw_cfg_entry *
+fw_cfg_find(const struct fw_cfg *fc, uint16_t selector)
+{
+	uint16_t key = selector & ~FW_CFG_WRITE_BIT;
+
+	for (unsigned int i = 0; i < fc->nentries; i++)
+		if (fc->entry[i].key == key)
+			return &fc->entry[i];
+	return NULL;
+}
+
+/*
+ * On the loaded copy, whose items are this device's: one flag per item,
+ * a prepared flag only where there is something to prepare, the offset
+ * within the selected item (an unknown selector has offset 0).
+ */
+static int
+fw_cfg_state_check(const void *state, struct dev_state_error *err)
+{
+	const struct fw_cfg *fc = state;
+	const struct fw_cfg_entry *e;
+
+	if (fc->nprepared != fc->nentries)
+		return dev_state_fail(err, -EINVAL, "%u items where the "
+		    "device has %u", fc->nprepared, fc->nentries);
+	for (unsigned int i = 0; i < fc->nentries; i++)
+		if (fc->prepared[i] != 0 && fc->entry[i].prepare == NULL)
+			return dev_state_fail(err, -EINVAL, "item 0x%x "
+			    "prepared but has nothing to prepare",
+			    fc->entry[i].key);
+	e = fw_cfg_find(fc, fc->selector);
+	if (fc->offset > (e != NULL ? e->len : 0))
+		return dev_state_fail(err, -EINVAL, "offset %u past "
+		    "item 0x%x's end", fc->offset, fc->selector);
+	return 0;
+}
+
+const struct dev_state_table fw_cfg_state_table = {
+	DEV_STATE_TABLE("fw-cfg", 1, struct fw_cfg, fw_cfg_state_fields),
+	.check = fw_cfg_state_check,
+};
+
+static int
+fw_cfg_save(void *dev, struct dev_state_buf *out)
+{
+	struct fw_cfg *fc = dev;
+
+	fc->nprepared = fc->nentries;
+	for (unsigned int i = 0; i < fc->nentries; i++)
+		fc->prepared[i] = fc->entry[i].prepared;
+	return dev_state_save(&fw_cfg_state_table, fc, out);
+}
+
+static int
+fw_cfg_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct fw_cfg *fc = dev;
+	int rc;
+
+	rc = dev_state_load(&fw_cfg_state_table, fc, buf, len, err);
+	if (rc < 0)
+		return rc;
+	fc->cur = fw_cfg_find(fc, fc->selector);
+	for (unsigned int i = 0; i < fc->nentries; i++)
+		fc->entry[i].prepared = fc->prepared[i] != 0;
+	fc->rebuild = true;
+	return 0;
+}
+
 static void
 fw_cfg_ops_free(void *dev)
 {
@@ -358,5 +504,7 @@ const struct device_ops fw_cfg_device_ops = {
 	.read = fw_cfg_read,
 	.write = fw_cfg_write,
 	.diag = fw_cfg_diag,
+	.save = fw_cfg_save,
+	.load = fw_cfg_load,
 	.free = fw_cfg_ops_free,
 };

@@ -100,5 +100,7 @@ struct fw_cfg *fw_cfg_new(const struct device_host *host,
 void fw_cfg_free(struct fw_cfg *fc);
 
 extern const struct device_ops fw_cfg_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table fw_cfg_state_table;
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "piix3-isa.h"
 
 struct piix3_isa {
@@ -108,6 +109,47 @@ piix3_isa_free(struct piix3_isa *isa)
 	free(isa);
 }
 
+/*
+ * The config space, as a copy (pci_config_load checks that its
+ * read-only bits are this function's before taking it).
+ */
+struct piix3_isa_state {
+	uint8_t cfg[PCI_CONFIG_SIZE];
+};
+
+static const struct dev_state_field piix3_isa_state_fields[] = {
+	{ "cfg", DEV_STATE_BYTES, DEV_STATE_AT(struct piix3_isa_state, cfg) },
+};
+
+const struct dev_state_table piix3_isa_state_table = {
+	DEV_STATE_TABLE("piix3-isa", 1, struct piix3_isa_state,
+	    piix3_isa_state_fields),
+};
+
+static int
+piix3_isa_save(void *dev, struct dev_state_buf *out)
+{
+	struct piix3_isa *isa = dev;
+	struct piix3_isa_state st;
+
+	memcpy(st.cfg, isa->pc.cfg, sizeof(st.cfg));
+	return dev_state_save(&piix3_isa_state_table, &st, out);
+}
+
+static int
+piix3_isa_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct piix3_isa *isa = dev;
+	struct piix3_isa_state st = { 0 };
+	int rc;
+
+	rc = dev_state_load(&piix3_isa_state_table, &st, buf, len, err);
+	if (rc < 0)
+		return rc;
+	return pci_config_load(&isa->pc, st.cfg, err);
+}
+
 static void
 piix3_isa_ops_free(void *dev)
 {
@@ -120,5 +162,7 @@ const struct device_ops piix3_isa_device_ops = {
 	.write = piix3_isa_write,
 	.diag = piix3_isa_diag,
 	.pci = piix3_isa_pci,
+	.save = piix3_isa_save,
+	.load = piix3_isa_load,
 	.free = piix3_isa_ops_free,
 };

@@ -26,5 +26,7 @@ struct piix3_isa *piix3_isa_new(const struct device_host *host);
 void piix3_isa_free(struct piix3_isa *isa);
 
 extern const struct device_ops piix3_isa_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table piix3_isa_state_table;
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev-state.h"
 #include "piix4-pm.h"
 
 #define PIIX4_PM_APMC_EN	0x02	/* DEVACTB bit 25, in byte 0x5b */
@@ -108,6 +109,56 @@ piix4_pm_free(struct piix4_pm *pm)
 	free(pm);
 }
 
+/*
+ * The config space, as a copy (pci_config_load checks that its
+ * read-only bits are this function's before taking it), and the
+ * counter.  Where the PM block is decoded is not kept: the machine
+ * places it again from PMBA and PMIOSE after a load (pcibus_sync()
+ * reports each function's config as written).
+ */
+struct piix4_pm_state {
+	uint8_t cfg[PCI_CONFIG_SIZE];
+	uint64_t place_failures;
+};
+
+static const struct dev_state_field piix4_pm_state_fields[] = {
+	{ "cfg", DEV_STATE_BYTES, DEV_STATE_AT(struct piix4_pm_state, cfg) },
+	{ "pm_io_failures", DEV_STATE_U64,
+	    DEV_STATE_AT(struct piix4_pm_state, place_failures) },
+};
+
+const struct dev_state_table piix4_pm_state_table = {
+	DEV_STATE_TABLE("piix4-pm", 1, struct piix4_pm_state,
+	    piix4_pm_state_fields),
+};
+
+static int
+piix4_pm_save(void *dev, struct dev_state_buf *out)
+{
+	struct piix4_pm *pm = dev;
+	struct piix4_pm_state st = { .place_failures = pm->place_failures };
+
+	memcpy(st.cfg, pm->pc.cfg, sizeof(st.cfg));
+	return dev_state_save(&piix4_pm_state_table, &st, out);
+}
+
+static int
+piix4_pm_load(void *dev, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct piix4_pm *pm = dev;
+	struct piix4_pm_state st = { 0 };
+	int rc;
+
+	rc = dev_state_load(&piix4_pm_state_table, &st, buf, len, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = pci_config_load(&pm->pc, st.cfg, err)) < 0)
+		return rc;
+	pm->place_failures = st.place_failures;
+	return 0;
+}
+
 static void
 piix4_pm_ops_free(void *dev)
 {
@@ -120,5 +171,7 @@ const struct device_ops piix4_pm_device_ops = {
 	.write = piix4_pm_write,
 	.diag = piix4_pm_diag,
 	.pci = piix4_pm_pci,
+	.save = piix4_pm_save,
+	.load = piix4_pm_load,
 	.free = piix4_pm_ops_free,
 };

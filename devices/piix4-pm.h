@@ -53,5 +53,7 @@ void piix4_pm_placed(struct piix4_pm *pm, bool on, uint16_t base,
     bool failed);
 
 extern const struct device_ops piix4_pm_device_ops;
+/* Its state section's table (for tests and the fuzzer). */
+extern const struct dev_state_table piix4_pm_state_table;
 
 #endif

@@ -1084,11 +1084,12 @@ static const struct figure machine_fb_rows[] = {
 const struct figure_table machine_fb_figures = FIGURE_TABLE(machine_fb_rows);
 
 /*
- * The board's devices in a snapshot: in board order, each device with
- * save and load ops as one section "device" that names it and holds
- * what its save wrote (one section or several).  The board table is
- * the one list walked both ways; a state for another board (another
- * device, or one more or fewer) is refused by name.
+ * The board's devices in a snapshot: in board order, each device
+ * present (each must have save and load ops) as one section "device"
+ * that names it and holds what its save wrote (one section or
+ * several).  The board table is the one list walked both ways; a state
+ * for another board (another device, or one more or fewer) is refused
+ * by name.
  */
 struct machine_device_state {
 	uint32_t namelen;
@@ -1111,11 +1112,23 @@ static const struct dev_state_table machine_device_state_table = {
 	    machine_device_state_fields),
 };
 
-static bool
-machine_device_keeps_state(const struct machine_device *md)
+/*
+ * Whether the board device md is present, and so has a section: 0 or 1,
+ * or -EOPNOTSUPP (err naming it) when it is present but cannot save or
+ * load itself, so that a snapshot never silently leaves a device out.
+ */
+static int
+machine_device_keeps_state(const struct machine_device *md, char *err,
+    size_t errlen)
 {
-	return md->vdev.state != NULL && md->bd->ops->save != NULL &&
-	    md->bd->ops->load != NULL;
+	if (md->vdev.state == NULL)
+		return 0;
+	if (md->bd->ops->save == NULL || md->bd->ops->load == NULL) {
+		snprintf(err, errlen, "%s: the device cannot save its state",
+		    md->bd->name);
+		return -EOPNOTSUPP;
+	}
+	return 1;
 }
 
 int64_t
@@ -1144,7 +1157,7 @@ machine_devices_save(struct machine *m, struct dev_state_buf *out,
 		return -ENOMEM;
 	for (i = 0; rc == 0 && i < m->ndevs; i++) {
 		md = &m->devs[i];
-		if (!machine_device_keeps_state(md))
+		if ((rc = machine_device_keeps_state(md, err, errlen)) <= 0)
 			continue;
 		one.len = 0;
 		vdev_lock(&md->vdev);
@@ -1184,8 +1197,11 @@ machine_devices_load(struct machine *m, const void *buf, size_t len,
 		return -ENOMEM;
 	for (i = 0; i < m->ndevs; i++) {
 		md = &m->devs[i];
-		if (!machine_device_keeps_state(md))
+		if ((rc = machine_device_keeps_state(md, err, errlen)) < 0)
+			break;
+		if (rc == 0)
 			continue;
+		rc = 0;
 		n = at < len ? dev_state_section_len(p + at, len - at) : -1;
 		if (n < 0) {
 			snprintf(err, errlen, "no state for %s", md->bd->name);

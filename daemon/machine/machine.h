@@ -276,10 +276,12 @@ int machine_restore(struct machine *m, const struct machine_state *st,
     char *err, size_t errlen);
 
 /*
- * The board's devices that keep state (save and load ops), walked in
- * board order, each as a section "device" naming it around what its
- * save wrote; the vCPUs paused.  A save fails with the device's -errno
- * (-EBUSY: work in flight it cannot name, to be waited for); a load
+ * The board's devices present, walked in board order, each as a
+ * section "device" naming it around what its save wrote; the vCPUs
+ * paused.  A save fails with the device's -errno (-EBUSY: work in
+ * flight it cannot name, to be waited for), or -EOPNOTSUPP for a
+ * device present without save and load ops (err naming it: a snapshot
+ * never leaves a device out); a load
  * refuses a state for another board, or one a device refuses, with err
  * naming the device, and then maps the PCI BARs anew (pcibus_sync).
  */

@@ -1,12 +1,39 @@
 /* See nvram.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dev-state.h"
 #include "log.h"
 #include "nvram.h"
+
+/*
+ * The variables in a snapshot: sections "nvram", each a piece of the
+ * image of at most NVRAM_PIECE bytes at its offset, in order (a field
+ * holds at most DEV_STATE_VALUE_MAX bytes; OVMF's images take one).
+ */
+#define NVRAM_PIECE	DEV_STATE_VALUE_MAX
+
+struct nvram_piece {
+	uint64_t offset;
+	uint32_t len;
+	uint8_t data[NVRAM_PIECE];
+};
+
+static const struct dev_state_field nvram_piece_fields[] = {
+	{ "offset", DEV_STATE_U64, DEV_STATE_AT(struct nvram_piece, offset),
+	    .max = NVRAM_SIZE_MAX - 1 },
+	{ "image", DEV_STATE_BYTES, DEV_STATE_VARLEN,
+	    DEV_STATE_AT(struct nvram_piece, data),
+	    .count_offset = offsetof(struct nvram_piece, len) },
+};
+
+const struct dev_state_table nvram_state_table = {
+	DEV_STATE_TABLE("nvram", 1, struct nvram_piece, nvram_piece_fields),
+};
 
 struct nvram {
 	struct pflash_store store;
@@ -184,6 +211,101 @@ uint64_t
 nvram_write_errors(const struct nvram *n)
 {
 	return n->errors;
+}
+
+int
+nvram_save(struct nvram *n, struct dev_state_buf *out)
+{
+	struct pflash_store *s = &n->store;
+	struct nvram_piece *pc = malloc(sizeof(*pc));
+	size_t off;
+	int rc = 0;
+
+	if (pc == NULL)
+		return -ENOMEM;
+	if (s->host != NULL)
+		device_lock(s->host);
+	for (off = 0; rc == 0 && off < s->size; off += NVRAM_PIECE) {
+		pc->offset = off;
+		pc->len = (uint32_t)(s->size - off < NVRAM_PIECE ?
+		    s->size - off : NVRAM_PIECE);
+		memcpy(pc->data, s->image + off, pc->len);
+		rc = dev_state_save(&nvram_state_table, pc, out);
+	}
+	if (s->host != NULL)
+		device_unlock(s->host);
+	free(pc);
+	return rc;
+}
+
+int
+nvram_load(struct nvram *n, const void *buf, size_t len,
+    struct dev_state_error *err)
+{
+	struct pflash_store *s = &n->store;
+	struct nvram_piece *pc = malloc(sizeof(*pc));
+	uint8_t *image = malloc(s->size);
+	bool *changed = calloc(s->nblocks, sizeof(*changed));
+	const uint8_t *p = buf;
+	size_t off = 0, at = 0, want, b;
+	long sl;
+	int rc = 0;
+
+	if (pc == NULL || image == NULL || changed == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (rc == 0 && off < s->size) {
+		want = s->size - off < NVRAM_PIECE ? s->size - off :
+		    NVRAM_PIECE;
+		sl = at < len ? dev_state_section_len(p + at, len - at) : -1;
+		if (sl < 0) {
+			rc = dev_state_fail(err, -EBADMSG, "nvram: the image "
+			    "stops at %zu of %zu bytes", off, s->size);
+			break;
+		}
+		rc = dev_state_load(&nvram_state_table, pc, p + at,
+		    (size_t)sl, err);
+		if (rc == 0 && (pc->offset != off || pc->len != want))
+			rc = dev_state_fail(err, -EINVAL, "nvram: %u bytes at "
+			    "%llu where the image's %zu bytes at %zu come",
+			    pc->len, (unsigned long long)pc->offset, want,
+			    off);
+		if (rc == 0)
+			memcpy(image + off, pc->data, want);
+		off += want;
+		at += (size_t)sl;
+	}
+	if (rc == 0 && at != len)
+		rc = dev_state_fail(err, -EINVAL, "nvram: more than the "
+		    "image's %zu bytes", s->size);
+	if (rc < 0)
+		goto out;
+	/*
+	 * The image in place, then each block that changed is written back
+	 * to the file (a read-only store's never is).
+	 */
+	if (s->host != NULL)
+		device_lock(s->host);
+	for (b = 0; b < s->nblocks; b++) {
+		off = b * s->block_size;
+		changed[b] = memcmp(s->image + off, image + off,
+		    s->block_size) != 0;
+		if (changed[b])
+			memcpy(s->image + off, image + off, s->block_size);
+	}
+	if (s->host != NULL)
+		device_unlock(s->host);
+	for (b = 0; b < s->nblocks && !s->readonly; b++)
+		if (changed[b])
+			(void)pflash_store_mark_dirty(s, b * s->block_size);
+	if (!s->readonly)
+		event_active(n->flush_ev, 0, 0);
+out:
+	free(changed);
+	free(image);
+	free(pc);
+	return rc;
 }
 
 void

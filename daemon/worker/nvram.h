@@ -48,6 +48,26 @@ int nvram_flush(struct nvram *n);
 uint64_t nvram_blocks_written(const struct nvram *n);
 uint64_t nvram_write_errors(const struct nvram *n);
 /*
+ * The variables in a snapshot: the image as it is in memory now (blocks
+ * not yet written back included), as sections "nvram" appended to out
+ * (nvram_state_table's, pieces of the image in order): 0 or -ENOMEM.
+ * Loop thread, the vCPUs paused.
+ */
+struct dev_state_buf;
+struct dev_state_error;
+extern const struct dev_state_table nvram_state_table;
+int nvram_save(struct nvram *n, struct dev_state_buf *out);
+/*
+ * Read what nvram_save wrote (len bytes, its sections and nothing
+ * else) over the image: 0, or -errno with err saying why and the image
+ * untouched (an image of another size, a piece out of place, a damaged
+ * section).  The blocks that change are written back to the file, so
+ * that the restored variables are the file's too.  Loop thread, the
+ * vCPUs paused.
+ */
+int nvram_load(struct nvram *n, const void *buf, size_t len,
+    struct dev_state_error *err);
+/*
  * Write back what is left and close the file; no flash may use the
  * store any more.  NULL is fine.
  */

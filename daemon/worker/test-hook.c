@@ -235,8 +235,43 @@ test_hook_machine_load(struct machine_state *ms, struct vcpu_state *const *vs,
  * vCPU, the board's devices) saved as sections, restored from junk (every IOAPIC pin and
  * PIC line masked, the PIT stopped, vCPU registers clobbered), then
  * read back and restored through machine_restore.  =machine-clobber
- * stops at the junk.
+ * stops at the junk.  Each time, the save is also tried with the first
+ * device that keeps state made to look as if it had no save op: it
+ * must be refused, naming the device.
  */
+static void
+test_hook_unsaved(struct machine *m)
+{
+	struct dev_state_buf devs = { 0 };
+	struct machine_device *md = NULL;
+	const struct board_device *orig;
+	struct board_device bd;
+	struct device_ops ops;
+	char err[160] = "";
+	int rc;
+
+	for (unsigned int i = 0; md == NULL && i < m->ndevs; i++)
+		if (m->devs[i].vdev.state != NULL &&
+		    m->devs[i].bd->ops->save != NULL)
+			md = &m->devs[i];
+	if (md == NULL)
+		return;
+	orig = md->bd;
+	bd = *orig;
+	ops = *orig->ops;
+	ops.save = NULL;
+	ops.load = NULL;
+	bd.ops = &ops;
+	md->bd = &bd;
+	rc = machine_devices_save(m, &devs, err, sizeof(err));
+	md->bd = orig;
+	dev_state_buf_free(&devs);
+	if (rc == -EOPNOTSUPP)
+		log_info("test hook: a device without save: %s", err);
+	else
+		log_warn("test hook: a device without save: TAKEN (%d)", rc);
+}
+
 static void
 test_hook_machine_state(struct worker *w, const char *mode)
 {
@@ -270,6 +305,7 @@ test_hook_machine_state(struct worker *w, const char *mode)
 		rc = machine_devices_save(m, &devs, err, sizeof(err));
 	if (rc < 0)
 		goto fail;
+	test_hook_unsaved(m);
 
 	*junk = *ms;
 	junk->pic.master.imr = junk->pic.slave.imr = 0xff;

@@ -5,7 +5,10 @@
  * device (uart, rtc, i8042, post, port92, pflash, a virtio-rng PCI
  * function over 64 KiB of guest RAM, the PCI host bridge, in that
  * order), or one of the machine's tables read alone (clock, pic,
- * ioapic, pit, vcpu, virtq), modulo 14, then the section(s).  A state
+ * ioapic, pit, vcpu, virtq), or one of the firmware's devices (acpi-pm,
+ * fw-cfg with an item built on demand, piix3-isa, piix4-pm,
+ * bochs-display, an AHCI HBA with a disk and a CD-ROM whose backend
+ * refuses every request), modulo 20, then the section(s).  A state
  * a device takes must save again to bytes a fresh device takes and
  * saves identically; then the loaded device has its registers read
  * (the virtio function: each queue kicked, so that it works from the
@@ -13,12 +16,17 @@
  * loaded values reach the code that derives from them (the RTC's
  * timers).  A table read alone must save again to the same bytes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "acpi-pm.h"
+#include "ahci.h"
+#include "bochs-display.h"
 #include "dev-state.h"
 #include "fake-host.h"
+#include "fw-cfg.h"
 #include "i8042.h"
 #include "machine-state.h"
 #include "pci-config.h"
@@ -27,6 +35,8 @@
 #include "virtio-pci.h"
 #include "virtio-rng.h"
 #include "pflash.h"
+#include "piix3-isa.h"
+#include "piix4-pm.h"
 #include "port92.h"
 #include "post.h"
 #include "rtc.h"
@@ -37,8 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_FLASH_SIZE	(2 * 4096)
 #define FUZZ_RAM_BASE	0x100000
 #define FUZZ_RAM_SIZE	(64 * 1024)
+/* The first devices, the tables, then the firmware's devices. */
 #define FUZZ_DEVICES	8
-#define FUZZ_CHOICES	(FUZZ_DEVICES + 6)
+#define FUZZ_TABLES	6
+#define FUZZ_MORE	6
+#define FUZZ_CHOICES	(FUZZ_DEVICES + FUZZ_TABLES + FUZZ_MORE)
 
 struct fuzz_state_dev {
 	const struct device_ops *ops;
@@ -54,6 +67,12 @@ static const struct fuzz_state_dev fuzz_state_devs[] = {
 	{ &pflash_device_ops, 0x40 },
 	{ &virtio_pci_device_ops, 0 },
 	{ &pci_host_device_ops, 8 },
+	{ &acpi_pm_device_ops, 12 },
+	{ &fw_cfg_device_ops, 2 },
+	{ &piix3_isa_device_ops, 1 },
+	{ &piix4_pm_device_ops, 1 },
+	{ &bochs_display_device_ops, 0 },
+	{ &ahci_device_ops, 0 },
 };
 
 /* The machine's tables, read alone: the struct each reads into. */
@@ -99,12 +118,51 @@ fuzz_uart_tx(void *opaque, const uint8_t *buf, size_t len)
 {
 }
 
+/* fw-cfg's item built on demand, as the ACPI tables are. */
+static uint8_t fuzz_built[16];
+
+static int
+fuzz_build(void *opaque)
+{
+	memset(fuzz_built, 0x5a, sizeof(fuzz_built));
+	return 0;
+}
+
+/* A loaded HBA may take up issued commands: each is refused. */
+static int
+fuzz_blk_submit(void *ctx, struct blk_io *io)
+{
+	return -EIO;
+}
+
+static void
+fuzz_blk_drain(void *ctx)
+{
+}
+
+static const struct blk_backend_ops fuzz_blk_ops = {
+	.submit = fuzz_blk_submit,
+	.drain = fuzz_blk_drain,
+};
+
 static void *
 fuzz_state_new(unsigned int which, struct fake_host *fh,
     struct pflash_store *st)
 {
 	static uint8_t image[FUZZ_FLASH_SIZE];
 	static const struct uart_backend ube = { .tx = fuzz_uart_tx };
+	static const struct fw_cfg_item items[] = {
+		{ .name = "plain", .data = image, .len = 4 },
+		{ .name = "etc/built", .data = fuzz_built,
+		    .len = sizeof(fuzz_built), .prepare = fuzz_build },
+	};
+	static const struct bochs_display_config bc = {
+		.vram_size = 1u << 20 };
+	static const struct blk_backend be = { .ops = &fuzz_blk_ops,
+		.size = 1u << 20, .serial = "fuzz" };
+	static const struct ahci_drive drives[2] = {
+		{ AHCI_DRIVE_DISK, &be }, { AHCI_DRIVE_CDROM, &be },
+	};
 
 	switch (which) {
 	case 0:
@@ -121,6 +179,18 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 		return virtio_pci_new(&fh->host, virtio_rng_new(&fh->host));
 	case 7:
 		return pci_host_new_rcr(&fh->host, &fuzz_pci_host_ops);
+	case 8:
+		return acpi_pm_new(&fh->host, 5);
+	case 9:
+		return fw_cfg_new(&fh->host, items, 2);
+	case 10:
+		return piix3_isa_new(&fh->host);
+	case 11:
+		return piix4_pm_new(&fh->host);
+	case 12:
+		return bochs_display_new(&fh->host, &bc);
+	case 13:
+		return ahci_new(&fh->host, drives, 2);
 	default:
 		if (pflash_store_init(st, image, sizeof(image), 4096,
 		    false) != 0)
@@ -159,10 +229,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	which = data[0] % FUZZ_CHOICES;
-	if (which >= FUZZ_DEVICES) {
+	if (which >= FUZZ_DEVICES && which < FUZZ_DEVICES + FUZZ_TABLES) {
 		fuzz_state_table(which - FUZZ_DEVICES, data + 1, size - 1);
 		return 0;
 	}
+	if (which >= FUZZ_DEVICES)
+		which -= FUZZ_TABLES;
 	d = &fuzz_state_devs[which];
 	fuzz_state_host(&fa);
 	fuzz_state_host(&fb);
@@ -187,6 +259,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    VIRTIO_PCI_NOTIFY + VIRTIO_PCI_NOTIFY_MULT * q,
 			    &v, 2);
 		}
+		/* bochs-display: each DISPI register read, as a mode shows. */
+		for (unsigned int r = 0; which == 12 &&
+		    r < BOCHS_DISPI_NREGS; r++)
+			d->ops->read(a, PCI_BAR_OFFSET(BOCHS_DISPLAY_MMIO_BAR) +
+			    BOCHS_DISPLAY_DISPI + 2 * r, reg, 2);
 		fake_host_advance(&fa, 3000000000LL);
 	}
 

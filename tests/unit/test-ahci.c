@@ -7,13 +7,18 @@
  * sense data, interrupts (INTx and MSI), and a hostile driver: tables
  * and PRDs outside RAM, byte counts over the limit, slots beyond
  * CAP.NCS, ports that do not exist, a stop with a request in flight.
+ * Its state: refused while a request is in flight, saved and loaded
+ * into a fresh HBA that saves the same bytes and goes on (a halted
+ * port, the ATAPI sense), a hostile section refused, nothing changed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ahci.h"
+#include "dev-state.h"
 #include "fake-host.h"
 #include "pci-config.h"
 #include "tap.h"
@@ -709,6 +714,147 @@ test_readonly(void)
 	dev = keep;
 }
 
+/* --- state ----------------------------------------------------------- */
+
+static struct dev_state_buf
+save_state(void *d)
+{
+	struct dev_state_buf b = { 0 };
+
+	if (ahci_device_ops.save(d, &b) != 0)
+		tap_bail("ahci: save failed");
+	return b;
+}
+
+/* Element i (es bytes each) of field name's value in section b. */
+static uint8_t *
+state_elem(struct dev_state_buf *b, const char *name, size_t es, size_t i)
+{
+	uint8_t *p = b->data + 4, *end = b->data + b->len;
+
+	p += 1 + p[0] + 12;
+	while (p < end) {
+		uint8_t n = p[0], type;
+		bool match = n == strlen(name) && memcmp(p + 1, name, n) == 0;
+		uint32_t count;
+		size_t fes;
+
+		p += 1 + n;
+		type = p[0];
+		count = (uint32_t)p[1] | (uint32_t)p[2] << 8 |
+		    (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+		p += 5;
+		if (match)
+			return p + es * i;
+		fes = type == DEV_STATE_ARRAY_U32 || type == DEV_STATE_U32 ? 4 :
+		    type == DEV_STATE_ARRAY_U64 || type == DEV_STATE_U64 ? 8 :
+		    1;
+		p += fes * count;
+	}
+	tap_bail("no field %s", name);
+}
+
+/* dev's section with field name's element i set to v (es bytes): rc. */
+static int
+load_with(void *d, const char *name, size_t es, size_t i, uint32_t v,
+    struct dev_state_error *e)
+{
+	struct dev_state_buf b = save_state(d);
+	uint8_t *p = state_elem(&b, name, es, i);
+	int rc;
+
+	for (size_t k = 0; k < es; k++)
+		p[k] = (uint8_t)(v >> (8 * k));
+	e->msg[0] = '\0';
+	rc = ahci_device_ops.load(d, b.data, b.len, e);
+	dev_state_buf_free(&b);
+	return rc;
+}
+
+static void
+test_state(const struct ahci_drive *drives)
+{
+	struct prd prd = PRD(DATA, 512);
+	struct dev_state_buf s1, s2, after, none = { 0 };
+	struct dev_state_error e = { "" };
+	struct ahci *keep = dev, *b;
+	unsigned int cuts_ok = 1;
+	uint8_t *d = gmem(DATA);
+	uint32_t v;
+
+	port_start(0);
+	port_start(1);
+	TAP_EQ(packet((uint8_t[12]){ 0xff }, 0), 1,
+	    "an unknown packet command: the CD-ROM's port halts");
+	setup_slot(0, 2, 0x25, 0, 0, 1, NULL, &prd, 1, false);
+	wr(PORT(0, 0x38), 1u << 2);
+	tap_ok(q.n == 1 && ahci_device_ops.save(dev, &none) == -EBUSY &&
+	    none.len == 0, "a read in flight: the save refused (-EBUSY)");
+	complete_all();
+	s1 = save_state(dev);
+
+	if ((b = ahci_new(&fh.host, drives, 2)) == NULL)
+		tap_bail("ahci_new");
+	setup_slot(0, 2, 0x25, 0, 0, 1, NULL, &prd, 1, false);
+	dev = b;
+	port_start(0);
+	wr(PORT(0, 0x38), 1u << 2);
+	tap_ok(ahci_device_ops.load(b, s1.data, s1.len, &e) == -EBUSY,
+	    "a load over a read in flight refused (%s)", e.msg);
+	complete_all();
+	TAP_EQ(ahci_device_ops.load(b, s1.data, s1.len, &e), 0,
+	    "loaded into a fresh HBA (%s)", e.msg);
+	s2 = save_state(b);
+	tap_ok(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+	    "saved again: the same %zu bytes", s1.len);
+	dev_state_buf_free(&s2);
+
+	TAP_EQ(rd(PORT(1, 0x38)), 1u, "the CD-ROM's failed slot still "
+	    "issued");
+	recover(1);
+	TAP_EQ(packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18), 0,
+	    "REQUEST SENSE on the loaded drive");
+	tap_ok((d[2] & 0xf) == 5 && d[12] == 0x20,
+	    "the sense of the save: ILLEGAL REQUEST, invalid opcode");
+	TAP_EQ(ata(0x25, 0, 1, 512), 0, "the disk reads");
+	v = rd(PORT(0, 0x00));
+	TAP_EQ(v, (uint32_t)CLB(0), "from the loaded command list");
+
+	after = save_state(b);
+	tap_ok(load_with(b, "nports", 4, 0, 3, &e) == -EINVAL,
+	    "another number of ports refused (%s)", e.msg);
+	tap_ok(load_with(b, "nports", 4, 0, AHCI_MAX_PORTS + 1, &e) ==
+	    -EINVAL, "more ports than there can be refused (%s)", e.msg);
+	tap_ok(load_with(b, "drive", 1, 0, AHCI_DRIVE_CDROM, &e) == -EINVAL,
+	    "another drive on a port refused (%s)", e.msg);
+	tap_ok(load_with(b, "drive", 1, 4, AHCI_DRIVE_DISK, &e) == -EINVAL,
+	    "a drive on a port past the last refused (%s)", e.msg);
+	tap_ok(load_with(b, "px_clb", 4, 0, (uint32_t)CLB(0) | 0x20, &e) ==
+	    -EINVAL, "a misaligned command list refused (%s)", e.msg);
+	tap_ok(load_with(b, "px_ci", 4, 1, 1u << 8, &e) == -EINVAL,
+	    "a slot beyond CAP.NCS refused (%s)", e.msg);
+	tap_ok(load_with(b, "px_cmd", 4, 5, 0x11, &e) == -EINVAL,
+	    "registers of a port past the last refused (%s)", e.msg);
+	tap_ok(load_with(b, "atapi_sense_key", 1, 0, 5, &e) == -EINVAL,
+	    "ATAPI sense on the disk's port refused (%s)", e.msg);
+	tap_ok(load_with(b, "ghc", 4, 0, 2, &e) == -EINVAL,
+	    "GHC without AE refused (%s)", e.msg);
+	tap_ok(load_with(b, "is", 4, 0, 1u << 2, &e) == -EINVAL,
+	    "IS for a port past the last refused (%s)", e.msg);
+	for (size_t cut = 0; cut < after.len; cut++)
+		if (ahci_device_ops.load(b, after.data, cut, &e) >= 0)
+			cuts_ok = 0;
+	tap_ok(cuts_ok, "every truncation refused");
+	s2 = save_state(b);
+	tap_ok(s2.len == after.len && memcmp(s2.data, after.data,
+	    after.len) == 0, "the refusals changed nothing");
+	dev_state_buf_free(&s1);
+	dev_state_buf_free(&s2);
+	dev_state_buf_free(&after);
+	ahci_free(b);
+	dev = keep;
+}
+
 int
 main(void)
 {
@@ -747,6 +893,7 @@ main(void)
 	test_resets();
 	test_msi_and_reset();
 	test_readonly();
+	test_state(drives);
 	ahci_free(dev);
 	free(fh.mem);
 	return tap_done();

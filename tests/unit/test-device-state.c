@@ -1,6 +1,7 @@
 /*
  * The state sections of the simple devices (uart, rtc, i8042, post,
- * port92, pflash): each is saved, loaded into a fresh instance on a
+ * port92, pflash, acpi-pm, fw-cfg, piix3-isa, piix4-pm, bochs-display):
+ * each is saved, loaded into a fresh instance on a
  * fresh host and saved again to the same bytes; the loaded device
  * behaves as the one it came from (the UART's FIFO, the RTC's time,
  * alarm and periodic interrupt, the i8042's queued keys); and a section
@@ -13,11 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acpi-pm.h"
+#include "bochs-display.h"
 #include "dev-state.h"
 #include "fake-host.h"
+#include "fw-cfg.h"
 #include "i8042.h"
 #include "pflash.h"
 #include "pio.h"
+#include "piix3-isa.h"
+#include "piix4-pm.h"
 #include "port92.h"
 #include "post.h"
 #include "rtc.h"
@@ -184,7 +190,9 @@ test_tables(void)
 {
 	const struct dev_state_table *t[] = { &uart_state_table,
 	    &rtc_state_table, &i8042_state_table, &post_state_table,
-	    &port92_state_table, &pflash_state_table };
+	    &port92_state_table, &pflash_state_table, &acpi_pm_state_table,
+	    &fw_cfg_state_table, &piix3_isa_state_table,
+	    &piix4_pm_state_table, &bochs_display_state_table };
 	struct dev_state_error e = { "" };
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -484,6 +492,255 @@ test_small(void)
 	pflash_store_fini(&sb);
 }
 
+/* --- acpi-pm, fw-cfg ------------------------------------------------ */
+
+/* The section of dev with byte at of field name's value set to v. */
+static int
+load_with_byte(const struct device_ops *ops, void *dev, const char *name,
+    size_t at, uint8_t v, struct dev_state_error *e)
+{
+	struct dev_state_buf b = save(ops, dev);
+	uint8_t type;
+	uint32_t count;
+	uint8_t *p = field_value(&b, name, &type, &count);
+	int rc;
+
+	p[at] = v;
+	e->msg[0] = '\0';
+	rc = ops->load(dev, b.data, b.len, e);
+	dev_state_buf_free(&b);
+	return rc;
+}
+
+static void
+test_acpi_pm(void)
+{
+	static struct fake_host fa, fb;
+	struct dev_state_error e;
+	struct acpi_pm *a, *b;
+	struct pio p;
+
+	fake_host_init(&fa);
+	fake_host_init(&fb);
+	a = acpi_pm_new(&fa.host, 5);
+	b = acpi_pm_new(&fb.host, 5);
+	p = (struct pio){ &acpi_pm_device_ops, a };
+	pio_outb(&p, 2, 0x00);
+	pio_outb(&p, 3, 0x01);		/* PM1_EN: the power button */
+	pio_outb(&p, 5, 3 << 2);	/* SLP_TYP 3, no SLP_EN */
+	(void)acpi_pm_power_button(a);
+	tap_ok(fa.irq[0], "acpi-pm: the SCI is up before the save");
+	round_trip(&acpi_pm_device_ops, a, b);
+	p = (struct pio){ &acpi_pm_device_ops, b };
+	tap_ok(fb.irq[0] && fb.rises[0] == 1 && pio_inb(&p, 1) == 0x01 &&
+	    pio_inb(&p, 3) == 0x01 && pio_inb(&p, 5) == (3 << 2 | 0),
+	    "acpi-pm: the loaded one raises its SCI, registers as saved");
+	pio_outb(&p, 1, 0x01);		/* write 1 to clear PWRBTN_STS */
+	tap_ok(!fb.irq[0], "acpi-pm: and lowers it when the guest clears "
+	    "the status");
+	hostile(&acpi_pm_device_ops, &acpi_pm_state_table, b);
+	tap_ok(load_with(&acpi_pm_device_ops, b, "pm1_sts", 0x0001, &e) ==
+	    -EINVAL && load_with(&acpi_pm_device_ops, b, "pm1_en", 0x0200,
+	    &e) == -EINVAL, "acpi-pm: bits no register has refused (%s)",
+	    e.msg);
+	acpi_pm_free(a);
+	acpi_pm_free(b);
+}
+
+struct fwc_group {
+	uint8_t data[4];
+	unsigned int calls;
+};
+
+static int
+fwc_prepare(void *opaque)
+{
+	struct fwc_group *g = opaque;
+
+	g->calls++;
+	memset(g->data, 0xa0 + (int)g->calls, sizeof(g->data));
+	return 0;
+}
+
+static void
+fwc_select(void *fc, uint16_t key)
+{
+	uint8_t k[2] = { (uint8_t)key, (uint8_t)(key >> 8) };
+
+	fw_cfg_device_ops.write(fc, FW_CFG_SEL_OFFSET, k, 2);
+}
+
+static uint8_t
+fwc_byte(void *fc)
+{
+	uint8_t v = 0;
+
+	fw_cfg_device_ops.read(fc, FW_CFG_DATA_OFFSET, &v, 1);
+	return v;
+}
+
+static void
+test_fw_cfg(void)
+{
+	static struct fake_host fh;
+	static const uint8_t plain[3] = { 1, 2, 3 };
+	struct fwc_group ga = { .calls = 0 }, gb = { .calls = 0 };
+	const struct fw_cfg_item ia[] = {
+		{ .name = "plain", .data = plain, .len = sizeof(plain) },
+		{ .name = "etc/built", .data = ga.data, .len = sizeof(ga.data),
+		    .prepare = fwc_prepare, .opaque = &ga },
+	}, ib[] = {
+		{ .name = "plain", .data = plain, .len = sizeof(plain) },
+		{ .name = "etc/built", .data = gb.data, .len = sizeof(gb.data),
+		    .prepare = fwc_prepare, .opaque = &gb },
+	};
+	const uint16_t built = FW_CFG_FILE_FIRST + 1;
+	struct dev_state_error e;
+	struct fw_cfg *a, *b;
+	uint8_t dma[4] = { 0x12, 0x34, 0x56, 0x78 };
+
+	fake_host_init(&fh);
+	a = fw_cfg_new(&fh.host, ia, 2);
+	b = fw_cfg_new(&fh.host, ib, 2);
+	if (a == NULL || b == NULL)
+		tap_bail("fw_cfg_new");
+	fwc_select(a, built);
+	(void)fwc_byte(a);
+	fw_cfg_device_ops.write(a, FW_CFG_DMA_OFFSET, dma, 4);
+	round_trip(&fw_cfg_device_ops, a, b);
+	tap_ok(gb.calls == 0, "fw-cfg: a load builds nothing yet");
+	tap_ok(fwc_byte(b) == 0xa1 && gb.calls == 1 && fwc_byte(b) == 0xa1 &&
+	    gb.calls == 1, "fw-cfg: the next read builds the prepared item "
+	    "again, once, and goes on at the saved offset");
+	fwc_select(b, FW_CFG_FILE_FIRST);
+	tap_ok(fwc_byte(b) == 1 && fwc_byte(b) == 2,
+	    "fw-cfg: a plain item reads as before");
+	fwc_select(b, built);
+	hostile(&fw_cfg_device_ops, &fw_cfg_state_table, b);
+	tap_ok(load_with(&fw_cfg_device_ops, b, "offset", 5, &e) == -EINVAL,
+	    "fw-cfg: an offset past the item's end refused (%s)", e.msg);
+	fwc_select(b, FW_CFG_FILE_FIRST);
+	/* Entries: signature, id, directory, then "plain". */
+	tap_ok(load_with_byte(&fw_cfg_device_ops, b, "prepared",
+	    3, 1, &e) == -EINVAL,
+	    "fw-cfg: a plain item marked prepared refused (%s)", e.msg);
+	fw_cfg_free(a);
+	fw_cfg_free(b);
+}
+
+/* --- piix3-isa, piix4-pm, bochs-display ------------------------------ */
+
+static void
+cfg_write(const struct device_ops *ops, void *dev, unsigned int off,
+    uint32_t v, unsigned int size)
+{
+	(void)pci_config_write(ops->pci(dev), off, &v, size);
+}
+
+static uint32_t
+cfg_read(const struct device_ops *ops, void *dev, unsigned int off,
+    unsigned int size)
+{
+	uint32_t v = 0;
+
+	pci_config_read(ops->pci(dev), off, &v, size);
+	return v;
+}
+
+/* The config space's vendor ID byte changed: refused as another's. */
+static void
+foreign_function(const struct device_ops *ops, void *dev)
+{
+	struct dev_state_error e;
+
+	tap_ok(load_with_byte(ops, dev, "cfg", 0, 0x42, &e) == -EINVAL,
+	    "%s: another function's config space refused (%s)", ops->name,
+	    e.msg);
+}
+
+static void
+dispi(void *b, unsigned int index, uint16_t v)
+{
+	bochs_display_device_ops.write(b,
+	    PCI_BAR_OFFSET(BOCHS_DISPLAY_MMIO_BAR) + BOCHS_DISPLAY_DISPI +
+	    2 * index, &v, 2);
+}
+
+static void
+test_pci_functions(void)
+{
+	static struct fake_host fh;
+	struct bochs_display_config bc = { .vram_size = 4u << 20 };
+	struct bochs_display_mode m;
+	struct dev_state_error e;
+	struct piix3_isa *ia, *ib;
+	struct piix4_pm *pa, *pb;
+	struct bochs_display *ba, *bb;
+	uint16_t base;
+
+	fake_host_init(&fh);
+	ia = piix3_isa_new(&fh.host);
+	ib = piix3_isa_new(&fh.host);
+	cfg_write(&piix3_isa_device_ops, ia, PIIX3_ISA_PIRQRC, 0x0b0a0b05, 4);
+	round_trip(&piix3_isa_device_ops, ia, ib);
+	TAP_EQ(cfg_read(&piix3_isa_device_ops, ib, PIIX3_ISA_PIRQRC, 4),
+	    0x0b0a0b05, "piix3-isa: the PIRQ routes loaded");
+	foreign_function(&piix3_isa_device_ops, ib);
+	hostile(&piix3_isa_device_ops, &piix3_isa_state_table, ib);
+	piix3_isa_free(ia);
+	piix3_isa_free(ib);
+
+	pa = piix4_pm_new(&fh.host);
+	pb = piix4_pm_new(&fh.host);
+	cfg_write(&piix4_pm_device_ops, pa, PIIX4_PM_PMBA, 0x601, 2);
+	cfg_write(&piix4_pm_device_ops, pa, PIIX4_PM_PMREGMISC, 1, 1);
+	round_trip(&piix4_pm_device_ops, pa, pb);
+	tap_ok(piix4_pm_io(pb, &base) && base == 0x600,
+	    "piix4-pm: the PM block decodes at the loaded PMBA");
+	foreign_function(&piix4_pm_device_ops, pb);
+	hostile(&piix4_pm_device_ops, &piix4_pm_state_table, pb);
+	piix4_pm_free(pa);
+	piix4_pm_free(pb);
+
+	ba = bochs_display_new(&fh.host, &bc);
+	bb = bochs_display_new(&fh.host, &bc);
+	if (ba == NULL || bb == NULL)
+		tap_bail("bochs_display_new");
+	cfg_write(&bochs_display_device_ops, ba, PCI_BAR0, 0xc0000000u, 4);
+	dispi(ba, BOCHS_DISPI_XRES, 800);
+	dispi(ba, BOCHS_DISPI_YRES, 600);
+	dispi(ba, BOCHS_DISPI_ENABLE, BOCHS_DISPI_ENABLED |
+	    BOCHS_DISPI_LFB_ENABLED);
+	round_trip(&bochs_display_device_ops, ba, bb);
+	bochs_display_get_mode(bb, &m);
+	tap_ok(m.enabled && m.width == 800 && m.height == 600 &&
+	    m.stride == 3200 && cfg_read(&bochs_display_device_ops, bb,
+	    PCI_BAR0, 4) == 0xc0000008u, "bochs-display: the loaded one "
+	    "shows 800x600, BAR 0 where it was");
+	foreign_function(&bochs_display_device_ops, bb);
+	hostile(&bochs_display_device_ops, &bochs_display_state_table, bb);
+	/* dispi[1] is XRES: 4096 is beyond the display's maximum. */
+	tap_ok(load_with_byte(&bochs_display_device_ops, bb, "dispi", 3,
+	    0xff, &e) == -EINVAL, "bochs-display: a resolution beyond the "
+	    "maximum refused (%s)", e.msg);
+	/* dispi[5] is BANK: 64 KiB banks, 4 MiB of memory. */
+	tap_ok(load_with_byte(&bochs_display_device_ops, bb, "dispi", 10,
+	    64, &e) == -EINVAL, "bochs-display: a bank past the memory "
+	    "refused (%s)", e.msg);
+	/* dispi[8] is Y_OFFSET: 600 lines below 4 MiB do not fit. */
+	tap_ok(load_with_byte(&bochs_display_device_ops, bb, "dispi", 17,
+	    0x10, &e) == -EINVAL, "bochs-display: an enabled mode past the "
+	    "memory refused (%s)", e.msg);
+	tap_ok(load_with_byte(&bochs_display_device_ops, bb, "dispi", 0,
+	    0, &e) == -EINVAL, "bochs-display: an unknown DISPI id "
+	    "refused (%s)", e.msg);
+	bochs_display_get_mode(bb, &m);
+	tap_ok(m.enabled && m.width == 800,
+	    "bochs-display: still 800x600 after the refusals");
+	bochs_display_free(ba);
+	bochs_display_free(bb);
+}
+
 int
 main(void)
 {
@@ -492,5 +749,8 @@ main(void)
 	test_rtc();
 	test_i8042();
 	test_small();
+	test_acpi_pm();
+	test_fw_cfg();
+	test_pci_functions();
 	return tap_done();
 }

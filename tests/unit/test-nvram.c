@@ -3,8 +3,10 @@
  * the store a flash is built on, each block the guest programs or
  * erases written back from the event loop (and only those blocks), what
  * was written kept across a rebuilt flash, what is left written at
- * nvram_free, files that are no whole blocks refused, and a write that
- * fails giving its block back instead of losing it.
+ * nvram_free, files that are no whole blocks refused, a write that
+ * fails giving its block back instead of losing it, and the image in a
+ * snapshot: saved as it is in memory, loaded back over later changes
+ * (the file following), a damaged or foreign one refused untouched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 #include <event2/event.h>
 
+#include "dev-state.h"
 #include "fake-host.h"
 #include "nvram.h"
 #include "scratch.h"
@@ -159,6 +162,80 @@ test_write_fails(struct event_base *base)
 	tap_ok(file_is(path, image), "the file is unchanged");
 }
 
+static void
+test_snapshot(struct event_base *base)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	const char *path = make_file("snap.fd", SIZE);
+	static uint8_t want[SIZE];
+	struct dev_state_buf s1 = { 0 }, s2 = { 0 }, bad = { 0 };
+	struct dev_state_error e = { "" };
+	struct nvram *n, *small;
+	struct pflash *p;
+	unsigned int cuts_ok = 1;
+	int rc;
+
+	memcpy(want, image, SIZE);
+	TAP_EQ(nvram_new(base, open(path, O_RDWR | O_CLOEXEC), BS, false,
+	    &n), 0, "nvram_new");
+	if ((p = pflash_new(&fh.host, nvram_store(n))) == NULL)
+		tap_bail("pflash_new");
+	wr(p, 0, 0x10);
+	wr(p, BS + 7, 0x00);
+	wr(p, 0, 0xff);
+	want[BS + 7] = 0;
+	TAP_EQ(nvram_save(n, &s1), 0, "saved before the write-back");
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	wr(p, 0, 0x10);
+	wr(p, 2 * BS + 1, 0x00);
+	wr(p, 0, 0x20);
+	wr(p, 3 * BS, 0xd0);
+	wr(p, 0, 0xff);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	tap_ok(!file_is(path, want), "changed since, in the file too");
+
+	rc = nvram_load(n, s1.data, s1.len, &e);
+	TAP_EQ(rc, 0, "loaded (%s)", e.msg);
+	tap_ok(rd(p, BS + 7) == 0 && rd(p, 2 * BS + 1) == image[2 * BS + 1] &&
+	    rd(p, 3 * BS) == image[3 * BS],
+	    "the flash reads the variables of the save");
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	tap_ok(file_is(path, want), "and the file has them after the "
+	    "write-back");
+	TAP_EQ(nvram_save(n, &s2), 0, "saved again");
+	tap_ok(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+	    "the same %zu bytes", s1.len);
+
+	for (size_t cut = 0; cut < s1.len; cut += 7)
+		if (nvram_load(n, s1.data, cut, &e) >= 0)
+			cuts_ok = 0;
+	tap_ok(cuts_ok, "cut short: refused (%s)", e.msg);
+	if (nvram_save(n, &bad) != 0 || nvram_save(n, &bad) != 0)
+		tap_bail("save");
+	tap_ok(nvram_load(n, bad.data, bad.len, &e) == -EINVAL,
+	    "the image twice: refused (%s)", e.msg);
+	dev_state_buf_free(&bad);
+	if (nvram_save(n, &bad) != 0)
+		tap_bail("save");
+	bad.data[0] ^= 1;
+	tap_ok(nvram_load(n, bad.data, bad.len, &e) < 0,
+	    "a damaged magic: refused (%s)", e.msg);
+	TAP_EQ(nvram_new(base, open(make_file("small.fd", 2 * BS),
+	    O_RDWR | O_CLOEXEC), BS, false, &small), 0, "a smaller store");
+	tap_ok(nvram_load(small, s1.data, s1.len, &e) == -EINVAL,
+	    "another size of image: refused (%s)", e.msg);
+	tap_ok(rd(p, BS + 7) == 0 && rd(p, 5) == image[5],
+	    "the refusals left the image as it was");
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	tap_ok(file_is(path, want), "and the file too");
+	nvram_free(small);
+	pflash_free(p);
+	nvram_free(n);
+	dev_state_buf_free(&s1);
+	dev_state_buf_free(&s2);
+	dev_state_buf_free(&bad);
+}
+
 int
 main(void)
 {
@@ -172,6 +249,7 @@ main(void)
 	test_write_back(base);
 	test_bad_files(base);
 	test_write_fails(base);
+	test_snapshot(base);
 	event_base_free(base);
 	return tap_done();
 }

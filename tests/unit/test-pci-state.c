@@ -4,12 +4,15 @@
  * machine's bus then maps its BARs where the loaded config says
  * (pcibus_sync), and the host bridge's section ("pci-host") brings
  * CONFIG_ADDRESS and the reset control register back, refusing bits a
- * bridge does not have.
+ * bridge does not have.  And every device of the PC board saves and
+ * loads itself (machine_devices_save refuses a snapshot of a machine
+ * with a device present that does not).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "board.h"
 #include "dev-state.h"
 #include "iobus.h"
 #include "pcibus.h"
@@ -145,5 +148,9 @@ main(void)
 	tap_ok(rc == -EINVAL && strstr(e.msg, "reset_control") != NULL,
 	    "a reset control register for a bridge without one: %s", e.msg);
 	dev_state_buf_free(&s);
+	for (size_t i = 0; i < board_pc_size; i++)
+		tap_ok(board_pc[i].ops->save != NULL &&
+		    board_pc[i].ops->load != NULL,
+		    "board device %s saves and loads itself", board_pc[i].name);
 	return tap_done();
 }
