@@ -14,6 +14,7 @@
 #include "log.h"
 #include "machine-state.h"
 #include "machine.h"
+#include "nvram.h"
 #include "pc-layout.h"
 #include "restore.h"
 #include "snap-file.h"
@@ -162,6 +163,33 @@ out:
 	return rc;
 }
 
+/*
+ * A "uefi" VM's variables as they were at the snapshot (written back to
+ * its NVRAM file too): 0 or -errno with err.  A snapshot with variables
+ * for a VM without, or the other way round, is another machine.
+ */
+static int
+restore_nvram(struct nvram *nv, const struct snap_reader *r, char *err,
+    size_t errlen)
+{
+	struct dev_state_error derr = { "" };
+	size_t len = 0;
+	const void *p = snap_section(r, "nvram", &len);
+	int rc;
+
+	if (nv == NULL && p == NULL)
+		return 0;
+	if (nv == NULL || p == NULL) {
+		snprintf(err, errlen, "the snapshot %s UEFI variables and this "
+		    "VM %s", p != NULL ? "has" : "has no",
+		    nv != NULL ? "has" : "has none");
+		return -EINVAL;
+	}
+	if ((rc = nvram_load(nv, p, len, &derr)) < 0)
+		snprintf(err, errlen, "section \"nvram\": %s", derr.msg);
+	return rc;
+}
+
 int
 restore_apply(struct worker *w, char *err, size_t errlen)
 {
@@ -189,6 +217,8 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 		    sizeof(why));
 	if (rc == 0)
 		rc = restore_machine(m, &r, why, sizeof(why));
+	if (rc == 0)
+		rc = restore_nvram(w->nvram, &r, why, sizeof(why));
 	/* A mapping keeps its file: the descriptor may go. */
 	if (opened)
 		snap_close(&r);

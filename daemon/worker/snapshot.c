@@ -6,6 +6,7 @@
  *   "devices"                         the board's (machine_devices_save)
  *   "devices.clock"                   their VM clock (restore.h)
  *   "vcpu/N"                          each vCPU's (vcpu-state.h)
+ *   "nvram"                           a "uefi" VM's variables (nvram.h)
  *
  * and the RAM as the machine has it: low, then high if any.
  */
@@ -26,6 +27,7 @@
 #include "log.h"
 #include "machine-state.h"
 #include "machine.h"
+#include "nvram.h"
 #include "pc-layout.h"
 #include "proto.h"
 #include "restore.h"
@@ -70,9 +72,9 @@ snapshot_job_end(struct snapshot_job *j, struct json_object *reply)
 
 /* Every section into bufs (names into names): 0 or -errno with err. */
 static int
-snapshot_sections(struct machine *m, struct dev_state_buf *bufs,
-    char (*names)[16], struct snap_section *secs, size_t *nsecs, char *err,
-    size_t errlen)
+snapshot_sections(struct machine *m, struct nvram *nv,
+    struct dev_state_buf *bufs, char (*names)[16], struct snap_section *secs,
+    size_t *nsecs, char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -137,6 +139,19 @@ snapshot_sections(struct machine *m, struct dev_state_buf *bufs,
 		    bufs[n].len };
 		n++;
 	}
+	/*
+	 * The variables as the flash has them now, so that a restore gets
+	 * those of this moment (the NVRAM file goes on changing).
+	 */
+	if (nv != NULL) {
+		if ((rc = nvram_save(nv, &bufs[n])) < 0) {
+			snprintf(err, errlen, "nvram: %s", strerror(-rc));
+			goto out;
+		}
+		secs[n] = (struct snap_section){ "nvram", bufs[n].data,
+		    bufs[n].len };
+		n++;
+	}
 	*nsecs = n;
 out:
 	free(vs);
@@ -149,7 +164,7 @@ static int
 snapshot_try(struct snapshot_job *j)
 {
 	struct machine *m = j->w->machine;
-	size_t nbufs = 6 + (m != NULL ? m->nvcpus : 0), nsecs = 0, i, len;
+	size_t nbufs = 7 + (m != NULL ? m->nvcpus : 0), nsecs = 0, i, len;
 	struct dev_state_buf *bufs = calloc(nbufs, sizeof(*bufs));
 	char (*names)[16] = calloc(nbufs, sizeof(*names));
 	struct snap_section *secs = calloc(nbufs, sizeof(*secs));
@@ -170,8 +185,8 @@ snapshot_try(struct snapshot_job *j)
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	rc = snapshot_sections(m, bufs, names, secs, &nsecs, err,
-	    sizeof(err));
+	rc = snapshot_sections(m, j->w->nvram, bufs, names, secs, &nsecs,
+	    err, sizeof(err));
 	if (rc == -EBUSY && ++j->tries < SNAPSHOT_BUSY_TRIES)
 		goto out;
 	if (rc == -EBUSY) {
