@@ -226,7 +226,7 @@ test_start(struct h_daemon *d, struct h_conn *c)
 	while ((n = fwcfg_dma(c, "u1")) <= 0 && h_now_ms() - t0 < FWCFG_MS &&
 	    h_state(c, "u1", state, sizeof(state)) != NULL &&
 	    strcmp(state, "running") == 0)
-		h_sleep_ms(50);
+		h_sleep_ms(5);	/* OVMF's DXE is some 2 s of guest time away */
 	t = h_now_ms() - t0;
 	/*
 	 * Held right there, for the QEMU beneath the nested test host

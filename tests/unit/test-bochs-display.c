@@ -387,6 +387,7 @@ main(void)
 	    "registers gone with memory decoding off");
 
 	vdev_destroy(&bv);	/* frees b */
+	vdev_destroy(&hv);	/* frees ph */
 	free(image);
 	return tap_done();
 }
