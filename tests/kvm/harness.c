@@ -1584,6 +1584,22 @@ fail:
 	return -1;
 }
 
+struct json_object *
+h_display_stats(struct h_conn *c, const char *name)
+{
+	struct json_object *r, *stats, *disp;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
+	    !json_object_object_get_ex(stats, "display", &disp)) {
+		json_object_put(r);
+		return NULL;
+	}
+	json_object_get(disp);
+	json_object_put(r);
+	return disp;
+}
+
 void
 h_console_close(struct h_console *con)
 {

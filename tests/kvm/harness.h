@@ -300,6 +300,8 @@ void		 h_console_close(struct h_console *);
  */
 int		 h_screenshot(struct h_daemon *, const char *name,
 		    unsigned char **png, size_t *len);
+/* vm.info's stats.display member for name (the caller puts it), or NULL. */
+struct json_object *h_display_stats(struct h_conn *, const char *name);
 int		 h_console_write(struct h_console *, const void *, size_t);
 /* Reads what arrives for ms milliseconds; the number of new bytes. */
 /* One read of what is there within ms; bytes added (0: none or EOF). */

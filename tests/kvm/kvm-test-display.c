@@ -35,27 +35,10 @@
 /* How the worker finds changes: "write-protect" or "dirty-log". */
 static char tracking[32];
 
-/* vm.info's stats.display member (caller puts), or NULL. */
-static struct json_object *
-display_stats(struct h_conn *c, const char *name)
-{
-	struct json_object *r, *stats, *disp;
-
-	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
-	    !json_object_object_get_ex(stats, "display", &disp)) {
-		json_object_put(r);
-		return NULL;
-	}
-	json_object_get(disp);
-	json_object_put(r);
-	return disp;
-}
-
 static int64_t
 display_counter(struct h_conn *c, const char *name, const char *key)
 {
-	struct json_object *d = display_stats(c, name);
+	struct json_object *d = h_display_stats(c, name);
 	int64_t v = h_int(d, key, -1);
 
 	json_object_put(d);
@@ -65,7 +48,7 @@ display_counter(struct h_conn *c, const char *name, const char *key)
 static bool
 display_refresh_timer(struct h_conn *c, const char *name)
 {
-	struct json_object *d = display_stats(c, name), *t;
+	struct json_object *d = h_display_stats(c, name), *t;
 	bool on = json_object_object_get_ex(d, "refresh_timer", &t) &&
 	    json_object_get_boolean(t);
 
@@ -86,7 +69,7 @@ display_idle_within(struct h_conn *c, const char *name, int ms)
 	bool idle;
 
 	for (;;) {
-		d = display_stats(c, name);
+		d = h_display_stats(c, name);
 		idle = !display_refresh_timer(c, name) && h_text(d) != NULL &&
 		    strstr(h_text(d), "\"streaming\":true") == NULL;
 		json_object_put(d);
@@ -413,7 +396,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 		tap_ok(got, "anim: the viewer keeps getting updates (%u in "
 		    "%.1f s, session %d)", v.updates - updates,
 		    (h_now_ms() - t0) / 1000, session);
-		disp = display_stats(c, "anim");
+		disp = h_display_stats(c, "anim");
 		if (strcmp(tracking, "write-protect") == 0)
 			tap_ok(h_int(disp, "streaming_switches", 0) >=
 			    session, "anim: the display polls while "
@@ -421,7 +404,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 		json_object_put(disp);
 		vview_close(&v);
 		idle = display_idle_within(c, "anim", 10000);
-		disp = display_stats(c, "anim");
+		disp = h_display_stats(c, "anim");
 		tap_ok(idle && h_text(disp) != NULL && strstr(h_text(disp),
 		    "\"streaming\":false") != NULL,
 		    "anim: the viewer gone, no refresh and no polling (%s)",

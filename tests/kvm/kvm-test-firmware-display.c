@@ -27,27 +27,10 @@
 #define DEF_W		640
 #define DEF_H		400
 
-/* vm.info's stats.display member (caller puts), or NULL. */
-static struct json_object *
-display_stats(struct h_conn *c, const char *name)
-{
-	struct json_object *r, *stats, *disp;
-
-	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
-	    !json_object_object_get_ex(stats, "display", &disp)) {
-		json_object_put(r);
-		return NULL;
-	}
-	json_object_get(disp);
-	json_object_put(r);
-	return disp;
-}
-
 static bool
 refresh_timer(struct h_conn *c, const char *name, int64_t *refreshes)
 {
-	struct json_object *d = display_stats(c, name), *t;
+	struct json_object *d = h_display_stats(c, name), *t;
 	bool on = json_object_object_get_ex(d, "refresh_timer", &t) &&
 	    json_object_get_boolean(t);
 
