@@ -230,6 +230,33 @@ refused(const char *rel, int want, const char *says, const char *what)
 		snap_close(&r);
 }
 
+/*
+ * A copy of good as rel, the first `from` in its manifest replaced by
+ * `to`: refused() as for any other rel.
+ */
+static void
+refused_edit(const char *rel, const char *from, const char *to, int want,
+    const char *says, const char *what)
+{
+	copy_good(rel);
+	edit_text(rel, from, to);
+	refused(rel, want, says, what);
+}
+
+/* A copy of good as rel, its file cut to size bytes: refused(). */
+static void
+refused_truncate(const char *rel, const char *file, off_t size, int want,
+    const char *says, const char *what)
+{
+	char path[256];
+
+	copy_good(rel);
+	snprintf(path, sizeof(path), "%s/%s", rel, file);
+	if (truncate(scratch_at(path), size) < 0)
+		tap_bail("truncate");
+	refused(rel, want, says, what);
+}
+
 static void
 test_refusals(void)
 {
@@ -239,17 +266,14 @@ test_refusals(void)
 	char path[512];
 	int ret;
 
-	copy_good("newer");
-	edit_text("newer", "\"format_version\":1", "\"format_version\":2");
-	refused("newer", -EPROTONOSUPPORT, "newer vmmd", "a newer format");
+	refused_edit("newer", "\"format_version\":1", "\"format_version\":2",
+	    -EPROTONOSUPPORT, "newer vmmd", "a newer format");
 
-	copy_good("foreign");
-	edit_text("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"");
-	refused("foreign", -EINVAL, "not a vmmd snapshot", "a foreign format");
+	refused_edit("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"", -EINVAL,
+	    "not a vmmd snapshot", "a foreign format");
 
-	copy_good("unknown");
-	edit_text("unknown", "\"state\":", "\"extra\":1,\"state\":");
-	refused("unknown", -EINVAL, "unknown key \"extra\"", "an unknown key");
+	refused_edit("unknown", "\"state\":", "\"extra\":1,\"state\":", -EINVAL,
+	    "unknown key \"extra\"", "an unknown key");
 
 	copy_good("crc");
 	snprintf(path, sizeof(path), "%s/state", scratch_at("crc"));
@@ -263,49 +287,32 @@ test_refusals(void)
 	refused("crc", -EBADMSG, "section \"cpu/0\": checksum",
 	    "a damaged section");
 
-	copy_good("short-state");
-	if (truncate(scratch_at("short-state/state"), 1000) < 0)
-		tap_bail("truncate");
-	refused("short-state", -EINVAL, "the state file has 1000 bytes",
-	    "a truncated state file");
+	refused_truncate("short-state", "state", 1000, -EINVAL,
+	    "the state file has 1000 bytes", "a truncated state file");
 
-	copy_good("short-memory");
-	if (truncate(scratch_at("short-memory/memory"), LOW_SIZE) < 0)
-		tap_bail("truncate");
-	refused("short-memory", -EINVAL, "the memory file has",
-	    "a truncated memory file");
+	refused_truncate("short-memory", "memory", LOW_SIZE, -EINVAL,
+	    "the memory file has", "a truncated memory file");
 
-	copy_good("short-manifest");
-	if (truncate(scratch_at("short-manifest/manifest.json"), 200) < 0)
-		tap_bail("truncate");
-	refused("short-manifest", -EINVAL, "cut short",
-	    "a truncated manifest");
+	refused_truncate("short-manifest", "manifest.json", 200, -EINVAL,
+	    "cut short", "a truncated manifest");
 
-	copy_good("range");
-	edit_text("range", "\"size\":70000", "\"size\":70001");
-	refused("range", -EINVAL, "beyond the state file",
-	    "a section beyond its file");
+	refused_edit("range", "\"size\":70000", "\"size\":70001", -EINVAL,
+	    "beyond the state file", "a section beyond its file");
 
-	copy_good("overlap");
-	edit_text("overlap", "\"offset\":3000", "\"offset\":2999");
-	refused("overlap", -EINVAL, "overlaps", "overlapping sections");
+	refused_edit("overlap", "\"offset\":3000", "\"offset\":2999", -EINVAL,
+	    "overlaps", "overlapping sections");
 
-	copy_good("region");
-	edit_text("region", "\"offset\":16777216", "\"offset\":16777216000");
-	refused("region", -EINVAL, "beyond the memory file",
-	    "a RAM region beyond its file");
+	refused_edit("region", "\"offset\":16777216", "\"offset\":16777216000",
+	    -EINVAL, "beyond the memory file", "a RAM region beyond its file");
 
-	copy_good("huge");
-	edit_text("huge", "\"size\":73000", "\"size\":7300000000");
-	refused("huge", -E2BIG, "more than", "a state file beyond the limit");
+	refused_edit("huge", "\"size\":73000", "\"size\":7300000000", -E2BIG,
+	    "more than", "a state file beyond the limit");
 
-	copy_good("dup");
-	edit_text("dup", "\"empty\"", "\"cpu/0\"");
-	refused("dup", -EINVAL, "appears twice", "a section named twice");
+	refused_edit("dup", "\"empty\"", "\"cpu/0\"", -EINVAL, "appears twice",
+	    "a section named twice");
 
-	copy_good("garbage");
-	edit_text("garbage", "\"sections\"", "\"sections\":[]}{\"x\"");
-	refused("garbage", -EINVAL, "manifest", "bytes after the manifest");
+	refused_edit("garbage", "\"sections\"", "\"sections\":[]}{\"x\"",
+	    -EINVAL, "manifest", "bytes after the manifest");
 
 	copy_good("link");
 	if (unlink(scratch_at("link/memory")) < 0 ||
