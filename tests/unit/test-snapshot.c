@@ -92,6 +92,28 @@ open_snap(const char *rel, struct snap_reader *r, char *err, size_t errlen)
 	return snap_open(r, scratch_at(rel), regions, 2, err, errlen);
 }
 
+/*
+ * The guest's RAM restored from r into fresh anonymous memory (*lowp,
+ * *highp, the caller's to munmap), read or, with map, mapped, and
+ * checked to be what the guest had: one TAP line, naming it by how.
+ */
+static void
+restored_ram(struct snap_reader *r, bool map, const char *how,
+    uint8_t **lowp, uint8_t **highp, char *err, size_t errlen)
+{
+	uint8_t *low = anon(LOW_SIZE), *high = anon(HIGH_SIZE);
+	int ret;
+
+	ret = snap_restore_memory(r, 0, low, map, err, errlen);
+	ret = ret < 0 ? ret :
+	    snap_restore_memory(r, 1, high, map, err, errlen);
+	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
+	    memcmp(high, ram_high, HIGH_SIZE) == 0,
+	    "RAM %s back is identical (%s)", how, err);
+	*lowp = low;
+	*highp = high;
+}
+
 static void
 test_round_trip(void)
 {
@@ -140,25 +162,11 @@ test_round_trip(void)
 	tap_ok(snap_section(&r, "nothing", &n) == NULL,
 	    "an absent section is NULL");
 
-	low = anon(LOW_SIZE);
-	high = anon(HIGH_SIZE);
-	ret = snap_restore_memory(&r, 0, low, false, err, sizeof(err));
-	ret = ret < 0 ? ret :
-	    snap_restore_memory(&r, 1, high, false, err, sizeof(err));
-	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
-	    memcmp(high, ram_high, HIGH_SIZE) == 0,
-	    "RAM read back is identical (%s)", err);
+	restored_ram(&r, false, "read", &low, &high, err, sizeof(err));
 	munmap(low, LOW_SIZE);
 	munmap(high, HIGH_SIZE);
 
-	low = anon(LOW_SIZE);
-	high = anon(HIGH_SIZE);
-	ret = snap_restore_memory(&r, 0, low, true, err, sizeof(err));
-	ret = ret < 0 ? ret :
-	    snap_restore_memory(&r, 1, high, true, err, sizeof(err));
-	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
-	    memcmp(high, ram_high, HIGH_SIZE) == 0,
-	    "RAM mapped back is identical (%s)", err);
+	restored_ram(&r, true, "mapped", &low, &high, err, sizeof(err));
 	/* Private: the guest's writes do not reach the snapshot. */
 	memset(low, 0xee, 4096);
 	snap_close(&r);
