@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <png.h>
+
 #include "proto.h"
 #include "harness.h"
 
@@ -1582,6 +1584,34 @@ fail:
 	json_object_put(ret);
 	close(fd);
 	return -1;
+}
+
+int
+h_screenshot_pixels(struct h_daemon *d, const char *name, uint32_t **pixels,
+    uint32_t *w, uint32_t *h)
+{
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	unsigned char *png;
+	size_t len;
+	int ret = -1;
+
+	*pixels = NULL;
+	if (h_screenshot(d, name, &png, &len) < 0)
+		return -1;
+	if (png_image_begin_read_from_memory(&img, png, len)) {
+		img.format = PNG_FORMAT_BGRA;
+		*w = img.width;
+		*h = img.height;
+		*pixels = malloc(PNG_IMAGE_SIZE(img));
+		if (*pixels != NULL && png_image_finish_read(&img, NULL,
+		    *pixels, 0, NULL))
+			ret = 0;
+	}
+	if (ret < 0)
+		tap_diag("screenshot: not a PNG: %s", img.message);
+	png_image_free(&img);
+	free(png);
+	return ret;
 }
 
 struct json_object *

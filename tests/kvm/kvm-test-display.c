@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <png.h>
 #include <rfb/keysym.h>
 
 #include "harness.h"
@@ -79,37 +78,6 @@ display_idle_within(struct h_conn *c, const char *name, int ms)
 	}
 }
 
-/* vm.screenshot's PNG decoded into *pixels (x8r8g8b8 as drawn). */
-static int
-screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
-    uint32_t *w, uint32_t *h)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	unsigned char *png;
-	size_t len;
-	int ret = -1;
-
-	if (h_screenshot(d, name, &png, &len) < 0)
-		return -1;
-	if (!png_image_begin_read_from_memory(&img, png, len)) {
-		tap_diag("screenshot: not a PNG: %s", img.message);
-		goto out;
-	}
-	img.format = PNG_FORMAT_BGRA;
-	*w = img.width;
-	*h = img.height;
-	*pixels = malloc(PNG_IMAGE_SIZE(img));
-	if (*pixels != NULL && png_image_finish_read(&img, NULL, *pixels, 0,
-	    NULL))
-		ret = 0;
-	else
-		tap_diag("screenshot: not a PNG: %s", img.message);
-out:
-	png_image_free(&img);
-	free(png);
-	return ret;
-}
-
 static void
 test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
     struct h_console *con, int port, const char *pw)
@@ -151,7 +119,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	    "a viewer: the refresh timer exists");
 
 	/* The screenshot is what the viewer sees, pixel for pixel. */
-	ret = screenshot(d, "scr", &shot, &sw, &sh);
+	ret = h_screenshot_pixels(d, "scr", &shot, &sw, &sh);
 	tap_ok(ret == 0 && sw == W && sh == H, "vm.screenshot: a %ux%u PNG",
 	    sw, sh);
 	if (shot != NULL && sw == W && sh == H) {

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <png.h>
-
 #include "harness.h"
 #include "hviewer.h"
 
@@ -52,35 +50,6 @@ refresh_gone_within(struct h_conn *c, const char *name, int ms)
 		h_sleep_ms(20);
 	}
 	return true;
-}
-
-/* vm.screenshot's PNG into *pixels (0xrrggbb words). */
-static int
-screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
-    uint32_t *w, uint32_t *h)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	unsigned char *png;
-	size_t len;
-	int ret = -1;
-
-	*pixels = NULL;
-	if (h_screenshot(d, name, &png, &len) < 0)
-		return -1;
-	if (png_image_begin_read_from_memory(&img, png, len)) {
-		img.format = PNG_FORMAT_BGRA;
-		*w = img.width;
-		*h = img.height;
-		*pixels = malloc(PNG_IMAGE_SIZE(img));
-		if (*pixels != NULL && png_image_finish_read(&img, NULL,
-		    *pixels, 0, NULL))
-			ret = 0;
-	}
-	if (ret < 0)
-		tap_diag("screenshot: not a PNG: %s", img.message);
-	png_image_free(&img);
-	free(png);
-	return ret;
 }
 
 /* Lines of the viewer's screen with a pixel unlike the top left one. */
@@ -164,7 +133,7 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 
 	/* With nobody watching, a screenshot shows the mode all the same. */
 	rows = 0;
-	if (screenshot(d, "fd", &shot, &sw, &sh) == 0)
+	if (h_screenshot_pixels(d, "fd", &shot, &sw, &sh) == 0)
 		for (uint32_t y = 0; y < sh; y++)
 			for (uint32_t x = 0; x < sw; x++)
 				if ((shot[y * sw + x] ^ shot[0]) & 0xffffff) {
@@ -202,8 +171,8 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 		viewer_pump(&v, 50);
 		free(shot);
 		mismatches = ~0u;
-		if (screenshot(d, "fd", &shot, &sw, &sh) < 0 || sw != w ||
-		    sh != h || v.client->width != w ||
+		if (h_screenshot_pixels(d, "fd", &shot, &sw, &sh) < 0 ||
+		    sw != w || sh != h || v.client->width != w ||
 		    v.client->height != h)
 			continue;
 		mismatches = 0;
