@@ -71,10 +71,11 @@ setup(void)
 		tap_bail("definition");
 }
 
-static int
-write_snap(const char *rel, char *err, size_t errlen)
+/* The good snapshot's arguments: the guest's RAM and sections. */
+static struct snap_write_args
+good_args(void)
 {
-	struct snap_write_args a = {
+	return (struct snap_write_args){
 		.vmmd_version = "0.1.0",
 		.definition = definition,
 		.regions = regions,
@@ -82,6 +83,12 @@ write_snap(const char *rel, char *err, size_t errlen)
 		.sections = sections,
 		.nsections = sizeof(sections) / sizeof(sections[0]),
 	};
+}
+
+static int
+write_snap(const char *rel, char *err, size_t errlen)
+{
+	struct snap_write_args a = good_args();
 
 	return snap_write(scratch_at(rel), &a, err, errlen);
 }
@@ -363,17 +370,12 @@ test_write_refusals(void)
 {
 	struct snap_section bad[] = { { "a b", "x", 1 } };
 	struct snap_region over[2];
-	struct snap_write_args a = {
-		.vmmd_version = "0.1.0",
-		.definition = definition,
-		.regions = regions,
-		.nregions = 2,
-		.sections = bad,
-		.nsections = 1,
-	};
+	struct snap_write_args a = good_args();
 	char err[256] = "";
 	int ret;
 
+	a.sections = bad;
+	a.nsections = 1;
 	ret = snap_write(scratch_at("bad-name"), &a, err, sizeof(err));
 	tap_ok(ret == -EINVAL && access(scratch_at("bad-name"), F_OK) < 0,
 	    "a bad section name is refused before anything is written: %s",
@@ -411,14 +413,7 @@ test_write_refusals(void)
 static void
 test_split_write(void)
 {
-	struct snap_write_args a = {
-		.vmmd_version = "0.1.0",
-		.definition = definition,
-		.regions = regions,
-		.nregions = 2,
-		.sections = sections,
-		.nsections = sizeof(sections) / sizeof(sections[0]),
-	};
+	struct snap_write_args a = good_args();
 	struct snap_reader r;
 	char err[256] = "", *text = NULL, *lie;
 	size_t len;
