@@ -18,6 +18,36 @@
 #include "client.h"
 #include "vmctl.h"
 
+/*
+ * Calls method (vm.snapshot or vm.restore) on vmmd with the arguments
+ * name, dir (absolute) and, when keep_running >= 0, keep_running; what
+ * names the call in errors.  On success *ret holds the reply (the
+ * caller's to put), printed already under --json; else the exit code.
+ */
+static int
+cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
+    const char *name, const char *dir, int keep_running,
+    struct json_object **ret)
+{
+	struct json_object *args;
+	struct client *cl;
+	int r;
+
+	if ((r = client_open(ctl->socket, &cl)) != 0)
+		return r;
+	args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "dir", json_object_new_string(dir));
+	if (keep_running >= 0)
+		json_object_object_add(args, "keep_running",
+		    json_object_new_boolean(keep_running));
+	r = client_call(cl, what, method, args, ret, 0);
+	client_free(cl);
+	if (r == 0 && ctl->json)
+		ctl_print_json(*ret);
+	return r;
+}
+
 int
 cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 {
@@ -27,9 +57,8 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 		{ "keep-running", no_argument,	NULL,	OPT_KEEP_RUNNING },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct json_object *args, *ret = NULL;
+	struct json_object *ret = NULL;
 	char dir[PATH_MAX], what[PATH_MAX + 64];
-	struct client *cl;
 	bool keep = false;
 	int c, r;
 
@@ -49,21 +78,10 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 		return ctl_error(NULL, what, "failed", strerror(errno));
 	if (realpath(argv[optind + 1], dir) == NULL)
 		return ctl_error(NULL, what, "failed", strerror(errno));
-	if ((r = client_open(ctl->socket, &cl)) != 0)
+	if ((r = cmd_snapshot_call(ctl, what, "vm.snapshot", argv[optind],
+	    dir, keep, &ret)) != 0)
 		return r;
-	args = json_object_new_object();
-	json_object_object_add(args, "name",
-	    json_object_new_string(argv[optind]));
-	json_object_object_add(args, "dir", json_object_new_string(dir));
-	json_object_object_add(args, "keep_running",
-	    json_object_new_boolean(keep));
-	r = client_call(cl, what, "vm.snapshot", args, &ret, 0);
-	client_free(cl);
-	if (r != 0)
-		return r;
-	if (ctl->json)
-		ctl_print_json(ret);
-	else
+	if (!ctl->json)
 		printf("%s: snapshot in %s, the VM %s\n", argv[optind], dir,
 		    keep ? "running on" : "stopped");
 	json_object_put(ret);
@@ -74,9 +92,8 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 int
 cmd_restore(struct ctl *ctl, int argc, char **argv)
 {
-	struct json_object *args, *ret = NULL;
+	struct json_object *ret = NULL;
 	char dir[PATH_MAX], what[PATH_MAX + 64];
-	struct client *cl;
 	int r;
 
 	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
@@ -86,19 +103,10 @@ cmd_restore(struct ctl *ctl, int argc, char **argv)
 	snprintf(what, sizeof(what), "restore %s", argv[optind]);
 	if (realpath(argv[optind + 1], dir) == NULL)
 		return ctl_error(NULL, what, "failed", strerror(errno));
-	if ((r = client_open(ctl->socket, &cl)) != 0)
+	if ((r = cmd_snapshot_call(ctl, what, "vm.restore", argv[optind],
+	    dir, -1, &ret)) != 0)
 		return r;
-	args = json_object_new_object();
-	json_object_object_add(args, "name",
-	    json_object_new_string(argv[optind]));
-	json_object_object_add(args, "dir", json_object_new_string(dir));
-	r = client_call(cl, what, "vm.restore", args, &ret, 0);
-	client_free(cl);
-	if (r != 0)
-		return r;
-	if (ctl->json)
-		ctl_print_json(ret);
-	else
+	if (!ctl->json)
 		printf("%s: restored from %s, running\n", argv[optind], dir);
 	json_object_put(ret);
 	return CTL_EXIT_OK;

@@ -4,7 +4,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -19,6 +21,18 @@ kvm_ioctl(int fd, unsigned long req, void *arg)
 		ret = ioctl(fd, req, arg);
 	while (ret < 0 && errno == EINTR);
 	return ret < 0 ? -errno : ret;
+}
+
+int
+kvm_ioctl_err(int fd, unsigned long req, void *arg, const char *what,
+    char *err, size_t errlen)
+{
+	int ret;
+
+	ret = kvm_ioctl(fd, req, arg);
+	if (ret < 0)
+		snprintf(err, errlen, "%s: %s", what, strerror(-ret));
+	return ret;
 }
 
 int

@@ -7,6 +7,7 @@
 #define VMMD_KVM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/kvm.h>
 
@@ -55,5 +56,11 @@ int kvm_create_vcpu(int vm_fd, unsigned int id);
 /* Returns a malloc'd table of what the host supports (free() it). */
 int kvm_get_supported_cpuid(int kvm_fd, struct kvm_cpuid2 **out);
 int kvm_ioctl(int fd, unsigned long req, void *arg);
+/*
+ * kvm_ioctl(), and on failure "what: strerror" into err (errlen bytes):
+ * the ioctl's result or -errno.
+ */
+int kvm_ioctl_err(int fd, unsigned long req, void *arg, const char *what,
+    char *err, size_t errlen);
 
 #endif

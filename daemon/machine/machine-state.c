@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "kvm.h"
 #include "machine-state.h"
 #include "pc-layout.h"
 
@@ -216,22 +217,6 @@ const struct dev_state_table machine_pit_table = {
 
 /* KVM */
 
-static int
-machine_state_ioctl(int fd, unsigned long req, void *arg, const char *what,
-    char *err, size_t errlen)
-{
-	int rc;
-
-	do
-		rc = ioctl(fd, req, arg);
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", what, strerror(-rc));
-	}
-	return rc;
-}
-
 static struct kvm_device_attr
 machine_state_tsc_attr(uint64_t *value)
 {
@@ -258,7 +243,7 @@ machine_state_capture_clock(int vm_fd, const int *vcpu_fds,
 	unsigned int i;
 	int rc;
 
-	rc = machine_state_ioctl(vm_fd, KVM_GET_CLOCK, &clock,
+	rc = kvm_ioctl_err(vm_fd, KVM_GET_CLOCK, &clock,
 	    "KVM_GET_CLOCK", err, errlen);
 	if (rc < 0)
 		return rc;
@@ -276,7 +261,7 @@ machine_state_capture_clock(int vm_fd, const int *vcpu_fds,
 		return 0;
 	for (i = 0; i < nvcpus; i++) {
 		a = machine_state_tsc_attr(&st->tsc_offset[i]);
-		rc = machine_state_ioctl(vcpu_fds[i], KVM_GET_DEVICE_ATTR, &a,
+		rc = kvm_ioctl_err(vcpu_fds[i], KVM_GET_DEVICE_ATTR, &a,
 		    "KVM_VCPU_TSC_OFFSET", err, errlen);
 		if (rc < 0)
 			return rc;
@@ -306,19 +291,19 @@ machine_state_capture(int vm_fd, const int *vcpu_fds, unsigned int nvcpus,
 
 	memset(&chip, 0, sizeof(chip));
 	chip.chip_id = KVM_IRQCHIP_PIC_MASTER;
-	if ((rc = machine_state_ioctl(vm_fd, KVM_GET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_GET_IRQCHIP, &chip,
 	    "KVM_GET_IRQCHIP (PIC master)", err, errlen)) < 0)
 		return rc;
 	st->pic.master = chip.chip.pic;
 	memset(&chip, 0, sizeof(chip));
 	chip.chip_id = KVM_IRQCHIP_PIC_SLAVE;
-	if ((rc = machine_state_ioctl(vm_fd, KVM_GET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_GET_IRQCHIP, &chip,
 	    "KVM_GET_IRQCHIP (PIC slave)", err, errlen)) < 0)
 		return rc;
 	st->pic.slave = chip.chip.pic;
 	memset(&chip, 0, sizeof(chip));
 	chip.chip_id = KVM_IRQCHIP_IOAPIC;
-	if ((rc = machine_state_ioctl(vm_fd, KVM_GET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_GET_IRQCHIP, &chip,
 	    "KVM_GET_IRQCHIP (IOAPIC)", err, errlen)) < 0)
 		return rc;
 	st->ioapic.base_address = chip.chip.ioapic.base_address;
@@ -329,7 +314,7 @@ machine_state_capture(int vm_fd, const int *vcpu_fds, unsigned int nvcpus,
 		st->ioapic.redir[i] = chip.chip.ioapic.redirtbl[i].bits;
 
 	memset(&pit, 0, sizeof(pit));
-	if ((rc = machine_state_ioctl(vm_fd, KVM_GET_PIT2, &pit,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_GET_PIT2, &pit,
 	    "KVM_GET_PIT2", err, errlen)) < 0)
 		return rc;
 	for (i = 0; i < 3; i++) {
@@ -359,7 +344,7 @@ machine_state_restore_clock(int vm_fd, const int *vcpu_fds,
 			return -EOPNOTSUPP;
 		}
 		for (i = 0; khz != (int)st->tsc_khz && i < nvcpus; i++) {
-			rc = machine_state_ioctl(vcpu_fds[i], KVM_SET_TSC_KHZ,
+			rc = kvm_ioctl_err(vcpu_fds[i], KVM_SET_TSC_KHZ,
 			    (void *)(uintptr_t)st->tsc_khz, "KVM_SET_TSC_KHZ",
 			    err, errlen);
 			if (rc < 0)
@@ -373,7 +358,7 @@ machine_state_restore_clock(int vm_fd, const int *vcpu_fds,
 	clock.clock = st->clock;
 	clock.realtime = st->realtime;
 	clock.flags = st->flags & KVM_CLOCK_REALTIME;
-	rc = machine_state_ioctl(vm_fd, KVM_SET_CLOCK, &clock,
+	rc = kvm_ioctl_err(vm_fd, KVM_SET_CLOCK, &clock,
 	    "KVM_SET_CLOCK", err, errlen);
 	return rc < 0 ? rc : 0;
 }
@@ -390,13 +375,13 @@ machine_state_restore_chips(int vm_fd, const struct machine_state *st,
 	memset(&chip, 0, sizeof(chip));
 	chip.chip_id = KVM_IRQCHIP_PIC_MASTER;
 	chip.chip.pic = st->pic.master;
-	if ((rc = machine_state_ioctl(vm_fd, KVM_SET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_SET_IRQCHIP, &chip,
 	    "KVM_SET_IRQCHIP (PIC master)", err, errlen)) < 0)
 		return rc;
 	memset(&chip, 0, sizeof(chip));
 	chip.chip_id = KVM_IRQCHIP_PIC_SLAVE;
 	chip.chip.pic = st->pic.slave;
-	if ((rc = machine_state_ioctl(vm_fd, KVM_SET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_SET_IRQCHIP, &chip,
 	    "KVM_SET_IRQCHIP (PIC slave)", err, errlen)) < 0)
 		return rc;
 	memset(&chip, 0, sizeof(chip));
@@ -407,7 +392,7 @@ machine_state_restore_chips(int vm_fd, const struct machine_state *st,
 	chip.chip.ioapic.irr = st->ioapic.irr;
 	for (i = 0; i < MACHINE_STATE_IOAPIC_PINS; i++)
 		chip.chip.ioapic.redirtbl[i].bits = st->ioapic.redir[i];
-	if ((rc = machine_state_ioctl(vm_fd, KVM_SET_IRQCHIP, &chip,
+	if ((rc = kvm_ioctl_err(vm_fd, KVM_SET_IRQCHIP, &chip,
 	    "KVM_SET_IRQCHIP (IOAPIC)", err, errlen)) < 0)
 		return rc;
 
@@ -415,7 +400,7 @@ machine_state_restore_chips(int vm_fd, const struct machine_state *st,
 	for (i = 0; i < 3; i++)
 		pit.channels[i] = st->pit.channel[i];
 	pit.flags = st->pit.flags;
-	rc = machine_state_ioctl(vm_fd, KVM_SET_PIT2, &pit, "KVM_SET_PIT2",
+	rc = kvm_ioctl_err(vm_fd, KVM_SET_PIT2, &pit, "KVM_SET_PIT2",
 	    err, errlen);
 	return rc < 0 ? rc : 0;
 }
@@ -450,7 +435,7 @@ machine_state_restore_tsc(int vm_fd, const int *vcpu_fds,
 		    "has %u", st->ntsc_offset, nvcpus);
 		return -EINVAL;
 	}
-	rc = machine_state_ioctl(vm_fd, KVM_GET_CLOCK, &now, "KVM_GET_CLOCK",
+	rc = kvm_ioctl_err(vm_fd, KVM_GET_CLOCK, &now, "KVM_GET_CLOCK",
 	    err, errlen);
 	if (rc < 0)
 		return rc;
@@ -460,7 +445,7 @@ machine_state_restore_tsc(int vm_fd, const int *vcpu_fds,
 		ofs = machine_state_tsc_offset(st->tsc_offset[i], st->clock,
 		    st->host_tsc, now.clock, now.host_tsc, st->tsc_khz);
 		a = machine_state_tsc_attr(&ofs);
-		rc = machine_state_ioctl(vcpu_fds[i], KVM_SET_DEVICE_ATTR, &a,
+		rc = kvm_ioctl_err(vcpu_fds[i], KVM_SET_DEVICE_ATTR, &a,
 		    "KVM_VCPU_TSC_OFFSET", err, errlen);
 		if (rc < 0)
 			return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "kvm.h"
 #include "vcpu-state.h"
 
 #define VS(nm, ty, m, ...)						\
@@ -136,22 +137,6 @@ const struct dev_state_table vcpu_state_table = {
 	.check = vcpu_state_check,
 };
 
-static int
-vcpu_state_ioctl(int fd, unsigned long req, void *arg, const char *what,
-    char *err, size_t errlen)
-{
-	int rc;
-
-	do
-		rc = ioctl(fd, req, arg);
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", what, strerror(-rc));
-	}
-	return rc;
-}
-
 /* The bytes of KVM's XSAVE area, 0 without XSAVE. */
 static int
 vcpu_state_xsave_size(int vm_fd)
@@ -190,7 +175,7 @@ vcpu_state_get_msrs(int kvm_fd, int vcpu_fd, struct vcpu_state *st,
 		goto out;
 	}
 	list->nmsrs = VCPU_STATE_MSRS_MAX;
-	rc = vcpu_state_ioctl(kvm_fd, KVM_GET_MSR_INDEX_LIST, list,
+	rc = kvm_ioctl_err(kvm_fd, KVM_GET_MSR_INDEX_LIST, list,
 	    "KVM_GET_MSR_INDEX_LIST", err, errlen);
 	if (rc < 0)
 		goto out;
@@ -200,7 +185,7 @@ vcpu_state_get_msrs(int kvm_fd, int vcpu_fd, struct vcpu_state *st,
 	/* Read, dropping each MSR KVM will not read. */
 	for (;;) {
 		msrs->nmsrs = n;
-		rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_MSRS, msrs,
+		rc = kvm_ioctl_err(vcpu_fd, KVM_GET_MSRS, msrs,
 		    "KVM_GET_MSRS", err, errlen);
 		if (rc < 0)
 			goto out;
@@ -231,17 +216,17 @@ vcpu_state_capture(int kvm_fd, int vm_fd, int vcpu_fd, struct vcpu_state *st,
 	uint32_t i;
 
 	memset(st, 0, sizeof(*st));
-	if ((rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_REGS, &st->regs,
+	if ((rc = kvm_ioctl_err(vcpu_fd, KVM_GET_REGS, &st->regs,
 	    "KVM_GET_REGS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_SREGS, &st->sregs,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_GET_SREGS, &st->sregs,
 	    "KVM_GET_SREGS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_VCPU_EVENTS, &st->events,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_GET_VCPU_EVENTS, &st->events,
 	    "KVM_GET_VCPU_EVENTS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_DEBUGREGS, &st->debugregs,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_GET_DEBUGREGS, &st->debugregs,
 	    "KVM_GET_DEBUGREGS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_MP_STATE, &st->mp,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_GET_MP_STATE, &st->mp,
 	    "KVM_GET_MP_STATE", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_LAPIC, &st->lapic,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_GET_LAPIC, &st->lapic,
 	    "KVM_GET_LAPIC", err, errlen)) < 0)
 		return rc;
 
@@ -251,7 +236,7 @@ vcpu_state_capture(int kvm_fd, int vm_fd, int vcpu_fd, struct vcpu_state *st,
 		return -E2BIG;
 	}
 	if (size > 0) {
-		rc = vcpu_state_ioctl(vcpu_fd, size > (int)sizeof(struct
+		rc = kvm_ioctl_err(vcpu_fd, size > (int)sizeof(struct
 		    kvm_xsave) ? KVM_GET_XSAVE2 : KVM_GET_XSAVE, st->xsave,
 		    "KVM_GET_XSAVE", err, errlen);
 		if (rc < 0)
@@ -260,7 +245,7 @@ vcpu_state_capture(int kvm_fd, int vm_fd, int vcpu_fd, struct vcpu_state *st,
 	}
 
 	if (ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XCRS) > 0) {
-		rc = vcpu_state_ioctl(vcpu_fd, KVM_GET_XCRS, &xcrs,
+		rc = kvm_ioctl_err(vcpu_fd, KVM_GET_XCRS, &xcrs,
 		    "KVM_GET_XCRS", err, errlen);
 		if (rc < 0)
 			return rc;
@@ -295,7 +280,7 @@ vcpu_state_set_msrs(int vcpu_fd, const struct vcpu_state *st, char *err,
 		msrs->entries[i].index = st->msr_index[i];
 		msrs->entries[i].data = st->msr_value[i];
 	}
-	rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_MSRS, msrs, "KVM_SET_MSRS",
+	rc = kvm_ioctl_err(vcpu_fd, KVM_SET_MSRS, msrs, "KVM_SET_MSRS",
 	    err, errlen);
 	if (rc >= 0 && (uint32_t)rc < n) {
 		snprintf(err, errlen, "KVM_SET_MSRS: MSR %#x refused",
@@ -315,9 +300,9 @@ vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
 	int rc, size;
 	uint32_t i;
 
-	if ((rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_SREGS,
+	if ((rc = kvm_ioctl_err(vcpu_fd, KVM_SET_SREGS,
 	    (void *)&st->sregs, "KVM_SET_SREGS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_REGS, (void *)&st->regs,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_REGS, (void *)&st->regs,
 	    "KVM_SET_REGS", err, errlen)) < 0)
 		return rc;
 
@@ -329,7 +314,7 @@ vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
 			    "KVM has %d", st->xsave_words * 4, size);
 			return -EINVAL;
 		}
-		rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_XSAVE,
+		rc = kvm_ioctl_err(vcpu_fd, KVM_SET_XSAVE,
 		    (void *)st->xsave, "KVM_SET_XSAVE", err, errlen);
 		if (rc < 0)
 			return rc;
@@ -341,7 +326,7 @@ vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
 			xcrs.xcrs[i].xcr = st->xcr_index[i];
 			xcrs.xcrs[i].value = st->xcr_value[i];
 		}
-		rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_XCRS, &xcrs,
+		rc = kvm_ioctl_err(vcpu_fd, KVM_SET_XCRS, &xcrs,
 		    "KVM_SET_XCRS", err, errlen);
 		if (rc < 0)
 			return rc;
@@ -352,13 +337,13 @@ vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
 	/* What KVM_GET_VCPU_EVENTS leaves unflagged is part of it too. */
 	events.flags |= KVM_VCPUEVENT_VALID_NMI_PENDING |
 	    KVM_VCPUEVENT_VALID_SIPI_VECTOR;
-	if ((rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_LAPIC, (void *)&st->lapic,
+	if ((rc = kvm_ioctl_err(vcpu_fd, KVM_SET_LAPIC, (void *)&st->lapic,
 	    "KVM_SET_LAPIC", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_MP_STATE, (void *)&st->mp,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_MP_STATE, (void *)&st->mp,
 	    "KVM_SET_MP_STATE", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_VCPU_EVENTS, &events,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_VCPU_EVENTS, &events,
 	    "KVM_SET_VCPU_EVENTS", err, errlen)) < 0 ||
-	    (rc = vcpu_state_ioctl(vcpu_fd, KVM_SET_DEBUGREGS,
+	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_DEBUGREGS,
 	    (void *)&st->debugregs, "KVM_SET_DEBUGREGS", err, errlen)) < 0)
 		return rc;
 	return 0;

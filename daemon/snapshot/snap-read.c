@@ -15,6 +15,7 @@
 
 #include "snap-err.h"
 #include "snap-file.h"
+#include "snap-io.h"
 #include "snap-memory.h"
 
 /* dir/name, a regular file not reached through a link: fd and stat. */
@@ -36,26 +37,6 @@ snap_open_file(int dirfd, const char *name, struct stat *st)
 		return -EINVAL;
 	}
 	return fd;
-}
-
-static int
-snap_read_all(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-	uint64_t off = 0;
-
-	while (len > 0) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* The manifest at fd (taken), parsed. */
@@ -84,7 +65,7 @@ snap_read_manifest(struct snap_reader *r, int fd, const char *dir,
 		close(fd);
 		return snap_fail(-ENOMEM, err, errlen, "out of memory");
 	}
-	ret = snap_read_all(fd, text, (size_t)st.st_size);
+	ret = snap_io_all(fd, text, (size_t)st.st_size, 0, false);
 	close(fd);
 	if (ret < 0) {
 		free(text);
@@ -123,7 +104,7 @@ snap_read_state(struct snap_reader *r, int fd, const char *dir,
 		close(fd);
 		return snap_fail(-ENOMEM, err, errlen, "out of memory");
 	}
-	ret = snap_read_all(fd, r->state, *size);
+	ret = snap_io_all(fd, r->state, *size, 0, false);
 	close(fd);
 	if (ret < 0)
 		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,

@@ -17,6 +17,7 @@
 
 #include "snap-err.h"
 #include "snap-file.h"
+#include "snap-io.h"
 #include "snap-memory.h"
 
 /* zlib's crc32 over any length (its own takes a uInt). */
@@ -118,25 +119,6 @@ out:
 	return ret;
 }
 
-static int
-snap_write_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* dir/name.tmp, made anew; its fd, or -errno. */
 static int
 snap_create_tmp(int dirfd, const char *name)
@@ -198,8 +180,8 @@ snap_write_state(int fd, const struct snap_write_args *a)
 	int ret = 0;
 
 	for (i = 0; ret == 0 && i < a->nsections; i++) {
-		ret = snap_write_all(fd, a->sections[i].data,
-		    a->sections[i].size, off);
+		ret = snap_io_all(fd, a->sections[i].data,
+		    a->sections[i].size, off, true);
 		off += a->sections[i].size;
 	}
 	return ret;
@@ -311,7 +293,7 @@ snap_write_commit(int dirfd, const char *dir, int memory_fd, int state_fd,
 		return snap_fail(fd, err, errlen, "%s/%s.tmp: %s", dir,
 		    SNAP_MANIFEST_FILE, strerror(-fd));
 	if ((uid != (uid_t)-1 && fchown(fd, uid, gid) < 0 && (ret = -errno)) ||
-	    (ret = snap_write_all(fd, manifest, len, 0)) < 0 ||
+	    (ret = snap_io_all(fd, manifest, len, 0, true)) < 0 ||
 	    (ret = snap_commit_tmp(dirfd, fd, SNAP_MANIFEST_FILE)) < 0) {
 		close(fd);
 		return snap_fail(ret, err, errlen, "%s/%s: %s", dir,

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <png.h>
+
 #include "proto.h"
 #include "harness.h"
 
@@ -1582,6 +1584,50 @@ fail:
 	json_object_put(ret);
 	close(fd);
 	return -1;
+}
+
+int
+h_screenshot_pixels(struct h_daemon *d, const char *name, uint32_t **pixels,
+    uint32_t *w, uint32_t *h)
+{
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	unsigned char *png;
+	size_t len;
+	int ret = -1;
+
+	*pixels = NULL;
+	if (h_screenshot(d, name, &png, &len) < 0)
+		return -1;
+	if (png_image_begin_read_from_memory(&img, png, len)) {
+		img.format = PNG_FORMAT_BGRA;
+		*w = img.width;
+		*h = img.height;
+		*pixels = malloc(PNG_IMAGE_SIZE(img));
+		if (*pixels != NULL && png_image_finish_read(&img, NULL,
+		    *pixels, 0, NULL))
+			ret = 0;
+	}
+	if (ret < 0)
+		tap_diag("screenshot: not a PNG: %s", img.message);
+	png_image_free(&img);
+	free(png);
+	return ret;
+}
+
+struct json_object *
+h_display_stats(struct h_conn *c, const char *name)
+{
+	struct json_object *r, *stats, *disp;
+
+	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
+	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
+	    !json_object_object_get_ex(stats, "display", &disp)) {
+		json_object_put(r);
+		return NULL;
+	}
+	json_object_get(disp);
+	json_object_put(r);
+	return disp;
 }
 
 void

@@ -300,6 +300,15 @@ void		 h_console_close(struct h_console *);
  */
 int		 h_screenshot(struct h_daemon *, const char *name,
 		    unsigned char **png, size_t *len);
+/*
+ * h_screenshot() decoded: *w x *h pixels, 0xaarrggbb words, in *pixels
+ * (malloc'ed, NULL when nothing was decoded; the caller frees it).  0,
+ * or -1 + diag.
+ */
+int		 h_screenshot_pixels(struct h_daemon *, const char *name,
+		    uint32_t **pixels, uint32_t *w, uint32_t *h);
+/* vm.info's stats.display member for name (the caller puts it), or NULL. */
+struct json_object *h_display_stats(struct h_conn *, const char *name);
 int		 h_console_write(struct h_console *, const void *, size_t);
 /* Reads what arrives for ms milliseconds; the number of new bytes. */
 /* One read of what is there within ms; bytes added (0: none or EOF). */

@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <png.h>
 #include <rfb/keysym.h>
 
 #include "harness.h"
@@ -35,27 +34,10 @@
 /* How the worker finds changes: "write-protect" or "dirty-log". */
 static char tracking[32];
 
-/* vm.info's stats.display member (caller puts), or NULL. */
-static struct json_object *
-display_stats(struct h_conn *c, const char *name)
-{
-	struct json_object *r, *stats, *disp;
-
-	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
-	    !json_object_object_get_ex(stats, "display", &disp)) {
-		json_object_put(r);
-		return NULL;
-	}
-	json_object_get(disp);
-	json_object_put(r);
-	return disp;
-}
-
 static int64_t
 display_counter(struct h_conn *c, const char *name, const char *key)
 {
-	struct json_object *d = display_stats(c, name);
+	struct json_object *d = h_display_stats(c, name);
 	int64_t v = h_int(d, key, -1);
 
 	json_object_put(d);
@@ -65,7 +47,7 @@ display_counter(struct h_conn *c, const char *name, const char *key)
 static bool
 display_refresh_timer(struct h_conn *c, const char *name)
 {
-	struct json_object *d = display_stats(c, name), *t;
+	struct json_object *d = h_display_stats(c, name), *t;
 	bool on = json_object_object_get_ex(d, "refresh_timer", &t) &&
 	    json_object_get_boolean(t);
 
@@ -86,7 +68,7 @@ display_idle_within(struct h_conn *c, const char *name, int ms)
 	bool idle;
 
 	for (;;) {
-		d = display_stats(c, name);
+		d = h_display_stats(c, name);
 		idle = !display_refresh_timer(c, name) && h_text(d) != NULL &&
 		    strstr(h_text(d), "\"streaming\":true") == NULL;
 		json_object_put(d);
@@ -94,37 +76,6 @@ display_idle_within(struct h_conn *c, const char *name, int ms)
 			return idle;
 		h_sleep_ms(20);
 	}
-}
-
-/* vm.screenshot's PNG decoded into *pixels (x8r8g8b8 as drawn). */
-static int
-screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
-    uint32_t *w, uint32_t *h)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	unsigned char *png;
-	size_t len;
-	int ret = -1;
-
-	if (h_screenshot(d, name, &png, &len) < 0)
-		return -1;
-	if (!png_image_begin_read_from_memory(&img, png, len)) {
-		tap_diag("screenshot: not a PNG: %s", img.message);
-		goto out;
-	}
-	img.format = PNG_FORMAT_BGRA;
-	*w = img.width;
-	*h = img.height;
-	*pixels = malloc(PNG_IMAGE_SIZE(img));
-	if (*pixels != NULL && png_image_finish_read(&img, NULL, *pixels, 0,
-	    NULL))
-		ret = 0;
-	else
-		tap_diag("screenshot: not a PNG: %s", img.message);
-out:
-	png_image_free(&img);
-	free(png);
-	return ret;
 }
 
 static void
@@ -168,7 +119,7 @@ test_viewer(struct h_daemon *d, struct h_conn *c, struct h_conn *ev,
 	    "a viewer: the refresh timer exists");
 
 	/* The screenshot is what the viewer sees, pixel for pixel. */
-	ret = screenshot(d, "scr", &shot, &sw, &sh);
+	ret = h_screenshot_pixels(d, "scr", &shot, &sw, &sh);
 	tap_ok(ret == 0 && sw == W && sh == H, "vm.screenshot: a %ux%u PNG",
 	    sw, sh);
 	if (shot != NULL && sw == W && sh == H) {
@@ -413,7 +364,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 		tap_ok(got, "anim: the viewer keeps getting updates (%u in "
 		    "%.1f s, session %d)", v.updates - updates,
 		    (h_now_ms() - t0) / 1000, session);
-		disp = display_stats(c, "anim");
+		disp = h_display_stats(c, "anim");
 		if (strcmp(tracking, "write-protect") == 0)
 			tap_ok(h_int(disp, "streaming_switches", 0) >=
 			    session, "anim: the display polls while "
@@ -421,7 +372,7 @@ test_streaming(struct h_conn *c, struct h_daemon *d)
 		json_object_put(disp);
 		vview_close(&v);
 		idle = display_idle_within(c, "anim", 10000);
-		disp = display_stats(c, "anim");
+		disp = h_display_stats(c, "anim");
 		tap_ok(idle && h_text(disp) != NULL && strstr(h_text(disp),
 		    "\"streaming\":false") != NULL,
 		    "anim: the viewer gone, no refresh and no polling (%s)",

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <png.h>
-
 #include "harness.h"
 #include "hviewer.h"
 
@@ -27,27 +25,10 @@
 #define DEF_W		640
 #define DEF_H		400
 
-/* vm.info's stats.display member (caller puts), or NULL. */
-static struct json_object *
-display_stats(struct h_conn *c, const char *name)
-{
-	struct json_object *r, *stats, *disp;
-
-	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", name);
-	if (!json_object_object_get_ex(h_ret(r), "stats", &stats) ||
-	    !json_object_object_get_ex(stats, "display", &disp)) {
-		json_object_put(r);
-		return NULL;
-	}
-	json_object_get(disp);
-	json_object_put(r);
-	return disp;
-}
-
 static bool
 refresh_timer(struct h_conn *c, const char *name, int64_t *refreshes)
 {
-	struct json_object *d = display_stats(c, name), *t;
+	struct json_object *d = h_display_stats(c, name), *t;
 	bool on = json_object_object_get_ex(d, "refresh_timer", &t) &&
 	    json_object_get_boolean(t);
 
@@ -69,35 +50,6 @@ refresh_gone_within(struct h_conn *c, const char *name, int ms)
 		h_sleep_ms(20);
 	}
 	return true;
-}
-
-/* vm.screenshot's PNG into *pixels (0xrrggbb words). */
-static int
-screenshot(struct h_daemon *d, const char *name, uint32_t **pixels,
-    uint32_t *w, uint32_t *h)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	unsigned char *png;
-	size_t len;
-	int ret = -1;
-
-	*pixels = NULL;
-	if (h_screenshot(d, name, &png, &len) < 0)
-		return -1;
-	if (png_image_begin_read_from_memory(&img, png, len)) {
-		img.format = PNG_FORMAT_BGRA;
-		*w = img.width;
-		*h = img.height;
-		*pixels = malloc(PNG_IMAGE_SIZE(img));
-		if (*pixels != NULL && png_image_finish_read(&img, NULL,
-		    *pixels, 0, NULL))
-			ret = 0;
-	}
-	if (ret < 0)
-		tap_diag("screenshot: not a PNG: %s", img.message);
-	png_image_free(&img);
-	free(png);
-	return ret;
 }
 
 /* Lines of the viewer's screen with a pixel unlike the top left one. */
@@ -181,7 +133,7 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 
 	/* With nobody watching, a screenshot shows the mode all the same. */
 	rows = 0;
-	if (screenshot(d, "fd", &shot, &sw, &sh) == 0)
+	if (h_screenshot_pixels(d, "fd", &shot, &sw, &sh) == 0)
 		for (uint32_t y = 0; y < sh; y++)
 			for (uint32_t x = 0; x < sw; x++)
 				if ((shot[y * sw + x] ^ shot[0]) & 0xffffff) {
@@ -219,8 +171,8 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 		viewer_pump(&v, 50);
 		free(shot);
 		mismatches = ~0u;
-		if (screenshot(d, "fd", &shot, &sw, &sh) < 0 || sw != w ||
-		    sh != h || v.client->width != w ||
+		if (h_screenshot_pixels(d, "fd", &shot, &sw, &sh) < 0 ||
+		    sw != w || sh != h || v.client->width != w ||
 		    v.client->height != h)
 			continue;
 		mismatches = 0;

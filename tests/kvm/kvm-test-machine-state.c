@@ -34,6 +34,7 @@
 #include <png.h>
 
 #include "harness.h"
+#include "state-rounds.h"
 
 #define DEMO_BANNER	"vmmd demo guest"
 #define DEMO_TICK	" UTC\r"
@@ -145,20 +146,6 @@ fb_address(struct h_conn *c, const char *name)
 	return a;
 }
 
-/* A pause and a resume, which runs the hook once more. */
-static void
-pause_resume(struct h_conn *c, const char *name)
-{
-	struct json_object *r;
-
-	r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"%s\"}", name);
-	json_object_put(r);
-	r = h_callf(c, H_REPLY_MS, "vm.resume", "{\"name\":\"%s\"}", name);
-	tap_ok(h_ret(r) != NULL, "%s: paused and resumed (%s)", name,
-	    h_text(r));
-	json_object_put(r);
-}
-
 /*
  * The firmware VM's round; hooks: the hook lines the log had before.
  * Its screen is static at the prompt (SeaBIOS retries the boot only
@@ -182,7 +169,7 @@ test_firmware(struct h_daemon *d, struct h_conn *c, size_t hooks)
 	tap_ok(s1 != NULL && rows_drawn(s1, w1, h1) >= 8 && a1 > 0,
 	    "fw: its screen has text (%ux%u), the framebuffer at %#llx",
 	    w1, h1, (unsigned long long)a1);
-	pause_resume(c, "fw");
+	state_rounds_pause_resume(c, NULL, "fw", "fw");
 	tap_ok(h_file_expect(d->log, HOOK_LINE, hooks + 1, 10000) == 0,
 	    "fw: the hook saved and restored the machine");
 	s2 = screenshot(d, "fw", &w2, &h2);
@@ -215,7 +202,7 @@ test_cdrom(struct h_daemon *d, struct h_conn *c, size_t hooks)
 	tap_ok(h_create(c, "cd", "\"firmware\":\"bios\",\"cdrom\":\"%s\"",
 	    iso) == 0 && h_start(c, "cd") == 0,
 	    "cd: created with a CD-ROM, started");
-	pause_resume(c, "cd");
+	state_rounds_pause_resume(c, NULL, "cd", "cd");
 	tap_ok(h_file_expect(d->log, HOOK_LINE, hooks + 1, 10000) == 0,
 	    "cd: the hook saved and restored the machine, AHCI included");
 	tap_ok(h_stop(c, "cd", true, -1, H_REPLY_MS) == 0, "cd: stopped");
@@ -228,13 +215,10 @@ main(void)
 	struct h_console *con;
 	struct h_daemon *d;
 	struct h_conn *c;
-	struct json_object *r;
-	char st[64], *log;
+	char label[32], *log;
 
 	h_init();
-	if (getenv("VMMD_TEST_HOOKS") == NULL ||
-	    strcmp(getenv("VMMD_TEST_HOOKS"), "true") != 0)
-		tap_skip_all("the machine state hook needs -Dtest_hooks=true");
+	state_rounds_need_hooks("the machine state hook");
 	if (mode == NULL)
 		setenv("VMMD_TEST_VCPU_STATE", "machine", 1);
 	c = h_setup(&d);
@@ -247,14 +231,8 @@ main(void)
 	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
 
 	for (int i = 1; i <= ROUNDS; i++) {
-		r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"demo\"}");
-		json_object_put(r);
-		h_console_drain(con, 200);
-		r = h_callf(c, H_REPLY_MS, "vm.resume",
-		    "{\"name\":\"demo\"}");
-		tap_ok(h_ret(r) != NULL, "round %d: paused and resumed (%s)",
-		    i, h_text(r));
-		json_object_put(r);
+		snprintf(label, sizeof(label), "round %d", i);
+		state_rounds_pause_resume(c, con, "demo", label);
 		tap_ok(h_file_expect(d->log, HOOK_LINE, i, 10000) == 0,
 		    "round %d: the hook saved and restored the machine", i);
 		con->mark = con->len;
@@ -262,11 +240,7 @@ main(void)
 		    h_expect(con, DEMO_TICK, 5000) == 0,
 		    "round %d: the guest ticks on", i);
 	}
-	h_state(c, "demo", st, sizeof(st));
-	tap_ok(strcmp(st, "running") == 0, "demo: still running (%s)", st);
-	tap_ok(h_count(con->buf, con->len, DEMO_BANNER) == 1,
-	    "demo: never restarted: one banner (%zu)",
-	    h_count(con->buf, con->len, DEMO_BANNER));
+	state_rounds_ran_on(c, con, "demo", DEMO_BANNER);
 	log = h_read_file(d->log, NULL);
 	tap_ok(log != NULL && strstr(log, "test hook: machine state: ") ==
 	    NULL && strstr(log, "NOT back") == NULL,

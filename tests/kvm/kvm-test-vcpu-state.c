@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "state-rounds.h"
 
 #define DEMO_BANNER	"vmmd demo guest"
 #define DEMO_TICK	" UTC\r"
@@ -49,13 +50,10 @@ main(void)
 	struct h_console *con;
 	struct h_daemon *d;
 	struct h_conn *c;
-	struct json_object *r;
-	char st[64];
+	char label[32];
 
 	h_init();
-	if (getenv("VMMD_TEST_HOOKS") == NULL ||
-	    strcmp(getenv("VMMD_TEST_HOOKS"), "true") != 0)
-		tap_skip_all("the vCPU state hook needs -Dtest_hooks=true");
+	state_rounds_need_hooks("the vCPU state hook");
 	if (mode == NULL)
 		setenv("VMMD_TEST_VCPU_STATE", "restore", 1);
 	c = h_setup(&d);
@@ -73,14 +71,8 @@ main(void)
 		unsigned long long rip = 0, junk = 0;
 		bool ok;
 
-		r = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"demo\"}");
-		json_object_put(r);
-		h_console_drain(con, 200);
-		r = h_callf(c, H_REPLY_MS, "vm.resume",
-		    "{\"name\":\"demo\"}");
-		tap_ok(h_ret(r) != NULL, "round %d: paused and resumed (%s)",
-		    i, h_text(r));
-		json_object_put(r);
+		snprintf(label, sizeof(label), "round %d", i);
+		state_rounds_pause_resume(c, con, "demo", label);
 		ok = h_file_expect(d->log, HOOK_LINE, i, 10000) == 0 &&
 		    hook_line(d, &bytes, &msrs, &xsave, &rip, &junk) &&
 		    bytes > 0 && rip != junk;
@@ -92,11 +84,7 @@ main(void)
 		    h_expect(con, DEMO_TICK, 5000) == 0,
 		    "round %d: the guest ticks on", i);
 	}
-	h_state(c, "demo", st, sizeof(st));
-	tap_ok(strcmp(st, "running") == 0, "demo: still running (%s)", st);
-	tap_ok(h_count(con->buf, con->len, DEMO_BANNER) == 1,
-	    "demo: never restarted: one banner (%zu)",
-	    h_count(con->buf, con->len, DEMO_BANNER));
+	state_rounds_ran_on(c, con, "demo", DEMO_BANNER);
 	{
 		char *log = h_read_file(d->log, NULL);
 

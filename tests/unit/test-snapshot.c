@@ -71,10 +71,11 @@ setup(void)
 		tap_bail("definition");
 }
 
-static int
-write_snap(const char *rel, char *err, size_t errlen)
+/* The good snapshot's arguments: the guest's RAM and sections. */
+static struct snap_write_args
+good_args(void)
 {
-	struct snap_write_args a = {
+	return (struct snap_write_args){
 		.vmmd_version = "0.1.0",
 		.definition = definition,
 		.regions = regions,
@@ -82,6 +83,12 @@ write_snap(const char *rel, char *err, size_t errlen)
 		.sections = sections,
 		.nsections = sizeof(sections) / sizeof(sections[0]),
 	};
+}
+
+static int
+write_snap(const char *rel, char *err, size_t errlen)
+{
+	struct snap_write_args a = good_args();
 
 	return snap_write(scratch_at(rel), &a, err, errlen);
 }
@@ -90,6 +97,28 @@ static int
 open_snap(const char *rel, struct snap_reader *r, char *err, size_t errlen)
 {
 	return snap_open(r, scratch_at(rel), regions, 2, err, errlen);
+}
+
+/*
+ * The guest's RAM restored from r into fresh anonymous memory (*lowp,
+ * *highp, the caller's to munmap), read or, with map, mapped, and
+ * checked to be what the guest had: one TAP line, naming it by how.
+ */
+static void
+restored_ram(struct snap_reader *r, bool map, const char *how,
+    uint8_t **lowp, uint8_t **highp, char *err, size_t errlen)
+{
+	uint8_t *low = anon(LOW_SIZE), *high = anon(HIGH_SIZE);
+	int ret;
+
+	ret = snap_restore_memory(r, 0, low, map, err, errlen);
+	ret = ret < 0 ? ret :
+	    snap_restore_memory(r, 1, high, map, err, errlen);
+	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
+	    memcmp(high, ram_high, HIGH_SIZE) == 0,
+	    "RAM %s back is identical (%s)", how, err);
+	*lowp = low;
+	*highp = high;
 }
 
 static void
@@ -140,25 +169,11 @@ test_round_trip(void)
 	tap_ok(snap_section(&r, "nothing", &n) == NULL,
 	    "an absent section is NULL");
 
-	low = anon(LOW_SIZE);
-	high = anon(HIGH_SIZE);
-	ret = snap_restore_memory(&r, 0, low, false, err, sizeof(err));
-	ret = ret < 0 ? ret :
-	    snap_restore_memory(&r, 1, high, false, err, sizeof(err));
-	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
-	    memcmp(high, ram_high, HIGH_SIZE) == 0,
-	    "RAM read back is identical (%s)", err);
+	restored_ram(&r, false, "read", &low, &high, err, sizeof(err));
 	munmap(low, LOW_SIZE);
 	munmap(high, HIGH_SIZE);
 
-	low = anon(LOW_SIZE);
-	high = anon(HIGH_SIZE);
-	ret = snap_restore_memory(&r, 0, low, true, err, sizeof(err));
-	ret = ret < 0 ? ret :
-	    snap_restore_memory(&r, 1, high, true, err, sizeof(err));
-	tap_ok(ret == 0 && memcmp(low, ram_low, LOW_SIZE) == 0 &&
-	    memcmp(high, ram_high, HIGH_SIZE) == 0,
-	    "RAM mapped back is identical (%s)", err);
+	restored_ram(&r, true, "mapped", &low, &high, err, sizeof(err));
 	/* Private: the guest's writes do not reach the snapshot. */
 	memset(low, 0xee, 4096);
 	snap_close(&r);
@@ -230,6 +245,33 @@ refused(const char *rel, int want, const char *says, const char *what)
 		snap_close(&r);
 }
 
+/*
+ * A copy of good as rel, the first `from` in its manifest replaced by
+ * `to`: refused() as for any other rel.
+ */
+static void
+refused_edit(const char *rel, const char *from, const char *to, int want,
+    const char *says, const char *what)
+{
+	copy_good(rel);
+	edit_text(rel, from, to);
+	refused(rel, want, says, what);
+}
+
+/* A copy of good as rel, its file cut to size bytes: refused(). */
+static void
+refused_truncate(const char *rel, const char *file, off_t size, int want,
+    const char *says, const char *what)
+{
+	char path[256];
+
+	copy_good(rel);
+	snprintf(path, sizeof(path), "%s/%s", rel, file);
+	if (truncate(scratch_at(path), size) < 0)
+		tap_bail("truncate");
+	refused(rel, want, says, what);
+}
+
 static void
 test_refusals(void)
 {
@@ -239,17 +281,14 @@ test_refusals(void)
 	char path[512];
 	int ret;
 
-	copy_good("newer");
-	edit_text("newer", "\"format_version\":1", "\"format_version\":2");
-	refused("newer", -EPROTONOSUPPORT, "newer vmmd", "a newer format");
+	refused_edit("newer", "\"format_version\":1", "\"format_version\":2",
+	    -EPROTONOSUPPORT, "newer vmmd", "a newer format");
 
-	copy_good("foreign");
-	edit_text("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"");
-	refused("foreign", -EINVAL, "not a vmmd snapshot", "a foreign format");
+	refused_edit("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"", -EINVAL,
+	    "not a vmmd snapshot", "a foreign format");
 
-	copy_good("unknown");
-	edit_text("unknown", "\"state\":", "\"extra\":1,\"state\":");
-	refused("unknown", -EINVAL, "unknown key \"extra\"", "an unknown key");
+	refused_edit("unknown", "\"state\":", "\"extra\":1,\"state\":", -EINVAL,
+	    "unknown key \"extra\"", "an unknown key");
 
 	copy_good("crc");
 	snprintf(path, sizeof(path), "%s/state", scratch_at("crc"));
@@ -263,49 +302,32 @@ test_refusals(void)
 	refused("crc", -EBADMSG, "section \"cpu/0\": checksum",
 	    "a damaged section");
 
-	copy_good("short-state");
-	if (truncate(scratch_at("short-state/state"), 1000) < 0)
-		tap_bail("truncate");
-	refused("short-state", -EINVAL, "the state file has 1000 bytes",
-	    "a truncated state file");
+	refused_truncate("short-state", "state", 1000, -EINVAL,
+	    "the state file has 1000 bytes", "a truncated state file");
 
-	copy_good("short-memory");
-	if (truncate(scratch_at("short-memory/memory"), LOW_SIZE) < 0)
-		tap_bail("truncate");
-	refused("short-memory", -EINVAL, "the memory file has",
-	    "a truncated memory file");
+	refused_truncate("short-memory", "memory", LOW_SIZE, -EINVAL,
+	    "the memory file has", "a truncated memory file");
 
-	copy_good("short-manifest");
-	if (truncate(scratch_at("short-manifest/manifest.json"), 200) < 0)
-		tap_bail("truncate");
-	refused("short-manifest", -EINVAL, "cut short",
-	    "a truncated manifest");
+	refused_truncate("short-manifest", "manifest.json", 200, -EINVAL,
+	    "cut short", "a truncated manifest");
 
-	copy_good("range");
-	edit_text("range", "\"size\":70000", "\"size\":70001");
-	refused("range", -EINVAL, "beyond the state file",
-	    "a section beyond its file");
+	refused_edit("range", "\"size\":70000", "\"size\":70001", -EINVAL,
+	    "beyond the state file", "a section beyond its file");
 
-	copy_good("overlap");
-	edit_text("overlap", "\"offset\":3000", "\"offset\":2999");
-	refused("overlap", -EINVAL, "overlaps", "overlapping sections");
+	refused_edit("overlap", "\"offset\":3000", "\"offset\":2999", -EINVAL,
+	    "overlaps", "overlapping sections");
 
-	copy_good("region");
-	edit_text("region", "\"offset\":16777216", "\"offset\":16777216000");
-	refused("region", -EINVAL, "beyond the memory file",
-	    "a RAM region beyond its file");
+	refused_edit("region", "\"offset\":16777216", "\"offset\":16777216000",
+	    -EINVAL, "beyond the memory file", "a RAM region beyond its file");
 
-	copy_good("huge");
-	edit_text("huge", "\"size\":73000", "\"size\":7300000000");
-	refused("huge", -E2BIG, "more than", "a state file beyond the limit");
+	refused_edit("huge", "\"size\":73000", "\"size\":7300000000", -E2BIG,
+	    "more than", "a state file beyond the limit");
 
-	copy_good("dup");
-	edit_text("dup", "\"empty\"", "\"cpu/0\"");
-	refused("dup", -EINVAL, "appears twice", "a section named twice");
+	refused_edit("dup", "\"empty\"", "\"cpu/0\"", -EINVAL, "appears twice",
+	    "a section named twice");
 
-	copy_good("garbage");
-	edit_text("garbage", "\"sections\"", "\"sections\":[]}{\"x\"");
-	refused("garbage", -EINVAL, "manifest", "bytes after the manifest");
+	refused_edit("garbage", "\"sections\"", "\"sections\":[]}{\"x\"",
+	    -EINVAL, "manifest", "bytes after the manifest");
 
 	copy_good("link");
 	if (unlink(scratch_at("link/memory")) < 0 ||
@@ -348,17 +370,12 @@ test_write_refusals(void)
 {
 	struct snap_section bad[] = { { "a b", "x", 1 } };
 	struct snap_region over[2];
-	struct snap_write_args a = {
-		.vmmd_version = "0.1.0",
-		.definition = definition,
-		.regions = regions,
-		.nregions = 2,
-		.sections = bad,
-		.nsections = 1,
-	};
+	struct snap_write_args a = good_args();
 	char err[256] = "";
 	int ret;
 
+	a.sections = bad;
+	a.nsections = 1;
 	ret = snap_write(scratch_at("bad-name"), &a, err, sizeof(err));
 	tap_ok(ret == -EINVAL && access(scratch_at("bad-name"), F_OK) < 0,
 	    "a bad section name is refused before anything is written: %s",
@@ -396,14 +413,7 @@ test_write_refusals(void)
 static void
 test_split_write(void)
 {
-	struct snap_write_args a = {
-		.vmmd_version = "0.1.0",
-		.definition = definition,
-		.regions = regions,
-		.nregions = 2,
-		.sections = sections,
-		.nsections = sizeof(sections) / sizeof(sections[0]),
-	};
+	struct snap_write_args a = good_args();
 	struct snap_reader r;
 	char err[256] = "", *text = NULL, *lie;
 	size_t len;

@@ -1,0 +1,28 @@
+/*
+ * The steps the kvm tests of saved state share (kvm-test-vcpu-state.c,
+ * kvm-test-machine-state.c): the test build's hook (test-hook.h) runs
+ * on each resume of a paused VM, and the guest must run on as if
+ * nothing had happened.
+ */
+#ifndef VMMD_STATE_ROUNDS_H
+#define VMMD_STATE_ROUNDS_H
+
+#include "harness.h"
+
+/* Skips the whole test unless vmmd is built with -Dtest_hooks=true. */
+void	state_rounds_need_hooks(const char *what);
+/*
+ * vm.pause and vm.resume of name (the resume runs the hook once), con
+ * drained for 200 ms in between when not NULL; one TAP line, "label:
+ * paused and resumed".
+ */
+void	state_rounds_pause_resume(struct h_conn *, struct h_console *con,
+	    const char *name, const char *label);
+/*
+ * Two TAP lines: name is still running, and con saw banner only once
+ * (the guest was never restarted).
+ */
+void	state_rounds_ran_on(struct h_conn *, struct h_console *con,
+	    const char *name, const char *banner);
+
+#endif
