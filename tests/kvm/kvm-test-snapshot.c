@@ -19,6 +19,7 @@
  * --keep-running stops the VM.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,17 +59,58 @@ tick_at(const char *buf, size_t from, bool last)
 	return (long)dd * 86400 + hh * 3600 + mm * 60 + ss;
 }
 
-/* A copy of snapshot from in to, one byte of its state file flipped. */
+/* File name from directory from copied into to, its holes kept. */
+static void
+copy_file(const char *from, const char *to, const char *name)
+{
+	static const char zero[65536];
+	char src[1024], dst[1024], buf[65536];
+	ssize_t n;
+	off_t off = 0;
+	int in, out;
+
+	snprintf(src, sizeof(src), "%s/%s", from, name);
+	snprintf(dst, sizeof(dst), "%s/%s", to, name);
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0)
+		tap_bail("copying %s to %s: %s", src, dst, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (memcmp(buf, zero, (size_t)n) != 0 &&
+		    pwrite(out, buf, (size_t)n, off) != n)
+			tap_bail("%s: %s", dst, strerror(errno));
+		off += n;
+	}
+	if (n < 0 || ftruncate(out, off) != 0)
+		tap_bail("copying %s: %s", src, strerror(errno));
+	close(in);
+	close(out);
+}
+
+/*
+ * A copy of snapshot from in to, one byte of its state file flipped.
+ * In C: the nested test host's busybox cp and dd lack GNU's options.
+ */
 static void
 copy_damaged(const char *from, const char *to)
 {
-	char cmd[1024];
+	char path[1024];
+	unsigned char b;
+	int fd;
 
-	snprintf(cmd, sizeof(cmd), "cp -r --sparse=always %s %s && "
-	    "printf '\\x5a' | dd of=%s/state bs=1 seek=100 conv=notrunc "
-	    "status=none", from, to, to);
-	if (system(cmd) != 0)
-		tap_bail("%s", cmd);
+	if (mkdir(to, 0700) != 0)
+		tap_bail("mkdir %s: %s", to, strerror(errno));
+	copy_file(from, to, "manifest.json");
+	copy_file(from, to, "memory");
+	copy_file(from, to, "state");
+	snprintf(path, sizeof(path), "%s/state", to);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 ||
+	    pread(fd, &b, 1, 100) != 1)
+		tap_bail("%s: %s", path, strerror(errno));
+	b ^= 0xff;
+	if (pwrite(fd, &b, 1, 100) != 1)
+		tap_bail("%s: %s", path, strerror(errno));
+	close(fd);
 }
 
 int
