@@ -302,6 +302,15 @@ machine_no_dump(void *addr, uint64_t len)
 		    strerror(errno));
 }
 
+void
+machine_ram_remapped(struct machine *m)
+{
+	if (m->mem.low != NULL)
+		machine_no_dump(m->mem.low, m->mem.low_size);
+	if (m->high != NULL)
+		machine_no_dump(m->high, m->mem.high_size);
+}
+
 static int
 machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
     size_t errlen)

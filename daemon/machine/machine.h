@@ -168,6 +168,13 @@ int machine_new(struct machine **out, const struct machine_config *cfg,
     const struct machine_host *host, char *err, size_t errlen);
 /* Stops the vCPU threads if any, then releases everything.  NULL is fine. */
 void machine_free(struct machine *m);
+/*
+ * Guest RAM's pages were replaced (a restore maps the snapshot's memory
+ * file over them, snap-memory.h): gives the new mappings the advice the
+ * machine gave its own, so that RAM stays out of the worker's core
+ * files.  Best effort, as at the start.
+ */
+void machine_ram_remapped(struct machine *m);
 
 int machine_start(struct machine *m);
 /*

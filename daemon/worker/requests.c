@@ -630,8 +630,13 @@ worker_cmd_resume(struct worker_request *r)
 {
 	struct json_object *reply;
 
+	test_hook_resume_asked();
 	if (!worker_need_machine(r, &reply))
 		return reply;
+	/* A snapshot retrying a busy device must save a still machine. */
+	if (r->w->snapshot != NULL)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "a snapshot is "
+		    "being taken: the guest stays paused until it is written");
 	test_hook_resuming(r->w);
 	machine_resume(r->w->machine);
 	display_resume(r->w->display);

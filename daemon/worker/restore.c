@@ -215,6 +215,9 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 	for (i = 0; rc == 0 && i < nregions; i++)
 		rc = snap_restore_memory(&r, i, regions[i].host, true, why,
 		    sizeof(why));
+	/* The file's mappings came with default advice. */
+	if (opened)
+		machine_ram_remapped(m);
 	if (rc == 0)
 		rc = restore_machine(m, &r, why, sizeof(why));
 	if (rc == 0)

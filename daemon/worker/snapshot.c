@@ -33,6 +33,7 @@
 #include "restore.h"
 #include "snap-file.h"
 #include "snapshot.h"
+#include "test-hook.h"
 #include "vcpu-state.h"
 #include "worker-msg.h"
 #include "worker.h"
@@ -56,6 +57,7 @@ snapshot_job_end(struct snapshot_job *j, struct json_object *reply)
 {
 	struct worker *w = j->w;
 
+	w->snapshot = NULL;
 	if (w->machine != NULL && j->resume) {
 		machine_resume(w->machine);
 		display_resume(w->display);
@@ -185,8 +187,10 @@ snapshot_try(struct snapshot_job *j)
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	rc = snapshot_sections(m, j->w->nvram, bufs, names, secs, &nsecs,
-	    err, sizeof(err));
+	rc = test_hook_snapshot_busy(err, sizeof(err));
+	if (rc == 0)
+		rc = snapshot_sections(m, j->w->nvram, bufs, names, secs,
+		    &nsecs, err, sizeof(err));
 	if (rc == -EBUSY && ++j->tries < SNAPSHOT_BUSY_TRIES)
 		goto out;
 	if (rc == -EBUSY) {
@@ -260,6 +264,7 @@ snapshot_start(struct worker *w, struct json_object *id, int memory_fd,
 	*j = (struct snapshot_job){ .w = w, .id = json_object_get(id),
 	    .memory_fd = memory_fd, .state_fd = state_fd,
 	    .resume = resume && !w->paused };
+	w->snapshot = j;
 	if (!w->paused) {
 		/* vCPUs blocked on the framebuffer must get out to park. */
 		display_quiesce(w->display);

@@ -19,7 +19,8 @@ struct worker;
  * loop: a device with work in flight (-EBUSY from its save) is asked
  * again once the loop has run, SNAPSHOT_BUSY_TRIES times at most.
  * Afterwards the guest runs again if resume and it ran before; it
- * stays paused otherwise.
+ * stays paused otherwise.  Meanwhile w->snapshot is the job, and
+ * worker.resume is refused.
  */
 void	snapshot_start(struct worker *w, struct json_object *id,
 	    int memory_fd, int state_fd, bool resume);

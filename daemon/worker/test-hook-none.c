@@ -43,6 +43,19 @@ test_hook_reader(char *err, size_t errlen)
 	return 0;
 }
 
+int
+test_hook_snapshot_busy(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+void
+test_hook_resume_asked(void)
+{
+}
+
 void
 test_hook_resuming(struct worker *w)
 {

@@ -1,5 +1,7 @@
 /* The test build's hooks (see test-hook.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,6 +169,28 @@ test_hook_reader(char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "test hook: the reader got %zu MiB", got >> 20);
 	return got < (4ull << 30) ? -ENOMEM : -E2BIG;
+}
+
+/* A worker.resume came (test_hook_snapshot_busy); one guest a process. */
+static bool test_hook_resumed;
+
+int
+test_hook_snapshot_busy(char *err, size_t errlen)
+{
+	const char *what = getenv("VMMD_TEST_SNAPSHOT_BUSY");
+
+	if (what == NULL || strcmp(what, "resume") != 0 || test_hook_resumed)
+		return 0;
+	snprintf(err, errlen, "test hook: busy until a resume is asked");
+	return -EBUSY;
+}
+
+void
+test_hook_resume_asked(void)
+{
+	if (!test_hook_resumed)
+		log_info("test hook: a resume was asked");
+	test_hook_resumed = true;
 }
 
 /* The SSE registers in the XSAVE area's legacy region (SDM 10.5.1). */

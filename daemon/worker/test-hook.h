@@ -58,6 +58,18 @@ int	test_hook_reader_timeout_ms(int ms);
 int	test_hook_reader(char *err, size_t errlen);
 
 /*
+ * A snapshot is about to save the devices (snapshot.c): 0, or -EBUSY
+ * with err as a device with work in flight answers, which makes the
+ * snapshot try again from the loop.  With VMMD_TEST_SNAPSHOT_BUSY=resume
+ * in the environment the test build answers -EBUSY until a worker.resume
+ * has been asked for (test_hook_resume_asked), so that a test can send
+ * one while the snapshot waits, whatever the machine's speed.
+ */
+int	test_hook_snapshot_busy(char *err, size_t errlen);
+/* A worker.resume came, whatever its answer (see above). */
+void	test_hook_resume_asked(void);
+
+/*
  * A message the worker is about to send its supervisor (link.c).  With
  * VMMD_TEST_ADOPT_UID=N or VMMD_TEST_ADOPT_CID=N in the environment,
  * the test build makes worker.adopt's answer (the one reply with a

@@ -30,6 +30,7 @@
 
 struct cloud_module;
 struct disk_reader;
+struct snapshot_job;
 
 struct worker {
 	struct event_base *base;
@@ -83,6 +84,11 @@ struct worker {
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
 	/* The snapshot the first machine starts from (restore.h), or NULL. */
 	struct restore *restore;
+	/*
+	 * The snapshot being taken (snapshot.h), or NULL: until it is
+	 * written the guest stays paused, whoever asks to resume it.
+	 */
+	struct snapshot_job *snapshot;
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to

@@ -25,7 +25,9 @@
  * restart, see lusernet.h), cloud (Debian's cloud image from its disk,
  * cloud-init and ssh through passt, two at once: lcloud.h), installer
  * (Debian's netboot installer from an ISO as a CD under SeaBIOS, to its
- * first screen: linstaller.h).
+ * first screen: linstaller.h), snapshot (a guest on an overlay disk with
+ * a network card snapshotted while it writes a file, stopped, restored:
+ * lsnapshot.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -50,6 +52,7 @@
 #include "lusernet.h"
 #include "lvsock.h"
 #include "lrtc.h"
+#include "lsnapshot.h"
 
 #define GUEST_MIB	256
 #define GUEST_CPUS	2
@@ -1636,6 +1639,43 @@ out:
 }
 
 /*
+ * A snapshot of the bzImage guest on an overlay disk of a 32 MiB raw
+ * base, with a network card on a TAP, taken while a shell loop writes a
+ * file, then restored (lsnapshot.h); the snapshot's directory and the
+ * base go afterwards.
+ */
+static void
+scenario_snapshot(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-snap" };
+	char base[] = "/tmp/vmmd-deb-snap-XXXXXX", extra[512];
+	char dir[] = "/tmp/vmmd-deb-snapdir-XXXXXX";
+	double t0 = h_now_ms();
+	int fd;
+
+	fd = mkstemp(base);
+	if (!check(&vm, fd >= 0 && ftruncate(fd, 32 << 20) == 0 &&
+	    mkdtemp(dir) != NULL, "a 32 MiB raw base and a directory for "
+	    "the snapshot"))
+		goto out;
+	snprintf(extra, sizeof(extra), ",\"disks\":[{\"path\":\"%s\","
+	    "\"overlay\":true}],\"net\":[{\"tap\":\"%s\","
+	    "\"mac\":\"02:00:00:00:00:1f\"}]", base, LN_TAP);
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("snapshot"), extra))
+		goto out;
+	ls_check_restore(&vm, check, dir);
+out:
+	finish(&vm);
+	h_delete(c, vm.name);
+	if (fd >= 0) {
+		close(fd);
+		unlink(base);
+	}
+	ls_remove(dir);
+	tap_diag("snapshot: the step took %.1f s", (h_now_ms() - t0) / 1e3);
+}
+
+/*
  * The passt the worker of vm started (its child of that name; passt.avx2
  * where passt found the CPU has AVX2), or -1.
  */
@@ -1930,7 +1970,8 @@ main(int argc, char **argv)
 	h_init();
 	h_env("VMMD_LINUX_GUEST");
 	/* Before vmmd: its TAP is made in the namespace it runs in. */
-	if ((want("net") || want("usernet") || want("cloud")) &&
+	if ((want("net") || want("usernet") || want("cloud") ||
+	    want("snapshot")) &&
 	    (r = ln_enter()) < 0)
 		tap_bail("a network namespace for the net steps: %s",
 		    strerror(-r));
@@ -1960,6 +2001,8 @@ main(int argc, char **argv)
 		scenario_cloud(d, c);
 	if (want("installer"))
 		li_installer(d, c);
+	if (want("snapshot"))
+		scenario_snapshot(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();
