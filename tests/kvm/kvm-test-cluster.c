@@ -1,7 +1,8 @@
 /*
  * What a cluster manager needs, end to end against a private vmmd: vmctl
  * create --from-file that succeeds for the same definition and refuses
- * another, "managed": "cluster" VMs that cannot autostart, and the OCF
+ * another, "managed": "cluster" VMs that cannot autostart and restore
+ * the snapshot of one that was not, and the OCF
  * resource agent ocf:vmmd:vm (cluster/vm.in): start and stop twice, a
  * probe of a guest never seen, a vmmd that is killed and restarted under
  * a running guest (never a failed guest), a definition file that
@@ -164,6 +165,32 @@ test_vmctl(struct h_conn *c, const char *def)
 	h_delete(c, "b");
 	rc = h_ctl("delete", "web", NULL);
 	tap_ok(rc == 0, "delete web");
+}
+
+/*
+ * Who manages a VM is no state of its guest: a snapshot restores into
+ * the VM once the cluster manages it (as a migration's target VM is).
+ */
+static void
+test_restore(struct h_conn *c)
+{
+	const char *dir = h_in_dir(d, "snap");
+	int rc;
+
+	rc = h_ctl("create", "s", "--memory", "32M", NULL);
+	if (rc == 0)
+		rc = h_ctl("start", "s", NULL);
+	if (rc == 0)
+		rc = h_ctl("snapshot", "s", dir, NULL);
+	tap_ok(rc == 0, "s: started and saved, not managed (%s)",
+	    h_flat(h_err()));
+	h_wait_state(c, "s", "stopped", H_REPLY_MS);
+	rc = h_ctl("set", "s", "--managed", "cluster", NULL);
+	tap_ok(rc == 0, "vmctl set --managed cluster (%s)", h_flat(h_err()));
+	rc = h_ctl("restore", "s", dir, NULL);
+	tap_ok(rc == 0, "restored once managed (%s)", h_flat(h_err()));
+	h_stop(c, "s", true, -1, H_REPLY_MS);
+	h_delete(c, "s");
 }
 
 /* The agent's rules on one daemon, its guest "web" from def. */
@@ -370,6 +397,7 @@ main(void)
 	snprintf(def, sizeof(def), "%s", h_in_dir(d, "web.json"));
 	write_def(def, "web", 32);
 	test_vmctl(c, def);
+	test_restore(c);
 	h_close(c);
 	agent_install();
 	test_agent(def);
