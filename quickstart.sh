@@ -57,9 +57,10 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # tests boot, made at build time (tests/kvm/make-firmware-media.sh);
 # grub-efi-amd64-bin: GRUB's UEFI modules, for UEFI media.
 # resource-agents: ocf-tester and ocf-shellfuncs, which the resource
-# agent's test runs it with (tests/kvm/kvm-test-cluster.c); the logd
-# service cluster-glue brings is not wanted.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents"
+# agent's test runs it with (tests/kvm/kvm-test-cluster.c), and
+# libxml2-utils: xmllint, which ocf-tester checks the meta-data with; the
+# logd service cluster-glue brings is not wanted.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.
