@@ -56,7 +56,11 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # xorriso, grub-pc-bin, fdisk and mtools: the boot media the firmware
 # tests boot, made at build time (tests/kvm/make-firmware-media.sh);
 # grub-efi-amd64-bin: GRUB's UEFI modules, for UEFI media.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin"
+# resource-agents: ocf-tester and ocf-shellfuncs, which the resource
+# agent's test runs it with (tests/kvm/kvm-test-cluster.c), and
+# libxml2-utils: xmllint, which ocf-tester checks the meta-data with; the
+# logd service cluster-glue brings is not wanted.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.
@@ -211,10 +215,12 @@ if [ "$mode" = demo ]; then
 fi
 
 install_packages $build_deps $test_deps
-if command -v systemctl >/dev/null && systemctl is-enabled prometheus \
-    >/dev/null 2>&1; then
-	systemctl disable --now prometheus >/dev/null 2>&1 || true
-fi
+for unit in prometheus logd; do
+	if command -v systemctl >/dev/null && systemctl is-enabled $unit \
+	    >/dev/null 2>&1; then
+		systemctl disable --now $unit >/dev/null 2>&1 || true
+	fi
+done
 vmlinuz=$(fetch_debian_kernel)
 
 # The reference Debian guest, and the nested test host's kernel, busybox

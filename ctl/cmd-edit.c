@@ -143,7 +143,7 @@ cmd_set(struct ctl *ctl, int argc, char **argv)
 	const char *name;
 	int r;
 
-	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
+	if ((r = create_args_parse(ctl, argc, argv, &args, &name, NULL)) >= 0)
 		return r;
 	if (json_object_object_length(args) == 0) {
 		json_object_put(args);

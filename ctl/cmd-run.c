@@ -63,7 +63,7 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 	char what[128];
 	int r, cr, signo = 0;
 
-	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
+	if ((r = create_args_parse(ctl, argc, argv, &args, &name, NULL)) >= 0)
 		return r;
 	snprintf(what, sizeof(what), "run %s", name);
 	json_object_object_add(args, "name", json_object_new_string(name));

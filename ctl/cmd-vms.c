@@ -202,16 +202,39 @@ vms_each(struct ctl *ctl, int argc, char **argv, const char *command,
 	return first != CTL_EXIT_OK ? first : r;
 }
 
+/* A create --from-file that found the VM as the file defines it. */
+static void
+create_show(struct json_object *vm)
+{
+	struct json_object *v;
+	const char *name = vm_member(vm, "name");
+
+	if (json_object_object_get_ex(vm, "existed", &v) &&
+	    json_object_get_boolean(v))
+		ctl_note("create %s: exists already, as defined",
+		    name != NULL ? name : "");
+}
+
+/*
+ * With --from-file, creating a VM that exists with that very definition
+ * succeeds (vm.create's exist_ok), so that a script (a cluster's
+ * resource agent) may define its VM at every start; another definition
+ * under that name is still refused.
+ */
 int
 cmd_create(struct ctl *ctl, int argc, char **argv)
 {
 	struct json_object *args;
 	const char *name;
+	bool from;
 	int r;
 
-	if ((r = create_args_parse(ctl, argc, argv, &args, &name)) >= 0)
+	if ((r = create_args_parse(ctl, argc, argv, &args, &name, &from)) >= 0)
 		return r;
-	return vms_request_flags(ctl, "vm.create", name, args, NULL,
+	if (from)
+		json_object_object_add(args, "exist_ok",
+		    json_object_new_boolean(1));
+	return vms_request_flags(ctl, "vm.create", name, args, create_show,
 	    CLIENT_CLI_WORDS);
 }
 

@@ -5,7 +5,7 @@
  * display's --vnc, --display, --vnc-password-file, --vnc-no-password
  * and --vnc-web, and the devices' --rng, --disk, --net and --vsock, into the
  * arguments of vm.create; a cloud image's --boot, --cloud-init and
- * --ssh-key are create-cloud.c's.
+ * --ssh-key are create-cloud.c's; --managed, who decides when it runs.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -430,6 +430,14 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 	case 'R':
 		json_object_object_add(args, "rng", json_object_new_boolean(1));
 		return -1;
+	case 'G':
+		if (strcmp(optarg, "cluster") != 0 &&
+		    strcmp(optarg, "vmmd") != 0)
+			return ctl_usage(ctl, "--managed %s: expected cluster "
+			    "or vmmd", optarg);
+		json_object_object_add(args, "managed",
+		    json_object_new_string(optarg));
+		return -1;
 	case 'f':
 		if (strcmp(optarg, "bios") != 0 && strcmp(optarg, "uefi") != 0)
 			return ctl_usage(ctl, "--firmware %s: expected bios or "
@@ -454,7 +462,7 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 
 int
 create_args_parse(struct ctl *ctl, int argc, char **argv,
-    struct json_object **argsp, const char **namep)
+    struct json_object **argsp, const char **namep, bool *fromp)
 {
 	/*
 	 * The options that may come again: --disk, --net and --ssh-key
@@ -486,6 +494,8 @@ create_args_parse(struct ctl *ctl, int argc, char **argv,
 			return r;
 		}
 	}
+	if (fromp != NULL)
+		*fromp = from != NULL;
 	if (from != NULL && (r = create_args_from_file(ctl, from, &file)) >= 0) {
 		json_object_put(args);
 		return r;

@@ -4,6 +4,8 @@
 #ifndef VMCTL_CREATE_ARGS_H
 #define VMCTL_CREATE_ARGS_H
 
+#include <stdbool.h>
+
 struct ctl;
 struct json_object;
 
@@ -15,8 +17,9 @@ struct json_object;
  * directory: the daemon resolves nothing relative to its own.
  * --from-file FILE starts from the definition in FILE, which the other
  * options change; NAME may then be left out (its "name" is taken).
+ * *from (when not NULL) tells whether --from-file was given.
  */
 int	create_args_parse(struct ctl *, int, char **, struct json_object **,
-	    const char **);
+	    const char **, bool *from);
 
 #endif

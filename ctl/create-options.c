@@ -30,5 +30,6 @@ const struct option create_options[] = {
 	{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
 	{ "ssh-key",	required_argument,	NULL,	CREATE_CLOUD_SSH_KEY },
 	{ "from-file",	required_argument,	NULL,	'F' },
+	{ "managed",	required_argument,	NULL,	'G' },
 	{ NULL, 0, NULL, 0 },
 };

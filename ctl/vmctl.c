@@ -21,6 +21,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"export's);\n"							\
 	"                      NAME may be left out, other options "	\
 	"change it\n"							\
+	"  --managed cluster|vmmd\n"					\
+	"                      cluster: a cluster manager starts and stops "	\
+	"it, never\n"							\
+	"                      vmmd on its own (no autostart); vmmd: the "	\
+	"default\n"							\
 	"  --kernel FILE       bzImage or PVH ELF kernel (default: the "	\
 	"daemon's guest)\n"						\
 	"  --initrd FILE       initial RAM disk\n"				\
@@ -110,7 +115,8 @@ static int	cmd_help(struct ctl *, int, char **);
 
 static const struct ctl_command ctl_commands[] = {
 	{ "create", cmd_create,
-	    "NAME [--from-file FILE] [--kernel FILE] [--initrd FILE] "
+	    "NAME [--from-file FILE] [--managed cluster|vmmd] "
+	    "[--kernel FILE] [--initrd FILE] "
 	    "[--cmdline STR] "
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-tick-policy slew|discard] [--rtc-slices N] "

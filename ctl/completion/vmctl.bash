@@ -66,6 +66,7 @@ _vmctl()
 	--kernel | --initrd | --cdrom | --vnc-password-file | --from-file) _filedir; return ;;
 	--on-reboot) COMPREPLY=($(compgen -W 'restart stop' -- "$cur")); return ;;
 	--firmware) COMPREPLY=($(compgen -W 'bios uefi' -- "$cur")); return ;;
+	--managed) COMPREPLY=($(compgen -W 'cluster vmmd' -- "$cur")); return ;;
 	--lost-tick-policy|--lost-ticks) COMPREPLY=($(compgen -W 'slew discard' -- "$cur")); return ;;
 	--state) COMPREPLY=($(compgen -W 'defined starting running paused
 	    stopping stopped crashed' -- "$cur")); return ;;

@@ -199,8 +199,8 @@ static const char *const cmd_keys_restore[] = { "name", "dir", NULL };
 static bool
 cmd_restore_key_free(const char *key)
 {
-	static const char *const free_keys[] = { "name", "autostart", "owner",
-	    "transient", "console_log", NULL };
+	static const char *const free_keys[] = { "name", "autostart", "managed",
+	    "owner", "transient", "console_log", NULL };
 
 	for (size_t i = 0; free_keys[i] != NULL; i++)
 		if (strcmp(key, free_keys[i]) == 0)

@@ -129,6 +129,73 @@ cmd_nvram_remove(struct vmmd *d, const char *name)
 		unlink(path);
 }
 
+/*
+ * vm.create's "exist_ok" (not a member of the definition: taken out of
+ * args before they are parsed as one) into *ok; -EINVAL, with err, when
+ * it is not a boolean.
+ */
+static int
+cmd_create_exist_ok(struct json_object *args, bool *ok, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+
+	*ok = false;
+	if (args == NULL || !json_object_object_get_ex(args, "exist_ok", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		snprintf(err, errlen, "exist_ok: expected a boolean");
+		return -EINVAL;
+	}
+	*ok = json_object_get_boolean(v);
+	json_object_object_del(args, "exist_ok");
+	return 0;
+}
+
+/*
+ * Whether def (a vm.create's, its owner and disk formats set as they
+ * would be stored) is vm's definition exactly: what the daemon would
+ * store, secrets included, is the same.
+ */
+static bool
+cmd_create_same(const struct vm *vm, const struct vm_def *def)
+{
+	struct json_object *a, *b;
+	bool same;
+
+	a = config_to_json(vm->def, CONFIG_JSON_SECRETS);
+	b = config_to_json(def, CONFIG_JSON_SECRETS);
+	same = a != NULL && b != NULL && json_object_equal(a, b);
+	json_object_put(a);
+	json_object_put(b);
+	return same;
+}
+
+/*
+ * vm.create of a VM that exists: with exist_ok and the same definition
+ * (and owner), the VM as it is, marked "existed"; else an exists error.
+ * Takes def and closes files.
+ */
+static struct json_object *
+cmd_create_existing(struct cmd_ctx *ctx, struct vm *vm, struct vm_def *def,
+    struct vm_files *files, bool exist_ok)
+{
+	struct json_object *ret;
+	bool same;
+
+	vm_files_record_formats(def, files);
+	vm_files_close(files);
+	same = exist_ok && cmd_create_same(vm, def);
+	config_def_free(def);
+	if (!same)
+		return proto_error(ctx->id, PROTO_ERR_EXISTS,
+		    "VM '%s' already exists%s", vm->def->name, exist_ok ?
+		    " with another definition or owner" : "");
+	ret = vm_to_json(vm);
+	json_object_object_add(ret, "existed", json_object_new_boolean(1));
+	return proto_reply(ctx->id, ret);
+}
+
 static struct json_object *
 cmd_vm_create(struct cmd_ctx *ctx)
 {
@@ -139,9 +206,12 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	struct vm *vm;
 	char err[1024], why[512], name[CONFIG_NAME_MAX + 1];
 	const char *what = "";
-	bool nvram = false;
+	bool nvram = false, exist_ok;
 	int rc;
 
+	if (cmd_create_exist_ok(ctx->args, &exist_ok, err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
 	/* The form first; the files are opened below, as the client. */
 	rc = config_parse(ctx->args, 0, &def, err, sizeof(err));
 	if (rc < 0)
@@ -167,13 +237,8 @@ cmd_vm_create(struct cmd_ctx *ctx)
 		config_def_free(def);
 		return proto_error(ctx->id, cls, "%s", err);
 	}
-	if (vm_find(ctx->d, def->name) != NULL) {
-		vm_files_close(&files);
-		rc = snprintf(err, sizeof(err), "VM '%s' already exists",
-		    def->name);
-		config_def_free(def);
-		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
-	}
+	if ((vm = vm_find(ctx->d, def->name)) != NULL)
+		return cmd_create_existing(ctx, vm, def, &files, exist_ok);
 	/* A deleted VM's kept overlay is not overwritten. */
 	if (cmd_vm_kept_overlays(ctx->d, def, err, sizeof(err)) < 0) {
 		vm_files_close(&files);
@@ -564,6 +629,11 @@ cmd_vm_autostart(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 		    "VM '%s' is transient: it is gone once it stops and "
 		    "cannot start with the daemon", vm->def->name);
+	if (on && vm->def->cluster)
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' is managed by a cluster (\"managed\": "
+		    "\"cluster\"), which decides where and when it starts",
+		    vm->def->name);
 	/*
 	 * An autostart VM's files are opened with its owner's rights:
 	 * only the owner (or root) decides that it starts with no client.

@@ -30,7 +30,7 @@ static const char *const config_keys[] = {
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
-	"firmware", "cdrom", NULL
+	"firmware", "cdrom", "managed", NULL
 };
 
 const char *
@@ -960,6 +960,20 @@ config_parse(struct json_object *obj, unsigned int flags,
 		    "once it stops and cannot start with the daemon");
 		goto fail;
 	}
+	if (config_opt_string(obj, "managed", "vmmd", &s, err, errlen) < 0)
+		goto fail;
+	if (strcmp(s, "cluster") == 0)
+		def->cluster = true;
+	else if (strcmp(s, "vmmd") != 0) {
+		config_err(err, errlen, "managed: '%s' is neither \"vmmd\" "
+		    "nor \"cluster\"", s);
+		goto fail;
+	}
+	if (def->autostart && def->cluster) {
+		config_err(err, errlen, "autostart: the VM is managed by a "
+		    "cluster, which decides where and when it starts");
+		goto fail;
+	}
 	if (config_parse_net(obj, def, err, errlen) < 0 ||
 	    config_parse_vsock(obj, def, err, errlen) < 0)
 		goto fail;
@@ -1079,6 +1093,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "disks", config_disks_json(def));
 	json_object_object_add(obj, "autostart",
 	    json_object_new_boolean(def->autostart));
+	if (def->cluster)
+		json_object_object_add(obj, "managed",
+		    json_object_new_string("cluster"));
 	if (def->owner.known)
 		json_object_object_add(obj, "owner",
 		    config_owner_json(&def->owner));

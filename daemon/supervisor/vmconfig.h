@@ -232,6 +232,12 @@ struct vm_def {
 	char *cdrom;
 	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
+	/*
+	 * "managed": "cluster": a cluster manager (Pacemaker, through the
+	 * ocf:vmmd:vm agent) decides where and when the VM runs; vmmd never
+	 * starts it on its own, so it can never have autostart.
+	 */
+	bool cluster;
 	struct vm_owner owner;
 	enum vm_lost_ticks lost_ticks;
 	unsigned int rtc_backlog_max;	/* 0: the worker's default */

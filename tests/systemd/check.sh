@@ -236,6 +236,46 @@ vmctl delete un >/dev/null 2>&1
 rm -f /run/systemd/system/vmmd.service.d/usernet.conf
 systemctl daemon-reload
 
+# The OCF resource agent as Pacemaker runs it (ocf_vmmd_vm(7)), installed
+# where Pacemaker looks, on this vmmd: Debian's ocf-tester, then a
+# systemctl restart of vmmd under its running guest, which must never
+# look like a failed guest to a monitor.
+agent=/usr/lib/ocf/resource.d/vmmd/vm
+printf '{"name": "ha", "memory_mib": 32}\n' >/tmp/ha.json
+ocf-tester -n ha -o config=/tmp/ha.json "$agent" >/tmp/ocft 2>&1
+ok $? "ocf-tester on ocf:vmmd:vm: $(tail -n 1 /tmp/ocft)"
+grep -q 'passed all tests' /tmp/ocft || diag "$(cat /tmp/ocft)"
+export OCF_ROOT=/usr/lib/ocf OCF_RESKEY_config=/tmp/ha.json \
+    OCF_RESKEY_CRM_meta_timeout=60000 OCF_RESKEY_CRM_meta_interval=0
+"$agent" monitor 2>/dev/null
+ok "$( [ $? -eq 7 ]; echo $?)" "agent: a probe of a guest never seen is 7"
+OCF_RESKEY_CRM_meta_interval=10000
+"$agent" start 2>/dev/null && state_is ha running &&
+    vmctl export ha | grep -q '"managed": "cluster"'
+ok $? "agent: start, the VM the cluster's"
+"$agent" start 2>/dev/null
+ok $? "agent: start again"
+systemctl restart vmmd &
+restart=$!
+rc=0
+monitors=0
+while kill -0 "$restart" 2>/dev/null; do
+	"$agent" monitor 2>/dev/null || rc=$?
+	monitors=$((monitors + 1))
+done
+wait "$restart"
+"$agent" monitor 2>/dev/null || rc=$?
+ok "$rc" "agent: $monitors monitors while vmmd restarted, one after: 0"
+"$agent" stop 2>/dev/null && state_is ha stopped
+ok $? "agent: stop"
+"$agent" stop 2>/dev/null
+ok $? "agent: stop again"
+"$agent" monitor 2>/dev/null
+ok "$( [ $? -eq 7 ]; echo $?)" "agent: monitor of the stopped guest is 7"
+vmctl delete ha >/dev/null 2>&1
+unset OCF_ROOT OCF_RESKEY_config OCF_RESKEY_CRM_meta_timeout \
+    OCF_RESKEY_CRM_meta_interval
+
 systemctl stop vmmd
 ok $? "systemctl stop vmmd"
 ok "$( [ "$(show vmmd Result)" = success ] &&

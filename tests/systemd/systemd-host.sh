@@ -30,10 +30,13 @@ command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
 [ -f "$guest/vmlinuz" ] && [ -f "$guest/host-modules/order" ] ||
     skip "no reference guest in $guest (tests/linux/build-guest.sh)"
 
-# What vmmd needs at run time, and systemd.
+# What vmmd needs at run time, and systemd; resource-agents for
+# ocf-tester and ocf-shellfuncs, which the resource agent is tested with,
+# and libxml2-utils: xmllint, which ocf-tester checks the meta-data with.
 packages="systemd systemd-sysv udev libevent-2.1-7 libevent-core-2.1-7
     libevent-extra-2.1-7 libevent-pthreads-2.1-7 libjson-c5 libvncserver1
-    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod passt iproute2"
+    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod passt iproute2
+    resource-agents libxml2-utils"
 packages=$(echo $packages | tr ' ' ,)
 key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
 tar=$cache/root-$key.tar
@@ -88,6 +91,8 @@ StandardError=journal
 TTYPath=/dev/ttyS1
 UNIT
 echo vmmd-test >"$root/etc/hostname"
+# cluster-glue's log daemon (with resource-agents) has nothing to do here.
+ln -sf /dev/null "$root/etc/systemd/system/logd.service"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/root.cpio"
 echo "# booting Debian with systemd ($(du -sm "$work/root.cpio" |
