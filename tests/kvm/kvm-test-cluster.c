@@ -3,7 +3,7 @@
  * create --from-file that succeeds for the same definition and refuses
  * another, "managed": "cluster" VMs that cannot autostart and restore
  * the snapshot of one that was not, and the OCF
- * resource agent ocf:vmmd:vm (cluster/vm.in): start and stop twice, a
+ * resource agent ocf:vmmd:vm (ctl/ocf/vm.in): start and stop twice, a
  * probe of a guest never seen, a vmmd that is killed and restarted under
  * a running guest (never a failed guest), a definition file that
  * changed, a migration that fails (the guest runs on here), the agent
