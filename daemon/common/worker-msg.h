@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "boot-dev.h"
 #include "proto.h"
 
 /* Bounds the worker's machine has too (its requests.c asserts them). */
@@ -149,6 +150,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_CDROM_NAME, BOOT, "cdrom_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* firmware's boot order (boot-dev.h's names) and menu */	\
+	F(BOOT_ORDER, BOOT, "boot_order", STRING, 0, 1,			\
+	    BOOT_ORDER_TEXT_MAX, NONE, NONE)				\
+	F(BOOT_MENU_MS, BOOT, "boot_menu_ms", INT, 0, 0, 65535, NONE,	\
+	    NONE)							\
 	/* OVMF's variables: the VM's NVRAM file (read-write) */	\
 	F(BOOT_NVRAM_FD, BOOT, "nvram_fd", INT, 0, 3, WMSG_FD_MAX,	\
 	    NONE, NONE)							\

@@ -14,6 +14,7 @@
 #include "device.h"
 #include "devhost.h"
 #include "blk-backend.h"
+#include "boot-dev.h"
 #include "bochs-display.h"
 #include "fw-cfg.h"
 #include "net-backend.h"
@@ -121,5 +122,17 @@ struct board_device {
 /* The PC (board-pc.c). */
 extern const struct board_device board_pc[];
 extern const size_t board_pc_size;
+
+/*
+ * dev's OpenFirmware device path on the PC be describes, as QEMU names
+ * its devices in fw_cfg's bootorder, which SeaBIOS matches (its
+ * boot.c: the PCI part with "*" for the device's name, then
+ * "/drive@PORT/disk@0" for an AHCI drive) and OVMF translates (its
+ * QemuBootOrderLib: "pci8086,2922" as an AHCI controller's, "scsi" a
+ * virtio-blk's, "ethernet" a card's).  Into buf, without a newline: 0,
+ * -ENOENT when be has no such device, -ENOSPC.
+ */
+int	board_pc_boot_path(const struct board_backends *be,
+	    const struct boot_dev *dev, char *buf, size_t size);
 
 #endif

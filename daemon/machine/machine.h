@@ -91,6 +91,15 @@ struct machine_config {
 	 * (/proc/self/fd/N), read at every build, or NULL: a ROM-less one.
 	 */
 	const char *vgabios;
+	/*
+	 * With firmware: the devices it boots first (none: the CD-ROM
+	 * when there is one, then its own order), and its boot menu
+	 * (shown when boot_menu, waiting boot_menu_ms for a key).
+	 */
+	struct boot_dev boot_order[BOOT_ORDER_MAX];
+	unsigned int nboot_order;
+	bool boot_menu;
+	unsigned int boot_menu_ms;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */

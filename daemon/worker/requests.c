@@ -422,6 +422,10 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 	w->cfg = (struct machine_config){
 		.firmware = w->firmware,
 		.vgabios = w->vgabios,
+		.nboot_order = sp->nboot_order,
+		.boot_menu = sp->boot_menu_ms >= 0,
+		.boot_menu_ms = sp->boot_menu_ms >= 0 ?
+		    (unsigned int)sp->boot_menu_ms : 0,
 		.kernel = w->kernel,
 		.initrd = w->initrd,
 		.kernel_name = w->kernel_name,
@@ -429,6 +433,7 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 		.memory_mib = sp->memory_mib,
 		.vcpus = sp->vcpus,
 	};
+	memcpy(w->cfg.boot_order, sp->boot_order, sizeof(w->cfg.boot_order));
 	/* The battery starts new: the first machine fills it in. */
 	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
 	w->cfg.backends.rtc.lost_ticks = sp->lost_ticks == START_TICKS_DISCARD ?
