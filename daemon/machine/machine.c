@@ -415,8 +415,11 @@ machine_map_fb(struct machine *m, const struct machine_config *cfg,
 		return -ENOMEM;
 	}
 	if (m->fb_movable) {
+		/* Firmware takes the definition's size from the EDID. */
 		m->backends.bochs = (struct bochs_display_config){
 			.vram_size = m->fb.size,
+			.edid_width = m->fb.width,
+			.edid_height = m->fb.height,
 		};
 		m->backends.has_bochs = true;
 		if (cfg->vgabios == NULL)
