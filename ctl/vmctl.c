@@ -166,6 +166,17 @@ static const struct ctl_command ctl_commands[] = {
 	    "before the\n"
 	    "guest starts; its files must stay as they are while the guest "
 	    "runs.\n" },
+	{ "media", cmd_media, "NAME DEVICE --eject|--insert ISO [--force]",
+	    "change the medium in a running VM's CD-ROM drive",
+	    "\nDEVICE is cdrom0.  --eject takes the medium out (the tray "
+	    "opens);\n"
+	    "--insert puts ISO in, which vmmd opens with your rights.  The "
+	    "guest sees\n"
+	    "the change as from a real drive.  While it prevents removal the "
+	    "change\n"
+	    "is refused unless --force.  The definition's cdrom is what the "
+	    "next start\n"
+	    "takes.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

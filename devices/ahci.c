@@ -1174,6 +1174,9 @@ ahci_new(const struct device_host *host, const struct ahci_drive *drives,
 		if (p->type == AHCI_DRIVE_CDROM) {
 			p->be.readonly = true;
 			atapi_init(&p->atapi, p->be.size, p->be.serial);
+			/* A drive the host left empty: its tray shut. */
+			if (p->be.ops == NULL)
+				p->atapi.present = false;
 		}
 		for (unsigned int s = 0; s < AHCI_SLOTS; s++) {
 			p->slot[s].port = p;

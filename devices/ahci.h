@@ -56,7 +56,8 @@ enum ahci_drive_type {
 
 struct ahci_drive {
 	enum ahci_drive_type type;
-	const struct blk_backend *be;	/* outlives the device */
+	/* Outlives the device; a CD-ROM's without ops: no medium. */
+	const struct blk_backend *be;
 };
 
 struct ahci;

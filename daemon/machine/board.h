@@ -32,6 +32,7 @@
  * CD-ROM or a SATA disk; firmware names its drives by it in bootorder.
  * The CD-ROM is on port 0, SATA disk i on port i + 1.
  */
+#define BOARD_PC_CDROM_PORT	0
 #define BOARD_PC_SLOT_AHCI	11
 /* The bochs-display's slot, there for firmware VMs with a display. */
 #define BOARD_PC_SLOT_DISPLAY	13
@@ -59,7 +60,8 @@ struct board_backends {
 	struct vsock_backend vsock;
 	bool has_vsock;
 	/* A CD-ROM on the AHCI controller's port 0 when has_cdrom
-	 * (read-only; the backend belongs to the worker). */
+	 * (read-only; the backend belongs to the worker; without ops the
+	 * drive is empty, its medium ejected). */
 	struct blk_backend cdrom;
 	bool has_cdrom;
 	/*

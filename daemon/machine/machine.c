@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acpi-pm.h"
+#include "ahci.h"
 #include "bochs-display.h"
 #include "exit-stats.h"
 #include "firmware.h"
@@ -539,6 +540,21 @@ machine_acpi_pm_base(void *opaque)
 	if (machine_pm_base(m, &base))
 		return base;
 	return PC_ACPI_PM1A_EVT_PORT;
+}
+
+int
+machine_cdrom_media(struct machine *m, const struct blk_backend *be,
+    bool force)
+{
+	struct machine_device *md = machine_device(m, "ahci");
+	int ret;
+
+	if (md == NULL || md->vdev.state == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	ret = ahci_media(md->vdev.state, BOARD_PC_CDROM_PORT, be, force);
+	vdev_unlock(&md->vdev);
+	return ret;
 }
 
 /*

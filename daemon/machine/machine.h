@@ -199,6 +199,14 @@ const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 struct machine_device *machine_device(struct machine *m, const char *name);
 
 /*
+ * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),
+ * under the AHCI controller's lock, from the worker's loop.  0, or
+ * ahci_media()'s -errno; -ENODEV without a controller.
+ */
+int machine_cdrom_media(struct machine *m, const struct blk_backend *be,
+    bool force);
+
+/*
  * The ACPI PM1a event block's port (control block at +4, PM timer at
  * +8): true and *base, false while it decodes nowhere (a firmware VM's
  * before firmware enables it).  Any thread; see pmio.h.
