@@ -36,6 +36,8 @@ static const struct {
 	{ "boot",			"--boot" },
 	{ "firmware",			"--firmware" },
 	{ "cdrom",			"--cdrom" },
+	{ "boot_order",			"--boot-order" },
+	{ "boot_menu",			"--boot-menu" },
 	{ "name",			"NAME" },
 };
 #define CLI_WORDS_N	(sizeof(cli_words_table) / sizeof(cli_words_table[0]))

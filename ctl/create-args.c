@@ -22,6 +22,7 @@
 #include <json-c/json_util.h>
 
 #include "args.h"
+#include "boot-dev.h"
 #include "create-args.h"
 #include "create-cloud.h"
 #include "create-options.h"
@@ -314,6 +315,33 @@ create_args_from_file(struct ctl *ctl, const char *path,
 }
 
 /*
+ * --boot-order LIST: "cdrom0,disk0,net0" as "boot_order"'s array; the
+ * daemon says which devices the VM has.
+ */
+static int
+create_args_boot_order(struct ctl *ctl, struct json_object *args,
+    const char *list)
+{
+	struct boot_dev devs[BOOT_ORDER_MAX];
+	char name[BOOT_DEV_NAME_MAX];
+	struct json_object *a;
+	unsigned int n;
+
+	if (boot_order_parse(list, devs, &n) < 0 || n == 0)
+		return ctl_usage(ctl, "--boot-order %s: expected devices "
+		    "cdromN, diskN, netN, each once, separated by commas",
+		    list);
+	if ((a = json_object_new_array()) == NULL)
+		return CTL_EXIT_FAIL;
+	for (unsigned int i = 0; i < n; i++) {
+		boot_dev_name(&devs[i], name, sizeof(name));
+		json_object_array_add(a, json_object_new_string(name));
+	}
+	json_object_object_add(args, "boot_order", a);
+	return -1;
+}
+
+/*
  * One option c of create or run: a create option goes into args, anything
  * else to ctl_common_option().  Returns like the latter: -1 to go on, else
  * an exit status.
@@ -444,6 +472,18 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 			    "uefi", optarg);
 		json_object_object_add(args, "firmware",
 		    json_object_new_string(optarg));
+		return -1;
+	case 'b':
+		return create_args_boot_order(ctl, args, optarg);
+	case 'M':
+		/* SeaBIOS's own wait when none is given. */
+		n = 2500;
+		if (optarg != NULL && ctl_parse_number(optarg, 0, 65535,
+		    &n) < 0)
+			return ctl_usage(ctl, "--boot-menu=%s: expected "
+			    "milliseconds, 0 to 65535", optarg);
+		json_object_object_add(args, "boot_menu",
+		    json_object_new_int((int)n));
 		return -1;
 	case 'd':
 		return create_args_disk(ctl, args, optarg);

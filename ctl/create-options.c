@@ -27,6 +27,8 @@ const struct option create_options[] = {
 	{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
 	{ "firmware",	required_argument,	NULL,	'f' },
 	{ "cdrom",	required_argument,	NULL,	'C' },
+	{ "boot-order",	required_argument,	NULL,	'b' },
+	{ "boot-menu",	optional_argument,	NULL,	'M' },
 	{ "cloud-init",	required_argument,	NULL,	CREATE_CLOUD_INIT },
 	{ "ssh-key",	required_argument,	NULL,	CREATE_CLOUD_SSH_KEY },
 	{ "from-file",	required_argument,	NULL,	'F' },

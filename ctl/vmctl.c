@@ -100,6 +100,14 @@ static int	cmd_help(struct ctl *, int, char **);
 	"  --cdrom ISO         the image as a read-only CD-ROM (SATA), "	\
 	"which the\n"							\
 	"                      firmware boots first\n"			\
+	"  --boot-order LIST   with firmware: the devices it boots first, "	\
+	"in order:\n"							\
+	"                      cdrom0, diskN, netN (the definition's "	\
+	"order), e.g.\n"							\
+	"                      disk0,cdrom0\n"					\
+	"  --boot-menu[=MS]    with firmware: offer its boot menu, waiting "	\
+	"MS\n"								\
+	"                      milliseconds for a key (2500)\n"		\
 	"  --cloud-init FILE   cloud-init's user-data, in a NoCloud seed "	\
 	"vmmd makes\n"							\
 	"  --ssh-key FILE      public keys (.pub, authorized_keys) for the "	\
@@ -127,7 +135,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
 	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
-	    "[--firmware bios|uefi] [--cdrom ISO] [--cloud-init FILE] "
+	    "[--firmware bios|uefi] [--cdrom ISO] [--boot-order LIST] "
+	    "[--boot-menu[=MS]] [--cloud-init FILE] "
 	    "[--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
 	{ "start", cmd_start, "NAME... [--console]",
@@ -163,6 +172,17 @@ static const struct ctl_command ctl_commands[] = {
 	    "before the\n"
 	    "guest starts; its files must stay as they are while the guest "
 	    "runs.\n" },
+	{ "media", cmd_media, "NAME DEVICE --eject|--insert ISO [--force]",
+	    "change the medium in a running VM's CD-ROM drive",
+	    "\nDEVICE is cdrom0.  --eject takes the medium out (the tray "
+	    "opens);\n"
+	    "--insert puts ISO in, which vmmd opens with your rights.  The "
+	    "guest sees\n"
+	    "the change as from a real drive.  While it prevents removal the "
+	    "change\n"
+	    "is refused unless --force.  The definition's cdrom is what the "
+	    "next start\n"
+	    "takes.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

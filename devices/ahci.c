@@ -1080,11 +1080,49 @@ ahci_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "bad_accesses", a->bad_accesses,
 	    DEVICE_DIAG_UINT);
 	for (unsigned int i = 0; i < a->nports; i++) {
-		char key[24];
+		char key[32];
 
 		snprintf(key, sizeof(key), "port%u_ci", i);
 		device_diag_put(d, key, a->port[i].ci, DEVICE_DIAG_HEX);
+		if (a->port[i].type != AHCI_DRIVE_CDROM)
+			continue;
+		snprintf(key, sizeof(key), "port%u_medium", i);
+		device_diag_put(d, key, a->port[i].atapi.present,
+		    DEVICE_DIAG_UINT);
+		snprintf(key, sizeof(key), "port%u_tray_open", i);
+		device_diag_put(d, key, a->port[i].atapi.tray_open,
+		    DEVICE_DIAG_UINT);
+		snprintf(key, sizeof(key), "port%u_media_changes", i);
+		device_diag_put(d, key, a->port[i].atapi.media_changes,
+		    DEVICE_DIAG_UINT);
 	}
+}
+
+int
+ahci_media(struct ahci *a, unsigned int port, const struct blk_backend *be,
+    bool force)
+{
+	struct ahci_port *p;
+	int ret;
+
+	if (port >= a->nports || a->port[port].type != AHCI_DRIVE_CDROM)
+		return -EINVAL;
+	p = &a->port[port];
+	/* A read of the old image in flight: its backend is still used. */
+	if (ahci_port_busy(p))
+		return -EAGAIN;
+	if (be == NULL || p->atapi.present) {
+		if ((ret = atapi_eject(&p->atapi, force)) < 0)
+			return ret;
+		memset(&p->be, 0, sizeof(p->be));
+		p->be.readonly = true;
+	}
+	if (be != NULL) {
+		p->be = *be;
+		p->be.readonly = true;
+		atapi_insert(&p->atapi, be->size);
+	}
+	return 0;
 }
 
 struct ahci *
@@ -1136,6 +1174,9 @@ ahci_new(const struct device_host *host, const struct ahci_drive *drives,
 		if (p->type == AHCI_DRIVE_CDROM) {
 			p->be.readonly = true;
 			atapi_init(&p->atapi, p->be.size, p->be.serial);
+			/* A drive the host left empty: its tray shut. */
+			if (p->be.ops == NULL)
+				p->atapi.present = false;
 		}
 		for (unsigned int s = 0; s < AHCI_SLOTS; s++) {
 			p->slot[s].port = p;
@@ -1153,7 +1194,8 @@ ahci_free(struct ahci *a)
 		return;
 	/* Completions take the device's lock: not held here. */
 	for (unsigned int i = 0; i < a->nports; i++)
-		if (a->port[i].type != AHCI_DRIVE_NONE)
+		if (a->port[i].type != AHCI_DRIVE_NONE &&
+		    a->port[i].be.ops != NULL)	/* none: an ejected CD */
 			a->port[i].be.ops->drain(a->port[i].be.ctx);
 	free(a);
 }

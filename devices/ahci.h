@@ -37,6 +37,8 @@
 #ifndef VMMD_AHCI_H
 #define VMMD_AHCI_H
 
+#include <stdbool.h>
+
 #include "blk-backend.h"
 #include "device.h"
 
@@ -54,7 +56,8 @@ enum ahci_drive_type {
 
 struct ahci_drive {
 	enum ahci_drive_type type;
-	const struct blk_backend *be;	/* outlives the device */
+	/* Outlives the device; a CD-ROM's without ops: no medium. */
+	const struct blk_backend *be;
 };
 
 struct ahci;
@@ -67,6 +70,19 @@ struct ahci *ahci_new(const struct device_host *host,
     const struct ahci_drive *drives, unsigned int nports);
 /* Waits for the requests in flight (not under the lock).  NULL is fine. */
 void ahci_free(struct ahci *a);
+
+/*
+ * A media change in port's CD-ROM drive (atapi.h), under the device's
+ * lock: be, when not NULL, replaces the medium (which is ejected
+ * first: be outlives the device or the next change), else the tray
+ * opens empty.  The guest sees UNIT ATTENTION and the media events.
+ * 0; -EINVAL when port holds no CD-ROM; -EBUSY while the guest
+ * prevents removal and force is false (it is asked to eject); -EAGAIN
+ * while a read of the old medium is in flight (its backend must stay:
+ * try again once it completed).
+ */
+int ahci_media(struct ahci *a, unsigned int port,
+    const struct blk_backend *be, bool force);
 
 /* A board entry's ops for what ahci_new() returns. */
 extern const struct device_ops ahci_device_ops;

@@ -3,6 +3,7 @@
  * responses carry what a read-only data disc in a tray-loading drive
  * reports, and no more.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -75,6 +76,7 @@ atapi_init(struct atapi *a, uint64_t size, const char *serial)
 {
 	memset(a, 0, sizeof(*a));
 	a->blocks = size / ATAPI_BLOCK;
+	a->present = true;
 	strncpy(a->serial, serial != NULL ? serial : "", sizeof(a->serial) - 1);
 }
 
@@ -106,6 +108,87 @@ atapi_check(struct atapi *a, uint8_t key, uint8_t asc)
 	a->ascq = 0;
 	a->bad_commands++;
 	return ATAPI_CHECK;
+}
+
+static enum atapi_result
+atapi_check_q(struct atapi *a, uint8_t key, uint8_t asc, uint8_t ascq)
+{
+	atapi_check(a, key, asc);
+	a->ascq = ascq;
+	return ATAPI_CHECK;
+}
+
+/* NOT READY, MEDIUM NOT PRESENT, saying where the tray is. */
+static enum atapi_result
+atapi_no_medium(struct atapi *a)
+{
+	return atapi_check_q(a, ATAPI_SENSE_NOT_READY, ATAPI_ASC_NO_MEDIUM,
+	    a->tray_open ? ATAPI_ASCQ_TRAY_OPEN : ATAPI_ASCQ_TRAY_CLOSED);
+}
+
+static bool
+atapi_ready(const struct atapi *a)
+{
+	return a->present && !a->tray_open;
+}
+
+int
+atapi_eject(struct atapi *a, bool force)
+{
+	if (a->locked && !force) {
+		a->media_event = ATAPI_EVENT_EJECT_REQUEST;
+		return -EBUSY;
+	}
+	if (a->present)
+		a->media_changes++;
+	a->present = false;
+	a->tray_open = true;
+	a->blocks = 0;
+	a->attention = false;
+	a->media_event = ATAPI_EVENT_MEDIA_REMOVAL;
+	return 0;
+}
+
+void
+atapi_insert(struct atapi *a, uint64_t size)
+{
+	a->present = true;
+	a->tray_open = false;
+	a->blocks = size / ATAPI_BLOCK;
+	a->attention = true;
+	a->media_event = ATAPI_EVENT_NEW_MEDIA;
+	a->media_changes++;
+}
+
+/*
+ * START STOP UNIT (SBC-3 5.17, MMC-5 6.37) with LoEj: Start 0 opens the
+ * tray (refused while removal is prevented), Start 1 closes it, and a
+ * medium left in it is new to the guest.  Without LoEj, nothing.
+ */
+static enum atapi_result
+atapi_start_stop(struct atapi *a, const uint8_t *cdb)
+{
+	bool loej = cdb[4] & 0x02, start = cdb[4] & 0x01;
+
+	if (!loej)
+		return ATAPI_DONE;
+	if (!start) {
+		if (a->locked)
+			return atapi_check_q(a, ATAPI_SENSE_ILLEGAL_REQUEST,
+			    ATAPI_ASC_REMOVAL_PREVENTED,
+			    ATAPI_ASCQ_REMOVAL_PREVENTED);
+		if (!a->tray_open && a->present)
+			a->media_event = ATAPI_EVENT_MEDIA_REMOVAL;
+		a->tray_open = true;
+		a->attention = false;
+		return ATAPI_DONE;
+	}
+	if (a->tray_open && a->present) {
+		a->attention = true;
+		a->media_event = ATAPI_EVENT_NEW_MEDIA;
+	}
+	a->tray_open = false;
+	return ATAPI_DONE;
 }
 
 void
@@ -199,14 +282,15 @@ atapi_feature(uint8_t *p, uint16_t code, uint8_t version, uint8_t addlen)
 
 /*
  * GET CONFIGURATION (MMC-5 6.6): Profile List, Core, Removable Medium
- * and Random Readable, filtered by RT and the starting feature.
+ * and Random Readable, filtered by RT and the starting feature; no
+ * current profile without a medium ready.
  */
 static enum atapi_result
 atapi_get_configuration(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
     size_t *len)
 {
 	unsigned int rt = cdb[1] & 0x03, start = get16(&cdb[2]);
-	bool dvd = a->blocks > CD_MAX_BLOCKS;
+	bool dvd = a->blocks > CD_MAX_BLOCKS, ready = atapi_ready(a);
 	static const uint16_t codes[] = { 0x0000, 0x0001, 0x0003, 0x0010 };
 	size_t n = 8;
 
@@ -222,9 +306,9 @@ atapi_get_configuration(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
 		case 0x0000:		/* Profile List: DVD-ROM, CD-ROM */
 			n += atapi_feature(p, 0x0000, 0, 8);
 			put16(&p[4], PROFILE_DVD_ROM);
-			p[6] = dvd;
+			p[6] = ready && dvd;	/* current, with a medium */
 			put16(&p[8], PROFILE_CD_ROM);
-			p[10] = !dvd;
+			p[10] = ready && !dvd;
 			n += 8;
 			break;
 		case 0x0001:		/* Core: ATAPI */
@@ -246,7 +330,7 @@ atapi_get_configuration(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
 		}
 	}
 	put32(buf, (uint32_t)(n - 4));
-	put16(&buf[6], dvd ? PROFILE_DVD_ROM : PROFILE_CD_ROM);
+	put16(&buf[6], !ready ? 0 : dvd ? PROFILE_DVD_ROM : PROFILE_CD_ROM);
 	*len = n;
 	return ATAPI_DONE;
 }
@@ -297,7 +381,7 @@ atapi_mode_sense(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
 
 /*
  * GET EVENT STATUS NOTIFICATION (MMC-5 6.7), polled only: the media
- * class, a medium that is present and never changes.
+ * class, the last media event (reported once) and the tray's state.
  */
 static enum atapi_result
 atapi_event_status(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
@@ -315,8 +399,10 @@ atapi_event_status(struct atapi *a, const uint8_t *cdb, uint8_t *buf,
 	}
 	put16(buf, 6);
 	buf[2] = 4;				/* media class */
-	buf[4] = 0;				/* no change */
-	buf[5] = 0x02;				/* media present */
+	buf[4] = a->media_event;
+	buf[5] = (uint8_t)((a->present ? 0x02 : 0) | (a->tray_open ? 0x01 :
+	    0));
+	a->media_event = ATAPI_EVENT_NONE;
 	*len = 8;
 	return ATAPI_DONE;
 }
@@ -348,10 +434,32 @@ atapi_packet(struct atapi *a, const uint8_t *cdb, uint8_t *buf, size_t *len,
 	*len = 0;
 	if (cdb[0] != CMD_REQUEST_SENSE)
 		a->sense_key = a->asc = a->ascq = 0;
+	/* A new medium: said once, before anything else but these. */
+	if (a->attention && cdb[0] != CMD_INQUIRY &&
+	    cdb[0] != CMD_GET_EVENT_STATUS) {
+		a->attention = false;
+		if (cdb[0] != CMD_REQUEST_SENSE)
+			return atapi_check(a, ATAPI_SENSE_UNIT_ATTENTION,
+			    ATAPI_ASC_MEDIUM_CHANGED);
+		a->sense_key = ATAPI_SENSE_UNIT_ATTENTION;
+		a->asc = ATAPI_ASC_MEDIUM_CHANGED;
+		a->ascq = 0;
+	}
 	switch (cdb[0]) {
 	case CMD_TEST_UNIT_READY:
-	case CMD_START_STOP_UNIT:	/* the disc stays in */
+	case CMD_READ_CAPACITY:
+	case CMD_READ_10:
+	case CMD_READ_12:
+	case CMD_READ_TOC:
+		if (!atapi_ready(a))
+			return atapi_no_medium(a);
 		break;
+	}
+	switch (cdb[0]) {
+	case CMD_TEST_UNIT_READY:
+		break;
+	case CMD_START_STOP_UNIT:
+		return atapi_start_stop(a, cdb);
 	case CMD_PREVENT_ALLOW:
 		a->locked = cdb[4] & 0x01;
 		break;

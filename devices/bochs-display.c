@@ -5,6 +5,7 @@
 
 #include "bochs-display.h"
 #include "dev-state.h"
+#include "edid.h"
 #include "pci-config.h"
 
 #define BOCHS_QEXT_LEN		8	/* BOCHS_QEXT_SIZE's value */
@@ -15,6 +16,7 @@ struct bochs_display {
 	uint64_t vram_size;
 	uint8_t *rom;			/* rom_size bytes, zero past the image */
 	uint32_t rom_size;
+	uint8_t edid[EDID_BLOCK_LEN];	/* all zeros: none */
 
 	uint16_t reg[BOCHS_DISPI_NREGS];
 	struct bochs_display_mode mode;
@@ -25,7 +27,7 @@ struct bochs_display {
 	uint64_t bad_accesses;		/* sizes, offsets, BARs we lack */
 	uint64_t bad_offset;		/* the last one's, as the bus gives it */
 	uint64_t vga_accesses;		/* to the VGA ports we do not have */
-	uint64_t edid_reads;		/* of the EDID we do not have */
+	uint64_t edid_reads;		/* of the EDID's area */
 };
 
 /* An access no register takes, at offset (PCI_BAR_OFFSET(bar) + ...). */
@@ -204,9 +206,12 @@ bochs_display_mmio_read(struct bochs_display *b, uint64_t off, void *data,
 		memset(data, 0xff, size);
 		return;
 	}
-	/* No EDID: its header never matches, firmware picks its own. */
+	/* The EDID, then zeros (the bus gave data zeroed: mmio_read). */
 	if (off < BOCHS_DISPLAY_VGA) {
 		b->edid_reads++;
+		if (off < EDID_BLOCK_LEN)
+			memcpy(data, b->edid + off, off + size <=
+			    EDID_BLOCK_LEN ? size : EDID_BLOCK_LEN - off);
 		return;
 	}
 
@@ -386,6 +391,9 @@ bochs_display_new(const struct device_host *host,
 		memcpy(b->rom, cfg->rom, cfg->rom_len);
 		b->rom_size = rom_size;
 	}
+	if (cfg->edid_width != 0 && edid_build(b->edid, cfg->edid_width,
+	    cfg->edid_height) < 0)
+		memset(b->edid, 0, sizeof(b->edid));
 	b->reg[BOCHS_DISPI_ID] = BOCHS_DISPI_ID5;
 	b->reg[BOCHS_DISPI_BPP] = 32;
 	return b;

@@ -15,9 +15,12 @@
  *         each (index i at 0x500 + 2 * i); QEMU's extended registers at
  *         0x600 (their size, and the framebuffer's byte order: little
  *         endian only).  Where QEMU's standard VGA has its VGA ports
- *         (0x400 to 0x41f) reads give ones and writes do nothing; where
- *         QEMU has an EDID (0x000 to 0x3ff), reads give zeros (no EDID
- *         header: firmware and drivers pick a mode of their own).
+ *         (0x400 to 0x41f) reads give ones and writes do nothing.  At
+ *         0x000, as in QEMU, an EDID block (edid.h) whose preferred
+ *         mode is the configured size, which firmware (SeaBIOS's VGA
+ *         BIOS) and drivers take as theirs; zeros up to 0x3ff, and
+ *         zeros throughout without a size (no EDID header: they pick
+ *         a mode of their own).  Writes there do nothing.
  *  ROM:   the VGA BIOS image given at creation, if any.
  *
  * The mode the guest sets is validated when it enables it, and again
@@ -86,6 +89,11 @@ struct bochs_display_config {
 	 * guest always set NOCLEARMEM.
 	 */
 	uint64_t vram_size;
+	/*
+	 * The monitor's native size its EDID gives, or 0 x 0: no EDID (a
+	 * size edid_build() refuses is none too).
+	 */
+	uint32_t edid_width, edid_height;
 	/* The expansion ROM's image, or NULL: none.  Copied. */
 	const void *rom;
 	size_t rom_len;			/* at most 16 MiB */

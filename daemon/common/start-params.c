@@ -20,6 +20,7 @@ start_params_init(struct start_params *sp)
 		.kvm_fd = -1,
 		.cdrom_fd = -1,
 		.nvram_fd = -1,
+		.boot_menu_ms = -1,
 		.snap_fd = { -1, -1, -1 },
 		.started_ms = -1,
 	};
@@ -350,6 +351,17 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		rc |= wmsg_put_int(a, WMSG_BOOT_CDROM_FD, sp->cdrom_fd);
 		rc |= wmsg_put_str(a, WMSG_BOOT_CDROM_NAME, sp->cdrom_name);
 	}
+	if (sp->nboot_order > 0) {
+		char text[BOOT_ORDER_TEXT_MAX];
+
+		if (boot_order_text(sp->boot_order, sp->nboot_order, text,
+		    sizeof(text)) < 0)
+			rc |= -EINVAL;
+		else
+			rc |= wmsg_put_str(a, WMSG_BOOT_ORDER, text);
+	}
+	if (sp->boot_menu_ms >= 0)
+		rc |= wmsg_put_int(a, WMSG_BOOT_MENU_MS, sp->boot_menu_ms);
 	if (sp->nvram_fd >= 0) {
 		rc |= wmsg_put_int(a, WMSG_BOOT_NVRAM_FD, sp->nvram_fd);
 		rc |= wmsg_put_str(a, WMSG_BOOT_NVRAM_NAME, sp->nvram_name);
@@ -541,6 +553,10 @@ start_dec_whole(struct start_dec *dc, const struct start_params *sp)
 	if (sp->vgabios != NULL && (sp->firmware == NULL || !sp->has_display))
 		start_dec_fail(dc, -EINVAL, "vgabios: only with firmware and "
 		    "a display");
+	if ((sp->nboot_order > 0 || sp->boot_menu_ms >= 0) &&
+	    sp->firmware == NULL)
+		start_dec_fail(dc, -EINVAL, "boot_order, boot_menu_ms: only "
+		    "with firmware");
 	if (sp->has_boot_disk && sp->boot_disk.disk >= sp->ndisks)
 		start_dec_fail(dc, -EINVAL, "boot: no disk %u to boot from",
 		    sp->boot_disk.disk);
@@ -583,6 +599,11 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	sp->kvm_fd = (int)wmsg_int(o, WMSG_BOOT_KVM_FD, -1);
 	sp->cdrom_fd = (int)wmsg_int(o, WMSG_BOOT_CDROM_FD, -1);
 	start_dec_str(&dc, o, WMSG_BOOT_CDROM_NAME, NULL, &sp->cdrom_name);
+	if (boot_order_parse(wmsg_str(o, WMSG_BOOT_ORDER, ""), sp->boot_order,
+	    &sp->nboot_order) < 0)
+		start_dec_fail(&dc, -EINVAL, "boot_order: '%.40s' is not a "
+		    "list of boot devices", wmsg_str(o, WMSG_BOOT_ORDER, ""));
+	sp->boot_menu_ms = (int)wmsg_int(o, WMSG_BOOT_MENU_MS, -1);
 	sp->nvram_fd = (int)wmsg_int(o, WMSG_BOOT_NVRAM_FD, -1);
 	start_dec_str(&dc, o, WMSG_BOOT_NVRAM_NAME, NULL, &sp->nvram_name);
 	sp->snap_fd[0] = (int)wmsg_int(o, WMSG_BOOT_SNAP_MANIFEST_FD, -1);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "boot-dev.h"
 #include "worker-msg.h"
 
 enum start_format {
@@ -143,6 +144,13 @@ struct start_params {
 	/* A CD-ROM: the image's descriptor (read-only), -1: none. */
 	int cdrom_fd;
 	char *cdrom_name;		/* its path, for messages */
+	/*
+	 * With firmware: the devices it boots first, in order (none: its
+	 * default), and its boot menu's wait in ms (-1: no menu).
+	 */
+	struct boot_dev boot_order[BOOT_ORDER_MAX];
+	unsigned int nboot_order;
+	int boot_menu_ms;
 	/* OVMF's variables: the NVRAM file's descriptor, -1: none. */
 	int nvram_fd;
 	char *nvram_name;		/* its path, for messages */

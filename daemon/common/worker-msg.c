@@ -47,6 +47,10 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_OPAQUE },
 	[WMSG_REQ_SNAPSHOT] = { "worker.snapshot", 2, WMSG_S_SNAPSHOT,
 	    WMSG_S_SNAPSHOT_REPLY },
+	[WMSG_REQ_MEDIA_EJECT] = { "worker.media_eject", 0, WMSG_S_MEDIA,
+	    WMSG_S_NONE },
+	[WMSG_REQ_MEDIA_INSERT] = { "worker.media_insert", 1, WMSG_S_MEDIA,
+	    WMSG_S_NONE },
 };
 
 static const struct {

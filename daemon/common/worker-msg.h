@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "boot-dev.h"
 #include "proto.h"
 
 /* Bounds the worker's machine has too (its requests.c asserts them). */
@@ -79,6 +80,7 @@ enum wmsg_shape {
 	WMSG_S_EXIT_EVENT,
 	WMSG_S_SNAPSHOT,
 	WMSG_S_SNAPSHOT_REPLY,
+	WMSG_S_MEDIA,
 	WMSG_S_NSHAPES
 };
 
@@ -149,6 +151,11 @@ enum wmsg_shape {
 	    NONE, NONE)							\
 	F(BOOT_CDROM_NAME, BOOT, "cdrom_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* firmware's boot order (boot-dev.h's names) and menu */	\
+	F(BOOT_ORDER, BOOT, "boot_order", STRING, 0, 1,			\
+	    BOOT_ORDER_TEXT_MAX, NONE, NONE)				\
+	F(BOOT_MENU_MS, BOOT, "boot_menu_ms", INT, 0, 0, 65535, NONE,	\
+	    NONE)							\
 	/* OVMF's variables: the VM's NVRAM file (read-write) */	\
 	F(BOOT_NVRAM_FD, BOOT, "nvram_fd", INT, 0, 3, WMSG_FD_MAX,	\
 	    NONE, NONE)							\
@@ -310,7 +317,15 @@ enum wmsg_shape {
 	    NONE)							\
 	/* its answer: the manifest's text, for vmmd to commit */	\
 	F(SNAPSHOT_MANIFEST, SNAPSHOT_REPLY, "manifest", STRING, 1, 2,	\
-	    PROTO_MAX_LINE, NONE, NONE)
+	    PROTO_MAX_LINE, NONE, NONE)					\
+	/* worker.media_eject, worker.media_insert: which drive */	\
+	F(MEDIA_DEVICE, MEDIA, "device", STRING, 1, 1,			\
+	    BOOT_DEV_NAME_MAX - 1, NONE, NONE)				\
+	/* even while the guest prevents removal */			\
+	F(MEDIA_FORCE, MEDIA, "force", BOOL, 0, 0, 0, NONE, NONE)	\
+	/* the inserted image's path, for messages */			\
+	F(MEDIA_NAME, MEDIA, "name", STRING, 0, 1, WMSG_PATH_MAX, NONE,	\
+	    NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -334,6 +349,8 @@ enum wmsg_request {
 	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
 	WMSG_REQ_METRICS,	/* the numbers of a /metrics scrape */
 	WMSG_REQ_SNAPSHOT,	/* RAM and state into the two passed files */
+	WMSG_REQ_MEDIA_EJECT,	/* a CD-ROM's medium out */
+	WMSG_REQ_MEDIA_INSERT,	/* the passed image in */
 	WMSG_NREQUESTS
 };
 

@@ -3,6 +3,9 @@
  * ports and on which ISA interrupt lines.  See pc-layout.h for the
  * addresses and the interrupt routing.
  */
+#include <errno.h>
+#include <stdio.h>
+
 #include "acpi-pm.h"
 #include "ahci.h"
 #include "board.h"
@@ -365,3 +368,46 @@ const struct board_device board_pc[] = {
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);
+
+/* A card's slot: card 0 where it always was, then 8 to 10. */
+static unsigned int
+board_net_slot(unsigned int n)
+{
+	return n == 0 ? BOARD_SLOT_NET : BOARD_SLOT_NET1 + n - 1;
+}
+
+int
+board_pc_boot_path(const struct board_backends *be,
+    const struct boot_dev *dev, char *buf, size_t size)
+{
+	int n;
+
+	switch (dev->kind) {
+	case BOOT_DEV_CDROM:
+		if (dev->index != 0 || !be->has_cdrom)
+			return -ENOENT;
+		n = snprintf(buf, size, "/pci@i0cf8/pci8086,2922@%x/drive@0/"
+		    "disk@0", BOARD_SLOT_AHCI);
+		break;
+	case BOOT_DEV_DISK:
+		if (dev->index >= be->ndisks)
+			return -ENOENT;
+		if (be->disk_sata[dev->index])
+			n = snprintf(buf, size, "/pci@i0cf8/pci8086,2922@%x/"
+			    "drive@%x/disk@0", BOARD_SLOT_AHCI,
+			    dev->index + 1u);
+		else
+			n = snprintf(buf, size, "/pci@i0cf8/scsi@%x/disk@0,0",
+			    BOARD_SLOT_DISK0 + dev->index);
+		break;
+	case BOOT_DEV_NET:
+		if (dev->index >= be->nnics)
+			return -ENOENT;
+		n = snprintf(buf, size, "/pci@i0cf8/ethernet@%x/"
+		    "ethernet-phy@0", board_net_slot(dev->index));
+		break;
+	default:
+		return -ENOENT;
+	}
+	return n > 0 && (size_t)n < size ? 0 : -ENOSPC;
+}

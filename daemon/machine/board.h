@@ -14,6 +14,7 @@
 #include "device.h"
 #include "devhost.h"
 #include "blk-backend.h"
+#include "boot-dev.h"
 #include "bochs-display.h"
 #include "fw-cfg.h"
 #include "net-backend.h"
@@ -31,6 +32,7 @@
  * CD-ROM or a SATA disk; firmware names its drives by it in bootorder.
  * The CD-ROM is on port 0, SATA disk i on port i + 1.
  */
+#define BOARD_PC_CDROM_PORT	0
 #define BOARD_PC_SLOT_AHCI	11
 /* The bochs-display's slot, there for firmware VMs with a display. */
 #define BOARD_PC_SLOT_DISPLAY	13
@@ -58,7 +60,8 @@ struct board_backends {
 	struct vsock_backend vsock;
 	bool has_vsock;
 	/* A CD-ROM on the AHCI controller's port 0 when has_cdrom
-	 * (read-only; the backend belongs to the worker). */
+	 * (read-only; the backend belongs to the worker; without ops the
+	 * drive is empty, its medium ejected). */
 	struct blk_backend cdrom;
 	bool has_cdrom;
 	/*
@@ -121,5 +124,17 @@ struct board_device {
 /* The PC (board-pc.c). */
 extern const struct board_device board_pc[];
 extern const size_t board_pc_size;
+
+/*
+ * dev's OpenFirmware device path on the PC be describes, as QEMU names
+ * its devices in fw_cfg's bootorder, which SeaBIOS matches (its
+ * boot.c: the PCI part with "*" for the device's name, then
+ * "/drive@PORT/disk@0" for an AHCI drive) and OVMF translates (its
+ * QemuBootOrderLib: "pci8086,2922" as an AHCI controller's, "scsi" a
+ * virtio-blk's, "ethernet" a card's).  Into buf, without a newline: 0,
+ * -ENOENT when be has no such device, -ENOSPC.
+ */
+int	board_pc_boot_path(const struct board_backends *be,
+	    const struct boot_dev *dev, char *buf, size_t size);
 
 #endif

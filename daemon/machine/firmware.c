@@ -25,24 +25,6 @@ firmware_le16(uint8_t *p, uint16_t v)
 }
 
 /*
- * SeaBIOS's bootorder: one device path a line, the first boots first
- * (its docs/Runtime_config: "bootorder").  An AHCI port's drive is the
- * host bridge's /pci@i0cf8, then "*@SLOT/drive@PORT/disk@0", the slot
- * in hex, as SeaBIOS names ATA-like drives.  Empty: its own order.
- */
-static size_t
-firmware_bootorder(char *buf, size_t size, unsigned int cdrom_slot)
-{
-	int n;
-
-	if (cdrom_slot == 0)
-		return 0;
-	n = snprintf(buf, size, "/pci@i0cf8/*@%x/drive@0/disk@0\n",
-	    cdrom_slot);
-	return n > 0 && (size_t)n < size ? (size_t)n : 0;
-}
-
-/*
  * fw_cfg's prepare for the ACPI files: the tables as the firmware left
  * the platform.  The 32-bit window runs from the end of low RAM to the
  * IOAPIC, where SeaBIOS and OVMF place 32-bit BARs.
@@ -109,16 +91,19 @@ firmware_smbios_items(struct firmware *fw)
 
 static void
 firmware_items(struct firmware *fw, const struct boot_mem *mem,
-    unsigned int ncpus, unsigned int cdrom_slot)
+    unsigned int ncpus, const struct firmware_boot *boot)
 {
 	size_t e820, bootorder;
 
 	e820 = boot_firmware_e820(mem, fw->e820, sizeof(fw->e820));
 	firmware_le16(fw->ncpus, (uint16_t)ncpus);
 	firmware_le16(fw->sercon, PC_COM1_PORT);
-	firmware_le16(fw->menu_wait, FIRMWARE_MENU_WAIT_MS);
-	bootorder = firmware_bootorder(fw->bootorder, sizeof(fw->bootorder),
-	    cdrom_slot);
+	firmware_le16(fw->menu_wait, boot->menu ? (uint16_t)boot->menu_ms : 0);
+	firmware_le16(fw->show_menu, 1);
+	/* SeaBIOS's bootorder: one device path a line, the first boots
+	 * first (its docs/Runtime_config); firmware_load() checked it fits. */
+	bootorder = strlen(boot->order);
+	memcpy(fw->bootorder, boot->order, bootorder);
 	fw->nitems = 0;
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .key = FW_CFG_NB_CPUS, .data = fw->ncpus, .len = 2 };
@@ -134,6 +119,9 @@ firmware_items(struct firmware *fw, const struct boot_mem *mem,
 	    .name = "etc/sercon-port", .data = fw->sercon, .len = 2 };
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = "etc/boot-menu-wait", .data = fw->menu_wait, .len = 2 };
+	if (boot->menu)
+		fw->items[fw->nitems++] = (struct fw_cfg_item){
+		    .key = FW_CFG_BOOT_MENU, .data = fw->show_menu, .len = 2 };
 	fw->nvcpus = ncpus;
 	fw->low_ram = mem->low_size;
 	fw->high_ram = mem->high_size;
@@ -163,13 +151,19 @@ int
 firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
     const struct boot_mem *mem, const char *path,
     struct pflash_store *vars, uint32_t vars_slot, unsigned int ncpus,
-    unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
+    const struct firmware_boot *boot, struct boot_cpu *cpu, char *err,
     size_t errlen)
 {
 	const struct boot_firmware_layout *l = &fw->image.layout;
 	int ret;
 
 	memset(fw, 0, sizeof(*fw));
+	if (strlen(boot->order) > sizeof(fw->bootorder) ||
+	    boot->menu_ms > UINT16_MAX) {
+		snprintf(err, errlen, "the boot order or menu does not fit "
+		    "fw_cfg");
+		return -ENOSPC;
+	}
 	fw->vm_fd = vm_fd;
 	ret = boot_firmware_load(mem, path, vars != NULL ? vars->size : 0,
 	    &fw->image, cpu, err, errlen);
@@ -200,7 +194,7 @@ firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
 		vars->array = firmware_vars_array;
 		vars->array_opaque = fw;
 	}
-	firmware_items(fw, mem, ncpus, cdrom_slot);
+	firmware_items(fw, mem, ncpus, boot);
 	return 0;
 }
 

@@ -5,9 +5,10 @@
  * below the image, whose store is mapped read-only while the flash
  * reads as its array, so that reads cost no exit and writes exit to the
  * flash (devices/pflash.h); and what the fw_cfg device hands the
- * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, a
- * bootorder naming the CD-ROM first when there is one (else empty), COM1 as etc/sercon-port (so SeaBIOS writes its screen to
- * the serial console) and etc/boot-menu-wait; the ACPI tables with
+ * firmware (fw-cfg.h): the CPU count, the RAM map as etc/e820, the
+ * bootorder and boot menu the machine asks for (struct firmware_boot),
+ * COM1 as etc/sercon-port (so SeaBIOS writes its screen to the serial
+ * console); the ACPI tables with
  * their table loader (boot-table-loader.h), built when the firmware
  * first selects one of those files (fw-cfg.h's prepare), and SMBIOS
  * (boot-smbios.h), built here.
@@ -18,18 +19,33 @@
 #ifndef VMMD_FIRMWARE_H
 #define VMMD_FIRMWARE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "boot.h"
+#include "boot-dev.h"
 #include "boot-firmware.h"
 #include "boot-smbios.h"
 #include "boot-table-loader.h"
 #include "fw-cfg.h"
 #include "pflash.h"
 
-#define FIRMWARE_ITEMS		13
-/* What etc/boot-menu-wait says (ms), should the menu be shown. */
-#define FIRMWARE_MENU_WAIT_MS	0
+#define FIRMWARE_ITEMS		14
+/* bootorder's size: a device path of up to 63 bytes a line, each device. */
+#define FIRMWARE_BOOTORDER_MAX	(BOOT_ORDER_MAX * 64)
+
+/*
+ * Which devices the firmware boots first and whether it offers its
+ * menu.  order: bootorder's text, device paths a line each (board.h's
+ * board_pc_boot_path()), "" for the firmware's own order.  Without
+ * menu, no FW_CFG_BOOT_MENU (SeaBIOS reads it as etc/show-boot-menu,
+ * 0: no "Press ESC" prompt) and etc/boot-menu-wait 0 (OVMF's timeout).
+ */
+struct firmware_boot {
+	const char *order;
+	bool menu;
+	unsigned int menu_ms;		/* <= 65535 */
+};
 
 struct firmware {
 	struct boot_firmware image;
@@ -37,7 +53,8 @@ struct firmware {
 	uint8_t ncpus[2];		/* little-endian, as fw_cfg's are */
 	uint8_t sercon[2];
 	uint8_t menu_wait[2];
-	char bootorder[64];		/* SeaBIOS's device paths, a line each */
+	uint8_t show_menu[2];
+	char bootorder[FIRMWARE_BOOTORDER_MAX];	/* device paths, a line each */
 	struct fw_cfg_item items[FIRMWARE_ITEMS];
 	unsigned int nitems;
 
@@ -59,8 +76,8 @@ struct firmware {
 /*
  * Load the image at path into mem and a read-only KVM slot (slot, on
  * vm_fd), set cpu to the reset state, and build the fw_cfg items for
- * ncpus vCPUs; cdrom_slot, when not 0, is the PCI slot of the AHCI
- * controller whose port 0 holds the CD-ROM to boot first.  vars, when
+ * ncpus vCPUs, boot saying the boot order and menu (a bootorder longer
+ * than FIRMWARE_BOOTORDER_MAX is -ENOSPC).  vars, when
  * not NULL, is the store of a flash (the caller's, made on it
  * afterwards) laid out right below the image (fw->image.layout), mapped
  * read-only in KVM slot vars_slot while the flash reads as its array
@@ -71,7 +88,7 @@ struct firmware {
 int firmware_load(struct firmware *fw, int vm_fd, uint32_t slot,
     const struct boot_mem *mem, const char *path,
     struct pflash_store *vars, uint32_t vars_slot, unsigned int ncpus,
-    unsigned int cdrom_slot, struct boot_cpu *cpu, char *err,
+    const struct firmware_boot *boot, struct boot_cpu *cpu, char *err,
     size_t errlen);
 void firmware_free(struct firmware *fw);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acpi-pm.h"
+#include "ahci.h"
 #include "bochs-display.h"
 #include "exit-stats.h"
 #include "firmware.h"
@@ -424,8 +425,11 @@ machine_map_fb(struct machine *m, const struct machine_config *cfg,
 		return -ENOMEM;
 	}
 	if (m->fb_movable) {
+		/* Firmware takes the definition's size from the EDID. */
 		m->backends.bochs = (struct bochs_display_config){
 			.vram_size = m->fb.size,
+			.edid_width = m->fb.width,
+			.edid_height = m->fb.height,
 		};
 		m->backends.has_bochs = true;
 		if (cfg->vgabios == NULL)
@@ -547,6 +551,58 @@ machine_acpi_pm_base(void *opaque)
 	return PC_ACPI_PM1A_EVT_PORT;
 }
 
+int
+machine_cdrom_media(struct machine *m, const struct blk_backend *be,
+    bool force)
+{
+	struct machine_device *md = machine_device(m, "ahci");
+	int ret;
+
+	if (md == NULL || md->vdev.state == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	ret = ahci_media(md->vdev.state, BOARD_PC_CDROM_PORT, be, force);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
+/*
+ * The firmware's bootorder for cfg: its boot order's device paths, a
+ * line each; without one, the CD-ROM when there is one.  0, or -ENOENT
+ * naming a device the guest does not have in err.
+ */
+static int
+machine_bootorder(const struct machine_config *cfg, char *buf, size_t size,
+    char *err, size_t errlen)
+{
+	static const struct boot_dev cdrom0 = { BOOT_DEV_CDROM, 0 };
+	const struct boot_dev *devs = cfg->boot_order;
+	unsigned int n = cfg->nboot_order;
+	size_t used = 0;
+	char name[BOOT_DEV_NAME_MAX];
+	int ret;
+
+	buf[0] = '\0';
+	if (n == 0 && cfg->backends.has_cdrom) {
+		devs = &cdrom0;
+		n = 1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		ret = board_pc_boot_path(&cfg->backends, &devs[i], buf + used,
+		    size - used - 1);
+		if (ret < 0) {
+			boot_dev_name(&devs[i], name, sizeof(name));
+			snprintf(err, errlen, "boot order: %s %s", name,
+			    ret == -ENOENT ? "is not there" : "does not fit");
+			return ret;
+		}
+		used += strlen(buf + used);
+		buf[used++] = '\n';
+		buf[used] = '\0';
+	}
+	return 0;
+}
+
 /*
  * A guest that boots firmware: its image and the fw_cfg device's items
  * (in m->backends, so before the devices are made), and the vCPU's
@@ -556,11 +612,16 @@ static int
 machine_load_firmware(struct machine *m, const struct machine_config *cfg,
     struct boot_cpu *boot, char *err, size_t errlen)
 {
-	char why[256];
+	char why[256], order[FIRMWARE_BOOTORDER_MAX];
+	struct firmware_boot fb = { .order = order, .menu = cfg->boot_menu,
+	    .menu_ms = cfg->boot_menu_ms };
 	int ret;
 
 	if (cfg->firmware == NULL)
 		return 0;
+	ret = machine_bootorder(cfg, order, sizeof(order), err, errlen);
+	if (ret < 0)
+		return ret;
 	m->fw = calloc(1, sizeof(*m->fw));
 	if (m->fw == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -568,8 +629,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 	}
 	ret = firmware_load(m->fw, m->vm_fd, MACHINE_SLOT_FIRMWARE, &m->mem,
 	    cfg->firmware, cfg->backends.pflash, MACHINE_SLOT_VARS, m->nvcpus,
-	    cfg->backends.has_cdrom ? BOARD_PC_SLOT_AHCI : 0, boot, why,
-	    sizeof(why));
+	    &fb, boot, why, sizeof(why));
 	if (ret < 0) {
 		free(m->fw);
 		m->fw = NULL;

@@ -91,6 +91,15 @@ struct machine_config {
 	 * (/proc/self/fd/N), read at every build, or NULL: a ROM-less one.
 	 */
 	const char *vgabios;
+	/*
+	 * With firmware: the devices it boots first (none: the CD-ROM
+	 * when there is one, then its own order), and its boot menu
+	 * (shown when boot_menu, waiting boot_menu_ms for a key).
+	 */
+	struct boot_dev boot_order[BOOT_ORDER_MAX];
+	unsigned int nboot_order;
+	bool boot_menu;
+	unsigned int boot_menu_ms;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
@@ -195,6 +204,14 @@ const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 
 /* The board's device called name, or NULL. */
 struct machine_device *machine_device(struct machine *m, const char *name);
+
+/*
+ * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),
+ * under the AHCI controller's lock, from the worker's loop.  0, or
+ * ahci_media()'s -errno; -ENODEV without a controller.
+ */
+int machine_cdrom_media(struct machine *m, const struct blk_backend *be,
+    bool force);
 
 /*
  * The ACPI PM1a event block's port (control block at +4, PM timer at

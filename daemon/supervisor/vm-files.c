@@ -981,3 +981,12 @@ vm_files_open_net(const struct vm_def *def,
 	return 0;
 }
 
+
+int
+vm_files_open_media(const char *path, const struct access_cred *cred,
+    int *fdp, enum proto_error *cls, char *err, size_t errlen)
+{
+	*fdp = -1;
+	return vm_files_open_one("insert", path, false, false, cred, fdp, cls,
+	    err, errlen);
+}

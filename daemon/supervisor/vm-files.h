@@ -121,6 +121,14 @@ int	vm_files_open_firmware(const struct vm_def *def, const char *image,
 	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 /*
+ * An image a running guest's CD-ROM takes (vm.media): path opened
+ * read-only with cred's rights (NULL: the daemon's), into *fdp.  0, or
+ * -errno with *cls and err as vm_files_open()'s.
+ */
+int	vm_files_open_media(const char *path, const struct access_cred *cred,
+	    int *fdp, enum proto_error *cls, char *err, size_t errlen);
+
+/*
  * At vm.create, after vm_files_open(): the format found for each of
  * def's disks that names none, into its definition (an overlay disk's
  * is its base's), to be saved with it.

@@ -295,6 +295,11 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		/* Its display's ROM, in the initrd's slot (ibid.). */
 		if (def->vnc_addr != NULL)
 			rc |= start_params_set(&sp->vgabios, initrd);
+		memcpy(sp->boot_order, def->boot_order,
+		    sizeof(sp->boot_order));
+		sp->nboot_order = def->nboot_order;
+		sp->boot_menu_ms = def->boot_menu ? (int)def->boot_menu_ms :
+		    -1;
 	} else {
 		rc |= start_params_set(&sp->kernel, kernel);
 		rc |= start_params_set(&sp->kernel_name, def->kernel != NULL ?

@@ -21,6 +21,7 @@
 #include "pc-layout.h"
 #include "proto.h"
 #include "vmconfig.h"
+#include "vmconfig-boot.h"
 #include "vmconfig-cloud.h"
 #include "vmconfig-net.h"
 #include "vmconfig-internal.h"
@@ -30,7 +31,7 @@ static const char *const config_keys[] = {
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
-	"firmware", "cdrom", "managed", NULL
+	"firmware", "cdrom", "boot_order", "boot_menu", "managed", NULL
 };
 
 const char *
@@ -975,7 +976,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 		goto fail;
 	}
 	if (config_parse_net(obj, def, err, errlen) < 0 ||
-	    config_parse_vsock(obj, def, err, errlen) < 0)
+	    config_parse_vsock(obj, def, err, errlen) < 0 ||
+	    config_parse_boot_order(obj, def, err, errlen) < 0)
 		goto fail;
 	if ((flags & CONFIG_OWNER) &&
 	    config_parse_owner(obj, &def->owner, err, errlen) < 0)
@@ -1109,6 +1111,7 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (def->cdrom != NULL)
 		json_object_object_add(obj, "cdrom",
 		    json_object_new_string(def->cdrom));
+	config_boot_order_json(def, obj);
 	if (def->boot != VM_BOOT_UNSET)
 		json_object_object_add(obj, "boot", json_object_new_string(
 		    def->boot == VM_BOOT_DISK ? "disk" : "kernel"));

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "boot-dev.h"
+
 #include "proto.h"
 
 #define CONFIG_NAME_MAX		64
@@ -230,6 +232,16 @@ struct vm_def {
 	enum vm_firmware firmware;	/* no kernel, initrd, cmdline, boot */
 	/* An ISO image as a read-only CD-ROM on AHCI ("cdrom"); NULL: none. */
 	char *cdrom;
+	/*
+	 * With firmware: the devices it tries first, in order
+	 * ("boot_order", boot-dev.h's names; none: the CD-ROM, then the
+	 * firmware's own order), and its boot menu ("boot_menu": shown,
+	 * waiting boot_menu_ms for a key, when boot_menu).
+	 */
+	struct boot_dev boot_order[BOOT_ORDER_MAX];
+	unsigned int nboot_order;
+	bool boot_menu;
+	unsigned int boot_menu_ms;
 	struct vm_cloud_init cloud_init;
 	bool autostart;		/* started when vmmd starts */
 	/*

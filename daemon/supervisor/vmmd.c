@@ -26,6 +26,7 @@
 
 #include "cmd-events.h"
 #include "cmd-snapshot.h"
+#include "cmd-media.h"
 #include "cmd-vm.h"
 #include "cmd-vm-edit.h"
 #include "config.h"
@@ -272,6 +273,7 @@ static const struct cmd_def *const main_commands[] = {
 	cmd_vm_edit_commands,
 	cmd_events_commands,
 	cmd_snapshot_commands,
+	cmd_media_commands,
 	NULL,
 };
 

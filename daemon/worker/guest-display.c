@@ -629,9 +629,10 @@ display_url_password(const char *pw, char *buf, size_t len)
  * the fragment, which the browser keeps to itself.
  */
 struct json_object *
-display_info_json(const struct display *d)
+display_info_json(struct display *d)
 {
 	struct json_object *o = json_object_new_object();
+	struct vnc_framebuffer fb;
 	struct vnc_stats st;
 	char host[80], url[320], pw[8 * 3 + 1] = "";
 	int port = d->vm->vnc_port(d->vnc);
@@ -658,8 +659,10 @@ display_info_json(const struct display *d)
 	} else {
 		json_object_object_add(o, "http", NULL);
 	}
-	json_object_object_add(o, "width", json_object_new_int64(d->width));
-	json_object_object_add(o, "height", json_object_new_int64(d->height));
+	/* The mode the guest shows, as a viewer gets it. */
+	display_picture(d, &fb);
+	json_object_object_add(o, "width", json_object_new_int64(fb.width));
+	json_object_object_add(o, "height", json_object_new_int64(fb.height));
 	json_object_object_add(o, "clients",
 	    json_object_new_int64(st.clients));
 	json_object_object_add(o, "password", d->password != NULL ?

@@ -98,7 +98,7 @@ void	display_resume(struct display *d);
 void	display_machine_fb(const struct display *d, struct machine_fb *fb);
 
 /* vm.display's answer. */
-struct json_object *display_info_json(const struct display *d);
+struct json_object *display_info_json(struct display *d);
 /* vm.info's counters. */
 struct json_object *display_stats_json(const struct display *d);
 /*

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boot-dev.h"
 #include "cloud-boot.h"
 #include "fd-claim.h"
 #include "guest.h"
@@ -422,6 +423,10 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 	w->cfg = (struct machine_config){
 		.firmware = w->firmware,
 		.vgabios = w->vgabios,
+		.nboot_order = sp->nboot_order,
+		.boot_menu = sp->boot_menu_ms >= 0,
+		.boot_menu_ms = sp->boot_menu_ms >= 0 ?
+		    (unsigned int)sp->boot_menu_ms : 0,
 		.kernel = w->kernel,
 		.initrd = w->initrd,
 		.kernel_name = w->kernel_name,
@@ -429,6 +434,7 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 		.memory_mib = sp->memory_mib,
 		.vcpus = sp->vcpus,
 	};
+	memcpy(w->cfg.boot_order, sp->boot_order, sizeof(w->cfg.boot_order));
 	/* The battery starts new: the first machine fills it in. */
 	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
 	w->cfg.backends.rtc.lost_ticks = sp->lost_ticks == START_TICKS_DISCARD ?
@@ -835,6 +841,76 @@ worker_cmd_snapshot(struct worker_request *r)
 	return NULL;
 }
 
+/*
+ * worker.media_eject and worker.media_insert: the CD-ROM's medium out,
+ * or the passed image in (read-only).  The old image's backend goes
+ * only once the drive let it go; the new one is what the next machine
+ * (after a reset) is built with too.
+ */
+static struct json_object *
+worker_cmd_media(struct worker_request *r, bool insert)
+{
+	struct worker *w = r->w;
+	const char *dev = wmsg_str(r->args, WMSG_MEDIA_DEVICE, "");
+	struct blk_backend be = { 0 };
+	struct blk_file *f = NULL;
+	struct json_object *reply;
+	struct boot_dev d;
+	char msg[256];
+	int ret;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (boot_dev_parse(dev, &d) < 0 || d.kind != BOOT_DEV_CDROM ||
+	    d.index != 0 || !w->cfg.backends.has_cdrom) {
+		snprintf(msg, sizeof(msg), "no CD-ROM drive %s", dev);
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, msg);
+	}
+	if (insert) {
+		if (r->fd < 0)
+			return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+			    "worker.media_insert: a descriptor expected");
+		ret = blk_file_new(&f, r->fd, true, NULL, &be);
+		if (ret < 0) {
+			snprintf(msg, sizeof(msg), "%s: %s", wmsg_str(r->args,
+			    WMSG_MEDIA_NAME, "the image"), ret != -EINVAL ?
+			    strerror(-ret) : "not an image of at least one "
+			    "sector");
+			return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+			    msg);
+		}
+		r->fd = -1;			/* the backend's now */
+	}
+	ret = machine_cdrom_media(w->machine, insert ? &be : NULL,
+	    wmsg_bool(r->args, WMSG_MEDIA_FORCE, false));
+	if (ret < 0) {
+		blk_file_free(f);
+		snprintf(msg, sizeof(msg), "%s: %s", dev, ret == -EBUSY ?
+		    "the guest prevents its removal (force overrides it)" :
+		    ret == -EAGAIN ? "a read of its medium is under way; "
+		    "try again" : strerror(-ret));
+		return worker_error(r, PROTO_ERR_BAD_STATE, msg);
+	}
+	blk_file_free(w->cdrom);
+	w->cdrom = f;
+	w->cfg.backends.cdrom = be;
+	log_info("%s: %s: %s", w->name, dev, insert ? "medium inserted" :
+	    "medium ejected");
+	return worker_ok(r, NULL);
+}
+
+static struct json_object *
+worker_cmd_media_eject(struct worker_request *r)
+{
+	return worker_cmd_media(r, false);
+}
+
+static struct json_object *
+worker_cmd_media_insert(struct worker_request *r)
+{
+	return worker_cmd_media(r, true);
+}
+
 static struct json_object *
 worker_cmd_adopt(struct worker_request *r)
 {
@@ -885,6 +961,8 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_ADOPT] = worker_cmd_adopt,
 	[WMSG_REQ_METRICS] = worker_cmd_metrics,
 	[WMSG_REQ_SNAPSHOT] = worker_cmd_snapshot,
+	[WMSG_REQ_MEDIA_EJECT] = worker_cmd_media_eject,
+	[WMSG_REQ_MEDIA_INSERT] = worker_cmd_media_insert,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

@@ -23,7 +23,10 @@
  *                count, 12 packet bytes, then each PRD (address as in
  *                4, 3 bytes of byte count); then PxCI
  *           6    the backend completes its n-th pending request (ok,
- *                or an error)
+ *                or an error); with none pending, a media change
+ *                (ahci_media()) by n: port n % 4, eject or insert
+ *                (bit 2), forced (bit 3), the image cut to 1/2^k of
+ *                its size (k: bits 4-5)
  *           7    config space write: offset, size, 4 value bytes
  *
  * A finding is what ASan/UBSan report (a PRD or table that let the
@@ -124,6 +127,17 @@ static const struct blk_backend_ops fuzz_blk_ops = {
 	.submit = fuzz_blk_submit,
 	.drain = fuzz_blk_drain,
 };
+
+/* The host changes the CD (or tries another port): see the ops above. */
+static void
+fuzz_media(unsigned int n)
+{
+	static struct blk_backend cd = { .ops = &fuzz_blk_ops };
+
+	cd.ctx = &s.img[1];
+	cd.size = CD_SIZE >> (n >> 4 & 3);
+	(void)ahci_media(s.dev, n % 4, n & 4 ? &cd : NULL, n & 8);
+}
 
 static void
 bar_write(uint64_t off, uint64_t v, unsigned int size)
@@ -306,6 +320,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 6:
 			n = fuzz_byte(&in);
+			if (s.npending == 0) {
+				fuzz_media(n);
+				fuzz_check("a media change");
+				break;
+			}
 			fuzz_blk_complete(n >> 1, n & 1);
 			fuzz_check("a completion");
 			break;

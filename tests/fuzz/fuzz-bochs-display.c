@@ -20,6 +20,8 @@ fuzz_bochs_create(struct fake_host *fh)
 	static const uint8_t rom[3000] = { 0x55, 0xaa, 6 };
 	const struct bochs_display_config c = {
 		.vram_size = FUZZ_VRAM,
+		.edid_width = 800,		/* an EDID to read */
+		.edid_height = 600,
 		.rom = rom,
 		.rom_len = sizeof(rom),
 	};

@@ -21,7 +21,7 @@
 #define VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000
-/* The definition's size: not what SeaBIOS sets, to see the mode win. */
+/* The definition's size, which SeaBIOS takes from the EDID. */
 #define DEF_W		640
 #define DEF_H		400
 

@@ -499,6 +499,62 @@ test_atapi(void)
 	recover(1);
 }
 
+/*
+ * A media change through the HBA: the tray opens empty, the guest's
+ * reads fail NOT READY, another image arrives with UNIT ATTENTION and
+ * is the one read; a lock makes a host eject -EBUSY unless forced; a
+ * port without a CD-ROM refuses.
+ */
+static void
+test_media(const struct blk_backend *cbe)
+{
+	struct blk_backend small = *cbe;
+	uint8_t *d = gmem(DATA);
+	unsigned int sub = q.submitted;
+
+	small.size = 20 * 2048;
+	TAP_EQ(packet((uint8_t[12]){ 0x1e, 0, 0, 0, 0 }, 0), 0,
+	    "the guest allows removal (test_atapi prevented it)");
+	TAP_EQ(ahci_media(dev, 0, NULL, false), -EINVAL,
+	    "port 0 (a disk) has no tray");
+	TAP_EQ(ahci_media(dev, 1, NULL, false), 0, "the host ejects the CD");
+	TAP_EQ(packet((uint8_t[12]){ 0x00 }, 0), 1,
+	    "TEST UNIT READY fails");
+	recover(1);
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	tap_ok(d[2] == 2 && d[12] == 0x3a && d[13] == 2,
+	    "NOT READY, MEDIUM NOT PRESENT, tray open");
+	TAP_EQ(packet((uint8_t[12]){ 0x28, 0, 0, 0, 0, 16, 0, 0, 1 }, 2048),
+	    1, "READ(10) fails");
+	recover(1);
+	TAP_EQ(ahci_media(dev, 1, &small, false), 0, "another image goes in");
+	TAP_EQ(packet((uint8_t[12]){ 0x4a, 1, 0, 0, 0x10, 0, 0, 0, 8 }, 8),
+	    0, "GET EVENT STATUS NOTIFICATION");
+	tap_ok(d[4] == 2 && d[5] == 2, "new media, present");
+	TAP_EQ(packet((uint8_t[12]){ 0x00 }, 0), 1,
+	    "TEST UNIT READY fails once");
+	recover(1);
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	tap_ok(d[2] == 6 && d[12] == 0x28 && d[13] == 0,
+	    "UNIT ATTENTION, MEDIUM MAY HAVE CHANGED (06/28/00)");
+	TAP_EQ(packet((uint8_t[12]){ 0x25 }, 8), 0, "READ CAPACITY");
+	TAP_EQ(be32(d), 19, "the new image's last block");
+	TAP_EQ(packet((uint8_t[12]){ 0x28, 0, 0, 0, 0, 16, 0, 0, 1 }, 2048),
+	    0, "READ(10) of the new medium");
+	tap_ok(q.submitted > sub && q.img[q.n > 0 ? q.n - 1 : 0] == &cd_img,
+	    "through its backend");
+	TAP_EQ(packet((uint8_t[12]){ 0x1e, 0, 0, 0, 1 }, 0), 0,
+	    "the guest prevents removal");
+	TAP_EQ(ahci_media(dev, 1, cbe, false), -EBUSY,
+	    "a change is refused while it does");
+	TAP_EQ(ahci_media(dev, 1, cbe, true), 0, "forced, it is done");
+	packet((uint8_t[12]){ 0x00 }, 0);
+	recover(1);
+	TAP_EQ(packet((uint8_t[12]){ 0x25 }, 8), 0, "READ CAPACITY");
+	TAP_EQ(be32(d), CD_BLOCKS - 1, "the first image again");
+	packet((uint8_t[12]){ 0x1e, 0, 0, 0, 0 }, 0);
+}
+
 static void
 test_hostile(void)
 {
@@ -888,6 +944,7 @@ main(void)
 	test_intx();
 	test_dma();
 	test_atapi();
+	test_media(&cbe);
 	test_hostile();
 	test_stop_in_flight();
 	test_resets();
