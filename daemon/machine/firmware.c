@@ -82,29 +82,53 @@ firmware_acpi_items(struct firmware *fw)
 	    .opaque = fw };
 }
 
-/* SMBIOS describes nothing the firmware sets up: built now. */
-static void
-firmware_smbios_items(struct firmware *fw)
+/* The SMBIOS structures and entry point: their length or -errno. */
+static int
+firmware_smbios_build(struct firmware *fw)
 {
 	struct boot_smbios_config cfg = {
 		.ncpus = fw->nvcpus,
 		.low_ram = fw->low_ram,
 		.high_ram = fw->high_ram,
-		.uuid = NULL,		/* the worker knows no VM UUID */
+		.uuid = fw->has_uuid ? fw->uuid : NULL,
 		.version = VMMD_VERSION,
 	};
-	int len;
 
-	len = boot_smbios_build(&cfg, fw->smbios, sizeof(fw->smbios),
+	return boot_smbios_build(&cfg, fw->smbios, sizeof(fw->smbios),
 	    fw->smbios_anchor);
+}
+
+/* SMBIOS describes nothing the firmware sets up: built now. */
+static void
+firmware_smbios_items(struct firmware *fw)
+{
+	int len = firmware_smbios_build(fw);
+
+	fw->smbios_item = -1;
 	if (len < 0)
 		return;			/* the firmware's own tables, then */
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = BOOT_SMBIOS_ANCHOR_FILE, .data = fw->smbios_anchor,
 	    .len = sizeof(fw->smbios_anchor) };
+	fw->smbios_item = (int)fw->nitems;
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = BOOT_SMBIOS_TABLES_FILE, .data = fw->smbios,
 	    .len = (uint32_t)len };
+}
+
+void
+firmware_set_uuid(struct firmware *fw, const uint8_t uuid[16])
+{
+	int len;
+
+	memcpy(fw->uuid, uuid, sizeof(fw->uuid));
+	fw->has_uuid = true;
+	if (fw->smbios_item < 0)
+		return;
+	/* The same structures but for type 1's bytes: the same length. */
+	len = firmware_smbios_build(fw);
+	if (len >= 0)
+		fw->items[fw->smbios_item].len = (uint32_t)len;
 }
 
 static void

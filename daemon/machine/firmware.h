@@ -18,6 +18,7 @@
 #ifndef VMMD_FIRMWARE_H
 #define VMMD_FIRMWARE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -47,6 +48,9 @@ struct firmware {
 	uint16_t (*pm_base)(void *opaque);
 	void *pm_opaque;
 	struct boot_fw_acpi acpi;
+	bool has_uuid;			/* firmware_set_uuid() */
+	uint8_t uuid[16];
+	int smbios_item;		/* its tables' item, or -1: none */
 	uint8_t smbios_anchor[BOOT_SMBIOS_ANCHOR_LEN];
 	uint8_t smbios[BOOT_SMBIOS_TABLES_MAX];
 	/* The VARS flash's slot (vars NULL: none). */
@@ -83,5 +87,12 @@ void firmware_free(struct firmware *fw);
  */
 void firmware_set_pm_base(struct firmware *fw, uint16_t (*get)(void *),
     void *opaque);
+
+/*
+ * The VM's UUID (16 bytes, RFC 4122 order), for SMBIOS's system
+ * information: the tables are built again with it, before the firmware
+ * runs.  Until it is set the UUID is all zero ("not present").
+ */
+void firmware_set_uuid(struct firmware *fw, const uint8_t uuid[16]);
 
 #endif

@@ -569,6 +569,8 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		return ret;
 	}
 	firmware_set_pm_base(m->fw, machine_acpi_pm_base, m);
+	if (cfg->uuid != NULL)
+		firmware_set_uuid(m->fw, cfg->uuid);
 	m->backends.fw_cfg = m->fw->items;
 	m->backends.nfw_cfg = m->fw->nitems;
 	m->backends.pflash_base = m->fw->image.layout.vars_base;

@@ -91,6 +91,8 @@ struct machine_config {
 	 * (/proc/self/fd/N), read at every build, or NULL: a ROM-less one.
 	 */
 	const char *vgabios;
+	/* With firmware: the VM's UUID for SMBIOS (16 bytes), or NULL. */
+	const uint8_t *uuid;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
