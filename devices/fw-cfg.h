@@ -78,7 +78,9 @@
  * not change len (the guest may have read the directory already);
  * an error (-errno) is counted and the item reads as data holds it.
  * It runs on the vCPU thread under the device's lock: it must not block
- * or take another device's lock.
+ * or take another device's lock but the PCI functions' one at a time
+ * (the machine reads where their BARs are), which is safe because no
+ * thread takes fw_cfg's lock while it holds a function's.
  */
 struct fw_cfg_item {
 	uint16_t key;

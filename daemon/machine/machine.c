@@ -538,6 +538,20 @@ machine_acpi_pm_base(void *opaque)
 	return PC_ACPI_PM1A_EVT_PORT;
 }
 
+/* Where the BARs are, for the firmware's DSDT (a vCPU, at its select). */
+static void
+machine_pci_span(void *opaque, struct boot_pci_span *span)
+{
+	struct machine *m = opaque;
+	struct pcibus_span below, above;
+
+	pcibus_mem_spans(&m->pci, &below, &above);
+	*span = (struct boot_pci_span){
+		.any32 = below.any, .lo32 = below.lo, .hi32 = below.hi,
+		.any64 = above.any, .lo64 = above.lo, .hi64 = above.hi,
+	};
+}
+
 /*
  * A guest that boots firmware: its image and the fw_cfg device's items
  * (in m->backends, so before the devices are made), and the vCPU's
@@ -569,6 +583,7 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		return ret;
 	}
 	firmware_set_pm_base(m->fw, machine_acpi_pm_base, m);
+	firmware_set_pci_span(m->fw, machine_pci_span, m);
 	if (cfg->uuid != NULL)
 		firmware_set_uuid(m->fw, cfg->uuid);
 	m->backends.fw_cfg = m->fw->items;
