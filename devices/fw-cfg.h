@@ -101,6 +101,16 @@ struct fw_cfg *fw_cfg_new(const struct device_host *host,
     const struct fw_cfg_item *items, unsigned int n);
 void fw_cfg_free(struct fw_cfg *fc);
 
+/*
+ * Optional: fn(opaque) at the guest's first DMA transfer (the first
+ * since the device was made, not counting a loaded state's), before it
+ * is carried out; on the vCPU thread under the device's lock, so it
+ * must not block or take a lock.  The test build holds a firmware there
+ * (the worker's test-hook.h); nothing else sets it.
+ */
+void fw_cfg_on_first_dma(struct fw_cfg *fc, void (*fn)(void *opaque),
+    void *opaque);
+
 extern const struct device_ops fw_cfg_device_ops;
 /* Its state section's table (for tests and the fuzzer). */
 extern const struct dev_state_table fw_cfg_state_table;

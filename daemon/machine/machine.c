@@ -1336,3 +1336,17 @@ machine_restore(struct machine *m, const struct machine_state *st,
 		snprintf(err, errlen, "the machine is not paused");
 	return rc;
 }
+
+void
+machine_on_fw_cfg_dma(struct machine *m, void (*fn)(void *), void *opaque)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndevs; i++) {
+		if (m->devs[i].bd->ops != &fw_cfg_device_ops)
+			continue;
+		vdev_lock(&m->devs[i].vdev);
+		fw_cfg_on_first_dma(m->devs[i].vdev.state, fn, opaque);
+		vdev_unlock(&m->devs[i].vdev);
+	}
+}

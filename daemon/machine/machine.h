@@ -301,4 +301,13 @@ int machine_devices_save(struct machine *m, struct dev_state_buf *out,
 int machine_devices_load(struct machine *m, const void *buf, size_t len,
     char *err, size_t errlen);
 
+/*
+ * The test build's hold of a firmware (the worker's test-hook.h):
+ * fn(opaque) at the guest's first fw_cfg DMA transfer, on that vCPU's
+ * thread under the device's lock (fw-cfg.h).  No effect on a machine
+ * without fw_cfg.  Right after machine_new(), before the vCPUs run.
+ */
+void	machine_on_fw_cfg_dma(struct machine *m, void (*fn)(void *),
+	    void *opaque);
+
 #endif
