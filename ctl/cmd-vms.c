@@ -618,6 +618,7 @@ static const struct {
 	const char *null;		/* shown for null */
 } info_keys[] = {
 	{ "name",	"name",		"-" },
+	{ "uuid",	"uuid",		"-" },
 	{ "state",	"state",	"-" },
 	{ "reason",	"reason",	"-" },
 	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */

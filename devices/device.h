@@ -150,6 +150,16 @@ struct device_host_ops {
 	int (*mem_regions)(void *ctx, struct device_mem_region *r,
 	    unsigned int max);
 
+	/*
+	 * Optional (NULL: none).  The PCI interrupt router (the PIIX3's
+	 * ISA bridge): PCI interrupt link `link` (0 = PIRQA; which INTx
+	 * pins the board ties to it is the host's to know) now has route
+	 * register value reg, as the guest wrote it or a saved state
+	 * holds it.  The host decodes it and steers the link's level to
+	 * that ISA IRQ from now on, including a level already up.
+	 */
+	void (*pirq_route)(void *ctx, unsigned int link, uint8_t reg);
+
 	/* Nanoseconds of VM time: monotonic, stopped while paused. */
 	int64_t (*vm_clock)(void *ctx);
 	/* The host's UTC (CLOCK_REALTIME): 0 or -errno. */
@@ -263,6 +273,13 @@ device_mem_regions(const struct device_host *h, struct device_mem_region *r,
 	if (h->ops->mem_regions == NULL)
 		return -ENOTSUP;
 	return h->ops->mem_regions(h->ctx, r, max);
+}
+
+static inline void
+device_pirq_route(const struct device_host *h, unsigned int link, uint8_t reg)
+{
+	if (h->ops->pirq_route != NULL)
+		h->ops->pirq_route(h->ctx, link, reg);
 }
 
 static inline int64_t

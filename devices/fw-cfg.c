@@ -45,6 +45,9 @@ struct fw_cfg {
 	uint32_t nprepared;
 	uint8_t prepared[FW_CFG_ENTRIES];
 
+	void (*first_dma)(void *opaque);	/* fw_cfg_on_first_dma() */
+	void *first_dma_opaque;
+
 	/* Diagnostics. */
 	uint64_t dma_transfers;
 	uint64_t dma_errors;	/* answered with the error bit */
@@ -194,7 +197,8 @@ fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 	control = fw_cfg_be32(d);
 	len = fw_cfg_be32(d + 4);
 	addr = fw_cfg_be64(d + 8);
-	fc->dma_transfers++;
+	if (fc->dma_transfers++ == 0 && fc->first_dma != NULL)
+		fc->first_dma(fc->first_dma_opaque);
 
 	fw_cfg_rebuild(fc);
 	if (control & FW_CFG_DMA_SELECT)
@@ -384,6 +388,14 @@ fw_cfg_new(const struct device_host *host, const struct fw_cfg_item *items,
 	}
 	fw_cfg_select(fc, FW_CFG_SIGNATURE);
 	return fc;
+}
+
+void
+fw_cfg_on_first_dma(struct fw_cfg *fc, void (*fn)(void *opaque),
+    void *opaque)
+{
+	fc->first_dma = fn;
+	fc->first_dma_opaque = opaque;
 }
 
 void

@@ -78,7 +78,9 @@
  * not change len (the guest may have read the directory already);
  * an error (-errno) is counted and the item reads as data holds it.
  * It runs on the vCPU thread under the device's lock: it must not block
- * or take another device's lock.
+ * or take another device's lock but the PCI functions' one at a time
+ * (the machine reads where their BARs are), which is safe because no
+ * thread takes fw_cfg's lock while it holds a function's.
  */
 struct fw_cfg_item {
 	uint16_t key;
@@ -98,6 +100,16 @@ struct fw_cfg_item {
 struct fw_cfg *fw_cfg_new(const struct device_host *host,
     const struct fw_cfg_item *items, unsigned int n);
 void fw_cfg_free(struct fw_cfg *fc);
+
+/*
+ * Optional: fn(opaque) at the guest's first DMA transfer (the first
+ * since the device was made, not counting a loaded state's), before it
+ * is carried out; on the vCPU thread under the device's lock, so it
+ * must not block or take a lock.  The test build holds a firmware there
+ * (the worker's test-hook.h); nothing else sets it.
+ */
+void fw_cfg_on_first_dma(struct fw_cfg *fc, void (*fn)(void *opaque),
+    void *opaque);
 
 extern const struct device_ops fw_cfg_device_ops;
 /* Its state section's table (for tests and the fuzzer). */

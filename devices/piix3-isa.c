@@ -10,6 +10,7 @@
 
 struct piix3_isa {
 	struct pci_config pc;
+	const struct device_host *host;
 };
 
 /* A register the guest may write: where, its reset value, its bits. */
@@ -64,6 +65,34 @@ piix3_isa_write(void *dev, uint64_t offset, const void *data,
 {
 }
 
+/* Tell the host where links first to first + n - 1 are routed now. */
+static void
+piix3_isa_route(struct piix3_isa *isa, unsigned int first, unsigned int n)
+{
+	unsigned int link;
+
+	for (link = first; link < first + n && link < 4; link++)
+		device_pirq_route(isa->host, link,
+		    isa->pc.cfg[PIIX3_ISA_PIRQRC + link]);
+}
+
+/*
+ * A write that touched a route register re-routes its link, whatever
+ * the value (the host decodes it), at run time too: Linux's PIC-mode
+ * router code rewrites them.
+ */
+static void
+piix3_isa_pci_written(void *dev, unsigned int offset, unsigned int size)
+{
+	unsigned int first, end;
+
+	first = offset > PIIX3_ISA_PIRQRC ? offset : PIIX3_ISA_PIRQRC;
+	end = offset + size < PIIX3_ISA_PIRQRC + 4 ? offset + size :
+	    PIIX3_ISA_PIRQRC + 4;
+	if (first < end)
+		piix3_isa_route(dev, first - PIIX3_ISA_PIRQRC, end - first);
+}
+
 static struct pci_config *
 piix3_isa_pci(void *dev)
 {
@@ -93,6 +122,7 @@ piix3_isa_new(const struct device_host *host)
 
 	if (isa == NULL)
 		return NULL;
+	isa->host = host;
 	pci_config_init(&isa->pc, &ids);
 	for (i = 0; i < sizeof(piix3_isa_regs) / sizeof(piix3_isa_regs[0]);
 	    i++) {
@@ -147,7 +177,12 @@ piix3_isa_load(void *dev, const void *buf, size_t len,
 	rc = dev_state_load(&piix3_isa_state_table, &st, buf, len, err);
 	if (rc < 0)
 		return rc;
-	return pci_config_load(&isa->pc, st.cfg, err);
+	rc = pci_config_load(&isa->pc, st.cfg, err);
+	if (rc < 0)
+		return rc;
+	/* The routing follows the registers, with any level already up. */
+	piix3_isa_route(isa, 0, 4);
+	return 0;
 }
 
 static void
@@ -162,6 +197,7 @@ const struct device_ops piix3_isa_device_ops = {
 	.write = piix3_isa_write,
 	.diag = piix3_isa_diag,
 	.pci = piix3_isa_pci,
+	.pci_written = piix3_isa_pci_written,
 	.save = piix3_isa_save,
 	.load = piix3_isa_load,
 	.free = piix3_isa_ops_free,

@@ -6,9 +6,13 @@
  *
  * Config space only: no BARs, no ports.  The registers firmware touches
  * (below) keep what is written to their defined bits and start at the
- * datasheet's reset values; nothing follows from them.  The PIC's ELCR
- * is KVM's (ports 0x4d0-0x4d1), and the machine routes each slot's INTx
- * to its IOAPIC pin whatever the PIRQ registers say (pc-layout.h).
+ * datasheet's reset values.  The route registers are passed on to the
+ * host (device_pirq_route) whenever the guest writes one and when a
+ * saved state is loaded: the host steers each link's INTx pins to the
+ * ISA IRQ named there (the machine's pirq.h), on top of the IOAPIC pin
+ * every slot's INTx reaches anyway (pc-layout.h).  The PIC's ELCR,
+ * which makes IRQs 10 and 11 level-triggered for them, is KVM's (ports
+ * 0x4d0-0x4d1).
  */
 #ifndef VMMD_PIIX3_ISA_H
 #define VMMD_PIIX3_ISA_H

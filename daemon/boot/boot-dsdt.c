@@ -126,3 +126,28 @@ boot_dsdt_build(uint8_t *buf, size_t cap, const struct boot_dsdt_config *cfg)
 	aml_end(&a, pkg);
 	return a.err != 0 ? a.err : (int)a.len;
 }
+
+void
+boot_dsdt_fw_windows(struct boot_dsdt_config *d, uint64_t low_ram,
+    uint64_t high_ram, const struct boot_pci_span *span)
+{
+	uint64_t lo, hi;
+
+	d->mmio32_min = (uint32_t)low_ram;
+	d->mmio32_max = PC_IOAPIC_ADDR - 1;
+	if (span->any32 && span->hi32 > d->mmio32_max &&
+	    span->hi32 <= UINT32_MAX)
+		d->mmio32_max = (uint32_t)span->hi32;
+	lo = (PC_HIGH_RAM_START + high_ram + BOOT_MMIO64_ALIGN - 1) &
+	    ~(BOOT_MMIO64_ALIGN - 1);
+	hi = lo + BOOT_MMIO64_LEN - 1;
+	if (span->any64) {
+		if (span->lo64 < lo)
+			lo = span->lo64 & ~(BOOT_MMIO64_ALIGN - 1);
+		/* Inclusive, so that a BAR at the very top cannot wrap. */
+		if ((span->hi64 | (BOOT_MMIO64_ALIGN - 1)) > hi)
+			hi = span->hi64 | (BOOT_MMIO64_ALIGN - 1);
+	}
+	d->mmio64_min = lo;
+	d->mmio64_len = hi - lo + 1;
+}

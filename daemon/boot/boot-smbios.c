@@ -88,8 +88,15 @@ smbios_system(struct smbios *s, const struct boot_smbios_config *cfg)
 	f[0x04] = 1;			/* manufacturer */
 	f[0x05] = 2;			/* product */
 	f[0x06] = 3;			/* version; no serial number */
-	if (cfg->uuid != NULL)
-		memcpy(f + 0x08, cfg->uuid, 16);
+	if (cfg->uuid != NULL) {
+		/* time_low, time_mid, time_hi_and_version swapped. */
+		static const uint8_t from[16] = { 3, 2, 1, 0, 5, 4, 7, 6,
+		    8, 9, 10, 11, 12, 13, 14, 15 };
+		unsigned int i;
+
+		for (i = 0; i < 16; i++)
+			f[0x08 + i] = cfg->uuid[from[i]];
+	}
 	f[0x18] = 6;
 	smbios_add(s, f, 1, sizeof(f), 0x0100, strs);
 }

@@ -29,7 +29,13 @@ struct boot_smbios_config {
 	unsigned int	ncpus;
 	uint64_t	low_ram;	/* bytes from 0 */
 	uint64_t	high_ram;	/* bytes from 4 GiB */
-	const uint8_t	*uuid;		/* 16 bytes, or NULL: all zero */
+	/*
+	 * 16 bytes in RFC 4122 order (uuid-text.h), or NULL: all zero.
+	 * Type 1 stores it as SMBIOS 2.6 and later say (7.2.1): its first
+	 * three fields little-endian, the rest as they are, so that
+	 * dmidecode and Windows show the UUID the user sees.
+	 */
+	const uint8_t	*uuid;
 	const char	*version;	/* the BIOS version string */
 };
 

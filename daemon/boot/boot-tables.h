@@ -9,6 +9,7 @@
 #define VMMD_BOOT_TABLES_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pc-layout.h"
@@ -64,6 +65,35 @@ struct boot_dsdt_config {
 	uint64_t	mmio64_min;
 	uint64_t	mmio64_len;
 };
+
+/*
+ * Where a firmware left the PCI memory BARs: the lowest base and the
+ * highest last byte of those below 4 GiB (any32: there are some) and of
+ * those above (any64).  BARs at 0 are not placed and do not count.
+ */
+struct boot_pci_span {
+	bool		any32, any64;
+	uint64_t	lo32, hi32;
+	uint64_t	lo64, hi64;
+};
+
+/* A firmware VM's 64-bit window when no BAR says otherwise. */
+#define BOOT_MMIO64_ALIGN	0x40000000ULL	/* 1 GiB */
+#define BOOT_MMIO64_LEN		0x800000000ULL	/* 32 GiB */
+
+/*
+ * A firmware VM's windows into d, from where the firmware placed the
+ * BARs, as QEMU's pc does: the 32-bit one from the end of low RAM
+ * (low_ram bytes) to below the IOAPIC, the hole both firmwares place
+ * 32-bit BARs in, reaching further up over any BAR above that; the
+ * 64-bit one from high RAM's end (high_ram bytes from 4 GiB) aligned to
+ * 1 GiB, for BOOT_MMIO64_LEN, widened to whole GiB around every BAR
+ * above 4 GiB wherever the firmware put it (SeaBIOS may put them high
+ * in the CPU's physical address space, OVMF after RAM).  A BAR the
+ * guest left in RAM below 4 GiB does not pull the 32-bit window down.
+ */
+void	boot_dsdt_fw_windows(struct boot_dsdt_config *d, uint64_t low_ram,
+	    uint64_t high_ram, const struct boot_pci_span *span);
 
 /*
  * What the ACPI tables describe beyond pc-layout.h: the vCPUs, the PM

@@ -44,6 +44,15 @@
 #define PC_PCI_INTX_GSI_BASE	16
 #define PC_PCI_INTX_GSI(slot, pin) \
 	(PC_PCI_INTX_GSI_BASE + (((slot) + (pin)) & 3))
+/*
+ * The same pins reach the PIIX3's PCI interrupt links (PIRQA-D) as on
+ * an i440FX board: slot S pin P on link (S - 1 + P) & 3, so slot 1's
+ * INTA# on PIRQA.  SeaBIOS assumes exactly this wiring when it writes
+ * each function's interrupt line, and so does the $PIR table it makes.
+ * Both are functions of (S + P) & 3, so each INTx GSI has its link:
+ * GSI 16 + k is PIRQ (k + 3) & 3.
+ */
+#define PC_PCI_GSI_PIRQ(gsi)	(((gsi) - PC_PCI_INTX_GSI_BASE + 3) & 3)
 
 /*
  * ACPI: the tables live in the BIOS area (reserved in the e820 map), the

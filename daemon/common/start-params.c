@@ -11,6 +11,7 @@
 
 #include "proto.h"
 #include "start-params.h"
+#include "uuid-text.h"
 
 void
 start_params_init(struct start_params *sp)
@@ -327,6 +328,12 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 	rc |= wmsg_put_str(a, WMSG_BOOT_CMDLINE, sp->cmdline);
 	rc |= wmsg_put_int(a, WMSG_BOOT_MEMORY_MIB, (int64_t)sp->memory_mib);
 	rc |= wmsg_put_int(a, WMSG_BOOT_VCPUS, sp->vcpus);
+	if (sp->has_uuid) {
+		char uuid[UUID_TEXT_LEN + 1];
+
+		uuid_text_format(sp->uuid, uuid);
+		rc |= wmsg_put_str(a, WMSG_BOOT_UUID, uuid);
+	}
 	rc |= wmsg_put_str(a, WMSG_BOOT_ON_REBOOT,
 	    sp->on_reboot == START_REBOOT_STOP ? "stop" : "restart");
 	rc |= wmsg_put_str(a, WMSG_BOOT_LOST_TICKS,
@@ -585,6 +592,12 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	start_dec_str(&dc, o, WMSG_BOOT_CMDLINE, NULL, &sp->cmdline);
 	sp->memory_mib = (uint64_t)wmsg_int(o, WMSG_BOOT_MEMORY_MIB, 0);
 	sp->vcpus = (unsigned int)wmsg_int(o, WMSG_BOOT_VCPUS, 0);
+	if (wmsg_str(o, WMSG_BOOT_UUID, NULL) != NULL) {
+		sp->has_uuid = uuid_text_parse(wmsg_str(o, WMSG_BOOT_UUID,
+		    NULL), sp->uuid);
+		if (!sp->has_uuid)
+			start_dec_fail(&dc, -EINVAL, "uuid: not a UUID");
+	}
 	sp->on_reboot = strcmp(wmsg_str(o, WMSG_BOOT_ON_REBOOT, "restart"),
 	    "stop") == 0 ? START_REBOOT_STOP : START_REBOOT_RESTART;
 	sp->lost_ticks = strcmp(wmsg_str(o, WMSG_BOOT_LOST_TICKS, "slew"),

@@ -131,6 +131,8 @@ struct start_params {
 	struct start_boot_disk boot_disk;
 	uint64_t memory_mib;
 	unsigned int vcpus;
+	bool has_uuid;			/* the VM's UUID, RFC 4122 order */
+	uint8_t uuid[16];
 	enum start_on_reboot on_reboot;
 	/* The RTC's: 0 is the device's own default (rtc.h). */
 	enum start_lost_ticks lost_ticks;

@@ -129,6 +129,8 @@ enum wmsg_shape {
 	    PROTO_MEMORY_MIB_MIN, PROTO_MEMORY_MIB_MAX, NONE, NONE)	\
 	F(BOOT_VCPUS, BOOT, "vcpus", INT, 1, 1, PROTO_VCPUS_MAX, NONE,	\
 	    NONE)							\
+	/* the VM's UUID (uuid-text.h), for a firmware's SMBIOS */	\
+	F(BOOT_UUID, BOOT, "uuid", STRING, 0, 36, 36, NONE, NONE)	\
 	F(BOOT_ON_REBOOT, BOOT, "on_reboot", STRING, 0, 1, 16, NONE,	\
 	    ON_REBOOT)							\
 	F(BOOT_LOST_TICKS, BOOT, "lost_tick_policy", STRING, 0, 1, 16,	\

@@ -15,6 +15,7 @@
 #include "kvm.h"
 #include "log.h"
 #include "pc-layout.h"
+#include "pirq.h"
 
 #define DEVHOST_NEVER		INT64_MAX
 #define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
@@ -67,6 +68,15 @@ struct devhost {
 	 * the last.
 	 */
 	unsigned int shared_level[PC_IOAPIC_PINS];
+	/*
+	 * The same lines as the PIIX3's PCI interrupt links see them, and
+	 * where its route registers steer them (pirq.h): an INTx GSI's
+	 * level also drives the ISA IRQ its link is routed to, so a guest
+	 * in PIC mode, or one trusting the interrupt line SeaBIOS wrote,
+	 * gets its interrupt.  Without a PIIX3 nothing is ever routed and
+	 * this costs nothing.
+	 */
+	struct pirq pirq;
 };
 
 int64_t
@@ -258,17 +268,50 @@ devhost_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* --- the device_host operations --------------------------------------- */
 
+/*
+ * Under dh->lock, after a change to dh->pirq: drive each ISA IRQ whose
+ * level from the links differs from before.  Its GSI reaches PIC input
+ * and IOAPIC pin alike (machine.c's routing), as the PIIX3's IRQ output
+ * does.  A guest that steers a link onto an IRQ a board device uses
+ * (COM1's 4) gets what a PC gives it, two drivers on one line: the
+ * last change wins.  That harms the guest alone.
+ */
+static void
+devhost_pirq_drive(struct devhost *dh, uint16_t before)
+{
+	uint16_t after = pirq_levels(&dh->pirq), diff = before ^ after;
+	unsigned int irq;
+	int ret, status;
+
+	for (irq = 0; diff != 0; irq++, diff >>= 1) {
+		if (!(diff & 1))
+			continue;
+		ret = kvm_irq_line(dh->cfg.vm_fd, irq, (after >> irq) & 1,
+		    &status);
+		if (ret < 0)
+			log_debug("PIRQ to IRQ %u: KVM_IRQ_LINE_STATUS: %s",
+			    irq, strerror(-ret));
+	}
+}
+
 /* A shared PCI line: see shared_level.  Devices report changes only. */
 static int
 devhost_irq_shared(struct devhost *dh, struct devhost_device *dd,
     unsigned int gsi, bool level)
 {
 	unsigned int *n = &dh->shared_level[gsi];
+	uint16_t before;
 	int ret = 0, status;
 
 	pthread_mutex_lock(&dh->lock);
-	if (level ? (*n)++ == 0 : (*n > 0 && --(*n) == 0))
+	if (level ? (*n)++ == 0 : (*n > 0 && --(*n) == 0)) {
 		ret = kvm_irq_line(dh->cfg.vm_fd, gsi, level, &status);
+		if (gsi < PC_PCI_INTX_GSI_BASE + PIRQ_LINKS) {
+			before = pirq_levels(&dh->pirq);
+			pirq_set_level(&dh->pirq, PC_PCI_GSI_PIRQ(gsi), level);
+			devhost_pirq_drive(dh, before);
+		}
+	}
 	pthread_mutex_unlock(&dh->lock);
 	if (ret < 0) {
 		log_debug("%s: KVM_IRQ_LINE_STATUS %u: %s", dd->name, gsi,
@@ -308,6 +351,19 @@ devhost_irq_set(void *ctx, unsigned int line, bool level)
 	dh->stats.irq_coalesced++;
 	pthread_mutex_unlock(&dh->lock);
 	return DEVICE_IRQ_COALESCED;
+}
+
+static void
+devhost_pirq_route(void *ctx, unsigned int link, uint8_t reg)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+	uint16_t before;
+
+	pthread_mutex_lock(&dh->lock);
+	before = pirq_levels(&dh->pirq);
+	pirq_set_route(&dh->pirq, link, reg);
+	devhost_pirq_drive(dh, before);
+	pthread_mutex_unlock(&dh->lock);
 }
 
 static struct device_timer *
@@ -608,6 +664,7 @@ static const struct device_host_ops devhost_ops = {
 	.doorbell_fd = devhost_doorbell_fd,
 	.msi_fd = devhost_msi_fd,
 	.mem_regions = devhost_mem_regions,
+	.pirq_route = devhost_pirq_route,
 	.timer_new = devhost_timer_new,
 	.timer_arm = devhost_timer_arm,
 	.timer_cancel = devhost_timer_cancel,
@@ -653,6 +710,7 @@ devhost_new(struct devhost **out, const struct devhost_config *cfg)
 	dh->vm_frozen = DEVHOST_RUNNING;
 	dh->programmed = DEVHOST_NEVER;
 	TAILQ_INIT(&dh->timers);
+	pirq_init(&dh->pirq);
 	pthread_mutex_init(&dh->lock, NULL);
 	*out = dh;
 	return 0;

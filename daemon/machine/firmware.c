@@ -14,8 +14,6 @@
  * boundary after it, 32 GiB, where SeaBIOS and OVMF place 64-bit BARs
  * (QEMU's default PCI hole above 4 GiB is as large).
  */
-#define FIRMWARE_MMIO64_ALIGN	0x40000000ULL
-#define FIRMWARE_MMIO64_LEN	0x800000000ULL
 
 static void
 firmware_le16(uint8_t *p, uint16_t v)
@@ -26,24 +24,22 @@ firmware_le16(uint8_t *p, uint16_t v)
 
 /*
  * fw_cfg's prepare for the ACPI files: the tables as the firmware left
- * the platform.  The 32-bit window runs from the end of low RAM to the
- * IOAPIC, where SeaBIOS and OVMF place 32-bit BARs.
+ * the platform, its PM base and the windows over the BARs it placed.
  */
 static int
 firmware_acpi_prepare(void *opaque)
 {
 	struct firmware *fw = opaque;
 	struct boot_acpi_config cfg;
+	struct boot_pci_span span = { 0 };
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.ncpus = fw->nvcpus;
 	cfg.pm_base = fw->pm_base != NULL ? fw->pm_base(fw->pm_opaque) :
 	    PC_ACPI_PM1A_EVT_PORT;
-	cfg.dsdt.mmio32_min = (uint32_t)fw->low_ram;
-	cfg.dsdt.mmio32_max = PC_IOAPIC_ADDR - 1;
-	cfg.dsdt.mmio64_min = (PC_HIGH_RAM_START + fw->high_ram +
-	    FIRMWARE_MMIO64_ALIGN - 1) & ~(FIRMWARE_MMIO64_ALIGN - 1);
-	cfg.dsdt.mmio64_len = FIRMWARE_MMIO64_LEN;
+	if (fw->pci_span != NULL)
+		fw->pci_span(fw->pci_opaque, &span);
+	boot_dsdt_fw_windows(&cfg.dsdt, fw->low_ram, fw->high_ram, &span);
 	return boot_fw_acpi_build(&fw->acpi, &cfg);
 }
 
@@ -64,29 +60,61 @@ firmware_acpi_items(struct firmware *fw)
 	    .opaque = fw };
 }
 
-/* SMBIOS describes nothing the firmware sets up: built now. */
-static void
-firmware_smbios_items(struct firmware *fw)
+/* The SMBIOS structures and entry point: their length or -errno. */
+static int
+firmware_smbios_build(struct firmware *fw)
 {
 	struct boot_smbios_config cfg = {
 		.ncpus = fw->nvcpus,
 		.low_ram = fw->low_ram,
 		.high_ram = fw->high_ram,
-		.uuid = NULL,		/* the worker knows no VM UUID */
+		.uuid = fw->has_uuid ? fw->uuid : NULL,
 		.version = VMMD_VERSION,
 	};
-	int len;
 
-	len = boot_smbios_build(&cfg, fw->smbios, sizeof(fw->smbios),
+	return boot_smbios_build(&cfg, fw->smbios, sizeof(fw->smbios),
 	    fw->smbios_anchor);
+}
+
+/* SMBIOS describes nothing the firmware sets up: built now. */
+static void
+firmware_smbios_items(struct firmware *fw)
+{
+	int len = firmware_smbios_build(fw);
+
+	fw->smbios_item = -1;
 	if (len < 0)
 		return;			/* the firmware's own tables, then */
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = BOOT_SMBIOS_ANCHOR_FILE, .data = fw->smbios_anchor,
 	    .len = sizeof(fw->smbios_anchor) };
+	fw->smbios_item = (int)fw->nitems;
 	fw->items[fw->nitems++] = (struct fw_cfg_item){
 	    .name = BOOT_SMBIOS_TABLES_FILE, .data = fw->smbios,
 	    .len = (uint32_t)len };
+}
+
+void
+firmware_set_pci_span(struct firmware *fw,
+    void (*get)(void *, struct boot_pci_span *), void *opaque)
+{
+	fw->pci_span = get;
+	fw->pci_opaque = opaque;
+}
+
+void
+firmware_set_uuid(struct firmware *fw, const uint8_t uuid[16])
+{
+	int len;
+
+	memcpy(fw->uuid, uuid, sizeof(fw->uuid));
+	fw->has_uuid = true;
+	if (fw->smbios_item < 0)
+		return;
+	/* The same structures but for type 1's bytes: the same length. */
+	len = firmware_smbios_build(fw);
+	if (len >= 0)
+		fw->items[fw->smbios_item].len = (uint32_t)len;
 }
 
 static void

@@ -63,7 +63,12 @@ struct firmware {
 	uint64_t low_ram, high_ram;
 	uint16_t (*pm_base)(void *opaque);
 	void *pm_opaque;
+	void (*pci_span)(void *opaque, struct boot_pci_span *span);
+	void *pci_opaque;
 	struct boot_fw_acpi acpi;
+	bool has_uuid;			/* firmware_set_uuid() */
+	uint8_t uuid[16];
+	int smbios_item;		/* its tables' item, or -1: none */
 	uint8_t smbios_anchor[BOOT_SMBIOS_ANCHOR_LEN];
 	uint8_t smbios[BOOT_SMBIOS_TABLES_MAX];
 	/* The VARS flash's slot (vars NULL: none). */
@@ -100,5 +105,21 @@ void firmware_free(struct firmware *fw);
  */
 void firmware_set_pm_base(struct firmware *fw, uint16_t (*get)(void *),
     void *opaque);
+
+/*
+ * Where the DSDT's PCI windows take the BARs from: get(opaque, span),
+ * asked when the firmware first selects an ACPI file, after it placed
+ * the BARs (boot_dsdt_fw_windows()).  Until it is set the windows
+ * follow the RAM layout alone.
+ */
+void firmware_set_pci_span(struct firmware *fw,
+    void (*get)(void *, struct boot_pci_span *), void *opaque);
+
+/*
+ * The VM's UUID (16 bytes, RFC 4122 order), for SMBIOS's system
+ * information: the tables are built again with it, before the firmware
+ * runs.  Until it is set the UUID is all zero ("not present").
+ */
+void firmware_set_uuid(struct firmware *fw, const uint8_t uuid[16]);
 
 #endif

@@ -603,6 +603,20 @@ machine_bootorder(const struct machine_config *cfg, char *buf, size_t size,
 	return 0;
 }
 
+/* Where the BARs are, for the firmware's DSDT (a vCPU, at its select). */
+static void
+machine_pci_span(void *opaque, struct boot_pci_span *span)
+{
+	struct machine *m = opaque;
+	struct pcibus_span below, above;
+
+	pcibus_mem_spans(&m->pci, &below, &above);
+	*span = (struct boot_pci_span){
+		.any32 = below.any, .lo32 = below.lo, .hi32 = below.hi,
+		.any64 = above.any, .lo64 = above.lo, .hi64 = above.hi,
+	};
+}
+
 /*
  * A guest that boots firmware: its image and the fw_cfg device's items
  * (in m->backends, so before the devices are made), and the vCPU's
@@ -638,6 +652,9 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 		return ret;
 	}
 	firmware_set_pm_base(m->fw, machine_acpi_pm_base, m);
+	firmware_set_pci_span(m->fw, machine_pci_span, m);
+	if (cfg->uuid != NULL)
+		firmware_set_uuid(m->fw, cfg->uuid);
 	m->backends.fw_cfg = m->fw->items;
 	m->backends.nfw_cfg = m->fw->nitems;
 	m->backends.pflash_base = m->fw->image.layout.vars_base;
@@ -1387,4 +1404,18 @@ machine_restore(struct machine *m, const struct machine_state *st,
 	if (rc == -EBUSY)
 		snprintf(err, errlen, "the machine is not paused");
 	return rc;
+}
+
+void
+machine_on_fw_cfg_dma(struct machine *m, void (*fn)(void *), void *opaque)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndevs; i++) {
+		if (m->devs[i].bd->ops != &fw_cfg_device_ops)
+			continue;
+		vdev_lock(&m->devs[i].vdev);
+		fw_cfg_on_first_dma(m->devs[i].vdev.state, fn, opaque);
+		vdev_unlock(&m->devs[i].vdev);
+	}
 }

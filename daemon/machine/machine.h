@@ -100,6 +100,8 @@ struct machine_config {
 	unsigned int nboot_order;
 	bool boot_menu;
 	unsigned int boot_menu_ms;
+	/* With firmware: the VM's UUID for SMBIOS (16 bytes), or NULL. */
+	const uint8_t *uuid;
 	const char *kernel;		/* what is loaded: /proc/self/fd/N */
 	const char *initrd;
 	const char *kernel_name;	/* for messages; NULL = kernel */
@@ -322,5 +324,14 @@ int machine_devices_save(struct machine *m, struct dev_state_buf *out,
     char *err, size_t errlen);
 int machine_devices_load(struct machine *m, const void *buf, size_t len,
     char *err, size_t errlen);
+
+/*
+ * The test build's hold of a firmware (the worker's test-hook.h):
+ * fn(opaque) at the guest's first fw_cfg DMA transfer, on that vCPU's
+ * thread under the device's lock (fw-cfg.h).  No effect on a machine
+ * without fw_cfg.  Right after machine_new(), before the vCPUs run.
+ */
+void	machine_on_fw_cfg_dma(struct machine *m, void (*fn)(void *),
+	    void *opaque);
 
 #endif

@@ -187,3 +187,38 @@ pcibus_sync(struct pcibus *pb)
 			pb->config_written(pb->config_ctx, s->vdev);
 	}
 }
+
+static void
+pcibus_span_add(struct pcibus_span *sp, uint64_t lo, uint64_t hi)
+{
+	if (!sp->any || lo < sp->lo)
+		sp->lo = lo;
+	if (!sp->any || hi > sp->hi)
+		sp->hi = hi;
+	sp->any = true;
+}
+
+void
+pcibus_mem_spans(struct pcibus *pb, struct pcibus_span *below4g,
+    struct pcibus_span *above4g)
+{
+	struct pci_bar_map m;
+	unsigned int i, bar;
+
+	memset(below4g, 0, sizeof(*below4g));
+	memset(above4g, 0, sizeof(*above4g));
+	for (i = 0; i < pb->nslots; i++) {
+		vdev_lock(pb->slot[i].vdev);
+		for (bar = 0; bar <= PCI_ROM_BAR; bar++) {
+			pci_config_bar(pb->slot[i].cfg, bar, &m);
+			if ((m.type != PCI_BAR_MEM32 &&
+			    m.type != PCI_BAR_MEM64) || m.base == 0 ||
+			    m.size == 0)
+				continue;
+			/* Aligned to its size: base + size - 1 cannot wrap. */
+			pcibus_span_add(m.base >= 0x100000000ULL ? above4g :
+			    below4g, m.base, m.base + m.size - 1);
+		}
+		vdev_unlock(pb->slot[i].vdev);
+	}
+}

@@ -84,4 +84,19 @@ void pcibus_host_ops(struct pcibus *pb, struct pci_host_ops *ops);
  */
 void pcibus_sync(struct pcibus *pb);
 
+/*
+ * Where the functions' memory BARs are placed now, whether decoding is
+ * on or not (firmware may place a BAR it never enables): the lowest
+ * base and highest last byte below 4 GiB and at or above it; a BAR at
+ * 0 is not placed.  Each function is read under its lock, one at a
+ * time; from any thread that holds no function's lock (the firmware's
+ * table builder holds fw_cfg's: see fw-cfg.h's prepare).
+ */
+struct pcibus_span {
+	bool any;
+	uint64_t lo, hi;
+};
+void pcibus_mem_spans(struct pcibus *pb, struct pcibus_span *below4g,
+    struct pcibus_span *above4g);
+
 #endif

@@ -513,6 +513,11 @@ cmd_vm_redefine(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "definition: %s", err);
 	def->owner = old->owner;
+	/* A definition given without its UUID keeps the VM's. */
+	if (!def->has_uuid && old->has_uuid) {
+		memcpy(def->uuid, old->uuid, sizeof(def->uuid));
+		def->has_uuid = true;
+	}
 	if (def->transient != old->transient) {
 		cls = PROTO_ERR_INVALID_ARGUMENT;
 		snprintf(err, sizeof(err), "definition: transient: a VM is "
@@ -744,6 +749,12 @@ cmd_vm_clone(struct cmd_ctx *ctx)
 	vm_owner_set(def, cred);
 	def->autostart = false;
 	def->transient = false;
+	/* Another machine: its own UUID, as its own MACs below. */
+	if ((rc = config_uuid_new(def)) < 0) {
+		snprintf(err, sizeof(err), "making a UUID: %s",
+		    strerror(-rc));
+		goto fail;
+	}
 	for (unsigned int i = 0; i < def->nnics; i++)
 		def->nics[i].has_mac = false;
 	if (def->vsock && def->vsock_cid != 0 &&

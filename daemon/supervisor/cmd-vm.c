@@ -217,6 +217,12 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	if (rc < 0)
 		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
 		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	/* Its UUID: the one given, or a new one, for its whole life. */
+	if (!def->has_uuid && (rc = config_uuid_new(def)) < 0) {
+		config_def_free(def);
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL, "making a "
+		    "UUID: %s", strerror(-rc));
+	}
 	vm_owner_set(def, cred);
 	/* The files def names, and the default guest for a VM without a
 	 * kernel: one that could never start is refused now, not at its

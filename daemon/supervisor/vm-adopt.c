@@ -55,6 +55,8 @@ vm_adopt_vm(struct vmmd *d, const char *name, struct json_object *defobj,
 			return NULL;
 	}
 	def->transient = true;
+	if (!def->has_uuid)
+		(void)config_uuid_new(def);	/* shown; the guest has its own */
 	log_info("VM '%s': no stored definition; adopted as transient", name);
 	return vm_add(d, def);
 }

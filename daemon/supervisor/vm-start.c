@@ -324,6 +324,8 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 	rc |= start_params_set(&sp->cmdline, def->cmdline);
 	sp->memory_mib = def->memory_mib;
 	sp->vcpus = def->vcpus;
+	sp->has_uuid = def->has_uuid;
+	memcpy(sp->uuid, def->uuid, sizeof(sp->uuid));
 	sp->on_reboot = def->on_reboot == VM_ON_REBOOT_STOP ?
 	    START_REBOOT_STOP : START_REBOOT_RESTART;
 	sp->lost_ticks = def->lost_ticks == VM_LOST_TICKS_DISCARD ?

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include "boot.h"
 #include "pc-layout.h"
 #include "proto.h"
+#include "uuid-text.h"
 #include "vmconfig.h"
 #include "vmconfig-boot.h"
 #include "vmconfig-cloud.h"
@@ -27,7 +29,7 @@
 #include "vmconfig-internal.h"
 
 static const char *const config_keys[] = {
-	"name", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
+	"name", "uuid", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
 	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
@@ -241,6 +243,45 @@ static const char *const config_disk_keys[] = {
 	"path", "readonly", "serial", "format", "backing", "overlay", "bus",
 	NULL
 };
+
+/* "uuid": optional; see struct vm_def. */
+static int
+config_parse_uuid(struct json_object *obj, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	const char *s;
+
+	if (config_opt_string(obj, "uuid", NULL, &s, err, errlen) < 0)
+		return -EINVAL;
+	if (s == NULL)
+		return 0;
+	if (!uuid_text_parse(s, def->uuid)) {
+		config_err(err, errlen, "uuid: '%.80s' is not a UUID "
+		    "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", s);
+		return -EINVAL;
+	}
+	def->has_uuid = true;
+	return 0;
+}
+
+int
+config_uuid_new(struct vm_def *def)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(def->uuid)) {
+		n = getrandom(def->uuid + got, sizeof(def->uuid) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	uuid_text_make_v4(def->uuid);
+	def->has_uuid = true;
+	return 0;
+}
 
 /*
  * "firmware": "bios" (SeaBIOS) or "uefi" (OVMF).  The firmware finds
@@ -855,6 +896,8 @@ config_parse(struct json_object *obj, unsigned int flags,
 	}
 	if ((def->name = strdup(s)) == NULL)
 		goto nomem;
+	if (config_parse_uuid(obj, def, err, errlen) < 0)
+		goto fail;
 
 	if ((rc = config_parse_path(obj, "kernel", flags, &def->kernel, err,
 	    errlen)) < 0)
@@ -1077,6 +1120,13 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	if (obj == NULL)
 		return NULL;
 	json_object_object_add(obj, "name", json_object_new_string(def->name));
+	if (def->has_uuid) {
+		char uuid[UUID_TEXT_LEN + 1];
+
+		uuid_text_format(def->uuid, uuid);
+		json_object_object_add(obj, "uuid",
+		    json_object_new_string(uuid));
+	}
 	json_object_object_add(obj, "kernel",
 	    config_json_string_or_null(def->kernel));
 	json_object_object_add(obj, "initrd",

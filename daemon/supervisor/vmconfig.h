@@ -208,6 +208,14 @@ struct vm_nic {
 
 struct vm_def {
 	char *name;
+	/*
+	 * The VM's UUID (RFC 4122 order), what firmware shows the guest
+	 * (SMBIOS): given at creation or made then (config_uuid_new()),
+	 * kept for the VM's life; a clone gets its own.  Only a definition
+	 * stored before UUIDs existed lacks one, until it is loaded.
+	 */
+	bool has_uuid;
+	uint8_t uuid[16];
 	char *kernel;		/* absolute path; NULL = the default guest */
 	char *initrd;		/* absolute path or NULL */
 	char *cmdline;		/* never NULL ("" by default) */
@@ -274,6 +282,9 @@ struct vm_def {
 	bool vnc_no_password;
 	bool vnc_web;		/* also serve noVNC over HTTP */
 };
+
+/* A new random (version 4) UUID for def: 0, or -errno (getrandom). */
+int config_uuid_new(struct vm_def *def);
 
 /* Where def's kernel comes from, "boot" unset resolved. */
 enum vm_boot config_boot(const struct vm_def *def);

@@ -355,10 +355,21 @@ main_reload_cb(void *arg, const char *file, struct vm_def *def,
     const char *err)
 {
 	struct vmmd *d = arg;
+	char why[512];
 
 	if (def == NULL) {
 		log_warn("%s/%s: skipped: %s", d->vmsdir, file, err);
 		return;
+	}
+	/* Stored before VMs had UUIDs: one now, the same from here on. */
+	if (!def->has_uuid) {
+		if (config_uuid_new(def) < 0)
+			log_warn("VM '%s': no UUID could be made", def->name);
+		else if (config_save(d->vmsdir, def, why, sizeof(why)) < 0)
+			log_warn("VM '%s': saving its new UUID: %s", def->name,
+			    why);
+		else
+			log_info("VM '%s': given a UUID", def->name);
 	}
 	if (vm_add(d, def) == NULL)
 		log_error("%s/%s: out of memory", d->vmsdir, file);

@@ -269,6 +269,7 @@ guest_build(struct worker *w, char *err, size_t errlen)
 	if (ret < 0)
 		return ret;
 	stats_machine_built(w);
+	test_hook_machine_built(w);
 	/* Normally done already (requests.c): the one thing left open
 	 * that might still need to be. */
 	ret = guest_enter_sandbox(w, guest_disk_count(w), err, errlen);

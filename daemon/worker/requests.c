@@ -435,6 +435,10 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 		.vcpus = sp->vcpus,
 	};
 	memcpy(w->cfg.boot_order, sp->boot_order, sizeof(w->cfg.boot_order));
+	if (sp->has_uuid) {
+		memcpy(w->uuid, sp->uuid, sizeof(w->uuid));
+		w->cfg.uuid = w->uuid;
+	}
 	/* The battery starts new: the first machine fills it in. */
 	w->cfg.backends.rtc = RTC_CONFIG_DEFAULT;
 	w->cfg.backends.rtc.lost_ticks = sp->lost_ticks == START_TICKS_DISCARD ?

@@ -61,3 +61,9 @@ test_hook_resuming(struct worker *w)
 {
 	(void)w;
 }
+
+void
+test_hook_machine_built(struct worker *w)
+{
+	(void)w;
+}

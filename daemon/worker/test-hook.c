@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 
+#include "guest-display.h"
+#include "guest.h"
 #include "log.h"
 #include "machine-state.h"
 #include "machine.h"
@@ -460,4 +462,44 @@ out:
 	free(st);
 	free(junk);
 	free(back);
+}
+
+/* The loop: the guest reached its first fw_cfg DMA; pause it there. */
+static void
+test_hook_hold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)fd;
+	(void)what;
+	if (w->machine == NULL || w->paused)
+		return;
+	/* As vm.pause does it (requests.c). */
+	display_quiesce(w->display);
+	machine_pause(w->machine);
+	guest_state_event(w, "paused");
+	log_info("test hook: held at the first fw_cfg DMA");
+}
+
+/* A vCPU, under fw_cfg's lock: only a wake-up of the loop. */
+static void
+test_hook_first_dma(void *opaque)
+{
+	event_active(opaque, 0, 0);
+}
+
+void
+test_hook_machine_built(struct worker *w)
+{
+	static struct event *ev;
+	const char *hold = getenv("VMMD_TEST_HOLD");
+
+	if (hold == NULL || strcmp(hold, "fw-cfg-dma") != 0)
+		return;
+	if (ev == NULL &&
+	    (ev = event_new(w->base, -1, 0, test_hook_hold_cb, w)) == NULL) {
+		log_error("test hook: no event for the hold");
+		return;
+	}
+	machine_on_fw_cfg_dma(w->machine, test_hook_first_dma, ev);
 }

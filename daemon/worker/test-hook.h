@@ -95,4 +95,17 @@ void	test_hook_sending(struct json_object *msg);
  */
 void	test_hook_resuming(struct worker *w);
 
+/*
+ * The machine was just built (the first one, or after a reset), before
+ * its vCPUs run.  With VMMD_TEST_HOLD=fw-cfg-dma in the environment the
+ * test build pauses the guest at its firmware's first fw_cfg DMA
+ * transfer, as vm.pause does (the "paused" state event included), and
+ * logs "test hook: held at the first fw_cfg DMA": a firmware held at a
+ * point of its own, whatever the host's pace, for a test to wait for.
+ * The transfer wakes the loop, which pauses: the vCPU may get a few
+ * more transfers done meanwhile (a vCPU cannot park itself inside an
+ * exit), microseconds of guest time, where OVMF's DXE is a second away.
+ */
+void	test_hook_machine_built(struct worker *w);
+
 #endif

@@ -48,6 +48,7 @@ struct worker {
 	/* A firmware image booted instead (kernel_name then names it). */
 	char *firmware;
 	char *vgabios;			/* its display's ROM, or NULL */
+	uint8_t uuid[16];		/* the VM's, when cfg.uuid points here */
 	bool reboot_stops;
 	bool paused;			/* as last reported in vm.state */
 	int64_t log_start;		/* the run's start in the console log */

@@ -2,7 +2,9 @@
  * Firmware from power-on: a VM with "firmware": "bios" and no disk runs
  * Debian's SeaBIOS, which finds fw_cfg (the host bridge's subsystem,
  * the signature, DMA), prints its banner on the serial console (fw_cfg's
- * etc/sercon-port) and then says it has nothing to boot, and again
+ * etc/sercon-port) and the VM's UUID it reads from SMBIOS (in the byte
+ * order SMBIOS 2.6 gives it: as vm.info shows it), and then says it has
+ * nothing to boot, and again
  * after a reset.  Definitions that mix firmware with a kernel are
  * refused, as is vmctl's --firmware with anything but bios or uefi.  Port 0x92
  * and the reset control register at 0xcf9 are there, and SeaBIOS's
@@ -66,6 +68,7 @@ test_post(struct h_daemon *d, struct h_conn *c)
 {
 	struct json_object *reply = NULL, *fw;
 	const char *log = h_console_log(d, "bios");
+	char uuid[64];
 	double t0;
 
 	tap_ok(h_create(c, "bios", "\"firmware\":\"bios\"") == 0,
@@ -75,6 +78,17 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_file_expect(log, BANNER, 1, POST_MS) == 0,
 	    "SeaBIOS's banner on the serial console");
 	tap_diag("banner after %.0f ms", h_now_ms() - t0);
+	/*
+	 * SeaBIOS prints SMBIOS's system UUID, reading it in SMBIOS 2.6's
+	 * byte order: the text vm.info shows, if the bytes are right.
+	 */
+	reply = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"bios\"}");
+	snprintf(uuid, sizeof(uuid), "Machine UUID %s",
+	    h_str(h_ret(reply), "uuid") ?: "(none in vm.info)");
+	json_object_put(reply);
+	reply = NULL;
+	tap_ok(h_file_expect(log, uuid, 1, POST_MS) == 0,
+	    "SeaBIOS shows the VM's UUID from SMBIOS (%s)", uuid);
 	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
 	    "SeaBIOS finds nothing to boot");
 	tap_diag("verdict after %.0f ms", h_now_ms() - t0);

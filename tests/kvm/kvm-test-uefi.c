@@ -212,6 +212,47 @@ stopped_at(struct h_daemon *d)
  * vector in its code flash, is what is checked, and the fw_cfg checks
  * are skipped; the nested pass of the kvm suite runs them.
  */
+/* The test build holds OVMF itself at its first fw_cfg DMA (main). */
+static bool hold;
+static int holds;		/* the hook's log lines so far */
+
+#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
+/* SeaBIOS's first DMA: seconds after power-on, emulated; room for load. */
+#define HOLD_MS		120000
+#define HELD		"test hook: held at the first fw_cfg DMA"
+
+/*
+ * The hold itself, where it can be seen on every host: SeaBIOS reads
+ * fw_cfg by DMA soon after power-on (on this /dev/kvm too, where OVMF
+ * stops before it does), and stays paused there.
+ */
+static void
+test_hold_bios(struct h_daemon *d, struct h_conn *c)
+{
+	char state[32] = "";
+	int64_t n;
+
+	if (!hold || access(BIOS_IMAGE, R_OK) != 0) {
+		tap_ok(1, "SeaBIOS held at its first fw_cfg DMA # SKIP %s",
+		    hold ? "no SeaBIOS" : "no test hooks");
+		return;
+	}
+	if (h_create(c, "hb", "\"firmware\":\"bios\"") != 0 ||
+	    h_start(c, "hb") != 0)
+		tap_bail("a SeaBIOS VM for the hold");
+	tap_ok(h_wait_state(c, "hb", "paused", HOLD_MS) == 0 &&
+	    h_file_expect(d->log, HELD, ++holds, H_REPLY_MS) == 0,
+	    "SeaBIOS held at its first fw_cfg DMA by the worker");
+	/* The loop pauses it: the vCPU may do a few more first. */
+	n = fwcfg_dma(c, "hb");
+	tap_ok(n >= 1, "with %lld DMA transfers done", (long long)n);
+	tap_ok(strcmp(h_state(c, "hb", state, sizeof(state)) ?: "",
+	    "paused") == 0 && fwcfg_dma(c, "hb") == n,
+	    "and still there (%s)", state);
+	h_stop(c, "hb", true, -1, H_REPLY_MS);
+	h_delete(c, "hb");
+}
+
 static void
 test_start(struct h_daemon *d, struct h_conn *c)
 {
@@ -223,10 +264,20 @@ test_start(struct h_daemon *d, struct h_conn *c)
 
 	t0 = h_now_ms();
 	tap_ok(h_start(c, "u1") == 0, "u1 started");
-	while ((n = fwcfg_dma(c, "u1")) <= 0 && h_now_ms() - t0 < FWCFG_MS &&
+	/*
+	 * The test build's worker pauses OVMF at its first fw_cfg DMA
+	 * itself (VMMD_TEST_HOLD, set in main): wait for that state, or for
+	 * the end this host's KVM may bring first.  Without the hooks, poll
+	 * and pause, hoping to be in time: OVMF's DXE is some 2 s of guest
+	 * time after its first DMA.
+	 */
+	while (h_now_ms() - t0 < FWCFG_MS &&
 	    h_state(c, "u1", state, sizeof(state)) != NULL &&
-	    strcmp(state, "running") == 0)
-		h_sleep_ms(5);	/* OVMF's DXE is some 2 s of guest time away */
+	    strcmp(state, "running") == 0 &&
+	    (hold || (n = fwcfg_dma(c, "u1")) <= 0))
+		h_sleep_ms(hold ? 50 : 5);
+	if (hold && strcmp(state, "paused") == 0)
+		n = fwcfg_dma(c, "u1");
 	t = h_now_ms() - t0;
 	/*
 	 * Held right there, for the QEMU beneath the nested test host
@@ -248,17 +299,22 @@ test_start(struct h_daemon *d, struct h_conn *c)
 	 * CR8 writes are fine on a PC.  Linux does not write CR8, so the
 	 * other test guests do not meet it.
 	 */
-	if (n > 0) {
+	if (hold && n > 0)
+		tap_ok(h_file_expect(d->log, HELD, ++holds, H_REPLY_MS) == 0,
+		    "the worker held OVMF at its first fw_cfg DMA (%lld "
+		    "transfers when paused)", (long long)n);
+	else if (n > 0) {
 		reply = h_callf(c, H_REPLY_MS, "vm.pause", "{\"name\":\"u1\"}");
 		tap_diag("vm.pause: %s", h_text(reply));
 		json_object_put(reply);
 		reply = NULL;
 	}
 	tap_diag("after %.0f ms: %s, %lld fw_cfg DMA transfers", t,
-	    n > 0 ? "running" : state, (long long)n);
+	    n > 0 && !hold ? "running" : state, (long long)n);
 	h_diag_lines("console", h_console_log(d, "u1"));
 	/* The worker's last line may reach the log after its end does. */
-	if (n <= 0 && strcmp(state, "running") != 0)
+	if (n <= 0 && strcmp(state, "running") != 0 &&
+	    strcmp(state, "paused") != 0)
 		h_file_expect(d->log, "KVM internal error", 1, H_REPLY_MS);
 	if (n <= 0 && strcmp(state, "crashed") == 0 &&
 	    (rip = stopped_at(d)) != 0) {
@@ -307,9 +363,13 @@ main(void)
 	if (access(OVMF_CODE, R_OK) != 0 || access(OVMF_VARS, R_OK) != 0)
 		tap_skip_all("%s, %s: not installed (Debian's ovmf)",
 		    OVMF_CODE, OVMF_VARS);
+	hold = strcmp(getenv("VMMD_TEST_HOOKS") ?: "", "true") == 0;
+	if (hold)
+		setenv("VMMD_TEST_HOLD", "fw-cfg-dma", 1);
 	c = h_setup(&d);
 	test_life(d);
 	test_broken(d, c);
+	test_hold_bios(d, c);
 	test_start(d, c);
 	/* A host reboot, as far as vmmd sees one: the file is kept. */
 	h_close(c);

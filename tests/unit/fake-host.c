@@ -126,6 +126,16 @@ fake_msi_route(void *ctx, unsigned int vector, bool on, uint64_t addr,
 }
 
 static void
+fake_pirq_route(void *ctx, unsigned int link, uint8_t reg)
+{
+	struct fake_host *fh = ctx;
+
+	fh->pirq_calls++;
+	if (link < 4)
+		fh->pirq[link] = reg;
+}
+
+static void
 fake_lock(void *ctx)
 {
 	struct fake_host *fh = ctx;
@@ -215,6 +225,7 @@ const struct device_host_ops fake_host_ops = {
 	.system_request = fake_system_request,
 	.msi = fake_msi,
 	.msi_route = fake_msi_route,
+	.pirq_route = fake_pirq_route,
 	.doorbell = fake_doorbell,
 	.doorbell_fd = fake_doorbell_fd,
 	.msi_fd = fake_msi_fd,

@@ -55,6 +55,9 @@ struct fake_host {
 		uint32_t data;
 	} route[FAKE_HOST_VECTORS];
 	unsigned int route_calls;
+	/* The PCI interrupt links' route registers as told (pirq_route). */
+	uint8_t pirq[4];
+	unsigned int pirq_calls;
 	int raise_status;	/* what a rising edge returns; DELIVERED */
 	/* Doorbells the device asked for; the test rings them by hand. */
 	struct {

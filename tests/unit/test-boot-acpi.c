@@ -725,6 +725,108 @@ check_aml(void)
 	TAP_EQ(a.len, m, "AML: and nothing more is written after it");
 }
 
+/*
+ * The root bridge's memory windows in a DSDT: the first DWord (32-bit)
+ * and QWord (64-bit) memory address space descriptors, min and max.
+ * false when one is missing.
+ */
+static bool
+dsdt_windows(const uint8_t *dsdt, size_t len, uint64_t w32[2],
+    uint64_t w64[2])
+{
+	bool got32 = false, got64 = false;
+	size_t i;
+
+	for (i = 0; i + 46 <= len; i++) {
+		if (!got32 && dsdt[i] == 0x87 && dsdt[i + 1] == 23 &&
+		    dsdt[i + 2] == 0 && dsdt[i + 3] == 0) {
+			w32[0] = get32(dsdt + i + 10);
+			w32[1] = get32(dsdt + i + 14);
+			got32 = true;
+		}
+		if (!got64 && dsdt[i] == 0x8a && dsdt[i + 1] == 43 &&
+		    dsdt[i + 2] == 0 && dsdt[i + 3] == 0) {
+			w64[0] = get64(dsdt + i + 14);
+			w64[1] = get64(dsdt + i + 22);
+			got64 = true;
+		}
+	}
+	return got32 && got64;
+}
+
+/*
+ * A firmware VM's windows from where its BARs are (boot_dsdt_fw_windows)
+ * into the DSDT's AML: the RAM layout's alone without BARs (as before),
+ * stretched to cover a 32-bit BAR above the IOAPIC, 64-bit BARs high in
+ * the address space or below high RAM's end, one at the very top
+ * without wrapping; a BAR left in low RAM moves nothing.
+ */
+static void
+check_fw_windows(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t low, high;
+		struct boot_pci_span span;
+		uint64_t w32[2], w64[2];
+	} cases[] = {
+		{ "no BARs: the RAM layout's", 0x7fe0000, 0,
+		    { .any32 = false }, { 0x7fe0000, 0xfebfffff },
+		    { 0x100000000ULL, 0x8ffffffffULL } },
+		{ "32-bit BARs in the hole", 0x80000000ULL,
+		    0x40000000ULL, { .any32 = true, .lo32 = 0xc0000000ULL,
+		    .hi32 = 0xc0ffffffULL },
+		    { 0x80000000ULL, 0xfebfffff },
+		    { 0x140000000ULL, 0x93fffffffULL } },
+		{ "a 32-bit BAR above the IOAPIC", 0x7fe0000, 0,
+		    { .any32 = true, .lo32 = 0xc0000000ULL,
+		    .hi32 = 0xfed00fffULL },
+		    { 0x7fe0000, 0xfed00fff },
+		    { 0x100000000ULL, 0x8ffffffffULL } },
+		{ "a BAR left in low RAM moves nothing", 0x7fe0000, 0,
+		    { .any32 = true, .lo32 = 0x100000, .hi32 = 0x100fff },
+		    { 0x7fe0000, 0xfebfffff },
+		    { 0x100000000ULL, 0x8ffffffffULL } },
+		{ "64-bit BARs at 512 GiB (SeaBIOS, high)", 0x7fe0000, 0,
+		    { .any64 = true, .lo64 = 0x8000000000ULL,
+		    .hi64 = 0x8000803fffULL },
+		    { 0x7fe0000, 0xfebfffff },
+		    { 0x100000000ULL, 0x803fffffffULL } },
+		{ "a 64-bit BAR below high RAM's end", 0x80000000ULL,
+		    0x200000000ULL,
+		    { .any64 = true, .lo64 = 0x140002000ULL,
+		    .hi64 = 0x140003fffULL },
+		    { 0x80000000ULL, 0xfebfffff },
+		    { 0x140000000ULL, 0xaffffffffULL } },
+		{ "a BAR at the very top", 0x7fe0000, 0,
+		    { .any64 = true, .lo64 = 0xffffffffffff0000ULL,
+		    .hi64 = UINT64_MAX },
+		    { 0x7fe0000, 0xfebfffff },
+		    { 0x100000000ULL, UINT64_MAX } },
+	};
+	static uint8_t buf[8192];
+	struct boot_dsdt_config d;
+	uint64_t w32[2] = { 0 }, w64[2] = { 0 };
+	size_t i;
+	bool ok;
+	int len;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&d, 0, sizeof(d));
+		boot_dsdt_fw_windows(&d, cases[i].low, cases[i].high,
+		    &cases[i].span);
+		len = boot_dsdt_build(buf, sizeof(buf), &d);
+		/* Read before the check's arguments, which C orders not. */
+		ok = len > 0 && dsdt_windows(buf, (size_t)len, w32, w64);
+		tap_ok(ok && w32[0] == cases[i].w32[0] &&
+		    w32[1] == cases[i].w32[1] && w64[0] == cases[i].w64[0] &&
+		    w64[1] == cases[i].w64[1],
+		    "windows, %s: 0x%llx-0x%llx, 0x%llx-0x%llx", cases[i].what,
+		    (unsigned long long)w32[0], (unsigned long long)w32[1],
+		    (unsigned long long)w64[0], (unsigned long long)w64[1]);
+	}
+}
+
 int
 main(void)
 {
@@ -737,5 +839,6 @@ main(void)
 	check_direct_unchanged();
 	check_loader(1, PC_ACPI_PM1A_EVT_PORT);
 	check_loader(BOOT_MAX_CPUS, 0xb000);
+	check_fw_windows();
 	return tap_done();
 }

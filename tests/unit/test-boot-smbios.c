@@ -107,8 +107,14 @@ static void
 check(unsigned int ncpus, uint64_t low, uint64_t high)
 {
 	static uint8_t t[BOOT_SMBIOS_TABLES_MAX];
+	/*
+	 * 01020304-0506-0708-090a-0b0c0d0e0f10 in RFC 4122 order, and as
+	 * SMBIOS 2.6 stores it (dmidecode prints the same text from it).
+	 */
 	static const uint8_t uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
 	    11, 12, 13, 14, 15, 16 };
+	static const uint8_t uuid_smbios[16] = { 4, 3, 2, 1, 6, 5, 8, 7, 9,
+	    10, 11, 12, 13, 14, 15, 16 };
 	uint8_t a[BOOT_SMBIOS_ANCHOR_LEN];
 	struct boot_smbios_config cfg = { ncpus, low, high, uuid, "9.9" };
 	struct walk w;
@@ -142,8 +148,8 @@ check(unsigned int ncpus, uint64_t low, uint64_t high)
 	    "type 0: vendor vmmd, the version");
 	tap_ok(w.sys != NULL && smbios_str(w.sys, w.sys[5]) != NULL &&
 	    strcmp(smbios_str(w.sys, w.sys[5]), "vmmd") == 0 &&
-	    memcmp(w.sys + 8, uuid, 16) == 0,
-	    "type 1: product vmmd, the UUID");
+	    memcmp(w.sys + 8, uuid_smbios, 16) == 0,
+	    "type 1: product vmmd, the UUID in SMBIOS 2.6's byte order");
 	tap_ok(w.mapped_kib == (low + high) >> 10 &&
 	    w.array_kib == (low + high) >> 10 &&
 	    w.mem_mib == (low + high) >> 20,

@@ -846,6 +846,72 @@ expect_vnc(const char *vnc, const char *addr, int display)
 	config_def_free(def);
 }
 
+/*
+ * "uuid": taken in either case and shown in lowercase, refused in any
+ * other form; absent, none (create and load give one); and
+ * config_uuid_new()'s: version 4, RFC 4122 variant, a new one each time.
+ */
+static void
+test_uuid(void)
+{
+	static const uint8_t want[16] = { 0x12, 0x34, 0x56, 0x78, 0x9a,
+	    0xbc, 0x4d, 0xef, 0x80, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
+	    0xcd };
+	struct json_object *obj;
+	struct vm_def *def, *two;
+	const char *s;
+
+	def = parse_ok("{\"name\":\"a\"}");
+	tap_ok(def != NULL && !def->has_uuid, "uuid: none unless given");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	tap_ok(obj != NULL && !json_object_object_get_ex(obj, "uuid", NULL),
+	    "uuid: none, none shown");
+	json_object_put(obj);
+	config_def_free(def);
+
+	def = parse_ok("{\"name\":\"a\",\"uuid\":"
+	    "\"12345678-9ABC-4def-8001-23456789abcd\"}");
+	tap_ok(def != NULL && def->has_uuid &&
+	    memcmp(def->uuid, want, 16) == 0, "uuid: its 16 bytes in order");
+	obj = def != NULL ? config_to_json(def, 0) : NULL;
+	s = obj != NULL ? json_object_get_string(json_object_object_get(obj,
+	    "uuid")) : NULL;
+	tap_ok(s != NULL && strcmp(s, "12345678-9abc-4def-8001-23456789abcd")
+	    == 0, "uuid: shown in lowercase (%s)", s != NULL ? s : "none");
+	json_object_put(obj);
+	config_def_free(def);
+
+	expect_invalid("{\"name\":\"a\",\"uuid\":\"12345678-9abc-4def-8001"
+	    "-23456789abc\"}", 0, "uuid: '12345678-9abc-4def-8001-23456789abc' "
+	    "is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
+	expect_invalid("{\"name\":\"a\",\"uuid\":\"12345678-9abc-4def-8001"
+	    "-23456789abcde\"}", 0, "uuid: '12345678-9abc-4def-8001-"
+	    "23456789abcde' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-"
+	    "xxxxxxxxxxxx)");
+	expect_invalid("{\"name\":\"a\",\"uuid\":\"123456789-abc-4def-8001"
+	    "-23456789abcd\"}", 0, "uuid: '123456789-abc-4def-8001-"
+	    "23456789abcd' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-"
+	    "xxxxxxxxxxxx)");
+	expect_invalid("{\"name\":\"a\",\"uuid\":\"g2345678-9abc-4def-8001"
+	    "-23456789abcd\"}", 0, "uuid: 'g2345678-9abc-4def-8001-"
+	    "23456789abcd' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-"
+	    "xxxxxxxxxxxx)");
+	expect_invalid("{\"name\":\"a\",\"uuid\":7}", 0,
+	    "uuid: expected a string");
+
+	def = parse_ok("{\"name\":\"a\"}");
+	two = parse_ok("{\"name\":\"b\"}");
+	tap_ok(def != NULL && two != NULL && config_uuid_new(def) == 0 &&
+	    config_uuid_new(two) == 0 && def->has_uuid &&
+	    (def->uuid[6] & 0xf0) == 0x40 && (def->uuid[8] & 0xc0) == 0x80,
+	    "uuid: a new one is version 4, RFC 4122 variant");
+	tap_ok(def != NULL && two != NULL &&
+	    memcmp(def->uuid, two->uuid, 16) != 0,
+	    "uuid: two new ones differ");
+	config_def_free(def);
+	config_def_free(two);
+}
+
 static void
 test_display(void)
 {
@@ -1680,6 +1746,7 @@ main(void)
 	test_misc_fields();
 	test_files();
 	test_display();
+	test_uuid();
 	test_lost_ticks();
 	test_rng();
 	test_disks();

@@ -242,6 +242,34 @@ test_pam(const struct pci_host_ops *ops)
 	pci_host_free(plain);
 }
 
+/*
+ * Where the memory BARs are placed, for the firmware's ACPI windows:
+ * decoding off or on (firmware may place a BAR it never enables), I/O
+ * BARs not counted, a MEM64 above 4 GiB apart from those below.  The
+ * toy in slot 3: BAR0 4 KiB at 0xc0001000, BAR2 16 KiB at 0xc0008000.
+ */
+static void
+test_spans(struct pcibus *pb)
+{
+	struct pcibus_span lo, hi;
+
+	pcibus_mem_spans(pb, &lo, &hi);
+	tap_ok(lo.any && lo.lo == 0xc0001000 && lo.hi == 0xc000bfff &&
+	    !hi.any, "spans: 0x%llx-0x%llx below 4 GiB, decoding off",
+	    (unsigned long long)lo.lo, (unsigned long long)lo.hi);
+	conf_write(3, 0x18, 0, 4);
+	conf_write(3, 0x1c, 0x80, 4);
+	pcibus_mem_spans(pb, &lo, &hi);
+	tap_ok(lo.any && lo.lo == 0xc0001000 && lo.hi == 0xc0001fff &&
+	    hi.any && hi.lo == 0x8000000000ULL && hi.hi == 0x8000003fffULL,
+	    "spans: the MEM64 BAR moved to 512 GiB counts above 4 GiB");
+	conf_write(3, 0x10, 0, 4);
+	conf_write(3, 0x18, 0, 4);
+	conf_write(3, 0x1c, 0, 4);
+	pcibus_mem_spans(pb, &lo, &hi);
+	tap_ok(!lo.any && !hi.any, "spans: BARs at 0 are not placed");
+}
+
 int
 main(void)
 {
@@ -369,6 +397,7 @@ main(void)
 	conf_write(3, 0x04, 0, 2);
 	TAP_EQ(iobus_table(&mmio)->nranges + iobus_table(&pio)->nranges, 1,
 	    "decode off: only the conf1 ports remain");
+	test_spans(&pb);
 	test_multi_function(&pb, &toy);
 	test_pam(&ops);
 

@@ -12,6 +12,7 @@
 
 #include "acpi-pm.h"
 #include "board.h"
+#include "dev-state.h"
 #include "fake-host.h"
 #include "iobus.h"
 #include "pc-layout.h"
@@ -125,6 +126,60 @@ board_entry(const char *name)
 			return &board_pc[i];
 	tap_bail("no %s on the board", name);
 	return NULL;
+}
+
+/*
+ * What the machine is told of the route registers: each write that
+ * touches one passes its link's value on, and a loaded state passes
+ * all four, so the routing follows the registers after a restore.
+ */
+static void
+test_isa_routes(struct fake_host *fh, struct vdev *isa)
+{
+	struct dev_state_buf buf = { 0 };
+	struct fake_host fh2 = FAKE_HOST_INITIALIZER(fh2);
+	struct dev_state_error err = { { 0 } };
+	unsigned int calls;
+	void *copy;
+
+	cfg_write(0, PIIX3_ISA_PIRQRC, 0x80808080, 4);
+	calls = fh->pirq_calls;
+	cfg_write(0, PIIX3_ISA_PIRQRC, 0x0b0b0a0a, 4);
+	TAP_EQ(fh->pirq_calls - calls, 4, "a dword write: four links told");
+	tap_ok(fh->pirq[0] == 0x0a && fh->pirq[1] == 0x0a &&
+	    fh->pirq[2] == 0x0b && fh->pirq[3] == 0x0b,
+	    "the host gets SeaBIOS's routes: 10, 10, 11, 11");
+	calls = fh->pirq_calls;
+	cfg_write(0, PIIX3_ISA_PIRQRC + 2, 0x05, 1);
+	TAP_EQ(fh->pirq_calls - calls, 1, "a byte write: one link told");
+	TAP_EQ(fh->pirq[2], 0x05, "PIRQC re-routed at run time to IRQ 5");
+	cfg_write(0, PIIX3_ISA_PIRQRC + 3, 0xf9, 1);
+	TAP_EQ(fh->pirq[3], 0x89, "bits 6:4 never reach the host");
+	calls = fh->pirq_calls;
+	cfg_write(0, 0x5c, 0xffffffff, 4);
+	cfg_write(0, 0x64, 0xffffffff, 4);
+	TAP_EQ(fh->pirq_calls, calls, "writes beside the routes tell nothing");
+	cfg_write(0, 0x62, 0x0a0b, 2);
+	tap_ok(fh->pirq[2] == 0x0b && fh->pirq[3] == 0x0a,
+	    "a word write at 0x62: PIRQC and PIRQD");
+
+	TAP_EQ(isa->ops->save(isa->state, &buf), 0, "PIIX3 state saved");
+	copy = piix3_isa_new(&fh2.host);
+	if (copy == NULL)
+		tap_bail("out of memory");
+	/* As the bus made it: function 0 of a multi-function slot. */
+	piix3_isa_device_ops.pci(copy)->cfg[PCI_HEADER_TYPE] |=
+	    PCI_HEADER_TYPE_MULTI;
+	TAP_EQ(isa->ops->load(copy, buf.data, buf.len, &err), 0,
+	    "and loaded into a fresh PIIX3");
+	if (err.msg[0] != '\0')
+		tap_diag("%s", err.msg);
+	tap_ok(fh2.pirq_calls == 4 && fh2.pirq[0] == 0x0a &&
+	    fh2.pirq[1] == 0x0a && fh2.pirq[2] == 0x0b && fh2.pirq[3] == 0x0a,
+	    "the load tells the machine all four routes");
+	piix3_isa_free(copy);
+	dev_state_buf_free(&buf);
+	cfg_write(0, PIIX3_ISA_PIRQRC, 0x80808080, 4);
 }
 
 static void
@@ -347,6 +402,7 @@ main(void)
 	test_board(false);
 	test_board(true);
 	test_isa();
+	test_isa_routes(&fh, &isa);
 	test_pm_config();
 	test_pm_block(&fh, &func);
 

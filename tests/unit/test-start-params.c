@@ -45,6 +45,9 @@ full(struct start_params *sp, bool boot_disk)
 	sp->cmdline = dup("console=ttyS0");
 	sp->memory_mib = 512;
 	sp->vcpus = 2;
+	sp->has_uuid = true;
+	for (unsigned int i = 0; i < sizeof(sp->uuid); i++)
+		sp->uuid[i] = (uint8_t)(0xa0 + i);
 	sp->on_reboot = START_REBOOT_STOP;
 	sp->lost_ticks = START_TICKS_DISCARD;
 	sp->rtc_backlog_max = 300;
@@ -127,6 +130,8 @@ same(const struct start_params *a, const struct start_params *b,
 	    str_eq(a->cmdline, b->cmdline), "kernel and names");
 	SAME(a->memory_mib == b->memory_mib && a->vcpus == b->vcpus &&
 	    a->on_reboot == b->on_reboot, "machine");
+	SAME(a->has_uuid == b->has_uuid &&
+	    memcmp(a->uuid, b->uuid, sizeof(a->uuid)) == 0, "uuid");
 	SAME(a->lost_ticks == b->lost_ticks &&
 	    a->rtc_backlog_max == b->rtc_backlog_max &&
 	    a->rtc_slices == b->rtc_slices && a->rng == b->rng, "rtc, rng");
@@ -306,6 +311,11 @@ test_refusals(void)
 		const char *err;	/* NULL: accepted */
 	} cases[] = {
 		{ "{" MIN "}", NULL },
+		{ "{" MIN ",\"uuid\":\"0123abcd-4567-89ab-cdef-0123456789ab\"}",
+		    NULL },
+		{ "{" MIN ",\"uuid\":\"0123abcd-4567-89ab-cdef+0123456789ab\"}",
+		    "uuid: not a UUID" },
+		{ "{" MIN ",\"uuid\":\"0123abcd\"}", "uuid: " },
 		/* the shape's: missing, out of range, wrong type, unknown */
 		{ "{\"kernel\":\"k\",\"vcpus\":1}",
 		    "memory_mib: missing argument" },
