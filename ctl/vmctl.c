@@ -157,6 +157,20 @@ static const struct ctl_command ctl_commands[] = {
 	    "before the\n"
 	    "guest starts; its files must stay as they are while the guest "
 	    "runs.\n" },
+	{ "migrate", cmd_migrate,
+	    "NAME --to DEST [--downtime MS] [--watch]",
+	    "move a running VM to another vmmd while it runs",
+	    "\nThe guest's RAM is copied while it runs, in rounds of what it "
+	    "wrote since\n"
+	    "the last, until the rest fits the downtime (default 300 ms); it "
+	    "is then\n"
+	    "paused, the rest and its state sent, and it runs on at DEST "
+	    "(unix:PATH:\n"
+	    "the control socket of a vmmd on this host).  The VM is then gone "
+	    "here.\n"
+	    "Until it runs there it stays here: a failure leaves it running "
+	    "here.\n"
+	    "--watch prints each round.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

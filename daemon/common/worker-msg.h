@@ -79,6 +79,7 @@ enum wmsg_shape {
 	WMSG_S_EXIT_EVENT,
 	WMSG_S_SNAPSHOT,
 	WMSG_S_SNAPSHOT_REPLY,
+	WMSG_S_MIGRATE_OUT,
 	WMSG_S_NSHAPES
 };
 
@@ -163,6 +164,9 @@ enum wmsg_shape {
 	    WMSG_FD_MAX, NONE, NONE)					\
 	F(BOOT_SNAP_NAME, BOOT, "snapshot_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* a live migration's stream the guest arrives on (read-write) */ \
+	F(BOOT_MIGRATE_FD, BOOT, "migrate_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\
@@ -310,7 +314,10 @@ enum wmsg_shape {
 	    NONE)							\
 	/* its answer: the manifest's text, for vmmd to commit */	\
 	F(SNAPSHOT_MANIFEST, SNAPSHOT_REPLY, "manifest", STRING, 1, 2,	\
-	    PROTO_MAX_LINE, NONE, NONE)
+	    PROTO_MAX_LINE, NONE, NONE)					\
+	/* worker.migrate_out: the pause the guest may see, at most */	\
+	F(MIGRATE_DOWNTIME_MS, MIGRATE_OUT, "downtime_ms", INT, 0, 1,	\
+	    60000, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -334,6 +341,7 @@ enum wmsg_request {
 	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
 	WMSG_REQ_METRICS,	/* the numbers of a /metrics scrape */
 	WMSG_REQ_SNAPSHOT,	/* RAM and state into the two passed files */
+	WMSG_REQ_MIGRATE_OUT,	/* the guest onto the passed stream */
 	WMSG_NREQUESTS
 };
 
@@ -353,6 +361,7 @@ enum wmsg_event {
 	WMSG_EV_DISPLAY_DISCONNECTED,
 	WMSG_EV_REBOOT,			/* the guest reset itself */
 	WMSG_EV_EXIT,			/* "worker.exit": its last words */
+	WMSG_EV_MIGRATION,		/* a live migration's progress */
 	WMSG_NEVENTS
 };
 

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "cmd-events.h"
+#include "cmd-migrate.h"
 #include "cmd-snapshot.h"
 #include "cmd-vm.h"
 #include "cmd-vm-edit.h"
@@ -272,6 +273,7 @@ static const struct cmd_def *const main_commands[] = {
 	cmd_vm_edit_commands,
 	cmd_events_commands,
 	cmd_snapshot_commands,
+	cmd_migrate_commands,
 	NULL,
 };
 

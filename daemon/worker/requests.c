@@ -28,6 +28,8 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "migrate-in.h"
+#include "migrate-out.h"
 #include "restore.h"
 #include "rtc.h"
 #include "stats.h"
@@ -555,10 +557,14 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 			    strerror(-ret));
 	}
 
-	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0)
+	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0 ||
+	    (ret = migrate_in_take(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	ret = guest_build(w, err, sizeof(err));
 	restore_free(w);
+	if (ret == 0)
+		migrate_in_running(w);
+	migrate_in_free(w);
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||
@@ -830,6 +836,27 @@ worker_cmd_snapshot(struct worker_request *r)
 	return NULL;
 }
 
+/*
+ * worker.migrate_out {"downtime_ms"} with the stream: answered by
+ * migrate-out.c once the target runs the guest or the migration
+ * failed (NULL here: nothing to send yet).
+ */
+static struct json_object *
+worker_cmd_migrate_out(struct worker_request *r)
+{
+	struct json_object *reply;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (r->fd < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.migrate_out: a descriptor expected");
+	migrate_out_start(r->w, r->id, r->fd, (unsigned int)wmsg_int(r->args,
+	    WMSG_MIGRATE_DOWNTIME_MS, MIGRATE_OUT_DOWNTIME_MS));
+	r->fd = -1;
+	return NULL;
+}
+
 static struct json_object *
 worker_cmd_adopt(struct worker_request *r)
 {
@@ -880,6 +907,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_ADOPT] = worker_cmd_adopt,
 	[WMSG_REQ_METRICS] = worker_cmd_metrics,
 	[WMSG_REQ_SNAPSHOT] = worker_cmd_snapshot,
+	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

@@ -48,3 +48,8 @@ test_hook_resuming(struct worker *w)
 {
 	(void)w;
 }
+
+void
+test_hook_migrate_frame(void)
+{
+}

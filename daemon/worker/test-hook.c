@@ -437,3 +437,13 @@ out:
 	free(junk);
 	free(back);
 }
+
+void
+test_hook_migrate_frame(void)
+{
+	const char *v = getenv("VMMD_TEST_MIGRATE_DELAY_MS");
+	long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms < 10000)
+		usleep((useconds_t)ms * 1000);
+}

@@ -29,6 +29,7 @@
 #include "start-times.h"
 
 struct cloud_module;
+struct migrate_out;
 struct disk_reader;
 
 struct worker {
@@ -83,6 +84,10 @@ struct worker {
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
 	/* The snapshot the first machine starts from (restore.h), or NULL. */
 	struct restore *restore;
+	/* The stream the first machine arrives on (migrate-in.h), or -1. */
+	int migrate_fd;
+	/* The migration under way to another host (migrate-out.h). */
+	struct migrate_out *migrate_out;
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to
