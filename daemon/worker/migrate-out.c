@@ -177,11 +177,12 @@ migrate_out_precopy(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
     size_t *words)
 {
 	size_t nr = ram_log_regions(mo->m), i, k;
-	uint64_t gpa, size, dirty, *tmp;
+	uint64_t gpa, size, dirty, *tmp, sent = mo->bytes;
 	uint8_t *host;
 	int64_t t;
 	int rc;
 
+	/* The rate is the last pass's: bytes it sent over its time. */
 	t = migrate_out_now();
 	for (i = 0; i < nr; i++) {
 		ram_log_region(mo->m, i, &gpa, &size, &host);
@@ -192,8 +193,8 @@ migrate_out_precopy(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 	for (;;) {
 		t = migrate_out_now() - t;
 		pthread_mutex_lock(&mo->lock);
-		mo->rate = (double)mo->bytes / (double)(t > 1000000 ?
-		    t / 1000000 : 1);
+		mo->rate = (double)(mo->bytes - sent) * 1e6 /
+		    (double)(t > 1000 ? t : 1000);
 		pthread_mutex_unlock(&mo->lock);
 		dirty = 0;
 		for (i = 0; i < nr; i++) {
@@ -221,6 +222,7 @@ migrate_out_precopy(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 		if (mo->converged || mo->rounds >= MIGRATE_OUT_ROUNDS)
 			return 0;
 		t = migrate_out_now();
+		sent = mo->bytes;
 		for (i = 0; i < nr; i++) {
 			ram_log_region(mo->m, i, &gpa, &size, &host);
 			rc = migrate_out_pages(mo, buf, gpa, host,
