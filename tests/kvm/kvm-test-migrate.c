@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -34,7 +35,7 @@ tick_at(const char *buf, bool last)
 	int y, mo, dd, hh, mm, ss;
 	long t = -1;
 
-	while ((q = strstr(p, "demo: 2")) != NULL) {
+	while (p != NULL && (q = strstr(p, "demo: 2")) != NULL) {
 		if (sscanf(q, "demo: %d-%d-%d %d:%d:%d UTC", &y, &mo, &dd, &hh,
 		    &mm, &ss) == 6) {
 			t = (long)dd * 86400 + hh * 3600 + mm * 60 + ss;
@@ -130,6 +131,28 @@ corrupt_refused(struct h_daemon *d, char *why, size_t len)
 	return strstr(why, "checksum") != NULL;
 }
 
+/*
+ * An ssh for the test at path: runs its command here with this build's
+ * vmctl first in PATH, as sshd would run it on the far host.
+ */
+static void
+fake_ssh(const char *path)
+{
+	char dir[512], *slash;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", h_env("VMCTL_BIN"));
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if ((f = fopen(path, "w")) == NULL)
+		tap_bail("%s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\n# ssh [USER@]HOST COMMAND\nshift\n"
+	    "PATH=%s:$PATH exec /bin/sh -c \"$1\"\n", dir);
+	fclose(f);
+	if (chmod(path, 0755) < 0)
+		tap_bail("chmod %s: %s", path, strerror(errno));
+}
+
 /* The guest on con counts on: two more ticks. */
 static bool
 counts_on(struct h_console *con)
@@ -146,7 +169,7 @@ main(void)
 	struct h_conn *ca, *cb, *cs;
 	struct h_console *con;
 	struct h_proc proc, *p;
-	char to[256], st[256], path[512];
+	char to[256], st[256], path[512], sshto[256];
 	long before, after;
 	bool refused;
 	pid_t pid;
@@ -241,6 +264,38 @@ main(void)
 	tap_ok(h_expect(con, "dirty: pass", 10000) == 0 &&
 	    h_count(con->buf, con->len, "FAIL") == 0,
 	    "it runs at the target, every page as it left it");
+	h_console_close(con);
+
+	/*
+	 * Back over ssh://: a stand-in for ssh runs the remote command
+	 * here, as sshd would there (its host argument dropped).
+	 */
+	snprintf(path, sizeof(path), "%s", h_in_dir(a, "fake-ssh"));
+	fake_ssh(path);
+	setenv("VMCTL_SSH", path, 1);
+	h_ctl_use(b, H_BOOT_MS);
+	snprintf(sshto, sizeof(sshto), "ssh://somebody@far%s", a->sock);
+	if ((con = h_console_open(b, "demo")) == NULL ||
+	    h_expect(con, DEMO_TICK, 5000) != 0)
+		tap_bail("demo: no tick at the second vmmd");
+	rc = h_ctl("migrate", "demo", "--to", sshto, NULL);
+	/* What it printed until it left. */
+	h_console_read(con, 200);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "vmctl migrate --to ssh://: %s%s", h_flat(h_out()), h_err());
+	before = tick_at(con->buf, true);
+	h_console_close(con);
+	unsetenv("VMCTL_SSH");
+	h_ctl_use(a, H_BOOT_MS);
+	tap_ok(h_wait_state(ca, "demo", "running", H_REPLY_MS) == 0 &&
+	    gone(cb, "demo"), "demo is back at the first vmmd, gone from "
+	    "the second");
+	if ((con = h_console_open(a, "demo")) == NULL)
+		tap_bail("demo: no console back at the first vmmd");
+	tap_ok(counts_on(con), "demo counts on back there");
+	after = tick_at(con->buf, false);
+	tap_ok(before >= 0 && after > before && after <= before + 3,
+	    "its count goes on: %ld, then %ld", before, after);
 	h_console_close(con);
 
 	/* Refused: a VM of that name is there. */
