@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mig-io.h"
+#include "mig-recv.h"
 #include "mig-stream.h"
 #include "tap.h"
 
@@ -134,6 +135,35 @@ main(void)
 	sec[0] = 0;
 	tap_ok(mig_section_parse(&f, sec, name, &data, &len, err,
 	    sizeof(err)) == -EPROTO, "no name");
+
+	{
+		struct mig_recv r;
+		const uint8_t *got;
+		size_t n;
+
+		mig_recv_init(&r, regions, 2);
+		sec[0] = 5;
+		memcpy(sec + 1, "clockABC", 8);
+		f = (struct mig_frame){ MIG_T_SECTION, 9, 0 };
+		tap_ok(mig_recv_frame(&r, &f, sec, err, sizeof(err)) == 0 &&
+		    (got = mig_recv_section(&r, "clock", &n)) != NULL &&
+		    n == 3 && memcmp(got, "ABC", 3) == 0,
+		    "receiver: a section kept");
+		tap_ok(mig_recv_frame(&r, &f, sec, err, sizeof(err)) ==
+		    -EPROTO, "receiver: the same section twice: %s", err);
+		mig_pages_put(page, 0x100000000ull, 1);
+		f = (struct mig_frame){ MIG_T_ZERO, MIG_PAGES_HEADER, 0 };
+		ram_high[5] = 7;
+		tap_ok(mig_recv_frame(&r, &f, page, err, sizeof(err)) == 0 &&
+		    ram_high[5] == 0 && r.pages == 1,
+		    "receiver: a zero page zeroed in high RAM");
+		f = (struct mig_frame){ MIG_T_END, 0, 0 };
+		tap_ok(mig_recv_frame(&r, &f, page, err, sizeof(err)) == 1,
+		    "receiver: END");
+		tap_ok(mig_recv_frame(&r, &f, page, err, sizeof(err)) ==
+		    -EPROTO, "receiver: anything after END: %s", err);
+		mig_recv_free(&r);
+	}
 
 	memset(page, 0, sizeof(page));
 	tap_ok(mig_page_zero(page), "a zero page");
