@@ -88,6 +88,28 @@ struct cmd_migrate_in {
 	bool persist;		/* its definition was not transient */
 };
 
+/*
+ * "vm.migration" on this side: "arriving" (msg NULL), then "arrived" or
+ * "failed" with the error's text, from the start's reply msg.
+ */
+static void
+cmd_migrate_in_event(struct vmmd *d, const char *name,
+    struct json_object *msg)
+{
+	struct json_object *data = json_object_new_object(), *e;
+	const char *phase = msg == NULL ? "arriving" :
+	    json_object_object_get_ex(msg, "return", NULL) ? "arrived" :
+	    "failed";
+
+	if (data == NULL)
+		return;
+	json_object_object_add(data, "phase", json_object_new_string(phase));
+	if (msg != NULL && json_object_object_get_ex(msg, "error", &e))
+		json_object_object_add(data, "error", json_object_get(
+		    json_object_object_get(e, "desc")));
+	control_broadcast(d->ctl, proto_event("vm.migration", name, data));
+}
+
 static void
 cmd_migrate_in_done(struct pending_owner *o, struct json_object *msg)
 {
@@ -95,6 +117,7 @@ cmd_migrate_in_done(struct pending_owner *o, struct json_object *msg)
 	struct vm *vm = vm_find(mi->d, mi->name);
 	char err[512];
 
+	cmd_migrate_in_event(mi->d, mi->name, msg);
 	if (json_object_object_get_ex(msg, "return", NULL) && vm != NULL) {
 		log_info("VM '%s': arrived by migration, running", mi->name);
 		if (mi->persist) {
@@ -156,6 +179,7 @@ cmd_migrate_in_pass(struct vmmd *d, const char *name, int64_t persist,
 		pending_error(p, *cls, "%s", err);
 		goto remove;
 	}
+	cmd_migrate_in_event(d, name, NULL);
 	/* Before the worker reads: the client sends nothing until then. */
 	if ((rc = cmd_migrate_answer(fd, id, name)) < 0)
 		log_warn("VM '%s': answering vm.migrate_in: %s", name,

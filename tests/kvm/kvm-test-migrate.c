@@ -153,6 +153,28 @@ fake_ssh(const char *path)
 		tap_bail("chmod %s: %s", path, strerror(errno));
 }
 
+/* c (subscribed) saw vm.migration "arriving", then "arrived", of name. */
+static bool
+target_events(struct h_conn *c, const char *name)
+{
+	struct json_object *ev, *data;
+	const char *phase;
+	int seen = 0;
+
+	while (seen < 2 && (ev = h_read_event(c, 10000)) != NULL) {
+		data = json_object_object_get(ev, "data");
+		phase = h_str(data, "phase");
+		if (h_str(ev, "event") != NULL && h_str(ev, "vm") != NULL &&
+		    strcmp(h_str(ev, "event"), "vm.migration") == 0 &&
+		    strcmp(h_str(ev, "vm"), name) == 0 && phase != NULL)
+			seen = seen == 0 && strcmp(phase, "arriving") == 0 ? 1 :
+			    seen == 1 && strcmp(phase, "arrived") == 0 ? 2 :
+			    seen;
+		json_object_put(ev);
+	}
+	return seen == 2;
+}
+
 /* The guest on con counts on: two more ticks. */
 static bool
 counts_on(struct h_console *con)
@@ -166,7 +188,7 @@ int
 main(void)
 {
 	struct h_daemon *a, *b, *slow;
-	struct h_conn *ca, *cb, *cs;
+	struct h_conn *ca, *cb, *cs, *ce;
 	struct h_console *con;
 	struct h_proc proc, *p;
 	char to[256], st[256], path[512], sshto[256];
@@ -184,6 +206,9 @@ main(void)
 	snprintf(to, sizeof(to), "unix:%s", b->sock);
 
 	/* Moved while it runs. */
+	if ((ce = h_connect(b)) == NULL)
+		tap_bail("no events from the second vmmd");
+	json_object_put(h_call(ce, "events.subscribe", NULL, H_REPLY_MS));
 	con = running_demo(a, ca, "demo");
 	h_ctl_use(a, H_BOOT_MS);
 	t0 = h_now_ms();
@@ -194,6 +219,9 @@ main(void)
 	    h_flat(h_out()));
 	before = tick_at(con->buf, true);
 	h_console_close(con);
+	tap_ok(target_events(ce, "demo"), "the target said it arrives, "
+	    "then that it arrived");
+	h_close(ce);
 	/* Its vmmd may not have heard the worker's answer yet. */
 	tap_ok(h_wait_state(cb, "demo", "running", H_REPLY_MS) == 0,
 	    "demo runs on the target");
