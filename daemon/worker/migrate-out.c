@@ -433,6 +433,8 @@ migrate_out_end(struct migrate_out *mo)
 	if (w->machine != NULL)
 		ram_log_set(w->machine, false);
 	if (mo->rc == 0) {
+		/* The target runs it: it never runs here again. */
+		w->migrated = true;
 		log_info("%s: migrated (%u rounds, %llu pages, %llu bytes)",
 		    w->name, mo->rounds, (unsigned long long)mo->pages,
 		    (unsigned long long)mo->bytes);
@@ -584,6 +586,19 @@ fail:
 	link_send(w->link, proto_error(id, PROTO_ERR_INTERNAL,
 	    "migration: %s", why));
 	migrate_out_free(mo);
+}
+
+bool
+migrate_out_holds(const struct worker *w)
+{
+	return w->migrated || (w->migrate_out != NULL &&
+	    w->migrate_out->pause_ns != 0);
+}
+
+bool
+migrate_out_busy(const struct worker *w)
+{
+	return w->migrated || w->migrate_out != NULL;
 }
 
 void

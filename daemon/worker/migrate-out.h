@@ -23,6 +23,8 @@
 #ifndef VMMD_WORKER_MIGRATE_OUT_H
 #define VMMD_WORKER_MIGRATE_OUT_H
 
+#include <stdbool.h>
+
 struct json_object;
 struct worker;
 
@@ -38,6 +40,15 @@ struct worker;
  */
 void	migrate_out_start(struct worker *w, struct json_object *id, int fd,
 	    unsigned int downtime_ms);
+/*
+ * Whether a migration holds the guest paused: its last step is under
+ * way, or it ended and the guest is the target's (w->migrated).  The
+ * guest must then not run here again: vm.resume and vm.snapshot are
+ * refused.  migrate_out_busy(): any migration under way.
+ */
+bool	migrate_out_holds(const struct worker *w);
+bool	migrate_out_busy(const struct worker *w);
+
 /*
  * The machine is about to go (a reset, the end): a migration under
  * way is ended first, failed, its thread joined.  Nothing without one.

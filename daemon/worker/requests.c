@@ -638,6 +638,10 @@ worker_cmd_resume(struct worker_request *r)
 
 	if (!worker_need_machine(r, &reply))
 		return reply;
+	if (migrate_out_holds(r->w))
+		return worker_error(r, PROTO_ERR_BAD_STATE, r->w->migrated ?
+		    "the guest has migrated: it runs on the target" :
+		    "a migration's last step holds the guest paused");
 	test_hook_resuming(r->w);
 	machine_resume(r->w->machine);
 	display_resume(r->w->display);
@@ -830,6 +834,10 @@ worker_cmd_snapshot(struct worker_request *r)
 	if (r->fd < 0 || r->fd2 < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
 		    "worker.snapshot: two descriptors expected");
+	/* Its pause and resume would cross the migration's. */
+	if (migrate_out_busy(r->w))
+		return worker_error(r, PROTO_ERR_BAD_STATE, "a migration is "
+		    "under way");
 	snapshot_start(r->w, r->id, r->fd, r->fd2,
 	    wmsg_bool(r->args, WMSG_SNAPSHOT_RESUME, true));
 	r->fd = r->fd2 = -1;
@@ -851,6 +859,9 @@ worker_cmd_migrate_out(struct worker_request *r)
 	if (r->fd < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
 		    "worker.migrate_out: a descriptor expected");
+	if (r->w->migrated)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "the guest has "
+		    "migrated already");
 	migrate_out_start(r->w, r->id, r->fd, (unsigned int)wmsg_int(r->args,
 	    WMSG_MIGRATE_DOWNTIME_MS, MIGRATE_OUT_DOWNTIME_MS));
 	r->fd = -1;

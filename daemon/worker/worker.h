@@ -88,6 +88,7 @@ struct worker {
 	int migrate_fd;
 	/* The migration under way to another host (migrate-out.h). */
 	struct migrate_out *migrate_out;
+	bool migrated;		/* it ended: the guest runs there now */
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to
