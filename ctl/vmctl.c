@@ -183,6 +183,29 @@ static const struct ctl_command ctl_commands[] = {
 	    "is refused unless --force.  The definition's cdrom is what the "
 	    "next start\n"
 	    "takes.\n" },
+	{ "migrate", cmd_migrate,
+	    "NAME --to DEST [--downtime MS] [--watch]",
+	    "move a running VM to another vmmd while it runs",
+	    "\nThe guest's RAM is copied while it runs, in rounds of what it "
+	    "wrote since\n"
+	    "the last, until the rest fits the downtime (default 300 ms); it "
+	    "is then\n"
+	    "paused, the rest and its state sent, and it runs on at DEST "
+	    "(unix:PATH:\n"
+	    "the control socket of a vmmd on this host; ssh://[USER@]HOST"
+	    "[/SOCKET]: a\n"
+	    "vmmd there, through ssh and vmctl migrate-receive).  The VM is "
+	    "then gone\n"
+	    "here.  Until it runs there it stays here: a failure leaves it "
+	    "running\n"
+	    "here.  --watch prints each round.\n" },
+	{ "migrate-receive", cmd_migrate_receive, "",
+	    "the receiving end of migrate --to ssh://",
+	    "\nRun by vmctl migrate through ssh: reads the VM's definition "
+	    "from stdin's\n"
+	    "first line, asks vmmd for it, answers on stdout's first line, "
+	    "then carries\n"
+	    "the stream between stdin and stdout and vmmd.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "
@@ -290,7 +313,8 @@ ctl_help(FILE *fp)
 	    "\n"
 	    "Commands:\n", fp);
 	for (i = 0; i < CTL_NCOMMANDS; i++)
-		fprintf(fp, "  %-12s%s\n", ctl_commands[i].name,
+		fprintf(fp, "  %-12s%s%s\n", ctl_commands[i].name,
+		    strlen(ctl_commands[i].name) >= 12 ? " " : "",
 		    ctl_commands[i].summary);
 	fprintf(fp, "\n"
 	    "Options:\n"

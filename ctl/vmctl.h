@@ -134,6 +134,8 @@ int	cmd_pause(struct ctl *, int, char **);
 int	cmd_snapshot(struct ctl *, int, char **);
 int	cmd_restore(struct ctl *, int, char **);
 int	cmd_media(struct ctl *, int, char **);
+int	cmd_migrate(struct ctl *, int, char **);
+int	cmd_migrate_receive(struct ctl *, int, char **);
 int	cmd_resume(struct ctl *, int, char **);
 int	cmd_reset(struct ctl *, int, char **);
 int	cmd_delete(struct ctl *, int, char **);

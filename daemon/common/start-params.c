@@ -23,6 +23,7 @@ start_params_init(struct start_params *sp)
 		.nvram_fd = -1,
 		.boot_menu_ms = -1,
 		.snap_fd = { -1, -1, -1 },
+		.migrate_fd = -1,
 		.started_ms = -1,
 	};
 }
@@ -381,6 +382,8 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 		rc |= wmsg_put_int(a, WMSG_BOOT_SNAP_STATE_FD, sp->snap_fd[2]);
 		rc |= wmsg_put_str(a, WMSG_BOOT_SNAP_NAME, sp->snap_name);
 	}
+	if (sp->migrate_fd >= 0)
+		rc |= wmsg_put_int(a, WMSG_BOOT_MIGRATE_FD, sp->migrate_fd);
 	rc |= wmsg_put_int(a, WMSG_BOOT_LOG_START, sp->log_start);
 	if (sp->started_ms >= 0)
 		rc |= wmsg_put_int(a, WMSG_BOOT_STARTED_MS, sp->started_ms);
@@ -623,6 +626,7 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	sp->snap_fd[1] = (int)wmsg_int(o, WMSG_BOOT_SNAP_MEMORY_FD, -1);
 	sp->snap_fd[2] = (int)wmsg_int(o, WMSG_BOOT_SNAP_STATE_FD, -1);
 	start_dec_str(&dc, o, WMSG_BOOT_SNAP_NAME, NULL, &sp->snap_name);
+	sp->migrate_fd = (int)wmsg_int(o, WMSG_BOOT_MIGRATE_FD, -1);
 	sp->log_start = wmsg_int(o, WMSG_BOOT_LOG_START, 0);
 	sp->started_ms = wmsg_int(o, WMSG_BOOT_STARTED_MS, -1);
 	sp->request_ns = wmsg_int(o, WMSG_BOOT_REQUEST_NS, 0);

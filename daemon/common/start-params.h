@@ -162,6 +162,12 @@ struct start_params {
 	 */
 	int snap_fd[3];
 	char *snap_name;		/* its directory, for messages */
+	/*
+	 * A live migration's stream (vm.migrate_in): the guest's RAM and
+	 * state arrive there before it runs (worker/migrate-in.c); -1:
+	 * none.
+	 */
+	int migrate_fd;
 	int64_t log_start;		/* the run's start in the console log */
 	int64_t started_ms;		/* CLOCK_REALTIME; -1: not said */
 	int64_t request_ns;		/* CLOCK_MONOTONIC: vm.start came */

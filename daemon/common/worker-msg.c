@@ -51,6 +51,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_NONE },
 	[WMSG_REQ_MEDIA_INSERT] = { "worker.media_insert", 1, WMSG_S_MEDIA,
 	    WMSG_S_NONE },
+	[WMSG_REQ_MIGRATE_OUT] = { "worker.migrate_out", 1,
+	    WMSG_S_MIGRATE_OUT, WMSG_S_OPAQUE },
 };
 
 static const struct {
@@ -64,6 +66,7 @@ static const struct {
 	    WMSG_S_DISPLAY_EVENT },
 	[WMSG_EV_REBOOT] = { "vm.reboot", WMSG_S_REBOOT_EVENT },
 	[WMSG_EV_EXIT] = { "worker.exit", WMSG_S_EXIT_EVENT },
+	[WMSG_EV_MIGRATION] = { "vm.migration", WMSG_S_OPAQUE },
 };
 
 const struct wmsg_request_def *

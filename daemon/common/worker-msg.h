@@ -81,6 +81,7 @@ enum wmsg_shape {
 	WMSG_S_SNAPSHOT,
 	WMSG_S_SNAPSHOT_REPLY,
 	WMSG_S_MEDIA,
+	WMSG_S_MIGRATE_OUT,
 	WMSG_S_NSHAPES
 };
 
@@ -172,6 +173,9 @@ enum wmsg_shape {
 	    WMSG_FD_MAX, NONE, NONE)					\
 	F(BOOT_SNAP_NAME, BOOT, "snapshot_name", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* a live migration's stream the guest arrives on (read-write) */ \
+	F(BOOT_MIGRATE_FD, BOOT, "migrate_fd", INT, 0, 3, WMSG_FD_MAX,	\
+	    NONE, NONE)							\
 	F(BOOT_LOG_START, BOOT, "log_start", INT, 0, 0, INT64_MAX,	\
 	    NONE, NONE)							\
 	F(BOOT_STARTED_MS, BOOT, "started_ms", INT, 0, 0, INT64_MAX,	\
@@ -327,7 +331,10 @@ enum wmsg_shape {
 	F(MEDIA_FORCE, MEDIA, "force", BOOL, 0, 0, 0, NONE, NONE)	\
 	/* the inserted image's path, for messages */			\
 	F(MEDIA_NAME, MEDIA, "name", STRING, 0, 1, WMSG_PATH_MAX, NONE,	\
-	    NONE)
+	    NONE)							\
+	/* worker.migrate_out: the pause the guest may see, at most */	\
+	F(MIGRATE_DOWNTIME_MS, MIGRATE_OUT, "downtime_ms", INT, 0, 1,	\
+	    60000, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -353,6 +360,7 @@ enum wmsg_request {
 	WMSG_REQ_SNAPSHOT,	/* RAM and state into the two passed files */
 	WMSG_REQ_MEDIA_EJECT,	/* a CD-ROM's medium out */
 	WMSG_REQ_MEDIA_INSERT,	/* the passed image in */
+	WMSG_REQ_MIGRATE_OUT,	/* the guest onto the passed stream */
 	WMSG_NREQUESTS
 };
 
@@ -372,6 +380,7 @@ enum wmsg_event {
 	WMSG_EV_DISPLAY_DISCONNECTED,
 	WMSG_EV_REBOOT,			/* the guest reset itself */
 	WMSG_EV_EXIT,			/* "worker.exit": its last words */
+	WMSG_EV_MIGRATION,		/* a live migration's progress */
 	WMSG_NEVENTS
 };
 

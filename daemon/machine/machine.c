@@ -24,6 +24,7 @@
 #include "log.h"
 #include "machine-state.h"
 #include "machine.h"
+#include "machine-slots.h"
 #include "pc-layout.h"
 #include "rtc.h"
 #include "uart.h"
@@ -47,12 +48,6 @@ machine_reset_reason_name(enum machine_reset_reason r, const char *source)
 	return "unknown";
 }
 
-/* KVM memory slots. */
-#define MACHINE_SLOT_LOW	0
-#define MACHINE_SLOT_HIGH	1
-#define MACHINE_SLOT_FB		2
-#define MACHINE_SLOT_FIRMWARE	3	/* read-only, at the top of 4 GiB */
-#define MACHINE_SLOT_VARS	4	/* read-only, in read-array mode */
 
 /* The run controller's report: the machine is held, tell the host. */
 static void

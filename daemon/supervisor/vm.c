@@ -790,17 +790,38 @@ vm_owner_cred(const struct vm_def *def, struct access_cred *cred)
 	    .groups = o->groups, .ngroups = o->ngroups };
 }
 
+static int vm_start_from(struct vm *vm, const struct access_cred *cred,
+    const int *snap_fds, const char *snap_name, int migrate_fd,
+    struct pending *p, enum proto_error *cls, char *err, size_t errlen);
+
 int
 vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
 {
-	return vm_restore(vm, cred, NULL, NULL, p, cls, err, errlen);
+	return vm_start_from(vm, cred, NULL, NULL, -1, p, cls, err, errlen);
 }
 
 int
 vm_restore(struct vm *vm, const struct access_cred *cred,
     const int *snap_fds, const char *snap_name, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
+{
+	return vm_start_from(vm, cred, snap_fds, snap_name, -1, p, cls, err,
+	    errlen);
+}
+
+int
+vm_migrate_in(struct vm *vm, const struct access_cred *cred, int fd,
+    struct pending *p, enum proto_error *cls, char *err, size_t errlen)
+{
+	return vm_start_from(vm, cred, NULL, NULL, fd, p, cls, err, errlen);
+}
+
+/* The three above: a start, from a snapshot, or from a stream. */
+static int
+vm_start_from(struct vm *vm, const struct access_cred *cred,
+    const int *snap_fds, const char *snap_name, int migrate_fd,
+    struct pending *p, enum proto_error *cls, char *err, size_t errlen)
 {
 	struct vm_start_run run = { .request_ns = vm_start_mono_ns() };
 	struct vmmd *d = vm->d;
@@ -878,6 +899,12 @@ vm_restore(struct vm *vm, const struct access_cred *cred,
 			goto free_params;
 		}
 	}
+	if (migrate_fd >= 0) {
+		while (npassed < (unsigned int)WLINK_SLOT(WLINK_MIGRATE_FD))
+			passed[npassed++] = -1;
+		passed[npassed++] = migrate_fd;
+		sp.migrate_fd = WLINK_MIGRATE_FD;
+	}
 	sp.spawn_ns = vm_start_mono_ns();
 	if ((rc = start_params_encode(&sp, &args)) < 0)
 		goto free_params;
@@ -916,7 +943,10 @@ vm_restore(struct vm *vm, const struct access_cred *cred,
 		wlink_kill(vm->w, WORKER_KILL_BOOT_FAILED);
 		return 0;
 	}
-	wlink_deadline_set(vm->w, vm_boot_timeout(vm));
+	/* A migration's pre-copy takes what it takes: the stream's own
+	 * bounds (no byte for a while) end a stalled one. */
+	wlink_deadline_set(vm->w, migrate_fd >= 0 ? VM_MIGRATE_TIMEOUT :
+	    vm_boot_timeout(vm));
 	return 0;
 
 free_params:

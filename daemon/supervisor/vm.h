@@ -190,6 +190,18 @@ int	vm_start(struct vm *vm, const struct access_cred *cred,
 int	vm_restore(struct vm *vm, const struct access_cred *cred,
 	    const int *snap_fds, const char *snap_name, struct pending *p,
 	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * vm_start() of a guest arriving by live migration on fd (the caller
+ * keeps it; the worker gets a copy): its RAM and state come on the
+ * stream before it runs (worker/migrate-in.c), and it is running once
+ * they are all there, the stream said so and the worker said
+ * "running" on it.  The worker must answer within VM_MIGRATE_TIMEOUT
+ * seconds.
+ */
+#define VM_MIGRATE_TIMEOUT	3600
+int	vm_migrate_in(struct vm *vm, const struct access_cred *cred, int fd,
+	    struct pending *p, enum proto_error *cls, char *err,
+	    size_t errlen);
 int	vm_stop(struct vm *vm, bool force, unsigned int timeout,
 	    struct pending *p, enum proto_error *cls, char *err,
 	    size_t errlen);

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "cmd-events.h"
+#include "cmd-migrate.h"
 #include "cmd-snapshot.h"
 #include "cmd-media.h"
 #include "cmd-vm.h"
@@ -274,6 +275,7 @@ static const struct cmd_def *const main_commands[] = {
 	cmd_events_commands,
 	cmd_snapshot_commands,
 	cmd_media_commands,
+	cmd_migrate_commands,
 	NULL,
 };
 

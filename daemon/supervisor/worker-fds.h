@@ -40,7 +40,9 @@
 #define WLINK_NVRAM_FD		(WLINK_CDROM_FD + 1)
 /* A snapshot's manifest, memory and state files (vm.restore), i 0-2. */
 #define WLINK_SNAP_FD(i)	(WLINK_NVRAM_FD + 1 + (i))
+/* A live migration's stream the guest arrives on (vm.migrate_in). */
+#define WLINK_MIGRATE_FD	WLINK_SNAP_FD(3)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_SNAP_FD(3))
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_MIGRATE_FD + 1)
 
 #endif

@@ -10,6 +10,8 @@
 #include "stats.h"
 #include "log.h"
 #include "proto.h"
+#include "migrate-in.h"
+#include "migrate-out.h"
 #include "restore.h"
 #include "sandbox.h"
 #include "test-hook.h"
@@ -178,6 +180,8 @@ guest_display_new(struct worker *w, const struct display_config *cfg,
 void
 guest_teardown(struct worker *w)
 {
+	/* A migration's thread reads the machine: it ends first. */
+	migrate_out_cancel(w);
 	console_set_input(w->console, NULL, NULL);
 	/* No vCPU may wait on the framebuffer while we join them. */
 	display_quiesce(w->display);
@@ -277,11 +281,14 @@ guest_build(struct worker *w, char *err, size_t errlen)
 		guest_teardown(w);
 		return ret;
 	}
-	/* From a snapshot: restored paused, before any vCPU runs. */
-	restored = w->restore != NULL;
+	/* From a snapshot or a stream: restored paused, before any vCPU
+	 * runs. */
+	restored = w->restore != NULL || migrate_in_pending(w);
 	if (restored) {
 		machine_pause(w->machine);
-		if ((ret = restore_apply(w, err, errlen)) < 0) {
+		ret = w->restore != NULL ? restore_apply(w, err, errlen) :
+		    migrate_in_apply(w, err, errlen);
+		if (ret < 0) {
 			guest_teardown(w);
 			return ret;
 		}

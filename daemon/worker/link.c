@@ -27,6 +27,12 @@ struct link {
 	unsigned int nfds;
 };
 
+int
+link_fd(const struct link *l)
+{
+	return l != NULL ? l->fd : -1;
+}
+
 void
 link_send(struct link *l, struct json_object *msg)
 {

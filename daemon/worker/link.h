@@ -48,5 +48,10 @@ void link_serve_queued(struct link *l);
 void link_send(struct link *l, struct json_object *msg);
 /* The oldest descriptor passed and not yet taken, or -1 (l may be NULL). */
 int link_take_fd(struct link *l);
+/*
+ * The link's socket, to watch for the supervisor's end while the loop
+ * cannot (a migration's stream read at boot); -1 when l is NULL.
+ */
+int link_fd(const struct link *l);
 
 #endif

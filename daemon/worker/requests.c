@@ -29,6 +29,8 @@
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
+#include "migrate-in.h"
+#include "migrate-out.h"
 #include "restore.h"
 #include "rtc.h"
 #include "stats.h"
@@ -565,10 +567,14 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 			    strerror(-ret));
 	}
 
-	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0)
+	if ((ret = restore_take(w, sp, err, sizeof(err))) < 0 ||
+	    (ret = migrate_in_take(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
 	ret = guest_build(w, err, sizeof(err));
 	restore_free(w);
+	if (ret == 0)
+		migrate_in_running(w);
+	migrate_in_free(w);
 	if (ret < 0) {
 		/* A kernel we cannot load is the caller's problem. */
 		bool bad_input = ret == -ENOEXEC || ret == -EINVAL ||
@@ -647,6 +653,10 @@ worker_cmd_resume(struct worker_request *r)
 	if (r->w->snapshot != NULL)
 		return worker_error(r, PROTO_ERR_BAD_STATE, "a snapshot is "
 		    "being taken: the guest stays paused until it is written");
+	if (migrate_out_holds(r->w))
+		return worker_error(r, PROTO_ERR_BAD_STATE, r->w->migrated ?
+		    "the guest has migrated: it runs on the target" :
+		    "a migration's last step holds the guest paused");
 	test_hook_resuming(r->w);
 	machine_resume(r->w->machine);
 	display_resume(r->w->display);
@@ -839,6 +849,10 @@ worker_cmd_snapshot(struct worker_request *r)
 	if (r->fd < 0 || r->fd2 < 0)
 		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
 		    "worker.snapshot: two descriptors expected");
+	/* Its pause and resume would cross the migration's. */
+	if (migrate_out_busy(r->w))
+		return worker_error(r, PROTO_ERR_BAD_STATE, "a migration is "
+		    "under way");
 	snapshot_start(r->w, r->id, r->fd, r->fd2,
 	    wmsg_bool(r->args, WMSG_SNAPSHOT_RESUME, true));
 	r->fd = r->fd2 = -1;
@@ -915,6 +929,30 @@ worker_cmd_media_insert(struct worker_request *r)
 	return worker_cmd_media(r, true);
 }
 
+/*
+ * worker.migrate_out {"downtime_ms"} with the stream: answered by
+ * migrate-out.c once the target runs the guest or the migration
+ * failed (NULL here: nothing to send yet).
+ */
+static struct json_object *
+worker_cmd_migrate_out(struct worker_request *r)
+{
+	struct json_object *reply;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (r->fd < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.migrate_out: a descriptor expected");
+	if (r->w->migrated)
+		return worker_error(r, PROTO_ERR_BAD_STATE, "the guest has "
+		    "migrated already");
+	migrate_out_start(r->w, r->id, r->fd, (unsigned int)wmsg_int(r->args,
+	    WMSG_MIGRATE_DOWNTIME_MS, MIGRATE_OUT_DOWNTIME_MS));
+	r->fd = -1;
+	return NULL;
+}
+
 static struct json_object *
 worker_cmd_adopt(struct worker_request *r)
 {
@@ -967,6 +1005,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_SNAPSHOT] = worker_cmd_snapshot,
 	[WMSG_REQ_MEDIA_EJECT] = worker_cmd_media_eject,
 	[WMSG_REQ_MEDIA_INSERT] = worker_cmd_media_insert,
+	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

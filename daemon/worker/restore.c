@@ -191,6 +191,17 @@ restore_nvram(struct nvram *nv, const struct snap_reader *r, char *err,
 }
 
 int
+restore_sections(struct worker *w, const struct snap_reader *r, char *err,
+    size_t errlen)
+{
+	int rc;
+
+	if ((rc = restore_machine(w->machine, r, err, errlen)) < 0)
+		return rc;
+	return restore_nvram(w->nvram, r, err, errlen);
+}
+
+int
 restore_apply(struct worker *w, char *err, size_t errlen)
 {
 	struct machine *m = w->machine;
@@ -219,9 +230,7 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 	if (opened)
 		machine_ram_remapped(m);
 	if (rc == 0)
-		rc = restore_machine(m, &r, why, sizeof(why));
-	if (rc == 0)
-		rc = restore_nvram(w->nvram, &r, why, sizeof(why));
+		rc = restore_sections(w, &r, why, sizeof(why));
 	/* A mapping keeps its file: the descriptor may go. */
 	if (opened)
 		snap_close(&r);

@@ -42,6 +42,16 @@ int	restore_take(struct worker *w, const struct start_params *sp,
  * do without one.
  */
 int	restore_apply(struct worker *w, char *err, size_t errlen);
+/*
+ * The sections of r (its state only: the RAM is the caller's) into
+ * w->machine, paused, and w->nvram: the machine's and the devices' in
+ * machine-state.h's order, then the variables.  0, or -errno with err.
+ * restore_apply's second half, and a live migration's last
+ * (worker/migrate-in.c, whose reader holds the sections it received).
+ */
+struct snap_reader;
+int	restore_sections(struct worker *w, const struct snap_reader *r,
+	    char *err, size_t errlen);
 /* Let the snapshot go, if it was not used. */
 void	restore_free(struct worker *w);
 

@@ -72,8 +72,8 @@ snapshot_job_end(struct snapshot_job *j, struct json_object *reply)
 	free(j);
 }
 
-/* Every section into bufs (names into names): 0 or -errno with err. */
-static int
+/* See snapshot.h. */
+int
 snapshot_sections(struct machine *m, struct nvram *nv,
     struct dev_state_buf *bufs, char (*names)[16], struct snap_section *secs,
     size_t *nsecs, char *err, size_t errlen)

@@ -9,8 +9,27 @@
 
 #include <stdbool.h>
 
+struct dev_state_buf;
 struct json_object;
+struct machine;
+struct nvram;
+struct snap_section;
 struct worker;
+
+/*
+ * Every section of the paused machine m (and of nv, a "uefi" VM's
+ * variables, or NULL) into bufs, in the order the header comment of
+ * snapshot.c gives, each named in secs (names: the vCPUs' names'
+ * storage); bufs, names and secs hold SNAPSHOT_SECTIONS(m) entries.
+ * *nsecs: how many.  0 or -errno with err: -EBUSY when a device has
+ * work in flight (try again later).  A live migration's last step
+ * (worker/migrate-out.c) sends the same sections.
+ */
+#define SNAPSHOT_SECTIONS(m)	(7 + (m)->nvcpus)
+int	snapshot_sections(struct machine *m, struct nvram *nv,
+	    struct dev_state_buf *bufs, char (*names)[16],
+	    struct snap_section *secs, size_t *nsecs, char *err,
+	    size_t errlen);
 
 /*
  * Starts the snapshot asked by request id (borrowed) on memory_fd and

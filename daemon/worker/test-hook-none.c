@@ -67,3 +67,8 @@ test_hook_machine_built(struct worker *w)
 {
 	(void)w;
 }
+
+void
+test_hook_migrate_frame(void)
+{
+}

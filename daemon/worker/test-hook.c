@@ -503,3 +503,13 @@ test_hook_machine_built(struct worker *w)
 	}
 	machine_on_fw_cfg_dma(w->machine, test_hook_first_dma, ev);
 }
+
+void
+test_hook_migrate_frame(void)
+{
+	const char *v = getenv("VMMD_TEST_MIGRATE_DELAY_MS");
+	long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms < 10000)
+		usleep((useconds_t)ms * 1000);
+}

@@ -96,7 +96,7 @@ main(int argc, char *argv[])
 		.request = worker_request,
 		.closed = worker_link_closed,
 	};
-	struct worker w = { .kvm_fd = -1, .report_fd = -1,
+	struct worker w = { .kvm_fd = -1, .report_fd = -1, .migrate_fd = -1,
 	    .start.own[START_MAIN] = xs_mono_ns() };
 	struct timespec now;
 	static char ident[96];

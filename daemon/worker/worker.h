@@ -29,6 +29,7 @@
 #include "start-times.h"
 
 struct cloud_module;
+struct migrate_out;
 struct disk_reader;
 struct snapshot_job;
 
@@ -90,6 +91,11 @@ struct worker {
 	 * written the guest stays paused, whoever asks to resume it.
 	 */
 	struct snapshot_job *snapshot;
+	/* The stream the first machine arrives on (migrate-in.h), or -1. */
+	int migrate_fd;
+	/* The migration under way to another host (migrate-out.h). */
+	struct migrate_out *migrate_out;
+	bool migrated;		/* it ended: the guest runs there now */
 	uint64_t reboots;
 	/*
 	 * Exit statistics (stats.c): wanted on, with segments, ticks to

@@ -1,0 +1,13 @@
+/*
+ * vm.migrate_in and vm.migrate_out: a running guest moved live from
+ * this vmmd to another (daemon/migrate/, worker/migrate-out.h and
+ * migrate-in.h), over a stream the client carries.
+ */
+#ifndef VMMD_CMD_MIGRATE_H
+#define VMMD_CMD_MIGRATE_H
+
+#include "control.h"
+
+extern const struct cmd_def cmd_migrate_commands[];
+
+#endif

@@ -1,0 +1,411 @@
+/*
+ * Live migration (vmctl migrate) between two vmmd on this host, of the
+ * demo guest, which prints its clock once a second, counted in its
+ * memory from the CMOS time it read at boot.
+ *
+ * Migrated while it runs: it runs on the target, its count goes on
+ * from where it was (no boot banner there, no tick repeated or
+ * skipped by more than the seconds the move took), and the source no
+ * longer has it; the target's vmmd says it arrives, then that it
+ * arrived.  A guest that writes 16 MiB all the time moves with every
+ * page as it left it (test guest "dirty" checks each), also under a
+ * 1 ms downtime bound.  The demo guest moves back over ssh:// (a
+ * stand-in for ssh runs the far command here).  A target that already
+ * has a VM of that name refuses, and the guest runs on at the source; a
+ * corrupt stream is refused and the target drops the VM.  With the
+ * source's stream slowed by a test hook so that the cut lands in it:
+ * the link cut half-way (vmctl killed) and the target's vmmd killed
+ * half-way each leave the guest running at the source and none at the
+ * target.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+#define DEMO_BANNER	"vmmd demo guest"
+#define DEMO_TICK	" UTC\r"
+
+/* The last (last) or first tick in buf, as seconds; -1 if none. */
+static long
+tick_at(const char *buf, bool last)
+{
+	const char *p = buf, *q;
+	int y, mo, dd, hh, mm, ss;
+	long t = -1;
+
+	while (p != NULL && (q = strstr(p, "demo: 2")) != NULL) {
+		if (sscanf(q, "demo: %d-%d-%d %d:%d:%d UTC", &y, &mo, &dd, &hh,
+		    &mm, &ss) == 6) {
+			t = (long)dd * 86400 + hh * 3600 + mm * 60 + ss;
+			if (!last)
+				break;
+		}
+		p = q + 1;
+	}
+	return t;
+}
+
+/* VM name started on d and ticking; its console, or bail. */
+static struct h_console *
+running_demo(struct h_daemon *d, struct h_conn *c, const char *name)
+{
+	struct h_console *con;
+
+	if (h_create(c, name, NULL) != 0 || h_start(c, name) != 0 ||
+	    (con = h_console_open(d, name)) == NULL ||
+	    h_expect(con, DEMO_TICK, H_BOOT_MS) != 0)
+		tap_bail("%s: does not run", name);
+	return con;
+}
+
+/* Whether VM name is gone from c's vmmd (within H_REPLY_MS). */
+static bool
+gone(struct h_conn *c, const char *name)
+{
+	struct json_object *r;
+	const char *cls;
+	double t0 = h_now_ms();
+	bool is_gone;
+
+	do {
+		r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+		    name);
+		cls = h_err_class(r);
+		is_gone = cls != NULL && strcmp(cls, "not_found") == 0;
+		json_object_put(r);
+		if (!is_gone)
+			h_sleep_ms(20);
+	} while (!is_gone && h_now_ms() - t0 < H_REPLY_MS);
+	return is_gone;
+}
+
+/*
+ * vm.migrate_in of VM "junk" on d, then a stream whose first page's
+ * checksum is wrong: the target must answer ERROR naming the checksum
+ * and end the stream.  Its answer's text into why.
+ */
+static bool
+corrupt_refused(struct h_daemon *d, char *why, size_t len)
+{
+	static uint8_t out[16 + 12 + 16 + 4096];
+	uint8_t in[12 + 1024];
+	struct json_object *args, *r;
+	struct h_conn *c = h_connect(d);
+	size_t got = 0;
+	ssize_t n;
+	bool ok;
+	int fd;
+
+	why[0] = '\0';
+	if (c == NULL)
+		return false;
+	args = json_tokener_parse("{\"definition\":{\"name\":\"junk\","
+	    "\"memory_mib\":32}}");
+	r = h_wait_reply(c, h_send_request(c, "vm.migrate_in", args),
+	    H_REPLY_MS);
+	ok = h_ret(r) != NULL;
+	json_object_put(r);
+	if (!ok) {
+		h_close(c);
+		return false;
+	}
+	fd = h_conn_fd(c);
+	memcpy(out, "VMMDMIG\n\1\0\0\0\0\0\0\0", 16);
+	/* RAM, 16 + 4096 bytes, checksum 0: wrong for these bytes. */
+	memcpy(out + 16, "\1\0\0\0\x10\x10\0\0\0\0\0\0", 12);
+	out[16 + 12 + 8] = 1;		/* one page at gpa 0 */
+	memset(out + 16 + 12 + 16, 0x5a, 4096);
+	if (write(fd, out, sizeof(out)) != (ssize_t)sizeof(out)) {
+		h_close(c);
+		return false;
+	}
+	while (got < sizeof(in) && (n = read(fd, in + got,
+	    sizeof(in) - got)) > 0)
+		got += (size_t)n;
+	h_close(c);
+	if (got < 12 || in[0] != 6)
+		return false;
+	snprintf(why, len, "%.*s", (int)(got - 12), (const char *)in + 12);
+	return strstr(why, "checksum") != NULL;
+}
+
+/*
+ * An ssh for the test at path: runs its command here with this build's
+ * vmctl first in PATH, as sshd would run it on the far host.
+ */
+static void
+fake_ssh(const char *path)
+{
+	char dir[512], *slash;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", h_env("VMCTL_BIN"));
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if ((f = fopen(path, "w")) == NULL)
+		tap_bail("%s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\n# ssh [USER@]HOST COMMAND\nshift\n"
+	    "PATH=%s:$PATH exec /bin/sh -c \"$1\"\n", dir);
+	fclose(f);
+	if (chmod(path, 0755) < 0)
+		tap_bail("chmod %s: %s", path, strerror(errno));
+}
+
+/* c (subscribed) saw vm.migration "arriving", then "arrived", of name. */
+static bool
+target_events(struct h_conn *c, const char *name)
+{
+	struct json_object *ev, *data;
+	const char *phase;
+	int seen = 0;
+
+	while (seen < 2 && (ev = h_read_event(c, 10000)) != NULL) {
+		data = json_object_object_get(ev, "data");
+		phase = h_str(data, "phase");
+		if (h_str(ev, "event") != NULL && h_str(ev, "vm") != NULL &&
+		    strcmp(h_str(ev, "event"), "vm.migration") == 0 &&
+		    strcmp(h_str(ev, "vm"), name) == 0 && phase != NULL)
+			seen = seen == 0 && strcmp(phase, "arriving") == 0 ? 1 :
+			    seen == 1 && strcmp(phase, "arrived") == 0 ? 2 :
+			    seen;
+		json_object_put(ev);
+	}
+	return seen == 2;
+}
+
+/* The guest on con counts on: two more ticks. */
+static bool
+counts_on(struct h_console *con)
+{
+	con->mark = con->len;
+	return h_expect(con, DEMO_TICK, 5000) == 0 &&
+	    h_expect(con, DEMO_TICK, 5000) == 0;
+}
+
+int
+main(void)
+{
+	struct h_daemon *a, *b, *slow;
+	struct h_conn *ca, *cb, *cs, *ce;
+	struct h_console *con;
+	struct h_proc proc, *p;
+	char to[256], st[256], path[512], sshto[256];
+	long before, after;
+	bool refused;
+	pid_t pid;
+	double t0;
+	int rc;
+
+	h_init();
+	ca = h_setup(&a);
+	b = h_daemon_start();
+	if ((cb = h_connect(b)) == NULL)
+		tap_bail("no second vmmd");
+	snprintf(to, sizeof(to), "unix:%s", b->sock);
+
+	/* Moved while it runs. */
+	if ((ce = h_connect(b)) == NULL)
+		tap_bail("no events from the second vmmd");
+	json_object_put(h_call(ce, "events.subscribe", NULL, H_REPLY_MS));
+	con = running_demo(a, ca, "demo");
+	h_ctl_use(a, H_BOOT_MS);
+	t0 = h_now_ms();
+	rc = h_ctl("migrate", "demo", "--to", to, "--watch", NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "vmctl migrate: %s%s", h_out(), h_err());
+	tap_diag("migration of the demo guest: %.1f ms: %s", h_now_ms() - t0,
+	    h_flat(h_out()));
+	before = tick_at(con->buf, true);
+	h_console_close(con);
+	tap_ok(target_events(ce, "demo"), "the target said it arrives, "
+	    "then that it arrived");
+	h_close(ce);
+	/* Its vmmd may not have heard the worker's answer yet. */
+	tap_ok(h_wait_state(cb, "demo", "running", H_REPLY_MS) == 0,
+	    "demo runs on the target");
+	tap_ok(gone(ca, "demo"), "demo is gone from the source");
+	if ((con = h_console_open(b, "demo")) == NULL)
+		tap_bail("demo: no console on the target");
+	tap_ok(counts_on(con), "demo counts on at the target");
+	after = tick_at(con->buf, false);
+	/* One tick a second of the guest's own time: none repeated. */
+	tap_ok(before >= 0 && after > before && after <= before + 3,
+	    "its count goes on: %ld at the source, then %ld", before, after);
+	tap_ok(h_count(con->buf, con->len, DEMO_BANNER) == 0,
+	    "it did not boot again on the target");
+	snprintf(path, sizeof(path), "%s/vms/demo.json", b->state);
+	tap_ok(access(path, F_OK) == 0, "its definition is kept on the "
+	    "target");
+	snprintf(path, sizeof(path), "%s/vms/demo.json", a->state);
+	tap_ok(access(path, F_OK) < 0, "and gone from the source");
+	h_console_close(con);
+
+	/* A guest writing 16 MiB all the time: rounds, no page lost. */
+	snprintf(path, sizeof(path), "\"memory_mib\":64,\"kernel\":\"%s\","
+	    "\"cmdline\":\"mib=16 every=100\"", h_env("VMMD_GUEST_DIRTY"));
+	if (h_create(ca, "busy", "%s", path) != 0 || h_start(ca, "busy") != 0 ||
+	    (con = h_console_open(a, "busy")) == NULL ||
+	    h_expect(con, "dirty: pass", H_BOOT_MS) != 0)
+		tap_bail("busy: does not run");
+	h_console_close(con);
+	rc = h_ctl("migrate", "busy", "--to", to, "--watch", NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "round 1:") != NULL &&
+	    strstr(h_out(), " 0 dirty") == NULL,
+	    "a guest writing its RAM: migrated in rounds: %s%s",
+	    h_flat(h_out()), h_err());
+	if (h_wait_state(cb, "busy", "running", H_REPLY_MS) != 0 ||
+	    (con = h_console_open(b, "busy")) == NULL)
+		tap_bail("busy: no console on the target");
+	con->mark = con->len;
+	tap_ok(h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "it writes on at the target, every page as it left it");
+	h_console_close(con);
+
+	/* A bound it may not meet: paused after the last round anyway. */
+	snprintf(path, sizeof(path), "\"memory_mib\":64,\"kernel\":\"%s\","
+	    "\"cmdline\":\"mib=4 every=100\"", h_env("VMMD_GUEST_DIRTY"));
+	if (h_create(ca, "busier", "%s", path) != 0 ||
+	    h_start(ca, "busier") != 0 ||
+	    (con = h_console_open(a, "busier")) == NULL ||
+	    h_expect(con, "dirty: pass", H_BOOT_MS) != 0)
+		tap_bail("busier: does not run");
+	h_console_close(con);
+	rc = h_ctl("migrate", "busier", "--to", to, "--downtime", "1", NULL);
+	/*
+	 * Whether it converges depends on how much the guest got to run
+	 * meanwhile on a busy host: either way it moves, and vmctl says
+	 * which it was.
+	 */
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL &&
+	    (strstr(h_out(), "30 rounds") == NULL) ==
+	    (strstr(h_out(), "paused after") == NULL),
+	    "downtime 1 ms: moved, converged or said not: %s%s",
+	    h_flat(h_out()), h_err());
+	if (h_wait_state(cb, "busier", "running", H_REPLY_MS) != 0 ||
+	    (con = h_console_open(b, "busier")) == NULL)
+		tap_bail("busier: no console on the target");
+	con->mark = con->len;
+	tap_ok(h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "it runs at the target, every page as it left it");
+	h_console_close(con);
+
+	/*
+	 * Back over ssh://: a stand-in for ssh runs the remote command
+	 * here, as sshd would there (its host argument dropped).
+	 */
+	snprintf(path, sizeof(path), "%s", h_in_dir(a, "fake-ssh"));
+	fake_ssh(path);
+	setenv("VMCTL_SSH", path, 1);
+	h_ctl_use(b, H_BOOT_MS);
+	snprintf(sshto, sizeof(sshto), "ssh://somebody@far%s", a->sock);
+	if ((con = h_console_open(b, "demo")) == NULL ||
+	    h_expect(con, DEMO_TICK, 5000) != 0)
+		tap_bail("demo: no tick at the second vmmd");
+	rc = h_ctl("migrate", "demo", "--to", sshto, NULL);
+	/* What it printed until it left. */
+	h_console_read(con, 200);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "vmctl migrate --to ssh://: %s%s", h_flat(h_out()), h_err());
+	before = tick_at(con->buf, true);
+	h_console_close(con);
+	unsetenv("VMCTL_SSH");
+	h_ctl_use(a, H_BOOT_MS);
+	tap_ok(h_wait_state(ca, "demo", "running", H_REPLY_MS) == 0 &&
+	    gone(cb, "demo"), "demo is back at the first vmmd, gone from "
+	    "the second");
+	if ((con = h_console_open(a, "demo")) == NULL)
+		tap_bail("demo: no console back at the first vmmd");
+	tap_ok(counts_on(con), "demo counts on back there");
+	after = tick_at(con->buf, false);
+	tap_ok(before >= 0 && after > before && after <= before + 3,
+	    "its count goes on: %ld, then %ld", before, after);
+	h_console_close(con);
+
+	/* Refused: a VM of that name is there. */
+	con = running_demo(a, ca, "twin");
+	tap_ok(h_create(cb, "twin", NULL) == 0, "twin: defined on the target");
+	rc = h_ctl("migrate", "twin", "--to", to, NULL);
+	tap_ok(rc == 5 && strstr(h_err(), "exists") != NULL,
+	    "a target with a VM of that name refuses (exit %d): %s", rc,
+	    h_flat(h_err()));
+	tap_ok(strcmp(h_state(ca, "twin", st, sizeof(st)), "running") == 0 &&
+	    counts_on(con), "twin runs on at the source (%s)", st);
+	h_console_close(con);
+
+	/* A corrupt stream: refused, nothing left on the target. */
+	refused = corrupt_refused(b, st, sizeof(st));
+	tap_ok(refused, "a corrupt stream is refused: %s", h_flat(st));
+	tap_ok(gone(cb, "junk"), "the target dropped the half-built VM");
+
+	/* The target's vmmd killed half-way through a slowed stream. */
+	setenv("VMMD_TEST_MIGRATE_DELAY_MS", "1000", 1);
+	slow = h_daemon_start();
+	unsetenv("VMMD_TEST_MIGRATE_DELAY_MS");
+	if ((cs = h_connect(slow)) == NULL)
+		tap_bail("no slow vmmd");
+	con = running_demo(slow, cs, "moving");
+
+	/* The link cut half-way: vmctl, which carries it, killed. */
+	{
+		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", slow->sock,
+		    "migrate", "moving", "--to", to, NULL };
+
+		if (h_spawn(&proc, argv) < 0)
+			tap_bail("cannot run vmctl");
+	}
+	for (t0 = h_now_ms(); h_now_ms() - t0 < H_REPLY_MS &&
+	    h_vm_pid(cb, "moving") <= 0;)
+		h_sleep_ms(20);
+	pid = h_vm_pid(cb, "moving");
+	h_sleep_ms(500);
+	kill(proc.pid, SIGKILL);
+	h_proc_wait(&proc, H_REPLY_MS);
+	h_proc_free(&proc);
+	tap_ok(pid > 0 && gone(cb, "moving") && h_pid_gone(pid, H_REPLY_MS),
+	    "link cut half-way: the target dropped its half-built guest");
+	tap_ok(h_wait_state(cs, "moving", "running", H_REPLY_MS) == 0 &&
+	    counts_on(con), "and the guest runs on at the source");
+
+	/* The target's vmmd killed half-way. */
+	{
+		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", slow->sock,
+		    "migrate", "moving", "--to", to, NULL };
+
+		if (h_spawn(&proc, argv) < 0)
+			tap_bail("cannot run vmctl");
+	}
+	p = &proc;
+	/* The target's worker appears once the stream is under way. */
+	for (t0 = h_now_ms(); h_now_ms() - t0 < H_REPLY_MS &&
+	    h_vm_pid(cb, "moving") <= 0;)
+		h_sleep_ms(20);
+	pid = h_vm_pid(cb, "moving");
+	h_sleep_ms(500);
+	tap_ok(pid > 0 && h_daemon_kill(b, SIGKILL) != -1,
+	    "the target's vmmd killed half-way (worker %d)", (int)pid);
+	rc = h_proc_wait(p, H_REPLY_MS * 2);
+	tap_ok(rc != 0 && rc != -1, "vmctl migrate fails (exit %d): %s%s", rc,
+	    p->obuf ? h_flat(p->obuf) : "", p->ebuf ? h_flat(p->ebuf) : "");
+	h_proc_free(p);
+	tap_ok(strcmp(h_state(cs, "moving", st, sizeof(st)), "running") == 0 &&
+	    counts_on(con), "the guest runs on at the source (%s)", st);
+	tap_ok(pid > 0 && h_pid_gone(pid, H_REPLY_MS),
+	    "the target's half-built guest is gone");
+	h_console_close(con);
+
+	h_close(cs);
+	h_close(cb);
+	h_close(ca);
+	return h_done();
+}
