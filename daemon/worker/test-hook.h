@@ -107,6 +107,8 @@ void	test_hook_resuming(struct worker *w);
  * exit), microseconds of guest time, where OVMF's DXE is a second away.
  */
 void	test_hook_machine_built(struct worker *w);
+
+/*
  * A live migration's source is about to send a frame of guest RAM
  * (migrate-out.c, its own thread).  With VMMD_TEST_MIGRATE_DELAY_MS=N
  * in the environment the test build sleeps N ms first: a stream slow
