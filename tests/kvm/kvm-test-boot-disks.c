@@ -26,8 +26,8 @@
 #define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER_DISK	"VMMD-MEDIA-BIOSDISK-OK"
 #define MARKER_HYBRID	"VMMD-MEDIA-HYBRID-OK"
-#define BOOT_MS		120000	/* SeaBIOS to its boot message */
-#define GRUB_MS		120000	/* then GRUB to its marker */
+#define BOOT_MS		300000	/* SeaBIOS to its boot message */
+#define GRUB_MS		300000	/* then GRUB to its marker */
 
 /* A VM with image as its one read-only disk on bus boots to marker. */
 static void

@@ -28,8 +28,8 @@
 #define MARKER_DISK	"VMMD-MEDIA-BIOSDISK-OK"
 #define PROMPT		"Press ESC for boot menu"
 #define MENU		"Select boot device"
-#define BOOT_MS		120000	/* SeaBIOS to its boot message */
-#define GRUB_MS		120000	/* then GRUB to its marker */
+#define BOOT_MS		300000	/* SeaBIOS to its boot message */
+#define GRUB_MS		300000	/* then GRUB to its marker */
 
 static const char *iso, *disk;
 

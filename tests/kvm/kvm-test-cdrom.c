@@ -30,8 +30,8 @@
 #define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER		"VMMD-MEDIA-ELTORITO-OK"
 #define MARKER_HYBRID	"VMMD-MEDIA-HYBRID-OK"
-#define BOOT_MS		120000	/* SeaBIOS to its boot message */
-#define GRUB_MS		120000	/* then GRUB to its marker */
+#define BOOT_MS		300000	/* SeaBIOS to its boot message */
+#define GRUB_MS		300000	/* then GRUB to its marker */
 
 /* vmctl create --cdrom, what info says, a relative path refused. */
 static void

@@ -27,8 +27,8 @@
 #define MARKER_CD	"VMMD-MEDIA-ELTORITO-OK"
 #define MARKER_HYBRID	"VMMD-MEDIA-HYBRID-OK"
 #define NOTHING		"No bootable device"
-#define BOOT_MS		120000
-#define GRUB_MS		120000
+#define BOOT_MS		300000
+#define GRUB_MS		300000
 
 static const char *iso, *hybrid;
 
