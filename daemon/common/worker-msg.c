@@ -47,6 +47,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_OPAQUE },
 	[WMSG_REQ_SNAPSHOT] = { "worker.snapshot", 2, WMSG_S_SNAPSHOT,
 	    WMSG_S_SNAPSHOT_REPLY },
+	[WMSG_REQ_DISK_PUSH] = { "worker.disk_push", 1, WMSG_S_DISK_PUSH,
+	    WMSG_S_NONE },
 };
 
 static const struct {

@@ -79,6 +79,7 @@ enum wmsg_shape {
 	WMSG_S_EXIT_EVENT,
 	WMSG_S_SNAPSHOT,
 	WMSG_S_SNAPSHOT_REPLY,
+	WMSG_S_DISK_PUSH,
 	WMSG_S_NSHAPES
 };
 
@@ -310,7 +311,13 @@ enum wmsg_shape {
 	    NONE)							\
 	/* its answer: the manifest's text, for vmmd to commit */	\
 	F(SNAPSHOT_MANIFEST, SNAPSHOT_REPLY, "manifest", STRING, 1, 2,	\
-	    PROTO_MAX_LINE, NONE, NONE)
+	    PROTO_MAX_LINE, NONE, NONE)					\
+	/* worker.disk_push: which disk, and the path of the image	\
+	 * that becomes its backing (for vm.info's chain) */		\
+	F(DISK_PUSH_DISK, DISK_PUSH, "disk", INT, 1, 0,		\
+	    WMSG_DISKS_MAX - 1, NONE, NONE)				\
+	F(DISK_PUSH_BACKING, DISK_PUSH, "backing", STRING, 1, 1,	\
+	    WMSG_PATH_MAX, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -334,6 +341,7 @@ enum wmsg_request {
 	WMSG_REQ_ADOPT,		/* what a new supervisor takes on */
 	WMSG_REQ_METRICS,	/* the numbers of a /metrics scrape */
 	WMSG_REQ_SNAPSHOT,	/* RAM and state into the two passed files */
+	WMSG_REQ_DISK_PUSH,	/* a paused guest's disk onto a new top */
 	WMSG_NREQUESTS
 };
 
