@@ -83,7 +83,7 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 		return r;
 	if (!ctl->json) {
 		struct json_object *disks = json_object_object_get(ret,
-		    "disks");
+		    "snapshot_disks");
 
 		printf("%s: snapshot in %s, the VM %s\n", argv[optind], dir,
 		    keep ? "running on" : "stopped");

@@ -130,7 +130,8 @@ cmd_snapshot_reply(struct cmd_snapshot *s, struct vm *vm)
 
 	json_object_object_add(reply, "snapshot",
 	    json_object_new_string(s->dir));
-	json_object_object_add(reply, "disks", vm_snapdisks_json(&s->sd));
+	json_object_object_add(reply, "snapshot_disks",
+	    vm_snapdisks_json(&s->sd));
 	pending_reply(s->p, reply);
 	cmd_snapshot_free(s, false);
 }

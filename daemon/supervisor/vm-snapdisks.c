@@ -108,6 +108,22 @@ vm_snapdisks_make_next(struct vm_snapdisks *sd, unsigned int i,
 	} else if (rc < 0 || (fsync(fd) < 0 && (rc = -errno) < 0)) {
 		snprintf(err, errlen, "overlay %s: %s", tmp, strerror(-rc));
 	}
+	if (rc == 0) {
+		struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+		/*
+		 * The guest's alone, as vm_files_lock_disks() locks a disk
+		 * written to at start: the lock goes with the descriptor
+		 * the worker gets.  (The old overlay keeps the exclusive
+		 * lock the worker took at start until the guest ends: the
+		 * sandbox lets no worker change a lock.)
+		 */
+		if (fcntl(fd, F_OFD_SETLK, &lk) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "overlay %s: cannot lock it: %s",
+			    tmp, strerror(-rc));
+		}
+	}
 	if (rc < 0) {
 		close(fd);
 		unlink(tmp);

@@ -93,7 +93,7 @@ int	vm_snapdisks_commit(struct vm_snapdisks *sd, struct vm_def *def,
 void	vm_snapdisks_abort(struct vm_snapdisks *sd);
 void	vm_snapdisks_free(struct vm_snapdisks *sd);
 /*
- * The reply's "disks": one line per disk for the user ("disk 0
+ * The reply's "snapshot_disks": one line per disk for the user ("disk 0
  * (virtio): frozen into DIR/disk-0.qcow2", "disk 1 (virtio): shared,
  * not frozen: /path (raw)").
  */

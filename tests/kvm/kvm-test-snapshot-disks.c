@@ -15,8 +15,10 @@
  * that had kept the writes after the snapshot would hold a larger
  * count: the guest says FAIL), the frozen image is still unchanged
  * after the restored guest wrote, and the restored VM's own overlay is
- * clean.  The snapshot directory, moved, restores again; with its
- * frozen image gone, or cut short, it is refused, naming the image.
+ * clean.  The snapshot directory, moved, restores again, and a second
+ * snapshot then freezes an overlay over the first one's image; with
+ * its frozen image gone, or cut short, the first is refused, naming
+ * the image.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -110,7 +112,8 @@ main(void)
 	snprintf(moved, sizeof(moved), "%s", h_in_dir(d, "moved"));
 	snprintf(frozen, sizeof(frozen), "%s/disk-0.qcow2", dir);
 	if (vdisk_make_base(base, 0644) != 0 ||
-	    vdisk_make_base(shared, 0644) != 0 || mkdir(dir, 0700) < 0)
+	    vdisk_make_base(shared, 0644) != 0 || mkdir(dir, 0700) < 0 ||
+	    mkdir(h_in_dir(d, "snap2"), 0700) < 0)
 		tap_bail("the disks and the snapshot's directory");
 
 	tap_ok(h_create(c, "w", "\"kernel\":\"%s\",\"disks\":["
@@ -127,7 +130,8 @@ main(void)
 	snapped = last_count(con, 0);
 	r = h_callf(c, H_REPLY_MS, "vm.snapshot", "{\"name\":\"w\","
 	    "\"dir\":\"%s\",\"keep_running\":true}", dir);
-	disks = h_ret(r) != NULL ? json_object_object_get(h_ret(r), "disks") :
+	disks = h_ret(r) != NULL ? json_object_object_get(h_ret(r),
+	    "snapshot_disks") :
 	    NULL;
 	tap_ok(h_ret(r) != NULL && json_object_array_length(disks) == 2 &&
 	    strstr(json_object_get_string(json_object_array_get_idx(disks,
@@ -198,6 +202,22 @@ main(void)
 	mark = con->len;
 	tap_ok(counts_on(con, 3) && first_count(con, mark) == first,
 	    "w: counts on from the same count");
+	/*
+	 * A second snapshot, through vmctl, freezes the overlay over the
+	 * first's image; vmctl says what it did with each disk.
+	 */
+	h_ctl_use(d, H_REPLY_MS);
+	rc = h_ctl("snapshot", "w", h_in_dir(d, "snap2"), "--keep-running",
+	    NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "disk 0 (virtio): frozen into ") &&
+	    strstr(h_out(), "snap2/disk-0.qcow2") &&
+	    strstr(h_out(), "disk 1 (virtio): shared, not frozen: "),
+	    "vmctl snapshot --keep-running: %s%s", h_out(), h_err());
+	img = h_read_file(h_in_dir(d, "snap2/manifest.json"), NULL);
+	tap_ok(img != NULL && strstr(img, "\"backing_depth\":2") != NULL &&
+	    counts_on(con, 3),
+	    "the second snapshot's chain is one deeper; the guest counts on");
+	free(img);
 	h_console_close(con);
 	tap_ok(h_stop(c, "w", true, -1, H_REPLY_MS) == 0, "w: stopped");
 
