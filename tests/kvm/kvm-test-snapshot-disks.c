@@ -96,7 +96,7 @@ main(void)
 	struct h_conn *c;
 	char base[512], shared[512], frozen[700], dir[600], moved[512];
 	char *was, *img;
-	size_t was_len, mark;
+	size_t was_len = 0, mark;
 	long snapped, stopped, first;
 	int rc;
 
@@ -133,7 +133,8 @@ main(void)
 	disks = h_ret(r) != NULL ? json_object_object_get(h_ret(r),
 	    "snapshot_disks") :
 	    NULL;
-	tap_ok(h_ret(r) != NULL && json_object_array_length(disks) == 2 &&
+	tap_ok(json_object_is_type(disks, json_type_array) &&
+	    json_object_array_length(disks) == 2 &&
 	    strstr(json_object_get_string(json_object_array_get_idx(disks,
 	    0)), "disk 0 (virtio): frozen into ") != NULL &&
 	    strstr(json_object_get_string(json_object_array_get_idx(disks,
