@@ -218,13 +218,62 @@ vm_snapdisks_frozen(const struct vm_snapdisks *sd)
 	return n;
 }
 
+/*
+ * [off, end) of src into dst at the same offsets: by the kernel where
+ * it can, else read and written here (copy_file_range refuses most
+ * pairs of different file systems: EXDEV, or EINVAL on older kernels).
+ */
+static int
+vm_snapdisks_copy_range(int src, int dst, off_t off, off_t end)
+{
+	static char buf[65536];
+	bool by_hand = false;
+	ssize_t r, w;
+
+	for (; off < end; off += r) {
+		size_t want = (size_t)(end - off);
+
+		if (!by_hand) {
+			loff_t in = off, out = off;
+
+			r = copy_file_range(src, &in, dst, &out, want, 0);
+			if (r < 0 && (errno == EXDEV || errno == EINVAL ||
+			    errno == ENOSYS || errno == EOPNOTSUPP)) {
+				by_hand = true;
+				r = 0;
+				continue;
+			}
+		} else {
+			r = pread(src, buf, want < sizeof(buf) ? want :
+			    sizeof(buf), off);
+			for (w = 0; r > 0 && w < r;) {
+				ssize_t n = pwrite(dst, buf + w, (size_t)(r - w),
+				    off + w);
+
+				if (n < 0 && errno != EINTR)
+					return -errno;
+				w += n > 0 ? n : 0;
+			}
+		}
+		if (r < 0 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;	/* it shrank under us */
+	}
+	return 0;
+}
+
 /* All of src into dst, holes kept: only src's data extents are copied. */
 static int
 vm_snapdisks_copy(int src, int dst)
 {
 	struct stat st;
 	off_t data, hole, off = 0;
-	ssize_t r;
+	int rc;
 
 	if (fstat(src, &st) < 0)
 		return -errno;
@@ -236,20 +285,9 @@ vm_snapdisks_copy(int src, int dst)
 		}
 		if ((hole = lseek(src, data, SEEK_HOLE)) < 0)
 			return -errno;
-		for (off = data; off < hole; off += r) {
-			loff_t in = off, out = off;
-
-			r = copy_file_range(src, &in, dst, &out,
-			    (size_t)(hole - off), 0);
-			if (r < 0 && errno == EINTR) {
-				r = 0;
-				continue;
-			}
-			if (r < 0)
-				return -errno;
-			if (r == 0)
-				return -EIO;	/* it shrank under us */
-		}
+		if ((rc = vm_snapdisks_copy_range(src, dst, data, hole)) < 0)
+			return rc;
+		off = hole;
 	}
 	/* A hole at the end still counts in the length. */
 	if (ftruncate(dst, st.st_size) < 0)
