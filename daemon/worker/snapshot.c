@@ -204,10 +204,12 @@ snapshot_try(struct snapshot_job *j)
 	/*
 	 * The disks as the RAM expects them: every write the guest saw
 	 * complete on stable storage and qcow2's metadata final, so that
-	 * vmmd can freeze an image as it is now (snapshot.h).
+	 * vmmd can freeze an image as it is now (snapshot.h).  A read-only
+	 * disk has nothing to flush.
 	 */
 	for (i = 0; i < j->w->cfg.backends.ndisks; i++)
 		if (j->w->disks[i] != NULL &&
+		    !j->w->cfg.backends.disk[i].readonly &&
 		    (rc = blk_file_flush(j->w->disks[i])) < 0) {
 			snprintf(err, sizeof(err), "disk %zu: flush: %s", i,
 			    strerror(-rc));
