@@ -81,9 +81,18 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 	if ((r = cmd_snapshot_call(ctl, what, "vm.snapshot", argv[optind],
 	    dir, keep, &ret)) != 0)
 		return r;
-	if (!ctl->json)
+	if (!ctl->json) {
+		struct json_object *disks = json_object_object_get(ret,
+		    "snapshot_disks");
+
 		printf("%s: snapshot in %s, the VM %s\n", argv[optind], dir,
 		    keep ? "running on" : "stopped");
+		/* What the snapshot holds of each disk, and what it shares. */
+		for (size_t i = 0; json_object_is_type(disks, json_type_array) &&
+		    i < json_object_array_length(disks); i++)
+			printf("  %s\n", json_object_get_string(
+			    json_object_array_get_idx(disks, i)));
+	}
 	json_object_put(ret);
 	return CTL_EXIT_OK;
 }

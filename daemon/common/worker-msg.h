@@ -82,6 +82,7 @@ enum wmsg_shape {
 	WMSG_S_SNAPSHOT_REPLY,
 	WMSG_S_MEDIA,
 	WMSG_S_MIGRATE_OUT,
+	WMSG_S_DISK_PUSH,
 	WMSG_S_NSHAPES
 };
 
@@ -334,7 +335,13 @@ enum wmsg_shape {
 	    NONE)							\
 	/* worker.migrate_out: the pause the guest may see, at most */	\
 	F(MIGRATE_DOWNTIME_MS, MIGRATE_OUT, "downtime_ms", INT, 0, 1,	\
-	    60000, NONE, NONE)
+	    60000, NONE, NONE)				\
+	/* worker.disk_push: which disk, and the path of the image	\
+	 * that becomes its backing (for vm.info's chain) */		\
+	F(DISK_PUSH_DISK, DISK_PUSH, "disk", INT, 1, 0,		\
+	    WMSG_DISKS_MAX - 1, NONE, NONE)				\
+	F(DISK_PUSH_BACKING, DISK_PUSH, "backing", STRING, 1, 1,	\
+	    WMSG_PATH_MAX, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -361,6 +368,7 @@ enum wmsg_request {
 	WMSG_REQ_MEDIA_EJECT,	/* a CD-ROM's medium out */
 	WMSG_REQ_MEDIA_INSERT,	/* the passed image in */
 	WMSG_REQ_MIGRATE_OUT,	/* the guest onto the passed stream */
+	WMSG_REQ_DISK_PUSH,	/* a paused guest's disk onto a new top */
 	WMSG_NREQUESTS
 };
 

@@ -11,6 +11,7 @@
 
 #include "blk-chain.h"
 #include "blk-file.h"
+#include "blk-qcow2.h"
 #include "blk-raw.h"
 
 struct blk_file {
@@ -197,6 +198,40 @@ blk_file_read(struct blk_file *f, void *buf, size_t len, uint64_t off)
 	if (off > f->img->size || len > f->img->size - off)
 		return -EIO;
 	return f->img->ops->read(f->img, &v, 1, off);
+}
+
+int
+blk_file_flush(struct blk_file *f)
+{
+	blk_file_drain(f);
+	return f->img->ops->flush(f->img);
+}
+
+int
+blk_file_push_top(struct blk_file *f, int fd)
+{
+	struct blk_image_stats st = { 0 };
+	struct blk_image *top;
+	int ret;
+
+	if ((ret = blk_file_flush(f)) < 0)
+		return ret;
+	f->img->ops->stats(f->img, &st);
+	ret = blk_qcow2_open(fd, false, f->img, st.format != NULL &&
+	    strcmp(st.format, "qcow2") == 0 ? BLK_IMAGE_QCOW2 : BLK_IMAGE_RAW,
+	    &top);
+	if (ret < 0)
+		return ret;
+	if (top->size != f->img->size) {
+		/* The guest's disk does not change size under it. */
+		top->backing = NULL;
+		blk_image_free_disowned(top);
+		return -EINVAL;
+	}
+	/* Only read from now on: a write would fail, not land. */
+	f->img->readonly = true;
+	f->img = top;
+	return 0;
 }
 
 uint64_t

@@ -57,6 +57,23 @@ int blk_file_new_chain(struct blk_file **out, const int *fds,
  * the disk), while no request is queued.  0 or -errno.
  */
 int blk_file_read(struct blk_file *f, void *buf, size_t len, uint64_t off);
+/*
+ * Every write completed so far on stable storage, and the image's
+ * metadata final (qcow2's freed clusters released): drains the queue,
+ * then flushes on the calling thread.  0 or -errno.
+ */
+int blk_file_flush(struct blk_file *f);
+/*
+ * A snapshot's freeze: the image f serves (its whole chain) becomes the
+ * backing image of the qcow2 image fd (O_RDWR; its header must name a
+ * backing file, of the top image's format, and have the same virtual
+ * size), which takes every write from now on.  The caller guarantees
+ * that nothing submits meanwhile (the guest is paused); the queue is
+ * drained and the old top flushed first, then marked read-only, so no
+ * write of this process reaches it again.  0, the backend owning fd;
+ * or -errno, fd still the caller's and f as it was.
+ */
+int blk_file_push_top(struct blk_file *f, int fd);
 /* The image's size in bytes, as the guest sees it. */
 uint64_t blk_file_size(struct blk_file *f);
 /* The image's figures.  Any thread. */

@@ -264,13 +264,159 @@ snap_parse_sections(struct json_object *arr, struct snap_manifest *m,
 	return 0;
 }
 
+void
+snap_disk_frozen_name(uint32_t index, char *buf, size_t len)
+{
+	snprintf(buf, len, "disk-%" PRIu32 ".qcow2", index);
+}
+
+/*
+ * A disk record's rules, for the parser and for the records vmmd adds:
+ * where names it in messages, prev the index before it (-1: none).
+ */
+static int
+snap_check_disk(const struct snap_mdisk *d, int64_t prev, const char *where,
+    char *err, size_t errlen)
+{
+	char name[32];
+	size_t len = strlen(d->path);
+
+	if (d->index >= SNAP_MAX_DISKS)
+		return snap_fail(-E2BIG, err, errlen, "%s: index %" PRIu32
+		    ", more than %d", where, d->index, SNAP_MAX_DISKS - 1);
+	if ((int64_t)d->index <= prev)
+		return snap_fail(-EINVAL, err, errlen, "%s: index %" PRIu32
+		    " is not after the disk before it", where, d->index);
+	if (d->backing_depth > SNAP_MAX_BACKING)
+		return snap_fail(-E2BIG, err, errlen, "%s: backing_depth %"
+		    PRIu32 ", more than %d", where, d->backing_depth,
+		    SNAP_MAX_BACKING);
+	if (d->frozen) {
+		snap_disk_frozen_name(d->index, name, sizeof(name));
+		if (strcmp(d->path, name) != 0)
+			return snap_fail(-EINVAL, err, errlen, "%s: frozen "
+			    "image \"%.64s\" is not \"%s\"", where, d->path,
+			    name);
+		if (!d->qcow2)
+			return snap_fail(-EINVAL, err, errlen,
+			    "%s: a frozen image is qcow2", where);
+		if (d->file_size == 0)
+			return snap_fail(-EINVAL, err, errlen,
+			    "%s: a frozen image has no file_size", where);
+		return 0;
+	}
+	if (len == 0 || len >= SNAP_DISK_PATH_MAX || d->path[0] != '/')
+		return snap_fail(-EINVAL, err, errlen, "%s: the shared disk's "
+		    "path is not an absolute path of at most %d bytes", where,
+		    SNAP_DISK_PATH_MAX - 1);
+	if (d->file_size != 0)
+		return snap_fail(-EINVAL, err, errlen,
+		    "%s: a shared disk has no file_size", where);
+	return 0;
+}
+
+static int
+snap_parse_disk(struct json_object *o, struct snap_mdisk *d,
+    const char *where, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "index", "bus", "format",
+	    "frozen", "shared", "size", "file_size", "backing_depth", NULL };
+	struct json_object *v, *fz, *sh;
+	uint64_t u;
+	const char *str;
+	int ret, len;
+
+	if (!json_object_is_type(o, json_type_object))
+		return snap_fail(-EINVAL, err, errlen, "%s is not an object",
+		    where);
+	if ((ret = snap_known_keys(o, where, keys, err, errlen)) < 0 ||
+	    (ret = snap_get_u64(o, where, "index", UINT32_MAX, &u, err,
+	    errlen)) < 0)
+		return ret;
+	d->index = (uint32_t)u;
+	if ((ret = snap_get(o, where, "bus", json_type_string, &v, err,
+	    errlen)) < 0)
+		return ret;
+	str = json_object_get_string(v);
+	if (strcmp(str, "virtio") != 0 && strcmp(str, "sata") != 0)
+		return snap_fail(-EINVAL, err, errlen, "%s: bus \"%.16s\" is "
+		    "neither \"virtio\" nor \"sata\"", where, str);
+	d->sata = str[0] == 's';
+	if ((ret = snap_get(o, where, "format", json_type_string, &v, err,
+	    errlen)) < 0)
+		return ret;
+	str = json_object_get_string(v);
+	if (strcmp(str, "raw") != 0 && strcmp(str, "qcow2") != 0)
+		return snap_fail(-EINVAL, err, errlen, "%s: format \"%.16s\" "
+		    "is neither \"raw\" nor \"qcow2\"", where, str);
+	d->qcow2 = str[0] == 'q';
+	fz = json_object_object_get(o, "frozen");
+	sh = json_object_object_get(o, "shared");
+	if ((fz != NULL) == (sh != NULL))
+		return snap_fail(-EINVAL, err, errlen, "%s: not one of "
+		    "\"frozen\" and \"shared\"", where);
+	d->frozen = fz != NULL;
+	if ((ret = snap_get(o, where, d->frozen ? "frozen" : "shared",
+	    json_type_string, &v, err, errlen)) < 0)
+		return ret;
+	len = json_object_get_string_len(v);
+	str = json_object_get_string(v);
+	/* A NUL inside would cut the name short of what was checked. */
+	if ((size_t)len >= SNAP_DISK_PATH_MAX || memchr(str, '\0',
+	    (size_t)len) != NULL)
+		return snap_fail(-EINVAL, err, errlen, "%s: a NUL byte or "
+		    "more than %d bytes in its path", where,
+		    SNAP_DISK_PATH_MAX - 1);
+	if ((d->path = strdup(str)) == NULL)
+		return snap_fail(-ENOMEM, err, errlen, "out of memory");
+	if ((ret = snap_get_u64(o, where, "size", SNAP_DISK_SIZE_MAX, &d->size,
+	    err, errlen)) < 0 ||
+	    (ret = snap_get_u64(o, where, "backing_depth", UINT32_MAX, &u,
+	    err, errlen)) < 0)
+		return ret;
+	d->backing_depth = (uint32_t)u;
+	if (json_object_object_get_ex(o, "file_size", NULL) &&
+	    (ret = snap_get_u64(o, where, "file_size", SNAP_DISK_SIZE_MAX,
+	    &d->file_size, err, errlen)) < 0)
+		return ret;
+	return 0;
+}
+
+static int
+snap_parse_disks(struct json_object *arr, struct snap_manifest *m,
+    char *err, size_t errlen)
+{
+	size_t i, n = json_object_array_length(arr);
+	int ret;
+
+	if (n > SNAP_MAX_DISKS)
+		return snap_fail(-E2BIG, err, errlen,
+		    "%zu disks, more than %d", n, SNAP_MAX_DISKS);
+	if (n > 0 && (m->disks = calloc(n, sizeof(*m->disks))) == NULL)
+		return snap_fail(-ENOMEM, err, errlen, "out of memory");
+	for (i = 0; i < n; i++) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "disk record %zu", i);
+		/* Counted as it goes: what it holds is freed on failure. */
+		m->ndisks = i + 1;
+		if ((ret = snap_parse_disk(json_object_array_get_idx(arr, i),
+		    &m->disks[i], where, err, errlen)) < 0 ||
+		    (ret = snap_check_disk(&m->disks[i], i > 0 ?
+		    (int64_t)m->disks[i - 1].index : -1, where, err,
+		    errlen)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int
 snap_parse_object(struct json_object *root, struct snap_manifest *m,
     char *err, size_t errlen)
 {
 	static const char *const keys[] = { "format", "format_version",
 	    "vmmd_version", "definition", "memory", "state", "sections",
-	    NULL };
+	    "disks", NULL };
 	static const char *const skeys[] = { "file", "size", NULL };
 	struct json_object *v;
 	uint64_t version;
@@ -331,9 +477,21 @@ snap_parse_object(struct json_object *root, struct snap_manifest *m,
 		return ret;
 
 	if ((ret = snap_get(root, "manifest", "sections", json_type_array, &v,
+	    err, errlen)) < 0 ||
+	    (ret = snap_parse_sections(v, m, err, errlen)) < 0)
+		return ret;
+
+	/* Version 1 has no disks: it recorded none. */
+	if (m->format_version < 2) {
+		if (json_object_object_get_ex(root, "disks", NULL))
+			return snap_fail(-EINVAL, err, errlen, "manifest: "
+			    "\"disks\" in a version 1 manifest");
+		return 0;
+	}
+	if ((ret = snap_get(root, "manifest", "disks", json_type_array, &v,
 	    err, errlen)) < 0)
 		return ret;
-	return snap_parse_sections(v, m, err, errlen);
+	return snap_parse_disks(v, m, err, errlen);
 }
 
 int
@@ -411,6 +569,9 @@ snap_manifest_free(struct snap_manifest *m)
 {
 	json_object_put(m->definition);
 	free(m->sections);
+	for (size_t i = 0; i < m->ndisks; i++)
+		free(m->disks[i].path);
+	free(m->disks);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -520,6 +681,39 @@ snap_format_state(const struct snap_manifest *m)
 	return state;
 }
 
+static struct json_object *
+snap_format_disks(const struct snap_manifest *m)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i;
+
+	if (arr == NULL)
+		return NULL;
+	for (i = 0; i < m->ndisks; i++) {
+		const struct snap_mdisk *d = &m->disks[i];
+		struct json_object *o = json_object_new_object();
+
+		if (!snap_push(arr, o) ||
+		    !snap_add(o, "index", json_object_new_int64(d->index)) ||
+		    !snap_add(o, "bus",
+		    json_object_new_string(d->sata ? "sata" : "virtio")) ||
+		    !snap_add(o, "format",
+		    json_object_new_string(d->qcow2 ? "qcow2" : "raw")) ||
+		    !snap_add(o, d->frozen ? "frozen" : "shared",
+		    json_object_new_string(d->path)) ||
+		    !snap_add(o, "size",
+		    json_object_new_int64((int64_t)d->size)) ||
+		    (d->frozen && !snap_add(o, "file_size",
+		    json_object_new_int64((int64_t)d->file_size))) ||
+		    !snap_add(o, "backing_depth",
+		    json_object_new_int64(d->backing_depth))) {
+			json_object_put(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 char *
 snap_manifest_format(const struct snap_manifest *m, size_t *len)
 {
@@ -538,7 +732,8 @@ snap_manifest_format(const struct snap_manifest *m, size_t *len)
 	    !snap_add(root, "definition", json_object_get(m->definition)) ||
 	    !snap_add(root, "memory", snap_format_memory(m)) ||
 	    !snap_add(root, "state", snap_format_state(m)) ||
-	    !snap_add(root, "sections", snap_format_sections(m)))
+	    !snap_add(root, "sections", snap_format_sections(m)) ||
+	    !snap_add(root, "disks", snap_format_disks(m)))
 		goto done;
 	s = json_object_to_json_string_length(root, JSON_C_TO_STRING_PRETTY |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
@@ -551,4 +746,56 @@ snap_manifest_format(const struct snap_manifest *m, size_t *len)
 done:
 	json_object_put(root);
 	return out;
+}
+
+int
+snap_manifest_set_disks(const char *text, size_t len,
+    const struct snap_mdisk *disks, size_t n, char **out, size_t *outlen,
+    char *err, size_t errlen)
+{
+	struct snap_mdisk *own = NULL;
+	struct snap_manifest m;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	if ((ret = snap_manifest_parse(text, len, &m, err, errlen)) < 0)
+		return ret;
+	if (n > SNAP_MAX_DISKS) {
+		ret = snap_fail(-E2BIG, err, errlen,
+		    "%zu disks, more than %d", n, SNAP_MAX_DISKS);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "disk %" PRIu32,
+		    disks[i].index);
+		if ((ret = snap_check_disk(&disks[i], i > 0 ?
+		    (int64_t)disks[i - 1].index : -1, where, err,
+		    errlen)) < 0)
+			goto out;
+	}
+	if (n > 0 && (own = calloc(n, sizeof(*own))) == NULL) {
+		ret = snap_fail(-ENOMEM, err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < m.ndisks; i++)
+		free(m.disks[i].path);
+	free(m.disks);
+	m.disks = own;
+	m.ndisks = 0;
+	for (i = 0; i < n; i++) {
+		own[i] = disks[i];
+		if ((own[i].path = strdup(disks[i].path)) == NULL) {
+			ret = snap_fail(-ENOMEM, err, errlen, "out of memory");
+			goto out;
+		}
+		m.ndisks = i + 1;
+	}
+	if ((*out = snap_manifest_format(&m, outlen)) == NULL)
+		ret = snap_fail(-ENOMEM, err, errlen, "out of memory");
+out:
+	snap_manifest_free(&m);
+	return ret;
 }

@@ -8,13 +8,17 @@
  * worker.snapshot, and commits the manifest the worker answers only
  * after checking it against the files (snap_write_commit): a worker
  * that lies gets nothing written in its name.  keep_running false:
- * the guest stays paused after the save and is stopped.
+ * the guest stays paused after the save and is stopped.  The disks:
+ * vm-snapdisks.h (frozen overlays, the worker moved onto fresh ones,
+ * the records added to the manifest before the commit).
  *
  * vm.restore starts a VM that does not run from a snapshot: vmmd opens
  * its three files with the client's rights, checks them whole (the
  * manifest, sizes, every checksum) and the definition in the manifest
- * against the VM's, saying what differs, before anything starts; the
- * worker gets the files and restores the guest before it runs.
+ * against the VM's, saying what differs, before anything starts; then
+ * the disk step (vm_snapdisks_restore: fresh overlays over the frozen
+ * images); the worker gets the files and restores the guest before it
+ * runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +40,21 @@
 #include "proto.h"
 #include "snap-file.h"
 #include "vm.h"
+#include "vm-snapdisks.h"
+#include "vmconfig-store.h"
 #include "vmconfig.h"
 #include "worker-msg.h"
 
 static const char *const cmd_keys_snapshot[] = { "name", "dir",
 	"keep_running", NULL };
 
-/* One vm.snapshot between its request to the worker and the answer. */
+/*
+ * One vm.snapshot between its request to the worker and the answer.
+ * With frozen disks (vm-snapdisks.h) the worker leaves the guest paused
+ * after the save: vmmd freezes the overlays, has the worker move each
+ * disk onto its fresh overlay (worker.disk_push, one disk at a time),
+ * commits, and only then resumes the guest if it ran and should run on.
+ */
 struct cmd_snapshot {
 	struct pending *p;
 	char *dir;
@@ -51,6 +63,14 @@ struct cmd_snapshot {
 	uid_t uid;
 	gid_t gid;
 	bool keep_running;
+	bool was_running;	/* the guest ran when asked */
+	bool has_sd;		/* sd was prepared */
+	bool push_failed;
+	struct vm_snapdisks sd;
+	char *text;		/* the manifest, with its disks */
+	size_t len;
+	unsigned int next;	/* the disk being pushed */
+	char err[512];
 	struct timespec t0;
 };
 
@@ -59,46 +79,117 @@ cmd_snapshot_free(struct cmd_snapshot *s, bool abort)
 {
 	if (abort)
 		snap_write_abort(s->dirfd, &s->fds[0], &s->fds[1]);
+	if (s->has_sd && abort)
+		vm_snapdisks_abort(&s->sd);
+	else if (s->has_sd)
+		vm_snapdisks_free(&s->sd);
 	if (s->fds[0] >= 0)
 		close(s->fds[0]);
 	if (s->fds[1] >= 0)
 		close(s->fds[1]);
 	close(s->dirfd);
+	free(s->text);
 	free(s->dir);
 	free(s);
 }
 
 static void
-cmd_snapshot_done(struct vm *vm, struct json_object *ret,
+cmd_snapshot_ignore(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
-	struct cmd_snapshot *s = arg;
-	struct json_object *reply;
+	(void)vm;
+	(void)ret;
+	(void)error;
+	(void)arg;
+}
+
+/* The guest runs again if it ran and the worker left it paused. */
+static bool
+cmd_snapshot_held(const struct cmd_snapshot *s)
+{
+	return s->has_sd && vm_snapdisks_frozen(&s->sd) > 0 && s->was_running;
+}
+
+/* A failure after the worker's save: undone, the guest let go. */
+static void
+cmd_snapshot_fail(struct vm *vm, struct cmd_snapshot *s,
+    enum proto_error cls, const char *err)
+{
+	log_warn("VM '%s': snapshot into %s: %s", vm->def->name, s->dir, err);
+	if (cmd_snapshot_held(s) && s->keep_running)
+		vm_worker_request(vm, WMSG_REQ_RESUME, NULL,
+		    cmd_snapshot_ignore, NULL);
+	pending_error(s->p, cls, "%s", err);
+	cmd_snapshot_free(s, true);
+}
+
+static void
+cmd_snapshot_reply(struct cmd_snapshot *s, struct vm *vm)
+{
+	struct json_object *reply = vm_to_json(vm);
+
+	json_object_object_add(reply, "snapshot",
+	    json_object_new_string(s->dir));
+	json_object_object_add(reply, "snapshot_disks",
+	    vm_snapdisks_json(&s->sd));
+	pending_reply(s->p, reply);
+	cmd_snapshot_free(s, false);
+}
+
+static void
+cmd_snapshot_resumed(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	(void)ret;
+	if (error != NULL)
+		log_warn("VM '%s': resuming after the snapshot: %s",
+		    vm->def->name, json_object_to_json_string(error));
+	cmd_snapshot_reply(arg, vm);
+}
+
+/*
+ * Every frozen disk pushed (or one refused): the VM's overlays and
+ * definition follow what the worker now writes to, then the manifest.
+ */
+static void
+cmd_snapshot_finish(struct vm *vm, struct cmd_snapshot *s)
+{
 	enum proto_error cls;
-	const char *text;
 	struct timespec t1;
 	char err[512];
+	bool any = false;
 	int rc;
 
-	if (error != NULL) {
-		cmd_snapshot_free(s, true);
-		pending_forward_error(s->p, error);
+	rc = vm_snapdisks_commit(&s->sd, vm->def, &cls, err, sizeof(err));
+	for (unsigned int i = 0; i < s->sd.ndisks; i++)
+		any |= s->sd.pushed[i];
+	/* The pushed disks are on their new overlays whatever follows. */
+	if (any && !vm->def->transient) {
+		char serr[512];
+
+		if (config_save(vm->d->vmsdir, vm->def, serr,
+		    sizeof(serr)) < 0)
+			log_error("VM '%s': saving the definition after the "
+			    "snapshot: %s", vm->def->name, serr);
+	}
+	for (unsigned int i = 0; i < s->sd.ndisks; i++)
+		s->sd.pushed[i] = false;	/* nothing of them to undo */
+	if (s->push_failed || rc < 0) {
+		cmd_snapshot_fail(vm, s, PROTO_ERR_INTERNAL,
+		    s->push_failed ? s->err : err);
 		return;
 	}
-	text = wmsg_str(ret, WMSG_SNAPSHOT_MANIFEST, "");
-	rc = snap_write_commit(s->dirfd, s->dir, s->fds[0], s->fds[1], text,
-	    strlen(text), s->uid, s->gid, err, sizeof(err));
+	rc = snap_write_commit(s->dirfd, s->dir, s->fds[0], s->fds[1],
+	    s->text, s->len, s->uid, s->gid, err, sizeof(err));
 	if (rc < 0) {
-		log_warn("VM '%s': snapshot into %s: %s", vm->def->name,
-		    s->dir, err);
-		cmd_snapshot_free(s, true);
-		pending_error(s->p, PROTO_ERR_INTERNAL, "%s", err);
+		cmd_snapshot_fail(vm, s, PROTO_ERR_INTERNAL, err);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	log_info("VM '%s': snapshot in %s (%lld ms)", vm->def->name, s->dir,
-	    (long long)((t1.tv_sec - s->t0.tv_sec) * 1000 +
-	    (t1.tv_nsec - s->t0.tv_nsec) / 1000000));
+	log_info("VM '%s': snapshot in %s (%lld ms, %u disks frozen)",
+	    vm->def->name, s->dir, (long long)((t1.tv_sec - s->t0.tv_sec) *
+	    1000 + (t1.tv_nsec - s->t0.tv_nsec) / 1000000),
+	    vm_snapdisks_frozen(&s->sd));
 	if (!s->keep_running) {
 		/* The guest stayed paused: nothing of it runs after the save. */
 		if (vm_stop(vm, true, 0, s->p, &cls, err, sizeof(err)) < 0)
@@ -106,21 +197,102 @@ cmd_snapshot_done(struct vm *vm, struct json_object *ret,
 		cmd_snapshot_free(s, false);
 		return;
 	}
-	reply = vm_to_json(vm);
-	json_object_object_add(reply, "snapshot",
-	    json_object_new_string(s->dir));
-	pending_reply(s->p, reply);
-	cmd_snapshot_free(s, false);
+	if (cmd_snapshot_held(s) && vm_worker_request(vm, WMSG_REQ_RESUME,
+	    NULL, cmd_snapshot_resumed, s) == 0)
+		return;
+	cmd_snapshot_reply(s, vm);
+}
+
+static void cmd_snapshot_push_next(struct vm *vm, struct cmd_snapshot *s);
+
+static void
+cmd_snapshot_pushed(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	struct cmd_snapshot *s = arg;
+
+	(void)ret;
+	if (error != NULL) {
+		s->push_failed = true;
+		snprintf(s->err, sizeof(s->err), "disk %u: the guest could "
+		    "not move to a new overlay, the snapshot is not made: %s",
+		    s->next, json_object_get_string(json_object_object_get(
+		    error, "desc")));
+		cmd_snapshot_finish(vm, s);
+		return;
+	}
+	s->sd.pushed[s->next++] = true;
+	cmd_snapshot_push_next(vm, s);
+}
+
+static void
+cmd_snapshot_push_next(struct vm *vm, struct cmd_snapshot *s)
+{
+	struct json_object *args;
+	char base[4200];
+	int rc;
+
+	while (s->next < s->sd.ndisks && !s->sd.rec[s->next].frozen)
+		s->next++;
+	if (s->next == s->sd.ndisks) {
+		cmd_snapshot_finish(vm, s);
+		return;
+	}
+	snprintf(base, sizeof(base), "%s/%s", s->dir,
+	    s->sd.rec[s->next].path);
+	args = json_object_new_object();
+	wmsg_put_int(args, WMSG_DISK_PUSH_DISK, s->next);
+	wmsg_put_str(args, WMSG_DISK_PUSH_BACKING, base);
+	rc = vm_worker_request_fds(vm, WMSG_REQ_DISK_PUSH, args,
+	    &s->sd.new_fd[s->next], 1, cmd_snapshot_pushed, s);
+	if (rc < 0) {
+		s->push_failed = true;
+		snprintf(s->err, sizeof(s->err), "cannot reach the worker: %s",
+		    strerror(-rc));
+		cmd_snapshot_finish(vm, s);
+	}
+}
+
+static void
+cmd_snapshot_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	struct cmd_snapshot *s = arg;
+	enum proto_error cls;
+	const char *text;
+	char err[512];
+	int rc;
+
+	if (error != NULL) {
+		if (cmd_snapshot_held(s) && s->keep_running)
+			vm_worker_request(vm, WMSG_REQ_RESUME, NULL,
+			    cmd_snapshot_ignore, NULL);
+		cmd_snapshot_free(s, true);
+		pending_forward_error(s->p, error);
+		return;
+	}
+	text = wmsg_str(ret, WMSG_SNAPSHOT_MANIFEST, "");
+	/* The disks as the RAM expects them: the guest is still paused. */
+	if ((rc = vm_snapdisks_freeze(&s->sd, &cls, err, sizeof(err))) < 0 ||
+	    (rc = snap_manifest_set_disks(text, strlen(text), s->sd.rec,
+	    s->sd.ndisks, &s->text, &s->len, err, sizeof(err))) < 0) {
+		cmd_snapshot_fail(vm, s, PROTO_ERR_INTERNAL, err);
+		return;
+	}
+	s->next = 0;
+	cmd_snapshot_push_next(vm, s);
 }
 
 static struct json_object *
 cmd_vm_snapshot(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
+	const struct access_cred *as;
 	struct json_object *reply, *args;
 	struct cmd_snapshot *s;
+	enum proto_error cls;
 	const char *dir = NULL;
-	char err[512];
+	char err[1024];
 	int keep = 0, rc;
 	struct vm *vm;
 
@@ -148,11 +320,12 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 	}
 	s->fds[0] = s->fds[1] = -1;
 	s->keep_running = keep != 0;
+	s->was_running = vm->state == VM_RUNNING;
 	s->uid = cred != NULL ? cred->uid : (uid_t)-1;
 	s->gid = cred != NULL ? cred->gid : (gid_t)-1;
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
-	s->dirfd = access_open_dir(dir, cred != NULL && cred->uid == 0 ?
-	    NULL : cred, true);
+	as = cred != NULL && cred->uid == 0 ? NULL : cred;
+	s->dirfd = access_open_dir(dir, as, true);
 	if (s->dirfd < 0) {
 		rc = s->dirfd;
 		free(s->dir);
@@ -174,13 +347,21 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "%s: chown: %s", dir, strerror(-rc));
 	}
+	if (vm_snapdisks_prepare(&s->sd, vm->def, vm->d->disksdir, dir,
+	    s->dirfd, as, s->uid, s->gid, &cls, err, sizeof(err)) < 0) {
+		cmd_snapshot_free(s, true);
+		return proto_error(ctx->id, cls, "%s", err);
+	}
+	s->has_sd = true;
 	if ((s->p = control_defer(ctx)) == NULL) {
 		cmd_snapshot_free(s, true);
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
 	}
+	/* With frozen disks the guest waits, paused, for its new overlays. */
 	args = json_object_new_object();
-	wmsg_put_bool(args, WMSG_SNAPSHOT_RESUME, s->keep_running);
+	wmsg_put_bool(args, WMSG_SNAPSHOT_RESUME, s->keep_running &&
+	    vm_snapdisks_frozen(&s->sd) == 0);
 	rc = vm_worker_request_fds(vm, WMSG_REQ_SNAPSHOT, args, s->fds, 2,
 	    cmd_snapshot_done, s);
 	if (rc < 0) {
@@ -211,11 +392,14 @@ cmd_restore_key_free(const char *key)
 /*
  * The settings in which the snapshot's definition (was) and the VM's
  * (now) differ, listed in err ("memory_mib: 32 in the snapshot, 64
- * here; ..."): 0 when none, -EINVAL otherwise.
+ * here; ..."): 0 when none, -EINVAL otherwise.  With disk records
+ * (format version 2) "disks" is theirs to compare: a VM that took a
+ * snapshot runs on over its frozen images, so its disks' paths are not
+ * those its definition had at the snapshot.
  */
 static int
 cmd_restore_compare(struct json_object *was, struct json_object *now,
-    char *err, size_t errlen)
+    bool disk_records, char *err, size_t errlen)
 {
 	struct json_object *sides[2] = { was, now }, *a, *b;
 	size_t len = 0;
@@ -225,7 +409,8 @@ cmd_restore_compare(struct json_object *was, struct json_object *now,
 	for (int side = 0; side < 2; side++) {
 		json_object_object_foreach(sides[side], key, v) {
 			(void)v;
-			if (cmd_restore_key_free(key))
+			if (cmd_restore_key_free(key) || (disk_records &&
+			    strcmp(key, "disks") == 0))
 				continue;
 			/* Keys of both sides: counted from the first. */
 			if (side == 1 && json_object_object_get_ex(was, key,
@@ -270,6 +455,28 @@ cmd_restore_open(int dirfd, const char *name, const struct access_cred *cred)
 		return rc;
 	}
 	return fd;
+}
+
+/*
+ * The restore's disk step for vm (vm-snapdisks.h): each frozen disk on
+ * a new overlay of the VM's over the snapshot's image, the definition
+ * saved naming them.  Restoring under another name goes through the
+ * same vm_snapdisks_restore() with that name.
+ */
+static int
+cmd_restore_disks(struct vm *vm, const struct snap_manifest *m,
+    const char *dir, int dirfd, const struct access_cred *cred,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = vm_snapdisks_restore(vm->def->name, vm->def, m,
+	    vm->d->disksdir, dir, dirfd, cred, cls, err, errlen);
+	if (rc < 0 || vm->def->transient)
+		return rc;
+	if ((rc = config_save(vm->d->vmsdir, vm->def, err, errlen)) < 0)
+		*cls = PROTO_ERR_INTERNAL;
+	return rc;
 }
 
 /*
@@ -318,13 +525,16 @@ cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
 		rc = -ENOMEM;
 		*cls = PROTO_ERR_INTERNAL;
 		snprintf(err, errlen, "out of memory");
-	} else if ((rc = cmd_restore_compare(r.m.definition, now, err,
-	    errlen)) < 0) {
+	} else if ((rc = cmd_restore_compare(r.m.definition, now,
+	    r.m.format_version >= 2, err, errlen)) < 0) {
 		char what[512];
 
 		snprintf(what, sizeof(what), "%s", err);
 		snprintf(err, errlen, "the snapshot is of another VM: %s",
 		    what);
+	} else if (r.m.format_version >= 2) {
+		rc = cmd_restore_disks(vm, &r.m, dir, dirfd, cred, cls, err,
+		    errlen);
 	}
 	json_object_put(now);
 	snap_close(&r);

@@ -930,6 +930,60 @@ worker_cmd_media_insert(struct worker_request *r)
 }
 
 /*
+ * worker.disk_push {"disk", "backing"} with a new qcow2 image over the
+ * disk's present one (vmmd made it, its header naming "backing", the
+ * path the present top image has from now on: a snapshot froze it
+ * there).  Only while the guest is paused: no request of the guest is
+ * in flight (the snapshot's save drained them) and none arrives, so no
+ * write lands in the frozen image after the snapshot.  The disk's
+ * backend is the same one; only its image chain grows by one on top.
+ */
+static struct json_object *
+worker_cmd_disk_push(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	struct json_object *reply;
+	int64_t i = wmsg_int(r->args, WMSG_DISK_PUSH_DISK, -1);
+	struct json_object *chain;
+	char err[160];
+	int ret;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (!w->paused)
+		return worker_error(r, PROTO_ERR_BAD_STATE,
+		    "worker.disk_push: the guest runs");
+	if (r->fd < 0)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.disk_push: a descriptor expected");
+	if (i < 0 || (unsigned int)i >= w->cfg.backends.ndisks ||
+	    w->disks[i] == NULL || w->cfg.backends.disk[i].readonly)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.disk_push: no such writable disk");
+	if ((ret = blk_file_push_top(w->disks[i], r->fd)) < 0) {
+		snprintf(err, sizeof(err), "worker.disk_push: disk %d: %s",
+		    (int)i, ret == -EINVAL ? "not a qcow2 image over this "
+		    "disk, of its size" : strerror(-ret));
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, err);
+	}
+	r->fd = -1;
+	/* vm.info's chain: the frozen image first, then what it was over. */
+	if ((chain = json_object_new_array()) != NULL) {
+		json_object_array_add(chain, json_object_new_string(
+		    wmsg_str(r->args, WMSG_DISK_PUSH_BACKING, "")));
+		for (size_t k = 0; w->disk_chain[i] != NULL &&
+		    k < json_object_array_length(w->disk_chain[i]); k++)
+			json_object_array_add(chain, json_object_get(
+			    json_object_array_get_idx(w->disk_chain[i], k)));
+		json_object_put(w->disk_chain[i]);
+		w->disk_chain[i] = chain;
+	}
+	log_info("disk %d: writes go to a new image over %s", (int)i,
+	    wmsg_str(r->args, WMSG_DISK_PUSH_BACKING, ""));
+	return worker_ok(r, NULL);
+}
+
+/*
  * worker.migrate_out {"downtime_ms"} with the stream: answered by
  * migrate-out.c once the target runs the guest or the migration
  * failed (NULL here: nothing to send yet).
@@ -1006,6 +1060,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_MEDIA_EJECT] = worker_cmd_media_eject,
 	[WMSG_REQ_MEDIA_INSERT] = worker_cmd_media_insert,
 	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
+	[WMSG_REQ_DISK_PUSH] = worker_cmd_disk_push,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

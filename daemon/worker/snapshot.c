@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "blk-file.h"
 #include "config.h"
 #include "dev-state.h"
 #include "guest-display.h"
@@ -204,6 +205,20 @@ snapshot_try(struct snapshot_job *j)
 	}
 	if (rc < 0)
 		goto out;
+	/*
+	 * The disks as the RAM expects them: every write the guest saw
+	 * complete on stable storage and qcow2's metadata final, so that
+	 * vmmd can freeze an image as it is now (snapshot.h).  A read-only
+	 * disk has nothing to flush.
+	 */
+	for (i = 0; i < j->w->cfg.backends.ndisks; i++)
+		if (j->w->disks[i] != NULL &&
+		    !j->w->cfg.backends.disk[i].readonly &&
+		    (rc = blk_file_flush(j->w->disks[i])) < 0) {
+			snprintf(err, sizeof(err), "disk %zu: flush: %s", i,
+			    strerror(-rc));
+			goto out;
+		}
 	regions[0] = (struct snap_region){ 0, m->mem.low_size, m->mem.low };
 	regions[1] = (struct snap_region){ PC_HIGH_RAM_START,
 	    m->mem.high_size, m->high };

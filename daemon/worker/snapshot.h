@@ -38,8 +38,11 @@ int	snapshot_sections(struct machine *m, struct nvram *nv,
  * loop: a device with work in flight (-EBUSY from its save) is asked
  * again once the loop has run, SNAPSHOT_BUSY_TRIES times at most.
  * Afterwards the guest runs again if resume and it ran before; it
- * stays paused otherwise.  Meanwhile w->snapshot is the job, and
- * worker.resume is refused.
+ * stays paused otherwise.  Before the answer every disk written to is
+ * flushed (blk_file_flush): what the files hold then is the disk as
+ * the RAM expects it, which vmmd freezes (worker.disk_push moves the
+ * disk's writes onto a new image while the guest is still paused).
+ * Meanwhile w->snapshot is the job, and worker.resume is refused.
  */
 void	snapshot_start(struct worker *w, struct json_object *id,
 	    int memory_fd, int state_fd, bool resume);

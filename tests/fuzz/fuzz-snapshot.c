@@ -12,7 +12,7 @@
  * Input: a 16-bit little-endian length, that many bytes of manifest
  * text (or all there is), then the state file's bytes.  The seeds
  * (corpus/snapshot) are manifests test-snapshot's writer made, with
- * their state.
+ * their state (disks: one of them with a frozen and a shared disk).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +74,18 @@ reformat(const struct snap_manifest *m)
 		if (memcmp(&again.sections[i], &m->sections[i],
 		    sizeof(m->sections[i])) != 0)
 			abort();
+	if (again.ndisks != m->ndisks)
+		abort();
+	for (i = 0; i < m->ndisks; i++) {
+		const struct snap_mdisk *a = &again.disks[i], *b = &m->disks[i];
+
+		if (a->index != b->index || a->sata != b->sata ||
+		    a->qcow2 != b->qcow2 || a->frozen != b->frozen ||
+		    strcmp(a->path, b->path) != 0 || a->size != b->size ||
+		    a->file_size != b->file_size ||
+		    a->backing_depth != b->backing_depth)
+			abort();
+	}
 	snap_manifest_free(&again);
 	free(text);
 }

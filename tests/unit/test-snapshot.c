@@ -281,7 +281,7 @@ test_refusals(void)
 	char path[512];
 	int ret;
 
-	refused_edit("newer", "\"format_version\":1", "\"format_version\":2",
+	refused_edit("newer", "\"format_version\":2", "\"format_version\":3",
 	    -EPROTONOSUPPORT, "newer vmmd", "a newer format");
 
 	refused_edit("foreign", "\"vmmd-snapshot\"", "\"qemu-savevm\"", -EINVAL,
@@ -548,6 +548,170 @@ test_parse(void)
 	tap_ok(ret == -EINVAL && strstr(err, "NUL"), "a NUL byte: %s", err);
 }
 
+/* The good snapshot's manifest text, malloc'ed, its length in *len. */
+static char *
+good_manifest(size_t *len)
+{
+	char path[512], *buf = malloc(65536);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", scratch_at("good"));
+	if (buf == NULL || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (n = read(fd, buf, 65535)) <= 0)
+		tap_bail("read %s", path);
+	close(fd);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* text with its first `from` replaced by `to`, parsed: want and says. */
+static void
+disk_refused(const char *text, const char *from, const char *to, int want,
+    const char *says)
+{
+	struct snap_manifest m;
+	char out[65536], err[256] = "";
+	const char *p = strstr(text, from);
+	int ret;
+
+	if (p == NULL)
+		tap_bail("no \"%s\" in the manifest", from);
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - text), text, to,
+	    p + strlen(from));
+	ret = snap_manifest_parse(out, strlen(out), &m, err, sizeof(err));
+	tap_ok(ret == want && strstr(err, says) != NULL,
+	    "disk record with %s: refused, %d: %s", to, ret, err);
+	if (ret == 0)
+		snap_manifest_free(&m);
+}
+
+/*
+ * text with its member key set to the JSON value (removed when NULL),
+ * parsed: want, and says in the reason.  A version-1 manifest without
+ * "disks" is the one such text that reads (want 0).
+ */
+static void
+root_edited(const char *text, const char *key, const char *value, int want,
+    const char *says)
+{
+	struct json_object *root = json_tokener_parse(text);
+	struct snap_manifest m;
+	char err[256] = "";
+	const char *out;
+	int ret;
+
+	if (root == NULL)
+		tap_bail("the manifest does not parse");
+	if (value == NULL && strcmp(key, "format_version") != 0)
+		json_object_object_del(root, key);
+	else
+		json_object_object_add(root, key, json_tokener_parse(value));
+	if (want == 0)
+		json_object_object_del(root, "disks");
+	out = json_object_to_json_string(root);
+	ret = snap_manifest_parse(out, strlen(out), &m, err, sizeof(err));
+	tap_ok(ret == want && strstr(err, says) != NULL &&
+	    (ret < 0 || (m.format_version == 1 && m.ndisks == 0)),
+	    "a manifest with %s %s: %d %s", key, value != NULL ? value :
+	    "removed", ret, err);
+	if (ret == 0)
+		snap_manifest_free(&m);
+	json_object_put(root);
+}
+
+/*
+ * The disk records vmmd adds to the worker's manifest: written, parsed
+ * back the same, and every record a reader must not trust refused.
+ */
+static void
+test_disks(void)
+{
+	const struct snap_mdisk disks[] = {
+		{ .index = 0, .qcow2 = true, .frozen = true,
+		    .path = "disk-0.qcow2", .size = 64 * MIB,
+		    .file_size = 327680, .backing_depth = 1 },
+		{ .index = 2, .sata = true, .path = "/srv/shared.raw",
+		    .size = 8 * MIB },
+	};
+	struct snap_mdisk bad;
+	struct snap_manifest m;
+	char err[256] = "", *text, *out = NULL, *old;
+	size_t len, olen = 0;
+	int ret;
+
+	text = good_manifest(&len);
+	ret = snap_manifest_parse(text, len, &m, err, sizeof(err));
+	tap_ok(ret == 0 && m.format_version == 2 && m.ndisks == 0,
+	    "a manifest as the worker writes it records no disk (%s)", err);
+	if (ret == 0)
+		snap_manifest_free(&m);
+
+	ret = snap_manifest_set_disks(text, len, disks, 2, &out, &olen, err,
+	    sizeof(err));
+	tap_ok(ret == 0, "disk records added (%s)", err);
+	if (ret < 0)
+		return;
+	ret = snap_manifest_parse(out, olen, &m, err, sizeof(err));
+	tap_ok(ret == 0 && m.ndisks == 2 &&
+	    m.disks[0].index == 0 && !m.disks[0].sata && m.disks[0].qcow2 &&
+	    m.disks[0].frozen && strcmp(m.disks[0].path, "disk-0.qcow2") == 0 &&
+	    m.disks[0].size == 64 * MIB && m.disks[0].file_size == 327680 &&
+	    m.disks[0].backing_depth == 1 &&
+	    m.disks[1].index == 2 && m.disks[1].sata && !m.disks[1].qcow2 &&
+	    !m.disks[1].frozen &&
+	    strcmp(m.disks[1].path, "/srv/shared.raw") == 0 &&
+	    m.disks[1].size == 8 * MIB && m.disks[1].file_size == 0 &&
+	    m.disks[1].backing_depth == 0,
+	    "the disk records read back as written (%s)", err);
+	if (ret == 0)
+		snap_manifest_free(&m);
+
+	disk_refused(out, "\"disk-0.qcow2\"", "\"../disk-0.qcow2\"", -EINVAL,
+	    "is not \"disk-0.qcow2\"");
+	disk_refused(out, "\"disk-0.qcow2\"", "\"/etc/shadow\"", -EINVAL,
+	    "is not \"disk-0.qcow2\"");
+	disk_refused(out, "\"frozen\":", "\"shared\":\"/x\",\"frozen\":",
+	    -EINVAL, "not one of");
+	disk_refused(out, "\"/srv/shared.raw\"", "\"srv/shared.raw\"",
+	    -EINVAL, "absolute");
+	disk_refused(out, "\"/srv/shared.raw\"", "\"/srv/a\\u0000b\"",
+	    -EINVAL, "NUL");
+	disk_refused(out, "\"format\":\"qcow2\"", "\"format\":\"raw\"",
+	    -EINVAL, "a frozen image is qcow2");
+	disk_refused(out, "\"format\":\"qcow2\"", "\"format\":\"vmdk\"",
+	    -EINVAL, "neither");
+	disk_refused(out, "\"bus\":\"virtio\"", "\"bus\":\"scsi\"", -EINVAL,
+	    "neither");
+	disk_refused(out, "\"index\":2", "\"index\":0", -EINVAL,
+	    "not after");
+	disk_refused(out, "\"backing_depth\":1", "\"backing_depth\":16", -E2BIG,
+	    "more than 15");
+	disk_refused(out, "\"file_size\":327680,", "", -EINVAL,
+	    "no file_size");
+	disk_refused(out, "\"size\":8388608,", "\"size\":8388608,"
+	    "\"file_size\":1,", -EINVAL, "a shared disk has no file_size");
+	disk_refused(out, "\"index\":0,", "\"index\":0,\"mode\":1,", -EINVAL,
+	    "unknown key \"mode\"");
+	/* Version 1 knew no disks: a record there is damage. */
+	disk_refused(out, "\"format_version\":2", "\"format_version\":1",
+	    -EINVAL, "version 1");
+	root_edited(text, "disks", "{}", -EINVAL, "not an array");
+	root_edited(text, "disks", NULL, -EINVAL, "no \"disks\"");
+	root_edited(text, "format_version", "1", 0, "");
+
+	/* What vmmd would add is held to the same rules. */
+	bad = disks[0];
+	bad.path = "disk-1.qcow2";
+	ret = snap_manifest_set_disks(text, len, &bad, 1, &old, &olen, err,
+	    sizeof(err));
+	tap_ok(ret == -EINVAL && old == NULL && strstr(err, "disk 0"),
+	    "a frozen image named for another disk is not added: %s", err);
+	free(out);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -558,6 +722,7 @@ main(void)
 	test_write_refusals();
 	test_split_write();
 	test_parse();
+	test_disks();
 	json_object_put(definition);
 	return tap_done();
 }
