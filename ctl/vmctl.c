@@ -149,14 +149,21 @@ static const struct ctl_command ctl_commands[] = {
 	    "the VM\n"
 	    "is stopped, or with --keep-running resumed (left paused if it "
 	    "was).\n" },
-	{ "restore", cmd_restore, "NAME DIR",
-	    "start a VM that does not run from a snapshot",
-	    "\nThe snapshot in DIR must be of a VM with the same definition "
-	    "(memory,\n"
-	    "vCPUs, devices): vmmd says what differs.  It is checked whole "
-	    "before the\n"
-	    "guest starts; its files must stay as they are while the guest "
-	    "runs.\n" },
+	{ "restore", cmd_restore, "DIR [--as NEWNAME]",
+	    "start a VM from a snapshot, or a new VM as its clone",
+	    "\nThe VM the snapshot in DIR recorded is started from it, made "
+	    "from the\n"
+	    "recorded definition if no VM has its name; an existing one must "
+	    "not run\n"
+	    "and have the same definition (memory, vCPUs, devices): vmmd says "
+	    "what\n"
+	    "differs.  --as NEWNAME makes a new VM, a clone with its own MAC, "
+	    "vsock\n"
+	    "CID and generation ID.  restore NAME DIR restores into the "
+	    "existing VM\n"
+	    "NAME.  The snapshot is checked whole before the guest starts; "
+	    "its files\n"
+	    "must stay as they are while the guest runs.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

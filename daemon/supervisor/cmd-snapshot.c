@@ -1,6 +1,6 @@
 /*
- * vm.snapshot {"name", "dir", "keep_running"} and vm.restore {"name",
- * "dir"} (cmd-snapshot.h).
+ * vm.snapshot {"name", "dir", "keep_running"} and vm.restore {"dir",
+ * "as", "name"} (cmd-snapshot.h).
  *
  * The worker is sandboxed: it opens no file.  So vmmd opens the
  * directory with the client's rights (access_open_dir), makes the data
@@ -14,7 +14,9 @@
  * its three files with the client's rights, checks them whole (the
  * manifest, sizes, every checksum) and the definition in the manifest
  * against the VM's, saying what differs, before anything starts; the
- * worker gets the files and restores the guest before it runs.
+ * worker gets the files and restores the guest before it runs.  The VM
+ * is the one recorded (made from the recorded definition where none has
+ * its name), or with "as" a new one, a clone with its own identity.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@
 #include "access.h"
 #include "cmd-snapshot.h"
 #include "cmd-vm-edit.h"
+#include "cmd-vm.h"
 #include "control.h"
 #include "log.h"
 #include "pending.h"
@@ -193,7 +196,8 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 
 /* vm.restore ------------------------------------------------------------ */
 
-static const char *const cmd_keys_restore[] = { "name", "dir", NULL };
+static const char *const cmd_keys_restore[] = { "name", "dir", "as",
+	NULL };
 
 /* Settings of a definition that a snapshot's RAM and state do not hold. */
 static bool
@@ -274,17 +278,17 @@ cmd_restore_open(int dirfd, const char *name, const struct access_cred *cred)
 
 /*
  * Checked before anything starts: the snapshot's files (as the worker
- * will check them again: its manifest, sizes and every checksum) and
- * its definition against the VM's.  fds: the three files, opened.
+ * will check them again: its manifest, sizes and every checksum).
+ * fds: the three files, opened; *was: the definition they record (a
+ * reference of the caller's).
  */
 static int
-cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
-    const struct access_cred *cred, int fds[3], enum proto_error *cls,
-    char *err, size_t errlen)
+cmd_restore_files(const char *dir, int dirfd, const struct access_cred *cred,
+    int fds[3], struct json_object **was, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	static const char *const names[3] = { SNAP_MANIFEST_FILE,
 	    SNAP_MEMORY_FILE, SNAP_STATE_FILE };
-	struct json_object *now;
 	struct snap_reader r;
 	int copy[3], i, rc;
 
@@ -313,30 +317,189 @@ cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
 	if ((rc = snap_open_fds(&r, dir, copy[0], copy[1], copy[2], NULL, 0,
 	    err, errlen)) < 0)
 		return rc;
-	now = config_to_json(vm->def, CONFIG_JSON_SECRETS);
-	if (now == NULL) {
-		rc = -ENOMEM;
+	*was = json_object_get(r.m.definition);
+	snap_close(&r);
+	return 0;
+}
+
+/* The recorded definition was against vm's: 0, or -EINVAL and err. */
+static int
+cmd_restore_same(const struct vm *vm, struct json_object *was,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct json_object *now;
+	char what[512];
+	int rc;
+
+	if ((now = config_to_json(vm->def, CONFIG_JSON_SECRETS)) == NULL) {
 		*cls = PROTO_ERR_INTERNAL;
 		snprintf(err, errlen, "out of memory");
-	} else if ((rc = cmd_restore_compare(r.m.definition, now, err,
-	    errlen)) < 0) {
-		char what[512];
-
-		snprintf(what, sizeof(what), "%s", err);
+		return -ENOMEM;
+	}
+	rc = cmd_restore_compare(was, now, what, sizeof(what));
+	json_object_put(now);
+	if (rc < 0) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
 		snprintf(err, errlen, "the snapshot is of another VM: %s",
 		    what);
 	}
-	json_object_put(now);
-	snap_close(&r);
 	return rc;
 }
 
+/*
+ * The disks of a VM made from a snapshot: as its recorded definition
+ * names them (an overlay disk gets a fresh overlay over its base, as at
+ * vm.create).  The one place that decides what a restored VM's disks
+ * are.
+ */
+static int
+cmd_restore_disks(struct vm_def *def, char *err, size_t errlen)
+{
+	(void)def;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+/*
+ * The definition of a VM made from a snapshot: the recorded one (was),
+ * named name.  A clone (clone: under another name than the recorded
+ * one) gets an identity of its own: the MAC vmmd derives from its name,
+ * a vsock CID picked at each start among the free ones, and no
+ * autostart; its console log and NVRAM file are its name's.  NULL with
+ * *cls and err.
+ */
+static struct vm_def *
+cmd_restore_new_def(struct json_object *was, const char *name, bool clone,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct json_object *obj = NULL;
+	struct vm_def *def;
+	char why[512];
+	int rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (json_object_deep_copy(was, &obj, NULL) != 0) {
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_object_object_add(obj, "name", json_object_new_string(name));
+	rc = config_parse(obj, 0, &def, why, sizeof(why));
+	json_object_put(obj);
+	if (rc < 0) {
+		snprintf(err, errlen, "the snapshot's definition: %s", why);
+		return NULL;
+	}
+	if (clone) {
+		def->autostart = false;
+		for (unsigned int i = 0; i < def->nnics; i++)
+			def->nics[i].has_mac = false;
+		def->vsock_cid = 0;
+	}
+	if (cmd_restore_disks(def, err, errlen) < 0) {
+		config_def_free(def);
+		return NULL;
+	}
+	return def;
+}
+
+/*
+ * The VM a restore goes to (cmd_vm_restore()): "name" (an existing VM,
+ * the older form), "as" (a new VM, a clone), or the recorded name (the
+ * VM, made when missing).  Whichever exists must be at rest and have
+ * the recorded definition.  NULL with *reply.
+ */
+static struct vm *
+cmd_restore_target(struct cmd_ctx *ctx, struct json_object *was,
+    struct json_object **reply)
+{
+	const char *name = NULL, *as = NULL, *recorded;
+	struct json_object *o;
+	enum proto_error cls;
+	struct vm_def *def;
+	char err[1024];
+	struct vm *vm;
+
+	if (proto_arg_string(ctx->args, "name", 0, &name, err,
+	    sizeof(err)) < 0 || proto_arg_string(ctx->args, "as", 0, &as,
+	    err, sizeof(err)) < 0)
+		goto invalid;
+	if (name != NULL && as != NULL) {
+		snprintf(err, sizeof(err), "name and as: a restore goes to "
+		    "an existing VM or makes a new one, not both");
+		goto invalid;
+	}
+	if (as != NULL && !config_name_valid(as)) {
+		snprintf(err, sizeof(err), "as: '%.80s' is no VM name "
+		    "(letters, digits, '.', '_' and '-', at most %d, not "
+		    "starting with '.', '_' or '-')", as, CONFIG_NAME_MAX);
+		goto invalid;
+	}
+	recorded = json_object_object_get_ex(was, "name", &o) &&
+	    json_object_is_type(o, json_type_string) ?
+	    json_object_get_string(o) : NULL;
+	if (as == NULL && name == NULL) {
+		if (recorded == NULL || !config_name_valid(recorded)) {
+			snprintf(err, sizeof(err), "the snapshot names no VM");
+			goto invalid;
+		}
+		name = recorded;
+	}
+	if ((vm = vm_find(ctx->d, as != NULL ? as : name)) != NULL) {
+		if (as != NULL) {
+			*reply = proto_error(ctx->id, PROTO_ERR_EXISTS,
+			    "VM '%s' already exists", as);
+			return NULL;
+		}
+		if (!vm_at_rest(vm)) {
+			*reply = proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+			    "VM '%s' is %s: only a VM that does not run is "
+			    "restored", vm->def->name,
+			    vm_state_name(vm->state));
+			return NULL;
+		}
+		if (cmd_restore_same(vm, was, &cls, err, sizeof(err)) < 0) {
+			log_info("VM '%s': restore refused: %s",
+			    vm->def->name, err);
+			*reply = proto_error(ctx->id, cls, "%s", err);
+			return NULL;
+		}
+		return vm;
+	}
+	/* The older form restores into an existing VM only. */
+	if (as == NULL && name != recorded) {
+		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s'", name);
+		return NULL;
+	}
+	def = cmd_restore_new_def(was, as != NULL ? as : name, as != NULL &&
+	    (recorded == NULL || strcmp(as, recorded) != 0), &cls, err,
+	    sizeof(err));
+	if (def == NULL || (vm = cmd_vm_make(ctx, def, &cls, err,
+	    sizeof(err))) == NULL) {
+		*reply = proto_error(ctx->id, cls, "%s", err);
+		return NULL;
+	}
+	return vm;
+
+invalid:
+	*reply = proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	return NULL;
+}
+
+/*
+ * vm.restore {dir, name?, as?}: the snapshot in dir checked whole with
+ * the client's rights, then its VM found or made (cmd_restore_target())
+ * and started from it.  A VM made here stays, stopped, if the start
+ * then fails.
+ */
 static struct json_object *
 cmd_vm_restore(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
 	const struct access_cred *as;
-	struct json_object *reply;
+	struct json_object *reply = NULL, *was = NULL;
 	enum proto_error cls;
 	struct pending *p;
 	const char *dir = NULL;
@@ -344,46 +507,40 @@ cmd_vm_restore(struct cmd_ctx *ctx)
 	int dirfd, fds[3] = { -1, -1, -1 }, rc, i;
 	struct vm *vm;
 
-	if ((vm = cmd_vm_lookup(ctx, cmd_keys_restore, &reply)) == NULL)
-		return reply;
-	if (proto_arg_string(ctx->args, "dir", 1, &dir, err,
-	    sizeof(err)) < 0)
+	if (proto_args_check(ctx->args, cmd_keys_restore, err,
+	    sizeof(err)) < 0 || proto_arg_string(ctx->args, "dir", 1, &dir,
+	    err, sizeof(err)) < 0)
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
 		    err);
 	if (dir[0] != '/')
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 		    "dir: not an absolute path");
-	if (!vm_at_rest(vm))
-		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
-		    "VM '%s' is %s: only a VM that does not run is restored",
-		    vm->def->name, vm_state_name(vm->state));
 	as = cred != NULL && cred->uid == 0 ? NULL : cred;
 	if ((dirfd = access_open_dir(dir, as, false)) < 0)
 		return proto_error(ctx->id, dirfd == -EACCES ?
 		    PROTO_ERR_PERMISSION : PROTO_ERR_INVALID_ARGUMENT,
 		    "%s: %s", dir, strerror(-dirfd));
-	rc = cmd_restore_check(vm, dir, dirfd, as, fds, &cls, err,
+	rc = cmd_restore_files(dir, dirfd, as, fds, &was, &cls, err,
 	    sizeof(err));
 	close(dirfd);
-	if (rc == 0) {
-		if ((p = control_defer(ctx)) == NULL) {
-			reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
-			    "out of memory");
-			goto out;
-		}
-		if (vm_restore(vm, cred, fds, dir, p, &cls, err,
-		    sizeof(err)) < 0) {
-			log_info("VM '%s': restore refused: %s",
-			    vm->def->name, err);
-			pending_error(p, cls, "%s", err);
-		}
-		reply = NULL;
-	} else {
-		log_info("VM '%s': restore from %s refused: %s", vm->def->name,
-		    dir, err);
+	if (rc < 0) {
+		log_info("restore from %s refused: %s", dir, err);
 		reply = proto_error(ctx->id, cls, "%s", err);
+		goto out;
+	}
+	if ((vm = cmd_restore_target(ctx, was, &reply)) == NULL)
+		goto out;
+	if ((p = control_defer(ctx)) == NULL) {
+		reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory");
+		goto out;
+	}
+	if (vm_restore(vm, cred, fds, dir, p, &cls, err, sizeof(err)) < 0) {
+		log_info("VM '%s': restore refused: %s", vm->def->name, err);
+		pending_error(p, cls, "%s", err);
 	}
 out:
+	json_object_put(was);
 	for (i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
