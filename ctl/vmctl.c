@@ -141,15 +141,16 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
-	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running]",
+	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running] [--watch]",
 	    "save a running or paused VM into a directory",
 	    "\nThe guest is paused, its RAM and state are written into DIR "
 	    "(made if it\n"
 	    "does not exist; it must not hold a snapshot already), and then "
 	    "the VM\n"
 	    "is stopped, or with --keep-running resumed (left paused if it "
-	    "was).\n" },
-	{ "restore", cmd_restore, "DIR [--as NEWNAME]",
+	    "was).\n"
+	    "--watch prints its progress on stderr as vmmd reports it.\n" },
+	{ "restore", cmd_restore, "DIR [--as NEWNAME] [--watch]",
 	    "start a VM from a snapshot, or a new VM as its clone",
 	    "\nThe VM the snapshot in DIR recorded is started from it, made "
 	    "from the\n"
@@ -163,7 +164,9 @@ static const struct ctl_command ctl_commands[] = {
 	    "existing VM\n"
 	    "NAME.  The snapshot is checked whole before the guest starts; "
 	    "its files\n"
-	    "must stay as they are while the guest runs.\n" },
+	    "must stay as they are while the guest runs.  --watch prints its "
+	    "progress\n"
+	    "on stderr as vmmd reports it.\n" },
 	{ "delete", cmd_delete, "NAME... [--remove-data]",
 	    "remove VMs that are not running",
 	    "\nTheir overlays and console logs are kept, and vmctl says where, "

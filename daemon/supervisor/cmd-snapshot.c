@@ -45,6 +45,35 @@
 static const char *const cmd_keys_snapshot[] = { "name", "dir",
 	"keep_running", NULL };
 
+/*
+ * A "vm.progress" event for subscribers: command's phase for vm, and
+ * where bytes >= 0, how far (of total).  Phases: vm.snapshot
+ * "pausing" (the worker pauses the guest and writes its state and RAM),
+ * "memory" (the RAM written: bytes allocated in the memory file, total
+ * the RAM's size), "done"; vm.restore "starting" (the snapshot checked
+ * and its VM found or made, the worker restores the guest; total: the
+ * RAM it maps, lazily), its reply then saying that the guest runs;
+ * "failed" for either.  Memory's progress inside the worker's write is
+ * not told: the worker writes the RAM in one go.
+ */
+static void
+cmd_snapshot_progress(struct vmmd *d, const char *vm, const char *command,
+    const char *phase, int64_t bytes, int64_t total)
+{
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "command",
+	    json_object_new_string(command));
+	json_object_object_add(data, "phase", json_object_new_string(phase));
+	if (bytes >= 0) {
+		json_object_object_add(data, "bytes",
+		    json_object_new_int64(bytes));
+		json_object_object_add(data, "total",
+		    json_object_new_int64(total));
+	}
+	control_broadcast(d->ctl, proto_event("vm.progress", vm, data));
+}
+
 /* One vm.snapshot between its request to the worker and the answer. */
 struct cmd_snapshot {
 	struct pending *p;
@@ -80,24 +109,36 @@ cmd_snapshot_done(struct vm *vm, struct json_object *ret,
 	enum proto_error cls;
 	const char *text;
 	struct timespec t1;
+	struct stat st;
 	char err[512];
 	int rc;
 
 	if (error != NULL) {
+		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
+		    "failed", -1, 0);
 		cmd_snapshot_free(s, true);
 		pending_forward_error(s->p, error);
 		return;
 	}
+	if (fstat(s->fds[0], &st) == 0)
+		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
+		    "memory", (int64_t)st.st_blocks * 512 < st.st_size ?
+		    (int64_t)st.st_blocks * 512 : (int64_t)st.st_size,
+		    (int64_t)st.st_size);
 	text = wmsg_str(ret, WMSG_SNAPSHOT_MANIFEST, "");
 	rc = snap_write_commit(s->dirfd, s->dir, s->fds[0], s->fds[1], text,
 	    strlen(text), s->uid, s->gid, err, sizeof(err));
 	if (rc < 0) {
 		log_warn("VM '%s': snapshot into %s: %s", vm->def->name,
 		    s->dir, err);
+		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
+		    "failed", -1, 0);
 		cmd_snapshot_free(s, true);
 		pending_error(s->p, PROTO_ERR_INTERNAL, "%s", err);
 		return;
 	}
+	cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot", "done", -1,
+	    0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("VM '%s': snapshot in %s (%lld ms)", vm->def->name, s->dir,
 	    (long long)((t1.tv_sec - s->t0.tv_sec) * 1000 +
@@ -182,11 +223,15 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
 	}
+	cmd_snapshot_progress(ctx->d, vm->def->name, "vm.snapshot", "pausing",
+	    -1, 0);
 	args = json_object_new_object();
 	wmsg_put_bool(args, WMSG_SNAPSHOT_RESUME, s->keep_running);
 	rc = vm_worker_request_fds(vm, WMSG_REQ_SNAPSHOT, args, s->fds, 2,
 	    cmd_snapshot_done, s);
 	if (rc < 0) {
+		cmd_snapshot_progress(ctx->d, vm->def->name, "vm.snapshot",
+		    "failed", -1, 0);
 		pending_error(s->p, PROTO_ERR_INTERNAL, "cannot reach the "
 		    "worker: %s", strerror(-rc));
 		cmd_snapshot_free(s, true);
@@ -530,6 +575,8 @@ cmd_vm_restore(struct cmd_ctx *ctx)
 	}
 	if ((vm = cmd_restore_target(ctx, was, &reply)) == NULL)
 		goto out;
+	cmd_snapshot_progress(ctx->d, vm->def->name, "vm.restore", "starting",
+	    0, (int64_t)vm->def->memory_mib << 20);
 	if ((p = control_defer(ctx)) == NULL) {
 		reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
@@ -537,6 +584,8 @@ cmd_vm_restore(struct cmd_ctx *ctx)
 	}
 	if (vm_restore(vm, cred, fds, dir, p, &cls, err, sizeof(err)) < 0) {
 		log_info("VM '%s': restore refused: %s", vm->def->name, err);
+		cmd_snapshot_progress(ctx->d, vm->def->name, "vm.restore",
+		    "failed", -1, 0);
 		pending_error(p, cls, "%s", err);
 	}
 out:

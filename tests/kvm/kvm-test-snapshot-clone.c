@@ -10,7 +10,9 @@
  * raised.  "as" onto an existing name is refused with "exists"; a
  * restore without "as" after the VM was deleted creates it again under
  * its recorded name, owned by the client; a restore without "as" while
- * it runs is refused.  Then the same through vmctl.
+ * it runs is refused.  A subscriber sees the snapshot's progress
+ * (vm.progress: pausing, memory with its bytes, done) and the restore's
+ * (starting).  Then the same through vmctl, with --watch.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -85,6 +87,44 @@ mac_hex(const char *mac, char *out, size_t len)
 	snprintf(out, len, "0x%llx", v);
 }
 
+/*
+ * The vm.progress events of vm on ev up to phase last (or a timeout):
+ * their phases, space-separated, into out; the last one's bytes and
+ * total into *bytes and *total (-1 if none).
+ */
+static void
+progress(struct h_conn *ev, const char *vm, const char *last, char *out,
+    size_t len, int64_t *bytes, int64_t *total)
+{
+	struct json_object *e, *data;
+	const char *phase;
+	size_t at = 0;
+
+	out[0] = '\0';
+	*bytes = *total = -1;
+	while ((e = h_read_event(ev, H_REPLY_MS)) != NULL) {
+		if (strcmp(h_str(e, "event"), "vm.progress") != 0 ||
+		    strcmp(h_str(e, "vm"), vm) != 0 ||
+		    !json_object_object_get_ex(e, "data", &data)) {
+			json_object_put(e);
+			continue;
+		}
+		phase = h_str(data, "phase");
+		if (at < len)
+			at += (size_t)snprintf(out + at, len - at, "%s%s",
+			    at > 0 ? " " : "", phase);
+		if (json_object_object_get_ex(data, "bytes", NULL)) {
+			*bytes = h_int(data, "bytes", -1);
+			*total = h_int(data, "total", -1);
+		}
+		if (strcmp(phase, last) == 0 || strcmp(phase, "failed") == 0) {
+			json_object_put(e);
+			return;
+		}
+		json_object_put(e);
+	}
+}
+
 /* name runs the demo guest on from the snapshot: ticks, no banner. */
 static void
 check_resumed(struct h_daemon *d, const char *name)
@@ -107,9 +147,10 @@ main(void)
 	struct ident orig, c1, c2, again;
 	struct h_console *con;
 	struct h_daemon *d;
-	struct h_conn *c;
+	struct h_conn *c, *ev;
 	struct json_object *r;
-	char extra[512], hex[32], st[64], *dir;
+	char extra[512], hex[32], st[64], phases[256], *dir;
+	int64_t bytes, total;
 	bool net, vsock;
 	int rc;
 
@@ -134,11 +175,21 @@ main(void)
 	ident_of(c, "demo", &orig);
 	tap_ok(strlen(orig.genid) == 36, "demo: a generation ID (%s)",
 	    orig.genid);
+	if ((ev = h_connect(d)) == NULL)
+		tap_bail("no events connection");
+	r = h_call(ev, "events.subscribe", NULL, H_REPLY_MS);
+	tap_ok(h_ret(r) != NULL, "events.subscribe: %s", h_text(r));
+	json_object_put(r);
 	r = h_callf(c, H_REPLY_MS, "vm.snapshot", "{\"name\":\"demo\","
 	    "\"dir\":\"%s\"}", dir);
 	tap_ok(h_ret(r) != NULL && h_wait_state(c, "demo", "stopped",
 	    H_REPLY_MS) == 0, "demo: snapshot, stopped: %s", h_text(r));
 	json_object_put(r);
+	progress(ev, "demo", "done", phases, sizeof(phases), &bytes, &total);
+	tap_ok(strcmp(phases, "pausing memory done") == 0 && bytes > 0 &&
+	    bytes <= total && total == 32 << 20,
+	    "vm.progress of the snapshot: %s (%lld of %lld bytes)", phases,
+	    (long long)bytes, (long long)total);
 
 	/* Two clones of one snapshot, side by side. */
 	r = h_callf(c, H_BOOT_MS, "vm.restore", "{\"dir\":\"%s\","
@@ -150,6 +201,11 @@ main(void)
 	    "\"as\":\"c2\"}", dir);
 	tap_ok(h_ret(r) != NULL, "restore as c2: %s", h_text(r));
 	json_object_put(r);
+	progress(ev, "c1", "starting", phases, sizeof(phases), &bytes, &total);
+	tap_ok(strcmp(phases, "starting") == 0 && bytes == 0 &&
+	    total == 32 << 20, "vm.progress of the restore as c1: %s",
+	    phases);
+	h_close(ev);
 	tap_ok(strcmp(h_state(c, "c1", st, sizeof(st)), "running") == 0 &&
 	    strcmp(h_state(c, "c2", st, sizeof(st)), "running") == 0,
 	    "c1 and c2 run side by side");
@@ -214,10 +270,17 @@ main(void)
 
 	/* The same through vmctl. */
 	h_ctl_use(d, H_BOOT_MS);
-	rc = h_ctl("restore", dir, "--as", "c3", NULL);
+	rc = h_ctl("restore", dir, "--as", "c3", "--watch", NULL);
 	tap_ok(rc == 0 && strstr(h_out(), "c3: restored from") != NULL &&
+	    strstr(h_err(), "c3: starting: 0 of 32768 KiB") != NULL &&
 	    strcmp(h_state(c, "c3", st, sizeof(st)), "running") == 0,
-	    "vmctl restore DIR --as c3: %s%s", h_out(), h_err());
+	    "vmctl restore DIR --as c3 --watch: %s%s", h_out(), h_err());
+	rc = h_ctl("snapshot", "c3", h_in_dir(d, "snap-c3"), "--keep-running",
+	    "--watch", NULL);
+	tap_ok(rc == 0 && strstr(h_err(), "c3: pausing\n") != NULL &&
+	    strstr(h_err(), "c3: memory: ") != NULL &&
+	    strstr(h_err(), "c3: done\n") != NULL,
+	    "vmctl snapshot --watch: %s", h_err());
 	rc = h_ctl("info", "c3", NULL);
 	tap_ok(rc == 0 && strstr(h_out(), "generation_id: ") != NULL,
 	    "vmctl info shows the generation ID");
