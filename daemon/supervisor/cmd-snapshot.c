@@ -512,7 +512,10 @@ cmd_restore_target(struct cmd_ctx *ctx, struct json_object *was,
 		}
 		return vm;
 	}
-	/* The older form restores into an existing VM only. */
+	/*
+	 * The older form ("name" given: name is not the recorded string
+	 * itself, whatever it says) restores into an existing VM only.
+	 */
 	if (as == NULL && name != recorded) {
 		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
 		    "no VM named '%.100s'", name);
