@@ -28,7 +28,18 @@ struct client {
 	int64_t			 next_id;
 	char			 errclass[64];
 	char			 errdesc[512];
+	/* client_on_event(): event lines client_call() meets. */
+	void			(*on_event)(struct json_object *, void *);
+	void			*on_event_arg;
 };
+
+void
+client_on_event(struct client *cl, void (*fn)(struct json_object *, void *),
+    void *arg)
+{
+	cl->on_event = fn;
+	cl->on_event_arg = arg;
+}
 
 int
 client_report_error(const char *what, const char *cls, const char *desc)
@@ -344,6 +355,9 @@ client_call(struct client *cl, const char *what, const char *command,
 			ctl_warnx("%s: vmmd sent a bad line: %s", what, desc);
 			return CTL_EXIT_CONN;
 		}
+		if (json_object_object_get_ex(msg, "event", NULL) &&
+		    cl->on_event != NULL)
+			cl->on_event(msg, cl->on_event_arg);
 		if (json_object_object_get_ex(msg, "event", NULL) ||
 		    !client_is_reply(msg, id)) {
 			json_object_put(msg);

@@ -48,6 +48,14 @@ int	client_call(struct client *, const char *, const char *,
 int	client_next_event(struct client *, const char *,
 	    struct json_object **);
 
+/*
+ * fn (NULL: none) is shown each event line client_call() meets while it
+ * waits for its reply (after events.subscribe), with arg; the event is
+ * put after it returns.
+ */
+void	client_on_event(struct client *,
+	    void (*)(struct json_object *, void *), void *);
+
 /* The class ("bad_state") and desc of the last error reply, or "". */
 const char *client_error_class(const struct client *);
 const char *client_error_desc(const struct client *);

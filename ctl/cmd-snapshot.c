@@ -2,12 +2,14 @@
  * vmctl snapshot NAME DIR [--keep-running]: vm.snapshot into DIR, made
  * here with the user's own rights if it does not exist (vmmd writes
  * into it only what the user may write there), named to vmmd by its
- * absolute path.  vmctl restore NAME DIR: vm.restore from it.
+ * absolute path.  vmctl restore DIR [--as NEWNAME] (or the older
+ * vmctl restore NAME DIR): vm.restore from it.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +20,47 @@
 #include "client.h"
 #include "vmctl.h"
 
+/* --watch: a vm.progress event of the call's VM, on stderr. */
+static void
+cmd_snapshot_event(struct json_object *ev, void *arg)
+{
+	const char *vm = arg;
+	struct json_object *o, *data;
+	const char *name, *phase;
+
+	if (!json_object_object_get_ex(ev, "event", &o) ||
+	    strcmp(json_object_get_string(o), "vm.progress") != 0 ||
+	    !json_object_object_get_ex(ev, "vm", &o) ||
+	    (name = json_object_get_string(o)) == NULL ||
+	    (vm != NULL && strcmp(name, vm) != 0) ||
+	    !json_object_object_get_ex(ev, "data", &data) ||
+	    !json_object_object_get_ex(data, "phase", &o) ||
+	    (phase = json_object_get_string(o)) == NULL)
+		return;
+	if (json_object_object_get_ex(data, "bytes", &o)) {
+		int64_t bytes = json_object_get_int64(o), total = 0;
+
+		if (json_object_object_get_ex(data, "total", &o))
+			total = json_object_get_int64(o);
+		fprintf(stderr, "%s: %s: %lld of %lld KiB\n", name, phase,
+		    (long long)(bytes >> 10), (long long)(total >> 10));
+	} else
+		fprintf(stderr, "%s: %s\n", name, phase);
+}
+
 /*
  * Calls method (vm.snapshot or vm.restore) on vmmd with the arguments
- * name, dir (absolute) and, when keep_running >= 0, keep_running; what
- * names the call in errors.  On success *ret holds the reply (the
- * caller's to put), printed already under --json; else the exit code.
+ * name (unless NULL), as (unless NULL), dir (absolute) and, when
+ * keep_running >= 0, keep_running; what names the call in errors.  With
+ * watch, the call's progress events are printed on stderr as they come
+ * (those of the VM name or as names; every one when both are NULL).  On
+ * success *ret holds the reply (the caller's to put), printed already
+ * under --json; else the exit code.
  */
 static int
 cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
-    const char *name, const char *dir, int keep_running,
-    struct json_object **ret)
+    const char *name, const char *as, const char *dir, int keep_running,
+    bool watch, struct json_object **ret)
 {
 	struct json_object *args;
 	struct client *cl;
@@ -35,8 +68,21 @@ cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
 
 	if ((r = client_open(ctl->socket, &cl)) != 0)
 		return r;
+	if (watch) {
+		if ((r = client_call(cl, what, "events.subscribe", NULL, NULL,
+		    0)) != 0) {
+			client_free(cl);
+			return r;
+		}
+		client_on_event(cl, cmd_snapshot_event, (void *)(uintptr_t)
+		    (name != NULL ? name : as));
+	}
 	args = json_object_new_object();
-	json_object_object_add(args, "name", json_object_new_string(name));
+	if (name != NULL)
+		json_object_object_add(args, "name",
+		    json_object_new_string(name));
+	if (as != NULL)
+		json_object_object_add(args, "as", json_object_new_string(as));
 	json_object_object_add(args, "dir", json_object_new_string(dir));
 	if (keep_running >= 0)
 		json_object_object_add(args, "keep_running",
@@ -51,21 +97,26 @@ cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
 int
 cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 {
-	enum { OPT_KEEP_RUNNING = 0x100 };
+	enum { OPT_KEEP_RUNNING = 0x100, OPT_WATCH };
 	static const struct option longopts[] = {
 		CTL_COMMON_LONGOPTS,
 		{ "keep-running", no_argument,	NULL,	OPT_KEEP_RUNNING },
+		{ "watch",	no_argument,	NULL,	OPT_WATCH },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *ret = NULL;
 	char dir[PATH_MAX], what[PATH_MAX + 64];
-	bool keep = false;
+	bool keep = false, watch = false;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
 		if (c == OPT_KEEP_RUNNING) {
 			keep = true;
+			continue;
+		}
+		if (c == OPT_WATCH) {
+			watch = true;
 			continue;
 		}
 		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
@@ -79,7 +130,7 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 	if (realpath(argv[optind + 1], dir) == NULL)
 		return ctl_error(NULL, what, "failed", strerror(errno));
 	if ((r = cmd_snapshot_call(ctl, what, "vm.snapshot", argv[optind],
-	    dir, keep, &ret)) != 0)
+	    NULL, dir, keep, watch, &ret)) != 0)
 		return r;
 	if (!ctl->json) {
 		struct json_object *disks = json_object_object_get(ret,
@@ -97,26 +148,60 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
-/* vmctl restore NAME DIR: vm.restore, DIR named by its absolute path. */
+/*
+ * vmctl restore DIR [--as NEWNAME]: vm.restore, DIR named by its
+ * absolute path; the older vmctl restore NAME DIR restores into the
+ * existing VM NAME.
+ */
 int
 cmd_restore(struct ctl *ctl, int argc, char **argv)
 {
-	struct json_object *ret = NULL;
+	enum { OPT_AS = 0x100, OPT_WATCH };
+	static const struct option longopts[] = {
+		CTL_COMMON_LONGOPTS,
+		{ "as",		required_argument, NULL, OPT_AS },
+		{ "watch",	no_argument,	NULL,	OPT_WATCH },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool watch = false;
+	struct json_object *ret = NULL, *o;
+	const char *as = NULL, *name = NULL, *path, *shown;
 	char dir[PATH_MAX], what[PATH_MAX + 64];
-	int r;
+	int c, r;
 
-	if ((r = ctl_common_options(ctl, argc, argv)) >= 0)
-		return r;
-	if ((r = ctl_positional(ctl, argc, argv, 2, "NAME DIR")) != 0)
-		return r;
-	snprintf(what, sizeof(what), "restore %s", argv[optind]);
-	if (realpath(argv[optind + 1], dir) == NULL)
+	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
+	    NULL)) != -1) {
+		if (c == OPT_AS) {
+			as = optarg;
+			continue;
+		}
+		if (c == OPT_WATCH) {
+			watch = true;
+			continue;
+		}
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+			return r;
+	}
+	if (argc - optind == 2 && as == NULL) {
+		name = argv[optind];
+		path = argv[optind + 1];
+	} else {
+		if ((r = ctl_positional(ctl, argc, argv, 1, "DIR")) != 0)
+			return r;
+		path = argv[optind];
+	}
+	snprintf(what, sizeof(what), "restore %s", name != NULL ? name :
+	    as != NULL ? as : path);
+	if (realpath(path, dir) == NULL)
 		return ctl_error(NULL, what, "failed", strerror(errno));
-	if ((r = cmd_snapshot_call(ctl, what, "vm.restore", argv[optind],
-	    dir, -1, &ret)) != 0)
+	if ((r = cmd_snapshot_call(ctl, what, "vm.restore", name, as, dir, -1,
+	    watch, &ret)) != 0)
 		return r;
-	if (!ctl->json)
-		printf("%s: restored from %s, running\n", argv[optind], dir);
+	if (!ctl->json) {
+		shown = json_object_object_get_ex(ret, "name", &o) ?
+		    json_object_get_string(o) : name != NULL ? name : "?";
+		printf("%s: restored from %s, running\n", shown, dir);
+	}
 	json_object_put(ret);
 	return CTL_EXIT_OK;
 }

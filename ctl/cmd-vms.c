@@ -1000,6 +1000,9 @@ info_print(struct json_object *vm, bool raw)
 		return;
 	if (json_object_object_get_ex(stats, "reboots", &v))
 		printf("reboots: %s\n", vm_scalar(v));
+	/* The guest's VM generation ID: new at each restore. */
+	if (json_object_object_get_ex(stats, "generation_id", &v))
+		printf("generation_id: %s\n", vm_scalar(v));
 	info_disks(stats);
 	info_exits(stats);
 	/* The worker's statistics last: they are the long part. */

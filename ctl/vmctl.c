@@ -156,22 +156,32 @@ static const struct ctl_command ctl_commands[] = {
 	{ "resume", cmd_resume, "NAME", "resume a paused VM", NULL },
 	{ "reset", cmd_reset, "NAME", "reset a VM, like its reset button",
 	    NULL },
-	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running]",
+	{ "snapshot", cmd_snapshot, "NAME DIR [--keep-running] [--watch]",
 	    "save a running or paused VM into a directory",
 	    "\nThe guest is paused, its RAM and state are written into DIR "
 	    "(made if it\n"
 	    "does not exist; it must not hold a snapshot already), and then "
 	    "the VM\n"
 	    "is stopped, or with --keep-running resumed (left paused if it "
-	    "was).\n" },
-	{ "restore", cmd_restore, "NAME DIR",
-	    "start a VM that does not run from a snapshot",
-	    "\nThe snapshot in DIR must be of a VM with the same definition "
-	    "(memory,\n"
-	    "vCPUs, devices): vmmd says what differs.  It is checked whole "
-	    "before the\n"
-	    "guest starts; its files must stay as they are while the guest "
-	    "runs.\n" },
+	    "was).\n"
+	    "--watch prints its progress on stderr as vmmd reports it.\n" },
+	{ "restore", cmd_restore, "DIR [--as NEWNAME] [--watch]",
+	    "start a VM from a snapshot, or a new VM as its clone",
+	    "\nThe VM the snapshot in DIR recorded is started from it, made "
+	    "from the\n"
+	    "recorded definition if no VM has its name; an existing one must "
+	    "not run\n"
+	    "and have the same definition (memory, vCPUs, devices): vmmd says "
+	    "what\n"
+	    "differs.  --as NEWNAME makes a new VM, a clone with its own MAC, "
+	    "vsock\n"
+	    "CID and generation ID.  restore NAME DIR restores into the "
+	    "existing VM\n"
+	    "NAME.  The snapshot is checked whole before the guest starts; "
+	    "its files\n"
+	    "must stay as they are while the guest runs.  --watch prints its "
+	    "progress\n"
+	    "on stderr as vmmd reports it.\n" },
 	{ "media", cmd_media, "NAME DEVICE --eject|--insert ISO [--force]",
 	    "change the medium in a running VM's CD-ROM drive",
 	    "\nDEVICE is cdrom0.  --eject takes the medium out (the tray "

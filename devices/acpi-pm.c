@@ -2,7 +2,7 @@
  * See acpi-pm.h.  ACPI 6.4: 4.8.3.1 (PM1 event registers), 4.8.3.2 (PM1
  * control registers), 4.8.2.2.1 (the fixed power button), 7.4.2 (entering
  * a sleep state through SLP_TYP and SLP_EN), 4.8.3.3 (the power
- * management timer).
+ * management timer), 4.8.4.1 (the GPE0 block).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -45,17 +45,21 @@ struct acpi_pm {
 	uint16_t sts;
 	uint16_t en;
 	uint16_t slp_typ;	/* the last SLP_TYP written */
+	uint16_t gpe_sts;	/* GPE0_STS */
+	uint16_t gpe_en;	/* GPE0_EN */
 	bool sci;		/* the level the line has */
 	/* Diagnostics. */
 	uint64_t presses;
 	uint64_t sleeps_ignored;	/* SLP_EN with a state other than S5 */
 	uint64_t timer_reads;
+	uint64_t gpes;			/* general-purpose events raised */
 };
 
 static void
 acpi_pm_update_sci(struct acpi_pm *pm)
 {
-	bool level = (pm->sts & pm->en) != 0;
+	bool level = (pm->sts & pm->en) != 0 ||
+	    (pm->gpe_sts & pm->gpe_en) != 0;
 
 	if (level != pm->sci) {
 		pm->sci = level;
@@ -120,6 +124,10 @@ acpi_pm_read(void *dev, uint64_t offset, void *data, unsigned int size)
 		    at < ACPI_PM_TMR_OFFSET + ACPI_PM_TMR_LEN)
 			out[i] = (uint8_t)(tmr >>
 			    (8 * (at - ACPI_PM_TMR_OFFSET)));
+		else if (at >= ACPI_PM_GPE0_OFFSET &&
+		    at < ACPI_PM_GPE0_OFFSET + ACPI_PM_GPE0_LEN)
+			out[i] = (uint8_t)((at < ACPI_PM_GPE0_OFFSET + 2 ?
+			    pm->gpe_sts : pm->gpe_en) >> (8 * (at & 1)));
 		else
 			out[i] = 0xff;
 	}
@@ -163,6 +171,19 @@ acpi_pm_write_reg(struct acpi_pm *pm, unsigned int reg, uint16_t value,
 	}
 }
 
+/* Byte at (0, 1: GPE0_STS; 2, 3: GPE0_EN) written: write 1 to clear. */
+static void
+acpi_pm_write_gpe(struct acpi_pm *pm, unsigned int at, uint8_t v)
+{
+	unsigned int shift = 8 * (at & 1);
+
+	if (at < 2)
+		pm->gpe_sts &= (uint16_t)~(v << shift);
+	else
+		pm->gpe_en = (uint16_t)((pm->gpe_en & ~(0xff << shift)) |
+		    v << shift);
+}
+
 static void
 acpi_pm_write(void *dev, uint64_t offset, const void *data,
     unsigned int size)
@@ -175,8 +196,14 @@ acpi_pm_write(void *dev, uint64_t offset, const void *data,
 
 	for (i = 0; i < size; i++) {
 		at = offset + i;
+		if (at >= ACPI_PM_GPE0_OFFSET &&
+		    at < ACPI_PM_GPE0_OFFSET + ACPI_PM_GPE0_LEN) {
+			acpi_pm_write_gpe(pm, (unsigned int)(at -
+			    ACPI_PM_GPE0_OFFSET), in[i]);
+			continue;
+		}
 		if (at >= ACPI_PM_LEN)
-			break;
+			continue;
 		reg = (unsigned int)at / 2;
 		shift = 8 * (unsigned int)(at & 1);
 		value[reg] |= (uint16_t)(in[i] << shift);
@@ -196,6 +223,17 @@ acpi_pm_power_button(struct acpi_pm *pm)
 	acpi_pm_update_sci(pm);
 	return (pm->en & PM1_PWRBTN) != 0;
 }
+bool
+acpi_pm_gpe(struct acpi_pm *pm, unsigned int gpe)
+{
+	if (gpe >= ACPI_PM_GPES)
+		return false;
+	pm->gpes++;
+	pm->gpe_sts |= (uint16_t)(1U << gpe);
+	acpi_pm_update_sci(pm);
+	return (pm->gpe_en & 1U << gpe) != 0;
+}
+
 static const struct figure acpi_pm_figure_rows[] = {
 	{ "power_button_presses", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "Power button presses", FIGURE_AT(struct acpi_pm, presses) },
@@ -205,6 +243,9 @@ static const struct figure acpi_pm_figure_rows[] = {
 	{ "timer_reads", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
 	    "Reads of the ACPI PM timer",
 	    FIGURE_AT(struct acpi_pm, timer_reads) },
+	{ "gpes", NULL, FIGURE_COUNTER, FIGURE_UNIT_NONE,
+	    "General-purpose events raised",
+	    FIGURE_AT(struct acpi_pm, gpes) },
 };
 
 static const struct figure_table acpi_pm_figures =
@@ -219,6 +260,8 @@ acpi_pm_diag(void *dev, struct device_diag *d)
 	device_diag_put(d, "pm1_sts", pm->sts, DEVICE_DIAG_HEX);
 	device_diag_put(d, "pm1_en", pm->en, DEVICE_DIAG_HEX);
 	device_diag_put(d, "pm1_cnt", acpi_pm_reg(pm, 2), DEVICE_DIAG_HEX);
+	device_diag_put(d, "gpe0_sts", pm->gpe_sts, DEVICE_DIAG_HEX);
+	device_diag_put(d, "gpe0_en", pm->gpe_en, DEVICE_DIAG_HEX);
 	device_diag_put(d, "sci", pm->sci, DEVICE_DIAG_BOOL);
 	device_diag_figures(d, &acpi_pm_figures, pm);
 }
@@ -242,7 +285,8 @@ acpi_pm_free(struct acpi_pm *pm)
 }
 
 /*
- * PM1 status, enable and the SLP_TYP last written; the timer is not
+ * PM1 status, enable and the SLP_TYP last written, GPE0 status and
+ * enable (version 2; none before); the timer is not
  * kept (it is computed from the VM clock, which the machine's state
  * carries), nor the SCI's level (it follows from status and enable).
  */
@@ -259,6 +303,12 @@ static const struct dev_state_field acpi_pm_state_fields[] = {
 	    DEV_STATE_AT(struct acpi_pm, sleeps_ignored) },
 	{ "timer_reads", DEV_STATE_U64,
 	    DEV_STATE_AT(struct acpi_pm, timer_reads) },
+	{ "gpe0_sts", DEV_STATE_U16, DEV_STATE_AT(struct acpi_pm, gpe_sts),
+	    .since = 2 },
+	{ "gpe0_en", DEV_STATE_U16, DEV_STATE_AT(struct acpi_pm, gpe_en),
+	    .since = 2 },
+	{ "gpes", DEV_STATE_U64, DEV_STATE_AT(struct acpi_pm, gpes),
+	    .since = 2 },
 };
 
 /* Bits no register has: what max cannot say about a bit mask. */
@@ -277,7 +327,7 @@ acpi_pm_state_check(const void *state, struct dev_state_error *err)
 }
 
 const struct dev_state_table acpi_pm_state_table = {
-	DEV_STATE_TABLE("acpi-pm", 1, struct acpi_pm, acpi_pm_state_fields),
+	DEV_STATE_TABLE("acpi-pm", 2, struct acpi_pm, acpi_pm_state_fields),
 	.check = acpi_pm_state_check,
 };
 

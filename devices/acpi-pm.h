@@ -13,7 +13,12 @@
  * status (TMR_STS) never rises and TMR_EN does not stick: raising them
  * every 4.7 s would take a timer, and OSes read the counter without.
  * 24 bits, not 32, as a PIIX4's: the FADT leaves TMR_VAL_EXT clear.
- * No GPE block.
+ *
+ * The GPE0 block (4.8.4.1): GPE0_STS and GPE0_EN, 16 bits each, at
+ * offset ACPI_PM_GPE0_OFFSET, right after the timer and in its range
+ * (PMBA + 0xc, as a PIIX4's GPSTS and GPEN).  A general-purpose event
+ * the machine raises (acpi_pm_gpe) sets its status bit; the SCI is
+ * also high while a GPE status bit and its enable bit are both set.
  */
 #ifndef VMMD_ACPI_PM_H
 #define VMMD_ACPI_PM_H
@@ -27,6 +32,9 @@
 #define ACPI_PM_TMR_LEN		4
 #define ACPI_PM_TMR_HZ		3579545
 #define ACPI_PM_TMR_MASK	0xffffffU	/* 24 bits */
+#define ACPI_PM_GPE0_OFFSET	12	/* GPE0_STS (2), then GPE0_EN (2) */
+#define ACPI_PM_GPE0_LEN	4
+#define ACPI_PM_GPES		16	/* GPE 0 to 15 */
 
 struct acpi_pm;
 
@@ -44,6 +52,13 @@ void acpi_pm_free(struct acpi_pm *pm);
  * PWRBTN_EN set, i.e. whether anyone listens.  Under the device's lock.
  */
 bool acpi_pm_power_button(struct acpi_pm *pm);
+
+/*
+ * General-purpose event gpe (< ACPI_PM_GPES) happened: its GPE0_STS bit
+ * is set and the SCI raised if the guest enabled it.  Returns whether
+ * the guest has its enable bit set.  Under the device's lock.
+ */
+bool acpi_pm_gpe(struct acpi_pm *pm, unsigned int gpe);
 
 extern const struct device_ops acpi_pm_device_ops;
 /* Its state section's table (for tests and the fuzzer). */

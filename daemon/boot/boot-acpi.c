@@ -20,8 +20,9 @@
  *    one clock ACPI promises, which Linux can calibrate against and
  *    firmware expects.  Each read is an exit, so a guest that prefers
  *    it to the TSC pays for that; nothing costs while nobody reads.
- *  - No GPE blocks, no sleep states but S5, no reset register (a reset
- *    goes through the i8042, as on a PC without ACPI).
+ *  - One GPE block, GPE0 at pm_base + 0xc (acpi-pm.h), for the VM
+ *    generation ID's Notify; no sleep states but S5, no reset register
+ *    (a reset goes through the i8042, as on a PC without ACPI).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -256,7 +257,7 @@ acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt, uint16_t pm_base,
     bool facs32)
 {
 	struct acpi_fadt f;
-	uint16_t cnt = pm_base + 4, tmr = pm_base + 8;
+	uint16_t cnt = pm_base + 4, tmr = pm_base + 8, gpe0 = pm_base + 0xc;
 
 	memset(&f, 0, sizeof(f));
 	acpi_header(&f.hdr, "FACP", sizeof(f), 6);
@@ -278,6 +279,9 @@ acpi_fadt(uint8_t *p, uint64_t facs, uint64_t dsdt, uint16_t pm_base,
 	acpi_gas_io(&f.x_pm1a_evt_blk, pm_base, 32);
 	acpi_gas_io(&f.x_pm1a_cnt_blk, cnt, 16);
 	acpi_gas_io(&f.x_pm_tmr_blk, tmr, 32);
+	f.gpe0_blk = gpe0;
+	f.gpe0_blk_len = 4;
+	acpi_gas_io(&f.x_gpe0_blk, gpe0, 32);
 	f.p_lvl2_lat = FADT_LAT_NONE_C2;
 	f.p_lvl3_lat = FADT_LAT_NONE_C3;
 	f.century = 0x32;
@@ -460,6 +464,7 @@ boot_acpi_config_direct(struct boot_acpi_config *cfg, unsigned int ncpus)
 	cfg->pm_base = PC_ACPI_PM1A_EVT_PORT;
 	cfg->dsdt.mmio32_min = (uint32_t)PC_PCI_MMIO_START;
 	cfg->dsdt.mmio32_max = (uint32_t)(PC_PCI_MMIO_END - 1);
+	cfg->dsdt.vmgenid_addr = PC_VMGENID_ADDR;
 }
 
 int

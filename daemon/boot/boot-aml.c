@@ -1,7 +1,7 @@
 /*
  * See boot-aml.h.  Encodings from ACPI 6.4: 20.2.3 (data objects), 20.2.4
- * (package length), 20.2.2 (name strings), 20.2.5 (named objects), 6.4
- * (resource descriptors).
+ * (package length), 20.2.2 (name strings), 20.2.5 (named objects),
+ * 20.2.5.2 (Method), 20.2.5.3 (Notify), 6.4 (resource descriptors).
  */
 #include <errno.h>
 #include <string.h>
@@ -19,6 +19,8 @@
 #define AML_SCOPE_OP		0x10
 #define AML_BUFFER_OP		0x11
 #define AML_PACKAGE_OP		0x12
+#define AML_METHOD_OP		0x14
+#define AML_NOTIFY_OP		0x86
 #define AML_EXT_OP_PREFIX	0x5b
 #define AML_DEVICE_OP		0x82	/* after the prefix */
 #define AML_ROOT_CHAR		'\\'
@@ -267,6 +269,28 @@ aml_device_begin(struct aml *a, const char *name)
 	static const uint8_t op[] = { AML_EXT_OP_PREFIX, AML_DEVICE_OP };
 
 	return aml_named_begin(a, op, sizeof(op), name);
+}
+
+size_t
+aml_method_begin(struct aml *a, const char *name, unsigned int nargs)
+{
+	static const uint8_t op[] = { AML_METHOD_OP };
+	size_t mark;
+
+	if (nargs > 7)
+		aml_fail(a, -EINVAL);
+	mark = aml_named_begin(a, op, sizeof(op), name);
+	/* MethodFlags: ArgCount in bits 0-2, not serialized, SyncLevel 0. */
+	aml_byte(a, (uint8_t)(nargs & 7));
+	return mark;
+}
+
+void
+aml_notify(struct aml *a, const char *path, uint64_t value)
+{
+	aml_byte(a, AML_NOTIFY_OP);
+	aml_name(a, path);
+	aml_integer(a, value);
 }
 
 size_t

@@ -43,6 +43,8 @@ void	aml_eisaid(struct aml *a, const char *id);
 size_t	aml_scope_begin(struct aml *a, const char *name);
 size_t	aml_device_begin(struct aml *a, const char *name);
 size_t	aml_package_begin(struct aml *a, uint8_t nelems);
+/* Method(name, nargs), not serialized: its terms follow until end. */
+size_t	aml_method_begin(struct aml *a, const char *name, unsigned int nargs);
 /* A Buffer: its size is counted at end. */
 size_t	aml_buffer_begin(struct aml *a);
 void	aml_end(struct aml *a, size_t mark);
@@ -50,6 +52,8 @@ void	aml_buffer_end(struct aml *a, size_t mark);
 
 /* Name(name, ...): the object follows. */
 void	aml_name_decl(struct aml *a, const char *name);
+/* Notify(path, value), a term inside a method. */
+void	aml_notify(struct aml *a, const char *path, uint64_t value);
 
 /*
  * Resource descriptors (ACPI 6.4, 6.4), for a buffer that is a

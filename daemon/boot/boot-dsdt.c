@@ -10,6 +10,12 @@
  * which an OS finds without a namespace object.  A PNP0C0C device would
  * be a control-method button, signalled by Notify from a GPE handler:
  * more AML and a GPE block for the same key press.
+ *
+ * The VM generation ID (Microsoft's "Virtual Machine Generation ID"
+ * paper; Linux's drivers/virt/vmgenid.c): a device VGEN whose _CID is
+ * "VM_GEN_COUNTER" and whose ADDR names the 16 bytes' address as a
+ * package of two 32-bit halves, and GPE 0's handler \_GPE._E00, which
+ * notifies it (0x80) when the ID changed.
  */
 #include <errno.h>
 
@@ -100,6 +106,39 @@ dsdt_pci_root(struct aml *a, const struct boot_dsdt_config *cfg)
 	aml_end(a, dev);
 }
 
+static void
+dsdt_vmgenid(struct aml *a, uint64_t addr)
+{
+	size_t dev, pkg;
+
+	dev = aml_device_begin(a, "VGEN");
+	aml_name_decl(a, "_HID");
+	aml_string(a, "VMMD0001");
+	aml_name_decl(a, "_CID");
+	aml_string(a, "VM_GEN_COUNTER");
+	aml_name_decl(a, "_DDN");
+	aml_string(a, "VM_GEN_COUNTER");
+	aml_name_decl(a, "ADDR");
+	pkg = aml_package_begin(a, 2);
+	aml_integer(a, addr & 0xffffffffu);
+	aml_integer(a, addr >> 32);
+	aml_end(a, pkg);
+	aml_end(a, dev);
+}
+
+/* \_GPE._E00: the generation ID changed (edge: one Notify per change). */
+static void
+dsdt_gpe(struct aml *a)
+{
+	size_t scope, method;
+
+	scope = aml_scope_begin(a, "\\_GPE");
+	method = aml_method_begin(a, "_E00", 0);
+	aml_notify(a, "\\_SB.VGEN", 0x80);
+	aml_end(a, method);
+	aml_end(a, scope);
+}
+
 int
 boot_dsdt_build(uint8_t *buf, size_t cap, const struct boot_dsdt_config *cfg)
 {
@@ -116,7 +155,11 @@ boot_dsdt_build(uint8_t *buf, size_t cap, const struct boot_dsdt_config *cfg)
 	dsdt_isa_device(&a, "KBD", "PNP0303", PC_I8042_DATA_PORT, 1,
 	    PC_I8042_CMD_PORT, 1, PC_I8042_KBD_IRQ);
 	dsdt_isa_device(&a, "MOU", "PNP0F13", 0, 0, 0, 0, PC_I8042_AUX_IRQ);
+	if (cfg->vmgenid_addr != 0)
+		dsdt_vmgenid(&a, cfg->vmgenid_addr);
 	aml_end(&a, sb);
+	if (cfg->vmgenid_addr != 0)
+		dsdt_gpe(&a);
 
 	/* \_S5: SLP_TYP for PM1a and PM1b (there is no PM1b). */
 	aml_name_decl(&a, "\\_S5");

@@ -64,6 +64,8 @@ struct boot_dsdt_config {
 	uint32_t	mmio32_max;
 	uint64_t	mmio64_min;
 	uint64_t	mmio64_len;
+	/* The VM generation ID's address (a VGEN device); 0: none. */
+	uint64_t	vmgenid_addr;
 };
 
 /*

@@ -67,6 +67,18 @@
 #define PC_ACPI_PM1A_CNT_PORT	0x604		/* 2 bytes, right after */
 #define PC_ACPI_PM_TMR_PORT	0x608		/* 4 bytes */
 #define PC_ACPI_SCI_IRQ		9
+/*
+ * The GPE0 block (status, then enable, 2 bytes each) right after the PM
+ * timer, at PMBA + 0xc as a PIIX4's GPSTS and GPEN; GPE 0 is the VM
+ * generation ID's change (the DSDT's \_GPE._E00).
+ */
+#define PC_ACPI_GPE0_PORT	0x60c		/* 4 bytes */
+#define PC_ACPI_GPE_VMGENID	0
+/*
+ * The VM generation ID's 16 bytes (vmgenid.h), kernel-loaded guests
+ * only: the last page of the reserved BIOS area, which no table uses.
+ */
+#define PC_VMGENID_ADDR		0xff000ULL
 /* SLP_TYP for S5 (soft off): the DSDT's \_S5 and the PM1 control block. */
 #define PC_ACPI_SLP_TYP_S5	5
 

@@ -25,6 +25,7 @@
 #include "virtio-pci.h"
 #include "virtio-rng.h"
 #include "virtio-vsock.h"
+#include "vmgenid.h"
 
 static void *
 board_uart_new(const struct device_host *host, const struct board_backends *be)
@@ -69,6 +70,20 @@ static bool
 board_has_fw_cfg(const struct board_backends *be)
 {
 	return be->fw_cfg != NULL;
+}
+
+static void *
+board_vmgenid_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	return vmgenid_new(host, PC_VMGENID_ADDR, be->vmgenid);
+}
+
+/* Kernel-loaded VMs only: their DSDT is the one that names it. */
+static bool
+board_has_vmgenid(const struct board_backends *be)
+{
+	return !board_has_fw_cfg(be);
 }
 
 static void *
@@ -286,13 +301,13 @@ const struct board_device board_pc[] = {
 	    .bus = BOARD_PIO, .ranges = { { PC_POST_PORT, 1, 0 } } },
 	/*
 	 * The PM1a event block, then the control block right after it;
-	 * the PM timer.  Where a firmware VM's PIIX4 PM function places
+	 * the PM timer and the GPE0 block after it.  Where a firmware VM's PIIX4 PM function places
 	 * them, at the same distances from its PMBA (pmio.h).
 	 */
 	{ .name = "acpi-pm", .create = board_acpi_pm_new,
 	    .ops = &acpi_pm_device_ops, .bus = BOARD_PIO,
 	    .ranges = { { PC_ACPI_PM1A_EVT_PORT, ACPI_PM_LEN, 0 },
-		{ PC_ACPI_PM_TMR_PORT, ACPI_PM_TMR_LEN,
+		{ PC_ACPI_PM_TMR_PORT, ACPI_PM_TMR_LEN + ACPI_PM_GPE0_LEN,
 		    ACPI_PM_TMR_OFFSET } },
 	    .irqs = { PC_ACPI_SCI_IRQ }, .nirqs = 1 },
 	/* PCI bus 0 and its host bridge in slot 0 (pci-host.h). */
@@ -365,6 +380,13 @@ const struct board_device board_pc[] = {
 	    .pci_slot = BOARD_SLOT_FW_RNG,
 	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_FW_RNG, 0) }, .nirqs = 1,
 	    .present = board_has_fw_rng },
+	/*
+	 * The VM generation ID: no ports, 16 bytes of reserved RAM
+	 * (pc-layout.h).  Last: the others keep their indices.
+	 */
+	{ .name = "vmgenid", .create = board_vmgenid_new,
+	    .ops = &vmgenid_device_ops, .bus = BOARD_MMIO,
+	    .present = board_has_vmgenid },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -84,6 +84,8 @@ struct board_backends {
 	 */
 	struct pflash_store *pflash;
 	uint64_t pflash_base;
+	/* The VM generation ID (vmgenid.h) a kernel-loaded VM starts with. */
+	uint8_t vmgenid[16];
 	/* Filled in by the machine: how the host bridge reaches slots. */
 	struct pci_host_ops pci;
 };

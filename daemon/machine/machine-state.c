@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "kvm.h"
 #include "machine-state.h"
@@ -233,6 +234,30 @@ machine_state_has_tsc_offset(int vcpu_fd)
 	return ioctl(vcpu_fd, KVM_HAS_DEVICE_ATTR, &a) == 0;
 }
 
+/* The host's CLOCK_REALTIME in ns; 0 if it is before 1970. */
+static uint64_t
+machine_state_realtime_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || ts.tv_sec < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+machine_state_clock_moved_on(uint64_t clock, uint64_t then, uint64_t now)
+{
+	uint64_t passed;
+
+	if (then == 0 || now <= then)
+		return clock;
+	passed = now - then;
+	if (passed > (uint64_t)INT64_MAX - clock || clock > INT64_MAX)
+		return clock;
+	return clock + passed;
+}
+
 static int
 machine_state_capture_clock(int vm_fd, const int *vcpu_fds,
     unsigned int nvcpus, struct machine_clock_state *st, char *err,
@@ -249,7 +274,8 @@ machine_state_capture_clock(int vm_fd, const int *vcpu_fds,
 		return rc;
 	st->clock = clock.clock;
 	st->flags = clock.flags & MACHINE_CLOCK_FLAGS;
-	st->realtime = clock.flags & KVM_CLOCK_REALTIME ? clock.realtime : 0;
+	st->realtime = clock.flags & KVM_CLOCK_REALTIME ? clock.realtime :
+	    machine_state_realtime_ns();
 	st->host_tsc = clock.flags & KVM_CLOCK_HOST_TSC ? clock.host_tsc : 0;
 	if (nvcpus == 0)
 		return 0;
@@ -354,10 +380,18 @@ machine_state_restore_clock(int vm_fd, const int *vcpu_fds,
 	/*
 	 * With KVM_CLOCK_REALTIME, KVM adds the host's CLOCK_REALTIME time
 	 * since the capture: the guest's clock moves on by what passed.
+	 * A KVM that did not give it (its clock not on the TSC) had
+	 * CLOCK_REALTIME read beside it at the capture: the same addition
+	 * here, never backwards.
 	 */
 	clock.clock = st->clock;
 	clock.realtime = st->realtime;
 	clock.flags = st->flags & KVM_CLOCK_REALTIME;
+	if (!(st->flags & KVM_CLOCK_REALTIME)) {
+		clock.clock = machine_state_clock_moved_on(st->clock,
+		    st->realtime, machine_state_realtime_ns());
+		clock.realtime = 0;
+	}
 	rc = kvm_ioctl_err(vm_fd, KVM_SET_CLOCK, &clock,
 	    "KVM_SET_CLOCK", err, errlen);
 	return rc < 0 ? rc : 0;

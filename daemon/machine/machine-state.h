@@ -25,7 +25,9 @@
  *   1. machine_state_restore_clock: the TSC frequency first (refused,
  *      with the reason, where the host cannot give the guest the one it
  *      had), then the VM clock, moved on by the host's CLOCK_REALTIME
- *      time that passed since the capture (KVM_CLOCK_REALTIME);
+ *      time that passed since the capture (KVM_CLOCK_REALTIME, or where
+ *      KVM does not give it, CLOCK_REALTIME read beside KVM_GET_CLOCK
+ *      and added by vmmd; never backwards);
  *   2. machine_state_restore_chips: PIC, IOAPIC, PIT;
  *   3. the devices (their load ops), which re-assert their interrupt
  *      lines after the chips hold their saved state, so a line a device
@@ -56,7 +58,9 @@
 struct machine_clock_state {
 	uint64_t clock;		/* kvmclock, ns */
 	uint32_t flags;		/* KVM_CLOCK_* as KVM_GET_CLOCK gave them */
-	uint64_t realtime;	/* host CLOCK_REALTIME, ns (KVM_CLOCK_REALTIME) */
+	/* host CLOCK_REALTIME, ns: KVM's (KVM_CLOCK_REALTIME in flags)
+	 * or, without it, vmmd's own reading at the capture */
+	uint64_t realtime;
 	uint64_t host_tsc;	/* host TSC (KVM_CLOCK_HOST_TSC) */
 	uint32_t tsc_khz;	/* the guest's TSC frequency, 0: unknown */
 	/* Per vCPU, KVM_VCPU_TSC_OFFSET; ntsc_offset 0 where KVM has none. */
@@ -104,6 +108,14 @@ int	machine_state_capture(int vm_fd, const int *vcpu_fds,
 	    size_t errlen);
 
 /* Step 1 above: 0, or -errno (-EOPNOTSUPP: no TSC control) with err. */
+/*
+ * kvmclock clock, captured at host CLOCK_REALTIME then (ns, 0: unknown),
+ * moved on to now: clock plus now - then, or clock unchanged where the
+ * host's clock went back or then is unknown (the guest's clock never
+ * goes back), or where the sum would pass INT64_MAX.
+ */
+uint64_t machine_state_clock_moved_on(uint64_t clock, uint64_t then,
+	    uint64_t now);
 int	machine_state_restore_clock(int vm_fd, const int *vcpu_fds,
 	    unsigned int nvcpus, const struct machine_clock_state *st,
 	    char *err, size_t errlen);

@@ -16,6 +16,7 @@
 
 #include "acpi-pm.h"
 #include "ahci.h"
+#include "vmgenid.h"
 #include "bochs-display.h"
 #include "exit-stats.h"
 #include "firmware.h"
@@ -656,6 +657,21 @@ machine_load_firmware(struct machine *m, const struct machine_config *cfg,
 	return 0;
 }
 
+/* The VM generation ID into guest RAM, if the board has one. */
+static int
+machine_vmgenid_publish(struct machine *m)
+{
+	struct machine_device *md = machine_device(m, "vmgenid");
+	int ret;
+
+	if (md == NULL)
+		return 0;
+	vdev_lock(&md->vdev);
+	ret = vmgenid_publish(md->vdev.state);
+	vdev_unlock(&md->vdev);
+	return ret;
+}
+
 int
 machine_new(struct machine **out, const struct machine_config *cfg,
     const struct machine_host *host, char *err, size_t errlen)
@@ -728,6 +744,12 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: %s", cfg->kernel_name != NULL ?
 		    cfg->kernel_name : cfg->kernel, why);
+		goto fail;
+	}
+	/* Over what the loader wrote: the reserved page is the ID's. */
+	if ((ret = machine_vmgenid_publish(m)) < 0) {
+		snprintf(err, errlen, "the VM generation ID: %s",
+		    strerror(-ret));
 		goto fail;
 	}
 
@@ -893,6 +915,40 @@ machine_power_button(struct machine *m)
 	listening = acpi_pm_power_button(md->vdev.state);
 	vdev_unlock(&md->vdev);
 	return listening ? 0 : -ENOTCONN;
+}
+
+int
+machine_vmgenid(struct machine *m, uint8_t id[16])
+{
+	struct machine_device *md = machine_device(m, "vmgenid");
+
+	if (md == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	vmgenid_get(md->vdev.state, id);
+	vdev_unlock(&md->vdev);
+	return 0;
+}
+
+int
+machine_vmgenid_change(struct machine *m, const uint8_t id[16])
+{
+	struct machine_device *md = machine_device(m, "vmgenid");
+	struct machine_device *pm = machine_device(m, "acpi-pm");
+	int ret;
+
+	if (md == NULL || pm == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	ret = vmgenid_set(md->vdev.state, id);
+	vdev_unlock(&md->vdev);
+	if (ret < 0)
+		return ret;
+	/* Whether the guest listens or not: it reads the ID when it does. */
+	vdev_lock(&pm->vdev);
+	(void)acpi_pm_gpe(pm->vdev.state, PC_ACPI_GPE_VMGENID);
+	vdev_unlock(&pm->vdev);
+	return 0;
 }
 
 int

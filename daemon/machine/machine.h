@@ -232,6 +232,18 @@ int machine_ctrl_alt_del(struct machine *m);
  * latched all the same, should it enable the button later).
  */
 int machine_power_button(struct machine *m);
+
+/*
+ * The VM generation ID (vmgenid.h) of a kernel-loaded VM: into id, 0;
+ * -ENODEV where the board has none (firmware VMs).
+ */
+int machine_vmgenid(struct machine *m, uint8_t id[16]);
+/*
+ * A new generation ID: written into guest RAM and announced by the
+ * ACPI GPE the DSDT's \_GPE._E00 turns into Notify(VGEN, 0x80).  For a
+ * restored guest, before it runs.  0, -ENODEV (none) or -EFAULT.
+ */
+int machine_vmgenid_change(struct machine *m, const uint8_t id[16]);
 /* Set 2 scancodes from a host keyboard: 0 or -ENOSPC (see i8042.h). */
 int machine_keyboard(struct machine *m, const uint8_t *set2, size_t len);
 /* Relative mouse movement and buttons (see i8042_mouse()). */

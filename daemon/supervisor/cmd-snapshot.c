@@ -1,6 +1,6 @@
 /*
- * vm.snapshot {"name", "dir", "keep_running"} and vm.restore {"name",
- * "dir"} (cmd-snapshot.h).
+ * vm.snapshot {"name", "dir", "keep_running"} and vm.restore {"dir",
+ * "as", "name"} (cmd-snapshot.h).
  *
  * The worker is sandboxed: it opens no file.  So vmmd opens the
  * directory with the client's rights (access_open_dir), makes the data
@@ -18,7 +18,9 @@
  * against the VM's, saying what differs, before anything starts; then
  * the disk step (vm_snapdisks_restore: fresh overlays over the frozen
  * images); the worker gets the files and restores the guest before it
- * runs.
+ * runs.  The VM is the one recorded (made from the recorded definition
+ * where none has its name), or with "as" a new one, a clone with its
+ * own identity.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include "access.h"
 #include "cmd-snapshot.h"
 #include "cmd-vm-edit.h"
+#include "cmd-vm.h"
 #include "control.h"
 #include "log.h"
 #include "pending.h"
@@ -47,6 +50,35 @@
 
 static const char *const cmd_keys_snapshot[] = { "name", "dir",
 	"keep_running", NULL };
+
+/*
+ * A "vm.progress" event for subscribers: command's phase for vm, and
+ * where bytes >= 0, how far (of total).  Phases: vm.snapshot
+ * "pausing" (the worker pauses the guest and writes its state and RAM),
+ * "memory" (the RAM written: bytes allocated in the memory file, total
+ * the RAM's size), "done"; vm.restore "starting" (the snapshot checked
+ * and its VM found or made, the worker restores the guest; total: the
+ * RAM it maps, lazily), its reply then saying that the guest runs;
+ * "failed" for either.  Memory's progress inside the worker's write is
+ * not told: the worker writes the RAM in one go.
+ */
+static void
+cmd_snapshot_progress(struct vmmd *d, const char *vm, const char *command,
+    const char *phase, int64_t bytes, int64_t total)
+{
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "command",
+	    json_object_new_string(command));
+	json_object_object_add(data, "phase", json_object_new_string(phase));
+	if (bytes >= 0) {
+		json_object_object_add(data, "bytes",
+		    json_object_new_int64(bytes));
+		json_object_object_add(data, "total",
+		    json_object_new_int64(total));
+	}
+	control_broadcast(d->ctl, proto_event("vm.progress", vm, data));
+}
 
 /*
  * One vm.snapshot between its request to the worker and the answer.
@@ -116,6 +148,8 @@ cmd_snapshot_fail(struct vm *vm, struct cmd_snapshot *s,
     enum proto_error cls, const char *err)
 {
 	log_warn("VM '%s': snapshot into %s: %s", vm->def->name, s->dir, err);
+	cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot", "failed",
+	    -1, 0);
 	if (cmd_snapshot_held(s) && s->keep_running)
 		vm_worker_request(vm, WMSG_REQ_RESUME, NULL,
 		    cmd_snapshot_ignore, NULL);
@@ -156,6 +190,7 @@ cmd_snapshot_finish(struct vm *vm, struct cmd_snapshot *s)
 {
 	enum proto_error cls;
 	struct timespec t1;
+	struct stat st;
 	char err[512];
 	bool any = false;
 	int rc;
@@ -179,12 +214,19 @@ cmd_snapshot_finish(struct vm *vm, struct cmd_snapshot *s)
 		    s->push_failed ? s->err : err);
 		return;
 	}
+	if (fstat(s->fds[0], &st) == 0)
+		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
+		    "memory", (int64_t)st.st_blocks * 512 < st.st_size ?
+		    (int64_t)st.st_blocks * 512 : (int64_t)st.st_size,
+		    (int64_t)st.st_size);
 	rc = snap_write_commit(s->dirfd, s->dir, s->fds[0], s->fds[1],
 	    s->text, s->len, s->uid, s->gid, err, sizeof(err));
 	if (rc < 0) {
 		cmd_snapshot_fail(vm, s, PROTO_ERR_INTERNAL, err);
 		return;
 	}
+	cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot", "done", -1,
+	    0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("VM '%s': snapshot in %s (%lld ms, %u disks frozen)",
 	    vm->def->name, s->dir, (long long)((t1.tv_sec - s->t0.tv_sec) *
@@ -267,6 +309,8 @@ cmd_snapshot_done(struct vm *vm, struct json_object *ret,
 		if (cmd_snapshot_held(s) && s->keep_running)
 			vm_worker_request(vm, WMSG_REQ_RESUME, NULL,
 			    cmd_snapshot_ignore, NULL);
+		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
+		    "failed", -1, 0);
 		cmd_snapshot_free(s, true);
 		pending_forward_error(s->p, error);
 		return;
@@ -358,6 +402,8 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
 		    "out of memory");
 	}
+	cmd_snapshot_progress(ctx->d, vm->def->name, "vm.snapshot", "pausing",
+	    -1, 0);
 	/* With frozen disks the guest waits, paused, for its new overlays. */
 	args = json_object_new_object();
 	wmsg_put_bool(args, WMSG_SNAPSHOT_RESUME, s->keep_running &&
@@ -365,6 +411,8 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 	rc = vm_worker_request_fds(vm, WMSG_REQ_SNAPSHOT, args, s->fds, 2,
 	    cmd_snapshot_done, s);
 	if (rc < 0) {
+		cmd_snapshot_progress(ctx->d, vm->def->name, "vm.snapshot",
+		    "failed", -1, 0);
 		pending_error(s->p, PROTO_ERR_INTERNAL, "cannot reach the "
 		    "worker: %s", strerror(-rc));
 		cmd_snapshot_free(s, true);
@@ -374,7 +422,8 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 
 /* vm.restore ------------------------------------------------------------ */
 
-static const char *const cmd_keys_restore[] = { "name", "dir", NULL };
+static const char *const cmd_keys_restore[] = { "name", "dir", "as",
+	NULL };
 
 /* Settings of a definition that a snapshot's RAM and state do not hold. */
 static bool
@@ -481,18 +530,18 @@ cmd_restore_disks(struct vm *vm, const struct snap_manifest *m,
 
 /*
  * Checked before anything starts: the snapshot's files (as the worker
- * will check them again: its manifest, sizes and every checksum) and
- * its definition against the VM's.  fds: the three files, opened.
+ * will check them again: its manifest, sizes and every checksum).
+ * fds: the three files, opened; r: a reader of copies of them, left
+ * open for the recorded definition and disks (the caller closes it
+ * when this returned 0).
  */
 static int
-cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
-    const struct access_cred *cred, int fds[3], enum proto_error *cls,
-    char *err, size_t errlen)
+cmd_restore_files(const char *dir, int dirfd, const struct access_cred *cred,
+    int fds[3], struct snap_reader *r, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	static const char *const names[3] = { SNAP_MANIFEST_FILE,
 	    SNAP_MEMORY_FILE, SNAP_STATE_FILE };
-	struct json_object *now;
-	struct snap_reader r;
 	int copy[3], i, rc;
 
 	*cls = PROTO_ERR_INVALID_ARGUMENT;
@@ -517,83 +566,234 @@ cmd_restore_check(struct vm *vm, const char *dir, int dirfd,
 			snprintf(err, errlen, "%s", strerror(-rc));
 			return rc;
 		}
-	if ((rc = snap_open_fds(&r, dir, copy[0], copy[1], copy[2], NULL, 0,
-	    err, errlen)) < 0)
-		return rc;
-	now = config_to_json(vm->def, CONFIG_JSON_SECRETS);
-	if (now == NULL) {
-		rc = -ENOMEM;
+	return snap_open_fds(r, dir, copy[0], copy[1], copy[2], NULL, 0, err,
+	    errlen);
+}
+
+/* The recorded definition (m's) against vm's: 0, or -EINVAL and err. */
+static int
+cmd_restore_same(const struct vm *vm, const struct snap_manifest *m,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct json_object *now;
+	char what[512];
+	int rc;
+
+	if ((now = config_to_json(vm->def, CONFIG_JSON_SECRETS)) == NULL) {
 		*cls = PROTO_ERR_INTERNAL;
 		snprintf(err, errlen, "out of memory");
-	} else if ((rc = cmd_restore_compare(r.m.definition, now,
-	    r.m.format_version >= 2, err, errlen)) < 0) {
-		char what[512];
-
-		snprintf(what, sizeof(what), "%s", err);
+		return -ENOMEM;
+	}
+	rc = cmd_restore_compare(m->definition, now, m->format_version >= 2,
+	    what, sizeof(what));
+	json_object_put(now);
+	if (rc < 0) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
 		snprintf(err, errlen, "the snapshot is of another VM: %s",
 		    what);
-	} else if (r.m.format_version >= 2) {
-		rc = cmd_restore_disks(vm, &r.m, dir, dirfd, cred, cls, err,
-		    errlen);
 	}
-	json_object_put(now);
-	snap_close(&r);
 	return rc;
 }
 
+/*
+ * The definition of a VM made from a snapshot: the recorded one (was),
+ * named name.  A clone (clone: under another name than the recorded
+ * one) gets an identity of its own: the MAC vmmd derives from its name,
+ * a vsock CID picked at each start among the free ones, and no
+ * autostart, and a UUID of its own (made by vm.create's code); its
+ * console log and NVRAM file are its name's.  Its disks are the
+ * recorded ones here; a snapshot with frozen disks puts them on
+ * overlays of its own (cmd_restore_disks()).  NULL with *cls and err.
+ */
+static struct vm_def *
+cmd_restore_new_def(struct json_object *was, const char *name, bool clone,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	struct json_object *obj = NULL;
+	struct vm_def *def;
+	char why[512];
+	int rc;
+
+	*cls = PROTO_ERR_INVALID_ARGUMENT;
+	if (json_object_deep_copy(was, &obj, NULL) != 0) {
+		*cls = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	json_object_object_add(obj, "name", json_object_new_string(name));
+	rc = config_parse(obj, 0, &def, why, sizeof(why));
+	json_object_put(obj);
+	if (rc < 0) {
+		snprintf(err, errlen, "the snapshot's definition: %s", why);
+		return NULL;
+	}
+	if (clone) {
+		def->autostart = false;
+		for (unsigned int i = 0; i < def->nnics; i++)
+			def->nics[i].has_mac = false;
+		def->vsock_cid = 0;
+		def->has_uuid = false;
+	}
+	return def;
+}
+
+/*
+ * The VM a restore goes to (cmd_vm_restore()): "name" (an existing VM,
+ * the older form), "as" (a new VM, a clone), or the recorded name (the
+ * VM, made when missing).  Whichever exists must be at rest and have
+ * the recorded definition.  NULL with *reply.
+ */
+static struct vm *
+cmd_restore_target(struct cmd_ctx *ctx, const struct snap_manifest *m,
+    struct json_object **reply)
+{
+	struct json_object *was = m->definition;
+	const char *name = NULL, *as = NULL, *recorded;
+	struct json_object *o;
+	enum proto_error cls;
+	struct vm_def *def;
+	char err[1024];
+	struct vm *vm;
+
+	if (proto_arg_string(ctx->args, "name", 0, &name, err,
+	    sizeof(err)) < 0 || proto_arg_string(ctx->args, "as", 0, &as,
+	    err, sizeof(err)) < 0)
+		goto invalid;
+	if (name != NULL && as != NULL) {
+		snprintf(err, sizeof(err), "name and as: a restore goes to "
+		    "an existing VM or makes a new one, not both");
+		goto invalid;
+	}
+	if (as != NULL && !config_name_valid(as)) {
+		snprintf(err, sizeof(err), "as: '%.80s' is no VM name "
+		    "(letters, digits, '.', '_' and '-', at most %d, not "
+		    "starting with '.', '_' or '-')", as, CONFIG_NAME_MAX);
+		goto invalid;
+	}
+	recorded = json_object_object_get_ex(was, "name", &o) &&
+	    json_object_is_type(o, json_type_string) ?
+	    json_object_get_string(o) : NULL;
+	if (as == NULL && name == NULL) {
+		if (recorded == NULL || !config_name_valid(recorded)) {
+			snprintf(err, sizeof(err), "the snapshot names no VM");
+			goto invalid;
+		}
+		name = recorded;
+	}
+	if ((vm = vm_find(ctx->d, as != NULL ? as : name)) != NULL) {
+		if (as != NULL) {
+			*reply = proto_error(ctx->id, PROTO_ERR_EXISTS,
+			    "VM '%s' already exists", as);
+			return NULL;
+		}
+		if (!vm_at_rest(vm)) {
+			*reply = proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+			    "VM '%s' is %s: only a VM that does not run is "
+			    "restored", vm->def->name,
+			    vm_state_name(vm->state));
+			return NULL;
+		}
+		if (cmd_restore_same(vm, m, &cls, err, sizeof(err)) < 0) {
+			log_info("VM '%s': restore refused: %s",
+			    vm->def->name, err);
+			*reply = proto_error(ctx->id, cls, "%s", err);
+			return NULL;
+		}
+		return vm;
+	}
+	/*
+	 * The older form ("name" given: name is not the recorded string
+	 * itself, whatever it says) restores into an existing VM only.
+	 */
+	if (as == NULL && name != recorded) {
+		*reply = proto_error(ctx->id, PROTO_ERR_NOT_FOUND,
+		    "no VM named '%.100s'", name);
+		return NULL;
+	}
+	def = cmd_restore_new_def(was, as != NULL ? as : name, as != NULL &&
+	    (recorded == NULL || strcmp(as, recorded) != 0), &cls, err,
+	    sizeof(err));
+	if (def == NULL || (vm = cmd_vm_make(ctx, def, &cls, err,
+	    sizeof(err))) == NULL) {
+		*reply = proto_error(ctx->id, cls, "%s", err);
+		return NULL;
+	}
+	return vm;
+
+invalid:
+	*reply = proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	return NULL;
+}
+
+/*
+ * vm.restore {dir, name?, as?}: the snapshot in dir checked whole with
+ * the client's rights, then its VM found or made (cmd_restore_target()),
+ * its frozen disks put on overlays of its own (cmd_restore_disks()), and
+ * it is started from the snapshot.  A VM made here stays, stopped, if
+ * a later step fails.
+ */
 static struct json_object *
 cmd_vm_restore(struct cmd_ctx *ctx)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
 	const struct access_cred *as;
-	struct json_object *reply;
+	struct json_object *reply = NULL;
+	struct snap_reader r;
 	enum proto_error cls;
 	struct pending *p;
 	const char *dir = NULL;
 	char err[1024];
 	int dirfd, fds[3] = { -1, -1, -1 }, rc, i;
+	bool opened = false;
 	struct vm *vm;
 
-	if ((vm = cmd_vm_lookup(ctx, cmd_keys_restore, &reply)) == NULL)
-		return reply;
-	if (proto_arg_string(ctx->args, "dir", 1, &dir, err,
-	    sizeof(err)) < 0)
+	if (proto_args_check(ctx->args, cmd_keys_restore, err,
+	    sizeof(err)) < 0 || proto_arg_string(ctx->args, "dir", 1, &dir,
+	    err, sizeof(err)) < 0)
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
 		    err);
 	if (dir[0] != '/')
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 		    "dir: not an absolute path");
-	if (!vm_at_rest(vm))
-		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
-		    "VM '%s' is %s: only a VM that does not run is restored",
-		    vm->def->name, vm_state_name(vm->state));
 	as = cred != NULL && cred->uid == 0 ? NULL : cred;
 	if ((dirfd = access_open_dir(dir, as, false)) < 0)
 		return proto_error(ctx->id, dirfd == -EACCES ?
 		    PROTO_ERR_PERMISSION : PROTO_ERR_INVALID_ARGUMENT,
 		    "%s: %s", dir, strerror(-dirfd));
-	rc = cmd_restore_check(vm, dir, dirfd, as, fds, &cls, err,
+	rc = cmd_restore_files(dir, dirfd, as, fds, &r, &cls, err,
 	    sizeof(err));
-	close(dirfd);
-	if (rc == 0) {
-		if ((p = control_defer(ctx)) == NULL) {
-			reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
-			    "out of memory");
-			goto out;
-		}
-		if (vm_restore(vm, cred, fds, dir, p, &cls, err,
-		    sizeof(err)) < 0) {
-			log_info("VM '%s': restore refused: %s",
-			    vm->def->name, err);
-			pending_error(p, cls, "%s", err);
-		}
-		reply = NULL;
-	} else {
+	if (rc < 0) {
+		log_info("restore from %s refused: %s", dir, err);
+		reply = proto_error(ctx->id, cls, "%s", err);
+		goto out;
+	}
+	opened = true;
+	if ((vm = cmd_restore_target(ctx, &r.m, &reply)) == NULL)
+		goto out;
+	if (r.m.format_version >= 2 && (rc = cmd_restore_disks(vm, &r.m, dir,
+	    dirfd, as, &cls, err, sizeof(err))) < 0) {
 		log_info("VM '%s': restore from %s refused: %s", vm->def->name,
 		    dir, err);
 		reply = proto_error(ctx->id, cls, "%s", err);
+		goto out;
+	}
+	cmd_snapshot_progress(ctx->d, vm->def->name, "vm.restore", "starting",
+	    0, (int64_t)vm->def->memory_mib << 20);
+	if ((p = control_defer(ctx)) == NULL) {
+		reply = proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory");
+		goto out;
+	}
+	if (vm_restore(vm, cred, fds, dir, p, &cls, err, sizeof(err)) < 0) {
+		log_info("VM '%s': restore refused: %s", vm->def->name, err);
+		cmd_snapshot_progress(ctx->d, vm->def->name, "vm.restore",
+		    "failed", -1, 0);
+		pending_error(p, cls, "%s", err);
 	}
 out:
+	if (opened)
+		snap_close(&r);
+	close(dirfd);
 	for (i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

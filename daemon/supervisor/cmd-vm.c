@@ -172,57 +172,24 @@ cmd_create_same(const struct vm *vm, const struct vm_def *def)
 }
 
 /*
- * vm.create of a VM that exists: with exist_ok and the same definition
- * (and owner), the VM as it is, marked "existed"; else an exists error.
- * Takes def and closes files.
+ * cmd_vm_make()'s work; with exist_ok, a VM of def's name whose stored
+ * definition def is exactly (cmd_create_same) is the answer, *existed
+ * set, def freed.
  */
-static struct json_object *
-cmd_create_existing(struct cmd_ctx *ctx, struct vm *vm, struct vm_def *def,
-    struct vm_files *files, bool exist_ok)
-{
-	struct json_object *ret;
-	bool same;
-
-	vm_files_record_formats(def, files);
-	vm_files_close(files);
-	same = exist_ok && cmd_create_same(vm, def);
-	config_def_free(def);
-	if (!same)
-		return proto_error(ctx->id, PROTO_ERR_EXISTS,
-		    "VM '%s' already exists%s", vm->def->name, exist_ok ?
-		    " with another definition or owner" : "");
-	ret = vm_to_json(vm);
-	json_object_object_add(ret, "existed", json_object_new_boolean(1));
-	return proto_reply(ctx->id, ret);
-}
-
-static struct json_object *
-cmd_vm_create(struct cmd_ctx *ctx)
+static struct vm *
+cmd_vm_make_or_find(struct cmd_ctx *ctx, struct vm_def *def, bool exist_ok,
+    bool *existed, enum proto_error *clsp, char *err, size_t errlen)
 {
 	const struct access_cred *cred = control_client_cred(ctx->client);
 	struct vm_files files;
 	enum proto_error cls;
-	struct vm_def *def, gone;
+	struct vm_def gone;
 	struct vm *vm;
-	char err[1024], why[512], name[CONFIG_NAME_MAX + 1];
-	const char *what = "";
-	bool nvram = false, exist_ok;
+	char why[512], name[CONFIG_NAME_MAX + 1], what[512];
+	bool nvram = false, same;
 	int rc;
 
-	if (cmd_create_exist_ok(ctx->args, &exist_ok, err, sizeof(err)) < 0)
-		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
-		    err);
-	/* The form first; the files are opened below, as the client. */
-	rc = config_parse(ctx->args, 0, &def, err, sizeof(err));
-	if (rc < 0)
-		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
-		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
-	/* Its UUID: the one given, or a new one, for its whole life. */
-	if (!def->has_uuid && (rc = config_uuid_new(def)) < 0) {
-		config_def_free(def);
-		return proto_error(ctx->id, PROTO_ERR_INTERNAL, "making a "
-		    "UUID: %s", strerror(-rc));
-	}
+	*existed = false;
 	vm_owner_set(def, cred);
 	/* The files def names, and the default guest for a VM without a
 	 * kernel: one that could never start is refused now, not at its
@@ -230,34 +197,61 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	 * now.  An overlay disk's base is opened, not its overlay: made
 	 * below. */
 	rc = vm_files_open(def, ctx->d->default_kernel, NULL, true, cred,
-	    &files, &cls, err, sizeof(err));
+	    &files, &cls, err, errlen);
 	if (rc == 0 && ((rc = vm_files_check_tap(def, ctx->d->tap_rules,
-	    ctx->d->ntap_rules, cred, &cls, err, sizeof(err))) < 0 ||
+	    ctx->d->ntap_rules, cred, &cls, err, errlen)) < 0 ||
 	    (rc = cmd_vm_create_firmware(ctx->d, def, cred, &files, &cls,
-	    err, sizeof(err))) < 0))
+	    err, errlen)) < 0))
 		vm_files_close(&files);
 	if (rc < 0) {
 		if (cls == PROTO_ERR_PERMISSION)
 			log_warn("VM '%s': creation refused for uid %lu: %s",
 			    def->name, (unsigned long)cred->uid, err);
 		config_def_free(def);
-		return proto_error(ctx->id, cls, "%s", err);
+		*clsp = cls;
+		return NULL;
 	}
-	if ((vm = vm_find(ctx->d, def->name)) != NULL)
-		return cmd_create_existing(ctx, vm, def, &files, exist_ok);
+	if ((vm = vm_find(ctx->d, def->name)) != NULL) {
+		vm_files_record_formats(def, &files);
+		vm_files_close(&files);
+		/* Not given: the VM's own, which a create never changes. */
+		if (exist_ok && !def->has_uuid) {
+			def->has_uuid = vm->def->has_uuid;
+			memcpy(def->uuid, vm->def->uuid, sizeof(def->uuid));
+		}
+		same = exist_ok && cmd_create_same(vm, def);
+		config_def_free(def);
+		if (same) {
+			*existed = true;
+			return vm;
+		}
+		snprintf(err, errlen, "VM '%s' already exists%s",
+		    vm->def->name, exist_ok ?
+		    " with another definition or owner" : "");
+		*clsp = PROTO_ERR_EXISTS;
+		return NULL;
+	}
+	/* Its UUID: the one given, or a new one, for its whole life. */
+	if (!def->has_uuid && (rc = config_uuid_new(def)) < 0) {
+		vm_files_close(&files);
+		snprintf(err, errlen, "making a UUID: %s", strerror(-rc));
+		config_def_free(def);
+		*clsp = PROTO_ERR_INTERNAL;
+		return NULL;
+	}
 	/* A deleted VM's kept overlay is not overwritten. */
-	if (cmd_vm_kept_overlays(ctx->d, def, err, sizeof(err)) < 0) {
+	if (cmd_vm_kept_overlays(ctx->d, def, err, errlen) < 0) {
 		vm_files_close(&files);
 		config_def_free(def);
-		return proto_error(ctx->id, PROTO_ERR_EXISTS, "%s", err);
+		*clsp = PROTO_ERR_EXISTS;
+		return NULL;
 	}
 	/* What the headers said now, the client naming the images, is
 	 * what every start takes them for (vm-files.h). */
 	vm_files_record_formats(def, &files);
 	/* Its overlays, with the daemon's rights, from the bases the
 	 * client's opened; gone again if the VM is not made after all. */
-	rc = cmd_overlays_make(ctx->d, def, &files, -1, &cls, err,
-	    sizeof(err));
+	rc = cmd_overlays_make(ctx->d, def, &files, -1, &cls, err, errlen);
 	if (rc < 0) {
 		vm_files_close(&files);
 		log_error("VM '%s': making its overlays: %s", def->name, err);
@@ -266,7 +260,7 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	/* A "uefi" VM's variables, from the template the client opened. */
 	if (files.vars_fd >= 0) {
 		rc = vm_nvram_create(ctx->d->nvramdir, def->name,
-		    files.vars_fd, err, sizeof(err));
+		    files.vars_fd, err, errlen);
 		if (rc < 0) {
 			vm_files_close(&files);
 			cls = rc == -EEXIST ? PROTO_ERR_EXISTS :
@@ -278,11 +272,11 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	}
 	vm_files_close(&files);
 	if (!def->transient &&
-	    config_save(ctx->d->vmsdir, def, err, sizeof(err)) < 0) {
+	    config_save(ctx->d->vmsdir, def, why, sizeof(why)) < 0) {
 		log_error("VM '%s': saving the definition: %s", def->name,
-		    err);
+		    why);
 		cls = PROTO_ERR_INTERNAL;
-		what = "cannot save the definition: ";
+		snprintf(err, errlen, "cannot save the definition: %s", why);
 		goto remove_overlays;
 	}
 	/* vm_add() frees def when it fails: what the undoing needs. */
@@ -290,25 +284,69 @@ cmd_vm_create(struct cmd_ctx *ctx)
 	vm = vm_add(ctx->d, def);
 	if (vm == NULL) {
 		if (!gone.transient)
-			config_remove(ctx->d->vmsdir, name, err, sizeof(err));
-		disk_overlay_remove(ctx->d->disksdir, &gone, err,
-		    sizeof(err));
+			config_remove(ctx->d->vmsdir, name, why, sizeof(why));
+		disk_overlay_remove(ctx->d->disksdir, &gone, why,
+		    sizeof(why));
 		if (nvram)
 			cmd_nvram_remove(ctx->d, name);
-		return cmd_nomem(ctx);
+		*clsp = PROTO_ERR_INTERNAL;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
 	}
 	log_info("VM '%s': created%s", vm->def->name,
 	    vm->def->transient ? " (transient)" : "");
 	control_broadcast(ctx->d->ctl, proto_event("vm.created",
 	    vm->def->name, NULL));
-	return proto_reply(ctx->id, vm_to_json(vm));
+	return vm;
 
 remove_overlays:
-	disk_overlay_remove(ctx->d->disksdir, def, why, sizeof(why));
+	disk_overlay_remove(ctx->d->disksdir, def, what, sizeof(what));
 	if (nvram)
 		cmd_nvram_remove(ctx->d, def->name);
 	config_def_free(def);
-	return proto_error(ctx->id, cls, "%s%s", what, err);
+	*clsp = cls;
+	return NULL;
+}
+
+static struct json_object *
+cmd_vm_create(struct cmd_ctx *ctx)
+{
+	struct json_object *ret;
+	enum proto_error cls;
+	struct vm_def *def;
+	struct vm *vm;
+	char err[1024];
+	bool exist_ok, existed;
+	int rc;
+
+	if (cmd_create_exist_ok(ctx->args, &exist_ok, err, sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
+	/* The form first; the files are opened by cmd_vm_make(), as the
+	 * client. */
+	rc = config_parse(ctx->args, 0, &def, err, sizeof(err));
+	if (rc < 0)
+		return proto_error(ctx->id, rc == -ENOMEM ? PROTO_ERR_INTERNAL :
+		    PROTO_ERR_INVALID_ARGUMENT, "%s", err);
+	vm = cmd_vm_make_or_find(ctx, def, exist_ok, &existed, &cls, err,
+	    sizeof(err));
+	if (vm == NULL)
+		return proto_error(ctx->id, cls, "%s", err);
+	ret = vm_to_json(vm);
+	if (existed)
+		json_object_object_add(ret, "existed",
+		    json_object_new_boolean(1));
+	return proto_reply(ctx->id, ret);
+}
+
+struct vm *
+cmd_vm_make(struct cmd_ctx *ctx, struct vm_def *def, enum proto_error *clsp,
+    char *err, size_t errlen)
+{
+	bool existed;
+
+	return cmd_vm_make_or_find(ctx, def, false, &existed, clsp, err,
+	    errlen);
 }
 
 static struct json_object *

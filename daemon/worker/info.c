@@ -11,6 +11,7 @@
 #include "json-u64.h"
 #include "kvm-stats.h"
 #include "shutdown.h"
+#include "vmgenid.h"
 
 static void
 info_add_hex(struct json_object *obj, const char *key, uint64_t v)
@@ -189,6 +190,8 @@ info_machine(struct json_object *ret, struct machine *m,
     struct json_object *vcpus, struct json_object *kvm)
 {
 	struct json_object *regs = NULL, *o, *unknown;
+	uint8_t id[16];
+	char text[37];
 	unsigned int i, k;
 
 	for (i = 0; i < m->nvcpus; i++) {
@@ -219,6 +222,11 @@ info_machine(struct json_object *ret, struct machine *m,
 
 		figures_json_add(fb, &machine_fb_figures, m);
 		json_object_object_add(ret, "framebuffer", fb);
+	}
+	if (machine_vmgenid(m, id) == 0) {
+		vmgenid_text(id, text);
+		json_object_object_add(ret, "generation_id",
+		    json_object_new_string(text));
 	}
 	json_object_object_add(ret, "devices", info_devices_json(m));
 	json_object_object_add(ret, "timers", info_timers_json(m));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include "dev-state.h"
 #include "log.h"
@@ -202,6 +203,51 @@ restore_sections(struct worker *w, const struct snap_reader *r, char *err,
 }
 
 int
+restore_vmgenid_fresh(uint8_t id[16])
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < 16) {
+		n = getrandom(id + got, 16 - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The restored guest's new generation ID, kept for the machines that
+ * follow a reset too: 0 or -errno with err.  A board without one
+ * (firmware VMs) has nothing to change.
+ */
+static int
+restore_vmgenid(struct worker *w, char *err, size_t errlen)
+{
+	uint8_t id[16];
+	int rc;
+
+	if ((rc = restore_vmgenid_fresh(id)) < 0) {
+		snprintf(err, errlen, "a new VM generation ID: %s",
+		    strerror(-rc));
+		return rc;
+	}
+	rc = machine_vmgenid_change(w->machine, id);
+	if (rc == -ENODEV)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, errlen, "the VM generation ID: %s",
+		    strerror(-rc));
+		return rc;
+	}
+	memcpy(w->cfg.backends.vmgenid, id, sizeof(id));
+	return 0;
+}
+
+int
 restore_apply(struct worker *w, char *err, size_t errlen)
 {
 	struct machine *m = w->machine;
@@ -231,6 +277,9 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 		machine_ram_remapped(m);
 	if (rc == 0)
 		rc = restore_sections(w, &r, why, sizeof(why));
+	/* A restore is another instant of the guest: not so a migration. */
+	if (rc == 0)
+		rc = restore_vmgenid(w, why, sizeof(why));
 	/* A mapping keeps its file: the descriptor may go. */
 	if (opened)
 		snap_close(&r);

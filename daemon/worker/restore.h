@@ -6,7 +6,8 @@
  * loaded in machine-state.h's order.  Anything that does not match the
  * machine (another RAM layout, another vCPU count, another device set,
  * a section a table refuses) is refused with the reason, and the guest
- * does not start.  Only the first machine: a reset after it boots the
+ * does not start.  A restored guest gets a new VM generation ID,
+ * announced to it before it runs: it may be one of several clones.  Only the first machine: a reset after it boots the
  * guest afresh.
  */
 #ifndef VMMD_WORKER_RESTORE_H
@@ -54,5 +55,11 @@ int	restore_sections(struct worker *w, const struct snap_reader *r,
 	    char *err, size_t errlen);
 /* Let the snapshot go, if it was not used. */
 void	restore_free(struct worker *w);
+/*
+ * A fresh VM generation ID (vmgenid.h): 16 random bytes, at the start
+ * and at every restore, so that no two guests, nor a guest and its past,
+ * share one.  0 or -errno.
+ */
+int	restore_vmgenid_fresh(uint8_t id[16]);
 
 #endif

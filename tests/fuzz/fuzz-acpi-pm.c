@@ -1,7 +1,8 @@
 /*
- * The ACPI PM1 block and the PM timer (fuzz-device.h): PM1 status,
- * enable and control, the timer read at any VM time, and the power
- * button pressed from the host (any input).
+ * The ACPI PM1 block, the PM timer and the GPE0 block (fuzz-device.h):
+ * PM1 status, enable and control, the timer read at any VM time, GPE0
+ * status and enable, and from the host the power button pressed or a
+ * general-purpose event raised, any one, even none that exists.
  */
 #include "acpi-pm.h"
 #include "fuzz-device.h"
@@ -19,13 +20,16 @@ static void
 fuzz_acpi_pm_input(void *dev, struct fake_host *fh, uint8_t sel,
     const uint8_t *data, size_t len)
 {
-	acpi_pm_power_button(dev);
+	if (sel & 1)
+		acpi_pm_gpe(dev, sel >> 1);
+	else
+		acpi_pm_power_button(dev);
 }
 
 const struct fuzz_device fuzz_device_desc = {
 	.ops = &acpi_pm_device_ops,
 	.ranges = { { 0, ACPI_PM_LEN },
-	    { ACPI_PM_TMR_OFFSET, ACPI_PM_TMR_LEN } },
+	    { ACPI_PM_TMR_OFFSET, ACPI_PM_TMR_LEN + ACPI_PM_GPE0_LEN } },
 	.nranges = 2,
 	.create = fuzz_acpi_pm_create,
 	.input = fuzz_acpi_pm_input,

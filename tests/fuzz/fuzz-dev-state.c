@@ -8,7 +8,8 @@
  * ioapic, pit, vcpu, virtq), or one of the firmware's devices (acpi-pm,
  * fw-cfg with an item built on demand, piix3-isa, piix4-pm,
  * bochs-display, an AHCI HBA with a disk and a CD-ROM whose backend
- * refuses every request), modulo 20, then the section(s).  A state
+ * refuses every request) and the VM generation ID, modulo 21, then the
+ * section(s).  A state
  * a device takes must save again to bytes a fresh device takes and
  * saves identically; then the loaded device has its registers read
  * (the virtio function: each queue kicked, so that it works from the
@@ -39,6 +40,7 @@
 #include "piix4-pm.h"
 #include "port92.h"
 #include "post.h"
+#include "vmgenid.h"
 #include "rtc.h"
 #include "uart.h"
 
@@ -50,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The first devices, the tables, then the firmware's devices. */
 #define FUZZ_DEVICES	8
 #define FUZZ_TABLES	6
-#define FUZZ_MORE	6
+#define FUZZ_MORE	7
 #define FUZZ_CHOICES	(FUZZ_DEVICES + FUZZ_TABLES + FUZZ_MORE)
 
 struct fuzz_state_dev {
@@ -67,12 +69,13 @@ static const struct fuzz_state_dev fuzz_state_devs[] = {
 	{ &pflash_device_ops, 0x40 },
 	{ &virtio_pci_device_ops, 0 },
 	{ &pci_host_device_ops, 8 },
-	{ &acpi_pm_device_ops, 12 },
+	{ &acpi_pm_device_ops, ACPI_PM_GPE0_OFFSET + ACPI_PM_GPE0_LEN },
 	{ &fw_cfg_device_ops, 2 },
 	{ &piix3_isa_device_ops, 1 },
 	{ &piix4_pm_device_ops, 1 },
 	{ &bochs_display_device_ops, 0 },
 	{ &ahci_device_ops, 0 },
+	{ &vmgenid_device_ops, 0 },
 };
 
 /* The machine's tables, read alone: the struct each reads into. */
@@ -160,6 +163,7 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 		.vram_size = 1u << 20 };
 	static const struct blk_backend be = { .ops = &fuzz_blk_ops,
 		.size = 1u << 20, .serial = "fuzz" };
+	static const uint8_t vmgenid_id[VMGENID_LEN] = { 0 };
 	static const struct ahci_drive drives[2] = {
 		{ AHCI_DRIVE_DISK, &be }, { AHCI_DRIVE_CDROM, &be },
 	};
@@ -191,6 +195,8 @@ fuzz_state_new(unsigned int which, struct fake_host *fh,
 		return bochs_display_new(&fh->host, &bc);
 	case 13:
 		return ahci_new(&fh->host, drives, 2);
+	case 14:
+		return vmgenid_new(&fh->host, FUZZ_RAM_BASE, vmgenid_id);
 	default:
 		if (pflash_store_init(st, image, sizeof(image), 4096,
 		    false) != 0)

@@ -4,13 +4,17 @@
  * type powering off and with any other type doing nothing, and accesses
  * of every width and alignment, none of which sets a bit that does not
  * exist; the PM timer: 3.579545 MHz of VM time, 24 bits wide, wrapping,
- * read-only, whole at any width, no overflow however long the VM ran.
+ * read-only, whole at any width, no overflow however long the VM ran;
+ * the GPE0 block: an event sets its status bit, the SCI follows status
+ * and enable, write 1 to clear, and both survive a save and load.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "acpi-pm.h"
+#include "dev-state.h"
 #include "fake-host.h"
 #include "tap.h"
 #include "unit-util.h"
@@ -202,6 +206,50 @@ test_sleep(void)
 	acpi_pm_free(pm);
 }
 
+#define GPE_STS	12
+#define GPE_EN	14
+
+static void
+test_gpe(void)
+{
+	struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
+	struct acpi_pm *pm = acpi_pm_new(&fh.host, S5), *pm2;
+	struct dev_state_buf buf = { 0 };
+	struct dev_state_error err;
+
+	if (pm == NULL)
+		tap_bail("out of memory");
+	TAP_EQ(rd(pm, GPE_STS, 4), 0, "GPE0: no status, nothing enabled");
+	TAP_EQ(acpi_pm_gpe(pm, 0), false, "GPE 0 with GPE0_EN clear: "
+	    "nobody listens");
+	tap_ok(rd(pm, GPE_STS, 2) == 1 && !fh.irq[0],
+	    "GPE 0: its status bit latched, no SCI");
+	wr(pm, GPE_EN, 2, 1);
+	tap_ok(fh.irq[0], "GPE0_EN bit 0 set: the SCI rises");
+	TAP_EQ(rd(pm, GPE_EN, 2), 1, "GPE0_EN reads back");
+	wr(pm, GPE_STS, 2, 0);
+	tap_ok(rd(pm, GPE_STS, 2) == 1 && fh.irq[0], "writing 0 clears "
+	    "nothing");
+	wr(pm, GPE_STS, 1, 1);
+	tap_ok(rd(pm, GPE_STS, 2) == 0 && !fh.irq[0],
+	    "write 1 to clear: the SCI falls");
+	TAP_EQ(acpi_pm_gpe(pm, 0), true, "GPE 0 again: the guest listens");
+	TAP_EQ(acpi_pm_gpe(pm, 16), false, "GPE 16: no such event");
+	tap_ok(rd(pm, GPE_STS, 2) == 1 && fh.irq[0], "only GPE 0 is set");
+	TAP_EQ(rd(pm, 0x10, 2), 0xffff, "beyond the GPE0 block: floats high");
+
+	tap_ok(acpi_pm_device_ops.save(pm, &buf) == 0, "saved");
+	fake_host_init(&fh);
+	pm2 = acpi_pm_new(&fh.host, S5);
+	tap_ok(pm2 != NULL && acpi_pm_device_ops.load(pm2, buf.data,
+	    buf.len, &err) == 0, "loaded into a fresh one");
+	tap_ok(rd(pm2, GPE_STS, 2) == 1 && rd(pm2, GPE_EN, 2) == 1 &&
+	    fh.irq[0], "GPE0 status and enable come back, the SCI with them");
+	dev_state_buf_free(&buf);
+	acpi_pm_free(pm2);
+	acpi_pm_free(pm);
+}
+
 int
 main(void)
 {
@@ -209,5 +257,6 @@ main(void)
 	test_bad_writes();
 	test_sleep();
 	test_timer();
+	test_gpe();
 	return tap_done();
 }

@@ -113,7 +113,10 @@ check_fadt(const uint8_t *f)
 	    get32(f + 76));
 	tap_ok((get32(f + 112) & (1U << 8)) == 0,
 	    "FADT: a 24-bit PM timer (TMR_VAL_EXT clear)");
-	tap_ok(get32(f + 80) == 0 && f[92] == 0, "FADT: no GPE block");
+	tap_ok(get32(f + 80) == get32(f + 56) + 0xc && f[92] == 4 &&
+	    f[220] == 1 && get64(f + 224) == get32(f + 56) + 0xc &&
+	    get32(f + 84) == 0 && f[93] == 0,
+	    "FADT: a GPE0 block of 4 bytes at PMBA + 0xc, no GPE1");
 	tap_ok(f[148] == 1 && f[149] == 32 &&
 	    get64(f + 152) == PC_ACPI_PM1A_EVT_PORT && f[172] == 1 &&
 	    f[173] == 16 && get64(f + 176) == PC_ACPI_PM1A_CNT_PORT,
@@ -312,6 +315,15 @@ check_iasl(const struct tables *t)
 	    strstr(dsl, "EisaId (\"PNP0501\")") != NULL &&
 	    strstr(dsl, "EisaId (\"PNP0B00\")") != NULL,
 	    "DSDT: keyboard, mouse, COM1 and RTC");
+	tap_ok(strstr(dsl, "Device (VGEN)") != NULL &&
+	    strstr(dsl, "Name (_CID, \"VM_GEN_COUNTER\")") != NULL &&
+	    strstr(dsl, "Name (ADDR, Package (0x02)\n            {\n"
+	    "                0x000FF000, \n                Zero\n") != NULL,
+	    "DSDT: VGEN, a VM_GEN_COUNTER whose ADDR is PC_VMGENID_ADDR");
+	tap_ok(strstr(dsl, "Scope (\\_GPE)") != NULL &&
+	    strstr(dsl, "Method (_E00, 0, NotSerialized)") != NULL &&
+	    strstr(dsl, "Notify (\\_SB.VGEN, 0x80)") != NULL,
+	    "DSDT: GPE 0's \\_GPE._E00 notifies VGEN (0x80)");
 	free(dsl);
 
 	/* -on: names as written (iasl would drop the root prefix). */
@@ -357,6 +369,9 @@ check_loader_iasl(const uint8_t *dsdt)
 	    strstr(dsl, "0x00000008FFFFFFFF, // Range Maximum") != NULL,
 	    "iasl -d: the loader's DSDT has the firmware's 32-bit and "
 	    "64-bit windows");
+	tap_ok(dsl != NULL && strstr(dsl, "VGEN") == NULL &&
+	    strstr(dsl, "_GPE") == NULL,
+	    "iasl -d: the loader's DSDT has no VGEN (no generation ID)");
 	free(dsl);
 }
 
@@ -373,9 +388,10 @@ fnv64(const uint8_t *p, size_t n)
 }
 
 /*
- * A kernel-loaded VM's tables did not change when their builder learnt
- * to serve the table loader: the bytes for one vCPU, and a hash of the
- * whole 64 KiB area for 4 and BOOT_MAX_CPUS.
+ * A kernel-loaded VM's tables do not change by accident (they did not
+ * when their builder learnt to serve the table loader; they did on
+ * purpose for the GPE0 block and the VGEN device): the bytes for one
+ * vCPU, and a hash of the whole 64 KiB area for 4 and BOOT_MAX_CPUS.
  */
 static void
 check_direct_unchanged(void)
@@ -385,9 +401,9 @@ check_direct_unchanged(void)
 		int len;
 		uint64_t hash;
 	} pinned[] = {
-		{ 1, 2514, 0xaa429ad0a8e059e6ULL },
-		{ 4, 2546, 0x3e57a6fe2892d494ULL },
-		{ BOOT_MAX_CPUS, 4546, 0x00d86ad325169312ULL },
+		{ 1, 2620, 0xd638f1ad880aaa8aULL },
+		{ 4, 2652, 0xb8354b699a7fe90cULL },
+		{ BOOT_MAX_CPUS, 4652, 0x5050e467cdfecadaULL },
 	};
 	const size_t area = PC_ACPI_TABLES_END - PC_ACPI_TABLES_START;
 	uint8_t *mem = calloc(1, MEM_SIZE);
@@ -538,6 +554,7 @@ check_loader(unsigned int ncpus, uint16_t pm_base)
 	cfg.dsdt.mmio32_max = 0xfebfffff;
 	cfg.dsdt.mmio64_min = 0x100000000ULL;
 	cfg.dsdt.mmio64_len = 0x800000000ULL;
+	cfg.dsdt.vmgenid_addr = 0;	/* as firmware.c: none */
 	TAP_EQ(boot_fw_acpi_build(fa, &cfg), 0,
 	    "loader, %u CPUs: the three files built", ncpus);
 	tap_ok(run_loader(fa, mem, files, counts) == 0,

@@ -4,7 +4,8 @@
  * filled in comes back the same, each check refuses what no PIC,
  * IOAPIC, PIT or clock can hold and names the field, and the TSC
  * offset that undoes MSR_IA32_TSC's rewind moves the guest's TSC on by
- * exactly the kvmclock time that passed.  The KVM side is the kvm
+ * exactly the kvmclock time that passed; kvmclock moved on by the host
+ * time since the capture, never back.  The KVM side is the kvm
  * suite's (kvm-test-vcpu-state, VMMD_TEST_VCPU_STATE=machine).
  */
 #include <errno.h>
@@ -197,5 +198,14 @@ main(void)
 	    "and back by a kvmclock that went back");
 	dev_state_buf_free(&b1);
 	dev_state_buf_free(&b2);
+	/* kvmclock where KVM gives no CLOCK_REALTIME: vmmd moves it on. */
+	TAP_EQ(machine_state_clock_moved_on(5000, 1000000, 3001000), 2006000,
+	    "kvmclock moved on by the host time since the capture");
+	TAP_EQ(machine_state_clock_moved_on(5000, 3001000, 1000000), 5000,
+	    "a host clock behind the capture's: not back, not on");
+	TAP_EQ(machine_state_clock_moved_on(5000, 0, 3001000), 5000,
+	    "no capture time: unchanged");
+	TAP_EQ(machine_state_clock_moved_on(INT64_MAX - 10, 1, 100),
+	    (uint64_t)INT64_MAX - 10, "past INT64_MAX: unchanged");
 	return tap_done();
 }

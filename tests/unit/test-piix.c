@@ -265,8 +265,9 @@ test_pm_block(struct fake_host *fh, struct vdev *func)
 	TAP_EQ(port_read(0xb008, 4), ACPI_PM_TMR_HZ,
 	    "PM timer at PMBA + 8: 1 s of ticks");
 	TAP_EQ(port_read(0xb000, 4), 0, "PM1 status and enable at PMBA");
-	tap_ok(!decodes(0xb006) && !decodes(0xb00c) && !decodes(0x600) &&
-	    !decodes(0x608), "only the block's own ports");
+	TAP_EQ(port_read(0xb00c, 4), 0, "GPE0 status and enable at PMBA + 0xc");
+	tap_ok(!decodes(0xb006) && !decodes(0xb010) && !decodes(0x600) &&
+	    !decodes(0x608) && !decodes(0x60c), "only the block's own ports");
 	on = pmio_base(&pmio, &base);
 	tap_ok(on && base == 0xb000, "the getter says 0xb000");
 	TAP_EQ(pm_diag(func).pm_io_base, 0xb000, "diagnostics: pm_io_base");
