@@ -44,8 +44,6 @@
 #define UNSAVED		"test hook: a device without save: com1: the " \
 			"device cannot save its state"
 #define ROUNDS		3
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
-#define VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000
 
@@ -270,7 +268,7 @@ main(void)
 	h_console_close(con);
 	tap_ok(h_stop(c, "demo", true, -1, H_REPLY_MS) == 0, "demo: stopped");
 
-	if (access(BIOS_IMAGE, R_OK) == 0 && access(VGA_IMAGE, R_OK) == 0) {
+	if (access(H_BIOS_IMAGE, R_OK) == 0 && access(H_VGA_IMAGE, R_OK) == 0) {
 		test_firmware(d, c, ROUNDS);
 		test_cdrom(d, c, ROUNDS + 1);
 		log = h_read_file(d->log, NULL);
@@ -280,7 +278,7 @@ main(void)
 		free(log);
 	} else {
 		tap_diag("%s or %s not installed: no firmware VM",
-		    BIOS_IMAGE, VGA_IMAGE);
+		    H_BIOS_IMAGE, H_VGA_IMAGE);
 	}
 	h_close(c);
 	return h_done();
