@@ -37,8 +37,6 @@
 #include "harness.h"
 #include "state-rounds.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 #define HOOK_LINE	"test hook: machine state "
 #define HOOK_FAILED	"test hook: machine state: "
 #define UNSAVED		"test hook: a device without save: com1: the " \
@@ -237,12 +235,7 @@ main(void)
 		setenv("VMMD_TEST_VCPU_STATE", "machine", 1);
 	c = h_setup(&d);
 
-	tap_ok(h_create(c, "demo", "\"rng\":true") == 0 &&
-	    h_start(c, "demo") == 0, "demo: created with virtio-rng, started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", "\"rng\":true");
 
 	for (int i = 1; i <= ROUNDS; i++) {
 		snprintf(label, sizeof(label), "round %d", i);
