@@ -171,13 +171,37 @@ migrate_out_count(const uint64_t *bits, size_t words)
 	return n;
 }
 
+/*
+ * The pages region i dirtied since the last call, added to its bitmap
+ * bits of words words: kept there until sent, as the log forgets them
+ * once read.  0/-errno.
+ */
+static int
+migrate_out_collect(struct migrate_out *mo, size_t i, uint64_t *bits,
+    size_t words)
+{
+	uint64_t *tmp;
+	int rc;
+
+	if ((tmp = calloc(words, sizeof(*tmp))) == NULL)
+		return -ENOMEM;
+	if ((rc = ram_log_get(mo->m, i, tmp)) < 0) {
+		free(tmp);
+		return rc;
+	}
+	for (size_t k = 0; k < words; k++)
+		bits[k] |= tmp[k];
+	free(tmp);
+	return 0;
+}
+
 /* The RAM: the whole, then the rounds; paused at the end.  0/-errno. */
 static int
 migrate_out_precopy(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
     size_t *words)
 {
-	size_t nr = ram_log_regions(mo->m), i, k;
-	uint64_t gpa, size, dirty, *tmp, sent = mo->bytes;
+	size_t nr = ram_log_regions(mo->m), i;
+	uint64_t gpa, size, dirty, sent = mo->bytes;
 	uint8_t *host;
 	int64_t t;
 	int rc;
@@ -198,16 +222,9 @@ migrate_out_precopy(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 		pthread_mutex_unlock(&mo->lock);
 		dirty = 0;
 		for (i = 0; i < nr; i++) {
-			if ((tmp = calloc(words[i], sizeof(*tmp))) == NULL)
-				return -ENOMEM;
-			if ((rc = ram_log_get(mo->m, i, tmp)) < 0) {
-				free(tmp);
+			if ((rc = migrate_out_collect(mo, i, bits[i],
+			    words[i])) < 0)
 				return rc;
-			}
-			/* Kept until sent: the log forgets them. */
-			for (k = 0; k < words[i]; k++)
-				bits[i][k] |= tmp[k];
-			free(tmp);
 			dirty += migrate_out_count(bits[i], words[i]);
 		}
 		pthread_mutex_lock(&mo->lock);
@@ -239,8 +256,8 @@ static int
 migrate_out_last(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
     size_t *words)
 {
-	size_t nr = ram_log_regions(mo->m), i, k;
-	uint64_t gpa, size, *tmp;
+	size_t nr = ram_log_regions(mo->m), i;
+	uint64_t gpa, size;
 	uint8_t *host, *sec;
 	size_t len, nl;
 	int rc;
@@ -257,15 +274,8 @@ migrate_out_last(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < nr; i++) {
-		if ((tmp = calloc(words[i], sizeof(*tmp))) == NULL)
-			return -ENOMEM;
-		if ((rc = ram_log_get(mo->m, i, tmp)) < 0) {
-			free(tmp);
+		if ((rc = migrate_out_collect(mo, i, bits[i], words[i])) < 0)
 			return rc;
-		}
-		for (k = 0; k < words[i]; k++)
-			bits[i][k] |= tmp[k];
-		free(tmp);
 		ram_log_region(mo->m, i, &gpa, &size, &host);
 		if ((rc = migrate_out_pages(mo, buf, gpa, host,
 		    size / MIG_PAGE_SIZE, bits[i], false)) < 0)

@@ -97,6 +97,32 @@ h_env(const char *name)
 	return v;
 }
 
+void
+h_need_seabios(bool vga)
+{
+	if (!vga && access(H_BIOS_IMAGE, R_OK) != 0)
+		tap_skip_all("%s: not installed (Debian's seabios)",
+		    H_BIOS_IMAGE);
+	if (vga && (access(H_BIOS_IMAGE, R_OK) != 0 ||
+	    access(H_VGA_IMAGE, R_OK) != 0))
+		tap_skip_all("%s or %s: not installed (Debian's seabios)",
+		    H_BIOS_IMAGE, H_VGA_IMAGE);
+}
+
+void
+h_need_media(const char *env1, const char **p1, const char *env2,
+    const char **p2)
+{
+	*p1 = getenv(env1);
+	*p2 = getenv(env2);
+	if (*p1 == NULL || *p2 == NULL)
+		tap_skip_all("no boot media: not built (GRUB's i386-pc "
+		    "modules, xorriso, sfdisk or mtools missing at build "
+		    "time)");
+	if (access(*p1, R_OK) != 0 || access(*p2, R_OK) != 0)
+		tap_bail("%s or %s: not readable", *p1, *p2);
+}
+
 /*
  * Kills what is certainly ours: children of h_spawn not yet reaped, and
  * the process groups of daemons not yet reaped (a group cannot be reused

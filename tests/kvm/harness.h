@@ -56,6 +56,22 @@ h_event_ms(int timeout_ms)
 void		 h_init(void);
 /* An environment variable meson must set (bails out when missing). */
 const char	*h_env(const char *);
+/*
+ * The firmware tests' files: Debian's SeaBIOS, and its VGA BIOS for the
+ * display tests.  h_need_seabios() skips the whole program unless
+ * H_BIOS_IMAGE (and H_VGA_IMAGE when vga) can be read.
+ */
+#define H_BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
+#define H_VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
+void		 h_need_seabios(bool vga);
+/*
+ * The two boot media the build made, named by the environment variables
+ * env1 and env2 (VMMD_MEDIA_*): their paths in *p1 and *p2.  Skips the
+ * whole program when the build did not make them; bails out when they
+ * cannot be read.
+ */
+void		 h_need_media(const char *env1, const char **p1,
+		    const char *env2, const char **p2);
 /* CLOCK_MONOTONIC in milliseconds (double: sub-ms precision). */
 double		 h_now_ms(void);
 void		 h_sleep_ms(int);

@@ -22,7 +22,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 #define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER_DISK	"VMMD-MEDIA-BIOSDISK-OK"
 #define MARKER_HYBRID	"VMMD-MEDIA-HYBRID-OK"
@@ -62,16 +61,9 @@ main(void)
 	const char *disk, *hybrid;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0)
-		tap_skip_all("%s: not installed (Debian's seabios)",
-		    BIOS_IMAGE);
-	disk = getenv("VMMD_MEDIA_BIOSDISK");
-	hybrid = getenv("VMMD_MEDIA_HYBRID");
-	if (disk == NULL || hybrid == NULL)
-		tap_skip_all("no boot media: not built (GRUB's i386-pc "
-		    "modules, xorriso, sfdisk or mtools missing at build time)");
-	if (access(disk, R_OK) != 0 || access(hybrid, R_OK) != 0)
-		tap_bail("%s or %s: not readable", disk, hybrid);
+	h_need_seabios(false);
+	h_need_media("VMMD_MEDIA_BIOSDISK", &disk, "VMMD_MEDIA_HYBRID",
+	    &hybrid);
 	c = h_setup(&d);
 	test_boot(d, c, "vdisk", disk, "virtio", MARKER_DISK);
 	test_boot(d, c, "sdisk", disk, "sata", MARKER_DISK);

@@ -21,7 +21,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 #define BOOTING_CD	"Booting from DVD/CD"
 #define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER_CD	"VMMD-MEDIA-ELTORITO-OK"
@@ -200,16 +199,8 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0)
-		tap_skip_all("%s: not installed (Debian's seabios)",
-		    BIOS_IMAGE);
-	iso = getenv("VMMD_MEDIA_ELTORITO");
-	disk = getenv("VMMD_MEDIA_BIOSDISK");
-	if (iso == NULL || disk == NULL)
-		tap_skip_all("no boot media: not built (GRUB's i386-pc "
-		    "modules, xorriso, sfdisk or mtools missing at build time)");
-	if (access(iso, R_OK) != 0 || access(disk, R_OK) != 0)
-		tap_bail("%s or %s: not readable", iso, disk);
+	h_need_seabios(false);
+	h_need_media("VMMD_MEDIA_ELTORITO", &iso, "VMMD_MEDIA_BIOSDISK", &disk);
 	c = h_setup(&d);
 	test_refused(c);
 	test_vmctl(d);

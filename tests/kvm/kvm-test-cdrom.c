@@ -25,7 +25,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 #define BOOTING		"Booting from DVD/CD"
 #define BOOTING_HD	"Booting from Hard Disk"
 #define MARKER		"VMMD-MEDIA-ELTORITO-OK"
@@ -134,16 +133,8 @@ main(void)
 	const char *iso, *hybrid;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0)
-		tap_skip_all("%s: not installed (Debian's seabios)",
-		    BIOS_IMAGE);
-	iso = getenv("VMMD_MEDIA_ELTORITO");
-	hybrid = getenv("VMMD_MEDIA_HYBRID");
-	if (iso == NULL || hybrid == NULL)
-		tap_skip_all("no boot media: not built (GRUB's i386-pc "
-		    "modules, xorriso, sfdisk or mtools missing at build time)");
-	if (access(iso, R_OK) != 0 || access(hybrid, R_OK) != 0)
-		tap_bail("%s or %s: not readable", iso, hybrid);
+	h_need_seabios(false);
+	h_need_media("VMMD_MEDIA_ELTORITO", &iso, "VMMD_MEDIA_HYBRID", &hybrid);
 	c = h_setup(&d);
 	test_refused(c);
 	test_vmctl(d, iso);

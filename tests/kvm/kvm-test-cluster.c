@@ -99,6 +99,15 @@ agent(const char *action, int interval_ms)
 	return r;
 }
 
+/* One TAP line: the agent's action (agent()) exits with want. */
+static void
+agent_is(const char *action, int interval_ms, int want, const char *what)
+{
+	int rc = agent(action, interval_ms);
+
+	tap_ok(rc == want, "%s: %d (%s)", what, rc, agent_err);
+}
+
 /* Writes a definition file of name with memory_mib mib. */
 static void
 write_def(const char *path, const char *name, int mib)
@@ -206,40 +215,29 @@ test_agent(const char *def)
 	setenv("OCF_RESKEY_vmctl", h_env("VMCTL_BIN"), 1);
 	setenv("OCF_RESKEY_CRM_meta_timeout", "60000", 1);
 
-	rc = agent("validate-all", 0);
-	tap_ok(rc == OCF_SUCCESS, "validate-all: %d (%s)", rc, agent_err);
+	agent_is("validate-all", 0, OCF_SUCCESS, "validate-all");
 	rc = agent("meta-data", 0);
 	tap_ok(rc == OCF_SUCCESS, "meta-data: %d", rc);
-	rc = agent("monitor", 0);
-	tap_ok(rc == OCF_NOT_RUNNING, "probe of a guest never defined: %d "
-	    "(%s)", rc, agent_err);
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_NOT_RUNNING, "monitor of it: %d (%s)", rc,
-	    agent_err);
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "stop of it: %d (%s)", rc, agent_err);
+	agent_is("monitor", 0, OCF_NOT_RUNNING, "probe of a guest never "
+	    "defined");
+	agent_is("monitor", 10000, OCF_NOT_RUNNING, "monitor of it");
+	agent_is("stop", 0, OCF_SUCCESS, "stop of it");
 
-	rc = agent("start", 0);
-	tap_ok(rc == OCF_SUCCESS, "start: %d (%s)", rc, agent_err);
+	agent_is("start", 0, OCF_SUCCESS, "start");
 	c = h_connect(d);
 	tap_ok(strcmp(h_state(c, "web", st, sizeof(st)), "running") == 0,
 	    "the guest runs (%s)", st);
-	rc = agent("start", 0);
-	tap_ok(rc == OCF_SUCCESS, "start again: %d (%s)", rc, agent_err);
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_SUCCESS, "monitor: %d (%s)", rc, agent_err);
-	rc = agent("migrate_from", 0);
-	tap_ok(rc == OCF_SUCCESS, "migrate_from with the guest here: %d "
-	    "(%s)", rc, agent_err);
+	agent_is("start", 0, OCF_SUCCESS, "start again");
+	agent_is("monitor", 10000, OCF_SUCCESS, "monitor");
+	agent_is("migrate_from", 0, OCF_SUCCESS, "migrate_from with the guest "
+	    "here");
 	rc = h_ctl("export", "web", NULL);
 	tap_ok(rc == 0 && strstr(h_out(), "\"managed\": \"cluster\"") != NULL,
 	    "the agent defined it as the cluster's (%s)", h_flat(h_out()));
 
 	/* A migration that fails leaves the guest running here. */
 	unsetenv("OCF_RESKEY_CRM_meta_migrate_target");
-	rc = agent("migrate_to", 0);
-	tap_ok(rc == OCF_ERR_ARGS, "migrate_to without a target: %d (%s)",
-	    rc, agent_err);
+	agent_is("migrate_to", 0, OCF_ERR_ARGS, "migrate_to without a target");
 	setenv("OCF_RESKEY_CRM_meta_migrate_target", "node2", 1);
 	setenv("OCF_RESKEY_migration_transport", "unix:/nonexistent/%n/sock",
 	    1);
@@ -256,35 +254,23 @@ test_agent(const char *def)
 
 	/* vmmd gone, its guest running: running, never failed. */
 	tap_ok(h_daemon_kill(d, SIGKILL) >= 0, "vmmd killed");
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_SUCCESS, "monitor while vmmd is down: %d (%s)", rc,
-	    agent_err);
-	rc = agent("monitor", 0);
-	tap_ok(rc == OCF_SUCCESS, "probe while vmmd is down: %d (%s)", rc,
-	    agent_err);
-	rc = agent("start", 0);
-	tap_ok(rc == OCF_SUCCESS, "start while vmmd is down: %d (%s)", rc,
-	    agent_err);
+	agent_is("monitor", 10000, OCF_SUCCESS, "monitor while vmmd is down");
+	agent_is("monitor", 0, OCF_SUCCESS, "probe while vmmd is down");
+	agent_is("start", 0, OCF_SUCCESS, "start while vmmd is down");
 	tap_ok(h_daemon_spawn(d) == 0, "vmmd started again");
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_SUCCESS, "monitor once vmmd adopted it: %d (%s)", rc,
-	    agent_err);
+	agent_is("monitor", 10000, OCF_SUCCESS, "monitor once vmmd adopted it");
 
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "stop: %d (%s)", rc, agent_err);
+	agent_is("stop", 0, OCF_SUCCESS, "stop");
 	c = h_connect(d);
 	h_state(c, "web", st, sizeof(st));
 	tap_ok(strcmp(st, "stopped") == 0 || strcmp(st, "defined") == 0,
 	    "the guest is stopped (%s)", st);
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "stop again: %d (%s)", rc, agent_err);
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_NOT_RUNNING, "monitor of a stopped guest: %d (%s)",
-	    rc, agent_err);
+	agent_is("stop", 0, OCF_SUCCESS, "stop again");
+	agent_is("monitor", 10000, OCF_NOT_RUNNING, "monitor of a stopped "
+	    "guest");
 	setenv("OCF_RESKEY_CRM_meta_migrate_target", "node2", 1);
-	rc = agent("migrate_to", 0);
-	tap_ok(rc == OCF_ERR_GENERIC, "migrate_to of a guest that does not "
-	    "run here: %d (%s)", rc, agent_err);
+	agent_is("migrate_to", 0, OCF_ERR_GENERIC, "migrate_to of a guest that "
+	    "does not run here");
 	unsetenv("OCF_RESKEY_CRM_meta_migrate_target");
 	h_close(c);
 
@@ -292,15 +278,10 @@ test_agent(const char *def)
 	 * (timeout less 5 s), at once for a probe. */
 	tap_ok(h_daemon_kill(d, SIGKILL) >= 0, "vmmd killed");
 	setenv("OCF_RESKEY_CRM_meta_timeout", "8000", 1);
-	rc = agent("monitor", 0);
-	tap_ok(rc == OCF_NOT_RUNNING, "probe with neither vmmd nor guest: "
-	    "%d (%s)", rc, agent_err);
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_NOT_RUNNING, "monitor with neither: %d (%s)", rc,
-	    agent_err);
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "stop with neither: %d (%s)", rc,
-	    agent_err);
+	agent_is("monitor", 0, OCF_NOT_RUNNING, "probe with neither vmmd nor "
+	    "guest");
+	agent_is("monitor", 10000, OCF_NOT_RUNNING, "monitor with neither");
+	agent_is("stop", 0, OCF_SUCCESS, "stop with neither");
 	setenv("OCF_RESKEY_CRM_meta_timeout", "60000", 1);
 	tap_ok(h_daemon_spawn(d) == 0, "vmmd started again");
 
@@ -312,8 +293,7 @@ test_agent(const char *def)
 	tap_ok(rc == 0 && strstr(h_out(), "\"memory_mib\": 48") != NULL,
 	    "start after the file changed: defined anew (%s | %s)",
 	    agent_err, h_flat(h_out()));
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "stop: %d (%s)", rc, agent_err);
+	agent_is("stop", 0, OCF_SUCCESS, "stop");
 	h_close(c);
 }
 
@@ -326,27 +306,16 @@ test_bare(void)
 	int rc;
 
 	setenv("OCF_FUNCTIONS_DIR", "/nonexistent", 1);
-	rc = agent("monitor", 0);
-	tap_ok(rc == OCF_NOT_RUNNING, "no ocf-shellfuncs: probe %d (%s)", rc,
-	    agent_err);
-	rc = agent("start", 0);
-	tap_ok(rc == OCF_SUCCESS, "no ocf-shellfuncs: start %d (%s)", rc,
-	    agent_err);
-	rc = agent("monitor", 10000);
-	tap_ok(rc == OCF_SUCCESS, "no ocf-shellfuncs: monitor %d (%s)", rc,
-	    agent_err);
-	rc = agent("stop", 0);
-	tap_ok(rc == OCF_SUCCESS, "no ocf-shellfuncs: stop %d (%s)", rc,
-	    agent_err);
+	agent_is("monitor", 0, OCF_NOT_RUNNING, "no ocf-shellfuncs: probe");
+	agent_is("start", 0, OCF_SUCCESS, "no ocf-shellfuncs: start");
+	agent_is("monitor", 10000, OCF_SUCCESS, "no ocf-shellfuncs: monitor");
+	agent_is("stop", 0, OCF_SUCCESS, "no ocf-shellfuncs: stop");
 	rc = agent("reload", 0);
 	tap_ok(rc == 3, "no ocf-shellfuncs: an action it lacks: %d", rc);
 	setenv("OCF_RESKEY_config", "/nonexistent/web.json", 1);
-	rc = agent("monitor", 0);
-	tap_ok(rc == OCF_NOT_RUNNING, "no ocf-shellfuncs: probe without "
-	    "the definition file: %d (%s)", rc, agent_err);
-	rc = agent("start", 0);
-	tap_ok(rc == 5, "no ocf-shellfuncs: start without it: %d (%s)", rc,
-	    agent_err);
+	agent_is("monitor", 0, OCF_NOT_RUNNING, "no ocf-shellfuncs: probe "
+	    "without the definition file");
+	agent_is("start", 0, 5, "no ocf-shellfuncs: start without it");
 	if (keep != NULL)
 		setenv("OCF_FUNCTIONS_DIR", keep, 1);
 	else

@@ -17,8 +17,6 @@
 #include "harness.h"
 #include "hviewer.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
-#define VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000
 /* The definition's size, which SeaBIOS takes from the EDID. */
@@ -221,9 +219,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0 || access(VGA_IMAGE, R_OK) != 0)
-		tap_skip_all("%s or %s: not installed (Debian's seabios)",
-		    BIOS_IMAGE, VGA_IMAGE);
+	h_need_seabios(true);
 	vview_quiet();
 	c = h_setup(&d);
 	test_screen(d, c);

@@ -18,8 +18,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
-#define VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000
 
@@ -73,9 +71,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0 || access(VGA_IMAGE, R_OK) != 0)
-		tap_skip_all("%s or %s: not installed (Debian's seabios)",
-		    BIOS_IMAGE, VGA_IMAGE);
+	h_need_seabios(true);
 	c = h_setup(&d);
 	test_size(d, c, "e800", 800, 600, 800, 600, true);
 	test_size(d, c, "e4k", 4096, 2160, 1024, 768, false);

@@ -26,7 +26,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 #define BANNER		"SeaBIOS (version"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000	/* banner, then the verdict */
@@ -193,9 +192,7 @@ main(void)
 	struct h_conn *c;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0)
-		tap_skip_all("%s: not installed (Debian's seabios)",
-		    BIOS_IMAGE);
+	h_need_seabios(false);
 	c = h_setup(&d);
 	test_refused(c);
 	test_vmctl(d);

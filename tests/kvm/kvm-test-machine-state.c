@@ -37,15 +37,11 @@
 #include "harness.h"
 #include "state-rounds.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 #define HOOK_LINE	"test hook: machine state "
 #define HOOK_FAILED	"test hook: machine state: "
 #define UNSAVED		"test hook: a device without save: com1: the " \
 			"device cannot save its state"
 #define ROUNDS		3
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
-#define VGA_IMAGE	"/usr/share/seabios/vgabios-bochs-display.bin"
 #define NOTHING		"No bootable device"
 #define POST_MS		120000
 
@@ -239,12 +235,7 @@ main(void)
 		setenv("VMMD_TEST_VCPU_STATE", "machine", 1);
 	c = h_setup(&d);
 
-	tap_ok(h_create(c, "demo", "\"rng\":true") == 0 &&
-	    h_start(c, "demo") == 0, "demo: created with virtio-rng, started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", "\"rng\":true");
 
 	for (int i = 1; i <= ROUNDS; i++) {
 		snprintf(label, sizeof(label), "round %d", i);
@@ -270,7 +261,7 @@ main(void)
 	h_console_close(con);
 	tap_ok(h_stop(c, "demo", true, -1, H_REPLY_MS) == 0, "demo: stopped");
 
-	if (access(BIOS_IMAGE, R_OK) == 0 && access(VGA_IMAGE, R_OK) == 0) {
+	if (access(H_BIOS_IMAGE, R_OK) == 0 && access(H_VGA_IMAGE, R_OK) == 0) {
 		test_firmware(d, c, ROUNDS);
 		test_cdrom(d, c, ROUNDS + 1);
 		log = h_read_file(d->log, NULL);
@@ -280,7 +271,7 @@ main(void)
 		free(log);
 	} else {
 		tap_diag("%s or %s not installed: no firmware VM",
-		    BIOS_IMAGE, VGA_IMAGE);
+		    H_BIOS_IMAGE, H_VGA_IMAGE);
 	}
 	h_close(c);
 	return h_done();

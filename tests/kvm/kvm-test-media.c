@@ -22,7 +22,6 @@
 
 #include "harness.h"
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 #define BOOTING_CD	"Booting from DVD/CD"
 #define MARKER_CD	"VMMD-MEDIA-ELTORITO-OK"
 #define MARKER_HYBRID	"VMMD-MEDIA-HYBRID-OK"
@@ -97,16 +96,8 @@ main(void)
 	const char *log;
 
 	h_init();
-	if (access(BIOS_IMAGE, R_OK) != 0)
-		tap_skip_all("%s: not installed (Debian's seabios)",
-		    BIOS_IMAGE);
-	iso = getenv("VMMD_MEDIA_ELTORITO");
-	hybrid = getenv("VMMD_MEDIA_HYBRID");
-	if (iso == NULL || hybrid == NULL)
-		tap_skip_all("no boot media: not built (GRUB's i386-pc "
-		    "modules, xorriso, sfdisk or mtools missing at build time)");
-	if (access(iso, R_OK) != 0 || access(hybrid, R_OK) != 0)
-		tap_bail("%s or %s: not readable", iso, hybrid);
+	h_need_seabios(false);
+	h_need_media("VMMD_MEDIA_ELTORITO", &iso, "VMMD_MEDIA_HYBRID", &hybrid);
 	c = h_setup(&d);
 	log = h_console_log(d, "md");
 	tap_ok(h_create(c, "md", "\"firmware\":\"bios\",\"cdrom\":\"%s\"",

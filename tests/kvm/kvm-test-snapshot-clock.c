@@ -15,11 +15,10 @@
 #include <time.h>
 
 #include "harness.h"
+#include "state-rounds.h"
 #include "machine-state.h"
 #include "snap-file.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 
 static double
 wall_ms(void)
@@ -94,12 +93,7 @@ main(void)
 	dir_b = strdup(h_in_dir(d, "snap-b"));
 	if (dir_a == NULL || dir_b == NULL)
 		tap_bail("out of memory");
-	tap_ok(h_create(c, "demo", NULL) == 0 && h_start(c, "demo") == 0,
-	    "demo: created, started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", NULL);
 	h_console_close(con);
 
 	ka = snap(c, dir_a, &a0, &a1);

@@ -26,8 +26,6 @@
 #include "harness.h"
 #include "state-rounds.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 
 /*
  * How many of pid's mappings of file there are (*maps) and how many of
@@ -97,12 +95,7 @@ main(void)
 	if ((c2 = h_connect(d)) == NULL)
 		tap_bail("no second connection");
 
-	tap_ok(h_create(c, "demo", NULL) == 0 && h_start(c, "demo") == 0,
-	    "demo: created, started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", NULL);
 
 	/* The snapshot waits on the busy devices until a resume comes. */
 	snprintf(args, sizeof(args), "{\"name\":\"demo\",\"dir\":\"%s\","

@@ -28,9 +28,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "state-rounds.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 #define TICK_PREFIX	"demo: 2"
 
 /*
@@ -133,12 +132,7 @@ main(void)
 	if (mkdir(dir, 0700) < 0)
 		tap_bail("mkdir %s: %s", dir, strerror(errno));
 
-	tap_ok(h_create(c, "demo", NULL) == 0 && h_start(c, "demo") == 0,
-	    "demo: created, started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", NULL);
 
 	snprintf(args, sizeof(args), "{\"name\":\"demo\",\"dir\":\"%s\","
 	    "\"keep_running\":true}", dir);

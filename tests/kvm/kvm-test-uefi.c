@@ -216,7 +216,6 @@ stopped_at(struct h_daemon *d)
 static bool hold;
 static int holds;		/* the hook's log lines so far */
 
-#define BIOS_IMAGE	"/usr/share/seabios/bios-256k.bin"
 /* SeaBIOS's first DMA: seconds after power-on, emulated; room for load. */
 #define HOLD_MS		120000
 #define HELD		"test hook: held at the first fw_cfg DMA"
@@ -232,7 +231,7 @@ test_hold_bios(struct h_daemon *d, struct h_conn *c)
 	char state[32] = "";
 	int64_t n;
 
-	if (!hold || access(BIOS_IMAGE, R_OK) != 0) {
+	if (!hold || access(H_BIOS_IMAGE, R_OK) != 0) {
 		tap_ok(1, "SeaBIOS held at its first fw_cfg DMA # SKIP %s",
 		    hold ? "no SeaBIOS" : "no test hooks");
 		return;

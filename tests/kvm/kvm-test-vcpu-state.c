@@ -16,8 +16,6 @@
 #include "harness.h"
 #include "state-rounds.h"
 
-#define DEMO_BANNER	"vmmd demo guest"
-#define DEMO_TICK	" UTC\r"
 #define HOOK_LINE	"test hook: vcpu 0 state "
 #define ROUNDS		3
 
@@ -58,12 +56,7 @@ main(void)
 		setenv("VMMD_TEST_VCPU_STATE", "restore", 1);
 	c = h_setup(&d);
 
-	tap_ok(h_create(c, "demo", NULL) == 0 && h_start(c, "demo") == 0,
-	    "demo: created and started");
-	if ((con = h_console_open(d, "demo")) == NULL)
-		tap_bail("demo: no console");
-	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
-	    h_expect(con, DEMO_TICK, 5000) == 0, "demo: banner and a tick");
+	con = state_rounds_demo(d, c, "demo", NULL);
 
 	for (int i = 1; i <= ROUNDS; i++) {
 		size_t bytes = 0;

@@ -4,6 +4,25 @@
 
 #include "state-rounds.h"
 
+struct h_console *
+state_rounds_demo(struct h_daemon *d, struct h_conn *c, const char *name,
+    const char *extra)
+{
+	struct h_console *con;
+	int rc;
+
+	rc = extra != NULL ? h_create(c, name, "%s", extra) :
+	    h_create(c, name, NULL);
+	tap_ok(rc == 0 && h_start(c, name) == 0, "%s: created, started",
+	    name);
+	if ((con = h_console_open(d, name)) == NULL)
+		tap_bail("%s: no console", name);
+	tap_ok(h_expect(con, DEMO_BANNER, H_BOOT_MS) == 0 &&
+	    h_expect(con, DEMO_TICK, 5000) == 0, "%s: banner and a tick",
+	    name);
+	return con;
+}
+
 void
 state_rounds_need_hooks(const char *what)
 {
