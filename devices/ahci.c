@@ -1125,6 +1125,14 @@ ahci_media(struct ahci *a, unsigned int port, const struct blk_backend *be,
 	return 0;
 }
 
+int
+ahci_has_medium(const struct ahci *a, unsigned int port)
+{
+	if (port >= a->nports || a->port[port].type != AHCI_DRIVE_CDROM)
+		return -EINVAL;
+	return a->port[port].atapi.present;
+}
+
 struct ahci *
 ahci_new(const struct device_host *host, const struct ahci_drive *drives,
     unsigned int nports)
