@@ -1125,6 +1125,14 @@ ahci_media(struct ahci *a, unsigned int port, const struct blk_backend *be,
 	return 0;
 }
 
+int
+ahci_has_medium(const struct ahci *a, unsigned int port)
+{
+	if (port >= a->nports || a->port[port].type != AHCI_DRIVE_CDROM)
+		return -EINVAL;
+	return a->port[port].atapi.present;
+}
+
 struct ahci *
 ahci_new(const struct device_host *host, const struct ahci_drive *drives,
     unsigned int nports)
@@ -1206,7 +1214,13 @@ ahci_free(struct ahci *a)
  * The HBA's and each port's registers, the ATAPI drive's sense and lock,
  * the config space (MSI included) and the counters.  Which drive is on
  * which port, and its medium, are the definition's: a section for
- * another set is refused.  A command with the backend cannot be named:
+ * another set is refused.  Since version 2, the drive's tray and media
+ * state (vmctl media, the guest's START STOP UNIT): the tray open, no
+ * medium in it, a UNIT ATTENTION and a media event still due, the media
+ * changes.  Which image is in the drive is not device state: a drive
+ * saved empty loads empty, whatever the definition names; one saved
+ * with a medium holds the definition's (none if it names none).  A
+ * version-1 section loads as a drive left as the definition made it.  A command with the backend cannot be named:
  * a save refuses it (-EBUSY) and the caller drains first, so no slot is
  * ever started in a section.  Ports past nports are all zero.
  */
@@ -1228,6 +1242,9 @@ struct ahci_state {
 	uint8_t halted[AHCI_MAX_PORTS];
 	uint8_t sense_key[AHCI_MAX_PORTS], asc[AHCI_MAX_PORTS];
 	uint8_t ascq[AHCI_MAX_PORTS], locked[AHCI_MAX_PORTS];
+	uint8_t empty[AHCI_MAX_PORTS], tray_open[AHCI_MAX_PORTS];
+	uint8_t attention[AHCI_MAX_PORTS], media_event[AHCI_MAX_PORTS];
+	uint64_t media_changes[AHCI_MAX_PORTS];
 	uint64_t atapi_bad[AHCI_MAX_PORTS];
 	uint64_t commands, failed, fatal, interrupts, bad_accesses;
 };
@@ -1237,6 +1254,10 @@ struct ahci_state {
 #define AHCI_U8S(nm, m, mx)						\
 	{ nm, DEV_STATE_ARRAY_U8, DEV_STATE_AT(struct ahci_state, m),	\
 	    .max = (mx) }
+/* A version-2 field: an older section leaves it 0. */
+#define AHCI_U8S_2(nm, m, mx)						\
+	{ nm, DEV_STATE_ARRAY_U8, DEV_STATE_AT(struct ahci_state, m),	\
+	    .max = (mx), .since = 2 }
 #define AHCI_U64(nm, m)							\
 	{ nm, DEV_STATE_U64, DEV_STATE_AT(struct ahci_state, m) }
 
@@ -1269,6 +1290,13 @@ static const struct dev_state_field ahci_state_fields[] = {
 	AHCI_U8S("atapi_locked", locked, 1),
 	{ "atapi_bad_commands", DEV_STATE_ARRAY_U64,
 	    DEV_STATE_AT(struct ahci_state, atapi_bad) },
+	AHCI_U8S_2("atapi_empty", empty, 1),
+	AHCI_U8S_2("atapi_tray_open", tray_open, 1),
+	AHCI_U8S_2("atapi_attention", attention, 1),
+	AHCI_U8S_2("atapi_media_event", media_event,
+	    ATAPI_EVENT_MEDIA_REMOVAL),
+	{ "atapi_media_changes", DEV_STATE_ARRAY_U64,
+	    DEV_STATE_AT(struct ahci_state, media_changes), .since = 2 },
 	AHCI_U64("commands", commands),
 	AHCI_U64("failed", failed),
 	AHCI_U64("fatal", fatal),
@@ -1298,9 +1326,15 @@ ahci_state_check_port(const struct ahci_state *st, unsigned int i,
 		    "%#x issued beyond %u slots or while stopped", i,
 		    st->ci[i], AHCI_SLOTS);
 	if (st->type[i] != AHCI_DRIVE_CDROM && (st->sense_key[i] |
-	    st->asc[i] | st->ascq[i] | st->locked[i]) != 0)
+	    st->asc[i] | st->ascq[i] | st->locked[i] | st->empty[i] |
+	    st->tray_open[i] | st->attention[i] | st->media_event[i] |
+	    st->media_changes[i]) != 0)
 		return dev_state_fail(err, -EINVAL, "ahci: port %u: ATAPI "
 		    "state without an ATAPI drive", i);
+	/* A new medium is announced only once it is in, the tray shut. */
+	if (st->attention[i] && (st->empty[i] || st->tray_open[i]))
+		return dev_state_fail(err, -EINVAL, "ahci: port %u: a UNIT "
+		    "ATTENTION for a medium that is not in", i);
 	return 0;
 }
 
@@ -1326,14 +1360,16 @@ ahci_state_check(const void *state, struct dev_state_error *err)
 		    st->tfd[i] || st->sig[i] || st->sctl[i] || st->serr[i] ||
 		    st->sact[i] || st->ci[i] || st->halted[i] ||
 		    st->sense_key[i] || st->asc[i] || st->ascq[i] ||
-		    st->locked[i] || st->atapi_bad[i])
+		    st->locked[i] || st->atapi_bad[i] || st->empty[i] ||
+		    st->tray_open[i] || st->attention[i] ||
+		    st->media_event[i] || st->media_changes[i])
 			return dev_state_fail(err, -EINVAL, "ahci: state for "
 			    "port %u of %u", i, st->nports);
 	return 0;
 }
 
 const struct dev_state_table ahci_state_table = {
-	DEV_STATE_TABLE("ahci", 1, struct ahci_state, ahci_state_fields),
+	DEV_STATE_TABLE("ahci", 2, struct ahci_state, ahci_state_fields),
 	.check = ahci_state_check,
 };
 
@@ -1385,6 +1421,11 @@ ahci_save(void *dev, struct dev_state_buf *out)
 			st->ascq[i] = p->atapi.ascq;
 			st->locked[i] = p->atapi.locked;
 			st->atapi_bad[i] = p->atapi.bad_commands;
+			st->empty[i] = !p->atapi.present;
+			st->tray_open[i] = p->atapi.tray_open;
+			st->attention[i] = p->atapi.attention;
+			st->media_event[i] = p->atapi.media_event;
+			st->media_changes[i] = p->atapi.media_changes;
 		}
 	}
 	st->commands = a->commands;
@@ -1395,6 +1436,28 @@ ahci_save(void *dev, struct dev_state_buf *out)
 	rc = dev_state_save(&ahci_state_table, st, out);
 	free(st);
 	return rc;
+}
+
+/*
+ * Port i's tray and medium from st: a drive saved empty gives up the
+ * definition's medium (its backend unused from now on, as after an
+ * eject); one saved with a medium keeps what it was made with.  A
+ * version-1 section (every field 0) leaves the drive as it was made.
+ */
+static void
+ahci_load_media(struct ahci_port *p, const struct ahci_state *st,
+    unsigned int i)
+{
+	if (st->empty[i] && p->atapi.present) {
+		(void)atapi_eject(&p->atapi, true);
+		memset(&p->be, 0, sizeof(p->be));
+		p->be.readonly = true;
+	}
+	p->atapi.tray_open = st->tray_open[i];
+	/* Due only for a medium the drive holds, as atapi.c raises it. */
+	p->atapi.attention = st->attention[i] && p->atapi.present;
+	p->atapi.media_event = st->media_event[i];
+	p->atapi.media_changes = st->media_changes[i];
 }
 
 /*
@@ -1454,6 +1517,7 @@ ahci_load(void *dev, const void *buf, size_t len,
 		p->halted = st->halted[i] != 0;
 		p->started = 0;
 		if (p->type == AHCI_DRIVE_CDROM) {
+			ahci_load_media(p, st, i);
 			p->atapi.sense_key = st->sense_key[i];
 			p->atapi.asc = st->asc[i];
 			p->atapi.ascq = st->ascq[i];

@@ -83,6 +83,12 @@ void ahci_free(struct ahci *a);
  */
 int ahci_media(struct ahci *a, unsigned int port,
     const struct blk_backend *be, bool force);
+/*
+ * Whether port's CD-ROM drive holds a medium (a load may have emptied
+ * it: see ahci.c's state), under the device's lock.  0 or 1; -EINVAL
+ * when port holds no CD-ROM.
+ */
+int ahci_has_medium(const struct ahci *a, unsigned int port);
 
 /* A board entry's ops for what ahci_new() returns. */
 extern const struct device_ops ahci_device_ops;

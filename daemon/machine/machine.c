@@ -562,6 +562,20 @@ machine_cdrom_media(struct machine *m, const struct blk_backend *be,
 	return ret;
 }
 
+int
+machine_cdrom_present(struct machine *m)
+{
+	struct machine_device *md = machine_device(m, "ahci");
+	int ret;
+
+	if (md == NULL || md->vdev.state == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	ret = ahci_has_medium(md->vdev.state, BOARD_PC_CDROM_PORT);
+	vdev_unlock(&md->vdev);
+	return ret == -EINVAL ? -ENODEV : ret;
+}
+
 /*
  * The firmware's bootorder for cfg: its boot order's device paths, a
  * line each; without one, the CD-ROM when there is one.  0, or -ENOENT

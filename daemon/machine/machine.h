@@ -214,6 +214,8 @@ struct machine_device *machine_device(struct machine *m, const char *name);
  */
 int machine_cdrom_media(struct machine *m, const struct blk_backend *be,
     bool force);
+/* Whether the CD-ROM drive holds a medium: 0, 1; -ENODEV without one. */
+int machine_cdrom_present(struct machine *m);
 
 /*
  * The ACPI PM1a event block's port (control block at +4, PM timer at

@@ -252,6 +252,7 @@ cmd_snapshot_pushed(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
 	struct cmd_snapshot *s = arg;
+	int rc;
 
 	(void)ret;
 	if (error != NULL) {
@@ -263,7 +264,16 @@ cmd_snapshot_pushed(struct vm *vm, struct json_object *ret,
 		cmd_snapshot_finish(vm, s);
 		return;
 	}
-	s->sd.pushed[s->next++] = true;
+	s->sd.pushed[s->next] = true;
+	/* Nothing writes the old top again: other guests may read it (a
+	 * clone over the frozen image beside this one), none write it. */
+	if ((rc = vm_disklock_pushed(&vm->disklock, s->next,
+	    s->sd.new_fd[s->next])) < 0)
+		(rc == -EBADF ? log_info : log_warn)("VM '%s': disk %u: its "
+		    "frozen image stays locked as its alone (no clone can "
+		    "run over it beside it): %s", vm->def->name, s->next,
+		    rc == -EBADF ? "an adopted guest" : strerror(-rc));
+	s->next++;
 	cmd_snapshot_push_next(vm, s);
 }
 

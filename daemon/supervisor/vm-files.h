@@ -150,8 +150,10 @@ int	vm_files_kvm_check(char *err, size_t errlen);
  * read-only disk and exclusive otherwise, so that no two guests write
  * one image, nor read one another writes (QEMU takes locks of the same
  * kind, on parts of the file, so it is kept out too).  The lock lives
- * with the descriptor the worker inherits: it goes when the guest
- * ends, the supervisor's copy closed or not.  A lock held elsewhere:
+ * with the open file the worker inherits: it goes when the guest ends
+ * (vmmd's own handle on a written disk's, vm-disklock.h, closed when
+ * the worker is reaped; a snapshot turns a frozen image's lock shared
+ * through it).  A lock held elsewhere:
  * -EAGAIN with class bad_state and err naming the image.
  */
 int	vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,

@@ -114,9 +114,9 @@ vm_snapdisks_make_next(struct vm_snapdisks *sd, unsigned int i,
 		/*
 		 * The guest's alone, as vm_files_lock_disks() locks a disk
 		 * written to at start: the lock goes with the descriptor
-		 * the worker gets.  (The old overlay keeps the exclusive
-		 * lock the worker took at start until the guest ends: the
-		 * sandbox lets no worker change a lock.)
+		 * the worker gets.  (The old overlay's exclusive lock
+		 * becomes shared once the worker moved off it, through
+		 * vmmd's handle on it: vm-disklock.h.)
 		 */
 		if (fcntl(fd, F_OFD_SETLK, &lk) < 0) {
 			rc = -errno;

@@ -119,6 +119,7 @@ vm_add(struct vmmd *d, struct vm_def *def)
 	vm->d = d;
 	vm->def = def;
 	vm->state = VM_DEFINED;
+	vm_disklock_init(&vm->disklock);
 	TAILQ_INIT(&vm->stop_waiters);
 	/* Kept sorted: vm.list answers in name order. */
 	TAILQ_FOREACH(it, &d->vms, entry)
@@ -159,6 +160,7 @@ vm_remove(struct vm *vm)
 		pending_error(p, PROTO_ERR_INTERNAL, "VM removed");
 	}
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
+	vm_disklock_release(&vm->disklock);
 	config_def_free(vm->def);
 	free(vm->reason);
 	free(vm);
@@ -916,7 +918,9 @@ vm_start_from(struct vm *vm, const struct access_cred *cred,
 			*cls = PROTO_ERR_LIMIT;
 		goto put_args;
 	}
-	/* The worker has its own copies now. */
+	/* The worker has its own copies now; vmmd keeps a handle on the
+	 * written disks' locks, for a snapshot to share a frozen image. */
+	vm_disklock_keep(&vm->disklock, vm->def, &files);
 	vm_files_close(&files);
 	close(adopt_fd);
 	/*
@@ -1080,6 +1084,8 @@ vm_worker_exited(void *owner, int status)
 
 	wlink_free(vm->w);
 	vm->w = NULL;
+	/* Its disks' locks go with its descriptors, now its last ones. */
+	vm_disklock_release(&vm->disklock);
 	/* Whatever way it went, its socket and record go with it. */
 	wsock_remove(d->workersdir, vm->def->name);
 	wrec_remove(d->workersdir, vm->def->name);

@@ -23,6 +23,7 @@
 #include "counters.h"
 #include "pending.h"
 #include "proto.h"
+#include "vm-disklock.h"
 #include "vmconfig.h"
 #include "worker-msg.h"
 
@@ -70,6 +71,7 @@ struct vm {
 	char *reason;			/* of the last state change, or NULL */
 	struct wlink *w;		/* NULL while no worker exists */
 	struct vm_run run;		/* of w; reset at every start */
+	struct vm_disklock disklock;	/* w's disks' locks (vm-disklock.h) */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
 	struct pending_list stop_waiters; /* vm.stop waiting for the exit */
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "blk-file.h"
 #include "dev-state.h"
 #include "log.h"
 #include "machine-state.h"
@@ -277,6 +278,19 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 		machine_ram_remapped(m);
 	if (rc == 0)
 		rc = restore_sections(w, &r, why, sizeof(why));
+	/*
+	 * A CD-ROM drive saved empty loaded empty (ahci.c): its disc goes
+	 * from the worker too, as after an eject, so that the machine a
+	 * guest reset builds (guest.c) does not bring it back.
+	 */
+	if (rc == 0 && w->cdrom != NULL && machine_cdrom_present(m) == 0) {
+		blk_file_free(w->cdrom);
+		w->cdrom = NULL;
+		memset(&w->cfg.backends.cdrom, 0,
+		    sizeof(w->cfg.backends.cdrom));
+		log_info("%s: the CD-ROM drive was empty at the snapshot: "
+		    "its disc is out", w->name);
+	}
 	/* A restore is another instant of the guest: not so a migration. */
 	if (rc == 0)
 		rc = restore_vmgenid(w, why, sizeof(why));

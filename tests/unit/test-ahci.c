@@ -911,6 +911,128 @@ test_state(const struct ahci_drive *drives)
 	dev = keep;
 }
 
+/* A little-endian u32 at p. */
+static uint32_t
+le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+static void
+le32_put(uint8_t *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (uint8_t)(v >> (8 * k));
+}
+
+/*
+ * in as a version-1 writer made it: without the fields version 2 added
+ * (the drive's tray and media), version 1 in its header.  out is
+ * malloc'd.
+ */
+static struct dev_state_buf
+as_version1(const struct dev_state_buf *in)
+{
+	static const char *const v2[] = { "atapi_empty", "atapi_tray_open",
+	    "atapi_attention", "atapi_media_event", "atapi_media_changes" };
+	struct dev_state_buf out = { 0 };
+	const uint8_t *p = in->data + 4, *end = in->data + in->len;
+	size_t hdr = 4 + 1 + p[0] + 12;
+	uint32_t nfields = 0;
+
+	if ((out.data = malloc(in->len)) == NULL)
+		tap_bail("out of memory");
+	memcpy(out.data, in->data, hdr);
+	out.len = hdr;
+	p = in->data + hdr;
+	while (p < end) {
+		const uint8_t *f = p;
+		uint8_t n = p[0], type = p[1 + n];
+		uint32_t count = le32_at(p + 2 + n);
+		size_t es = type == DEV_STATE_ARRAY_U32 ||
+		    type == DEV_STATE_U32 ? 4 : type == DEV_STATE_ARRAY_U64 ||
+		    type == DEV_STATE_U64 ? 8 : 1;
+		bool drop = false;
+
+		p += 1 + n + 5 + es * count;
+		for (size_t k = 0; k < sizeof(v2) / sizeof(v2[0]); k++)
+			drop = drop || (n == strlen(v2[k]) &&
+			    memcmp(f + 1, v2[k], n) == 0);
+		if (drop)
+			continue;
+		memcpy(out.data + out.len, f, (size_t)(p - f));
+		out.len += (size_t)(p - f);
+		nfields++;
+	}
+	le32_put(out.data + hdr - 12, 1);
+	le32_put(out.data + hdr - 8, nfields);
+	le32_put(out.data + hdr - 4, (uint32_t)(out.len - hdr));
+	return out;
+}
+
+/*
+ * The drive's tray and medium in the section (version 2): a drive the
+ * host emptied loads empty into a fresh HBA whose definition has a
+ * disc, its tray open, and saves the same bytes; a UNIT ATTENTION for
+ * a medium that is not in is refused; a version-1 section (no such
+ * fields) loads as the drive the definition made: a disc in, ready.
+ */
+static void
+test_state_media(const struct ahci_drive *drives)
+{
+	struct dev_state_buf s1, s2, old;
+	struct dev_state_error e = { "" };
+	struct ahci *keep = dev, *b;
+	uint8_t *d = gmem(DATA);
+
+	TAP_EQ(ahci_media(dev, 1, NULL, true), 0, "the host ejects the CD");
+	s1 = save_state(dev);
+	if ((b = ahci_new(&fh.host, drives, 2)) == NULL)
+		tap_bail("ahci_new");
+	dev = b;
+	TAP_EQ(ahci_device_ops.load(b, s1.data, s1.len, &e), 0,
+	    "the emptied drive loaded into an HBA made with a disc (%s)",
+	    e.msg);
+	s2 = save_state(b);
+	tap_ok(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+	    "saved again: the same %zu bytes", s1.len);
+	dev_state_buf_free(&s2);
+	recover(1);
+	TAP_EQ(packet((uint8_t[12]){ 0x00 }, 0), 1,
+	    "TEST UNIT READY fails on the loaded drive");
+	recover(1);
+	packet((uint8_t[12]){ 0x03, 0, 0, 0, 18 }, 18);
+	tap_ok(d[2] == 2 && d[12] == 0x3a && d[13] == 2,
+	    "NOT READY, MEDIUM NOT PRESENT, tray open: still ejected");
+	TAP_EQ(packet((uint8_t[12]){ 0x4a, 1, 0, 0, 0x10, 0, 0, 0, 8 }, 8),
+	    0, "GET EVENT STATUS NOTIFICATION");
+	tap_ok(d[4] == 3 && d[5] == 1, "the removal still due, tray open, "
+	    "no medium");
+	tap_ok(load_with(b, "atapi_attention", 1, 1, 1, &e) == -EINVAL,
+	    "a UNIT ATTENTION without a medium refused (%s)", e.msg);
+	tap_ok(load_with(b, "atapi_tray_open", 1, 0, 1, &e) == -EINVAL,
+	    "a tray on the disk's port refused (%s)", e.msg);
+	ahci_free(b);
+
+	/* Version 1: what the definition made. */
+	old = as_version1(&s1);
+	if ((b = ahci_new(&fh.host, drives, 2)) == NULL)
+		tap_bail("ahci_new");
+	dev = b;
+	TAP_EQ(ahci_device_ops.load(b, old.data, old.len, &e), 0,
+	    "a version-1 section loads (%s)", e.msg);
+	recover(1);
+	TAP_EQ(packet((uint8_t[12]){ 0x00 }, 0), 0,
+	    "its drive holds the definition's disc, ready");
+	TAP_EQ(packet((uint8_t[12]){ 0x25 }, 8), 0, "READ CAPACITY");
+	TAP_EQ(be32(d), CD_BLOCKS - 1, "of the definition's image");
+	dev_state_buf_free(&old);
+	dev_state_buf_free(&s1);
+	ahci_free(b);
+	dev = keep;
+}
+
 int
 main(void)
 {
@@ -951,6 +1073,7 @@ main(void)
 	test_msi_and_reset();
 	test_readonly();
 	test_state(drives);
+	test_state_media(drives);
 	ahci_free(dev);
 	free(fh.mem);
 	return tap_done();
