@@ -51,10 +51,11 @@ esac
 : "${VMMD_KVM_PROGRAMS:?VMMD_KVM_PROGRAMS is not set}"
 : "${VMMD_KVM_TESTS:?VMMD_KVM_TESTS is not set}"
 VMMD_TEST_TIME_SCALE=${VMMD_TEST_TIME_SCALE:-2}
-# A program that hangs is killed after its timeout (at most 90 s) and the
-# next one prints: longer silence means the test host itself hung, and
-# run.sh then boots it once more.
-VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-120}
+# A test may wait for one event up to 300 s (a firmware boot), twice that
+# scaled here, without printing: only longer silence means the test host
+# itself hung, and boot.sh then boots it once more.  (At 120 s a failed
+# wait looked like a hung host, and each boot failed the same way.)
+VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-700}
 # One TCG thread for both of the test host's CPUs: with one thread per
 # CPU, the ASan build's test host hung (both CPUs busy in its kernel with
 # interrupts off) in four of five runs; with one, in none of five (three
@@ -95,7 +96,8 @@ done
 # The firmware tests' boot media, made at build time, at the same paths
 # inside.
 for medium in ${VMMD_MEDIA_ELTORITO:-} ${VMMD_MEDIA_HYBRID:-} \
-    ${VMMD_MEDIA_BIOSDISK:-}; do
+    ${VMMD_MEDIA_BIOSDISK:-} ${VMMD_MEDIA_ELTORITO_PROMPT:-} \
+    ${VMMD_MEDIA_HYBRID_PROMPT:-}; do
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $medium"
 	export VMMD_HOST_EXTRA
 done
@@ -103,7 +105,8 @@ done
 VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_ VMMD_BOOT_DISK_GRUB
     VMMD_BOOT_DISK_EMPTY VMMD_TEST_PROMTOOL VMMD_MEDIA_ELTORITO
-    VMMD_MEDIA_HYBRID VMMD_MEDIA_BIOSDISK"
+    VMMD_MEDIA_HYBRID VMMD_MEDIA_BIOSDISK VMMD_MEDIA_ELTORITO_PROMPT
+    VMMD_MEDIA_HYBRID_PROMPT"
 export VMMD_TEST_TIME_SCALE VMMD_LINUX_MAX_SILENCE VMMD_LINUX_TCG_THREADS
 export VMMD_LINUX_MODE VMMD_LINUX_SCENARIOS
 export VMMD_HOST_PROGRAMS VMMD_HOST_GUEST VMMD_HOST_PASS

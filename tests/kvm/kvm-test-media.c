@@ -1,6 +1,8 @@
 /*
  * Media change in a running firmware VM's CD-ROM drive (vm.media,
- * vmctl media).  SeaBIOS boots the El Torito CD to its GRUB's marker;
+ * vmctl media).  SeaBIOS boots the El Torito CD to its GRUB's marker
+ * (media whose GRUB then waits at its prompt: one that halts would end
+ * the guest under the test, at once where real-mode code runs fast);
  * the hybrid ISO inserted while the guest runs is what the drive then
  * holds: after vm.reset SeaBIOS boots it, from the same drive, to that
  * image's own marker.  Ejected, the drive is empty (the AHCI
@@ -97,7 +99,8 @@ main(void)
 
 	h_init();
 	h_need_seabios(false);
-	h_need_media("VMMD_MEDIA_ELTORITO", &iso, "VMMD_MEDIA_HYBRID", &hybrid);
+	h_need_media("VMMD_MEDIA_ELTORITO_PROMPT", &iso,
+	    "VMMD_MEDIA_HYBRID_PROMPT", &hybrid);
 	c = h_setup(&d);
 	log = h_console_log(d, "md");
 	tap_ok(h_create(c, "md", "\"firmware\":\"bios\",\"cdrom\":\"%s\"",
