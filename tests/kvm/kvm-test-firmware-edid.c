@@ -19,7 +19,7 @@
 #include "harness.h"
 
 #define NOTHING		"No bootable device"
-#define POST_MS		120000
+#define POST_MS		300000
 
 /*
  * name with a display of dw x dh boots to SeaBIOS's last word; its
