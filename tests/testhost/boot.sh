@@ -277,6 +277,21 @@ while [ "$crashed" = yes ] && [ "$boot" -lt "$boots" ]; do
 	boot_host
 done
 
+# What failed, once more at the very end of stderr: a CI log that keeps
+# only a test's last lines shows the failures and what came before each,
+# not just the stream's tail.  At most 8 failures, 12 lines before each.
+recap() {
+	[ -f "$tap" ] || return 0
+	grep -nE '^(not ok|Bail out!)' "$tap" | head -n 8 | cut -d: -f1 |
+	    while read -r at; do
+		echo "# ---- recap: line $at of the test host's TAP and the" \
+		    "lines before it ----"
+		sed -n "$((at > 12 ? at - 12 : 1)),${at}p" "$tap"
+	done | sed 's/^/test host| /' >&2
+	grep '^# test host: .*power-off' "$tap" | sed 's/^/test host| /' >&2
+}
+trap recap EXIT
+
 # A skip plan from inside means the scenarios found nothing to run on.
 grep -v '^1\.\.0' "$tap" 2>/dev/null
 oops='BUG:|Oops:|Kernel panic|general protection fault|WARNING: CPU'
