@@ -1876,6 +1876,21 @@ h_file_expect(const char *path, const char *needle, size_t count,
 	return -1;
 }
 
+int
+h_vm_log_expect(struct h_conn *c, const char *vm, const char *path,
+    const char *needle, size_t count, int timeout_ms)
+{
+	struct json_object *r;
+
+	if (h_file_expect(path, needle, count, timeout_ms) == 0)
+		return 0;
+	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
+	    vm);
+	tap_diag("%s: vm.stats: %.4000s", vm, h_text(r));
+	json_object_put(r);
+	return -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Child programs */
 

@@ -349,6 +349,14 @@ void		 h_diag_lines(const char *what, const char *path);
 /* Waits until path holds needle at least count times; 0 or -1. */
 int		 h_file_expect(const char *path, const char *needle,
 		    size_t count, int timeout_ms);
+/*
+ * h_file_expect on a VM's console log; when it fails, also vm's exit
+ * statistics (vm.stats) as a diagnostic: where a firmware that never
+ * got there spent its time.
+ */
+int		 h_vm_log_expect(struct h_conn *, const char *vm,
+		    const char *path, const char *needle, size_t count,
+		    int timeout_ms);
 
 /* ------------------------------------------------------------------ */
 /* Child programs (vmctl) */

@@ -104,7 +104,7 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 	    "\"display\":\"%dx%d\"", DEF_W, DEF_H) == 0,
 	    "created with firmware bios and a display");
 	tap_ok(h_start(c, "fd") == 0, "started");
-	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "fd", log, NOTHING, 1, POST_MS) == 0,
 	    "SeaBIOS finds nothing to boot (serial console)");
 
 	ok = !refresh_timer(c, "fd", &refreshes);
@@ -201,7 +201,7 @@ test_screen(struct h_daemon *d, struct h_conn *c)
 	    "done" : h_text(reply));
 	json_object_put(reply);
 	reply = NULL;
-	tap_ok(h_file_expect(log, NOTHING, 2, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "fd", log, NOTHING, 2, POST_MS) == 0,
 	    "SeaBIOS runs again to the same verdict");
 	bd = h_info_stats(c, "fd", "devices", "bochs-display", &reply);
 	tap_ok(h_int(bd, "width", -1) == w && h_int(bd, "height", -1) == h &&

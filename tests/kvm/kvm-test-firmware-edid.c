@@ -39,7 +39,7 @@ test_size(struct h_daemon *d, struct h_conn *c, const char *name,
 	    "\"display\":\"%dx%d\"", dw, dh) == 0,
 	    "%s: created with firmware bios and a %dx%d display", name, dw, dh);
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
-	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, name, log, NOTHING, 1, POST_MS) == 0,
 	    "%s: SeaBIOS finds nothing to boot", name);
 	bd = h_info_stats(c, name, "devices", "bochs-display", &reply);
 	mw = h_int(bd, "width", -1);

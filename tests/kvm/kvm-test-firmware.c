@@ -80,7 +80,7 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	    "created with firmware bios");
 	t0 = h_now_ms();
 	tap_ok(h_start(c, "bios") == 0, "started");
-	tap_ok(h_file_expect(log, BANNER, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "bios", log, BANNER, 1, POST_MS) == 0,
 	    "SeaBIOS's banner on the serial console");
 	tap_diag("banner after %.0f ms", h_now_ms() - t0);
 	/*
@@ -92,9 +92,9 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	    h_str(h_ret(reply), "uuid") ?: "(none in vm.info)");
 	json_object_put(reply);
 	reply = NULL;
-	tap_ok(h_file_expect(log, uuid, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "bios", log, uuid, 1, POST_MS) == 0,
 	    "SeaBIOS shows the VM's UUID from SMBIOS (%s)", uuid);
-	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "bios", log, NOTHING, 1, POST_MS) == 0,
 	    "SeaBIOS finds nothing to boot");
 	tap_diag("verdict after %.0f ms", h_now_ms() - t0);
 	/* Its serial screen, for whoever reads the log. */
@@ -160,8 +160,8 @@ test_post(struct h_daemon *d, struct h_conn *c)
 	tap_ok(h_ret(reply) != NULL, "vm.reset (%s)",
 	    h_ret(reply) != NULL ? "done" : h_text(reply));
 	json_object_put(reply);
-	tap_ok(h_file_expect(log, BANNER, 2, POST_MS) == 0 &&
-	    h_file_expect(log, NOTHING, 2, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "bios", log, BANNER, 2, POST_MS) == 0 &&
+	    h_vm_log_expect(c, "bios", log, NOTHING, 2, POST_MS) == 0,
 	    "after the reset SeaBIOS runs again, to the same verdict");
 	fw = h_info_stats(c, "bios", "devices", "fw-cfg", &reply);
 	test_loader_read(fw, "after the reset, SeaBIOS");

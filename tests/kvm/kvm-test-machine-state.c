@@ -168,7 +168,7 @@ test_firmware(struct h_daemon *d, struct h_conn *c, size_t hooks)
 	tap_ok(h_create(c, "fw", "\"firmware\":\"bios\",\"vnc\":\"auto\","
 	    "\"display\":\"640x400\"") == 0 && h_start(c, "fw") == 0,
 	    "fw: created with firmware bios and a display, started");
-	tap_ok(h_file_expect(log, NOTHING, 1, POST_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "fw", log, NOTHING, 1, POST_MS) == 0,
 	    "fw: SeaBIOS finds nothing to boot");
 	s1 = stable_screen(d, "fw", &w1, &h1);
 	a1 = fb_address(c, "fw");
