@@ -472,6 +472,10 @@ migrate_out_sections(struct migrate_out *mo)
 	char err[256] = "";
 	int rc;
 
+	/* Empty again: a try that found a device busy kept what it saved
+	 * before that device, and saving appends. */
+	for (size_t i = 0; i < mo->nbufs; i++)
+		mo->bufs[i].len = 0;
 	rc = snapshot_sections(mo->m, mo->w->nvram, mo->bufs, mo->names,
 	    mo->secs, &mo->nsecs, err, sizeof(err));
 	if (rc == -EBUSY && ++mo->tries < MIGRATE_OUT_BUSY_TRIES)
