@@ -520,6 +520,15 @@ devhost_bell_rang(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_unlock(b->dd->lock);
 }
 
+void
+devhost_device_take_rings(struct devhost_device *dd)
+{
+	for (unsigned int i = 0; i < dd->nbells; i++)
+		if (!dd->bell[i].handed)
+			devhost_bell_rang(dd->bell[i].efd, EV_READ,
+			    &dd->bell[i]);
+}
+
 static int
 devhost_doorbell(void *ctx, unsigned int bar, uint64_t offset,
     unsigned int size, device_doorbell_fn fn, void *dev, unsigned int id)

@@ -138,6 +138,16 @@ void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
  */
 void	devhost_device_diag(struct devhost_device *dd, struct device_diag *d);
 
+/*
+ * The guest's rings on dd's doorbells that the loop has not taken yet,
+ * handed to the device now (it need not wait for the loop's turn).
+ * After the vCPUs stopped, so that no kick is left behind a pause: a
+ * state saved then holds every chain the guest offered as offered or
+ * taken, and a migration's target never waits for a kick the source
+ * swallowed.  Loop thread, not under dd's lock.
+ */
+void	devhost_device_take_rings(struct devhost_device *dd);
+
 /* After the device is freed: its doorbells and routes go.  Loop thread. */
 void	devhost_device_fini(struct devhost_device *dd);
 /*

@@ -190,7 +190,9 @@ void machine_ram_remapped(struct machine *m);
 int machine_start(struct machine *m);
 /*
  * Pausing waits for every vCPU to leave KVM_RUN (a matter of
- * microseconds) and stops the VM clock; resuming restarts both.
+ * microseconds), hands the devices the doorbell rings the loop has not
+ * taken yet (devhost_device_take_rings()) and stops the VM clock;
+ * resuming restarts both.
  */
 void machine_pause(struct machine *m);
 void machine_resume(struct machine *m);
