@@ -171,4 +171,19 @@ int	devhost_set_vm_clock(struct devhost *dh, int64_t ns);
 
 void	devhost_get_stats(struct devhost *dh, struct devhost_stats *st);
 
+/*
+ * The devices' writes to guest RAM (device_guest_written()) logged
+ * from now on, every page unmarked, or no longer: 0, or -ENOMEM (then
+ * not logged).  The loop's thread; KVM's own log is ram-log.h's.
+ */
+int	devhost_write_log(struct devhost *dh, bool on);
+/*
+ * The pages of the RAM region at gpa that devices wrote since the log
+ * started or since the last call, ORed into bitmap (words words, one
+ * bit a page), and forgotten.  Any thread while the log is on: 0, or
+ * -ENOENT (off, or no region at gpa).
+ */
+int	devhost_write_log_take(struct devhost *dh, uint64_t gpa,
+	    uint64_t *bitmap, size_t words);
+
 #endif

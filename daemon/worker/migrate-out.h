@@ -4,8 +4,8 @@
  *
  * A thread of its own sends the stream, so that the loop (the devices'
  * timers, the console, the display) and the guest run on meanwhile:
- * KVM logs the guest's writes to its RAM (ram-log.h, on for the
- * migration only), all RAM is sent but its zero pages, then rounds of
+ * KVM logs the guest's writes to its RAM and the devhost the devices'
+ * (ram-log.h, on for the migration only), all RAM is sent but its zero pages, then rounds of
  * the pages written since the last, until what is left would take less
  * than the downtime bound at the rate the last round measured, or
  * MIGRATE_OUT_ROUNDS rounds (then the guest is paused anyway: it did
