@@ -12,7 +12,10 @@
  * 1 ms downtime bound.  A guest that reads a disk into 4 MiB of its RAM
  * all the time moves with every byte the device wrote there (test
  * guest "vblkr" checks them against the disk's pattern): KVM's dirty
- * log does not see a device's writes.  The demo guest moves back over ssh:// (a
+ * log does not see a device's writes.  A migration of a guest that
+ * never converges, cancelled after its first round (vmctl migrate
+ * --cancel): the migration says so, the guest runs on at the source,
+ * the target has no VM, and a new migration then moves it.  The demo guest moves back over ssh:// (a
  * stand-in for ssh runs the far command here).  A target that already
  * has a VM of that name refuses, and the guest runs on at the source; a
  * corrupt stream is refused and the target drops the VM.  With the
@@ -183,6 +186,31 @@ pattern_disk(const char *path)
 	}
 	if (fclose(f) != 0)
 		tap_bail("%s: %s", path, strerror(errno));
+}
+
+/*
+ * c (subscribed) sees a vm.migration event of name with phase within
+ * ms; the ones before it are skipped.
+ */
+static bool
+migration_phase(struct h_conn *c, const char *name, const char *phase,
+    int ms)
+{
+	struct json_object *ev;
+	double t0 = h_now_ms();
+	const char *p;
+	bool seen = false;
+
+	while (!seen && h_now_ms() - t0 < ms &&
+	    (ev = h_read_event(c, ms)) != NULL) {
+		p = h_str(json_object_object_get(ev, "data"), "phase");
+		seen = h_str(ev, "event") != NULL && h_str(ev, "vm") != NULL &&
+		    strcmp(h_str(ev, "event"), "vm.migration") == 0 &&
+		    strcmp(h_str(ev, "vm"), name) == 0 && p != NULL &&
+		    strcmp(p, phase) == 0;
+		json_object_put(ev);
+	}
+	return seen;
 }
 
 /* c (subscribed) saw vm.migration "arriving", then "arrived", of name. */
@@ -357,6 +385,67 @@ main(void)
 	tap_ok(ok, "it reads on at the target, every byte its disk "
 	    "wrote there as it was: %s", h_flat(con->buf + (con->len > 300 ?
 	    con->len - 300 : 0)));
+	h_console_close(con);
+
+	/*
+	 * Cancelled after its first round: a guest writing 32 MiB all the
+	 * time under a 1 ms bound does not converge, so its 30 rounds
+	 * take seconds.
+	 */
+	snprintf(path, sizeof(path), "\"memory_mib\":64,\"kernel\":\"%s\","
+	    "\"cmdline\":\"mib=32 every=20\"", h_env("VMMD_GUEST_DIRTY"));
+	if ((ce = h_connect(a)) == NULL)
+		tap_bail("no events from the first vmmd");
+	json_object_put(h_call(ce, "events.subscribe", NULL, H_REPLY_MS));
+	if (h_create(ca, "racing", "%s", path) != 0 ||
+	    h_start(ca, "racing") != 0 ||
+	    (con = h_console_open(a, "racing")) == NULL ||
+	    h_expect(con, "dirty: pass", H_BOOT_MS) != 0)
+		tap_bail("racing: does not run");
+	{
+		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", a->sock,
+		    "migrate", "racing", "--to", to, "--downtime", "1", NULL };
+
+		if (h_spawn(&proc, argv) < 0)
+			tap_bail("cannot run vmctl");
+	}
+	tap_ok(migration_phase(ce, "racing", "round", 60000),
+	    "racing: its first round");
+	rc = h_ctl("migrate", "racing", "--cancel", NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "cancelled") != NULL,
+	    "vmctl migrate --cancel: %s%s", h_flat(h_out()), h_err());
+	tap_ok(migration_phase(ce, "racing", "cancelled", 60000),
+	    "the migration's end says cancelled");
+	rc = h_proc_wait(&proc, H_REPLY_MS);
+	tap_ok(rc != 0 && rc != -1 && proc.ebuf != NULL &&
+	    strstr(proc.ebuf, "cancelled") != NULL,
+	    "the vmctl that carried it fails, saying so (exit %d): %s", rc,
+	    proc.ebuf != NULL ? h_flat(proc.ebuf) : "");
+	h_proc_free(&proc);
+	con->mark = con->len;
+	tap_ok(strcmp(h_state(ca, "racing", st, sizeof(st)), "running") == 0 &&
+	    h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "racing runs on at the source (%s)", st);
+	tap_ok(gone(cb, "racing"), "the target has no VM racing");
+	rc = h_ctl("migrate", "racing", "--cancel", NULL);
+	tap_ok(rc == 6 && strstr(h_err(), "no migration") != NULL,
+	    "with none under way, --cancel is refused (exit %d): %s", rc,
+	    h_flat(h_err()));
+	h_close(ce);
+	h_console_close(con);
+	rc = h_ctl("migrate", "racing", "--to", to, "--downtime", "60000",
+	    NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a new migration then moves it: %s%s", h_flat(h_out()), h_err());
+	if (h_wait_state(cb, "racing", "running", H_REPLY_MS) != 0 ||
+	    (con = h_console_open(b, "racing")) == NULL)
+		tap_bail("racing: no console on the target");
+	con->mark = con->len;
+	tap_ok(h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "it writes on at the target, every page as it left it");
 	h_console_close(con);
 
 	/*
