@@ -210,6 +210,13 @@ const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 struct machine_device *machine_device(struct machine *m, const char *name);
 
 /*
+ * Each network card announced on its link (net-announce.h: a RARP from
+ * its MAC), for a guest that just arrived by migration; under each
+ * card's lock, from the worker's loop.  How many announces went out.
+ */
+int machine_net_announce(struct machine *m);
+
+/*
  * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),
  * under the AHCI controller's lock, from the worker's loop.  0, or
  * ahci_media()'s -errno; -ENODEV without a controller.

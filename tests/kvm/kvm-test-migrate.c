@@ -15,7 +15,10 @@
  * log does not see a device's writes.  A migration of a guest that
  * never converges, cancelled after its first round (vmctl migrate
  * --cancel): the migration says so, the guest runs on at the source,
- * the target has no VM, and a new migration then moves it.  The demo guest moves back over ssh:// (a
+ * the target has no VM, and a new migration then moves it.  A guest
+ * with a network card is announced on the target's link once it runs
+ * there: a RARP request from its MAC (user-mode networking, its passt
+ * a stand-in that keeps what the card sends).  The demo guest moves back over ssh:// (a
  * stand-in for ssh runs the far command here).  A target that already
  * has a VM of that name refuses, and the guest runs on at the source; a
  * corrupt stream is refused and the target drops the VM.  With the
@@ -25,6 +28,7 @@
  * target.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -213,6 +217,66 @@ migration_phase(struct h_conn *c, const char *name, const char *phase,
 	return seen;
 }
 
+/*
+ * A passt for the test at dir/NAME-passt, for d: keeps the stream the
+ * worker sends it on fd 3 (each frame behind its 32-bit length) in
+ * dir/NAME-frames, whose path goes into frames.  The worker runs as
+ * a uid of its own: dir is open to all, the script and the file too.
+ */
+static void
+fake_passt(struct h_daemon *d, const char *dir, const char *name,
+    char *frames, size_t len)
+{
+	char path[512];
+	FILE *f;
+	int fd;
+
+	snprintf(frames, len, "%s/%s-frames", dir, name);
+	if ((fd = open(frames, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) < 0 || fchmod(fd, 0666) < 0)
+		tap_bail("%s: %s", frames, strerror(errno));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/%s-passt", dir, name);
+	if ((f = fopen(path, "w")) == NULL)
+		tap_bail("%s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\n# passt --fd 3 ...: what the card sends\n"
+	    "exec cat <&3 >>'%s'\n", frames);
+	fclose(f);
+	if (chmod(path, 0755) < 0)
+		tap_bail("chmod %s: %s", path, strerror(errno));
+	h_daemon_setting(d, "passt", path);
+	if (h_daemon_restart(d, H_REPLY_MS) != 0)
+		tap_bail("vmmd does not start again");
+}
+
+/*
+ * Whether the file at path comes to hold, within ms, the stream
+ * framing of a RARP request from mac to everyone (net-announce.h).
+ */
+static bool
+announced(const char *path, const uint8_t mac[6], int ms)
+{
+	uint8_t want[4 + 22] = { 0, 0, 0, 60, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff }, buf[4096];
+	double t0 = h_now_ms();
+	size_t n = 0;
+	FILE *f;
+
+	memcpy(want + 10, mac, 6);
+	memcpy(want + 16, "\x80\x35\x00\x01\x08\x00\x06\x04\x00\x03", 10);
+	do {
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf), f);
+			fclose(f);
+		}
+		for (size_t i = 0; i + sizeof(want) <= n; i++)
+			if (memcmp(buf + i, want, sizeof(want)) == 0)
+				return true;
+		h_sleep_ms(20);
+	} while (h_now_ms() - t0 < ms);
+	return false;
+}
+
 /* c (subscribed) saw vm.migration "arriving", then "arrived", of name. */
 static bool
 target_events(struct h_conn *c, const char *name)
@@ -251,7 +315,8 @@ main(void)
 	struct h_conn *ca, *cb, *cs, *ce;
 	struct h_console *con;
 	struct h_proc proc, *p;
-	char to[256], st[256], path[512], sshto[256];
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x9a, 0xbc, 0xde };
+	char to[256], st[256], path[512], sshto[256], frames[512], pdir[64];
 	long before, after;
 	bool ok, refused;
 	pid_t pid;
@@ -261,7 +326,14 @@ main(void)
 	h_init();
 	ca = h_setup(&a);
 	b = h_daemon_start();
-	if ((cb = h_connect(b)) == NULL)
+	/* Stand-ins for passt, both sides: what the cards send is kept. */
+	h_close(ca);
+	snprintf(pdir, sizeof(pdir), "/tmp/vmmd-passt-XXXXXX");
+	if (mkdtemp(pdir) == NULL || chmod(pdir, 0755) < 0)
+		tap_bail("a directory for passt: %s", strerror(errno));
+	fake_passt(a, pdir, "a", path, sizeof(path));
+	fake_passt(b, pdir, "b", frames, sizeof(frames));
+	if ((ca = h_connect(a)) == NULL || (cb = h_connect(b)) == NULL)
 		tap_bail("no second vmmd");
 	snprintf(to, sizeof(to), "unix:%s", b->sock);
 
@@ -448,6 +520,23 @@ main(void)
 	    "it writes on at the target, every page as it left it");
 	h_console_close(con);
 
+	/* A card: announced on the target's link once the guest runs. */
+	if (h_create(ca, "nic", "\"kernel\":\"%s\",\"net\":{\"user\":true,"
+	    "\"mac\":\"52:54:00:9a:bc:de\"}", h_env("VMMD_GUEST_DEMO")) != 0 ||
+	    h_start(ca, "nic") != 0 ||
+	    (con = h_console_open(a, "nic")) == NULL ||
+	    h_expect(con, DEMO_TICK, H_BOOT_MS) != 0)
+		tap_bail("nic: does not run");
+	h_console_close(con);
+	tap_ok(!announced(frames, mac, 0), "nothing announced at the target "
+	    "before");
+	rc = h_ctl("migrate", "nic", "--to", to, NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a guest with a network card: migrated: %s%s", h_flat(h_out()),
+	    h_err());
+	tap_ok(announced(frames, mac, H_REPLY_MS), "its card announced "
+	    "itself on the target's link: a RARP request from its MAC");
+
 	/*
 	 * Back over ssh://: a stand-in for ssh runs the remote command
 	 * here, as sshd would there (its host argument dropped).
@@ -555,5 +644,11 @@ main(void)
 	h_close(cs);
 	h_close(cb);
 	h_close(ca);
+	for (const char *const *n = (const char *const[]){ "a-passt",
+	    "a-frames", "b-passt", "b-frames", NULL }; *n != NULL; n++) {
+		snprintf(path, sizeof(path), "%s/%s", pdir, *n);
+		unlink(path);
+	}
+	rmdir(pdir);
 	return h_done();
 }
