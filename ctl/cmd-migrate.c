@@ -13,6 +13,9 @@
  * vmctl copies the bytes between the two connections until the source
  * reports the end in a "vm.migration" event, which a third connection
  * listens for (with the rounds under --watch).
+ *
+ * vmctl migrate NAME --cancel: vm.migrate_cancel, for a migration
+ * another vmctl carries; that one then fails, saying "cancelled".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -414,15 +417,43 @@ cmd_migrate_receive(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
+/* --cancel: vm.migrate_cancel.  An exit status. */
+static int
+migrate_cancel(struct ctl *ctl, const char *name, const char *what)
+{
+	struct json_object *args = json_object_new_object(), *ret = NULL;
+	struct client *cl = NULL;
+	int r;
+
+	if ((r = client_open(ctl->socket, &cl)) != 0) {
+		json_object_put(args);
+		return r;
+	}
+	json_object_object_add(args, "name", json_object_new_string(name));
+	if ((r = client_call(cl, what, "vm.migrate_cancel", args, &ret,
+	    0)) == 0) {
+		if (ctl->json)
+			ctl_print_json(ret);
+		else
+			printf("%s: migration cancelled: the guest runs on "
+			    "here\n", name);
+		r = CTL_EXIT_OK;
+	}
+	json_object_put(ret);
+	client_free(cl);
+	return r;
+}
+
 int
 cmd_migrate(struct ctl *ctl, int argc, char **argv)
 {
-	enum { OPT_TO = 0x100, OPT_DOWNTIME, OPT_WATCH };
+	enum { OPT_TO = 0x100, OPT_DOWNTIME, OPT_WATCH, OPT_CANCEL };
 	static const struct option longopts[] = {
 		CTL_COMMON_LONGOPTS,
 		{ "to",		required_argument,	NULL,	OPT_TO },
 		{ "downtime",	required_argument,	NULL,	OPT_DOWNTIME },
 		{ "watch",	no_argument,		NULL,	OPT_WATCH },
+		{ "cancel",	no_argument,		NULL,	OPT_CANCEL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct migrate_target target = { .fd = -1 };
@@ -431,7 +462,7 @@ cmd_migrate(struct ctl *ctl, int argc, char **argv)
 	const char *to = NULL, *name;
 	char what[512], *end;
 	long downtime = 300;
-	bool watch = false;
+	bool watch = false, cancel = false, timed = false;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
@@ -447,9 +478,13 @@ cmd_migrate(struct ctl *ctl, int argc, char **argv)
 			    downtime > 60000)
 				return ctl_usage(ctl, "--downtime: %s: not a "
 				    "number of ms from 1 to 60000", optarg);
+			timed = true;
 			continue;
 		case OPT_WATCH:
 			watch = true;
+			continue;
+		case OPT_CANCEL:
+			cancel = true;
 			continue;
 		}
 		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
@@ -458,13 +493,18 @@ cmd_migrate(struct ctl *ctl, int argc, char **argv)
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
 		return r;
 	name = argv[optind];
+	snprintf(what, sizeof(what), "migrate %s", name);
+	if (cancel && (to != NULL || watch || timed))
+		return ctl_usage(ctl, "--cancel takes no --to, --downtime or "
+		    "--watch");
+	if (cancel)
+		return migrate_cancel(ctl, name, what);
 	if (to == NULL)
 		return ctl_usage(ctl, "--to DEST is needed (unix:PATH)");
 	if ((strncmp(to, "unix:", 5) != 0 || to[5] == '\0') &&
 	    (strncmp(to, "ssh://", 6) != 0 || to[6] == '\0'))
 		return ctl_usage(ctl, "--to %s: neither unix:PATH (a vmmd's "
 		    "control socket here) nor ssh://[USER@]HOST[/SOCKET]", to);
-	snprintf(what, sizeof(what), "migrate %s", name);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Events first: none of this migration's may be missed. */

@@ -194,7 +194,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "next start\n"
 	    "takes.\n" },
 	{ "migrate", cmd_migrate,
-	    "NAME --to DEST [--downtime MS] [--watch]",
+	    "NAME --to DEST [--downtime MS] [--watch] | NAME --cancel",
 	    "move a running VM to another vmmd while it runs",
 	    "\nThe guest's RAM is copied while it runs, in rounds of what it "
 	    "wrote since\n"
@@ -208,7 +208,9 @@ static const struct ctl_command ctl_commands[] = {
 	    "then gone\n"
 	    "here.  Until it runs there it stays here: a failure leaves it "
 	    "running\n"
-	    "here.  --watch prints each round.\n" },
+	    "here.  --watch prints each round.  --cancel stops NAME's "
+	    "migration under\n"
+	    "way before the switch: the guest runs on here.\n" },
 	{ "migrate-receive", cmd_migrate_receive, "",
 	    "the receiving end of migrate --to ssh://",
 	    "\nRun by vmctl migrate through ssh: reads the VM's definition "

@@ -239,8 +239,10 @@ ahci_post_fis(struct ahci_port *p, unsigned int at, const uint8_t *fis)
 	if (!(p->cmd & CMD_FRE))
 		return;
 	rf = ahci_mem(p->hba, (uint64_t)p->fbu << 32 | p->fb, 0, RFIS_SIZE);
-	if (rf != NULL)
+	if (rf != NULL) {
 		memcpy(rf + at, fis, 20);
+		device_guest_written(p->hba->host, rf + at, 20);
+	}
 }
 
 /* The register fields a FIS carries: lba and count in SIG's layout. */
@@ -356,8 +358,10 @@ ahci_slot_done(struct ahci_port *p, unsigned int s, uint8_t status,
 	uint8_t *hdr = ahci_mem(p->hba, clb, (uint64_t)s * HDR_SIZE, HDR_SIZE);
 	uint32_t bits = IS_DHRS;
 
-	if (hdr != NULL)
+	if (hdr != NULL) {
 		memcpy(hdr + 4, &bytes, 4);
+		device_guest_written(p->hba->host, hdr + 4, 4);
+	}
 	if (pio && !(status & ST_ERR)) {
 		ahci_pio_setup(p, bytes);
 		bits |= IS_PSS;
@@ -459,6 +463,8 @@ ahci_copy_out(const struct ahci_slot *sl, unsigned int niov,
 		size_t c = sl->iov[i].iov_len < n ? sl->iov[i].iov_len : n;
 
 		memcpy(sl->iov[i].iov_base, from, c);
+		device_guest_written(sl->port->hba->host, sl->iov[i].iov_base,
+		    c);
 		from += c;
 		n -= (uint32_t)c;
 	}
@@ -492,6 +498,11 @@ ahci_io_done(struct blk_io *io, int result)
 	struct ahci_port *p = sl->port;
 	const struct device_host *host = p->hba->host;
 
+	/* What a read wrote, even in part, for a live migration. */
+	if (io->op == BLK_READ)
+		for (unsigned int i = 0; i < io->niov; i++)
+			device_guest_written(host, io->iov[i].iov_base,
+			    io->iov[i].iov_len);
 	device_lock(host);
 	sl->busy = false;
 	if (sl->cancelled) {

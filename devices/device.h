@@ -171,6 +171,14 @@ struct device_host_ops {
 	 * range lies in guest RAM.
 	 */
 	void *(*guest_mem)(void *ctx, uint64_t gpa, size_t len);
+	/*
+	 * Optional (NULL: none).  The device wrote len bytes of guest RAM
+	 * at hva (a guest_mem() pointer, or inside one), by itself rather
+	 * than by the guest: called after the write, from the thread that
+	 * wrote, so that a live migration sends those pages again (KVM
+	 * logs only the vCPUs' writes).  Cheap when no migration runs.
+	 */
+	void (*guest_written)(void *ctx, const void *hva, size_t len);
 
 	/* Reset or power off the machine, once the access returns. */
 	void (*system_request)(void *ctx, enum device_system_request req);
@@ -298,6 +306,19 @@ static inline void *
 device_guest_mem(const struct device_host *h, uint64_t gpa, size_t len)
 {
 	return h->ops->guest_mem(h->ctx, gpa, len);
+}
+
+/*
+ * Every write a device makes into guest RAM by itself (a buffer it
+ * fills, a ring it updates, a DMA) is followed by this, or the page may
+ * reach a live migration's target as it was before.
+ */
+static inline void
+device_guest_written(const struct device_host *h, const void *hva,
+    size_t len)
+{
+	if (h->ops->guest_written != NULL)
+		h->ops->guest_written(h->ctx, hva, len);
 }
 
 static inline void

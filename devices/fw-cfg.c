@@ -217,6 +217,7 @@ fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 			if (n != 0)
 				memcpy(buf, fc->cur->data + fc->offset, n);
 			memset(buf + n, 0, len - n);
+			device_guest_written(fc->host, buf, len);
 			fc->offset += n;
 		}
 	} else if (control & FW_CFG_DMA_SKIP) {
@@ -234,6 +235,7 @@ fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 	}
 	fw_cfg_put_be32(d, error ? FW_CFG_DMA_ERROR : 0);
 	memcpy(desc, d, 4);
+	device_guest_written(fc->host, desc, 4);
 }
 
 static void

@@ -42,6 +42,7 @@ vmgenid_publish(struct vmgenid *g)
 	if (p == NULL)
 		return -EFAULT;
 	memcpy(p, g->id, VMGENID_LEN);
+	device_guest_written(g->host, p, VMGENID_LEN);
 	return 0;
 }
 

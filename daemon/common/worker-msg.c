@@ -55,6 +55,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_MIGRATE_OUT, WMSG_S_OPAQUE },
 	[WMSG_REQ_DISK_PUSH] = { "worker.disk_push", 1, WMSG_S_DISK_PUSH,
 	    WMSG_S_NONE },
+	[WMSG_REQ_MIGRATE_CANCEL] = { "worker.migrate_cancel", 0,
+	    WMSG_S_NONE, WMSG_S_NONE },
 };
 
 static const struct {

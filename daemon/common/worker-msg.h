@@ -369,6 +369,7 @@ enum wmsg_request {
 	WMSG_REQ_MEDIA_INSERT,	/* the passed image in */
 	WMSG_REQ_MIGRATE_OUT,	/* the guest onto the passed stream */
 	WMSG_REQ_DISK_PUSH,	/* a paused guest's disk onto a new top */
+	WMSG_REQ_MIGRATE_CANCEL, /* the migration out stops, the guest here */
 	WMSG_NREQUESTS
 };
 

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "pc-layout.h"
 #include "pirq.h"
+#include "write-log.h"
 
 #define DEVHOST_NEVER		INT64_MAX
 #define DEVHOST_RUNNING		INT64_MIN	/* vm_frozen: the clock runs */
@@ -39,6 +40,14 @@ struct devhost {
 	struct devhost_config cfg;
 	struct devhost_ram *ram;
 	pthread_t loop_thread;
+	/*
+	 * The devices' writes to guest RAM (write-log.h): wlog while a
+	 * migration logs them, else NULL; wlog_mem made the first time
+	 * and kept until the end, so that a device's thread that saw
+	 * wlog set never writes into freed memory.
+	 */
+	struct write_log *_Atomic wlog;
+	struct write_log *wlog_mem;
 	/*
 	 * The timers' own timerfd (CLOCK_MONOTONIC, absolute deadlines)
 	 * and its read event on the loop: libevent's own timers keep the
@@ -454,6 +463,16 @@ devhost_guest_mem(void *ctx, uint64_t gpa, size_t len)
 }
 
 static void
+devhost_guest_written(void *ctx, const void *hva, size_t len)
+{
+	struct devhost *dh = ((struct devhost_device *)ctx)->dh;
+	struct write_log *l = __atomic_load_n(&dh->wlog, __ATOMIC_ACQUIRE);
+
+	if (l != NULL)
+		write_log_mark(l, hva, len);
+}
+
+static void
 devhost_system_request(void *ctx, enum device_system_request req)
 {
 	struct devhost_device *dd = ctx;
@@ -518,6 +537,15 @@ devhost_bell_rang(evutil_socket_t fd, short what, void *arg)
 	b->dd->bell_rings++;
 	b->fn(b->dev, b->id);
 	pthread_mutex_unlock(b->dd->lock);
+}
+
+void
+devhost_device_take_rings(struct devhost_device *dd)
+{
+	for (unsigned int i = 0; i < dd->nbells; i++)
+		if (!dd->bell[i].handed)
+			devhost_bell_rang(dd->bell[i].efd, EV_READ,
+			    &dd->bell[i]);
 }
 
 static int
@@ -672,6 +700,7 @@ static const struct device_host_ops devhost_ops = {
 	.vm_clock = devhost_dev_vm_clock,
 	.wall_clock = devhost_wall_clock,
 	.guest_mem = devhost_guest_mem,
+	.guest_written = devhost_guest_written,
 	.system_request = devhost_system_request,
 	.lock = devhost_lock,
 	.unlock = devhost_unlock,
@@ -742,8 +771,33 @@ devhost_free(struct devhost *dh)
 	event_free(dh->ev);
 	close(dh->tfd);
 	pthread_mutex_destroy(&dh->lock);
+	write_log_free(dh->wlog_mem);
 	free(dh->ram);
 	free(dh);
+}
+
+int
+devhost_write_log(struct devhost *dh, bool on)
+{
+	if (!on) {
+		__atomic_store_n(&dh->wlog, NULL, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (dh->wlog_mem == NULL &&
+	    (dh->wlog_mem = write_log_new(dh->ram, dh->cfg.nram)) == NULL)
+		return -ENOMEM;
+	write_log_clear(dh->wlog_mem);
+	__atomic_store_n(&dh->wlog, dh->wlog_mem, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+devhost_write_log_take(struct devhost *dh, uint64_t gpa, uint64_t *bitmap,
+    size_t words)
+{
+	struct write_log *l = __atomic_load_n(&dh->wlog, __ATOMIC_ACQUIRE);
+
+	return l != NULL ? write_log_take(l, gpa, bitmap, words) : -ENOENT;
 }
 
 void

@@ -138,6 +138,16 @@ void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
  */
 void	devhost_device_diag(struct devhost_device *dd, struct device_diag *d);
 
+/*
+ * The guest's rings on dd's doorbells that the loop has not taken yet,
+ * handed to the device now (it need not wait for the loop's turn).
+ * After the vCPUs stopped, so that no kick is left behind a pause: a
+ * state saved then holds every chain the guest offered as offered or
+ * taken, and a migration's target never waits for a kick the source
+ * swallowed.  Loop thread, not under dd's lock.
+ */
+void	devhost_device_take_rings(struct devhost_device *dd);
+
 /* After the device is freed: its doorbells and routes go.  Loop thread. */
 void	devhost_device_fini(struct devhost_device *dd);
 /*
@@ -160,5 +170,20 @@ int64_t	devhost_vm_clock(struct devhost *dh);
 int	devhost_set_vm_clock(struct devhost *dh, int64_t ns);
 
 void	devhost_get_stats(struct devhost *dh, struct devhost_stats *st);
+
+/*
+ * The devices' writes to guest RAM (device_guest_written()) logged
+ * from now on, every page unmarked, or no longer: 0, or -ENOMEM (then
+ * not logged).  The loop's thread; KVM's own log is ram-log.h's.
+ */
+int	devhost_write_log(struct devhost *dh, bool on);
+/*
+ * The pages of the RAM region at gpa that devices wrote since the log
+ * started or since the last call, ORed into bitmap (words words, one
+ * bit a page), and forgotten.  Any thread while the log is on: 0, or
+ * -ENOENT (off, or no region at gpa).
+ */
+int	devhost_write_log_take(struct devhost *dh, uint64_t gpa,
+	    uint64_t *bitmap, size_t words);
 
 #endif

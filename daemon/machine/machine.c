@@ -814,6 +814,11 @@ void
 machine_pause(struct machine *m)
 {
 	runctl_pause(&m->rc);
+	/* The vCPUs are stopped: the kicks they made reach the devices
+	 * before anything saves their state. */
+	for (size_t i = 0; i < m->ndevs; i++)
+		if (m->devs[i].vdev.state != NULL)
+			devhost_device_take_rings(&m->devs[i].host);
 	devhost_pause(m->dh);
 }
 

@@ -190,7 +190,9 @@ void machine_ram_remapped(struct machine *m);
 int machine_start(struct machine *m);
 /*
  * Pausing waits for every vCPU to leave KVM_RUN (a matter of
- * microseconds) and stops the VM clock; resuming restarts both.
+ * microseconds), hands the devices the doorbell rings the loop has not
+ * taken yet (devhost_device_take_rings()) and stops the VM clock;
+ * resuming restarts both.
  */
 void machine_pause(struct machine *m);
 void machine_resume(struct machine *m);
@@ -206,6 +208,13 @@ const char *machine_device_at(struct machine *m, bool pio, uint64_t addr);
 
 /* The board's device called name, or NULL. */
 struct machine_device *machine_device(struct machine *m, const char *name);
+
+/*
+ * Each network card announced on its link (net-announce.h: a RARP from
+ * its MAC), for a guest that just arrived by migration; under each
+ * card's lock, from the worker's loop.  How many announces went out.
+ */
+int machine_net_announce(struct machine *m);
 
 /*
  * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <linux/kvm.h>
 
+#include "devhost.h"
 #include "kvm.h"
 #include "machine-slots.h"
 #include "machine.h"
@@ -41,10 +42,14 @@ ram_log_set(struct machine *m, bool on)
 	size_t i, n = ram_log_regions(m);
 	int rc;
 
+	/* The devices' log first: no page they write is missed. */
+	if ((rc = devhost_write_log(m->dh, on)) < 0)
+		return rc;
 	for (i = 0; i < n; i++)
 		if ((rc = ram_log_slot(m, i, on)) < 0) {
 			while (on && i-- > 0)
 				ram_log_slot(m, i, false);
+			devhost_write_log(m->dh, false);
 			return rc;
 		}
 	return 0;
@@ -53,8 +58,16 @@ ram_log_set(struct machine *m, bool on)
 int
 ram_log_get(struct machine *m, size_t i, uint64_t *bitmap)
 {
+	uint64_t gpa, size;
+	uint8_t *host;
+	int rc;
+
 	if (i >= ram_log_regions(m))
 		return -EINVAL;
-	return kvm_get_dirty_log(m->vm_fd, i == 0 ? MACHINE_SLOT_LOW :
-	    MACHINE_SLOT_HIGH, bitmap);
+	ram_log_region(m, i, &gpa, &size, &host);
+	if ((rc = kvm_get_dirty_log(m->vm_fd, i == 0 ? MACHINE_SLOT_LOW :
+	    MACHINE_SLOT_HIGH, bitmap)) < 0)
+		return rc;
+	return devhost_write_log_take(m->dh, gpa, bitmap,
+	    (size / 4096 + 63) / 64);
 }

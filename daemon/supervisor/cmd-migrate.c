@@ -1,6 +1,6 @@
 /*
- * vm.migrate_in {"definition"} and vm.migrate_out {"name",
- * "downtime_ms"} (cmd-migrate.h).
+ * vm.migrate_in {"definition"}, vm.migrate_out {"name", "downtime_ms"}
+ * and vm.migrate_cancel {"name"} (cmd-migrate.h).
  *
  * The stream between the two workers is the client's two connections:
  * each daemon answers its request on the connection and then hands it
@@ -25,6 +25,12 @@
  * runs the guest, the VM here is stopped and its definition removed:
  * whoever moved it (a cluster's agent) expects it on one host only.
  * Until then it is ours, and a failure leaves it running here.
+ *
+ * vm.migrate_cancel: the worker stops the migration out before the
+ * switch (migrate_out_stop()): the guest runs on here, the target is
+ * told and drops what it made, and the migration's end is the event
+ * "cancelled" rather than "failed".  Once the target has the whole
+ * guest it is too late (bad_state).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -258,8 +264,8 @@ cmd_migrate_out_done(struct vm *vm, struct json_object *ret,
 
 	if (error != NULL) {
 		data = json_object_new_object();
-		json_object_object_add(data, "phase",
-		    json_object_new_string("failed"));
+		json_object_object_add(data, "phase", json_object_new_string(
+		    vm->migrate_cancelled ? "cancelled" : "failed"));
 		json_object_object_add(data, "error", json_object_get(
 		    json_object_object_get(error, "desc")));
 		log_warn("VM '%s': migration failed: %s", vm->def->name,
@@ -275,6 +281,7 @@ cmd_migrate_out_done(struct vm *vm, struct json_object *ret,
 			log_error("VM '%s': %s", vm->def->name, err);
 		vm->def->transient = true;
 	}
+	vm->migrate_cancelled = false;
 	control_broadcast(vm->d->ctl, proto_event("vm.migration",
 	    vm->def->name, data));
 	if (error == NULL && vm_stop(vm, true, 0, NULL, &cls, err,
@@ -305,6 +312,7 @@ cmd_migrate_out_pass(struct vmmd *d, const char *name, int64_t downtime_ms,
 	}
 	args = json_object_new_object();
 	wmsg_put_int(args, WMSG_MIGRATE_DOWNTIME_MS, downtime_ms);
+	vm->migrate_cancelled = false;
 	if ((rc = vm_worker_request_fds(vm, WMSG_REQ_MIGRATE_OUT, args, &fd, 1,
 	    cmd_migrate_out_done, NULL)) < 0)
 		/* Answered already: the client sees the stream end. */
@@ -343,8 +351,62 @@ cmd_vm_migrate_out(struct cmd_ctx *ctx)
 	return NULL;
 }
 
+/* vm.migrate_cancel ----------------------------------------------------- */
+
+static void
+cmd_migrate_cancel_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	struct json_object *o;
+
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	/* Before the migration's own answer: the worker sends that later. */
+	vm->migrate_cancelled = true;
+	log_info("VM '%s': migration cancelled; the guest stays here",
+	    vm->def->name);
+	if ((o = json_object_new_object()) != NULL)
+		json_object_object_add(o, "name",
+		    json_object_new_string(vm->def->name));
+	pending_reply(arg, o);
+}
+
+static struct json_object *
+cmd_vm_migrate_cancel(struct cmd_ctx *ctx)
+{
+	static const char *const keys[] = { "name", NULL };
+	const struct access_cred *cred = control_client_cred(ctx->client);
+	struct json_object *reply;
+	struct pending *p;
+	struct vm *vm;
+	int rc;
+
+	if ((vm = cmd_vm_lookup(ctx, keys, &reply)) == NULL)
+		return reply;
+	if (!vm_owner_is(vm->def, cred))
+		return proto_error(ctx->id, PROTO_ERR_PERMISSION,
+		    "VM '%s' belongs to uid %ld: only its owner or root may "
+		    "cancel its migration", vm->def->name,
+		    vm->def->owner.known ? (long)vm->def->owner.uid : 0L);
+	if (!vm_has_worker(vm))
+		return proto_error(ctx->id, PROTO_ERR_BAD_STATE,
+		    "VM '%s' is %s: no migration under way", vm->def->name,
+		    vm_state_name(vm->state));
+	if ((p = control_defer(ctx)) == NULL)
+		return proto_error(ctx->id, PROTO_ERR_INTERNAL,
+		    "out of memory");
+	if ((rc = vm_worker_request(vm, WMSG_REQ_MIGRATE_CANCEL, NULL,
+	    cmd_migrate_cancel_done, p)) < 0)
+		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "
+		    "worker: %s", strerror(-rc));
+	return NULL;
+}
+
 const struct cmd_def cmd_migrate_commands[] = {
 	{ "vm.migrate_in", cmd_vm_migrate_in },
 	{ "vm.migrate_out", cmd_vm_migrate_out },
+	{ "vm.migrate_cancel", cmd_vm_migrate_cancel },
 	{ NULL, NULL },
 };

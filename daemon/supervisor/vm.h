@@ -74,6 +74,9 @@ struct vm {
 	struct vm_disklock disklock;	/* w's disks' locks (vm-disklock.h) */
 	struct pending *start_waiter;	/* vm.start waiting for the boot */
 	struct pending_list stop_waiters; /* vm.stop waiting for the exit */
+	/* vm.migrate_cancel stopped the migration out under way: its end
+	 * says "cancelled" (cmd-migrate.c). */
+	bool migrate_cancelled;
 };
 
 TAILQ_HEAD(vm_list, vm);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "machine.h"
 #include "mig-io.h"
 #include "mig-recv.h"
 #include "mig-stream.h"
@@ -178,4 +179,9 @@ migrate_in_running(struct worker *w)
 		log_warn("%s: telling the source the guest runs: %s", w->name,
 		    strerror(-rc));
 	migrate_in_free(w);
+	/* The switches learn where its cards are now. */
+	if (w->machine != NULL && w->machine->backends.nnics > 0)
+		log_info("%s: announced %d of %u network cards", w->name,
+		    machine_net_announce(w->machine),
+		    w->machine->backends.nnics);
 }

@@ -9,7 +9,8 @@
  * stream hear "running": until then the source keeps its guest, and
  * anything wrong here (a refusal, EOF, no byte for MIGRATE_IN_IDLE_MS,
  * the supervisor gone) fails the start, so the guest runs on exactly
- * one side.
+ * one side.  Once it runs, each network card is announced on its link
+ * (machine_net_announce()).
  *
  * The stream is read on the loop's thread while worker.boot is
  * answered, blocking it: nothing else runs in this worker yet (no

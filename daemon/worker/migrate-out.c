@@ -52,7 +52,10 @@ struct migrate_out {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool want_progress, want_pause, paused, done, cancel;
+	bool want_progress, want_pause, paused, done;
+	bool cancel;		/* the thread gives up at its next frame */
+	bool stopped;		/* asked to (migrate_out_stop()) */
+	bool committed;		/* END sent: too late to stop */
 	bool paused_here;	/* the loop paused a running guest */
 	int pause_rc;
 	struct dev_state_buf *bufs;
@@ -121,7 +124,7 @@ migrate_out_pages(struct migrate_out *mo, uint8_t *buf, uint64_t gpa,
 	int rc;
 
 	while (i < npages) {
-		if (mo->cancel)
+		if (__atomic_load_n(&mo->cancel, __ATOMIC_RELAXED))
 			return -ECANCELED;
 		if (bits != NULL && (bits[i / 64] >> (i % 64) & 1) == 0) {
 			i++;
@@ -296,6 +299,13 @@ migrate_out_last(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 		if (rc < 0)
 			return rc;
 	}
+	/* From END on the target may run the guest: no stopping it. */
+	pthread_mutex_lock(&mo->lock);
+	rc = mo->cancel ? -ECANCELED : 0;
+	mo->committed = rc == 0;
+	pthread_mutex_unlock(&mo->lock);
+	if (rc < 0)
+		return rc;
 	return migrate_out_frame(mo, MIG_T_END, NULL, 0);
 }
 
@@ -337,6 +347,7 @@ migrate_out_thread(void *arg)
 	uint64_t *bits[2] = { NULL, NULL }, gpa, size;
 	size_t words[2] = { 0, 0 };
 	uint8_t hdr[MIG_HEADER_SIZE], *host, *buf;
+	bool stopped;
 	int rc = -ENOMEM;
 
 	buf = malloc(MIG_PAGES_HEADER + MIG_PAGES_MAX * MIG_PAGE_SIZE);
@@ -358,6 +369,22 @@ migrate_out_thread(void *arg)
 		goto out;
 	rc = migrate_out_answer(mo);
 out:
+	/*
+	 * Stopped by request: between two frames, so the target can be
+	 * told why (best effort: it drops its half-made guest anyway).
+	 */
+	pthread_mutex_lock(&mo->lock);
+	stopped = mo->stopped;
+	pthread_mutex_unlock(&mo->lock);
+	if (rc == -ECANCELED && stopped) {
+		static const char why[] = "cancelled at the source";
+
+		mig_frame_put(hdr, MIG_T_ERROR, why, sizeof(why) - 1);
+		if (mig_io_write(mo->fd, hdr, MIG_FRAME_HEADER, -1,
+		    MIGRATE_OUT_STOP_MS) == 0)
+			mig_io_write(mo->fd, why, sizeof(why) - 1, -1,
+			    MIGRATE_OUT_STOP_MS);
+	}
 	for (i = 0; i < nr; i++)
 		free(bits[i]);
 	free(buf);
@@ -450,8 +477,8 @@ migrate_out_end(struct migrate_out *mo)
 		    (unsigned long long)mo->bytes);
 		reply = proto_reply(mo->id, migrate_out_figures(mo, true));
 	} else {
-		log_info("%s: migration failed: %s; the guest stays here",
-		    w->name, mo->err);
+		log_info("%s: migration %s: %s; the guest stays here",
+		    w->name, mo->stopped ? "stopped" : "failed", mo->err);
 		if (w->machine != NULL && mo->paused_here) {
 			machine_resume(w->machine);
 			display_resume(w->display);
@@ -472,6 +499,10 @@ migrate_out_sections(struct migrate_out *mo)
 	char err[256] = "";
 	int rc;
 
+	/* Empty again: a try that found a device busy kept what it saved
+	 * before that device, and saving appends. */
+	for (size_t i = 0; i < mo->nbufs; i++)
+		mo->bufs[i].len = 0;
 	rc = snapshot_sections(mo->m, mo->w->nvram, mo->bufs, mo->names,
 	    mo->secs, &mo->nsecs, err, sizeof(err));
 	if (rc == -EBUSY && ++mo->tries < MIGRATE_OUT_BUSY_TRIES)
@@ -611,6 +642,29 @@ migrate_out_busy(const struct worker *w)
 	return w->migrated || w->migrate_out != NULL;
 }
 
+int
+migrate_out_stop(struct worker *w)
+{
+	struct migrate_out *mo = w->migrate_out;
+	int rc = 0;
+
+	if (mo == NULL)
+		return w->migrated ? -EALREADY : -ENOENT;
+	pthread_mutex_lock(&mo->lock);
+	if (mo->committed || mo->done)
+		rc = mo->committed ? -EBUSY : -EALREADY;
+	else if (!mo->stopped) {
+		mo->stopped = true;
+		__atomic_store_n(&mo->cancel, true, __ATOMIC_RELAXED);
+		snprintf(mo->err, sizeof(mo->err), "cancelled");
+		pthread_cond_signal(&mo->cond);
+	}
+	pthread_mutex_unlock(&mo->lock);
+	if (rc == 0)
+		log_info("%s: migration: stopping on request", w->name);
+	return rc;
+}
+
 void
 migrate_out_cancel(struct worker *w)
 {
@@ -619,7 +673,7 @@ migrate_out_cancel(struct worker *w)
 	if (mo == NULL)
 		return;
 	pthread_mutex_lock(&mo->lock);
-	mo->cancel = true;
+	__atomic_store_n(&mo->cancel, true, __ATOMIC_RELAXED);
 	snprintf(mo->err, sizeof(mo->err), "the guest reset or stopped");
 	pthread_cond_signal(&mo->cond);
 	pthread_mutex_unlock(&mo->lock);

@@ -4,8 +4,8 @@
  *
  * A thread of its own sends the stream, so that the loop (the devices'
  * timers, the console, the display) and the guest run on meanwhile:
- * KVM logs the guest's writes to its RAM (ram-log.h, on for the
- * migration only), all RAM is sent but its zero pages, then rounds of
+ * KVM logs the guest's writes to its RAM and the devhost the devices'
+ * (ram-log.h, on for the migration only), all RAM is sent but its zero pages, then rounds of
  * the pages written since the last, until what is left would take less
  * than the downtime bound at the rate the last round measured, or
  * MIGRATE_OUT_ROUNDS rounds (then the guest is paused anyway: it did
@@ -32,6 +32,8 @@ struct worker;
 #define MIGRATE_OUT_ROUNDS	30
 /* No byte moving on the stream for this long: the target is gone. */
 #define MIGRATE_OUT_IDLE_MS	30000
+/* A stopped migration's word to the target, given up after this. */
+#define MIGRATE_OUT_STOP_MS	1000
 
 /*
  * Starts the migration asked by request id (borrowed) onto fd (taken),
@@ -48,6 +50,19 @@ void	migrate_out_start(struct worker *w, struct json_object *id, int fd,
  */
 bool	migrate_out_holds(const struct worker *w);
 bool	migrate_out_busy(const struct worker *w);
+
+/*
+ * vm.migrate_cancel: the migration under way stops before the switch,
+ * the guest running on here.  Its thread gives up at its next frame
+ * (at once while it waits for the pause), tells the target "cancelled
+ * at the source" with an ERROR frame, and the migration's request is
+ * answered as failed, "cancelled"; a guest paused for the last step
+ * runs again.  0 (also when asked already), -ENOENT (no migration),
+ * -EALREADY (it ended, the answer on its way), -EBUSY (END is sent:
+ * the target may run the guest already, the switch goes on).  The
+ * loop's thread.
+ */
+int	migrate_out_stop(struct worker *w);
 
 /*
  * The machine is about to go (a reset, the end): a migration under

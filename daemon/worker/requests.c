@@ -1011,6 +1011,28 @@ worker_cmd_migrate_out(struct worker_request *r)
 	return NULL;
 }
 
+/*
+ * worker.migrate_cancel: the migration under way stops (migrate-out.h);
+ * its own request is answered when it has.
+ */
+static struct json_object *
+worker_cmd_migrate_cancel(struct worker_request *r)
+{
+	switch (migrate_out_stop(r->w)) {
+	case 0:
+		return worker_ok(r, NULL);
+	case -EBUSY:
+		return worker_error(r, PROTO_ERR_BAD_STATE, "too late: the "
+		    "target has the whole guest and may run it already");
+	case -EALREADY:
+		return worker_error(r, PROTO_ERR_BAD_STATE, "the migration "
+		    "has ended");
+	default:
+		return worker_error(r, PROTO_ERR_BAD_STATE, "no migration "
+		    "under way");
+	}
+}
+
 static struct json_object *
 worker_cmd_adopt(struct worker_request *r)
 {
@@ -1065,6 +1087,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_MEDIA_INSERT] = worker_cmd_media_insert,
 	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
 	[WMSG_REQ_DISK_PUSH] = worker_cmd_disk_push,
+	[WMSG_REQ_MIGRATE_CANCEL] = worker_cmd_migrate_cancel,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

@@ -129,6 +129,7 @@ virtio_blk_finish(struct virtio_blk *b, uint16_t head, uint8_t *status,
     uint32_t written, uint8_t st)
 {
 	*(volatile uint8_t *)status = st;
+	device_guest_written(b->host, status, 1);
 	if (st == VIRTIO_BLK_S_IOERR)
 		b->errors++;
 	else if (st == VIRTIO_BLK_S_UNSUPP)
@@ -146,6 +147,11 @@ virtio_blk_done(struct blk_io *io, int result)
 	struct virtio_blk *b = r->b;
 
 	device_lock(b->host);
+	/* What a read wrote, even in part, before the guest is told. */
+	if (r->io.op == BLK_READ)
+		for (unsigned int i = 0; i < r->io.niov; i++)
+			device_guest_written(b->host, r->io.iov[i].iov_base,
+			    r->io.iov[i].iov_len);
 	/* The driver asked for a reset since: it gets no answer. */
 	if (r->gen == b->gen) {
 		virtio_blk_finish(b, r->head, r->status,

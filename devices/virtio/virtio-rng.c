@@ -67,6 +67,7 @@ virtio_rng_run(struct virtio_rng *r)
 	while ((ret = virtq_pop(vq, &r->chain)) > 0) {
 		n = virtio_rng_fill(r);
 		r->bytes += n;
+		virtq_chain_written(&r->chain, n);
 		virtq_push(vq, r->chain.head, n);
 		if (--budget == 0) {
 			if (!r->armed) {

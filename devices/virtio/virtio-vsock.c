@@ -345,6 +345,7 @@ virtio_vsock_transport_reset(struct virtio_dev *d)
 		return -EINVAL;
 	}
 	memcpy(v->chain.iov[i].iov_base, ev, sizeof(ev));
+	virtq_chain_written(&v->chain, sizeof(ev));
 	virtq_push(vq, v->chain.head, sizeof(ev));
 	virtio_dev_queue_done(d, VSOCK_EVENT_QUEUE);
 	v->events++;

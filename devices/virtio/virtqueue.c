@@ -132,16 +132,26 @@ virtq_walk_indirect(struct virtq *vq, struct virtq_chain *c,
 	}
 }
 
+/* The device wrote len bytes of its used ring at p (device.h). */
+static void
+virtq_used_written(const struct virtq *vq, const volatile void *p,
+    size_t len)
+{
+	device_guest_written(vq->host, (const void *)p, len);
+}
+
 void
 virtq_unpop(struct virtq *vq, uint16_t n)
 {
 	if (!vq->enabled || vq->broken)
 		return;
 	vq->last_avail = (uint16_t)(vq->last_avail - n);
-	if (vq->event_idx)	/* the next buffer added kicks */
+	if (vq->event_idx) {	/* the next buffer added kicks */
 		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
 		    __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE),
 		    __ATOMIC_RELEASE);
+		virtq_used_written(vq, &vq->used->ring[vq->size], 2);
+	}
 }
 
 int
@@ -161,11 +171,14 @@ virtq_pop(struct virtq *vq, struct virtq_chain *c)
 	head = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
 	    __ATOMIC_RELAXED);
 	vq->last_avail++;
-	if (vq->event_idx && !vq->quiet)  /* avail_event: kick me past this */
+	if (vq->event_idx && !vq->quiet) {  /* avail_event: kick me past this */
 		__atomic_store_n((uint16_t *)&vq->used->ring[vq->size],
 		    vq->last_avail, __ATOMIC_RELEASE);
+		virtq_used_written(vq, &vq->used->ring[vq->size], 2);
+	}
 	if (head >= vq->size)
 		return virtq_bad(vq);
+	c->host = vq->host;
 	c->head = head;
 	c->nout = c->nin = 0;
 	c->out_len = c->in_len = 0;
@@ -202,9 +215,11 @@ virtq_quiet(struct virtq *vq)
 	 * passed it already and does not kick again until it comes round
 	 * 65536 entries later, long after virtq_listen().
 	 */
-	if (!vq->event_idx)
+	if (!vq->event_idx) {
 		__atomic_store_n(&vq->used->flags, VIRTQ_USED_F_NO_NOTIFY,
 		    __ATOMIC_RELAXED);
+		virtq_used_written(vq, &vq->used->flags, 2);
+	}
 }
 
 bool
@@ -214,13 +229,16 @@ virtq_listen(struct virtq *vq)
 		return false;
 	if (vq->quiet) {
 		vq->quiet = false;
-		if (vq->event_idx)
+		if (vq->event_idx) {
 			__atomic_store_n(
 			    (uint16_t *)&vq->used->ring[vq->size],
 			    vq->last_avail, __ATOMIC_RELAXED);
-		else
+			virtq_used_written(vq, &vq->used->ring[vq->size], 2);
+		} else {
 			__atomic_store_n(&vq->used->flags, 0,
 			    __ATOMIC_RELAXED);
+			virtq_used_written(vq, &vq->used->flags, 2);
+		}
 	}
 	/*
 	 * The driver adds, then reads our wish; we publish our wish, then
@@ -242,6 +260,7 @@ virtq_fill(struct virtq *vq, uint16_t head, uint32_t len)
 	e = &vq->used->ring[vq->used_idx % vq->size];
 	e->id = head;
 	e->len = len;
+	virtq_used_written(vq, e, sizeof(*e));
 	vq->used_idx++;
 }
 
@@ -253,6 +272,7 @@ virtq_flush(struct virtq *vq)
 		return;
 	vq->flushed = vq->used_idx;
 	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+	virtq_used_written(vq, &vq->used->idx, 2);
 }
 
 bool
@@ -303,10 +323,28 @@ virtq_chain_write(const struct virtq_chain *c, size_t off, const void *src,
 		}
 		n = seg - off < len - done ? seg - off : len - done;
 		memcpy((uint8_t *)c->iov[i].iov_base + off, s + done, n);
+		if (c->host != NULL)
+			device_guest_written(c->host,
+			    (uint8_t *)c->iov[i].iov_base + off, n);
 		done += n;
 		off = 0;
 	}
 	return done;
+}
+
+void
+virtq_chain_written(const struct virtq_chain *c, size_t len)
+{
+	unsigned int i;
+
+	if (c->host == NULL)
+		return;
+	for (i = c->nout; i < c->nout + c->nin && len > 0; i++) {
+		size_t n = c->iov[i].iov_len < len ? c->iov[i].iov_len : len;
+
+		device_guest_written(c->host, c->iov[i].iov_base, n);
+		len -= n;
+	}
 }
 
 size_t

@@ -15,7 +15,8 @@
  * driver the device needs a reset (2.1.2) and the queue stops.
  *
  * Plain state, under the device's lock; guest memory through the
- * device host.
+ * device host, every write the device makes into it marked
+ * (device_guest_written()) for a live migration.
  */
 #ifndef VMMD_VIRTQUEUE_H
 #define VMMD_VIRTQUEUE_H
@@ -84,6 +85,7 @@ struct virtq {
 
 /* A chain as the device uses it: readable segments, then writable. */
 struct virtq_chain {
+	const struct device_host *host;	/* the queue's, by virtq_pop() */
 	uint16_t head;
 	unsigned int nout;	/* iov[0 .. nout) device-readable */
 	unsigned int nin;	/* iov[nout .. nout + nin) writable */
@@ -144,9 +146,19 @@ bool virtq_held(const struct virtq *vq);
  */
 bool virtq_should_notify(struct virtq *vq);
 
-/* Copy up to len bytes into the chain's writable part: bytes copied. */
+/*
+ * Copy up to len bytes into the chain's writable part: bytes copied.
+ * The pages are marked written (device_guest_written()).
+ */
 size_t virtq_chain_write(const struct virtq_chain *c, size_t off,
     const void *src, size_t len);
+/*
+ * The first len bytes of the chain's writable part were written through
+ * its iovecs directly (a disk's read, getrandom()): their pages marked
+ * (device_guest_written()).  virtq_fill() and virtq_flush() mark what
+ * they write of the used ring by themselves.
+ */
+void virtq_chain_written(const struct virtq_chain *c, size_t len);
 /* Copy up to len bytes out of the chain's readable part: bytes copied. */
 size_t virtq_chain_read(const struct virtq_chain *c, size_t off, void *dst,
     size_t len);

@@ -9,7 +9,16 @@
  * longer has it; the target's vmmd says it arrives, then that it
  * arrived.  A guest that writes 16 MiB all the time moves with every
  * page as it left it (test guest "dirty" checks each), also under a
- * 1 ms downtime bound.  The demo guest moves back over ssh:// (a
+ * 1 ms downtime bound.  A guest that reads a disk into 4 MiB of its RAM
+ * all the time moves with every byte the device wrote there (test
+ * guest "vblkr" checks them against the disk's pattern): KVM's dirty
+ * log does not see a device's writes.  A migration of a guest that
+ * never converges, cancelled after its first round (vmctl migrate
+ * --cancel): the migration says so, the guest runs on at the source,
+ * the target has no VM, and a new migration then moves it.  A guest
+ * with a network card is announced on the target's link once it runs
+ * there: a RARP request from its MAC (user-mode networking, its passt
+ * a stand-in that keeps what the card sends).  The demo guest moves back over ssh:// (a
  * stand-in for ssh runs the far command here).  A target that already
  * has a VM of that name refuses, and the guest runs on at the source; a
  * corrupt stream is refused and the target drops the VM.  With the
@@ -19,6 +28,7 @@
  * target.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -159,6 +169,114 @@ fake_ssh(const char *path)
 		tap_bail("chmod %s: %s", path, strerror(errno));
 }
 
+/*
+ * The disk the vblkr guest reads, at path: 4 MiB whose 32-bit word at
+ * byte offset O is VBLKR_WORD(O) (tests/guests/vblkr.c).
+ */
+static void
+pattern_disk(const char *path)
+{
+	static uint32_t buf[65536 / 4];
+	FILE *f;
+
+	if ((f = fopen(path, "w")) == NULL)
+		tap_bail("%s: %s", path, strerror(errno));
+	for (uint64_t off = 0; off < (4u << 20); off += sizeof(buf)) {
+		for (size_t i = 0; i < sizeof(buf) / 4; i++)
+			buf[i] = (uint32_t)((off / 4 + i) * 2654435761u +
+			    0x5eed);
+		if (fwrite(buf, sizeof(buf), 1, f) != 1)
+			tap_bail("%s: %s", path, strerror(errno));
+	}
+	if (fclose(f) != 0)
+		tap_bail("%s: %s", path, strerror(errno));
+}
+
+/*
+ * c (subscribed) sees a vm.migration event of name with phase within
+ * ms; the ones before it are skipped.
+ */
+static bool
+migration_phase(struct h_conn *c, const char *name, const char *phase,
+    int ms)
+{
+	struct json_object *ev;
+	double t0 = h_now_ms();
+	const char *p;
+	bool seen = false;
+
+	while (!seen && h_now_ms() - t0 < ms &&
+	    (ev = h_read_event(c, ms)) != NULL) {
+		p = h_str(json_object_object_get(ev, "data"), "phase");
+		seen = h_str(ev, "event") != NULL && h_str(ev, "vm") != NULL &&
+		    strcmp(h_str(ev, "event"), "vm.migration") == 0 &&
+		    strcmp(h_str(ev, "vm"), name) == 0 && p != NULL &&
+		    strcmp(p, phase) == 0;
+		json_object_put(ev);
+	}
+	return seen;
+}
+
+/*
+ * A passt for the test at dir/NAME-passt, for d: keeps the stream the
+ * worker sends it on fd 3 (each frame behind its 32-bit length) in
+ * dir/NAME-frames, whose path goes into frames.  The worker runs as
+ * a uid of its own: dir is open to all, the script and the file too.
+ */
+static void
+fake_passt(struct h_daemon *d, const char *dir, const char *name,
+    char *frames, size_t len)
+{
+	char path[512];
+	FILE *f;
+	int fd;
+
+	snprintf(frames, len, "%s/%s-frames", dir, name);
+	if ((fd = open(frames, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) < 0 || fchmod(fd, 0666) < 0)
+		tap_bail("%s: %s", frames, strerror(errno));
+	close(fd);
+	snprintf(path, sizeof(path), "%s/%s-passt", dir, name);
+	if ((f = fopen(path, "w")) == NULL)
+		tap_bail("%s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\n# passt --fd 3 ...: what the card sends\n"
+	    "exec cat <&3 >>'%s'\n", frames);
+	fclose(f);
+	if (chmod(path, 0755) < 0)
+		tap_bail("chmod %s: %s", path, strerror(errno));
+	h_daemon_setting(d, "passt", path);
+	if (h_daemon_restart(d, H_REPLY_MS) != 0)
+		tap_bail("vmmd does not start again");
+}
+
+/*
+ * Whether the file at path comes to hold, within ms, the stream
+ * framing of a RARP request from mac to everyone (net-announce.h).
+ */
+static bool
+announced(const char *path, const uint8_t mac[6], int ms)
+{
+	uint8_t want[4 + 22] = { 0, 0, 0, 60, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff }, buf[4096];
+	double t0 = h_now_ms();
+	size_t n = 0;
+	FILE *f;
+
+	memcpy(want + 10, mac, 6);
+	memcpy(want + 16, "\x80\x35\x00\x01\x08\x00\x06\x04\x00\x03", 10);
+	do {
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf), f);
+			fclose(f);
+		}
+		for (size_t i = 0; i + sizeof(want) <= n; i++)
+			if (memcmp(buf + i, want, sizeof(want)) == 0)
+				return true;
+		h_sleep_ms(20);
+	} while (h_now_ms() - t0 < ms);
+	return false;
+}
+
 /* c (subscribed) saw vm.migration "arriving", then "arrived", of name. */
 static bool
 target_events(struct h_conn *c, const char *name)
@@ -197,9 +315,10 @@ main(void)
 	struct h_conn *ca, *cb, *cs, *ce;
 	struct h_console *con;
 	struct h_proc proc, *p;
-	char to[256], st[256], path[512], sshto[256];
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x9a, 0xbc, 0xde };
+	char to[256], st[256], path[512], sshto[256], frames[512], pdir[64];
 	long before, after;
-	bool refused;
+	bool ok, refused;
 	pid_t pid;
 	double t0;
 	int rc;
@@ -207,7 +326,14 @@ main(void)
 	h_init();
 	ca = h_setup(&a);
 	b = h_daemon_start();
-	if ((cb = h_connect(b)) == NULL)
+	/* Stand-ins for passt, both sides: what the cards send is kept. */
+	h_close(ca);
+	snprintf(pdir, sizeof(pdir), "/tmp/vmmd-passt-XXXXXX");
+	if (mkdtemp(pdir) == NULL || chmod(pdir, 0755) < 0)
+		tap_bail("a directory for passt: %s", strerror(errno));
+	fake_passt(a, pdir, "a", path, sizeof(path));
+	fake_passt(b, pdir, "b", frames, sizeof(frames));
+	if ((ca = h_connect(a)) == NULL || (cb = h_connect(b)) == NULL)
 		tap_bail("no second vmmd");
 	snprintf(to, sizeof(to), "unix:%s", b->sock);
 
@@ -299,6 +425,117 @@ main(void)
 	    h_count(con->buf, con->len, "FAIL") == 0,
 	    "it runs at the target, every page as it left it");
 	h_console_close(con);
+
+	/*
+	 * A guest whose disk writes into its RAM all the time: every page
+	 * the device wrote during the rounds must be sent again.  The disk
+	 * is read-only, so that both vmmd may hold it.
+	 */
+	snprintf(st, sizeof(st), "%s", h_in_dir(a, "pattern.img"));
+	pattern_disk(st);
+	if (h_create(ca, "reader", "\"memory_mib\":64,\"kernel\":\"%s\","
+	    "\"cmdline\":\"mib=4 every=20\",\"disks\":[{\"path\":\"%s\","
+	    "\"format\":\"raw\",\"readonly\":true}]",
+	    h_env("VMMD_GUEST_VBLKR"), st) != 0 ||
+	    h_start(ca, "reader") != 0 ||
+	    (con = h_console_open(a, "reader")) == NULL ||
+	    h_expect(con, "vblkr: pass", H_BOOT_MS) != 0)
+		tap_bail("reader: does not run: %s", con != NULL ?
+		    h_flat(con->buf) : "no console");
+	h_console_close(con);
+	rc = h_ctl("migrate", "reader", "--to", to, "--watch", NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a guest reading its disk into RAM: migrated: %s%s",
+	    h_flat(h_out()), h_err());
+	if (h_wait_state(cb, "reader", "running", H_REPLY_MS) != 0 ||
+	    (con = h_console_open(b, "reader")) == NULL)
+		tap_bail("reader: no console on the target");
+	con->mark = con->len;
+	ok = h_expect(con, "vblkr: pass", 20000) == 0 &&
+	    h_expect(con, "vblkr: pass", 20000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0;
+	tap_ok(ok, "it reads on at the target, every byte its disk "
+	    "wrote there as it was: %s", h_flat(con->buf + (con->len > 300 ?
+	    con->len - 300 : 0)));
+	h_console_close(con);
+
+	/*
+	 * Cancelled after its first round: a guest writing 32 MiB all the
+	 * time under a 1 ms bound does not converge, so its 30 rounds
+	 * take seconds.
+	 */
+	snprintf(path, sizeof(path), "\"memory_mib\":64,\"kernel\":\"%s\","
+	    "\"cmdline\":\"mib=32 every=20\"", h_env("VMMD_GUEST_DIRTY"));
+	if ((ce = h_connect(a)) == NULL)
+		tap_bail("no events from the first vmmd");
+	json_object_put(h_call(ce, "events.subscribe", NULL, H_REPLY_MS));
+	if (h_create(ca, "racing", "%s", path) != 0 ||
+	    h_start(ca, "racing") != 0 ||
+	    (con = h_console_open(a, "racing")) == NULL ||
+	    h_expect(con, "dirty: pass", H_BOOT_MS) != 0)
+		tap_bail("racing: does not run");
+	{
+		char *argv[] = { (char *)h_env("VMCTL_BIN"), "-s", a->sock,
+		    "migrate", "racing", "--to", to, "--downtime", "1", NULL };
+
+		if (h_spawn(&proc, argv) < 0)
+			tap_bail("cannot run vmctl");
+	}
+	tap_ok(migration_phase(ce, "racing", "round", 60000),
+	    "racing: its first round");
+	rc = h_ctl("migrate", "racing", "--cancel", NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "cancelled") != NULL,
+	    "vmctl migrate --cancel: %s%s", h_flat(h_out()), h_err());
+	tap_ok(migration_phase(ce, "racing", "cancelled", 60000),
+	    "the migration's end says cancelled");
+	rc = h_proc_wait(&proc, H_REPLY_MS);
+	tap_ok(rc != 0 && rc != -1 && proc.ebuf != NULL &&
+	    strstr(proc.ebuf, "cancelled") != NULL,
+	    "the vmctl that carried it fails, saying so (exit %d): %s", rc,
+	    proc.ebuf != NULL ? h_flat(proc.ebuf) : "");
+	h_proc_free(&proc);
+	con->mark = con->len;
+	tap_ok(strcmp(h_state(ca, "racing", st, sizeof(st)), "running") == 0 &&
+	    h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "racing runs on at the source (%s)", st);
+	tap_ok(gone(cb, "racing"), "the target has no VM racing");
+	rc = h_ctl("migrate", "racing", "--cancel", NULL);
+	tap_ok(rc == 6 && strstr(h_err(), "no migration") != NULL,
+	    "with none under way, --cancel is refused (exit %d): %s", rc,
+	    h_flat(h_err()));
+	h_close(ce);
+	h_console_close(con);
+	rc = h_ctl("migrate", "racing", "--to", to, "--downtime", "60000",
+	    NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a new migration then moves it: %s%s", h_flat(h_out()), h_err());
+	if (h_wait_state(cb, "racing", "running", H_REPLY_MS) != 0 ||
+	    (con = h_console_open(b, "racing")) == NULL)
+		tap_bail("racing: no console on the target");
+	con->mark = con->len;
+	tap_ok(h_expect(con, "dirty: pass", 10000) == 0 &&
+	    h_count(con->buf, con->len, "FAIL") == 0,
+	    "it writes on at the target, every page as it left it");
+	h_console_close(con);
+
+	/* A card: announced on the target's link once the guest runs. */
+	if (h_create(ca, "nic", "\"kernel\":\"%s\",\"net\":{\"user\":true,"
+	    "\"mac\":\"52:54:00:9a:bc:de\"}", h_env("VMMD_GUEST_DEMO")) != 0 ||
+	    h_start(ca, "nic") != 0 ||
+	    (con = h_console_open(a, "nic")) == NULL ||
+	    h_expect(con, DEMO_TICK, H_BOOT_MS) != 0)
+		tap_bail("nic: does not run");
+	h_console_close(con);
+	tap_ok(!announced(frames, mac, 0), "nothing announced at the target "
+	    "before");
+	rc = h_ctl("migrate", "nic", "--to", to, NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a guest with a network card: migrated: %s%s", h_flat(h_out()),
+	    h_err());
+	tap_ok(announced(frames, mac, H_REPLY_MS), "its card announced "
+	    "itself on the target's link: a RARP request from its MAC");
 
 	/*
 	 * Back over ssh://: a stand-in for ssh runs the remote command
@@ -407,5 +644,11 @@ main(void)
 	h_close(cs);
 	h_close(cb);
 	h_close(ca);
+	for (const char *const *n = (const char *const[]){ "a-passt",
+	    "a-frames", "b-passt", "b-frames", NULL }; *n != NULL; n++) {
+		snprintf(path, sizeof(path), "%s/%s", pdir, *n);
+		unlink(path);
+	}
+	rmdir(pdir);
 	return h_done();
 }

@@ -452,6 +452,43 @@ test_memory_and_lines(struct fake_dev *d, uint8_t *ram, int *requests)
 }
 
 /*
+ * The devices' writes to guest RAM are logged while a migration asks
+ * (devhost_write_log()), by page and region, and only then.
+ */
+static void
+test_write_log(struct fake_dev *d, uint8_t *ram2)
+{
+	const struct device_host *h = &d->dd.host;
+	uint64_t bits[1] = { 0 }, elsewhere[4];
+
+	device_guest_written(h, ram2, 16);
+	TAP_EQ(devhost_write_log_take(dh, 0x200000, bits, 1), -ENOENT,
+	    "write log: off, nothing to take");
+	TAP_EQ(devhost_write_log(dh, true), 0, "write log: on");
+	TAP_EQ(devhost_write_log_take(dh, 0x200000, bits, 1) == 0 &&
+	    bits[0] == 0, 1, "a write before it started is not in it");
+	device_guest_written(h, ram2 + 0xff8, 16);
+	device_guest_written(h, ram2 + 0x2000, 1);
+	device_guest_written(h, elsewhere, sizeof(elsewhere));
+	TAP_EQ(devhost_write_log_take(dh, 0x200000, bits, 1) == 0 &&
+	    bits[0] == 7, 1, "a write across a page's end marks both pages "
+	    "(bits %#llx)", (unsigned long long)bits[0]);
+	bits[0] = 0;
+	TAP_EQ(devhost_write_log_take(dh, 0x0, bits, 1) == 0 && bits[0] == 0,
+	    1, "the other region, and memory outside RAM: nothing");
+	TAP_EQ(devhost_write_log_take(dh, 0x200000, bits, 1) == 0 &&
+	    bits[0] == 0, 1, "taken once, the pages are forgotten");
+	device_guest_written(h, ram2, 1);
+	TAP_EQ(devhost_write_log(dh, false), 0, "write log: off");
+	device_guest_written(h, ram2 + 0x1000, 1);
+	TAP_EQ(devhost_write_log(dh, true), 0, "on again");
+	TAP_EQ(devhost_write_log_take(dh, 0x200000, bits, 1) == 0 &&
+	    bits[0] == 0, 1, "starts empty: what was left or written while "
+	    "off is not in it");
+	devhost_write_log(dh, false);
+}
+
+/*
  * The machine's figure tables are well formed, and each row reads the
  * member its key names: a stats struct filled with distinct values.
  */
@@ -529,7 +566,7 @@ test_figures(void)
 int
 main(void)
 {
-	static uint8_t ram[0x1000], ram2[0x1000];
+	static uint8_t ram[0x1000], ram2[0x3000];
 	struct devhost_ram regions[] = {
 		{ 0x0, sizeof(ram), ram },
 		{ 0x200000, sizeof(ram2), ram2 },
@@ -560,6 +597,7 @@ main(void)
 		tap_bail("cannot make timers");
 
 	test_memory_and_lines(&d, ram, &requests);
+	test_write_log(&d, ram2);
 	test_cross_thread_rule(&d);
 	test_fire_and_pause(&d);
 	test_moved_later(&d);
