@@ -93,7 +93,7 @@ enum wmsg_shape {
 #define WMSG_V_LOST_TICKS	((const char *const[]){ "slew", "discard", \
 				    NULL })
 #define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", "qcow2", \
-				    NULL })
+				    "nbd", NULL })
 #define WMSG_V_FWD_PROTO	((const char *const[]){ "tcp", "udp", NULL })
 #define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
 				    "stopping", NULL })

@@ -396,6 +396,8 @@ guest_fini(struct worker *w)
 	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
 		blk_file_free(w->disks[i]);
 		w->disks[i] = NULL;
+		blk_nbd_free(w->nbd[i]);
+		w->nbd[i] = NULL;
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}

@@ -26,6 +26,7 @@
 #include "info.h"
 #include "guest-metrics.h"
 #include "kvm.h"
+#include "nbd-addr.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -108,8 +109,37 @@ worker_disk_chain(const struct start_disk *d, int *fds,
 	}
 }
 
+/*
+ * An NBD disk: the handshake on the socket the supervisor connected,
+ * here before the sandbox closes in, then blk-nbd's I/O thread.
+ */
+static int
+worker_disk_nbd(struct worker *w, unsigned int i, const struct start_disk *d,
+    char *err, size_t errlen)
+{
+	struct blk_nbd_config cfg = {
+		.readonly = d->readonly, .serial = d->serial,
+	};
+	struct nbd_addr addr;
+	char why[256];
+	int ret;
+
+	w->disk_chain[i] = json_object_new_array();
+	if (nbd_addr_parse(d->top.path, &addr, why, sizeof(why)) < 0) {
+		close(d->top.fd);
+		snprintf(err, errlen, "disk %s: %s", d->top.path, why);
+		return -EINVAL;
+	}
+	cfg.export = addr.export;
+	ret = blk_nbd_new(&w->nbd[i], d->top.fd, &cfg,
+	    &w->cfg.backends.disk[i], why, sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "disk %s: %s", d->top.path, why);
+	return ret;
+}
+
 /* One of the start's disks, opened: a raw image, or a qcow2 image
- * over its backing files. */
+ * over its backing files, or an NBD server's export. */
 static int
 worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
     char *err, size_t errlen)
@@ -119,6 +149,8 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 	bool qcow2;
 	unsigned int n;
 
+	if (d->top.format == START_FORMAT_NBD)
+		return worker_disk_nbd(w, i, d, err, errlen);
 	worker_disk_chain(d, fds, formats, &n);
 	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();
