@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "disk-reader.h"
+#include "nbd-redial.h"
 #include "guest.h"
 #include "stats.h"
 #include "log.h"
@@ -398,6 +399,8 @@ guest_fini(struct worker *w)
 		w->disks[i] = NULL;
 		blk_nbd_free(w->nbd[i]);
 		w->nbd[i] = NULL;
+		nbd_redial_free(w->nbd_redial[i]);
+		w->nbd_redial[i] = NULL;
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}

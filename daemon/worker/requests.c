@@ -27,6 +27,7 @@
 #include "guest-metrics.h"
 #include "kvm.h"
 #include "nbd-addr.h"
+#include "nbd-redial.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -131,6 +132,15 @@ worker_disk_nbd(struct worker *w, unsigned int i, const struct start_disk *d,
 		return -EINVAL;
 	}
 	cfg.export = addr.export;
+	/* A lost server is connected again by the supervisor. */
+	if ((ret = nbd_redial_new(w, i, &w->nbd_redial[i])) < 0) {
+		close(d->top.fd);
+		snprintf(err, errlen, "disk %s: %s", d->top.path,
+		    strerror(-ret));
+		return ret;
+	}
+	cfg.connect = nbd_redial_connect;
+	cfg.connect_arg = w->nbd_redial[i];
 	ret = blk_nbd_new(&w->nbd[i], d->top.fd, &cfg,
 	    &w->cfg.backends.disk[i], why, sizeof(why));
 	if (ret < 0)
@@ -974,6 +984,29 @@ worker_cmd_media_insert(struct worker_request *r)
  * write lands in the frozen image after the snapshot.  The disk's
  * backend is the same one; only its image chain grows by one on top.
  */
+/*
+ * The supervisor's answer to disk.nbd_redial: the new connection to
+ * the disk's server for the thread that asked (nbd-redial.h), with
+ * worker.nbd_fd; or with worker.nbd_refused, why there is none.
+ */
+static struct json_object *
+worker_cmd_nbd_fd(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	int64_t i = wmsg_int(r->args, WMSG_NBD_FD_DISK, -1);
+
+	if (i < 0 || i >= BOARD_MAX_DISKS || w->nbd_redial[i] == NULL)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.nbd_fd: no such NBD disk");
+	if (r->fd < 0 && wmsg_get(r->args, WMSG_NBD_FD_ERROR) == NULL)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.nbd_fd: a descriptor expected");
+	nbd_redial_answer(w->nbd_redial[i], r->fd >= 0 ? r->fd :
+	    -ECONNREFUSED);
+	r->fd = -1;
+	return json_object_new_object();
+}
+
 static struct json_object *
 worker_cmd_disk_push(struct worker_request *r)
 {
@@ -1097,6 +1130,8 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_MEDIA_INSERT] = worker_cmd_media_insert,
 	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
 	[WMSG_REQ_DISK_PUSH] = worker_cmd_disk_push,
+	[WMSG_REQ_NBD_FD] = worker_cmd_nbd_fd,
+	[WMSG_REQ_NBD_REFUSED] = worker_cmd_nbd_fd,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

@@ -79,6 +79,8 @@ struct worker {
 	/* cfg.backends.disk: an image's, or (NULL there) an NBD server's */
 	struct blk_file *disks[BOARD_MAX_DISKS];
 	struct blk_nbd *nbd[BOARD_MAX_DISKS];
+	/* An NBD disk's way to a new connection (nbd-redial.h). */
+	struct nbd_redial *nbd_redial[BOARD_MAX_DISKS];
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct blk_file *cdrom;		/* cfg.backends.cdrom, or NULL */
