@@ -1,0 +1,197 @@
+/*
+ * NBD disks served by qemu-storage-daemon (Debian's qemu-system-common)
+ * over a Unix socket: the vblk guest (tests/guests/vblk.c) on a qcow2
+ * image exported writable, beside a raw one exported read-only.  It
+ * reads what the host put there, writes, flushes and reads back; vm.info
+ * shows the disks connected and their I/O; after a reset (a power cycle)
+ * it reads its disk again.  Then the server is stopped and started again
+ * under the running guest: after a reset the guest's I/O goes through a
+ * new connection the supervisor made.  Stopped, the image is clean
+ * (qemu-img check) and holds what the guest wrote.  A VM whose server is
+ * not there does not start, and says which disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "vblk-disks.h"
+
+#define QSD	"/usr/bin/qemu-storage-daemon"
+
+static struct h_daemon *d;
+static struct h_proc qsd;
+static char sock[256], image[512], ro[512];
+
+/* qemu-storage-daemon serving "vd" (image) and "ro" on sock. */
+static int
+qsd_start(void)
+{
+	char f1[600], f2[600], srv[400];
+	char *argv[] = {
+		QSD, "--blockdev", f1, "--blockdev",
+		"driver=qcow2,file=f1,node-name=vd", "--blockdev", f2,
+		"--nbd-server", srv,
+		"--export", "type=nbd,id=e1,node-name=vd,name=vd,writable=on",
+		"--export", "type=nbd,id=e2,node-name=ro,name=ro", NULL,
+	};
+	struct stat st;
+	double end = h_now_ms() + H_REPLY_MS;
+
+	unlink(sock);
+	snprintf(f1, sizeof(f1), "driver=file,filename=%s,node-name=f1",
+	    image);
+	snprintf(f2, sizeof(f2), "driver=file,filename=%s,node-name=ro,"
+	    "read-only=on", ro);
+	snprintf(srv, sizeof(srv), "addr.type=unix,addr.path=%s", sock);
+	if (h_spawn(&qsd, argv) < 0)
+		return -1;
+	/* Listening once the socket exists. */
+	while (stat(sock, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		h_proc_pump(&qsd, 50);
+		if (h_now_ms() > end || qsd.status != -1) {
+			tap_diag("qemu-storage-daemon: %s", h_flat(qsd.ebuf ?
+			    qsd.ebuf : ""));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+qsd_stop(void)
+{
+	int st;
+
+	kill(qsd.pid, SIGTERM);
+	st = h_proc_wait(&qsd, H_REPLY_MS);
+	h_proc_free(&qsd);
+	return st;
+}
+
+/* vm.info's disk i of vm, or NULL (*r to put). */
+static struct json_object *
+disk_info(struct h_conn *c, const char *vm, int i, struct json_object **r)
+{
+	struct json_object *st, *disks;
+
+	*r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}", vm);
+	if (!json_object_object_get_ex(h_ret(*r), "stats", &st) ||
+	    !json_object_object_get_ex(st, "disks", &disks))
+		return NULL;
+	return json_object_array_get_idx(disks, (size_t)i);
+}
+
+static void
+reset(struct h_conn *c, int run)
+{
+	struct json_object *r = h_callf(c, H_REPLY_MS, "vm.reset",
+	    "{\"name\":\"n1\"}");
+
+	tap_ok(h_ret(r) != NULL, "vm.reset %d", run - 1);
+	json_object_put(r);
+}
+
+static void
+test_nbd(struct h_conn *c)
+{
+	struct json_object *r, *disk;
+	int fd;
+
+	tap_ok(vdisk_make_base(h_in_dir(d, "base.raw"), 0644) == 0 &&
+	    vdisk_qemu_img("convert", "-q", "-O", "qcow2",
+	    h_in_dir(d, "base.raw"), image, NULL) == 0,
+	    "a qcow2 image of the vblk guest's base");
+	fd = open(ro, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tap_ok(fd >= 0 && ftruncate(fd, 4096) == 0, "a raw image for the "
+	    "read-only export");
+	if (fd >= 0)
+		close(fd);
+	if (qsd_start() < 0) {
+		tap_ok(0, "qemu-storage-daemon serves them");
+		return;
+	}
+	tap_ok(h_create(c, "n1", "\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"nbd:unix:%s:vd\",\"serial\":\"nbd0\"},{\"path\":"
+	    "\"nbd:unix:%s:ro\"}]", h_env("VMMD_GUEST_VBLK"), sock,
+	    sock) == 0, "n1: created on both exports");
+	tap_ok(h_start(c, "n1") == 0, "n1: started");
+	tap_ok(h_file_expect(h_console_log(d, "n1"), "vblk: disk0 slot 2, 128 "
+	    "sectors, serial nbd0", 1, H_BOOT_MS) == 0,
+	    "n1: the export's 128 sectors, and the serial");
+	tap_ok(vdisk_guest_passes(d, "n1", 1), "n1: the guest reads the base "
+	    "through NBD, writes, flushes, reads back, passes");
+	tap_ok(h_file_expect(h_console_log(d, "n1"), "vblk: disk1 read-only, "
+	    "write status 1", 1, H_BOOT_MS) == 0,
+	    "n1: the read-only export is a read-only disk");
+	disk = disk_info(c, "n1", 0, &r);
+	tap_ok(disk != NULL && strcmp(h_str(disk, "format") ?: "", "nbd") ==
+	    0 && strcmp(h_str(disk, "state") ?: "", "connected") == 0 &&
+	    h_int(disk, "size", -1) == VDISK_BASE_BYTES &&
+	    h_int(disk, "reads", 0) > 0 && h_int(disk, "writes", 0) > 0 &&
+	    h_int(disk, "errors", -1) == 0, "n1: vm.info shows the disk "
+	    "connected, its reads and writes: %s", disk != NULL ?
+	    h_text(disk) : "none");
+	json_object_put(r);
+
+	reset(c, 2);
+	tap_ok(vdisk_guest_passes(d, "n1", 2), "n1: after a power cycle the "
+	    "guest reads its disk again and passes");
+
+	/* The server goes away under the running guest, and comes back. */
+	tap_ok(qsd_stop() == 0, "qemu-storage-daemon stopped");
+	tap_ok(qsd_start() == 0, "and started again");
+	reset(c, 3);
+	tap_ok(vdisk_guest_passes(d, "n1", 3), "n1: I/O resumes on a new "
+	    "connection: the guest reads, writes, passes");
+	disk = disk_info(c, "n1", 0, &r);
+	tap_ok(disk != NULL && strcmp(h_str(disk, "state") ?: "",
+	    "connected") == 0 && h_int(disk, "reconnects", 0) >= 1 &&
+	    h_int(disk, "disconnects", 0) >= 1, "n1: vm.info counts the "
+	    "disconnect and the reconnect: %s", disk != NULL ? h_text(disk) :
+	    "none");
+	json_object_put(r);
+	tap_ok(h_stop(c, "n1", true, -1, H_REPLY_MS) == 0, "n1: stopped");
+	tap_ok(qsd_stop() == 0, "qemu-storage-daemon stopped");
+	tap_ok(vdisk_holds_writes(image, h_in_dir(d, "converted.raw")),
+	    "qemu-img check finds the image clean, holding the guest's writes");
+
+	/* No server: the start fails, naming the disk. */
+	r = h_callf(c, H_REPLY_MS, "vm.start", "{\"name\":\"n1\"}");
+	tap_ok(h_err_class(r) != NULL && strstr(h_err_desc(r) ?: "",
+	    "disk 0") != NULL && strstr(h_err_desc(r) ?: "", sock) != NULL,
+	    "with no server the start fails: %s", h_err_desc(r) ?: "no error");
+	json_object_put(r);
+	r = h_callf(c, H_REPLY_MS, "vm.create", "{\"name\":\"bad\","
+	    "\"kernel\":\"%s\",\"disks\":[{\"path\":\"nbd:unix:relative\"}]}",
+	    h_env("VMMD_GUEST_VBLK"));
+	h_check_error(r, "invalid_argument", "an NBD address with a relative "
+	    "socket path is refused");
+	json_object_put(r);
+}
+
+int
+main(void)
+{
+	struct h_conn *c;
+
+	h_init();
+	if (vdisk_qemu_img_path() == NULL)
+		tap_skip_all("qemu-img is not installed (qemu-utils)");
+	if (access(QSD, X_OK) < 0)
+		tap_skip_all("qemu-storage-daemon is not installed "
+		    "(qemu-system-common)");
+	c = h_setup(&d);
+	snprintf(sock, sizeof(sock), "%s", h_in_dir(d, "nbd.sock"));
+	snprintf(image, sizeof(image), "%s", h_in_dir(d, "disk.qcow2"));
+	snprintf(ro, sizeof(ro), "%s", h_in_dir(d, "ro.img"));
+	test_nbd(c);
+	h_close(c);
+	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
+	return h_done();
+}
