@@ -6,17 +6,21 @@
  * shows the disks connected and their I/O; after a reset (a power cycle)
  * it reads its disk again.  Then the server is stopped and started again
  * under the running guest: after a reset the guest's I/O goes through a
- * new connection the supervisor made.  Stopped, the image is clean
+ * new connection the supervisor made, which vmctl info and /metrics
+ * show with the connection's state.  Stopped, the image is clean
  * (qemu-img check) and holds what the guest wrote.  A VM whose server is
  * not there does not start, and says which disk.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -85,6 +89,92 @@ disk_info(struct h_conn *c, const char *vm, int i, struct json_object **r)
 	    !json_object_object_get_ex(st, "disks", &disks))
 		return NULL;
 	return json_object_array_get_idx(disks, (size_t)i);
+}
+
+/* /metrics from the daemon's socket (malloc'ed), or NULL. */
+static char *
+scrape(void)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: vmmd\r\n\r\n";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = 0, cap = 1 << 20;
+	char *buf = malloc(cap);
+	double end = h_now_ms() + H_REPLY_MS;
+	struct pollfd p = { .events = POLLIN };
+	ssize_t n;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+	    h_in_dir(d, "metrics.sock"));
+	p.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (buf == NULL || p.fd < 0 || connect(p.fd, (struct sockaddr *)&sa,
+	    sizeof(sa)) < 0 || write(p.fd, req, sizeof(req) - 1) < 0) {
+		if (p.fd >= 0)
+			close(p.fd);
+		free(buf);
+		return NULL;
+	}
+	while (len + 1 < cap && h_now_ms() < end && poll(&p, 1, 200) >= 0) {
+		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if ((n = read(p.fd, buf + len, cap - len - 1)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(p.fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Whether text has a sample of name for disk 0 of n1 with value v. */
+static bool
+has_sample(const char *text, const char *name, const char *v)
+{
+	const char *l;
+	size_t n = strlen(name);
+
+	for (l = text; l != NULL && *l != '\0'; l = strchr(l, '\n'),
+	    l = l != NULL ? l + 1 : NULL) {
+		const char *e = strchr(l, '\n') ?: l + strlen(l);
+		char line[512];
+
+		if (strncmp(l, name, n) != 0 || l[n] != '{' ||
+		    (size_t)(e - l) >= sizeof(line))
+			continue;
+		memcpy(line, l, (size_t)(e - l));
+		line[e - l] = '\0';
+		if (strstr(line, "disk=\"0\"") != NULL &&
+		    strstr(line, "vm=\"n1\"") != NULL &&
+		    strcmp(strrchr(line, ' ') + 1, v) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* vmctl info and /metrics: disk 0 connected, after one reconnect. */
+static void
+shows_connection(void)
+{
+	struct h_proc p;
+	int st = h_vmctl(d, &p, 10000, "info", "n1", NULL);
+	const char *out = p.obuf != NULL ? p.obuf : "";
+	char *m;
+
+	tap_ok(st == 0 && strstr(out, "disk 0: nbd, 64.0 KiB, connected, ") !=
+	    NULL && strstr(out, " 0 errors, 1 reconnects") != NULL,
+	    "n1: vmctl info shows the NBD disk connected (%s)",
+	    h_flat(strstr(out, "disk 0:") ?: out));
+	h_proc_free(&p);
+	m = scrape();
+	tap_ok(m != NULL && has_sample(m, "vmmd_nbd_connected", "1") &&
+	    has_sample(m, "vmmd_nbd_failed", "0") &&
+	    has_sample(m, "vmmd_nbd_reconnects_total", "1") &&
+	    has_sample(m, "vmmd_nbd_disconnects_total", "1") &&
+	    has_sample(m, "vmmd_nbd_errors_total", "0"),
+	    "n1: /metrics shows the disk connected, its one reconnect and no "
+	    "error");
+	if (m != NULL && strstr(m, "vmmd_nbd_") == NULL)
+		tap_diag("no vmmd_nbd_ sample in %zu bytes", strlen(m));
+	free(m);
 }
 
 static void
@@ -156,6 +246,7 @@ test_nbd(struct h_conn *c)
 	    "disconnect and the reconnect: %s", disk != NULL ? h_text(disk) :
 	    "none");
 	json_object_put(r);
+	shows_connection();
 	tap_ok(h_stop(c, "n1", true, -1, H_REPLY_MS) == 0, "n1: stopped");
 	tap_ok(qsd_stop() == 0, "qemu-storage-daemon stopped");
 	tap_ok(vdisk_holds_writes(image, h_in_dir(d, "converted.raw")),
