@@ -152,12 +152,12 @@ blk_nbd_hs_write(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/* The handshake on fd, non-blocking from now on; 0 or -errno. */
+/* The handshake on fd within ms, non-blocking from now on; 0 or -errno. */
 static int
-blk_nbd_handshake(struct blk_nbd *n, int fd, struct nbd_export *ex,
-    char *err, size_t errlen)
+blk_nbd_handshake(struct blk_nbd *n, int fd, unsigned int ms,
+    struct nbd_export *ex, char *err, size_t errlen)
 {
-	struct blk_nbd_hs h = { fd, blk_nbd_now_ms() + n->timeout_ms };
+	struct blk_nbd_hs h = { fd, blk_nbd_now_ms() + ms };
 	struct nbd_io io = { blk_nbd_hs_read, blk_nbd_hs_write, &h };
 	int fl;
 
@@ -463,7 +463,9 @@ blk_nbd_reconnect(struct blk_nbd *n)
 		return -ENOTCONN;
 	if ((fd = n->connect(n->connect_arg)) < 0)
 		return fd;
-	ret = blk_nbd_handshake(n, fd, &ex, err, sizeof(err));
+	/* Within the requests' retry, not the (longer) silence bound. */
+	ret = blk_nbd_handshake(n, fd, n->retry_ms < n->timeout_ms ?
+	    n->retry_ms : n->timeout_ms, &ex, err, sizeof(err));
 	/* The guest's disk does not change size under it. */
 	if (ret == 0 && ex.size != n->size)
 		ret = -ESTALE;
@@ -682,7 +684,8 @@ blk_nbd_new(struct blk_nbd **out, int fd, const struct blk_nbd_config *cfg,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	if ((ret = blk_nbd_handshake(n, fd, &n->ex, err, errlen)) < 0)
+	if ((ret = blk_nbd_handshake(n, fd, n->timeout_ms, &n->ex, err,
+	    errlen)) < 0)
 		goto fail;
 	if (n->ex.size < 512) {
 		snprintf(err, errlen, "an export smaller than one sector");
