@@ -514,7 +514,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].serial != NULL)
 			json_object_object_add(o, "serial",
 			    json_object_new_string(def->disks[i].serial));
-		if (def->disks[i].format != VM_DISK_FORMAT_PROBED)
+		/* An NBD disk's "raw" goes without saying. */
+		if (def->disks[i].format != VM_DISK_FORMAT_PROBED &&
+		    !def->disks[i].nbd)
 			json_object_object_add(o, "format",
 			    json_object_new_string(config_disk_format_name(
 			    def->disks[i].format)));
