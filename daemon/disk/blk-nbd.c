@@ -171,14 +171,22 @@ blk_nbd_handshake(struct blk_nbd *n, int fd, unsigned int ms,
 
 /* ---- Requests ---- */
 
-/* Completes io with result: the figures, the device, then pending. */
-static void
-blk_nbd_complete(struct blk_nbd *n, struct blk_io *io, int result)
+static uint64_t
+blk_nbd_iov_len(const struct blk_io *io)
 {
 	uint64_t len = 0;
 
 	for (unsigned int i = 0; i < io->niov; i++)
 		len += io->iov[i].iov_len;
+	return len;
+}
+
+/* Completes io with result: the figures, the device, then pending. */
+static void
+blk_nbd_complete(struct blk_nbd *n, struct blk_io *io, int result)
+{
+	uint64_t len = blk_nbd_iov_len(io);
+
 	pthread_mutex_lock(&n->lock);
 	if (result < 0)
 		n->st.errors++;
@@ -208,16 +216,6 @@ blk_nbd_complete(struct blk_nbd *n, struct blk_io *io, int result)
 	if (--n->pending == 0)
 		pthread_cond_broadcast(&n->idle);
 	pthread_mutex_unlock(&n->lock);
-}
-
-static uint64_t
-blk_nbd_iov_len(const struct blk_io *io)
-{
-	uint64_t len = 0;
-
-	for (unsigned int i = 0; i < io->niov; i++)
-		len += io->iov[i].iov_len;
-	return len;
 }
 
 /*
@@ -291,19 +289,19 @@ static void
 blk_nbd_fill(struct blk_nbd *n)
 {
 	struct blk_io *io;
-	unsigned int i;
+	unsigned int i = 0;
 	int r;
 
-	for (i = 0; n->backlog != NULL && n->inflight < BLK_NBD_SLOTS; i++) {
-		if (n->slots[i].io != NULL)
-			continue;
+	while (n->backlog != NULL && n->inflight < BLK_NBD_SLOTS) {
+		while (n->slots[i].io != NULL)
+			i++;		/* a free one exists: inflight < SLOTS */
 		io = n->backlog;
 		n->backlog = io->next;
 		if (n->backlog == NULL)
 			n->btail = &n->backlog;
 		if ((r = blk_nbd_encode(n, &n->slots[i], io)) != 0) {
+			/* Done at once; the slot stays free. */
 			blk_nbd_complete(n, io, r > 0 ? 0 : r);
-			i--;	/* the slot is still free */
 			continue;
 		}
 		if (n->inflight++ == 0)
