@@ -9,7 +9,8 @@
  * new connection the supervisor made, which vmctl info and /metrics
  * show with the connection's state.  Stopped, the image is clean
  * (qemu-img check) and holds what the guest wrote.  A VM whose server is
- * not there does not start, and says which disk.
+ * not there does not start, and says which disk.  Last, the guest on a
+ * raw image served over TCP (nbd://127.0.0.1:PORT/vd).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "harness.h"
 #include "vblk-disks.h"
@@ -32,50 +35,127 @@ static struct h_daemon *d;
 static struct h_proc qsd;
 static char sock[256], image[512], ro[512];
 
-/* qemu-storage-daemon serving "vd" (image) and "ro" on sock. */
+/*
+ * qemu-storage-daemon as *q, serving "vd" (img, of format fmt) and "ro"
+ * at srv (its --nbd-server address); ready once its socket exists (sock)
+ * or the port takes connections (port).
+ */
 static int
-qsd_start(void)
+qsd_start_at(struct h_proc *q, const char *img, const char *fmt,
+    const char *srv, int port)
 {
-	char f1[600], f2[600], srv[400];
+	char f1[600], f2[600], top[200];
 	char *argv[] = {
-		QSD, "--blockdev", f1, "--blockdev",
-		"driver=qcow2,file=f1,node-name=vd", "--blockdev", f2,
-		"--nbd-server", srv,
+		QSD, "--blockdev", f1, "--blockdev", top, "--blockdev", f2,
+		"--nbd-server", (char *)srv,
 		"--export", "type=nbd,id=e1,node-name=vd,name=vd,writable=on",
 		"--export", "type=nbd,id=e2,node-name=ro,name=ro", NULL,
 	};
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct stat st;
 	double end = h_now_ms() + H_REPLY_MS;
+	int fd;
 
-	unlink(sock);
-	snprintf(f1, sizeof(f1), "driver=file,filename=%s,node-name=f1",
-	    image);
+	snprintf(f1, sizeof(f1), "driver=file,filename=%s,node-name=f1", img);
+	snprintf(top, sizeof(top), "driver=%s,file=f1,node-name=vd", fmt);
 	snprintf(f2, sizeof(f2), "driver=file,filename=%s,node-name=ro,"
 	    "read-only=on", ro);
-	snprintf(srv, sizeof(srv), "addr.type=unix,addr.path=%s", sock);
-	if (h_spawn(&qsd, argv) < 0)
+	if (h_spawn(q, argv) < 0)
 		return -1;
-	/* Listening once the socket exists. */
-	while (stat(sock, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-		h_proc_pump(&qsd, 50);
-		if (h_now_ms() > end || qsd.status != -1) {
-			tap_diag("qemu-storage-daemon: %s", h_flat(qsd.ebuf ?
-			    qsd.ebuf : ""));
+	for (;;) {
+		if (port == 0 && stat(sock, &st) == 0 && S_ISSOCK(st.st_mode))
+			return 0;
+		if (port != 0) {
+			fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0 && connect(fd, (struct sockaddr *)&sin,
+			    sizeof(sin)) == 0) {
+				close(fd);
+				return 0;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		h_proc_pump(q, 50);
+		if (h_now_ms() > end || q->status != -1) {
+			tap_diag("qemu-storage-daemon: %s", h_flat(q->ebuf ?
+			    q->ebuf : ""));
 			return -1;
 		}
 	}
-	return 0;
+}
+
+/* The Unix socket's server, of the qcow2 image. */
+static int
+qsd_start(void)
+{
+	char srv[400];
+
+	unlink(sock);
+	snprintf(srv, sizeof(srv), "addr.type=unix,addr.path=%s", sock);
+	return qsd_start_at(&qsd, image, "qcow2", srv, 0);
+}
+
+static int
+qsd_stop_proc(struct h_proc *q)
+{
+	int st;
+
+	kill(q->pid, SIGTERM);
+	st = h_proc_wait(q, H_REPLY_MS);
+	h_proc_free(q);
+	return st;
 }
 
 static int
 qsd_stop(void)
 {
-	int st;
+	return qsd_stop_proc(&qsd);
+}
 
-	kill(qsd.pid, SIGTERM);
-	st = h_proc_wait(&qsd, H_REPLY_MS);
-	h_proc_free(&qsd);
-	return st;
+/* A TCP port free a moment ago on the loopback, or 0. */
+static int
+free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+		port = ntohs(sin.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The same guest on a raw image served over TCP (nbd://). */
+static void
+test_tcp(struct h_conn *c)
+{
+	char srv[200], img[512];
+	struct h_proc q;
+	int port = free_port();
+
+	snprintf(img, sizeof(img), "%s", h_in_dir(d, "tcp.raw"));
+	snprintf(srv, sizeof(srv), "addr.type=inet,addr.host=127.0.0.1,"
+	    "addr.port=%d", port);
+	tap_ok(port > 0 && vdisk_make_base(img, 0644) == 0, "a raw image "
+	    "for a server on TCP port %d", port);
+	if (qsd_start_at(&q, img, "raw", srv, port) < 0) {
+		tap_ok(0, "qemu-storage-daemon serves it over TCP");
+		return;
+	}
+	tap_ok(h_create(c, "n2", "\"kernel\":\"%s\",\"disks\":[{\"path\":"
+	    "\"nbd://127.0.0.1:%d/vd\"},{\"path\":\"nbd://127.0.0.1:%d/ro\","
+	    "\"readonly\":true}]", h_env("VMMD_GUEST_VBLK"), port, port) == 0 &&
+	    h_start(c, "n2") == 0, "n2: created and started on nbd://");
+	tap_ok(vdisk_guest_passes(d, "n2", 1), "n2: the guest reads the base "
+	    "over TCP, writes, flushes, reads back, passes");
+	tap_ok(h_stop(c, "n2", true, -1, H_REPLY_MS) == 0 &&
+	    qsd_stop_proc(&q) == 0, "n2 and its server stopped");
 }
 
 /* vm.info's disk i of vm, or NULL (*r to put). */
@@ -282,6 +362,7 @@ main(void)
 	snprintf(image, sizeof(image), "%s", h_in_dir(d, "disk.qcow2"));
 	snprintf(ro, sizeof(ro), "%s", h_in_dir(d, "ro.img"));
 	test_nbd(c);
+	test_tcp(c);
 	h_close(c);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
 	return h_done();
