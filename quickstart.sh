@@ -47,6 +47,8 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # acpica-tools: iasl round-trips the generated AML (tests/unit/test-boot-acpi.c);
 # clang and libclang-rt-14-dev: the libFuzzer harnesses (tests/fuzz);
 # qemu-utils: qemu-img makes and checks the qcow2 image a disk test refuses.
+# qemu-system-common: qemu-storage-daemon, the NBD server of the NBD disk
+# test (tests/kvm/kvm-test-nbd.c).
 # prometheus: promtool and a server the metrics test runs itself
 # (tests/kvm/kvm-test-metrics.c); the package's own service is not wanted.
 # fdisk, e2fsprogs, dosfstools, mtools and genisoimage: the disks the
@@ -60,7 +62,7 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # agent's test runs it with (tests/kvm/kvm-test-cluster.c), and
 # libxml2-utils: xmllint, which ocf-tester checks the meta-data with; the
 # logd service cluster-glue brings is not wanted.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils"
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils qemu-system-common prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.

@@ -852,12 +852,15 @@ info_disks(struct json_object *stats)
 	for (i = 0; i < json_object_array_length(disks); i++) {
 		d = json_object_array_get_idx(disks, i);
 		format = vm_member(d, "format");
-		printf("disk %zu: %s, %s, %s allocated", i,
-		    format != NULL ? format : "?", info_bytes(json_object_object_get_ex(d, "size", &v) ?
+		printf("disk %zu: %s, %s", i, format != NULL ? format : "?",
+		    info_bytes(json_object_object_get_ex(d, "size", &v) ?
 		    (uint64_t)json_object_get_int64(v) : 0, size,
-		    sizeof(size)), info_bytes(json_object_object_get_ex(d,
-		    "allocated", &v) ? (uint64_t)json_object_get_int64(v) : 0,
-		    alloc, sizeof(alloc)));
+		    sizeof(size)));
+		/* An NBD disk's server keeps its allocation to itself. */
+		if (json_object_object_get_ex(d, "allocated", &v))
+			printf(", %s allocated", info_bytes(
+			    (uint64_t)json_object_get_int64(v), alloc,
+			    sizeof(alloc)));
 		if (json_object_object_get_ex(d, "backing", &chain) &&
 		    json_object_is_type(chain, json_type_array))
 			for (k = 0; k < json_object_array_length(chain); k++)
@@ -867,6 +870,13 @@ info_disks(struct json_object *stats)
 			printf(", metadata cache %s hits %s misses",
 			    vm_member(d, "cache_hits") ?: "?",
 			    vm_member(d, "cache_misses") ?: "?");
+		if (format != NULL && strcmp(format, "nbd") == 0)
+			printf(", %s, %s reads, %s writes, %s errors, %s "
+			    "reconnects", vm_member(d, "state") ?: "?",
+			    vm_member(d, "reads") ?: "?",
+			    vm_member(d, "writes") ?: "?",
+			    vm_member(d, "errors") ?: "?",
+			    vm_member(d, "reconnects") ?: "?");
 		if (json_object_object_get_ex(d, "broken", &v) &&
 		    json_object_get_boolean(v))
 			printf(", DAMAGED: its writes fail");

@@ -110,7 +110,8 @@ create_args_password(struct ctl *ctl, struct json_object *args,
  * [,overlay][,bus=virtio|sata]: one more member of "disks".  The daemon
  * checks the serial, the format and the bus; backing lets a qcow2
  * image's backing file be opened; overlay makes PATH the base of a thin
- * clone.  A path may not
+ * clone.  PATH may be an NBD server's address instead (nbd:unix:/PATH
+ * [:EXPORT] or nbd://HOST[:PORT][/EXPORT]), taken as it is.  A path may not
  * contain a comma.  Returns -1 to go on, else
  * an exit status.
  */
@@ -126,7 +127,12 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 		return ctl_usage(ctl, "--disk: expected PATH[,readonly]"
 		    "[,serial=ID][,format=raw|qcow2][,backing][,overlay]"
 		    "[,bus=virtio|sata]");
-	if ((r = create_args_abspath(opt, &path)) < 0) {
+	/* An NBD server's address goes as it is; the daemon checks it. */
+	if (strncmp(opt, "nbd:", 4) == 0)
+		r = (path = strdup(opt)) != NULL ? 0 : -ENOMEM;
+	else
+		r = create_args_abspath(opt, &path);
+	if (r < 0) {
 		ctl_warnx("%s: --disk %s: %s", ctl->cmd->name, opt,
 		    strerror(-r));
 		return CTL_EXIT_FAIL;

@@ -90,7 +90,8 @@ start_params_set(char **dst, const char *s)
 static const char *
 start_format_name(enum start_format f)
 {
-	return f == START_FORMAT_QCOW2 ? "qcow2" : "raw";
+	return f == START_FORMAT_QCOW2 ? "qcow2" : f == START_FORMAT_NBD ?
+	    "nbd" : "raw";
 }
 
 /*
@@ -450,8 +451,10 @@ start_dec_buf(struct json_object *o, enum wmsg_field f, char *buf,
 static enum start_format
 start_dec_format(struct json_object *o, enum wmsg_field f)
 {
-	return strcmp(wmsg_str(o, f, "raw"), "qcow2") == 0 ?
-	    START_FORMAT_QCOW2 : START_FORMAT_RAW;
+	const char *s = wmsg_str(o, f, "raw");
+
+	return strcmp(s, "qcow2") == 0 ? START_FORMAT_QCOW2 :
+	    strcmp(s, "nbd") == 0 ? START_FORMAT_NBD : START_FORMAT_RAW;
 }
 
 /* An ARRAY field's entries (bounded by its shape), or 0. */
@@ -488,6 +491,10 @@ start_dec_disk(struct start_dec *dc, struct json_object *o,
 		b = start_dec_entry(o, WMSG_DISK_BACKING, k);
 		im->fd = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
 		im->format = start_dec_format(b, WMSG_BACKING_FORMAT);
+		if (im->format == START_FORMAT_NBD ||
+		    d->top.format == START_FORMAT_NBD)
+			start_dec_fail(dc, -EINVAL, "an NBD disk has no "
+			    "backing files");
 		start_dec_str(dc, b, WMSG_BACKING_PATH, NULL, &im->path);
 	}
 }

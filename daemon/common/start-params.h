@@ -27,6 +27,9 @@
 enum start_format {
 	START_FORMAT_RAW,
 	START_FORMAT_QCOW2,
+	/* the descriptor a connected NBD server, the path its address
+	 * (nbd-addr.h, the export's name from it); a disk's top only */
+	START_FORMAT_NBD,
 };
 
 /* One image of a disk's chain: the descriptor the worker inherits. */

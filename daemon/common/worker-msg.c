@@ -57,6 +57,10 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_NONE },
 	[WMSG_REQ_MIGRATE_CANCEL] = { "worker.migrate_cancel", 0,
 	    WMSG_S_NONE, WMSG_S_NONE },
+	[WMSG_REQ_NBD_FD] = { "worker.nbd_fd", 1, WMSG_S_NBD_FD,
+	    WMSG_S_NONE },
+	[WMSG_REQ_NBD_REFUSED] = { "worker.nbd_refused", 0, WMSG_S_NBD_FD,
+	    WMSG_S_NONE },
 };
 
 static const struct {
@@ -71,6 +75,8 @@ static const struct {
 	[WMSG_EV_REBOOT] = { "vm.reboot", WMSG_S_REBOOT_EVENT },
 	[WMSG_EV_EXIT] = { "worker.exit", WMSG_S_EXIT_EVENT },
 	[WMSG_EV_MIGRATION] = { "vm.migration", WMSG_S_OPAQUE },
+	[WMSG_EV_NBD_REDIAL] = { "disk.nbd_redial",
+	    WMSG_S_NBD_REDIAL_EVENT },
 };
 
 const struct wmsg_request_def *

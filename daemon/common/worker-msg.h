@@ -83,6 +83,8 @@ enum wmsg_shape {
 	WMSG_S_MEDIA,
 	WMSG_S_MIGRATE_OUT,
 	WMSG_S_DISK_PUSH,
+	WMSG_S_NBD_REDIAL_EVENT,
+	WMSG_S_NBD_FD,
 	WMSG_S_NSHAPES
 };
 
@@ -93,7 +95,7 @@ enum wmsg_shape {
 #define WMSG_V_LOST_TICKS	((const char *const[]){ "slew", "discard", \
 				    NULL })
 #define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", "qcow2", \
-				    NULL })
+				    "nbd", NULL })
 #define WMSG_V_FWD_PROTO	((const char *const[]){ "tcp", "udp", NULL })
 #define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
 				    "stopping", NULL })
@@ -341,7 +343,15 @@ enum wmsg_shape {
 	F(DISK_PUSH_DISK, DISK_PUSH, "disk", INT, 1, 0,		\
 	    WMSG_DISKS_MAX - 1, NONE, NONE)				\
 	F(DISK_PUSH_BACKING, DISK_PUSH, "backing", STRING, 1, 1,	\
-	    WMSG_PATH_MAX, NONE, NONE)
+	    WMSG_PATH_MAX, NONE, NONE)					\
+	/* disk.nbd_redial: which NBD disk lost its server */		\
+	F(NBD_REDIAL_DISK, NBD_REDIAL_EVENT, "disk", INT, 1, 0,	\
+	    WMSG_DISKS_MAX - 1, NONE, NONE)				\
+	/* worker.nbd_fd: which disk the passed connection is for;	\
+	 * worker.nbd_refused: which has none, and why */		\
+	F(NBD_FD_DISK, NBD_FD, "disk", INT, 1, 0, WMSG_DISKS_MAX - 1,	\
+	    NONE, NONE)							\
+	F(NBD_FD_ERROR, NBD_FD, "error", STRING, 0, 1, 512, NONE, NONE)
 
 #define WMSG_FIELD_ENUM(id, ...)	WMSG_##id,
 enum wmsg_field {
@@ -370,6 +380,8 @@ enum wmsg_request {
 	WMSG_REQ_MIGRATE_OUT,	/* the guest onto the passed stream */
 	WMSG_REQ_DISK_PUSH,	/* a paused guest's disk onto a new top */
 	WMSG_REQ_MIGRATE_CANCEL, /* the migration out stops, the guest here */
+	WMSG_REQ_NBD_FD,	/* an NBD disk's new connection */
+	WMSG_REQ_NBD_REFUSED,	/* none: why */
 	WMSG_NREQUESTS
 };
 
@@ -390,6 +402,7 @@ enum wmsg_event {
 	WMSG_EV_REBOOT,			/* the guest reset itself */
 	WMSG_EV_EXIT,			/* "worker.exit": its last words */
 	WMSG_EV_MIGRATION,		/* a live migration's progress */
+	WMSG_EV_NBD_REDIAL,		/* an NBD disk needs a connection */
 	WMSG_NEVENTS
 };
 

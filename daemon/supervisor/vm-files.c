@@ -21,6 +21,7 @@
 #include "daemon-conf.h"
 #include "disk-format.h"
 #include "disk-overlay.h"
+#include "nbd-connect.h"
 #include "qcow2-header.h"
 #include "vm-files.h"
 #include "vm-nvram.h"
@@ -421,7 +422,8 @@ vm_files_close(struct vm_files *f)
 	while (f->ndisks > 0) {
 		unsigned int i = --f->ndisks;
 
-		close(f->disk_fd[i]);
+		if (f->disk_fd[i] >= 0)
+			close(f->disk_fd[i]);
 		while (f->nbacking[i] > 0)
 			close(f->backing[i][--f->nbacking[i]].fd);
 		free(f->backing[i]);
@@ -443,13 +445,19 @@ vm_files_close(struct vm_files *f)
  */
 static int
 vm_files_open_disk(const struct vm_def *def, unsigned int i,
-    const char *overlay_dir, const struct access_cred *cred,
+    const char *overlay_dir, bool creating, const struct access_cred *cred,
     struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
 {
 	const struct vm_disk *disk = &def->disks[i];
 	char path[PATH_MAX];
 	int rc;
 
+	if (disk->nbd) {
+		/* A socket, not a file: at vm.create only checked. */
+		f->disk_format[i] = VM_FILES_RAW;
+		return nbd_connect(disk->path, i, cred, creating,
+		    &f->disk_fd[i], cls, err, errlen);
+	}
 	if (!disk->overlay || overlay_dir == NULL)
 		/* An overlay's base is only ever read. */
 		return vm_files_open_one("disk", disk->path, false,
@@ -496,8 +504,10 @@ vm_files_check_shared(const struct vm_def *def, const struct vm_files *f,
     enum proto_error *cls, char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < f->ndisks; i++) {
-		/* An overlay disk's guest writes its overlay, not this. */
-		if (def->disks[i].readonly || def->disks[i].overlay)
+		/* An overlay disk's guest writes its overlay, not this;
+		 * an NBD disk's server is its keeper. */
+		if (def->disks[i].readonly || def->disks[i].overlay ||
+		    def->disks[i].nbd || f->disk_fd[i] < 0)
 			continue;
 		for (unsigned int j = 0; j < f->ndisks; j++) {
 			bool same = j != i &&
@@ -571,7 +581,7 @@ vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
 	int rc;
 
 	if (config_boot(def) != VM_BOOT_DISK || f->ndisks == 0 ||
-	    f->disk_format[0] != VM_FILES_RAW || f->nbacking[0] != 0 ||
+	    def->disks[0].nbd || f->disk_format[0] != VM_FILES_RAW || f->nbacking[0] != 0 ||
 	    fstat(f->disk_fd[0], &st) < 0)
 		return 0;
 	rc = vm_files_zero(f->disk_fd[0], 0, VM_FILES_BLANK_SPAN);
@@ -735,8 +745,8 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		}
 	}
 	for (unsigned int i = 0; i < def->ndisks; i++) {
-		rc = vm_files_open_disk(def, i, overlay_dir, cred, f, cls, err,
-		    errlen);
+		rc = vm_files_open_disk(def, i, overlay_dir, creating, cred, f,
+		    cls, err, errlen);
 		if (rc < 0) {
 			vm_files_close(f);
 			return rc;
@@ -744,6 +754,8 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		f->ndisks = i + 1;
 		f->backing[i] = NULL;
 		f->nbacking[i] = 0;
+		if (def->disks[i].nbd)
+			continue;
 		rc = vm_files_open_chain(def, i, creating, cred, f, cls, err,
 		    errlen);
 		if (rc < 0) {
@@ -878,6 +890,9 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 	int rc;
 
 	for (unsigned int i = 0; i < f->ndisks; i++) {
+		/* An NBD server decides who may write its exports. */
+		if (def->disks[i].nbd)
+			continue;
 		rc = vm_files_lock(f->disk_fd[i], def->disks[i].readonly,
 		    "disk", f->overlay_path[i] != NULL ? f->overlay_path[i] :
 		    def->disks[i].path, cls, err, errlen);

@@ -165,6 +165,14 @@ vm_snapdisks_prepare(struct vm_snapdisks *sd, const struct vm_def *def,
 		sd->ndisks = i + 1;
 		r->index = i;
 		r->sata = d->sata;
+		if (d->nbd) {
+			/* Its server would have to freeze it with us. */
+			*cls = PROTO_ERR_INVALID_ARGUMENT;
+			snprintf(err, errlen, "disk %u: %s: an NBD disk cannot "
+			    "be part of a snapshot (yet)", i, d->path);
+			rc = -ENOTSUP;
+			goto fail;
+		}
 		if ((rc = vm_snapdisks_probe(def, i, cred, &r->backing_depth,
 		    &r->size, &qcow2, cls, err, errlen)) < 0)
 			goto fail;

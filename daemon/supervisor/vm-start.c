@@ -193,7 +193,9 @@ vm_start_disks(const struct vm_def *def, const struct vm_files *files,
 		struct start_disk *d = &sp->disks[sp->ndisks++];
 
 		d->top.fd = WLINK_DISK_FD(i);
-		d->top.format = vm_start_format(files->disk_format[i]);
+		/* An NBD disk's path is its server's address (nbd-addr.h). */
+		d->top.format = def->disks[i].nbd ? START_FORMAT_NBD :
+		    vm_start_format(files->disk_format[i]);
 		rc |= start_params_set(&d->top.path,
 		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
 		    def->disks[i].path);

@@ -28,6 +28,7 @@
 #include "console-log.h"
 #include "disk-overlay.h"
 #include "log.h"
+#include "nbd-connect.h"
 #include "vm-files.h"
 #include "vm-nvram.h"
 #include "vm-start.h"
@@ -615,6 +616,70 @@ vm_screenshot_pass(struct vm *vm, int fd, struct json_object *id,
 
 /* What the worker says ------------------------------------------------- */
 
+/* worker.nbd_fd's reply: nothing to do but note a failure. */
+static void
+vm_nbd_fd_done(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	(void)ret;
+	(void)arg;
+	if (error != NULL)
+		log_warn("VM '%s': worker.nbd_fd: %s", vm->def->name,
+		    json_object_to_json_string_ext(error,
+		    JSON_C_TO_STRING_PLAIN));
+}
+
+/*
+ * The worker's NBD disk lost its server (disk.nbd_redial): connect it
+ * again as at start, with the owner's rights (no client asks now), and
+ * pass the connection with worker.nbd_fd, or why there is none with
+ * worker.nbd_refused.  The
+ * worker retries with a backoff for a bounded time; each try is one
+ * connect here, immediate for a Unix socket (a TCP one waits up to
+ * NBD_CONNECT_TIMEOUT_MS).
+ */
+static void
+vm_nbd_redial(struct vm *vm, struct json_object *data)
+{
+	int64_t i = wmsg_int(data, WMSG_NBD_REDIAL_DISK, -1);
+	struct json_object *args;
+	struct access_cred cred;
+	enum proto_error cls;
+	char err[512];
+	int fd = -1, rc;
+
+	if (i < 0 || (unsigned int)i >= vm->def->ndisks ||
+	    !vm->def->disks[i].nbd) {
+		log_warn("VM '%s': disk.nbd_redial for disk %lld, not an NBD "
+		    "disk", vm->def->name, (long long)i);
+		return;
+	}
+	vm_owner_cred(vm->def, &cred);
+	rc = nbd_connect(vm->def->disks[i].path, (unsigned int)i,
+	    cred.uid == 0 ? NULL : &cred, false, &fd, &cls, err, sizeof(err));
+	if ((args = json_object_new_object()) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	wmsg_put_int(args, WMSG_NBD_FD_DISK, i);
+	if (rc < 0) {
+		log_info("VM '%s': %s", vm->def->name, err);
+		wmsg_put_str(args, WMSG_NBD_FD_ERROR, err);
+		rc = vm_worker_request(vm, WMSG_REQ_NBD_REFUSED, args,
+		    vm_nbd_fd_done, NULL);
+	} else {
+		log_info("VM '%s': disk %lld: %s connected again",
+		    vm->def->name, (long long)i, vm->def->disks[i].path);
+		rc = vm_worker_request_fds(vm, WMSG_REQ_NBD_FD, args, &fd, 1,
+		    vm_nbd_fd_done, NULL);
+		close(fd);	/* the worker has its duplicate */
+	}
+	if (rc < 0)
+		log_warn("VM '%s': worker.nbd_fd: %s", vm->def->name,
+		    strerror(-rc));
+}
+
 static void
 vm_worker_event(void *owner, enum wmsg_event event, struct json_object *data)
 {
@@ -645,6 +710,10 @@ vm_worker_event(void *owner, enum wmsg_event event, struct json_object *data)
 		log_info("VM '%s': guest reset (%s)", vm->def->name,
 		    wmsg_str(data, WMSG_REBOOT_REASON, "unknown"));
 		break;
+	case WMSG_EV_NBD_REDIAL:
+		/* The supervisor's business, no client's. */
+		vm_nbd_redial(vm, data);
+		return;
 	default:
 		break;
 	}

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 
 #include "boot.h"
+#include "nbd-addr.h"
 #include "pc-layout.h"
 #include "proto.h"
 #include "uuid-text.h"
@@ -367,6 +368,8 @@ config_parse_disk(struct json_object *o, unsigned int flags,
     struct vm_disk *disk, char *err, size_t errlen)
 {
 	const char *serial, *format, *bus;
+	struct json_object *po;
+	struct nbd_addr addr;
 	char why[256];
 	int rc;
 	size_t i;
@@ -377,8 +380,21 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	}
 	if (proto_args_check(o, config_disk_keys, err, errlen) < 0)
 		return -EINVAL;
-	if ((rc = config_parse_path(o, "path", flags, &disk->path, err,
-	    errlen)) < 0)
+	if (json_object_object_get_ex(o, "path", &po) &&
+	    json_object_is_type(po, json_type_string) &&
+	    nbd_addr_is(json_object_get_string(po))) {
+		/* An NBD server's address, checked; connected at start. */
+		disk->nbd = true;
+		if (nbd_addr_parse(json_object_get_string(po), &addr, why,
+		    sizeof(why)) < 0) {
+			config_err(err, errlen, "path: %s", why);
+			return -EINVAL;
+		}
+		if ((disk->path = strdup(json_object_get_string(po))) ==
+		    NULL)
+			return -ENOMEM;
+	} else if ((rc = config_parse_path(o, "path", flags, &disk->path,
+	    err, errlen)) < 0)
 		return rc;
 	if (disk->path == NULL) {
 		config_err(err, errlen, "path: missing");
@@ -412,7 +428,17 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 		    "%s itself)", disk->path);
 		return -EINVAL;
 	}
-	if (format == NULL)
+	if (disk->nbd && (format != NULL || disk->backing || disk->overlay)) {
+		config_err(err, errlen, "%s: an NBD disk is what its server "
+		    "serves: give no format, backing or overlay",
+		    format != NULL ? "format" : disk->backing ? "backing" :
+		    "overlay");
+		return -EINVAL;
+	}
+	if (disk->nbd)
+		/* The server serves the guest's bytes: raw to vmmd. */
+		disk->format = VM_DISK_FORMAT_RAW;
+	else if (format == NULL)
 		disk->format = VM_DISK_FORMAT_PROBED;
 	else if (strcmp(format, "raw") == 0)
 		disk->format = VM_DISK_FORMAT_RAW;
@@ -488,7 +514,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].serial != NULL)
 			json_object_object_add(o, "serial",
 			    json_object_new_string(def->disks[i].serial));
-		if (def->disks[i].format != VM_DISK_FORMAT_PROBED)
+		/* An NBD disk's "raw" goes without saying. */
+		if (def->disks[i].format != VM_DISK_FORMAT_PROBED &&
+		    !def->disks[i].nbd)
 			json_object_object_add(o, "format",
 			    json_object_new_string(config_disk_format_name(
 			    def->disks[i].format)));
@@ -980,6 +1008,13 @@ config_parse(struct json_object *obj, unsigned int flags,
 	if (def->boot == VM_BOOT_DISK && def->ndisks == 0) {
 		config_err(err, errlen, "boot: \"disk\" needs a disk to "
 		    "boot from");
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (config_boot(def) == VM_BOOT_DISK && def->disks[0].nbd) {
+		config_err(err, errlen, "disks[0]: the kernel is read from an "
+		    "image file before the guest runs, not from an NBD "
+		    "server: give a kernel, or a firmware");
 		rc = -EINVAL;
 		goto fail;
 	}

@@ -107,7 +107,13 @@ enum vm_disk_format {
 };
 
 struct vm_disk {
-	char *path;		/* absolute */
+	/*
+	 * Absolute; or, nbd set, an NBD server's address (nbd-addr.h),
+	 * which the supervisor connects at start with the rights of the
+	 * client starting the VM: format raw, never backing or overlay.
+	 */
+	char *path;
+	bool nbd;
 	bool readonly;
 	char *serial;		/* printable ASCII, or NULL */
 	enum vm_disk_format format;

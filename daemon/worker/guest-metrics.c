@@ -412,6 +412,40 @@ metrics_clients(struct mx *x, struct worker *w)
 	}
 }
 
+/* Each NBD disk's connection, by its index: state, losses, failures. */
+static void
+metrics_nbd(struct mx *x, struct worker *w)
+{
+	struct blk_nbd_stats st;
+	char idx[16];
+
+	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
+		const char *labels[] = { "disk", idx, NULL };
+
+		if (w->nbd[i] == NULL)
+			continue;
+		snprintf(idx, sizeof(idx), "%u", i);
+		blk_nbd_stats(w->nbd[i], &st);
+		mx_uint(x, "vmmd_nbd_connected", "gauge", "Whether the NBD "
+		    "disk's server is connected (0: reconnecting or failed)",
+		    labels, st.state == BLK_NBD_CONNECTED);
+		mx_uint(x, "vmmd_nbd_failed", "gauge", "Whether the NBD disk "
+		    "gave up reconnecting (its next request tries again)",
+		    labels, st.state == BLK_NBD_FAILED);
+		mx_uint(x, "vmmd_nbd_errors", "counter", "Requests on the NBD "
+		    "disk that failed", labels, st.errors);
+		mx_uint(x, "vmmd_nbd_disconnects", "counter", "Connections to "
+		    "the NBD disk's server lost", labels, st.disconnects);
+		mx_uint(x, "vmmd_nbd_reconnects", "counter", "Connections to "
+		    "the NBD disk's server made again", labels,
+		    st.reconnects);
+		mx_uint(x, "vmmd_nbd_read_bytes", "counter", "Bytes read from "
+		    "the NBD disk's server", labels, st.read_bytes);
+		mx_uint(x, "vmmd_nbd_written_bytes", "counter", "Bytes written "
+		    "to the NBD disk's server", labels, st.written_bytes);
+	}
+}
+
 struct json_object *
 guest_metrics_json(struct worker *w)
 {
@@ -425,6 +459,7 @@ guest_metrics_json(struct worker *w)
 	x.byname = json_object_new_object();
 	mx_figures(&x, &worker_figures, w, NULL);
 	metrics_clients(&x, w);
+	metrics_nbd(&x, w);
 	if (m != NULL) {
 		metrics_vcpus(&x, m);
 		metrics_kvm(&x, &m->vm_stats, "vm", NULL);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "disk-reader.h"
+#include "nbd-redial.h"
 #include "guest.h"
 #include "stats.h"
 #include "log.h"
@@ -396,6 +397,10 @@ guest_fini(struct worker *w)
 	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
 		blk_file_free(w->disks[i]);
 		w->disks[i] = NULL;
+		blk_nbd_free(w->nbd[i]);
+		w->nbd[i] = NULL;
+		nbd_redial_free(w->nbd_redial[i]);
+		w->nbd_redial[i] = NULL;
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}

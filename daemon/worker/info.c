@@ -49,6 +49,34 @@ info_diag_put(struct device_diag *d, const char *key, uint64_t value,
 }
 
 /*
+ * NBD disk i into o: its connection's state (connected, reconnecting,
+ * failed), what moved through it and what failed, and what the server
+ * offers.
+ */
+static struct json_object *
+info_nbd_json(struct worker *w, unsigned int i, struct json_object *o)
+{
+	struct blk_nbd_stats st;
+
+	blk_nbd_stats(w->nbd[i], &st);
+	json_object_object_add(o, "format", json_object_new_string("nbd"));
+	json_add_u64(o, "size", w->cfg.backends.disk[i].size);
+	json_object_object_add(o, "state", json_object_new_string(
+	    blk_nbd_state_name(st.state)));
+	json_add_u64(o, "reads", st.reads);
+	json_add_u64(o, "writes", st.writes);
+	json_add_u64(o, "flushes", st.flushes);
+	json_add_u64(o, "read_bytes", st.read_bytes);
+	json_add_u64(o, "written_bytes", st.written_bytes);
+	json_add_u64(o, "errors", st.errors);
+	json_add_u64(o, "disconnects", st.disconnects);
+	json_add_u64(o, "reconnects", st.reconnects);
+	json_object_object_add(o, "structured_replies",
+	    json_object_new_boolean(st.structured));
+	return o;
+}
+
+/*
  * Disk i's image: its format, the size the guest sees and the bytes its
  * file takes, how many backing images lie below it and which, and its
  * metadata cache's hits and misses.
@@ -61,6 +89,8 @@ info_disk_json(struct worker *w, unsigned int i)
 
 	if (o == NULL)
 		return NULL;
+	if (w->nbd[i] != NULL)
+		return info_nbd_json(w, i, o);
 	blk_file_stats(w->disks[i], &st);
 	json_object_object_add(o, "format", json_object_new_string(st.format));
 	json_add_u64(o, "size", w->cfg.backends.disk[i].size);

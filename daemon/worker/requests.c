@@ -26,6 +26,8 @@
 #include "info.h"
 #include "guest-metrics.h"
 #include "kvm.h"
+#include "nbd-addr.h"
+#include "nbd-redial.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -108,8 +110,46 @@ worker_disk_chain(const struct start_disk *d, int *fds,
 	}
 }
 
+/*
+ * An NBD disk: the handshake on the socket the supervisor connected,
+ * here before the sandbox closes in, then blk-nbd's I/O thread.
+ */
+static int
+worker_disk_nbd(struct worker *w, unsigned int i, const struct start_disk *d,
+    char *err, size_t errlen)
+{
+	struct blk_nbd_config cfg = {
+		.readonly = d->readonly, .serial = d->serial,
+	};
+	struct nbd_addr addr;
+	char why[256];
+	int ret;
+
+	w->disk_chain[i] = json_object_new_array();
+	if (nbd_addr_parse(d->top.path, &addr, why, sizeof(why)) < 0) {
+		close(d->top.fd);
+		snprintf(err, errlen, "disk %s: %s", d->top.path, why);
+		return -EINVAL;
+	}
+	cfg.export = addr.export;
+	/* A lost server is connected again by the supervisor. */
+	if ((ret = nbd_redial_new(w, i, &w->nbd_redial[i])) < 0) {
+		close(d->top.fd);
+		snprintf(err, errlen, "disk %s: %s", d->top.path,
+		    strerror(-ret));
+		return ret;
+	}
+	cfg.connect = nbd_redial_connect;
+	cfg.connect_arg = w->nbd_redial[i];
+	ret = blk_nbd_new(&w->nbd[i], d->top.fd, &cfg,
+	    &w->cfg.backends.disk[i], why, sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "disk %s: %s", d->top.path, why);
+	return ret;
+}
+
 /* One of the start's disks, opened: a raw image, or a qcow2 image
- * over its backing files. */
+ * over its backing files, or an NBD server's export. */
 static int
 worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
     char *err, size_t errlen)
@@ -119,6 +159,8 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 	bool qcow2;
 	unsigned int n;
 
+	if (d->top.format == START_FORMAT_NBD)
+		return worker_disk_nbd(w, i, d, err, errlen);
 	worker_disk_chain(d, fds, formats, &n);
 	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();
@@ -942,6 +984,29 @@ worker_cmd_media_insert(struct worker_request *r)
  * write lands in the frozen image after the snapshot.  The disk's
  * backend is the same one; only its image chain grows by one on top.
  */
+/*
+ * The supervisor's answer to disk.nbd_redial: the new connection to
+ * the disk's server for the thread that asked (nbd-redial.h), with
+ * worker.nbd_fd; or with worker.nbd_refused, why there is none.
+ */
+static struct json_object *
+worker_cmd_nbd_fd(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	int64_t i = wmsg_int(r->args, WMSG_NBD_FD_DISK, -1);
+
+	if (i < 0 || i >= BOARD_MAX_DISKS || w->nbd_redial[i] == NULL)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.nbd_fd: no such NBD disk");
+	if (r->fd < 0 && wmsg_get(r->args, WMSG_NBD_FD_ERROR) == NULL)
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT,
+		    "worker.nbd_fd: a descriptor expected");
+	nbd_redial_answer(w->nbd_redial[i], r->fd >= 0 ? r->fd :
+	    -ECONNREFUSED);
+	r->fd = -1;
+	return json_object_new_object();
+}
+
 static struct json_object *
 worker_cmd_disk_push(struct worker_request *r)
 {
@@ -1088,6 +1153,8 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_MIGRATE_OUT] = worker_cmd_migrate_out,
 	[WMSG_REQ_DISK_PUSH] = worker_cmd_disk_push,
 	[WMSG_REQ_MIGRATE_CANCEL] = worker_cmd_migrate_cancel,
+	[WMSG_REQ_NBD_FD] = worker_cmd_nbd_fd,
+	[WMSG_REQ_NBD_REFUSED] = worker_cmd_nbd_fd,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

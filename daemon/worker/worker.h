@@ -18,6 +18,7 @@
 
 #include "console.h"
 #include "blk-file.h"
+#include "blk-nbd.h"
 #include "guest-display.h"
 #include "link.h"
 #include "machine.h"
@@ -75,7 +76,11 @@ struct worker {
 	struct console *console;
 	struct display *display;	/* NULL: the guest has no screen */
 	struct rtc_battery rtc_battery;	/* the clock the guest set, NVRAM */
-	struct blk_file *disks[BOARD_MAX_DISKS];	/* cfg.backends.disk */
+	/* cfg.backends.disk: an image's, or (NULL there) an NBD server's */
+	struct blk_file *disks[BOARD_MAX_DISKS];
+	struct blk_nbd *nbd[BOARD_MAX_DISKS];
+	/* An NBD disk's way to a new connection (nbd-redial.h). */
+	struct nbd_redial *nbd_redial[BOARD_MAX_DISKS];
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct blk_file *cdrom;		/* cfg.backends.cdrom, or NULL */

@@ -368,6 +368,16 @@ test_disks(void)
 		    "\"bus\":\"scsi\"}]}", "disks[0]: bus: 'scsi' must be" },
 		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"/x\","
 		    "\"bus\":true}]}", "bus" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":"
+		    "\"nbd:unix:run/s\"}]}", "disks[0]: path: nbd:unix: needs" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":"
+		    "\"nbd://h:70000/e\"}]}", "disks[0]: path: expected" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"nbd://h/e\","
+		    "\"format\":\"qcow2\"}]}", "disks[0]: format: an NBD disk" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"nbd://h/e\","
+		    "\"overlay\":true}]}", "disks[0]: overlay: an NBD disk" },
+		{ "{\"name\":\"a\",\"boot\":\"disk\",\"disks\":[{\"path\":"
+		    "\"nbd://h/e\"}]}", "disks[0]: the kernel is read" },
 	};
 	struct vm_def *def = NULL, *dup;
 	struct json_object *obj, *arr, *fmt0, *fmt1;
@@ -458,6 +468,27 @@ test_disks(void)
 		tap_ok(rc == 0 && def->disks[0].overlay,
 		    "overlay round-trips through JSON: %s",
 		    rc == 0 ? "ok" : err);
+		json_object_put(obj);
+		if (rc == 0)
+			config_def_free(def);
+	}
+	/* An NBD disk: its address kept, raw without saying so. */
+	rc = parse_text("{\"name\":\"a\",\"kernel\":\"/k\",\"disks\":"
+	    "[{\"path\":\"nbd:unix:/run/s.sock:e\",\"serial\":\"n0\"}]}", 0,
+	    &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->disks[0].nbd && def->disks[0].format ==
+	    VM_DISK_FORMAT_RAW && strcmp(def->disks[0].path,
+	    "nbd:unix:/run/s.sock:e") == 0, "an NBD disk: %s",
+	    rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		arr = json_object_object_get(obj, "disks");
+		rc = config_parse(obj, 0, &def, err, sizeof(err));
+		tap_ok(rc == 0 && def->disks[0].nbd && json_object_object_get(
+		    json_object_array_get_idx(arr, 0), "format") == NULL,
+		    "it round-trips through JSON, with no format: %s",
+		    rc == 0 ? json_object_to_json_string(arr) : err);
 		json_object_put(obj);
 		if (rc == 0)
 			config_def_free(def);
