@@ -109,10 +109,10 @@ worker_disk_chain(const struct start_disk *d, int *fds,
 }
 
 /* One of the start's disks, opened: a raw image, or a qcow2 image
- * over its backing files. */
+ * over its backing files; restored: the guest goes on from a snapshot. */
 static int
 worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
-    char *err, size_t errlen)
+    bool restored, char *err, size_t errlen)
 {
 	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
 	int fds[BLK_IMAGE_MAX_CHAIN], ret;
@@ -131,6 +131,8 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 	else
 		ret = blk_file_new_chain(&w->disks[i], fds, formats, n,
 		    d->readonly, d->serial, &w->cfg.backends.disk[i]);
+	if (ret == 0)
+		test_hook_disk_made(i, &w->cfg.backends.disk[i], restored);
 	if (ret < 0)
 		snprintf(err, errlen, "disk %s: %s", d->top.path,
 		    ret != -EINVAL ? strerror(-ret) : qcow2 ? "not a qcow2 "
@@ -148,7 +150,8 @@ worker_disks(struct worker *w, const struct start_params *sp, char *err,
 	if (sp->ndisks > 0)
 		test_hook_reading("disks opened", NULL, 0, -1);
 	for (unsigned int i = 0; i < sp->ndisks; i++) {
-		ret = worker_disk(w, i, &sp->disks[i], err, errlen);
+		ret = worker_disk(w, i, &sp->disks[i], sp->snap_fd[0] >= 0,
+		    err, errlen);
 		if (ret < 0)
 			return ret;
 		w->cfg.backends.disk_sata[i] = sp->disks[i].sata;

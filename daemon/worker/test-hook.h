@@ -6,11 +6,13 @@
 #ifndef VMMD_TEST_HOOK_H
 #define VMMD_TEST_HOOK_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <json-c/json.h>
 
 struct worker;
 struct sandbox_facts;
+struct blk_backend;
 
 /*
  * The worker has just entered its sandbox (the loop's thread).  With
@@ -68,6 +70,21 @@ int	test_hook_reader(char *err, size_t errlen);
 int	test_hook_snapshot_busy(char *err, size_t errlen);
 /* A worker.resume came, whatever its answer (see above). */
 void	test_hook_resume_asked(void);
+
+/*
+ * Disk i's backend (be) was just made (requests.c), before a machine
+ * takes it; restored: for a guest that goes on from a snapshot.  With
+ * VMMD_TEST_HOLD=disk-write in the environment the test build wraps
+ * disk 0's of a guest that boots so that the first write submitted to
+ * it is held: taken (in flight, as the device counts it) but not handed
+ * on, and "test hook: a disk write held" logged, until a snapshot tries
+ * to save the devices: test_hook_snapshot_busy() then hands it to the
+ * backend ("... released") and answers -EBUSY, as a device with work in
+ * flight does.  So a test makes a request in flight at the snapshot
+ * certain, whatever the machine's pace.
+ */
+void	test_hook_disk_made(unsigned int i, struct blk_backend *be,
+    bool restored);
 
 /*
  * A message the worker is about to send its supervisor (link.c).  With
