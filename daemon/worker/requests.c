@@ -634,6 +634,26 @@ worker_need_machine(struct worker_request *r, struct json_object **reply)
 	return false;
 }
 
+/*
+ * A snapshot retrying a busy device (snapshot.c) must save a still
+ * machine, the one it paused: a resume, a reset (a new machine) or a
+ * shutdown (which lets the guest run to see the power button) waits
+ * for it to be written.  Refused with what would have been done.
+ */
+static bool
+worker_snapshot_busy(struct worker_request *r, const char *what,
+    struct json_object **reply)
+{
+	char msg[160];
+
+	if (r->w->snapshot == NULL)
+		return false;
+	snprintf(msg, sizeof(msg), "a snapshot is being taken: the guest "
+	    "stays paused until it is written, and is %s only then", what);
+	*reply = worker_error(r, PROTO_ERR_BAD_STATE, msg);
+	return true;
+}
+
 static struct json_object *
 worker_cmd_pause(struct worker_request *r)
 {
@@ -656,10 +676,8 @@ worker_cmd_resume(struct worker_request *r)
 	test_hook_resume_asked();
 	if (!worker_need_machine(r, &reply))
 		return reply;
-	/* A snapshot retrying a busy device must save a still machine. */
-	if (r->w->snapshot != NULL)
-		return worker_error(r, PROTO_ERR_BAD_STATE, "a snapshot is "
-		    "being taken: the guest stays paused until it is written");
+	if (worker_snapshot_busy(r, "resumed", &reply))
+		return reply;
 	if (migrate_out_holds(r->w))
 		return worker_error(r, PROTO_ERR_BAD_STATE, r->w->migrated ?
 		    "the guest has migrated: it runs on the target" :
@@ -678,7 +696,8 @@ worker_cmd_reset(struct worker_request *r)
 	struct json_object *reply;
 	char err[512];
 
-	if (!worker_need_machine(r, &reply))
+	if (!worker_need_machine(r, &reply) ||
+	    worker_snapshot_busy(r, "reset", &reply))
 		return reply;
 	guest_teardown(w);
 	/* A reset or power-off the old machine reported is moot now. */
@@ -707,10 +726,12 @@ worker_cmd_shutdown(struct worker_request *r)
 	char err[128];
 	int ret;
 
+	test_hook_shutdown_asked();
 	/* Already down: what was asked for. */
 	if (r->w->ended && r->w->booted)
 		return worker_ok(r, NULL);
-	if (!worker_need_machine(r, &reply))
+	if (!worker_need_machine(r, &reply) ||
+	    worker_snapshot_busy(r, "shut down", &reply))
 		return reply;
 	r->w->shutdown_pending = true;
 	/* A paused guest can react to neither the button nor the keys. */

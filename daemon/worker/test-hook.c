@@ -177,6 +177,8 @@ test_hook_reader(char *err, size_t errlen)
 
 /* A worker.resume came (test_hook_snapshot_busy); one guest a process. */
 static bool test_hook_resumed;
+/* A worker.shutdown came (the same). */
+static bool test_hook_shut;
 
 /*
  * VMMD_TEST_HOLD=disk-write: disk 0's backend as it was made, and the
@@ -265,10 +267,18 @@ test_hook_snapshot_busy(char *err, size_t errlen)
 		snprintf(err, errlen, "test hook: a disk write was held");
 		return -EBUSY;
 	}
-	if (what == NULL || strcmp(what, "resume") != 0 || test_hook_resumed)
-		return 0;
-	snprintf(err, errlen, "test hook: busy until a resume is asked");
-	return -EBUSY;
+	if (what != NULL && strcmp(what, "resume") == 0 && !test_hook_resumed) {
+		snprintf(err, errlen, "test hook: busy until a resume is "
+		    "asked");
+		return -EBUSY;
+	}
+	if (what != NULL && strcmp(what, "shutdown") == 0 &&
+	    !test_hook_shut) {
+		snprintf(err, errlen, "test hook: busy until a shutdown is "
+		    "asked");
+		return -EBUSY;
+	}
+	return 0;
 }
 
 void
@@ -277,6 +287,14 @@ test_hook_resume_asked(void)
 	if (!test_hook_resumed)
 		log_info("test hook: a resume was asked");
 	test_hook_resumed = true;
+}
+
+void
+test_hook_shutdown_asked(void)
+{
+	if (!test_hook_shut)
+		log_info("test hook: a shutdown was asked");
+	test_hook_shut = true;
 }
 
 /* The SSE registers in the XSAVE area's legacy region (SDM 10.5.1). */

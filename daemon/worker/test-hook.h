@@ -65,11 +65,15 @@ int	test_hook_reader(char *err, size_t errlen);
  * snapshot try again from the loop.  With VMMD_TEST_SNAPSHOT_BUSY=resume
  * in the environment the test build answers -EBUSY until a worker.resume
  * has been asked for (test_hook_resume_asked), so that a test can send
- * one while the snapshot waits, whatever the machine's speed.
+ * one while the snapshot waits, whatever the machine's speed; with
+ * VMMD_TEST_SNAPSHOT_BUSY=shutdown, until a worker.shutdown has
+ * (test_hook_shutdown_asked).
  */
 int	test_hook_snapshot_busy(char *err, size_t errlen);
 /* A worker.resume came, whatever its answer (see above). */
 void	test_hook_resume_asked(void);
+/* A worker.shutdown came, whatever its answer (see above). */
+void	test_hook_shutdown_asked(void);
 
 /*
  * Disk i's backend (be) was just made (requests.c), before a machine
