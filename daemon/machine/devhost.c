@@ -520,6 +520,23 @@ devhost_bell_rang(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_unlock(b->dd->lock);
 }
 
+void
+devhost_device_bells_take(struct devhost_device *dd)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(dd->lock);
+	for (unsigned int i = 0; i < dd->nbells; i++) {
+		struct devhost_bell *b = &dd->bell[i];
+
+		if (b->handed || read(b->efd, &n, sizeof(n)) != sizeof(n))
+			continue;	/* the kernel's, or not rung */
+		dd->bell_rings++;
+		b->fn(b->dev, b->id);
+	}
+	pthread_mutex_unlock(dd->lock);
+}
+
 static int
 devhost_doorbell(void *ctx, unsigned int bar, uint64_t offset,
     unsigned int size, device_doorbell_fn fn, void *dev, unsigned int id)

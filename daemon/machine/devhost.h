@@ -138,6 +138,17 @@ void	devhost_device_init(struct devhost_device *dd, struct devhost *dh,
  */
 void	devhost_device_diag(struct devhost_device *dd, struct device_diag *d);
 
+/*
+ * The rings of dd's doorbells the loop has not read yet, handed to the
+ * device now, as devhost_bell_rang() would later.  For a save of the
+ * paused device (machine_devices_save): KVM completed those writes in
+ * the kernel, so the guest takes them as done and never rings again
+ * for the buffers it made available; a state saved before the loop got
+ * to them would be of a device that never saw them, and the guest
+ * restored from it would wait for them for ever.  A bell handed to a
+ * kernel backend is the kernel's.  Loop thread, without dd's lock.
+ */
+void	devhost_device_bells_take(struct devhost_device *dd);
 /* After the device is freed: its doorbells and routes go.  Loop thread. */
 void	devhost_device_fini(struct devhost_device *dd);
 /*

@@ -1311,6 +1311,9 @@ machine_devices_save(struct machine *m, struct dev_state_buf *out,
 		if ((rc = machine_device_keeps_state(md, err, errlen)) <= 0)
 			continue;
 		one.len = 0;
+		/* Every kick the guest made is the device's before it says
+		 * what it has seen (devhost.h). */
+		devhost_device_bells_take(&md->host);
 		vdev_lock(&md->vdev);
 		rc = md->bd->ops->save(md->vdev.state, &one);
 		vdev_unlock(&md->vdev);

@@ -62,6 +62,11 @@ test_hook_shutdown_asked(void)
 }
 
 void
+test_hook_snapshot_late(void)
+{
+}
+
+void
 test_hook_disk_made(unsigned int i, struct blk_backend *be,
     bool restored)
 {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -287,6 +288,20 @@ test_hook_resume_asked(void)
 	if (!test_hook_resumed)
 		log_info("test hook: a resume was asked");
 	test_hook_resumed = true;
+}
+
+void
+test_hook_snapshot_late(void)
+{
+	const char *ms = getenv("VMMD_TEST_SNAPSHOT_LATE");
+	long n = ms != NULL ? strtol(ms, NULL, 10) : 0;
+	struct timespec ts = { n / 1000, (n % 1000) * 1000000 };
+
+	if (n <= 0)
+		return;
+	log_info("test hook: the snapshot starts %ld ms late", n);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 void

@@ -74,6 +74,14 @@ int	test_hook_snapshot_busy(char *err, size_t errlen);
 void	test_hook_resume_asked(void);
 /* A worker.shutdown came, whatever its answer (see above). */
 void	test_hook_shutdown_asked(void);
+/*
+ * A worker.snapshot is about to pause the guest (snapshot.c).  With
+ * VMMD_TEST_SNAPSHOT_LATE=MS the test build first keeps the loop from
+ * running for MS milliseconds, as a loop busy elsewhere would: what the
+ * guest asks of its devices meanwhile (a doorbell rung) waits for the
+ * loop, and so finds the snapshot.
+ */
+void	test_hook_snapshot_late(void);
 
 /*
  * Disk i's backend (be) was just made (requests.c), before a machine
