@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "create-args.h"
 #include "vmctl.h"
 
 /* --watch: a vm.progress event of the call's VM, on stderr. */
@@ -50,8 +51,9 @@ cmd_snapshot_event(struct json_object *ev, void *arg)
 
 /*
  * Calls method (vm.snapshot or vm.restore) on vmmd with the arguments
- * name (unless NULL), as (unless NULL), dir (absolute) and, when
- * keep_running >= 0, keep_running; what names the call in errors.  With
+ * name (unless NULL), as (unless NULL), dir (absolute), settings
+ * (unless NULL; the reference is taken) and, when keep_running >= 0,
+ * keep_running; what names the call in errors.  With
  * watch, the call's progress events are printed on stderr as they come
  * (those of the VM name or as names; every one when both are NULL).  On
  * success *ret holds the reply (the caller's to put), printed already
@@ -59,18 +61,22 @@ cmd_snapshot_event(struct json_object *ev, void *arg)
  */
 static int
 cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
-    const char *name, const char *as, const char *dir, int keep_running,
-    bool watch, struct json_object **ret)
+    const char *name, const char *as, const char *dir,
+    struct json_object *settings, int keep_running, bool watch,
+    struct json_object **ret)
 {
 	struct json_object *args;
 	struct client *cl;
 	int r;
 
-	if ((r = client_open(ctl->socket, &cl)) != 0)
+	if ((r = client_open(ctl->socket, &cl)) != 0) {
+		json_object_put(settings);
 		return r;
+	}
 	if (watch) {
 		if ((r = client_call(cl, what, "events.subscribe", NULL, NULL,
 		    0)) != 0) {
+			json_object_put(settings);
 			client_free(cl);
 			return r;
 		}
@@ -84,6 +90,8 @@ cmd_snapshot_call(struct ctl *ctl, const char *what, const char *method,
 	if (as != NULL)
 		json_object_object_add(args, "as", json_object_new_string(as));
 	json_object_object_add(args, "dir", json_object_new_string(dir));
+	if (settings != NULL)
+		json_object_object_add(args, "settings", settings);
 	if (keep_running >= 0)
 		json_object_object_add(args, "keep_running",
 		    json_object_new_boolean(keep_running));
@@ -130,7 +138,7 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 	if (realpath(argv[optind + 1], dir) == NULL)
 		return ctl_error(NULL, what, "failed", strerror(errno));
 	if ((r = cmd_snapshot_call(ctl, what, "vm.snapshot", argv[optind],
-	    NULL, dir, keep, watch, &ret)) != 0)
+	    NULL, dir, NULL, keep, watch, &ret)) != 0)
 		return r;
 	if (!ctl->json) {
 		struct json_object *disks = json_object_object_get(ret,
@@ -149,22 +157,24 @@ cmd_snapshot(struct ctl *ctl, int argc, char **argv)
 }
 
 /*
- * vmctl restore DIR [--as NEWNAME]: vm.restore, DIR named by its
- * absolute path; the older vmctl restore NAME DIR restores into the
- * existing VM NAME.
+ * vmctl restore DIR [--as NEWNAME [--net SPEC]...]: vm.restore, DIR
+ * named by its absolute path, --net as create's into "settings" (the
+ * clone's cards' backends); the older vmctl restore NAME DIR restores
+ * into the existing VM NAME.
  */
 int
 cmd_restore(struct ctl *ctl, int argc, char **argv)
 {
-	enum { OPT_AS = 0x100, OPT_WATCH };
+	enum { OPT_AS = 0x100, OPT_WATCH, OPT_NET };
 	static const struct option longopts[] = {
 		CTL_COMMON_LONGOPTS,
 		{ "as",		required_argument, NULL, OPT_AS },
+		{ "net",	required_argument, NULL, OPT_NET },
 		{ "watch",	no_argument,	NULL,	OPT_WATCH },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool watch = false;
-	struct json_object *ret = NULL, *o;
+	struct json_object *ret = NULL, *o, *settings = NULL;
 	const char *as = NULL, *name = NULL, *path, *shown;
 	char dir[PATH_MAX], what[PATH_MAX + 64];
 	int c, r;
@@ -179,23 +189,43 @@ cmd_restore(struct ctl *ctl, int argc, char **argv)
 			watch = true;
 			continue;
 		}
-		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
+		if (c == OPT_NET) {
+			if (settings == NULL)
+				settings = json_object_new_object();
+			if ((r = create_args_net(ctl, settings, optarg)) >= 0) {
+				json_object_put(settings);
+				return r;
+			}
+			continue;
+		}
+		if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0) {
+			json_object_put(settings);
 			return r;
+		}
+	}
+	if (settings != NULL && as == NULL) {
+		json_object_put(settings);
+		return ctl_usage(ctl, "--net: only with --as (a clone's "
+		    "network cards)");
 	}
 	if (argc - optind == 2 && as == NULL) {
 		name = argv[optind];
 		path = argv[optind + 1];
 	} else {
-		if ((r = ctl_positional(ctl, argc, argv, 1, "DIR")) != 0)
+		if ((r = ctl_positional(ctl, argc, argv, 1, "DIR")) != 0) {
+			json_object_put(settings);
 			return r;
+		}
 		path = argv[optind];
 	}
 	snprintf(what, sizeof(what), "restore %s", name != NULL ? name :
 	    as != NULL ? as : path);
-	if (realpath(path, dir) == NULL)
+	if (realpath(path, dir) == NULL) {
+		json_object_put(settings);
 		return ctl_error(NULL, what, "failed", strerror(errno));
-	if ((r = cmd_snapshot_call(ctl, what, "vm.restore", name, as, dir, -1,
-	    watch, &ret)) != 0)
+	}
+	if ((r = cmd_snapshot_call(ctl, what, "vm.restore", name, as, dir,
+	    settings, -1, watch, &ret)) != 0)
 		return r;
 	if (!ctl->json) {
 		shown = json_object_object_get_ex(ret, "name", &o) ?

@@ -202,7 +202,7 @@ create_args_add_net(struct json_object *args, struct json_object *net)
  * the address and the number of cards.  Returns -1 to go on, else an
  * exit status.
  */
-static int
+int
 create_args_net(struct ctl *ctl, struct json_object *args, char *spec)
 {
 	struct json_object *net, *fw = NULL;

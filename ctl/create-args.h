@@ -21,5 +21,11 @@ struct json_object;
  */
 int	create_args_parse(struct ctl *, int, char **, struct json_object **,
 	    const char **, bool *from);
+/*
+ * --net SPEC (tap=NAME[,mac=MAC] or user[,forward=SPEC]...[,mac=MAC],
+ * spec cut up in place) as one more card of args' "net", as create
+ * takes it (restore --as too).  -1 to go on, else an exit status.
+ */
+int	create_args_net(struct ctl *, struct json_object *args, char *spec);
 
 #endif

@@ -165,7 +165,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "is stopped, or with --keep-running resumed (left paused if it "
 	    "was).\n"
 	    "--watch prints its progress on stderr as vmmd reports it.\n" },
-	{ "restore", cmd_restore, "DIR [--as NEWNAME] [--watch]",
+	{ "restore", cmd_restore,
+	    "DIR [--as NEWNAME [--net SPEC]...] [--watch]",
 	    "start a VM from a snapshot, or a new VM as its clone",
 	    "\nThe VM the snapshot in DIR recorded is started from it, made "
 	    "from the\n"
@@ -175,13 +176,15 @@ static const struct ctl_command ctl_commands[] = {
 	    "what\n"
 	    "differs.  --as NEWNAME makes a new VM, a clone with its own MAC, "
 	    "vsock\n"
-	    "CID and generation ID.  restore NAME DIR restores into the "
-	    "existing VM\n"
-	    "NAME.  The snapshot is checked whole before the guest starts; "
-	    "its files\n"
-	    "must stay as they are while the guest runs.  --watch prints its "
-	    "progress\n"
-	    "on stderr as vmmd reports it.\n" },
+	    "CID and generation ID; its --net options (as create's) replace "
+	    "the\n"
+	    "recorded cards' backends, one for each card.  restore NAME DIR "
+	    "restores\n"
+	    "into the existing VM NAME.  The snapshot is checked whole before "
+	    "the guest\n"
+	    "starts; its files must stay as they are while the guest runs.  "
+	    "--watch\n"
+	    "prints its progress on stderr as vmmd reports it.\n" },
 	{ "media", cmd_media, "NAME DEVICE --eject|--insert ISO [--force]",
 	    "change the medium in a running VM's CD-ROM drive",
 	    "\nDEVICE is cdrom0.  --eject takes the medium out (the tray "

@@ -291,6 +291,48 @@ vcpu_state_set_msrs(int vcpu_fd, const struct vcpu_state *st, char *err,
 	return rc < 0 ? rc : 0;
 }
 
+/* IA32_TSC_DEADLINE (SDM vol. 4, table 2-2). */
+#define VCPU_MSR_TSC_DEADLINE	0x6e0
+
+/*
+ * The TSC deadline again, once the local APIC is restored: KVM takes a
+ * write of IA32_TSC_DEADLINE only while the APIC timer is in
+ * TSC-deadline mode, and drops it otherwise; with the MSRs set before
+ * KVM_SET_LAPIC (a fresh vCPU's timer is masked, one-shot) the deadline
+ * is lost, and a guest that waits for it (an idle CPU's next tick, a
+ * sleeping task's timer) waits for ever.  QEMU sets it after the APIC
+ * for the same reason.
+ */
+static int
+vcpu_state_set_deadline(int vcpu_fd, const struct vcpu_state *st, char *err,
+    size_t errlen)
+{
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e;
+	} one;
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < st->nmsr_index; i++)
+		if (st->msr_index[i] == VCPU_MSR_TSC_DEADLINE)
+			break;
+	if (i == st->nmsr_index)
+		return 0;
+	memset(&one, 0, sizeof(one));
+	one.h.nmsrs = 1;
+	one.e.index = VCPU_MSR_TSC_DEADLINE;
+	one.e.data = st->msr_value[i];
+	rc = kvm_ioctl_err(vcpu_fd, KVM_SET_MSRS, &one, "KVM_SET_MSRS",
+	    err, errlen);
+	if (rc == 0) {
+		snprintf(err, errlen, "KVM_SET_MSRS: MSR %#x refused",
+		    VCPU_MSR_TSC_DEADLINE);
+		rc = -EINVAL;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 int
 vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
     char *err, size_t errlen)
@@ -339,6 +381,7 @@ vcpu_state_restore(int vm_fd, int vcpu_fd, const struct vcpu_state *st,
 	    KVM_VCPUEVENT_VALID_SIPI_VECTOR;
 	if ((rc = kvm_ioctl_err(vcpu_fd, KVM_SET_LAPIC, (void *)&st->lapic,
 	    "KVM_SET_LAPIC", err, errlen)) < 0 ||
+	    (rc = vcpu_state_set_deadline(vcpu_fd, st, err, errlen)) < 0 ||
 	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_MP_STATE, (void *)&st->mp,
 	    "KVM_SET_MP_STATE", err, errlen)) < 0 ||
 	    (rc = kvm_ioctl_err(vcpu_fd, KVM_SET_VCPU_EVENTS, &events,

@@ -497,6 +497,41 @@ vcpu_dispatch(struct vcpu *v, bool timed, bool segs)
 		p->t_done = xs_ticks();
 }
 
+/* How many exits the completion below may bring, at most. */
+#define VCPU_FINISH_MAX		16
+
+/*
+ * The vCPU leaves the run loop (a pause, a hold, the end): the exit it
+ * handled last is finished first.  KVM carries out the rest of an I/O
+ * or MMIO exit's instruction (an IN's or a read's value into its
+ * register, RIP past the instruction) only when KVM_RUN is entered
+ * again, and keeps that pending work where no KVM_GET_* shows it: a
+ * vCPU saved before (a snapshot, a migration) has RIP still on the
+ * instruction, and once restored runs it a second time against devices
+ * that already saw it (a FIFO byte read twice, a register's
+ * read-to-clear bits lost).  KVM_RUN with immediate_exit set finishes
+ * that work and returns EINTR without running the guest; with nothing
+ * pending it returns at once.  An MMIO access split in two exits to us
+ * again for its second half, which is handled here like any other.
+ * Off the hot path: once per vCPU and pause.
+ */
+static void
+vcpu_finish_exit(struct vcpu *v)
+{
+	unsigned int i;
+
+	v->run->immediate_exit = 1;
+	for (i = 0; i < VCPU_FINISH_MAX; i++) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno != EINTR && errno != EAGAIN)
+				log_debug("vCPU %u: finishing its last exit: "
+				    "%s", v->index, strerror(errno));
+			return;
+		}
+		vcpu_dispatch(v, false, false);
+	}
+}
+
 /*
  * One KVM_RUN and its exit; false when the thread must leave the run
  * loop.  timed: collect exit statistics under control word ctl; segs
@@ -511,8 +546,10 @@ vcpu_run_once(struct vcpu *v, bool timed, bool segs, uint32_t ctl)
 
 	if (timed)
 		xs_enter(&v->xs, ctl);
-	if (!runctl_running(v->rc))
+	if (!runctl_running(v->rc)) {
+		vcpu_finish_exit(v);
 		return false;
+	}
 	ret = ioctl(v->fd, KVM_RUN, 0);
 	if (timed)
 		p->t_exit = xs_ticks();

@@ -433,7 +433,15 @@ cmd_vm_snapshot(struct cmd_ctx *ctx)
 /* vm.restore ------------------------------------------------------------ */
 
 static const char *const cmd_keys_restore[] = { "name", "dir", "as",
-	NULL };
+	"settings", NULL };
+
+/*
+ * The settings of a definition a clone may have of its own ("settings"
+ * of vm.restore with "as"): its connections to the host, which two
+ * guests cannot share.  The snapshot's devices stay: "net" replaces
+ * the recorded cards' backends, as many cards as were recorded.
+ */
+static const char *const cmd_keys_restore_settings[] = { "net", NULL };
 
 /* Settings of a definition that a snapshot's RAM and state do not hold. */
 static bool
@@ -605,11 +613,26 @@ cmd_restore_same(const struct vm *vm, const struct snap_manifest *m,
 	return rc;
 }
 
+/* The cards of a definition's "net" (object, array or none). */
+static size_t
+cmd_restore_nics(struct json_object *def)
+{
+	struct json_object *net;
+
+	if (!json_object_object_get_ex(def, "net", &net) || net == NULL)
+		return 0;
+	return json_object_is_type(net, json_type_array) ?
+	    json_object_array_length(net) : 1;
+}
+
 /*
  * The definition of a VM made from a snapshot: the recorded one (was),
- * named name.  A clone (clone: under another name than the recorded
- * one) gets an identity of its own: the MAC vmmd derives from its name,
- * a vsock CID picked at each start among the free ones, and no
+ * named name, with the keys of settings (cmd_keys_restore_settings,
+ * checked by the caller; NULL: none) in place of the recorded ones,
+ * the whole parsed as vm.create's definition is.  A clone (clone:
+ * under another name than the recorded one) gets an identity of its
+ * own: the MAC vmmd derives from its name (unless settings' "net" gives
+ * one), a vsock CID picked at each start among the free ones, and no
  * autostart, and a UUID of its own (made by vm.create's code); its
  * console log and NVRAM file are its name's.  Its disks are the
  * recorded ones here; a snapshot with frozen disks puts them on
@@ -617,10 +640,13 @@ cmd_restore_same(const struct vm *vm, const struct snap_manifest *m,
  */
 static struct vm_def *
 cmd_restore_new_def(struct json_object *was, const char *name, bool clone,
-    enum proto_error *cls, char *err, size_t errlen)
+    struct json_object *settings, enum proto_error *cls, char *err,
+    size_t errlen)
 {
 	struct json_object *obj = NULL;
 	struct vm_def *def;
+	size_t nics = cmd_restore_nics(was);
+	bool net = false;
 	char why[512];
 	int rc;
 
@@ -631,15 +657,31 @@ cmd_restore_new_def(struct json_object *was, const char *name, bool clone,
 		return NULL;
 	}
 	json_object_object_add(obj, "name", json_object_new_string(name));
+	if (settings != NULL) {
+		json_object_object_foreach(settings, key, v)
+			json_object_object_add(obj, key, json_object_get(v));
+		net = json_object_object_get_ex(settings, "net", NULL);
+	}
+	if (net && cmd_restore_nics(obj) != nics) {
+		json_object_put(obj);
+		snprintf(err, errlen, "settings: net: %zu network card%s, the "
+		    "snapshot's guest has %zu: a restore changes what they "
+		    "connect to, not how many there are",
+		    cmd_restore_nics(settings), cmd_restore_nics(settings) ==
+		    1 ? "" : "s", nics);
+		return NULL;
+	}
 	rc = config_parse(obj, 0, &def, why, sizeof(why));
 	json_object_put(obj);
 	if (rc < 0) {
-		snprintf(err, errlen, "the snapshot's definition: %s", why);
+		snprintf(err, errlen, "%s: %s", settings != NULL ?
+		    "the snapshot's definition with settings" :
+		    "the snapshot's definition", why);
 		return NULL;
 	}
 	if (clone) {
 		def->autostart = false;
-		for (unsigned int i = 0; i < def->nnics; i++)
+		for (unsigned int i = 0; !net && i < def->nnics; i++)
 			def->nics[i].has_mac = false;
 		def->vsock_cid = 0;
 		def->has_uuid = false;
@@ -657,12 +699,12 @@ static struct vm *
 cmd_restore_target(struct cmd_ctx *ctx, const struct snap_manifest *m,
     struct json_object **reply)
 {
-	struct json_object *was = m->definition;
+	struct json_object *was = m->definition, *settings = NULL;
 	const char *name = NULL, *as = NULL, *recorded;
 	struct json_object *o;
 	enum proto_error cls;
 	struct vm_def *def;
-	char err[1024];
+	char err[1024], why[256];
 	struct vm *vm;
 
 	if (proto_arg_string(ctx->args, "name", 0, &name, err,
@@ -673,6 +715,23 @@ cmd_restore_target(struct cmd_ctx *ctx, const struct snap_manifest *m,
 		snprintf(err, sizeof(err), "name and as: a restore goes to "
 		    "an existing VM or makes a new one, not both");
 		goto invalid;
+	}
+	if (json_object_object_get_ex(ctx->args, "settings", &settings)) {
+		if (as == NULL) {
+			snprintf(err, sizeof(err), "settings: only a clone "
+			    "(as) has settings of its own");
+			goto invalid;
+		}
+		if (!json_object_is_type(settings, json_type_object)) {
+			snprintf(err, sizeof(err), "settings: not an object");
+			goto invalid;
+		}
+		if (proto_args_check(settings, cmd_keys_restore_settings, why,
+		    sizeof(why)) < 0) {
+			snprintf(err, sizeof(err), "settings: %s (a clone "
+			    "sets only net)", why);
+			goto invalid;
+		}
 	}
 	if (as != NULL && !config_name_valid(as)) {
 		snprintf(err, sizeof(err), "as: '%.80s' is no VM name "
@@ -721,8 +780,8 @@ cmd_restore_target(struct cmd_ctx *ctx, const struct snap_manifest *m,
 		return NULL;
 	}
 	def = cmd_restore_new_def(was, as != NULL ? as : name, as != NULL &&
-	    (recorded == NULL || strcmp(as, recorded) != 0), &cls, err,
-	    sizeof(err));
+	    (recorded == NULL || strcmp(as, recorded) != 0), settings, &cls,
+	    err, sizeof(err));
 	if (def == NULL || (vm = cmd_vm_make(ctx, def, &cls, err,
 	    sizeof(err))) == NULL) {
 		*reply = proto_error(ctx->id, cls, "%s", err);
@@ -736,11 +795,11 @@ invalid:
 }
 
 /*
- * vm.restore {dir, name?, as?}: the snapshot in dir checked whole with
- * the client's rights, then its VM found or made (cmd_restore_target()),
- * its frozen disks put on overlays of its own (cmd_restore_disks()), and
- * it is started from the snapshot.  A VM made here stays, stopped, if
- * a later step fails.
+ * vm.restore {dir, name?, as?, settings?}: the snapshot in dir checked
+ * whole with the client's rights, then its VM found or made (with
+ * settings, cmd_restore_target()), its frozen disks put on overlays of
+ * its own (cmd_restore_disks()), and it is started from the snapshot.
+ * A VM made here stays, stopped, if a later step fails.
  */
 static struct json_object *
 cmd_vm_restore(struct cmd_ctx *ctx)

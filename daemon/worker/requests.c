@@ -149,10 +149,11 @@ worker_disk_nbd(struct worker *w, unsigned int i, const struct start_disk *d,
 }
 
 /* One of the start's disks, opened: a raw image, or a qcow2 image
- * over its backing files, or an NBD server's export. */
+ * over its backing files, or an NBD server's export; restored: the guest
+ * goes on from a snapshot. */
 static int
 worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
-    char *err, size_t errlen)
+    bool restored, char *err, size_t errlen)
 {
 	enum blk_image_format formats[BLK_IMAGE_MAX_CHAIN];
 	int fds[BLK_IMAGE_MAX_CHAIN], ret;
@@ -173,6 +174,8 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 	else
 		ret = blk_file_new_chain(&w->disks[i], fds, formats, n,
 		    d->readonly, d->serial, &w->cfg.backends.disk[i]);
+	if (ret == 0)
+		test_hook_disk_made(i, &w->cfg.backends.disk[i], restored);
 	if (ret < 0)
 		snprintf(err, errlen, "disk %s: %s", d->top.path,
 		    ret != -EINVAL ? strerror(-ret) : qcow2 ? "not a qcow2 "
@@ -190,7 +193,8 @@ worker_disks(struct worker *w, const struct start_params *sp, char *err,
 	if (sp->ndisks > 0)
 		test_hook_reading("disks opened", NULL, 0, -1);
 	for (unsigned int i = 0; i < sp->ndisks; i++) {
-		ret = worker_disk(w, i, &sp->disks[i], err, errlen);
+		ret = worker_disk(w, i, &sp->disks[i], sp->snap_fd[0] >= 0,
+		    err, errlen);
 		if (ret < 0)
 			return ret;
 		w->cfg.backends.disk_sata[i] = sp->disks[i].sata;
@@ -673,6 +677,26 @@ worker_need_machine(struct worker_request *r, struct json_object **reply)
 	return false;
 }
 
+/*
+ * A snapshot retrying a busy device (snapshot.c) must save a still
+ * machine, the one it paused: a resume, a reset (a new machine) or a
+ * shutdown (which lets the guest run to see the power button) waits
+ * for it to be written.  Refused with what would have been done.
+ */
+static bool
+worker_snapshot_busy(struct worker_request *r, const char *what,
+    struct json_object **reply)
+{
+	char msg[160];
+
+	if (r->w->snapshot == NULL)
+		return false;
+	snprintf(msg, sizeof(msg), "a snapshot is being taken: the guest "
+	    "stays paused until it is written, and is %s only then", what);
+	*reply = worker_error(r, PROTO_ERR_BAD_STATE, msg);
+	return true;
+}
+
 static struct json_object *
 worker_cmd_pause(struct worker_request *r)
 {
@@ -695,10 +719,8 @@ worker_cmd_resume(struct worker_request *r)
 	test_hook_resume_asked();
 	if (!worker_need_machine(r, &reply))
 		return reply;
-	/* A snapshot retrying a busy device must save a still machine. */
-	if (r->w->snapshot != NULL)
-		return worker_error(r, PROTO_ERR_BAD_STATE, "a snapshot is "
-		    "being taken: the guest stays paused until it is written");
+	if (worker_snapshot_busy(r, "resumed", &reply))
+		return reply;
 	if (migrate_out_holds(r->w))
 		return worker_error(r, PROTO_ERR_BAD_STATE, r->w->migrated ?
 		    "the guest has migrated: it runs on the target" :
@@ -717,7 +739,8 @@ worker_cmd_reset(struct worker_request *r)
 	struct json_object *reply;
 	char err[512];
 
-	if (!worker_need_machine(r, &reply))
+	if (!worker_need_machine(r, &reply) ||
+	    worker_snapshot_busy(r, "reset", &reply))
 		return reply;
 	guest_teardown(w);
 	/* A reset or power-off the old machine reported is moot now. */
@@ -746,10 +769,12 @@ worker_cmd_shutdown(struct worker_request *r)
 	char err[128];
 	int ret;
 
+	test_hook_shutdown_asked();
 	/* Already down: what was asked for. */
 	if (r->w->ended && r->w->booted)
 		return worker_ok(r, NULL);
-	if (!worker_need_machine(r, &reply))
+	if (!worker_need_machine(r, &reply) ||
+	    worker_snapshot_busy(r, "shut down", &reply))
 		return reply;
 	r->w->shutdown_pending = true;
 	/* A paused guest can react to neither the button nor the keys. */

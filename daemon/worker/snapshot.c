@@ -280,6 +280,7 @@ snapshot_start(struct worker *w, struct json_object *id, int memory_fd,
 	    .memory_fd = memory_fd, .state_fd = state_fd,
 	    .resume = resume && !w->paused };
 	w->snapshot = j;
+	test_hook_snapshot_late();
 	if (!w->paused) {
 		/* vCPUs blocked on the framebuffer must get out to park. */
 		display_quiesce(w->display);

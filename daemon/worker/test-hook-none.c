@@ -57,6 +57,25 @@ test_hook_resume_asked(void)
 }
 
 void
+test_hook_shutdown_asked(void)
+{
+}
+
+void
+test_hook_snapshot_late(void)
+{
+}
+
+void
+test_hook_disk_made(unsigned int i, struct blk_backend *be,
+    bool restored)
+{
+	(void)i;
+	(void)be;
+	(void)restored;
+}
+
+void
 test_hook_resuming(struct worker *w)
 {
 	(void)w;

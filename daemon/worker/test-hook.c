@@ -1,12 +1,15 @@
 /* The test build's hooks (see test-hook.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
+#include "blk-backend.h"
 #include "guest-display.h"
 #include "guest.h"
 #include "log.h"
@@ -175,16 +178,108 @@ test_hook_reader(char *err, size_t errlen)
 
 /* A worker.resume came (test_hook_snapshot_busy); one guest a process. */
 static bool test_hook_resumed;
+/* A worker.shutdown came (the same). */
+static bool test_hook_shut;
+
+/*
+ * VMMD_TEST_HOLD=disk-write: disk 0's backend as it was made, and the
+ * write held.  submit runs on a vCPU's thread or the loop, under the
+ * device's lock; the release on the loop, not under it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct blk_backend_ops ops;	/* the wrapper's */
+	const struct blk_backend_ops *next;
+	void *ctx;
+	struct blk_io *held;
+	bool taken;			/* a write was held already */
+} test_hook_disk = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int
+test_hook_disk_submit(void *ctx, struct blk_io *io)
+{
+	bool hold;
+
+	pthread_mutex_lock(&test_hook_disk.lock);
+	hold = io->op == BLK_WRITE && !test_hook_disk.taken;
+	if (hold) {
+		test_hook_disk.held = io;
+		test_hook_disk.taken = true;
+	}
+	pthread_mutex_unlock(&test_hook_disk.lock);
+	if (!hold)
+		return test_hook_disk.next->submit(ctx, io);
+	log_info("test hook: a disk write held (%llu bytes at %llu)",
+	    (unsigned long long)io->iov[0].iov_len,
+	    (unsigned long long)io->offset);
+	return 0;
+}
+
+/* The held write to the backend, if one is: whether one was. */
+static bool
+test_hook_disk_release(void)
+{
+	struct blk_io *io;
+
+	pthread_mutex_lock(&test_hook_disk.lock);
+	io = test_hook_disk.held;
+	test_hook_disk.held = NULL;
+	pthread_mutex_unlock(&test_hook_disk.lock);
+	if (io == NULL)
+		return false;
+	log_info("test hook: a disk write released");
+	if (test_hook_disk.next->submit(test_hook_disk.ctx, io) < 0)
+		io->done(io, -EIO);
+	return true;
+}
+
+static void
+test_hook_disk_drain(void *ctx)
+{
+	test_hook_disk_release();
+	test_hook_disk.next->drain(ctx);
+}
+
+void
+test_hook_disk_made(unsigned int i, struct blk_backend *be,
+    bool restored)
+{
+	const char *hold = getenv("VMMD_TEST_HOLD");
+
+	if (i != 0 || restored || hold == NULL ||
+	    strcmp(hold, "disk-write") != 0 ||
+	    test_hook_disk.next != NULL)
+		return;
+	test_hook_disk.next = be->ops;
+	test_hook_disk.ctx = be->ctx;
+	test_hook_disk.ops = (struct blk_backend_ops){
+		.submit = test_hook_disk_submit,
+		.drain = test_hook_disk_drain,
+	};
+	be->ops = &test_hook_disk.ops;
+}
 
 int
 test_hook_snapshot_busy(char *err, size_t errlen)
 {
 	const char *what = getenv("VMMD_TEST_SNAPSHOT_BUSY");
 
-	if (what == NULL || strcmp(what, "resume") != 0 || test_hook_resumed)
-		return 0;
-	snprintf(err, errlen, "test hook: busy until a resume is asked");
-	return -EBUSY;
+	if (test_hook_disk_release()) {
+		snprintf(err, errlen, "test hook: a disk write was held");
+		return -EBUSY;
+	}
+	if (what != NULL && strcmp(what, "resume") == 0 && !test_hook_resumed) {
+		snprintf(err, errlen, "test hook: busy until a resume is "
+		    "asked");
+		return -EBUSY;
+	}
+	if (what != NULL && strcmp(what, "shutdown") == 0 &&
+	    !test_hook_shut) {
+		snprintf(err, errlen, "test hook: busy until a shutdown is "
+		    "asked");
+		return -EBUSY;
+	}
+	return 0;
 }
 
 void
@@ -193,6 +288,28 @@ test_hook_resume_asked(void)
 	if (!test_hook_resumed)
 		log_info("test hook: a resume was asked");
 	test_hook_resumed = true;
+}
+
+void
+test_hook_snapshot_late(void)
+{
+	const char *ms = getenv("VMMD_TEST_SNAPSHOT_LATE");
+	long n = ms != NULL ? strtol(ms, NULL, 10) : 0;
+	struct timespec ts = { n / 1000, (n % 1000) * 1000000 };
+
+	if (n <= 0)
+		return;
+	log_info("test hook: the snapshot starts %ld ms late", n);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void
+test_hook_shutdown_asked(void)
+{
+	if (!test_hook_shut)
+		log_info("test hook: a shutdown was asked");
+	test_hook_shut = true;
 }
 
 /* The SSE registers in the XSAVE area's legacy region (SDM 10.5.1). */

@@ -6,11 +6,13 @@
 #ifndef VMMD_TEST_HOOK_H
 #define VMMD_TEST_HOOK_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <json-c/json.h>
 
 struct worker;
 struct sandbox_facts;
+struct blk_backend;
 
 /*
  * The worker has just entered its sandbox (the loop's thread).  With
@@ -63,11 +65,38 @@ int	test_hook_reader(char *err, size_t errlen);
  * snapshot try again from the loop.  With VMMD_TEST_SNAPSHOT_BUSY=resume
  * in the environment the test build answers -EBUSY until a worker.resume
  * has been asked for (test_hook_resume_asked), so that a test can send
- * one while the snapshot waits, whatever the machine's speed.
+ * one while the snapshot waits, whatever the machine's speed; with
+ * VMMD_TEST_SNAPSHOT_BUSY=shutdown, until a worker.shutdown has
+ * (test_hook_shutdown_asked).
  */
 int	test_hook_snapshot_busy(char *err, size_t errlen);
 /* A worker.resume came, whatever its answer (see above). */
 void	test_hook_resume_asked(void);
+/* A worker.shutdown came, whatever its answer (see above). */
+void	test_hook_shutdown_asked(void);
+/*
+ * A worker.snapshot is about to pause the guest (snapshot.c).  With
+ * VMMD_TEST_SNAPSHOT_LATE=MS the test build first keeps the loop from
+ * running for MS milliseconds, as a loop busy elsewhere would: what the
+ * guest asks of its devices meanwhile (a doorbell rung) waits for the
+ * loop, and so finds the snapshot.
+ */
+void	test_hook_snapshot_late(void);
+
+/*
+ * Disk i's backend (be) was just made (requests.c), before a machine
+ * takes it; restored: for a guest that goes on from a snapshot.  With
+ * VMMD_TEST_HOLD=disk-write in the environment the test build wraps
+ * disk 0's of a guest that boots so that the first write submitted to
+ * it is held: taken (in flight, as the device counts it) but not handed
+ * on, and "test hook: a disk write held" logged, until a snapshot tries
+ * to save the devices: test_hook_snapshot_busy() then hands it to the
+ * backend ("... released") and answers -EBUSY, as a device with work in
+ * flight does.  So a test makes a request in flight at the snapshot
+ * certain, whatever the machine's pace.
+ */
+void	test_hook_disk_made(unsigned int i, struct blk_backend *be,
+    bool restored);
 
 /*
  * A message the worker is about to send its supervisor (link.c).  With

@@ -6,6 +6,9 @@
  * snapshot finds its disk as its RAM expects it, or says it does not:
  * a disk that went on taking writes after the snapshot holds a larger
  * count than the restored RAM.  A disk without "VCNT" counts from 0.
+ * Each request must complete once: a completion the guest did not ask
+ * for (the used ring ahead of its requests, as a request answered twice
+ * leaves it) fails.
  *
  * Output (one line per write, every 20 ms):
  *   vblkc: start N
@@ -15,7 +18,8 @@
 #include "runtime/rt.h"
 
 #define VEC_BLK		0x51
-#define ANSWER_US	5000000
+/* Long: a test may hold a write until it snapshots the guest. */
+#define ANSWER_US	30000000
 
 static struct vio vio;
 static struct vq vq;
@@ -38,10 +42,16 @@ used_reached(void *arg)
 	return vq_used(&vq) == used_want;
 }
 
-/* One request on sector 1 (or a flush): its status, -1 unanswered. */
+/*
+ * One request on sector 1 (or a flush): its status, -1 unanswered, -2
+ * when the used ring went past the last request's answer before this
+ * one was made.
+ */
 static int
 request(uint32_t type, uint32_t len, bool in)
 {
+	if (vq_used(&vq) != used_want)
+		return -2;
 	hdr[0] = type;
 	hdr[1] = 0;
 	hdr[2] = 1;
@@ -59,12 +69,17 @@ request(uint32_t type, uint32_t len, bool in)
 	return wait_us(used_reached, NULL, ANSWER_US) ? status : -1;
 }
 
-/* The count sector 1 holds: 0 without "VCNT"; -1 on a failed read. */
+/*
+ * The count sector 1 holds: 0 without "VCNT"; -1 on a failed read, -2 on
+ * an answer nobody asked for.
+ */
 static int64_t
 read_count(void)
 {
-	if (request(0, 512, true) != 0)
-		return -1;
+	int st = request(0, 512, true);
+
+	if (st != 0)
+		return st == -2 ? -2 : -1;
 	if (memcmp(data, "VCNT", 4) != 0)
 		return 0;
 	return (uint32_t)data[4] | (uint32_t)data[5] << 8 |
@@ -76,6 +91,7 @@ guest_main(void)
 {
 	int64_t v;
 	uint32_t next;
+	int st;
 
 	if (vio_find(&vio, 2, 0xc0000000u, 0) < 0) {
 		printf("FAIL: no virtio-blk disk\n");
@@ -96,7 +112,8 @@ guest_main(void)
 	printf("vblkc: start %u\n", last);
 	for (;;) {
 		if ((v = read_count()) < 0) {
-			printf("FAIL: read sector 1\n");
+			printf("FAIL: %s\n", v == -2 ? "a completion more than "
+			    "the requests made" : "read sector 1");
 			return;
 		}
 		if ((uint32_t)v != last) {
@@ -111,9 +128,10 @@ guest_main(void)
 		data[5] = (uint8_t)(next >> 8);
 		data[6] = (uint8_t)(next >> 16);
 		data[7] = (uint8_t)(next >> 24);
-		if (request(1, 512, false) != 0 ||
-		    request(4, 0, false) != 0) {
-			printf("FAIL: write or flush\n");
+		if ((st = request(1, 512, false)) != 0 ||
+		    (st = request(4, 0, false)) != 0) {
+			printf("FAIL: %s\n", st == -2 ? "a completion more "
+			    "than the requests made" : "write or flush");
 			return;
 		}
 		last = next;

@@ -380,6 +380,35 @@ h_dump_logs(void)
 }
 
 void
+h_copy_file(const char *from, const char *to, mode_t mode)
+{
+	static const char zero[65536];
+	char buf[65536];
+	ssize_t n;
+	off_t off = 0;
+	int in, out;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) < 0)
+		tap_bail("copying %s to %s: %s", from, to, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			tap_bail("reading %s: %s", from, strerror(errno));
+		if (memcmp(buf, zero, (size_t)n) != 0 &&
+		    pwrite(out, buf, (size_t)n, off) != n)
+			tap_bail("%s: %s", to, strerror(errno));
+		off += n;
+	}
+	if (ftruncate(out, off) != 0 || fchmod(out, mode) != 0)
+		tap_bail("%s: %s", to, strerror(errno));
+	close(in);
+	close(out);
+}
+
+void
 h_diag_lines(const char *what, const char *path)
 {
 	char *buf, *save;

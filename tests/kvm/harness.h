@@ -344,6 +344,12 @@ int		 h_find(struct h_console *, const char *needle,
 size_t		 h_count(const char *hay, size_t len, const char *needle);
 /* A whole file, NUL-terminated (NULL if it cannot be read). */
 char		*h_read_file(const char *path, size_t *lenp);
+/*
+ * A copy of the file from at to (made, or emptied), mode mode; runs of
+ * zero bytes stay holes, so a sparse file (a snapshot's memory) costs
+ * what it holds.  Bails out on failure.
+ */
+void		 h_copy_file(const char *from, const char *to, mode_t mode);
 /* Each line of path as a diagnostic, "# what: LINE" (shown flat). */
 void		 h_diag_lines(const char *what, const char *path);
 /* Waits until path holds needle at least count times; 0 or -1. */

@@ -192,23 +192,6 @@ check_denied(struct json_object *r, const char *what, const char *path,
 }
 
 static void
-copy_file(const char *from, const char *to, mode_t mode)
-{
-	char *buf;
-	size_t len;
-	int fd;
-
-	if ((buf = h_read_file(from, &len)) == NULL)
-		tap_bail("reading %s", from);
-	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len ||
-	    fchmod(fd, mode) < 0)
-		tap_bail("%s: %s", to, strerror(errno));
-	close(fd);
-	free(buf);
-}
-
-static void
 write_text(const char *path, const char *text, mode_t mode, gid_t gid)
 {
 	int fd;
@@ -253,12 +236,12 @@ setup_files(void)
 	    mkdir(pub, 0755) < 0 || chmod(pub, 0755) < 0 ||
 	    mkdir(priv, 0700) < 0)
 		tap_bail("setting up %s: %s", d->dir, strerror(errno));
-	copy_file(hello, in(pub, "hello.elf"), 0644);
-	copy_file(hello, in(pub, "swap.elf"), 0644);
-	copy_file(hello, in(pub, "secret.elf"), 0600);
-	copy_file(hello, in(pub, "pin.elf"), 0644);
-	copy_file(h_env("VMMD_GUEST_ECHO"), in(pub, "echo.elf"), 0644);
-	copy_file(hello, in(priv, "hello.elf"), 0644);
+	h_copy_file(hello, in(pub, "hello.elf"), 0644);
+	h_copy_file(hello, in(pub, "swap.elf"), 0644);
+	h_copy_file(hello, in(pub, "secret.elf"), 0600);
+	h_copy_file(hello, in(pub, "pin.elf"), 0644);
+	h_copy_file(h_env("VMMD_GUEST_ECHO"), in(pub, "echo.elf"), 0644);
+	h_copy_file(hello, in(priv, "hello.elf"), 0644);
 	write_text(in(pub, "initrd"), "initrd\n", 0644, 0);
 	write_text(in(pub, "secret"), "secret\n", 0600, 0);
 	write_text(in(pub, "group-initrd"), "group\n", 0640, USER_GROUP);
@@ -460,7 +443,7 @@ test_recheck(struct h_conn *u, struct h_conn *c)
 
 	/* A root-only file renamed over the kernel after vm.create. */
 	user_create(u, NULL, "uswap: readable kernel", "uswap", swap, NULL);
-	copy_file(h_env("VMMD_GUEST_HELLO"), in(pub, "swap-secret.elf"),
+	h_copy_file(h_env("VMMD_GUEST_HELLO"), in(pub, "swap-secret.elf"),
 	    0600);
 	if (rename(in(pub, "swap-secret.elf"), swap) < 0)
 		tap_bail("rename: %s", strerror(errno));
@@ -519,7 +502,7 @@ test_acl(struct h_conn *u, struct h_conn *c)
 	const char *late = path_of(sbuf, pub, "acl-late.elf");
 	int rc;
 
-	copy_file(h_env("VMMD_GUEST_HELLO"), denied, 0644);
+	h_copy_file(h_env("VMMD_GUEST_HELLO"), denied, 0644);
 	if ((rc = set_user_acl(denied, USER_UID, 0, 4, 4)) < 0) {
 		tap_diag("no POSIX ACLs in %s (%s): not tested", pub,
 		    strerror(-rc));
@@ -534,12 +517,12 @@ test_acl(struct h_conn *u, struct h_conn *c)
 	if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0 ||
 	    (rc = set_user_acl(dir, USER_UID, 0, 5, 5)) < 0)
 		tap_bail("%s: %s", dir, strerror(errno));
-	copy_file(h_env("VMMD_GUEST_HELLO"), in(dir, "hello.elf"), 0644);
+	h_copy_file(h_env("VMMD_GUEST_HELLO"), in(dir, "hello.elf"), 0644);
 	user_create(u, "permission_denied", "a 0644 kernel in a 0755 "
 	    "directory with user:nobody:---", "x", in(dir, "hello.elf"),
 	    NULL);
 
-	copy_file(h_env("VMMD_GUEST_HELLO"), granted, 0600);
+	h_copy_file(h_env("VMMD_GUEST_HELLO"), granted, 0600);
 	if (set_user_acl(granted, USER_UID, 4, 4, 0) < 0)
 		tap_bail("%s: %s", granted, strerror(errno));
 	user_create(u, NULL, "user:nobody:r-- on a 0600 kernel", "uacl",
@@ -548,7 +531,7 @@ test_acl(struct h_conn *u, struct h_conn *c)
 	tap_ok(h_stop(c, "uacl", true, -1, H_REPLY_MS) == 0,
 	    "uacl: stopped");
 
-	copy_file(h_env("VMMD_GUEST_HELLO"), late, 0644);
+	h_copy_file(h_env("VMMD_GUEST_HELLO"), late, 0644);
 	user_create(u, NULL, "uacl-late: readable kernel", "uacl-late", late,
 	    NULL);
 	if (set_user_acl(late, USER_UID, 0, 4, 4) < 0)

@@ -58,34 +58,6 @@ tick_at(const char *buf, size_t from, bool last)
 	return (long)dd * 86400 + hh * 3600 + mm * 60 + ss;
 }
 
-/* File name from directory from copied into to, its holes kept. */
-static void
-copy_file(const char *from, const char *to, const char *name)
-{
-	static const char zero[65536];
-	char src[1024], dst[1024], buf[65536];
-	ssize_t n;
-	off_t off = 0;
-	int in, out;
-
-	snprintf(src, sizeof(src), "%s/%s", from, name);
-	snprintf(dst, sizeof(dst), "%s/%s", to, name);
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 ||
-	    (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) < 0)
-		tap_bail("copying %s to %s: %s", src, dst, strerror(errno));
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		if (memcmp(buf, zero, (size_t)n) != 0 &&
-		    pwrite(out, buf, (size_t)n, off) != n)
-			tap_bail("%s: %s", dst, strerror(errno));
-		off += n;
-	}
-	if (n < 0 || ftruncate(out, off) != 0)
-		tap_bail("copying %s: %s", src, strerror(errno));
-	close(in);
-	close(out);
-}
-
 /*
  * A copy of snapshot from in to, one byte of its state file flipped.
  * In C: the nested test host's busybox cp and dd lack GNU's options.
@@ -93,15 +65,19 @@ copy_file(const char *from, const char *to, const char *name)
 static void
 copy_damaged(const char *from, const char *to)
 {
-	char path[1024];
+	static const char *const names[] = { "manifest.json", "memory",
+	    "state" };
+	char src[1024], path[1024];
 	unsigned char b;
 	int fd;
 
 	if (mkdir(to, 0700) != 0)
 		tap_bail("mkdir %s: %s", to, strerror(errno));
-	copy_file(from, to, "manifest.json");
-	copy_file(from, to, "memory");
-	copy_file(from, to, "state");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(src, sizeof(src), "%s/%s", from, names[i]);
+		snprintf(path, sizeof(path), "%s/%s", to, names[i]);
+		h_copy_file(src, path, 0600);
+	}
 	snprintf(path, sizeof(path), "%s/state", to);
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 ||
 	    pread(fd, &b, 1, 100) != 1)

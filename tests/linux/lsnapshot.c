@@ -1,6 +1,7 @@
 /* See lsnapshot.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <json-c/json.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,6 +75,113 @@ ls_lines(struct lg_vm *vm)
 	return n;
 }
 
+#define LS_CLONES	2
+
+/*
+ * The clones' TAPs: each its own, as the recorded one (the snapshot's
+ * VM's) may be held; user-mode networking would do as well where passt
+ * is installed, which the nested test host is not.
+ */
+static const char *const ls_clone_taps[LS_CLONES] = { "vmmdclone1",
+	"vmmdclone2" };
+
+/*
+ * The guest's eth0 as its kernel has it, then again after its driver
+ * let go of the device and took it again (reading the MAC from the
+ * device's config space as at boot: the kernel that goes on from a
+ * snapshot keeps what it read then): "MAC-THEN MAC-NOW", or NULL.
+ */
+#define LS_REBIND	"d=$(basename $(readlink " \
+			"/sys/class/net/eth0/device)) && " \
+			"m=$(cat /sys/class/net/eth0/address) && " \
+			"echo $d >/sys/bus/virtio/drivers/virtio_net/unbind " \
+			"&& echo $d >/sys/bus/virtio/drivers/virtio_net/bind " \
+			"&& echo \"mac $m $(cat /sys/class/net/eth0/address)\""
+
+/* name's first card's MAC as vm.info shows it, into mac (or ""). */
+static void
+ls_vm_mac(struct lg_vm *vm, char *mac, size_t len)
+{
+	struct json_object *r, *net = NULL;
+	const char *s;
+
+	mac[0] = '\0';
+	r = h_callf(vm->c, LG_CMD_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (h_ret(r) != NULL && json_object_object_get_ex(h_ret(r), "net",
+	    &net) && json_object_is_type(net, json_type_array))
+		net = json_object_array_get_idx(net, 0);
+	if (net != NULL && (s = h_str(net, "mac")) != NULL)
+		snprintf(mac, len, "%s", s);
+	json_object_put(r);
+}
+
+/* The clones of the snapshot in dir of vm (stopped): see lsnapshot.h. */
+static bool
+ls_check_clones(struct lg_vm *vm, lg_check_fn check, const char *dir)
+{
+	struct lg_vm cl[LS_CLONES];
+	char net[64], then[LS_CLONES][32], now[LS_CLONES][32];
+	char want[LS_CLONES][32];
+	struct h_proc p;
+	double t0 = h_now_ms(), t1;
+	char *out, st[32];
+	bool ok = true;
+	int i, rc;
+
+	memset(cl, 0, sizeof(cl));
+	for (i = 0; i < LS_CLONES; i++) {
+		cl[i].d = vm->d;
+		cl[i].c = vm->c;
+		snprintf(cl[i].name, sizeof(cl[i].name), "%.50s-c%d",
+		    vm->name, i + 1);
+		snprintf(net, sizeof(net), "tap=%s", ls_clone_taps[i]);
+		t1 = h_now_ms();
+		rc = h_vmctl(vm->d, &p, LG_BOOT_MS, "restore", dir, "--as",
+		    cl[i].name, "--net", net, NULL);
+		ok = check(&cl[i], rc == 0, "vmctl restore DIR --as %s --net "
+		    "%s (%.1f s) %s%s", cl[i].name, net, (h_now_ms() - t1) /
+		    1e3, p.obuf != NULL ? h_flat(p.obuf) : "", p.ebuf != NULL ?
+		    h_flat(p.ebuf) : "") && ok;
+		h_proc_free(&p);
+	}
+	for (i = 0; ok && i < LS_CLONES; i++) {
+		then[i][0] = now[i][0] = '\0';
+		ls_vm_mac(&cl[i], want[i], sizeof(want[i]));
+		ok = lg_attach(&cl[i]) == 0 &&
+		    lg_wait_shell(&cl[i], LG_CMD_MS) == 0;
+		h_state(vm->c, cl[(i + 1) % LS_CLONES].name, st, sizeof(st));
+		if (!check(&cl[i], ok && strcmp(st, "running") == 0,
+		    "%s: the shell answers on the console, beside %s (%s)",
+		    cl[i].name, cl[(i + 1) % LS_CLONES].name, st)) {
+			ok = false;
+			break;
+		}
+		out = ls_cmd(&cl[i], LS_REBIND);
+		if (out == NULL || sscanf(strstr(out, "mac ") != NULL ?
+		    strstr(out, "mac ") : "", "mac %31s %31s", then[i],
+		    now[i]) != 2)
+			then[i][0] = now[i][0] = '\0';
+		free(out);
+		tap_diag("%s: eth0 %s as restored, %s once virtio_net took "
+		    "the device again; vm.info: %s", cl[i].name, then[i],
+		    now[i], want[i]);
+		ok = check(&cl[i], now[i][0] != '\0' && strcmp(now[i],
+		    want[i]) == 0, "%s: /sys/class/net/eth0/address is its "
+		    "own MAC %s", cl[i].name, now[i]) && ok;
+	}
+	if (ok)
+		check(vm, strcmp(now[0], now[1]) != 0, "the clones' MACs "
+		    "differ: %s, %s", now[0], now[1]);
+	for (i = 0; i < LS_CLONES; i++) {
+		lg_detach(&cl[i]);
+		h_stop(vm->c, cl[i].name, true, -1, LG_CMD_MS);
+		h_delete(vm->c, cl[i].name);
+	}
+	tap_diag("snapshot: the clones took %.1f s", (h_now_ms() - t0) / 1e3);
+	return ok;
+}
+
 bool
 ls_check_restore(struct lg_vm *vm, lg_check_fn check, const char *dir)
 {
@@ -113,10 +221,8 @@ ls_check_restore(struct lg_vm *vm, lg_check_fn check, const char *dir)
 	if (st != 0)
 		return false;
 
-	/*
-	 * Clones go here: restoring the same snapshot twice with --as gives
-	 * two guests side by side, each to be checked as the one below.
-	 */
+	/* Two clones side by side, then the VM itself. */
+	ls_check_clones(vm, check, dir);
 
 	t0 = h_now_ms();
 	st = h_vmctl(vm->d, &p, LG_BOOT_MS, "restore", vm->name, dir, NULL);

@@ -5,10 +5,14 @@
  * appends numbered lines to a file on an ext2 file system of that disk,
  * lets it run, notes the guest's date and how far the loop got, and
  * takes `vmctl snapshot NAME DIR` (not --keep-running: the VM stops).
- * Then `vmctl restore NAME DIR`: the shell answers on the console, the
- * loop went on from where it was, the file is whole (every line complete,
- * numbered 1 to N without a gap or a repeat), and the guest's `date` did
- * not go backwards.
+ * Two clones of it then run side by side, each restored with `vmctl
+ * restore DIR --as NAME-cN --net tap=...` on a TAP of its own: each
+ * one's shell answers, and once its virtio_net driver took the device
+ * again (the restored kernel keeps the MAC it read at boot) its eth0 has
+ * the clone's own MAC; they are deleted.  Then `vmctl restore NAME DIR`:
+ * the shell answers on the console, the loop went on from where it was,
+ * the file is whole (every line complete, numbered 1 to N without a gap
+ * or a repeat), and the guest's `date` did not go backwards.
  */
 #ifndef LSNAPSHOT_H
 #define LSNAPSHOT_H
