@@ -216,6 +216,14 @@ uptime_of() {	# seconds, from "uptime: [D d ]HH:MM:SS"
 	    split(t, a, ":"); print d * 86400 + a[1] * 3600 + a[2] * 60 + a[3] }'
 }
 restarts() { journalctl -u vmmd -o cat | grep -c 'systemd restarts vmmd'; }
+# A guest with a screen, for the display across the upgrade.
+ihdr() { dd if="$1" bs=1 skip=16 count=8 2>/dev/null | od -An -tx1; }
+vmctl create scr --vnc auto --display 640x480 >/dev/null &&
+    vmctl start scr >/dev/null &&
+    wait_for 60 grep -q ' UTC' /var/lib/vmmd/console/scr.log &&
+    vmctl screenshot scr /tmp/scr-before.png >/dev/null
+ok $? "scr: a guest with a screen, a screenshot taken"
+display_before=$(vmctl display scr 2>&1)
 plain_pid=$(pid_of plain)
 up_before=$(uptime_of plain)
 vmmd_before=$(show vmmd MainPID)
@@ -248,6 +256,16 @@ ok $? "plain: its console still logged by the new vmmd"
 exe=$(readlink "/proc/$plain_pid/exe")
 ok "$(case $exe in *" (deleted)") echo 0 ;; *) echo 1 ;; esac)" \
     "plain: its worker still runs the old binary ($exe)"
+display_after=$(vmctl display scr 2>&1)
+vmctl screenshot scr /tmp/scr-after.png >/dev/null
+ok "$( [ $? -eq 0 ] && [ -n "$display_before" ] &&
+    [ "$display_after" = "$display_before" ] &&
+    [ "$(ihdr /tmp/scr-after.png)" = "$(ihdr /tmp/scr-before.png)" ]
+    echo $?)" "scr: its screen intact, the same display ($(echo \
+    $display_after)) and a screenshot of the same size"
+vmctl stop --force scr >/dev/null 2>&1
+wait_for 10 state_is scr stopped
+vmctl delete --remove-data scr >/dev/null 2>&1
 info=$(vmctl info plain | grep '^worker:')
 ok "$(case $info in "worker: replaced since it started"*) echo 0 ;;
     *) echo 1 ;; esac)" "and vmctl info says so ($info)"
