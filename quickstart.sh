@@ -6,8 +6,10 @@
 #   ./quickstart.sh test     the same set-up, then the unit and kvm suites,
 #                            plain and with AddressSanitizer and UBSan, a
 #                            short run of every fuzzer (tests/fuzz), the
-#                            linux suite and the systemd suite (vmmd under
-#                            systemd as PID 1; what CI runs); where this
+#                            linux suite, the Debian packages (built,
+#                            lintian) and the systemd suite (they are
+#                            installed, upgraded and purged under systemd
+#                            as PID 1; what CI runs); where this
 #                            host has no /dev/kvm, the kvm suite runs in
 #                            the linux suite's nested test host, and where
 #                            it has one, there as well, once
@@ -68,6 +70,9 @@ test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang l
 # dosfstools and qemu-utils); openssh-client reaches that guest.
 # debian-installer-12-netboot-amd64: the installer's kernel and initrd,
 # which the installer step boots from an ISO made around them.
+# debhelper builds the Debian packages (debian/), lintian checks them;
+# the rest of what debian/control names is in build_deps and test_deps.
+deb_deps="debhelper lintian"
 linux_deps="qemu-system-x86 cpio xz-utils zstd mmdebstrap fdisk e2fsprogs dosfstools qemu-utils openssh-client debian-installer-12-netboot-amd64"
 
 install_packages() {
@@ -290,8 +295,24 @@ ninja -C "$builddir-fuzz" fuzzers
 say "running the fuzz suite"
 meson test -C "$builddir-fuzz" --suite fuzz --no-rebuild --print-errorlogs
 linux_suite
-# vmmd installed into Debian booted with systemd as PID 1, in the same
-# kind of nested test host (its root file system is cached in $cache).
+# The Debian packages, built as from a clean checkout and checked with
+# lintian (no error, no warning); the systemd suite installs them.
+# nocheck: the unit suite ran above in this same run (a plain
+# "dpkg-buildpackage -us -uc -b" runs it).
+install_packages $deb_deps
+(cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1) ||
+    (cd "$top" && DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq \
+    ./ >/dev/null)
+say "building the Debian packages in $builddir-deb"
+t0=$(date +%s)
+DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
+    sh "$top/tests/systemd/build-deb.sh" "$builddir-deb" >/dev/null
+say "built in $(($(date +%s) - t0)) s; lintian on them"
+lintian --fail-on error,warning "$builddir-deb"/*.changes
+# vmmd's packages installed into Debian booted with systemd as PID 1,
+# in the same kind of nested test host (its root file system is cached
+# in $cache).
 say "running the systemd suite"
-meson test -C "$builddir" --suite systemd --print-errorlogs
+VMMD_SYSTEMD_DEBS=$builddir-deb meson test -C "$builddir" --suite systemd \
+    --print-errorlogs
 say "all tests passed"

@@ -623,6 +623,8 @@ static const struct {
 	{ "reason",	"reason",	"-" },
 	{ "uptime",	"uptime",	"-" },	/* seconds, of the worker */
 	{ "pid",	"pid",		"-" },
+	/* Shown only when true. */
+	{ "worker_replaced", "worker",	"-" },
 	{ "vsock_cid",	"vsock_cid",	"-" },	/* while it runs */
 	{ "autostart",	"autostart",	"-" },
 	{ "kernel",	"kernel",	"(default guest)" },
@@ -975,7 +977,12 @@ info_print(struct json_object *vm, bool raw)
 		if (!json_object_object_get_ex(vm, info_keys[i].key, &v) &&
 		    strcmp(info_keys[i].key, "vnc") != 0)
 			continue;
-		if (strcmp(info_keys[i].key, "memory_mib") == 0)
+		if (strcmp(info_keys[i].key, "worker_replaced") == 0) {
+			if (!json_object_get_boolean(v))
+				continue;
+			s = "replaced since it started: the guest's next start"
+			    " runs the installed one";
+		} else if (strcmp(info_keys[i].key, "memory_mib") == 0)
 			s = vm_memory(vm, buf, sizeof(buf));
 		else if (strcmp(info_keys[i].key, "uptime") == 0)
 			s = info_uptime(json_object_get_int64(v), buf,

@@ -272,6 +272,27 @@ vm_firmware_json(const struct vm *vm, struct json_object *obj)
 		    json_object_new_string(path));
 }
 
+/*
+ * Whether the worker program a start runs now changed after this guest's
+ * worker started: a package upgrade renames a new vmmd-worker into place,
+ * and the guest runs the program it started with until its next start.
+ * The file's change time says so whoever the worker runs as (its
+ * /proc/PID/exe is not ours to read under the unit's sandbox).
+ */
+static bool
+vm_worker_replaced(const struct vm *vm)
+{
+	char err[128];
+	const char *path;
+	struct stat st;
+
+	path = wlink_program(vm->d->worker_self, err, sizeof(err));
+	if (path == NULL || stat(path, &st) < 0)
+		return false;
+	return (int64_t)st.st_ctim.tv_sec * 1000 +
+	    st.st_ctim.tv_nsec / 1000000 > vm->run.started_ms;
+}
+
 struct json_object *
 vm_to_json(const struct vm *vm)
 {
@@ -296,6 +317,8 @@ vm_to_json(const struct vm *vm)
 		    json_object_new_int64(vm->run.started_ms / 1000));
 		json_object_object_add(obj, "uptime",
 		    json_object_new_int64(up > 0 ? up : 0));
+		json_object_object_add(obj, "worker_replaced",
+		    json_object_new_boolean(vm_worker_replaced(vm)));
 		if (vm->run.vsock_cid != 0)
 			json_object_object_add(obj, "vsock_cid",
 			    json_object_new_int64(vm->run.vsock_cid));

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Inside the Debian test system with systemd as PID 1 (systemd-host.sh): vmmd as
-# installed by "meson install", driven through systemctl, journalctl and
-# vmctl.  TAP on standard output (the test system's second serial port);
+# Inside the Debian test system with systemd as PID 1 (systemd-host.sh): vmmd's
+# packages installed, upgraded, removed and purged with apt, and vmmd
+# driven through systemctl, journalctl and vmctl in between.  TAP on standard output (the test system's second serial port);
 # the system powers off at the end.
 set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -40,6 +40,37 @@ while read -r m; do
 	insmod "/usr/lib/vmmd-test/modules/$m.ko" 2>/dev/null
 done </usr/lib/vmmd-test/modules/order
 ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
+
+# The packages, as an administrator installs them (systemd-host.sh put
+# them in debs/old, and the same build as a newer version in debs/new).
+debs=/usr/lib/vmmd-test/debs
+apt_get() {
+	DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Use-Pty=0 "$@"
+}
+(cd $debs/old && apt_get install ./vmctl.deb ./vmmd.deb) >/tmp/apt-install 2>&1
+ok $? "apt install ./vmctl.deb ./vmmd.deb: $(dpkg-query -W \
+    -f='${Version} ${db:Status-Status}' vmmd)"
+grep -q '^Setting up vmmd' /tmp/apt-install || diag "$(tail -n 20 /tmp/apt-install)"
+ok "$( [ "$(systemctl is-enabled vmmd.service vmmd.socket | tr '\n' ' ')" = \
+    "enabled enabled " ]; echo $?)" "the package enabled vmmd.service and\
+ vmmd.socket ($(systemctl is-enabled vmmd.service vmmd.socket | tr '\n' ' '))"
+ok "$( [ "$(systemctl is-active vmmd.service)" = active ]; echo $?)" \
+    "and started vmmd ($(systemctl is-active vmmd.service))"
+vmctl list >/dev/null
+ok $? "vmctl list is answered"
+ok "$( [ -f /etc/vmmd/vmmd.conf ] &&
+    grep -qx /etc/vmmd/vmmd.conf /var/lib/dpkg/info/vmmd.conffiles
+    echo $?)" "/etc/vmmd/vmmd.conf is a conffile"
+# The package's autopkgtests (debian/tests/control), each as the null
+# runner runs it: as root, its output kept.
+for t in service demo-guest; do
+	sh /usr/lib/vmmd-test/autopkgtest/$t >/tmp/autopkgtest-$t 2>&1
+	rc=$?
+	ok $rc "autopkgtest $t: $(tail -n 1 /tmp/autopkgtest-$t)"
+	[ $rc -eq 0 ] || diag "$(cat /tmp/autopkgtest-$t)"
+done
+# Socket activation from here on: both stopped, the socket started alone.
+systemctl stop vmmd.service vmmd.socket
 
 getent group vmm >/dev/null
 ok $? "systemd-sysusers made group vmm"
@@ -174,7 +205,70 @@ ok $? "plain: its console still logged by the new vmmd"
 systemctl try-restart vmmd
 ok "$( [ $? -eq 0 ] && wait_for 60 state_is plain running &&
     [ "$(pid_of plain)" = "$plain_pid" ]; echo $?)" \
-    "systemctl try-restart vmmd (a package upgrade): plain kept too"
+    "systemctl try-restart vmmd: plain kept too"
+
+# The package upgraded under a running guest: its postinst restarts
+# vmmd (dh_installsystemd's restart after the upgrade), the new vmmd
+# adopts plain with its worker, uptime and console.
+uptime_of() {	# seconds, from "uptime: [D d ]HH:MM:SS"
+	vmctl info "$1" 2>/dev/null | awk '/^uptime:/ {
+	    d = 0; t = $2; if ($3 == "d") { d = $2; t = $4 }
+	    split(t, a, ":"); print d * 86400 + a[1] * 3600 + a[2] * 60 + a[3] }'
+}
+restarts() { journalctl -u vmmd -o cat | grep -c 'systemd restarts vmmd'; }
+# A guest with a screen, for the display across the upgrade.
+ihdr() { dd if="$1" bs=1 skip=16 count=8 2>/dev/null | od -An -tx1; }
+vmctl create scr --vnc auto --display 640x480 >/dev/null &&
+    vmctl start scr >/dev/null &&
+    wait_for 60 grep -q ' UTC' /var/lib/vmmd/console/scr.log &&
+    vmctl screenshot scr /tmp/scr-before.png >/dev/null
+ok $? "scr: a guest with a screen, a screenshot taken"
+display_before=$(vmctl display scr 2>&1)
+plain_pid=$(pid_of plain)
+up_before=$(uptime_of plain)
+vmmd_before=$(show vmmd MainPID)
+restarts_before=$(restarts)
+lines=$(wc -l </var/lib/vmmd/console/plain.log)
+ok "$( ! vmctl info plain | grep -q '^worker:'; echo $?)" \
+    "plain: vmctl info does not call its worker replaced before the upgrade"
+(cd $debs/new && apt_get install ./vmctl.deb ./vmmd.deb) >/tmp/apt-upgrade 2>&1
+ok $? "apt install ./vmmd.deb (newer): $(dpkg-query -W -f='${Version}' vmmd)"
+grep -q '^Setting up vmmd' /tmp/apt-upgrade || diag "$(tail -n 20 /tmp/apt-upgrade)"
+wait_for 60 state_is plain running
+up_after=$(uptime_of plain)
+ok "$( [ -n "$plain_pid" ] && [ "$(pid_of plain)" = "$plain_pid" ]
+    echo $?)" "plain: adopted in the same worker (pid before $plain_pid,\
+ after $(pid_of plain))"
+ok "$( [ -n "$up_before" ] && [ -n "$up_after" ] &&
+    [ "$up_after" -ge "$up_before" ]; echo $?)" \
+    "plain: its uptime went on (before ${up_before}s, after ${up_after}s)"
+ok "$( [ "$(show vmmd MainPID)" != "$vmmd_before" ] &&
+    [ "$(systemctl is-active vmmd)" = active ] &&
+    [ "$(restarts)" -gt "$restarts_before" ]; echo $?)" \
+    "vmmd restarted by the upgrade, not stopped (pid $vmmd_before, now\
+ $(show vmmd MainPID))"
+ok "$( ! grep -q 'ctrl-alt-del received' /var/lib/vmmd/console/plain.log
+    echo $?)" "plain was not shut down on the way"
+wait_for 30 sh -c "[ \$(wc -l </var/lib/vmmd/console/plain.log) -gt $lines ]"
+ok $? "plain: its console still logged by the new vmmd"
+# The worker runs the binary it started with until the guest's next
+# start: dpkg replaced the file under it.
+exe=$(readlink "/proc/$plain_pid/exe")
+ok "$(case $exe in *" (deleted)") echo 0 ;; *) echo 1 ;; esac)" \
+    "plain: its worker still runs the old binary ($exe)"
+display_after=$(vmctl display scr 2>&1)
+vmctl screenshot scr /tmp/scr-after.png >/dev/null
+ok "$( [ $? -eq 0 ] && [ -n "$display_before" ] &&
+    [ "$display_after" = "$display_before" ] &&
+    [ "$(ihdr /tmp/scr-after.png)" = "$(ihdr /tmp/scr-before.png)" ]
+    echo $?)" "scr: its screen intact, the same display ($(echo \
+    $display_after)) and a screenshot of the same size"
+vmctl stop --force scr >/dev/null 2>&1
+wait_for 10 state_is scr stopped
+vmctl delete --remove-data scr >/dev/null 2>&1
+info=$(vmctl info plain | grep '^worker:')
+ok "$(case $info in "worker: replaced since it started"*) echo 0 ;;
+    *) echo 1 ;; esac)" "and vmctl info says so ($info)"
 
 # A writable disk outside /var/lib/vmmd is read-only under the unit's
 # ProtectSystem=strict: the error says so and how to allow it, and a
@@ -309,4 +403,40 @@ ok $? "and the restarted vmmd starts auto again"
 systemctl stop vmmd
 ok "$( [ "$(show vmmd Result)" = success ]; echo $?)" \
     "then stops cleanly"
+
+# apt remove: the daemon stopped, its guests shut down, its files gone
+# but for the conffile; definitions and console logs kept.  apt purge:
+# those removed too, after saying so.  Group vmm stays, as Debian keeps
+# the system groups of removed packages.
+systemctl start vmmd && wait_for 60 state_is auto running
+cads=$(grep -c 'ctrl-alt-del received' /var/lib/vmmd/console/auto.log)
+dpkg -L vmmd >/tmp/vmmd.files
+apt_get remove vmmd >/tmp/apt-remove 2>&1
+ok $? "apt remove vmmd: $(dpkg-query -W -f='${db:Status-Status}' vmmd)"
+ok "$( [ "$(systemctl is-active vmmd.service)" != active ] &&
+    [ "$(systemctl is-active vmmd.socket)" != active ]; echo $?)" \
+    "vmmd.service and vmmd.socket stopped"
+[ "$(grep -c 'ctrl-alt-del received' /var/lib/vmmd/console/auto.log)" \
+    -gt "$cads" ] && ! grep -qx vmmd-worker /proc/[0-9]*/comm 2>/dev/null
+ok $? "its guests shut down, no worker left"
+left=$(while read -r f; do
+	[ -d "$f" ] || [ ! -e "$f" ] || [ "$f" = /etc/vmmd/vmmd.conf ] ||
+	    echo "$f"
+done </tmp/vmmd.files)
+ok "$( [ -z "$left" ]; echo $?)" "its files are gone, the conffile kept\
+ ${left:+(left: $(echo $left))}"
+ok "$( [ -f /var/lib/vmmd/vms/auto.json ] && [ -f /var/lib/vmmd/vms/plain.json ] &&
+    [ -f /var/lib/vmmd/console/auto.log ] && [ -f /etc/vmmd/vmmd.conf ]
+    echo $?)" "kept: the definitions, console logs and /etc/vmmd/vmmd.conf"
+ok "$( command -v vmctl >/dev/null; echo $?)" "vmctl stays installed"
+apt_get purge vmmd >/tmp/apt-purge 2>&1
+ok $? "apt purge vmmd: $(dpkg-query -W -f='${db:Status-Status}' vmmd \
+    2>/dev/null || echo gone)"
+ok "$(grep -q 'purge removes /var/lib/vmmd' /tmp/apt-purge; echo $?)" \
+    "purge says what it removes: $(grep 'purge removes' /tmp/apt-purge)"
+ok "$( [ ! -e /var/lib/vmmd ] && [ ! -e /etc/vmmd ] && [ ! -e /run/vmmd ]
+    echo $?)" "/var/lib/vmmd, /etc/vmmd and /run/vmmd are gone"
+ok "$( ! ls /etc/systemd/system/*/vmmd.* >/dev/null 2>&1; echo $?)" \
+    "no unit of vmmd is left enabled ($(echo \
+    $(ls /etc/systemd/system/*/vmmd.* 2>/dev/null)))"
 finish

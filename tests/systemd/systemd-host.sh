@@ -1,16 +1,22 @@
 #!/bin/sh
 # vmmd under a real systemd as PID 1: Debian (made with mmdebstrap from
 # Debian's archive, cached in .cache/systemd-root and made again only
-# when its package list changes), with this build installed by
-# "meson install --destdir", boots as the nested test host (QEMU's TCG
-# with emulated SVM, as the linux suite's) and runs check.sh.
+# when its package list changes) boots as the nested test host (QEMU's
+# TCG with emulated SVM, as the linux suite's) and runs check.sh, which
+# installs vmmd's Debian packages with apt as an administrator does,
+# upgrades them under a running guest, then removes and purges them.
+# The upgrade installs the same build as a newer version (VERSION
+# +rebuild1, repacked here): what a rebuilt package's maintainer scripts
+# and unpacking do to a running vmmd and its guests is the same.
 #
 #   systemd-host.sh BUILDDIR
 #
-# Environment: VMMD_LINUX_GUEST (the reference guest directory: the
-# kernel and its KVM modules), VMMD_SYSTEMD_CACHE, VMMD_SYSTEMD_WORKDIR
-# (where the logs stay), VMMD_SYSTEMD_TIMEOUT (seconds, default 900),
-# VMMD_LINUX_QEMU.
+# Environment: VMMD_SYSTEMD_DEBS (a directory with the vmmd and vmctl
+# packages, from tests/systemd/build-deb.sh; without one they are built
+# here, without the unit suite), VMMD_LINUX_GUEST (the reference guest
+# directory: the kernel and its KVM modules), VMMD_SYSTEMD_CACHE,
+# VMMD_SYSTEMD_WORKDIR (where the logs stay), VMMD_SYSTEMD_TIMEOUT
+# (seconds, default 900), VMMD_LINUX_QEMU.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,13 +35,23 @@ command -v "$qemu" >/dev/null 2>&1 || skip "$qemu is not installed"
 command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
 [ -f "$guest/vmlinuz" ] && [ -f "$guest/host-modules/order" ] ||
     skip "no reference guest in $guest (tests/linux/build-guest.sh)"
+debs=${VMMD_SYSTEMD_DEBS:-}
+if [ -z "$debs" ] || ! ls "$debs"/vmmd_*.deb >/dev/null 2>&1; then
+	command -v dpkg-buildpackage >/dev/null 2>&1 && command -v dh \
+	    >/dev/null 2>&1 || skip "no debhelper to build the packages" \
+	    "(or VMMD_SYSTEMD_DEBS)"
+	debs=
+fi
 
-# What vmmd needs at run time, and systemd; resource-agents for
+# What vmmd's package depends on (libblkid, libext2fs and libisofs: the
+# cloud module's), and systemd; apt installs the package from these with
+# no package list.  resource-agents for
 # ocf-tester and ocf-shellfuncs, which the resource agent is tested with,
 # and libxml2-utils: xmllint, which ocf-tester checks the meta-data with.
 packages="systemd systemd-sysv udev libevent-2.1-7 libevent-core-2.1-7
     libevent-extra-2.1-7 libevent-pthreads-2.1-7 libjson-c5 libvncserver1
-    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 kmod passt iproute2
+    libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 libblkid1 libext2fs2
+    libisofs6 kmod passt iproute2
     resource-agents libxml2-utils"
 packages=$(echo $packages | tr ' ' ,)
 key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
@@ -65,13 +81,38 @@ tar -C "$root" -xf "$tar"
 # every byte of the archive, under emulation).
 rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" \
     "$root/usr/share/info" "$root/var/cache/apt" "$root/var/lib/apt/lists"
-meson install -C "$build" --no-rebuild --quiet --destdir "$root" \
-    >"$work/install.log" 2>&1 ||
-    fail "meson install: $(tail -n 3 "$work/install.log" | tr '\n' ' ')"
+if [ -z "$debs" ]; then
+	echo "# building the packages (tests/systemd/build-deb.sh)"
+	DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
+	    sh "$here/build-deb.sh" "$work/deb" >/dev/null 2>&1 ||
+	    fail "build-deb.sh: see $work/deb/build.log"
+	debs=$work/deb
+fi
+# apt installs local packages with no package list, but wants its
+# directories.
+mkdir -p "$root/var/lib/apt/lists/partial" \
+    "$root/var/cache/apt/archives/partial"
+pkgs=$root/usr/lib/vmmd-test/debs
+mkdir -p "$pkgs/old" "$pkgs/new"
+for p in vmmd vmctl; do
+	deb=$(ls "$debs/${p}"_*.deb | head -n 1)
+	cp "$deb" "$pkgs/old/$p.deb"
+	rm -rf "$work/repack"
+	dpkg-deb -R "$deb" "$work/repack"
+	sed -i -e 's/^Version: .*/&+rebuild1/' \
+	    -e 's/vmctl (= \([^)]*\))/vmctl (= \1+rebuild1)/' \
+	    "$work/repack/DEBIAN/control"
+	dpkg-deb -Zgzip -b "$work/repack" "$pkgs/new/$p.deb" >/dev/null ||
+	    fail "cannot repack $deb"
+done
+rm -rf "$work/repack"
 
 mkdir -p "$root/usr/lib/vmmd-test/modules"
 cp "$guest"/host-modules/* "$root/usr/lib/vmmd-test/modules/"
 cp "$here/check.sh" "$root/usr/lib/vmmd-test/check.sh"
+# The package's autopkgtests, which check.sh runs as autopkgtest's null
+# runner would (their restrictions hold in that system).
+cp -r "$top/debian/tests" "$root/usr/lib/vmmd-test/autopkgtest"
 cat >"$root/etc/systemd/system/vmmd-test.target" <<'UNIT'
 [Unit]
 Description=vmmd under systemd: the test
