@@ -321,8 +321,8 @@ cmd_snapshot_done(struct vm *vm, struct json_object *ret,
 			    cmd_snapshot_ignore, NULL);
 		cmd_snapshot_progress(vm->d, vm->def->name, "vm.snapshot",
 		    "failed", -1, 0);
-		cmd_snapshot_free(s, true);
 		pending_forward_error(s->p, error);
+		cmd_snapshot_free(s, true);
 		return;
 	}
 	text = wmsg_str(ret, WMSG_SNAPSHOT_MANIFEST, "");

@@ -71,6 +71,11 @@ if qemu_img=$(command -v qemu-img); then
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qemu_img"
 	export VMMD_HOST_EXTRA
 fi
+# qemu-storage-daemon serves the nbd test's disks, inside as outside.
+if qsd=$(command -v qemu-storage-daemon); then
+	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qsd"
+	export VMMD_HOST_EXTRA
+fi
 # promtool checks the metrics test's exposition inside as outside; the
 # test fails, not skips, when the one named here is missing inside.
 if promtool=$(command -v promtool); then
