@@ -1905,18 +1905,80 @@ h_file_expect(const char *path, const char *needle, size_t count,
 	return -1;
 }
 
+/*
+ * What each thread of a worker is doing: its name, state, where in the
+ * kernel it waits, and the top of its kernel stack (root only).
+ */
+static void
+h_diag_threads(pid_t pid)
+{
+	char path[400], *stat, *wchan, *stack, *p;
+	struct dirent *e;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat",
+		    (int)pid, e->d_name);
+		stat = h_read_file(path, NULL);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan",
+		    (int)pid, e->d_name);
+		wchan = h_read_file(path, NULL);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack",
+		    (int)pid, e->d_name);
+		stack = h_read_file(path, NULL);
+		/* "tid (comm) S ...": up to the state. */
+		if (stat != NULL && (p = strrchr(stat, ')')) != NULL &&
+		    p[1] != '\0')
+			p[3] = '\0';
+		tap_diag("thread %s: %s, waits in %s; stack: %.300s",
+		    e->d_name, stat != NULL ? stat : "?",
+		    wchan != NULL ? wchan : "?",
+		    stack != NULL ? h_flat(stack) : "(unreadable)");
+		free(stat);
+		free(wchan);
+		free(stack);
+	}
+	closedir(dir);
+}
+
 int
 h_vm_log_expect(struct h_conn *c, const char *vm, const char *path,
     const char *needle, size_t count, int timeout_ms)
 {
-	struct json_object *r;
+	static const char *const keys[] = { "exits", "io_exits",
+		"mmio_exits", "halt_exits", "irq_exits", "irq_injections",
+		"insn_emulation", "pf_taken", "pf_fixed", "pf_emulate",
+		"req_event", "signal_exits", "nmi_window_exits", NULL };
+	struct json_object *r, *k, *vcpus, *v0, *o;
+	char line[900];
+	size_t n = 0;
+	pid_t pid;
 
 	if (h_file_expect(path, needle, count, timeout_ms) == 0)
 		return 0;
 	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
 	    vm);
-	tap_diag("%s: vm.stats: %.4000s", vm, h_text(r));
+	/* vCPU 0's KVM counters alone: the whole reply is too long a line. */
+	line[0] = '\0';
+	if (h_ret(r) != NULL &&
+	    json_object_object_get_ex(h_ret(r), "kvm", &k) &&
+	    json_object_object_get_ex(k, "vcpus", &vcpus) &&
+	    (v0 = json_object_array_get_idx(vcpus, 0)) != NULL)
+		for (size_t i = 0; keys[i] != NULL && n < sizeof(line); i++)
+			if (json_object_object_get_ex(v0, keys[i], &o))
+				n += snprintf(line + n, sizeof(line) - n,
+				    " %s %lld", keys[i],
+				    (long long)json_object_get_int64(o));
+	tap_diag("%s: vCPU 0:%s", vm, line[0] != '\0' ? line :
+	    h_text(r));
 	json_object_put(r);
+	if ((pid = h_vm_pid(c, vm)) > 0)
+		h_diag_threads(pid);
 	return -1;
 }
 
