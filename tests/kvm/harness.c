@@ -210,6 +210,28 @@ h_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
+int
+h_rm_tree(const char *path)
+{
+	nftw(path, h_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return access(path, F_OK) == 0 ? -1 : 0;
+}
+
+int
+h_dir_count(const char *path)
+{
+	struct dirent *de;
+	DIR *dp;
+	int n = 0;
+
+	if ((dp = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(dp)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(dp);
+	return n;
+}
+
 /*
  * The pid of the worker listening on path, asked with worker.adopt (its
  * socket's SO_PEERCRED names the vmmd that created it), or -1.
@@ -312,7 +334,7 @@ h_cleanup(void)
 		struct h_daemon *d = h_daemons[i];
 
 		if (getenv("VMMD_TEST_KEEP") == NULL)
-			nftw(d->dir, h_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			(void)h_rm_tree(d->dir);
 		else
 			printf("# kept %s\n", d->dir);
 	}

@@ -342,6 +342,10 @@ int		 h_find(struct h_console *, const char *needle,
 
 /* Occurrences of needle in hay[0..len). */
 size_t		 h_count(const char *hay, size_t len, const char *needle);
+/* Removes path and all below it, as far as it can; 0, or -1 if it stays. */
+int		 h_rm_tree(const char *path);
+/* Entries of directory path other than . and .., or -1. */
+int		 h_dir_count(const char *path);
 /* A whole file, NUL-terminated (NULL if it cannot be read). */
 char		*h_read_file(const char *path, size_t *lenp);
 /*

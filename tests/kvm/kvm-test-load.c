@@ -9,7 +9,6 @@
  * request outstanding each, as 1000 processes of a real deployment
  * would be.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -55,17 +54,9 @@ static int
 count_fds(pid_t pid)
 {
 	char path[64];
-	struct dirent *de;
-	DIR *dir;
-	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	if ((dir = opendir(path)) == NULL)
-		return -1;
-	while ((de = readdir(dir)) != NULL)
-		n += de->d_name[0] != '.';
-	closedir(dir);
-	return n;
+	return h_dir_count(path);
 }
 
 /* Whether pid runs with AddressSanitizer's runtime mapped. */

@@ -7,7 +7,6 @@
  * the VM again.  (vmmd once freed the request's state before answering
  * from it, and died of the worker's death.)
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,23 +18,6 @@
 #include "state-rounds.h"
 
 #define LATE	"test hook: the snapshot starts"
-
-/* Entries of dir other than . and .., or -1 when it cannot be read. */
-static int
-dir_entries(const char *dir)
-{
-	struct dirent *e;
-	DIR *dp;
-	int n = 0;
-
-	if ((dp = opendir(dir)) == NULL)
-		return -1;
-	while ((e = readdir(dp)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(dp);
-	return n;
-}
 
 int
 main(void)
@@ -78,8 +60,8 @@ main(void)
 	tap_ok(h_daemon_alive(d), "vmmd still runs");
 	h_state(c, "w", st, sizeof(st));
 	tap_ok(strcmp(st, "crashed") == 0, "w: crashed (%s)", st);
-	tap_ok(dir_entries(dir) == 0, "nothing left in the snapshot's "
-	    "directory (%d entries)", dir_entries(dir));
+	tap_ok(h_dir_count(dir) == 0, "nothing left in the snapshot's "
+	    "directory (%d entries)", h_dir_count(dir));
 
 	tap_ok(h_start(c, "w") == 0, "w: starts again");
 	con = h_console_open(d, "w");

@@ -12,25 +12,15 @@
  * re-entry a few times in ten here); after each restore it must count on
  * without a FAIL.
  */
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "harness.h"
 
 #define ROUNDS	60
 #define OK	" passes ok"
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 /*
  * The snapshot before round's: the guest runs from round's now.  Sixty
@@ -45,7 +35,7 @@ rm_previous(struct h_daemon *d, int round)
 	if (round == 0)
 		return;
 	snprintf(dir, sizeof(dir), "%s/%d", h_in_dir(d, "snap"), round - 1);
-	if (nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS) != 0)
+	if (h_rm_tree(dir) < 0)
 		tap_diag("round %d: cannot remove %s", round, dir);
 }
 
