@@ -67,7 +67,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      overlay: the guest writes to an overlay of "	\
 	"vmmd's over\n"							\
 	"                      PATH, which is only read: see reset-disk;\n"	\
-	"                      bus=sata: a SATA disk on AHCI instead)\n"	\
+	"                      bus=sata: a SATA disk on AHCI instead;\n"	\
+	"                      PATH nbd:unix:SOCKET[:EXPORT] or "		\
+	"nbd://HOST[:PORT]/EXPORT:\n"					\
+	"                      an NBD server's export, no format or "	\
+	"overlay)\n"							\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
