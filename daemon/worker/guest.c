@@ -12,7 +12,6 @@
 #include "log.h"
 #include "proto.h"
 #include "migrate-in.h"
-#include "migrate-out.h"
 #include "restore.h"
 #include "sandbox.h"
 #include "test-hook.h"
@@ -182,7 +181,8 @@ void
 guest_teardown(struct worker *w)
 {
 	/* A migration's thread reads the machine: it ends first. */
-	migrate_out_cancel(w);
+	if (w->teardown_hook != NULL)
+		w->teardown_hook(w);
 	console_set_input(w->console, NULL, NULL);
 	/* No vCPU may wait on the framebuffer while we join them. */
 	display_quiesce(w->display);

@@ -467,6 +467,7 @@ migrate_out_end(struct migrate_out *mo)
 
 	pthread_join(mo->thread, NULL);
 	w->migrate_out = NULL;
+	w->teardown_hook = NULL;
 	if (w->machine != NULL)
 		ram_log_set(w->machine, false);
 	if (mo->rc == 0) {
@@ -620,6 +621,7 @@ migrate_out_start(struct worker *w, struct json_object *id, int fd,
 		goto fail;
 	}
 	w->migrate_out = mo;
+	w->teardown_hook = migrate_out_cancel;
 	log_info("%s: migrating out (downtime at most %u ms)", w->name,
 	    downtime_ms);
 	return;

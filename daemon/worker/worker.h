@@ -100,6 +100,14 @@ struct worker {
 	int migrate_fd;
 	/* The migration under way to another host (migrate-out.h). */
 	struct migrate_out *migrate_out;
+	/*
+	 * Run first by guest_teardown() when set: migrate-out.c sets it to
+	 * migrate_out_cancel() while a migration's thread reads the
+	 * machine, so that the thread ends before the machine goes (a hook,
+	 * not a call: migrate-out.c itself calls into guest.c).  Loop
+	 * thread.
+	 */
+	void	(*teardown_hook)(struct worker *);
 	bool migrated;		/* it ended: the guest runs there now */
 	uint64_t reboots;
 	/*
