@@ -42,10 +42,10 @@ test_boot(struct h_daemon *d, struct h_conn *c, const char *name,
 	    "%s: created with firmware bios and a %s disk", name, bus);
 	t0 = h_now_ms();
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
-	tap_ok(h_file_expect(log, BOOTING_HD, 1, BOOT_MS) == 0,
+	tap_ok(h_vm_log_expect(c, name, log, BOOTING_HD, 1, BOOT_MS) == 0,
 	    "%s: SeaBIOS boots from the %s disk", name, bus);
 	tap_diag("%s: boot message after %.0f ms", name, h_now_ms() - t0);
-	tap_ok(h_file_expect(log, marker, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, name, log, marker, 1, GRUB_MS) == 0,
 	    "%s: GRUB from the %s disk runs its configuration", name, bus);
 	tap_diag("%s: marker after %.0f ms", name, h_now_ms() - t0);
 	h_diag_lines(name, log);

@@ -50,14 +50,14 @@ expect_first(struct h_daemon *d, struct h_conn *c, const char *name,
 	double t0 = h_now_ms();
 
 	tap_ok(h_start(c, name) == 0, "%s: started", name);
-	tap_ok(h_file_expect(log, want, 1, BOOT_MS) == 0, "%s: SeaBIOS says "
-	    "\"%s\"", name, want);
+	tap_ok(h_vm_log_expect(c, name, log, want, 1, BOOT_MS) == 0,
+	    "%s: SeaBIOS says \"%s\"", name, want);
 	tap_diag("%s: boot message after %.0f ms", name, h_now_ms() - t0);
 	text = h_read_file(log, NULL);
 	tap_ok(text != NULL && strstr(text, other) == NULL,
 	    "%s: and not \"%s\"", name, other);
 	free(text);
-	tap_ok(h_file_expect(log, marker, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, name, log, marker, 1, GRUB_MS) == 0,
 	    "%s: GRUB from there runs its configuration", name);
 	h_diag_lines(name, log);
 	tap_ok(h_stop(c, name, true, -1, H_REPLY_MS) == 0, "%s: force stop",
@@ -117,9 +117,9 @@ test_menu(struct h_daemon *d, struct h_conn *c)
 	    "menu: the disk first, then the CD (boot_order)");
 	free(text);
 	tap_ok(h_console_write(con, "2", 1) == 0, "menu: 2 chosen");
-	tap_ok(h_file_expect(log, BOOTING_CD, 1, BOOT_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "menu", log, BOOTING_CD, 1, BOOT_MS) == 0,
 	    "menu: SeaBIOS boots the CD");
-	tap_ok(h_file_expect(log, MARKER_CD, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "menu", log, MARKER_CD, 1, GRUB_MS) == 0,
 	    "menu: GRUB from the CD runs its configuration");
 	h_diag_lines("menu", log);
 	h_console_close(con);

@@ -93,10 +93,10 @@ test_boot(struct h_daemon *d, struct h_conn *c, const char *iso)
 	    "a cdrom");
 	t0 = h_now_ms();
 	tap_ok(h_start(c, "cd") == 0, "started");
-	tap_ok(h_file_expect(log, BOOTING, 1, BOOT_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "cd", log, BOOTING, 1, BOOT_MS) == 0,
 	    "SeaBIOS boots from the CD");
 	tap_diag("boot message after %.0f ms", h_now_ms() - t0);
-	tap_ok(h_file_expect(log, MARKER, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "cd", log, MARKER, 1, GRUB_MS) == 0,
 	    "GRUB from the ISO runs its configuration");
 	tap_diag("marker after %.0f ms", h_now_ms() - t0);
 	h_diag_lines("console", log);
@@ -116,10 +116,10 @@ test_sata(struct h_daemon *d, struct h_conn *c, const char *img)
 	    "created with a SATA disk");
 	t0 = h_now_ms();
 	tap_ok(h_start(c, "sd") == 0, "started");
-	tap_ok(h_file_expect(log, BOOTING_HD, 1, BOOT_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "sd", log, BOOTING_HD, 1, BOOT_MS) == 0,
 	    "SeaBIOS boots from the SATA disk");
 	tap_diag("boot message after %.0f ms", h_now_ms() - t0);
-	tap_ok(h_file_expect(log, MARKER_HYBRID, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "sd", log, MARKER_HYBRID, 1, GRUB_MS) == 0,
 	    "GRUB from the disk runs its configuration");
 	tap_diag("marker after %.0f ms", h_now_ms() - t0);
 	tap_ok(h_stop(c, "sd", true, -1, H_REPLY_MS) == 0, "force stop");

@@ -107,7 +107,8 @@ main(void)
 	    iso) == 0, "created with the El Torito CD");
 	test_refused(c);
 	tap_ok(h_start(c, "md") == 0, "started");
-	tap_ok(h_file_expect(log, MARKER_CD, 1, BOOT_MS + GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "md", log, MARKER_CD, 1, BOOT_MS + GRUB_MS) ==
+	    0,
 	    "SeaBIOS boots the CD to its GRUB");
 	tap_ok(ahci_diag(c, "port0_medium") == 1 &&
 	    ahci_diag(c, "port0_media_changes") == 0, "the drive holds it");
@@ -122,8 +123,8 @@ main(void)
 	    ahci_diag(c, "port0_media_changes") == 2,
 	    "the old medium out, the new one in (2 changes)");
 	tap_ok(reset(c), "vm.reset");
-	tap_ok(h_file_expect(log, BOOTING_CD, 2, BOOT_MS) == 0 &&
-	    h_file_expect(log, MARKER_HYBRID, 1, GRUB_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "md", log, BOOTING_CD, 2, BOOT_MS) == 0 &&
+	    h_vm_log_expect(c, "md", log, MARKER_HYBRID, 1, GRUB_MS) == 0,
 	    "SeaBIOS boots the new medium from the same drive");
 
 	tap_ok(media_ok(c, "\"device\":\"cdrom0\",\"eject\":true"),
@@ -132,7 +133,7 @@ main(void)
 	    ahci_diag(c, "port0_tray_open") == 1, "the drive is empty, its "
 	    "tray open");
 	tap_ok(reset(c), "vm.reset");
-	tap_ok(h_file_expect(log, NOTHING, 1, BOOT_MS) == 0,
+	tap_ok(h_vm_log_expect(c, "md", log, NOTHING, 1, BOOT_MS) == 0,
 	    "SeaBIOS finds nothing to boot");
 	tap_ok(ahci_diag(c, "port0_medium") == 0, "still empty after the "
 	    "reset");
