@@ -1973,6 +1973,46 @@ h_diag_threads(pid_t pid)
 }
 
 /*
+ * One second of the KVM tracepoints of the kernel under the VM (where
+ * tracefs can be had, as root): how often each event came, where the
+ * exits went (reason and guest address, the most frequent first), and
+ * the interrupts injected and accepted.  Tells a guest spinning from
+ * one waiting for an interrupt KVM never injects.  All VMs of this
+ * kernel show: the test runs one at a time.
+ */
+static void
+h_diag_kvm_trace(const char *vm)
+{
+	static const char cmd[] =
+	    "t=/sys/kernel/tracing; "
+	    "[ -f $t/trace ] || mount -t tracefs tracefs $t 2>/dev/null; "
+	    "[ -w $t/events/kvm/enable ] || exit 0; echo >$t/trace; "
+	    "for e in kvm_exit kvm_inj_virq kvm_apic_accept_irq kvm_set_irq "
+	    "kvm_msi_set_irq kvm_ioapic_set_irq kvm_pic_set_irq "
+	    "kvm_userspace_exit kvm_vcpu_wakeup kvm_eoi kvm_pv_eoi; do "
+	    "[ -w $t/events/kvm/$e/enable ] && echo 1 >$t/events/kvm/$e/enable; "
+	    "done; sleep 1; echo 0 >$t/events/kvm/enable; "
+	    "grep -v '^#' $t/trace >/tmp/h-kvm-trace.$$; "
+	    "grep -o ' kvm_[a-z_]*:' /tmp/h-kvm-trace.$$ | sort | uniq -c | "
+	    "sort -rn | sed 's/^/events: /'; "
+	    "grep -o 'reason [A-Za-z_0-9]* rip 0x[0-9a-f]*' /tmp/h-kvm-trace.$$ | "
+	    "sort | uniq -c | sort -rn | head -n 8 | sed 's/^/exits: /'; "
+	    "grep -v ' kvm_exit:' /tmp/h-kvm-trace.$$ | "
+	    "sed 's/^.*\\] [^ ]* *[0-9.]*: //' | sort | uniq -c | sort -rn | "
+	    "head -n 12 | sed 's/^/other: /'; rm -f /tmp/h-kvm-trace.$$";
+	char line[512];
+	FILE *f;
+
+	if (geteuid() != 0 || (f = popen(cmd, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		tap_diag("%s: kvm trace, 1 s: %s", vm, line);
+	}
+	pclose(f);
+}
+
+/*
  * What a VM is doing, for a wait that failed: vCPU 0's KVM counters
  * (exiting or halted, interrupts injected), each device's diagnostics
  * (a disk's requests in flight, a transport's kicks and interrupts)
@@ -2016,6 +2056,7 @@ h_vm_diag_on(struct h_conn *c, const char *vm)
 	json_object_put(r);
 	if ((pid = h_vm_pid(c, vm)) > 0)
 		h_diag_threads(pid);
+	h_diag_kvm_trace(vm);
 }
 
 void
