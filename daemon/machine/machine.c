@@ -833,6 +833,7 @@ struct machine_regs_read {
 	struct vcpu *v;
 	struct kvm_regs *regs;
 	struct kvm_sregs *sregs;
+	struct vcpu_irq_view *irq;
 };
 
 static int
@@ -840,14 +841,18 @@ machine_read_regs(void *arg)
 {
 	struct machine_regs_read *r = arg;
 
-	return vcpu_get_regs(r->v, r->regs, r->sregs);
+	int ret = vcpu_get_regs(r->v, r->regs, r->sregs);
+
+	return ret < 0 || r->irq == NULL ? ret :
+	    vcpu_get_irq_view(r->v, r->irq);
 }
 
 int
 machine_get_vcpu_regs(struct machine *m, unsigned int index,
-    struct kvm_regs *regs, struct kvm_sregs *sregs)
+    struct kvm_regs *regs, struct kvm_sregs *sregs,
+    struct vcpu_irq_view *irq)
 {
-	struct machine_regs_read r = { NULL, regs, sregs };
+	struct machine_regs_read r = { NULL, regs, sregs, irq };
 
 	if (index >= m->nvcpus)
 		return -EINVAL;

@@ -196,9 +196,13 @@ int machine_start(struct machine *m);
  */
 void machine_pause(struct machine *m);
 void machine_resume(struct machine *m);
-/* A vCPU's registers, for diagnostics; -EBUSY unless paused. */
+/*
+ * A vCPU's registers and its interrupt view (vcpu.h; NULL: not
+ * wanted), for diagnostics; -EBUSY unless paused.
+ */
 int machine_get_vcpu_regs(struct machine *m, unsigned int index,
-    struct kvm_regs *regs, struct kvm_sregs *sregs);
+    struct kvm_regs *regs, struct kvm_sregs *sregs,
+    struct vcpu_irq_view *irq);
 
 /*
  * The board name of the device whose range starts at addr on the port

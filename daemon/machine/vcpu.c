@@ -391,6 +391,58 @@ vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs, struct kvm_sregs *sregs)
 	return kvm_ioctl(v->fd, KVM_GET_SREGS, sregs);
 }
 
+/* The highest vector set in the APIC's 256-bit register at off, or 0. */
+static uint8_t
+vcpu_apic_top(const struct kvm_lapic_state *l, unsigned int off)
+{
+	uint32_t w;
+	int i;
+
+	/* Eight 32-bit words, 16 bytes apart (SDM vol. 3, 11.8.4). */
+	for (i = 7; i >= 0; i--) {
+		memcpy(&w, &l->regs[off + 16 * i], 4);
+		if (w != 0)
+			return (uint8_t)(32 * i + 31 - __builtin_clz(w));
+	}
+	return 0;
+}
+
+static uint32_t
+vcpu_apic_reg(const struct kvm_lapic_state *l, unsigned int off)
+{
+	uint32_t w;
+
+	memcpy(&w, &l->regs[off], 4);
+	return w;
+}
+
+int
+vcpu_get_irq_view(struct vcpu *v, struct vcpu_irq_view *view)
+{
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events ev;
+	struct kvm_mp_state mp;
+	int ret;
+
+	if ((ret = kvm_ioctl(v->fd, KVM_GET_LAPIC, &lapic)) < 0 ||
+	    (ret = kvm_ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev)) < 0 ||
+	    (ret = kvm_ioctl(v->fd, KVM_GET_MP_STATE, &mp)) < 0)
+		return ret;
+	*view = (struct vcpu_irq_view){
+		.isr_top = vcpu_apic_top(&lapic, 0x100),
+		.irr_top = vcpu_apic_top(&lapic, 0x200),
+		.tpr = vcpu_apic_reg(&lapic, 0x80),
+		.ppr = vcpu_apic_reg(&lapic, 0xa0),
+		.lvtt = vcpu_apic_reg(&lapic, 0x320),
+		.tmict = vcpu_apic_reg(&lapic, 0x380),
+		.tmcct = vcpu_apic_reg(&lapic, 0x390),
+		.injected = ev.interrupt.injected != 0,
+		.inject_nr = ev.interrupt.nr,
+		.mp_state = mp.mp_state,
+	};
+	return 0;
+}
+
 /*
  * A triple fault resets the machine and with it every trace of the
  * cause: say where the vCPU was first.  It is out of KVM_RUN here, so

@@ -76,6 +76,24 @@ int	vcpu_start(struct vcpu *v);
 int	vcpu_get_regs(struct vcpu *v, struct kvm_regs *regs,
 	    struct kvm_sregs *sregs);
 
+/*
+ * What stands between a vCPU and its next interrupt, for diagnostics:
+ * the local APIC's highest vector in service and requested (0: none),
+ * the task and processor priorities, the timer (LVT entry, initial and
+ * current count), an interrupt KVM has taken from the APIC but not yet
+ * delivered (inject_nr, when injected), and the MP state (halted...).
+ */
+struct vcpu_irq_view {
+	uint8_t isr_top, irr_top;
+	uint32_t tpr, ppr, lvtt, tmict, tmcct;
+	bool injected;
+	uint8_t inject_nr;
+	uint32_t mp_state;
+};
+
+/* As vcpu_get_regs(). */
+int	vcpu_get_irq_view(struct vcpu *v, struct vcpu_irq_view *view);
+
 /* cpuid.c: the guest's CPUID for vCPU index of nvcpus. */
 int	cpuid_setup(int kvm_fd, int vcpu_fd, unsigned int index,
 	    unsigned int nvcpus);

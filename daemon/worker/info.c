@@ -172,9 +172,10 @@ info_vcpu_regs_json(struct machine *m, unsigned int index)
 {
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
-	struct json_object *o;
+	struct vcpu_irq_view iv;
+	struct json_object *o, *a;
 
-	if (machine_get_vcpu_regs(m, index, &regs, &sregs) < 0)
+	if (machine_get_vcpu_regs(m, index, &regs, &sregs, &iv) < 0)
 		return NULL;
 	o = json_object_new_object();
 	info_add_hex(o, "rip", regs.rip);
@@ -184,6 +185,19 @@ info_vcpu_regs_json(struct machine *m, unsigned int index)
 	info_add_hex(o, "cr0", sregs.cr0);
 	info_add_hex(o, "cr3", sregs.cr3);
 	info_add_hex(o, "efer", sregs.efer);
+	a = json_object_new_object();
+	info_add_hex(a, "isr", iv.isr_top);
+	info_add_hex(a, "irr", iv.irr_top);
+	info_add_hex(a, "tpr", iv.tpr);
+	info_add_hex(a, "ppr", iv.ppr);
+	info_add_hex(a, "lvt_timer", iv.lvtt);
+	info_add_hex(a, "timer_initial", iv.tmict);
+	info_add_hex(a, "timer_current", iv.tmcct);
+	if (iv.injected)
+		info_add_hex(a, "injecting", iv.inject_nr);
+	json_object_object_add(a, "mp_state",
+	    json_object_new_int64(iv.mp_state));
+	json_object_object_add(o, "apic", a);
 	return o;
 }
 

@@ -2013,6 +2013,30 @@ h_diag_kvm_trace(const char *vm)
 }
 
 /*
+ * A running VM paused for a moment: where each vCPU stands and what
+ * holds its next interrupt back (vm.info's vcpu_regs, with the local
+ * APIC), then resumed.  Last: the pause moves the guest's clock.
+ */
+static void
+h_diag_paused(struct h_conn *c, const char *vm)
+{
+	struct json_object *r, *st, *regs;
+	char buf[32];
+
+	if (strcmp(h_state(c, vm, buf, sizeof(buf)), "running") != 0)
+		return;
+	json_object_put(h_call(c, "vm.pause", h_name_args(vm), H_REPLY_MS));
+	r = h_call(c, "vm.info", h_name_args(vm), H_REPLY_MS);
+	if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
+	    json_object_object_get_ex(st, "vcpu_regs", &regs))
+		tap_diag("%s: paused: %s", vm,
+		    json_object_to_json_string_ext(regs,
+		    JSON_C_TO_STRING_PLAIN));
+	json_object_put(r);
+	json_object_put(h_call(c, "vm.resume", h_name_args(vm), H_REPLY_MS));
+}
+
+/*
  * What a VM is doing, for a wait that failed: vCPU 0's KVM counters
  * (exiting or halted, interrupts injected), each device's diagnostics
  * (a disk's requests in flight, a transport's kicks and interrupts)
@@ -2057,6 +2081,7 @@ h_vm_diag_on(struct h_conn *c, const char *vm)
 	if ((pid = h_vm_pid(c, vm)) > 0)
 		h_diag_threads(pid);
 	h_diag_kvm_trace(vm);
+	h_diag_paused(c, vm);
 }
 
 void

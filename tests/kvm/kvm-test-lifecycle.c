@@ -64,7 +64,10 @@ check_start_times(struct h_conn *c, const char *name)
 	json_object_put(r);
 }
 
-/* How many vCPUs the demo's vm.info gives registers for (with a rip). */
+/*
+ * How many vCPUs the demo's vm.info gives registers for (with a rip,
+ * and the local APIC's priorities, timer and the MP state).
+ */
 static int
 vcpu_regs_count(struct h_conn *c)
 {
@@ -74,10 +77,17 @@ vcpu_regs_count(struct h_conn *c)
 	r = h_callf(c, H_REPLY_MS, "vm.info", "{\"name\":\"demo\"}");
 	if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
 	    json_object_object_get_ex(st, "vcpu_regs", &regs))
-		for (i = 0; i < (int)json_object_array_length(regs); i++)
-			if (strncmp(h_str(json_object_array_get_idx(regs, i),
-			    "rip") ?: "", "0x", 2) == 0)
+		for (i = 0; i < (int)json_object_array_length(regs); i++) {
+			struct json_object *v, *apic;
+
+			v = json_object_array_get_idx(regs, i);
+			if (strncmp(h_str(v, "rip") ?: "", "0x", 2) == 0 &&
+			    json_object_object_get_ex(v, "apic", &apic) &&
+			    strncmp(h_str(apic, "ppr") ?: "", "0x", 2) == 0 &&
+			    strncmp(h_str(apic, "lvt_timer") ?: "", "0x",
+			    2) == 0 && h_int(apic, "mp_state", -1) >= 0)
 				n++;
+		}
 	json_object_put(r);
 	return n;
 }
@@ -152,7 +162,7 @@ test_pause_resume(struct h_daemon *d, struct h_conn *c)
 	    "vm.pause when paused");
 
 	tap_ok(vcpu_regs_count(c) == 1, "paused: vm.info shows where the "
-	    "vCPU stands (vcpu_regs with rip)");
+	    "vCPU stands (vcpu_regs with rip and apic)");
 
 	/* Whatever was on its way before the pause, then silence. */
 	h_console_drain(con, 300);
