@@ -822,6 +822,21 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	/* INTx: what the driver has not read yet, and the line. */
 	device_diag_put(d, "isr", vp->isr, DEVICE_DIAG_HEX);
 	device_diag_put(d, "intx_raised", vp->intx_raised, DEVICE_DIAG_BOOL);
+	/*
+	 * Queue 0's indices as the driver left them and as the device
+	 * has them: chains offered but not taken (a kick that never
+	 * came), or taken and not given back.
+	 */
+	if (vp->dev->vq[0].enabled) {
+		const struct virtq *vq = &vp->dev->vq[0];
+
+		device_diag_put(d, "q0_avail_idx", __atomic_load_n(
+		    &vq->avail->idx, __ATOMIC_RELAXED), DEVICE_DIAG_UINT);
+		device_diag_put(d, "q0_last_avail", vq->last_avail,
+		    DEVICE_DIAG_UINT);
+		device_diag_put(d, "q0_used_idx", __atomic_load_n(
+		    &vq->used->idx, __ATOMIC_RELAXED), DEVICE_DIAG_UINT);
+	}
 	device_diag_figure_range(d, t, VP_FIG_MSI, VP_FIG_QUEUES - VP_FIG_MSI,
 	    vp);
 	device_diag_figure_range(d, t, VP_FIG_QUEUES,

@@ -2032,6 +2032,16 @@ h_diag_paused(struct h_conn *c, const char *vm)
 		tap_diag("%s: paused: %s", vm,
 		    json_object_to_json_string_ext(regs,
 		    JSON_C_TO_STRING_PLAIN));
+	/* The pause handed the devices the kicks the loop had not read. */
+	if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
+	    json_object_object_get_ex(st, "devices", &st)) {
+		json_object_object_foreach(st, name, dev)
+			if (strncmp(name, "disk", 4) == 0 ||
+			    strncmp(name, "net", 3) == 0)
+				tap_diag("%s: paused: %s: %.600s", vm, name,
+				    json_object_to_json_string_ext(dev,
+				    JSON_C_TO_STRING_PLAIN));
+	}
 	json_object_put(r);
 	json_object_put(h_call(c, "vm.resume", h_name_args(vm), H_REPLY_MS));
 }

@@ -27,6 +27,7 @@
 #   VMMD_LINUX_STREAM_KIB size of the console stream (default 1024)
 #   VMMD_LINUX_HOST_CPU   the test host's CPU (default EPYC,+svm,-npt: see
 #                         README.md here)
+#   VMMD_LINUX_HOST_APPEND  more of the test host kernel's command line
 #   VMMD_LINUX_TCG_THREADS  QEMU's TCG threading, multi (default) or single
 #   VMMD_LINUX_MAX_SILENCE  seconds without TAP after which the test host
 #                         counts as hung (default 300)
@@ -86,7 +87,7 @@ fi
 # kernel comes with its registers and backtrace (KERN_DEFAULT) then.
 # nokaslr: the RIPs QEMU's monitor shows of a hung test host are those of
 # the kernel's System.map (Debian's linux-image-*-dbg package has it).
-append="console=ttyS0 panic=-1 loglevel=5 nokaslr"
+append="console=ttyS0 panic=-1 loglevel=5 nokaslr${VMMD_LINUX_HOST_APPEND:+ $VMMD_LINUX_HOST_APPEND}"
 [ $# -gt 0 ] && append="$append vmmd_steps=$(echo "$*" | tr ' ' ',')"
 
 # Complete lines of the TAP stream, as they come, on stderr: progress
