@@ -819,6 +819,9 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	    DEVICE_DIAG_HEX);
 	device_diag_figure_range(d, t, 0, VP_FIG_MSI, vp);
 	device_diag_put(d, "msix", virtio_pci_msix_on(vp), DEVICE_DIAG_BOOL);
+	/* INTx: what the driver has not read yet, and the line. */
+	device_diag_put(d, "isr", vp->isr, DEVICE_DIAG_HEX);
+	device_diag_put(d, "intx_raised", vp->intx_raised, DEVICE_DIAG_BOOL);
 	device_diag_figure_range(d, t, VP_FIG_MSI, VP_FIG_QUEUES - VP_FIG_MSI,
 	    vp);
 	device_diag_figure_range(d, t, VP_FIG_QUEUES,

@@ -1609,6 +1609,8 @@ h_console_open(struct h_daemon *d, const char *name)
 		return NULL;
 	}
 	con->fd = fd;
+	con->d = d;
+	snprintf(con->vm, sizeof(con->vm), "%s", name);
 	return con;
 }
 
@@ -1853,6 +1855,8 @@ h_expect(struct h_console *con, const char *needle, int timeout_ms)
 	tap_diag("console: no '%s' within %d ms%s; got %zu bytes, tail: %s",
 	    needle, timeout_ms, con->eof ? " (EOF)" : "", con->len,
 	    h_tail(con->buf ? con->buf : "", con->len, 300));
+	if (!con->eof)
+		h_vm_diag(con->d, con->vm);
 	return -1;
 }
 
@@ -1968,21 +1972,25 @@ h_diag_threads(pid_t pid)
 	closedir(dir);
 }
 
-int
-h_vm_log_expect(struct h_conn *c, const char *vm, const char *path,
-    const char *needle, size_t count, int timeout_ms)
+/*
+ * What a VM is doing, for a wait that failed: vCPU 0's KVM counters
+ * (exiting or halted, interrupts injected), each device's diagnostics
+ * (a disk's requests in flight, a transport's kicks and interrupts)
+ * and the worker's threads.  Only reads: the VM runs on.
+ */
+static void
+h_vm_diag_on(struct h_conn *c, const char *vm)
 {
 	static const char *const keys[] = { "exits", "io_exits",
 		"mmio_exits", "halt_exits", "irq_exits", "irq_injections",
 		"insn_emulation", "pf_taken", "pf_fixed", "pf_emulate",
-		"req_event", "signal_exits", "nmi_window_exits", NULL };
-	struct json_object *r, *k, *vcpus, *v0, *o;
+		"req_event", "signal_exits", "nmi_window_exits",
+		"halt_wait_ns", NULL };
+	struct json_object *r, *k, *vcpus, *v0, *o, *devs;
 	char line[900];
 	size_t n = 0;
 	pid_t pid;
 
-	if (h_file_expect(path, needle, count, timeout_ms) == 0)
-		return 0;
 	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
 	    vm);
 	/* vCPU 0's KVM counters alone: the whole reply is too long a line. */
@@ -1999,8 +2007,35 @@ h_vm_log_expect(struct h_conn *c, const char *vm, const char *path,
 	tap_diag("%s: vCPU 0:%s", vm, line[0] != '\0' ? line :
 	    h_text(r));
 	json_object_put(r);
+	if ((devs = h_info_stats(c, vm, "devices", NULL, &r)) != NULL) {
+		json_object_object_foreach(devs, name, dev)
+			tap_diag("%s: %s: %.600s", vm, name,
+			    json_object_to_json_string_ext(dev,
+			    JSON_C_TO_STRING_PLAIN));
+	}
+	json_object_put(r);
 	if ((pid = h_vm_pid(c, vm)) > 0)
 		h_diag_threads(pid);
+}
+
+void
+h_vm_diag(struct h_daemon *d, const char *vm)
+{
+	struct h_conn *c;
+
+	if (d == NULL || vm == NULL || (c = h_connect(d)) == NULL)
+		return;
+	h_vm_diag_on(c, vm);
+	h_close(c);
+}
+
+int
+h_vm_log_expect(struct h_conn *c, const char *vm, const char *path,
+    const char *needle, size_t count, int timeout_ms)
+{
+	if (h_file_expect(path, needle, count, timeout_ms) == 0)
+		return 0;
+	h_vm_diag_on(c, vm);
 	return -1;
 }
 

@@ -300,6 +300,8 @@ struct h_console {
 	size_t	 len, cap;
 	size_t	 mark;		/* h_expect searches from here */
 	bool	 eof;
+	struct h_daemon *d;	/* whose VM: h_expect()'s diagnostics */
+	char	 vm[64];
 };
 
 /*
@@ -332,7 +334,8 @@ size_t		 h_console_read(struct h_console *, int ms);
 size_t		 h_console_drain(struct h_console *, int ms);
 /*
  * Waits until needle appears at or after the mark; on success moves the
- * mark past it and returns 0, else -1 (diag shows the tail read).
+ * mark past it and returns 0, else -1 (diag shows the tail read and,
+ * the console still open, h_vm_diag()).
  */
 int		 h_expect(struct h_console *, const char *needle,
 		    int timeout_ms);
@@ -360,9 +363,14 @@ void		 h_diag_lines(const char *what, const char *path);
 int		 h_file_expect(const char *path, const char *needle,
 		    size_t count, int timeout_ms);
 /*
- * h_file_expect on a VM's console log; when it fails, also vm's exit
- * statistics (vm.stats) as a diagnostic: where a firmware that never
- * got there spent its time.
+ * What vm is doing, as diagnostics: vCPU 0's KVM counters, each
+ * device's figures, the worker's threads.  h_expect() shows them when
+ * a console it reads stays silent.
+ */
+void		 h_vm_diag(struct h_daemon *, const char *vm);
+/*
+ * h_file_expect on a VM's console log; when it fails, also h_vm_diag():
+ * where a firmware that never got there spent its time.
  */
 int		 h_vm_log_expect(struct h_conn *, const char *vm,
 		    const char *path, const char *needle, size_t count,

@@ -42,6 +42,12 @@
 
 #define DEMO_BANNER	"vmmd demo guest"
 #define DEMO_TICK	" UTC\r"
+/*
+ * What vmctl migrate may take: a guest rewriting 16 MiB goes for up to
+ * 30 rounds, and the test host on a busy machine carried 3.6 MiB/s, so
+ * over two minutes.  A bound against a hang, not a speed requirement.
+ */
+#define MIGRATE_MS	300000
 
 /* The last (last) or first tick in buf, as seconds; -1 if none. */
 static long
@@ -342,7 +348,7 @@ main(void)
 		tap_bail("no events from the second vmmd");
 	json_object_put(h_call(ce, "events.subscribe", NULL, H_REPLY_MS));
 	con = running_demo(a, ca, "demo");
-	h_ctl_use(a, H_BOOT_MS);
+	h_ctl_use(a, MIGRATE_MS);
 	t0 = h_now_ms();
 	rc = h_ctl("migrate", "demo", "--to", to, "--watch", NULL);
 	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
@@ -544,7 +550,7 @@ main(void)
 	snprintf(path, sizeof(path), "%s", h_in_dir(a, "fake-ssh"));
 	fake_ssh(path);
 	setenv("VMCTL_SSH", path, 1);
-	h_ctl_use(b, H_BOOT_MS);
+	h_ctl_use(b, MIGRATE_MS);
 	snprintf(sshto, sizeof(sshto), "ssh://somebody@far%s", a->sock);
 	if ((con = h_console_open(b, "demo")) == NULL ||
 	    h_expect(con, DEMO_TICK, 5000) != 0)
@@ -557,7 +563,7 @@ main(void)
 	before = tick_at(con->buf, true);
 	h_console_close(con);
 	unsetenv("VMCTL_SSH");
-	h_ctl_use(a, H_BOOT_MS);
+	h_ctl_use(a, MIGRATE_MS);
 	tap_ok(h_wait_state(ca, "demo", "running", H_REPLY_MS) == 0 &&
 	    gone(cb, "demo"), "demo is back at the first vmmd, gone from "
 	    "the second");
