@@ -1,8 +1,9 @@
 #!/bin/sh
 # Inside the Debian test system with systemd as PID 1 (systemd-host.sh): vmmd's
-# packages installed, upgraded, removed and purged with apt, and vmmd
-# driven through systemctl, journalctl and vmctl in between.  TAP on standard output (the test system's second serial port);
-# the system powers off at the end.
+# packages installed, upgraded to a rebuild, removed and purged with
+# apt, and vmmd driven through systemctl, journalctl and vmctl in
+# between.  TAP on standard output (the test system's second serial
+# port); the system powers off at the end.
 set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 n=0
@@ -42,7 +43,7 @@ done </usr/lib/vmmd-test/modules/order
 ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
 
 # The packages, as an administrator installs them (systemd-host.sh put
-# them in debs/old, and the same build as a newer version in debs/new).
+# them in debs/old, and their rebuild at a newer version in debs/new).
 debs=/usr/lib/vmmd-test/debs
 apt_get() {
 	DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Use-Pty=0 "$@"
@@ -232,7 +233,10 @@ lines=$(wc -l </var/lib/vmmd/console/plain.log)
 ok "$( ! vmctl info plain | grep -q '^worker:'; echo $?)" \
     "plain: vmctl info does not call its worker replaced before the upgrade"
 (cd $debs/new && apt_get install ./vmctl.deb ./vmmd.deb) >/tmp/apt-upgrade 2>&1
-ok $? "apt install ./vmmd.deb (newer): $(dpkg-query -W -f='${Version}' vmmd)"
+rc=$?
+ver=$(dpkg-query -W -f='${Version}' vmmd)
+ok "$( [ $rc -eq 0 ] && [ "$ver" = "$(dpkg-deb -f $debs/new/vmmd.deb \
+    Version)" ]; echo $?)" "apt install ./vmmd.deb (the rebuild): $ver"
 grep -q '^Setting up vmmd' /tmp/apt-upgrade || diag "$(tail -n 20 /tmp/apt-upgrade)"
 wait_for 60 state_is plain running
 up_after=$(uptime_of plain)

@@ -4,19 +4,18 @@
 # when its package list changes) boots as the nested test host (QEMU's
 # TCG with emulated SVM, as the linux suite's) and runs check.sh, which
 # installs vmmd's Debian packages with apt as an administrator does,
-# upgrades them under a running guest, then removes and purges them.
-# The upgrade installs the same build as a newer version (VERSION
-# +rebuild1, repacked here): what a rebuilt package's maintainer scripts
-# and unpacking do to a running vmmd and its guests is the same.
+# upgrades them under a running guest to a rebuild at a newer version
+# (VERSION+rebuild1, which build-deb.sh makes with dpkg-buildpackage
+# after the first build), then removes and purges them.
 #
 #   systemd-host.sh BUILDDIR
 #
 # Environment: VMMD_SYSTEMD_DEBS (a directory with the vmmd and vmctl
-# packages, from tests/systemd/build-deb.sh; without one they are built
-# here, without the unit suite), VMMD_LINUX_GUEST (the reference guest
-# directory: the kernel and its KVM modules), VMMD_SYSTEMD_CACHE,
-# VMMD_SYSTEMD_WORKDIR (where the logs stay), VMMD_SYSTEMD_TIMEOUT
-# (seconds, default 900), VMMD_LINUX_QEMU.
+# packages and their rebuild in rebuild/, from tests/systemd/build-deb.sh;
+# without one they are built here, without the unit suite),
+# VMMD_LINUX_GUEST (the reference guest directory: the kernel and its
+# KVM modules), VMMD_SYSTEMD_CACHE, VMMD_SYSTEMD_WORKDIR (where the logs
+# stay), VMMD_SYSTEMD_TIMEOUT (seconds, default 900), VMMD_LINUX_QEMU.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +35,8 @@ command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
 [ -f "$guest/vmlinuz" ] && [ -f "$guest/host-modules/order" ] ||
     skip "no reference guest in $guest (tests/linux/build-guest.sh)"
 debs=${VMMD_SYSTEMD_DEBS:-}
-if [ -z "$debs" ] || ! ls "$debs"/vmmd_*.deb >/dev/null 2>&1; then
+if [ -z "$debs" ] || ! ls "$debs"/vmmd_*.deb "$debs"/rebuild/vmmd_*.deb \
+    >/dev/null 2>&1; then
 	command -v dpkg-buildpackage >/dev/null 2>&1 && command -v dh \
 	    >/dev/null 2>&1 || skip "no debhelper to build the packages" \
 	    "(or VMMD_SYSTEMD_DEBS)"
@@ -92,20 +92,13 @@ fi
 # directories.
 mkdir -p "$root/var/lib/apt/lists/partial" \
     "$root/var/cache/apt/archives/partial"
+# debs/old: the packages; debs/new: their rebuild, the upgrade.
 pkgs=$root/usr/lib/vmmd-test/debs
 mkdir -p "$pkgs/old" "$pkgs/new"
 for p in vmmd vmctl; do
-	deb=$(ls "$debs/${p}"_*.deb | head -n 1)
-	cp "$deb" "$pkgs/old/$p.deb"
-	rm -rf "$work/repack"
-	dpkg-deb -R "$deb" "$work/repack"
-	sed -i -e 's/^Version: .*/&+rebuild1/' \
-	    -e 's/vmctl (= \([^)]*\))/vmctl (= \1+rebuild1)/' \
-	    "$work/repack/DEBIAN/control"
-	dpkg-deb -Zgzip -b "$work/repack" "$pkgs/new/$p.deb" >/dev/null ||
-	    fail "cannot repack $deb"
+	cp "$(ls "$debs/${p}"_*.deb | head -n 1)" "$pkgs/old/$p.deb"
+	cp "$(ls "$debs/rebuild/${p}"_*.deb | head -n 1)" "$pkgs/new/$p.deb"
 done
-rm -rf "$work/repack"
 
 mkdir -p "$root/usr/lib/vmmd-test/modules"
 cp "$guest"/host-modules/* "$root/usr/lib/vmmd-test/modules/"
