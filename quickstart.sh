@@ -295,10 +295,11 @@ ninja -C "$builddir-fuzz" fuzzers
 say "running the fuzz suite"
 meson test -C "$builddir-fuzz" --suite fuzz --no-rebuild --print-errorlogs
 linux_suite
-# The Debian packages, built as from a clean checkout and checked with
-# lintian (no error, no warning); the systemd suite installs them.
-# nocheck: the unit suite ran above in this same run (a plain
-# "dpkg-buildpackage -us -uc -b" runs it).
+# The Debian packages, built as from a clean checkout, then rebuilt at a
+# newer version in the same tree (build-deb.sh); lintian checks the
+# first (no error, no warning), the systemd suite installs it and
+# upgrades to the rebuild.  nocheck: the unit suite ran above in this
+# same run (a plain "dpkg-buildpackage -us -uc -b" runs it).
 install_packages $deb_deps
 (cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1) ||
     (cd "$top" && DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq \
@@ -307,7 +308,8 @@ say "building the Debian packages in $builddir-deb"
 t0=$(date +%s)
 DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
     sh "$top/tests/systemd/build-deb.sh" "$builddir-deb" >/dev/null
-say "built in $(($(date +%s) - t0)) s; lintian on them"
+say "built in $(($(date +%s) - t0)) s (the rebuild: $(sed -n \
+    's/^build-deb.sh: built in //p' "$builddir-deb/rebuild.log")); lintian"
 lintian --fail-on error,warning "$builddir-deb"/*.changes
 # vmmd's packages installed into Debian booted with systemd as PID 1,
 # in the same kind of nested test host (its root file system is cached

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Inside the Debian test system with systemd as PID 1 (systemd-host.sh): vmmd's
-# packages installed, upgraded, removed and purged with apt, and vmmd
-# driven through systemctl, journalctl and vmctl in between.  TAP on standard output (the test system's second serial port);
-# the system powers off at the end.
+# packages installed, tested by autopkgtest, upgraded to a rebuild,
+# removed and purged with apt, and vmmd driven through systemctl,
+# journalctl and vmctl in between.  TAP on standard output (the test
+# system's second serial port); the system powers off at the end.
 set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 n=0
@@ -42,7 +43,7 @@ done </usr/lib/vmmd-test/modules/order
 ok "$( [ -c /dev/kvm ]; echo $?)" "/dev/kvm exists"
 
 # The packages, as an administrator installs them (systemd-host.sh put
-# them in debs/old, and the same build as a newer version in debs/new).
+# them in debs/old, and their rebuild at a newer version in debs/new).
 debs=/usr/lib/vmmd-test/debs
 apt_get() {
 	DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Use-Pty=0 "$@"
@@ -61,13 +62,26 @@ ok $? "vmctl list is answered"
 ok "$( [ -f /etc/vmmd/vmmd.conf ] &&
     grep -qx /etc/vmmd/vmmd.conf /var/lib/dpkg/info/vmmd.conffiles
     echo $?)" "/etc/vmmd/vmmd.conf is a conffile"
-# The package's autopkgtests (debian/tests/control), each as the null
-# runner runs it: as root, its output kept.
-for t in service demo-guest; do
-	sh /usr/lib/vmmd-test/autopkgtest/$t >/tmp/autopkgtest-$t 2>&1
-	rc=$?
-	ok $rc "autopkgtest $t: $(tail -n 1 /tmp/autopkgtest-$t)"
-	[ $rc -eq 0 ] || diag "$(cat /tmp/autopkgtest-$t)"
+# The package's autopkgtests (debian/tests/control), run by autopkgtest
+# against the packages just installed, with the null runner: this system
+# is the testbed, a machine booted for the test alone, where the tests'
+# restrictions (needs-root, isolation-machine) hold and /dev/kvm opens.
+# autopkgtest serves the .debs from a repository of its own (no network
+# here), reinstalls them from it and installs the tests' Depends.  Its
+# exit status (0: every test passed, none skipped) is one test point,
+# its summary line for each test of the control file one more.
+src=/usr/lib/vmmd-test/source
+(cd $debs/old && autopkgtest --no-built-binaries \
+    --summary-file=/tmp/autopkgtest-summary ./vmctl.deb ./vmmd.deb \
+    "$src" -- null) >/tmp/autopkgtest.log 2>&1
+rc=$?
+ok $rc "autopkgtest --no-built-binaries ./vmctl.deb ./vmmd.deb SOURCE -- null:\
+ exit $rc"
+[ $rc -eq 0 ] || diag "$(tail -n 60 /tmp/autopkgtest.log)"
+for t in $(sed -n 's/^Tests://p' "$src/debian/tests/control" | tr ',' ' '); do
+	line=$(awk -v t="$t" '$1 == t' /tmp/autopkgtest-summary 2>/dev/null)
+	ok "$(case $(echo $line | cut -d ' ' -f 2) in PASS) echo 0 ;;
+	    *) echo 1 ;; esac)" "autopkgtest summary: $(echo ${line:-$t missing})"
 done
 # Socket activation from here on: both stopped, the socket started alone.
 systemctl stop vmmd.service vmmd.socket
@@ -232,7 +246,10 @@ lines=$(wc -l </var/lib/vmmd/console/plain.log)
 ok "$( ! vmctl info plain | grep -q '^worker:'; echo $?)" \
     "plain: vmctl info does not call its worker replaced before the upgrade"
 (cd $debs/new && apt_get install ./vmctl.deb ./vmmd.deb) >/tmp/apt-upgrade 2>&1
-ok $? "apt install ./vmmd.deb (newer): $(dpkg-query -W -f='${Version}' vmmd)"
+rc=$?
+ver=$(dpkg-query -W -f='${Version}' vmmd)
+ok "$( [ $rc -eq 0 ] && [ "$ver" = "$(dpkg-deb -f $debs/new/vmmd.deb \
+    Version)" ]; echo $?)" "apt install ./vmmd.deb (the rebuild): $ver"
 grep -q '^Setting up vmmd' /tmp/apt-upgrade || diag "$(tail -n 20 /tmp/apt-upgrade)"
 wait_for 60 state_is plain running
 up_after=$(uptime_of plain)

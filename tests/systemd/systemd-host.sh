@@ -4,19 +4,20 @@
 # when its package list changes) boots as the nested test host (QEMU's
 # TCG with emulated SVM, as the linux suite's) and runs check.sh, which
 # installs vmmd's Debian packages with apt as an administrator does,
-# upgrades them under a running guest, then removes and purges them.
-# The upgrade installs the same build as a newer version (VERSION
-# +rebuild1, repacked here): what a rebuilt package's maintainer scripts
-# and unpacking do to a running vmmd and its guests is the same.
+# runs the package's autopkgtests on them with autopkgtest's null
+# runner, upgrades them under a running guest to a rebuild at a newer
+# version (VERSION+rebuild1, which build-deb.sh makes with
+# dpkg-buildpackage after the first build), then removes and purges
+# them.
 #
 #   systemd-host.sh BUILDDIR
 #
 # Environment: VMMD_SYSTEMD_DEBS (a directory with the vmmd and vmctl
-# packages, from tests/systemd/build-deb.sh; without one they are built
-# here, without the unit suite), VMMD_LINUX_GUEST (the reference guest
-# directory: the kernel and its KVM modules), VMMD_SYSTEMD_CACHE,
-# VMMD_SYSTEMD_WORKDIR (where the logs stay), VMMD_SYSTEMD_TIMEOUT
-# (seconds, default 900), VMMD_LINUX_QEMU.
+# packages and their rebuild in rebuild/, from tests/systemd/build-deb.sh;
+# without one they are built here, without the unit suite),
+# VMMD_LINUX_GUEST (the reference guest directory: the kernel and its
+# KVM modules), VMMD_SYSTEMD_CACHE, VMMD_SYSTEMD_WORKDIR (where the logs
+# stay), VMMD_SYSTEMD_TIMEOUT (seconds, default 900), VMMD_LINUX_QEMU.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +37,8 @@ command -v mmdebstrap >/dev/null 2>&1 || skip "mmdebstrap is not installed"
 [ -f "$guest/vmlinuz" ] && [ -f "$guest/host-modules/order" ] ||
     skip "no reference guest in $guest (tests/linux/build-guest.sh)"
 debs=${VMMD_SYSTEMD_DEBS:-}
-if [ -z "$debs" ] || ! ls "$debs"/vmmd_*.deb >/dev/null 2>&1; then
+if [ -z "$debs" ] || ! ls "$debs"/vmmd_*.deb "$debs"/rebuild/vmmd_*.deb \
+    >/dev/null 2>&1; then
 	command -v dpkg-buildpackage >/dev/null 2>&1 && command -v dh \
 	    >/dev/null 2>&1 || skip "no debhelper to build the packages" \
 	    "(or VMMD_SYSTEMD_DEBS)"
@@ -48,11 +50,13 @@ fi
 # no package list.  resource-agents for
 # ocf-tester and ocf-shellfuncs, which the resource agent is tested with,
 # and libxml2-utils: xmllint, which ocf-tester checks the meta-data with.
+# autopkgtest runs the package's tests (debian/tests) there; it brings
+# apt-utils, whose apt-ftparchive makes its repository of the packages.
 packages="systemd systemd-sysv udev libevent-2.1-7 libevent-core-2.1-7
     libevent-extra-2.1-7 libevent-pthreads-2.1-7 libjson-c5 libvncserver1
     libpng16-16 libsystemd0 libseccomp2 zlib1g libzstd1 libblkid1 libext2fs2
     libisofs6 kmod passt iproute2
-    resource-agents libxml2-utils"
+    resource-agents libxml2-utils autopkgtest"
 packages=$(echo $packages | tr ' ' ,)
 key=$(printf '%s bookworm minbase\n' "$packages" | sha256sum | cut -c 1-16)
 tar=$cache/root-$key.tar
@@ -89,30 +93,31 @@ if [ -z "$debs" ]; then
 	debs=$work/deb
 fi
 # apt installs local packages with no package list, but wants its
-# directories.
+# directories.  The test system has no network: Debian's archive in its
+# sources.list would only be a source apt cannot reach (autopkgtest runs
+# "apt-get update" when it is done), so apt has none there.
 mkdir -p "$root/var/lib/apt/lists/partial" \
     "$root/var/cache/apt/archives/partial"
+: >"$root/etc/apt/sources.list"
+rm -f "$root"/etc/apt/sources.list.d/*
+# debs/old: the packages; debs/new: their rebuild, the upgrade.
 pkgs=$root/usr/lib/vmmd-test/debs
 mkdir -p "$pkgs/old" "$pkgs/new"
 for p in vmmd vmctl; do
-	deb=$(ls "$debs/${p}"_*.deb | head -n 1)
-	cp "$deb" "$pkgs/old/$p.deb"
-	rm -rf "$work/repack"
-	dpkg-deb -R "$deb" "$work/repack"
-	sed -i -e 's/^Version: .*/&+rebuild1/' \
-	    -e 's/vmctl (= \([^)]*\))/vmctl (= \1+rebuild1)/' \
-	    "$work/repack/DEBIAN/control"
-	dpkg-deb -Zgzip -b "$work/repack" "$pkgs/new/$p.deb" >/dev/null ||
-	    fail "cannot repack $deb"
+	cp "$(ls "$debs/${p}"_*.deb | head -n 1)" "$pkgs/old/$p.deb"
+	cp "$(ls "$debs/rebuild/${p}"_*.deb | head -n 1)" "$pkgs/new/$p.deb"
 done
-rm -rf "$work/repack"
 
 mkdir -p "$root/usr/lib/vmmd-test/modules"
 cp "$guest"/host-modules/* "$root/usr/lib/vmmd-test/modules/"
 cp "$here/check.sh" "$root/usr/lib/vmmd-test/check.sh"
-# The package's autopkgtests, which check.sh runs as autopkgtest's null
-# runner would (their restrictions hold in that system).
-cp -r "$top/debian/tests" "$root/usr/lib/vmmd-test/autopkgtest"
+# The package's autopkgtests, which check.sh runs with autopkgtest: a
+# source tree of debian/tests and the changelog is all it reads.  With
+# no debian/control autopkgtest takes it as a built tree: nothing to
+# build or unpack (no dpkg-dev there), the tests run against the .debs.
+mkdir -p "$root/usr/lib/vmmd-test/source/debian"
+cp -r "$top/debian/tests" "$top/debian/changelog" \
+    "$root/usr/lib/vmmd-test/source/debian/"
 cat >"$root/etc/systemd/system/vmmd-test.target" <<'UNIT'
 [Unit]
 Description=vmmd under systemd: the test
