@@ -46,7 +46,7 @@ struct devhost {
 	 * and kept until the end, so that a device's thread that saw
 	 * wlog set never writes into freed memory.
 	 */
-	struct write_log *_Atomic wlog;
+	struct write_log *wlog;	/* __atomic_* loads and stores only */
 	struct write_log *wlog_mem;
 	/*
 	 * The timers' own timerfd (CLOCK_MONOTONIC, absolute deadlines)
