@@ -55,6 +55,7 @@ static int	cmd_help(struct ctl *, int, char **);
 	"the port)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
+	"  --balloon           a virtio memory balloon\n"			\
 	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]" \
 	"[,overlay]\n"							\
 	"      [,bus=virtio|sata]\n"						\
@@ -133,7 +134,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-tick-policy slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-no-password] [--vnc-web] [--rng] "
+	    "[--vnc-no-password] [--vnc-web] [--rng] [--balloon] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
 	    "[,overlay][,bus=virtio|sata]]"
 	    "... "

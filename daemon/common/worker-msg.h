@@ -144,6 +144,7 @@ enum wmsg_shape {
 	F(BOOT_RTC_SLICES, BOOT, "rtc_slices", INT, 0,			\
 	    WMSG_RTC_SLICES_MIN, WMSG_RTC_SLICES_MAX, NONE, NONE)	\
 	F(BOOT_RNG, BOOT, "rng", BOOL, 0, 0, 0, NONE, NONE)		\
+	F(BOOT_BALLOON, BOOT, "balloon", BOOL, 0, 0, 0, NONE, NONE)	\
 	F(BOOT_CONSOLE_LOG, BOOT, "console_log", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_CONSOLE_LOG_MAX, BOOT, "console_log_max", INT, 0, 0,	\

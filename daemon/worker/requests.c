@@ -496,6 +496,7 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 		w->cfg.backends.rtc.max_slices = sp->rtc_slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->cfg.backends.rng = sp->rng;
+	w->cfg.backends.balloon = sp->balloon;
 	/* Kept across resets; a restore replaces it (restore.h). */
 	if (restore_vmgenid_fresh(w->cfg.backends.vmgenid) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL,
