@@ -49,7 +49,7 @@ struct board_backends {
 	bool rng;			/* a virtio-rng */
 	/* A virtio-balloon when balloon, made with this target (4 KiB
 	 * pages) and period of statistics requests (0: none), which the
-	 * worker keeps as the host sets them, so a reset keeps them. */
+	 * worker keeps as vm.balloon sets them, so a reset keeps them. */
 	bool balloon;
 	uint32_t balloon_pages;
 	int64_t balloon_stats_ns;
