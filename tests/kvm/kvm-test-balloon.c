@@ -6,11 +6,15 @@
  * the guest's statistics (asking it for new ones each time), vm.balloon
  * reaches the guest's num_pages, and bad targets are refused: over the
  * protocol (not a number, larger than RAM, a VM without a balloon or
- * not running) and by vmctl balloon (a SIZE that is not one).
+ * not running) and by vmctl balloon (a SIZE that is not one).  Then a
+ * snapshot and restore while the device holds the guest's statistics
+ * buffer: the target and the buffer come back with it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -65,6 +69,53 @@ test_bad_input(struct h_conn *c)
 	    "\"size\":1}", VM);
 	h_expect_error(c, "vm.balloon", "{\"name\":\"noballoon\","
 	    "\"target_mib\":16}", "invalid_argument", "a VM without a balloon");
+}
+
+/*
+ * A snapshot while the device holds the guest's statistics buffer, and
+ * the restore: the target is the saved one, and the buffer goes back
+ * to the guest at the first request (Linux would send it no more).
+ */
+static void
+test_snapshot(struct h_daemon *d, struct h_conn *c, struct h_console *con)
+{
+	const char *dir = h_in_dir(d, "snap");
+	struct json_object *r, *b;
+
+	r = h_callf(c, H_REPLY_MS, "vm.balloon", "{\"name\":\"%s\","
+	    "\"target_mib\":40}", VM);
+	json_object_put(r);
+	/* The guest sends its buffer again if it came back: held now. */
+	h_console_write(con, "g", 1);
+	tap_ok(h_expect(con, "vballoon: num_pages 6144", H_REPLY_MS) == 0,
+	    "snapshot: the guest reads the target: 6144 pages");
+	h_console_close(con);
+	if (mkdir(dir, 0700) < 0)
+		tap_bail("mkdir %s: %s", dir, strerror(errno));
+	r = h_callf(c, H_REPLY_MS, "vm.snapshot", "{\"name\":\"%s\","
+	    "\"dir\":\"%s\"}", VM, dir);
+	tap_ok(h_ret(r) != NULL, "snapshot: written (%s)", h_text(r));
+	json_object_put(r);
+	r = h_callf(c, H_BOOT_MS, "vm.restore", "{\"name\":\"%s\","
+	    "\"dir\":\"%s\"}", VM, dir);
+	tap_ok(h_ret(r) != NULL, "snapshot: restored (%s)", h_text(r));
+	json_object_put(r);
+	if ((con = h_console_open(d, VM)) == NULL)
+		tap_bail("no console after the restore");
+	con->mark = con->len;
+	b = balloon_stats(c, &r);
+	tap_ok(b != NULL && h_int(b, "target_pages", -1) == 6144,
+	    "snapshot: the target restored (%lld)",
+	    (long long)h_int(b, "target_pages", -1));
+	tap_ok(b != NULL && h_int(b, "stats_requests", -1) == 1,
+	    "snapshot: the held buffer given back at the first request "
+	    "(%lld)", (long long)h_int(b, "stats_requests", -1));
+	json_object_put(r);
+	h_console_write(con, "g", 1);
+	tap_ok(h_expect(con, "vballoon: stats sent again", H_REPLY_MS) == 0 &&
+	    h_expect(con, "vballoon: num_pages 6144", H_REPLY_MS) == 0,
+	    "snapshot: the restored guest sends its statistics again");
+	h_console_close(con);
 }
 
 int
@@ -170,7 +221,7 @@ main(void)
 	tap_ok(strcmp(h_state(c, VM, (char[32]){ 0 }, 32) ?: "",
 	    "running") == 0, "the worker lives on");
 
-	h_console_close(con);
+	test_snapshot(d, c, con);
 	tap_ok(h_stop(c, VM, true, -1, H_REPLY_MS) == 0, "stopped");
 	h_close(c);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
