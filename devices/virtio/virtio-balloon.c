@@ -19,6 +19,13 @@
 /* One statistic as the driver writes it (5.5.6.3): le16, le64, packed. */
 #define STAT_LEN	10
 #define STATS_MAX	32		/* pairs read from one buffer */
+/*
+ * Page numbers taken from one inflate or deflate buffer; Linux sends
+ * 256 at most.  More (a buffer of up to 4 GiB) would hold the thread
+ * that serves the kick for as long as the driver likes: the rest are
+ * refused.
+ */
+#define PFNS_MAX	16384
 
 struct virtio_balloon {
 	struct virtio_dev vdev;
@@ -83,17 +90,23 @@ virtio_balloon_discard(struct virtio_balloon *b, void *hva, size_t len)
  * Inflate or deflate (5.5.6.1): the readable part of a chain is an
  * array of le32 page frame numbers.  Inflated pages are discarded in
  * runs of pages adjacent in the host's mapping, one call per run; a
- * number outside guest RAM is counted and skipped.
+ * number outside guest RAM, or beyond the first PFNS_MAX, is counted
+ * and skipped.
  */
 static void
 virtio_balloon_pfns(struct virtio_balloon *b, struct virtq_chain *c,
     bool inflate)
 {
+	uint64_t n = c->out_len / 4;
 	uint8_t *run = NULL;
 	size_t run_len = 0, off;
 	uint32_t pfn;
 
-	for (off = 0; off + 4 <= c->out_len; off += 4) {
+	if (n > PFNS_MAX) {
+		b->bad_pfns += n - PFNS_MAX;
+		n = PFNS_MAX;
+	}
+	for (off = 0; off < n * 4; off += 4) {
 		uint8_t *hva;
 
 		if (virtq_chain_read(c, off, &pfn, 4) != 4)

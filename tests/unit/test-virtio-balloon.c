@@ -155,6 +155,20 @@ main(void)
 	TAP_EQ(diag(d.dev, "bad_pfns"), 2, "two outside RAM refused");
 	TAP_EQ(diag(d.dev, "discard_errors"), 0, "no discard failed");
 
+	/* One buffer holds 16384 page numbers at most. */
+	{
+		uint32_t *pfn = vdrv_gmem(&d, PFNS);
+
+		for (unsigned int i = 0; i < 16385; i++)
+			pfn[i] = PAGES / PAGE + 7;
+		vdrv_desc(&d, 0)[0] = (struct virtq_desc){ PFNS, 16385 * 4,
+		    0, 0 };
+		vdrv_offer(&d, 0, 0);
+	}
+	TAP_EQ(diag(d.dev, "inflated_pages"), 4 + 16384,
+	    "16384 page numbers of a buffer taken");
+	TAP_EQ(diag(d.dev, "bad_pfns"), 3, "the one beyond them refused");
+
 	/* Deflate only acknowledges. */
 	{
 		uint32_t pfn[] = { PAGES / PAGE, PAGES / PAGE + 1, 0xffffffff };
@@ -163,7 +177,7 @@ main(void)
 	}
 	TAP_EQ(vdrv_used(&d, 1)->idx, 1, "deflate buffer returned");
 	TAP_EQ(diag(d.dev, "deflated_pages"), 2, "two pages deflated");
-	TAP_EQ(diag(d.dev, "bad_pfns"), 3, "and one more refused");
+	TAP_EQ(diag(d.dev, "bad_pfns"), 4, "and one more refused");
 
 	/* Statistics: held until asked for (5.5.6.3). */
 	TAP_EQ(virtio_balloon_stats_request(bd), -EAGAIN,
