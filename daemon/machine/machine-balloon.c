@@ -1,4 +1,4 @@
-/* machine_balloon() and machine_balloon_stats(): see machine.h. */
+/* machine_balloon(), _target() and _stats(): see machine.h. */
 #include <errno.h>
 
 #include "iobus.h"
@@ -22,6 +22,19 @@ machine_balloon(struct machine *m, uint32_t pages, int64_t stats_period_ns)
 	virtio_balloon_set_target(d, pages);
 	if (stats_period_ns >= 0)
 		virtio_balloon_stats_every(d, stats_period_ns);
+	vdev_unlock(&md->vdev);
+	return 0;
+}
+
+int
+machine_balloon_target(struct machine *m, uint32_t *pages)
+{
+	struct machine_device *md = machine_device(m, MACHINE_BALLOON);
+
+	if (md == NULL || md->vdev.state == NULL)
+		return -ENODEV;
+	vdev_lock(&md->vdev);
+	*pages = virtio_balloon_target(virtio_pci_dev(md->vdev.state));
 	vdev_unlock(&md->vdev);
 	return 0;
 }

@@ -227,6 +227,8 @@ int machine_net_announce(struct machine *m);
 int machine_balloon(struct machine *m, uint32_t pages,
     int64_t stats_period_ns);
 int machine_balloon_stats(struct machine *m);
+/* The balloon's target now (a restored one's is the snapshot's). */
+int machine_balloon_target(struct machine *m, uint32_t *pages);
 
 /*
  * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),

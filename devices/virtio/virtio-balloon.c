@@ -305,6 +305,12 @@ virtio_balloon_set_target(struct virtio_dev *d, uint32_t pages)
 		virtio_dev_config_changed(d);
 }
 
+uint32_t
+virtio_balloon_target(struct virtio_dev *d)
+{
+	return virtio_balloon_of(d)->num_pages;
+}
+
 static void
 virtio_balloon_config_read(struct virtio_dev *d, uint32_t offset, void *data,
     unsigned int size)

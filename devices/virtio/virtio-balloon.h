@@ -57,6 +57,8 @@ struct virtio_dev *virtio_balloon_new(const struct device_host *host);
  * driver is up.
  */
 void virtio_balloon_set_target(struct virtio_dev *d, uint32_t pages);
+/* The target, as set or as a snapshot's load made it. */
+uint32_t virtio_balloon_target(struct virtio_dev *d);
 /*
  * Give the statistics buffer back so that the driver fills it again:
  * 0, or -EAGAIN when the device holds none (the driver has not sent

@@ -115,6 +115,19 @@ test_snapshot(struct h_daemon *d, struct h_conn *c, struct h_console *con)
 	tap_ok(h_expect(con, "vballoon: stats sent again", H_REPLY_MS) == 0 &&
 	    h_expect(con, "vballoon: num_pages 6144", H_REPLY_MS) == 0,
 	    "snapshot: the restored guest sends its statistics again");
+
+	/* A reset builds the balloon with the restored target. */
+	r = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"%s\"}", VM);
+	tap_ok(h_ret(r) != NULL, "snapshot: reset (%s)", h_text(r));
+	json_object_put(r);
+	tap_ok(h_expect(con, "vballoon: touched", H_BOOT_MS) == 0,
+	    "snapshot: the guest boots again");
+	h_console_write(con, "g", 1);
+	tap_ok(h_expect(con, "vballoon: inflated", H_REPLY_MS) == 0,
+	    "snapshot: and inflates again");
+	h_console_write(con, "g", 1);
+	tap_ok(h_expect(con, "vballoon: num_pages 6144", H_REPLY_MS) == 0,
+	    "snapshot: the target survives the reset after the restore");
 	h_console_close(con);
 }
 
