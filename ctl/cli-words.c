@@ -30,6 +30,7 @@ static const struct {
 	{ "vnc",			"--vnc" },
 	{ "display",			"--display" },
 	{ "rng",			"--rng" },
+	{ "balloon",			"--balloon" },
 	{ "disks",			"--disk" },
 	{ "net",			"--net" },
 	{ "vsock",			"--vsock" },

@@ -3,8 +3,8 @@
  * --memory, --vcpus, --on-reboot, --lost-tick-policy (or --lost-ticks),
  * --rtc-slices, the
  * display's --vnc, --display, --vnc-password-file, --vnc-no-password
- * and --vnc-web, and the devices' --rng, --disk, --net and --vsock, into the
- * arguments of vm.create; a cloud image's --boot, --cloud-init and
+ * and --vnc-web, and the devices' --rng, --balloon, --disk, --net and
+ * --vsock, into the arguments of vm.create; a cloud image's --boot, --cloud-init and
  * --ssh-key are create-cloud.c's; --managed, who decides when it runs.
  */
 #include <errno.h>
@@ -463,6 +463,10 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return -1;
 	case 'R':
 		json_object_object_add(args, "rng", json_object_new_boolean(1));
+		return -1;
+	case 'A':
+		json_object_object_add(args, "balloon",
+		    json_object_new_boolean(1));
 		return -1;
 	case 'G':
 		if (strcmp(optarg, "cluster") != 0 &&

@@ -21,6 +21,7 @@ const struct option create_options[] = {
 	{ "vnc-no-password", no_argument,	NULL,	'O' },
 	{ "vnc-web",	no_argument,		NULL,	'W' },
 	{ "rng",	no_argument,		NULL,	'R' },
+	{ "balloon",	no_argument,		NULL,	'A' },
 	{ "disk",	required_argument,	NULL,	'd' },
 	{ "net",	required_argument,	NULL,	'N' },
 	{ "vsock",	required_argument,	NULL,	'K' },

@@ -55,6 +55,7 @@ static int	cmd_help(struct ctl *, int, char **);
 	"the port)\n"							\
 	"  --vnc-web           also serve the noVNC browser client\n"	\
 	"  --rng               a virtio entropy device (/dev/hwrng)\n"	\
+	"  --balloon           a virtio memory balloon (vmctl balloon)\n"	\
 	"  --disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]" \
 	"[,overlay]\n"							\
 	"      [,bus=virtio|sata]\n"						\
@@ -133,7 +134,7 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--memory SIZE] [--vcpus N] [--on-reboot restart|stop] "
 	    "[--lost-tick-policy slew|discard] [--rtc-slices N] "
 	    "[--vnc ADDR:N|auto] [--display WxH] [--vnc-password-file FILE] "
-	    "[--vnc-no-password] [--vnc-web] [--rng] "
+	    "[--vnc-no-password] [--vnc-web] [--rng] [--balloon] "
 	    "[--disk PATH[,readonly][,serial=ID][,format=raw|qcow2][,backing]"
 	    "[,overlay][,bus=virtio|sata]]"
 	    "... "
@@ -200,6 +201,20 @@ static const struct ctl_command ctl_commands[] = {
 	    "is refused unless --force.  The definition's cdrom is what the "
 	    "next start\n"
 	    "takes.\n" },
+	{ "balloon", cmd_balloon, "NAME SIZE [--stats-interval SECONDS]",
+	    "set how much memory a running VM with a balloon keeps",
+	    "\nThe guest (created with --balloon) gives the rest of its RAM "
+	    "up into its\n"
+	    "balloon, to the host; SIZE as --memory's, at most the VM's RAM "
+	    "(which\n"
+	    "gives it all back).  Memory the guest frees goes back to the "
+	    "host anyway\n"
+	    "(free page reporting).  --stats-interval asks the guest for its "
+	    "memory\n"
+	    "statistics every SECONDS (0: only when info asks), which info "
+	    "shows under\n"
+	    "the virtio-balloon device.  The target lasts until the guest "
+	    "stops.\n" },
 	{ "migrate", cmd_migrate,
 	    "NAME --to DEST [--downtime MS] [--watch] | NAME --cancel",
 	    "move a running VM to another vmmd while it runs",

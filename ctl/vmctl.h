@@ -134,6 +134,7 @@ int	cmd_pause(struct ctl *, int, char **);
 int	cmd_snapshot(struct ctl *, int, char **);
 int	cmd_restore(struct ctl *, int, char **);
 int	cmd_media(struct ctl *, int, char **);
+int	cmd_balloon(struct ctl *, int, char **);
 int	cmd_migrate(struct ctl *, int, char **);
 int	cmd_migrate_receive(struct ctl *, int, char **);
 int	cmd_resume(struct ctl *, int, char **);

@@ -348,6 +348,8 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 	rc |= wmsg_put_str(a, WMSG_BOOT_CONSOLE_LOG, sp->console_log);
 	if (sp->rng)
 		rc |= wmsg_put_bool(a, WMSG_BOOT_RNG, true);
+	if (sp->balloon)
+		rc |= wmsg_put_bool(a, WMSG_BOOT_BALLOON, true);
 	if (sp->ndisks > 0)
 		rc |= start_enc_part(a, WMSG_BOOT_DISKS, true, sp->disks,
 		    sizeof(sp->disks[0]), sp->ndisks, start_enc_disk_v);
@@ -616,6 +618,7 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 	    WMSG_BOOT_RTC_BACKLOG_MAX, 0);
 	sp->rtc_slices = (unsigned int)wmsg_int(o, WMSG_BOOT_RTC_SLICES, 0);
 	sp->rng = wmsg_bool(o, WMSG_BOOT_RNG, false);
+	sp->balloon = wmsg_bool(o, WMSG_BOOT_BALLOON, false);
 	start_dec_str(&dc, o, WMSG_BOOT_CONSOLE_LOG, NULL, &sp->console_log);
 	sp->console_log_max = wmsg_int(o, WMSG_BOOT_CONSOLE_LOG_MAX, 0);
 	sp->adopt_fd = (int)wmsg_int(o, WMSG_BOOT_ADOPT_FD, -1);

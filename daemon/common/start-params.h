@@ -142,6 +142,7 @@ struct start_params {
 	unsigned int rtc_backlog_max;
 	unsigned int rtc_slices;
 	bool rng;
+	bool balloon;			/* a virtio-balloon */
 	char *console_log;		/* NULL: none */
 	int64_t console_log_max;	/* bytes, 0: never rotated */
 	int adopt_fd;			/* -1: none (the guest ends with us) */

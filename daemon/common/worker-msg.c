@@ -61,6 +61,8 @@ static const struct wmsg_request_def wmsg_requests[WMSG_NREQUESTS] = {
 	    WMSG_S_NONE },
 	[WMSG_REQ_NBD_REFUSED] = { "worker.nbd_refused", 0, WMSG_S_NBD_FD,
 	    WMSG_S_NONE },
+	[WMSG_REQ_BALLOON] = { "worker.balloon", 0, WMSG_S_BALLOON,
+	    WMSG_S_NONE },
 };
 
 static const struct {

@@ -42,6 +42,8 @@
 #define WMSG_RTC_SLICES_MIN	2
 #define WMSG_RTC_SLICES_MAX	32
 #define WMSG_PATH_MAX		4095
+/* The longest period of a balloon's statistics requests, in seconds. */
+#define WMSG_BALLOON_INTERVAL_MAX	86400
 #define WMSG_FD_MAX		1023
 #define WMSG_REQ_FDS_MAX	2	/* descriptors on one request */
 
@@ -85,6 +87,7 @@ enum wmsg_shape {
 	WMSG_S_DISK_PUSH,
 	WMSG_S_NBD_REDIAL_EVENT,
 	WMSG_S_NBD_FD,
+	WMSG_S_BALLOON,
 	WMSG_S_NSHAPES
 };
 
@@ -144,6 +147,7 @@ enum wmsg_shape {
 	F(BOOT_RTC_SLICES, BOOT, "rtc_slices", INT, 0,			\
 	    WMSG_RTC_SLICES_MIN, WMSG_RTC_SLICES_MAX, NONE, NONE)	\
 	F(BOOT_RNG, BOOT, "rng", BOOL, 0, 0, 0, NONE, NONE)		\
+	F(BOOT_BALLOON, BOOT, "balloon", BOOL, 0, 0, 0, NONE, NONE)	\
 	F(BOOT_CONSOLE_LOG, BOOT, "console_log", STRING, 0, 1,		\
 	    WMSG_PATH_MAX, NONE, NONE)					\
 	F(BOOT_CONSOLE_LOG_MAX, BOOT, "console_log_max", INT, 0, 0,	\
@@ -335,6 +339,12 @@ enum wmsg_shape {
 	/* the inserted image's path, for messages */			\
 	F(MEDIA_NAME, MEDIA, "name", STRING, 0, 1, WMSG_PATH_MAX, NONE,	\
 	    NONE)							\
+	/* worker.balloon: the guest's memory with the balloon's	\
+	 * target reached, and how often to ask for statistics (s) */	\
+	F(BALLOON_TARGET_MIB, BALLOON, "target_mib", INT, 1, 1,	\
+	    PROTO_MEMORY_MIB_MAX, NONE, NONE)				\
+	F(BALLOON_STATS_INTERVAL, BALLOON, "stats_interval", INT, 0, 0, \
+	    WMSG_BALLOON_INTERVAL_MAX, NONE, NONE)			\
 	/* worker.migrate_out: the pause the guest may see, at most */	\
 	F(MIGRATE_DOWNTIME_MS, MIGRATE_OUT, "downtime_ms", INT, 0, 1,	\
 	    60000, NONE, NONE)				\
@@ -382,6 +392,7 @@ enum wmsg_request {
 	WMSG_REQ_MIGRATE_CANCEL, /* the migration out stops, the guest here */
 	WMSG_REQ_NBD_FD,	/* an NBD disk's new connection */
 	WMSG_REQ_NBD_REFUSED,	/* none: why */
+	WMSG_REQ_BALLOON,	/* the balloon's target */
 	WMSG_NREQUESTS
 };
 

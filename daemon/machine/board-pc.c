@@ -20,6 +20,7 @@
 #include "post.h"
 #include "rtc.h"
 #include "uart.h"
+#include "virtio-balloon.h"
 #include "virtio-blk.h"
 #include "virtio-net.h"
 #include "virtio-pci.h"
@@ -134,6 +135,25 @@ static bool
 board_has_fw_rng(const struct board_backends *be)
 {
 	return be->rng && board_has_fw_cfg(be);
+}
+
+static void *
+board_balloon_new(const struct device_host *host,
+    const struct board_backends *be)
+{
+	struct virtio_dev *d = virtio_balloon_new(host);
+
+	if (d != NULL) {
+		virtio_balloon_set_target(d, be->balloon_pages);
+		virtio_balloon_stats_every(d, be->balloon_stats_ns);
+	}
+	return virtio_pci_new(host, d);
+}
+
+static bool
+board_has_balloon(const struct board_backends *be)
+{
+	return be->balloon;
 }
 
 static void *
@@ -271,6 +291,7 @@ BOARD_DISK(3)
 #define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
 #define BOARD_SLOT_DISPLAY	BOARD_PC_SLOT_DISPLAY	/* 13 */
 #define BOARD_SLOT_FW_RNG	12	/* with firmware */
+#define BOARD_SLOT_BALLOON	14
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -387,6 +408,12 @@ const struct board_device board_pc[] = {
 	{ .name = "vmgenid", .create = board_vmgenid_new,
 	    .ops = &vmgenid_device_ops, .bus = BOARD_MMIO,
 	    .present = board_has_vmgenid },
+	/* After it, for the same reason; in the same slot either way. */
+	{ .name = "virtio-balloon", .create = board_balloon_new,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_BALLOON,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_BALLOON, 0) }, .nirqs = 1,
+	    .present = board_has_balloon },
 };
 
 const size_t board_pc_size = sizeof(board_pc) / sizeof(board_pc[0]);

@@ -47,6 +47,12 @@ struct board_backends {
 	/* The lost-tick policy, and the battery (owned by the worker). */
 	struct rtc_config rtc;
 	bool rng;			/* a virtio-rng */
+	/* A virtio-balloon when balloon, made with this target (4 KiB
+	 * pages) and period of statistics requests (0: none), which the
+	 * worker keeps as vm.balloon sets them, so a reset keeps them. */
+	bool balloon;
+	uint32_t balloon_pages;
+	int64_t balloon_stats_ns;
 	/* Disks, each a virtio-blk or, where disk_sata[i], on the AHCI
 	 * controller (the backends belong to the worker). */
 	struct blk_backend disk[BOARD_MAX_DISKS];

@@ -221,6 +221,20 @@ struct machine_device *machine_device(struct machine *m, const char *name);
 int machine_net_announce(struct machine *m);
 
 /*
+ * The balloon (virtio-balloon.h), under its lock, from the worker's
+ * loop; -ENODEV when the guest has none.  machine_balloon() sets its
+ * target, pages 4 KiB pages for the guest to give up, and with
+ * stats_period_ns >= 0 how often to ask for statistics (0: only when
+ * asked); machine_balloon_stats() asks the guest for new ones now (0,
+ * or -EAGAIN: the guest has not given its buffer back yet).
+ */
+int machine_balloon(struct machine *m, uint32_t pages,
+    int64_t stats_period_ns);
+int machine_balloon_stats(struct machine *m);
+/* The balloon's target now (a restored one's is the snapshot's). */
+int machine_balloon_target(struct machine *m, uint32_t *pages);
+
+/*
  * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),
  * under the AHCI controller's lock, from the worker's loop.  0, or
  * ahci_media()'s -errno; -ENODEV without a controller.

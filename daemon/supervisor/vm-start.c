@@ -335,6 +335,7 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 	sp->rtc_backlog_max = def->rtc_backlog_max;
 	sp->rtc_slices = def->rtc_slices;
 	sp->rng = def->rng;
+	sp->balloon = def->balloon;
 	rc |= start_params_set(&sp->console_log, run->console_log);
 	sp->console_log_max = (int64_t)vm->d->console_log_max;
 	/* For whichever vmmd adopts the worker later (worker.adopt). */

@@ -32,7 +32,7 @@
 static const char *const config_keys[] = {
 	"name", "uuid", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
-	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "disks",
+	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "balloon", "disks",
 	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
 	"firmware", "cdrom", "boot_order", "boot_menu", "managed", NULL
 };
@@ -997,7 +997,9 @@ config_parse(struct json_object *obj, unsigned int flags,
 
 	if (config_opt_bool(obj, "transient", false, &def->transient, err,
 	    errlen) < 0 ||
-	    config_opt_bool(obj, "rng", false, &def->rng, err, errlen) < 0)
+	    config_opt_bool(obj, "rng", false, &def->rng, err, errlen) < 0 ||
+	    config_opt_bool(obj, "balloon", false, &def->balloon, err,
+	    errlen) < 0)
 		goto fail;
 
 	if ((rc = config_parse_disks(obj, flags, def, err, errlen)) < 0) {
@@ -1176,6 +1178,9 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 	json_object_object_add(obj, "transient",
 	    json_object_new_boolean(def->transient));
 	json_object_object_add(obj, "rng", json_object_new_boolean(def->rng));
+	if (def->balloon)
+		json_object_object_add(obj, "balloon",
+		    json_object_new_boolean(true));
 	if (def->ndisks > 0)
 		json_object_object_add(obj, "disks", config_disks_json(def));
 	json_object_object_add(obj, "autostart",

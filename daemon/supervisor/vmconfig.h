@@ -230,6 +230,7 @@ struct vm_def {
 	enum vm_on_reboot on_reboot;
 	bool transient;
 	bool rng;		/* a virtio entropy device */
+	bool balloon;		/* a virtio memory balloon */
 	struct vm_disk disks[CONFIG_DISKS_MAX];
 	unsigned int ndisks;
 	/* The network cards, in order: card 0 is the first virtio-net. */

@@ -27,6 +27,7 @@
 #include "cmd-events.h"
 #include "cmd-migrate.h"
 #include "cmd-snapshot.h"
+#include "cmd-balloon.h"
 #include "cmd-media.h"
 #include "cmd-vm.h"
 #include "cmd-vm-edit.h"
@@ -275,6 +276,7 @@ static const struct cmd_def *const main_commands[] = {
 	cmd_events_commands,
 	cmd_snapshot_commands,
 	cmd_media_commands,
+	cmd_balloon_commands,
 	cmd_migrate_commands,
 	NULL,
 };

@@ -496,6 +496,7 @@ worker_boot_config(struct worker_request *r, const struct start_params *sp)
 		w->cfg.backends.rtc.max_slices = sp->rtc_slices;
 	w->cfg.backends.rtc.battery = &w->rtc_battery;
 	w->cfg.backends.rng = sp->rng;
+	w->cfg.backends.balloon = sp->balloon;
 	/* Kept across resets; a restore replaces it (restore.h). */
 	if (restore_vmgenid_fresh(w->cfg.backends.vmgenid) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL,
@@ -789,9 +790,15 @@ worker_cmd_shutdown(struct worker_request *r)
 	return worker_ok(r, ret_obj);
 }
 
+/*
+ * vm.info also asks a balloon for the guest's statistics: the answer
+ * shows those it gave last, the next one these.
+ */
 static struct json_object *
 worker_cmd_info(struct worker_request *r)
 {
+	if (r->w->machine != NULL && r->w->cfg.backends.balloon)
+		(void)machine_balloon_stats(r->w->machine);
 	return worker_ok(r, info_json(r->w));
 }
 
@@ -1158,6 +1165,46 @@ worker_cmd_adopt(struct worker_request *r)
 	return worker_ok(r, ret);
 }
 
+/*
+ * worker.balloon {target_mib, stats_interval}: the guest should keep
+ * target_mib of its RAM and give the rest up into its balloon; with
+ * stats_interval, ask for its statistics that often (0: only for
+ * vm.info).  Kept for the machines a reset builds.
+ */
+static struct json_object *
+worker_cmd_balloon(struct worker_request *r)
+{
+	struct worker *w = r->w;
+	int64_t mib = wmsg_int(r->args, WMSG_BALLOON_TARGET_MIB, 0);
+	int64_t every = wmsg_int(r->args, WMSG_BALLOON_STATS_INTERVAL, -1);
+	struct json_object *reply;
+	char msg[160];
+	int ret;
+
+	if (!worker_need_machine(r, &reply))
+		return reply;
+	if (!w->cfg.backends.balloon)
+		return worker_error(r, PROTO_ERR_BAD_STATE,
+		    "the guest has no balloon (definition: \"balloon\")");
+	if ((uint64_t)mib > w->cfg.memory_mib) {
+		snprintf(msg, sizeof(msg), "target_mib: %lld is more than "
+		    "the guest's %llu MiB of RAM", (long long)mib,
+		    (unsigned long long)w->cfg.memory_mib);
+		return worker_error(r, PROTO_ERR_INVALID_ARGUMENT, msg);
+	}
+	w->cfg.backends.balloon_pages =
+	    (uint32_t)((w->cfg.memory_mib - (uint64_t)mib) << 8);
+	if (every >= 0)
+		w->cfg.backends.balloon_stats_ns = every * 1000000000;
+	ret = machine_balloon(w->machine, w->cfg.backends.balloon_pages,
+	    every >= 0 ? every * 1000000000 : -1);
+	if (ret < 0)
+		return worker_error(r, PROTO_ERR_INTERNAL, strerror(-ret));
+	log_info("%s: balloon target %lld MiB (%u pages out)", w->name,
+	    (long long)mib, w->cfg.backends.balloon_pages);
+	return worker_ok(r, NULL);
+}
+
 /* Each request of worker-msg.h's vocabulary, by its number there. */
 static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_BOOT] = worker_cmd_boot,
@@ -1180,6 +1227,7 @@ static const worker_handler worker_handlers[WMSG_NREQUESTS] = {
 	[WMSG_REQ_MIGRATE_CANCEL] = worker_cmd_migrate_cancel,
 	[WMSG_REQ_NBD_FD] = worker_cmd_nbd_fd,
 	[WMSG_REQ_NBD_REFUSED] = worker_cmd_nbd_fd,
+	[WMSG_REQ_BALLOON] = worker_cmd_balloon,
 };
 
 _Static_assert(WMSG_DISKS_MAX == BOARD_MAX_DISKS, "worker.boot's disks");

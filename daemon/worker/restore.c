@@ -196,10 +196,14 @@ int
 restore_sections(struct worker *w, const struct snap_reader *r, char *err,
     size_t errlen)
 {
+	uint32_t pages;
 	int rc;
 
 	if ((rc = restore_machine(w->machine, r, err, errlen)) < 0)
 		return rc;
+	/* The balloon's target as saved: the machine a reset builds too. */
+	if (machine_balloon_target(w->machine, &pages) == 0)
+		w->cfg.backends.balloon_pages = pages;
 	return restore_nvram(w->nvram, r, err, errlen);
 }
 

@@ -62,6 +62,8 @@ struct virtio_pci;
  */
 struct virtio_pci *virtio_pci_new(const struct device_host *host,
     struct virtio_dev *d);
+/* The device vp drives, for calls of its own header's. */
+struct virtio_dev *virtio_pci_dev(struct virtio_pci *vp);
 /* The device, then the function.  NULL is fine. */
 void virtio_pci_free(struct virtio_pci *vp);
 

@@ -8,20 +8,24 @@
  * frames arrive when it says).
  *
  * Input: the first byte picks the device (rng, blk, read-only blk,
- * net); then one operation after another until the bytes run out:
+ * net, balloon); then one operation after another until the bytes run
+ * out:
  *
  *   op % 10  0-1  BAR write: 2 bytes of offset, size, 8 value bytes
  *            2    BAR read: 2 bytes of offset, size
  *            3    guest memory: 2 bytes of offset, a length (mod 48),
  *                 that many bytes
  *            4    bring-up as a driver does it: 8 bytes of features, a
- *                 queue size byte, then per queue three ring addresses
- *                 (2 bytes each, an offset into guest memory, or out of
- *                 it when the high bit is set), DRIVER_OK last
+ *                 queue size byte, then per queue (two; the balloon's
+ *                 four) three ring addresses (2 bytes each, an offset
+ *                 into guest memory, or out of it when the high bit is
+ *                 set), DRIVER_OK last
  *            5    a kick of a queue (its doorbell)
  *            6    config space write: offset, size, 4 value bytes
  *            7    the disk completes its n-th pending request (ok or an
- *                 error), or the network delivers a frame of n bytes
+ *                 error), or the network delivers a frame of n bytes,
+ *                 or the balloon's host sets a target (n % 3 == 0),
+ *                 asks for statistics (1) or a period of them (2)
  *            8    VM time passes (device timers fire)
  *            9    a "descriptor" helper: writes one descriptor (index,
  *                 address offset, length, flags, next) and offers it
@@ -41,6 +45,7 @@
 #include "fake-host.h"
 #include "fuzz-input.h"
 #include "net-backend.h"
+#include "virtio-balloon.h"
 #include "virtio-blk.h"
 #include "virtio-driver.h"
 #include "virtio-net.h"
@@ -57,6 +62,7 @@ enum fuzz_kind {
 	FUZZ_RNG,
 	FUZZ_BLK,
 	FUZZ_NET,
+	FUZZ_BALLOON,
 };
 
 /* The run's state: one device and its backend. */
@@ -65,6 +71,7 @@ static struct {
 	struct vdrv drv;	/* drv.dev: the device */
 	enum fuzz_kind kind;
 	const char *name;
+	struct virtio_dev *balloon;	/* the balloon, for its host calls */
 	/* The disk: an image in memory, requests held until completed. */
 	uint8_t image[DISK_SIZE];
 	struct blk_io *pending[PENDING_MAX];
@@ -233,7 +240,7 @@ fuzz_bring_up(struct fuzz_in *in)
 	uint64_t desc, avail;
 
 	(void)vdrv_negotiate(&s.drv, features);	/* on regardless */
-	for (q = 0; q < 2; q++) {
+	for (q = 0; q < (s.kind == FUZZ_BALLOON ? 4u : 2u); q++) {
 		desc = fuzz_gpa(in);
 		avail = fuzz_gpa(in);
 		vdrv_queue(&s.drv, q, qsize, desc, avail, fuzz_gpa(in));
@@ -274,7 +281,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t ram[RAM_SIZE];
+	/* Page-aligned: the balloon gives pages of it back (madvise). */
+	static uint8_t ram[RAM_SIZE] __attribute__((aligned(4096)));
 	struct fuzz_in in = { data, size };
 	struct blk_backend blk = {
 		.ops = &fuzz_blk_ops, .size = DISK_SIZE,
@@ -294,7 +302,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vdrv_init(&s.drv, &s.fh, ram, RAM_BASE, RAM_SIZE);
 	s.drv.qsize = 8;	/* fuzz_descriptor()'s ring */
 
-	kind = fuzz_byte(&in) % 4;
+	kind = fuzz_byte(&in) % 5;
 	switch (kind) {
 	case 0:
 		s.kind = FUZZ_RNG;
@@ -308,6 +316,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.name = "virtio-blk";
 		s.drv.dev = virtio_pci_new(&s.fh.host,
 		    virtio_blk_new(&s.fh.host, &blk));
+		break;
+	case 4:
+		s.kind = FUZZ_BALLOON;
+		s.name = "virtio-balloon";
+		s.balloon = virtio_balloon_new(&s.fh.host);
+		s.drv.dev = virtio_pci_new(&s.fh.host, s.balloon);
 		break;
 	default:
 		s.kind = FUZZ_NET;
@@ -370,6 +384,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				memset(s.frame, n, s.frame_len);
 				s.frame_ready = true;
 				s.rx(s.rx_dev);
+			} else if (s.kind == FUZZ_BALLOON) {
+				/* Under the lock, as the machine calls. */
+				pthread_mutex_lock(&s.fh.lock);
+				if (n % 3 == 0)
+					virtio_balloon_set_target(s.balloon,
+					    n * 37u);
+				else if (n % 3 == 1)
+					(void)virtio_balloon_stats_request(
+					    s.balloon);
+				else
+					virtio_balloon_stats_every(s.balloon,
+					    (int64_t)(n / 3) * 1000000);
+				pthread_mutex_unlock(&s.fh.lock);
 			}
 			fuzz_check("a backend event");
 			break;

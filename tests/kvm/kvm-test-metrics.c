@@ -197,6 +197,10 @@ scrape_checks(struct h_daemon *d, const char *tool, const char *what,
 	    "kind=\"io\"}") != NULL && strstr(body,
 	    "vmmd_kvm_vcpu_exits_total{vm=\"run\",vcpu=\"0\"}") != NULL,
 	    "%s: exits counted by vmmd and by KVM", what);
+	tap_ok(has_line(body, "vmmd_balloon_target_pages{vm=\"run\","
+	    "device=\"virtio-balloon\"} 0") && strstr(body,
+	    "vmmd_balloon_reported_bytes_total{vm=\"run\"") != NULL,
+	    "%s: the balloon's families", what);
 	/* An idle guest may make no exit while statistics are on: the
 	 * time in the guest shows that they are. */
 	tap_ok((strstr(body, "vmmd_exit_timing_guest_seconds_total{vm="
@@ -459,7 +463,8 @@ main(void)
 	if ((c = h_connect(d)) == NULL)
 		tap_bail("cannot connect to vmmd");
 
-	tap_ok(h_create(c, "run", "\"vcpus\":2") == 0 &&
+	/* With a balloon the guest never drives: its families show. */
+	tap_ok(h_create(c, "run", "\"vcpus\":2,\"balloon\":true") == 0 &&
 	    h_start(c, "run") == 0, "VM run started");
 	tap_ok(h_create(c, "pause", "%s", "") == 0 && h_start(c, "pause") == 0,
 	    "VM pause started");

@@ -289,6 +289,40 @@ test_misc_fields(void)
 	}
 }
 
+/* balloon: off by default, a boolean, kept, shown only when on. */
+static void
+test_balloon(void)
+{
+	struct vm_def *def = NULL;
+	struct json_object *obj;
+	char err[256];
+	int rc;
+
+	rc = parse_text("{\"name\":\"a\",\"balloon\":true}", 0, &def, err,
+	    sizeof(err));
+	tap_ok(rc == 0 && def->balloon && !def->rng, "balloon true");
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(json_object_get_boolean(json_object_object_get(obj,
+		    "balloon")), "balloon shown");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+	rc = parse_text("{\"name\":\"a\",\"balloon\":\"yes\"}", 0, &def,
+	    err, sizeof(err));
+	tap_ok(rc == -EINVAL && strstr(err, "balloon") != NULL,
+	    "balloon must be a boolean: %s", err);
+	rc = parse_text("{\"name\":\"a\"}", 0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && !def->balloon, "no balloon by default");
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		tap_ok(!json_object_object_get_ex(obj, "balloon", NULL),
+		    "and none shown");
+		json_object_put(obj);
+		config_def_free(def);
+	}
+}
+
 static void
 test_rng(void)
 {
@@ -1780,6 +1814,7 @@ main(void)
 	test_uuid();
 	test_lost_ticks();
 	test_rng();
+	test_balloon();
 	test_disks();
 	test_net();
 	test_user_net_vsock();

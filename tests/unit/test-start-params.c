@@ -53,6 +53,7 @@ full(struct start_params *sp, bool boot_disk)
 	sp->rtc_backlog_max = 300;
 	sp->rtc_slices = 8;
 	sp->rng = true;
+	sp->balloon = true;
 	sp->console_log = dup("/var/lib/vmmd/console/web.log");
 	sp->console_log_max = 1 << 20;
 	sp->adopt_fd = 4;
@@ -134,7 +135,8 @@ same(const struct start_params *a, const struct start_params *b,
 	    memcmp(a->uuid, b->uuid, sizeof(a->uuid)) == 0, "uuid");
 	SAME(a->lost_ticks == b->lost_ticks &&
 	    a->rtc_backlog_max == b->rtc_backlog_max &&
-	    a->rtc_slices == b->rtc_slices && a->rng == b->rng, "rtc, rng");
+	    a->rtc_slices == b->rtc_slices && a->rng == b->rng &&
+	    a->balloon == b->balloon, "rtc, rng, balloon");
 	SAME(str_eq(a->console_log, b->console_log) &&
 	    a->console_log_max == b->console_log_max &&
 	    a->log_start == b->log_start, "console");
