@@ -418,6 +418,9 @@ guest_fini(struct worker *w)
 	}
 	vhost_vsock_free(w->vsock);
 	w->vsock = NULL;
+	/* virtiofsd sees the connection close, and ends. */
+	vhost_user_free(w->fs);
+	w->fs = NULL;
 	if (w->hold_ev != NULL)
 		event_free(w->hold_ev);
 	free(w->kernel);
