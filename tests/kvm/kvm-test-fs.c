@@ -7,7 +7,9 @@
  * is on the board; vmctl info shows the share.  A read-only share
  * starts too.  A server killed under the guest shows as gone in vm.info
  * and vmctl info while the guest runs on.  --fs TAG=socket:PATH with a
- * virtiofsd the test runs does the handshake with that server.  Skips
+ * virtiofsd the test runs does the handshake with that server.  The
+ * vfs test guest finds the device, and virtiofsd answers its FUSE_INIT
+ * on the request queue through guest memory and the irqfd.  Skips
  * where virtiofsd is not installed.
  */
 #include <dirent.h>
@@ -141,6 +143,30 @@ test_dir(struct h_daemon *d, struct h_conn *c, const char *dir)
 	(void)d;
 }
 
+/* The data path: a guest's FUSE_INIT answered by virtiofsd. */
+static void
+test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
+{
+	const char *log;
+	char spec[512];
+
+	snprintf(spec, sizeof(spec), "guesttag=%s", dir);
+	tap_ok(h_ctl("create", "f4", "--kernel", h_env("VMMD_GUEST_VFS"),
+	    "--fs", spec, NULL) == 0 && h_start(c, "f4") == 0,
+	    "a VM of the vfs guest starts");
+	log = h_console_log(d, "f4");
+	tap_ok(h_file_expect(log, "vfs: slot 14, tag guesttag, 1 request "
+	    "queues", 1, H_BOOT_MS) == 0, "the guest finds the device in "
+	    "slot 14, its tag and one request queue");
+	tap_ok(h_file_expect(log, "vfs: FUSE_INIT answered: 7.", 1,
+	    H_BOOT_MS) == 0 && h_file_expect(log, "PASS", 1, H_BOOT_MS) == 0,
+	    "virtiofsd answers its FUSE_INIT through guest memory, with an "
+	    "interrupt");
+	tap_ok(fs_state_is(c, "f4", "running"), "vm.info: the server has the "
+	    "queues");
+	h_stop(c, "f4", true, -1, H_REPLY_MS);
+}
+
 static void
 test_socket(struct h_daemon *d, struct h_conn *c, const char *dir)
 {
@@ -190,6 +216,7 @@ main(void)
 	mkdir(dir, 0755);
 	dir = strdup(dir);
 	test_dir(d, c, dir);
+	test_guest(d, c, dir);
 	test_socket(d, c, dir);
 	h_close(c);
 	return h_done();
