@@ -9,7 +9,9 @@
  * and vmctl info while the guest runs on.  --fs TAG=socket:PATH with a
  * virtiofsd the test runs does the handshake with that server.  The
  * vfs test guest finds the device, and virtiofsd answers its FUSE_INIT
- * on the request queue through guest memory and the irqfd.  Skips
+ * on the request queue through guest memory and the irqfd, again after
+ * a reset (a new machine, its RAM a new memfd, inside the sandbox); a
+ * snapshot of that VM is refused and the guest runs on.  Skips
  * where virtiofsd is not installed.
  */
 #include <dirent.h>
@@ -147,8 +149,9 @@ test_dir(struct h_daemon *d, struct h_conn *c, const char *dir)
 static void
 test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
 {
+	struct json_object *r;
 	const char *log;
-	char spec[512];
+	char spec[1024];
 
 	snprintf(spec, sizeof(spec), "guesttag=%s", dir);
 	tap_ok(h_ctl("create", "f4", "--kernel", h_env("VMMD_GUEST_VFS"),
@@ -164,6 +167,27 @@ test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
 	    "interrupt");
 	tap_ok(fs_state_is(c, "f4", "running"), "vm.info: the server has the "
 	    "queues");
+
+	/* A reset builds a new machine, its RAM a new memfd, inside the
+	 * worker's sandbox: the server gets the new table. */
+	r = h_callf(c, H_REPLY_MS, "vm.reset", "{\"name\":\"f4\"}");
+	tap_ok(h_ret(r) != NULL, "vm.reset: %s", h_text(r));
+	json_object_put(r);
+	tap_ok(h_file_expect(log, "PASS", 2, H_BOOT_MS) == 0 &&
+	    fs_state_is(c, "f4", "running"), "after the reset the guest's "
+	    "FUSE_INIT is answered again");
+
+	/* The guest's open files are the server's: no snapshot. */
+	snprintf(spec, sizeof(spec), "{\"name\":\"f4\",\"dir\":\"%s\","
+	    "\"keep_running\":true}", h_in_dir(d, "snap"));
+	mkdir(h_in_dir(d, "snap"), 0700);
+	r = h_callf(c, H_REPLY_MS, "vm.snapshot", "%s", spec);
+	tap_ok(h_err_class(r) != NULL &&
+	    strcmp(h_err_class(r), "bad_state") == 0 &&
+	    strstr(h_text(r), "shares a directory") != NULL &&
+	    h_vm_pid(c, "f4") > 0, "a snapshot is refused, the guest runs "
+	    "on: %s", h_text(r));
+	json_object_put(r);
 	h_stop(c, "f4", true, -1, H_REPLY_MS);
 }
 
