@@ -916,12 +916,15 @@ vm_files_open_fs(const struct vm_def *def, const struct access_cred *cred,
 		*cls = fd == -EACCES ? PROTO_ERR_PERMISSION :
 		    fd == -ECONNREFUSED ? PROTO_ERR_BAD_STATE :
 		    PROTO_ERR_INVALID_ARGUMENT;
-		snprintf(err, errlen, "fs: %s: %s%s", path,
-		    fd == -EACCES ? "not accessible to uid " : strerror(-fd),
-		    fd == -EACCES ? "" : "");
 		if (fd == -EACCES && cred != NULL)
-			snprintf(err + strlen(err), errlen - strlen(err),
-			    "%u", (unsigned int)cred->uid);
+			snprintf(err, errlen, "fs: %s: not accessible to uid "
+			    "%u%s", path, (unsigned int)cred->uid,
+			    def->fs_dir != NULL && !def->fs_readonly ?
+			    " (a share it may write needs write permission; "
+			    "or share it read-only)" : "");
+		else
+			snprintf(err, errlen, "fs: %s: %s", path,
+			    strerror(-fd));
 		return fd;
 	}
 	f->fs_fd = fd;
