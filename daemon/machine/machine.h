@@ -230,6 +230,12 @@ struct machine_device *machine_device(struct machine *m, const char *name);
  * card's lock, from the worker's loop.  How many announces went out.
  */
 int machine_net_announce(struct machine *m);
+/*
+ * The shared directory's server ended: its virtio-fs answers the guest's
+ * requests itself from now on, each failing (virtio_fs_backend_gone()).
+ * From the worker's loop.  0, or -ENODEV without such a device.
+ */
+int machine_fs_backend_gone(struct machine *m);
 
 /*
  * A media change in the CD-ROM drive (ahci_media(): be NULL ejects),

@@ -271,7 +271,8 @@ info_machine(struct json_object *ret, struct machine *m,
  * The shared directory and its server: "state" is "ready" (connected,
  * the guest's driver not started yet), "running" (the server has the
  * queues), "gone" (the server hung up: the guest's requests fail) or
- * "failed" (an exchange failed; "error" says how and on which request).
+ * "failed" (an exchange failed; "error" says how and on which request,
+ * also once gone).
  */
 static struct json_object *
 info_fs_json(struct worker *w)
@@ -286,11 +287,11 @@ info_fs_json(struct worker *w)
 	vhost_user_info(w->fs, &vi);
 	/* A server that ended shows at once, not at the guest's next
 	 * request: nothing is read, the front end stays in step. */
-	if (vi.error < 0)
-		state = "failed";
-	else if (poll(&p, 1, 0) == 1 &&
+	if (poll(&p, 1, 0) == 1 &&
 	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		state = "gone";
+	else if (vi.error < 0)
+		state = "failed";
 	else
 		state = vi.running ? "running" : "ready";
 	json_object_object_add(o, "tag", json_object_new_string(w->fs_tag));

@@ -358,6 +358,22 @@ worker_vsock(struct worker *w, const struct start_params *sp, char *err,
 }
 
 /*
+ * The server's end of the connection closed: the guest's requests on
+ * the share fail from now on (the machine a reset builds finds the
+ * connection broken at its first request, and does the same).
+ */
+static void
+worker_fs_closed(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	log_warn("%s: fs %s: the file server ended: the guest's requests on "
+	    "the share fail", w->name, w->fs_tag);
+	if (w->machine != NULL)
+		(void)machine_fs_backend_gone(w->machine);
+}
+
+/*
  * The start's shared directory: virtiofsd started on the directory
  * (fs-share.h), or the socket vmmd connected to a server the user
  * runs; then the vhost-user handshake, before the sandbox.  Guest RAM
@@ -392,6 +408,13 @@ worker_fs(struct worker *w, const struct start_params *sp, char *err,
 	w->fs_socket = sp->fs.socket;
 	w->cfg.backends.fs_tag = w->fs_tag;
 	w->cfg.ram_shared = true;
+	/* Once: EV_CLOSED stays ready after the end (EPOLLRDHUP). */
+	w->fs_ev = event_new(w->base, vhost_user_fd(w->fs), EV_CLOSED,
+	    worker_fs_closed, w);
+	if (w->fs_ev == NULL || event_add(w->fs_ev, NULL) < 0) {
+		snprintf(err, errlen, "fs: out of memory");
+		return -ENOMEM;
+	}
 	log_debug("%s: fs %s, %s %ld", w->name, w->fs_tag, sp->fs.socket ?
 	    "a server of the user's" : "virtiofsd", (long)w->fs_pid);
 	return 0;

@@ -105,6 +105,7 @@ struct worker {
 	pid_t fs_pid;			/* the virtiofsd started, or 0 */
 	bool fs_readonly;
 	bool fs_socket;			/* a server the user runs */
+	struct event *fs_ev;		/* its connection's end */
 	/* The snapshot the first machine starts from (restore.h), or NULL. */
 	struct restore *restore;
 	/*

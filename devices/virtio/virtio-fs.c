@@ -1,4 +1,5 @@
 /* See virtio-fs.h; section numbers are Virtio 1.2's. */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,10 @@ struct virtio_fs {
 	bool started;			/* the backend serves the queues */
 	int call[VIRTIO_FS_QUEUES];	/* what the backend has, -1: none */
 	bool kick_taken[VIRTIO_FS_QUEUES];
+	bool gone;			/* the backend: answered here */
+	struct virtq_chain chain;	/* while gone */
 	/* Diagnostics. */
+	uint64_t failed;		/* requests answered -ENOTCONN */
 	uint64_t starts;
 	uint64_t start_failures;
 	int last_error;			/* -errno of the last failure */
@@ -74,6 +78,10 @@ virtio_fs_activate(struct virtio_dev *d)
 	    .nrings = VIRTIO_FS_QUEUES };
 	int n, ret;
 
+	/* Without a backend the queues are the device's: see notify. */
+	if (f->gone)
+		return;
+
 	n = device_mem_regions(f->host, s.mem, VHOST_BACKEND_REGIONS);
 	if (n < 0 || n > VHOST_BACKEND_REGIONS) {
 		virtio_fs_fail(f, n < 0 ? n : -E2BIG);
@@ -106,6 +114,12 @@ virtio_fs_activate(struct virtio_dev *d)
 		f->call[q] = r->call;
 	}
 	ret = f->be.ops->start(f->be.ctx, &s);
+	if (ret == -ECONNRESET || ret == -EPIPE) {
+		/* It ended before the guest started the device. */
+		virtio_fs_release(f);
+		f->gone = true;
+		return;
+	}
 	if (ret < 0) {
 		virtio_fs_fail(f, ret);
 		return;
@@ -141,11 +155,90 @@ virtio_fs_vectors_changed(struct virtio_dev *d)
 	}
 }
 
+/*
+ * Each request on queue q answered with FUSE's out header (len, error,
+ * unique; 5.11.6.1 and FUSE's struct fuse_out_header) saying
+ * -ENOTCONN; one without room for it (FUSE_FORGET has no reply) is
+ * returned empty.
+ */
+static void
+virtio_fs_answer_all(struct virtio_fs *f, unsigned int q)
+{
+	struct virtq *vq = &f->vdev.vq[q];
+	bool any = false;
+	int ret;
+
+	while ((ret = virtq_pop(vq, &f->chain)) == 1) {
+		struct virtq_chain *c = &f->chain;
+		uint8_t in[16] = { 0 }, out[16];
+		size_t got = 0;
+		uint32_t len = 0;
+
+		for (unsigned int i = 0; i < c->nout && got < sizeof(in); i++) {
+			size_t n = c->iov[i].iov_len < sizeof(in) - got ?
+			    c->iov[i].iov_len : sizeof(in) - got;
+
+			memcpy(in + got, c->iov[i].iov_base, n);
+			got += n;
+		}
+		if (c->nin > 0 && c->iov[c->nout].iov_len >= sizeof(out)) {
+			uint32_t err = (uint32_t)-VIRTIO_FS_ENOTCONN;
+
+			for (unsigned int i = 0; i < 4; i++) {
+				out[i] = (uint8_t)(sizeof(out) >> (8 * i));
+				out[4 + i] = (uint8_t)(err >> (8 * i));
+			}
+			memcpy(out + 8, in + 8, 8);	/* unique, le64 */
+			memcpy(c->iov[c->nout].iov_base, out, sizeof(out));
+			virtq_chain_written(c, sizeof(out));
+			len = sizeof(out);
+		}
+		virtq_push(vq, c->head, len);
+		f->failed++;
+		any = true;
+	}
+	if (ret < 0)
+		virtio_dev_needs_reset(&f->vdev);
+	if (any)
+		virtio_dev_queue_done(&f->vdev, q);
+}
+
+void
+virtio_fs_backend_gone(struct virtio_dev *d)
+{
+	struct virtio_fs *f = virtio_fs_of(d);
+	bool was = f->started;
+
+	if (f->gone)
+		return;
+	f->gone = true;
+	virtio_fs_stop(f);
+	if (!was)
+		return;
+	for (unsigned int q = 0; q < VIRTIO_FS_QUEUES; q++) {
+		struct virtq *vq = &d->vq[q];
+		uint16_t done;
+
+		if (!vq->enabled)
+			continue;
+		/* What the backend finished, as it told the guest. */
+		done = le16toh(__atomic_load_n(&vq->used->idx,
+		    __ATOMIC_ACQUIRE));
+		vq->last_avail = vq->used_idx = vq->flushed = done;
+		vq->signalled = done;
+		virtio_fs_answer_all(f, q);
+	}
+}
+
 static void
 virtio_fs_notify(struct virtio_dev *d, unsigned int q)
 {
 	struct virtio_fs *f = virtio_fs_of(d);
 
+	if (q < VIRTIO_FS_QUEUES && f->gone) {
+		virtio_fs_answer_all(f, q);
+		return;
+	}
 	if (q >= VIRTIO_FS_QUEUES || !f->started)
 		return;
 	f->kicks_passed++;
@@ -193,6 +286,8 @@ static const struct figure virtio_fs_figure_rows[] = {
 	    "Register kicks handed on to the backend", kicks_passed),
 	FS_FIGURE(call_changes, FIGURE_COUNTER,
 	    "Changes of the backend's interrupt", call_changes),
+	FS_FIGURE(failed, FIGURE_COUNTER,
+	    "Requests answered ENOTCONN, the backend gone", failed),
 };
 
 static const struct figure_table virtio_fs_figures =
@@ -204,6 +299,7 @@ virtio_fs_diag(struct virtio_dev *d, struct device_diag *dd)
 	struct virtio_fs *f = virtio_fs_of(d);
 
 	device_diag_put(dd, "started", f->started, DEVICE_DIAG_BOOL);
+	device_diag_put(dd, "backend_gone", f->gone, DEVICE_DIAG_BOOL);
 	device_diag_figure_range(dd, &virtio_fs_figures, 0,
 	    virtio_fs_figures.n, f);
 }

@@ -33,6 +33,7 @@
 #define VIRTIO_FS_QUEUE		1024
 #define VIRTIO_FS_QUEUES	2	/* hiprio, one request queue */
 #define VIRTIO_FS_TAG_MAX	36
+#define VIRTIO_FS_ENOTCONN	107	/* Linux's, as FUSE carries errno */
 
 /*
  * tag: 1 to 36 bytes, no NUL.  NULL on ENOMEM or a tag out of range;
@@ -43,5 +44,15 @@ struct virtio_dev *virtio_fs_new(const struct device_host *host,
 
 /* The backend serves the queues now (DRIVER_OK reached it). */
 bool virtio_fs_started(struct virtio_dev *d);
+
+/*
+ * The backend is gone for good (its connection closed): the device
+ * takes the queues back, resuming where the used ring says the backend
+ * finished (what it had taken and not answered is lost, as with QEMU),
+ * and from then on answers every request itself with FUSE's
+ * -ENOTCONN, so that the guest's I/O on the share fails rather than
+ * waits forever.  Under the device's lock.
+ */
+void virtio_fs_backend_gone(struct virtio_dev *d);
 
 #endif

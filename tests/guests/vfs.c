@@ -10,10 +10,13 @@
  *   vfs: slot S, tag TAG, N request queues
  *   vfs: FUSE_INIT answered: 7.M, max_write N, K interrupts
  *   PASS | FAIL: reason
+ * then, after a byte on COM1, one FUSE_GETATTR of the root:
+ *   vfs: FUSE_GETATTR answered: unique 43 error E
  */
 #include "runtime/rt.h"
 
 #define VEC_FS		0x53
+#define FUSE_GETATTR	3
 #define FUSE_INIT	26
 #define ANSWER_US	10000000
 
@@ -66,6 +69,12 @@ static bool
 answered(void *arg)
 {
 	return vq_used(&request) == 1;
+}
+
+static bool
+answered2(void *arg)
+{
+	return vq_used(&request) == 2;
 }
 
 void
@@ -137,4 +146,21 @@ guest_main(void)
 		return;
 	}
 	printf("PASS\n");
+
+	/* A byte on COM1: one more request, whatever became of the server
+	 * meanwhile (vmmd answers ENOTCONN for one that ended). */
+	while (serial_getc() < 0)
+		__asm__ volatile("pause");
+	in.h = (struct fuse_in_header){ .len = sizeof(in.h),
+	    .opcode = FUSE_GETATTR, .unique = 43, .nodeid = 1 };
+	memset(&out, 0xee, sizeof(out));
+	request.desc[0] = (struct vq_desc){ (uintptr_t)&in, sizeof(in.h), 1,
+	    1 };
+	vq_submit(&request, 0);
+	if (!wait_us(answered2, NULL, ANSWER_US)) {
+		printf("FAIL: no answer to FUSE_GETATTR\n");
+		return;
+	}
+	printf("vfs: FUSE_GETATTR answered: unique %lu error %d\n",
+	    (unsigned long)out.h.unique, out.h.error);
 }

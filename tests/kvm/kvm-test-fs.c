@@ -11,7 +11,9 @@
  * vfs test guest finds the device, and virtiofsd answers its FUSE_INIT
  * on the request queue through guest memory and the irqfd, again after
  * a reset (a new machine, its RAM a new memfd, inside the sandbox); a
- * snapshot of that VM is refused and the guest runs on.  Skips
+ * snapshot of that VM is refused and the guest runs on; once the
+ * server is killed, vmmd answers the guest's next request ENOTCONN.
+ * Skips
  * where virtiofsd is not installed.
  */
 #include <dirent.h>
@@ -149,9 +151,12 @@ test_dir(struct h_daemon *d, struct h_conn *c, const char *dir)
 static void
 test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
 {
-	struct json_object *r;
+	struct json_object *r, *fs;
+	struct h_console *con;
 	const char *log;
 	char spec[1024];
+	int64_t pid;
+	int i;
 
 	snprintf(spec, sizeof(spec), "guesttag=%s", dir);
 	tap_ok(h_ctl("create", "f4", "--kernel", h_env("VMMD_GUEST_VFS"),
@@ -176,6 +181,23 @@ test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
 	tap_ok(h_file_expect(log, "PASS", 2, H_BOOT_MS) == 0 &&
 	    fs_state_is(c, "f4", "running"), "after the reset the guest's "
 	    "FUSE_INIT is answered again");
+
+	/* The server ends: the guest's next request fails, at once. */
+	fs = fs_stats(c, "f4", &r);
+	pid = fs != NULL ? h_int(fs, "pid", -1) : -1;
+	json_object_put(r);
+	if (pid > 0)
+		fs_kill_server((pid_t)pid);
+	for (i = 0; i < 600 && !fs_state_is(c, "f4", "gone"); i++)
+		usleep(50 * 1000);
+	tap_ok(fs_state_is(c, "f4", "gone"), "the server killed: gone");
+	con = h_console_open(d, "f4");
+	tap_ok(con != NULL && h_console_write(con, "x", 1) == 0 &&
+	    h_file_expect(log, "vfs: FUSE_GETATTR answered: unique 43 "
+	    "error -107", 1, H_BOOT_MS) == 0, "the guest's next request "
+	    "is answered ENOTCONN by vmmd");
+	if (con != NULL)
+		h_console_close(con);
 
 	/* The guest's open files are the server's: no snapshot. */
 	snprintf(spec, sizeof(spec), "{\"name\":\"f4\",\"dir\":\"%s\","

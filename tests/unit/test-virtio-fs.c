@@ -23,6 +23,7 @@
 #define RAM_BASE	0x100000ULL
 #define RAM_SIZE	(1u << 20)
 #define TAG		"hostshare"
+#define BUF		(RAM_BASE + 0x20000)
 
 static struct fake_host fh = FAKE_HOST_INITIALIZER(fh);
 static struct vdrv d;
@@ -187,10 +188,58 @@ main(void)
 
 	TAP_EQ(bring_up(false, v1) & 0x40, 0x40,
 	    "without MSI-X: DEVICE_NEEDS_RESET");
-	be_rec.fail = -EPIPE;
+	be_rec.fail = -EIO;
 	TAP_EQ(bring_up(true, v1) & 0x40, 0x40,
 	    "a backend that fails: DEVICE_NEEDS_RESET");
 	tap_ok(!handed(0) && !handed(1), "and the doorbells are back");
+
+	/*
+	 * The backend goes while it serves: it finished request 0 (the
+	 * used ring says so), request 1 waits.  The device answers it,
+	 * and the next, with ENOTCONN.
+	 */
+	be_rec.fail = 0;
+	TAP_EQ(bring_up(true, v1), 0x0f, "started again");
+	{
+		struct virtq_desc *desc = vdrv_desc(&d, 1);
+		uint8_t *in = vdrv_gmem(&d, BUF), *out = vdrv_gmem(&d,
+		    BUF + 0x100);
+		struct virtq_used *used = vdrv_used(&d, 1);
+		uint64_t unique = 0x1122334455667788ULL;
+		int32_t err;
+
+		memset(in, 0, 64);
+		memcpy(in + 8, &unique, 8);
+		desc[2] = (struct virtq_desc){ BUF, 40, VIRTQ_DESC_F_NEXT, 3 };
+		desc[3] = (struct virtq_desc){ BUF + 0x100, 64,
+		    VIRTQ_DESC_F_WRITE, 0 };
+		desc[0] = desc[2];
+		desc[0].next = 1;
+		desc[1] = desc[3];
+		vdrv_add(&d, 1, 0);
+		vdrv_add(&d, 1, 2);
+		/* The backend took both, answered the first. */
+		used->ring[0] = (struct virtq_used_elem){ 0, 16 };
+		used->idx = 1;
+		virtio_fs_backend_gone(vd);
+		memcpy(&err, out + 4, 4);
+		tap_ok(used->idx == 2 && used->ring[1].id == 2 &&
+		    used->ring[1].len == 16 && err == -VIRTIO_FS_ENOTCONN &&
+		    memcmp(out + 8, &unique, 8) == 0,
+		    "the backend gone: the request it left is answered "
+		    "ENOTCONN, with its unique (used %u, error %d)",
+		    used->idx, err);
+		tap_ok(!handed(0) && !handed(1) && !virtio_fs_started(vd),
+		    "the doorbells are the device's again");
+		memset(out, 0, 16);
+		vdrv_offer(&d, 1, 0);
+		memcpy(&err, out + 4, 4);
+		tap_ok(used->idx == 3 && err == -VIRTIO_FS_ENOTCONN,
+		    "so is the next request");
+		TAP_EQ(bring_up(true, v1), 0x0f, "after a reset the driver "
+		    "starts it again");
+		TAP_EQ(be_rec.starts, 3, "without the backend");
+	}
 	virtio_pci_device_ops.free(d.dev);
 	free(fh.mem);
 	return tap_done();
