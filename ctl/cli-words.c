@@ -34,6 +34,7 @@ static const struct {
 	{ "disks",			"--disk" },
 	{ "net",			"--net" },
 	{ "vsock",			"--vsock" },
+	{ "fs",				"--fs" },
 	{ "boot",			"--boot" },
 	{ "firmware",			"--firmware" },
 	{ "cdrom",			"--cdrom" },

@@ -886,6 +886,37 @@ info_disks(struct json_object *stats)
 	}
 }
 
+/*
+ * The shared directory and its file server (stats.fs, vm.info): one
+ * line, its state said plainly when the server failed or went away.
+ */
+static void
+info_fs(struct json_object *stats)
+{
+	struct json_object *fs;
+	const char *state;
+
+	if (!json_object_object_get_ex(stats, "fs", &fs) ||
+	    !json_object_is_type(fs, json_type_object))
+		return;
+	state = vm_member(fs, "state");
+	printf("fs %s: %s", vm_member(fs, "tag") ?: "?",
+	    vm_member(fs, "server") ?: "?");
+	if (vm_member(fs, "pid") != NULL)
+		printf(" (pid %s)", vm_member(fs, "pid"));
+	printf(", %s%s", state != NULL ? state : "?",
+	    vm_member(fs, "readonly") != NULL &&
+	    strcmp(vm_member(fs, "readonly"), "true") == 0 ?
+	    ", read-only" : "");
+	if (state != NULL && strcmp(state, "gone") == 0)
+		printf(": the server ended, the guest's requests on the "
+		    "share fail");
+	if (vm_member(fs, "error") != NULL)
+		printf(": %s, the guest's requests on the share fail",
+		    vm_member(fs, "error"));
+	printf("\n");
+}
+
 /* The sum of an object's numbers. */
 static uint64_t
 info_sum(struct json_object *o)
@@ -1021,6 +1052,7 @@ info_print(struct json_object *vm, bool raw)
 	if (json_object_object_get_ex(stats, "generation_id", &v))
 		printf("generation_id: %s\n", vm_scalar(v));
 	info_disks(stats);
+	info_fs(stats);
 	info_exits(stats);
 	/* The worker's statistics last: they are the long part. */
 	if (raw)

@@ -285,6 +285,50 @@ create_args_vsock(struct ctl *ctl, struct json_object *args, char *spec)
 	return -1;
 }
 
+/*
+ * --fs TAG=DIR[,readonly] or --fs TAG=socket:PATH: "fs".  The daemon
+ * checks the tag and the paths.  Returns -1 to go on, else an exit
+ * status.
+ */
+static int
+create_args_fs(struct ctl *ctl, struct json_object *args, char *spec)
+{
+	struct json_object *fs;
+	char *eq = strchr(spec, '='), *path, *opt;
+	bool readonly = false;
+
+	if (eq == NULL || eq == spec || eq[1] == '\0')
+		return ctl_usage(ctl, "--fs: expected TAG=DIR[,readonly] or "
+		    "TAG=socket:PATH: '%s'", spec);
+	*eq = '\0';
+	path = eq + 1;
+	if ((opt = strrchr(path, ',')) != NULL) {
+		if (strcmp(opt, ",readonly") != 0)
+			return ctl_usage(ctl, "--fs: expected readonly or "
+			    "nothing after the directory: '%s'", opt + 1);
+		*opt = '\0';
+		readonly = true;
+	}
+	fs = json_object_new_object();
+	json_object_object_add(fs, "tag", json_object_new_string(spec));
+	if (strncmp(path, "socket:", 7) == 0) {
+		json_object_object_add(fs, "socket",
+		    json_object_new_string(path + 7));
+	} else {
+		char abs[PATH_MAX];
+
+		/* The daemon has another working directory. */
+		if (path[0] != '/' && realpath(path, abs) != NULL)
+			path = abs;
+		json_object_object_add(fs, "dir", json_object_new_string(path));
+	}
+	if (readonly)
+		json_object_object_add(fs, "readonly",
+		    json_object_new_boolean(1));
+	json_object_object_add(args, "fs", fs);
+	return -1;
+}
+
 /* Whether s is a SIZE of zero ("0", "00M"), which ctl_parse_size refuses. */
 static bool
 create_args_zero(const char *s)
@@ -501,6 +545,8 @@ create_args_option(struct ctl *ctl, struct json_object *args, int argc,
 		return create_args_net(ctl, args, optarg);
 	case 'K':
 		return create_args_vsock(ctl, args, optarg);
+	case 'Z':
+		return create_args_fs(ctl, args, optarg);
 	case CREATE_CLOUD_BOOT:
 	case CREATE_CLOUD_INIT:
 	case CREATE_CLOUD_SSH_KEY:

@@ -25,6 +25,7 @@ const struct option create_options[] = {
 	{ "disk",	required_argument,	NULL,	'd' },
 	{ "net",	required_argument,	NULL,	'N' },
 	{ "vsock",	required_argument,	NULL,	'K' },
+	{ "fs",		required_argument,	NULL,	'Z' },
 	{ "boot",	required_argument,	NULL,	CREATE_CLOUD_BOOT },
 	{ "firmware",	required_argument,	NULL,	'f' },
 	{ "cdrom",	required_argument,	NULL,	'C' },

@@ -90,6 +90,14 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      lowest free one at each start); socket: "	\
 	"also a Unix\n"							\
 	"                      socket for it, see vmmd(8)\n"			\
+	"  --fs TAG=DIR[,readonly] or --fs TAG=socket:PATH\n"		\
+	"                      the host directory DIR shared with the guest "	\
+	"(virtio-fs,\n"							\
+	"                      served by a virtiofsd vmmd starts), or the "	\
+	"share of the\n"							\
+	"                      vhost-user server on the Unix socket PATH; "	\
+	"the guest\n"							\
+	"                      mounts it with mount -t virtiofs TAG DIR\n"	\
 	"  --boot disk|kernel  where the kernel comes from: the first "	\
 	"disk, chosen as\n"						\
 	"                      its boot loader would (the default with a "	\
@@ -139,7 +147,8 @@ static const struct ctl_command ctl_commands[] = {
 	    "[,overlay][,bus=virtio|sata]]"
 	    "... "
 	    "[--net tap=NAME[,mac=MAC]|user[,forward=SPEC]...[,mac=MAC]] "
-	    "[--vsock auto|CID[,socket]] [--boot disk|kernel] "
+	    "[--vsock auto|CID[,socket]] "
+	    "[--fs TAG=DIR[,readonly]|TAG=socket:PATH] [--boot disk|kernel] "
 	    "[--firmware bios|uefi] [--cdrom ISO] [--boot-order LIST] "
 	    "[--boot-menu[=MS]] [--cloud-init FILE] "
 	    "[--ssh-key FILE]...",

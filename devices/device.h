@@ -45,11 +45,19 @@ enum device_system_request {
 
 struct device_timer;			/* made and owned by the host */
 
-/* A range of guest RAM and where the host maps it (device_mem_regions). */
+/*
+ * A range of guest RAM and where the host maps it (device_mem_regions).
+ * When the RAM is shareable (a memfd mapped MAP_SHARED, for a VM with a
+ * vhost-user device), fd is its file and fd_offset where the range
+ * starts in it, so that another process can map the same pages; else
+ * fd is -1.  fd belongs to the machine.
+ */
 struct device_mem_region {
 	uint64_t gpa;
 	uint64_t size;
 	void *hva;
+	int fd;
+	uint64_t fd_offset;
 };
 
 /* A timer expired; runs on the event loop under the device's lock. */

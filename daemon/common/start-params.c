@@ -25,6 +25,7 @@ start_params_init(struct start_params *sp)
 		.snap_fd = { -1, -1, -1 },
 		.migrate_fd = -1,
 		.started_ms = -1,
+		.fs.fd = -1,
 	};
 }
 
@@ -62,6 +63,7 @@ start_params_free(struct start_params *sp)
 	}
 	for (i = 0; i < sp->nnics; i++)
 		free(sp->nics[i].passt);
+	free(sp->fs.virtiofsd);
 	free(sp->display.listen);
 	free(sp->display.web_dir);
 	explicit_bzero(sp->display.password, sizeof(sp->display.password));
@@ -305,6 +307,23 @@ start_enc_vsock_v(struct json_object *o, const void *p)
 	return rc;
 }
 
+static int
+start_enc_fs_v(struct json_object *o, const void *p)
+{
+	const struct start_fs *f = p;
+	int rc;
+
+	rc = wmsg_put_str(o, WMSG_FS_TAG, f->tag);
+	rc |= wmsg_put_int(o, WMSG_FS_FD, f->fd);
+	if (f->socket)
+		rc |= wmsg_put_bool(o, WMSG_FS_SOCKET, true);
+	if (f->readonly)
+		rc |= wmsg_put_bool(o, WMSG_FS_READONLY, true);
+	if (f->virtiofsd != NULL)
+		rc |= wmsg_put_str(o, WMSG_FS_VIRTIOFSD, f->virtiofsd);
+	return rc;
+}
+
 int
 start_params_encode(const struct start_params *sp, struct json_object **out)
 {
@@ -401,6 +420,9 @@ start_params_encode(const struct start_params *sp, struct json_object **out)
 	if (sp->has_vsock)
 		rc |= start_enc_part(a, WMSG_BOOT_VSOCK, false, &sp->vsock, 0,
 		    1, start_enc_vsock_v);
+	if (sp->has_fs)
+		rc |= start_enc_part(a, WMSG_BOOT_FS, false, &sp->fs, 0, 1,
+		    start_enc_fs_v);
 	/* Where the start's time goes (vm.info's "start"). */
 	rc |= wmsg_put_int(a, WMSG_BOOT_REQUEST_NS, sp->request_ns);
 	rc |= wmsg_put_int(a, WMSG_BOOT_SPAWN_NS, sp->spawn_ns);
@@ -656,6 +678,15 @@ start_params_decode(struct json_object *o, struct start_params *sp,
 		sp->has_vsock = true;
 		sp->vsock.fd = (int)wmsg_int(p, WMSG_VSOCK_FD, -1);
 		sp->vsock.cid = (uint32_t)wmsg_int(p, WMSG_VSOCK_CID, 0);
+	}
+	if ((p = wmsg_get(o, WMSG_BOOT_FS)) != NULL) {
+		sp->has_fs = true;
+		start_dec_buf(p, WMSG_FS_TAG, sp->fs.tag, sizeof(sp->fs.tag));
+		sp->fs.fd = (int)wmsg_int(p, WMSG_FS_FD, -1);
+		sp->fs.socket = wmsg_bool(p, WMSG_FS_SOCKET, false);
+		sp->fs.readonly = wmsg_bool(p, WMSG_FS_READONLY, false);
+		start_dec_str(&dc, p, WMSG_FS_VIRTIOFSD, NULL,
+		    &sp->fs.virtiofsd);
 	}
 	if ((p = wmsg_get(o, WMSG_BOOT_FROM_DISK)) != NULL) {
 		sp->has_boot_disk = true;

@@ -72,6 +72,16 @@ struct start_vsock {
 	uint32_t cid;
 };
 
+/* A shared directory (virtio-fs). */
+struct start_fs {
+	char tag[37];			/* 1 to 36 bytes */
+	int fd;				/* the directory, or with socket the
+					   vhost-user socket vmmd connected */
+	bool socket;
+	bool readonly;			/* the directory's */
+	char *virtiofsd;		/* !socket: the program */
+};
+
 /*
  * The screen and its VNC server.  port and http_port 0: the first free
  * one; no web_dir: no noVNC (http_port is then left out).
@@ -185,6 +195,8 @@ struct start_params {
 	struct start_display display;
 	bool has_vsock;
 	struct start_vsock vsock;
+	bool has_fs;
+	struct start_fs fs;
 	bool has_seed;
 	struct start_seed seed;
 };

@@ -66,6 +66,7 @@ enum wmsg_shape {
 	WMSG_S_BOOT_NET,
 	WMSG_S_NET_FORWARD,
 	WMSG_S_BOOT_VSOCK,
+	WMSG_S_BOOT_FS,
 	WMSG_S_BOOT_FROM_DISK,
 	WMSG_S_BOOT_SEED,
 	WMSG_S_SEED_KEY,
@@ -200,6 +201,7 @@ enum wmsg_shape {
 	F(BOOT_DISPLAY, BOOT, "display", OBJECT, 0, 0, 0,		\
 	    BOOT_DISPLAY, NONE)						\
 	F(BOOT_VSOCK, BOOT, "vsock", OBJECT, 0, 0, 0, BOOT_VSOCK, NONE)	\
+	F(BOOT_FS, BOOT, "fs", OBJECT, 0, 0, 0, BOOT_FS, NONE)	\
 	F(BOOT_FROM_DISK, BOOT, "boot_disk", OBJECT, 0, 0, 0,		\
 	    BOOT_FROM_DISK, NONE)					\
 	F(BOOT_SEED, BOOT, "seed", OBJECT, 0, 0, 0, BOOT_SEED, NONE)	\
@@ -267,6 +269,15 @@ enum wmsg_shape {
 	F(VSOCK_FD, BOOT_VSOCK, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(VSOCK_CID, BOOT_VSOCK, "cid", INT, 1, 3, UINT32_MAX - 1, NONE,	\
 	    NONE)							\
+	/* worker.boot's fs: a shared directory, its tag, and either	\
+	 * the directory (a descriptor, virtiofsd to start on it) or	\
+	 * a vhost-user socket vmmd connected (socket true) */		\
+	F(FS_TAG, BOOT_FS, "tag", STRING, 1, 1, 36, NONE, NONE)	\
+	F(FS_FD, BOOT_FS, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
+	F(FS_SOCKET, BOOT_FS, "socket", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(FS_READONLY, BOOT_FS, "readonly", BOOL, 0, 0, 0, NONE, NONE)	\
+	F(FS_VIRTIOFSD, BOOT_FS, "virtiofsd", STRING, 0, 1,		\
+	    WMSG_PATH_MAX, NONE, NONE)					\
 	/* worker.boot's display */					\
 	F(DISPLAY_LISTEN, BOOT_DISPLAY, "listen", STRING, 0, 1, 255,	\
 	    NONE, NONE)							\

@@ -26,6 +26,7 @@
 #include "virtio-pci.h"
 #include "virtio-rng.h"
 #include "virtio-vsock.h"
+#include "virtio-fs.h"
 #include "vmgenid.h"
 
 static void *
@@ -168,6 +169,18 @@ board_has_vsock(const struct board_backends *be)
 	return be->has_vsock;
 }
 
+static void *
+board_fs_new(const struct device_host *host, const struct board_backends *be)
+{
+	return virtio_pci_new(host, virtio_fs_new(host, be->fs_tag, &be->fs));
+}
+
+static bool
+board_has_fs(const struct board_backends *be)
+{
+	return be->fs_tag != NULL;
+}
+
 /*
  * The AHCI controller: the CD-ROM on port 0 (empty without one), SATA
  * disk i on port i + 1 (board.h), up to the last drive.
@@ -291,7 +304,8 @@ BOARD_DISK(3)
 #define BOARD_SLOT_AHCI		BOARD_PC_SLOT_AHCI	/* 11 */
 #define BOARD_SLOT_DISPLAY	BOARD_PC_SLOT_DISPLAY	/* 13 */
 #define BOARD_SLOT_FW_RNG	12	/* with firmware */
-#define BOARD_SLOT_BALLOON	14
+#define BOARD_SLOT_BALLOON	15
+#define BOARD_SLOT_FS		BOARD_PC_SLOT_FS	/* 14 */
 
 #define BOARD_NET_ENTRY(n, label, slot)					\
 	{ .name = label, .create = board_net##n##_new,			\
@@ -354,6 +368,11 @@ const struct board_device board_pc[] = {
 	BOARD_NET_ENTRY(1, "virtio-net1", BOARD_SLOT_NET1),
 	BOARD_NET_ENTRY(2, "virtio-net2", BOARD_SLOT_NET1 + 1),
 	BOARD_NET_ENTRY(3, "virtio-net3", BOARD_SLOT_NET1 + 2),
+	{ .name = "virtio-fs", .create = board_fs_new,
+	    .ops = &virtio_pci_device_ops, .bus = BOARD_PCI,
+	    .pci_slot = BOARD_SLOT_FS,
+	    .irqs = { PC_PCI_INTX_GSI(BOARD_SLOT_FS, 0) }, .nirqs = 1,
+	    .present = board_has_fs },
 	/*
 	 * Last, firmware VMs' own: a board without them keeps every other
 	 * device's index.

@@ -18,6 +18,7 @@
 #include "bochs-display.h"
 #include "fw-cfg.h"
 #include "net-backend.h"
+#include "vhost-backend.h"
 #include "vsock-backend.h"
 #include "pci-host.h"
 #include "pflash.h"
@@ -36,6 +37,8 @@
 #define BOARD_PC_SLOT_AHCI	11
 /* The bochs-display's slot, there for firmware VMs with a display. */
 #define BOARD_PC_SLOT_DISPLAY	13
+/* The virtio-fs's slot, there for a VM with a shared directory. */
+#define BOARD_PC_SLOT_FS	14
 
 /*
  * What the worker hands the machine for its devices: backends that
@@ -65,6 +68,13 @@ struct board_backends {
 	/* A virtio-vsock when has_vsock (the backend belongs to the worker). */
 	struct vsock_backend vsock;
 	bool has_vsock;
+	/*
+	 * A virtio-fs when fs_tag is set: the share the guest mounts by
+	 * that tag, served by a vhost-user backend (the worker's); the
+	 * machine's RAM must then be shareable (machine_config.ram_shared).
+	 */
+	struct vhost_backend fs;
+	const char *fs_tag;
 	/* A CD-ROM on the AHCI controller's port 0 when has_cdrom
 	 * (read-only; the backend belongs to the worker; without ops the
 	 * drive is empty, its medium ejected). */

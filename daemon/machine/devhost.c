@@ -621,7 +621,8 @@ devhost_mem_regions(void *ctx, struct device_mem_region *r, unsigned int max)
 
 	for (i = 0; i < dh->cfg.nram && i < max; i++)
 		r[i] = (struct device_mem_region){ dh->ram[i].gpa,
-		    dh->ram[i].size, dh->ram[i].hva };
+		    dh->ram[i].size, dh->ram[i].hva, dh->ram[i].fd,
+		    dh->ram[i].fd_offset };
 	return (int)dh->cfg.nram;
 }
 

@@ -44,6 +44,8 @@ struct devhost_ram {
 	uint64_t gpa;
 	uint64_t size;
 	uint8_t *hva;
+	int fd;			/* shareable RAM's memfd, or -1 */
+	uint64_t fd_offset;
 };
 
 struct devhost_config {

@@ -183,8 +183,9 @@ static int
 machine_add_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct devhost_ram ram[2] = {
-		{ 0, m->mem.low_size, m->mem.low },
-		{ PC_HIGH_RAM_START, m->mem.high_size, m->high },
+		{ 0, m->mem.low_size, m->mem.low, m->ram_fd, 0 },
+		{ PC_HIGH_RAM_START, m->mem.high_size, m->high, m->ram_fd,
+		    m->mem.low_size },
 	};
 	struct devhost_config hc = {
 		.vm_fd = m->vm_fd,
@@ -308,19 +309,47 @@ machine_ram_remapped(struct machine *m)
 		machine_no_dump(m->high, m->mem.high_size);
 }
 
+/*
+ * One range of guest RAM: anonymous and private, or for shareable RAM
+ * the range of m->ram_fd that starts at offset, mapped shared so that a
+ * vhost-user backend mapping the same file sees the guest's writes.
+ */
+static void *
+machine_map_range(struct machine *m, uint64_t len, uint64_t offset)
+{
+	void *p;
+
+	if (m->ram_fd < 0)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	else
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_NORESERVE, m->ram_fd, (off_t)offset);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int
-machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
-    size_t errlen)
+machine_map_memory(struct machine *m, uint64_t memory_mib, bool shared,
+    char *err, size_t errlen)
 {
 	uint64_t total = memory_mib << 20;
 	uint64_t low = total < PC_PCI_HOLE_START ? total : PC_PCI_HOLE_START;
 	uint64_t high = total - low;
 	int ret;
 
-	m->mem.low = mmap(NULL, low, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m->mem.low == MAP_FAILED) {
-		m->mem.low = NULL;
+	/* A memfd's pages are allocated on first touch, as anonymous
+	 * memory's: the file's size costs nothing. */
+	if (shared) {
+		m->ram_fd = memfd_create("vmmd-guest-ram", MFD_CLOEXEC);
+		if (m->ram_fd < 0 || ftruncate(m->ram_fd, (off_t)total) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot make %llu MiB of "
+			    "shareable guest RAM: %s",
+			    (unsigned long long)memory_mib, strerror(-ret));
+			return ret;
+		}
+	}
+	if ((m->mem.low = machine_map_range(m, low, 0)) == NULL) {
 		snprintf(err, errlen, "cannot allocate %llu MiB of guest RAM: %s",
 		    (unsigned long long)memory_mib, strerror(errno));
 		return -ENOMEM;
@@ -332,10 +361,7 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 	if (ret < 0)
 		goto fail;
 	if (high > 0) {
-		m->high = mmap(NULL, high, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (m->high == MAP_FAILED) {
-			m->high = NULL;
+		if ((m->high = machine_map_range(m, high, low)) == NULL) {
 			snprintf(err, errlen,
 			    "cannot allocate %llu MiB of guest RAM: %s",
 			    (unsigned long long)memory_mib, strerror(errno));
@@ -352,6 +378,12 @@ machine_map_memory(struct machine *m, uint64_t memory_mib, char *err,
 fail:
 	snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
 	return ret;
+}
+
+bool
+machine_ram_shared(const struct machine *m)
+{
+	return m->ram_fd >= 0;
 }
 
 /*
@@ -723,7 +755,7 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 			.stride = m->fb.stride,
 		};
 	m->base = cfg->base;
-	m->kvm_fd = m->vm_fd = -1;
+	m->kvm_fd = m->vm_fd = m->ram_fd = -1;
 	m->vm_stats.fd = -1;
 	m->nvcpus = cfg->vcpus;
 	if ((ret = iobus_init(&m->pio)) < 0 ||
@@ -743,7 +775,8 @@ machine_new(struct machine **out, const struct machine_config *cfg,
 
 	if ((ret = machine_create_vm(m, cfg->kvm_fd,
 	    cfg->firmware != NULL, err, errlen)) < 0 ||
-	    (ret = machine_map_memory(m, cfg->memory_mib, err, errlen)) < 0 ||
+	    (ret = machine_map_memory(m, cfg->memory_mib, cfg->ram_shared,
+	    err, errlen)) < 0 ||
 	    (ret = machine_map_fb(m, cfg, err, errlen)) < 0 ||
 	    (ret = machine_load_firmware(m, cfg, &boot, err, errlen)) < 0 ||
 	    (ret = machine_create_irqchip(m, err, errlen)) < 0 ||
@@ -888,6 +921,8 @@ machine_free(struct machine *m)
 		munmap(m->mem.low, m->mem.low_size);
 	if (m->high != NULL)
 		munmap(m->high, m->mem.high_size);
+	if (m->ram_fd >= 0)
+		close(m->ram_fd);
 	free(m->fb_dirty_bits);
 	free(m->vgabios);
 	pthread_mutex_destroy(&m->fb_lock);

@@ -107,6 +107,13 @@ struct machine_config {
 	const char *kernel_name;	/* for messages; NULL = kernel */
 	const char *cmdline;
 	uint64_t memory_mib;
+	/*
+	 * Guest RAM one memfd mapped MAP_SHARED, whose file the devices'
+	 * memory regions carry (device_mem_region.fd), for a VM with a
+	 * vhost-user device whose backend maps it; else (false) anonymous
+	 * private memory, which nothing else can map.
+	 */
+	bool ram_shared;
 	unsigned int vcpus;
 	struct board_backends backends;	/* owned by the worker */
 	struct machine_fb fb;
@@ -146,6 +153,7 @@ struct machine {
 
 	struct boot_mem mem;
 	uint8_t *high;		/* RAM above 4 GiB, or NULL */
+	int ram_fd;		/* shareable RAM's memfd (low, then high), or -1 */
 	struct firmware *fw;	/* a firmware's image and fw_cfg, or NULL */
 
 	struct iobus pio;
@@ -186,6 +194,13 @@ void machine_free(struct machine *m);
  * files.  Best effort, as at the start.
  */
 void machine_ram_remapped(struct machine *m);
+/*
+ * Guest RAM is a shared memfd (machine_config.ram_shared): a restore
+ * must copy a snapshot's memory into it rather than map its file
+ * privately over it, which would hide the guest's pages from the
+ * backend that maps the memfd.
+ */
+bool machine_ram_shared(const struct machine *m);
 
 int machine_start(struct machine *m);
 /*
@@ -219,6 +234,12 @@ struct machine_device *machine_device(struct machine *m, const char *name);
  * card's lock, from the worker's loop.  How many announces went out.
  */
 int machine_net_announce(struct machine *m);
+/*
+ * The shared directory's server ended: its virtio-fs answers the guest's
+ * requests itself from now on, each failing (virtio_fs_backend_gone()).
+ * From the worker's loop.  0, or -ENODEV without such a device.
+ */
+int machine_fs_backend_gone(struct machine *m);
 
 /*
  * The balloon (virtio-balloon.h), under its lock, from the worker's

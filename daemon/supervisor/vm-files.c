@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <limits.h>
 #include <unistd.h>
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
@@ -437,6 +440,9 @@ vm_files_close(struct vm_files *f)
 	if (f->vsock_fd >= 0)
 		close(f->vsock_fd);
 	f->vsock_fd = -1;
+	if (f->fs_fd >= 0)
+		close(f->fs_fd);
+	f->fs_fd = -1;
 }
 
 /*
@@ -699,7 +705,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 
 	memset(f, 0, sizeof(*f));
 	f->kvm_fd = f->kernel_fd = f->initrd_fd = f->cdrom_fd = -1;
-	f->vsock_fd = f->vars_fd = f->nvram_fd = -1;
+	f->vsock_fd = f->vars_fd = f->nvram_fd = f->fs_fd = -1;
 	for (unsigned int i = 0; i < CONFIG_NICS_MAX; i++)
 		f->tap_fd[i] = -1;
 	/* root may read anything anyway: no point in checking. */
@@ -850,6 +856,78 @@ vm_files_open_vsock(const struct vm_def *def, struct vm_files *f,
 		return rc;
 	}
 	f->vsock_fd = fd;
+	return 0;
+}
+
+/* The user's vhost-user server: its socket checked for cred, then
+ * connected through the very file checked. */
+static int
+vm_files_connect_fs(const char *path, const struct access_cred *cred)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int dirfd, pfd, sock, rc;
+
+	dirfd = access_resolve(path, cred, NULL, name, &st);
+	if (dirfd < 0)
+		return dirfd;
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	rc = pfd < 0 ? -errno : 0;
+	close(dirfd);
+	if (rc < 0)
+		return rc;
+	if (fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		rc = -ENOTSOCK;
+	else if (cred != NULL)
+		rc = access_fd_allows(pfd, &st, cred, ACCESS_WRITE);
+	if (rc < 0) {
+		close(pfd);
+		return rc;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&sa,
+	    sizeof(sa)) < 0) {
+		rc = -errno;
+		if (sock >= 0)
+			close(sock);
+		close(pfd);
+		return rc;
+	}
+	close(pfd);
+	return sock;
+}
+
+int
+vm_files_open_fs(const struct vm_def *def, const struct access_cred *cred,
+    struct vm_files *f, enum proto_error *cls, char *err, size_t errlen)
+{
+	const char *path = def->fs_dir != NULL ? def->fs_dir : def->fs_socket;
+	int fd;
+
+	if (def->fs_tag == NULL)
+		return 0;
+	if (cred != NULL && cred->uid == 0)
+		cred = NULL;
+	fd = def->fs_dir != NULL ? access_open_dir(def->fs_dir, cred,
+	    !def->fs_readonly) : vm_files_connect_fs(def->fs_socket, cred);
+	if (fd < 0) {
+		*cls = fd == -EACCES ? PROTO_ERR_PERMISSION :
+		    fd == -ECONNREFUSED ? PROTO_ERR_BAD_STATE :
+		    PROTO_ERR_INVALID_ARGUMENT;
+		if (fd == -EACCES && cred != NULL)
+			snprintf(err, errlen, "fs: %s: not accessible to uid "
+			    "%u%s", path, (unsigned int)cred->uid,
+			    def->fs_dir != NULL && !def->fs_readonly ?
+			    " (a share it may write needs write permission; "
+			    "or share it read-only)" : "");
+		else
+			snprintf(err, errlen, "fs: %s: %s", path,
+			    strerror(-fd));
+		return fd;
+	}
+	f->fs_fd = fd;
 	return 0;
 }
 

@@ -54,6 +54,8 @@ struct vm_files {
 	/* card i's TAP, -1 for user-mode networking or no card */
 	int tap_fd[CONFIG_NICS_MAX];
 	int vsock_fd;			/* /dev/vhost-vsock, or -1 */
+	/* The shared directory, or the vhost-user socket connected, -1 */
+	int fs_fd;
 };
 
 /*
@@ -191,6 +193,18 @@ int	vm_files_open_net(const struct vm_def *def,
  * vhost_vsock: -ENOENT, err saying which module to load.
  */
 int	vm_files_open_vsock(const struct vm_def *def, struct vm_files *f,
+	    enum proto_error *cls, char *err, size_t errlen);
+/*
+ * At start only, for a VM with a shared directory: into f->fs_fd the
+ * directory (O_RDONLY | O_DIRECTORY) opened for cred, who must be able
+ * to read and search it, and write to it unless the share is
+ * read-only; or for a server the user runs, a stream socket connected
+ * to its Unix socket, which cred must be able to reach and write.  cred
+ * NULL or uid 0: the daemon's own rights.  0 or -errno, cls and err
+ * set.
+ */
+int	vm_files_open_fs(const struct vm_def *def,
+	    const struct access_cred *cred, struct vm_files *f,
 	    enum proto_error *cls, char *err, size_t errlen);
 void	vm_files_close(struct vm_files *f);
 

@@ -358,6 +358,13 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		sp->vsock = (struct start_vsock){ .fd = WLINK_VSOCK_FD,
 		    .cid = run->vsock_cid };
 	}
+	if (def->fs_tag != NULL) {
+		sp->has_fs = true;
+		snprintf(sp->fs.tag, sizeof(sp->fs.tag), "%s", def->fs_tag);
+		sp->fs.fd = WLINK_FS_FD;
+		sp->fs.socket = def->fs_socket != NULL;
+		sp->fs.readonly = def->fs_readonly;
+	}
 	if (def->cloud_init.on) {
 		sp->has_seed = true;
 		rc |= vm_start_seed(def, &sp->seed);

@@ -964,6 +964,8 @@ vm_start_from(struct vm *vm, const struct access_cred *cred,
 	    (rc = vm_start_cid(vm, &run.vsock_cid, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_vsock(vm->def, &files, cls, err,
 	    errlen)) < 0 ||
+	    (rc = vm_files_open_fs(vm->def, cred, &files, cls, err,
+	    errlen)) < 0 ||
 	    (rc = vm_files_open_net(vm->def, d->tap_rules, d->ntap_rules,
 	    cred, &files, cls, err, errlen)) < 0)
 		goto close_files;
@@ -998,6 +1000,12 @@ vm_start_from(struct vm *vm, const struct access_cred *cred,
 			passed[npassed++] = -1;
 		passed[npassed++] = migrate_fd;
 		sp.migrate_fd = WLINK_MIGRATE_FD;
+	}
+	/* The share after every other slot, closed or not. */
+	if (files.fs_fd >= 0) {
+		while (npassed < (unsigned int)WLINK_SLOT(WLINK_FS_FD))
+			passed[npassed++] = -1;
+		passed[npassed++] = files.fs_fd;
 	}
 	sp.spawn_ns = vm_start_mono_ns();
 	if ((rc = start_params_encode(&sp, &args)) < 0)

@@ -32,8 +32,8 @@
 static const char *const config_keys[] = {
 	"name", "uuid", "kernel", "initrd", "cmdline", "memory_mib", "vcpus",
 	"on_reboot", "transient", "vnc", "display", "vnc_password", "vnc_web",
-	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "balloon", "disks",
-	"autostart", "net", "vsock", "owner", "boot", "cloud_init",
+	"lost_tick_policy", "rtc_backlog_max", "rtc_slices", "rng", "balloon",
+	"disks", "autostart", "net", "vsock", "fs", "owner", "boot", "cloud_init",
 	"firmware", "cdrom", "boot_order", "boot_menu", "managed", NULL
 };
 
@@ -144,6 +144,9 @@ config_def_free(struct vm_def *def)
 	free(def->cdrom);
 	free(def->cmdline);
 	free(def->vnc_addr);
+	free(def->fs_tag);
+	free(def->fs_dir);
+	free(def->fs_socket);
 	for (unsigned int i = 0; i < def->ndisks; i++) {
 		free(def->disks[i].path);
 		free(def->disks[i].serial);
@@ -177,6 +180,7 @@ config_def_dup(const struct vm_def *def)
 		return NULL;
 	*d = *def;
 	d->name = d->kernel = d->initrd = d->cmdline = d->cdrom = NULL;
+	d->fs_tag = d->fs_dir = d->fs_socket = NULL;
 	d->vnc_addr = d->vnc_password = NULL;
 	memset(&d->cloud_init, 0, sizeof(d->cloud_init));
 	d->ndisks = 0;
@@ -196,6 +200,9 @@ config_def_dup(const struct vm_def *def)
 	    config_strdup(&d->kernel, def->kernel) < 0 ||
 	    config_strdup(&d->initrd, def->initrd) < 0 ||
 	    config_strdup(&d->cdrom, def->cdrom) < 0 ||
+	    config_strdup(&d->fs_tag, def->fs_tag) < 0 ||
+	    config_strdup(&d->fs_dir, def->fs_dir) < 0 ||
+	    config_strdup(&d->fs_socket, def->fs_socket) < 0 ||
 	    config_strdup(&d->cmdline, def->cmdline) < 0 ||
 	    config_strdup(&d->vnc_addr, def->vnc_addr) < 0 ||
 	    config_strdup(&d->vnc_password, def->vnc_password) < 0 ||
@@ -583,6 +590,84 @@ config_vsock_json(const struct vm_def *def)
 		    json_object_new_int64(def->vsock_cid));
 	json_object_object_add(o, "socket",
 	    json_object_new_boolean(def->vsock_socket));
+	return o;
+}
+
+/* fs -------------------------------------------------------------------- */
+
+static const char *const config_fs_keys[] = {
+	"tag", "dir", "socket", "readonly", NULL
+};
+
+/*
+ * "fs": {"tag": T, "dir": PATH, "readonly": BOOL} or {"tag": T,
+ * "socket": PATH}: a virtio-fs the guest mounts by tag T (1 to 36
+ * bytes), served by a virtiofsd vmmd starts on the directory PATH, or
+ * by the vhost-user server listening on the Unix socket PATH.
+ */
+static int
+config_parse_fs(struct json_object *obj, struct vm_def *def, char *err,
+    size_t errlen)
+{
+	struct json_object *o;
+	const char *tag;
+	char why[256];
+
+	if (!json_object_object_get_ex(obj, "fs", &o) || o == NULL)
+		return 0;
+	if (!json_object_is_type(o, json_type_object)) {
+		config_err(err, errlen, "fs: expected an object {\"tag\": "
+		    "..., \"dir\": ...}");
+		return -EINVAL;
+	}
+	if (proto_args_check(o, config_fs_keys, why, sizeof(why)) < 0 ||
+	    config_opt_string(o, "tag", NULL, &tag, why, sizeof(why)) < 0 ||
+	    config_opt_bool(o, "readonly", false, &def->fs_readonly, why,
+	    sizeof(why)) < 0 ||
+	    config_parse_path(o, "dir", 0, &def->fs_dir, why,
+	    sizeof(why)) < 0 ||
+	    config_parse_path(o, "socket", 0, &def->fs_socket, why,
+	    sizeof(why)) < 0) {
+		config_err(err, errlen, "fs: %s", why);
+		return -EINVAL;
+	}
+	if (tag == NULL || tag[0] == '\0' || strlen(tag) > 36) {
+		config_err(err, errlen, "fs: tag: expected 1 to 36 bytes, "
+		    "the name the guest mounts the share by");
+		return -EINVAL;
+	}
+	if ((def->fs_dir == NULL) == (def->fs_socket == NULL)) {
+		config_err(err, errlen, "fs: expected either \"dir\" or "
+		    "\"socket\"");
+		return -EINVAL;
+	}
+	if (def->fs_socket != NULL && def->fs_readonly) {
+		config_err(err, errlen, "fs: readonly: the server behind "
+		    "the socket decides that");
+		return -EINVAL;
+	}
+	if ((def->fs_tag = strdup(tag)) == NULL) {
+		config_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+struct json_object *
+config_fs_json(const struct vm_def *def)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "tag", json_object_new_string(def->fs_tag));
+	if (def->fs_dir != NULL) {
+		json_object_object_add(o, "dir",
+		    json_object_new_string(def->fs_dir));
+		json_object_object_add(o, "readonly",
+		    json_object_new_boolean(def->fs_readonly));
+	} else {
+		json_object_object_add(o, "socket",
+		    json_object_new_string(def->fs_socket));
+	}
 	return o;
 }
 
@@ -1057,6 +1142,7 @@ config_parse(struct json_object *obj, unsigned int flags,
 	}
 	if (config_parse_net(obj, def, err, errlen) < 0 ||
 	    config_parse_vsock(obj, def, err, errlen) < 0 ||
+	    config_parse_fs(obj, def, err, errlen) < 0 ||
 	    config_parse_boot_order(obj, def, err, errlen) < 0)
 		goto fail;
 	if ((flags & CONFIG_OWNER) &&
@@ -1195,6 +1281,8 @@ config_to_json(const struct vm_def *def, unsigned int flags)
 		json_object_object_add(obj, "net", config_net_json(def));
 	if (def->vsock)
 		json_object_object_add(obj, "vsock", config_vsock_json(def));
+	if (def->fs_tag != NULL)
+		json_object_object_add(obj, "fs", config_fs_json(def));
 	if (def->firmware != VM_FIRMWARE_NONE)
 		json_object_object_add(obj, "firmware",
 		    json_object_new_string(config_firmware_name(def)));
@@ -1251,6 +1339,8 @@ config_members(const char *parent)
 		return config_net_keys();
 	if (strcmp(parent, "vsock") == 0)
 		return config_vsock_keys;
+	if (strcmp(parent, "fs") == 0)
+		return config_fs_keys;
 	if (strcmp(parent, "cloud_init") == 0)
 		return config_cloud_init_keys();
 	if (strcmp(parent, "owner") == 0)

@@ -243,6 +243,16 @@ struct vm_def {
 	bool vsock;
 	uint32_t vsock_cid;
 	bool vsock_socket;
+	/*
+	 * A shared directory (virtio-fs) when fs_tag is set: the tag the
+	 * guest mounts it by, and either fs_dir (virtiofsd started on it,
+	 * read-only with fs_readonly) or fs_socket (a vhost-user file
+	 * server the user runs).
+	 */
+	char *fs_tag;
+	char *fs_dir;
+	char *fs_socket;
+	bool fs_readonly;
 	enum vm_boot boot;	/* as given; config_boot() says which */
 	enum vm_firmware firmware;	/* no kernel, initrd, cmdline, boot */
 	/* An ISO image as a read-only CD-ROM on AHCI ("cdrom"); NULL: none. */
@@ -360,6 +370,8 @@ void	config_net_mac_text(const struct vm_def *def, unsigned int i,
 struct json_object *config_net_json(const struct vm_def *def);
 /* A forward as its definition writes it: "tcp:127.0.0.1:2222:22". */
 void	config_forward_text(const struct vm_forward *f, char *buf, size_t len);
+/* "fs" as config_to_json() writes it. */
+struct json_object *config_fs_json(const struct vm_def *def);
 /* "vsock" as config_to_json() writes it. */
 struct json_object *config_vsock_json(const struct vm_def *def);
 

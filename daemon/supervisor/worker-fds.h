@@ -42,7 +42,9 @@
 #define WLINK_SNAP_FD(i)	(WLINK_NVRAM_FD + 1 + (i))
 /* A live migration's stream the guest arrives on (vm.migrate_in). */
 #define WLINK_MIGRATE_FD	WLINK_SNAP_FD(3)
+/* A shared directory, or the vhost-user socket of its server. */
+#define WLINK_FS_FD		(WLINK_MIGRATE_FD + 1)
 #define WLINK_SLOT(fd)		((fd) - WLINK_KVM_FD)
-#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_MIGRATE_FD + 1)
+#define WLINK_MAX_PASSED	WLINK_SLOT(WLINK_FS_FD + 1)
 
 #endif

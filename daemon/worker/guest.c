@@ -418,6 +418,12 @@ guest_fini(struct worker *w)
 	}
 	vhost_vsock_free(w->vsock);
 	w->vsock = NULL;
+	/* virtiofsd sees the connection close, and ends. */
+	if (w->fs_ev != NULL)
+		event_free(w->fs_ev);
+	w->fs_ev = NULL;
+	vhost_user_free(w->fs);
+	w->fs = NULL;
 	if (w->hold_ev != NULL)
 		event_free(w->hold_ev);
 	free(w->kernel);

@@ -3,7 +3,10 @@
  * "stats": exits, KVM's counters, registers while paused, each device's
  * registers, the I/O APIC, the device host's timers, the console.
  */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "figures-json.h"
 #include "guest.h"
@@ -11,6 +14,7 @@
 #include "json-u64.h"
 #include "kvm-stats.h"
 #include "shutdown.h"
+#include "vhost-user-msg.h"
 #include "vmgenid.h"
 
 static void
@@ -277,6 +281,59 @@ info_machine(struct json_object *ret, struct machine *m,
 	json_object_object_add(ret, "irq_routes", info_irq_routes_json(m));
 }
 
+/*
+ * The shared directory and its server: "state" is "ready" (connected,
+ * the guest's driver not started yet), "running" (the server has the
+ * queues), "gone" (the server hung up: the guest's requests fail) or
+ * "failed" (an exchange failed; "error" says how and on which request,
+ * also once gone).
+ */
+static struct json_object *
+info_fs_json(struct worker *w)
+{
+	struct json_object *o = json_object_new_object();
+	struct vhost_user_info vi;
+	struct pollfd p = { .fd = vhost_user_fd(w->fs),
+	    .events = POLLRDHUP };
+	const char *state;
+	char why[128];
+
+	vhost_user_info(w->fs, &vi);
+	/* A server that ended shows at once, not at the guest's next
+	 * request: nothing is read, the front end stays in step. */
+	if (poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		state = "gone";
+	else if (vi.error < 0)
+		state = "failed";
+	else
+		state = vi.running ? "running" : "ready";
+	json_object_object_add(o, "tag", json_object_new_string(w->fs_tag));
+	json_object_object_add(o, "server", json_object_new_string(
+	    w->fs_socket ? "socket" : "virtiofsd"));
+	if (w->fs_pid > 0)
+		json_object_object_add(o, "pid",
+		    json_object_new_int64(w->fs_pid));
+	json_object_object_add(o, "readonly",
+	    json_object_new_boolean(w->fs_readonly));
+	json_object_object_add(o, "state", json_object_new_string(state));
+	if (vi.error < 0) {
+		snprintf(why, sizeof(why), "%s: %s",
+		    vhost_user_msg_name(vi.error_request), vi.error ==
+		    -ETIMEDOUT ? "no answer in time" : vi.error == -EPROTO ?
+		    "a reply out of protocol" : strerror(-vi.error));
+		json_object_object_add(o, "error",
+		    json_object_new_string(why));
+	}
+	info_add_hex(o, "features", vi.features);
+	info_add_hex(o, "protocol_features", vi.protocol);
+	json_object_object_add(o, "messages",
+	    json_object_new_int64((int64_t)vi.messages));
+	json_object_object_add(o, "starts",
+	    json_object_new_int64((int64_t)vi.starts));
+	return o;
+}
+
 struct json_object *
 info_json(struct worker *w)
 {
@@ -313,5 +370,7 @@ info_json(struct worker *w)
 			json_object_array_add(disks, info_disk_json(w, i));
 		json_object_object_add(ret, "disks", disks);
 	}
+	if (w->fs != NULL)
+		json_object_object_add(ret, "fs", info_fs_json(w));
 	return ret;
 }

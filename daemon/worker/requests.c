@@ -22,6 +22,7 @@
 #include "boot-dev.h"
 #include "cloud-boot.h"
 #include "fd-claim.h"
+#include "fs-share.h"
 #include "guest.h"
 #include "info.h"
 #include "guest-metrics.h"
@@ -357,6 +358,69 @@ worker_vsock(struct worker *w, const struct start_params *sp, char *err,
 }
 
 /*
+ * The server's end of the connection closed: the guest's requests on
+ * the share fail from now on (the machine a reset builds finds the
+ * connection broken at its first request, and does the same).
+ */
+static void
+worker_fs_closed(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	log_warn("%s: fs %s: the file server ended: the guest's requests on "
+	    "the share fail", w->name, w->fs_tag);
+	if (w->machine != NULL)
+		(void)machine_fs_backend_gone(w->machine);
+}
+
+/*
+ * The start's shared directory: virtiofsd started on the directory
+ * (fs-share.h), or the socket vmmd connected to a server the user
+ * runs; then the vhost-user handshake, before the sandbox.  Guest RAM
+ * becomes shareable for the server to map.
+ */
+static int
+worker_fs(struct worker *w, const struct start_params *sp, char *err,
+    size_t errlen)
+{
+	char why[256];
+	int sock, ret;
+
+	if (!sp->has_fs)
+		return 0;
+	if (sp->fs.socket) {
+		sock = sp->fs.fd;
+	} else {
+		ret = fs_share_start(sp->fs.virtiofsd != NULL ?
+		    sp->fs.virtiofsd : WORKER_VIRTIOFSD, sp->fs.fd,
+		    sp->fs.readonly, &sock, &w->fs_pid, err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	ret = vhost_user_new(&w->fs, sock, WORKER_FS_TIMEOUT_MS,
+	    &w->cfg.backends.fs, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "fs: %s", why);
+		return ret;
+	}
+	snprintf(w->fs_tag, sizeof(w->fs_tag), "%s", sp->fs.tag);
+	w->fs_readonly = sp->fs.readonly;
+	w->fs_socket = sp->fs.socket;
+	w->cfg.backends.fs_tag = w->fs_tag;
+	w->cfg.ram_shared = true;
+	/* Once: EV_CLOSED stays ready after the end (EPOLLRDHUP). */
+	w->fs_ev = event_new(w->base, vhost_user_fd(w->fs), EV_CLOSED,
+	    worker_fs_closed, w);
+	if (w->fs_ev == NULL || event_add(w->fs_ev, NULL) < 0) {
+		snprintf(err, errlen, "fs: out of memory");
+		return -ENOMEM;
+	}
+	log_debug("%s: fs %s, %s %ld", w->name, w->fs_tag, sp->fs.socket ?
+	    "a server of the user's" : "virtiofsd", (long)w->fs_pid);
+	return 0;
+}
+
+/*
  * The start's boot disk (cloud-boot.h): its reader started on the disk
  * it names, before the worker opens any disk of its own; and the cloud
  * module loaded for it or for a seed, while names can be opened.
@@ -566,6 +630,10 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 	 * boot configuration, its kernel) and what viewers send: none of
 	 * it with more rights than the guest's own uid (sandbox.h).
 	 */
+	/* virtiofsd's own sandbox needs root: started before the drop. */
+	if ((ret = worker_fs(w, sp, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -ENOENT || ret == -EINVAL ?
+		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
 	if ((ret = guest_drop_privileges(w, err, sizeof(err))) < 0)
 		return worker_error(r, PROTO_ERR_INTERNAL, err);
 	/* A forward's host port another program holds: not our fault. */

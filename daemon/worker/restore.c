@@ -275,8 +275,8 @@ restore_apply(struct worker *w, char *err, size_t errlen)
 	rs->fd[0] = rs->fd[1] = rs->fd[2] = -1;
 	opened = rc == 0;
 	for (i = 0; rc == 0 && i < nregions; i++)
-		rc = snap_restore_memory(&r, i, regions[i].host, true, why,
-		    sizeof(why));
+		rc = snap_restore_memory(&r, i, regions[i].host,
+		    !machine_ram_shared(m), why, sizeof(why));
 	/* The file's mappings came with default advice. */
 	if (opened)
 		machine_ram_remapped(m);

@@ -241,8 +241,12 @@ out:
 		return rc;
 	if (rc < 0) {
 		log_info("snapshot refused: %s", err);
-		snapshot_job_end(j, proto_error(j->id, PROTO_ERR_INTERNAL,
-		    "snapshot: %s", err));
+		/* A device that cannot be saved (a shared directory's, whose
+		 * open files are its server's): the VM's nature, not a fault. */
+		snapshot_job_end(j, proto_error(j->id, rc == -ENOTSUP ?
+		    PROTO_ERR_BAD_STATE : PROTO_ERR_INTERNAL, "snapshot: %s%s",
+		    err, rc == -ENOTSUP ? " (a device without saved state: "
+		    "a VM that shares a directory cannot be saved)" : ""));
 		return 0;
 	}
 	ret = json_object_new_object();

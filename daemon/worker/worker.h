@@ -25,6 +25,7 @@
 #include "nvram.h"
 #include "net-stream.h"
 #include "net-tap.h"
+#include "vhost-user.h"
 #include "vhost-vsock.h"
 #include "relink.h"
 #include "start-times.h"
@@ -33,6 +34,15 @@ struct cloud_module;
 struct migrate_out;
 struct disk_reader;
 struct snapshot_job;
+
+/* The file server of a shared directory when the start names none. */
+#define WORKER_VIRTIOFSD	"/usr/lib/qemu/virtiofsd"
+/*
+ * The longest a vhost-user backend may take to answer one message: a
+ * vCPU that starts the device waits that long at worst for a backend
+ * that hangs, which then fails the device rather than the worker.
+ */
+#define WORKER_FS_TIMEOUT_MS	10000
 
 struct worker {
 	struct event_base *base;
@@ -89,6 +99,13 @@ struct worker {
 	struct net_tap *net[BOARD_MAX_NICS];
 	struct net_stream *user_net[BOARD_MAX_NICS];
 	struct vhost_vsock *vsock;	/* cfg.backends.vsock */
+	/* The shared directory's server, cfg.backends.fs (fs-share.h). */
+	struct vhost_user *fs;
+	char fs_tag[37];		/* cfg.backends.fs_tag */
+	pid_t fs_pid;			/* the virtiofsd started, or 0 */
+	bool fs_readonly;
+	bool fs_socket;			/* a server the user runs */
+	struct event *fs_ev;		/* its connection's end */
 	/* The snapshot the first machine starts from (restore.h), or NULL. */
 	struct restore *restore;
 	/*

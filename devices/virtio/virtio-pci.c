@@ -845,6 +845,12 @@ virtio_pci_diag(struct virtio_pci *vp, struct device_diag *d)
 	device_diag_figure_range(d, t, VP_FIG_BAD, t->n - VP_FIG_BAD, vp);
 }
 
+struct virtio_dev *
+virtio_pci_dev(struct virtio_pci *vp)
+{
+	return vp->dev;
+}
+
 struct virtio_pci *
 virtio_pci_new(const struct device_host *host, struct virtio_dev *d)
 {

@@ -67,6 +67,9 @@ struct virtio_dev *virtio_pci_dev(struct virtio_pci *vp);
 /* The device, then the function.  NULL is fine. */
 void virtio_pci_free(struct virtio_pci *vp);
 
+/* The device vp drives, for its own calls; under the device's lock. */
+struct virtio_dev *virtio_pci_dev(struct virtio_pci *vp);
+
 /* A board entry's ops for the state virtio_pci_new() returns. */
 extern const struct device_ops virtio_pci_device_ops;
 

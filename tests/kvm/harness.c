@@ -1999,7 +1999,11 @@ h_diag_kvm_trace(const char *vm)
 	    "sort | uniq -c | sort -rn | head -n 8 | sed 's/^/exits: /'; "
 	    "grep -v ' kvm_exit:' /tmp/h-kvm-trace.$$ | "
 	    "sed 's/^.*\\] [^ ]* *[0-9.]*: //' | sort | uniq -c | sort -rn | "
-	    "head -n 12 | sed 's/^/other: /'; rm -f /tmp/h-kvm-trace.$$";
+	    "head -n 12 | sed 's/^/other: /'; rm -f /tmp/h-kvm-trace.$$; "
+	    "[ -r /proc/timer_list ] && awk '/^now at/ || /^cpu:/ || "
+	    "/expires_next/ { print \"timers: \" $0 } /apic_timer_fn/ "
+	    "{ print \"timers: \" $0; getline; print \"timers: \" $0 }' "
+	    "/proc/timer_list";
 	char line[512];
 	FILE *f;
 

@@ -11,6 +11,8 @@
  * of the user who created it, through the same path walk: a directory
  * swapped for a link to root-only files while vmmd was down leads
  * nowhere; a definition that names no owner opens only files root owns.
+ * A shared directory is opened for the client: read and search, and
+ * write unless shared read-only.
  * POSIX ACLs count as they do for the kernel.  And a client may give
  * its guest only the TAPs vmmd.conf's tap_allow gives one of its groups.
  * The data a deleted VM left is its owner's or root's to remove.
@@ -413,6 +415,51 @@ test_disks(struct h_conn *u, struct h_conn *c)
 	tap_ok(is_error(r, "permission_denied"),
 	    "udisk-666: made read-only after vm.create: start refused");
 	json_object_put(r);
+}
+
+/*
+ * A shared directory: opened at vm.start with the client's rights,
+ * read and search, and write unless the share is read-only.
+ */
+static void
+test_fs(struct h_conn *u, struct h_conn *c)
+{
+	static const char *const cases[][3] = {
+		/* name, directory, readonly */
+		{ "ufs-rw", "share-755", "false" },
+		{ "ufs-700", "share-700", "true" },
+		{ "ufs-ro", "share-755", "true" },
+	};
+	struct json_object *r;
+	char want[600];
+
+	if (mkdir(in(pub, "share-755"), 0755) < 0 ||
+	    mkdir(in(pub, "share-700"), 0700) < 0)
+		tap_bail("mkdir: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = h_callf(u, H_REPLY_MS, "vm.create", "{\"name\":\"%s\","
+		    "\"memory_mib\":32,\"kernel\":\"%s\",\"fs\":{\"tag\":"
+		    "\"t\",\"dir\":\"%s\",\"readonly\":%s}}", cases[i][0],
+		    in(pub, "hello.elf"), in(pub, cases[i][1]), cases[i][2]);
+		tap_ok(is_ok(r), "%s: created", cases[i][0]);
+		json_object_put(r);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		r = h_callf(u, H_REPLY_MS, "vm.start", "{\"name\":\"%s\"}",
+		    cases[i][0]);
+		snprintf(want, sizeof(want), "fs: %s: not accessible to uid "
+		    "%d", in(pub, cases[i][1]), USER_UID);
+		tap_ok(is_error(r, "permission_denied") && h_err_desc(r) &&
+		    strncmp(h_err_desc(r), want, strlen(want)) == 0,
+		    "%s: the client may not %s it: start refused (%s)",
+		    cases[i][0], i == 0 ? "write" : "read", h_text(r));
+		json_object_put(r);
+	}
+	if (access("/usr/lib/qemu/virtiofsd", X_OK) == 0) {
+		tap_ok(h_start(u, "ufs-ro") == 0, "ufs-ro: a directory the "
+		    "client may read, shared read-only: started");
+		h_stop(c, "ufs-ro", true, -1, H_REPLY_MS);
+	}
 }
 
 static void
@@ -993,6 +1040,7 @@ main(void)
 	test_start(u, c);
 	test_recheck(u, c);
 	test_disks(u, c);
+	test_fs(u, c);
 	test_acl(u, c);
 	test_pinned(c);
 	test_names(c);

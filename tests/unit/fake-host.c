@@ -209,7 +209,7 @@ fake_mem_regions(void *ctx, struct device_mem_region *r, unsigned int max)
 
 	if (max > 0)
 		r[0] = (struct device_mem_region){ fh->mem_base,
-		    fh->mem_size, fh->mem };
+		    fh->mem_size, fh->mem, -1, 0 };
 	return 1;
 }
 

@@ -568,8 +568,8 @@ main(void)
 {
 	static uint8_t ram[0x1000], ram2[0x3000];
 	struct devhost_ram regions[] = {
-		{ 0x0, sizeof(ram), ram },
-		{ 0x200000, sizeof(ram2), ram2 },
+		{ 0x0, sizeof(ram), ram, -1, 0 },
+		{ 0x200000, sizeof(ram2), ram2, -1, 0 },
 	};
 	unsigned int gsi = 4;
 	int requests = 0;
