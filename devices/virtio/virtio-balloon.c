@@ -61,8 +61,8 @@ virtio_balloon_of(struct virtio_dev *d)
 }
 
 /*
- * Give len bytes of guest RAM at hva back to the host.  Guest RAM is a
- * private mapping (machine.c): anonymous, where the pages come back
+ * Give len bytes of guest RAM at hva back to the host.  Guest RAM is
+ * mostly a private mapping (machine.c): anonymous, where the pages come back
  * zero-filled when touched, or, for a VM restored from a snapshot, the
  * snapshot's memory file, where MADV_DONTNEED drops the private copy
  * and the page reads back as the file has it.  Both are right for a
@@ -72,13 +72,16 @@ virtio_balloon_of(struct virtio_dev *d)
  * pages and the device cannot keep the pattern), and the stale content
  * is the same guest's own.  What the host keeps then is at most the
  * page cache of the snapshot file, which it may reclaim.  Shared guest
- * RAM (a memfd) would need MADV_REMOVE instead, which frees the
- * backing pages: guest RAM is never shared today, and a region does
- * not say so yet.
+ * RAM (a memfd, for a VM with a shared directory: machine.c) keeps its
+ * pages in the memfd after MADV_DONTNEED: MADV_REMOVE frees them there,
+ * and the kernel refuses it on private mappings (EINVAL anonymous,
+ * EACCES file-backed), which then take MADV_DONTNEED.
  */
 static int
 virtio_balloon_discard(struct virtio_balloon *b, void *hva, size_t len)
 {
+	if (madvise(hva, len, MADV_REMOVE) == 0)
+		return 0;
 	if (madvise(hva, len, MADV_DONTNEED) != 0) {
 		b->discard_errors++;
 		return -errno;

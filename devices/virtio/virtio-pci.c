@@ -871,12 +871,6 @@ free_d:
 	return NULL;
 }
 
-struct virtio_dev *
-virtio_pci_dev(struct virtio_pci *vp)
-{
-	return vp->dev;
-}
-
 void
 virtio_pci_free(struct virtio_pci *vp)
 {

@@ -62,13 +62,11 @@ struct virtio_pci;
  */
 struct virtio_pci *virtio_pci_new(const struct device_host *host,
     struct virtio_dev *d);
-/* The device vp drives, for calls of its own header's. */
+/* The device vp drives, for calls of its own header's; under the
+ * device's lock. */
 struct virtio_dev *virtio_pci_dev(struct virtio_pci *vp);
 /* The device, then the function.  NULL is fine. */
 void virtio_pci_free(struct virtio_pci *vp);
-
-/* The device vp drives, for its own calls; under the device's lock. */
-struct virtio_dev *virtio_pci_dev(struct virtio_pci *vp);
 
 /* A board entry's ops for the state virtio_pci_new() returns. */
 extern const struct device_ops virtio_pci_device_ops;
