@@ -2016,10 +2016,41 @@ h_diag_kvm_trace(const char *vm)
 	pclose(f);
 }
 
+/* vCPU 0's KVM counters on one line (the whole reply is too long). */
+static void
+h_diag_vcpu0(struct h_conn *c, const char *vm, const char *when)
+{
+	static const char *const keys[] = { "exits", "io_exits",
+		"mmio_exits", "halt_exits", "irq_exits", "irq_injections",
+		"insn_emulation", "pf_taken", "pf_fixed", "pf_emulate",
+		"req_event", "signal_exits", "nmi_window_exits",
+		"halt_wait_ns", NULL };
+	struct json_object *r, *k, *vcpus, *v0, *o;
+	char line[900];
+	size_t n = 0;
+
+	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
+	    vm);
+	line[0] = '\0';
+	if (h_ret(r) != NULL &&
+	    json_object_object_get_ex(h_ret(r), "kvm", &k) &&
+	    json_object_object_get_ex(k, "vcpus", &vcpus) &&
+	    (v0 = json_object_array_get_idx(vcpus, 0)) != NULL)
+		for (size_t i = 0; keys[i] != NULL && n < sizeof(line); i++)
+			if (json_object_object_get_ex(v0, keys[i], &o))
+				n += snprintf(line + n, sizeof(line) - n,
+				    " %s %lld", keys[i],
+				    (long long)json_object_get_int64(o));
+	tap_diag("%s: vCPU 0%s:%s", vm, when, line[0] != '\0' ? line :
+	    h_text(r));
+	json_object_put(r);
+}
+
 /*
  * A running VM paused for a moment: where each vCPU stands and what
  * holds its next interrupt back (vm.info's vcpu_regs, with the local
- * APIC), then resumed.  Last: the pause moves the guest's clock.
+ * APIC), then resumed, and its counters a second later.  Last: the
+ * pause moves the guest's clock.
  */
 static void
 h_diag_paused(struct h_conn *c, const char *vm)
@@ -2048,6 +2079,9 @@ h_diag_paused(struct h_conn *c, const char *vm)
 	}
 	json_object_put(r);
 	json_object_put(h_call(c, "vm.resume", h_name_args(vm), H_REPLY_MS));
+	/* Whether KVM_RUN entered again woke a vCPU that slept on. */
+	h_sleep_ms(1000);
+	h_diag_vcpu0(c, vm, ", 1 s after the pause");
 }
 
 /*
@@ -2059,32 +2093,10 @@ h_diag_paused(struct h_conn *c, const char *vm)
 static void
 h_vm_diag_on(struct h_conn *c, const char *vm)
 {
-	static const char *const keys[] = { "exits", "io_exits",
-		"mmio_exits", "halt_exits", "irq_exits", "irq_injections",
-		"insn_emulation", "pf_taken", "pf_fixed", "pf_emulate",
-		"req_event", "signal_exits", "nmi_window_exits",
-		"halt_wait_ns", NULL };
-	struct json_object *r, *k, *vcpus, *v0, *o, *devs;
-	char line[900];
-	size_t n = 0;
+	struct json_object *r, *devs;
 	pid_t pid;
 
-	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
-	    vm);
-	/* vCPU 0's KVM counters alone: the whole reply is too long a line. */
-	line[0] = '\0';
-	if (h_ret(r) != NULL &&
-	    json_object_object_get_ex(h_ret(r), "kvm", &k) &&
-	    json_object_object_get_ex(k, "vcpus", &vcpus) &&
-	    (v0 = json_object_array_get_idx(vcpus, 0)) != NULL)
-		for (size_t i = 0; keys[i] != NULL && n < sizeof(line); i++)
-			if (json_object_object_get_ex(v0, keys[i], &o))
-				n += snprintf(line + n, sizeof(line) - n,
-				    " %s %lld", keys[i],
-				    (long long)json_object_get_int64(o));
-	tap_diag("%s: vCPU 0:%s", vm, line[0] != '\0' ? line :
-	    h_text(r));
-	json_object_put(r);
+	h_diag_vcpu0(c, vm, "");
 	if ((devs = h_info_stats(c, vm, "devices", NULL, &r)) != NULL) {
 		json_object_object_foreach(devs, name, dev)
 			tap_diag("%s: %s: %.600s", vm, name,
