@@ -66,7 +66,8 @@ request(uint32_t type, uint32_t len, bool in)
 	vq.desc[2] = (struct vq_desc){ (uintptr_t)&status, 1, 2, 0 };
 	used_want = (uint16_t)(vq_used(&vq) + 1);
 	vq_submit(&vq, 0);
-	return wait_us(used_reached, NULL, ANSWER_US) ? status : -1;
+	/* Polled, as vblkr waits (apic.c says why). */
+	return wait_us_polling(used_reached, NULL, ANSWER_US) ? status : -1;
 }
 
 /*

@@ -247,6 +247,50 @@ out:
 	return held;
 }
 
+/*
+ * wait_us() without HLT: interrupts on, done(arg) polled with PAUSE
+ * between polls, until it holds or us microseconds have passed on the
+ * local APIC timer counting down masked (its count read, no interrupt
+ * needed).  For a guest that waits for a device thousands of times a
+ * second (vblkr): in the nested test host a halted vCPU was seen to
+ * sleep on in KVM after its APIC timer expired (vm.info's apic view:
+ * the count run out, nothing requested or in service; no timer of it
+ * queued in the kernel), a stall of that host's own, which a guest that
+ * halts that often meets now and then.  Costs a busy vCPU meanwhile.
+ */
+bool
+wait_us_polling(bool (*done)(void *arg), void *arg, uint64_t us)
+{
+	uint64_t flags, chunk, ticks;
+	bool held = false;
+	unsigned int i;
+
+	(void)lapic_timer_ticks_per_ms();
+	flags = irq_save();
+	sti();
+	for (;;) {
+		chunk = us > 1000 ? 1000 : us;
+		ticks = chunk * lapic_ticks_ms / 1000;
+		lapic_periodic_fn = NULL;
+		lapic_write(LAPIC_LVT_TIMER, LVT_MASKED | VEC_LAPIC_TIMER);
+		lapic_write(LAPIC_TMR_DIV, TMR_DIV_16);
+		lapic_write(LAPIC_TMR_INIT, ticks != 0 ? (uint32_t)ticks : 1);
+		while (lapic_read(LAPIC_TMR_CUR) != 0) {
+			if (done != NULL && (held = done(arg)))
+				goto out;
+			for (i = 0; i < 64; i++)
+				cpu_relax();
+		}
+		if ((done != NULL && (held = done(arg))) ||
+		    (us -= chunk) == 0)
+			break;
+	}
+out:
+	lapic_write(LAPIC_TMR_INIT, 0);
+	irq_restore(flags);
+	return held;
+}
+
 uint64_t
 lapic_timer_count(void)
 {

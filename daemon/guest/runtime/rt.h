@@ -222,6 +222,8 @@ void lapic_timer_stop(void);
 uint64_t lapic_timer_count(void);	/* its interrupts so far */
 /* Interrupts on until done(arg) or us pass: true if done(arg) held. */
 bool wait_us(bool (*done)(void *arg), void *arg, uint64_t us);
+/* The same without halting: polls, the vCPU busy (apic.c says when). */
+bool wait_us_polling(bool (*done)(void *arg), void *arg, uint64_t us);
 void sleep_us(uint64_t us);
 void sleep_ms(uint64_t ms);
 
