@@ -216,10 +216,11 @@ test_guest(struct h_daemon *d, struct h_conn *c, const char *dir)
 static void
 test_socket(struct h_daemon *d, struct h_conn *c, const char *dir)
 {
-	const char *sock = strdup(h_in_dir(d, "fs.sock"));
-	char spec[600], src[600];
+	char sock[400], spec[600], src[600];
 	pid_t pid;
 	int i, st;
+
+	snprintf(sock, sizeof(sock), "%s", h_in_dir(d, "fs.sock"));
 
 	snprintf(src, sizeof(src), "source=%s", dir);
 	snprintf(spec, sizeof(spec), "--socket-path=%s", sock);
@@ -251,16 +252,15 @@ main(void)
 {
 	struct h_daemon *d;
 	struct h_conn *c;
-	const char *dir;
+	char dir[400];
 
 	h_init();
 	if (access(VIRTIOFSD, X_OK) < 0)
 		tap_skip_all("no %s (Debian's qemu-system-common)", VIRTIOFSD);
 	c = h_setup(&d);
 	h_ctl_use(d, H_REPLY_MS);
-	dir = h_in_dir(d, "share");
+	snprintf(dir, sizeof(dir), "%s", h_in_dir(d, "share"));
 	mkdir(dir, 0755);
-	dir = strdup(dir);
 	test_dir(d, c, dir);
 	test_guest(d, c, dir);
 	test_socket(d, c, dir);
