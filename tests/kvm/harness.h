@@ -370,7 +370,9 @@ int		 h_file_expect(const char *path, const char *needle,
 void		 h_vm_diag(struct h_daemon *, const char *vm);
 /*
  * h_file_expect on a VM's console log; when it fails, also h_vm_diag():
- * where a firmware that never got there spent its time.
+ * where a firmware that never got there spent its time.  In the nested
+ * test host, a vCPU found livelocked on SeaBIOS's IRET stub (harness.c
+ * says how it is told) has its VM reset and waited for once more.
  */
 int		 h_vm_log_expect(struct h_conn *, const char *vm,
 		    const char *path, const char *needle, size_t count,
