@@ -371,8 +371,8 @@ void		 h_vm_diag(struct h_daemon *, const char *vm);
 /*
  * h_file_expect on a VM's console log; when it fails, also h_vm_diag():
  * where a firmware that never got there spent its time.  In the nested
- * test host, a vCPU found livelocked on SeaBIOS's IRET stub (harness.c
- * says how it is told) has its VM reset and waited for once more.
+ * test host, a vCPU found stuck in real mode (harness.c says how it is
+ * told, and why) has its VM reset and waited for once more.
  */
 int		 h_vm_log_expect(struct h_conn *, const char *vm,
 		    const char *path, const char *needle, size_t count,
