@@ -347,6 +347,17 @@ vm_to_json(const struct vm *vm)
 }
 
 void
+vm_reply_object(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	pending_reply(arg, vm_to_json(vm));
+}
+
+void
 vm_set_state(struct vm *vm, enum vm_state s, const char *reason)
 {
 	struct json_object *data;
