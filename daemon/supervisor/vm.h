@@ -31,6 +31,7 @@ struct access_cred;
 struct dconf_tap_rule;
 struct control;
 struct event_base;
+struct nbd_dial;
 struct vmmd;
 struct wlink;
 struct wlink_reaper;
@@ -77,6 +78,9 @@ struct vm {
 	/* vm.migrate_cancel stopped the migration out under way: its end
 	 * says "cancelled" (cmd-migrate.c). */
 	bool migrate_cancelled;
+	/* Reconnects of w's NBD disks under way (nbd-dial.h), by disk:
+	 * the VM's, freed when they answer or when w goes. */
+	struct nbd_dial *nbd_dial[CONFIG_DISKS_MAX];
 };
 
 TAILQ_HEAD(vm_list, vm);
