@@ -12,18 +12,6 @@
 static const char *const cmd_keys_balloon[] = { "name", "target_mib",
 	"stats_interval", NULL };
 
-/* The worker's answer: the VM's object, as other vm.* commands give. */
-static void
-cmd_balloon_done(struct vm *vm, struct json_object *ret,
-    struct json_object *error, void *arg)
-{
-	if (error != NULL) {
-		pending_forward_error(arg, error);
-		return;
-	}
-	pending_reply(arg, vm_to_json(vm));
-}
-
 static struct json_object *
 cmd_vm_balloon(struct cmd_ctx *ctx)
 {
@@ -61,7 +49,7 @@ cmd_vm_balloon(struct cmd_ctx *ctx)
 	wmsg_put_int(args, WMSG_BALLOON_TARGET_MIB, mib);
 	if (every >= 0)
 		wmsg_put_int(args, WMSG_BALLOON_STATS_INTERVAL, every);
-	rc = vm_worker_request(vm, WMSG_REQ_BALLOON, args, cmd_balloon_done,
+	rc = vm_worker_request(vm, WMSG_REQ_BALLOON, args, vm_reply_object,
 	    p);
 	if (rc < 0)
 		pending_error(p, PROTO_ERR_INTERNAL, "cannot reach the "

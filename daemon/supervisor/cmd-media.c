@@ -18,18 +18,6 @@
 static const char *const cmd_keys_media[] = { "name", "device", "eject",
 	"insert", "force", NULL };
 
-/* The worker's answer: the VM's object, as other vm.* commands give. */
-static void
-cmd_media_done(struct vm *vm, struct json_object *ret,
-    struct json_object *error, void *arg)
-{
-	if (error != NULL) {
-		pending_forward_error(arg, error);
-		return;
-	}
-	pending_reply(arg, vm_to_json(vm));
-}
-
 static struct json_object *
 cmd_vm_media(struct cmd_ctx *ctx)
 {
@@ -88,8 +76,8 @@ cmd_vm_media(struct cmd_ctx *ctx)
 		wmsg_put_bool(args, WMSG_MEDIA_FORCE, true);
 	wmsg_put_str(args, WMSG_MEDIA_NAME, insert);
 	rc = insert != NULL ? vm_worker_request_fds(vm, WMSG_REQ_MEDIA_INSERT,
-	    args, &fd, 1, cmd_media_done, p) : vm_worker_request(vm,
-	    WMSG_REQ_MEDIA_EJECT, args, cmd_media_done, p);
+	    args, &fd, 1, vm_reply_object, p) : vm_worker_request(vm,
+	    WMSG_REQ_MEDIA_EJECT, args, vm_reply_object, p);
 	if (fd >= 0)
 		close(fd);		/* the worker has its duplicate */
 	if (rc < 0)

@@ -408,38 +408,27 @@ static void
 cmd_pause_done(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
-	if (error != NULL) {
-		pending_forward_error(arg, error);
-		return;
-	}
-	if (vm->state == VM_RUNNING)
+	if (error == NULL && vm->state == VM_RUNNING)
 		vm_set_state(vm, VM_PAUSED, "vm.pause");
-	pending_reply(arg, vm_to_json(vm));
+	vm_reply_object(vm, ret, error, arg);
 }
 
 static void
 cmd_resume_done(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
-	if (error != NULL) {
-		pending_forward_error(arg, error);
-		return;
-	}
-	if (vm->state == VM_PAUSED)
+	if (error == NULL && vm->state == VM_PAUSED)
 		vm_set_state(vm, VM_RUNNING, "vm.resume");
-	pending_reply(arg, vm_to_json(vm));
+	vm_reply_object(vm, ret, error, arg);
 }
 
 static void
 cmd_reset_done(struct vm *vm, struct json_object *ret,
     struct json_object *error, void *arg)
 {
-	if (error != NULL) {
-		pending_forward_error(arg, error);
-		return;
-	}
-	log_info("VM '%s': reset", vm->def->name);
-	pending_reply(arg, vm_to_json(vm));
+	if (error == NULL)
+		log_info("VM '%s': reset", vm->def->name);
+	vm_reply_object(vm, ret, error, arg);
 }
 
 static struct json_object *

@@ -25,13 +25,11 @@ disk_overlay_path(const char *dir, const char *name, unsigned int n,
 	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
 }
 
-/* The temporary file of disk_overlay_make(): a VM name never starts
- * with '.', so no overlay has this name. */
-static int
+int
 disk_overlay_tmp_path(const char *dir, const char *name, unsigned int n,
-    char *buf, size_t len)
+    const char *suffix, char *buf, size_t len)
 {
-	int r = snprintf(buf, len, "%s/.%s.%u.qcow2.new", dir, name, n);
+	int r = snprintf(buf, len, "%s/.%s.%u.qcow2.%s", dir, name, n, suffix);
 
 	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
 }
@@ -58,6 +56,60 @@ disk_overlay_size(int base_fd, bool base_qcow2, const char *base_path,
 	return 0;
 }
 
+/* A new file at tmp, read-write, mode 0600, what a crash left there
+ * removed first: its descriptor in *fdp, or -errno with err set. */
+static int
+disk_overlay_tmp_open(const char *tmp, int *fdp, char *err, size_t errlen)
+{
+	int rc;
+
+	if (unlink(tmp) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		return rc;
+	}
+	*fdp = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (*fdp < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int
+disk_overlay_create(const char *tmp, unsigned int n, uint64_t size,
+    const char *base_path, bool base_qcow2, int *fdp,
+    enum proto_error *cls, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	*cls = PROTO_ERR_INTERNAL;
+	if ((rc = disk_overlay_tmp_open(tmp, &fd, err, errlen)) < 0)
+		return rc;
+	rc = qcow2_create(fd, size, base_path, base_qcow2 ? "qcow2" : "raw");
+	if (rc == -EINVAL) {
+		*cls = PROTO_ERR_INVALID_ARGUMENT;
+		snprintf(err, errlen, "disk %u: %s: no qcow2 overlay can have "
+		    "it as its base (a name of at most %d bytes, a size of at "
+		    "most %llu bytes)", n, base_path, QCOW2_MAX_BACKING_NAME,
+		    (unsigned long long)QCOW2_MAX_SIZE);
+	} else if (rc == 0 && fsync(fd) < 0) {
+		rc = -errno;
+	}
+	if (rc < 0) {
+		if (rc != -EINVAL)
+			snprintf(err, errlen, "overlay: %s: %s", tmp,
+			    strerror(-rc));
+		close(fd);
+		unlink(tmp);
+		return rc;
+	}
+	*fdp = fd;
+	return 0;
+}
+
 int
 disk_overlay_make(const char *dir, const char *name, unsigned int n,
     int base_fd, bool base_qcow2, const char *base_path,
@@ -72,56 +124,25 @@ disk_overlay_make(const char *dir, const char *name, unsigned int n,
 		return rc;
 	*cls = PROTO_ERR_INTERNAL;
 	if (disk_overlay_path(dir, name, n, path, sizeof(path)) < 0 ||
-	    disk_overlay_tmp_path(dir, name, n, tmp, sizeof(tmp)) < 0) {
+	    disk_overlay_tmp_path(dir, name, n, "new", tmp, sizeof(tmp)) < 0) {
 		snprintf(err, errlen, "overlay of disk %u: path too long", n);
 		return -ENAMETOOLONG;
 	}
-	/* What a crash left of an earlier attempt goes first. */
-	if (unlink(tmp) < 0 && errno != ENOENT) {
-		rc = -errno;
-		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+	if ((rc = disk_overlay_create(tmp, n, size, base_path, base_qcow2,
+	    &fd, cls, err, errlen)) < 0)
 		return rc;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
-		return rc;
-	}
-	rc = qcow2_create(fd, size, base_path, base_qcow2 ? "qcow2" : "raw");
-	if (rc == -EINVAL) {
-		*cls = PROTO_ERR_INVALID_ARGUMENT;
-		snprintf(err, errlen, "disk: %s: no qcow2 overlay can have it "
-		    "as its base (a name of at most %d bytes, a size of at "
-		    "most %llu bytes)", base_path, QCOW2_MAX_BACKING_NAME,
-		    (unsigned long long)QCOW2_MAX_SIZE);
-		goto unlink;
-	}
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
-		goto unlink;
-	}
 	close(fd);
-	fd = -1;
 	if (rename(tmp, path) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "overlay: %s: %s", path, strerror(-rc));
-		goto unlink;
+		unlink(tmp);
+		return rc;
 	}
 	if ((rc = config_sync_dir(dir)) < 0) {
 		snprintf(err, errlen, "overlay: %s: %s", dir, strerror(-rc));
 		return rc;
 	}
 	return 0;
-
-unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return rc;
 }
 
 int
@@ -202,20 +223,43 @@ disk_overlay_exists(const char *dir, const char *name, unsigned int n)
 	    lstat(path, &st) == 0;
 }
 
-/* All of src into dst: shared extents if it can, else copied. */
+/*
+ * [off, end) of src into dst at the same offsets: by the kernel where
+ * it can, else read and written here (copy_file_range refuses most
+ * pairs of different file systems: EXDEV, or EINVAL on older kernels).
+ */
 static int
-disk_overlay_copy_fd(int src, int dst)
+disk_overlay_copy_range(int src, int dst, off_t off, off_t end)
 {
-	struct stat st;
-	ssize_t r;
-	off_t left;
+	static char buf[65536];	/* the event loop thread's alone */
+	bool by_hand = false;
+	ssize_t r, w;
 
-	if (ioctl(dst, FICLONE, src) == 0)
-		return 0;
-	if (fstat(src, &st) < 0)
-		return -errno;
-	for (left = st.st_size; left > 0; left -= r) {
-		r = copy_file_range(src, NULL, dst, NULL, (size_t)left, 0);
+	for (; off < end; off += r) {
+		size_t want = (size_t)(end - off);
+
+		if (!by_hand) {
+			loff_t in = off, out = off;
+
+			r = copy_file_range(src, &in, dst, &out, want, 0);
+			if (r < 0 && (errno == EXDEV || errno == EINVAL ||
+			    errno == ENOSYS || errno == EOPNOTSUPP)) {
+				by_hand = true;
+				r = 0;
+				continue;
+			}
+		} else {
+			r = pread(src, buf, want < sizeof(buf) ? want :
+			    sizeof(buf), off);
+			for (w = 0; r > 0 && w < r;) {
+				ssize_t n = pwrite(dst, buf + w, (size_t)(r - w),
+				    off + w);
+
+				if (n < 0 && errno != EINTR)
+					return -errno;
+				w += n > 0 ? n : 0;
+			}
+		}
 		if (r < 0 && errno == EINTR) {
 			r = 0;
 			continue;
@@ -229,6 +273,35 @@ disk_overlay_copy_fd(int src, int dst)
 }
 
 int
+disk_overlay_copy_fd(int src, int dst)
+{
+	struct stat st;
+	off_t data, hole, off = 0;
+	int rc;
+
+	if (ioctl(dst, FICLONE, src) == 0)
+		return 0;
+	if (fstat(src, &st) < 0)
+		return -errno;
+	while (off < st.st_size) {
+		if ((data = lseek(src, off, SEEK_DATA)) < 0) {
+			if (errno == ENXIO)
+				break;		/* a hole to the end */
+			return -errno;
+		}
+		if ((hole = lseek(src, data, SEEK_HOLE)) < 0)
+			return -errno;
+		if ((rc = disk_overlay_copy_range(src, dst, data, hole)) < 0)
+			return rc;
+		off = hole;
+	}
+	/* A hole at the end still counts in the length. */
+	if (ftruncate(dst, st.st_size) < 0)
+		return -errno;
+	return 0;
+}
+
+int
 disk_overlay_copy(const char *dir, const char *from, const char *to,
     unsigned int n, enum proto_error *cls, char *err, size_t errlen)
 {
@@ -238,7 +311,7 @@ disk_overlay_copy(const char *dir, const char *from, const char *to,
 	*cls = PROTO_ERR_INTERNAL;
 	if (disk_overlay_path(dir, from, n, src, sizeof(src)) < 0 ||
 	    disk_overlay_path(dir, to, n, path, sizeof(path)) < 0 ||
-	    disk_overlay_tmp_path(dir, to, n, tmp, sizeof(tmp)) < 0) {
+	    disk_overlay_tmp_path(dir, to, n, "new", tmp, sizeof(tmp)) < 0) {
 		snprintf(err, errlen, "overlay of disk %u: path too long", n);
 		return -ENAMETOOLONG;
 	}
@@ -254,16 +327,8 @@ disk_overlay_copy(const char *dir, const char *from, const char *to,
 		    strerror(-rc));
 		return rc;
 	}
-	if (unlink(tmp) < 0 && errno != ENOENT) {
-		rc = -errno;
-		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "overlay: %s: %s", tmp, strerror(-rc));
+	if ((rc = disk_overlay_tmp_open(tmp, &fd, err, errlen)) < 0) {
+		fd = -1;
 		goto out;
 	}
 	if ((rc = disk_overlay_copy_fd(sfd, fd)) == 0 && fsync(fd) < 0)

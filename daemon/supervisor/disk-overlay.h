@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto.h"
 
@@ -29,6 +30,25 @@ struct vm_def;
 /* dir/NAME.N.qcow2 into buf: 0, or -ENAMETOOLONG. */
 int	disk_overlay_path(const char *dir, const char *name, unsigned int n,
 	    char *buf, size_t len);
+/*
+ * A temporary name in dir for an overlay of disk n of VM name that is
+ * being made, dir/.NAME.N.qcow2.SUFFIX (no VM name starts with '.', so
+ * no overlay has it; each maker its own suffix): 0, or -ENAMETOOLONG.
+ */
+int	disk_overlay_tmp_path(const char *dir, const char *name,
+	    unsigned int n, const char *suffix, char *buf, size_t len);
+/*
+ * A qcow2 image of size bytes over base_path (format qcow2 or raw, by
+ * base_qcow2) made at tmp, for disk n: what a crash left at tmp goes
+ * first, the file is created (O_EXCL, mode 0600), written and synced,
+ * and its descriptor (read-write, O_CLOEXEC) left in *fdp.  A base no
+ * qcow2 header can name is -EINVAL (class invalid_argument).  On
+ * failure nothing is left at tmp.  The step below disk_overlay_make(),
+ * for a maker that renames the file itself (vm-snapdisks.c).
+ */
+int	disk_overlay_create(const char *tmp, unsigned int n, uint64_t size,
+	    const char *base_path, bool base_qcow2, int *fdp,
+	    enum proto_error *cls, char *err, size_t errlen);
 /*
  * Make the overlay of disk n of VM name afresh, over the base at
  * base_path, open (read-only) as base_fd and found to be qcow2 or raw
@@ -74,6 +94,15 @@ bool	disk_overlay_exists(const char *dir, const char *name, unsigned int n);
  */
 int	disk_overlay_copy(const char *dir, const char *from, const char *to,
 	    unsigned int n, enum proto_error *cls, char *err, size_t errlen);
+/*
+ * All of src into dst (both regular files; dst empty): extents shared
+ * where the file system can (FICLONE), else src's data extents copied,
+ * its holes kept and its length the same; by the kernel
+ * (copy_file_range) where it can, else read and written here, so that
+ * src and dst may be on different file systems.  In the caller's
+ * thread.  0 or -errno.
+ */
+int	disk_overlay_copy_fd(int src, int dst);
 /*
  * Rename the overlay of disk n of VM from to VM to's (vm.rename): -EEXIST
  * when to has one, 0 when from has none.  dir is synced.

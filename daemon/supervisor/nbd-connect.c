@@ -15,32 +15,96 @@
 #include "nbd-addr.h"
 #include "nbd-connect.h"
 
-/* A connect() of fd to sa, bounded by NBD_CONNECT_TIMEOUT_MS. */
-static int
-nbd_connect_bounded(int fd, const struct sockaddr *sa, socklen_t len)
+int
+nbd_connect_begin(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	socklen_t elen = sizeof(int);
-	int fl, e = 0, r;
+	int fl;
 
 	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
 	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
-	if (connect(fd, sa, len) < 0) {
-		if (errno != EINPROGRESS)
-			return -errno;
-		do
-			r = poll(&p, 1, NBD_CONNECT_TIMEOUT_MS);
-		while (r < 0 && errno == EINTR);
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e,
-		    &elen) < 0)
-			return -errno;
-		if (e != 0)
-			return -e;
+	if (connect(fd, sa, len) < 0)
+		return -errno;		/* -EINPROGRESS: wait, then end */
+	return nbd_connect_end(fd);
+}
+
+int
+nbd_connect_end(int fd)
+{
+	socklen_t elen = sizeof(int);
+	int fl, e = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+		return -errno;
+	if (e != 0)
+		return -e;
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The connect() begun on fd, waited for up to NBD_CONNECT_TIMEOUT_MS. */
+static int
+nbd_connect_wait(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int r;
+
+	do
+		r = poll(&p, 1, NBD_CONNECT_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	return nbd_connect_end(fd);
+}
+
+/* A connect() of fd to sa, bounded by NBD_CONNECT_TIMEOUT_MS. */
+static int
+nbd_connect_bounded(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int rc = nbd_connect_begin(fd, sa, len);
+
+	return rc == -EINPROGRESS ? nbd_connect_wait(fd) : rc;
+}
+
+int
+nbd_connect_lookup(const struct nbd_addr *a, struct addrinfo **res,
+    char *why, size_t whylen)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_ADDRCONFIG,
+	};
+	char port[8];
+	int g;
+
+	snprintf(port, sizeof(port), "%u", a->port);
+	if ((g = getaddrinfo(a->host, port, &hints, res)) != 0) {
+		*res = NULL;
+		snprintf(why, whylen, "%s", gai_strerror(g));
+		return -EHOSTUNREACH;
 	}
-	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+	return 0;
+}
+
+int
+nbd_connect_open(const struct addrinfo *ai, int *fdp)
+{
+	int fd, rc;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+	    ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	rc = nbd_connect_begin(fd, ai->ai_addr, ai->ai_addrlen);
+	if (rc == 0 || rc == -EINPROGRESS)
+		*fdp = fd;
+	else
+		close(fd);
+	return rc;
 }
 
 /*
@@ -102,32 +166,22 @@ static int
 nbd_connect_tcp(const struct nbd_addr *a, int *fdp, char *why,
     size_t whylen)
 {
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-		.ai_flags = AI_ADDRCONFIG,
-	}, *res, *ai;
-	char port[8];
-	int fd, rc, g;
+	struct addrinfo *res, *ai;
+	int fd = -1, rc;
 
-	snprintf(port, sizeof(port), "%u", a->port);
-	if ((g = getaddrinfo(a->host, port, &hints, &res)) != 0) {
-		snprintf(why, whylen, "%s", gai_strerror(g));
-		return -EHOSTUNREACH;
-	}
+	if ((rc = nbd_connect_lookup(a, &res, why, whylen)) < 0)
+		return rc;
 	rc = -EHOSTUNREACH;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-		    ai->ai_protocol);
-		if (fd < 0) {
-			rc = -errno;
-			continue;
-		}
-		rc = nbd_connect_bounded(fd, ai->ai_addr, ai->ai_addrlen);
+		if ((rc = nbd_connect_open(ai, &fd)) == -EINPROGRESS)
+			rc = nbd_connect_wait(fd);
 		if (rc == 0) {
 			*fdp = fd;
 			break;
 		}
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
 	}
 	freeaddrinfo(res);
 	if (rc < 0)

@@ -20,14 +20,12 @@
 #include "vm-snapdisks.h"
 #include "vmconfig-store.h"
 
-/* The fresh overlay's name until commit: no VM name starts with '.'. */
+/* The fresh overlay's name until commit: disk-overlay.h's, its own. */
 static int
 vm_snapdisks_tmp(const char *disksdir, const char *vm, unsigned int n,
     char *buf, size_t len)
 {
-	int r = snprintf(buf, len, "%s/.%s.%u.qcow2.snap", disksdir, vm, n);
-
-	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
+	return disk_overlay_tmp_path(disksdir, vm, n, "snap", buf, len);
 }
 
 static bool
@@ -77,6 +75,7 @@ static int
 vm_snapdisks_make_next(struct vm_snapdisks *sd, unsigned int i,
     enum proto_error *cls, char *err, size_t errlen)
 {
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	char tmp[4096], base[4096];
 	int fd, rc;
 
@@ -87,44 +86,19 @@ vm_snapdisks_make_next(struct vm_snapdisks *sd, unsigned int i,
 		snprintf(err, errlen, "disk %u: path too long", i);
 		return -ENAMETOOLONG;
 	}
-	if (unlink(tmp) < 0 && errno != ENOENT) {
-		rc = -errno;
-		snprintf(err, errlen, "overlay %s: %s", tmp, strerror(-rc));
+	if ((rc = disk_overlay_create(tmp, i, sd->rec[i].size, base, true,
+	    &fd, cls, err, errlen)) < 0)
 		return rc;
-	}
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0) {
+	/*
+	 * The guest's alone, as vm_files_lock_disks() locks a disk written
+	 * to at start: the lock goes with the descriptor the worker gets.
+	 * (The old overlay's exclusive lock becomes shared once the worker
+	 * moved off it, through vmmd's handle on it: vm-disklock.h.)
+	 */
+	if (fcntl(fd, F_OFD_SETLK, &lk) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "overlay %s: %s", tmp, strerror(-rc));
-		return rc;
-	}
-	rc = qcow2_create(fd, sd->rec[i].size, base, "qcow2");
-	if (rc == -EINVAL) {
-		*cls = PROTO_ERR_INVALID_ARGUMENT;
-		snprintf(err, errlen, "disk %u: %s: no qcow2 overlay can have "
-		    "it as its base (a name of at most %d bytes)", i, base,
-		    QCOW2_MAX_BACKING_NAME);
-	} else if (rc < 0 || (fsync(fd) < 0 && (rc = -errno) < 0)) {
-		snprintf(err, errlen, "overlay %s: %s", tmp, strerror(-rc));
-	}
-	if (rc == 0) {
-		struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-
-		/*
-		 * The guest's alone, as vm_files_lock_disks() locks a disk
-		 * written to at start: the lock goes with the descriptor
-		 * the worker gets.  (The old overlay's exclusive lock
-		 * becomes shared once the worker moved off it, through
-		 * vmmd's handle on it: vm-disklock.h.)
-		 */
-		if (fcntl(fd, F_OFD_SETLK, &lk) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "overlay %s: cannot lock it: %s",
-			    tmp, strerror(-rc));
-		}
-	}
-	if (rc < 0) {
+		snprintf(err, errlen, "overlay %s: cannot lock it: %s", tmp,
+		    strerror(-rc));
 		close(fd);
 		unlink(tmp);
 		return rc;
@@ -227,83 +201,6 @@ vm_snapdisks_frozen(const struct vm_snapdisks *sd)
 }
 
 /*
- * [off, end) of src into dst at the same offsets: by the kernel where
- * it can, else read and written here (copy_file_range refuses most
- * pairs of different file systems: EXDEV, or EINVAL on older kernels).
- */
-static int
-vm_snapdisks_copy_range(int src, int dst, off_t off, off_t end)
-{
-	static char buf[65536];
-	bool by_hand = false;
-	ssize_t r, w;
-
-	for (; off < end; off += r) {
-		size_t want = (size_t)(end - off);
-
-		if (!by_hand) {
-			loff_t in = off, out = off;
-
-			r = copy_file_range(src, &in, dst, &out, want, 0);
-			if (r < 0 && (errno == EXDEV || errno == EINVAL ||
-			    errno == ENOSYS || errno == EOPNOTSUPP)) {
-				by_hand = true;
-				r = 0;
-				continue;
-			}
-		} else {
-			r = pread(src, buf, want < sizeof(buf) ? want :
-			    sizeof(buf), off);
-			for (w = 0; r > 0 && w < r;) {
-				ssize_t n = pwrite(dst, buf + w, (size_t)(r - w),
-				    off + w);
-
-				if (n < 0 && errno != EINTR)
-					return -errno;
-				w += n > 0 ? n : 0;
-			}
-		}
-		if (r < 0 && errno == EINTR) {
-			r = 0;
-			continue;
-		}
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -EIO;	/* it shrank under us */
-	}
-	return 0;
-}
-
-/* All of src into dst, holes kept: only src's data extents are copied. */
-static int
-vm_snapdisks_copy(int src, int dst)
-{
-	struct stat st;
-	off_t data, hole, off = 0;
-	int rc;
-
-	if (fstat(src, &st) < 0)
-		return -errno;
-	while (off < st.st_size) {
-		if ((data = lseek(src, off, SEEK_DATA)) < 0) {
-			if (errno == ENXIO)
-				break;		/* a hole to the end */
-			return -errno;
-		}
-		if ((hole = lseek(src, data, SEEK_HOLE)) < 0)
-			return -errno;
-		if ((rc = vm_snapdisks_copy_range(src, dst, data, hole)) < 0)
-			return rc;
-		off = hole;
-	}
-	/* A hole at the end still counts in the length. */
-	if (ftruncate(dst, st.st_size) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
  * Disk i's overlay is the guest's again (no push): a link in dir goes,
  * and the inode is the daemon's again, as disk_overlay_open() wants it.
  */
@@ -349,7 +246,7 @@ vm_snapdisks_freeze_one(struct vm_snapdisks *sd, unsigned int i,
 			goto fail;
 		}
 		sd->made[i] = true;
-		rc = vm_snapdisks_copy(sd->old_fd[i], fd);
+		rc = disk_overlay_copy_fd(sd->old_fd[i], fd);
 	} else {
 		rc = -errno;
 	}

@@ -28,7 +28,7 @@
 #include "console-log.h"
 #include "disk-overlay.h"
 #include "log.h"
-#include "nbd-connect.h"
+#include "nbd-dial.h"
 #include "vm-files.h"
 #include "vm-nvram.h"
 #include "vm-start.h"
@@ -64,6 +64,8 @@ struct vm_handover {
 	int fd;
 	struct json_object *id;		/* the client's request id */
 };
+
+static void	vm_nbd_dials_cancel(struct vm *vm);
 
 static const char *const vm_state_names[] = {
 	[VM_DEFINED] = "defined",
@@ -160,6 +162,7 @@ vm_remove(struct vm *vm)
 		TAILQ_REMOVE(&vm->stop_waiters, p, entry);
 		pending_error(p, PROTO_ERR_INTERNAL, "VM removed");
 	}
+	vm_nbd_dials_cancel(vm);
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
 	vm_disklock_release(&vm->disklock);
 	config_def_free(vm->def);
@@ -344,6 +347,17 @@ vm_to_json(const struct vm *vm)
 	vm_overlays_json(vm, obj);
 	vm_firmware_json(vm, obj);
 	return obj;
+}
+
+void
+vm_reply_object(struct vm *vm, struct json_object *ret,
+    struct json_object *error, void *arg)
+{
+	if (error != NULL) {
+		pending_forward_error(arg, error);
+		return;
+	}
+	pending_reply(arg, vm_to_json(vm));
 }
 
 void
@@ -653,47 +667,34 @@ vm_nbd_fd_done(struct vm *vm, struct json_object *ret,
 }
 
 /*
- * The worker's NBD disk lost its server (disk.nbd_redial): connect it
- * again as at start, with the owner's rights (no client asks now), and
- * pass the connection with worker.nbd_fd, or why there is none with
- * worker.nbd_refused.  The
- * worker retries with a backoff for a bounded time; each try is one
- * connect here, immediate for a Unix socket (a TCP one waits up to
- * NBD_CONNECT_TIMEOUT_MS).
+ * A reconnect's outcome (nbd-dial.h): the connection passed with
+ * worker.nbd_fd, or why there is none with worker.nbd_refused.
  */
 static void
-vm_nbd_redial(struct vm *vm, struct json_object *data)
+vm_nbd_dialed(struct nbd_dial *nd, int fd, const char *err, void *arg)
 {
-	int64_t i = wmsg_int(data, WMSG_NBD_REDIAL_DISK, -1);
+	struct vm *vm = arg;
+	unsigned int i = nbd_dial_disk(nd);
 	struct json_object *args;
-	struct access_cred cred;
-	enum proto_error cls;
-	char err[512];
-	int fd = -1, rc;
+	int rc;
 
-	if (i < 0 || (unsigned int)i >= vm->def->ndisks ||
-	    !vm->def->disks[i].nbd) {
-		log_warn("VM '%s': disk.nbd_redial for disk %lld, not an NBD "
-		    "disk", vm->def->name, (long long)i);
-		return;
-	}
-	vm_owner_cred(vm->def, &cred);
-	rc = nbd_connect(vm->def->disks[i].path, (unsigned int)i,
-	    cred.uid == 0 ? NULL : &cred, false, &fd, &cls, err, sizeof(err));
+	/* Done: the VM's no more, freed once err (its text) is used. */
+	vm->nbd_dial[i] = NULL;
 	if ((args = json_object_new_object()) == NULL) {
 		if (fd >= 0)
 			close(fd);
+		nbd_dial_free(nd);
 		return;
 	}
 	wmsg_put_int(args, WMSG_NBD_FD_DISK, i);
-	if (rc < 0) {
+	if (fd < 0) {
 		log_info("VM '%s': %s", vm->def->name, err);
 		wmsg_put_str(args, WMSG_NBD_FD_ERROR, err);
 		rc = vm_worker_request(vm, WMSG_REQ_NBD_REFUSED, args,
 		    vm_nbd_fd_done, NULL);
 	} else {
-		log_info("VM '%s': disk %lld: %s connected again",
-		    vm->def->name, (long long)i, vm->def->disks[i].path);
+		log_info("VM '%s': disk %u: %s connected again",
+		    vm->def->name, i, vm->def->disks[i].path);
 		rc = vm_worker_request_fds(vm, WMSG_REQ_NBD_FD, args, &fd, 1,
 		    vm_nbd_fd_done, NULL);
 		close(fd);	/* the worker has its duplicate */
@@ -701,6 +702,52 @@ vm_nbd_redial(struct vm *vm, struct json_object *data)
 	if (rc < 0)
 		log_warn("VM '%s': worker.nbd_fd: %s", vm->def->name,
 		    strerror(-rc));
+	nbd_dial_free(nd);
+}
+
+/*
+ * The worker's NBD disk lost its server (disk.nbd_redial): connect it
+ * again as at start, with the owner's rights (no client asks now),
+ * without holding up the loop (nbd-dial.h); vm_nbd_dialed() answers.
+ * The worker retries with a backoff for a bounded time, each try once
+ * answered: a request for a disk whose dial is still under way is
+ * that dial's to answer.
+ */
+static void
+vm_nbd_redial(struct vm *vm, struct json_object *data)
+{
+	int64_t i = wmsg_int(data, WMSG_NBD_REDIAL_DISK, -1);
+	struct access_cred cred;
+	int rc;
+
+	if (i < 0 || (unsigned int)i >= vm->def->ndisks ||
+	    !vm->def->disks[i].nbd) {
+		log_warn("VM '%s': disk.nbd_redial for disk %lld, not an NBD "
+		    "disk", vm->def->name, (long long)i);
+		return;
+	}
+	if (vm->nbd_dial[i] != NULL) {
+		log_debug("VM '%s': disk %lld: a reconnect is under way",
+		    vm->def->name, (long long)i);
+		return;
+	}
+	vm_owner_cred(vm->def, &cred);
+	rc = nbd_dial_start(vm->d->base, vm->def->disks[i].path,
+	    (unsigned int)i, cred.uid == 0 ? NULL : &cred, vm_nbd_dialed, vm,
+	    &vm->nbd_dial[i]);
+	if (rc < 0)
+		log_warn("VM '%s': disk %lld: cannot reconnect: %s",
+		    vm->def->name, (long long)i, strerror(-rc));
+}
+
+/* The worker is gone, or the VM: its reconnects under way with it. */
+static void
+vm_nbd_dials_cancel(struct vm *vm)
+{
+	for (unsigned int i = 0; i < CONFIG_DISKS_MAX; i++) {
+		nbd_dial_free(vm->nbd_dial[i]);
+		vm->nbd_dial[i] = NULL;
+	}
 }
 
 static void
@@ -1184,6 +1231,7 @@ vm_worker_exited(void *owner, int status)
 
 	wlink_free(vm->w);
 	vm->w = NULL;
+	vm_nbd_dials_cancel(vm);
 	/* Its disks' locks go with its descriptors, now its last ones. */
 	vm_disklock_release(&vm->disklock);
 	/* Whatever way it went, its socket and record go with it. */
@@ -1296,6 +1344,7 @@ vm_list_release(struct vmmd *d)
 	TAILQ_FOREACH(vm, &d->vms, entry)
 		if ((w = vm->w) != NULL) {
 			vm->w = NULL;
+			vm_nbd_dials_cancel(vm);
 			wlink_release(w);
 		}
 }

@@ -31,6 +31,7 @@ struct access_cred;
 struct dconf_tap_rule;
 struct control;
 struct event_base;
+struct nbd_dial;
 struct vmmd;
 struct wlink;
 struct wlink_reaper;
@@ -77,6 +78,9 @@ struct vm {
 	/* vm.migrate_cancel stopped the migration out under way: its end
 	 * says "cancelled" (cmd-migrate.c). */
 	bool migrate_cancelled;
+	/* Reconnects of w's NBD disks under way (nbd-dial.h), by disk:
+	 * the VM's, freed when they answer or when w goes. */
+	struct nbd_dial *nbd_dial[CONFIG_DISKS_MAX];
 };
 
 TAILQ_HEAD(vm_list, vm);
@@ -159,6 +163,15 @@ pid_t	vm_pid(const struct vm *vm);
 
 /* The VM object of the protocol ("name", "state", ...). */
 struct json_object *vm_to_json(const struct vm *vm);
+
+/*
+ * A vm_reply_cb for the requests whose answer is the VM's object: arg is
+ * the client's pending reply, completed with the worker's error as it
+ * is, else with vm_to_json(vm).  On the event loop thread, as every
+ * vm_reply_cb.
+ */
+void	vm_reply_object(struct vm *vm, struct json_object *ret,
+	    struct json_object *error, void *arg);
 
 /* Set the state and tell subscribers; reason may be NULL. */
 void	vm_set_state(struct vm *vm, enum vm_state s, const char *reason);

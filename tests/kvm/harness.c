@@ -2017,12 +2017,13 @@ h_diag_kvm_trace(const char *vm)
 }
 
 /*
- * vCPU 0's KVM counters on one line (the whole reply is too long); its
- * exits, and its halts in *halts, or -1 each when unknown.
+ * vCPU 0's KVM counters: its exits, and its halts in *halts, or -1 each
+ * when unknown; with line (may be NULL), the interesting ones on one
+ * line (the whole reply is too long), else the reply's error.
  */
 static int64_t
-h_diag_vcpu0(struct h_conn *c, const char *vm, const char *when,
-    int64_t *halts)
+h_vcpu0(struct h_conn *c, const char *vm, int64_t *halts, char *line,
+    size_t size)
 {
 	static const char *const keys[] = { "exits", "io_exits",
 		"mmio_exits", "halt_exits", "irq_exits", "irq_injections",
@@ -2030,28 +2031,29 @@ h_diag_vcpu0(struct h_conn *c, const char *vm, const char *when,
 		"req_event", "signal_exits", "nmi_window_exits",
 		"halt_wait_ns", NULL };
 	struct json_object *r, *k, *vcpus, *v0, *o;
-	char line[900];
 	int64_t exits = -1;
 	size_t n = 0;
 
 	*halts = -1;
 	r = h_callf(c, H_REPLY_MS, "vm.stats", "{\"name\":\"%s\",\"kvm\":true}",
 	    vm);
-	line[0] = '\0';
+	if (line != NULL)
+		line[0] = '\0';
 	if (h_ret(r) != NULL &&
 	    json_object_object_get_ex(h_ret(r), "kvm", &k) &&
 	    json_object_object_get_ex(k, "vcpus", &vcpus) &&
 	    (v0 = json_object_array_get_idx(vcpus, 0)) != NULL) {
-		for (size_t i = 0; keys[i] != NULL && n < sizeof(line); i++)
+		for (size_t i = 0; line != NULL && keys[i] != NULL &&
+		    n < size; i++)
 			if (json_object_object_get_ex(v0, keys[i], &o))
-				n += snprintf(line + n, sizeof(line) - n,
-				    " %s %lld", keys[i],
+				n += snprintf(line + n, size - n, " %s %lld",
+				    keys[i],
 				    (long long)json_object_get_int64(o));
 		exits = h_int(v0, "exits", -1);
 		*halts = h_int(v0, "halt_exits", -1);
+	} else if (line != NULL) {
+		snprintf(line, size, " %s", h_text(r));
 	}
-	tap_diag("%s: vCPU 0%s:%s", vm, when, line[0] != '\0' ? line :
-	    h_text(r));
 	json_object_put(r);
 	return exits;
 }
@@ -2059,22 +2061,22 @@ h_diag_vcpu0(struct h_conn *c, const char *vm, const char *when,
 /*
  * A running VM paused for a moment: where each vCPU stands and what
  * holds its next interrupt back (vm.info's vcpu_regs, with the local
- * APIC), then resumed, and its counters a second later.  Last: the
+ * APIC), then resumed, and vCPU 0's counters a second later, against
+ * before (its exits just before the pause, -1 unknown).  Last: the
  * pause moves the guest's clock.  True when vCPU 0 is stuck in the
  * firmware's real mode the way the nested test host's emulation leaves
  * it (h_vm_log_expect()): in real mode, never halted, still exiting.
  */
 static bool
-h_diag_paused(struct h_conn *c, const char *vm)
+h_diag_paused(struct h_conn *c, const char *vm, int64_t before)
 {
 	struct json_object *r, *st, *regs, *v0;
 	bool real_mode = false;
-	int64_t before, exits, halts;
+	int64_t exits, halts;
 	char buf[32];
 
 	if (strcmp(h_state(c, vm, buf, sizeof(buf)), "running") != 0)
 		return false;
-	before = h_diag_vcpu0(c, vm, ", before the pause", &halts);
 	json_object_put(h_call(c, "vm.pause", h_name_args(vm), H_REPLY_MS));
 	r = h_call(c, "vm.info", h_name_args(vm), H_REPLY_MS);
 	if (json_object_object_get_ex(h_ret(r), "stats", &st) &&
@@ -2101,25 +2103,31 @@ h_diag_paused(struct h_conn *c, const char *vm)
 	json_object_put(h_call(c, "vm.resume", h_name_args(vm), H_REPLY_MS));
 	/* Whether KVM_RUN entered again woke a vCPU that slept on. */
 	h_sleep_ms(1000);
-	exits = h_diag_vcpu0(c, vm, ", 1 s after the pause", &halts);
+	exits = h_vcpu0(c, vm, &halts, NULL, 0);
+	if (before >= 0 && exits >= 0)
+		tap_diag("%s: vCPU 0, 1 s after the pause: %lld exits since "
+		    "the count above, %lld halts in all", vm,
+		    (long long)(exits - before), (long long)halts);
 	/* More exits than the pause's own: still exiting. */
 	return real_mode && before >= 0 && exits > before + 100 && halts == 0;
 }
 
 /*
  * What a VM is doing, for a wait that failed: vCPU 0's KVM counters
- * (exiting or halted, interrupts injected), each device's diagnostics
- * (a disk's requests in flight, a transport's kicks and interrupts)
- * and the worker's threads.  Only reads: the VM runs on.
+ * (exiting or halted, interrupts injected: printed once), each device's
+ * diagnostics (a disk's requests in flight, a transport's kicks and
+ * interrupts) and the worker's threads.  Only reads: the VM runs on.
  */
 static bool
 h_vm_diag_on(struct h_conn *c, const char *vm)
 {
 	struct json_object *r, *devs;
-	int64_t halts;
+	int64_t exits, halts;
+	char line[900];
 	pid_t pid;
 
-	h_diag_vcpu0(c, vm, "", &halts);
+	exits = h_vcpu0(c, vm, &halts, line, sizeof(line));
+	tap_diag("%s: vCPU 0:%s", vm, line);
 	if ((devs = h_info_stats(c, vm, "devices", NULL, &r)) != NULL) {
 		json_object_object_foreach(devs, name, dev)
 			tap_diag("%s: %s: %.600s", vm, name,
@@ -2130,7 +2138,7 @@ h_vm_diag_on(struct h_conn *c, const char *vm)
 	if ((pid = h_vm_pid(c, vm)) > 0)
 		h_diag_threads(pid);
 	h_diag_kvm_trace(vm);
-	return h_diag_paused(c, vm);
+	return h_diag_paused(c, vm, exits);
 }
 
 void

@@ -10,7 +10,9 @@
  * show with the connection's state.  Stopped, the image is clean
  * (qemu-img check) and holds what the guest wrote.  A VM whose server is
  * not there does not start, and says which disk.  Last, the guest on a
- * raw image served over TCP (nbd://127.0.0.1:PORT/vd).
+ * raw image served over TCP (nbd://127.0.0.1:PORT/vd), whose server
+ * then goes and whose port answers nothing: while the supervisor
+ * connects again, its loop answers vm.list (redial_answers()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +133,121 @@ free_port(void)
 	return port;
 }
 
+/*
+ * The inode of a socket of this network namespace in SYN_SENT to port on
+ * the loopback (a connect under way), or 0: from /proc/net/tcp, whose
+ * lines say "sl local rem st ... uid timeout inode", addresses as
+ * HEXADDR:HEXPORT and SYN_SENT as st 02.
+ */
+static unsigned long
+syn_sent_to(int port)
+{
+	char line[512], rem[64];
+	unsigned int rport, st;
+	unsigned long ino, found = 0;
+	FILE *f = fopen("/proc/net/tcp", "re");
+
+	if (f == NULL)
+		return 0;
+	while (found == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, " %*u: %*s %63s %x %*s %*s %*s %*u %*u %lu",
+		    rem, &st, &ino) == 3 && st == 0x02 &&
+		    sscanf(strchr(rem, ':') != NULL ? strchr(rem, ':') + 1 :
+		    "", "%x", &rport) == 1 && (int)rport == port)
+			found = ino;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A server that answers nothing at 127.0.0.1:port: a listener whose
+ * queue of one connection is full (filled by *filler) and that never
+ * accepts, so that the kernel drops every further SYN and a connect()
+ * waits on.  The listener's fd, or -1.
+ */
+static int
+blackhole(int port, int *filler)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd;
+
+	*filler = -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)) < 0 || bind(fd, (struct sockaddr *)&sin,
+	    sizeof(sin)) < 0 || listen(fd, 0) < 0 ||
+	    (*filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(*filler, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		tap_diag("blackhole on port %d: %s", port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (*filler >= 0)
+			close(*filler);
+		*filler = -1;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * n2's server gone, and its port answering nothing: the worker asks
+ * the supervisor to connect again, and the supervisor's connect()
+ * waits (up to NBD_CONNECT_TIMEOUT_MS, 5 s) for a server that never
+ * answers.  Meanwhile vm.list is answered: asked once the connect is
+ * seen under way (a socket in SYN_SENT to the port), and its answer
+ * in before that very socket is gone, i.e. while the connect waits.
+ * (Were the loop blocked in it, the answer could only come after.)  A
+ * round whose answer came after its connect ended proves nothing
+ * either way and is tried again, on a later connect (after a reset,
+ * whose reads make a worker that gave up try again), up to 3 times.
+ * Stopping n2 cancels the connect under way: its socket goes with it.
+ */
+static void
+redial_answers(struct h_conn *c, int port)
+{
+	struct json_object *r;
+	unsigned long ino = 0;
+	double end;
+	int hole, filler, round, during = 0;
+
+	if ((hole = blackhole(port, &filler)) < 0) {
+		tap_ok(0, "n2: a listener that never accepts on port %d",
+		    port);
+		return;
+	}
+	for (round = 0; round < 3 && !during; round++) {
+		/* The worker retries for 10 s; the connect comes soon. */
+		end = h_now_ms() + H_BOOT_MS;
+		while ((ino = syn_sent_to(port)) == 0 && h_now_ms() < end)
+			h_sleep_ms(5);
+		if (ino == 0)
+			break;
+		r = h_call(c, "vm.list", NULL, H_REPLY_MS);
+		during = h_ret(r) != NULL && syn_sent_to(port) == ino;
+		json_object_put(r);
+		if (!during) {
+			tap_diag("round %d: vm.list answered after the connect "
+			    "ended (a busy machine?)", round + 1);
+			/* The guest reads again: a worker that gave up
+			 * tries once more. */
+			json_object_put(h_callf(c, H_REPLY_MS, "vm.reset",
+			    "{\"name\":\"n2\"}"));
+		}
+	}
+	tap_ok(ino != 0, "n2: the supervisor connects again to a server "
+	    "that answers nothing (SYN_SENT to port %d)", port);
+	tap_ok(during, "n2: vm.list answers while that connect waits");
+	tap_ok(h_stop(c, "n2", true, -1, H_REPLY_MS) == 0, "n2: stopped "
+	    "while it reconnects");
+	/* The cancel comes before the state the stop waited for. */
+	tap_ok(ino == 0 || syn_sent_to(port) != ino, "n2: its connect under "
+	    "way went with it");
+	close(filler);
+	close(hole);
+}
+
 /* The same guest on a raw image served over TCP (nbd://). */
 static void
 test_tcp(struct h_conn *c)
@@ -154,8 +271,8 @@ test_tcp(struct h_conn *c)
 	    h_start(c, "n2") == 0, "n2: created and started on nbd://");
 	tap_ok(vdisk_guest_passes(d, "n2", 1), "n2: the guest reads the base "
 	    "over TCP, writes, flushes, reads back, passes");
-	tap_ok(h_stop(c, "n2", true, -1, H_REPLY_MS) == 0 &&
-	    qsd_stop_proc(&q) == 0, "n2 and its server stopped");
+	tap_ok(qsd_stop_proc(&q) == 0, "n2's server stopped");
+	redial_answers(c, port);
 }
 
 /* vm.info's disk i of vm, or NULL (*r to put). */
