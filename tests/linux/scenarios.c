@@ -1961,7 +1961,8 @@ out:
 /*
  * After 128 MiB crossed the share: the device started its backend once
  * and no request queue's kick reached the worker (virtiofsd took every
- * one through the ioeventfds handed to it), the server still ready.
+ * one through the ioeventfds handed to it), the server running (it has
+ * the queues).
  */
 static void
 check_fs_path(struct lg_vm *vm)
@@ -1987,7 +1988,7 @@ check_fs_path(struct lg_vm *vm)
 		}
 	}
 	check(vm, started == 1 && passed == 0 && failed == 0 &&
-	    state != NULL && strcmp(state, "ready") == 0, "fs: virtiofsd "
+	    state != NULL && strcmp(state, "running") == 0, "fs: virtiofsd "
 	    "served the queues: 1 start, %lld kicks passed on by the worker, "
 	    "%lld requests failed, the server %s", passed, failed,
 	    state != NULL ? state : "?");
