@@ -35,7 +35,7 @@ children() {
 		do {
 			more = 0
 			for (p in parent)
-				if (want[parent[p]] && !want[p]) {
+				if ((parent[p] in want) && !(p in want)) {
 					want[p] = 1; more = 1
 				}
 		} while (more)
@@ -56,6 +56,13 @@ strace_on() {
 calls() {
 	c=$(awk '$NF == "total" { print $4 }' "$1" 2>/dev/null)
 	echo "${c:-0}"
+}
+
+# kvm_pid: the process that made the test host's only VM (its directory
+# in KVM's debugfs is PID-FD).
+kvm_pid() {
+	ls /sys/kernel/debug/kvm 2>/dev/null | sed -n 's/^\([0-9]*\)-.*/\1/p' |
+	    head -n 1
 }
 
 # phase VMM NAME CONSOLE KVMPID SHARE "VMM PIDS" "SERVER PIDS": one
@@ -81,6 +88,9 @@ phase() {
 	e1=$(exits "$kpid")
 	c=$(calls /tmp/st.$vmm.$p)
 	v=$(calls /tmp/sv.$vmm.$p)
+	for f in /tmp/st.$vmm.$p /tmp/sv.$vmm.$p; do
+		[ -s "$f" ] || say "strace -o $f: $(head -c 300 "$f.err")"
+	done
 	echo "$vmm $p $((${e1:-0} - ${e0:-0})) $c $v" >>"$res"
 	line=$(tr -d '\r' <"$con" | grep "fsbench: $p " | tail -n 1)
 	say "$vmm $p: $((${e1:-0} - ${e0:-0})) exits, $c system calls of" \
@@ -116,16 +126,16 @@ wait_socket $sock 30
 "$VMCTL_BIN" -s $sock start fb >/dev/null
 con=/tmp/fb/console/fb.log
 ready vmmd "$con"
-worker=$("$VMCTL_BIN" -s $sock -j info fb |
-    sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -n 1)
+worker=$(kvm_pid)
 servers=$(children "$worker")
 say "vmmd: worker $worker, virtiofsd $(echo $servers)"
 for p in $phases; do
 	phase vmmd "$p" "$con" "$worker" /tmp/fb-share-vmmd \
 	    "$(pidof "$(basename "$VMMD_BIN")") $worker" "$servers"
 done
-"$VMCTL_BIN" -s $sock info --stats fb 2>/dev/null |
-    grep -E '^stats\.(fs|devices\.virtio-fs)\.' | while read -r l; do
+"$VMCTL_BIN" -s $sock info --stats fb 2>/dev/null | grep -E \
+    '^stats\.(fs\.(state|messages)|devices\.virtio-fs\.(kicks|interrupts|starts|kicks_passed|failed)):' |
+    while read -r l; do
 	say "vmmd: $l"
 done
 "$VMCTL_BIN" -s $sock stop --force fb >/dev/null
@@ -165,7 +175,7 @@ awk -v mib="$mib" -v files="$files" '
 	function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
 	END {
 		printf "# %-11s %-22s %-22s %-22s\n", "phase",
-		    "exits", "VMM system calls", "virtiofsd's"
+		    "exits", "VMM system calls", "virtiofsd system calls"
 		printf "# %-11s %7s %7s %6s %7s %7s %6s %7s %7s %6s\n", "",
 		    "vmmd", "qemu", "ratio", "vmmd", "qemu", "ratio",
 		    "vmmd", "qemu", "ratio"
