@@ -255,12 +255,13 @@ dconf_init(struct dconf *c)
 	c->statedir = strdup(VMMD_DEFAULT_STATEDIR);
 	c->kernel = strdup(VMMD_DATADIR "/demo.elf");
 	c->passt = strdup(DCONF_PASST);
+	c->virtiofsd = strdup(DCONF_VIRTIOFSD);
 	c->bios = strdup(DCONF_BIOS);
 	c->vgabios = strdup(DCONF_VGABIOS);
 	c->ovmf_code = strdup(DCONF_OVMF_CODE);
 	c->ovmf_vars = strdup(DCONF_OVMF_VARS);
 	if (c->socket == NULL || c->statedir == NULL || c->kernel == NULL ||
-	    c->passt == NULL || c->bios == NULL || c->vgabios == NULL ||
+	    c->passt == NULL || c->virtiofsd == NULL || c->bios == NULL || c->vgabios == NULL ||
 	    c->ovmf_code == NULL || c->ovmf_vars == NULL) {
 		dconf_fini(c);
 		return -ENOMEM;
@@ -277,6 +278,7 @@ dconf_fini(struct dconf *c)
 	free(c->tap_rules);
 	free(c->metrics_listen);
 	free(c->passt);
+	free(c->virtiofsd);
 	free(c->bios);
 	free(c->vgabios);
 	free(c->ovmf_code);
@@ -347,6 +349,8 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 		return dconf_listen(&c->metrics_listen, value, err, errlen);
 	if (strcmp(key, "passt") == 0)
 		return dconf_path(&c->passt, value, err, errlen);
+	if (strcmp(key, "virtiofsd") == 0)
+		return dconf_path(&c->virtiofsd, value, err, errlen);
 	if (strcmp(key, "bios") == 0)
 		return dconf_path(&c->bios, value, err, errlen);
 	if (strcmp(key, "vgabios") == 0)
@@ -358,7 +362,7 @@ dconf_set(struct dconf *c, const char *key, const char *value, char *err,
 	snprintf(err, errlen, "unknown setting '%s' (socket, state_dir, "
 	    "default_kernel, shutdown_timeout, boot_timeout, "
 	    "boot_disk_timeout, console_log_max, tap_allow, worker_uids, "
-	    "metrics_listen, passt, bios, vgabios, ovmf_code, ovmf_vars)", key);
+	    "metrics_listen, passt, virtiofsd, bios, vgabios, ovmf_code, ovmf_vars)", key);
 	return -EINVAL;
 }
 

@@ -66,6 +66,7 @@ struct dconf {
 	uid_t worker_uid_last;
 	char *metrics_listen;		/* /metrics over TCP, or NULL: none */
 	char *passt;			/* user-mode networking's program */
+	char *virtiofsd;		/* shared directories' file server */
 	char *bios;			/* "firmware": "bios" VMs' image */
 	char *vgabios;			/* their display's ROM */
 	char *ovmf_code;		/* "firmware": "uefi" VMs' image */
@@ -74,6 +75,8 @@ struct dconf {
 
 /* Where Debian's passt package puts it. */
 #define DCONF_PASST	"/usr/bin/passt"
+/* Where Debian's qemu-system-common puts it. */
+#define DCONF_VIRTIOFSD	"/usr/lib/qemu/virtiofsd"
 /* Debian's seabios package: the image with a 256 KiB layout. */
 #define DCONF_BIOS	"/usr/share/seabios/bios-256k.bin"
 /* The same package's VGA BIOS for a bochs-display. */

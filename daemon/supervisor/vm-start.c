@@ -364,6 +364,9 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 		sp->fs.fd = WLINK_FS_FD;
 		sp->fs.socket = def->fs_socket != NULL;
 		sp->fs.readonly = def->fs_readonly;
+		if (def->fs_socket == NULL && vm->d->virtiofsd != NULL)
+			rc |= start_params_set(&sp->fs.virtiofsd,
+			    vm->d->virtiofsd);
 	}
 	if (def->cloud_init.on) {
 		sp->has_seed = true;

@@ -107,6 +107,7 @@ struct vmmd {
 	char *workersdir;		/* RUNDIR/workers (worker-sock.h) */
 	char *default_kernel;		/* for VMs without a kernel */
 	char *passt;			/* user-mode networking (vmmd.conf) */
+	char *virtiofsd;		/* shared directories (vmmd.conf) */
 	char *bios;			/* SeaBIOS's image (vmmd.conf) */
 	char *vgabios;			/* its display's ROM (vmmd.conf) */
 	char *ovmf_code;		/* OVMF's image (vmmd.conf) */

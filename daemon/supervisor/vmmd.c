@@ -603,11 +603,13 @@ main(int argc, char *argv[])
 	d->statedir = conf.statedir;
 	d->default_kernel = conf.kernel;
 	d->passt = conf.passt;
+	d->virtiofsd = conf.virtiofsd;
 	d->bios = conf.bios;
 	d->vgabios = conf.vgabios;
 	d->ovmf_code = conf.ovmf_code;
 	d->ovmf_vars = conf.ovmf_vars;
 	conf.statedir = conf.kernel = conf.passt = conf.bios = NULL;
+	conf.virtiofsd = NULL;
 	conf.vgabios = conf.ovmf_code = conf.ovmf_vars = NULL;
 	/* conf lives until main() returns, and the rules with it. */
 	d->tap_rules = conf.tap_rules;
@@ -781,6 +783,7 @@ free_paths:
 	free(d->workersdir);
 	free(d->default_kernel);
 	free(d->passt);
+	free(d->virtiofsd);
 	free(d->bios);
 	free(d->vgabios);
 	free(d->ovmf_code);

@@ -129,10 +129,13 @@ fs_share_start(const char *path, int dir_fd, bool readonly, int *sock,
 			snprintf(err, errlen, "fs: %s %s %d%s", path,
 			    WIFEXITED(st) ? "exited with status" :
 			    "died of signal", WIFEXITED(st) ? WEXITSTATUS(st) :
-			    WTERMSIG(st), WIFEXITED(st) &&
-			    WEXITSTATUS(st) == 126 ? " (cannot make the "
-			    "share read-only)" : ": see the log for what it "
-			    "said");
+			    WTERMSIG(st), !WIFEXITED(st) ? ": see the log "
+			    "for what it said" : WEXITSTATUS(st) == 126 ?
+			    " (cannot make the share read-only)" :
+			    WEXITSTATUS(st) == 127 ? " (it could not be run: "
+			    "no such program, or not executable; vmmd.conf's "
+			    "virtiofsd names it)" : ": see the log for what "
+			    "it said");
 			close(cfd);
 			return WIFEXITED(st) && WEXITSTATUS(st) == 127 ?
 			    -ENOENT : -EIO;

@@ -76,6 +76,11 @@ if qsd=$(command -v qemu-storage-daemon); then
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $qsd"
 	export VMMD_HOST_EXTRA
 fi
+# virtiofsd serves the fs test's shares, inside as outside.
+if [ -x /usr/lib/qemu/virtiofsd ]; then
+	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} /usr/lib/qemu/virtiofsd"
+	export VMMD_HOST_EXTRA
+fi
 # promtool checks the metrics test's exposition inside as outside; the
 # test fails, not skips, when the one named here is missing inside.
 if promtool=$(command -v promtool); then

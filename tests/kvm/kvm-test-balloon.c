@@ -8,13 +8,17 @@
  * protocol (not a number, larger than RAM, a VM without a balloon or
  * not running) and by vmctl balloon (a SIZE that is not one).  Then a
  * snapshot and restore while the device holds the guest's statistics
- * buffer: the target and the buffer come back with it.
+ * buffer: the target and the buffer come back with it.  Last, the same
+ * with guest RAM shared (a memfd, for a shared directory): what the
+ * guest gives up leaves the memfd itself.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -22,6 +26,7 @@
 #define MIB		8		/* the guest's mib= */
 #define PAGE		4096
 #define VMCTL_MS	30000
+#define VIRTIOFSD	"/usr/lib/qemu/virtiofsd"
 
 /* stats.devices.virtio-balloon from vm.info (caller puts r). */
 static struct json_object *
@@ -131,6 +136,86 @@ test_snapshot(struct h_daemon *d, struct h_conn *c, struct h_console *con)
 	h_console_close(con);
 }
 
+/*
+ * Bytes the worker's guest RAM memfd ("vmmd-guest-ram", a VM with a
+ * shared directory) holds: its allocated blocks, whoever maps them.
+ * -1 if the worker has none.
+ */
+static long long
+shared_ram_bytes(pid_t pid)
+{
+	char dir[64], path[320], target[256];
+	struct dirent *e;
+	struct stat sb;
+	long long bytes = -1;
+	ssize_t n;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%ld/fd", (long)pid);
+	if ((fds = opendir(dir)) == NULL)
+		return -1;
+	while (bytes < 0 && (e = readdir(fds)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strncmp(target, "/memfd:vmmd-guest-ram", 21) == 0 &&
+		    stat(path, &sb) == 0)
+			bytes = (long long)sb.st_blocks * 512;
+	}
+	closedir(fds);
+	return bytes;
+}
+
+/*
+ * The same guest with a shared directory, so that its RAM is a memfd
+ * virtiofsd maps too: pages the guest gives up must leave the memfd
+ * (MADV_REMOVE), not only the worker's mapping of it, where they would
+ * still cost the host.  Skipped without virtiofsd.
+ */
+static void
+test_shared(struct h_daemon *d, struct h_conn *c)
+{
+	struct h_console *con;
+	long long before, after;
+	char dir[400];
+	pid_t pid;
+
+	if (access(VIRTIOFSD, X_OK) < 0) {
+		tap_ok(1, "# SKIP shared RAM: no %s (Debian's "
+		    "qemu-system-common)", VIRTIOFSD);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", h_in_dir(d, "balshare"));
+	mkdir(dir, 0755);
+	tap_ok(h_create(c, "vbalfs", "\"kernel\":\"%s\",\"memory_mib\":64,"
+	    "\"cmdline\":\"mib=%d\",\"balloon\":true,\"fs\":{\"tag\":\"t\","
+	    "\"dir\":\"%s\"}", h_env("VMMD_GUEST_VBALLOON"), MIB, dir) == 0 &&
+	    h_start(c, "vbalfs") == 0, "shared RAM: a VM with a balloon and "
+	    "a shared directory starts");
+	if ((con = h_console_open(d, "vbalfs")) == NULL) {
+		tap_ok(0, "shared RAM: console open");
+		return;
+	}
+	tap_ok(h_expect(con, "vballoon: touched 8 MiB twice, waiting",
+	    H_BOOT_MS) == 0, "shared RAM: the guest touched 16 MiB");
+	pid = h_vm_pid(c, "vbalfs");
+	before = shared_ram_bytes(pid);
+	h_console_write(con, "g", 1);
+	tap_ok(h_expect(con, "vballoon: inflated 2048 pages, reported 8 MiB",
+	    H_REPLY_MS) == 0, "shared RAM: inflated and reported");
+	after = shared_ram_bytes(pid);
+	tap_diag("worker %ld: its RAM memfd holds %lld KiB before, %lld KiB "
+	    "after", (long)pid, before / 1024, after / 1024);
+	tap_ok(before > 0 && after >= 0 && before - after >= 12LL << 20,
+	    "shared RAM: the memfd gave back at least 12 MiB (%lld KiB)",
+	    (before - after) / 1024);
+	h_console_close(con);
+	tap_ok(h_stop(c, "vbalfs", true, -1, H_REPLY_MS) == 0,
+	    "shared RAM: stopped");
+}
+
 int
 main(void)
 {
@@ -236,6 +321,7 @@ main(void)
 
 	test_snapshot(d, c, con);
 	tap_ok(h_stop(c, VM, true, -1, H_REPLY_MS) == 0, "stopped");
+	test_shared(d, c);
 	h_close(c);
 	tap_ok(h_daemon_stop(d, 10000) == 0, "vmmd exits 0 on SIGTERM");
 	return h_done();

@@ -13,7 +13,7 @@
  * a reset (a new machine, its RAM a new memfd, inside the sandbox); a
  * snapshot of that VM is refused and the guest runs on; once the
  * server is killed, vmmd answers the guest's next request ENOTCONN.
- * Skips
+ * vmmd.conf's virtiofsd names the server the worker starts.  Skips
  * where virtiofsd is not installed.
  */
 #include <dirent.h>
@@ -247,6 +247,51 @@ test_socket(struct h_daemon *d, struct h_conn *c, const char *dir)
 	}
 }
 
+/*
+ * vmmd.conf's virtiofsd: the program the worker starts.  A wrapper that
+ * leaves a mark and runs Debian's serves the share; a path where there
+ * is none fails the start with a clear error, and nothing runs.
+ */
+static void
+test_conf(struct h_daemon *d, struct h_conn **cp, const char *dir)
+{
+	char wrapper[300], mark[300], spec[512], text[900];
+	struct json_object *r;
+	FILE *f;
+
+	snprintf(wrapper, sizeof(wrapper), "%s", h_in_dir(d, "fsd.sh"));
+	snprintf(mark, sizeof(mark), "%s", h_in_dir(d, "fsd.ran"));
+	snprintf(text, sizeof(text), "#!/bin/sh\necho \"$@\" >%s\n"
+	    "exec %s \"$@\"\n", mark, VIRTIOFSD);
+	if ((f = fopen(wrapper, "we")) == NULL || fputs(text, f) < 0 ||
+	    fclose(f) != 0 || chmod(wrapper, 0755) < 0)
+		tap_bail("cannot write %s", wrapper);
+	h_daemon_setting(d, "virtiofsd", wrapper);
+	h_close(*cp);
+	if (h_daemon_restart(d, H_REPLY_MS) != 0 ||
+	    (*cp = h_connect(d)) == NULL)
+		tap_bail("vmmd does not come back with virtiofsd = %s",
+		    wrapper);
+	h_ctl_use(d, H_REPLY_MS);
+	snprintf(spec, sizeof(spec), "conf=%s", dir);
+	tap_ok(h_ctl("create", "f5", "--kernel", h_env("VMMD_GUEST_DEMO"),
+	    "--fs", spec, NULL) == 0 && h_start(*cp, "f5") == 0 &&
+	    fs_state_is(*cp, "f5", "ready") && access(mark, F_OK) == 0,
+	    "vmmd.conf's virtiofsd is the server the worker starts");
+	h_stop(*cp, "f5", true, -1, H_REPLY_MS);
+
+	h_daemon_setting(d, "virtiofsd", h_in_dir(d, "no-such-server"));
+	h_close(*cp);
+	if (h_daemon_restart(d, H_REPLY_MS) != 0 ||
+	    (*cp = h_connect(d)) == NULL)
+		tap_bail("vmmd does not come back with a missing virtiofsd");
+	r = h_callf(*cp, H_REPLY_MS, "vm.start", "{\"name\":\"f5\"}");
+	tap_ok(h_err_class(r) != NULL && h_vm_pid(*cp, "f5") <= 0 &&
+	    strstr(h_text(r), "could not be run") != NULL,
+	    "a virtiofsd that is not there fails the start: %s", h_text(r));
+	json_object_put(r);
+}
+
 int
 main(void)
 {
@@ -264,6 +309,7 @@ main(void)
 	test_dir(d, c, dir);
 	test_guest(d, c, dir);
 	test_socket(d, c, dir);
+	test_conf(d, &c, dir);
 	h_close(c);
 	return h_done();
 }

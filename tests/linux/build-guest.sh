@@ -36,10 +36,11 @@ out=${1:-$cache/linux-guest}
 
 # The modules the guest loads at boot (with their dependencies) and the
 # ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices).
-# button and evdev: the ACPI power button as an input device acpid reads.
+# button and evdev: the ACPI power button as an input device acpid reads;
+# virtiofs (and fuse, its dependency): the fs step's shared directory.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
     virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev
-    vmw_vsock_virtio_transport"
+    vmw_vsock_virtio_transport virtiofs"
 host_modules="kvm_amd kvm_intel tun vhost_vsock"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"

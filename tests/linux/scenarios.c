@@ -50,6 +50,7 @@
 #include "linstaller.h"
 #include "lnet.h"
 #include "lusernet.h"
+#include "lfs.h"
 #include "lvsock.h"
 #include "lrtc.h"
 #include "lsnapshot.h"
@@ -1957,6 +1958,81 @@ out:
 	    "vsock: the socket went with the VM");
 }
 
+/*
+ * After 128 MiB crossed the share: the device started its backend once
+ * and no request queue's kick reached the worker (virtiofsd took every
+ * one through the ioeventfds handed to it), the server running (it has
+ * the queues).
+ */
+static void
+check_fs_path(struct lg_vm *vm)
+{
+	struct json_object *r, *o, *dev;
+	long long started = -1, passed = -1, failed = -1;
+	const char *state = NULL;
+
+	r = h_callf(vm->c, H_REPLY_MS, "vm.info", "{\"name\":\"%s\"}",
+	    vm->name);
+	if (json_object_object_get_ex(h_ret(r), "stats", &o)) {
+		struct json_object *fs;
+
+		if (json_object_object_get_ex(o, "fs", &fs))
+			state = h_str(fs, "state");
+		if (json_object_object_get_ex(o, "devices", &dev) &&
+		    json_object_object_get_ex(dev, "virtio-fs", &dev)) {
+			started = h_int(dev, "starts", -1);
+			passed = h_int(dev, "kicks_passed", -1);
+			failed = h_int(dev, "failed", -1);
+			tap_diag("virtio-fs: %s",
+			    json_object_to_json_string(dev));
+		}
+	}
+	check(vm, started == 1 && passed == 0 && failed == 0 &&
+	    state != NULL && strcmp(state, "running") == 0, "fs: virtiofsd "
+	    "served the queues: 1 start, %lld kicks passed on by the worker, "
+	    "%lld requests failed, the server %s", passed, failed,
+	    state != NULL ? state : "?");
+	json_object_put(r);
+}
+
+/*
+ * virtio-fs (lfs.h): a writable share, then the same directory
+ * read-only in a second boot.
+ */
+static void
+scenario_fs(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm rw = { .d = d, .c = c, .name = "deb-fs" };
+	struct lg_vm ro = { .d = d, .c = c, .name = "deb-fsro" };
+	char dir[400], extra[600];
+
+	if (access("/usr/lib/qemu/virtiofsd", X_OK) < 0) {
+		tap_ok(1, "# SKIP fs: no /usr/lib/qemu/virtiofsd on this "
+		    "host (Debian's qemu-system-common)");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", h_in_dir(d, "fs-share"));
+	if (lf_prepare(dir) < 0) {
+		tap_ok(0, "fs: the share's files on the host");
+		return;
+	}
+	snprintf(extra, sizeof(extra), ",\"fs\":{\"tag\":\"" LF_TAG
+	    "\",\"dir\":\"%s\"}", dir);
+	if (boot_with(&rw, "vmlinuz", "stop", cmdline_for("fs"), extra)) {
+		lf_check_writable(&rw, check, dir);
+		check_fs_path(&rw);
+	}
+	finish(&rw);
+	h_delete(c, rw.name);
+
+	snprintf(extra, sizeof(extra), ",\"fs\":{\"tag\":\"" LF_TAG
+	    "\",\"dir\":\"%s\",\"readonly\":true}", dir);
+	if (boot_with(&ro, "vmlinuz", "stop", cmdline_for("fsro"), extra))
+		lf_check_readonly(&ro, check, dir);
+	finish(&ro);
+	h_delete(c, ro.name);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1995,6 +2071,8 @@ main(int argc, char **argv)
 		scenario_net(d, c);
 	if (want("vsock"))
 		scenario_vsock(d, c);
+	if (want("fs"))
+		scenario_fs(d, c);
 	if (want("usernet"))
 		scenario_usernet(d, &c);
 	if (want("cloud"))

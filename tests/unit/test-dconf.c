@@ -178,6 +178,15 @@ main(void)
 	test_boot_timeouts();
 
 	dconf_init(&c);
+	tap_ok(strcmp(c.virtiofsd, DCONF_VIRTIOFSD) == 0, "virtiofsd: "
+	    "Debian's by default");
+	tap_ok(load_text(&c, "virtiofsd = /usr/libexec/virtiofsd\n", err,
+	    sizeof(err)) == 0 && strcmp(c.virtiofsd,
+	    "/usr/libexec/virtiofsd") == 0, "virtiofsd: as written (%s)", err);
+	dconf_fini(&c);
+	expect_error("virtiofsd = virtiofsd\n", "1: 'virtiofsd' is not an "
+	    "absolute path");
+	dconf_init(&c);
 	tap_ok(strcmp(c.bios, DCONF_BIOS) == 0, "bios: Debian's SeaBIOS "
 	    "by default");
 	tap_ok(load_text(&c, "bios = /srv/fw/bios.bin\n", err,
@@ -219,7 +228,8 @@ main(void)
 	expect_error("socket = /a\nsokcet = /b\n", "2: unknown setting "
 	    "'sokcet' (socket, state_dir, default_kernel, shutdown_timeout, "
 	    "boot_timeout, boot_disk_timeout, console_log_max, tap_allow, "
-	    "worker_uids, metrics_listen, passt, bios, vgabios, ovmf_code, "
+	    "worker_uids, metrics_listen, passt, virtiofsd, bios, vgabios, "
+	    "ovmf_code, "
 	    "ovmf_vars)");
 	expect_error("metrics_listen = 9475\n", "1: '9475' is not HOST:PORT "
 	    "(127.0.0.1:9475, [::1]:9475)");
