@@ -15,7 +15,7 @@
 # VMM per request.  Counts are meaningful in the test host; times are
 # not.  Prints figures; asserts nothing but that every phase ran.
 #
-#   bench/fs.sh BUILDDIR [MIB [FILES]]    (default 256 MiB, 500 files)
+#   bench/fs.sh BUILDDIR [MIB [FILES]]    (default 256 MiB, 200 files)
 #
 # Needs qemu-system-x86 and qemu-system-common (virtiofsd), strace, cpio.
 set -eu
@@ -23,7 +23,7 @@ set -eu
 . "$(dirname "$0")/nested-host.sh"
 nested_init "${1:?usage: bench/fs.sh BUILDDIR [MIB [FILES]]}" fs
 mib=${2:-256}
-files=${3:-500}
+files=${3:-200}
 for n in "$mib" "$files"; do
 	case $n in
 	''|*[!0-9]*) echo "MIB and FILES: numbers, not '$n'" >&2; exit 1 ;;
@@ -44,4 +44,8 @@ nested_guest_end "::once:/usr/bin/fs-guest"
 nested_file "$virtiofsd"
 # QEMU's vhost-user-fs-pci wants no ROM; its -M pc wants SeaBIOS (packed).
 VMMD_LINUX_TIMEOUT=${VMMD_LINUX_TIMEOUT:-3000}
+# A phase prints nothing until it ends, which takes minutes emulated:
+# only a longer silence means the test host hung.
+VMMD_LINUX_MAX_SILENCE=${VMMD_LINUX_MAX_SILENCE:-1500}
+export VMMD_LINUX_MAX_SILENCE
 nested_run "$nested_top/bench/fs-inner.sh"

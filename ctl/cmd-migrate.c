@@ -546,6 +546,13 @@ cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		    migrate_int(done, "pages_sent"), migrate_int(done, "bytes"),
 		    migrate_int(done, "total_ms"),
 		    migrate_int(done, "downtime_ms"));
+		if (json_object_object_get_ex(done, "answer_ms", &v))
+			printf("%s: downtime: %" PRId64 " ms pausing and "
+			    "saving the devices, %" PRId64 " ms sending the "
+			    "rest, %" PRId64 " ms until the target ran it\n",
+			    name, migrate_int(done, "pause_ms"),
+			    migrate_int(done, "send_ms"),
+			    migrate_int(done, "answer_ms"));
 		if (json_object_object_get_ex(done, "converged", &v) &&
 		    !json_object_get_boolean(v))
 			printf("%s: the guest wrote faster than the stream "

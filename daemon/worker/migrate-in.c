@@ -114,7 +114,7 @@ migrate_in_apply(struct worker *w, char *err, size_t errlen)
 	struct snap_reader sr;
 	uint8_t hdr[MIG_HEADER_SIZE];
 	char why[384] = "";
-	struct timespec t0, t1;
+	struct timespec t0, t1, tend;
 	size_t nr = ram_log_regions(w->machine), i;
 	int rc;
 
@@ -131,6 +131,8 @@ migrate_in_apply(struct worker *w, char *err, size_t errlen)
 		rc = mig_header_check(hdr, why, sizeof(why));
 	if (rc == 0)
 		rc = migrate_in_frames(w, &r, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &tend);
+	w->migrate_end_ns = (int64_t)tend.tv_sec * 1000000000 + tend.tv_nsec;
 	if (rc == 0 && r.nsecs > 0 &&
 	    (secs = calloc(r.nsecs, sizeof(*secs))) == NULL)
 		rc = -ENOMEM;
@@ -161,9 +163,12 @@ migrate_in_apply(struct worker *w, char *err, size_t errlen)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("%s: arrived by migration (%llu pages, %zu sections, "
-	    "%lld ms)", w->name, (unsigned long long)r.pages, r.nsecs,
+	    "%lld ms; the state loaded %lld ms after the stream's end)",
+	    w->name, (unsigned long long)r.pages, r.nsecs,
 	    (long long)((t1.tv_sec - t0.tv_sec) * 1000 +
-	    (t1.tv_nsec - t0.tv_nsec) / 1000000));
+	    (t1.tv_nsec - t0.tv_nsec) / 1000000),
+	    (long long)((t1.tv_sec - tend.tv_sec) * 1000 +
+	    (t1.tv_nsec - tend.tv_nsec) / 1000000));
 	mig_recv_free(&r);
 	return 0;
 }
@@ -178,6 +183,14 @@ migrate_in_running(struct worker *w)
 	if ((rc = migrate_in_send(w, MIG_T_RUNNING, NULL, 0)) < 0)
 		log_warn("%s: telling the source the guest runs: %s", w->name,
 		    strerror(-rc));
+	else {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		log_info("%s: runs here, %lld ms after the stream's end",
+		    w->name, (long long)(((int64_t)t.tv_sec * 1000000000 +
+		    t.tv_nsec - w->migrate_end_ns) / 1000000));
+	}
 	migrate_in_free(w);
 	/* The switches learn where its cards are now. */
 	if (w->machine != NULL && w->machine->backends.nnics > 0)

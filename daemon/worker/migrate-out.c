@@ -68,7 +68,9 @@ struct migrate_out {
 	uint64_t bytes, pages, zero_pages, dirty, expected_ms;
 	double rate;		/* bytes per ms, the last round's */
 	bool converged;
-	int64_t t0_ns, pause_ns, end_ns;
+	/* The downtime's steps: the pause asked, the guest paused with
+	 * its sections saved, END written, the target's answer read. */
+	int64_t t0_ns, pause_ns, paused_ns, sent_ns, end_ns;
 	int rc;
 	char err[256];
 };
@@ -306,7 +308,11 @@ migrate_out_last(struct migrate_out *mo, uint8_t *buf, uint64_t **bits,
 	pthread_mutex_unlock(&mo->lock);
 	if (rc < 0)
 		return rc;
-	return migrate_out_frame(mo, MIG_T_END, NULL, 0);
+	rc = migrate_out_frame(mo, MIG_T_END, NULL, 0);
+	pthread_mutex_lock(&mo->lock);
+	mo->sent_ns = migrate_out_now();
+	pthread_mutex_unlock(&mo->lock);
+	return rc;
 }
 
 /* The target's word: 0 for "running", -errno with mo->err otherwise. */
@@ -434,6 +440,21 @@ migrate_out_figures(struct migrate_out *mo, bool final)
 		    (mo->end_ns - mo->pause_ns) / 1000000 : 0));
 		json_object_object_add(o, "converged",
 		    json_object_new_boolean(mo->converged));
+		/* Where the downtime went: pausing the guest and saving
+		 * its devices, the last pages and the sections written,
+		 * the target loading them and answering (through the
+		 * relay). */
+		if (mo->paused_ns > 0 && mo->sent_ns > 0) {
+			json_object_object_add(o, "pause_ms",
+			    json_object_new_int64((mo->paused_ns -
+			    mo->pause_ns) / 1000000));
+			json_object_object_add(o, "send_ms",
+			    json_object_new_int64((mo->sent_ns -
+			    mo->paused_ns) / 1000000));
+			json_object_object_add(o, "answer_ms",
+			    json_object_new_int64((mo->end_ns -
+			    mo->sent_ns) / 1000000));
+		}
 	}
 	return o;
 }
@@ -514,6 +535,7 @@ migrate_out_sections(struct migrate_out *mo)
 		    "device's work in flight did not end" : err);
 	mo->pause_rc = rc;
 	mo->paused = true;
+	mo->paused_ns = migrate_out_now();
 	pthread_cond_signal(&mo->cond);
 	pthread_mutex_unlock(&mo->lock);
 	return 0;

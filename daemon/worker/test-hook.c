@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -624,9 +625,10 @@ test_hook_machine_built(struct worker *w)
 void
 test_hook_migrate_frame(void)
 {
-	const char *v = getenv("VMMD_TEST_MIGRATE_DELAY_MS");
-	long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+	const char *hold = getenv("VMMD_TEST_MIGRATE_HOLD");
+	struct stat sb;
 
-	if (ms > 0 && ms < 10000)
-		usleep((useconds_t)ms * 1000);
+	for (int i = 0; hold != NULL && i < 30000 && stat(hold, &sb) == 0;
+	    i++)
+		usleep(10 * 1000);
 }

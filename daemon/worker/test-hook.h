@@ -139,9 +139,12 @@ void	test_hook_machine_built(struct worker *w);
 
 /*
  * A live migration's source is about to send a frame of guest RAM
- * (migrate-out.c, its own thread).  With VMMD_TEST_MIGRATE_DELAY_MS=N
- * in the environment the test build sleeps N ms first: a stream slow
- * enough for a test to end the target half-way.
+ * (migrate-out.c, its own thread).  With VMMD_TEST_MIGRATE_HOLD=PATH
+ * in the environment the test build waits first while PATH exists
+ * (stat() every 10 ms, 300 s at most): the stream stands still where a
+ * test wants to cut it, however slow the machine (a delay a frame lost
+ * that race on a loaded host).  PATH must be one the sandboxed worker
+ * can stat: in /tmp itself, not in a directory of mode 0700.
  */
 void	test_hook_migrate_frame(void);
 

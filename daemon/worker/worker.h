@@ -115,6 +115,9 @@ struct worker {
 	struct snapshot_job *snapshot;
 	/* The stream the first machine arrives on (migrate-in.h), or -1. */
 	int migrate_fd;
+	/* When its last frame was read (CLOCK_MONOTONIC, ns): the log says
+	 * how long the target took from there until the guest ran. */
+	int64_t migrate_end_ns;
 	/* The migration under way to another host (migrate-out.h). */
 	struct migrate_out *migrate_out;
 	/*
