@@ -43,6 +43,12 @@
 #include "blk-backend.h"
 
 #define BLK_RBD_TIMEOUT_MS	30000
+/*
+ * The threads one open image runs at most, for a sandbox's task limit:
+ * librados' messenger, timers and finishers, librbd's work queues.
+ * Measured 15 after the open, 16 after I/O (Ceph 16.2); twice that.
+ */
+#define BLK_RBD_THREADS		32
 
 struct blk_rbd;
 

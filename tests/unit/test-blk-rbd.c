@@ -19,12 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "blk-rbd.h"
 #include "ceph-cluster.h"
+#include "sandbox.h"
 #include "scratch.h"
 #include "tap.h"
 
@@ -173,6 +176,86 @@ export_equals(const char *image, const uint8_t *want, size_t len)
 	return rc;
 }
 
+/* A uid nothing else runs as, for the sandboxed child's task limit. */
+#define SANDBOX_UID	2147480011u
+
+/*
+ * In a child under the worker's filter for guests with RBD disks
+ * (sandbox.h's network; a uid of its own, the task limit of one vCPU
+ * and an image): connect to the cluster and open the image from
+ * scratch (by settings, no file: the sandbox opens none), write, flush,
+ * read back, close.  Every connection librbd makes is made under the
+ * filter.  Its exit status: 0, or the step that failed; SIGSYS names
+ * the call on report.
+ */
+static void __attribute__((noreturn))
+sandboxed_client(int report)
+{
+	const char *set[] = { "mon_host", cluster.mon_host, "auth_client_required",
+	    "none", NULL };
+	struct blk_rbd_config cfg = { .pool = CEPH_CLUSTER_POOL,
+	    .image = "sb", .set = set, .lock = true, .timeout_ms = 60000 };
+	struct sandbox_config sc = { .uid = SANDBOX_UID,
+	    .threads = 2 + BLK_RBD_THREADS, .network = true,
+	    .report_fd = report };
+	struct blk_backend be;
+	struct blk_rbd *r;
+	static uint8_t w[65536], b[65536];
+	char err[512];
+
+	if (sandbox_enter(&sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "# %s\n", err);
+		_exit(2);
+	}
+	if (blk_rbd_new(&r, &cfg, &be, err, sizeof(err)) < 0) {
+		printf("# sandboxed open: %s\n", err);
+		_exit(3);
+	}
+	pattern(w, sizeof(w), 5);
+	if (rw(&be, BLK_WRITE, w, sizeof(w), 512) != 0)
+		_exit(4);
+	if (do_io(&be, BLK_FLUSH, 0, 0, NULL, 0) != 0)
+		_exit(5);
+	if (rw(&be, BLK_READ, b, sizeof(b), 512) != 0 ||
+	    memcmp(w, b, sizeof(w)) != 0)
+		_exit(6);
+	blk_rbd_free(r);
+	_exit(0);
+}
+
+static void
+test_sandboxed(void)
+{
+	char report[128];
+	int pipefd[2], status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (ceph_cluster_run(&cluster, NULL, 0, "rbd", "create", "--size",
+	    "8M", CEPH_CLUSTER_POOL "/sb", NULL) != 0)
+		tap_bail("rbd create %s/sb failed", CEPH_CLUSTER_POOL);
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		tap_bail("pipe: %s", strerror(errno));
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(pipefd[0]);
+		sandboxed_client(pipefd[1]);
+	}
+	close(pipefd[1]);
+	/* Bounded by the client's own timeouts (60 s a step). */
+	if (waitpid(pid, &status, 0) < 0)
+		tap_bail("waitpid: %s", strerror(errno));
+	n = read(pipefd[0], report, sizeof(report) - 1);
+	report[n > 0 ? n : 0] = '\0';
+	close(pipefd[0]);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "under the worker's filter with network, "
+	    "librbd connects, writes, flushes, reads back and closes "
+	    "(status 0x%x, report '%s')", status, report);
+}
+
 int
 main(void)
 {
@@ -283,6 +366,8 @@ main(void)
 	rc = rw(&be, BLK_WRITE, want + (1u << 20), 4u << 20, 1u << 20);
 	tap_ok(rc == 0 && do_io(&be, BLK_FLUSH, 0, 0, NULL, 0) == 0,
 	    "the discarded range written again, flushed");
+	/* done() ran; the count of what is in flight follows it. */
+	be.ops->drain(be.ctx);
 	blk_rbd_stats(a, &st);
 	tap_diag("reads %llu (%llu bytes) writes %llu (%llu bytes) flushes "
 	    "%llu discards %llu zeroes %llu errors %llu",
@@ -353,6 +438,8 @@ main(void)
 	b = NULL;
 	tap_ok(export_equals("vd", want, IMG_SIZE),
 	    "the image holds the new holder's write, not the old one's");
+
+	test_sandboxed();
 
 	/* A snapshot opens read-only. */
 	rc = ceph_cluster_run(&cluster, NULL, 0, "rbd", "snap", "create",
