@@ -29,6 +29,7 @@
 #include "kvm.h"
 #include "nbd-addr.h"
 #include "nbd-redial.h"
+#include "rbd-disk.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -163,6 +164,10 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 
 	if (d->top.format == START_FORMAT_NBD)
 		return worker_disk_nbd(w, i, d, err, errlen);
+	if (d->top.format == START_FORMAT_RBD) {
+		w->disk_chain[i] = json_object_new_array();
+		return rbd_disk_open(w, i, d, err, errlen);
+	}
 	worker_disk_chain(d, fds, formats, &n);
 	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();

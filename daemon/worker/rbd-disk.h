@@ -1,0 +1,31 @@
+/*
+ * A guest's RBD disks (start format "rbd"): the RBD module loaded for
+ * the first one, the image opened through it with the configuration
+ * the supervisor read (a memory file, /proc/self/fd/N: no file is
+ * opened by name), all before the sandbox, whose filter then allows
+ * librbd's new TCP connections (sandbox.h's network).  Loop thread.
+ */
+#ifndef VMMD_RBD_DISK_H
+#define VMMD_RBD_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "blk-rbd.h"
+#include "start-params.h"
+#include "worker.h"
+
+/*
+ * Disk i from d into w->rbd[i] and w->cfg.backends.disk[i]; d's
+ * descriptor is closed whatever the result.  0, or -errno with err
+ * saying why ("disk rbd:vms/web1: ... is locked by client.4123 at
+ * ...").
+ */
+int	rbd_disk_open(struct worker *w, unsigned int i,
+	    const struct start_disk *d, char *err, size_t errlen);
+/* Disk i drained and closed, its lock released; nothing if none. */
+void	rbd_disk_close(struct worker *w, unsigned int i);
+/* How many RBD disks w has open. */
+unsigned int	rbd_disk_count(const struct worker *w);
+
+#endif
