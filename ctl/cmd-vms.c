@@ -890,6 +890,15 @@ info_disks(struct json_object *stats)
 			    vm_member(d, "writes") ?: "?",
 			    vm_member(d, "errors") ?: "?",
 			    vm_member(d, "reconnects") ?: "?");
+		if (format != NULL && strcmp(format, "rbd") == 0)
+			printf(", %s, %s, %s reads, %s writes, %s errors, "
+			    "as %s", vm_member(d, "state") ?: "?",
+			    json_object_object_get_ex(d, "locked", &v) &&
+			    json_object_get_boolean(v) ? "locked" :
+			    "not locked", vm_member(d, "reads") ?: "?",
+			    vm_member(d, "writes") ?: "?",
+			    vm_member(d, "errors") ?: "?",
+			    vm_member(d, "client") ?: "?");
 		if (json_object_object_get_ex(d, "broken", &v) &&
 		    json_object_get_boolean(v))
 			printf(", DAMAGED: its writes fail");

@@ -75,6 +75,21 @@ rbd_disk_close(struct worker *w, unsigned int i)
 	w->rbd[i] = NULL;
 }
 
+void
+rbd_disk_stats(const struct worker *w, unsigned int i,
+    struct blk_rbd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (w->rbd[i] != NULL)
+		w->rbd_mod->stats(w->rbd[i], st);
+}
+
+const char *
+rbd_disk_state_name(const struct worker *w, enum blk_rbd_state s)
+{
+	return w->rbd_mod != NULL ? w->rbd_mod->state_name(s) : "unknown";
+}
+
 unsigned int
 rbd_disk_count(const struct worker *w)
 {

@@ -27,5 +27,11 @@ int	rbd_disk_open(struct worker *w, unsigned int i,
 void	rbd_disk_close(struct worker *w, unsigned int i);
 /* How many RBD disks w has open. */
 unsigned int	rbd_disk_count(const struct worker *w);
+/* Disk i's state and figures (a zeroed st if it is none).  Any thread. */
+void	rbd_disk_stats(const struct worker *w, unsigned int i,
+	    struct blk_rbd_stats *st);
+/* A state's name: "connected" or "failed". */
+const char	*rbd_disk_state_name(const struct worker *w,
+	    enum blk_rbd_state s);
 
 #endif
