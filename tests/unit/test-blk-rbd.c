@@ -36,6 +36,16 @@
 
 static struct ceph_cluster cluster;
 
+static pid_t cluster_owner;
+
+/* A bail-out too leaves no Ceph daemon behind (not a child's exit). */
+static void
+stop_cluster(void)
+{
+	if (getpid() == cluster_owner)
+		ceph_cluster_stop(&cluster);
+}
+
 struct waiter {
 	struct blk_io io;
 	pthread_mutex_t lock;
@@ -284,6 +294,8 @@ main(void)
 		    "fails within its timeout: %s", err);
 	}
 	snprintf(dir, sizeof(dir), "%s/ceph", scratch_new("rbd"));
+	cluster_owner = getpid();
+	atexit(stop_cluster);
 	mkdir(dir, 0755);
 	if (ceph_cluster_start(&cluster, dir, err, sizeof(err)) < 0)
 		tap_bail("the test cluster: %s", err);
