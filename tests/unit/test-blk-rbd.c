@@ -6,8 +6,11 @@
  * again, and by `rbd export`; the exclusive lock refusing a second
  * writer and naming its holder, a read-only open that never locks,
  * the lock broken (the old holder blocklisted: its writes fail, its
- * state says so); clear errors for a missing pool, image or snapshot.
- * It also says what a connected client costs: threads and resident
+ * state says so); clear errors for a missing pool, image or snapshot;
+ * a silent OSD (SIGSTOP) failing a request with -EIO after the bounded
+ * timeout, and the next one succeeding once it runs again; librbd
+ * connecting and doing I/O in a child under the worker's filter for RBD
+ * disks.  It also says what a connected client costs: threads and resident
  * memory before and after.
  *
  * Skips only where the Ceph daemons are not installed or this build
@@ -233,6 +236,51 @@ sandboxed_client(int report)
 	_exit(0);
 }
 
+/*
+ * The OSD stopped (SIGSTOP: silent, its connections open) under an open
+ * image with a 3 s timeout: a read fails with -EIO once the timeout has
+ * passed, never hangs, and the state says failed; once the OSD runs
+ * again the next read succeeds and the state is connected again.
+ */
+static void
+test_lost(void)
+{
+	struct blk_rbd_config cfg = { .pool = CEPH_CLUSTER_POOL,
+	    .image = "vd", .conf = cluster.conf, .readonly = true,
+	    .timeout_ms = 3000 };
+	struct blk_rbd_stats st;
+	struct blk_backend be;
+	struct blk_rbd *r;
+	static uint8_t buf[4096];
+	char err[512];
+	struct timespec t0, t1;
+	double s;
+	int rc;
+
+	if (blk_rbd_new(&r, &cfg, &be, err, sizeof(err)) < 0) {
+		tap_ok(0, "an image opened with a 3 s timeout: %s", err);
+		return;
+	}
+	kill(cluster.osd, SIGSTOP);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = rw(&be, BLK_READ, buf, sizeof(buf), 8192);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kill(cluster.osd, SIGCONT);
+	s = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	blk_rbd_stats(r, &st);
+	tap_ok(rc == -EIO && s >= 2.5 && st.state == BLK_RBD_FAILED,
+	    "a silent OSD: the read fails with -EIO after its timeout "
+	    "(%d after %.1f s), the state %s", rc, s,
+	    blk_rbd_state_name(st.state));
+	rc = rw(&be, BLK_READ, buf, sizeof(buf), 8192);
+	blk_rbd_stats(r, &st);
+	tap_ok(rc == 0 && st.state == BLK_RBD_CONNECTED, "the OSD back: the "
+	    "next read succeeds (%d), the state %s", rc,
+	    blk_rbd_state_name(st.state));
+	blk_rbd_free(r);
+}
+
 static void
 test_sandboxed(void)
 {
@@ -452,6 +500,7 @@ main(void)
 	    "the image holds the new holder's write, not the old one's");
 
 	test_sandboxed();
+	test_lost();
 
 	/* A snapshot opens read-only. */
 	rc = ceph_cluster_run(&cluster, NULL, 0, "rbd", "snap", "create",
