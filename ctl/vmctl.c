@@ -72,7 +72,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      PATH nbd:unix:SOCKET[:EXPORT] or "		\
 	"nbd://HOST[:PORT]/EXPORT:\n"					\
 	"                      an NBD server's export, no format or "	\
-	"overlay)\n"							\
+	"overlay;\n"							\
+	"                      PATH rbd:POOL/IMAGE[,conf=FILE][,id=CLIENT]"	\
+	"[,keyring=FILE]\n"						\
+	"                      [,snap=SNAP][,lock=off]: a Ceph RBD image, "	\
+	"locked at start)\n"						\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
