@@ -253,8 +253,17 @@ blk_rbd_take_lock(struct blk_rbd *r, const struct blk_rbd_config *cfg,
 	char *list[BLK_RBD_OWNERS];
 	size_t n = BLK_RBD_OWNERS, i;
 	rbd_lock_mode_t mode;
+	uint64_t features;
 	int rc;
 
+	if (rbd_get_features(r->image, &features) == 0 &&
+	    !(features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+		snprintf(err, errlen, "%s/%s has no exclusive lock to take "
+		    "(rbd feature enable %s/%s exclusive-lock; or lock=off to "
+		    "share it unfenced)", cfg->pool, cfg->image, cfg->pool,
+		    cfg->image);
+		return -EOPNOTSUPP;
+	}
 	if ((rc = rbd_lock_acquire(r->image, RBD_LOCK_MODE_EXCLUSIVE)) == 0)
 		return 0;
 	blk_rbd_owners(r, owners, sizeof(owners));

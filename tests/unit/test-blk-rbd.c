@@ -502,6 +502,22 @@ main(void)
 	test_sandboxed();
 	test_lost();
 
+	/* An image without the exclusive-lock feature: lock=off or say so. */
+	rc = ceph_cluster_run(&cluster, NULL, 0, "rbd", "create", "--size",
+	    "1M", "--image-feature", "layering", CEPH_CLUSTER_POOL "/nolock",
+	    NULL);
+	tap_ok(rc == 0, "rbd create %s/nolock without exclusive-lock",
+	    CEPH_CLUSTER_POOL);
+	rc = open_rbd(&c, &be3, "nolock", NULL, false, true, false, err,
+	    sizeof(err));
+	tap_ok(rc == -EOPNOTSUPP && strstr(err, "lock=off") != NULL,
+	    "a locking open of it says what to do: %s", err);
+	rc = open_rbd(&c, &be3, "nolock", NULL, false, false, false, err,
+	    sizeof(err));
+	tap_ok(rc == 0, "with lock=off it opens: %s", err);
+	blk_rbd_free(c);
+	c = NULL;
+
 	/* A snapshot opens read-only. */
 	rc = ceph_cluster_run(&cluster, NULL, 0, "rbd", "snap", "create",
 	    CEPH_CLUSTER_POOL "/vd@s1", NULL);
