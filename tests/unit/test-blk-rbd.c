@@ -30,6 +30,7 @@
 
 #include "blk-rbd.h"
 #include "ceph-cluster.h"
+#include "rbd-module.h"
 #include "sandbox.h"
 #include "scratch.h"
 #include "tap.h"
@@ -187,6 +188,47 @@ export_equals(const char *image, const uint8_t *want, size_t len)
 	rc = n == (ssize_t)len && memcmp(got, want, len) == 0;
 	free(got);
 	return rc;
+}
+
+/*
+ * The same image through the module the worker loads (vmmd-rbd.so of
+ * this build, VMMD_RBD_MODULE_DIR): its table opens, reads, frees.
+ */
+static void
+test_module(const uint8_t *want)
+{
+	const char *dir = getenv("VMMD_RBD_MODULE_DIR");
+	const struct rbd_module *m;
+	struct blk_rbd_config cfg = { .pool = CEPH_CLUSTER_POOL,
+	    .image = "vd", .conf = cluster.conf, .readonly = true,
+	    .timeout_ms = 20000 };
+	struct blk_backend be;
+	struct blk_rbd *r;
+	static uint8_t buf[65536];
+	char err[512];
+	int rc;
+
+	if (dir == NULL) {
+		tap_ok(1, "# SKIP the module: VMMD_RBD_MODULE_DIR not set");
+		return;
+	}
+	rc = rbd_module_load(dir, &m, err, sizeof(err));
+	tap_ok(rc == 0, "%s/%s loads: %s", dir, RBD_MODULE_FILE,
+	    rc == 0 ? "ok" : err);
+	if (rc < 0)
+		return;
+	rc = m->open(&r, &cfg, &be, err, sizeof(err));
+	tap_ok(rc == 0 && be.readonly, "its table opens the image: %s", err);
+	if (rc < 0)
+		return;
+	rc = rw(&be, BLK_READ, buf, sizeof(buf), 4096);
+	tap_ok(rc == 0 && memcmp(buf, want + 4096, sizeof(buf)) == 0 &&
+	    strcmp(m->state_name(BLK_RBD_CONNECTED), "connected") == 0,
+	    "and reads what was written");
+	m->free(r);
+	rc = rbd_module_load("/nonexistent", &m, err, sizeof(err));
+	tap_ok(rc == -ENOENT && strstr(err, "without Ceph RBD support") !=
+	    NULL, "no module: %s", err);
 }
 
 /* A uid nothing else runs as, for the sandboxed child's task limit. */
@@ -465,6 +507,7 @@ main(void)
 	a = NULL;
 	tap_ok(export_equals("vd", want, IMG_SIZE),
 	    "rbd export gives back exactly what was written");
+	test_module(want);
 	rc = open_rbd(&a, &be, "vd", NULL, false, true, false, err,
 	    sizeof(err));
 	tap_ok(rc == 0, "opened again, the lock taken again: %s", err);
