@@ -205,7 +205,7 @@ test_module(const uint8_t *want)
 	struct blk_backend be;
 	struct blk_rbd *r;
 	static uint8_t buf[65536];
-	char err[512];
+	char err[512] = "";
 	int rc;
 
 	if (dir == NULL) {
