@@ -26,7 +26,7 @@ rbd_disk_module(struct worker *w, char *err, size_t errlen)
 	return rbd_module_load(dir, &w->rbd_mod, err, errlen);
 }
 
-int
+static int
 rbd_disk_open(struct worker *w, unsigned int i, const struct start_disk *d,
     char *err, size_t errlen)
 {
@@ -64,6 +64,21 @@ out:
 	/* librados read it; nothing else ever will. */
 	close(d->top.fd);
 	return rc;
+}
+
+int
+rbd_disk_open_all(struct worker *w, const struct start_params *sp,
+    char *err, size_t errlen)
+{
+	int rc;
+
+	for (unsigned int i = 0; i < sp->ndisks && i < BOARD_MAX_DISKS; i++)
+		if (sp->disks[i].top.format == START_FORMAT_RBD &&
+		    w->rbd[i] == NULL &&
+		    (rc = rbd_disk_open(w, i, &sp->disks[i], err,
+		    errlen)) < 0)
+			return rc;
+	return 0;
 }
 
 void

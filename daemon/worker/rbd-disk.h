@@ -2,8 +2,12 @@
  * A guest's RBD disks (start format "rbd"): the RBD module loaded for
  * the first one, the image opened through it with the configuration
  * the supervisor read (a memory file, /proc/self/fd/N: no file is
- * opened by name), all before the sandbox, whose filter then allows
- * librbd's new TCP connections (sandbox.h's network).  Loop thread.
+ * opened by name).  All of it after the worker gave up its privileges
+ * and before its sandbox: loading the module maps files, librados reads
+ * its configuration by that path and starts its threads.  What librbd
+ * reads then is the cluster's metadata of the image, not the guest's
+ * bytes.  The sandbox's filter then allows librbd's new TCP connections
+ * (sandbox.h's network) and counts its threads.  Loop thread.
  */
 #ifndef VMMD_RBD_DISK_H
 #define VMMD_RBD_DISK_H
@@ -16,13 +20,13 @@
 #include "worker.h"
 
 /*
- * Disk i from d into w->rbd[i] and w->cfg.backends.disk[i]; d's
- * descriptor is closed whatever the result.  0, or -errno with err
- * saying why ("disk rbd:vms/web1: ... is locked by client.4123 at
- * ...").
+ * Each of sp's RBD disks i into w->rbd[i] and w->cfg.backends.disk[i];
+ * their descriptors are closed whatever the result.  0 (also with no
+ * RBD disk), or -errno with err saying why ("disk rbd:vms/web1: ... is
+ * locked by client.4123 at ...").  Before the sandbox.
  */
-int	rbd_disk_open(struct worker *w, unsigned int i,
-	    const struct start_disk *d, char *err, size_t errlen);
+int	rbd_disk_open_all(struct worker *w, const struct start_params *sp,
+	    char *err, size_t errlen);
 /* Disk i drained and closed, its lock released; nothing if none. */
 void	rbd_disk_close(struct worker *w, unsigned int i);
 /* How many RBD disks w has open. */
