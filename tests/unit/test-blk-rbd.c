@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +42,25 @@
 static struct ceph_cluster cluster;
 
 static pid_t cluster_owner;
+
+/* A whole small file, NUL-terminated (malloc'ed), or NULL. */
+static char *
+file_read(const char *path, size_t *len)
+{
+	char *buf = malloc(65536);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 && buf != NULL ? read(fd, buf, 65535) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
 
 /* A bail-out too leaves no Ceph daemon behind (not a child's exit). */
 static void
@@ -229,6 +249,51 @@ test_module(const uint8_t *want)
 	rc = rbd_module_load("/nonexistent", &m, err, sizeof(err));
 	tap_ok(rc == -ENOENT && strstr(err, "without Ceph RBD support") !=
 	    NULL, "no module: %s", err);
+}
+
+/*
+ * What the worker gets from the supervisor (supervisor/rbd-conf.h): the
+ * configuration and a keyring one after the other in a sealed memory
+ * file, read by /proc/self/fd/N.  The keyring's section, its key and
+ * its caps lines included, must not stop librados from reading it.
+ */
+static void
+test_conf_memfd(const uint8_t *want)
+{
+	static const char keyring[] = "\n[client.admin]\n"
+	    "\tkey = AQBbP1BlAAAAABAAq3yKUb8WZpRbOWZkRlUOTg==\n"
+	    "\tcaps mon = \"allow *\"\n\tcaps osd = \"allow *\"\n";
+	struct blk_rbd_config cfg = { .pool = CEPH_CLUSTER_POOL,
+	    .image = "vd", .readonly = true, .timeout_ms = 20000 };
+	struct blk_backend be;
+	struct blk_rbd *r;
+	static uint8_t buf[4096];
+	char err[512] = "", path[64], *conf;
+	size_t len;
+	int fd, rc;
+
+	conf = file_read(cluster.conf, &len);
+	fd = memfd_create("rbd-conf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (conf == NULL || fd < 0 || write(fd, conf, len) != (ssize_t)len ||
+	    write(fd, keyring, sizeof(keyring) - 1) !=
+	    (ssize_t)(sizeof(keyring) - 1) || lseek(fd, 0, SEEK_SET) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW |
+	    F_SEAL_SHRINK) < 0)
+		tap_bail("the configuration's memory file: %s",
+		    strerror(errno));
+	free(conf);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	cfg.conf = path;
+	rc = blk_rbd_new(&r, &cfg, &be, err, sizeof(err));
+	tap_ok(rc == 0, "the configuration and a keyring in one sealed "
+	    "memory file, by %s: %s", path, err);
+	close(fd);
+	if (rc < 0)
+		return;
+	rc = rw(&be, BLK_READ, buf, sizeof(buf), 4096);
+	tap_ok(rc == 0 && memcmp(buf, want + 4096, sizeof(buf)) == 0,
+	    "and the image reads");
+	blk_rbd_free(r);
 }
 
 /* A uid nothing else runs as, for the sandboxed child's task limit. */
@@ -508,6 +573,7 @@ main(void)
 	tap_ok(export_equals("vd", want, IMG_SIZE),
 	    "rbd export gives back exactly what was written");
 	test_module(want);
+	test_conf_memfd(want);
 	rc = open_rbd(&a, &be, "vd", NULL, false, true, false, err,
 	    sizeof(err));
 	tap_ok(rc == 0, "opened again, the lock taken again: %s", err);
