@@ -16,6 +16,7 @@
  * Skips only where the Ceph daemons are not installed or this build
  * has no librbd.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -344,6 +345,48 @@ sandboxed_client(int report)
 }
 
 /*
+ * Whether every thread of pid is stopped ('T' in its stat), waited for
+ * up to WAIT_S: kill() only queues SIGSTOP, and a thread running on
+ * another CPU may answer one more request before it stops.
+ */
+static bool
+all_stopped(pid_t pid)
+{
+	char dir[64], path[400], line[512];
+	time_t end = time(NULL) + WAIT_S;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	while (time(NULL) < end) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		bool all = d != NULL;
+
+		while (all && (e = readdir(d)) != NULL) {
+			FILE *f;
+			char *p;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir,
+			    e->d_name);
+			if ((f = fopen(path, "re")) == NULL)
+				continue;	/* a thread that ended */
+			if (fgets(line, sizeof(line), f) != NULL &&
+			    (p = strrchr(line, ')')) != NULL &&
+			    p[1] == ' ' && p[2] != 'T' && p[2] != 't')
+				all = false;
+			fclose(f);
+		}
+		if (d != NULL)
+			closedir(d);
+		if (all)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
  * The OSD stopped (SIGSTOP: silent, its connections open) under an open
  * image with a 3 s timeout: a read fails with -EIO once the timeout has
  * passed, never hangs, and the state says failed; once the OSD runs
@@ -369,6 +412,8 @@ test_lost(void)
 		return;
 	}
 	kill(cluster.osd, SIGSTOP);
+	if (!all_stopped(cluster.osd))
+		tap_diag("the OSD's threads did not all stop");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = rw(&be, BLK_READ, buf, sizeof(buf), 8192);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
