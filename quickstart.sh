@@ -41,7 +41,9 @@ case $mode in demo|test|linux|cloud) ;; *) die "usage: $0 [test|linux|cloud]" ;;
 # passt: the user-mode network a guest gets with "net": {"user": true};
 # libblkid, libext2fs and libisofs: the cloud module (reading a cloud
 # image's boot configuration, making cloud-init's seed).
-build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev passt libblkid-dev libext2fs-dev libisofs-dev"
+# librbd-dev and librados-dev: Ceph RBD disks (daemon/disk/blk-rbd.c;
+# meson's "rbd" feature, built when they are found).
+build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-dev libvncserver-dev libpng-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev passt libblkid-dev libext2fs-dev libisofs-dev librbd-dev librados-dev"
 # qemu-system-x86 boots the linux suite's nested test host; cpio, xz-utils
 # and zstd build the reference guest (tests/linux/build-guest.sh).
 # chromium and novnc: the browser test of the display (tests/unit/test-novnc.c);
@@ -64,7 +66,11 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 # agent's test runs it with (tests/kvm/kvm-test-cluster.c), and
 # libxml2-utils: xmllint, which ocf-tester checks the meta-data with; the
 # logd service cluster-glue brings is not wanted.
-test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils qemu-system-common prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils"
+# ceph-mon, ceph-osd and ceph-common (ceph, rbd, monmaptool): the
+# one-node memory-backed cluster the RBD tests start themselves
+# (tests/ceph-cluster.c, tests/unit/test-blk-rbd.c); the packages' own
+# services start nothing: no daemon of theirs is configured.
+test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils qemu-system-common prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils ceph-mon ceph-osd ceph-common"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
 # dosfstools and qemu-utils); openssh-client reaches that guest.

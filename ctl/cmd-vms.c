@@ -241,27 +241,35 @@ cmd_create(struct ctl *ctl, int argc, char **argv)
 int
 cmd_start(struct ctl *ctl, int argc, char **argv)
 {
-	enum { OPT_CONSOLE = 0x100 };
+	enum { OPT_CONSOLE = 0x100, OPT_BREAK_LOCK };
 	static const struct option longopts[] = {
 		CTL_COMMON_LONGOPTS,
 		{ "console",	no_argument,	NULL,	OPT_CONSOLE },
+		{ "break-lock",	no_argument,	NULL,	OPT_BREAK_LOCK },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct json_object *args;
 	struct client *cl;
 	char what[128];
 	enum console_end end = CONSOLE_FAILED;
-	int c, r, console = 0, signo = 0;
+	int c, r, console = 0, signo = 0, break_lock = 0;
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_OPTSTRING, longopts,
 	    NULL)) != -1) {
 		if (c == OPT_CONSOLE)
 			console = 1;
+		else if (c == OPT_BREAK_LOCK)
+			break_lock = 1;
 		else if ((r = ctl_common_option(ctl, argc, argv, c)) >= 0)
 			return r;
 	}
-	if (!console)
-		return vms_each(ctl, argc, argv, "vm.start", NULL, NULL);
+	if (!console) {
+		args = json_object_new_object();
+		if (break_lock)
+			json_object_object_add(args, "break_lock",
+			    json_object_new_boolean(1));
+		return vms_each(ctl, argc, argv, "vm.start", args, NULL);
+	}
 	if ((r = ctl_positional(ctl, argc, argv, 1, "NAME")) != 0)
 		return r;
 
@@ -272,6 +280,9 @@ cmd_start(struct ctl *ctl, int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "name",
 	    json_object_new_string(argv[optind]));
+	if (break_lock)
+		json_object_object_add(args, "break_lock",
+		    json_object_new_boolean(1));
 	r = client_call(cl, what, "vm.start", args, NULL, 0);
 	if (r == 0)
 		r = console_attach(cl, what, argv[optind], &end, &signo);
@@ -879,6 +890,15 @@ info_disks(struct json_object *stats)
 			    vm_member(d, "writes") ?: "?",
 			    vm_member(d, "errors") ?: "?",
 			    vm_member(d, "reconnects") ?: "?");
+		if (format != NULL && strcmp(format, "rbd") == 0)
+			printf(", %s, %s, %s reads, %s writes, %s errors, "
+			    "as %s", vm_member(d, "state") ?: "?",
+			    json_object_object_get_ex(d, "locked", &v) &&
+			    json_object_get_boolean(v) ? "locked" :
+			    "not locked", vm_member(d, "reads") ?: "?",
+			    vm_member(d, "writes") ?: "?",
+			    vm_member(d, "errors") ?: "?",
+			    vm_member(d, "client") ?: "?");
 		if (json_object_object_get_ex(d, "broken", &v) &&
 		    json_object_get_boolean(v))
 			printf(", DAMAGED: its writes fail");

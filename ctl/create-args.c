@@ -111,15 +111,20 @@ create_args_password(struct ctl *ctl, struct json_object *args,
  * checks the serial, the format and the bus; backing lets a qcow2
  * image's backing file be opened; overlay makes PATH the base of a thin
  * clone.  PATH may be an NBD server's address instead (nbd:unix:/PATH
- * [:EXPORT] or nbd://HOST[:PORT][/EXPORT]), taken as it is.  A path may not
- * contain a comma.  Returns -1 to go on, else
+ * [:EXPORT] or nbd://HOST[:PORT][/EXPORT]), taken as it is, or a Ceph RBD
+ * image (rbd:POOL/IMAGE), whose own options (conf=, id=, keyring=, snap=,
+ * lock=) join its path, where the daemon reads them (rbd-spec.h).  A
+ * path may not contain a comma.  Returns -1 to go on, else
  * an exit status.
  */
 static int
 create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 {
+	static const char *const rbd_opts[] = { "conf=", "id=", "keyring=",
+	    "snap=", "lock=" };
 	struct json_object *disks, *disk;
-	char *opt, *path, *save = NULL;
+	char *opt, *path, *save = NULL, *rbd = NULL;
+	size_t k;
 	int r;
 
 	opt = strtok_r(spec, ",", &save);
@@ -130,6 +135,8 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 	/* An NBD server's address goes as it is; the daemon checks it. */
 	if (strncmp(opt, "nbd:", 4) == 0)
 		r = (path = strdup(opt)) != NULL ? 0 : -ENOMEM;
+	else if (strncmp(opt, "rbd:", 4) == 0)
+		r = (path = rbd = strdup(opt)) != NULL ? 0 : -ENOMEM;
 	else
 		r = create_args_abspath(opt, &path);
 	if (r < 0) {
@@ -138,10 +145,24 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 		return CTL_EXIT_FAIL;
 	}
 	disk = json_object_new_object();
-	json_object_object_add(disk, "path", json_object_new_string(path));
-	free(path);
 	while ((opt = strtok_r(NULL, ",", &save)) != NULL) {
-		if (strcmp(opt, "readonly") == 0)
+		for (k = 0; rbd != NULL && k < sizeof(rbd_opts) /
+		    sizeof(rbd_opts[0]); k++)
+			if (strncmp(opt, rbd_opts[k], strlen(rbd_opts[k])) == 0)
+				break;
+		if (rbd != NULL && k < sizeof(rbd_opts) / sizeof(rbd_opts[0])) {
+			/* The image's own option: part of its path. */
+			char *joined;
+
+			if (asprintf(&joined, "%s,%s", rbd, opt) < 0) {
+				free(rbd);
+				json_object_put(disk);
+				return ctl_error(NULL, NULL, "failed",
+				    "out of memory");
+			}
+			free(rbd);
+			path = rbd = joined;
+		} else if (strcmp(opt, "readonly") == 0)
 			json_object_object_add(disk, "readonly",
 			    json_object_new_boolean(1));
 		else if (strncmp(opt, "serial=", 7) == 0)
@@ -160,12 +181,17 @@ create_args_disk(struct ctl *ctl, struct json_object *args, char *spec)
 			json_object_object_add(disk, "bus",
 			    json_object_new_string(opt + 4));
 		else {
+			free(path);
 			json_object_put(disk);
 			return ctl_usage(ctl, "--disk: unknown option '%s' "
 			    "(readonly, serial=ID, format=raw|qcow2, backing, "
-			    "overlay, bus=virtio|sata)", opt);
+			    "overlay, bus=virtio|sata; an RBD image's conf=FILE, "
+			    "id=CLIENT, keyring=FILE, snap=SNAP, lock=on|off)",
+			    opt);
 		}
 	}
+	json_object_object_add(disk, "path", json_object_new_string(path));
+	free(path);
 	if (!json_object_object_get_ex(args, "disks", &disks)) {
 		disks = json_object_new_array();
 		json_object_object_add(args, "disks", disks);

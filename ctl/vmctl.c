@@ -72,7 +72,11 @@ static int	cmd_help(struct ctl *, int, char **);
 	"                      PATH nbd:unix:SOCKET[:EXPORT] or "		\
 	"nbd://HOST[:PORT]/EXPORT:\n"					\
 	"                      an NBD server's export, no format or "	\
-	"overlay)\n"							\
+	"overlay;\n"							\
+	"                      PATH rbd:POOL/IMAGE[,conf=FILE][,id=CLIENT]"	\
+	"[,keyring=FILE]\n"						\
+	"                      [,snap=SNAP][,lock=off]: a Ceph RBD image, "	\
+	"locked at start)\n"						\
 	"  --net tap=NAME[,mac=MAC]\n"					\
 	"                      a virtio NIC on the TAP NAME (attached, or "	\
 	"created)\n"							\
@@ -153,10 +157,13 @@ static const struct ctl_command ctl_commands[] = {
 	    "[--boot-menu[=MS]] [--cloud-init FILE] "
 	    "[--ssh-key FILE]...",
 	    "define a VM", CTL_CREATE_HELP },
-	{ "start", cmd_start, "NAME... [--console]",
+	{ "start", cmd_start, "NAME... [--console] [--break-lock]",
 	    "start VMs, and attach the console of one with --console",
 	    "\nA VM that runs already is left as it is: a note, exit "
 	    "status 0.\n"
+	    "--break-lock: an RBD disk whose exclusive lock another host's "
+	    "guest holds\nis taken over, that client blocklisted: only when "
+	    "that host is known dead.\n"
 	    CTL_CONSOLE_HELP },
 	{ "stop", cmd_stop, "NAME... [--force] [--timeout SECONDS]",
 	    "shut VMs down",

@@ -93,7 +93,7 @@ static const char *
 start_format_name(enum start_format f)
 {
 	return f == START_FORMAT_QCOW2 ? "qcow2" : f == START_FORMAT_NBD ?
-	    "nbd" : "raw";
+	    "nbd" : f == START_FORMAT_RBD ? "rbd" : "raw";
 }
 
 /*
@@ -137,6 +137,8 @@ start_enc_disk(struct json_object *o, const struct start_disk *d)
 	rc |= wmsg_put_bool(o, WMSG_DISK_READONLY, d->readonly);
 	if (d->sata)
 		rc |= wmsg_put_bool(o, WMSG_DISK_SATA, true);
+	if (d->break_lock)
+		rc |= wmsg_put_bool(o, WMSG_DISK_BREAK_LOCK, true);
 	rc |= wmsg_put_str(o, WMSG_DISK_SERIAL, d->serial);
 	rc |= wmsg_put_str(o, WMSG_DISK_FORMAT,
 	    start_format_name(d->top.format));
@@ -478,7 +480,8 @@ start_dec_format(struct json_object *o, enum wmsg_field f)
 	const char *s = wmsg_str(o, f, "raw");
 
 	return strcmp(s, "qcow2") == 0 ? START_FORMAT_QCOW2 :
-	    strcmp(s, "nbd") == 0 ? START_FORMAT_NBD : START_FORMAT_RAW;
+	    strcmp(s, "nbd") == 0 ? START_FORMAT_NBD :
+	    strcmp(s, "rbd") == 0 ? START_FORMAT_RBD : START_FORMAT_RAW;
 }
 
 /* An ARRAY field's entries (bounded by its shape), or 0. */
@@ -507,6 +510,10 @@ start_dec_disk(struct start_dec *dc, struct json_object *o,
 	start_dec_str(dc, o, WMSG_DISK_PATH, NULL, &d->top.path);
 	d->readonly = wmsg_bool(o, WMSG_DISK_READONLY, false);
 	d->sata = wmsg_bool(o, WMSG_DISK_SATA, false);
+	d->break_lock = wmsg_bool(o, WMSG_DISK_BREAK_LOCK, false);
+	if (d->break_lock && d->top.format != START_FORMAT_RBD)
+		start_dec_fail(dc, -EINVAL, "break_lock: only an RBD disk "
+		    "has a lock to break");
 	start_dec_str(dc, o, WMSG_DISK_SERIAL, NULL, &d->serial);
 	for (unsigned int k = 0; k < start_dec_count(o, WMSG_DISK_BACKING);
 	    k++) {
@@ -516,8 +523,10 @@ start_dec_disk(struct start_dec *dc, struct json_object *o,
 		im->fd = (int)wmsg_int(b, WMSG_BACKING_FD, -1);
 		im->format = start_dec_format(b, WMSG_BACKING_FORMAT);
 		if (im->format == START_FORMAT_NBD ||
-		    d->top.format == START_FORMAT_NBD)
-			start_dec_fail(dc, -EINVAL, "an NBD disk has no "
+		    d->top.format == START_FORMAT_NBD ||
+		    im->format == START_FORMAT_RBD ||
+		    d->top.format == START_FORMAT_RBD)
+			start_dec_fail(dc, -EINVAL, "a network disk has no "
 			    "backing files");
 		start_dec_str(dc, b, WMSG_BACKING_PATH, NULL, &im->path);
 	}

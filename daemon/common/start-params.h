@@ -30,6 +30,10 @@ enum start_format {
 	/* the descriptor a connected NBD server, the path its address
 	 * (nbd-addr.h, the export's name from it); a disk's top only */
 	START_FORMAT_NBD,
+	/* the descriptor the cluster's configuration and keyring (a
+	 * memory file, supervisor/rbd-conf.h), the path the image
+	 * (rbd-spec.h); a disk's top only */
+	START_FORMAT_RBD,
 };
 
 /* One image of a disk's chain: the descriptor the worker inherits. */
@@ -42,6 +46,9 @@ struct start_image {
 struct start_disk {
 	struct start_image top;		/* an overlay disk's overlay */
 	bool readonly;
+	/* An RBD disk: its exclusive lock taken from the holder, who is
+	 * blocklisted (vm.start's break_lock). */
+	bool break_lock;
 	bool sata;			/* on AHCI, not a virtio-blk */
 	char *serial;			/* NULL: none */
 	struct start_image backing[WMSG_BACKING_MAX];	/* from the top */

@@ -99,7 +99,7 @@ enum wmsg_shape {
 #define WMSG_V_LOST_TICKS	((const char *const[]){ "slew", "discard", \
 				    NULL })
 #define WMSG_V_DISK_FORMAT	((const char *const[]){ "raw", "qcow2", \
-				    "nbd", NULL })
+				    "nbd", "rbd", NULL })
 #define WMSG_V_FWD_PROTO	((const char *const[]){ "tcp", "udp", NULL })
 #define WMSG_V_ADOPT_STATE	((const char *const[]){ "running", "paused", \
 				    "stopping", NULL })
@@ -241,6 +241,9 @@ enum wmsg_shape {
 	    WMSG_BACKING_MAX, BACKING, NONE)				\
 	/* on the AHCI controller rather than a virtio-blk */		\
 	F(DISK_SATA, BOOT_DISK, "sata", BOOL, 0, 0, 0, NONE, NONE)	\
+	/* an RBD disk's lock taken from its holder (vm.start's) */	\
+	F(DISK_BREAK_LOCK, BOOT_DISK, "break_lock", BOOL, 0, 0, 0,	\
+	    NONE, NONE)							\
 	/* a qcow2 disk's backing files, from the top */		\
 	F(BACKING_FD, BACKING, "fd", INT, 1, 3, WMSG_FD_MAX, NONE, NONE)	\
 	F(BACKING_PATH, BACKING, "path", STRING, 1, 1, WMSG_PATH_MAX,	\

@@ -229,13 +229,15 @@ cmd_vm_migrate_in(struct cmd_ctx *ctx)
 	}
 	/* What it would make anew would not be the guest's. */
 	for (unsigned int i = 0; i < def->ndisks; i++)
-		if (def->disks[i].overlay || def->disks[i].nbd) {
-			bool nbd = def->disks[i].nbd;
+		if (def->disks[i].overlay || def->disks[i].nbd ||
+		    def->disks[i].rbd) {
+			const char *kind = def->disks[i].nbd ? "NBD" :
+			    def->disks[i].rbd ? "RBD" : "overlay";
 
 			config_def_free(def);
 			return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
 			    "a VM with an %s disk cannot migrate (yet)",
-			    nbd ? "NBD" : "overlay");
+			    kind);
 		}
 	if (def->firmware == VM_FIRMWARE_UEFI) {
 		config_def_free(def);

@@ -29,6 +29,7 @@
 #define CMD_STOP_TIMEOUT_MAX		3600
 
 static const char *const cmd_keys_name[] = { "name", NULL };
+static const char *const cmd_keys_start[] = { "name", "break_lock", NULL };
 static const char *const cmd_keys_stop[] = { "name", "force", "timeout",
 	NULL };
 static const char *const cmd_keys_none[] = { NULL };
@@ -358,12 +359,18 @@ cmd_vm_start(struct cmd_ctx *ctx)
 	struct pending *p;
 	struct vm *vm;
 	char err[1024];
+	int break_lock = 0;
 
-	if ((vm = cmd_vm_lookup(ctx, cmd_keys_name, &reply)) == NULL)
+	if ((vm = cmd_vm_lookup(ctx, cmd_keys_start, &reply)) == NULL)
 		return reply;
+	if (proto_arg_bool(ctx->args, "break_lock", 0, &break_lock, err,
+	    sizeof(err)) < 0)
+		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT, "%s",
+		    err);
 	if ((p = control_defer(ctx)) == NULL)
 		return cmd_nomem(ctx);
-	if (vm_start(vm, cred, p, &cls, err, sizeof(err)) < 0) {
+	if (vm_start(vm, cred, break_lock != 0, p, &cls, err,
+	    sizeof(err)) < 0) {
 		if (cls == PROTO_ERR_PERMISSION)
 			log_warn("VM '%s': start refused for uid %lu: %s",
 			    vm->def->name, (unsigned long)cred->uid, err);

@@ -23,7 +23,7 @@ vm_disklock_keep(struct vm_disklock *l, const struct vm_def *def,
 	vm_disklock_release(l);
 	for (unsigned int i = 0; i < f->ndisks && i < def->ndisks; i++)
 		if (!def->disks[i].readonly && !def->disks[i].nbd &&
-		    f->disk_fd[i] >= 0)
+		    !def->disks[i].rbd && f->disk_fd[i] >= 0)
 			l->fd[i] = fcntl(f->disk_fd[i], F_DUPFD_CLOEXEC, 0);
 }
 

@@ -25,6 +25,7 @@
 #include "disk-format.h"
 #include "disk-overlay.h"
 #include "nbd-connect.h"
+#include "rbd-conf.h"
 #include "qcow2-header.h"
 #include "vm-files.h"
 #include "vm-nvram.h"
@@ -464,6 +465,12 @@ vm_files_open_disk(const struct vm_def *def, unsigned int i,
 		return nbd_connect(disk->path, i, cred, creating,
 		    &f->disk_fd[i], cls, err, errlen);
 	}
+	if (disk->rbd) {
+		/* The worker connects; the client's files are read here. */
+		f->disk_format[i] = VM_FILES_RAW;
+		return rbd_conf_open(disk->path, i, cred, creating,
+		    &f->disk_fd[i], cls, err, errlen);
+	}
 	if (!disk->overlay || overlay_dir == NULL)
 		/* An overlay's base is only ever read. */
 		return vm_files_open_one("disk", disk->path, false,
@@ -513,7 +520,8 @@ vm_files_check_shared(const struct vm_def *def, const struct vm_files *f,
 		/* An overlay disk's guest writes its overlay, not this;
 		 * an NBD disk's server is its keeper. */
 		if (def->disks[i].readonly || def->disks[i].overlay ||
-		    def->disks[i].nbd || f->disk_fd[i] < 0)
+		    def->disks[i].nbd || def->disks[i].rbd ||
+		    f->disk_fd[i] < 0)
 			continue;
 		for (unsigned int j = 0; j < f->ndisks; j++) {
 			bool same = j != i &&
@@ -587,7 +595,8 @@ vm_files_check_blank(const struct vm_def *def, const struct vm_files *f,
 	int rc;
 
 	if (config_boot(def) != VM_BOOT_DISK || f->ndisks == 0 ||
-	    def->disks[0].nbd || f->disk_format[0] != VM_FILES_RAW || f->nbacking[0] != 0 ||
+	    def->disks[0].nbd || def->disks[0].rbd ||
+	    f->disk_format[0] != VM_FILES_RAW || f->nbacking[0] != 0 ||
 	    fstat(f->disk_fd[0], &st) < 0)
 		return 0;
 	rc = vm_files_zero(f->disk_fd[0], 0, VM_FILES_BLANK_SPAN);
@@ -760,7 +769,7 @@ vm_files_open(const struct vm_def *def, const char *default_kernel,
 		f->ndisks = i + 1;
 		f->backing[i] = NULL;
 		f->nbacking[i] = 0;
-		if (def->disks[i].nbd)
+		if (def->disks[i].nbd || def->disks[i].rbd)
 			continue;
 		rc = vm_files_open_chain(def, i, creating, cred, f, cls, err,
 		    errlen);
@@ -968,8 +977,9 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 	int rc;
 
 	for (unsigned int i = 0; i < f->ndisks; i++) {
-		/* An NBD server decides who may write its exports. */
-		if (def->disks[i].nbd)
+		/* An NBD server decides who may write its exports; an
+		 * RBD image's exclusive lock is the worker's to take. */
+		if (def->disks[i].nbd || def->disks[i].rbd)
 			continue;
 		rc = vm_files_lock(f->disk_fd[i], def->disks[i].readonly,
 		    "disk", f->overlay_path[i] != NULL ? f->overlay_path[i] :

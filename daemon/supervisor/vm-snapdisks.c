@@ -139,11 +139,12 @@ vm_snapdisks_prepare(struct vm_snapdisks *sd, const struct vm_def *def,
 		sd->ndisks = i + 1;
 		r->index = i;
 		r->sata = d->sata;
-		if (d->nbd) {
+		if (d->nbd || d->rbd) {
 			/* Its server would have to freeze it with us. */
 			*cls = PROTO_ERR_INVALID_ARGUMENT;
-			snprintf(err, errlen, "disk %u: %s: an NBD disk cannot "
-			    "be part of a snapshot (yet)", i, d->path);
+			snprintf(err, errlen, "disk %u: %s: an %s disk cannot "
+			    "be part of a snapshot (yet)", i, d->path,
+			    d->nbd ? "NBD" : "RBD");
 			rc = -ENOTSUP;
 			goto fail;
 		}

@@ -184,7 +184,7 @@ vm_start_format(enum vm_files_format f)
  */
 static int
 vm_start_disks(const struct vm_def *def, const struct vm_files *files,
-    struct start_params *sp)
+    const struct vm_start_run *run, struct start_params *sp)
 {
 	unsigned int next = 0;
 	int rc = 0;
@@ -193,14 +193,17 @@ vm_start_disks(const struct vm_def *def, const struct vm_files *files,
 		struct start_disk *d = &sp->disks[sp->ndisks++];
 
 		d->top.fd = WLINK_DISK_FD(i);
-		/* An NBD disk's path is its server's address (nbd-addr.h). */
+		/* An NBD disk's path is its server's address (nbd-addr.h),
+		 * an RBD disk's its image (rbd-spec.h). */
 		d->top.format = def->disks[i].nbd ? START_FORMAT_NBD :
+		    def->disks[i].rbd ? START_FORMAT_RBD :
 		    vm_start_format(files->disk_format[i]);
 		rc |= start_params_set(&d->top.path,
 		    files->overlay_path[i] != NULL ? files->overlay_path[i] :
 		    def->disks[i].path);
 		d->readonly = def->disks[i].readonly;
 		d->sata = def->disks[i].sata;
+		d->break_lock = def->disks[i].rbd && run->break_lock;
 		rc |= start_params_set(&d->serial, def->disks[i].serial);
 		for (unsigned int k = 0; k < files->nbacking[i]; k++) {
 			struct start_image *im = &d->backing[d->nbacking++];
@@ -347,7 +350,7 @@ vm_start_params(const struct vm *vm, const struct vm_files *files,
 	sp->definition = config_to_json(def, CONFIG_JSON_SECRETS);
 	if (sp->definition == NULL)
 		rc = -ENOMEM;
-	rc |= vm_start_disks(def, files, sp);
+	rc |= vm_start_disks(def, files, run, sp);
 	rc |= vm_start_nics(vm, sp);
 	if (def->vnc_addr != NULL) {
 		sp->has_display = true;

@@ -48,6 +48,7 @@ struct vm_start_run {
 	int64_t started_ms;		/* CLOCK_REALTIME */
 	int64_t request_ns;		/* CLOCK_MONOTONIC: vm.start came */
 	uint32_t vsock_cid;		/* vm_start_cid()'s */
+	bool break_lock;		/* RBD disks' locks taken over */
 };
 
 /*

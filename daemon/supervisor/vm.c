@@ -933,13 +933,15 @@ vm_owner_cred(const struct vm_def *def, struct access_cred *cred)
 
 static int vm_start_from(struct vm *vm, const struct access_cred *cred,
     const int *snap_fds, const char *snap_name, int migrate_fd,
-    struct pending *p, enum proto_error *cls, char *err, size_t errlen);
+    bool break_lock, struct pending *p, enum proto_error *cls, char *err,
+    size_t errlen);
 
 int
-vm_start(struct vm *vm, const struct access_cred *cred, struct pending *p,
-    enum proto_error *cls, char *err, size_t errlen)
+vm_start(struct vm *vm, const struct access_cred *cred, bool break_lock,
+    struct pending *p, enum proto_error *cls, char *err, size_t errlen)
 {
-	return vm_start_from(vm, cred, NULL, NULL, -1, p, cls, err, errlen);
+	return vm_start_from(vm, cred, NULL, NULL, -1, break_lock, p, cls,
+	    err, errlen);
 }
 
 int
@@ -947,24 +949,27 @@ vm_restore(struct vm *vm, const struct access_cred *cred,
     const int *snap_fds, const char *snap_name, struct pending *p,
     enum proto_error *cls, char *err, size_t errlen)
 {
-	return vm_start_from(vm, cred, snap_fds, snap_name, -1, p, cls, err,
-	    errlen);
+	return vm_start_from(vm, cred, snap_fds, snap_name, -1, false, p, cls,
+	    err, errlen);
 }
 
 int
 vm_migrate_in(struct vm *vm, const struct access_cred *cred, int fd,
     struct pending *p, enum proto_error *cls, char *err, size_t errlen)
 {
-	return vm_start_from(vm, cred, NULL, NULL, fd, p, cls, err, errlen);
+	return vm_start_from(vm, cred, NULL, NULL, fd, false, p, cls, err,
+	    errlen);
 }
 
 /* The three above: a start, from a snapshot, or from a stream. */
 static int
 vm_start_from(struct vm *vm, const struct access_cred *cred,
     const int *snap_fds, const char *snap_name, int migrate_fd,
-    struct pending *p, enum proto_error *cls, char *err, size_t errlen)
+    bool break_lock, struct pending *p, enum proto_error *cls, char *err,
+    size_t errlen)
 {
-	struct vm_start_run run = { .request_ns = vm_start_mono_ns() };
+	struct vm_start_run run = { .request_ns = vm_start_mono_ns(),
+	    .break_lock = break_lock };
 	struct vmmd *d = vm->d;
 	struct start_params sp;
 	struct json_object *args;

@@ -195,11 +195,13 @@ void	vm_owner_cred(const struct vm_def *def, struct access_cred *cred);
  * reply p (if any) is owned by the VM and completed later.
  *
  * vm_start() opens the files with vm_files_open() for cred (the client
- * that asked; NULL for the daemon itself).
+ * that asked; NULL for the daemon itself); break_lock: the exclusive
+ * lock of an RBD disk that another client holds is broken, that client
+ * blocklisted (its host is known dead: vmctl start --break-lock).
  */
 int	vm_start(struct vm *vm, const struct access_cred *cred,
-	    struct pending *p, enum proto_error *cls, char *err,
-	    size_t errlen);
+	    bool break_lock, struct pending *p, enum proto_error *cls,
+	    char *err, size_t errlen);
 /*
  * vm_start() from a snapshot: snap_fds are its manifest, memory and
  * state files (the caller keeps them; the worker gets copies), which

@@ -20,6 +20,7 @@
 
 #include "boot.h"
 #include "nbd-addr.h"
+#include "rbd-spec.h"
 #include "pc-layout.h"
 #include "proto.h"
 #include "uuid-text.h"
@@ -377,6 +378,7 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 	const char *serial, *format, *bus;
 	struct json_object *po;
 	struct nbd_addr addr;
+	struct rbd_spec rbd;
 	char why[256];
 	int rc;
 	size_t i;
@@ -393,6 +395,19 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 		/* An NBD server's address, checked; connected at start. */
 		disk->nbd = true;
 		if (nbd_addr_parse(json_object_get_string(po), &addr, why,
+		    sizeof(why)) < 0) {
+			config_err(err, errlen, "path: %s", why);
+			return -EINVAL;
+		}
+		if ((disk->path = strdup(json_object_get_string(po))) ==
+		    NULL)
+			return -ENOMEM;
+	} else if (json_object_object_get_ex(o, "path", &po) &&
+	    json_object_is_type(po, json_type_string) &&
+	    rbd_spec_is(json_object_get_string(po))) {
+		/* A Ceph RBD image, checked; opened by the worker. */
+		disk->rbd = true;
+		if (rbd_spec_parse(json_object_get_string(po), &rbd, why,
 		    sizeof(why)) < 0) {
 			config_err(err, errlen, "path: %s", why);
 			return -EINVAL;
@@ -442,7 +457,15 @@ config_parse_disk(struct json_object *o, unsigned int flags,
 		    "overlay");
 		return -EINVAL;
 	}
-	if (disk->nbd)
+	if (disk->rbd && (format != NULL || disk->backing || disk->overlay)) {
+		config_err(err, errlen, "%s: an RBD disk is the image the "
+		    "cluster serves: give no format, backing or overlay (RBD "
+		    "clones and snapshots are made with rbd(8))",
+		    format != NULL ? "format" : disk->backing ? "backing" :
+		    "overlay");
+		return -EINVAL;
+	}
+	if (disk->nbd || disk->rbd)
 		/* The server serves the guest's bytes: raw to vmmd. */
 		disk->format = VM_DISK_FORMAT_RAW;
 	else if (format == NULL)
@@ -521,9 +544,9 @@ config_disks_json(const struct vm_def *def)
 		if (def->disks[i].serial != NULL)
 			json_object_object_add(o, "serial",
 			    json_object_new_string(def->disks[i].serial));
-		/* An NBD disk's "raw" goes without saying. */
+		/* A network disk's "raw" goes without saying. */
 		if (def->disks[i].format != VM_DISK_FORMAT_PROBED &&
-		    !def->disks[i].nbd)
+		    !def->disks[i].nbd && !def->disks[i].rbd)
 			json_object_object_add(o, "format",
 			    json_object_new_string(config_disk_format_name(
 			    def->disks[i].format)));
@@ -1098,10 +1121,12 @@ config_parse(struct json_object *obj, unsigned int flags,
 		rc = -EINVAL;
 		goto fail;
 	}
-	if (config_boot(def) == VM_BOOT_DISK && def->disks[0].nbd) {
+	if (config_boot(def) == VM_BOOT_DISK &&
+	    (def->disks[0].nbd || def->disks[0].rbd)) {
 		config_err(err, errlen, "disks[0]: the kernel is read from an "
-		    "image file before the guest runs, not from an NBD "
-		    "server: give a kernel, or a firmware");
+		    "image file before the guest runs, not from an %s: give "
+		    "a kernel, or a firmware", def->disks[0].nbd ?
+		    "NBD server" : "RBD image");
 		rc = -EINVAL;
 		goto fail;
 	}

@@ -114,6 +114,13 @@ struct vm_disk {
 	 */
 	char *path;
 	bool nbd;
+	/*
+	 * path an RBD image (rbd-spec.h): the worker connects to the
+	 * cluster, with the configuration and keyring the supervisor read
+	 * for the client starting the VM; format raw, never backing or
+	 * overlay.
+	 */
+	bool rbd;
 	bool readonly;
 	char *serial;		/* printable ASCII, or NULL */
 	enum vm_disk_format format;

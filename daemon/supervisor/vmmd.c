@@ -402,7 +402,7 @@ main_autostart(struct vmmd *d)
 		if (!vm->def->autostart || !vm_at_rest(vm))
 			continue;
 		vm_owner_cred(vm->def, &cred);
-		if (vm_start(vm, &cred, NULL, &cls, err, sizeof(err)) < 0)
+		if (vm_start(vm, &cred, false, NULL, &cls, err, sizeof(err)) < 0)
 			log_error("VM '%s': autostart: %s", vm->def->name,
 			    err);
 		else

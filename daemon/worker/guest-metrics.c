@@ -18,6 +18,7 @@
 #include "kvm-stats.h"
 #include "guest.h"
 #include "guest-metrics.h"
+#include "rbd-disk.h"
 
 /* The families of one answer, by name, in the order they were made. */
 struct mx {
@@ -446,6 +447,38 @@ metrics_nbd(struct mx *x, struct worker *w)
 	}
 }
 
+/* Each RBD disk, by its index: state, lock, failures, bytes. */
+static void
+metrics_rbd(struct mx *x, struct worker *w)
+{
+	struct blk_rbd_stats st;
+	char idx[16];
+
+	for (unsigned int i = 0; i < BOARD_MAX_DISKS; i++) {
+		const char *labels[] = { "disk", idx, NULL };
+
+		if (w->rbd[i] == NULL)
+			continue;
+		snprintf(idx, sizeof(idx), "%u", i);
+		rbd_disk_stats(w, i, &st);
+		mx_uint(x, "vmmd_rbd_connected", "gauge", "Whether the RBD "
+		    "disk's last request reached the cluster (0: one timed out "
+		    "or the client was blocklisted; the next one tries again)",
+		    labels, st.state == BLK_RBD_CONNECTED);
+		mx_uint(x, "vmmd_rbd_locked", "gauge", "Whether the RBD disk "
+		    "holds its image's exclusive lock", labels, st.locked);
+		mx_uint(x, "vmmd_rbd_errors", "counter", "Requests on the RBD "
+		    "disk that failed", labels, st.errors);
+		mx_uint(x, "vmmd_rbd_inflight", "gauge", "Requests on the RBD "
+		    "disk the cluster has not answered yet", labels,
+		    st.inflight);
+		mx_uint(x, "vmmd_rbd_read_bytes", "counter", "Bytes read from "
+		    "the RBD disk's image", labels, st.read_bytes);
+		mx_uint(x, "vmmd_rbd_written_bytes", "counter", "Bytes written "
+		    "to the RBD disk's image", labels, st.written_bytes);
+	}
+}
+
 struct json_object *
 guest_metrics_json(struct worker *w)
 {
@@ -460,6 +493,7 @@ guest_metrics_json(struct worker *w)
 	mx_figures(&x, &worker_figures, w, NULL);
 	metrics_clients(&x, w);
 	metrics_nbd(&x, w);
+	metrics_rbd(&x, w);
 	if (m != NULL) {
 		metrics_vcpus(&x, m);
 		metrics_kvm(&x, &m->vm_stats, "vm", NULL);

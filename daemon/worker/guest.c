@@ -7,6 +7,7 @@
 
 #include "disk-reader.h"
 #include "nbd-redial.h"
+#include "rbd-disk.h"
 #include "guest.h"
 #include "stats.h"
 #include "log.h"
@@ -237,8 +238,11 @@ guest_enter_sandbox(struct worker *w, unsigned int ndisks, char *err,
 	if (w->sandboxed || w->unconfined)
 		return 0;
 	/* Every thread the guest may run: this loop, the vCPUs, the
-	 * disks' I/O threads. */
-	cfg.threads = 1 + w->cfg.vcpus + ndisks * BLK_FILE_THREADS;
+	 * disks' I/O threads, librbd's.  librbd connects to the cluster's
+	 * daemons as it needs them: new TCP connections stay allowed. */
+	cfg.threads = 1 + w->cfg.vcpus + ndisks * BLK_FILE_THREADS +
+	    rbd_disk_count(w) * BLK_RBD_THREADS;
+	cfg.network = rbd_disk_count(w) > 0;
 	ret = sandbox_enter(&cfg, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -401,6 +405,7 @@ guest_fini(struct worker *w)
 		w->nbd[i] = NULL;
 		nbd_redial_free(w->nbd_redial[i]);
 		w->nbd_redial[i] = NULL;
+		rbd_disk_close(w, i);
 		json_object_put(w->disk_chain[i]);
 		w->disk_chain[i] = NULL;
 	}

@@ -13,6 +13,7 @@
 #include "info.h"
 #include "json-u64.h"
 #include "kvm-stats.h"
+#include "rbd-disk.h"
 #include "shutdown.h"
 #include "vhost-user-msg.h"
 #include "vmgenid.h"
@@ -81,6 +82,36 @@ info_nbd_json(struct worker *w, unsigned int i, struct json_object *o)
 }
 
 /*
+ * RBD disk i into o: the cluster's state as its requests saw it
+ * (connected; failed: one timed out or the client was blocklisted),
+ * its lock and the client this worker is in the cluster, what moved and
+ * what failed.
+ */
+static struct json_object *
+info_rbd_json(struct worker *w, unsigned int i, struct json_object *o)
+{
+	struct blk_rbd_stats st;
+
+	rbd_disk_stats(w, i, &st);
+	json_object_object_add(o, "format", json_object_new_string("rbd"));
+	json_add_u64(o, "size", w->cfg.backends.disk[i].size);
+	json_object_object_add(o, "state", json_object_new_string(
+	    rbd_disk_state_name(w, st.state)));
+	json_object_object_add(o, "client", json_object_new_string(
+	    st.client));
+	json_object_object_add(o, "locked", json_object_new_boolean(
+	    st.locked));
+	json_add_u64(o, "reads", st.reads);
+	json_add_u64(o, "writes", st.writes);
+	json_add_u64(o, "flushes", st.flushes);
+	json_add_u64(o, "read_bytes", st.read_bytes);
+	json_add_u64(o, "written_bytes", st.written_bytes);
+	json_add_u64(o, "errors", st.errors);
+	json_add_u64(o, "inflight", st.inflight);
+	return o;
+}
+
+/*
  * Disk i's image: its format, the size the guest sees and the bytes its
  * file takes, how many backing images lie below it and which, and its
  * metadata cache's hits and misses.
@@ -95,6 +126,8 @@ info_disk_json(struct worker *w, unsigned int i)
 		return NULL;
 	if (w->nbd[i] != NULL)
 		return info_nbd_json(w, i, o);
+	if (w->rbd[i] != NULL)
+		return info_rbd_json(w, i, o);
 	blk_file_stats(w->disks[i], &st);
 	json_object_object_add(o, "format", json_object_new_string(st.format));
 	json_add_u64(o, "size", w->cfg.backends.disk[i].size);

@@ -29,6 +29,7 @@
 #include "kvm.h"
 #include "nbd-addr.h"
 #include "nbd-redial.h"
+#include "rbd-disk.h"
 #include "log.h"
 #include "proto.h"
 #include "requests.h"
@@ -163,6 +164,16 @@ worker_disk(struct worker *w, unsigned int i, const struct start_disk *d,
 
 	if (d->top.format == START_FORMAT_NBD)
 		return worker_disk_nbd(w, i, d, err, errlen);
+	if (d->top.format == START_FORMAT_RBD) {
+		/* Opened before the sandbox (rbd-disk.h). */
+		w->disk_chain[i] = json_object_new_array();
+		if (w->rbd[i] == NULL) {
+			snprintf(err, errlen, "disk %s: not opened",
+			    d->top.path);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	worker_disk_chain(d, fds, formats, &n);
 	qcow2 = formats[0] == BLK_IMAGE_QCOW2;
 	w->disk_chain[i] = json_object_new_array();
@@ -648,6 +659,10 @@ worker_boot(struct worker_request *r, const struct start_params *sp)
 	if ((ret = worker_cloud_start(w, sp, err, sizeof(err))) < 0)
 		return worker_error(r, ret == -EINVAL ?
 		    PROTO_ERR_INVALID_ARGUMENT : PROTO_ERR_INTERNAL, err);
+	/* librbd's module, configuration and threads: before the filter. */
+	if ((ret = rbd_disk_open_all(w, sp, err, sizeof(err))) < 0)
+		return worker_error(r, ret == -ENOMEM ? PROTO_ERR_INTERNAL :
+		    PROTO_ERR_INVALID_ARGUMENT, err);
 	/*
 	 * passt runs, vsock is set up, the reader (if any) has its own
 	 * copy: now the filter a running guest has, before the worker

@@ -4,8 +4,9 @@
  *
  *   sandbox-gen OUT.h
  *
- * Three filters (the guest's without and with read-only opens,
- * sandbox.h's read_files, and the disk reader's), each with the index of the one instruction that holds
+ * Five filters (the guest's without and with read-only opens,
+ * sandbox.h's read_files, each without and with new TCP connections,
+ * sandbox.h's network; and the disk reader's), each with the index of the one instruction that holds
  * SANDBOX_PID_PLACEHOLDER, where a worker writes its pid; and the
  * names of the system call numbers, for the SIGSYS report.  A filter
  * with the placeholder anywhere but in exactly one comparison fails the
@@ -34,7 +35,8 @@ gen_die(const char *what, const char *why)
 /* One filter, as an array and a struct sandbox_filter; its length. */
 /* Which rules: the guest's (without or with read-only opens) or the
  * disk reader's. */
-enum gen_kind { GEN_PLAIN, GEN_READ_FILES, GEN_READER };
+enum gen_kind { GEN_PLAIN, GEN_READ_FILES, GEN_NET, GEN_NET_READ_FILES,
+    GEN_READER };
 
 static size_t
 gen_filter(FILE *out, const char *name, enum gen_kind kind)
@@ -48,8 +50,10 @@ gen_filter(FILE *out, const char *name, enum gen_kind kind)
 
 	r = kind == GEN_READER ? sandbox_rules_build_reader(&ctx,
 	    SANDBOX_PID_PLACEHOLDER, err, sizeof(err)) :
-	    sandbox_rules_build(&ctx, kind == GEN_READ_FILES,
-	    SANDBOX_PID_PLACEHOLDER, err, sizeof(err));
+	    sandbox_rules_build(&ctx, kind == GEN_READ_FILES ||
+	    kind == GEN_NET_READ_FILES, kind == GEN_NET ||
+	    kind == GEN_NET_READ_FILES, SANDBOX_PID_PLACEHOLDER, err,
+	    sizeof(err));
 	if (r < 0)
 		gen_die(name, err);
 	if ((fd = memfd_create("sandbox-bpf", MFD_CLOEXEC)) < 0)
@@ -112,6 +116,10 @@ main(int argc, char *argv[])
 	n = gen_filter(out, "plain", GEN_PLAIN);
 	max = n > max ? n : max;
 	n = gen_filter(out, "read_files", GEN_READ_FILES);
+	max = n > max ? n : max;
+	n = gen_filter(out, "net", GEN_NET);
+	max = n > max ? n : max;
+	n = gen_filter(out, "net_read_files", GEN_NET_READ_FILES);
 	max = n > max ? n : max;
 	n = gen_filter(out, "reader", GEN_READER);
 	max = n > max ? n : max;

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/if_tun.h>
@@ -236,8 +237,12 @@ static const int sandbox_refused[] = {
 	SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(access),
 	SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(stat),
 	SCMP_SYS(lstat), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-	SCMP_SYS(socket), SCMP_SYS(connect), SCMP_SYS(bind),
-	SCMP_SYS(listen),
+	SCMP_SYS(bind), SCMP_SYS(listen),
+};
+
+/* Refused too, unless the network is allowed (sandbox_add_network()). */
+static const int sandbox_refused_net[] = {
+	SCMP_SYS(socket), SCMP_SYS(connect),
 };
 
 static const struct {
@@ -454,6 +459,54 @@ out:
 	return r;
 }
 
+/*
+ * A guest with Ceph RBD disks: librbd connects to monitors and OSDs as
+ * it needs them, from its own threads, long after the sandbox closed in
+ * (an OSD first addressed, a connection lost and made again), so the
+ * supervisor cannot connect for it as it does for NBD.  What librbd
+ * does on its sockets once they exist (sendmsg, read, recvmsg,
+ * setsockopt, getsockname, shutdown, epoll) every worker may already;
+ * what it adds is only this: TCP sockets of AF_INET and AF_INET6, and
+ * connect().  Other socket families stay refused (EACCES), so no Unix
+ * socket of the host (the supervisor's control socket, D-Bus, journald)
+ * can be reached; bind and listen stay refused.  connect()'s address
+ * is in memory the filter cannot read: the socket's family is what
+ * bounds it.
+ */
+static int
+sandbox_add_network(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	int r, fam;
+
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+	    SCMP_A0(SCMP_CMP_EQ, AF_INET, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_INET6, 0));
+	/* Every other family, one rule each below and between them. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+		    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_LT, AF_INET, 0));
+	for (fam = AF_INET + 1; r == 0 && fam < AF_INET6; fam++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+		    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ,
+		    (scmp_datum_t)fam, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+		    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_INET6, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
+	/* Ceph's messenger makes its epoll sets the old way (as
+	 * epoll_create1(0) does: nothing more). */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    SCMP_SYS(epoll_create), 0);
+	if (r < 0)
+		snprintf(err, errlen, "sandbox: network rule: %s",
+		    strerror(-r));
+	return r;
+}
+
 /* A new context that traps what it does not allow, or NULL. */
 static scmp_filter_ctx
 sandbox_ctx_new(char *err, size_t errlen)
@@ -498,6 +551,10 @@ sandbox_rules_build_reader(scmp_filter_ctx *out, uint32_t self_pid,
 		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
 		    sandbox_refused, sizeof(sandbox_refused) /
 		    sizeof(sandbox_refused[0]), what, err, errlen);
+	if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
+		    sandbox_refused_net, sizeof(sandbox_refused_net) /
+		    sizeof(sandbox_refused_net[0]), what, err, errlen);
 	if (r == 0 && !sandbox_sanitized)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
 		    SCMP_SYS(openat), 0);
@@ -551,8 +608,8 @@ sandbox_rules_build_reader(scmp_filter_ctx *out, uint32_t self_pid,
 }
 
 int
-sandbox_rules_build(scmp_filter_ctx *out, bool read_files, uint32_t self_pid,
-    char *err, size_t errlen)
+sandbox_rules_build(scmp_filter_ctx *out, bool read_files, bool network,
+    uint32_t self_pid, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -581,6 +638,12 @@ sandbox_rules_build(scmp_filter_ctx *out, bool read_files, uint32_t self_pid,
 		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
 		    sandbox_refused, sizeof(sandbox_refused) /
 		    sizeof(sandbox_refused[0]), "refused", err, errlen);
+	if (r == 0 && network)
+		r = sandbox_add_network(ctx, err, errlen);
+	else if (r == 0)
+		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
+		    sandbox_refused_net, sizeof(sandbox_refused_net) /
+		    sizeof(sandbox_refused_net[0]), "refused", err, errlen);
 	if (r == 0)
 		r = sandbox_add_conditional(ctx, read_files, self_pid, err,
 		    errlen);

@@ -40,11 +40,13 @@ static const bool sandbox_sanitized = false;
 
 /*
  * The filter's rules in a new libseccomp context: read_files allows
- * read-only opens (the display's web server), self_pid is whom tgkill
- * may signal.  0, or -errno with a reason in err.
+ * read-only opens (the display's web server), network new TCP
+ * connections (socket() of AF_INET and AF_INET6 only, and connect():
+ * librbd's, for guests with Ceph RBD disks), self_pid is whom tgkill may
+ * signal.  0, or -errno with a reason in err.
  */
 int	sandbox_rules_build(scmp_filter_ctx *out, bool read_files,
-	    uint32_t self_pid, char *err, size_t errlen);
+	    bool network, uint32_t self_pid, char *err, size_t errlen);
 
 /*
  * The disk reader's rules (sandbox_enter_reader() in sandbox.h): what

@@ -308,6 +308,10 @@ sandbox_enter(const struct sandbox_config *cfg, char *err, size_t errlen)
 	    (r = sandbox_drop_privileges(cfg, err, errlen)) < 0 ||
 	    (r = sandbox_limit_tasks(cfg, err, errlen)) < 0)
 		return r;
+	if (cfg->network)
+		return sandbox_filter_load(cfg->read_files ?
+		    &sandbox_filter_net_read_files : &sandbox_filter_net, err,
+		    errlen);
 	return sandbox_filter_load(cfg->read_files ?
 	    &sandbox_filter_read_files : &sandbox_filter_plain, err, errlen);
 }

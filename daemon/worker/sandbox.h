@@ -51,6 +51,13 @@ struct sandbox_config {
 	 */
 	bool read_files;
 	/*
+	 * New TCP connections stay allowed (socket() of AF_INET and
+	 * AF_INET6, connect()): a guest with Ceph RBD disks, whose librbd
+	 * connects to the cluster's daemons as it needs them.  Otherwise
+	 * socket() and connect() fail with EACCES.
+	 */
+	bool network;
+	/*
 	 * Where a violation is told before the worker dies by SIGSYS
 	 * (the supervisor's end of a pipe), or -1.  Standard error gets
 	 * it too.

@@ -91,6 +91,10 @@ struct worker {
 	struct blk_nbd *nbd[BOARD_MAX_DISKS];
 	/* An NBD disk's way to a new connection (nbd-redial.h). */
 	struct nbd_redial *nbd_redial[BOARD_MAX_DISKS];
+	/* An RBD image's, through the RBD module (loaded for the first
+	 * one, before the sandbox). */
+	struct blk_rbd *rbd[BOARD_MAX_DISKS];
+	const struct rbd_module *rbd_mod;
 	/* Each disk's backing files' paths, top first (JSON strings). */
 	struct json_object *disk_chain[BOARD_MAX_DISKS];
 	struct blk_file *cdrom;		/* cfg.backends.cdrom, or NULL */

@@ -412,6 +412,20 @@ test_disks(void)
 		    "\"overlay\":true}]}", "disks[0]: overlay: an NBD disk" },
 		{ "{\"name\":\"a\",\"boot\":\"disk\",\"disks\":[{\"path\":"
 		    "\"nbd://h/e\"}]}", "disks[0]: the kernel is read" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"rbd:vms\"}]}",
+		    "disks[0]: path: expected rbd:POOL/IMAGE" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":"
+		    "\"rbd:vms/a,conf=ceph.conf\"}]}",
+		    "disks[0]: path: conf=: an absolute path" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":"
+		    "\"rbd:vms/a,cache=on\"}]}",
+		    "disks[0]: path: 'cache=on' is not an option" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"rbd:vms/a\","
+		    "\"format\":\"raw\"}]}", "disks[0]: format: an RBD disk" },
+		{ "{\"name\":\"a\",\"disks\":[{\"path\":\"rbd:vms/a\","
+		    "\"backing\":true}]}", "disks[0]: backing: an RBD disk" },
+		{ "{\"name\":\"a\",\"boot\":\"disk\",\"disks\":[{\"path\":"
+		    "\"rbd:vms/a\"}]}", "not from an RBD image" },
 	};
 	struct vm_def *def = NULL, *dup;
 	struct json_object *obj, *arr, *fmt0, *fmt1;
@@ -520,6 +534,28 @@ test_disks(void)
 		arr = json_object_object_get(obj, "disks");
 		rc = config_parse(obj, 0, &def, err, sizeof(err));
 		tap_ok(rc == 0 && def->disks[0].nbd && json_object_object_get(
+		    json_object_array_get_idx(arr, 0), "format") == NULL,
+		    "it round-trips through JSON, with no format: %s",
+		    rc == 0 ? json_object_to_json_string(arr) : err);
+		json_object_put(obj);
+		if (rc == 0)
+			config_def_free(def);
+	}
+	/* An RBD disk: its image and options kept, raw unsaid. */
+	rc = parse_text("{\"name\":\"a\",\"kernel\":\"/k\",\"disks\":"
+	    "[{\"path\":\"rbd:vms/web,id=vmmd,lock=off\",\"bus\":\"sata\"}]}",
+	    0, &def, err, sizeof(err));
+	tap_ok(rc == 0 && def->disks[0].rbd && !def->disks[0].nbd &&
+	    def->disks[0].sata && def->disks[0].format ==
+	    VM_DISK_FORMAT_RAW && strcmp(def->disks[0].path,
+	    "rbd:vms/web,id=vmmd,lock=off") == 0, "an RBD disk: %s",
+	    rc == 0 ? "ok" : err);
+	if (rc == 0) {
+		obj = config_to_json(def, 0);
+		config_def_free(def);
+		arr = json_object_object_get(obj, "disks");
+		rc = config_parse(obj, 0, &def, err, sizeof(err));
+		tap_ok(rc == 0 && def->disks[0].rbd && json_object_object_get(
 		    json_object_array_get_idx(arr, 0), "format") == NULL,
 		    "it round-trips through JSON, with no format: %s",
 		    rc == 0 ? json_object_to_json_string(arr) : err);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <netinet/in.h>
 
 #include "sandbox.h"
 #include "tap.h"
@@ -47,6 +48,7 @@ enum child_act {
 	ACT_ALLOWED,		/* allowed calls, then wait for the parent */
 	ACT_OPEN,		/* open a file: refused, not fatal */
 	ACT_READ_FILES,		/* with read_files: reading only */
+	ACT_NETWORK,		/* with network: TCP out, nothing else */
 	ACT_FORBIDDEN,		/* mount(2): fatal */
 	ACT_FORBIDDEN_THREAD,	/* the same from a second thread */
 	ACT_WORKER_IO,		/* disks, log rotation, adoption accept */
@@ -245,6 +247,67 @@ child_tasks(void)
 	return 0;
 }
 
+/*
+ * Sandboxed with network (an RBD disk's librbd): a TCP connection to a
+ * listener the child made before, over IPv4 and IPv6; no socket of
+ * another family, no bind.  An exit status of 70 and up for a step
+ * that failed.
+ */
+static int net_listener = -1;
+
+/* A TCP listener on 127.0.0.1, for child_network(): its descriptor. */
+static int
+child_listener(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4) < 0)
+		return -1;
+	return fd;
+}
+
+static int
+child_network(void)
+{
+	static const int refused[] = { AF_UNIX, AF_NETLINK, AF_PACKET,
+	    AF_UNSPEC, AF_BRIDGE };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd, lfd;
+	size_t i;
+
+	/* The listener is made before the filter, as a peer's would be. */
+	lfd = net_listener;
+	if (getsockname(lfd, (struct sockaddr *)&sa, &len) < 0)
+		return 70;
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 71;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return 72;
+	close(fd);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* A host without IPv6 says so; the filter allowed it. */
+	if (fd < 0 && errno != EAFNOSUPPORT)
+		return 73;
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		fd = socket(refused[i], SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 || errno != EACCES)
+			return 74 + (int)i;
+	}
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 80;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+	    errno != EACCES)
+		return 81;
+	close(fd);
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -253,6 +316,7 @@ child_run(enum child_act act, int report, int ctl)
 	struct sandbox_config cfg = {
 		.report_fd = report,
 		.read_files = act == ACT_READ_FILES,
+		.network = act == ACT_NETWORK,
 		.uid = act == ACT_TASKS ? TASKS_UID : 0,
 		.threads = act == ACT_TASKS ? TASKS_THREADS : 0,
 	};
@@ -267,6 +331,10 @@ child_run(enum child_act act, int report, int ctl)
 	if ((act == ACT_WORKER_IO || act == ACT_STDIO) &&
 	    child_fds_open(&fds) < 0) {
 		fprintf(stderr, "# worker descriptors: %s\n", strerror(errno));
+		_exit(29);
+	}
+	if (act == ACT_NETWORK && (net_listener = child_listener()) < 0) {
+		fprintf(stderr, "# a TCP listener: %s\n", strerror(errno));
 		_exit(29);
 	}
 	if (sandbox_enter(&cfg, err, sizeof(err)) < 0) {
@@ -290,9 +358,14 @@ child_run(enum child_act act, int report, int ctl)
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (fd >= 0 || errno != EACCES)
 			_exit(14);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 || errno != EACCES)
+			_exit(24);
 		if (access("/etc/hostname", R_OK) == 0 || errno != EACCES)
 			_exit(23);
 		_exit(0);
+	case ACT_NETWORK:
+		_exit(child_network());
 	case ACT_READ_FILES:
 		fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -478,6 +551,11 @@ test_refused(void)
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "open(), access() and socket() fail with EACCES, not "
 	    "fatal (status 0x%x)", status);
+	status = child_run_to_end(ACT_NETWORK, report, sizeof(report));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    report[0] == '\0', "network (RBD disks): TCP connections over "
+	    "IPv4 and IPv6, other socket families and bind() fail with "
+	    "EACCES (status 0x%x, report '%s')", status, report);
 	status = child_run_to_end(ACT_WORKER_IO, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "disk I/O, log rotation by descriptor and the "

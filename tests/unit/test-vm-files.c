@@ -8,7 +8,8 @@
  * any TAP is touched.  And thin clones' overlays, opened as the top of
  * a chain over their base.  And formats decided by the definition, not
  * by a header a guest wrote: recorded at create, never guessed for a
- * backing file.
+ * backing file.  And an RBD disk's configuration and keyring, read
+ * into one sealed memory file for the worker, no disk lock taken.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -573,6 +574,52 @@ test_recorded(void)
 	unlink(over);
 }
 
+/* An RBD disk: conf then keyring in a sealed memfd; errors name them. */
+static void
+test_rbd(void)
+{
+	char conf[] = "/tmp/vmmd-test-rbd-conf-XXXXXX";
+	char key[] = "/tmp/vmmd-test-rbd-key-XXXXXX";
+	char path[200], buf[256] = "", err[512];
+	struct vm_files f;
+	struct vm_def def;
+	enum proto_error cls;
+	int cfd = mkstemp(conf), kfd = mkstemp(key), rc, seals;
+	ssize_t n;
+
+	if (cfd < 0 || kfd < 0 || write(cfd, "[global]\nmon host = x\n",
+	    22) != 22 || write(kfd, "[client.a]\n\tkey = K\n", 20) != 20) {
+		tap_ok(0, "RBD: configuration files: %s", strerror(errno));
+		return;
+	}
+	close(cfd);
+	close(kfd);
+	def_init(&def, "rbd", false);
+	def.disks[0].rbd = true;
+	def.disks[0].format = VM_DISK_FORMAT_RAW;
+	snprintf(path, sizeof(path), "rbd:p/i,conf=%s,keyring=%s,id=a", conf,
+	    key);
+	def.disks[0].path = path;
+	rc = start(&def, &f, &cls, err, sizeof(err));
+	tap_ok(rc == 0, "RBD: the start opens its configuration: %s", err);
+	if (rc == 0) {
+		n = pread(f.disk_fd[0], buf, sizeof(buf) - 1, 0);
+		seals = fcntl(f.disk_fd[0], F_GET_SEALS);
+		tap_ok(n > 0 && strcmp(buf, "[global]\nmon host = x\n\n"
+		    "[client.a]\n\tkey = K\n\n") == 0 && seals >= 0 &&
+		    (seals & F_SEAL_WRITE) && (seals & F_SEAL_GROW),
+		    "RBD: one sealed memory file, the configuration then the "
+		    "keyring (%zd bytes, seals 0x%x)", n, seals);
+		vm_files_close(&f);
+	}
+	unlink(key);
+	rc = start(&def, &f, &cls, err, sizeof(err));
+	tap_ok(rc < 0 && cls == PROTO_ERR_INVALID_ARGUMENT &&
+	    strstr(err, "disk 0: keyring ") != NULL && strstr(err, key) !=
+	    NULL, "RBD: a missing keyring is named: %s", err);
+	unlink(conf);
+}
+
 int
 main(void)
 {
@@ -592,6 +639,7 @@ main(void)
 	test_tap();
 	test_overlay();
 	test_recorded();
+	test_rbd();
 	unlink(image);
 	return tap_done();
 }
