@@ -291,8 +291,10 @@ lb_check_hog(struct lg_vm *vm, lg_check_fn check, pid_t pid)
 	lb_dev_get(vm, &d0);
 	lb_dev_diag(vm, "before memhog", &d0);
 
-	all &= check(vm, lb_hog(vm, "/tmp/hog1.log", line, sizeof(line)),
-	    "balloon: memhog holds %d MiB (%s)", LB_HOG_MIB, line);
+	/* Without its memory held there is nothing to follow. */
+	if (!check(vm, lb_hog(vm, "/tmp/hog1.log", line, sizeof(line)),
+	    "balloon: memhog holds %d MiB (%s)", LB_HOG_MIB, line))
+		return false;
 	peak = lb_rss(pid);
 	all &= check(vm, base > 0 && peak - base >= LB_RISE_MIB * MIB_KIB,
 	    "balloon: the worker's VmRSS rose by %ld MiB (at least %d): %ld "
@@ -322,9 +324,10 @@ lb_check_hog(struct lg_vm *vm, lg_check_fn check, pid_t pid)
 	    d1.discard_errors);
 
 	/* The memory is the guest's again when it asks. */
-	all &= check(vm, lb_hog(vm, "/tmp/hog2.log", line, sizeof(line)),
+	if (!check(vm, lb_hog(vm, "/tmp/hog2.log", line, sizeof(line)),
 	    "balloon: a second memhog gets %d MiB again (%s)", LB_HOG_MIB,
-	    line);
+	    line))
+		return false;
 	again = lb_rss(pid);
 	all &= check(vm, low > 0 && again - low >= LB_BACK_MIB * MIB_KIB,
 	    "balloon: the worker's VmRSS rose again by %ld MiB (at least "
