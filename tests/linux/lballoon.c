@@ -26,6 +26,7 @@
 #define LB_BACK_MS	300000
 #define LB_INFLATE_MS	300000
 #define LB_AFTER_MS	60000		/* sampling on once LB_BACK_MIB came */
+#define LB_SETTLE_MS	60000		/* a report in flight: seconds */
 
 /* Bit 5 of the guest's features: VIRTIO_BALLOON_F_FREE_PAGE_REPORTING. */
 #define LB_F_REPORTING	5
@@ -335,6 +336,11 @@ lb_check_hog(struct lg_vm *vm, lg_check_fn check, pid_t pid)
 	    low, again);
 	all &= check(vm, lb_unhog(vm, "/tmp/hog2.log", line, sizeof(line)),
 	    "balloon: and finds it intact and frees it (%s)", line);
+	/* The guest reports it again: the next checks want it quiet. */
+	t0 = h_now_ms();
+	low = lb_watch(vm, pid, NULL, again, LB_BACK_MIB * MIB_KIB, &reached);
+	tap_diag("%s: balloon: the worker's VmRSS settled at %ld KiB after "
+	    "the second free (%.1f s)", vm->name, low, (h_now_ms() - t0) / 1e3);
 	return all;
 }
 
@@ -346,8 +352,26 @@ lb_near(long a, long b)
 }
 
 /*
+ * vm.info's statistics (fresh ones on both sides of the reading) agree
+ * with the guest's /proc/meminfo.
+ */
+static bool
+lb_stats_match(struct lg_vm *vm, struct lb_dev *s, struct lb_meminfo *m)
+{
+	return lb_dev_fresh(vm, s) && lb_meminfo(vm, m) &&
+	    lb_dev_fresh(vm, s) && s->total == (int64_t)m->total << 10 &&
+	    lb_near(s->free >> 10, m->free) && lb_near(s->avail >> 10,
+	    m->avail);
+}
+
+/*
  * vm.info's statistics are the guest's; vmctl balloon takes memory from
- * it and gives it back.
+ * it and gives it back.  A batch of free pages the guest is reporting
+ * is off its free lists (MemFree and MemAvailable lower by up to 128
+ * MiB) until the device has given it back: each comparison is made
+ * again until it holds, for LB_SETTLE_MS at most.  (Each condition is
+ * had before the check's arguments read what it filled: their order is
+ * the compiler's.)
  */
 static bool
 lb_check_inflate(struct lg_vm *vm, lg_check_fn check)
@@ -356,28 +380,22 @@ lb_check_inflate(struct lg_vm *vm, lg_check_fn check)
 	struct lb_dev s, s2;
 	struct lb_meminfo m, m2, m3;
 	struct h_proc p;
+	double until;
 	long drop;
 	int rc;
 	bool all = true, ok;
 
-	/*
-	 * Fresh statistics, the guest's own figures, fresh again.  (Each
-	 * condition is had before the check's arguments read what it
-	 * filled: their order is the compiler's.)
-	 */
-	ok = lb_dev_fresh(vm, &s) && lb_meminfo(vm, &m) &&
-	    lb_dev_fresh(vm, &s);
-	all &= check(vm, ok, "balloon: vm.info brings new statistics from "
-	    "the guest (%" PRId64 " buffers)", s.updates);
+	until = h_now_ms() + LB_SETTLE_MS;
+	while (!(ok = lb_stats_match(vm, &s, &m)) && h_now_ms() < until)
+		h_sleep_ms(1000);
 	lb_dev_diag(vm, "statistics", &s);
 	tap_diag("%s: balloon: the guest's /proc/meminfo: MemTotal %ld KiB, "
 	    "MemFree %ld KiB, MemAvailable %ld KiB", vm->name, m.total,
 	    m.free, m.avail);
-	all &= check(vm, s.total == (int64_t)m.total << 10 &&
-	    lb_near(s.free >> 10, m.free) && lb_near(s.avail >> 10, m.avail),
-	    "balloon: vm.info shows the guest's memory: total %" PRId64
-	    " KiB (MemTotal %ld), free %" PRId64 " KiB (MemFree %ld), "
-	    "available %" PRId64 " KiB (MemAvailable %ld)", s.total >> 10,
+	all &= check(vm, ok, "balloon: vm.info shows the guest's memory "
+	    "(%" PRId64 " statistics buffers): total %" PRId64 " KiB "
+	    "(MemTotal %ld), free %" PRId64 " KiB (MemFree %ld), available %"
+	    PRId64 " KiB (MemAvailable %ld)", s.updates, s.total >> 10,
 	    m.total, s.free >> 10, m.free, s.avail >> 10, m.avail);
 
 	/* Inflate: keep LB_GUEST_MIB - LB_INFLATE_MIB. */
@@ -387,37 +405,42 @@ lb_check_inflate(struct lg_vm *vm, lg_check_fn check)
 	    vm->name, keep, rc, h_flat(p.obuf != NULL ? p.obuf : ""));
 	h_proc_free(&p);
 	ok = lb_wait_actual(vm, LB_INFLATE_MIB * 256, &s2);
-	all &= check(vm, ok, "balloon: the guest inflated to %d pages (%" PRId64 ")",
-	    LB_INFLATE_MIB * 256, s2.actual);
-	lb_meminfo(vm, &m2);
-	drop = m.avail - m2.avail;
-	all &= check(vm, lb_near(drop, LB_INFLATE_MIB * MIB_KIB),
-	    "balloon: the guest's MemAvailable fell by %ld MiB (%d wanted, "
-	    "%d either way): %ld KiB to %ld KiB; MemTotal %ld KiB, was %ld",
-	    drop / MIB_KIB, LB_INFLATE_MIB, LB_SLACK_MIB, m.avail, m2.avail,
-	    m2.total, m.total);
-	ok = lb_dev_fresh(vm, &s2) && lb_near((s.avail - s2.avail) >> 10,
-	    LB_INFLATE_MIB * MIB_KIB);
-	all &= check(vm, ok, "balloon: and so "
-	    "does vm.info's available_memory: %" PRId64 " MiB less",
-	    (s.avail - s2.avail) >> 20);
+	all &= check(vm, ok, "balloon: the guest inflated to %d pages (%"
+	    PRId64 ")", LB_INFLATE_MIB * 256, s2.actual);
+	until = h_now_ms() + LB_SETTLE_MS;
+	while (lb_meminfo(vm, &m2), drop = m.avail - m2.avail,
+	    !(ok = lb_near(drop, LB_INFLATE_MIB * MIB_KIB)) &&
+	    h_now_ms() < until)
+		h_sleep_ms(1000);
+	all &= check(vm, ok, "balloon: the guest's MemAvailable fell by %ld "
+	    "MiB (%d wanted, %d either way): %ld KiB to %ld KiB; MemTotal %ld "
+	    "KiB, was %ld", drop / MIB_KIB, LB_INFLATE_MIB, LB_SLACK_MIB,
+	    m.avail, m2.avail, m2.total, m.total);
+	until = h_now_ms() + LB_SETTLE_MS;
+	while (!(ok = lb_dev_fresh(vm, &s2) && lb_near((s.avail - s2.avail) >>
+	    10, LB_INFLATE_MIB * MIB_KIB)) && h_now_ms() < until)
+		h_sleep_ms(1000);
+	all &= check(vm, ok, "balloon: and so does vm.info's "
+	    "available_memory: %" PRId64 " MiB less", (s.avail - s2.avail) >>
+	    20);
 	lb_dev_diag(vm, "inflated", &s2);
 
-	/* And back. */
+	/* And back, or more: the guest may have dropped caches meanwhile. */
 	snprintf(full, sizeof(full), "%dM", LB_GUEST_MIB);
 	rc = h_vmctl(vm->d, &p, LG_CMD_MS, "balloon", vm->name, full, NULL);
 	all &= check(vm, rc == 0, "balloon: vmctl balloon %s %s (%d: %s)",
 	    vm->name, full, rc, h_flat(p.obuf != NULL ? p.obuf : ""));
 	h_proc_free(&p);
 	ok = lb_wait_actual(vm, 0, &s2);
-	all &= check(vm, ok, "balloon: the guest "
-	    "deflated to 0 pages (%" PRId64 ")", s2.actual);
-	/* Back, or more: the guest may have dropped caches meanwhile. */
-	lb_meminfo(vm, &m3);
-	all &= check(vm, m3.avail >= m.avail - LB_SLACK_MIB * MIB_KIB,
-	    "balloon: the guest's MemAvailable is back: %ld KiB (%ld KiB "
-	    "before the inflation, %d MiB less at most)", m3.avail, m.avail,
-	    LB_SLACK_MIB);
+	all &= check(vm, ok, "balloon: the guest deflated to 0 pages (%"
+	    PRId64 ")", s2.actual);
+	until = h_now_ms() + LB_SETTLE_MS;
+	while (lb_meminfo(vm, &m3), !(ok = m3.avail >= m.avail -
+	    LB_SLACK_MIB * MIB_KIB) && h_now_ms() < until)
+		h_sleep_ms(1000);
+	all &= check(vm, ok, "balloon: the guest's MemAvailable is back: %ld "
+	    "KiB (%ld KiB before the inflation, %d MiB less at most)",
+	    m3.avail, m.avail, LB_SLACK_MIB);
 	lb_dev_diag(vm, "deflated", &s2);
 	return all;
 }
