@@ -15,7 +15,9 @@
 #                       (rtc-ticks.c here, built static with cc), which
 #                       counts the RTC's interrupts for the linux suite,
 #                       and /usr/bin/vsock-echo (vsock-echo.c), the
-#                       guest's end of its vsock checks
+#                       guest's end of its vsock checks, and
+#                       /usr/bin/memhog (memhog.c), which takes memory
+#                       and gives it back for the balloon step
 #   cmdline             the guest's default kernel command line
 #   release             the kernel release (uname -r)
 #   busybox             busybox-static, for the nested test host
@@ -55,7 +57,7 @@ for t in apt-cache apt-get dpkg-deb cpio gzip xz zstd awk "$cc"; do
 	    "xz-utils zstd gcc libc6-dev)"
 done
 # The guest's own programs: C sources here, each built static.
-guest_programs="rtc-ticks vsock-echo"
+guest_programs="rtc-ticks vsock-echo memhog"
 
 # The versioned package a package depends on (linux-image-amd64 ->
 # linux-image-6.1.0-NN-amd64), resolved at run time.

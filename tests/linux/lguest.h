@@ -31,6 +31,7 @@ struct lg_vm {
 	struct h_console	*con;	/* attached console (raw stream) */
 	unsigned int		 seq;	/* marker numbers */
 	double			 t0;	/* h_now_ms() at its last vm.start */
+	unsigned int		 mib;	/* its RAM; 0: the suite's default */
 	bool			 dumped;
 };
 

@@ -27,7 +27,9 @@
  * (Debian's netboot installer from an ISO as a CD under SeaBIOS, to its
  * first screen: linstaller.h), snapshot (a guest on an overlay disk with
  * a network card snapshotted while it writes a file, stopped, restored:
- * lsnapshot.h).
+ * lsnapshot.h), balloon (a 768 MiB guest with a balloon: 400 MiB taken,
+ * freed and given back to the host by free page reporting, taken again;
+ * its statistics in vm.info; vmctl balloon: lballoon.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -44,6 +46,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 
+#include "lballoon.h"
 #include "ldisplay.h"
 #include "lguest.h"
 #include "lcloud.h"
@@ -440,16 +443,17 @@ static bool
 boot_begin(struct lg_vm *vm, const char *kernel, const char *on_reboot,
     const char *cmdline, const char *extra)
 {
+	unsigned int mib = vm->mib != 0 ? vm->mib : GUEST_MIB;
 	double t0;
 	int r;
 
 	r = h_create(vm->c, vm->name, "\"kernel\":\"%s\",\"initrd\":\"%s\","
-	    "\"cmdline\":\"%s\",\"memory_mib\":%d,\"vcpus\":%d,"
+	    "\"cmdline\":\"%s\",\"memory_mib\":%u,\"vcpus\":%d,"
 	    "\"on_reboot\":\"%s\"%s", lg_guest_file(kernel),
-	    lg_guest_file("initramfs.cpio.gz"), cmdline, GUEST_MIB,
+	    lg_guest_file("initramfs.cpio.gz"), cmdline, mib,
 	    GUEST_CPUS, on_reboot, extra);
-	if (!check(vm, r == 0, "created (%s, %d vCPUs, %d MiB, on_reboot %s)",
-	    kernel, GUEST_CPUS, GUEST_MIB, on_reboot))
+	if (!check(vm, r == 0, "created (%s, %d vCPUs, %u MiB, on_reboot %s)",
+	    kernel, GUEST_CPUS, mib, on_reboot))
 		return false;
 	t0 = h_now_ms();
 	vm->t0 = t0;
@@ -2033,6 +2037,28 @@ scenario_fs(struct h_daemon *d, struct h_conn *c)
 	h_delete(c, ro.name);
 }
 
+/*
+ * The memory balloon (lballoon.h): a guest of LB_GUEST_MIB with a
+ * balloon, memory taken and freed in it, the worker's RSS followed.
+ */
+static void
+scenario_balloon(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-balloon",
+	    .mib = LB_GUEST_MIB };
+	double t0 = h_now_ms();
+
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("balloon"),
+	    ",\"balloon\":true"))
+		goto out;
+	lb_check_guest(&vm, check);
+	show_stats(&vm, "after the balloon checks");
+out:
+	finish(&vm);
+	h_delete(c, vm.name);
+	tap_diag("balloon: the step took %.1f s", (h_now_ms() - t0) / 1e3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2081,6 +2107,8 @@ main(int argc, char **argv)
 		li_installer(d, c);
 	if (want("snapshot"))
 		scenario_snapshot(d, c);
+	if (want("balloon"))
+		scenario_balloon(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();
