@@ -30,6 +30,7 @@
 struct access_cred;
 struct dconf_tap_rule;
 struct control;
+struct event;
 struct event_base;
 struct vmmd;
 struct wlink;
@@ -77,6 +78,10 @@ struct vm {
 	/* vm.migrate_cancel stopped the migration out under way: its end
 	 * says "cancelled" (cmd-migrate.c). */
 	bool migrate_cancelled;
+	/* Arrived by migration: retries of the disks' locks its source
+	 * still held (cmd-migrate.c), NULL when none are pending. */
+	struct event *disklock_wait;
+	unsigned int disklock_tries;
 };
 
 TAILQ_HEAD(vm_list, vm);
