@@ -24,7 +24,7 @@
 #                       runs it in the test host as the far end of
 #                       vmctl migrate --to ssh:// (a listening sshd is
 #                       not this machine's to install)
-#   host-modules/       the test host's KVM, TAP and vhost-vsock modules
+#   host-modules/       the test host's KVM, TAP, vhost-vsock and veth modules
 #                       (*.ko, decompressed)
 #                       and "order", the order to insmod them in
 #
@@ -40,12 +40,13 @@ cache=${VMMD_CACHE:-$top/.cache}
 out=${1:-$cache/linux-guest}
 
 # The modules the guest loads at boot (with their dependencies) and the
-# ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices).
+# ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices;
+# veth: the migrate step's link between two network namespaces).
 # button and evdev: the ACPI power button as an input device acpid reads.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
     virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev
     vmw_vsock_virtio_transport"
-host_modules="kvm_amd kvm_intel tun vhost_vsock"
+host_modules="kvm_amd kvm_intel tun vhost_vsock veth"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
 
