@@ -73,7 +73,9 @@ build_deps="meson ninja-build pkg-config gcc libc6-dev libevent-dev libjson-c-de
 test_deps="strace chromium novnc mandoc bash-completion zsh acpica-tools clang libclang-rt-14-dev qemu-utils qemu-system-common prometheus fdisk e2fsprogs dosfstools mtools genisoimage seabios ovmf xorriso grub-pc-bin grub-efi-amd64-bin resource-agents libxml2-utils ceph-mon ceph-osd ceph-common"
 # mmdebstrap makes the Debian system the systemd suite boots and the
 # cloud image of the linux suite's cloud step (with fdisk, e2fsprogs,
-# dosfstools and qemu-utils); openssh-client reaches that guest.
+# dosfstools and qemu-utils); openssh-client reaches that guest, and
+# carries the migrate step's stream to an sshd that is openssh-server's
+# binary, which build-guest.sh downloads and unpacks but never installs.
 # debian-installer-12-netboot-amd64: the installer's kernel and initrd,
 # which the installer step boots from an ISO made around them.
 # debhelper builds the Debian packages (debian/), lintian checks them;

@@ -251,9 +251,38 @@ migrate_write_line(int fd, const char *s)
 	return 0;
 }
 
+/* The most words $VMCTL_SSH may have (program and options). */
+#define MIGRATE_SSH_WORDS	32
+
+/*
+ * $VMCTL_SSH's words (split at blanks, no quoting: as rsync's -e),
+ * or "ssh", into argv with room for two more and the NULL, in buf:
+ * how many, or -1 when there are too many or none.
+ */
+static int
+migrate_ssh_words(const char *ssh, char *buf, size_t len,
+    char *argv[MIGRATE_SSH_WORDS + 3])
+{
+	char *p, *save = NULL;
+	int n = 0;
+
+	if (ssh == NULL || ssh[strspn(ssh, " \t")] == '\0')
+		ssh = "ssh";
+	if (snprintf(buf, len, "%s", ssh) >= (int)len)
+		return -1;
+	for (p = strtok_r(buf, " \t", &save); p != NULL;
+	    p = strtok_r(NULL, " \t", &save)) {
+		if (n == MIGRATE_SSH_WORDS)
+			return -1;
+		argv[n++] = p;
+	}
+	return n > 0 ? n : -1;
+}
+
 /*
  * ssh://[USER@]HOST[/SOCKET]: "ssh HOST vmctl [-s /SOCKET]
- * migrate-receive" on a socketpair ($VMCTL_SSH instead of ssh), the
+ * migrate-receive" on a socketpair ($VMCTL_SSH instead of ssh: a
+ * program and its options, split at blanks), the
  * definition its first line and its answer the first line back (a
  * reply as vmmd's: "return" or "error").  0 with t set, or an exit
  * status.
@@ -262,14 +291,18 @@ static int
 migrate_target_ssh(const char *dest, struct json_object *def,
     const char *name, const char *what, struct migrate_target *t)
 {
-	const char *ssh = getenv("VMCTL_SSH"), *sock, *host = dest + 6;
+	const char *sock, *host = dest + 6;
 	struct json_object *msg, *args, *v, *e;
-	char hostbuf[256], cmd[512], line[4096];
-	int sv[2];
+	char hostbuf[256], cmd[512], line[4096], words[1024];
+	char *argv[MIGRATE_SSH_WORDS + 3];
+	int sv[2], argc;
 	pid_t pid;
 
-	if (ssh == NULL || *ssh == '\0')
-		ssh = "ssh";
+	if ((argc = migrate_ssh_words(getenv("VMCTL_SSH"), words,
+	    sizeof(words), argv)) < 0)
+		return ctl_error(name, what, "invalid_argument", "VMCTL_SSH: "
+		    "a program and its options, at most 32 words in 1023 "
+		    "bytes");
 	sock = strchr(host, '/');
 	snprintf(hostbuf, sizeof(hostbuf), "%.*s", sock != NULL ?
 	    (int)(sock - host) : (int)strlen(host), host);
@@ -284,6 +317,9 @@ migrate_target_ssh(const char *dest, struct json_object *def,
 	/* The remote shell reads it: only the characters checked above. */
 	snprintf(cmd, sizeof(cmd), "vmctl%s%s migrate-receive",
 	    sock != NULL ? " -s " : "", sock != NULL ? sock : "");
+	argv[argc++] = hostbuf;
+	argv[argc++] = cmd;
+	argv[argc] = NULL;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return ctl_error(name, what, "internal", strerror(errno));
 	if ((pid = fork()) < 0) {
@@ -294,8 +330,8 @@ migrate_target_ssh(const char *dest, struct json_object *def,
 	if (pid == 0) {
 		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
 			_exit(127);
-		execlp(ssh, ssh, hostbuf, cmd, (char *)NULL);
-		fprintf(stderr, "vmctl: %s: %s\n", ssh, strerror(errno));
+		execvp(argv[0], argv);
+		fprintf(stderr, "vmctl: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	close(sv[1]);

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <json-c/json.h>
 
 #include "access.h"
@@ -86,6 +87,69 @@ cmd_migrate_answer(int fd, struct json_object *id, const char *name)
 
 /* vm.migrate_in --------------------------------------------------------- */
 
+/*
+ * The written disks' locks its source still held when the guest came
+ * (vm-disklock.h): tried every CMD_MIGRATE_LOCK_MS until taken, for
+ * CMD_MIGRATE_LOCK_TRIES turns at most (the source lets them go once it
+ * hears that the guest runs here, its worker's end at the latest).
+ */
+#define CMD_MIGRATE_LOCK_MS	100
+#define CMD_MIGRATE_LOCK_TRIES	600
+
+/* Whether vm's pending locks are all taken (or given up on): logs. */
+static bool
+cmd_migrate_locks_done(struct vm *vm)
+{
+	int left = vm_disklock_take(&vm->disklock);
+
+	if (left < 0)
+		log_error("VM '%s': taking the lock of a disk its source "
+		    "held: %s", vm->def->name, strerror(-left));
+	else if (left == 0 && vm->disklock_tries > 0)
+		log_info("VM '%s': its disks' locks taken over from the "
+		    "source", vm->def->name);
+	else if (left > 0 && ++vm->disklock_tries >= CMD_MIGRATE_LOCK_TRIES) {
+		log_error("VM '%s': %d disk(s) still locked by another holder "
+		    "%d s after the guest arrived: it runs without their "
+		    "locks (/proc/locks names the holder)", vm->def->name,
+		    left, CMD_MIGRATE_LOCK_TRIES * CMD_MIGRATE_LOCK_MS / 1000);
+		return true;
+	}
+	return left <= 0;
+}
+
+static void
+cmd_migrate_lock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vm *vm = arg;
+	struct timeval tv = { 0, CMD_MIGRATE_LOCK_MS * 1000 };
+
+	(void)fd;
+	(void)what;
+	if (!cmd_migrate_locks_done(vm))
+		event_add(vm->disklock_wait, &tv);
+}
+
+/* The guest runs here: its disks' locks, now or in a while. */
+static void
+cmd_migrate_take_locks(struct vm *vm)
+{
+	struct timeval tv = { 0, CMD_MIGRATE_LOCK_MS * 1000 };
+
+	vm->disklock_tries = 0;
+	if (cmd_migrate_locks_done(vm))
+		return;
+	if (vm->disklock_wait == NULL)
+		vm->disklock_wait = evtimer_new(vm->d->base,
+		    cmd_migrate_lock_cb, vm);
+	if (vm->disklock_wait == NULL) {
+		log_error("VM '%s': out of memory: it runs without the locks "
+		    "of the disks its source held", vm->def->name);
+		return;
+	}
+	event_add(vm->disklock_wait, &tv);
+}
+
 /* A guest arriving: told by its start's pending when it runs or not. */
 struct cmd_migrate_in {
 	struct pending_owner owner;
@@ -126,6 +190,7 @@ cmd_migrate_in_done(struct pending_owner *o, struct json_object *msg)
 	cmd_migrate_in_event(mi->d, mi->name, msg);
 	if (json_object_object_get_ex(msg, "return", NULL) && vm != NULL) {
 		log_info("VM '%s': arrived by migration, running", mi->name);
+		cmd_migrate_take_locks(vm);
 		if (mi->persist) {
 			vm->def->transient = false;
 			if (config_save(mi->d->vmsdir, vm->def, err,
@@ -239,6 +304,21 @@ cmd_vm_migrate_in(struct cmd_ctx *ctx)
 			    "a VM with an %s disk cannot migrate (yet)",
 			    kind);
 		}
+	/*
+	 * The worker here reads a qcow2 image's tables as it builds the
+	 * machine, while the source's guest still writes (and allocates):
+	 * a raw image has nothing to read ahead.
+	 */
+	for (unsigned int i = 0; i < def->ndisks; i++)
+		if (!def->disks[i].readonly &&
+		    def->disks[i].format == VM_DISK_FORMAT_QCOW2) {
+			snprintf(err, sizeof(err), "a VM that writes a "
+			    "qcow2 disk cannot migrate (yet): %s",
+			    def->disks[i].path);
+			config_def_free(def);
+			return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
+			    "%s", err);
+		}
 	if (def->firmware == VM_FIRMWARE_UEFI) {
 		config_def_free(def);
 		return proto_error(ctx->id, PROTO_ERR_INVALID_ARGUMENT,
@@ -280,6 +360,8 @@ cmd_migrate_out_done(struct vm *vm, struct json_object *ret,
 		data = json_object_get(ret);
 		log_info("VM '%s': migrated: %s; stopped and removed here",
 		    vm->def->name, json_object_to_json_string(ret));
+		/* The target takes them: this paused guest writes no more. */
+		vm_disklock_drop(&vm->disklock);
 		/* It runs there now: here it is gone once stopped. */
 		if (!vm->def->transient && config_remove(vm->d->vmsdir,
 		    vm->def->name, err, sizeof(err)) < 0)

@@ -29,10 +29,22 @@
  * the exclusive lock, and a clone beside it is refused as "in use", as
  * ever (never the other way round).
  *
+ * A guest that arrives by migration (vm_files_lock_disks() arriving)
+ * may find a written disk still locked by its source, on the same host
+ * or through shared storage's locks: that disk's handle is kept without
+ * a lock ("pending") and vm_disklock_take() takes the exclusive lock
+ * once the source let it go (vm_disklock_drop() there, when the target
+ * said the guest runs; its worker's end at the latest).  Until then the
+ * source's paused guest writes nothing, and the lock keeps others off.
+ * The migration trusts that the holder is its source: a disk another
+ * guest on the target writes is only found then, and logged.
+ *
  * Library-like: no logging.
  */
 #ifndef VMMD_VM_DISKLOCK_H
 #define VMMD_VM_DISKLOCK_H
+
+#include <stdbool.h>
 
 #include "vmconfig.h"
 
@@ -40,6 +52,8 @@ struct vm_files;
 
 struct vm_disklock {
 	int fd[CONFIG_DISKS_MAX];	/* -1: no handle */
+	/* fd[i] holds no lock yet: its source's still does. */
+	bool pending[CONFIG_DISKS_MAX];
 };
 
 /* No handles. */
@@ -51,6 +65,18 @@ void	vm_disklock_init(struct vm_disklock *l);
  */
 void	vm_disklock_keep(struct vm_disklock *l, const struct vm_def *def,
 	    const struct vm_files *f);
+/*
+ * The exclusive lock of each pending disk, where its holder let it go:
+ * how many are still pending (0: none), or -errno of another failure
+ * (that disk is no longer pending then).
+ */
+int	vm_disklock_take(struct vm_disklock *l);
+/*
+ * The guest runs on elsewhere (a migration's source): every handle's
+ * lock dropped, and the handles closed, so that the target may take the
+ * locks before this worker is gone.
+ */
+void	vm_disklock_drop(struct vm_disklock *l);
 /*
  * Disk i moved onto the fresh overlay new_fd (the descriptor the worker
  * was given, locked exclusively): its old top image's lock becomes

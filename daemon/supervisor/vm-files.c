@@ -972,7 +972,7 @@ vm_files_lock(int fd, bool shared, const char *what, const char *path,
 /* Backing files are only read: shared, as a read-only disk. */
 int
 vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
-    enum proto_error *cls, char *err, size_t errlen)
+    bool arriving, enum proto_error *cls, char *err, size_t errlen)
 {
 	int rc;
 
@@ -981,9 +981,16 @@ vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
 		 * RBD image's exclusive lock is the worker's to take. */
 		if (def->disks[i].nbd || def->disks[i].rbd)
 			continue;
+		f->lock_later[i] = false;
 		rc = vm_files_lock(f->disk_fd[i], def->disks[i].readonly,
 		    "disk", f->overlay_path[i] != NULL ? f->overlay_path[i] :
 		    def->disks[i].path, cls, err, errlen);
+		/* The source's lock, until the guest runs here. */
+		if (arriving && !def->disks[i].readonly &&
+		    (rc == -EAGAIN || rc == -EACCES)) {
+			f->lock_later[i] = true;
+			rc = 0;
+		}
 		for (unsigned int k = 0; rc == 0 && k < f->nbacking[i]; k++)
 			rc = vm_files_lock(f->backing[i][k].fd, true,
 			    "backing file", f->backing[i][k].path, cls, err,

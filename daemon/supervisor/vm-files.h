@@ -56,6 +56,9 @@ struct vm_files {
 	int vsock_fd;			/* /dev/vhost-vsock, or -1 */
 	/* The shared directory, or the vhost-user socket connected, -1 */
 	int fs_fd;
+	/* Disk i arrives by migration locked by its source: its exclusive
+	 * lock is taken once the source lets it go (vm-disklock.h). */
+	bool lock_later[CONFIG_DISKS_MAX];
 };
 
 /*
@@ -157,9 +160,16 @@ int	vm_files_kvm_check(char *err, size_t errlen);
  * the worker is reaped; a snapshot turns a frozen image's lock shared
  * through it).  A lock held elsewhere:
  * -EAGAIN with class bad_state and err naming the image.
+ *
+ * arriving: the guest comes by migration, whose source holds its written
+ * disks' exclusive locks until the guest runs here (on shared storage
+ * the same lock, seen from both hosts): such a disk found locked is
+ * marked lock_later instead of refused, and vm-disklock.h takes its
+ * lock once the source let it go.  Read-only disks and backing files
+ * are locked shared as at any start (the source's are shared too).
  */
 int	vm_files_lock_disks(const struct vm_def *def, struct vm_files *f,
-	    enum proto_error *cls, char *err, size_t errlen);
+	    bool arriving, enum proto_error *cls, char *err, size_t errlen);
 /*
  * Whether cred may have def's guest use its TAPs (a VM without one: yes).
  * The host's network is the administrator's: root (or cred NULL, the

@@ -164,6 +164,8 @@ vm_remove(struct vm *vm)
 	}
 	vm_nbd_dials_cancel(vm);
 	TAILQ_REMOVE(&vm->d->vms, vm, entry);
+	if (vm->disklock_wait != NULL)
+		event_free(vm->disklock_wait);
 	vm_disklock_release(&vm->disklock);
 	config_def_free(vm->def);
 	free(vm->reason);
@@ -1011,8 +1013,8 @@ vm_start_from(struct vm *vm, const struct access_cred *cred,
 	    errlen)) < 0 ||
 	    (rc = vm_start_nvram(vm, &files, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_kvm(&files, cls, err, errlen)) < 0 ||
-	    (rc = vm_files_lock_disks(vm->def, &files, cls, err,
-	    errlen)) < 0 ||
+	    (rc = vm_files_lock_disks(vm->def, &files, migrate_fd >= 0,
+	    cls, err, errlen)) < 0 ||
 	    (rc = vm_start_cid(vm, &run.vsock_cid, cls, err, errlen)) < 0 ||
 	    (rc = vm_files_open_vsock(vm->def, &files, cls, err,
 	    errlen)) < 0 ||

@@ -30,6 +30,7 @@
 struct access_cred;
 struct dconf_tap_rule;
 struct control;
+struct event;
 struct event_base;
 struct nbd_dial;
 struct vmmd;
@@ -81,6 +82,10 @@ struct vm {
 	/* Reconnects of w's NBD disks under way (nbd-dial.h), by disk:
 	 * the VM's, freed when they answer or when w goes. */
 	struct nbd_dial *nbd_dial[CONFIG_DISKS_MAX];
+	/* Arrived by migration: retries of the disks' locks its source
+	 * still held (cmd-migrate.c), NULL when none are pending. */
+	struct event *disklock_wait;
+	unsigned int disklock_tries;
 };
 
 TAILQ_HEAD(vm_list, vm);

@@ -12,7 +12,10 @@
  * 1 ms downtime bound.  A guest that reads a disk into 4 MiB of its RAM
  * all the time moves with every byte the device wrote there (test
  * guest "vblkr" checks them against the disk's pattern): KVM's dirty
- * log does not see a device's writes.  A migration of a guest that
+ * log does not see a device's writes.  A guest with a disk it may write,
+ * at the same path for both vmmd (as on shared storage): the target
+ * takes the image's exclusive lock over once the source let it go, and
+ * it is free once the guest stops there.  A migration of a guest that
  * never converges, cancelled after its first round (vmctl migrate
  * --cancel): the migration says so, the guest runs on at the source,
  * the target has no VM, and a new migration then moves it.  A guest
@@ -196,6 +199,35 @@ pattern_disk(const char *path)
 	}
 	if (fclose(f) != 0)
 		tap_bail("%s: %s", path, strerror(errno));
+}
+
+/*
+ * Whether an exclusive (wr) or shared lock on the image at path is
+ * refused to another open file, within ms: waits while it is granted
+ * (refused: true) or while it is refused (refused: false).
+ */
+static bool
+lock_refused(const char *path, bool wr, bool refused, int ms)
+{
+	struct flock lk;
+	double t0 = h_now_ms();
+	bool got;
+	int fd;
+
+	for (;;) {
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+			return false;
+		memset(&lk, 0, sizeof(lk));
+		lk.l_type = wr ? F_WRLCK : F_RDLCK;
+		lk.l_whence = SEEK_SET;
+		got = fcntl(fd, F_OFD_SETLK, &lk) == 0;
+		close(fd);		/* and its lock */
+		if (got != refused)
+			return true;
+		if (h_now_ms() - t0 >= ms)
+			return false;
+		h_sleep_ms(20);
+	}
 }
 
 /*
@@ -507,6 +539,44 @@ main(void)
 	    "wrote there as it was: %s", h_flat(con->buf + (con->len > 300 ?
 	    con->len - 300 : 0)));
 	h_console_close(con);
+
+	/*
+	 * A disk it may write, at the same path for both vmmd: the source's
+	 * exclusive lock is taken over by the target, which holds it once
+	 * the source's worker is gone, and lets it go with the guest.
+	 */
+	snprintf(st, sizeof(st), "%s", h_in_dir(a, "shared.img"));
+	rc = open(st, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (rc < 0 || ftruncate(rc, 1 << 20) < 0)
+		tap_bail("%s: %s", st, strerror(errno));
+	close(rc);
+	if (h_create(ca, "writer", "\"kernel\":\"%s\",\"disks\":[{"
+	    "\"path\":\"%s\",\"format\":\"raw\"}]",
+	    h_env("VMMD_GUEST_DEMO"), st) != 0 ||
+	    h_start(ca, "writer") != 0 ||
+	    (con = h_console_open(a, "writer")) == NULL ||
+	    h_expect(con, DEMO_TICK, H_BOOT_MS) != 0)
+		tap_bail("writer: does not run");
+	h_console_close(con);
+	pid = h_vm_pid(ca, "writer");
+	tap_ok(lock_refused(st, false, true, 0), "writer: its disk is locked "
+	    "at the source");
+	rc = h_ctl("migrate", "writer", "--to", to, NULL);
+	tap_ok(rc == 0 && strstr(h_out(), "migrated") != NULL,
+	    "a guest with a disk it writes, locked at the source: migrated: "
+	    "%s%s", h_flat(h_out()), h_err());
+	tap_ok(h_wait_state(cb, "writer", "running", H_REPLY_MS) == 0 &&
+	    h_pid_gone(pid, H_REPLY_MS) && lock_refused(st, false, true,
+	    H_REPLY_MS), "with the source's worker gone, the target holds "
+	    "its disk's lock");
+	if ((con = h_console_open(b, "writer")) == NULL)
+		tap_bail("writer: no console on the target");
+	tap_ok(counts_on(con), "writer counts on at the target");
+	h_console_close(con);
+	tap_ok(h_stop(cb, "writer", true, -1, H_REPLY_MS) == 0 &&
+	    lock_refused(st, true, false, H_REPLY_MS), "stopped there, its "
+	    "disk is free");
+	h_delete(cb, "writer");
 
 	/*
 	 * Cancelled after its first round: a guest writing 32 MiB all the

@@ -21,7 +21,12 @@
 #   cmdline             the guest's default kernel command line
 #   release             the kernel release (uname -r)
 #   busybox             busybox-static, for the nested test host
-#   host-modules/       the test host's KVM, TAP and vhost-vsock modules
+#   sshd                /usr/sbin/sshd of openssh-server, downloaded
+#                       and unpacked, never installed: the migrate step
+#                       runs it in the test host as the far end of
+#                       vmctl migrate --to ssh:// (a listening sshd is
+#                       not this machine's to install)
+#   host-modules/       the test host's KVM, TAP, vhost-vsock and veth modules
 #                       (*.ko, decompressed)
 #                       and "order", the order to insmod them in
 #
@@ -37,13 +42,14 @@ cache=${VMMD_CACHE:-$top/.cache}
 out=${1:-$cache/linux-guest}
 
 # The modules the guest loads at boot (with their dependencies) and the
-# ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices).
+# ones the test host needs for /dev/kvm (and tun: vmmd's TAP devices;
+# veth: the migrate step's link between two network namespaces).
 # button and evdev: the ACPI power button as an input device acpid reads;
 # virtiofs (and fuse, its dependency): the fs step's shared directory.
 guest_modules="virtio_pci virtio_mmio virtio_blk virtio_net virtio_console
     virtio_rng virtio_balloon virtio_input crc32c_generic ext4 button evdev
     vmw_vsock_virtio_transport virtiofs"
-host_modules="kvm_amd kvm_intel tun vhost_vsock"
+host_modules="kvm_amd kvm_intel tun vhost_vsock veth"
 banner="vmmd reference guest ready"
 cmdline="console=ttyS0 panic=-1"
 
@@ -94,19 +100,25 @@ fetch() {
 
 kpkg=$(resolve_kernel)
 bbver=$(candidate busybox-static)
-if [ -z "$kpkg" ] || [ -z "$bbver" ]; then
+sshver=$(candidate openssh-server)
+if [ -z "$kpkg" ] || [ -z "$bbver" ] || [ -z "$sshver" ]; then
 	say "package lists missing: apt-get update"
 	apt-get update -qq >/dev/null 2>&1 || true
 	kpkg=$(resolve_kernel)
 	bbver=$(candidate busybox-static)
+	sshver=$(candidate openssh-server)
 fi
 [ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 (apt-cache depends)"
 [ -n "$bbver" ] || die "no candidate for busybox-static"
+[ -n "$sshver" ] || die "no candidate for openssh-server"
 kdir=$cache/debian/$kpkg
 bdir=$cache/debian/busybox-static_$bbver
+sdir=$cache/debian/openssh-server_$sshver
 mkdir -p "$cache/debian"
 fetch "$kpkg" "$kdir"
 fetch busybox-static "$bdir"
+fetch openssh-server "$sdir"
+[ -x "$sdir/usr/sbin/sshd" ] || die "$sdir/usr/sbin/sshd is missing"
 
 release=$(ls "$kdir/lib/modules" | head -n 1)
 vmlinuz=$kdir/boot/vmlinuz-$release
@@ -115,7 +127,7 @@ busybox=$bdir/bin/busybox
 [ -x "$busybox" ] || die "$busybox is missing"
 
 # Nothing to do when the inputs (packages and this script) did not change.
-stamp="$kpkg $bbver $(cksum <"$0")"
+stamp="$kpkg $bbver $sshver $(cksum <"$0")"
 for p in $guest_programs; do
 	stamp="$stamp $(cksum <"$here/$p.c")"
 done
@@ -298,12 +310,13 @@ rm -f "$out/stamp"
 cp "$vmlinuz" "$new/vmlinuz"
 extract_vmlinux "$vmlinuz" "$new/vmlinux"
 cp "$busybox" "$new/busybox"
+cp "$sdir/usr/sbin/sshd" "$new/sshd"
 mod_stage "$new/host-modules" $host_modules
 echo "$cmdline" >"$new/cmdline"
 echo "$release" >"$new/release"
 rm -rf "$out/host-modules"
-for f in initramfs.cpio.gz vmlinuz vmlinux busybox host-modules cmdline \
-    release; do
+for f in initramfs.cpio.gz vmlinuz vmlinux busybox sshd host-modules \
+    cmdline release; do
 	mv "$new/$f" "$out/$f"
 done
 rmdir "$new"

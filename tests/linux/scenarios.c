@@ -29,7 +29,11 @@
  * a network card snapshotted while it writes a file, stopped, restored:
  * lsnapshot.h), balloon (a 768 MiB guest with a balloon: 400 MiB taken,
  * freed and given back to the host by free page reporting, taken again;
- * its statistics in vm.info; vmctl balloon: lballoon.h).
+ * its statistics in vm.info; vmctl balloon: lballoon.h), fs (a host
+ * directory shared by virtio-fs, read-only too: lfs.h), migrate (the
+ * guest on a disk both vmmd see, pinging and writing a file, migrated
+ * over ssh:// to a second vmmd in a second network namespace:
+ * lmigrate.h).
  *
  * Environment (meson or run.sh sets it): VMMD_BIN, VMMD_GUEST_DEMO,
  * VMCTL_BIN, VMMD_LINUX_GUEST (the directory build-guest.sh made);
@@ -56,6 +60,7 @@
 #include "lfs.h"
 #include "lvsock.h"
 #include "lrtc.h"
+#include "lmigrate.h"
 #include "lsnapshot.h"
 
 #define GUEST_MIB	256
@@ -1681,6 +1686,49 @@ out:
 }
 
 /*
+ * Live migration over SSH (lmigrate.h): the bzImage guest on a 32 MiB
+ * raw disk both vmmd see at its path, with a card on a TAP, moved to a
+ * second vmmd in a namespace of its own, and checked there.
+ */
+static void
+scenario_migrate(struct h_daemon *d, struct h_conn *c)
+{
+	struct lg_vm vm = { .d = d, .c = c, .name = "deb-mig" };
+	char disk[] = "/tmp/vmmd-deb-mig-XXXXXX", extra[512];
+	struct lm_far far = { .ns_here = -1, .ns_far = -1 };
+	const char *missing = lm_missing();
+	double t0 = h_now_ms();
+	bool ok = false;
+	int fd;
+
+	if (missing != NULL) {
+		tap_ok(1, "# SKIP migrate: %s", missing);
+		return;
+	}
+	fd = mkstemp(disk);
+	if (!check(&vm, fd >= 0 && ftruncate(fd, 32 << 20) == 0,
+	    "a 32 MiB raw disk, at the same path for both vmmd"))
+		goto out;
+	if (!lm_far_start(&far, &vm, check))
+		goto out;
+	snprintf(extra, sizeof(extra), ",\"disks\":[{\"path\":\"%s\","
+	    "\"format\":\"raw\"}],\"net\":[{\"tap\":\"%s\","
+	    "\"mac\":\"%s\"}]", disk, LN_TAP, LM_GUEST_MAC);
+	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("migrate"), extra))
+		goto out;
+	ok = lm_check_migrate(&vm, check, &far);
+out:
+	finish(&vm);
+	h_delete(vm.c, vm.name);
+	lm_far_stop(&far, !ok);
+	if (fd >= 0) {
+		close(fd);
+		unlink(disk);
+	}
+	tap_diag("migrate: the step took %.1f s", (h_now_ms() - t0) / 1e3);
+}
+
+/*
  * The passt the worker of vm started (its child of that name; passt.avx2
  * where passt found the CPU has AVX2), or -1.
  */
@@ -2073,7 +2121,7 @@ main(int argc, char **argv)
 	h_env("VMMD_LINUX_GUEST");
 	/* Before vmmd: its TAP is made in the namespace it runs in. */
 	if ((want("net") || want("usernet") || want("cloud") ||
-	    want("snapshot")) &&
+	    want("snapshot") || want("migrate")) &&
 	    (r = ln_enter()) < 0)
 		tap_bail("a network namespace for the net steps: %s",
 		    strerror(-r));
@@ -2109,6 +2157,8 @@ main(int argc, char **argv)
 		scenario_snapshot(d, c);
 	if (want("balloon"))
 		scenario_balloon(d, c);
+	if (want("migrate"))
+		scenario_migrate(d, c);
 	tap_diag("scenarios took %.1f s", (h_now_ms() - t0) / 1e3);
 	h_close(c);
 	return h_done();

@@ -71,10 +71,12 @@ link "$vnc_module" "$stage/vmmd/vmmd-vnc.so"
 cloud_module=$(dirname "$VMMD_WORKER_BIN")/vmmd-cloud.so
 [ -f "$cloud_module" ] || die "$cloud_module is missing"
 link "$cloud_module" "$stage/vmmd/vmmd-cloud.so"
-# Users by name, for programs that want one (ssh refuses a uid without).
+# Users by name, for programs that want one (ssh refuses a uid without;
+# sshd's privilege separation runs as sshd: the linux suite's migrate step).
 mkdir -p "$stage/etc" "$stage/root"
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' \
-    >"$stage/etc/passwd"
+printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
+    'sshd:x:100:65534:sshd:/run/sshd:/bin/false' \
+    'nobody:x:65534:65534:nobody:/:/bin/false' >"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 link "$VMCTL_BIN" "$stage/vmmd/vmctl"
 link "$VMMD_LINUX_SCENARIOS" "$stage/vmmd/linux-scenarios"

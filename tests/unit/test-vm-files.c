@@ -31,6 +31,7 @@
 #include "disk-overlay.h"
 #include "qcow2-create.h"
 #include "tap.h"
+#include "vm-disklock.h"
 #include "vm-files.h"
 
 static char image[] = "/tmp/vmmd-test-vm-files-XXXXXX";
@@ -59,7 +60,7 @@ start(const struct vm_def *def, struct vm_files *f, enum proto_error *cls,
 	rc = vm_files_open(def, NULL, NULL, false, NULL, f, cls, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = vm_files_lock_disks(def, f, cls, err, errlen);
+	rc = vm_files_lock_disks(def, f, false, cls, err, errlen);
 	if (rc < 0)
 		vm_files_close(f);
 	return rc;
@@ -91,6 +92,59 @@ test_writers(void)
 	tap_ok(start(&b, &fb, &cls, err, sizeof(err)) == 0,
 	    "once the first guest's descriptor is closed, the image is free");
 	vm_files_close(&fb);
+}
+
+/*
+ * A guest arriving by migration finds its written disk locked by its
+ * source: opened without the lock, which its vmmd's handle takes once
+ * the source let it go (vm-disklock.h); a source that drops its handle
+ * lets it go while its worker's descriptor is still open.
+ */
+static void
+test_arriving(void)
+{
+	struct vm_def a, b;
+	struct vm_files fa, fb, fc;
+	struct vm_disklock la, lb;
+	enum proto_error cls;
+	char err[512];
+	int rc;
+
+	def_init(&a, "a", false);
+	def_init(&b, "b", false);
+	vm_disklock_init(&la);
+	vm_disklock_init(&lb);
+	if (start(&a, &fa, &cls, err, sizeof(err)) != 0)
+		tap_bail("a writer does not start: %s", err);
+	vm_disklock_keep(&la, &a, &fa);
+	rc = vm_files_open(&b, NULL, NULL, false, NULL, &fb, &cls, err,
+	    sizeof(err));
+	if (rc == 0)
+		rc = vm_files_lock_disks(&b, &fb, true, &cls, err,
+		    sizeof(err));
+	tap_ok(rc == 0 && fb.lock_later[0], "arriving, the source's disk: "
+	    "opened, its lock for later (%s)", rc == 0 ? "ok" : err);
+	if (rc < 0)
+		return;
+	vm_disklock_keep(&lb, &b, &fb);
+	tap_ok(lb.pending[0] && vm_disklock_take(&lb) == 1,
+	    "not taken while the source holds it");
+	/* The source's worker keeps its descriptor; vmmd lets go. */
+	vm_disklock_drop(&la);
+	tap_ok(vm_disklock_take(&lb) == 0 && !lb.pending[0],
+	    "taken once the source's vmmd dropped it, its worker's "
+	    "descriptor still open");
+	rc = start(&a, &fc, &cls, err, sizeof(err));
+	tap_ok(rc == -EAGAIN, "the arrived guest's alone now: %s", err);
+	vm_files_close(&fa);
+	vm_files_close(&fb);
+	tap_ok(start(&a, &fc, &cls, err, sizeof(err)) == -EAGAIN,
+	    "kept by the target vmmd's handle once its worker's copy is "
+	    "closed");
+	vm_disklock_release(&lb);
+	tap_ok(start(&a, &fc, &cls, err, sizeof(err)) == 0,
+	    "and free once that goes with the worker");
+	vm_files_close(&fc);
 }
 
 static void
@@ -389,7 +443,7 @@ test_overlay(void)
 	if (rc == 0) {
 		tap_ok((fcntl(f.disk_fd[0], F_GETFL) & O_ACCMODE) == O_RDWR,
 		    "opened read-write");
-		rc = vm_files_lock_disks(&def, &f, &cls, err, sizeof(err));
+		rc = vm_files_lock_disks(&def, &f, false, &cls, err, sizeof(err));
 		tap_ok(rc == 0, "and locked (%s)", rc == 0 ? "ok" : err);
 		vm_files_close(&f);
 	}
@@ -633,6 +687,7 @@ main(void)
 	close(fd);
 	test_writers();
 	test_readers();
+	test_arriving();
 	test_twice();
 	test_inherited();
 	test_format();
