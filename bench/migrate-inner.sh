@@ -98,9 +98,13 @@ qemu_one() {
 	qemu_start qs "$mib" "$kind"
 	src=$!
 	exec 4>/tmp/qs.in
+	rm -f /tmp/qm.sock
 	qemu_start qt "$mib" "$kind" -incoming unix:/tmp/qm.sock
 	dst=$!
 	exec 5>/tmp/qt.in
+	# Migrating before the target listens fails at once.
+	wait_socket /tmp/qm.sock 120 ||
+	    { ok=0; say "qemu $mib $kind: the target does not listen"; }
 	[ "$kind" = idle ] || wait_for /tmp/qs.con "dirty: pass" 300 ||
 	    { ok=0; say "qemu $mib $kind: no pass"; }
 	sleep 2
