@@ -310,3 +310,18 @@ lg_crc32(const void *buf, size_t len)
 		crc = tab[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
+
+char *
+lg_cmd_ok(struct lg_vm *vm, const char *cmd, int timeout_ms)
+{
+	char *out;
+	int st = -1;
+
+	out = lg_cmd(vm, cmd, &st, timeout_ms);
+	if (out != NULL && st == 0)
+		return out;
+	tap_diag("%s: '%s' exited %d: %s", vm->name, cmd, st,
+	    out != NULL ? h_flat(out) : "(no answer)");
+	free(out);
+	return NULL;
+}

@@ -78,6 +78,11 @@ int		 lg_wait_shell(struct lg_vm *, int timeout_ms);
  */
 char		*lg_cmd(struct lg_vm *, const char *cmd, int *status,
 		    int timeout_ms);
+/*
+ * lg_cmd() for a command that must succeed: its output (caller frees)
+ * when it exits 0, else NULL after a diagnostic naming it.
+ */
+char		*lg_cmd_ok(struct lg_vm *, const char *cmd, int timeout_ms);
 /* The next marker number (for commands built by the caller). */
 unsigned int	 lg_seq(struct lg_vm *);
 /*

@@ -455,16 +455,7 @@ lm_far_stop(struct lm_far *f, bool failed)
 static char *
 lm_cmd(struct lg_vm *vm, const char *cmd)
 {
-	char *out;
-	int st = -1;
-
-	out = lg_cmd(vm, cmd, &st, LG_CMD_MS);
-	if (out != NULL && st == 0)
-		return out;
-	tap_diag("%s: '%s' exited %d: %s", vm->name, cmd, st,
-	    out != NULL ? h_flat(out) : "(no answer)");
-	free(out);
-	return NULL;
+	return lg_cmd_ok(vm, cmd, LG_CMD_MS);
 }
 
 /* cmd's output as a number, or -1. */

@@ -41,16 +41,7 @@ ls_shape(const char *out, long *lines, long *bad, long *last)
 static char *
 ls_cmd(struct lg_vm *vm, const char *cmd)
 {
-	char *out;
-	int st = -1;
-
-	out = lg_cmd(vm, cmd, &st, LG_CMD_MS);
-	if (out != NULL && st == 0)
-		return out;
-	tap_diag("%s: '%s' exited %d: %s", vm->name, cmd, st,
-	    out != NULL ? h_flat(out) : "(no answer)");
-	free(out);
-	return NULL;
+	return lg_cmd_ok(vm, cmd, LG_CMD_MS);
 }
 
 /* The guest's date +%s, or -1. */

@@ -1262,22 +1262,6 @@ scenario_display(struct h_daemon *d, struct h_conn *c)
 	finish(&vm);
 }
 
-/* Run cmd in the guest: its output (caller frees) if it exits 0. */
-static char *
-guest_ok(struct lg_vm *vm, const char *cmd, int timeout_ms)
-{
-	char *out;
-	int st = -1;
-
-	out = lg_cmd(vm, cmd, &st, timeout_ms);
-	if (out != NULL && st == 0)
-		return out;
-	tap_diag("%s: '%s' exited %d: %s", vm->name, cmd, st,
-	    out != NULL ? h_flat(out) : "(no answer)");
-	free(out);
-	return NULL;
-}
-
 /* The first word of a line of out that holds needle, into buf. */
 static bool
 word_of(const char *out, const char *needle, char *buf, size_t len)
@@ -1331,17 +1315,17 @@ scenario_disk(struct h_daemon *d, struct h_conn *c)
 	    "{\"path\":\"%s\",\"serial\":\"vmmd-disk-1\"}]", image);
 	if (!boot_with(&vm, "vmlinuz", "stop", cmdline_for("disk"), extra))
 		goto out;
-	out = guest_ok(&vm, "cat /sys/block/vda/serial /sys/block/vda/size",
+	out = lg_cmd_ok(&vm, "cat /sys/block/vda/serial /sys/block/vda/size",
 	    LG_CMD_MS);
 	check(&vm, out != NULL && strstr(out, "vmmd-disk-1") != NULL &&
 	    strstr(out, "65536") != NULL,
 	    "the guest sees vda: 65536 sectors, serial vmmd-disk-1");
 	free(out);
-	out = guest_ok(&vm, "head -c 4096 /dev/hwrng | wc -c", LG_CMD_MS);
+	out = lg_cmd_ok(&vm, "head -c 4096 /dev/hwrng | wc -c", LG_CMD_MS);
 	check(&vm, out != NULL && strstr(out, "4096") != NULL,
 	    "/dev/hwrng gives 4096 bytes");
 	free(out);
-	out = guest_ok(&vm, "mke2fs /dev/vda >/dev/null && mount -t ext2 /dev/vda "
+	out = lg_cmd_ok(&vm, "mke2fs /dev/vda >/dev/null && mount -t ext2 /dev/vda "
 	    "/mnt && dd if=/dev/urandom of=/mnt/file bs=4k count=256 "
 	    "2>/dev/null && yes vmmd-qcow2-base | head -c 1048576 >/mnt/text "
 	    "&& sync && md5sum /mnt/file /mnt/text && umount /mnt",
@@ -1362,7 +1346,7 @@ scenario_disk(struct h_daemon *d, struct h_conn *c)
 	    lg_expect_user(&vm, LG_BANNER, LG_BOOT_MS) == 0 &&
 	    lg_wait_shell(&vm, LG_BOOT_MS) == 0, "second boot"))
 		goto out;
-	out = guest_ok(&vm, "mount -t ext2 /dev/vda /mnt && md5sum /mnt/file "
+	out = lg_cmd_ok(&vm, "mount -t ext2 /dev/vda /mnt && md5sum /mnt/file "
 	    "/mnt/text && umount /mnt", LG_BOOT_MS);
 	check(&vm, word_of(out, "/mnt/file", sum2, sizeof(sum2)) &&
 	    strcmp(sum1, sum2) == 0 &&
@@ -1431,7 +1415,7 @@ guest_sums(struct lg_vm *vm, const char *cmd, const char *const *files,
 	bool ok;
 	int i;
 
-	out = guest_ok(vm, cmd, LG_BOOT_MS);
+	out = lg_cmd_ok(vm, cmd, LG_BOOT_MS);
 	ok = out != NULL;
 	for (i = 0; i < nfiles; i++) {
 		snprintf(needle, sizeof(needle), "/mnt/%s", files[i]);
@@ -1554,7 +1538,7 @@ scenario_qcow2(struct h_daemon *d, struct h_conn *c)
 	 * 1 MiB of random bytes and 16 KiB into /text; then each drops its
 	 * caches and reads back.
 	 */
-	free(guest_ok(&q2, "{ (yes vmmd-qcow2-guest-2 | head -c 2097152 "
+	free(lg_cmd_ok(&q2, "{ (yes vmmd-qcow2-guest-2 | head -c 2097152 "
 	    ">/mnt/own; sync) >/dev/null 2>&1 & }", LG_CMD_MS));
 	check(&q1, guest_sums(&q1, "dd if=/dev/urandom of=/mnt/own bs=4k "
 	    "count=256 2>/dev/null && dd if=/dev/zero of=/mnt/text bs=4k "
@@ -1575,7 +1559,7 @@ scenario_qcow2(struct h_daemon *d, struct h_conn *c)
 	    "unchanged", s2[2]);
 
 	/* q1's power cycle. */
-	free(guest_ok(&q1, "umount /mnt", LG_CMD_MS));
+	free(lg_cmd_ok(&q1, "umount /mnt", LG_CMD_MS));
 	check(&q1, h_stop(c, q1.name, false, STOP_TIMEOUT_S,
 	    (STOP_TIMEOUT_S + 30) * 1000) == 0 && strcmp(h_state(c, q1.name,
 	    st, sizeof(st)), "stopped") == 0, "vm.stop: powered off (%s)",
@@ -1591,7 +1575,7 @@ scenario_qcow2(struct h_daemon *d, struct h_conn *c)
 		    strcmp(s3[1], s1[1]) == 0 && strcmp(s3[2], s1[2]) == 0,
 		    "after the power cycle reads back what it wrote and the "
 		    "base (%s, %s, %s)", s3[0], s3[1], s3[2]);
-	free(guest_ok(&q2, "umount /mnt", LG_CMD_MS));
+	free(lg_cmd_ok(&q2, "umount /mnt", LG_CMD_MS));
 	check_poweroff(&q2);
 
 out:
