@@ -111,8 +111,12 @@ for medium in ${VMMD_MEDIA_ELTORITO:-} ${VMMD_MEDIA_HYBRID:-} \
 	VMMD_HOST_EXTRA="${VMMD_HOST_EXTRA:-} $medium"
 	export VMMD_HOST_EXTRA
 done
-# The sanitizers' settings (meson's or the caller's) hold inside too.
-VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS ASAN_OPTIONS
+# The sanitizers' settings (meson's or the caller's) hold inside too, and
+# whether this is a sanitizer build (tests leave out what such a build
+# cannot bound: kvm cloud's reader without an address space limit was
+# killed by the test host's OOM killer instead).
+VMMD_HOST_PASS="VMMD_KVM_TESTS VMMD_TEST_TIME_SCALE VMMD_TEST_HOOKS
+    VMMD_TEST_SANITIZED ASAN_OPTIONS
     UBSAN_OPTIONS LSAN_OPTIONS MALLOC_PERTURB_ VMMD_BOOT_DISK_GRUB
     VMMD_BOOT_DISK_EMPTY VMMD_TEST_PROMTOOL VMMD_MEDIA_ELTORITO
     VMMD_MEDIA_HYBRID VMMD_MEDIA_BIOSDISK VMMD_MEDIA_ELTORITO_PROMPT
