@@ -23,6 +23,7 @@
 
 #include "blk-rbd.h"
 #include "ceph-cluster.h"
+#include "proc-figure.h"
 
 #define DEPTH	16
 
@@ -45,22 +46,6 @@ req_done(struct blk_io *io, int result)
 		failed = result;
 	pthread_cond_broadcast(&cond);
 	pthread_mutex_unlock(&lock);
-}
-
-static long
-status_kb(const char *file, const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen(file, "re");
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, key, strlen(key)) == 0)
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return v;
 }
 
 /* Every byte of [0, bytes) moved by op, DEPTH requests in flight. */
@@ -113,9 +98,9 @@ client(const char *conf, uint64_t mib, size_t reqlen)
 	if ((buf = malloc(DEPTH * reqlen)) == NULL)
 		return 1;
 	memset(buf, 0x5a, DEPTH * reqlen);
-	rss0 = status_kb("/proc/self/status", "VmRSS:");
-	pss0 = status_kb("/proc/self/smaps_rollup", "Pss:");
-	thr0 = status_kb("/proc/self/status", "Threads:");
+	rss0 = proc_figure("/proc/self/status", "VmRSS:");
+	pss0 = proc_figure("/proc/self/smaps_rollup", "Pss:");
+	thr0 = proc_figure("/proc/self/status", "Threads:");
 	if (blk_rbd_new(&r, &cfg, &be, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rbd-io: %s\n", err);
 		return 1;
@@ -124,9 +109,9 @@ client(const char *conf, uint64_t mib, size_t reqlen)
 	(void)write(-1, "rbd-io: opened", 14);
 	printf("connected: %ld threads more, VmRSS %+ld kB, Pss %+ld kB "
 	    "(from %ld kB and %ld kB, librbd already mapped)\n",
-	    status_kb("/proc/self/status", "Threads:") - thr0,
-	    status_kb("/proc/self/status", "VmRSS:") - rss0,
-	    status_kb("/proc/self/smaps_rollup", "Pss:") - pss0, rss0, pss0);
+	    proc_figure("/proc/self/status", "Threads:") - thr0,
+	    proc_figure("/proc/self/status", "VmRSS:") - rss0,
+	    proc_figure("/proc/self/smaps_rollup", "Pss:") - pss0, rss0, pss0);
 	rc = run(&be, BLK_WRITE, buf, mib << 20, reqlen);
 	fl.io = (struct blk_io){ .op = BLK_FLUSH, .done = req_done };
 	pthread_mutex_lock(&lock);
@@ -138,9 +123,9 @@ client(const char *conf, uint64_t mib, size_t reqlen)
 		rc = run(&be, BLK_READ, buf, mib << 20, reqlen);
 	printf("after %llu MiB written and read: %ld threads, VmRSS %ld kB, "
 	    "Pss %ld kB\n", (unsigned long long)mib,
-	    status_kb("/proc/self/status", "Threads:"),
-	    status_kb("/proc/self/status", "VmRSS:"),
-	    status_kb("/proc/self/smaps_rollup", "Pss:"));
+	    proc_figure("/proc/self/status", "Threads:"),
+	    proc_figure("/proc/self/status", "VmRSS:"),
+	    proc_figure("/proc/self/smaps_rollup", "Pss:"));
 	blk_rbd_free(r);
 	free(buf);
 	if (rc < 0)

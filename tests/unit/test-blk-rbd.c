@@ -32,6 +32,7 @@
 
 #include "blk-rbd.h"
 #include "ceph-cluster.h"
+#include "proc-figure.h"
 #include "rbd-module.h"
 #include "sandbox.h"
 #include "scratch.h"
@@ -145,22 +146,6 @@ pattern(uint8_t *buf, size_t len, unsigned int seed)
 
 	for (i = 0; i < len; i++)
 		buf[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 9));
-}
-
-static long
-status_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, key, strlen(key)) == 0)
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return v;
 }
 
 static int
@@ -474,7 +459,8 @@ main(void)
 	struct blk_rbd_stats st;
 	char err[512], dir[PATH_MAX];
 	uint8_t *want, *buf;
-	long rss0, rss1, thr0, thr1, rss_main = status_kb("VmRSS:");
+	long rss0, rss1, thr0, thr1;
+	long rss_main = proc_figure("/proc/self/status", "VmRSS:");
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -528,15 +514,15 @@ main(void)
 	    "a missing snapshot: %s", err);
 
 	/* The client's cost: before and after one connected image. */
-	rss0 = status_kb("VmRSS:");
-	thr0 = status_kb("Threads:");
+	rss0 = proc_figure("/proc/self/status", "VmRSS:");
+	thr0 = proc_figure("/proc/self/status", "Threads:");
 	rc = open_rbd(&a, &be, "vd", NULL, false, true, false, err,
 	    sizeof(err));
 	tap_ok(rc == 0, "the image opened, locked: %s", err);
 	if (rc < 0)
 		goto out;
-	rss1 = status_kb("VmRSS:");
-	thr1 = status_kb("Threads:");
+	rss1 = proc_figure("/proc/self/status", "VmRSS:");
+	thr1 = proc_figure("/proc/self/status", "Threads:");
 	tap_diag("one connected RBD image: %ld threads more, VmRSS %ld kB "
 	    "more (%ld kB to %ld kB; %ld kB at main's start, librbd "
 	    "mapped)", thr1 - thr0, rss1 - rss0, rss0, rss1, rss_main);
