@@ -626,9 +626,14 @@ void
 test_hook_migrate_frame(void)
 {
 	const char *hold = getenv("VMMD_TEST_MIGRATE_HOLD");
+	struct timespec t0, t;
 	struct stat sb;
 
-	for (int i = 0; hold != NULL && i < 30000 && stat(hold, &sb) == 0;
-	    i++)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (hold != NULL && stat(hold, &sb) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 300)
+			break;
 		usleep(10 * 1000);
+	}
 }
