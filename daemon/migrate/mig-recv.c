@@ -28,9 +28,15 @@ mig_recv_free(struct mig_recv *r)
 const uint8_t *
 mig_recv_section(const struct mig_recv *r, const char *name, size_t *len)
 {
+	/* An empty section that came before any bytes has no buffer to
+	 * point into; it is still there, so not NULL. */
+	static const uint8_t empty[1];
+
 	for (size_t i = 0; i < r->nsecs; i++)
 		if (strcmp(r->secs[i].name, name) == 0) {
 			*len = r->secs[i].len;
+			if (r->state == NULL)
+				return empty;
 			return r->state + r->secs[i].off;
 		}
 	return NULL;

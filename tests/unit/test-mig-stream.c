@@ -142,6 +142,12 @@ main(void)
 		size_t n;
 
 		mig_recv_init(&r, regions, 2);
+		sec[0] = 4;
+		memcpy(sec + 1, "fpu/", 4);
+		f = (struct mig_frame){ MIG_T_SECTION, 5, 0 };
+		tap_ok(mig_recv_frame(&r, &f, sec, err, sizeof(err)) == 0 &&
+		    (got = mig_recv_section(&r, "fpu/", &n)) != NULL && n == 0,
+		    "receiver: an empty section first, before any bytes");
 		sec[0] = 5;
 		memcpy(sec + 1, "clockABC", 8);
 		f = (struct mig_frame){ MIG_T_SECTION, 9, 0 };
