@@ -243,6 +243,7 @@ guest_enter_sandbox(struct worker *w, unsigned int ndisks, char *err,
 	cfg.threads = 1 + w->cfg.vcpus + ndisks * BLK_FILE_THREADS +
 	    rbd_disk_count(w) * BLK_RBD_THREADS;
 	cfg.network = rbd_disk_count(w) > 0;
+	test_hook_sandboxing(w);
 	ret = sandbox_enter(&cfg, err, errlen);
 	if (ret < 0)
 		return ret;

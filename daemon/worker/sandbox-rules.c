@@ -110,7 +110,7 @@ static const int sandbox_devices[] = {
 static const int sandbox_fds[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
 	SCMP_SYS(pread64), SCMP_SYS(close), SCMP_SYS(fstat),
-	SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(dup), SCMP_SYS(dup3),
+	SCMP_SYS(dup), SCMP_SYS(dup3),	/* newfstatat, statx: sandbox_add_stat() */
 };
 
 /* Disks: the I/O threads (blk-file.c) on the descriptors vmmd passed;
@@ -280,7 +280,7 @@ static const int sandbox_reader[] = {
 	SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
 	SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(close),
-	SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+	SCMP_SYS(fstat),	/* newfstatat, statx: sandbox_add_stat() */
 	SCMP_SYS(memfd_create), SCMP_SYS(getrandom), SCMP_SYS(capget),
 	SCMP_SYS(fadvise64),	/* libblkid, on its sketch */
 };
@@ -325,6 +325,48 @@ sandbox_add_calls(scmp_filter_ctx ctx, uint32_t action, const int *calls,
 		}
 	}
 	return 0;
+}
+
+/*
+ * fstat() as glibc makes it, newfstatat(fd, "", buf, AT_EMPTY_PATH),
+ * and statx() of a descriptor likewise: allowed.  The same calls with
+ * a path fail with EACCES, as open() does, so that a confined process
+ * cannot even learn whether a file exists (by_name: allowed, for a
+ * filter that may open files to read anyway, and the sanitizers'
+ * runtime).
+ */
+static int
+sandbox_add_stat(scmp_filter_ctx ctx, bool by_name, char *err,
+    size_t errlen)
+{
+	int r;
+
+	if (by_name || sandbox_sanitized) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat),
+		    0);
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+			    SCMP_SYS(statx), 0);
+	} else {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat),
+		    1, SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
+		    AT_EMPTY_PATH));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+			    SCMP_SYS(newfstatat), 1, SCMP_A3(
+			    SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+			    SCMP_SYS(statx), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
+			    AT_EMPTY_PATH, AT_EMPTY_PATH));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+			    SCMP_SYS(statx), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
+			    AT_EMPTY_PATH, 0));
+	}
+	if (r < 0)
+		snprintf(err, errlen, "sandbox: stat rule: %s", strerror(-r));
+	return r;
 }
 
 /* The calls whose arguments decide. */
@@ -558,6 +600,8 @@ sandbox_rules_build_reader(scmp_filter_ctx *out, uint32_t self_pid,
 	if (r == 0 && !sandbox_sanitized)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
 		    SCMP_SYS(openat), 0);
+	if (r == 0)
+		r = sandbox_add_stat(ctx, false, err, errlen);
 	for (i = 0; r == 0 && i < sizeof(sandbox_reader_fd_calls) /
 	    sizeof(sandbox_reader_fd_calls[0]); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
@@ -644,6 +688,8 @@ sandbox_rules_build(scmp_filter_ctx *out, bool read_files, bool network,
 		r = sandbox_add_calls(ctx, SCMP_ACT_ERRNO(EACCES),
 		    sandbox_refused_net, sizeof(sandbox_refused_net) /
 		    sizeof(sandbox_refused_net[0]), "refused", err, errlen);
+	if (r == 0)
+		r = sandbox_add_stat(ctx, read_files, err, errlen);
 	if (r == 0)
 		r = sandbox_add_conditional(ctx, read_files, self_pid, err,
 		    errlen);

@@ -88,6 +88,12 @@ test_hook_machine_built(struct worker *w)
 }
 
 void
+test_hook_sandboxing(struct worker *w)
+{
+	(void)w;
+}
+
+void
 test_hook_migrate_frame(void)
 {
 }

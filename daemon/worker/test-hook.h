@@ -138,13 +138,21 @@ void	test_hook_resuming(struct worker *w);
 void	test_hook_machine_built(struct worker *w);
 
 /*
+ * The worker is about to enter its sandbox (the loop's thread): what a
+ * hook must open by name, it opens here.  With
+ * VMMD_TEST_MIGRATE_HOLD=PATH the test build opens PATH to read, for
+ * test_hook_migrate_frame().
+ */
+void	test_hook_sandboxing(struct worker *w);
+
+/*
  * A live migration's source is about to send a frame of guest RAM
- * (migrate-out.c, its own thread).  With VMMD_TEST_MIGRATE_HOLD=PATH
- * in the environment the test build waits first while PATH exists
- * (stat() every 10 ms, 300 s at most): the stream stands still where a
- * test wants to cut it, however slow the machine (a delay a frame lost
- * that race on a loaded host).  PATH must be one the sandboxed worker
- * can stat: in /tmp itself, not in a directory of mode 0700.
+ * (migrate-out.c, its own thread).  The test build waits first while
+ * the file test_hook_sandboxing() opened is not empty (fstat() every
+ * 10 ms, 300 s at most): the stream stands still where a test wants
+ * to cut it, however slow the machine (a delay a frame lost that race
+ * on a loaded host).  The file must exist when the VM starts; a test
+ * holds by writing to it and lets go by truncating it.
  */
 void	test_hook_migrate_frame(void);
 

@@ -231,17 +231,21 @@ virtio_balloon_arm(struct virtio_balloon *b)
 
 /*
  * Linux sends its statistics buffer before DRIVER_OK, and may have
- * sent pages too: take what waits.
+ * sent pages too: take what waits.  The periodic request comes a period
+ * from now, or at the deadline a load set (the transport's load
+ * activates the device after the device's own state loaded).
  */
 static void
 virtio_balloon_activate(struct virtio_dev *d)
 {
 	struct virtio_balloon *b = virtio_balloon_of(d);
+	int64_t now = device_vm_clock(b->host);
 
 	for (unsigned int q = 0; q < d->ops->nqueues; q++)
 		if (virtio_dev_queue_live(d, q))
 			virtio_balloon_run(b, q);
-	b->stats_deadline = device_vm_clock(b->host) + b->stats_period;
+	if (b->stats_deadline <= now)
+		b->stats_deadline = now + b->stats_period;
 	virtio_balloon_arm(b);
 }
 
@@ -421,7 +425,8 @@ virtio_balloon_diag(struct virtio_dev *d, struct device_diag *dd)
 
 /*
  * Snapshots: the section "virtio-balloon", the target and the driver's
- * actual, and the statistics buffer the device holds.  That one must be
+ * actual, the statistics buffer the device holds and the period of the
+ * requests for it.  That one must be
  * kept: Linux's driver sends it again only when the device has given it
  * back, so a device that forgot it would get no statistics until the
  * guest reloads its driver.  Its chain is in flight in the saved queue
@@ -432,6 +437,7 @@ struct virtio_balloon_state {
 	uint32_t num_pages, actual;
 	bool stats_held;
 	uint16_t stats_head;
+	uint64_t stats_period, stats_deadline;
 };
 
 static const struct dev_state_field virtio_balloon_state_fields[] = {
@@ -444,10 +450,19 @@ static const struct dev_state_field virtio_balloon_state_fields[] = {
 	{ .name = "stats_head", .type = DEV_STATE_U16,
 	    DEV_STATE_AT(struct virtio_balloon_state, stats_head),
 	    .max = VIRTQ_MAX_SIZE - 1 },
+	/* The periodic request vmmd asked for (worker.balloon's
+	 * stats_interval), on the VM clock: a restored or migrated guest's
+	 * statistics go on being refreshed.  Version 1 had none: 0. */
+	{ .name = "stats_period_ns", .type = DEV_STATE_U64,
+	    DEV_STATE_AT(struct virtio_balloon_state, stats_period),
+	    .max = INT64_MAX, .since = 2 },
+	{ .name = "stats_deadline_ns", .type = DEV_STATE_U64,
+	    DEV_STATE_AT(struct virtio_balloon_state, stats_deadline),
+	    .max = INT64_MAX, .since = 2 },
 };
 
 static const struct dev_state_table virtio_balloon_state_table = {
-	DEV_STATE_TABLE("virtio-balloon", 1, struct virtio_balloon_state,
+	DEV_STATE_TABLE("virtio-balloon", 2, struct virtio_balloon_state,
 	    virtio_balloon_state_fields),
 };
 
@@ -458,6 +473,9 @@ virtio_balloon_save(struct virtio_dev *d, struct dev_state_buf *out)
 	struct virtio_balloon_state st = {
 		.num_pages = b->num_pages, .actual = b->actual,
 		.stats_held = b->stats_held, .stats_head = b->stats_head,
+		.stats_period = (uint64_t)b->stats_period,
+		.stats_deadline = b->stats_period > 0 ?
+		    (uint64_t)b->stats_deadline : 0,
 	};
 
 	return dev_state_save(&virtio_balloon_state_table, &st, out);
@@ -485,6 +503,10 @@ virtio_balloon_load(struct virtio_dev *d, const void *buf, size_t len,
 	b->actual = st.actual;
 	b->stats_held = st.stats_held;
 	b->stats_head = st.stats_head;
+	b->stats_period = (int64_t)st.stats_period;
+	b->stats_deadline = (int64_t)st.stats_deadline;
+	device_timer_cancel(b->host, b->timer);
+	virtio_balloon_arm(b);
 	return 0;
 }
 

@@ -346,17 +346,18 @@ counts_on(struct h_console *con)
 	    h_expect(con, DEMO_TICK, 5000) == 0;
 }
 
-/* The source's stream held (the hold file made) or let go (removed). */
+/*
+ * The source's stream held (a byte in the hold file) or let go (the
+ * file emptied): the worker reads the file through a descriptor it
+ * opened before its sandbox, which refuses files by name.
+ */
 static void
 migrate_hold(const char *path, bool on)
 {
 	int fd;
 
-	if (!on) {
-		unlink(path);
-		return;
-	}
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || (on && write(fd, "h", 1) != 1))
 		tap_bail("%s: %s", path, strerror(errno));
 	close(fd);
 }
@@ -706,12 +707,13 @@ main(void)
 
 	/*
 	 * The cuts: the source's stream held before its first frame of RAM
-	 * while the hold file exists (a test hook), so that each cut lands
-	 * in it however slow this host is.  In /tmp itself: the sandboxed
-	 * worker must reach it.
+	 * while the hold file holds a byte (a test hook), so that each cut
+	 * lands in it however slow this host is.  The file exists, empty,
+	 * before the VM starts: its worker opens it then.
 	 */
 	snprintf(hold, sizeof(hold), "/tmp/vmmd-migrate-hold.%ld",
 	    (long)getpid());
+	migrate_hold(hold, false);
 	setenv("VMMD_TEST_MIGRATE_HOLD", hold, 1);
 	slow = h_daemon_start();
 	unsetenv("VMMD_TEST_MIGRATE_HOLD");
@@ -768,6 +770,7 @@ main(void)
 	tap_ok(pid > 0 && h_pid_gone(pid, H_REPLY_MS),
 	    "the target's half-built guest is gone");
 	h_console_close(con);
+	unlink(hold);
 
 	h_close(cs);
 	h_close(cb);

@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -308,6 +309,34 @@ child_network(void)
 	return 0;
 }
 
+/*
+ * A descriptor's status (fstat(), statx() with AT_EMPTY_PATH) always;
+ * a file's by name (stat(), fstatat(), statx()) only unless names are
+ * refused, EACCES then: whether a file exists is not for a confined
+ * process to learn.  0, or the step that went wrong (90...).
+ */
+static int
+child_stat(int fd, bool names_refused)
+{
+	struct statx stx;
+	struct stat sb;
+	int r;
+
+	if (fstat(fd, &sb) < 0 || statx(fd, "", AT_EMPTY_PATH,
+	    STATX_BASIC_STATS, &stx) < 0)
+		return 90;
+	r = stat("/etc/hostname", &sb);
+	if (names_refused ? r == 0 || errno != EACCES : r < 0)
+		return 91;
+	r = fstatat(AT_FDCWD, "/etc", &sb, AT_SYMLINK_NOFOLLOW);
+	if (names_refused ? r == 0 || errno != EACCES : r < 0)
+		return 92;
+	r = statx(AT_FDCWD, "/etc/hostname", 0, STATX_BASIC_STATS, &stx);
+	if (names_refused ? r == 0 || errno != EACCES : r < 0)
+		return 93;
+	return 0;
+}
+
 /* The child: exit status 10 + step where a step failed. */
 static void __attribute__((noreturn))
 child_run(enum child_act act, int report, int ctl)
@@ -363,7 +392,7 @@ child_run(enum child_act act, int report, int ctl)
 			_exit(24);
 		if (access("/etc/hostname", R_OK) == 0 || errno != EACCES)
 			_exit(23);
-		_exit(0);
+		_exit(child_stat(ctl, opens_refused));
 	case ACT_NETWORK:
 		_exit(child_network());
 	case ACT_READ_FILES:
@@ -380,7 +409,7 @@ child_run(enum child_act act, int report, int ctl)
 		fd = open("/dev/null", O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EACCES)
 			_exit(22);
-		_exit(0);
+		_exit(child_stat(ctl, false));
 	case ACT_WORKER_IO:
 		_exit(child_worker_io(&fds));
 	case ACT_DEVICES:
@@ -549,8 +578,8 @@ test_refused(void)
 	int status = child_run_to_end(ACT_OPEN, report, sizeof(report));
 
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    report[0] == '\0', "open(), access() and socket() fail with EACCES, not "
-	    "fatal (status 0x%x)", status);
+	    report[0] == '\0', "open(), access(), stat() by name and socket() "
+	    "fail with EACCES, not fatal; fstat() works (status 0x%x)", status);
 	status = child_run_to_end(ACT_NETWORK, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    report[0] == '\0', "network (RBD disks): TCP connections over "
@@ -572,8 +601,9 @@ test_refused(void)
 	}
 	status = child_run_to_end(ACT_READ_FILES, report, sizeof(report));
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    report[0] == '\0', "read_files: read-only opens work, writing "
-	    "and creating ones fail with EACCES (status 0x%x)", status);
+	    report[0] == '\0', "read_files: read-only opens and stat() by name "
+	    "work, writing and creating opens fail with EACCES (status 0x%x)",
+	    status);
 }
 
 static void

@@ -6,7 +6,7 @@
  * numbers outside RAM counted and skipped), deflate, the statistics
  * buffer held and given back only on request (periodically only when
  * asked, the timer gone again after), free page reports in and out of
- * RAM, and the held buffer across a save and load.
+ * RAM, and the held buffer and the period across a save and load.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -230,7 +230,11 @@ main(void)
 	TAP_EQ(diag(d.dev, "reported_bytes"), 3 * PAGE, "12 KiB reported");
 	TAP_EQ(diag(d.dev, "bad_ranges"), 1, "one range not in pages");
 
-	/* The held statistics buffer across a save and load. */
+	/* The held statistics buffer and the period across a save and
+	 * load: the period's next request 3 s after it was asked for, 1 s
+	 * of which passed before the save. */
+	virtio_balloon_stats_every(bd, 3000000000);
+	fake_host_advance(&fh, 1000000000);
 	rc = virtio_pci_device_ops.save(d.dev, &sb);
 	tap_ok(rc == 0, "saved: %d", rc);
 	saved = d.dev;
@@ -238,12 +242,17 @@ main(void)
 	d.dev = virtio_pci_new(&fh.host, bd);
 	rc = virtio_pci_device_ops.load(d.dev, sb.data, sb.len, &e);
 	tap_ok(rc == 0, "loaded: %d %s", rc, rc ? e.msg : "");
+	virtio_pci_free(saved);
 	TAP_EQ(vdrv_rd(&d, VIRTIO_PCI_DEVICE, 4), 300, "num_pages kept");
 	TAP_EQ(vdrv_rd(&d, VIRTIO_PCI_DEVICE + 4, 4), 3, "actual kept");
-	TAP_EQ(virtio_balloon_stats_request(bd), 0,
-	    "the held buffer is given back after the load");
-	TAP_EQ(su->idx, 4, "to the driver");
-	virtio_pci_free(saved);
+	TAP_EQ(fake_host_timers_armed(&fh), 1, "the period's timer is armed");
+	fake_host_advance(&fh, 1999000000);
+	TAP_EQ(su->idx, 3, "the held buffer is kept until the period's time");
+	fake_host_advance(&fh, 1000000);
+	TAP_EQ(su->idx, 4, "then given back, 3 s after the period began");
+	TAP_EQ(virtio_balloon_stats_request(bd), -EAGAIN,
+	    "and held no longer");
+	virtio_balloon_stats_every(bd, 0);
 
 	/* A report outside RAM: refused, the queue asks for a reset. */
 	vdrv_desc(&d, 3)[0] = (struct virtq_desc){ RAM_BASE + RAM_SIZE -
