@@ -339,30 +339,30 @@ static int
 sandbox_add_stat(scmp_filter_ctx ctx, bool by_name, char *err,
     size_t errlen)
 {
-	int r;
+	/* Each call and the argument that holds its flags. */
+	static const struct {
+		int nr;
+		unsigned int flags_arg;
+	} calls[] = {
+		{ SCMP_SYS(newfstatat), 3 },
+		{ SCMP_SYS(statx), 2 },
+	};
+	size_t i;
+	int r = 0;
 
-	if (by_name || sandbox_sanitized) {
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat),
-		    0);
-		if (r == 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-			    SCMP_SYS(statx), 0);
-	} else {
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat),
-		    1, SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
-		    AT_EMPTY_PATH));
+	for (i = 0; r == 0 && i < sizeof(calls) / sizeof(calls[0]); i++) {
+		if (by_name || sandbox_sanitized) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i].nr,
+			    0);
+			continue;
+		}
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i].nr, 1,
+		    SCMP_CMP(calls[i].flags_arg, SCMP_CMP_MASKED_EQ,
+		    AT_EMPTY_PATH, AT_EMPTY_PATH));
 		if (r == 0)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
-			    SCMP_SYS(newfstatat), 1, SCMP_A3(
+			    calls[i].nr, 1, SCMP_CMP(calls[i].flags_arg,
 			    SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
-		if (r == 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-			    SCMP_SYS(statx), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
-			    AT_EMPTY_PATH, AT_EMPTY_PATH));
-		if (r == 0)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
-			    SCMP_SYS(statx), 1, SCMP_A2(SCMP_CMP_MASKED_EQ,
-			    AT_EMPTY_PATH, 0));
 	}
 	if (r < 0)
 		snprintf(err, errlen, "sandbox: stat rule: %s", strerror(-r));
